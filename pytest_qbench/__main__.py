@@ -1,0 +1,6 @@
+from __future__ import annotations
+
+from pytest_qbench.cli import main
+
+
+raise SystemExit(main())

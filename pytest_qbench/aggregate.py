@@ -1,0 +1,221 @@
+"""Fold results into a summary and a bounded view, one result at a time.
+
+The same ``Aggregator`` serves a live pytest run (fed as each test finishes, so memory stays flat
+however many tests run) and ``qbench render`` (fed from a stored report or a stream).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+
+from pytest_qbench.models import Diagnostic
+from pytest_qbench.models import ReportSummary
+from pytest_qbench.models import TestResult
+
+
+# pytest's summary-line words -> ReportSummary fields.
+CATEGORY_FIELDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errors",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+    "rerun": "reruns",
+    "subtests passed": "subtests_passed",
+    "subtests skipped": "subtests_skipped",
+    "deselected": "deselected",
+    "warnings": "warnings",
+}
+# Counted from the subtests themselves, so pytest-subtests' extra word must not count twice.
+IGNORED_CATEGORIES = frozenset({"subtests failed"})
+OUTCOME_CATEGORY = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "error",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+}
+DEFAULT_MAX_ITEMS = 50
+DEFAULT_SLOWEST = 10
+
+
+@dataclass
+class Selection:
+    """Up to ``limit`` items of one kind, and how many there were in all."""
+
+    limit: int
+    items: list[TestResult] = field(default_factory=list)
+    total: int = 0
+
+    def offer(self, result: TestResult) -> None:
+        """Count ``result``; keep it while there is room."""
+        self.total += 1
+        if len(self.items) < self.limit:
+            self.items.append(result)
+
+    @property
+    def omitted(self) -> int:
+        """How many were counted but not kept."""
+        return self.total - len(self.items)
+
+
+@dataclass
+class SkipGroup:
+    """Skipped tests that share a reason."""
+
+    reason: str
+    count: int
+    example: TestResult
+
+
+@dataclass
+class ReportView:
+    """What the Markdown needs, bounded: first failures, errors, skips by reason, slowest tests."""
+
+    failures: Selection
+    errors: Selection
+    xfailed: Selection
+    xpassed: Selection
+    flaky: Selection
+    skip_groups: list[SkipGroup]
+    skip_groups_omitted: int
+    slowest: list[TestResult]
+
+
+class Aggregator:
+    """Accumulates counts and bounded selections from results and diagnostics."""
+
+    def __init__(self, max_items: int = DEFAULT_MAX_ITEMS, slowest: int = DEFAULT_SLOWEST) -> None:
+        self.max_items = max_items
+        self.counts: dict[str, int] = {}
+        self.other: dict[str, int] = {}
+        self.total = 0
+        self.flaky_count = 0
+        self.subtests_failed = 0
+        self.failures = Selection(max_items)
+        self.errors = Selection(max_items)
+        self.xfailed = Selection(max_items)
+        self.xpassed = Selection(max_items)
+        self.flaky = Selection(max_items)
+        self.skips: dict[str, SkipGroup] = {}
+        self.slowest_n = slowest
+        self._slowest: list[tuple[float, int, TestResult]] = []
+        self._seq = 0
+
+    def add_result(self, result: TestResult) -> None:
+        """Count one test and keep it if a selection wants it."""
+        self.total += 1
+        for category in result.counted_as or [OUTCOME_CATEGORY[result.outcome]]:
+            self._count(category)
+        self.subtests_failed += sum(1 for sub in result.subtests if sub.outcome == "failed")
+        if result.flaky:
+            self.flaky_count += 1
+            self.flaky.offer(result)
+        self._select(result)
+        if self.slowest_n and result.duration > 0:
+            self._seq += 1
+            entry = (result.duration, -self._seq, result)
+            if len(self._slowest) < self.slowest_n:
+                heapq.heappush(self._slowest, entry)
+            elif entry[:2] > self._slowest[0][:2]:
+                heapq.heapreplace(self._slowest, entry)
+
+    def _select(self, result: TestResult) -> None:
+        outcome = result.outcome
+        if outcome == "failed":
+            self.failures.offer(result)
+        elif outcome == "error":
+            self.errors.offer(result)
+        elif outcome == "xfailed":
+            self.xfailed.offer(result)
+        elif outcome == "xpassed":
+            self.xpassed.offer(result)
+        elif outcome == "skipped":
+            reason = result.reason or "(no reason given)"
+            group = self.skips.get(reason)
+            if group is not None:
+                group.count += 1
+            elif len(self.skips) < self.max_items * 4:
+                self.skips[reason] = SkipGroup(reason, 1, result)
+
+    def _count(self, category: str) -> None:
+        if category in IGNORED_CATEGORIES or not category:
+            return
+        name = CATEGORY_FIELDS.get(category)
+        if name is None:
+            self.other[category] = self.other.get(category, 0) + 1
+        else:
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+    def add_collection_error(self, diagnostic: Diagnostic) -> None:
+        """Count a collection error, as pytest does, among ``errors``."""
+        self._count("error")
+
+    def add_warning(self, diagnostic: Diagnostic) -> None:
+        """Count a pytest warning (qbench's own notes are not pytest's and are not counted)."""
+        if diagnostic.tool == "pytest":
+            self._count("warnings")
+
+    def add_deselected(self, count: int) -> None:
+        """Count deselected tests."""
+        self.counts["deselected"] = self.counts.get("deselected", 0) + count
+
+    def summary(self, duration: float) -> ReportSummary:
+        """The summary so far."""
+        return ReportSummary.model_validate(
+            {
+                **self.counts,
+                "total": self.total,
+                "flaky": self.flaky_count,
+                "subtests_failed": self.subtests_failed,
+                "other": dict(self.other),
+                "duration": round(duration, 6),
+            }
+        )
+
+    def view(self) -> ReportView:
+        """The bounded selections, skip groups by count, slowest first."""
+        groups = sorted(self.skips.values(), key=lambda g: (-g.count, g.reason))
+        skipped_total = self.counts.get("skipped", 0)
+        shown = groups[: self.max_items]
+        omitted = max(0, skipped_total - sum(g.count for g in shown))
+        return ReportView(
+            failures=self.failures,
+            errors=self.errors,
+            xfailed=self.xfailed,
+            xpassed=self.xpassed,
+            flaky=self.flaky,
+            skip_groups=shown,
+            skip_groups_omitted=omitted,
+            slowest=[entry[2] for entry in sorted(self._slowest, reverse=True)],
+        )
+
+
+def aggregate(
+    results: Iterable[TestResult],
+    collection_errors: Iterable[Diagnostic] = (),
+    warnings: Iterable[Diagnostic] = (),
+    deselected: int = 0,
+    *,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    slowest: int = DEFAULT_SLOWEST,
+) -> Aggregator:
+    """Feed everything to a new ``Aggregator``."""
+    agg = Aggregator(max_items, slowest)
+    for result in results:
+        agg.add_result(result)
+    for diagnostic in collection_errors:
+        agg.add_collection_error(diagnostic)
+    for diagnostic in warnings:
+        agg.add_warning(diagnostic)
+    if deselected:
+        agg.add_deselected(deselected)
+    return agg
+
+
+__all__ = ["Aggregator", "ReportView", "Selection", "SkipGroup", "aggregate"]

@@ -1,0 +1,26 @@
+"""The exceptions pytest-qbench raises, and the one warning class it emits.
+
+Every error carries an optional ``slug``: the anchor of its explanation in ``docs/messages.md``.
+"""
+
+from __future__ import annotations
+
+
+class QBenchError(Exception):
+    """Base class of every error raised by pytest-qbench's library and CLI."""
+
+    def __init__(self, message: str, *, slug: str | None = None) -> None:
+        super().__init__(message)
+        self.slug = slug
+
+
+class ReportFormatError(QBenchError):
+    """A report or stream file cannot be read: bad JSON, wrong schema version, missing file."""
+
+
+class TemplateError(QBenchError):
+    """A Jinja template is missing or fails to render."""
+
+
+class HistoryError(QBenchError):
+    """The run store cannot be read or written."""

@@ -1,0 +1,552 @@
+"""The report format: pydantic models only (no pytest, no I/O).
+
+These models are the contract between the pytest plugin, the CLI, the MCP server and anyone who
+reads ``report.json``. ``TestReport.model_json_schema()`` is checked into ``docs/report-schema.json``.
+
+Schema history (``SCHEMA_VERSION``):
+
+1. First release: results, summary, run metadata, environment, diagnostics, stream records.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+from typing import Any
+from typing import Literal
+
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import JsonValue
+from pydantic import computed_field
+from pydantic import model_validator
+
+from pytest_qbench._types import Outcome
+
+
+SCHEMA_VERSION = 1
+
+Phase = Literal["setup", "call", "teardown", "collect"]
+"""The pytest phase a failure happened in."""
+
+Severity = Literal["error", "warning", "info"]
+"""How serious a diagnostic is."""
+
+SubtestOutcome = Literal["passed", "failed", "skipped", "xfailed"]
+"""A subtest's outcome."""
+
+
+class QBenchModel(BaseModel):
+    """Base class of every model: unknown fields are refused, docstrings document fields."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ReportMeta(QBenchModel):
+    """What wrote this report, and in which format."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this format; bumped on every incompatible change."""
+    qbench_version: str
+    """The pytest-qbench version that wrote the report."""
+    created_at: datetime
+    """When the report was written (UTC)."""
+
+
+class RunMeta(QBenchModel):
+    """One run of the test tool."""
+
+    run_id: str
+    """Unique id of the run; also the name of its directory under ``<qbench-dir>/runs/``."""
+    tool: str = "pytest"
+    """The tool that ran the tests."""
+    started_at: datetime
+    """When the session started (UTC)."""
+    completed_at: datetime | None = None
+    """When the session finished (UTC); ``None`` when the process died first."""
+    exit_code: int | None = None
+    """The tool's exit status; ``None`` when the process died before it was known."""
+    cwd: str
+    """Directory the run was started in."""
+    command: list[str]
+    """The command line (argv) of the run."""
+    interrupted: bool = False
+    """True when the run was cut short: Ctrl-C, ``-x``/``--maxfail`` stop, or a process death."""
+
+
+class CIInfo(QBenchModel):
+    """The CI system a run happened on, when one is detected."""
+
+    provider: str
+    """CI provider: github-actions, gitlab-ci, azure-pipelines, jenkins, circleci, buildkite, ..."""
+    commit: str | None = None
+    """The commit being tested."""
+    branch: str | None = None
+    """The branch or ref being tested."""
+    build_url: str | None = None
+    """Link to the CI job, when the provider exposes one."""
+
+
+class Environment(QBenchModel):
+    """Where the tests ran. Never contains the values of secret-looking environment variables."""
+
+    python: str
+    """Python version, e.g. ``3.12.4``."""
+    implementation: str
+    """Python implementation, e.g. ``CPython``."""
+    platform: str
+    """Operating system and machine, e.g. ``Linux-6.1-x86_64``."""
+    pytest_version: str
+    """The pytest version."""
+    qbench_version: str
+    """The pytest-qbench version."""
+    plugins: dict[str, str] = Field(default_factory=dict)
+    """Installed pytest plugins (distribution name to version)."""
+    ci: CIInfo | None = None
+    """The CI system, when one is detected."""
+    extra: dict[str, str] = Field(default_factory=dict)
+    """Free-form values added by other plugins through ``pytest_qbench_modify_report``."""
+
+
+class Frame(QBenchModel):
+    """One frame of a failure's traceback."""
+
+    path: str
+    """File path, relative to the rootdir when inside it."""
+    line: int | None
+    """1-based line number."""
+    function: str
+    """Function name."""
+
+
+class Failure(QBenchModel):
+    """Why a test failed or errored."""
+
+    error_type: str
+    """Exception class name, e.g. ``AssertionError``; pytest's pseudo-types for failures without an
+    exception: ``XPASS(strict)`` and ``Failed``."""
+    error_message: str
+    """``str()`` of the exception (bounded)."""
+    phase: Phase = "call"
+    """The phase that failed."""
+    file: str | None = None
+    """File of the failing frame in the user's code (not pytest's, not site-packages)."""
+    line: int | None = None
+    """1-based line of the failing frame in the user's code."""
+    stack_trace: str = ""
+    """pytest's formatted traceback, bounded; the end is kept."""
+    frames: list[Frame] = Field(default_factory=list)
+    """Traceback frames, outermost first, without pytest's own (bounded; the end is kept)."""
+    falsifying_example: str | None = None
+    """Hypothesis' falsifying example, when the test used Hypothesis."""
+
+
+class PhaseDurations(QBenchModel):
+    """Seconds spent in each phase."""
+
+    setup: float = 0.0
+    """Seconds in setup (fixtures)."""
+    call: float = 0.0
+    """Seconds in the test function."""
+    teardown: float = 0.0
+    """Seconds in teardown."""
+
+
+class Captured(QBenchModel):
+    """Output captured while the test ran, all phases, bounded with a visible cut marker."""
+
+    stdout: str = ""
+    """Captured standard output."""
+    stderr: str = ""
+    """Captured standard error."""
+    log: str = ""
+    """Captured log records, formatted by pytest's logging plugin."""
+
+
+class Attempt(QBenchModel):
+    """An earlier attempt of a test that pytest-rerunfailures ran again."""
+
+    outcome: Literal["failed", "error"]
+    """How the attempt ended."""
+    duration: float
+    """Seconds spent in the attempt."""
+    failure: Failure | None = None
+    """Why the attempt failed."""
+
+
+class SubtestResult(QBenchModel):
+    """One ``subtests.test(...)`` block of a test (pytest 9's built-in ``subtests`` fixture)."""
+
+    description: str
+    """pytest's description of the subtest, e.g. ``[msg] (i=1)``."""
+    msg: str | None = None
+    """The message passed to ``subtests.test``."""
+    params: dict[str, JsonValue] = Field(default_factory=dict)
+    """Keyword arguments passed to ``subtests.test`` (values that are not JSON become their repr)."""
+    outcome: SubtestOutcome
+    """The subtest's outcome."""
+    duration: float = 0.0
+    """Seconds spent in the subtest."""
+    reason: str | None = None
+    """Skip or xfail reason."""
+    failure: Failure | None = None
+    """Why the subtest failed."""
+
+
+class TestStep(QBenchModel):
+    """One step of a test case."""
+
+    index: int
+    """1-based position of the step."""
+    action: str
+    """What to do."""
+    expected: str | None = None
+    """What should happen."""
+
+
+class TestCaseMetadata(QBenchModel):
+    """Test-case management fields, from ``@pytest.mark.qbench_case(...)`` and the docstring."""
+
+    key: str | None = None
+    """External id, e.g. a JIRA key such as ``FRAMED-1390``."""
+    title: str | None = None
+    """Human title of the test case."""
+    priority: str | None = None
+    """Priority, e.g. ``High``."""
+    tags: list[str] = Field(default_factory=list)
+    """Free-form tags."""
+    platforms: list[str] = Field(default_factory=list)
+    """Platforms the case applies to."""
+    folder: str | None = None
+    """Folder or suite the case belongs to in the test-case manager."""
+    steps: list[TestStep] = Field(default_factory=list)
+    """Steps, with action and expected result."""
+    description: str | None = None
+    """The test's docstring, cleaned."""
+
+
+class MetricResult(QBenchModel):
+    """The result of evaluating one metric on an agent's output."""
+
+    metric_name: str
+    """Name of the metric."""
+    score: float | None = None
+    """The score; ``None`` when evaluation failed."""
+    threshold: float | None = None
+    """Minimum passing score."""
+    passed: bool
+    """Whether the score met the threshold."""
+    scale: float | None = None
+    """Maximum of the score's scale (e.g. 5 for 1-5), when not 0-1."""
+    error: str | None = None
+    """Why evaluation failed."""
+    retry_count: int = 0
+    """Retries attempted."""
+    evaluation_time_ms: float = 0.0
+    """Milliseconds spent evaluating."""
+    model_used: str | None = None
+    """Model used by an LLM-judged metric."""
+
+
+class TestResult(QBenchModel):
+    """One test: its outcome, timing, failure and everything recorded about it."""
+
+    nodeid: str
+    """pytest's node id."""
+    test_name: str
+    """The test's name within its file, e.g. ``TestCart.test_total[2-3]``."""
+    file: str
+    """Path of the test file, relative to the rootdir."""
+    line: int | None = None
+    """1-based line of the test definition."""
+    outcome: Outcome
+    """Final outcome."""
+    duration: float = 0.0
+    """Seconds in setup + call + teardown (last attempt)."""
+    durations: PhaseDurations = Field(default_factory=PhaseDurations)
+    """Seconds per phase (last attempt)."""
+    started_at: datetime | None = None
+    """When the test's setup started (UTC)."""
+    failure: Failure | None = None
+    """Why the test failed or errored (the first failing phase)."""
+    teardown_failure: Failure | None = None
+    """A teardown error that followed a failure in the call phase."""
+    reason: str | None = None
+    """Why the test was skipped, xfailed or xpassed."""
+    captured: Captured | None = None
+    """Captured output, for the outcomes selected by ``--qbench-capture``."""
+    markers: list[str] = Field(default_factory=list)
+    """Names of the markers on the test."""
+    metadata: TestCaseMetadata | None = None
+    """Test-case fields from ``@pytest.mark.qbench_case`` and the docstring."""
+    user_properties: list[tuple[str, JsonValue]] = Field(default_factory=list)
+    """``record_property`` values; values that are not JSON become their repr."""
+    reruns: int = 0
+    """How many times pytest-rerunfailures ran the test again."""
+    attempts: list[Attempt] = Field(default_factory=list)
+    """The earlier attempts, when the test was rerun."""
+    flaky: bool = False
+    """True when the test failed, was rerun, and finally passed."""
+    subtests: list[SubtestResult] = Field(default_factory=list)
+    """The test's subtests, in order."""
+    worker: str | None = None
+    """pytest-xdist worker id (``gw0``...) when run under xdist."""
+    counted_as: list[str] = Field(default_factory=list)
+    """How pytest's closing summary line counted this test's reports (``passed``, ``error``,
+    ``rerun``, ``subtests passed``...). The summary is the sum of these over all results."""
+    metric_results: list[MetricResult] = Field(default_factory=list)
+    """Agent-evaluation metrics recorded by the test."""
+    agent_response: str | None = None
+    """The agent's response, for agent tests."""
+    tool_calls: list[JsonValue] = Field(default_factory=list)
+    """Tools the agent called, for agent tests."""
+    expected_tools: list[str] | None = None
+    """Tools the agent was expected to call."""
+    tools_matched: bool | None = None
+    """Whether the tool calls matched ``expected_tools``."""
+    ground_truth: str | None = None
+    """Expected output, for agent tests."""
+
+
+class Diagnostic(QBenchModel):
+    """A collection error, a warning, or a note from qbench itself."""
+
+    tool: str = "pytest"
+    """Who emitted it: ``pytest`` or ``qbench``."""
+    severity: Severity
+    """How serious it is."""
+    message: str
+    """What happened (bounded)."""
+    code: str | None = None
+    """A short code: warning category, ``collection-error``, ``internal-error``..."""
+    file: str | None = None
+    """File it is about, relative to the rootdir when inside it."""
+    line: int | None = None
+    """1-based line."""
+    column: int | None = None
+    """1-based column."""
+    nodeid: str | None = None
+    """The test or collector it is about."""
+
+
+class ReportSummary(QBenchModel):
+    """Counts for a run, equal to pytest's own closing line.
+
+    Counts are raw; ``pass_rate`` is derived. Summaries add up (``a + b``, ``sum(...)``), which is
+    how shard reports are merged.
+    """
+
+    total: int = 0
+    """Tests with a result (including modules skipped at collection, as pytest counts them)."""
+    passed: int = 0
+    """pytest's ``passed``."""
+    failed: int = 0
+    """pytest's ``failed`` (pytest 9 counts failed subtests here too)."""
+    errors: int = 0
+    """pytest's ``errors``: setup/teardown errors and collection errors."""
+    skipped: int = 0
+    """pytest's ``skipped``."""
+    xfailed: int = 0
+    """pytest's ``xfailed``."""
+    xpassed: int = 0
+    """pytest's ``xpassed``."""
+    reruns: int = 0
+    """pytest-rerunfailures' ``rerun`` count."""
+    flaky: int = 0
+    """Tests that failed, were rerun, and finally passed."""
+    subtests_passed: int = 0
+    """pytest's ``subtests passed`` (pytest shows it only at verbosity -1 or 1 and above)."""
+    subtests_failed: int = 0
+    """Failed subtests (pytest 9 counts them inside ``failed``)."""
+    subtests_skipped: int = 0
+    """pytest's ``subtests skipped``."""
+    deselected: int = 0
+    """pytest's ``deselected`` (pytest shows none under xdist)."""
+    warnings: int = 0
+    """pytest's ``warnings``."""
+    other: dict[str, int] = Field(default_factory=dict)
+    """Counts of categories added by other plugins, as pytest prints them."""
+    duration: float = 0.0
+    """Seconds of the session (summed when merging shards)."""
+    metrics_evaluated: dict[str, int] = Field(default_factory=dict)
+    """How many times each agent-evaluation metric was evaluated."""
+    average_scores: dict[str, float] = Field(default_factory=dict)
+    """Mean score of each metric (errors excluded, zeros included)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "pass_rate" in data:
+            data = {k: v for k, v in data.items() if k != "pass_rate"}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float:
+        """Percent of passed among passed + failed + errors, rounded to 2 decimals (0 when none)."""
+        ran = self.passed + self.failed + self.errors
+        return round(100.0 * self.passed / ran, 2) if ran else 0.0
+
+    def __add__(self, other: ReportSummary) -> ReportSummary:
+        if not isinstance(other, ReportSummary):
+            return NotImplemented
+        return ReportSummary(**_add_fields(self, other))
+
+    def __radd__(self, other: object) -> ReportSummary:
+        if other == 0:  # sum() starts with 0
+            return self
+        if isinstance(other, ReportSummary):
+            return other + self
+        return NotImplemented
+
+
+def _add_fields(a: ReportSummary, b: ReportSummary) -> dict[str, Any]:
+    """Field-wise sum of two summaries; averages are weighted by their counts."""
+    out: dict[str, Any] = {}
+    for name in ReportSummary.model_fields:
+        left, right = getattr(a, name), getattr(b, name)
+        if name == "average_scores":
+            out[name] = _weighted_means(a, b)
+        elif isinstance(left, dict):
+            out[name] = {k: left.get(k, 0) + right.get(k, 0) for k in {**left, **right}}
+        else:
+            out[name] = left + right
+    if isinstance(out["duration"], float):
+        out["duration"] = round(out["duration"], 6)
+    return out
+
+
+def _weighted_means(a: ReportSummary, b: ReportSummary) -> dict[str, float]:
+    means: dict[str, float] = {}
+    for name in {**a.average_scores, **b.average_scores}:
+        na, nb = a.metrics_evaluated.get(name, 0), b.metrics_evaluated.get(name, 0)
+        total = na * a.average_scores.get(name, 0.0) + nb * b.average_scores.get(name, 0.0)
+        means[name] = total / (na + nb) if na + nb else 0.0
+    return means
+
+
+class ReportSection(QBenchModel):
+    """An extra Markdown section contributed by another plugin."""
+
+    title: str
+    """Section heading."""
+    body: str
+    """Markdown body, inserted as is."""
+
+
+class TestReport(QBenchModel):
+    """A whole run: what ``report.json`` holds."""
+
+    meta: ReportMeta
+    """Format and writer."""
+    run: RunMeta
+    """The run."""
+    environment: Environment
+    """Where it ran."""
+    summary: ReportSummary
+    """Counts, equal to pytest's closing line."""
+    results: list[TestResult] = Field(default_factory=list)
+    """Every test, in the order they finished."""
+    collection_errors: list[Diagnostic] = Field(default_factory=list)
+    """Files or collectors that failed to collect."""
+    warnings: list[Diagnostic] = Field(default_factory=list)
+    """Warnings pytest recorded, and qbench's own notes (``tool="qbench"``)."""
+    sections: list[ReportSection] = Field(default_factory=list)
+    """Extra Markdown sections from other plugins."""
+
+
+class DigestFailure(QBenchModel):
+    """One failure, in the compact shape assistants read."""
+
+    test_name: str
+    """The test's node id."""
+    outcome: Outcome
+    """``failed`` or ``error``."""
+    file: str | None
+    """File of the failing line."""
+    line: int | None
+    """1-based failing line."""
+    error_type: str
+    """Exception class name."""
+    error_message: str
+    """Exception message (bounded)."""
+    stack_trace: str
+    """End of the traceback (bounded)."""
+
+
+class FailureDigest(QBenchModel):
+    """Failures only, for assistants and CI bots: what ``--qbench-digest`` writes."""
+
+    success: bool
+    """True when nothing failed or errored."""
+    run_id: str
+    """The run this digest is about."""
+    exit_code: int | None
+    """pytest's exit status."""
+    summary: ReportSummary
+    """Counts."""
+    failures: list[DigestFailure] = Field(default_factory=list)
+    """Failed and errored tests, first ones first."""
+    collection_errors: list[Diagnostic] = Field(default_factory=list)
+    """Collection errors."""
+    truncated: int = 0
+    """Failures left out to keep the digest small."""
+    next_steps: list[str] = Field(default_factory=list)
+    """What to do next, most useful first."""
+
+
+class StreamStart(QBenchModel):
+    """First line of ``results.jsonl``: the run as it started."""
+
+    kind: Literal["start"] = "start"
+    """Record type."""
+    meta: ReportMeta
+    """Format and writer."""
+    run: RunMeta
+    """The run, as known at start."""
+    environment: Environment
+    """Where it runs."""
+
+
+class StreamResult(QBenchModel):
+    """One finished test."""
+
+    kind: Literal["result"] = "result"
+    """Record type."""
+    result: TestResult
+    """The test."""
+
+
+class StreamDiagnostic(QBenchModel):
+    """A collection error or a warning."""
+
+    kind: Literal["collection_error", "warning"]
+    """Record type."""
+    diagnostic: Diagnostic
+    """The diagnostic."""
+
+
+class StreamDeselected(QBenchModel):
+    """Tests deselected by ``-k``, ``-m`` or a plugin."""
+
+    kind: Literal["deselected"] = "deselected"
+    """Record type."""
+    count: int
+    """How many."""
+
+
+class StreamEnd(QBenchModel):
+    """Last line, written when the session finishes normally."""
+
+    kind: Literal["end"] = "end"
+    """Record type."""
+    run: RunMeta
+    """The run, complete."""
+
+
+StreamRecord = Annotated[
+    StreamStart | StreamResult | StreamDiagnostic | StreamDeselected | StreamEnd,
+    Field(discriminator="kind"),
+]
+"""One line of ``results.jsonl``."""

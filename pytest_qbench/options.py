@@ -1,0 +1,178 @@
+"""The ``--qbench-*`` options and their ini twins, and the parsers of their values.
+
+Standard library and pytest only: this module is imported whenever pytest starts, so it must not
+import pydantic or jinja2 (installed but not asked for, qbench costs nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pytest
+
+from pytest_qbench._types import OUTCOMES
+
+
+CAPTURE_DEFAULT = "failed,error"
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+OUTPUT_OPTIONS = ("json", "md", "digest", "templates")
+DEFAULT_MAX_OUTPUT = 10_000
+DEFAULT_MAX_TRACE = 20_000
+DEFAULT_MD_MAX_ITEMS = 50
+
+
+def parse_cap(value: str) -> int:
+    """A non-negative character count (``type=`` for argparse)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of characters, given: {value!r}; e.g. 20000"
+        ) from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, given: {value}; use 0 or more")
+    return number
+
+
+def parse_capture(value: str) -> frozenset[str]:
+    """``all``, ``none``, or a comma list of outcomes (``type=`` for argparse)."""
+    words = [w.strip() for w in value.split(",") if w.strip()]
+    if words == ["all"]:
+        return frozenset(OUTCOMES)
+    if words in (["none"], []):
+        return frozenset()
+    unknown = [w for w in words if w not in OUTCOMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"has unknown outcome {unknown[0]!r}, given: {value!r}; use all, none, or a comma "
+            f"list of {', '.join(OUTCOMES)}"
+        )
+    return frozenset(words)
+
+
+def parse_template_spec(value: str) -> tuple[str, str]:
+    """``TEMPLATE=OUTPUT`` (``type=`` for argparse)."""
+    template, sep, output = value.partition("=")
+    if not sep or not template.strip() or not output.strip():
+        raise argparse.ArgumentTypeError(
+            f"must be TEMPLATE=OUTPUT, given: {value!r}; e.g. junit.xml.j2=reports/junit.xml"
+        )
+    return template.strip(), output.strip()
+
+
+def parse_run_id(value: str) -> str:
+    """A run id usable as a directory name (``type=`` for argparse)."""
+    if not RUN_ID.match(value):
+        raise argparse.ArgumentTypeError(
+            f"must be 1-128 letters, digits, '.', '_' or '-' and start with a letter or digit, "
+            f"given: {value!r}; e.g. ci-1234"
+        )
+    return value
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the ``qbench`` option group and the ini twins."""
+    group = parser.getgroup("qbench", "pytest-qbench reporting")
+    parser.addini(
+        "qbench", "Write qbench reports for every run. Default: false", type="bool", default=False
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-dir",
+        "dir",
+        "DIR",
+        "Run store root; each run goes to DIR/runs/<run id>/. Default: .qbench in the rootdir",
+    )
+    _option(group, parser, "--qbench-json", "json", "PATH", "Also write the JSON report to PATH")
+    _option(group, parser, "--qbench-md", "md", "PATH", "Also write the Markdown report to PATH")
+    _option(
+        group,
+        parser,
+        "--qbench-digest",
+        "digest",
+        "PATH",
+        "Write the failure digest (failures only, next steps) as JSON to PATH",
+    )
+    group.addoption(
+        "--qbench-template",
+        dest="qbench_templates",
+        action="append",
+        metavar="TEMPLATE=OUTPUT",
+        type=parse_template_spec,
+        default=None,
+        help="Render a Jinja template (name in --qbench-template-dir, or a file) to OUTPUT. "
+        "Repeatable.",
+    )
+    parser.addini(
+        "qbench_templates", "TEMPLATE=OUTPUT lines, like --qbench-template", type="linelist"
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-template-dir",
+        "template_dir",
+        "DIR",
+        "Directory searched for templates before the built-in ones",
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-capture",
+        "capture",
+        "OUTCOMES",
+        "Outcomes whose captured stdout/stderr/log are kept: all, none, or a comma list. "
+        f"Default: {CAPTURE_DEFAULT}",
+        parse_capture,
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-max-output",
+        "max_output",
+        "CHARS",
+        f"Characters kept per captured stream. Default: {DEFAULT_MAX_OUTPUT}",
+        parse_cap,
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-max-trace",
+        "max_trace",
+        "CHARS",
+        f"Characters kept per stack trace. Default: {DEFAULT_MAX_TRACE}",
+        parse_cap,
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-md-max-items",
+        "md_max_items",
+        "N",
+        f"Failures, errors, skips... listed in the Markdown. Default: {DEFAULT_MD_MAX_ITEMS}",
+        parse_cap,
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-run-id",
+        "run_id",
+        "ID",
+        "Id of this run (a new directory name). Default: UTC time plus a random suffix",
+        parse_run_id,
+    )
+
+
+def _option(
+    group: pytest.OptionGroup,
+    parser: pytest.Parser,
+    flag: str,
+    name: str,
+    metavar: str,
+    help: str,
+    parse: object = None,
+) -> None:
+    kwargs = {"type": parse} if parse is not None else {}
+    group.addoption(flag, dest=f"qbench_{name}", metavar=metavar, default=None, help=help, **kwargs)
+    parser.addini(f"qbench_{name}", f"{help} ({flag})", type="string", default="")

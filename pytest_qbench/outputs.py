@@ -1,0 +1,79 @@
+"""Writing a finished report to its files: JSON, Markdown, digest, user templates, copies."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_qbench import store
+from pytest_qbench.aggregate import ReportView
+from pytest_qbench.digest import build_digest
+from pytest_qbench.models import TestReport
+from pytest_qbench.models import TestResult
+from pytest_qbench.render import MARKDOWN_TEMPLATE
+from pytest_qbench.render import make_environment
+from pytest_qbench.render import render
+
+
+class StreamResults:
+    """Every result of a stream, parsed lazily on each iteration (so memory stays flat)."""
+
+    def __init__(self, stream: Path) -> None:
+        self.stream = stream
+
+    def __iter__(self) -> Iterator[TestResult]:
+        for raw in store.iter_result_json(self.stream):
+            yield TestResult.model_validate_json(raw)
+
+
+@dataclass
+class OutputWriter:
+    """Writes one report's outputs. ``stream`` holds the results when ``report.results`` is empty."""
+
+    report: TestReport
+    stream: Path | None
+    view: ReportView
+    template_dir: Path | None
+    max_items: int
+
+    def __post_init__(self) -> None:
+        self.env = make_environment(self.template_dir)
+
+    def _results(self) -> StreamResults | list[TestResult]:
+        return StreamResults(self.stream) if self.stream is not None else self.report.results
+
+    def json(self, path: Path) -> Path:
+        """``report.json``: the model, with the stream's results spliced in."""
+        store.write_report_json(path, self.report, self.stream)
+        return path
+
+    def markdown(self, path: Path) -> Path:
+        """``report.md`` from the built-in (or the user's overriding) template."""
+        return self.template(MARKDOWN_TEMPLATE, path)
+
+    def template(self, template: str, path: Path) -> Path:
+        """Any template, rendered to ``path``."""
+        text = render(
+            self.report,
+            template,
+            view=self.view,
+            results=self._results(),
+            env=self.env,
+            max_items=self.max_items,
+        )
+        store.write_text_atomic(path, text)
+        return path
+
+    def digest(self, path: Path) -> Path:
+        """The failure digest as JSON."""
+        digest = build_digest(self.report, self.view)
+        store.write_text_atomic(path, digest.model_dump_json(indent=2) + "\n")
+        return path
+
+    def copy(self, source: Path, path: Path) -> Path:
+        """An extra copy of a written file, itself written atomically."""
+        with source.open(encoding="utf-8") as src, store.atomic_writer(path) as dst:
+            shutil.copyfileobj(src, dst)
+        return path

@@ -1,0 +1,87 @@
+"""The ``qbench`` pytest plugin (entry point ``pytest11: qbench``): options and wiring only.
+
+Installed but not asked for, this module registers its options and returns: nothing else is
+imported and no per-test hook runs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from pytest_qbench.options import add_options
+
+
+SESSION_PLUGIN_NAME = "qbench-session"
+WORKER_FLAG = "qbench"
+
+
+@pytest.hookimpl
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_qbench import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "qbench_case(key, title, priority, tags, platforms, folder, steps): test-case metadata "
+        "recorded in qbench reports",
+    )
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        _configure_worker(config, workerinput)
+        return
+    from pytest_qbench.settings import is_enabled
+
+    if not is_enabled(config):
+        return
+    from pytest_qbench.session import QBenchSession
+    from pytest_qbench.session import qbench_session_key
+    from pytest_qbench.settings import read_settings
+
+    session = QBenchSession(config, read_settings(config))
+    config.stash[qbench_session_key] = session
+    config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
+
+
+def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
+    limits = workerinput.get(WORKER_FLAG)
+    if not limits:
+        return
+    from pytest_qbench.collectors import Limits
+    from pytest_qbench.session import QBenchWorker
+
+    worker = QBenchWorker(config, Limits(**limits), os.environ.get("PYTEST_XDIST_WORKER"))
+    config.pluginmanager.register(worker, SESSION_PLUGIN_NAME)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: tell each worker that qbench is on, and with which limits."""
+    from pytest_qbench.session import qbench_session_key
+
+    session = node.config.stash.get(qbench_session_key, None)
+    if session is not None:
+        limits = session.limits
+        node.workerinput[WORKER_FLAG] = {
+            "max_output": limits.max_output,
+            "max_trace": limits.max_trace,
+            "max_message": limits.max_message,
+        }
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.pluginmanager.get_plugin(SESSION_PLUGIN_NAME)
+    if plugin is not None:
+        config.pluginmanager.unregister(plugin, SESSION_PLUGIN_NAME)

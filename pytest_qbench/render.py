@@ -1,0 +1,155 @@
+"""Rendering reports with Jinja templates: ``render(report, template) -> str``.
+
+Templates are looked up in the user's template directory first, then among the built-ins
+(``report.md.j2``, ``summary.md.j2``). A template receives:
+
+``report``
+    the ``TestReport`` (``report.results`` may be empty during a live run: use ``results``);
+``results``
+    an iterable over every ``TestResult`` (read lazily from the run's stream during a live run);
+``summary``
+    ``report.summary``;
+``view``
+    bounded selections for concise reports: ``view.failures.items``/``.total``/``.omitted``,
+    ``view.errors``, ``view.xfailed``, ``view.xpassed``, ``view.flaky``, ``view.skip_groups``
+    (``reason``, ``count``, ``example``), ``view.skip_groups_omitted``, ``view.slowest``;
+``max_items``
+    the cap on listed items.
+
+Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from pytest_qbench.aggregate import DEFAULT_MAX_ITEMS
+from pytest_qbench.aggregate import ReportView
+from pytest_qbench.aggregate import aggregate
+from pytest_qbench.errors import TemplateError
+from pytest_qbench.markdown import clean
+from pytest_qbench.markdown import format_duration
+from pytest_qbench.markdown import md_cell
+from pytest_qbench.markdown import md_code
+from pytest_qbench.markdown import md_fence
+from pytest_qbench.markdown import md_text
+from pytest_qbench.models import TestReport
+from pytest_qbench.models import TestResult
+
+
+MARKDOWN_TEMPLATE = "report.md.j2"
+
+
+def builtin_template_dir() -> Path:
+    """The built-in templates: inside the installed package, or the checkout's ``templates/``."""
+    packaged = Path(__file__).parent / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).parent.parent / "templates"
+
+
+def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
+    """A Jinja environment: the user's directory first, then the built-ins; strict undefined."""
+    loaders: list[jinja2.BaseLoader] = []
+    if template_dir is not None:
+        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+    loaders.append(jinja2.FileSystemLoader(str(builtin_template_dir())))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        md_text=md_text,
+        md_code=md_code,
+        md_cell=md_cell,
+        md_fence=md_fence,
+        duration=format_duration,
+        clean=clean,
+        tojson=_tojson,
+    )
+    return env
+
+
+def _tojson(value: Any, indent: int | None = None) -> str:
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    return json.dumps(value, indent=indent, default=str)
+
+
+def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
+    """Load a template by name (from the lookup path) or by file path.
+
+    Raises:
+        TemplateError: it does not exist or does not parse.
+    """
+    try:
+        path = Path(name)
+        if path.is_file():
+            return env.from_string(path.read_text(encoding="utf-8"))
+        return env.get_template(name)
+    except jinja2.TemplateNotFound:
+        raise TemplateError(
+            f"template {name!r} not found; give a file path or put it in --qbench-template-dir "
+            f"(built-ins: {', '.join(sorted(list_builtin_templates()))})",
+            slug="template-missing",
+        ) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"template {name!r} has a syntax error at line {exc.lineno}: {exc.message}",
+            slug="template-syntax",
+        ) from None
+
+
+def list_builtin_templates() -> list[str]:
+    """Names of the built-in templates."""
+    return sorted(p.name for p in builtin_template_dir().glob("*.j2"))
+
+
+def render(
+    report: TestReport,
+    template: str = MARKDOWN_TEMPLATE,
+    *,
+    view: ReportView | None = None,
+    results: Iterable[TestResult] | None = None,
+    env: jinja2.Environment | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> str:
+    """Render ``report`` with ``template``: a pure function of its inputs.
+
+    Args:
+        report: The report.
+        template: Template name (looked up) or path.
+        view: Precomputed bounded selections; computed from ``results`` when omitted.
+        results: Every result; ``report.results`` when omitted.
+        env: A Jinja environment from ``make_environment``; built-ins only when omitted.
+        max_items: Cap on listed failures, errors, skips... when ``view`` is computed here.
+
+    Raises:
+        TemplateError: the template is missing or fails while rendering.
+    """
+    env = env or make_environment()
+    all_results = report.results if results is None else results
+    if view is None:
+        view = aggregate(all_results, max_items=max_items).view()
+    tmpl = find_template(env, template)
+    try:
+        return tmpl.render(
+            report=report,
+            results=all_results,
+            summary=report.summary,
+            view=view,
+            max_items=max_items,
+        )
+    except jinja2.TemplateError as exc:
+        raise TemplateError(
+            f"template {template!r} failed: {exc}", slug="template-render"
+        ) from None

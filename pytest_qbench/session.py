@@ -1,0 +1,382 @@
+"""``QBenchSession``: the per-run state, registered as a plugin while qbench is active.
+
+``QBenchWorker`` runs wherever tests run and puts plain facts on each pytest report.
+``QBenchSession`` (which is also a ``QBenchWorker``) runs where reports arrive: it folds them into
+results, streams each result to ``results.jsonl`` as the test finishes, and writes the reports
+when the session ends. An exception inside qbench never escapes a hook: it becomes a note in the
+report and on the terminal, and the user's run goes on untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextlib import suppress
+from datetime import datetime
+from datetime import timezone
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench import store
+from pytest_qbench._version import __version__
+from pytest_qbench.aggregate import Aggregator
+from pytest_qbench.collectors import FAILURE_ATTR
+from pytest_qbench.collectors import ITEM_ATTR
+from pytest_qbench.collectors import Limits
+from pytest_qbench.collectors import TestAccumulator
+from pytest_qbench.collectors import captured_output
+from pytest_qbench.collectors import collection_error
+from pytest_qbench.collectors import failure_facts
+from pytest_qbench.collectors import item_facts
+from pytest_qbench.collectors import sanitize_user_properties
+from pytest_qbench.collectors import skipped_collector
+from pytest_qbench.collectors import warning_diagnostic
+from pytest_qbench.environment import Redactor
+from pytest_qbench.environment import describe_environment
+from pytest_qbench.models import Diagnostic
+from pytest_qbench.models import ReportMeta
+from pytest_qbench.models import RunMeta
+from pytest_qbench.models import StreamEnd
+from pytest_qbench.models import StreamStart
+from pytest_qbench.models import TestReport
+from pytest_qbench.models import TestResult
+from pytest_qbench.settings import Settings
+
+
+qbench_session_key = pytest.StashKey["QBenchSession"]()
+INTERNAL_ERROR_ATTR = "qbench_internal_error"
+MAX_DIAGNOSTICS = 1000
+INTERRUPTED = 2
+
+
+class QBenchWarning(pytest.PytestWarning):
+    """A problem inside pytest-qbench that did not stop the run."""
+
+
+class QBenchWorker:
+    """Adds JSON-safe facts to reports where the test runs (the process, or an xdist worker)."""
+
+    def __init__(self, config: pytest.Config, limits: Limits, worker: str | None) -> None:
+        self.config = config
+        self.limits = limits
+        self.worker = worker
+        self.rootpath = config.rootpath
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        try:
+            self.annotate(report, item, call)
+        except Exception as exc:  # never break the user's test because of qbench
+            setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
+        return report
+
+    def annotate(
+        self, report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> None:
+        """Attach item facts (setup), failure facts (a failed phase), and JSON-safe properties."""
+        if report.when == "setup":
+            setattr(report, ITEM_ATTR, item_facts(item, self.worker))
+        if report.failed and call.excinfo is not None:
+            facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
+            setattr(report, FAILURE_ATTR, facts)
+        if self.worker is not None and report.user_properties:
+            # execnet only carries builtins: one odd object would crash xdist's transport.
+            report.user_properties = sanitize_user_properties(report.user_properties)
+
+
+class QBenchSession(QBenchWorker):
+    """Per-run state where reports arrive: accumulation, streaming, and the reports at the end."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        super().__init__(config, settings.limits, worker=None)
+        self.settings = settings
+        self.redact = Redactor(os.environ)
+        self.run_id = settings.run_id or store.new_run_id()
+        self.run_dir = store.run_dir(settings.qbench_dir, self.run_id)
+        self.stream_path = self.run_dir / store.STREAM_NAME
+        self.aggregator = Aggregator(settings.md_max_items)
+        self.pending: dict[tuple[str, Any], TestAccumulator] = {}
+        self.collection_errors: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+        self.notes: list[str] = []
+        self.written: list[Path] = []
+        self.skipped_collectors: set[str] = set()
+        self.interrupted = False
+        self.stream: store.StreamWriter | None = None
+        self.started_at = datetime.now(timezone.utc)
+        self.start_clock = time.perf_counter()
+        self.run = RunMeta(
+            run_id=self.run_id,
+            started_at=self.started_at,
+            cwd=str(config.invocation_params.dir),
+            command=self.redact.argv(["pytest", *config.invocation_params.args]),
+        )
+        self.environment = describe_environment(
+            pytest.__version__, _plugin_versions(config), os.environ
+        )
+
+    # --- safety ---------------------------------------------------------------------------
+
+    @contextmanager
+    def guard(self, where: str) -> Iterator[None]:
+        """Turn an exception inside qbench into a note; the user's run goes on."""
+        try:
+            yield
+        except Exception as exc:
+            self.note_internal_error(where, exc)
+
+    def note_internal_error(self, where: str, exc: BaseException | str) -> None:
+        """Record a qbench bug as a warning in the report and on the terminal."""
+        if isinstance(exc, BaseException):
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        else:
+            detail = exc
+        message = f"internal error in {where}: {detail}"
+        self.notes.append(message)
+        diagnostic = Diagnostic(
+            tool="qbench", severity="warning", code="internal-error", message=message
+        )
+        if len(self.warnings) < MAX_DIAGNOSTICS:
+            self.warnings.append(diagnostic)
+        if self.stream is not None:
+            with suppress(Exception):  # the stream itself may be what broke
+                self.stream.write_diagnostic("warning", diagnostic)
+
+    # --- hooks ----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        with self.guard("pytest_sessionstart"):
+            self.stream = store.StreamWriter(self.stream_path)
+            meta = ReportMeta(qbench_version=__version__, created_at=self.started_at)
+            self.stream.write_start(
+                StreamStart(meta=meta, run=self.run, environment=self.environment)
+            )
+
+    @pytest.hookimpl
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.passed:
+            return
+        with self.guard("pytest_collectreport"):
+            if report.failed:
+                self._add_collection_error(collection_error(report, self.limits))
+            elif report.nodeid not in self.skipped_collectors:
+                self.skipped_collectors.add(report.nodeid)
+                self._emit(skipped_collector(report))
+
+    @pytest.hookimpl
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        with self.guard("pytest_deselected"):
+            self.aggregator.add_deselected(len(items))
+            if self.stream is not None:
+                self.stream.write_deselected(len(items))
+
+    @pytest.hookimpl
+    def pytest_warning_recorded(
+        self, warning_message: Any, when: str, nodeid: str, location: Any
+    ) -> None:
+        with self.guard("pytest_warning_recorded"):
+            diagnostic = warning_diagnostic(
+                self.redact(str(warning_message.message)),
+                warning_message.category.__name__,
+                str(warning_message.filename),
+                warning_message.lineno,
+                nodeid,
+                self.rootpath,
+            )
+            self.aggregator.add_warning(diagnostic)
+            if len(self.warnings) < MAX_DIAGNOSTICS:
+                self.warnings.append(diagnostic)
+            if self.stream is not None:
+                self.stream.write_diagnostic("warning", diagnostic)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        with self.guard("pytest_runtest_logreport"):
+            self._take_report(report)
+
+    @pytest.hookimpl
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.interrupted = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        with self.guard("pytest_sessionfinish"):
+            self.finish(int(session.exitstatus))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        with self.guard("pytest_terminal_summary"):
+            for note in self.notes:
+                terminalreporter.write_line(f"qbench: {note}", yellow=True)
+            if self.written:
+                terminalreporter.write_line(f"qbench: wrote {', '.join(self._shown_paths())}")
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.stream is not None:
+            self.stream.close()
+
+    # --- accumulation ---------------------------------------------------------------------
+
+    def _take_report(self, report: pytest.TestReport) -> None:
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        category = status[0] if status else ""
+        problem = getattr(report, INTERNAL_ERROR_ATTR, None)
+        if problem:
+            self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
+        key = (report.nodeid, getattr(report, "node", None))
+        acc = self.pending.get(key)
+        if acc is None:
+            acc = self.pending[key] = TestAccumulator(report, self.limits, self.redact)
+        if acc.add(report, category):
+            del self.pending[key]
+            self._finish_test(acc, report)
+
+    def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
+        outcome = acc.final_outcome()
+        captured = None
+        if last is not None and outcome in self.settings.capture:
+            captured = captured_output(last.sections, self.limits, self.redact)
+        result = acc.result(captured)
+        if last is not None and last.user_properties:
+            result.user_properties = sanitize_user_properties(last.user_properties)
+        if acc.case_error:
+            self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
+        self.config.hook.pytest_qbench_modify_result(result=result, config=self.config)
+        self._emit(result)
+
+    def _emit(self, result: TestResult) -> None:
+        self.aggregator.add_result(result)
+        if self.stream is not None:
+            self.stream.write_result(result)
+
+    def _add_collection_error(self, diagnostic: Diagnostic) -> None:
+        self.aggregator.add_collection_error(diagnostic)
+        if len(self.collection_errors) < MAX_DIAGNOSTICS:
+            self.collection_errors.append(diagnostic)
+        if self.stream is not None:
+            self.stream.write_diagnostic("collection_error", diagnostic)
+
+    def note_warning(self, code: str, message: str, file: str | None, line: int | None) -> None:
+        """A qbench warning about the user's tests (not a pytest warning, so not counted)."""
+        diagnostic = Diagnostic(
+            tool="qbench", severity="warning", code=code, message=message, file=file, line=line
+        )
+        if len(self.warnings) < MAX_DIAGNOSTICS:
+            self.warnings.append(diagnostic)
+        if self.stream is not None:
+            self.stream.write_diagnostic("warning", diagnostic)
+
+    def _flush_pending(self) -> None:
+        """Tests whose last report never came (a crashed xdist worker, Ctrl-C).
+
+        Those pytest counted (a crash report is a failure) become results; the others (a setup
+        that passed before Ctrl-C) were not counted by pytest either, and are dropped.
+        """
+        for acc in list(self.pending.values()):
+            if acc.counted_as:
+                self._finish_test(acc, None)
+        self.pending.clear()
+
+    # --- the end --------------------------------------------------------------------------
+
+    def finish(self, exitstatus: int) -> None:
+        """Complete the run: the stream's end record, then every report file."""
+        self._flush_pending()
+        self.run = self.run.model_copy(
+            update={
+                "completed_at": datetime.now(timezone.utc),
+                "exit_code": exitstatus,
+                "interrupted": self.interrupted or exitstatus == INTERRUPTED,
+            }
+        )
+        if self.stream is not None:
+            self.stream.write_end(StreamEnd(run=self.run))
+            self.stream.close()
+        report = TestReport(
+            meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
+            run=self.run,
+            environment=self.environment,
+            summary=self.aggregator.summary(time.perf_counter() - self.start_clock),
+            collection_errors=self.collection_errors,
+            warnings=self.warnings,
+        )
+        self.config.hook.pytest_qbench_modify_report(report=report, config=self.config)
+        for sections in self.config.hook.pytest_qbench_markdown_sections(
+            report=report, config=self.config
+        ):
+            report.sections.extend(sections or [])
+        self.write_outputs(report)
+
+    def write_outputs(self, report: TestReport) -> None:
+        """Write report.json, report.md and every extra output; one failing does not stop the rest."""
+        from pytest_qbench import outputs
+
+        stream = self.stream_path if self.stream_path.exists() else None
+        writer = outputs.OutputWriter(
+            report=report,
+            stream=stream,
+            view=self.aggregator.view(),
+            template_dir=self.settings.template_dir,
+            max_items=self.settings.md_max_items,
+        )
+        run_json, run_md = self.run_dir / store.REPORT_JSON, self.run_dir / store.REPORT_MD
+        jobs: list[tuple[str, Callable[[], Path]]] = [
+            ("report.json", partial(writer.json, run_json)),
+            ("report.md", partial(writer.markdown, run_md)),
+        ]
+        if self.settings.json_path:
+            jobs.append(("--qbench-json", partial(writer.copy, run_json, self.settings.json_path)))
+        if self.settings.md_path:
+            jobs.append(("--qbench-md", partial(writer.copy, run_md, self.settings.md_path)))
+        if self.settings.digest_path:
+            jobs.append(("--qbench-digest", partial(writer.digest, self.settings.digest_path)))
+        for template, out in self.settings.templates:
+            jobs.append((f"--qbench-template {template}", partial(writer.template, template, out)))
+        for name, job in jobs:
+            try:
+                self.written.append(job())
+            except Exception as exc:
+                self.note_internal_error(f"writing {name}", exc)
+
+    def _shown_paths(self) -> list[str]:
+        shown = []
+        for path in self.written:
+            try:
+                shown.append(os.path.relpath(path, self.config.invocation_params.dir))
+            except ValueError:  # another drive on Windows
+                shown.append(str(path))
+        return shown
+
+
+def _plugin_versions(config: pytest.Config) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for _plugin, dist in config.pluginmanager.list_plugin_distinfo():
+        name = getattr(dist, "project_name", None) or dist.metadata["Name"]
+        versions[str(name)] = str(dist.version)
+    return versions
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is a pytest-xdist worker."""
+    return hasattr(config, "workerinput")
+
+
+def worker_id() -> str | None:
+    """This xdist worker's id, e.g. ``gw0``."""
+    return os.environ.get("PYTEST_XDIST_WORKER")
+
+
+__all__ = ["QBenchSession", "QBenchWarning", "QBenchWorker", "qbench_session_key"]

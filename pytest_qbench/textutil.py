@@ -1,0 +1,47 @@
+"""Small text helpers shared by the collectors and the renderers: bounding and cleaning text."""
+
+from __future__ import annotations
+
+import re
+
+
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+CUT_MARKER = "[... qbench cut {count} characters; raise {option} to keep more ...]"
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI colour and cursor escape sequences."""
+    return ANSI_ESCAPE.sub("", text) if "\x1b" in text else text
+
+
+def bound_text(text: str, limit: int, *, keep: str = "both", option: str = "the cap") -> str:
+    """Return ``text`` cut to about ``limit`` characters, with a visible marker where it was cut.
+
+    Args:
+        text: The text to bound.
+        limit: Maximum characters to keep; 0 keeps nothing but the marker.
+        keep: ``"head"``, ``"tail"`` or ``"both"`` (a quarter from the start, the rest from the end).
+        option: The option that raises the cap, named in the marker.
+    """
+    if len(text) <= limit:
+        return text
+    marker = CUT_MARKER.format(count=len(text) - limit, option=option)
+    if keep == "head":
+        return f"{text[:limit]}\n{marker}"
+    if keep == "tail":
+        return f"{marker}\n{text[len(text) - limit :]}" if limit else marker
+    head = limit // 4
+    tail = limit - head
+    return (
+        f"{text[:head]}\n{marker}\n{text[len(text) - tail :]}"
+        if tail
+        else f"{text[:head]}\n{marker}"
+    )
+
+
+def first_line(text: str, limit: int = 200) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:limit]
+    return ""

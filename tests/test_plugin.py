@@ -1,0 +1,422 @@
+"""Every outcome kind through a real pytest run, and the report's agreement with pytest."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_qbench import plugin
+
+from conftest import RunQBench
+from conftest import outcomes_of
+
+
+ALL_OUTCOMES = """
+    import pytest
+
+    def test_pass():
+        print("hello out")
+
+    def test_fail():
+        x = 1
+        assert x == 2, "x must be two"
+
+    def test_raise():
+        raise ValueError("bad value")
+
+    @pytest.mark.skip(reason="not today")
+    def test_skip():
+        pass
+
+    def test_skip_inside():
+        pytest.skip("inside skip")
+
+    @pytest.mark.xfail(reason="known bug")
+    def test_xfail():
+        assert False
+
+    @pytest.mark.xfail(reason="fixed?")
+    def test_xpass():
+        pass
+
+    @pytest.mark.xfail(reason="must fail", strict=True)
+    def test_xpass_strict():
+        pass
+
+    def test_imperative_xfail():
+        pytest.xfail("not ready")
+
+    @pytest.fixture
+    def broken_setup():
+        raise RuntimeError("setup broke")
+
+    def test_setup_error(broken_setup):
+        pass
+
+    @pytest.fixture
+    def broken_teardown():
+        yield
+        raise OSError("teardown broke")
+
+    def test_teardown_error(broken_teardown):
+        pass
+
+    def test_fail_and_teardown_error(broken_teardown):
+        assert 0
+"""
+
+
+def line_of(text: str, source: str = ALL_OUTCOMES) -> int:
+    """1-based line of ``text`` in a file pytester wrote from ``source``."""
+    import textwrap
+
+    lines = textwrap.dedent(source).strip("\n").splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+SUMMARY_KEYS = {
+    "passed": "passed",
+    "failed": "failed",
+    "errors": "errors",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+    "deselected": "deselected",
+    "warnings": "warnings",
+    "rerun": "reruns",
+    "subtests passed": "subtests_passed",
+}
+
+
+def assert_summary_matches_pytest(run) -> None:
+    """Every count pytest prints equals the report's, and the report has nothing pytest lacks."""
+    outcomes = outcomes_of(run.result)
+    summary = run.report.summary
+    for word, field in SUMMARY_KEYS.items():
+        assert getattr(summary, field) == outcomes.get(word, 0), (word, outcomes, summary)
+
+
+def test_every_outcome_matches_pytest(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Counts equal pytest's line, including setup/teardown errors and strict xpass."""
+    pytester.makepyfile(ALL_OUTCOMES)
+    run = run_qbench()
+    run.result.assert_outcomes(passed=2, failed=4, errors=3, skipped=2, xfailed=2, xpassed=1)
+    assert_summary_matches_pytest(run)
+    outcomes = {r.test_name: r.outcome for r in run.report.results}
+    assert outcomes == {
+        "test_pass": "passed",
+        "test_fail": "failed",
+        "test_raise": "failed",
+        "test_skip": "skipped",
+        "test_skip_inside": "skipped",
+        "test_xfail": "xfailed",
+        "test_xpass": "xpassed",
+        "test_xpass_strict": "failed",
+        "test_imperative_xfail": "xfailed",
+        "test_setup_error": "error",
+        "test_teardown_error": "error",
+        "test_fail_and_teardown_error": "failed",
+    }
+    assert run.report.summary.total == 12
+    assert run.report.run.exit_code == 1
+    assert run.report.run.interrupted is False
+
+
+def test_failure_details(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Failures carry the exception type, message, user file and line, trace and frames."""
+    pytester.makepyfile(ALL_OUTCOMES)
+    run = run_qbench()
+    fail = run.by_name("test_fail").failure
+    assert fail is not None
+    assert fail.error_type == "AssertionError"
+    assert "x must be two" in fail.error_message
+    assert (fail.file, fail.line) == ("test_failure_details.py", line_of("assert x == 2"))
+    assert fail.phase == "call"
+    assert "assert x == 2" in fail.stack_trace
+    assert fail.frames[-1].function == "test_fail"
+
+    raised = run.by_name("test_raise").failure
+    assert raised is not None
+    assert (raised.error_type, raised.error_message) == ("ValueError", "bad value")
+
+    setup = run.by_name("test_setup_error").failure
+    assert setup is not None
+    assert (setup.error_type, setup.phase) == ("RuntimeError", "setup")
+    assert setup.line == line_of('raise RuntimeError("setup broke")')
+
+    strict = run.by_name("test_xpass_strict")
+    assert strict.failure is not None
+    assert strict.failure.error_type == "XPASS(strict)"
+
+    both = run.by_name("test_fail_and_teardown_error")
+    assert both.failure is not None and both.failure.error_type == "AssertionError"
+    assert both.teardown_failure is not None and both.teardown_failure.error_type == "OSError"
+
+
+def test_reasons_and_durations(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Skip and xfail reasons are kept as plain text; durations add up."""
+    pytester.makepyfile(ALL_OUTCOMES)
+    run = run_qbench()
+    assert run.by_name("test_skip").reason == "not today"
+    assert run.by_name("test_skip_inside").reason == "inside skip"
+    assert run.by_name("test_xfail").reason == "known bug"
+    assert run.by_name("test_xpass").reason == "fixed?"
+    assert run.by_name("test_imperative_xfail").reason == "not ready"
+    for result in run.report.results:
+        d = result.durations
+        assert result.duration == pytest.approx(d.setup + d.call + d.teardown, abs=1e-5)
+
+
+def test_capture_policy_default_keeps_failures_only(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """By default only failed and errored tests keep their captured output."""
+    pytester.makepyfile(
+        """
+        import logging
+        def test_ok():
+            print("quiet success")
+        def test_bad():
+            print("loud failure")
+            logging.getLogger("x").warning("a log line")
+            assert 0
+        """
+    )
+    run = run_qbench()
+    assert run.by_name("test_ok").captured is None
+    bad = run.by_name("test_bad").captured
+    assert bad is not None
+    assert "loud failure" in bad.stdout
+    assert "a log line" in bad.log
+
+
+def test_capture_all_and_cap(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """--qbench-capture=all keeps passing output; --qbench-max-output cuts with a marker."""
+    pytester.makepyfile(
+        """
+        def test_ok():
+            print("x" * 5000)
+        """
+    )
+    run = run_qbench("--qbench-capture=all", "--qbench-max-output=100")
+    out = run.by_name("test_ok").captured
+    assert out is not None
+    assert "qbench cut" in out.stdout
+    assert "--qbench-max-output" in out.stdout
+    assert len(out.stdout) < 300
+
+
+def test_metadata_markers_properties(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """qbench_case metadata, the docstring, markers, and user_properties (non-JSON as repr)."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        class Opaque:
+            def __repr__(self):
+                return "<Opaque>"
+
+        @pytest.mark.slow
+        @pytest.mark.qbench_case(
+            key="FRAMED-1390", priority="High", tags=["cart"], platforms=["web"],
+            steps=["Open cart", {"action": "Pay", "expected": "Receipt"}, ("Close", "Gone")],
+        )
+        def test_case(record_property):
+            '''Checkout works.
+
+            With coupons.
+            '''
+            record_property("ticket", 42)
+            record_property("thing", Opaque())
+        """
+    )
+    pytester.makeini("[pytest]\nmarkers = slow")
+    run = run_qbench()
+    result = run.by_name("test_case")
+    assert sorted(result.markers) == ["qbench_case", "slow"]
+    meta = result.metadata
+    assert meta is not None
+    assert meta.key == "FRAMED-1390"
+    assert meta.priority == "High"
+    assert meta.tags == ["cart"] and meta.platforms == ["web"]
+    assert [(s.index, s.action, s.expected) for s in meta.steps] == [
+        (1, "Open cart", None),
+        (2, "Pay", "Receipt"),
+        (3, "Close", "Gone"),
+    ]
+    assert meta.description == "Checkout works.\n\nWith coupons."
+    assert result.user_properties == [("ticket", 42), ("thing", "<Opaque>")]
+
+
+def test_bad_case_marker_is_a_warning_not_a_crash(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An unknown qbench_case field is reported, and the test's result is kept."""
+    pytester.makepyfile(
+        """
+        import pytest
+        @pytest.mark.qbench_case(key="A-1", colour="red")
+        def test_x():
+            pass
+        """
+    )
+    run = run_qbench()
+    run.result.assert_outcomes(passed=1)
+    notes = [w for w in run.report.warnings if w.tool == "qbench"]
+    assert len(notes) == 1 and "colour" in notes[0].message
+    assert run.report.summary.warnings == 0  # not a pytest warning: pytest's line has none
+
+
+def test_collection_errors_and_warnings(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Collection errors and warnings become Diagnostics with file and line, counted as pytest does."""
+    pytester.makepyfile(
+        test_ok="""
+        import warnings
+        def test_warns():
+            warnings.warn(UserWarning("careful"))
+        """,
+        test_broken="""
+        import nonexistent_module_for_qbench
+        """,
+    )
+    run = run_qbench("--continue-on-collection-errors", "-W", "default")
+    assert_summary_matches_pytest(run)
+    [error] = run.report.collection_errors
+    assert error.file == "test_broken.py"
+    assert "nonexistent_module_for_qbench" in error.message
+    [warning] = [w for w in run.report.warnings if w.tool == "pytest"]
+    assert warning.code == "UserWarning"
+    assert warning.message == "careful"
+    assert (warning.file, warning.line) == ("test_ok.py", 3)
+
+
+def test_collection_error_stops_run(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Without --continue-on-collection-errors pytest stops; the report says so, and agrees."""
+    pytester.makepyfile(
+        test_broken="raise SystemError('boom at import')", test_ok="def test_a(): pass"
+    )
+    run = run_qbench()
+    assert_summary_matches_pytest(run)
+    assert run.report.run.exit_code == 2
+    assert run.report.summary.errors == 1
+
+
+def test_module_skip_counts_as_pytest_does(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A module skipped at import is one `skipped`, as in pytest's line."""
+    pytester.makepyfile(
+        test_skipmod="import pytest\npytest.skip('no db', allow_module_level=True)",
+        test_ok="def test_a(): pass",
+    )
+    run = run_qbench()
+    assert_summary_matches_pytest(run)
+    assert run.by_name("test_skipmod.py").reason == "no db"
+
+
+def test_deselected(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """-k deselection is counted as pytest counts it."""
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass")
+    run = run_qbench("-k", "test_a")
+    assert_summary_matches_pytest(run)
+    assert run.report.summary.deselected == 2
+
+
+def test_hypothesis_falsifying_example(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A Hypothesis failure records the falsifying example."""
+    pytester.makepyfile(
+        """
+        from hypothesis import given, settings, strategies as st
+
+        @settings(database=None, derandomize=True)
+        @given(st.integers())
+        def test_small(n):
+            assert n < 10
+        """
+    )
+    run = run_qbench()
+    failure = run.by_name("test_small").failure
+    assert failure is not None
+    assert failure.falsifying_example is not None
+    assert "n=10" in failure.falsifying_example
+
+
+def test_no_report_without_asking(pytester: pytest.Pytester) -> None:
+    """Not asked for (no -p qbench, no option, no ini), qbench writes nothing."""
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest(plugins=[plugin])  # loaded, as an installed plugin is
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".qbench").exists()
+
+
+@pytest.mark.parametrize(
+    "ini",
+    [
+        "[pytest]\nqbench = true\n",
+        "[tool:pytest]\nqbench = true\n",
+    ],
+)
+def test_ini_switch(pytester: pytest.Pytester, ini: str) -> None:
+    """`qbench = true` in the ini file switches it on."""
+    if ini.startswith("[tool:pytest]"):
+        pytester.makefile(".cfg", setup=ini)
+    else:
+        pytester.makeini(ini)
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest(plugins=[plugin])
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / ".qbench" / "runs").is_dir()
+
+
+def test_pyproject_ini_switch(pytester: pytest.Pytester) -> None:
+    """`qbench = true` under [tool.pytest.ini_options] in pyproject.toml."""
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\nqbench = true\nqbench_md = 'out/r.md'\n")
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest(plugins=[plugin])
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "out" / "r.md").read_text().startswith("# ✅")
+
+
+def test_output_option_switches_on(pytester: pytest.Pytester) -> None:
+    """Any --qbench-* output option switches it on and writes the copy there."""
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest("--qbench-json=ci/report.json", plugins=[plugin])
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "ci" / "report.json").is_file()
+    result.stdout.fnmatch_lines(
+        ["qbench: wrote .qbench/runs/*/report.json, *report.md, ci/report.json"]
+    )
+
+
+def test_markdown_headline(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """report.md opens with the counts in pytest's words and lists failures first."""
+    pytester.makepyfile(ALL_OUTCOMES)
+    run = run_qbench()
+    md = run.markdown
+    first = md.splitlines()[0]
+    assert first.startswith(
+        "# ❌ Test report: 4 failed, 2 passed, 2 skipped, 2 xfailed, 1 xpassed, 3 errors"
+    )
+    assert md.index("## Failures (4)") < md.index("## Errors (2)") < md.index("## Skipped (2)")
+    assert (
+        f"`test_markdown_headline.py:{line_of('assert x == 2')}` · **AssertionError** in call" in md
+    )
+
+
+def test_digest(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """--qbench-digest writes failures only, with next steps."""
+    from pytest_qbench.models import FailureDigest
+
+    pytester.makepyfile(ALL_OUTCOMES)
+    run_qbench("--qbench-digest=digest.json")
+    digest = FailureDigest.model_validate_json((pytester.path / "digest.json").read_text())
+    assert digest.success is False
+    names = [f.test_name.split("::")[-1] for f in digest.failures]
+    assert names[:4] == [
+        "test_fail",
+        "test_raise",
+        "test_xpass_strict",
+        "test_fail_and_teardown_error",
+    ]
+    assert "test_pass" not in names
+    where = f"test_digest.py:{line_of('assert x == 2')}"
+    assert any(step.startswith(f"Fix the assertion at {where}") for step in digest.next_steps)
