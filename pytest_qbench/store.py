@@ -87,11 +87,15 @@ class atomic_writer:
         return self._handle
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self._handle.close()
-        if exc_type is None:
-            self._tmp.replace(self.path)
-        else:
+        try:
+            self._handle.close()  # flushes: a full disk fails here
+            if exc_type is None:
+                self._tmp.replace(self.path)
+                return
+        except BaseException:
             self._tmp.unlink(missing_ok=True)
+            raise
+        self._tmp.unlink(missing_ok=True)
 
 
 class StreamWriter:
