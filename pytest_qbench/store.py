@@ -142,7 +142,8 @@ class StreamWriter:
 
 def iter_result_json(stream: Path) -> Iterator[str]:
     """The raw JSON of every result in a stream, in order (no parsing: this is the fast path)."""
-    with stream.open(encoding="utf-8") as handle:
+    # A torn last line may end inside a multi-byte character: it must not stop the reading.
+    with stream.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if line.startswith(RESULT_PREFIX) and line.endswith("}\n"):
                 yield line[len(RESULT_PREFIX) : -2]
@@ -243,7 +244,8 @@ def read_stream(path: Path) -> StreamContents:
     if not path.is_file():
         raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
     contents = StreamContents()
-    with path.open(encoding="utf-8") as handle:
+    # A torn last line may end inside a multi-byte character; it then fails validation below.
+    with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.strip():
                 continue
