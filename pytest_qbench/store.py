@@ -183,6 +183,10 @@ def read_report(path: Path) -> TestReport:
         raise ReportFormatError(
             f"cannot read report {path}: {exc.strerror}", slug="report-read"
         ) from None
+    except UnicodeDecodeError:
+        raise ReportFormatError(
+            f"{path} is not a qbench report: not UTF-8 text", slug="report-invalid"
+        ) from None
     try:
         report = TestReport.model_validate_json(text)
     except ValidationError as exc:
