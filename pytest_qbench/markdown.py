@@ -34,13 +34,18 @@ def md_text(text: object, limit: int = 500) -> str:
 
 
 def md_code(text: object, limit: int = 300) -> str:
-    """An inline code span that holds any text: the delimiter outgrows the text's backtick runs."""
+    """An inline code span that holds any text: the delimiter outgrows the text's backtick runs.
+
+    Empty (or blank) text gives an empty string rather than an empty code span.
+    """
     one_line = " ".join(clean(text).split())
+    if not one_line:
+        return ""
     if len(one_line) > limit:
         one_line = one_line[: limit - 1] + "…"
     longest = max((len(m) for m in _BACKTICK_RUN.findall(one_line)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if one_line.startswith("`") or one_line.endswith("`") or not one_line else ""
+    pad = " " if one_line.startswith("`") or one_line.endswith("`") else ""
     return f"{fence}{pad}{one_line}{pad}{fence}"
 
 
