@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from pydantic_core import to_jsonable_python
 
 from pytest_qbench.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.aggregate import ReportView
@@ -80,9 +81,8 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:
-    if hasattr(value, "model_dump"):
-        value = value.model_dump(mode="json")
-    return json.dumps(value, indent=indent, default=str)
+    # Models (also inside lists, dicts and the view's dataclasses) and datetimes as in report.json.
+    return json.dumps(to_jsonable_python(value, fallback=str), indent=indent)
 
 
 def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
