@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,8 @@ def render(
     env = env or make_environment()
     all_results = report.results if results is None else results
     if view is None:
+        if isinstance(all_results, Iterator):  # one pass only: the view would consume it
+            all_results = list(all_results)
         view = aggregate(all_results, max_items=max_items).view()
     tmpl = find_template(env, template)
     try:
