@@ -315,7 +315,8 @@ class TestAccumulator:
         if is_subtest_report(report):
             self._add_subtest(report)
             return False
-        when = report.when or "call"
+        # xdist reports a crashed worker's test with when="???"; it is the call that died.
+        when = report.when if report.when in ("setup", "teardown") else "call"
         if when == "setup":
             if self.outcome:  # a new attempt after a rerun
                 self._reset_attempt()
@@ -404,6 +405,17 @@ class TestAccumulator:
         if self.outcome.get("teardown") == "failed" and outcome != "failed":
             return "error"
         return outcome
+
+    def minimal_result(self) -> TestResult:
+        """The result with only what cannot fail: used when building the full one failed."""
+        return TestResult(
+            nodeid=self.nodeid,
+            test_name=self.test_name,
+            file=self.file,
+            line=self.line,
+            outcome=self.final_outcome(),
+            counted_as=self.counted_as,
+        )
 
     def result(self, captured: Captured | None) -> TestResult:
         """The finished ``TestResult``."""

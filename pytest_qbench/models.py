@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 from typing import Any
+from typing import ClassVar
 from typing import Literal
 
 from pydantic import BaseModel
@@ -41,6 +42,7 @@ class QBenchModel(BaseModel):
     """Base class of every model: unknown fields are refused, docstrings document fields."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    __test__: ClassVar[bool] = False  # TestReport, TestResult... are not pytest test classes
 
 
 class ReportMeta(QBenchModel):

@@ -240,22 +240,35 @@ class QBenchSession(QBenchWorker):
         acc = self.pending.get(key)
         if acc is None:
             acc = self.pending[key] = TestAccumulator(report, self.limits, self.redact)
-        if acc.add(report, category):
+        try:
+            finished = acc.add(report, category)
+        except Exception as exc:  # the test still finishes when its teardown arrives
+            self.note_internal_error(f"reading the {report.when} report of {report.nodeid}", exc)
+            finished = report.when == "teardown"
+        if finished:
             del self.pending[key]
             self._finish_test(acc, report)
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
-        outcome = acc.final_outcome()
+        try:
+            result = self._build_result(acc, last)
+        except Exception as exc:  # keep the test in the report, with what is certain
+            self.note_internal_error(f"building the result of {acc.nodeid}", exc)
+            result = acc.minimal_result()
+        with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
+            self.config.hook.pytest_qbench_modify_result(result=result, config=self.config)
+        self._emit(result)
+
+    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> TestResult:
         captured = None
-        if last is not None and outcome in self.settings.capture:
+        if last is not None and acc.final_outcome() in self.settings.capture:
             captured = captured_output(last.sections, self.limits, self.redact)
         result = acc.result(captured)
         if last is not None and last.user_properties:
             result.user_properties = sanitize_user_properties(last.user_properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
-        self.config.hook.pytest_qbench_modify_result(result=result, config=self.config)
-        self._emit(result)
+        return result
 
     def _emit(self, result: TestResult) -> None:
         self.aggregator.add_result(result)

@@ -57,7 +57,7 @@ class _Reader:
     def ini(self, name: str) -> Any:
         try:
             return self.config.getini(f"qbench_{name}")
-        except ValueError as exc:
+        except (ValueError, pytest.UsageError) as exc:  # pytest 9 wraps the ValueError
             raise pytest.UsageError(
                 f"ini qbench_{name} is malformed: {exc}; fix it in {self.config.inipath}"
             ) from None
@@ -87,20 +87,23 @@ class _Reader:
 
 def is_enabled(config: pytest.Config) -> bool:
     """Whether qbench was asked for: ``-p qbench``, any output option, or ini ``qbench = true``."""
+    switched_on = _ini_switch(config)
     plugins = getattr(config.known_args_namespace, "plugins", None) or []
     if any(p in ("qbench", "pytest_qbench.plugin") for p in plugins):
         return True
     reader = _Reader(config)
     if any(reader.cli(name) for name in (*OUTPUT_OPTIONS, "dir", "run_id")):
         return True
-    if any(reader.ini(name) for name in OUTPUT_OPTIONS):
-        return True
+    return switched_on or any(reader.ini(name) for name in OUTPUT_OPTIONS)
+
+
+def _ini_switch(config: pytest.Config) -> bool:
+    """The ini ``qbench`` value, checked even when the command line already decided."""
     try:
         return bool(config.getini("qbench"))
-    except ValueError:
-        raw = config.inicfg.get("qbench") if hasattr(config, "inicfg") else None
+    except (ValueError, pytest.UsageError) as exc:  # pytest 9 wraps the ValueError
         raise pytest.UsageError(
-            f"ini qbench must be true or false, given: {raw!r}; e.g. qbench = true"
+            f"ini qbench must be true or false ({exc}); e.g. qbench = true"
         ) from None
 
 

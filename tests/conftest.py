@@ -52,7 +52,9 @@ class QBenchRun:
 RunQBench = Callable[..., QBenchRun]
 
 
-def find_run_dir(root: Path) -> Path:
+def find_run_dir(root: Path, name: str | None = None) -> Path:
+    if name is not None:
+        return root / ".qbench" / "runs" / name
     runs = sorted((root / ".qbench" / "runs").iterdir())
     assert len(runs) == 1, runs
     return runs[0]
@@ -63,16 +65,96 @@ def run_qbench(pytester: pytest.Pytester) -> RunQBench:
     """Run pytest with ``-p qbench`` (in-process, or in a subprocess with ``subprocess=True``) and
     parse the report it wrote."""
 
-    def run(*args: str, subprocess: bool = False) -> QBenchRun:
+    def run(*args: str, subprocess: bool = False, run_dir: str | None = None) -> QBenchRun:
         runner = pytester.runpytest_subprocess if subprocess else pytester.runpytest
         result = runner("-p", "qbench", *args)
-        run_dir = find_run_dir(pytester.path)
-        text = (run_dir / "report.json").read_text(encoding="utf-8")
-        return QBenchRun(result, run_dir, TestReport.model_validate_json(text))
+        run_dir_path = find_run_dir(pytester.path, run_dir)
+        text = (run_dir_path / "report.json").read_text(encoding="utf-8")
+        return QBenchRun(result, run_dir_path, TestReport.model_validate_json(text))
 
     return run
 
 
-def outcomes_of(result: pytest.RunResult) -> dict[str, int]:
-    """pytest's own closing line, parsed (``errors``, ``warnings`` normalised to plural)."""
-    return result.parseoutcomes()
+ALL_OUTCOMES = """
+    import pytest
+
+    def test_pass():
+        print("hello out")
+
+    def test_fail():
+        x = 1
+        assert x == 2, "x must be two"
+
+    def test_raise():
+        raise ValueError("bad value")
+
+    @pytest.mark.skip(reason="not today")
+    def test_skip():
+        pass
+
+    def test_skip_inside():
+        pytest.skip("inside skip")
+
+    @pytest.mark.xfail(reason="known bug")
+    def test_xfail():
+        assert False
+
+    @pytest.mark.xfail(reason="fixed?")
+    def test_xpass():
+        pass
+
+    @pytest.mark.xfail(reason="must fail", strict=True)
+    def test_xpass_strict():
+        pass
+
+    def test_imperative_xfail():
+        pytest.xfail("not ready")
+
+    @pytest.fixture
+    def broken_setup():
+        raise RuntimeError("setup broke")
+
+    def test_setup_error(broken_setup):
+        pass
+
+    @pytest.fixture
+    def broken_teardown():
+        yield
+        raise OSError("teardown broke")
+
+    def test_teardown_error(broken_teardown):
+        pass
+
+    def test_fail_and_teardown_error(broken_teardown):
+        assert 0
+"""
+
+
+def line_of(text: str, source: str = ALL_OUTCOMES) -> int:
+    """1-based line of ``text`` in a file pytester wrote from ``source``."""
+    import textwrap
+
+    lines = textwrap.dedent(source).strip("\n").splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+SUMMARY_KEYS = {
+    "passed": "passed",
+    "failed": "failed",
+    "errors": "errors",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+    "deselected": "deselected",
+    "warnings": "warnings",
+    "rerun": "reruns",
+    "subtests": "subtests_passed",  # parseoutcomes reads "3 subtests passed" as subtests=3
+}
+
+
+def assert_summary_matches_pytest(run: QBenchRun) -> None:
+    """Every count pytest prints equals the report's, and the report has nothing pytest lacks."""
+    outcomes = run.result.parseoutcomes()
+    summary = run.report.summary
+    for word, field in SUMMARY_KEYS.items():
+        assert getattr(summary, field) == outcomes.get(word, 0), (word, outcomes, summary)

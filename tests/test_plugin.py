@@ -6,93 +6,10 @@ import pytest
 
 from pytest_qbench import plugin
 
+from conftest import ALL_OUTCOMES
 from conftest import RunQBench
-from conftest import outcomes_of
-
-
-ALL_OUTCOMES = """
-    import pytest
-
-    def test_pass():
-        print("hello out")
-
-    def test_fail():
-        x = 1
-        assert x == 2, "x must be two"
-
-    def test_raise():
-        raise ValueError("bad value")
-
-    @pytest.mark.skip(reason="not today")
-    def test_skip():
-        pass
-
-    def test_skip_inside():
-        pytest.skip("inside skip")
-
-    @pytest.mark.xfail(reason="known bug")
-    def test_xfail():
-        assert False
-
-    @pytest.mark.xfail(reason="fixed?")
-    def test_xpass():
-        pass
-
-    @pytest.mark.xfail(reason="must fail", strict=True)
-    def test_xpass_strict():
-        pass
-
-    def test_imperative_xfail():
-        pytest.xfail("not ready")
-
-    @pytest.fixture
-    def broken_setup():
-        raise RuntimeError("setup broke")
-
-    def test_setup_error(broken_setup):
-        pass
-
-    @pytest.fixture
-    def broken_teardown():
-        yield
-        raise OSError("teardown broke")
-
-    def test_teardown_error(broken_teardown):
-        pass
-
-    def test_fail_and_teardown_error(broken_teardown):
-        assert 0
-"""
-
-
-def line_of(text: str, source: str = ALL_OUTCOMES) -> int:
-    """1-based line of ``text`` in a file pytester wrote from ``source``."""
-    import textwrap
-
-    lines = textwrap.dedent(source).strip("\n").splitlines()
-    return next(i for i, line in enumerate(lines, start=1) if text in line)
-
-
-SUMMARY_KEYS = {
-    "passed": "passed",
-    "failed": "failed",
-    "errors": "errors",
-    "skipped": "skipped",
-    "xfailed": "xfailed",
-    "xpassed": "xpassed",
-    "deselected": "deselected",
-    "warnings": "warnings",
-    "rerun": "reruns",
-    "subtests passed": "subtests_passed",
-}
-
-
-def assert_summary_matches_pytest(run) -> None:
-    """Every count pytest prints equals the report's, and the report has nothing pytest lacks."""
-    outcomes = outcomes_of(run.result)
-    summary = run.report.summary
-    for word, field in SUMMARY_KEYS.items():
-        assert getattr(summary, field) == outcomes.get(word, 0), (word, outcomes, summary)
+from conftest import assert_summary_matches_pytest
+from conftest import line_of
 
 
 def test_every_outcome_matches_pytest(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:

@@ -1,0 +1,111 @@
+"""Crash safety: hard exits, Ctrl-C, and bugs inside qbench never lose results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_qbench.cli import main
+from pytest_qbench.models import TestReport
+
+from conftest import RunQBench
+from conftest import find_run_dir
+
+
+def test_hard_exit_then_render(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After os._exit the stream holds every finished test; `qbench render` rebuilds the reports."""
+    pytester.makepyfile(
+        """
+        import os
+        def test_one(): pass
+        def test_two(): assert 0, "two fails"
+        def test_die(): os._exit(9)
+        def test_never(): pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == 9
+    run_dir = find_run_dir(pytester.path)
+    assert not (run_dir / "report.json").exists()
+    kinds = [
+        json.loads(line)["kind"] for line in (run_dir / "results.jsonl").read_text().splitlines()
+    ]
+    assert kinds == ["start", "result", "result"]
+
+    assert main(["render", str(run_dir)]) == 0
+    assert "rebuilt interrupted run" in capsys.readouterr().out
+    report = TestReport.model_validate_json((run_dir / "report.json").read_text())
+    assert report.run.interrupted is True
+    assert report.run.exit_code is None
+    assert [r.outcome for r in report.results] == ["passed", "failed"]
+    assert (report.summary.passed, report.summary.failed) == (1, 1)
+    md = (run_dir / "report.md").read_text()
+    assert "**Interrupted:**" in md
+    assert "two fails" in md
+
+
+def test_keyboard_interrupt_writes_reports(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Ctrl-C: the reports are written, marked interrupted, with the tests that finished."""
+    pytester.makepyfile(
+        """
+        def test_one(): pass
+        def test_stop(): raise KeyboardInterrupt
+        def test_never(): pass
+        """
+    )
+    run = run_qbench(subprocess=True)  # in-process, the interrupt would reach the outer run
+    assert run.result.ret == pytest.ExitCode.INTERRUPTED
+    assert run.report.run.interrupted is True
+    assert run.report.run.exit_code == 2
+    assert [r.nodeid.split("::")[1] for r in run.report.results] == ["test_one"]
+    assert "**Interrupted:**" in run.markdown
+
+
+def test_bug_in_qbench_keeps_results_and_exit_status(pytester: pytest.Pytester) -> None:
+    """A qbench bug becomes a warning; the result is still recorded; pytest's exit status holds."""
+    pytester.makeconftest(
+        """
+        import pytest_qbench.session
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("qbench bug")
+
+        pytest_qbench.session.captured_output = broken  # simulate a bug inside qbench
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["qbench: internal error in building the result of *test_bad*qbench bug"]
+    )
+    report = TestReport.model_validate_json(
+        (find_run_dir(pytester.path) / "report.json").read_text()
+    )
+    assert [r.outcome for r in report.results] == ["passed", "failed"]
+    assert any(w.code == "internal-error" for w in report.warnings)
+
+
+def test_broken_output_does_not_stop_the_others(pytester: pytest.Pytester) -> None:
+    """If writing the Markdown fails, report.json and the copies are still written."""
+    pytester.makeconftest(
+        """
+        from pytest_qbench.outputs import OutputWriter
+
+        def broken(self, path):
+            raise OSError("disk full")
+
+        OutputWriter.markdown = broken  # simulate a failing write
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-json=out.json")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["qbench: internal error in writing report.md: OSError: disk full"])
+    assert (pytester.path / "out.json").is_file()

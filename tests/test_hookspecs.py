@@ -1,0 +1,53 @@
+"""The pytest_qbench_* hooks, implemented in a conftest.py as another plugin would."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import RunQBench
+
+
+def test_hooks_change_what_is_written(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """modify_result, modify_report and markdown_sections all reach report.json and report.md."""
+    pytester.makeconftest(
+        """
+        from pytest_qbench import ReportSection
+
+        def pytest_qbench_modify_result(result, config):
+            print("HOOK: result", result.nodeid)
+            result.user_properties.append(("owner", "team-a"))
+
+        def pytest_qbench_modify_report(report, config):
+            print("HOOK: report", report.summary.total)
+            report.environment.extra["build"] = "1234"
+
+        def pytest_qbench_markdown_sections(report, config):
+            return [ReportSection(title="Deploy", body="Deployed **build 1234**.")]
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass")
+    run = run_qbench("-s")
+    run.result.stdout.fnmatch_lines(
+        ["*HOOK: result test_hooks_change_what_is_written.py::test_a*", "*HOOK: report 2*"]
+    )
+    assert all(("owner", "team-a") in r.user_properties for r in run.report.results)
+    assert run.report.environment.extra == {"build": "1234"}
+    assert [s.title for s in run.report.sections] == ["Deploy"]
+    assert "## Deploy\n\nDeployed **build 1234**." in run.markdown
+
+
+def test_failing_hook_is_contained(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A broken modify_result implementation is noted; results and exit status are kept."""
+    pytester.makeconftest(
+        """
+        def pytest_qbench_modify_result(result, config):
+            raise ZeroDivisionError("plugin bug")
+        """
+    )
+    pytester.makepyfile("def test_a(): pass")
+    run = run_qbench()
+    assert run.result.ret == 0
+    assert [r.outcome for r in run.report.results] == ["passed"]
+    run.result.stdout.fnmatch_lines(
+        ["qbench: internal error in pytest_qbench_modify_result*plugin bug"]
+    )

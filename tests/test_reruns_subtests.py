@@ -1,0 +1,87 @@
+"""pytest-rerunfailures and pytest 9 subtests: one result per test, counted as pytest counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import RunQBench
+from conftest import assert_summary_matches_pytest
+
+
+pytest.importorskip("pytest_rerunfailures")
+
+FLAKY = """
+    import pathlib, pytest
+
+    def test_flaky(tmp_path_factory):
+        marker = pathlib.Path(__file__).parent / "attempts.txt"
+        n = int(marker.read_text()) if marker.exists() else 0
+        marker.write_text(str(n + 1))
+        assert n >= 2, f"attempt {n}"
+
+    def test_always_fails():
+        raise KeyError("nope")
+
+    def test_ok():
+        pass
+"""
+
+
+def test_rerun_final_outcome_and_attempts(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A rerun test is one result with its final outcome, attempts, and flaky when it passed."""
+    pytester.makepyfile(FLAKY)
+    run = run_qbench("-p", "pytest_rerunfailures", "--reruns", "2")
+    assert_summary_matches_pytest(run)
+    flaky = run.by_name("test_flaky")
+    assert flaky.outcome == "passed"
+    assert flaky.flaky is True
+    assert flaky.reruns == 2
+    assert [a.outcome for a in flaky.attempts] == ["failed", "failed"]
+    assert flaky.attempts[0].failure is not None
+    assert "attempt 0" in flaky.attempts[0].failure.error_message
+    always = run.by_name("test_always_fails")
+    assert always.outcome == "failed" and always.flaky is False and always.reruns == 2
+    assert always.failure is not None and always.failure.error_type == "KeyError"
+    summary = run.report.summary
+    assert (summary.total, summary.passed, summary.failed, summary.reruns, summary.flaky) == (
+        3,
+        2,
+        1,
+        4,
+        1,
+    )
+    assert "## Flaky (1)" in run.markdown
+
+
+SUBTESTS = """
+    def test_sub(subtests):
+        for i in range(3):
+            with subtests.test(msg="check", i=i):
+                assert i != 1, "one is bad"
+
+    def test_sub_ok(subtests):
+        with subtests.test("fine"):
+            pass
+"""
+
+
+@pytest.mark.skipif(not hasattr(pytest, "SubtestReport"), reason="pytest 9 subtests")
+@pytest.mark.parametrize("verbosity", [[], ["-q"], ["-v"]])
+def test_subtests_children_and_counts(
+    pytester: pytest.Pytester, run_qbench: RunQBench, verbosity: list[str]
+) -> None:
+    """Subtests are children of their test, and counted as pytest's line counts them."""
+    pytester.makepyfile(SUBTESTS)
+    run = run_qbench(*verbosity)
+    assert_summary_matches_pytest(run)
+    sub = run.by_name("test_sub")
+    assert sub.outcome == "failed"
+    assert [(s.msg, s.params, s.outcome) for s in sub.subtests] == [
+        ("check", {"i": "0"}, "passed"),
+        ("check", {"i": "1"}, "failed"),
+        ("check", {"i": "2"}, "passed"),
+    ]
+    failed = sub.subtests[1].failure
+    assert failed is not None and "one is bad" in failed.error_message
+    assert run.report.summary.subtests_failed == 1
+    assert run.by_name("test_sub_ok").subtests[0].description == "[fine]"
