@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_qbench.options import add_options
+from pytest_qbench.options import is_enabled
 
 
 SESSION_PLUGIN_NAME = "qbench-session"
@@ -41,8 +42,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if workerinput is not None:
         _configure_worker(config, workerinput)
         return
-    from pytest_qbench.settings import is_enabled
-
     if not is_enabled(config):
         return
     from pytest_qbench.session import QBenchSession

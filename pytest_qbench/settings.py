@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,7 +18,7 @@ from pytest_qbench.options import CAPTURE_DEFAULT
 from pytest_qbench.options import DEFAULT_MAX_OUTPUT
 from pytest_qbench.options import DEFAULT_MAX_TRACE
 from pytest_qbench.options import DEFAULT_MD_MAX_ITEMS
-from pytest_qbench.options import OUTPUT_OPTIONS
+from pytest_qbench.options import OptionReader
 from pytest_qbench.options import parse_cap
 from pytest_qbench.options import parse_capture
 from pytest_qbench.options import parse_run_id
@@ -43,73 +41,9 @@ class Settings:
     md_max_items: int = DEFAULT_MD_MAX_ITEMS
 
 
-class _Reader:
-    """Reads one setting: the command line wins over the ini file; paths resolve from each."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.cli_dir = config.invocation_params.dir
-        self.ini_dir = config.inipath.parent if config.inipath else config.rootpath
-
-    def cli(self, name: str) -> Any:
-        return self.config.getoption(f"qbench_{name}", None)
-
-    def ini(self, name: str) -> Any:
-        try:
-            return self.config.getini(f"qbench_{name}")
-        except (ValueError, pytest.UsageError) as exc:  # pytest 9 wraps the ValueError
-            raise pytest.UsageError(
-                f"ini qbench_{name} is malformed: {exc}; fix it in {self.config.inipath}"
-            ) from None
-
-    def path(self, name: str) -> tuple[Path | None, str]:
-        """The path and where it came from (for error messages)."""
-        value = self.cli(name)
-        if value:
-            return self.cli_dir / value, f"--qbench-{name.replace('_', '-')}"
-        value = self.ini(name)
-        if value:
-            return self.ini_dir / str(value), f"ini qbench_{name}"
-        return None, f"--qbench-{name.replace('_', '-')}"
-
-    def parsed(self, name: str, parse: Callable[[str], Any], default: Any) -> Any:
-        value = self.cli(name)
-        if value is not None:
-            return value  # parsed by argparse already
-        raw = self.ini(name)
-        if raw in (None, ""):
-            return default
-        try:
-            return parse(str(raw))
-        except argparse.ArgumentTypeError as exc:
-            raise pytest.UsageError(f"ini qbench_{name} {exc}") from None
-
-
-def is_enabled(config: pytest.Config) -> bool:
-    """Whether qbench was asked for: ``-p qbench``, any output option, or ini ``qbench = true``."""
-    switched_on = _ini_switch(config)
-    plugins = getattr(config.known_args_namespace, "plugins", None) or []
-    if any(p in ("qbench", "pytest_qbench.plugin") for p in plugins):
-        return True
-    reader = _Reader(config)
-    if any(reader.cli(name) for name in (*OUTPUT_OPTIONS, "dir", "run_id")):
-        return True
-    return switched_on or any(reader.ini(name) for name in OUTPUT_OPTIONS)
-
-
-def _ini_switch(config: pytest.Config) -> bool:
-    """The ini ``qbench`` value, checked even when the command line already decided."""
-    try:
-        return bool(config.getini("qbench"))
-    except (ValueError, pytest.UsageError) as exc:  # pytest 9 wraps the ValueError
-        raise pytest.UsageError(
-            f"ini qbench must be true or false ({exc}); e.g. qbench = true"
-        ) from None
-
-
 def read_settings(config: pytest.Config) -> Settings:
     """Validate every option; raise ``UsageError`` on the first problem."""
-    reader = _Reader(config)
+    reader = OptionReader(config)
     qbench_dir, dir_source = reader.path("dir")
     if qbench_dir is None:
         qbench_dir = config.rootpath / ".qbench"
@@ -148,7 +82,7 @@ def read_settings(config: pytest.Config) -> Settings:
     )
 
 
-def _templates(reader: _Reader, template_dir: Path | None) -> tuple[tuple[str, Path], ...]:
+def _templates(reader: OptionReader, template_dir: Path | None) -> tuple[tuple[str, Path], ...]:
     from pytest_qbench.errors import TemplateError
     from pytest_qbench.render import find_template
     from pytest_qbench.render import make_environment

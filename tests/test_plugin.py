@@ -265,6 +265,26 @@ def test_no_report_without_asking(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / ".qbench").exists()
 
 
+def test_not_asked_imports_nothing_heavy(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Autoloaded but not asked for, qbench imports neither its models nor its session."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    pytester.makeconftest(
+        """
+        import sys
+        def pytest_sessionfinish(session):
+            loaded = session.config.pluginmanager.has_plugin("qbench")
+            heavy = sorted(m for m in ("pytest_qbench.models", "pytest_qbench.session") if m in sys.modules)
+            print("QBENCH LOADED:", loaded, "HEAVY:", heavy)
+        """
+    )
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*QBENCH LOADED: True HEAVY: []*"])
+    assert not (pytester.path / ".qbench").exists()
+
+
 @pytest.mark.parametrize(
     "ini",
     [
