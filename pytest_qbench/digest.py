@@ -75,8 +75,11 @@ def next_steps(report: TestReport, chosen: Iterable[TestResult], view: ReportVie
         steps.append(
             f"Investigate flaky test {result.nodeid}: passed after {result.reruns} rerun(s)"
         )
-    if report.run.interrupted:
-        steps.append("The run was interrupted; run the tests again for complete results")
+    if report.run.interrupted:  # kept even when the list is full: the other steps are partial
+        steps = [
+            *steps[: MAX_NEXT_STEPS - 1],
+            "The run was interrupted; run the tests again for complete results",
+        ]
     if not steps:
         steps.append(f"All {report.summary.total} tests passed; nothing to fix")
     return steps[:MAX_NEXT_STEPS]
