@@ -1,0 +1,178 @@
+"""Folding results into a summary and a bounded view."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_qbench import models
+from pytest_qbench._types import OUTCOMES
+from pytest_qbench._types import Outcome
+from pytest_qbench.aggregate import aggregate
+from pytest_qbench.models import Diagnostic
+from pytest_qbench.models import ReportSummary
+from pytest_qbench.models import SubtestResult
+
+
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> models.TestResult:
+    """A result named ``t.py::<name>``."""
+    return models.TestResult(
+        nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields
+    )
+
+
+CATEGORIES = [
+    "passed",
+    "failed",
+    "error",
+    "skipped",
+    "xfailed",
+    "xpassed",
+    "rerun",
+    "subtests passed",
+    "subtests skipped",
+    "subtests failed",
+    "warnings",
+    "",
+    "custom",
+    "other plugin word",
+]
+results = st.builds(
+    result,
+    name=st.text(max_size=5),
+    outcome=st.sampled_from(OUTCOMES),
+    counted_as=st.lists(st.sampled_from(CATEGORIES), max_size=3),
+    reason=st.none() | st.sampled_from(["a", "b", "c"]),
+    flaky=st.booleans(),
+    reruns=st.integers(0, 2),
+    duration=st.floats(0, 100),
+    subtests=st.lists(
+        st.builds(
+            SubtestResult,
+            description=st.just("sub"),
+            outcome=st.sampled_from(["passed", "failed", "skipped", "xfailed"]),
+        ),
+        max_size=3,
+    ),
+)
+diagnostics = st.builds(
+    Diagnostic,
+    tool=st.sampled_from(["pytest", "qbench"]),
+    severity=st.sampled_from(["error", "warning"]),
+    message=st.just("m"),
+)
+runs = st.tuples(
+    st.lists(results, max_size=15),
+    st.lists(diagnostics, max_size=3),
+    st.lists(diagnostics, max_size=3),
+    st.integers(0, 5),
+)
+
+
+Run = tuple[list[models.TestResult], list[Diagnostic], list[Diagnostic], int]
+"""Results, collection errors, warnings and the deselected count of one run."""
+
+
+def summary_of(run: Run) -> ReportSummary:
+    """The summary ``aggregate`` makes of a run (duration 0)."""
+    return aggregate(*run).summary(0.0)
+
+
+@given(st.lists(runs, min_size=1, max_size=4))
+def test_aggregate_of_concatenation_is_sum_of_aggregates(parts: list[Run]) -> None:
+    """Aggregating shards together gives the sum of the shards' summaries."""
+    together = aggregate(
+        [r for part in parts for r in part[0]],
+        [d for part in parts for d in part[1]],
+        [d for part in parts for d in part[2]],
+        sum(part[3] for part in parts),
+    ).summary(0.0)
+    assert together == sum(summary_of(part) for part in parts)
+
+
+@given(runs)
+def test_summary_counts_follow_counted_as(run: Run) -> None:
+    """Counts come from counted_as (the outcome when empty); collection errors are errors."""
+    results, collection_errors, warnings, deselected = run
+    summary = summary_of(run)
+    words = [w for r in results for w in (r.counted_as or [r.outcome])]
+    assert summary.total == len(results)
+    assert summary.passed == words.count("passed")
+    assert summary.errors == words.count("error") + len(collection_errors)
+    assert summary.reruns == words.count("rerun")
+    assert summary.warnings == words.count("warnings") + sum(d.tool == "pytest" for d in warnings)
+    assert summary.deselected == deselected
+    assert summary.other == {
+        w: words.count(w) for w in ("custom", "other plugin word") if w in words
+    }
+    assert summary.flaky == sum(r.flaky for r in results)
+    assert summary.subtests_failed == sum(
+        s.outcome == "failed" for r in results for s in r.subtests
+    )
+
+
+def test_pytest_subtests_failed_word_is_not_counted_twice() -> None:
+    """pytest-subtests' 'subtests failed' word is ignored; failed subtests are counted directly."""
+    failing = SubtestResult(description="[x]", outcome="failed")
+    item = result("test_s", "failed", counted_as=["failed", "subtests failed"], subtests=[failing])
+    summary = aggregate([item]).summary(0.0)
+    assert (summary.failed, summary.subtests_failed, summary.other) == (1, 1, {})
+
+
+def test_summary_duration_is_rounded() -> None:
+    """The session duration is kept to microseconds."""
+    assert aggregate([]).summary(1.23456789).duration == 1.234568
+    assert aggregate([]).summary(0.0) == ReportSummary()
+
+
+def test_view_selections_are_capped() -> None:
+    """Each selection keeps the first max_items and counts the rest."""
+    failed = [result(f"test_{i}", "failed") for i in range(7)]
+    view = aggregate([*failed, result("test_e", "error")], max_items=5).view()
+    assert [r.test_name for r in view.failures.items] == [f"test_{i}" for i in range(5)]
+    assert (view.failures.total, view.failures.omitted) == (7, 2)
+    assert (view.errors.total, view.errors.omitted) == (1, 0)
+
+
+def test_view_groups_skips_by_reason() -> None:
+    """Skips are grouped by reason, most frequent first; a missing reason gets a label."""
+    skips = [result(f"test_{i}", "skipped", reason="slow") for i in range(3)]
+    skips += [result("test_win", "skipped", reason="windows"), result("test_none", "skipped")]
+    view = aggregate(skips).view()
+    assert [(g.reason, g.count, g.example.test_name) for g in view.skip_groups] == [
+        ("slow", 3, "test_0"),
+        ("(no reason given)", 1, "test_none"),
+        ("windows", 1, "test_win"),
+    ]
+    assert view.skip_groups_omitted == 0
+
+
+def test_view_skip_groups_capped_and_counted() -> None:
+    """Past max_items groups, the skipped tests of the other reasons are counted."""
+    skips = [result(f"test_{i}", "skipped", reason=f"r{i:02}") for i in range(8)]
+    view = aggregate(skips, max_items=3).view()
+    assert [g.reason for g in view.skip_groups] == ["r00", "r01", "r02"]
+    assert view.skip_groups_omitted == 5
+
+
+def test_view_slowest_first_ties_keep_order() -> None:
+    """The slowest tests, slowest first; among equal durations the earlier one wins."""
+    timed = [result(f"test_{i}", duration=d) for i, d in enumerate([1.0, 5.0, 3.0, 5.0, 0.0, 2.0])]
+    view = aggregate(timed, slowest=3).view()
+    assert [r.test_name for r in view.slowest] == ["test_1", "test_3", "test_2"]
+    assert aggregate(timed, slowest=0).view().slowest == []
+
+
+def test_view_flaky_and_expected_failures() -> None:
+    """Flaky tests, xfailed and xpassed get their own selections."""
+    items = [
+        result("test_f", flaky=True, reruns=1),
+        result("test_xf", "xfailed"),
+        result("test_xp", "xpassed"),
+    ]
+    view = aggregate(items).view()
+    assert [r.test_name for r in view.flaky.items] == ["test_f"]
+    assert [r.test_name for r in view.xfailed.items] == ["test_xf"]
+    assert [r.test_name for r in view.xpassed.items] == ["test_xp"]

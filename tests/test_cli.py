@@ -1,0 +1,275 @@
+"""The ``qbench`` command: render, rebuild a run directory, schema, errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench import models
+from pytest_qbench import store
+from pytest_qbench._types import Outcome
+from pytest_qbench._version import __version__
+from pytest_qbench.cli import ERR
+from pytest_qbench.cli import OK
+from pytest_qbench.cli import main
+from pytest_qbench.models import Environment
+from pytest_qbench.models import Failure
+from pytest_qbench.models import ReportMeta
+from pytest_qbench.models import ReportSummary
+from pytest_qbench.models import RunMeta
+from pytest_qbench.models import StreamEnd
+from pytest_qbench.models import StreamStart
+
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+ENVIRONMENT = Environment(
+    python="3.12.4",
+    implementation="CPython",
+    platform="Linux",
+    pytest_version="9.0.0",
+    qbench_version="0.1.0",
+)
+RUN = RunMeta(run_id="20260102T030405Z-abcdef", started_at=T0, cwd="/src", command=["pytest"])
+
+
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> models.TestResult:
+    """A result named ``t.py::<name>``."""
+    return models.TestResult(
+        nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields
+    )
+
+
+RESULTS = [
+    result("test_ok", started_at=T0, duration=0.5),
+    result(
+        "test_bad",
+        "failed",
+        started_at=T0 + timedelta(seconds=1),
+        duration=1.0,
+        counted_as=["failed"],
+        failure=Failure(error_type="AssertionError", error_message="assert 1 == 2"),
+    ),
+]
+
+
+@pytest.fixture
+def report_json(tmp_path: Path) -> Path:
+    """A report.json with one passed and one failed test."""
+    report = models.TestReport(
+        meta=ReportMeta(qbench_version="0.1.0", created_at=T0),
+        run=RUN.model_copy(update={"exit_code": 1, "completed_at": T0 + timedelta(seconds=2)}),
+        environment=ENVIRONMENT,
+        summary=ReportSummary(total=2, passed=1, failed=1, duration=2.0),
+        results=RESULTS,
+    )
+    path = tmp_path / "report.json"
+    store.write_report_json(path, report, None)
+    return path
+
+
+def make_run_dir(root: Path, *, end: bool) -> Path:
+    """A run directory holding only results.jsonl (as a run that died, or before rendering)."""
+    run_dir = store.run_dir(root / ".qbench", RUN.run_id)
+    writer = store.StreamWriter(run_dir / store.STREAM_NAME)
+    meta = ReportMeta(qbench_version="0.1.0", created_at=T0)
+    writer.write_start(StreamStart(meta=meta, run=RUN, environment=ENVIRONMENT))
+    for item in RESULTS:
+        writer.write_result(item)
+    if end:
+        writer.write_end(StreamEnd(run=RUN.model_copy(update={"exit_code": 1})))
+    writer.close()
+    return run_dir
+
+
+def assert_one_line_error(capsys: pytest.CaptureFixture[str], *fragments: str) -> None:
+    """stderr is exactly one ``qbench: error: ...`` line containing ``fragments``; stdout empty."""
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith("qbench: error: ")
+    for fragment in fragments:
+        assert fragment in err
+
+
+# --- schema -----------------------------------------------------------------------------------
+
+
+def test_schema_prints_report_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """``qbench schema`` prints the report's JSON Schema, with meta.schema_version."""
+    assert main(["schema"]) == OK
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["title"] == "TestReport"
+    assert "schema_version" in schema["$defs"]["ReportMeta"]["properties"]
+    assert schema == models.TestReport.model_json_schema(mode="serialization")
+
+
+def test_schema_of_digest_and_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model digest`` and ``--model stream`` print those schemas."""
+    assert main(["schema", "--model", "digest"]) == OK
+    assert json.loads(capsys.readouterr().out)["title"] == "FailureDigest"
+    assert main(["schema", "--model", "stream"]) == OK
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["discriminator"]["propertyName"] == "kind"
+    records = {"StreamStart", "StreamResult", "StreamDiagnostic", "StreamDeselected", "StreamEnd"}
+    assert records <= set(schema["$defs"])
+
+
+# --- render a report.json -----------------------------------------------------------------
+
+
+def test_render_report_json_to_stdout(
+    report_json: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``qbench render report.json`` prints the Markdown report."""
+    assert main(["render", str(report_json)]) == OK
+    out, err = capsys.readouterr()
+    assert out.startswith("# ❌ Test report: 1 failed, 1 passed in 2.00s\n")
+    assert "### `t.py::test_bad`" in out
+    assert err == ""
+
+
+def test_render_to_file_with_template(
+    report_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-t``/``-o`` render any template to a file; ``--template-dir`` is searched first."""
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "ids.txt.j2").write_text("{% for r in results %}{{ r.nodeid }}\n{% endfor %}")
+    out = tmp_path / "out" / "ids.txt"
+    argv = ["render", str(report_json), "--template-dir", str(templates), "-t", "ids.txt.j2"]
+    assert main([*argv, "-o", str(out)]) == OK
+    assert out.read_text() == "t.py::test_ok\nt.py::test_bad\n"
+    assert main(["render", str(report_json), "-t", "summary.md.j2", "--max-items", "1"]) == OK
+    assert capsys.readouterr().out.startswith("# ❌ Test report:")
+
+
+def test_render_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing report is exit status 1 and one ``qbench: error:`` line."""
+    assert main(["render", str(tmp_path / "nope.json")]) == ERR
+    assert_one_line_error(capsys, "cannot read report", "nope.json")
+
+
+def test_render_other_schema_version(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A report of another schema version is refused in one line naming both versions."""
+    data = models.TestReport(
+        meta=ReportMeta(qbench_version="9.9", created_at=T0, schema_version=99),
+        run=RUN,
+        environment=ENVIRONMENT,
+        summary=ReportSummary(),
+    ).model_dump(mode="json")
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    assert main(["render", str(path)]) == ERR
+    assert_one_line_error(capsys, "schema_version 99", f"reads {models.SCHEMA_VERSION}")
+
+
+def test_render_not_a_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file that is not a report (binary, or JSON of something else) is one error line."""
+    binary = tmp_path / "image.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\xff")
+    assert main(["render", str(binary)]) == ERR
+    assert_one_line_error(capsys, "image.png is not a qbench report")
+    other = tmp_path / "package.json"
+    other.write_text('{"name": "x"}')
+    assert main(["render", str(other)]) == ERR
+    assert_one_line_error(capsys, "package.json is not a qbench report")
+
+
+def test_render_missing_template(report_json: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown template is one error line listing the built-ins."""
+    assert main(["render", str(report_json), "-t", "nope.j2"]) == ERR
+    assert_one_line_error(capsys, "'nope.j2' not found", "report.md.j2, summary.md.j2")
+
+
+def test_render_directory_that_is_not_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory without a stream or a report is one error line."""
+    assert main(["render", str(tmp_path)]) == ERR
+    assert_one_line_error(capsys, "not a run directory")
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse usage errors exit with status 2."""
+    with pytest.raises(SystemExit) as excinfo:
+        main(["render"])
+    assert excinfo.value.code == 2
+    assert "usage: qbench render" in capsys.readouterr().err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--version`` prints the package version."""
+    with pytest.raises(SystemExit) as excinfo:
+        main(["--version"])
+    assert excinfo.value.code == 0
+    assert capsys.readouterr().out == f"pytest-qbench {__version__}\n"
+
+
+# --- rebuild a run directory ------------------------------------------------------------------
+
+
+def test_render_run_dir_rebuilds_interrupted_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run directory with only a stream (no end record) gets report.json + report.md back."""
+    run_dir = make_run_dir(tmp_path, end=False)
+    assert main(["render", str(run_dir)]) == OK
+    out = capsys.readouterr().out
+    assert out.startswith(f"qbench: rebuilt interrupted run {RUN.run_id}: ")
+    assert str(run_dir / "report.json") in out and str(run_dir / "report.md") in out
+    report = store.read_report(run_dir / "report.json")
+    assert report.run.interrupted is True
+    assert report.results == RESULTS
+    assert (report.summary.passed, report.summary.failed) == (1, 1)
+    assert report.run.completed_at == T0 + timedelta(seconds=2)
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "> **Interrupted:**" in markdown
+    assert "### `t.py::test_bad`" in markdown
+
+
+def test_render_run_dir_complete_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A complete stream is rebuilt as a complete run."""
+    run_dir = make_run_dir(tmp_path, end=True)
+    assert main(["render", str(run_dir)]) == OK
+    assert capsys.readouterr().out.startswith(f"qbench: rebuilt run {RUN.run_id}: ")
+    assert store.read_report(run_dir / "report.json").run.interrupted is False
+
+
+def test_render_run_dir_with_output_renders_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With ``-o -``, a run directory is rendered to stdout and nothing is written into it."""
+    run_dir = make_run_dir(tmp_path, end=True)
+    assert main(["render", str(run_dir), "-o", "-"]) == OK
+    assert capsys.readouterr().out.startswith("# ❌ Test report: 1 failed, 1 passed")
+    assert sorted(p.name for p in run_dir.iterdir()) == [store.STREAM_NAME]
+
+
+def test_render_run_dir_with_report_only(
+    report_json: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run directory holding only report.json is read from it."""
+    assert main(["render", str(report_json.parent), "-o", "-"]) == OK
+    assert "### `t.py::test_bad`" in capsys.readouterr().out
+
+
+# --- the installed console script ---------------------------------------------------------------
+
+
+def test_console_script_help(pytester: pytest.Pytester) -> None:
+    """The installed ``qbench`` console script runs and lists its subcommands."""
+    script = Path(sys.executable).with_name("qbench")
+    found = str(script) if script.is_file() else shutil.which("qbench")
+    if found is None:
+        pytest.skip("the qbench console script is not installed next to python or on PATH")
+    result = pytester.run(found, "--help")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["usage: qbench *", "*render*", "*schema*"])

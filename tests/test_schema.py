@@ -1,0 +1,48 @@
+"""The report format's JSON Schema, checked into docs/, stays in step with the models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench import models
+from pytest_qbench.cli import main
+
+
+SCHEMA_FILE = Path(__file__).parent.parent / "docs" / "report-schema.json"
+REGENERATE = "regenerate it with: qbench schema > docs/report-schema.json"
+
+
+def test_checked_in_schema_matches_qbench_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/report-schema.json equals what ``qbench schema`` prints now."""
+    assert SCHEMA_FILE.is_file(), f"{SCHEMA_FILE} is missing; {REGENERATE}"
+    assert main(["schema"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    checked_in = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert checked_in == printed, f"docs/report-schema.json is stale; {REGENERATE}"
+
+
+def test_schema_is_the_models_serialization_schema() -> None:
+    """The checked-in schema is TestReport's serialization schema (pass_rate included)."""
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert schema == models.TestReport.model_json_schema(mode="serialization")
+    summary = schema["$defs"]["ReportSummary"]
+    assert "pass_rate" in summary["properties"]
+    assert schema["$defs"]["ReportMeta"]["properties"]["schema_version"]["default"] == (
+        models.SCHEMA_VERSION
+    )
+
+
+def test_schema_forbids_unknown_fields() -> None:
+    """Every object in the schema says additionalProperties: false (extra='forbid')."""
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    open_objects = [
+        name
+        for name, definition in schema["$defs"].items()
+        if definition.get("type") == "object"
+        and definition.get("additionalProperties") is not False
+    ]
+    assert open_objects == []
+    assert schema["additionalProperties"] is False
