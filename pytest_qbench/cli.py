@@ -32,6 +32,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ERR
     except BrokenPipeError:  # `qbench render ... | head`
         return OK
+    except OSError as exc:  # an output that cannot be written: -o into a missing or read-only place
+        where = exc.filename2 or exc.filename
+        detail = f"{exc.strerror}: {where}" if exc.strerror and where else str(exc)
+        print(f"qbench: error: {detail}", file=sys.stderr)
+        return ERR
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -189,6 +189,16 @@ def test_render_missing_template(report_json: Path, capsys: pytest.CaptureFixtur
     assert_one_line_error(capsys, "'nope.j2' not found", "report.md.j2, summary.md.j2")
 
 
+def test_render_output_not_writable(
+    report_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output that cannot be written (a directory) is one error line, not a traceback."""
+    (tmp_path / "out").mkdir()
+    assert main(["render", str(report_json), "-o", str(tmp_path / "out")]) == ERR
+    assert_one_line_error(capsys, str(tmp_path / "out"))
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
 def test_render_directory_that_is_not_a_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
