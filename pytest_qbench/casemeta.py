@@ -59,9 +59,9 @@ def build_metadata(
             data[name] = [data[name]]
     if "priority" in data and isinstance(data["priority"], int):
         data["priority"] = str(data["priority"])
-    if "steps" in data:
-        data["steps"] = _steps(data["steps"])
     try:
+        if "steps" in data:
+            data["steps"] = _steps(data["steps"])
         return TestCaseMetadata.model_validate({**data, "description": doc})
     except ValidationError as exc:
         problems = "; ".join(

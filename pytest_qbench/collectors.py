@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 from typing import Literal
 
@@ -30,8 +31,8 @@ from pytest_qbench.models import Attempt
 from pytest_qbench.models import Captured
 from pytest_qbench.models import Diagnostic
 from pytest_qbench.models import Failure
-from pytest_qbench.models import PhaseDurations
 from pytest_qbench.models import SubtestResult
+from pytest_qbench.models import TestCaseMetadata
 from pytest_qbench.models import TestResult
 from pytest_qbench.options import DEFAULT_MAX_OUTPUT
 from pytest_qbench.options import DEFAULT_MAX_TRACE
@@ -44,11 +45,11 @@ FAILURE_ATTR = "qbench_failure"
 CASE_MARKER = "qbench_case"
 MAX_FRAMES = 50
 MAX_MESSAGE = 4000
-_INTERNAL_DIRS = tuple(
-    str(Path(module.__file__).resolve().parent)  # type: ignore[arg-type]
-    for module in (pytest, pluggy)
+_INTERNAL_DIRS = (
+    str(Path(pytest.__file__).resolve().parent),
+    str(Path(pytest.__file__).resolve().parent.parent / "_pytest"),
+    str(Path(pluggy.__file__).resolve().parent),
 )
-_PYTEST_PRIVATE_DIR = str(Path(pytest.__file__).resolve().parent.parent / "_pytest")
 _THIRD_PARTY = ("site-packages", "dist-packages")
 # Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
 _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
@@ -144,9 +145,7 @@ def failure_facts(
     frames = _frames(excinfo, rootpath)
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
-        "error_message": bound_text(
-            safe_str(exc), limits.max_message, keep="head", option="--qbench-max-trace"
-        ),
+        "error_message": bound_text(safe_str(exc), limits.max_message, keep="head", option=None),
         "frames": frames[-MAX_FRAMES:],
     }
     user = _user_frame(frames, test_file)
@@ -159,17 +158,22 @@ def failure_facts(
 
 
 def _frames(excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path) -> list[dict[str, Any]]:
+    """The traceback's frames without pytest's, pluggy's or ``__tracebackhide__`` ones.
+
+    Walks the raw traceback: pytest's ``TracebackEntry`` stats every file, which costs more than
+    everything else qbench does for a failing test.
+    """
     frames: list[dict[str, Any]] = []
     root = str(rootpath)
-    for entry in excinfo.traceback:
-        path = str(entry.path)
-        if path.startswith(_INTERNAL_DIRS) or path.startswith(_PYTEST_PRIVATE_DIR):
-            continue
-        if _is_hidden(entry.frame.f_locals, entry.frame.f_globals):
-            continue
-        if path.startswith(root + "/") or path.startswith(root + "\\"):
-            path = path[len(root) + 1 :].replace("\\", "/")
-        frames.append({"path": path, "line": entry.lineno + 1, "function": entry.name})
+    tb: TracebackType | None = excinfo.tb
+    while tb is not None:
+        frame = tb.tb_frame
+        path = frame.f_code.co_filename
+        if not path.startswith(_INTERNAL_DIRS) and not _is_hidden(frame.f_locals, frame.f_globals):
+            if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
+                path = path[len(root) + 1 :].replace("\\", "/")
+            frames.append({"path": path, "line": tb.tb_lineno, "function": frame.f_code.co_name})
+        tb = tb.tb_next
     return frames
 
 
@@ -424,29 +428,33 @@ class TestAccumulator:
         teardown = self.failures.get("teardown")
         if failure is None:
             failure, teardown = teardown, None
-        durations = PhaseDurations(
-            setup=self.durations.get("setup", 0.0),
-            call=self.durations.get("call", 0.0),
-            teardown=self.durations.get("teardown", 0.0),
-        )
+        phases = self.durations
+        durations = {
+            "setup": round(phases.get("setup", 0.0), 6),
+            "call": round(phases.get("call", 0.0), 6),
+            "teardown": round(phases.get("teardown", 0.0), 6),
+        }
         item = self.item
-        metadata = None
         try:
             metadata = build_metadata(item.get("case"), item.get("doc"), "case_args" in item)
         except CaseMarkerError as exc:
             self.case_error = str(exc)
+            doc = item.get("doc")
+            metadata = TestCaseMetadata(description=doc) if doc else None
         return TestResult(
             nodeid=self.nodeid,
             test_name=self.test_name,
             file=self.file,
             line=self.line,
             outcome=outcome,
-            duration=round(durations.setup + durations.call + durations.teardown, 6),
-            durations=durations,
+            duration=round(sum(phases.values()), 6),
+            durations=durations,  # type: ignore[arg-type]  # validated into PhaseDurations
             started_at=_timestamp(self.started),
             failure=failure,
             teardown_failure=teardown,
-            reason=self.reason if outcome in ("skipped", "xfailed", "xpassed") else None,
+            reason=self.redact(self.reason)
+            if self.reason and outcome in ("skipped", "xfailed", "xpassed")
+            else None,
             captured=captured,
             markers=item.get("markers", []),
             metadata=metadata,
@@ -485,9 +493,11 @@ def _join_phases(chunks: list[tuple[str, str]]) -> str:
     return "".join(f"----- {phase} -----\n{text}" for phase, text in chunks)
 
 
-def collection_error(report: pytest.CollectReport, limits: Limits) -> Diagnostic:
+def collection_error(
+    report: pytest.CollectReport, limits: Limits, redact: Callable[[str], str]
+) -> Diagnostic:
     """A ``Diagnostic`` for a collector that failed."""
-    text = longrepr_text(report)
+    text = redact(longrepr_text(report))
     file = report.nodeid.split("::")[0] or None
     line = None
     crash = getattr(report.longrepr, "reprcrash", None)

@@ -25,7 +25,8 @@ def pytest_qbench_modify_result(result: TestResult, config: pytest.Config) -> No
 
     Called in the process that writes reports (the xdist controller), once per test, as soon as
     the test's last report arrived. Modify ``result`` in place (for example add
-    ``user_properties`` or fill ``metadata``); changing ``outcome`` changes the summary too.
+    ``user_properties`` or fill ``metadata``). The summary counts what pytest counted (the
+    result's ``counted_as``), so it keeps agreeing with pytest's own line whatever the hook does.
 
     Args:
         result: The finished test.

@@ -74,7 +74,8 @@ class RunMeta(QBenchModel):
     command: list[str]
     """The command line (argv) of the run."""
     interrupted: bool = False
-    """True when the run was cut short: Ctrl-C, ``-x``/``--maxfail`` stop, or a process death."""
+    """True when the run was cut short by Ctrl-C or by the process dying (not by ``-x``, which
+    stops the run as asked)."""
 
 
 class CIInfo(QBenchModel):
@@ -545,6 +546,10 @@ class StreamEnd(QBenchModel):
     """Record type."""
     run: RunMeta
     """The run, complete."""
+    environment: Environment | None = None
+    """The environment as other plugins left it (``pytest_qbench_modify_report``)."""
+    sections: list[ReportSection] = Field(default_factory=list)
+    """Extra Markdown sections other plugins added."""
 
 
 StreamRecord = Annotated[

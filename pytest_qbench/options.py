@@ -38,6 +38,19 @@ def parse_cap(value: str) -> int:
     return number
 
 
+def parse_count(value: str) -> int:
+    """A non-negative number of items (``type=`` for argparse)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number, given: {value!r}; e.g. 50"
+        ) from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, given: {value}; use 0 or more")
+    return number
+
+
 def parse_capture(value: str) -> frozenset[str]:
     """``all``, ``none``, or a comma list of outcomes (``type=`` for argparse)."""
     words = [w.strip() for w in value.split(",") if w.strip()]
@@ -154,7 +167,7 @@ def add_options(parser: pytest.Parser) -> None:
         "md_max_items",
         "N",
         f"Failures, errors, skips... listed in the Markdown. Default: {DEFAULT_MD_MAX_ITEMS}",
-        parse_cap,
+        parse_count,
     )
     _option(
         group,

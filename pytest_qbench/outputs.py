@@ -27,6 +27,9 @@ class StreamResults:
         for raw in store.iter_result_json(self.stream):
             yield TestResult.model_validate_json(raw)
 
+    def __len__(self) -> int:
+        return sum(1 for _ in store.iter_result_json(self.stream))
+
 
 @dataclass
 class OutputWriter:

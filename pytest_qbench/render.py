@@ -99,7 +99,7 @@ def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
         return env.get_template(name)
     except jinja2.TemplateNotFound:
         raise TemplateError(
-            f"template {name!r} not found; give a file path or put it in --qbench-template-dir "
+            f"template {name!r} not found; give a file path or put it in the template directory "
             f"(built-ins: {', '.join(sorted(list_builtin_templates()))})",
             slug="template-missing",
         ) from None
@@ -152,7 +152,7 @@ def render(
             view=view,
             max_items=max_items,
         )
-    except jinja2.TemplateError as exc:
+    except Exception as exc:  # anything a template does wrong is the template's error
         raise TemplateError(
-            f"template {template!r} failed: {exc}", slug="template-render"
+            f"template {template!r} failed: {type(exc).__name__}: {exc}", slug="template-render"
         ) from None

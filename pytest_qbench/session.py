@@ -41,6 +41,7 @@ from pytest_qbench.collectors import skipped_collector
 from pytest_qbench.collectors import warning_diagnostic
 from pytest_qbench.environment import Redactor
 from pytest_qbench.environment import describe_environment
+from pytest_qbench.errors import QBenchError
 from pytest_qbench.models import Diagnostic
 from pytest_qbench.models import ReportMeta
 from pytest_qbench.models import RunMeta
@@ -114,6 +115,7 @@ class QBenchSession(QBenchWorker):
         self.skipped_collectors: set[str] = set()
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
+        self.terminal_stats: dict[str, list[Any]] | None = None
         self.started_at = datetime.now(timezone.utc)
         self.start_clock = time.perf_counter()
         self.run = RunMeta(
@@ -158,6 +160,12 @@ class QBenchSession(QBenchWorker):
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         with self.guard("pytest_sessionstart"):
+            # pytest's own "in 1.23s" also counts from here
+            self.started_at = datetime.now(timezone.utc)
+            self.start_clock = time.perf_counter()
+            self.run = self.run.model_copy(update={"started_at": self.started_at})
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+            self.terminal_stats = getattr(terminal, "stats", None)
             self.stream = store.StreamWriter(self.stream_path)
             meta = ReportMeta(qbench_version=__version__, created_at=self.started_at)
             self.stream.write_start(
@@ -170,7 +178,7 @@ class QBenchSession(QBenchWorker):
             return
         with self.guard("pytest_collectreport"):
             if report.failed:
-                self._add_collection_error(collection_error(report, self.limits))
+                self._add_collection_error(collection_error(report, self.limits, self.redact))
             elif report.nodeid not in self.skipped_collectors:
                 self.skipped_collectors.add(report.nodeid)
                 self._emit(skipped_collector(report))
@@ -231,9 +239,10 @@ class QBenchSession(QBenchWorker):
     # --- accumulation ---------------------------------------------------------------------
 
     def _take_report(self, report: pytest.TestReport) -> None:
-        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
-        category = status[0] if status else ""
-        problem = getattr(report, INTERNAL_ERROR_ATTR, None)
+        category = self._category(report)
+        facts = report.__dict__
+        # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
+        problem = facts.pop(INTERNAL_ERROR_ATTR, None)
         if problem:
             self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
         key = (report.nodeid, getattr(report, "node", None))
@@ -248,6 +257,22 @@ class QBenchSession(QBenchWorker):
         if finished:
             del self.pending[key]
             self._finish_test(acc, report)
+        facts.pop(ITEM_ATTR, None)
+        facts.pop(FAILURE_ATTR, None)
+
+    def _category(self, report: pytest.TestReport) -> str:
+        """The word pytest's summary line counts this report under ("" for uncounted phases).
+
+        The terminal reporter has just filed the report under that word (this hook runs last);
+        reading it back is exact and cheap. Without a terminal reporter, ask the hook, as it does.
+        """
+        stats = self.terminal_stats
+        if stats is not None:
+            for category, reports in stats.items():
+                if reports and reports[-1] is report:
+                    return str(category)
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        return str(status[0]) if status else ""
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
         try:
@@ -287,6 +312,7 @@ class QBenchSession(QBenchWorker):
         diagnostic = Diagnostic(
             tool="qbench", severity="warning", code=code, message=message, file=file, line=line
         )
+        self.notes.append(message)
         if len(self.warnings) < MAX_DIAGNOSTICS:
             self.warnings.append(diagnostic)
         if self.stream is not None:
@@ -315,9 +341,6 @@ class QBenchSession(QBenchWorker):
                 "interrupted": self.interrupted or exitstatus == INTERRUPTED,
             }
         )
-        if self.stream is not None:
-            self.stream.write_end(StreamEnd(run=self.run))
-            self.stream.close()
         report = TestReport(
             meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
             run=self.run,
@@ -331,6 +354,12 @@ class QBenchSession(QBenchWorker):
             report=report, config=self.config
         ):
             report.sections.extend(sections or [])
+        if self.stream is not None:
+            end = StreamEnd(
+                run=report.run, environment=report.environment, sections=report.sections
+            )
+            self.stream.write_end(end)
+            self.stream.close()
         self.write_outputs(report)
 
     def write_outputs(self, report: TestReport) -> None:
@@ -361,6 +390,8 @@ class QBenchSession(QBenchWorker):
         for name, job in jobs:
             try:
                 self.written.append(job())
+            except QBenchError as exc:  # the user's template, not a qbench bug
+                self.notes.append(f"could not write {name}: {exc}")
             except Exception as exc:
                 self.note_internal_error(f"writing {name}", exc)
 

@@ -21,6 +21,7 @@ from pytest_qbench.options import DEFAULT_MD_MAX_ITEMS
 from pytest_qbench.options import OptionReader
 from pytest_qbench.options import parse_cap
 from pytest_qbench.options import parse_capture
+from pytest_qbench.options import parse_count
 from pytest_qbench.options import parse_run_id
 from pytest_qbench.options import parse_template_spec
 
@@ -78,7 +79,7 @@ def read_settings(config: pytest.Config) -> Settings:
             max_output=reader.parsed("max_output", parse_cap, DEFAULT_MAX_OUTPUT),
             max_trace=reader.parsed("max_trace", parse_cap, DEFAULT_MAX_TRACE),
         ),
-        md_max_items=reader.parsed("md_max_items", parse_cap, DEFAULT_MD_MAX_ITEMS),
+        md_max_items=reader.parsed("md_max_items", parse_count, DEFAULT_MD_MAX_ITEMS),
     )
 
 

@@ -43,7 +43,7 @@ REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 RUNS_DIR = "runs"
 RESULT_PREFIX = '{"kind":"result","result":'
-_record_adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
+_RESULT_PREFIX_BYTES = RESULT_PREFIX.encode()
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -83,6 +83,8 @@ class atomic_writer:
             prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
         )
         self._tmp = Path(tmp)
+        # mkstemp makes the file owner-only; a report is as readable as any new file would be.
+        os.chmod(tmp, 0o666 & ~_current_umask())
         self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
         return self._handle
 
@@ -98,46 +100,58 @@ class atomic_writer:
         self._tmp.unlink(missing_ok=True)
 
 
-class StreamWriter:
-    """Appends records to ``results.jsonl``, one line each, flushed at once.
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
-    A process that dies mid-run leaves every finished test on disk.
+
+class StreamWriter:
+    """Appends records to ``results.jsonl``, one line each, written straight to the file.
+
+    Each line is one ``os.write`` on an unbuffered descriptor opened for appending, so a process
+    that dies mid-run leaves every finished test on disk, and nothing half-buffered.
     """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = path.open("a", encoding="utf-8", newline="\n")
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write_start(self, record: StreamStart) -> None:
         """The run as it starts."""
-        self._write(record.model_dump_json())
+        self._write(record.__pydantic_serializer__.to_json(record))
 
     def write_result(self, result: TestResult) -> None:
         """One finished test."""
-        self._write(f"{RESULT_PREFIX}{result.model_dump_json()}}}")
+        self._write(_RESULT_PREFIX_BYTES + result.__pydantic_serializer__.to_json(result) + b"}")
 
     def write_diagnostic(self, kind: str, diagnostic: Diagnostic) -> None:
         """A collection error or a warning."""
         record = StreamDiagnostic(kind=kind, diagnostic=diagnostic)  # type: ignore[arg-type]
-        self._write(record.model_dump_json())
+        self._write(record.__pydantic_serializer__.to_json(record))
 
     def write_deselected(self, count: int) -> None:
         """Deselected tests."""
-        self._write(StreamDeselected(count=count).model_dump_json())
+        record = StreamDeselected(count=count)
+        self._write(record.__pydantic_serializer__.to_json(record))
 
     def write_end(self, record: StreamEnd) -> None:
         """The run as it ended."""
-        self._write(record.model_dump_json())
+        self._write(record.__pydantic_serializer__.to_json(record))
 
-    def _write(self, line: str) -> None:
-        self._handle.write(line + "\n")
-        self._handle.flush()
+    def _write(self, line: bytes) -> None:
+        if self._fd is None:
+            raise ValueError(f"result stream {self.path} is closed")
+        data = line + b"\n"
+        while data:  # os.write may write less than asked
+            data = data[os.write(self._fd, data) :]
 
     def close(self) -> None:
         """Close the file."""
-        if not self._handle.closed:
-            self._handle.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def iter_result_json(stream: Path) -> Iterator[str]:
@@ -248,13 +262,14 @@ def read_stream(path: Path) -> StreamContents:
     if not path.is_file():
         raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
     contents = StreamContents()
+    adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
     # A torn last line may end inside a multi-byte character; it then fails validation below.
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if not line.strip():
                 continue
             try:
-                record = _record_adapter.validate_json(line)
+                record = adapter.validate_json(line)
             except ValidationError:
                 contents.bad_lines += 1
                 continue
@@ -291,8 +306,11 @@ def report_from_stream(contents: StreamContents) -> TestReport:
     start = contents.start
     if start is None:  # read_stream refuses such streams; this keeps mypy informed
         raise ReportFormatError("stream has no start record", slug="stream-invalid")
+    environment, sections = start.environment, []
     if contents.end is not None:
         run = contents.end.run
+        environment = contents.end.environment or environment
+        sections = contents.end.sections
     else:
         run = start.run.model_copy(
             update={"interrupted": True, "completed_at": _last_finish(contents)}
@@ -306,11 +324,12 @@ def report_from_stream(contents: StreamContents) -> TestReport:
             qbench_version=start.meta.qbench_version, created_at=datetime.now(timezone.utc)
         ),
         run=run,
-        environment=start.environment,
+        environment=environment,
         summary=agg.summary((finished - run.started_at).total_seconds()),
         results=contents.results,
         collection_errors=contents.collection_errors,
         warnings=contents.warnings,
+        sections=sections,
     )
 
 

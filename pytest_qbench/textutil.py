@@ -6,7 +6,7 @@ import re
 
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
-CUT_MARKER = "[... qbench cut {count} characters; raise {option} to keep more ...]"
+CUT_MARKER = "[... qbench cut {count} characters{hint} ...]"
 
 
 def strip_ansi(text: str) -> str:
@@ -14,18 +14,19 @@ def strip_ansi(text: str) -> str:
     return ANSI_ESCAPE.sub("", text) if "\x1b" in text else text
 
 
-def bound_text(text: str, limit: int, *, keep: str = "both", option: str = "the cap") -> str:
+def bound_text(text: str, limit: int, *, keep: str = "both", option: str | None = None) -> str:
     """Return ``text`` cut to about ``limit`` characters, with a visible marker where it was cut.
 
     Args:
         text: The text to bound.
         limit: Maximum characters to keep; 0 keeps nothing but the marker.
         keep: ``"head"``, ``"tail"`` or ``"both"`` (a quarter from the start, the rest from the end).
-        option: The option that raises the cap, named in the marker.
+        option: The option that raises the cap, named in the marker (if there is one).
     """
     if len(text) <= limit:
         return text
-    marker = CUT_MARKER.format(count=len(text) - limit, option=option)
+    hint = f"; raise {option} to keep more" if option else ""
+    marker = CUT_MARKER.format(count=len(text) - limit, hint=hint)
     if keep == "head":
         return f"{text[:limit]}\n{marker}"
     if keep == "tail":

@@ -51,3 +51,31 @@ def test_failing_hook_is_contained(pytester: pytest.Pytester, run_qbench: RunQBe
     run.result.stdout.fnmatch_lines(
         ["qbench: internal error in pytest_qbench_modify_result*plugin bug"]
     )
+
+
+def test_render_rebuild_keeps_hook_data(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """`qbench render RUN_DIR` of a finished run keeps what the hooks added."""
+    from pytest_qbench.cli import main
+    from pytest_qbench.models import TestReport
+
+    pytester.makeconftest(
+        """
+        from pytest_qbench import ReportSection
+
+        def pytest_qbench_modify_report(report, config):
+            report.environment.extra["build"] = "77"
+
+        def pytest_qbench_markdown_sections(report, config):
+            return [ReportSection(title="Owners", body="team-a")]
+        """
+    )
+    pytester.makepyfile("def test_a(): pass")
+    run = run_qbench()
+    (run.run_dir / "report.json").unlink()
+    assert main(["render", str(run.run_dir)]) == 0
+    rebuilt = TestReport.model_validate_json((run.run_dir / "report.json").read_text())
+    assert rebuilt.environment.extra == {"build": "77"}
+    assert [s.title for s in rebuilt.sections] == ["Owners"]
+    assert rebuilt.summary.model_dump(exclude={"duration"}) == run.report.summary.model_dump(
+        exclude={"duration"}
+    )

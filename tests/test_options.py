@@ -43,6 +43,7 @@ def assert_usage_error(result: pytest.RunResult, *patterns: str) -> None:
         (["--qbench-max-output=-1"], "*--qbench-max-output: must not be negative, given: -1*"),
         (["--qbench-max-trace=lots"], "*--qbench-max-trace: must be a whole number*'lots'*"),
         (["--qbench-md-max-items=-3"], "*--qbench-md-max-items: must not be negative*"),
+        (["--qbench-md-max-items=x"], "*--qbench-md-max-items: must be a whole number, given*"),
         (["--qbench-run-id=../escape"], "*--qbench-run-id: must be 1-128 letters*'../escape'*"),
         (["--qbench-template=nofile"], "*--qbench-template: must be TEMPLATE=OUTPUT*"),
     ],

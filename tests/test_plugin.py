@@ -339,7 +339,9 @@ def test_markdown_headline(pytester: pytest.Pytester, run_qbench: RunQBench) -> 
     )
 
 
-def test_digest(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+def test_digest_option_writes_failures_only(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
     """--qbench-digest writes failures only, with next steps."""
     from pytest_qbench.models import FailureDigest
 
@@ -355,5 +357,82 @@ def test_digest(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
         "test_fail_and_teardown_error",
     ]
     assert "test_pass" not in names
-    where = f"test_digest.py:{line_of('assert x == 2')}"
+    where = f"test_digest_option_writes_failures_only.py:{line_of('assert x == 2')}"
     assert any(step.startswith(f"Fix the assertion at {where}") for step in digest.next_steps)
+
+
+def test_secrets_never_reach_the_report(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Values of secret-looking environment variables are redacted everywhere qbench writes."""
+    monkeypatch.setenv("SERVICE_API_TOKEN", "tok-1234567890")
+    monkeypatch.setenv("DB_PASSWORD", "hunter2hunter2")
+    pytester.makepyfile(
+        test_uses="""
+        import os, pytest
+        def test_leaks():
+            print("token is", os.environ["SERVICE_API_TOKEN"])
+            assert os.environ["DB_PASSWORD"] == "x"
+        def test_skip_leak():
+            pytest.skip("skipping for " + os.environ["SERVICE_API_TOKEN"])
+        """,
+        test_collect="""
+        import os
+        raise RuntimeError("cannot start with " + os.environ["DB_PASSWORD"])
+        """,
+    )
+    run = run_qbench("--continue-on-collection-errors", "--qbench-run-id=hunter2hunter2x")
+    written = "".join(p.read_text() for p in run.run_dir.iterdir())
+    assert "tok-1234567890" not in written
+    assert "hunter2hunter2" not in written.replace("hunter2hunter2x", "")
+    assert "[redacted]" in run.by_name("test_leaks").captured.stdout  # type: ignore[union-attr]
+    assert "SERVICE_API_TOKEN" not in run.report.environment.model_dump_json()
+
+
+def test_stop_early_is_not_interrupted(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """-x stops the run as asked: the report agrees with pytest and is not marked interrupted."""
+    pytester.makepyfile("def test_a(): assert 0\ndef test_b(): pass")
+    run = run_qbench("-x")
+    assert_summary_matches_pytest(run)
+    assert run.report.run.interrupted is False
+    assert run.report.summary.total == 1
+
+
+def test_bad_case_steps_keep_description(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A wrongly shaped step is a qbench warning on the terminal; the docstring is still kept."""
+    pytester.makepyfile(
+        """
+        import pytest
+        @pytest.mark.qbench_case(steps=[{"action": "a", "expected": 5}])
+        def test_x():
+            '''Described.'''
+        """
+    )
+    run = run_qbench()
+    result = run.by_name("test_x")
+    assert result.metadata is not None and result.metadata.description == "Described."
+    run.result.stdout.fnmatch_lines(["qbench: *test_x*qbench_case has invalid values*expected*"])
+    assert not any(w.code == "internal-error" for w in run.report.warnings)
+
+
+def test_template_error_is_the_templates(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A user template failing at render time is reported as such, not as a qbench bug."""
+    pytester.makefile(".j2", fails="{{ results | length }} {{ 1 / 0 }}")
+    pytester.makepyfile("def test_a(): pass")
+    run = run_qbench("--qbench-template=fails.j2=out.txt", subprocess=True)
+    assert run.result.ret == 0
+    run.result.stdout.fnmatch_lines(
+        ["qbench: could not write --qbench-template *fails.j2*ZeroDivisionError*"]
+    )
+    assert not (pytester.path / "out.txt").exists()
+
+
+def test_user_template_sees_every_result(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """--qbench-template renders the user's template with all results (read from the stream)."""
+    pytester.makefile(
+        ".j2",
+        names="{{ results | length }}{% for r in results %} {{ r.test_name }}={{ r.outcome }}{% endfor %}",
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0")
+    run_qbench("--qbench-template=names.j2=out/names.txt")
+    assert (pytester.path / "out" / "names.txt").read_text() == "2 test_a=passed test_b=failed"
