@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from pytest_qbench.models import RunMeta
     from pytest_qbench.models import TestReport
     from pytest_qbench.models import TestResult
+    from pytest_qbench.readers import read_report
     from pytest_qbench.render import render
-    from pytest_qbench.store import read_report
 
 _LAZY = {
     "QBenchError": "pytest_qbench.errors",
@@ -44,7 +44,7 @@ _LAZY = {
     "TestReport": "pytest_qbench.models",
     "TestResult": "pytest_qbench.models",
     "render": "pytest_qbench.render",
-    "read_report": "pytest_qbench.store",
+    "read_report": "pytest_qbench.readers",
 }
 
 __all__ = [

@@ -1,6 +1,7 @@
 """Fold results into a summary and a bounded view, one result at a time.
 
-The same ``Aggregator`` serves a live pytest run (fed as each test finishes, so memory stays flat
+Works on records (``shapes``); models are accepted too and turned into records. The same
+``Aggregator`` serves a live pytest run (fed as each test finishes, so memory stays flat
 however many tests run) and ``qbench render`` (fed from a stored report or a stream).
 """
 
@@ -10,10 +11,11 @@ import heapq
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import TestResult
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import new
+from pytest_qbench.shapes import pass_rate
 
 
 # pytest's summary-line words -> ReportSummary fields.
@@ -49,10 +51,10 @@ class Selection:
     """Up to ``limit`` items of one kind, and how many there were in all."""
 
     limit: int
-    items: list[TestResult] = field(default_factory=list)
+    items: list[Record] = field(default_factory=list)
     total: int = 0
 
-    def offer(self, result: TestResult) -> None:
+    def offer(self, result: Record) -> None:
         """Count ``result``; keep it while there is room."""
         self.total += 1
         if len(self.items) < self.limit:
@@ -70,7 +72,7 @@ class SkipGroup:
 
     reason: str
     count: int
-    example: TestResult
+    example: Record
 
 
 @dataclass
@@ -84,7 +86,7 @@ class ReportView:
     flaky: Selection
     skip_groups: list[SkipGroup]
     skip_groups_omitted: int
-    slowest: list[TestResult]
+    slowest: list[Record]
 
 
 class Aggregator:
@@ -104,29 +106,32 @@ class Aggregator:
         self.flaky = Selection(max_items)
         self.skips: dict[str, SkipGroup] = {}
         self.slowest_n = slowest
-        self._slowest: list[tuple[float, int, TestResult]] = []
+        self._slowest: list[tuple[float, int, Record]] = []
         self._seq = 0
 
-    def add_result(self, result: TestResult) -> None:
+    def add_result(self, result: Record | Any) -> None:
         """Count one test and keep it if a selection wants it."""
+        result = as_record(result)
         self.total += 1
-        for category in result.counted_as or [OUTCOME_CATEGORY[result.outcome]]:
+        for category in result["counted_as"] or [OUTCOME_CATEGORY[result["outcome"]]]:
             self._count(category)
-        self.subtests_failed += sum(1 for sub in result.subtests if sub.outcome == "failed")
-        if result.flaky:
+        if result["subtests"]:
+            self.subtests_failed += sum(1 for s in result["subtests"] if s["outcome"] == "failed")
+        if result["flaky"]:
             self.flaky_count += 1
             self.flaky.offer(result)
         self._select(result)
-        if self.slowest_n and result.duration > 0:
+        duration = result["duration"]
+        if self.slowest_n and duration > 0:
             self._seq += 1
-            entry = (result.duration, -self._seq, result)
+            entry = (duration, -self._seq, result)
             if len(self._slowest) < self.slowest_n:
                 heapq.heappush(self._slowest, entry)
             elif entry[:2] > self._slowest[0][:2]:
                 heapq.heapreplace(self._slowest, entry)
 
-    def _select(self, result: TestResult) -> None:
-        outcome = result.outcome
+    def _select(self, result: Record) -> None:
+        outcome = result["outcome"]
         if outcome == "failed":
             self.failures.offer(result)
         elif outcome == "error":
@@ -136,7 +141,7 @@ class Aggregator:
         elif outcome == "xpassed":
             self.xpassed.offer(result)
         elif outcome == "skipped":
-            reason = result.reason or "(no reason given)"
+            reason = result["reason"] or "(no reason given)"
             group = self.skips.get(reason)
             if group is not None:
                 group.count += 1
@@ -152,31 +157,32 @@ class Aggregator:
         else:
             self.counts[name] = self.counts.get(name, 0) + 1
 
-    def add_collection_error(self, diagnostic: Diagnostic) -> None:
+    def add_collection_error(self, diagnostic: Record | Any) -> None:
         """Count a collection error, as pytest does, among ``errors``."""
         self._count("error")
 
-    def add_warning(self, diagnostic: Diagnostic) -> None:
+    def add_warning(self, diagnostic: Record | Any) -> None:
         """Count a pytest warning (qbench's own notes are not pytest's and are not counted)."""
-        if diagnostic.tool == "pytest":
+        if as_record(diagnostic)["tool"] == "pytest":
             self._count("warnings")
 
     def add_deselected(self, count: int) -> None:
         """Count deselected tests."""
         self.counts["deselected"] = self.counts.get("deselected", 0) + count
 
-    def summary(self, duration: float) -> ReportSummary:
-        """The summary so far."""
-        return ReportSummary.model_validate(
-            {
-                **self.counts,
-                "total": self.total,
-                "flaky": self.flaky_count,
-                "subtests_failed": self.subtests_failed,
-                "other": dict(self.other),
-                "duration": round(duration, 6),
-            }
+    def summary(self, duration: float) -> Record:
+        """The summary so far, as a ``ReportSummary`` record."""
+        summary = new(
+            "ReportSummary",
+            **self.counts,
+            total=self.total,
+            flaky=self.flaky_count,
+            subtests_failed=self.subtests_failed,
+            other=dict(self.other),
+            duration=round(duration, 6),
         )
+        summary["pass_rate"] = pass_rate(summary)
+        return summary
 
     def view(self) -> ReportView:
         """The bounded selections, skip groups by count, slowest first."""
@@ -197,9 +203,9 @@ class Aggregator:
 
 
 def aggregate(
-    results: Iterable[TestResult],
-    collection_errors: Iterable[Diagnostic] = (),
-    warnings: Iterable[Diagnostic] = (),
+    results: Iterable[Record | Any],
+    collection_errors: Iterable[Record | Any] = (),
+    warnings: Iterable[Record | Any] = (),
     deselected: int = 0,
     *,
     max_items: int = DEFAULT_MAX_ITEMS,
@@ -218,4 +224,12 @@ def aggregate(
     return agg
 
 
-__all__ = ["Aggregator", "ReportView", "Selection", "SkipGroup", "aggregate"]
+__all__ = ["Aggregator", "ReportView", "Selection", "SkipGroup", "aggregate", "as_record"]
+
+
+def as_record(value: Record | Any) -> Record:
+    """A record as is; a model (from the public API or a test) dumped into one."""
+    if isinstance(value, dict):
+        return value
+    dumped: Record = value.model_dump(mode="json")
+    return dumped

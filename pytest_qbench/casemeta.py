@@ -21,23 +21,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from pytest_qbench.models import TestCaseMetadata
-from pytest_qbench.models import TestStep
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import new
 
 
 CASE_FIELDS = ("key", "title", "priority", "tags", "platforms", "folder", "steps")
+TEXT_FIELDS = ("key", "title", "priority", "folder")
+LIST_FIELDS = ("tags", "platforms")
 
 
 class CaseMarkerError(ValueError):
     """The ``qbench_case`` marker's arguments do not have the documented shape."""
 
 
-def build_metadata(
-    case: dict[str, Any] | None, doc: str | None, has_args: bool
-) -> TestCaseMetadata | None:
-    """Combine the marker's keyword arguments and the docstring.
+def build_metadata(case: dict[str, Any] | None, doc: str | None, has_args: bool) -> Record | None:
+    """Combine the marker's keyword arguments and the docstring into a ``TestCaseMetadata``
+    record.
 
     Raises:
         CaseMarkerError: naming the field and the expected shape.
@@ -54,37 +53,51 @@ def build_metadata(
         raise CaseMarkerError(
             f"qbench_case got unknown field(s) {', '.join(unknown)}; known: {', '.join(CASE_FIELDS)}"
         )
-    for name in ("tags", "platforms"):
-        if isinstance(data.get(name), str):
-            data[name] = [data[name]]
-    if "priority" in data and isinstance(data["priority"], int):
-        data["priority"] = str(data["priority"])
-    try:
-        if "steps" in data:
-            data["steps"] = _steps(data["steps"])
-        return TestCaseMetadata.model_validate({**data, "description": doc})
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise CaseMarkerError(f"qbench_case has invalid values: {problems}") from None
+    fields: dict[str, Any] = {name: _text(name, data[name]) for name in TEXT_FIELDS if name in data}
+    fields.update({name: _texts(name, data[name]) for name in LIST_FIELDS if name in data})
+    if "steps" in data:
+        fields["steps"] = _steps(data["steps"])
+    return new("TestCaseMetadata", **fields, description=doc)
 
 
-def _steps(raw: Any) -> list[TestStep]:
+def _text(name: str, value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)  # priority=1
+    raise CaseMarkerError(f"qbench_case {name} must be a string, got {value!r}")
+
+
+def _texts(name: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise CaseMarkerError(f"qbench_case {name} must be a list of strings, got {value!r}")
+
+
+def _steps(raw: Any) -> list[Record]:
     if not isinstance(raw, list):
         raise CaseMarkerError("qbench_case steps must be a list of str, dict or (action, expected)")
     steps = []
     for index, step in enumerate(raw, start=1):
-        if isinstance(step, str):
-            steps.append(TestStep(index=index, action=step))
-        elif isinstance(step, dict) and isinstance(step.get("action"), str):
-            expected = step.get("expected")
-            steps.append(TestStep(index=index, action=step["action"], expected=expected))
-        elif isinstance(step, list) and len(step) == 2 and all(isinstance(s, str) for s in step):
-            steps.append(TestStep(index=index, action=step[0], expected=step[1]))
-        else:
-            raise CaseMarkerError(
-                f"qbench_case steps[{index - 1}] must be a str, a dict with 'action' (and optional "
-                f"'expected'), or an (action, expected) pair; got {step!r}"
-            )
+        action, expected = _step_parts(step, index)
+        steps.append(new("TestStep", index=index, action=action, expected=expected))
     return steps
+
+
+def _step_parts(step: Any, index: int) -> tuple[str, str | None]:
+    if isinstance(step, str):
+        return step, None
+    if isinstance(step, dict) and set(step) <= {"action", "expected"}:
+        action, expected = step.get("action"), step.get("expected")
+    elif isinstance(step, list) and len(step) == 2:
+        action, expected = step
+    else:
+        action = expected = None
+    if isinstance(action, str) and (expected is None or isinstance(expected, str)):
+        return action, expected
+    raise CaseMarkerError(
+        f"qbench_case steps[{index - 1}] must be a str, a dict with 'action' (and optional "
+        f"'expected') as strings, or an (action, expected) pair; got {step!r}"
+    )

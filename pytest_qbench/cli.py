@@ -10,11 +10,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench._version import __version__
 from pytest_qbench.errors import QBenchError
-from pytest_qbench.models import TestReport
 
+
+if TYPE_CHECKING:
+    from pytest_qbench.models import TestReport
 
 OK = 0
 ERR = 1
@@ -82,8 +85,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     source: Path = args.source
     rebuild = source.is_dir() and args.template is None and args.output is None
-    report = load_source(source)
-    view = aggregate(report.results, max_items=args.max_items).view()
+    model = load_source(source)
+    report = model.model_dump(mode="json")
+    view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,
         stream=None,
@@ -96,8 +100,8 @@ def cmd_render(args: argparse.Namespace) -> int:
             writer.json(source / store.REPORT_JSON),
             writer.markdown(source / store.REPORT_MD),
         ]
-        state = "interrupted run" if report.run.interrupted else "run"
-        print(f"qbench: rebuilt {state} {report.run.run_id}: {', '.join(map(str, written))}")
+        state = "interrupted run" if model.run.interrupted else "run"
+        print(f"qbench: rebuilt {state} {model.run.run_id}: {', '.join(map(str, written))}")
         return OK
     writer.template(args.template or "report.md.j2", Path(args.output or "-"))
     return OK
@@ -105,20 +109,21 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def load_source(source: Path) -> TestReport:
     """A report from ``report.json``, or from a run directory (its stream first)."""
+    from pytest_qbench import readers
     from pytest_qbench import store
     from pytest_qbench.errors import ReportFormatError
 
     if source.is_dir():
         stream = source / store.STREAM_NAME
         if stream.is_file():
-            return store.report_from_stream(store.read_stream(stream))
+            return readers.report_from_stream(readers.read_stream(stream))
         if (source / store.REPORT_JSON).is_file():
-            return store.read_report(source / store.REPORT_JSON)
+            return readers.read_report(source / store.REPORT_JSON)
         raise ReportFormatError(
             f"{source} holds neither {store.STREAM_NAME} nor {store.REPORT_JSON}: not a run directory",
             slug="not-a-run",
         )
-    return store.read_report(source)
+    return readers.read_report(source)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

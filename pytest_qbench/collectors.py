@@ -1,15 +1,16 @@
-"""pytest reports -> models.
+"""pytest reports -> records (plain JSON data in the shape of the models, see ``shapes``).
 
 Two halves. Where the test runs (the only process without xdist, a worker with it),
 ``item_facts`` and ``failure_facts`` turn the item and the exception into plain JSON-safe dicts
 that travel on the pytest report (``report.qbench_item``, ``report.qbench_failure``), so the
 controller sees exactly what a serial run sees. Where reports arrive, ``TestAccumulator`` folds
-one test's reports (setup, call, teardown, reruns, subtests) into a ``TestResult``.
+one test's reports (setup, call, teardown, reruns, subtests) into a ``TestResult`` record.
 """
 
 from __future__ import annotations
 
 import inspect
+import linecache
 import math
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -27,15 +28,11 @@ import pytest
 from pytest_qbench._types import Outcome
 from pytest_qbench.casemeta import CaseMarkerError
 from pytest_qbench.casemeta import build_metadata
-from pytest_qbench.models import Attempt
-from pytest_qbench.models import Captured
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import Failure
-from pytest_qbench.models import SubtestResult
-from pytest_qbench.models import TestCaseMetadata
-from pytest_qbench.models import TestResult
 from pytest_qbench.options import DEFAULT_MAX_OUTPUT
 from pytest_qbench.options import DEFAULT_MAX_TRACE
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import iso
+from pytest_qbench.shapes import new
 from pytest_qbench.textutil import bound_text
 from pytest_qbench.textutil import first_line
 
@@ -142,11 +139,13 @@ def failure_facts(
 ) -> dict[str, Any]:
     """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
     exc = excinfo.value
-    frames = _frames(excinfo, rootpath)
+    frames, sources = _frames(excinfo, rootpath)
+    message = safe_str(exc)
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
-        "error_message": bound_text(safe_str(exc), limits.max_message, keep="head", option=None),
+        "error_message": bound_text(message, limits.max_message, keep="head", option=None),
         "frames": frames[-MAX_FRAMES:],
+        "stack_trace": format_trace(frames, sources, exc, message),
     }
     user = _user_frame(frames, test_file)
     if user is not None:
@@ -157,24 +156,55 @@ def failure_facts(
     return facts
 
 
-def _frames(excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path) -> list[dict[str, Any]]:
-    """The traceback's frames without pytest's, pluggy's or ``__tracebackhide__`` ones.
+def _frames(
+    excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The traceback's frames without pytest's, pluggy's or ``__tracebackhide__`` ones, and the
+    source line of each.
 
     Walks the raw traceback: pytest's ``TracebackEntry`` stats every file, which costs more than
     everything else qbench does for a failing test.
     """
     frames: list[dict[str, Any]] = []
+    sources: list[str] = []
     root = str(rootpath)
     tb: TracebackType | None = excinfo.tb
     while tb is not None:
         frame = tb.tb_frame
         path = frame.f_code.co_filename
         if not path.startswith(_INTERNAL_DIRS) and not _is_hidden(frame.f_locals, frame.f_globals):
+            sources.append(linecache.getline(path, tb.tb_lineno, frame.f_globals).strip())
             if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
                 path = path[len(root) + 1 :].replace("\\", "/")
             frames.append({"path": path, "line": tb.tb_lineno, "function": frame.f_code.co_name})
         tb = tb.tb_next
-    return frames
+    return frames, sources
+
+
+def format_trace(
+    frames: list[dict[str, Any]], sources: list[str], exc: BaseException, message: str
+) -> str:
+    """A compact traceback in the shape of pytest's ``--tb=short``: each frame's location and
+    source line, then the exception (and what caused it), every line of it prefixed ``E   ``.
+
+    Cheaper than rendering pytest's own report again, and shorter to read for people and models.
+    """
+    lines = []
+    cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    if cause is not None:
+        lines.append(_exception_lines(cause, safe_str(cause)))
+        lines.append("\nThe above exception caused the following exception:\n")
+    for frame, source in zip(frames[-MAX_FRAMES:], sources[-MAX_FRAMES:], strict=True):
+        lines.append(f"{frame['path']}:{frame['line']}: in {frame['function']}")
+        if source:
+            lines.append(f"    {source}")
+    lines.append(_exception_lines(exc, message))
+    return "\n".join(lines)
+
+
+def _exception_lines(exc: BaseException, message: str) -> str:
+    text = f"{type(exc).__qualname__}: {message}" if message else type(exc).__qualname__
+    return "\n".join(f"E   {line}" for line in text.splitlines())
 
 
 def _is_hidden(f_locals: Any, f_globals: Any) -> bool:
@@ -206,8 +236,8 @@ def _falsifying_example(exc: BaseException) -> str | None:
 # --- where reports arrive -------------------------------------------------------------------
 
 
-def _timestamp(seconds: float | None) -> datetime | None:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc) if seconds else None
+def _timestamp(seconds: float | None) -> str | None:
+    return iso(datetime.fromtimestamp(seconds, tz=timezone.utc)) if seconds else None
 
 
 def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
@@ -244,26 +274,30 @@ def build_failure(
     line: int | None,
     limits: Limits,
     redact: Callable[[str], str],
-) -> Failure:
-    """A ``Failure`` from a failed report: the facts shipped from the test's process when there are
+) -> Record:
+    """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
     """
-    trace = redact(longrepr_text(report))
     facts = getattr(report, FAILURE_ATTR, None)
     phase = when if when in ("setup", "call", "teardown") else "call"
-    stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
     if isinstance(facts, dict):
         data = dict(facts)
+        trace = redact(str(data.pop("stack_trace", "")))
+        stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
         data["error_message"] = redact(str(data.get("error_message", "")))
         data.setdefault("file", file)
         data.setdefault("line", line)
-        return Failure.model_validate({**data, "phase": phase, "stack_trace": stack})
+        data["frames"] = [new("Frame", **frame) for frame in data.get("frames", [])]
+        return new("Failure", **data, phase=phase, stack_trace=stack)
+    trace = redact(longrepr_text(report))  # no exception: the report's own text is short
+    stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
     error_type = "XPASS(strict)" if trace.startswith("[XPASS(strict)]") else "Failed"
     message = trace.removeprefix("[XPASS(strict)]").strip() if error_type != "Failed" else trace
-    return Failure(
+    return new(
+        "Failure",
         error_type=error_type,
         error_message=bound_text(message, limits.max_message, keep="head"),
-        phase=phase,  # type: ignore[arg-type]
+        phase=phase,
         file=file,
         line=line,
         stack_trace=stack,
@@ -298,15 +332,15 @@ class TestAccumulator:
         self.redact = redact
         self.item: dict[str, Any] = {}
         self.counted_as: list[str] = []
-        self.attempts: list[Attempt] = []
-        self.subtests: list[SubtestResult] = []
+        self.attempts: list[Record] = []
+        self.subtests: list[Record] = []
         self.case_error: str | None = None
         self._reset_attempt()
 
     def _reset_attempt(self) -> None:
         self.outcome: dict[str, str] = {}
         self.durations: dict[str, float] = {}
-        self.failures: dict[str, Failure] = {}
+        self.failures: dict[str, Record] = {}
         self.reason: str | None = None
         self.wasxfail = False
         self.started: float | None = None
@@ -353,13 +387,10 @@ class TestAccumulator:
     def _close_rerun_attempt(self) -> None:
         failure = next(iter(self.failures.values()), None)
         outcome: Literal["failed", "error"] = "failed"
-        if failure is not None and failure.phase != "call":
+        if failure is not None and failure["phase"] != "call":
             outcome = "error"
-        self.attempts.append(
-            Attempt(
-                outcome=outcome, duration=round(sum(self.durations.values()), 6), failure=failure
-            )
-        )
+        duration = round(sum(self.durations.values()), 6)
+        self.attempts.append(new("Attempt", outcome=outcome, duration=duration, failure=failure))
         self._reset_attempt()
 
     def _add_subtest(self, report: pytest.TestReport) -> None:
@@ -378,12 +409,13 @@ class TestAccumulator:
         if report.failed:
             failure = build_failure(report, "call", self.file, self.line, self.limits, self.redact)
         self.subtests.append(
-            SubtestResult(
+            new(
+                "SubtestResult",
                 description=description,
                 msg=None if msg is None else str(msg),
                 params=params if isinstance(params, dict) else {},
-                outcome=outcome,  # type: ignore[arg-type]
-                duration=report.duration,
+                outcome=outcome,
+                duration=round(report.duration, 6),
                 reason=reason,
                 failure=failure,
             )
@@ -410,9 +442,10 @@ class TestAccumulator:
             return "error"
         return outcome
 
-    def minimal_result(self) -> TestResult:
+    def minimal_result(self) -> Record:
         """The result with only what cannot fail: used when building the full one failed."""
-        return TestResult(
+        return new(
+            "TestResult",
             nodeid=self.nodeid,
             test_name=self.test_name,
             file=self.file,
@@ -421,8 +454,8 @@ class TestAccumulator:
             counted_as=self.counted_as,
         )
 
-    def result(self, captured: Captured | None) -> TestResult:
-        """The finished ``TestResult``."""
+    def result(self, captured: Record | None) -> Record:
+        """The finished ``TestResult`` record."""
         outcome = self.final_outcome()
         failure = self.failures.get("setup") or self.failures.get("call")
         teardown = self.failures.get("teardown")
@@ -440,15 +473,16 @@ class TestAccumulator:
         except CaseMarkerError as exc:
             self.case_error = str(exc)
             doc = item.get("doc")
-            metadata = TestCaseMetadata(description=doc) if doc else None
-        return TestResult(
+            metadata = new("TestCaseMetadata", description=doc) if doc else None
+        return new(
+            "TestResult",
             nodeid=self.nodeid,
             test_name=self.test_name,
             file=self.file,
             line=self.line,
             outcome=outcome,
             duration=round(sum(phases.values()), 6),
-            durations=durations,  # type: ignore[arg-type]  # validated into PhaseDurations
+            durations=durations,
             started_at=_timestamp(self.started),
             failure=failure,
             teardown_failure=teardown,
@@ -469,7 +503,7 @@ class TestAccumulator:
 
 def captured_output(
     sections: Iterable[tuple[str, str]], limits: Limits, redact: Callable[[str], str]
-) -> Captured | None:
+) -> Record | None:
     """Captured stdout/stderr/log of all phases, from a test's last report, bounded and redacted."""
     parts: dict[str, list[tuple[str, str]]] = {"stdout": [], "stderr": [], "log": []}
     for title, content in sections:
@@ -479,11 +513,12 @@ def captured_output(
     if not any(parts.values()):
         return None
     texts = {name: _join_phases(chunks) for name, chunks in parts.items()}
-    return Captured(
+    return new(
+        "Captured",
         **{
             name: bound_text(redact(text), limits.max_output, option="--qbench-max-output")
             for name, text in texts.items()
-        }
+        },
     )
 
 
@@ -495,7 +530,7 @@ def _join_phases(chunks: list[tuple[str, str]]) -> str:
 
 def collection_error(
     report: pytest.CollectReport, limits: Limits, redact: Callable[[str], str]
-) -> Diagnostic:
+) -> Record:
     """A ``Diagnostic`` for a collector that failed."""
     text = redact(longrepr_text(report))
     file = report.nodeid.split("::")[0] or None
@@ -503,7 +538,8 @@ def collection_error(
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None and file is not None and str(crash.path).endswith(file):
         line = crash.lineno
-    return Diagnostic(
+    return new(
+        "Diagnostic",
         tool="pytest",
         severity="error",
         code="collection-error",
@@ -514,14 +550,15 @@ def collection_error(
     )
 
 
-def skipped_collector(report: pytest.CollectReport) -> TestResult:
+def skipped_collector(report: pytest.CollectReport) -> Record:
     """A module skipped at collection, which pytest counts among ``skipped``."""
     file = report.nodeid.split("::")[0]
     longrepr = report.longrepr
     line = None
     if isinstance(longrepr, tuple) and isinstance(longrepr[1], int):
         line = longrepr[1] + 1
-    return TestResult(
+    return new(
+        "TestResult",
         nodeid=report.nodeid,
         test_name=report.nodeid.rsplit("/", 1)[-1],
         file=file,
@@ -534,14 +571,15 @@ def skipped_collector(report: pytest.CollectReport) -> TestResult:
 
 def warning_diagnostic(
     message: str, category: str, filename: str, lineno: int, nodeid: str, rootpath: Path
-) -> Diagnostic:
+) -> Record:
     """A ``Diagnostic`` for a warning pytest recorded."""
     path = Path(filename)
     try:
         shown = path.resolve().relative_to(rootpath).as_posix()
     except ValueError:
         shown = filename
-    return Diagnostic(
+    return new(
+        "Diagnostic",
         tool="pytest",
         severity="warning",
         code=category,

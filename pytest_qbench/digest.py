@@ -1,15 +1,18 @@
-"""The failure digest: failures only, bounded, with next steps, for assistants and CI bots."""
+"""The failure digest: failures only, bounded, with next steps, for assistants and CI bots.
+
+Works on records (``shapes``); ``FailureDigest.model_validate(build_digest(...))`` gives the
+model.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from pytest_qbench.aggregate import ReportView
-from pytest_qbench.models import DigestFailure
-from pytest_qbench.models import Failure
-from pytest_qbench.models import FailureDigest
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
+from pytest_qbench.aggregate import as_record
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import new
 from pytest_qbench.textutil import bound_text
 from pytest_qbench.textutil import first_line
 
@@ -21,88 +24,98 @@ MAX_NEXT_STEPS = 8
 
 
 def build_digest(
-    report: TestReport, view: ReportView, max_failures: int = DIGEST_MAX_FAILURES
-) -> FailureDigest:
-    """Summarise ``report`` as a ``FailureDigest``: failed and errored tests, first ones first."""
+    report: Record | Any, view: ReportView, max_failures: int = DIGEST_MAX_FAILURES
+) -> Record:
+    """Summarise ``report`` as a ``FailureDigest`` record: failed and errored tests, first first."""
+    report = as_record(report)
     chosen = [*view.failures.items, *view.errors.items][:max_failures]
     total = view.failures.total + view.errors.total
-    summary = report.summary
+    summary, run = report["summary"], report["run"]
     success = (
-        summary.failed == 0
-        and summary.errors == 0
-        and not report.run.interrupted
-        and report.run.exit_code in (0, 5, None)
+        summary["failed"] == 0
+        and summary["errors"] == 0
+        and not run["interrupted"]
+        and run["exit_code"] in (0, 5, None)
     )
-    return FailureDigest(
+    return new(
+        "FailureDigest",
         success=success,
-        run_id=report.run.run_id,
-        exit_code=report.run.exit_code,
+        run_id=run["run_id"],
+        exit_code=run["exit_code"],
         summary=summary,
         failures=[digest_failure(r) for r in chosen],
-        collection_errors=report.collection_errors[:max_failures],
+        collection_errors=report["collection_errors"][:max_failures],
         truncated=total - len(chosen),
         next_steps=next_steps(report, chosen, view),
     )
 
 
-def digest_failure(result: TestResult) -> DigestFailure:
+def digest_failure(result: Record) -> Record:
     """One failed test in the digest's compact shape."""
-    failure = result.failure
-    return DigestFailure(
-        test_name=result.nodeid,
-        outcome=result.outcome,
-        file=(failure.file if failure else None) or result.file,
-        line=(failure.line if failure else None) or result.line,
-        error_type=failure.error_type if failure else "Failed",
-        error_message=bound_text(failure.error_message if failure else "", DIGEST_MAX_MESSAGE),
-        stack_trace=bound_text(
-            failure.stack_trace if failure else "", DIGEST_MAX_TRACE, keep="tail"
-        ),
+    failure = result["failure"] or {}
+    return new(
+        "DigestFailure",
+        test_name=result["nodeid"],
+        outcome=result["outcome"],
+        file=failure.get("file") or result["file"],
+        line=failure.get("line") or result["line"],
+        error_type=failure.get("error_type", "Failed"),
+        error_message=bound_text(failure.get("error_message", ""), DIGEST_MAX_MESSAGE),
+        stack_trace=bound_text(failure.get("stack_trace", ""), DIGEST_MAX_TRACE, keep="tail"),
     )
 
 
-def next_steps(report: TestReport, chosen: Iterable[TestResult], view: ReportView) -> list[str]:
+def next_steps(report: Record, chosen: Iterable[Record], view: ReportView) -> list[str]:
     """Concrete suggestions, most useful first."""
     steps: list[str] = []
-    for diag in report.collection_errors[:3]:
-        where = f"{diag.file}:{diag.line}" if diag.line else (diag.file or diag.nodeid or "?")
-        steps.append(f"Fix the collection error in {where}: {first_line(diag.message, 120)}")
+    for diag in report["collection_errors"][:3]:
+        where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
+        steps.append(f"Fix the collection error in {where}: {first_line(diag['message'], 120)}")
     for result in chosen:
         steps.append(_step_for(result))
         if len(steps) >= MAX_NEXT_STEPS:
             break
     for result in view.flaky.items[:2]:
         steps.append(
-            f"Investigate flaky test {result.nodeid}: passed after {result.reruns} rerun(s)"
+            f"Investigate flaky test {result['nodeid']}: passed after {result['reruns']} rerun(s)"
         )
-    if report.run.interrupted:  # kept even when the list is full: the other steps are partial
+    if report["run"]["interrupted"]:  # kept even when the list is full: the rest is partial
         steps = [
             *steps[: MAX_NEXT_STEPS - 1],
             "The run was interrupted; run the tests again for complete results",
         ]
     if not steps:
-        steps.append(f"All {report.summary.total} tests passed; nothing to fix")
+        steps.append(_nothing_failed(report))
     return steps[:MAX_NEXT_STEPS]
 
 
-def _step_for(result: TestResult) -> str:
-    failure = result.failure
+def _nothing_failed(report: Record) -> str:
+    summary, exit_code = report["summary"], report["run"]["exit_code"]
+    if exit_code not in (0, 5, None):
+        return f"pytest exited with status {exit_code} without a failing test: read its output"
+    if summary["total"] == 0:
+        return "No tests ran: check the test paths and the -k/-m selection"
+    if summary["passed"] == 0:
+        return f"None of the {summary['total']} tests passed or failed (all skipped or xfailed)"
+    return f"All {summary['passed']} tests that ran passed; nothing to fix"
+
+
+def _step_for(result: Record) -> str:
+    failure, nodeid = result["failure"], result["nodeid"]
     if failure is None:
-        return f"Look at {result.nodeid}: it {result.outcome} without a traceback"
-    where = _where(failure, result)
-    kind = failure.error_type
+        return f"Look at {nodeid}: it {result['outcome']} without a traceback"
+    where = _location(failure["file"] or result["file"], failure["line"] or result["line"])
+    kind, phase = failure["error_type"], failure["phase"]
     if kind == "XPASS(strict)":
-        return f"{result.nodeid} passes now: remove its xfail marker or make it non-strict"
-    if failure.phase in ("setup", "teardown"):
-        return f"Fix the {failure.phase} error ({kind}) at {where} used by {result.nodeid}"
+        return f"{nodeid} passes now: remove its xfail marker or make it non-strict"
+    if phase in ("setup", "teardown"):
+        return f"Fix the {phase} error ({kind}) at {where} used by {nodeid}"
     if kind == "AssertionError":
-        return f"Fix the assertion at {where} ({result.nodeid})"
+        return f"Fix the assertion at {where} ({nodeid})"
     if kind in ("ModuleNotFoundError", "ImportError"):
-        return f"Fix the import at {where}: {first_line(failure.error_message, 120)}"
-    return f"Fix the {kind} raised at {where} ({result.nodeid})"
+        return f"Fix the import at {where}: {first_line(failure['error_message'], 120)}"
+    return f"Fix the {kind} raised at {where} ({nodeid})"
 
 
-def _where(failure: Failure, result: TestResult) -> str:
-    file = failure.file or result.file
-    line = failure.line or result.line
+def _location(file: str, line: int | None) -> str:
     return f"{file}:{line}" if line else file

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from collections.abc import Mapping
 
 from pytest_qbench._version import __version__
-from pytest_qbench.models import CIInfo
-from pytest_qbench.models import Environment
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import new
 
 
 SECRET_NAME = re.compile(
@@ -49,60 +49,70 @@ class Redactor:
         return [self(arg) for arg in args]
 
 
-def detect_ci(environ: Mapping[str, str]) -> CIInfo | None:
+def detect_ci(environ: Mapping[str, str]) -> Record | None:
     """Recognise the CI provider from its environment variables."""
     get = environ.get
     if get("GITHUB_ACTIONS") == "true":
         server, repo, run = get("GITHUB_SERVER_URL"), get("GITHUB_REPOSITORY"), get("GITHUB_RUN_ID")
         url = f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
         branch = get("GITHUB_HEAD_REF") or get("GITHUB_REF_NAME")
-        return CIInfo(
-            provider="github-actions", commit=get("GITHUB_SHA"), branch=branch, build_url=url
+        return new(
+            "CIInfo",
+            provider="github-actions",
+            commit=get("GITHUB_SHA"),
+            branch=branch,
+            build_url=url,
         )
     if get("GITLAB_CI"):
-        return CIInfo(
+        return new(
+            "CIInfo",
             provider="gitlab-ci",
             commit=get("CI_COMMIT_SHA"),
             branch=get("CI_COMMIT_REF_NAME"),
             build_url=get("CI_JOB_URL"),
         )
     if get("TF_BUILD"):
-        return CIInfo(
+        return new(
+            "CIInfo",
             provider="azure-pipelines",
             commit=get("BUILD_SOURCEVERSION"),
             branch=get("BUILD_SOURCEBRANCHNAME"),
         )
     if get("CIRCLECI"):
-        return CIInfo(
+        return new(
+            "CIInfo",
             provider="circleci",
             commit=get("CIRCLE_SHA1"),
             branch=get("CIRCLE_BRANCH"),
             build_url=get("CIRCLE_BUILD_URL"),
         )
     if get("BUILDKITE"):
-        return CIInfo(
+        return new(
+            "CIInfo",
             provider="buildkite",
             commit=get("BUILDKITE_COMMIT"),
             branch=get("BUILDKITE_BRANCH"),
             build_url=get("BUILDKITE_BUILD_URL"),
         )
     if get("JENKINS_URL"):
-        return CIInfo(
+        return new(
+            "CIInfo",
             provider="jenkins",
             commit=get("GIT_COMMIT"),
             branch=get("BRANCH_NAME") or get("GIT_BRANCH"),
             build_url=get("BUILD_URL"),
         )
     if get("CI"):
-        return CIInfo(provider="unknown")
+        return new("CIInfo", provider="unknown")
     return None
 
 
 def describe_environment(
     pytest_version: str, plugins: Mapping[str, str], environ: Mapping[str, str]
-) -> Environment:
+) -> Record:
     """Build the ``environment`` block of a report."""
-    return Environment(
+    return new(
+        "Environment",
         python=platform.python_version(),
         implementation=platform.python_implementation(),
         platform=platform.platform(),

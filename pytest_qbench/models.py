@@ -138,7 +138,9 @@ class Failure(QBenchModel):
     line: int | None = None
     """1-based line of the failing frame in the user's code."""
     stack_trace: str = ""
-    """pytest's formatted traceback, bounded; the end is kept."""
+    """The traceback in the shape of pytest's ``--tb=short`` (each frame's ``path:line: in
+    function`` and source line, then ``E   `` lines with the exception), bounded; the end is
+    kept. Without an exception (strict xpass, failed subtests) it is pytest's own text."""
     frames: list[Frame] = Field(default_factory=list)
     """Traceback frames, outermost first, without pytest's own (bounded; the end is kept)."""
     falsifying_example: str | None = None
@@ -557,3 +559,36 @@ StreamRecord = Annotated[
     Field(discriminator="kind"),
 ]
 """One line of ``results.jsonl``."""
+
+
+def field_shapes() -> dict[str, dict[str, object]]:
+    """Every model's fields in order, with their JSON defaults (``"<required>"`` when none).
+
+    Written to ``pytest_qbench/shapes.json`` (``python -m pytest_qbench.shapes``) so that the
+    pytest plugin can build records of exactly these shapes without importing pydantic.
+    """
+    from pydantic_core import to_jsonable_python
+
+    shapes: dict[str, dict[str, object]] = {}
+    for name, model in sorted(_all_models().items()):
+        fields: dict[str, object] = {}
+        for field_name, info in model.model_fields.items():
+            if info.is_required():
+                fields[field_name] = REQUIRED
+            else:
+                default = info.get_default(call_default_factory=True)
+                fields[field_name] = to_jsonable_python(default)
+        shapes[name] = fields
+    return shapes
+
+
+REQUIRED = "<required>"
+"""Marks a field without default in ``field_shapes``."""
+
+
+def _all_models() -> dict[str, type[QBenchModel]]:
+    return {
+        name: obj
+        for name, obj in globals().items()
+        if isinstance(obj, type) and issubclass(obj, QBenchModel) and obj is not QBenchModel
+    }

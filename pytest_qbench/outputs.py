@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -10,11 +11,10 @@ from pathlib import Path
 from pytest_qbench import store
 from pytest_qbench.aggregate import ReportView
 from pytest_qbench.digest import build_digest
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
 from pytest_qbench.render import MARKDOWN_TEMPLATE
 from pytest_qbench.render import make_environment
 from pytest_qbench.render import render
+from pytest_qbench.shapes import Record
 
 
 class StreamResults:
@@ -23,9 +23,10 @@ class StreamResults:
     def __init__(self, stream: Path) -> None:
         self.stream = stream
 
-    def __iter__(self) -> Iterator[TestResult]:
+    def __iter__(self) -> Iterator[Record]:
         for raw in store.iter_result_json(self.stream):
-            yield TestResult.model_validate_json(raw)
+            result: Record = json.loads(raw)
+            yield result
 
     def __len__(self) -> int:
         return sum(1 for _ in store.iter_result_json(self.stream))
@@ -35,7 +36,7 @@ class StreamResults:
 class OutputWriter:
     """Writes one report's outputs. ``stream`` holds the results when ``report.results`` is empty."""
 
-    report: TestReport
+    report: Record
     stream: Path | None
     view: ReportView
     template_dir: Path | None
@@ -44,8 +45,11 @@ class OutputWriter:
     def __post_init__(self) -> None:
         self.env = make_environment(self.template_dir)
 
-    def _results(self) -> StreamResults | list[TestResult]:
-        return StreamResults(self.stream) if self.stream is not None else self.report.results
+    def _results(self) -> StreamResults | list[Record]:
+        if self.stream is not None:
+            return StreamResults(self.stream)
+        results: list[Record] = self.report["results"]
+        return results
 
     def json(self, path: Path) -> Path:
         """``report.json``: the model, with the stream's results spliced in."""
@@ -72,7 +76,7 @@ class OutputWriter:
     def digest(self, path: Path) -> Path:
         """The failure digest as JSON."""
         digest = build_digest(self.report, self.view)
-        store.write_text_atomic(path, digest.model_dump_json(indent=2) + "\n")
+        store.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
         return path
 
     def copy(self, source: Path, path: Path) -> Path:

@@ -21,18 +21,20 @@ Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``to
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from pydantic_core import to_jsonable_python
 
 from pytest_qbench.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.aggregate import ReportView
 from pytest_qbench.aggregate import aggregate
+from pytest_qbench.aggregate import as_record
 from pytest_qbench.errors import TemplateError
 from pytest_qbench.markdown import clean
 from pytest_qbench.markdown import format_duration
@@ -40,8 +42,8 @@ from pytest_qbench.markdown import md_cell
 from pytest_qbench.markdown import md_code
 from pytest_qbench.markdown import md_fence
 from pytest_qbench.markdown import md_text
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import iso
 
 
 MARKDOWN_TEMPLATE = "report.md.j2"
@@ -77,13 +79,31 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         duration=format_duration,
         clean=clean,
         tojson=_tojson,
+        when=_when,
     )
     return env
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:
-    # Models (also inside lists, dicts and the view's dataclasses) and datetimes as in report.json.
-    return json.dumps(to_jsonable_python(value, fallback=str), indent=indent)
+    # Records are JSON already; the view's dataclasses, models and datetimes as in report.json.
+    return json.dumps(value, indent=indent, default=_jsonable, ensure_ascii=False)
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, datetime):
+        return iso(value)
+    return str(value)
+
+
+def _when(value: Any, fmt: str = "%Y-%m-%d %H:%M:%S UTC") -> str:
+    """A report timestamp (ISO text in records) formatted for people."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value.strftime(fmt) if isinstance(value, datetime) else ""
 
 
 def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
@@ -116,18 +136,18 @@ def list_builtin_templates() -> list[str]:
 
 
 def render(
-    report: TestReport,
+    report: Record | Any,
     template: str = MARKDOWN_TEMPLATE,
     *,
     view: ReportView | None = None,
-    results: Iterable[TestResult] | None = None,
+    results: Iterable[Record | Any] | None = None,
     env: jinja2.Environment | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
 ) -> str:
     """Render ``report`` with ``template``: a pure function of its inputs.
 
     Args:
-        report: The report.
+        report: The report: a ``TestReport`` or its record (``model_dump(mode="json")``).
         template: Template name (looked up) or path.
         view: Precomputed bounded selections; computed from ``results`` when omitted.
         results: Every result; ``report.results`` when omitted.
@@ -138,7 +158,8 @@ def render(
         TemplateError: the template is missing or fails while rendering.
     """
     env = env or make_environment()
-    all_results = report.results if results is None else results
+    report = as_record(report)
+    all_results: Iterable[Any] = report["results"] if results is None else results
     if view is None:
         if isinstance(all_results, Iterator):  # one pass only: the view would consume it
             all_results = list(all_results)
@@ -148,7 +169,7 @@ def render(
         return tmpl.render(
             report=report,
             results=all_results,
-            summary=report.summary,
+            summary=report["summary"],
             view=view,
             max_items=max_items,
         )

@@ -42,14 +42,11 @@ from pytest_qbench.collectors import warning_diagnostic
 from pytest_qbench.environment import Redactor
 from pytest_qbench.environment import describe_environment
 from pytest_qbench.errors import QBenchError
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import StreamEnd
-from pytest_qbench.models import StreamStart
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
 from pytest_qbench.settings import Settings
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import iso
+from pytest_qbench.shapes import new
+from pytest_qbench.shapes import pass_rate
 
 
 qbench_session_key = pytest.StashKey["QBenchSession"]()
@@ -108,8 +105,8 @@ class QBenchSession(QBenchWorker):
         self.stream_path = self.run_dir / store.STREAM_NAME
         self.aggregator = Aggregator(settings.md_max_items)
         self.pending: dict[tuple[str, Any], TestAccumulator] = {}
-        self.collection_errors: list[Diagnostic] = []
-        self.warnings: list[Diagnostic] = []
+        self.collection_errors: list[Record] = []
+        self.warnings: list[Record] = []
         self.notes: list[str] = []
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
@@ -118,9 +115,10 @@ class QBenchSession(QBenchWorker):
         self.terminal_stats: dict[str, list[Any]] | None = None
         self.started_at = datetime.now(timezone.utc)
         self.start_clock = time.perf_counter()
-        self.run = RunMeta(
+        self.run = new(
+            "RunMeta",
             run_id=self.run_id,
-            started_at=self.started_at,
+            started_at=iso(self.started_at),
             cwd=str(config.invocation_params.dir),
             command=self.redact.argv(["pytest", *config.invocation_params.args]),
         )
@@ -146,8 +144,8 @@ class QBenchSession(QBenchWorker):
             detail = exc
         message = f"internal error in {where}: {detail}"
         self.notes.append(message)
-        diagnostic = Diagnostic(
-            tool="qbench", severity="warning", code="internal-error", message=message
+        diagnostic = new(
+            "Diagnostic", tool="qbench", severity="warning", code="internal-error", message=message
         )
         if len(self.warnings) < MAX_DIAGNOSTICS:
             self.warnings.append(diagnostic)
@@ -163,13 +161,13 @@ class QBenchSession(QBenchWorker):
             # pytest's own "in 1.23s" also counts from here
             self.started_at = datetime.now(timezone.utc)
             self.start_clock = time.perf_counter()
-            self.run = self.run.model_copy(update={"started_at": self.started_at})
+            self.run["started_at"] = iso(self.started_at)
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
             self.stream = store.StreamWriter(self.stream_path)
-            meta = ReportMeta(qbench_version=__version__, created_at=self.started_at)
+            meta = new("ReportMeta", qbench_version=__version__, created_at=iso(self.started_at))
             self.stream.write_start(
-                StreamStart(meta=meta, run=self.run, environment=self.environment)
+                new("StreamStart", meta=meta, run=self.run, environment=self.environment)
             )
 
     @pytest.hookimpl
@@ -211,8 +209,10 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        with self.guard("pytest_runtest_logreport"):
+        try:  # not self.guard(): this runs three times per test
             self._take_report(report)
+        except Exception as exc:
+            self.note_internal_error("pytest_runtest_logreport", exc)
 
     @pytest.hookimpl
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -280,27 +280,38 @@ class QBenchSession(QBenchWorker):
         except Exception as exc:  # keep the test in the report, with what is certain
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
             result = acc.minimal_result()
-        with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
-            self.config.hook.pytest_qbench_modify_result(result=result, config=self.config)
+        hook = self.config.hook.pytest_qbench_modify_result
+        if hook.get_hookimpls():  # most runs have none: no model, no call
+            with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
+                result = self._modify_result(result, hook)
         self._emit(result)
 
-    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> TestResult:
+    def _modify_result(self, result: Record, hook: Any) -> Record:
+        """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
+        from pytest_qbench.models import TestResult
+
+        model = TestResult.model_validate(result)
+        hook(result=model, config=self.config)
+        modified: Record = model.model_dump(mode="json")
+        return modified
+
+    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
         captured = None
         if last is not None and acc.final_outcome() in self.settings.capture:
             captured = captured_output(last.sections, self.limits, self.redact)
         result = acc.result(captured)
         if last is not None and last.user_properties:
-            result.user_properties = sanitize_user_properties(last.user_properties)
+            result["user_properties"] = sanitize_user_properties(last.user_properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
         return result
 
-    def _emit(self, result: TestResult) -> None:
+    def _emit(self, result: Record) -> None:
         self.aggregator.add_result(result)
         if self.stream is not None:
             self.stream.write_result(result)
 
-    def _add_collection_error(self, diagnostic: Diagnostic) -> None:
+    def _add_collection_error(self, diagnostic: Record) -> None:
         self.aggregator.add_collection_error(diagnostic)
         if len(self.collection_errors) < MAX_DIAGNOSTICS:
             self.collection_errors.append(diagnostic)
@@ -309,8 +320,14 @@ class QBenchSession(QBenchWorker):
 
     def note_warning(self, code: str, message: str, file: str | None, line: int | None) -> None:
         """A qbench warning about the user's tests (not a pytest warning, so not counted)."""
-        diagnostic = Diagnostic(
-            tool="qbench", severity="warning", code=code, message=message, file=file, line=line
+        diagnostic = new(
+            "Diagnostic",
+            tool="qbench",
+            severity="warning",
+            code=code,
+            message=message,
+            file=file,
+            line=line,
         )
         self.notes.append(message)
         if len(self.warnings) < MAX_DIAGNOSTICS:
@@ -332,37 +349,58 @@ class QBenchSession(QBenchWorker):
     # --- the end --------------------------------------------------------------------------
 
     def finish(self, exitstatus: int) -> None:
-        """Complete the run: the stream's end record, then every report file."""
+        """Complete the run: the other plugins' hooks, the stream's end record, every file."""
         self._flush_pending()
-        self.run = self.run.model_copy(
-            update={
-                "completed_at": datetime.now(timezone.utc),
-                "exit_code": exitstatus,
-                "interrupted": self.interrupted or exitstatus == INTERRUPTED,
-            }
+        self.run.update(
+            completed_at=iso(datetime.now(timezone.utc)),
+            exit_code=exitstatus,
+            interrupted=self.interrupted or exitstatus == INTERRUPTED,
         )
-        report = TestReport(
-            meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
+        summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
+        report = new(
+            "TestReport",
+            meta=new(
+                "ReportMeta", qbench_version=__version__, created_at=iso(datetime.now(timezone.utc))
+            ),
             run=self.run,
             environment=self.environment,
-            summary=self.aggregator.summary(time.perf_counter() - self.start_clock),
+            summary=summary,
             collection_errors=self.collection_errors,
             warnings=self.warnings,
         )
-        self.config.hook.pytest_qbench_modify_report(report=report, config=self.config)
-        for sections in self.config.hook.pytest_qbench_markdown_sections(
-            report=report, config=self.config
-        ):
-            report.sections.extend(sections or [])
+        report = self._report_hooks(report)
         if self.stream is not None:
-            end = StreamEnd(
-                run=report.run, environment=report.environment, sections=report.sections
+            end = new(
+                "StreamEnd",
+                run=report["run"],
+                environment=report["environment"],
+                sections=report["sections"],
             )
             self.stream.write_end(end)
             self.stream.close()
         self.write_outputs(report)
 
-    def write_outputs(self, report: TestReport) -> None:
+    def _report_hooks(self, report: Record) -> Record:
+        """Let other plugins change the report and add Markdown sections (as models)."""
+        hook = self.config.hook
+        if not (
+            hook.pytest_qbench_modify_report.get_hookimpls()
+            or hook.pytest_qbench_markdown_sections.get_hookimpls()
+        ):
+            return report
+        from pytest_qbench.models import TestReport
+
+        model = TestReport.model_validate(report)
+        with self.guard("pytest_qbench_modify_report"):
+            hook.pytest_qbench_modify_report(report=model, config=self.config)
+        with self.guard("pytest_qbench_markdown_sections"):
+            for sections in hook.pytest_qbench_markdown_sections(report=model, config=self.config):
+                model.sections.extend(sections or [])
+        record: Record = model.model_dump(mode="json")
+        record["summary"]["pass_rate"] = pass_rate(record["summary"])
+        return record
+
+    def write_outputs(self, report: Record) -> None:
         """Write report.json, report.md and every extra output; one failing does not stop the rest."""
         from pytest_qbench import outputs
 

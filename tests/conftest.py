@@ -70,7 +70,11 @@ def run_qbench(pytester: pytest.Pytester) -> RunQBench:
         result = runner("-p", "qbench", *args)
         run_dir_path = find_run_dir(pytester.path, run_dir)
         text = (run_dir_path / "report.json").read_text(encoding="utf-8")
-        return QBenchRun(result, run_dir_path, TestReport.model_validate_json(text))
+        report = TestReport.model_validate_json(text)
+        # report.json is built from records, never from the model: it must be the model's fixed
+        # point, field for field (what TestReport.model_dump_json() would write).
+        assert json.loads(text) == report.model_dump(mode="json")
+        return QBenchRun(result, run_dir_path, report)
 
     return run
 

@@ -411,7 +411,7 @@ def test_bad_case_steps_keep_description(pytester: pytest.Pytester, run_qbench: 
     run = run_qbench()
     result = run.by_name("test_x")
     assert result.metadata is not None and result.metadata.description == "Described."
-    run.result.stdout.fnmatch_lines(["qbench: *test_x*qbench_case has invalid values*expected*"])
+    run.result.stdout.fnmatch_lines(["qbench: *test_x*qbench_case steps[[]0[]] must be*'expected'*"])
     assert not any(w.code == "internal-error" for w in run.report.warnings)
 
 
