@@ -164,6 +164,7 @@ class QBenchSession(QBenchWorker):
             self.run["started_at"] = iso(self.started_at)
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
+            store.prepare_store(self.settings.qbench_dir)
             self.stream = store.StreamWriter(self.stream_path)
             meta = new("ReportMeta", qbench_version=__version__, created_at=iso(self.started_at))
             self.stream.write_start(

@@ -37,6 +37,18 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}"
 
 
+GITIGNORE = "# Created by pytest-qbench: runs are artifacts, not sources.\n*\n"
+
+
+def prepare_store(qbench_dir: Path) -> None:
+    """Create the qbench directory, with a ``.gitignore`` that keeps it out of git (as pytest
+    does for ``.pytest_cache``)."""
+    qbench_dir.mkdir(parents=True, exist_ok=True)
+    ignore = qbench_dir / ".gitignore"
+    if not ignore.exists():
+        write_text_atomic(ignore, GITIGNORE)
+
+
 def run_dir(qbench_dir: Path, run_id: str) -> Path:
     """Where a run's files live."""
     return qbench_dir / RUNS_DIR / run_id

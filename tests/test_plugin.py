@@ -411,7 +411,9 @@ def test_bad_case_steps_keep_description(pytester: pytest.Pytester, run_qbench: 
     run = run_qbench()
     result = run.by_name("test_x")
     assert result.metadata is not None and result.metadata.description == "Described."
-    run.result.stdout.fnmatch_lines(["qbench: *test_x*qbench_case steps[[]0[]] must be*'expected'*"])
+    run.result.stdout.fnmatch_lines(
+        ["qbench: *test_x*qbench_case steps[[]0[]] must be*'expected'*"]
+    )
     assert not any(w.code == "internal-error" for w in run.report.warnings)
 
 
@@ -436,3 +438,25 @@ def test_user_template_sees_every_result(pytester: pytest.Pytester, run_qbench: 
     pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0")
     run_qbench("--qbench-template=names.j2=out/names.txt")
     assert (pytester.path / "out" / "names.txt").read_text() == "2 test_a=passed test_b=failed"
+
+
+def test_active_qbench_keeps_pydantic_out(pytester: pytest.Pytester) -> None:
+    """A whole run with reports written never imports pydantic into the pytest process."""
+    pytester.makeconftest(
+        """
+        import sys
+        def pytest_unconfigure():
+            print("PYDANTIC LOADED:", "pydantic" in sys.modules)
+        """
+    )
+    pytester.makepyfile("import pytest\ndef test_a(): pass\ndef test_b(): assert 0")
+    result = pytester.runpytest_subprocess("-p", "qbench", "-s", "--qbench-digest=d.json")
+    result.stdout.fnmatch_lines(["*PYDANTIC LOADED: False*"])
+    assert (pytester.path / "d.json").is_file()
+
+
+def test_store_is_git_ignored(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """The qbench directory ignores itself in git, as .pytest_cache does."""
+    pytester.makepyfile("def test_a(): pass")
+    run_qbench()
+    assert (pytester.path / ".qbench" / ".gitignore").read_text().endswith("*\n")

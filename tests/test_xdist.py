@@ -60,7 +60,9 @@ def run_both(
     return serial, parallel
 
 
-@pytest.mark.parametrize("xdist_args", [["-n", "2"], ["-n", "2", "--dist", "loadfile"]])
+@pytest.mark.parametrize(
+    "xdist_args", [["-n", "2"], ["-n", "auto"], ["-n", "2", "--dist", "loadfile"]]
+)
 def test_xdist_equals_serial(
     pytester: pytest.Pytester, run_qbench: RunQBench, xdist_args: list[str]
 ) -> None:
