@@ -7,20 +7,21 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench import models
 from pytest_qbench._types import OUTCOMES
 from pytest_qbench._types import Outcome
 from pytest_qbench.aggregate import aggregate
 from pytest_qbench.models import Diagnostic
 from pytest_qbench.models import ReportSummary
 from pytest_qbench.models import SubtestResult
+from pytest_qbench.models import TestResult
+from pytest_qbench.shapes import Record
 
 
-def result(name: str, outcome: Outcome = "passed", **fields: Any) -> models.TestResult:
-    """A result named ``t.py::<name>``."""
-    return models.TestResult(
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> Record:
+    """The record of a result named ``t.py::<name>`` (validated by the model on the way)."""
+    return TestResult(
         nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields
-    )
+    ).model_dump(mode="json")
 
 
 CATEGORIES = [
@@ -62,7 +63,7 @@ diagnostics = st.builds(
     tool=st.sampled_from(["pytest", "qbench"]),
     severity=st.sampled_from(["error", "warning"]),
     message=st.just("m"),
-)
+).map(lambda diagnostic: diagnostic.model_dump(mode="json"))
 runs = st.tuples(
     st.lists(results, max_size=15),
     st.lists(diagnostics, max_size=3),
@@ -71,13 +72,24 @@ runs = st.tuples(
 )
 
 
-Run = tuple[list[models.TestResult], list[Diagnostic], list[Diagnostic], int]
-"""Results, collection errors, warnings and the deselected count of one run."""
+Run = tuple[list[Record], list[Record], list[Record], int]
+"""Results, collection errors, warnings (records) and the deselected count of one run."""
 
 
-def summary_of(run: Run) -> ReportSummary:
-    """The summary ``aggregate`` makes of a run (duration 0)."""
+def summary_of(run: Run) -> Record:
+    """The summary record ``aggregate`` makes of a run (duration 0)."""
     return aggregate(*run).summary(0.0)
+
+
+def as_models(run: Run) -> tuple[list[TestResult], list[Diagnostic], list[Diagnostic], int]:
+    """The same run, as models."""
+    results, collection_errors, warnings, deselected = run
+    return (
+        [TestResult.model_validate(r) for r in results],
+        [Diagnostic.model_validate(d) for d in collection_errors],
+        [Diagnostic.model_validate(d) for d in warnings],
+        deselected,
+    )
 
 
 @given(st.lists(runs, min_size=1, max_size=4))
@@ -89,7 +101,9 @@ def test_aggregate_of_concatenation_is_sum_of_aggregates(parts: list[Run]) -> No
         [d for part in parts for d in part[2]],
         sum(part[3] for part in parts),
     ).summary(0.0)
-    assert together == sum(summary_of(part) for part in parts)
+    total = sum(ReportSummary.model_validate(summary_of(part)) for part in parts)
+    assert isinstance(total, ReportSummary)
+    assert together == total.model_dump(mode="json")
 
 
 @given(runs)
@@ -97,20 +111,32 @@ def test_summary_counts_follow_counted_as(run: Run) -> None:
     """Counts come from counted_as (the outcome when empty); collection errors are errors."""
     results, collection_errors, warnings, deselected = run
     summary = summary_of(run)
-    words = [w for r in results for w in (r.counted_as or [r.outcome])]
-    assert summary.total == len(results)
-    assert summary.passed == words.count("passed")
-    assert summary.errors == words.count("error") + len(collection_errors)
-    assert summary.reruns == words.count("rerun")
-    assert summary.warnings == words.count("warnings") + sum(d.tool == "pytest" for d in warnings)
-    assert summary.deselected == deselected
-    assert summary.other == {
+    words = [w for r in results for w in (r["counted_as"] or [r["outcome"]])]
+    assert summary["total"] == len(results)
+    assert summary["passed"] == words.count("passed")
+    assert summary["errors"] == words.count("error") + len(collection_errors)
+    assert summary["reruns"] == words.count("rerun")
+    assert summary["warnings"] == words.count("warnings") + sum(
+        d["tool"] == "pytest" for d in warnings
+    )
+    assert summary["deselected"] == deselected
+    assert summary["other"] == {
         w: words.count(w) for w in ("custom", "other plugin word") if w in words
     }
-    assert summary.flaky == sum(r.flaky for r in results)
-    assert summary.subtests_failed == sum(
-        s.outcome == "failed" for r in results for s in r.subtests
+    assert summary["flaky"] == sum(r["flaky"] for r in results)
+    assert summary["subtests_failed"] == sum(
+        s["outcome"] == "failed" for r in results for s in r["subtests"]
     )
+    # A valid ReportSummary, pass_rate included, exactly as the model dumps it.
+    assert ReportSummary.model_validate(summary).model_dump(mode="json") == summary
+
+
+@given(runs)
+def test_models_aggregate_as_their_records(run: Run) -> None:
+    """Models (the public API) are accepted, and count and select exactly as their records."""
+    by_records, by_models = aggregate(*run), aggregate(*as_models(run))
+    assert by_models.summary(1.5) == by_records.summary(1.5)
+    assert by_models.view() == by_records.view()
 
 
 def test_pytest_subtests_failed_word_is_not_counted_twice() -> None:
@@ -118,20 +144,23 @@ def test_pytest_subtests_failed_word_is_not_counted_twice() -> None:
     failing = SubtestResult(description="[x]", outcome="failed")
     item = result("test_s", "failed", counted_as=["failed", "subtests failed"], subtests=[failing])
     summary = aggregate([item]).summary(0.0)
-    assert (summary.failed, summary.subtests_failed, summary.other) == (1, 1, {})
+    assert (summary["failed"], summary["subtests_failed"], summary["other"]) == (1, 1, {})
 
 
 def test_summary_duration_is_rounded() -> None:
     """The session duration is kept to microseconds."""
-    assert aggregate([]).summary(1.23456789).duration == 1.234568
-    assert aggregate([]).summary(0.0) == ReportSummary()
+    assert aggregate([]).summary(1.23456789)["duration"] == 1.234568
+    empty = aggregate([]).summary(0.0)
+    assert empty == ReportSummary().model_dump(mode="json")
+    assert list(empty) == list(ReportSummary().model_dump(mode="json"))  # pass_rate last
 
 
 def test_view_selections_are_capped() -> None:
     """Each selection keeps the first max_items and counts the rest."""
     failed = [result(f"test_{i}", "failed") for i in range(7)]
     view = aggregate([*failed, result("test_e", "error")], max_items=5).view()
-    assert [r.test_name for r in view.failures.items] == [f"test_{i}" for i in range(5)]
+    assert [r["test_name"] for r in view.failures.items] == [f"test_{i}" for i in range(5)]
+    assert view.failures.items == failed[:5]  # the records, whole
     assert (view.failures.total, view.failures.omitted) == (7, 2)
     assert (view.errors.total, view.errors.omitted) == (1, 0)
 
@@ -141,7 +170,7 @@ def test_view_groups_skips_by_reason() -> None:
     skips = [result(f"test_{i}", "skipped", reason="slow") for i in range(3)]
     skips += [result("test_win", "skipped", reason="windows"), result("test_none", "skipped")]
     view = aggregate(skips).view()
-    assert [(g.reason, g.count, g.example.test_name) for g in view.skip_groups] == [
+    assert [(g.reason, g.count, g.example["test_name"]) for g in view.skip_groups] == [
         ("slow", 3, "test_0"),
         ("(no reason given)", 1, "test_none"),
         ("windows", 1, "test_win"),
@@ -161,7 +190,7 @@ def test_view_slowest_first_ties_keep_order() -> None:
     """The slowest tests, slowest first; among equal durations the earlier one wins."""
     timed = [result(f"test_{i}", duration=d) for i, d in enumerate([1.0, 5.0, 3.0, 5.0, 0.0, 2.0])]
     view = aggregate(timed, slowest=3).view()
-    assert [r.test_name for r in view.slowest] == ["test_1", "test_3", "test_2"]
+    assert [r["test_name"] for r in view.slowest] == ["test_1", "test_3", "test_2"]
     assert aggregate(timed, slowest=0).view().slowest == []
 
 
@@ -173,6 +202,6 @@ def test_view_flaky_and_expected_failures() -> None:
         result("test_xp", "xpassed"),
     ]
     view = aggregate(items).view()
-    assert [r.test_name for r in view.flaky.items] == ["test_f"]
-    assert [r.test_name for r in view.xfailed.items] == ["test_xf"]
-    assert [r.test_name for r in view.xpassed.items] == ["test_xp"]
+    assert [r["test_name"] for r in view.flaky.items] == ["test_f"]
+    assert [r["test_name"] for r in view.xfailed.items] == ["test_xf"]
+    assert [r["test_name"] for r in view.xpassed.items] == ["test_xp"]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_qbench import models
+from pytest_qbench import readers
 from pytest_qbench import store
 from pytest_qbench._types import Outcome
 from pytest_qbench._version import __version__
@@ -27,6 +28,8 @@ from pytest_qbench.models import ReportSummary
 from pytest_qbench.models import RunMeta
 from pytest_qbench.models import StreamEnd
 from pytest_qbench.models import StreamStart
+from pytest_qbench.models import TestResult
+from pytest_qbench.shapes import Record
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -40,11 +43,11 @@ ENVIRONMENT = Environment(
 RUN = RunMeta(run_id="20260102T030405Z-abcdef", started_at=T0, cwd="/src", command=["pytest"])
 
 
-def result(name: str, outcome: Outcome = "passed", **fields: Any) -> models.TestResult:
-    """A result named ``t.py::<name>``."""
-    return models.TestResult(
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> Record:
+    """The record of a result named ``t.py::<name>``."""
+    return TestResult(
         nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields
-    )
+    ).model_dump(mode="json")
 
 
 RESULTS = [
@@ -68,10 +71,10 @@ def report_json(tmp_path: Path) -> Path:
         run=RUN.model_copy(update={"exit_code": 1, "completed_at": T0 + timedelta(seconds=2)}),
         environment=ENVIRONMENT,
         summary=ReportSummary(total=2, passed=1, failed=1, duration=2.0),
-        results=RESULTS,
+        results=[TestResult.model_validate(r) for r in RESULTS],
     )
     path = tmp_path / "report.json"
-    store.write_report_json(path, report, None)
+    store.write_report_json(path, report.model_dump(mode="json"), None)
     return path
 
 
@@ -80,11 +83,13 @@ def make_run_dir(root: Path, *, end: bool) -> Path:
     run_dir = store.run_dir(root / ".qbench", RUN.run_id)
     writer = store.StreamWriter(run_dir / store.STREAM_NAME)
     meta = ReportMeta(qbench_version="0.1.0", created_at=T0)
-    writer.write_start(StreamStart(meta=meta, run=RUN, environment=ENVIRONMENT))
+    start = StreamStart(meta=meta, run=RUN, environment=ENVIRONMENT)
+    writer.write_start(start.model_dump(mode="json"))
     for item in RESULTS:
         writer.write_result(item)
     if end:
-        writer.write_end(StreamEnd(run=RUN.model_copy(update={"exit_code": 1})))
+        end_record = StreamEnd(run=RUN.model_copy(update={"exit_code": 1}))
+        writer.write_end(end_record.model_dump(mode="json"))
     writer.close()
     return run_dir
 
@@ -235,9 +240,11 @@ def test_render_run_dir_rebuilds_interrupted_run(
     out = capsys.readouterr().out
     assert out.startswith(f"qbench: rebuilt interrupted run {RUN.run_id}: ")
     assert str(run_dir / "report.json") in out and str(run_dir / "report.md") in out
-    report = store.read_report(run_dir / "report.json")
+    report = readers.read_report(run_dir / "report.json")
     assert report.run.interrupted is True
-    assert report.results == RESULTS
+    assert [r.model_dump(mode="json") for r in report.results] == RESULTS
+    text = (run_dir / "report.json").read_text(encoding="utf-8")
+    assert report.model_dump(mode="json") == json.loads(text)  # a fixed point of the model
     assert (report.summary.passed, report.summary.failed) == (1, 1)
     assert report.run.completed_at == T0 + timedelta(seconds=2)
     markdown = (run_dir / "report.md").read_text(encoding="utf-8")
@@ -250,7 +257,7 @@ def test_render_run_dir_complete_run(tmp_path: Path, capsys: pytest.CaptureFixtu
     run_dir = make_run_dir(tmp_path, end=True)
     assert main(["render", str(run_dir)]) == OK
     assert capsys.readouterr().out.startswith(f"qbench: rebuilt run {RUN.run_id}: ")
-    assert store.read_report(run_dir / "report.json").run.interrupted is False
+    assert readers.read_report(run_dir / "report.json").run.interrupted is False
 
 
 def test_render_run_dir_with_output_renders_only(

@@ -19,6 +19,7 @@ from pytest_qbench.models import Environment
 from pytest_qbench.models import Failure
 from pytest_qbench.models import FailureDigest
 from pytest_qbench.models import ReportMeta
+from pytest_qbench.models import ReportSummary
 from pytest_qbench.models import RunMeta
 
 
@@ -54,7 +55,8 @@ def digest_of(
     interrupted: bool = False,
     exit_code: int | None = None,
 ) -> FailureDigest:
-    """The digest of a report holding ``results``."""
+    """The digest of a report holding ``results``, built from the report's record and checked to
+    be a valid ``FailureDigest`` record."""
     agg = aggregate(results, collection_errors)
     if exit_code is None:
         failing = any(r.outcome in ("failed", "error") for r in results) or collection_errors
@@ -76,11 +78,18 @@ def digest_of(
             pytest_version="9.0.0",
             qbench_version="0.1.0",
         ),
-        summary=agg.summary(1.0),
+        summary=ReportSummary.model_validate(agg.summary(1.0)),
         results=results,
         collection_errors=list(collection_errors),
     )
-    return build_digest(report, agg.view())
+    view = agg.view()
+    record = build_digest(report.model_dump(mode="json"), view)
+    assert build_digest(report, view) == record  # a model is accepted too
+    digest = FailureDigest.model_validate(record)
+    # The record is exactly what the model would dump: nothing missing, extra or out of shape.
+    assert digest.model_dump(mode="json") == record
+    assert list(record) == list(digest.model_dump(mode="json"))
+    return digest
 
 
 def test_all_passed() -> None:
@@ -88,7 +97,32 @@ def test_all_passed() -> None:
     digest = digest_of([result("test_a"), result("test_b"), result("test_c", "skipped")])
     assert digest.success is True
     assert digest.failures == []
-    assert digest.next_steps == ["All 3 tests passed; nothing to fix"]
+    assert digest.next_steps == ["All 2 tests that ran passed; nothing to fix"]
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "exit_code", "step"),
+    [
+        ([], 5, "No tests ran: check the test paths and the -k/-m selection"),
+        (
+            ["skipped", "xfailed"],
+            0,
+            "None of the 2 tests passed or failed (all skipped or xfailed)",
+        ),
+        (
+            ["passed"],
+            3,
+            "pytest exited with status 3 without a failing test: read its output",
+        ),
+    ],
+    ids=["no-tests", "none-ran", "internal-error"],
+)
+def test_nothing_failed_says_what_happened(
+    outcomes: list[Outcome], exit_code: int, step: str
+) -> None:
+    """Without failures, the one step tells an empty run, an all-skipped run and a crash apart."""
+    results = [result(f"test_{i}", outcome) for i, outcome in enumerate(outcomes)]
+    assert digest_of(results, exit_code=exit_code).next_steps == [step]
 
 
 def test_assertion_failure() -> None:

@@ -29,6 +29,7 @@ from pytest_qbench.models import Environment
 from pytest_qbench.models import Failure
 from pytest_qbench.models import ReportMeta
 from pytest_qbench.models import ReportSection
+from pytest_qbench.models import ReportSummary
 from pytest_qbench.models import RunMeta
 from pytest_qbench.models import SubtestResult
 from pytest_qbench.render import list_builtin_templates
@@ -66,7 +67,9 @@ def report_of(
     """A report of ``results`` whose run id, timestamps and duration are pinned."""
     collection_errors = collection_errors or []
     warnings = warnings or []
-    summary = aggregate(results, collection_errors, warnings).summary(12.5)
+    summary = ReportSummary.model_validate(
+        aggregate(results, collection_errors, warnings).summary(12.5)
+    )
     return models.TestReport(
         meta=ReportMeta(qbench_version="0.1.0", created_at=FIXED_TIME),
         run=RunMeta(
@@ -223,15 +226,19 @@ def check_golden(name: str, text: str) -> None:
 
 
 def test_report_md_golden() -> None:
-    """report.md of a small fixed report equals tests/golden/report.md."""
-    check_golden("report.md", render(golden_report()))
+    """report.md of a small fixed report (its record, as the plugin and the CLI render it) equals
+    tests/golden/report.md; the model renders the same."""
+    text = render(golden_report().model_dump(mode="json"))
+    check_golden("report.md", text)
+    assert render(golden_report()) == text
 
 
 def test_summary_md_golden() -> None:
     """summary.md.j2 (the CI job summary) equals tests/golden/summary.md and ends with a newline."""
-    text = render(golden_report(), "summary.md.j2")
+    text = render(golden_report().model_dump(mode="json"), "summary.md.j2")
     check_golden("summary.md", text)
     assert text.endswith("\n")
+    assert render(golden_report(), "summary.md.j2") == text
 
 
 def test_golden_report_structure() -> None:
@@ -386,7 +393,9 @@ def test_custom_json_template(tmp_path: Path) -> None:
         result("t.py::test_skip", "skipped", reason=nasty),
     ]
     report = report_of(results)
-    data = json.loads(render(report, str(template)))
+    text = render(report.model_dump(mode="json"), str(template))
+    assert render(report, str(template)) == text
+    data = json.loads(text)
     assert data["run_id"] == report.run.run_id
     assert data["started_at"] == "2026-01-02T03:04:05Z"
     assert data["total"] == 3
@@ -402,7 +411,7 @@ def test_custom_json_template(tmp_path: Path) -> None:
 def test_custom_template_iterates_lazy_results(tmp_path: Path) -> None:
     """``results`` may be a one-shot iterator: the template still sees every result."""
     (tmp_path / "ids.txt.j2").write_text("{% for r in results %}{{ r.nodeid }}\n{% endfor %}")
-    results = [result(f"t.py::test_{i}", "passed") for i in range(3)]
+    results = [result(f"t.py::test_{i}", "passed").model_dump(mode="json") for i in range(3)]
     text = render(
         report_of([]), "ids.txt.j2", results=iter(results), env=make_environment(tmp_path)
     )
@@ -532,7 +541,7 @@ EXPECTED_SECTIONS = {
 def test_markdown_keeps_its_structure_for_any_text(case: tuple[models.TestReport, int]) -> None:
     """Arbitrary names, messages, traces, reasons and warnings never break report.md's structure."""
     report, blocks = case
-    text = render(report, env=BUILTINS)
+    text = render(report.model_dump(mode="json"), env=BUILTINS)
     headings = markdown_structure(text)
     assert len(headings[1]) == 1
     assert {h.split(" (")[0] for h in headings[2]} == EXPECTED_SECTIONS

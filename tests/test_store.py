@@ -1,4 +1,4 @@
-"""Files: atomic writes, the results.jsonl stream, report.json splicing, reading reports back."""
+"""Files: atomic writes, the results.jsonl stream, report.json splicing (reading: test_readers)."""
 
 from __future__ import annotations
 
@@ -18,13 +18,12 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from pydantic import TypeAdapter
 from test_models import results as result_strategy
 
 from pytest_qbench import models
 from pytest_qbench import store
 from pytest_qbench._types import Outcome
-from pytest_qbench.errors import ReportFormatError
-from pytest_qbench.models import SCHEMA_VERSION
 from pytest_qbench.models import Diagnostic
 from pytest_qbench.models import Environment
 from pytest_qbench.models import ReportMeta
@@ -32,6 +31,11 @@ from pytest_qbench.models import ReportSummary
 from pytest_qbench.models import RunMeta
 from pytest_qbench.models import StreamEnd
 from pytest_qbench.models import StreamStart
+from pytest_qbench.models import TestReport
+from pytest_qbench.models import TestResult
+from pytest_qbench.readers import read_report
+from pytest_qbench.shapes import Record
+from pytest_qbench.shapes import dumps
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -45,58 +49,69 @@ ENVIRONMENT = Environment(
 RUN = RunMeta(run_id="20260102T030405Z-abcdef", started_at=T0, cwd="/src", command=["pytest"])
 
 
-def result(name: str, outcome: Outcome = "passed", **fields: Any) -> models.TestResult:
-    """A result named ``t.py::<name>``."""
-    return models.TestResult(
-        nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields
+def record(model: models.QBenchModel) -> Record:
+    """A model's record: what the plugin builds and the writers take."""
+    return model.model_dump(mode="json")
+
+
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> Record:
+    """The record of a result named ``t.py::<name>``."""
+    return record(
+        TestResult(nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields)
     )
 
 
-def report_of(results: list[models.TestResult] | None = None, **changes: Any) -> models.TestReport:
-    """A finished report holding ``results``."""
-    report = models.TestReport(
+def report_of(results: list[Record] | None = None, **changes: Any) -> Record:
+    """The record of a finished report holding ``results``."""
+    report = TestReport(
         meta=ReportMeta(qbench_version="0.1.0", created_at=T0),
         run=RUN.model_copy(update={"exit_code": 0, "completed_at": T0 + timedelta(seconds=3)}),
         environment=ENVIRONMENT,
         summary=ReportSummary(total=len(results or [])),
-        results=results or [],
+        results=[TestResult.model_validate(r) for r in results or []],
     )
-    return report.model_copy(update=changes)
+    return record(report.model_copy(update=changes))
 
 
 def write_stream(
     path: Path,
-    results: list[models.TestResult],
+    results: list[Record],
     *,
     end: bool = True,
     diagnostics: bool = True,
 ) -> None:
     """Write a stream as the plugin does: start, results, diagnostics, deselected, end."""
     writer = store.StreamWriter(path)
-    writer.write_start(
-        StreamStart(
-            meta=ReportMeta(qbench_version="0.1.0", created_at=T0), run=RUN, environment=ENVIRONMENT
-        )
-    )
+    meta = ReportMeta(qbench_version="0.1.0", created_at=T0)
+    writer.write_start(record(StreamStart(meta=meta, run=RUN, environment=ENVIRONMENT)))
     for item in results:
         writer.write_result(item)
     if diagnostics:
         writer.write_diagnostic(
             "collection_error",
-            Diagnostic(severity="error", message="boom", file="t_bad.py", code="collection-error"),
+            record(
+                Diagnostic(
+                    severity="error", message="boom", file="t_bad.py", code="collection-error"
+                )
+            ),
         )
-        writer.write_diagnostic("warning", Diagnostic(severity="warning", message="careful"))
         writer.write_diagnostic(
-            "warning", Diagnostic(tool="qbench", severity="warning", message="note")
+            "warning", record(Diagnostic(severity="warning", message="careful"))
+        )
+        writer.write_diagnostic(
+            "warning", record(Diagnostic(tool="qbench", severity="warning", message="note"))
         )
         writer.write_deselected(2)
     if end:
-        writer.write_end(
-            StreamEnd(
-                run=RUN.model_copy(update={"exit_code": 1, "completed_at": T0 + timedelta(9)})
-            )
-        )
+        run = RUN.model_copy(update={"exit_code": 1, "completed_at": T0 + timedelta(9)})
+        writer.write_end(record(StreamEnd(run=run)))
     writer.close()
+
+
+def assert_fixed_point(path: Path) -> None:
+    """The JSON written at ``path`` is a TestReport exactly as the model would dump it."""
+    text = path.read_text(encoding="utf-8")
+    assert TestReport.model_validate_json(text).model_dump(mode="json") == json.loads(text)
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -184,11 +199,49 @@ def test_atomic_writer_onto_directory(tmp_path: Path) -> None:
     assert list((tmp_path / "out").iterdir()) == []
 
 
+# --- the stream ------------------------------------------------------------------------------
+
+
+def test_stream_lines_are_the_stream_models(tmp_path: Path) -> None:
+    """Every line written is a stream record that validates, and is what the model would dump."""
+    stream = tmp_path / "results.jsonl"
+    write_stream(stream, [result("test_a"), result("test_b", "failed", reason="é\n\u2028")])
+    adapter = TypeAdapter(models.StreamRecord)
+    # Split on "\n" only, as readers do: str.splitlines() would also split at the U+2028 above.
+    lines = stream.read_text(encoding="utf-8").split("\n")
+    assert lines.pop() == ""
+    kinds = [json.loads(line)["kind"] for line in lines]
+    assert kinds == [
+        "start",
+        "result",
+        "result",
+        "collection_error",
+        "warning",
+        "warning",
+        "deselected",
+        "end",
+    ]
+    for line in lines:
+        assert adapter.dump_python(adapter.validate_json(line), mode="json") == json.loads(line)
+        assert dumps(json.loads(line)) == line  # compact, one line each
+
+
+def test_stream_writer_refuses_writes_once_closed(tmp_path: Path) -> None:
+    """A closed writer raises instead of writing to a recycled file descriptor."""
+    writer = store.StreamWriter(tmp_path / "results.jsonl")
+    writer.close()
+    writer.close()  # closing twice is harmless
+    with pytest.raises(ValueError, match="is closed"):
+        writer.write_deselected(1)
+
+
 # --- report.json splicing ---------------------------------------------------------------------
 
 
 def test_write_report_json_splices_stream_byte_for_byte(tmp_path: Path) -> None:
-    """Stream results + report results spliced in == model_dump_json of the whole report."""
+    """Stream results + report results spliced in == the compact JSON of the whole record, which
+    is a fixed point of the model (and here, with no float needing an exponent, is byte for byte
+    what model_dump_json writes)."""
     streamed = [result("test_a"), result("test_b", "failed", reason='quote " and \n newline')]
     extra = [result("test_c", "skipped", reason="later")]
     stream = tmp_path / "results.jsonl"
@@ -196,19 +249,25 @@ def test_write_report_json_splices_stream_byte_for_byte(tmp_path: Path) -> None:
     report = report_of(extra)
     target = tmp_path / "report.json"
     store.write_report_json(target, report, stream)
-    whole = report.model_copy(update={"results": streamed + extra})
-    assert target.read_bytes() == whole.model_dump_json().encode()
-    assert store.read_report(target) == whole
+    whole = {**report, "results": streamed + extra}
+    assert target.read_bytes() == dumps(whole).encode()
+    assert_fixed_point(target)
+    assert target.read_bytes() == TestReport.model_validate(whole).model_dump_json().encode()
+    assert read_report(target) == TestReport.model_validate(whole)
 
 
 @pytest.mark.parametrize("with_stream", [True, False])
 def test_write_report_json_empty(tmp_path: Path, with_stream: bool) -> None:
-    """No results at all gives ``"results":[]``, exactly as model_dump_json does."""
+    """No results at all gives ``"results":[]``, exactly as the record's (and the model's) JSON."""
     stream = tmp_path / "results.jsonl"
     write_stream(stream, [])
     report = report_of([])
     store.write_report_json(tmp_path / "r.json", report, stream if with_stream else None)
-    assert (tmp_path / "r.json").read_text(encoding="utf-8") == report.model_dump_json()
+    text = (tmp_path / "r.json").read_text(encoding="utf-8")
+    assert text == dumps(report)
+    assert '"results":[]' in text
+    assert text == TestReport.model_validate(report).model_dump_json()
+    assert_fixed_point(tmp_path / "r.json")
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -216,160 +275,15 @@ def test_write_report_json_empty(tmp_path: Path, with_stream: bool) -> None:
 def test_write_report_json_splicing_any_results(
     streamed: list[models.TestResult], extra: list[models.TestResult]
 ) -> None:
-    """Splicing is exact for results holding any text (newlines, quotes, ``\\u2028``...)."""
+    """Splicing is exact for results holding any text (newlines, quotes, ``\\u2028``...), and the
+    file is a fixed point of the model."""
     with tempfile.TemporaryDirectory() as tmp:
         stream = Path(tmp, "results.jsonl")
-        write_stream(stream, streamed, diagnostics=False)
-        report = report_of(extra)
-        store.write_report_json(Path(tmp, "report.json"), report, stream)
-        whole = report.model_copy(update={"results": streamed + extra})
-        assert Path(tmp, "report.json").read_bytes() == whole.model_dump_json().encode()
-
-
-# --- reading streams --------------------------------------------------------------------------
-
-
-def test_read_stream_round_trip(tmp_path: Path) -> None:
-    """Every record written is read back into StreamContents."""
-    stream = tmp_path / "results.jsonl"
-    streamed = [result("test_a"), result("test_b", "failed")]
-    write_stream(stream, streamed)
-    contents = store.read_stream(stream)
-    assert contents.start is not None and contents.start.run == RUN
-    assert contents.results == streamed
-    assert [d.message for d in contents.collection_errors] == ["boom"]
-    assert [d.message for d in contents.warnings] == ["careful", "note"]
-    assert contents.deselected == 2
-    assert contents.end is not None and contents.end.run.exit_code == 1
-    assert contents.bad_lines == 0
-
-
-@pytest.mark.parametrize(
-    "torn",
-    [
-        '{"kind":"result","result":{"nodeid":"t.py::test_c","test',
-        '{"kind":"result","result":{"nodeid":"t.py::test_\u00e9\u20ac'.encode()[:-1],
-        "\n\n",
-    ],
-    ids=["cut-json", "cut-inside-utf8-character", "blank-lines"],
-)
-def test_read_stream_tolerates_torn_last_line(tmp_path: Path, torn: str | bytes) -> None:
-    """A last line cut short by a dying process (even mid-character) is skipped, not fatal."""
-    stream = tmp_path / "results.jsonl"
-    write_stream(stream, [result("test_a"), result("test_b")], end=False, diagnostics=False)
-    with stream.open("ab") as handle:
-        handle.write(torn if isinstance(torn, bytes) else torn.encode())
-    contents = store.read_stream(stream)
-    assert [r.test_name for r in contents.results] == ["test_a", "test_b"]
-    assert contents.bad_lines == (0 if torn == "\n\n" else 1)
-    assert [json.loads(raw)["test_name"] for raw in store.iter_result_json(stream)] == [
-        "test_a",
-        "test_b",
-    ]
-
-
-def test_read_stream_missing(tmp_path: Path) -> None:
-    """No stream file is a ReportFormatError."""
-    with pytest.raises(ReportFormatError, match="no result stream") as excinfo:
-        store.read_stream(tmp_path / "results.jsonl")
-    assert excinfo.value.slug == "stream-missing"
-
-
-def test_read_stream_without_start(tmp_path: Path) -> None:
-    """A file without a start record is not a stream."""
-    stream = tmp_path / "results.jsonl"
-    stream.write_text('{"kind":"deselected","count":1}\nnot json\n')
-    with pytest.raises(ReportFormatError, match="no start record") as excinfo:
-        store.read_stream(stream)
-    assert excinfo.value.slug == "stream-invalid"
-
-
-# --- rebuilding a report from a stream --------------------------------------------------------
-
-
-def test_report_from_stream_without_end_is_interrupted(tmp_path: Path) -> None:
-    """A stream with no end record is a run that died: interrupted, finished at its last test."""
-    stream = tmp_path / "results.jsonl"
-    streamed = [
-        result("test_a", started_at=T0 + timedelta(seconds=1), duration=2.0),
-        result("test_b", "failed", started_at=T0 + timedelta(seconds=4), duration=1.5),
-    ]
-    write_stream(stream, streamed, end=False)
-    report = store.report_from_stream(store.read_stream(stream))
-    assert report.run.interrupted is True
-    assert report.run.exit_code is None
-    assert report.run.completed_at == T0 + timedelta(seconds=5.5)
-    assert report.summary.duration == 5.5
-    assert report.results == streamed
-    summary = report.summary
-    assert (summary.total, summary.passed, summary.failed, summary.errors) == (2, 1, 1, 1)
-    assert (summary.warnings, summary.deselected) == (1, 2)  # qbench's own note is not counted
-    assert report.meta.schema_version == SCHEMA_VERSION
-
-
-def test_report_from_stream_with_end_uses_the_end_record(tmp_path: Path) -> None:
-    """A complete stream gives the run as its end record describes it."""
-    stream = tmp_path / "results.jsonl"
-    write_stream(stream, [result("test_a")])
-    report = store.report_from_stream(store.read_stream(stream))
-    assert report.run.interrupted is False
-    assert report.run.exit_code == 1
-    assert report.summary.duration == timedelta(9).total_seconds()
-
-
-def test_report_from_stream_without_end_or_timings(tmp_path: Path) -> None:
-    """An interrupted stream whose results have no start times has no completion time."""
-    stream = tmp_path / "results.jsonl"
-    write_stream(stream, [result("test_a")], end=False, diagnostics=False)
-    report = store.report_from_stream(store.read_stream(stream))
-    assert report.run.interrupted is True
-    assert report.run.completed_at is None
-    assert report.summary.duration == 0.0
-
-
-# --- reading reports --------------------------------------------------------------------------
-
-
-def test_read_report_round_trip(tmp_path: Path) -> None:
-    """A written report reads back equal."""
-    report = report_of([result("test_a")])
-    store.write_report_json(tmp_path / "report.json", report, None)
-    assert store.read_report(tmp_path / "report.json") == report
-
-
-@pytest.mark.parametrize("with_new_field", [False, True], ids=["same-shape", "new-field"])
-def test_read_report_refuses_other_schema_version(tmp_path: Path, with_new_field: bool) -> None:
-    """Another schema_version is a ReportFormatError naming both versions."""
-    data = report_of().model_dump(mode="json")
-    data["meta"]["schema_version"] = SCHEMA_VERSION + 1
-    if with_new_field:
-        data["run"]["shard"] = 3
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(ReportFormatError) as excinfo:
-        store.read_report(path)
-    message = str(excinfo.value)
-    assert f"schema_version {SCHEMA_VERSION + 1}" in message
-    assert f"this qbench reads {SCHEMA_VERSION}" in message
-    assert excinfo.value.slug == "schema-version"
-
-
-@pytest.mark.parametrize(
-    ("content", "slug", "match"),
-    [
-        (None, "report-read", "cannot read report"),
-        (b"{not json", "report-invalid", "is not a qbench report"),
-        (b'{"meta": {}}', "report-invalid", r"is not a qbench report: meta\.qbench_version"),
-        (b"\xff\xfe{}", "report-invalid", "not UTF-8 text"),
-    ],
-    ids=["missing", "not-json", "not-a-report", "not-utf8"],
-)
-def test_read_report_errors(tmp_path: Path, content: bytes | None, slug: str, match: str) -> None:
-    """Unreadable input is a one-line ReportFormatError with a slug, never a traceback."""
-    path = tmp_path / "report.json"
-    if content is not None:
-        path.write_bytes(content)
-    with pytest.raises(ReportFormatError, match=match) as excinfo:
-        store.read_report(path)
-    assert excinfo.value.slug == slug
-    assert "\n" not in str(excinfo.value)
+        write_stream(stream, [record(r) for r in streamed], diagnostics=False)
+        report = report_of([record(r) for r in extra])
+        target = Path(tmp, "report.json")
+        store.write_report_json(target, report, stream)
+        whole = {**report, "results": [record(r) for r in streamed + extra]}
+        assert target.read_bytes() == dumps(whole).encode()
+        assert_fixed_point(target)
+        assert TestReport.model_validate_json(target.read_bytes()).results == streamed + extra
