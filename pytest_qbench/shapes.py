@@ -1,8 +1,9 @@
 """Records: plain JSON data shaped exactly like the models, built without importing pydantic.
 
 The pytest plugin works on records, so that a run costs pytest no more memory than it must;
-``report.json`` is then byte-compatible with ``TestReport.model_dump_json()`` (a test checks
-that every report qbench writes is a fixed point of the model). The shapes come from
+``report.json`` then holds exactly what ``TestReport.model_dump_json()`` would (a test checks
+that every report qbench writes is a fixed point of the model); only the spelling of some
+floats differs (``1e-05`` where pydantic writes ``0.00001``), not their value. The shapes come from
 ``shapes.json``, generated from ``models.py``: ``python -m pytest_qbench.shapes`` rewrites it,
 and a test fails when it is stale.
 """
@@ -82,7 +83,7 @@ def iso(moment: datetime | None) -> str | None:
 
 
 def dumps(record: Record) -> str:
-    """Compact JSON, as pydantic writes it (UTF-8, no spaces)."""
+    """Compact JSON like pydantic's (UTF-8, no spaces; floats in Python's spelling)."""
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 

@@ -45,8 +45,8 @@ class QBenchRun:
         return (self.run_dir / "report.md").read_text(encoding="utf-8")
 
     def stream_records(self) -> list[dict[str, Any]]:
-        lines = (self.run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines]
+        text = (self.run_dir / "results.jsonl").read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.split("\n") if line]  # not splitlines: U+2028
 
 
 RunQBench = Callable[..., QBenchRun]

@@ -31,7 +31,9 @@ def test_hard_exit_then_render(
     run_dir = find_run_dir(pytester.path)
     assert not (run_dir / "report.json").exists()
     kinds = [
-        json.loads(line)["kind"] for line in (run_dir / "results.jsonl").read_text().splitlines()
+        json.loads(line)["kind"]
+        for line in (run_dir / "results.jsonl").read_text().split("\n")
+        if line
     ]
     assert kinds == ["start", "result", "result"]
 
