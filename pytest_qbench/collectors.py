@@ -442,8 +442,9 @@ class TestAccumulator:
             return "error"
         return outcome
 
-    def minimal_result(self) -> Record:
-        """The result with only what cannot fail: used when building the full one failed."""
+    def minimal_result(self, **more: Any) -> Record:
+        """The result with what cannot fail (and ``more``): used alone when building the full
+        one failed."""
         return new(
             "TestResult",
             nodeid=self.nodeid,
@@ -452,6 +453,7 @@ class TestAccumulator:
             line=self.line,
             outcome=self.final_outcome(),
             counted_as=self.counted_as,
+            **more,
         )
 
     def result(self, captured: Record | None) -> Record:
@@ -474,21 +476,14 @@ class TestAccumulator:
             self.case_error = str(exc)
             doc = item.get("doc")
             metadata = new("TestCaseMetadata", description=doc) if doc else None
-        return new(
-            "TestResult",
-            nodeid=self.nodeid,
-            test_name=self.test_name,
-            file=self.file,
-            line=self.line,
-            outcome=outcome,
+        reason = self.reason if outcome in ("skipped", "xfailed", "xpassed") else None
+        return self.minimal_result(
             duration=round(sum(phases.values()), 6),
             durations=durations,
             started_at=_timestamp(self.started),
             failure=failure,
             teardown_failure=teardown,
-            reason=self.redact(self.reason)
-            if self.reason and outcome in ("skipped", "xfailed", "xpassed")
-            else None,
+            reason=self.redact(reason) if reason else None,
             captured=captured,
             markers=item.get("markers", []),
             metadata=metadata,
@@ -497,7 +492,6 @@ class TestAccumulator:
             flaky=bool(self.attempts) and outcome == "passed",
             subtests=self.subtests,
             worker=item.get("worker"),
-            counted_as=self.counted_as,
         )
 
 

@@ -27,24 +27,20 @@ DEFAULT_MD_MAX_ITEMS = 50
 
 def parse_cap(value: str) -> int:
     """A non-negative character count (``type=`` for argparse)."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number of characters, given: {value!r}; e.g. 20000"
-        ) from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, given: {value}; use 0 or more")
-    return number
+    return _non_negative(value, "a whole number of characters", "20000")
 
 
 def parse_count(value: str) -> int:
     """A non-negative number of items (``type=`` for argparse)."""
+    return _non_negative(value, "a whole number", "50")
+
+
+def _non_negative(value: str, kind: str, example: str) -> int:
     try:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"must be a whole number, given: {value!r}; e.g. 50"
+            f"must be {kind}, given: {value!r}; e.g. {example}"
         ) from None
     if number < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, given: {value}; use 0 or more")

@@ -55,10 +55,6 @@ MAX_DIAGNOSTICS = 1000
 INTERRUPTED = 2
 
 
-class QBenchWarning(pytest.PytestWarning):
-    """A problem inside pytest-qbench that did not stop the run."""
-
-
 class QBenchWorker:
     """Adds JSON-safe facts to reports where the test runs (the process, or an xdist worker)."""
 
@@ -462,4 +458,4 @@ def worker_id() -> str | None:
     return os.environ.get("PYTEST_XDIST_WORKER")
 
 
-__all__ = ["QBenchSession", "QBenchWarning", "QBenchWorker", "qbench_session_key"]
+__all__ = ["QBenchSession", "QBenchWorker", "qbench_session_key"]
