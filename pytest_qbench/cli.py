@@ -116,7 +116,14 @@ def load_source(source: Path) -> TestReport:
     if source.is_dir():
         stream = source / store.STREAM_NAME
         if stream.is_file():
-            return readers.report_from_stream(readers.read_stream(stream))
+            contents = readers.read_stream(stream)
+            if contents.bad_lines:
+                print(
+                    f"qbench: skipped {contents.bad_lines} damaged line(s) of {stream} "
+                    "(a process killed mid-write leaves a torn last line)",
+                    file=sys.stderr,
+                )
+            return readers.report_from_stream(contents)
         if (source / store.REPORT_JSON).is_file():
             return readers.read_report(source / store.REPORT_JSON)
         raise ReportFormatError(

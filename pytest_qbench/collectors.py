@@ -28,6 +28,7 @@ import pytest
 from pytest_qbench._types import Outcome
 from pytest_qbench.casemeta import CaseMarkerError
 from pytest_qbench.casemeta import build_metadata
+from pytest_qbench.environment import Redactor
 from pytest_qbench.options import DEFAULT_MAX_OUTPUT
 from pytest_qbench.options import DEFAULT_MAX_TRACE
 from pytest_qbench.shapes import Record
@@ -140,10 +141,10 @@ def failure_facts(
     """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
     exc = excinfo.value
     frames, sources = _frames(excinfo, rootpath)
-    message = safe_str(exc)
+    message = bound_text(safe_str(exc), limits.max_message, keep="head")
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
-        "error_message": bound_text(message, limits.max_message, keep="head", option=None),
+        "error_message": message,
         "frames": frames[-MAX_FRAMES:],
         "stack_trace": format_trace(frames, sources, exc, message),
     }
@@ -191,9 +192,13 @@ def format_trace(
     """
     lines = []
     cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
-    if cause is not None:
-        lines.append(_exception_lines(cause, safe_str(cause)))
-        lines.append("\nThe above exception caused the following exception:\n")
+    if cause is not None:  # one level, as a reminder: its own frames are rarely the point
+        lines.append(_exception_lines(cause, bound_text(safe_str(cause), MAX_MESSAGE)))
+        lines.append(
+            "\nThe above exception was the direct cause of the following exception:\n"
+            if exc.__cause__ is not None
+            else "\nDuring handling of the above exception, another exception occurred:\n"
+        )
     for frame, source in zip(frames[-MAX_FRAMES:], sources[-MAX_FRAMES:], strict=True):
         lines.append(f"{frame['path']}:{frame['line']}: in {frame['function']}")
         if source:
@@ -285,6 +290,8 @@ def build_failure(
         trace = redact(str(data.pop("stack_trace", "")))
         stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
         data["error_message"] = redact(str(data.get("error_message", "")))
+        if data.get("falsifying_example"):
+            data["falsifying_example"] = redact(str(data["falsifying_example"]))
         data.setdefault("file", file)
         data.setdefault("line", line)
         data["frames"] = [new("Frame", **frame) for frame in data.get("frames", [])]
@@ -320,9 +327,7 @@ class TestAccumulator:
 
     __test__ = False  # not a test class, whatever pytest thinks of the name
 
-    def __init__(
-        self, report: pytest.TestReport, limits: Limits, redact: Callable[[str], str]
-    ) -> None:
+    def __init__(self, report: pytest.TestReport, limits: Limits, redact: Redactor) -> None:
         self.nodeid = report.nodeid
         path, lineno, domain = report.location
         self.file = path.replace("\\", "/")
@@ -408,15 +413,16 @@ class TestAccumulator:
         failure = None
         if report.failed:
             failure = build_failure(report, "call", self.file, self.line, self.limits, self.redact)
+        redact = self.redact
         self.subtests.append(
             new(
                 "SubtestResult",
-                description=description,
-                msg=None if msg is None else str(msg),
-                params=params if isinstance(params, dict) else {},
+                description=redact(description),
+                msg=None if msg is None else redact(str(msg)),
+                params=redact.data(params) if isinstance(params, dict) else {},
                 outcome=outcome,
                 duration=round(report.duration, 6),
-                reason=reason,
+                reason=redact(reason) if reason else None,
                 failure=failure,
             )
         )
@@ -544,7 +550,7 @@ def collection_error(
     )
 
 
-def skipped_collector(report: pytest.CollectReport) -> Record:
+def skipped_collector(report: pytest.CollectReport, redact: Callable[[str], str]) -> Record:
     """A module skipped at collection, which pytest counts among ``skipped``."""
     file = report.nodeid.split("::")[0]
     longrepr = report.longrepr
@@ -558,7 +564,7 @@ def skipped_collector(report: pytest.CollectReport) -> Record:
         file=file,
         line=line,
         outcome="skipped",
-        reason=skip_reason(report),
+        reason=redact(skip_reason(report) or "") or None,
         counted_as=["skipped"],
     )
 

@@ -6,6 +6,7 @@ import platform
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping
+from typing import Any
 
 from pytest_qbench._version import __version__
 from pytest_qbench.shapes import Record
@@ -43,6 +44,18 @@ class Redactor:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+    def data(self, value: Any) -> Any:
+        """Redact every string inside JSON data (lists, dicts, pairs)."""
+        if not self._secrets:
+            return value
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.data(v) for k, v in value.items()}
+        return value
 
     def argv(self, args: Iterable[str]) -> list[str]:
         """Redact a command line, including ``--token=value`` style arguments."""

@@ -20,7 +20,3 @@ class ReportFormatError(QBenchError):
 
 class TemplateError(QBenchError):
     """A Jinja template is missing or fails to render."""
-
-
-class HistoryError(QBenchError):
-    """The run store cannot be read or written."""

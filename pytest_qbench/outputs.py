@@ -11,6 +11,7 @@ from pathlib import Path
 from pytest_qbench import store
 from pytest_qbench.aggregate import ReportView
 from pytest_qbench.digest import build_digest
+from pytest_qbench.errors import QBenchError
 from pytest_qbench.render import MARKDOWN_TEMPLATE
 from pytest_qbench.render import make_environment
 from pytest_qbench.render import render
@@ -81,6 +82,8 @@ class OutputWriter:
 
     def copy(self, source: Path, path: Path) -> Path:
         """An extra copy of a written file, itself written atomically."""
+        if not source.is_file():
+            raise QBenchError(f"{source.name} was not written, so there is nothing to copy")
         with source.open(encoding="utf-8") as src, store.atomic_writer(path) as dst:
             shutil.copyfileobj(src, dst)
         return path

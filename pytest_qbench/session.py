@@ -139,7 +139,7 @@ class QBenchSession(QBenchWorker):
         else:
             detail = exc
         message = f"internal error in {where}: {detail}"
-        self.notes.append(message)
+        self.notes.append(" ".join(message.split())[:500])  # one terminal line
         diagnostic = new(
             "Diagnostic", tool="qbench", severity="warning", code="internal-error", message=message
         )
@@ -176,7 +176,7 @@ class QBenchSession(QBenchWorker):
                 self._add_collection_error(collection_error(report, self.limits, self.redact))
             elif report.nodeid not in self.skipped_collectors:
                 self.skipped_collectors.add(report.nodeid)
-                self._emit(skipped_collector(report))
+                self._emit(skipped_collector(report, self.redact))
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -289,7 +289,10 @@ class QBenchSession(QBenchWorker):
 
         model = TestResult.model_validate(result)
         hook(result=model, config=self.config)
-        modified: Record = model.model_dump(mode="json")
+        # Revalidated: a hook may have assigned a value of the wrong type.
+        modified: Record = TestResult.model_validate(model.model_dump(warnings=False)).model_dump(
+            mode="json"
+        )
         return modified
 
     def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
@@ -298,7 +301,8 @@ class QBenchSession(QBenchWorker):
             captured = captured_output(last.sections, self.limits, self.redact)
         result = acc.result(captured)
         if last is not None and last.user_properties:
-            result["user_properties"] = sanitize_user_properties(last.user_properties)
+            properties = sanitize_user_properties(last.user_properties)
+            result["user_properties"] = self.redact.data(properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
         return result
@@ -393,9 +397,13 @@ class QBenchSession(QBenchWorker):
         with self.guard("pytest_qbench_markdown_sections"):
             for sections in hook.pytest_qbench_markdown_sections(report=model, config=self.config):
                 model.sections.extend(sections or [])
-        record: Record = model.model_dump(mode="json")
-        record["summary"]["pass_rate"] = pass_rate(record["summary"])
-        return record
+        with self.guard("the report as the hooks left it"):  # what they changed must be valid
+            record: Record = TestReport.model_validate(model.model_dump(warnings=False)).model_dump(
+                mode="json"
+            )
+            record["summary"]["pass_rate"] = pass_rate(record["summary"])
+            return record
+        return report
 
     def write_outputs(self, report: Record) -> None:
         """Write report.json, report.md and every extra output; one failing does not stop the rest."""

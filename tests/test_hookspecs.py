@@ -79,3 +79,30 @@ def test_render_rebuild_keeps_hook_data(pytester: pytest.Pytester, run_qbench: R
     assert rebuilt.summary.model_dump(exclude={"duration"}) == run.report.summary.model_dump(
         exclude={"duration"}
     )
+
+
+def test_invalid_values_from_hooks_are_contained(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A hook leaving a value of the wrong type: noted, the report and the result still written."""
+    pytester.makeconftest(
+        """
+        def pytest_qbench_modify_result(result, config):
+            result.duration = "slow"  # not a number
+
+        def pytest_qbench_modify_report(report, config):
+            report.environment.extra["thing"] = object()  # not text
+        """
+    )
+    pytester.makepyfile("def test_a(): pass")
+    run = run_qbench(subprocess=True)
+    assert run.result.ret == 0
+    assert [r.outcome for r in run.report.results] == ["passed"]
+    assert isinstance(run.report.results[0].duration, float)
+    assert run.report.environment.extra == {}
+    run.result.stdout.fnmatch_lines(
+        [
+            "qbench: internal error in pytest_qbench_modify_result*duration*",
+            "qbench: internal error in the report as the hooks left it*",
+        ]
+    )

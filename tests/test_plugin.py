@@ -460,3 +460,62 @@ def test_store_is_git_ignored(pytester: pytest.Pytester, run_qbench: RunQBench) 
     pytester.makepyfile("def test_a(): pass")
     run_qbench()
     assert (pytester.path / ".qbench" / ".gitignore").read_text().endswith("*\n")
+
+
+def test_more_secrets_are_redacted(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Subtests, module skips, user properties and Hypothesis examples are redacted too."""
+    monkeypatch.setenv("MY_SECRET_KEY", "s3cr3t-value-42")
+    pytester.makepyfile(
+        test_skipmod="""
+        import os, pytest
+        pytest.skip("no access with " + os.environ["MY_SECRET_KEY"], allow_module_level=True)
+        """,
+        test_more="""
+        import os
+        SECRET = os.environ["MY_SECRET_KEY"]
+        def test_props(record_property, subtests):
+            record_property("token", {"value": SECRET})
+            with subtests.test(msg=SECRET, key=SECRET):
+                assert SECRET == "x"
+        """,
+    )
+    run = run_qbench()
+    written = "".join(p.read_text() for p in run.run_dir.iterdir() if p.is_file())
+    assert "s3cr3t-value-42" not in written
+    assert run.by_name("test_props").user_properties == [("token", {"value": "[redacted]"})]
+
+
+def test_chained_exception_in_trace(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """The compact trace names the cause of a chained exception, in Python's words."""
+    pytester.makepyfile(
+        """
+        def test_chain():
+            try:
+                {}["missing"]
+            except KeyError as exc:
+                raise ValueError("lookup failed") from exc
+        """
+    )
+    run = run_qbench()
+    trace = run.by_name("test_chain").failure.stack_trace  # type: ignore[union-attr]
+    assert trace.startswith("E   KeyError: 'missing'")
+    assert "The above exception was the direct cause of the following exception:" in trace
+    assert trace.endswith("E   ValueError: lookup failed")
+
+
+def test_failed_markdown_is_not_copied(pytester: pytest.Pytester) -> None:
+    """When report.md cannot be rendered, --qbench-md says so instead of a misleading error."""
+    pytester.mkdir("templates").joinpath("report.md.j2").write_text("{{ nope }}")
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-template-dir=templates", "--qbench-md=out.md"
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "qbench: could not write report.md: template 'report.md.j2' failed*nope*",
+            "qbench: could not write --qbench-md: report.md was not written*",
+        ]
+    )
