@@ -19,18 +19,20 @@ from pytest_qbench.shapes import Record
 
 
 class StreamResults:
-    """Every result of a stream, parsed lazily on each iteration (so memory stays flat)."""
+    """Every result of a stream (then ``after``), parsed lazily on each pass: memory stays flat."""
 
-    def __init__(self, stream: Path) -> None:
+    def __init__(self, stream: Path, after: list[Record] | None = None) -> None:
         self.stream = stream
+        self.after = after or []
 
     def __iter__(self) -> Iterator[Record]:
         for raw in store.iter_result_json(self.stream):
             result: Record = json.loads(raw)
             yield result
+        yield from self.after
 
     def __len__(self) -> int:
-        return sum(1 for _ in store.iter_result_json(self.stream))
+        return sum(1 for _ in store.iter_result_json(self.stream)) + len(self.after)
 
 
 @dataclass
@@ -47,10 +49,8 @@ class OutputWriter:
         self.env = make_environment(self.template_dir)
 
     def _results(self) -> StreamResults | list[Record]:
-        if self.stream is not None:
-            return StreamResults(self.stream)
         results: list[Record] = self.report["results"]
-        return results
+        return StreamResults(self.stream, results) if self.stream is not None else results
 
     def json(self, path: Path) -> Path:
         """``report.json``: the model, with the stream's results spliced in."""

@@ -7,6 +7,7 @@ imported and no per-test hook runs.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import pytest
@@ -48,7 +49,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_qbench.session import qbench_session_key
     from pytest_qbench.settings import read_settings
 
-    session = QBenchSession(config, read_settings(config))
+    settings = read_settings(config)  # a UsageError stops pytest, as it should
+    try:
+        session = QBenchSession(config, settings)
+    except Exception as exc:  # a qbench bug must not stop the user's run
+        sys.stderr.write(f"qbench: internal error at start, no reports for this run: {exc!r}\n")
+        return
     config.stash[qbench_session_key] = session
     config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
 

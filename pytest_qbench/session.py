@@ -106,6 +106,7 @@ class QBenchSession(QBenchWorker):
         self.notes: list[str] = []
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
+        self.unstreamed: list[Record] = []
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
         self.terminal_stats: dict[str, list[Any]] | None = None
@@ -309,8 +310,14 @@ class QBenchSession(QBenchWorker):
 
     def _emit(self, result: Record) -> None:
         self.aggregator.add_result(result)
-        if self.stream is not None:
+        if self.stream is None:  # the stream could not be opened: keep results in memory
+            self.unstreamed.append(result)
+            return
+        try:
             self.stream.write_result(result)
+        except OSError as exc:  # a full disk, say: the rest of the run is kept in memory
+            self.note_internal_error("writing results.jsonl", exc)
+            self.unstreamed.append(result)
 
     def _add_collection_error(self, diagnostic: Record) -> None:
         self.aggregator.add_collection_error(diagnostic)
@@ -410,6 +417,8 @@ class QBenchSession(QBenchWorker):
         from pytest_qbench import outputs
 
         stream = self.stream_path if self.stream_path.exists() else None
+        if self.unstreamed:  # report.json gets them after the stream's
+            report["results"] = self.unstreamed
         writer = outputs.OutputWriter(
             report=report,
             stream=stream,

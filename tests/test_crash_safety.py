@@ -111,3 +111,26 @@ def test_broken_output_does_not_stop_the_others(pytester: pytest.Pytester) -> No
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["qbench: internal error in writing report.md: OSError: disk full"])
     assert (pytester.path / "out.json").is_file()
+
+
+def test_stream_unavailable_keeps_results_in_memory(pytester: pytest.Pytester) -> None:
+    """If results.jsonl cannot be opened, the results still reach report.json."""
+    pytester.makeconftest(
+        """
+        import pytest_qbench.store
+
+        def refuse(self, path):
+            raise OSError(28, "No space left on device")
+
+        pytest_qbench.store.StreamWriter.__init__ = refuse  # simulate a full disk at start
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["qbench: internal error in pytest_sessionstart*No space left*"])
+    report = TestReport.model_validate_json(
+        (find_run_dir(pytester.path) / "report.json").read_text()
+    )
+    assert [r.outcome for r in report.results] == ["passed", "failed"]
+    assert report.summary.failed == 1
