@@ -360,8 +360,10 @@ class TestAccumulator:
             return False
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
         when = report.when if report.when in ("setup", "teardown") else "call"
-        if when == "setup":
-            if self.outcome:  # a new attempt after a rerun
+        if when == "setup":  # a new attempt after a rerun, or the first
+            if self.rerun_in_attempt:  # older pytest-rerunfailures logs no teardown for it
+                self._close_rerun_attempt()
+            elif self.outcome:
                 self._reset_attempt()
             item = getattr(report, ITEM_ATTR, None)
             if isinstance(item, dict):
