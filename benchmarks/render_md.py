@@ -227,7 +227,9 @@ def summarize(results: Sequence[TestResult], duration: float) -> ReportSummary:
             name = fields.get(word, word)
             counts[name] = counts.get(name, 0) + 1
     flaky = sum(1 for r in results if r.flaky)
-    return ReportSummary(total=len(results), flaky=flaky, duration=duration, **counts)
+    return ReportSummary.model_validate(
+        {**counts, "total": len(results), "flaky": flaky, "duration": duration}
+    )
 
 
 def write_run_dir(report: TestReport, directory: Path) -> None:
