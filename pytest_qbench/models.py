@@ -431,6 +431,62 @@ def _weighted_means(a: ReportSummary, b: ReportSummary) -> dict[str, float]:
     return means
 
 
+class CoverageFile(QBenchModel):
+    """Coverage of one measured file, as ``coverage report -m`` shows it."""
+
+    path: str
+    """Path relative to the rootdir (POSIX separators); absolute when outside it."""
+    statements: int
+    """Executable statements."""
+    covered: int
+    """Statements executed."""
+    missing: int
+    """Statements never executed."""
+    excluded: int = 0
+    """Statements excluded by ``exclude_lines`` and ``# pragma: no cover``."""
+    branches: int | None = None
+    """Branch destinations, when branch coverage was measured."""
+    branches_covered: int | None = None
+    """Branch destinations taken, when branch coverage was measured."""
+    percent: float
+    """coverage.py's percentage for the file (statements and branches), unrounded."""
+    missing_ranges: list[str] = Field(default_factory=list)
+    """coverage.py's "Missing" column: line ranges such as ``3-5``, and ``7->9`` for partial
+    branches."""
+
+
+class CoverageReport(QBenchModel):
+    """The run's coverage, with totals equal to coverage.py's own report on the same data."""
+
+    percentage: float
+    """Total percentage covered (statements and branches), unrounded, as coverage.py computes."""
+    lines_covered: int
+    """Statements executed, all files."""
+    lines_total: int
+    """Executable statements, all files."""
+    branches_covered: int | None = None
+    """Branch destinations taken, when branch coverage was measured."""
+    branches_total: int | None = None
+    """Branch destinations, when branch coverage was measured."""
+    files: list[CoverageFile] = Field(default_factory=list)
+    """Every measured file, sorted by path."""
+    missing_files: list[str] = Field(default_factory=list)
+    """Files with statements of which none ran (never imported, or never executed)."""
+    threshold: float | None = None
+    """The required percentage (``--qbench-cov-fail-under``), when one was set."""
+    met: bool | None = None
+    """Whether ``percentage`` reached ``threshold`` (``None`` without a threshold)."""
+    measured_by: Literal["qbench", "pytest-cov"] = "qbench"
+    """Who measured: qbench itself (``--qbench-cov``) or pytest-cov (``--cov``)."""
+    sources: list[str] = Field(default_factory=list)
+    """What was measured (directories or packages), as configured."""
+    data_file: str | None = None
+    """The coverage.py data file (SQLite), for ``coverage html --data-file=...``."""
+    contexts_file: str | None = None
+    """``coverage-contexts.json`` (which tests executed which file), with
+    ``--qbench-cov-contexts``."""
+
+
 class ReportSection(QBenchModel):
     """An extra Markdown section contributed by another plugin."""
 
@@ -438,6 +494,19 @@ class ReportSection(QBenchModel):
     """Section heading."""
     body: str
     """Markdown body, inserted as is."""
+
+
+class Shard(QBenchModel):
+    """One of the reports ``qbench merge`` combined, as it was before merging."""
+
+    source: str
+    """File name of the report (or JUnit XML file) the shard came from."""
+    run: RunMeta
+    """The shard's run."""
+    environment: Environment
+    """Where the shard ran."""
+    summary: ReportSummary
+    """The shard's own counts, before tests present in several shards were resolved."""
 
 
 class TestReport(QBenchModel):
@@ -459,6 +528,11 @@ class TestReport(QBenchModel):
     """Warnings pytest recorded, and qbench's own notes (``tool="qbench"``)."""
     sections: list[ReportSection] = Field(default_factory=list)
     """Extra Markdown sections from other plugins."""
+    coverage: CoverageReport | None = None
+    """The run's coverage, when measured (``--qbench-cov``, or pytest-cov's ``--cov``)."""
+    shards: list[Shard] = Field(default_factory=list)
+    """The reports ``qbench merge`` combined into this one, in the order given (empty for a
+    single run)."""
 
 
 class DigestFailure(QBenchModel):
@@ -480,6 +554,27 @@ class DigestFailure(QBenchModel):
     """End of the traceback (bounded)."""
 
 
+class DigestCoverage(QBenchModel):
+    """Coverage in the digest: totals and the worst files only."""
+
+    percentage: float
+    """Total percentage covered, unrounded."""
+    lines_covered: int
+    """Statements executed."""
+    lines_total: int
+    """Executable statements."""
+    threshold: float | None = None
+    """The required percentage, when one was set."""
+    met: bool | None = None
+    """Whether the threshold was reached."""
+    least_covered: list[CoverageFile] = Field(default_factory=list)
+    """The least covered files that miss something, worst first (bounded)."""
+    missing_files: list[str] = Field(default_factory=list)
+    """Files no test executed (bounded)."""
+    missing_files_total: int = 0
+    """How many files no test executed, in all."""
+
+
 class FailureDigest(QBenchModel):
     """Failures only, for assistants and CI bots: what ``--qbench-digest`` writes."""
 
@@ -497,6 +592,8 @@ class FailureDigest(QBenchModel):
     """Collection errors."""
     truncated: int = 0
     """Failures left out to keep the digest small."""
+    coverage: DigestCoverage | None = None
+    """Coverage totals, the least covered files and the files no test executed (bounded)."""
     next_steps: list[str] = Field(default_factory=list)
     """What to do next, most useful first."""
 
@@ -552,6 +649,8 @@ class StreamEnd(QBenchModel):
     """The environment as other plugins left it (``pytest_qbench_modify_report``)."""
     sections: list[ReportSection] = Field(default_factory=list)
     """Extra Markdown sections other plugins added."""
+    coverage: CoverageReport | None = None
+    """The run's coverage, when measured."""
 
 
 StreamRecord = Annotated[

@@ -73,6 +73,21 @@ def parse_template_spec(value: str) -> tuple[str, str]:
     return template.strip(), output.strip()
 
 
+def parse_percent(value: str) -> float:
+    """A percentage from 0 to 100 (``type=`` for argparse)."""
+    try:
+        number = float(value.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a percentage from 0 to 100, given: {value!r}; e.g. 90"
+        ) from None
+    if not 0 <= number <= 100:
+        raise argparse.ArgumentTypeError(
+            f"must be a percentage from 0 to 100, given: {value}; e.g. 90"
+        )
+    return number
+
+
 def parse_run_id(value: str) -> str:
     """A run id usable as a directory name (``type=`` for argparse)."""
     if not RUN_ID.match(value):
@@ -165,6 +180,7 @@ def add_options(parser: pytest.Parser) -> None:
         f"Failures, errors, skips... listed in the Markdown. Default: {DEFAULT_MD_MAX_ITEMS}",
         parse_count,
     )
+    _coverage_options(group, parser)
     _option(
         group,
         parser,
@@ -173,6 +189,46 @@ def add_options(parser: pytest.Parser) -> None:
         "ID",
         "Id of this run (a new directory name). Default: UTC time plus a random suffix",
         parse_run_id,
+    )
+
+
+def _coverage_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--qbench-cov",
+        dest="qbench_cov",
+        action="append",
+        nargs="?",
+        const=True,
+        metavar="SOURCE",
+        default=None,
+        help="Measure coverage of SOURCE (a directory or an importable package) with coverage.py "
+        "and put it in the report. Repeatable. Without a value, coverage's own configuration "
+        "says what to measure. With pytest-cov's --cov, pytest-cov measures and qbench reads its "
+        "data",
+    )
+    parser.addini("qbench_cov", "SOURCE lines, like --qbench-cov", type="linelist")
+    _option(
+        group,
+        parser,
+        "--qbench-cov-fail-under",
+        "cov_fail_under",
+        "PERCENT",
+        "Fail the run (exit status 1) when total coverage is below PERCENT",
+        parse_percent,
+    )
+    group.addoption(
+        "--qbench-cov-contexts",
+        dest="qbench_cov_contexts",
+        action="store_true",
+        default=None,
+        help="Record which tests executed which file (coverage-contexts.json in the run "
+        "directory). Slower: coverage.py switches context at every test",
+    )
+    parser.addini(
+        "qbench_cov_contexts",
+        "Record which tests executed which file (--qbench-cov-contexts). Default: false",
+        type="bool",
+        default=False,
     )
 
 
@@ -199,7 +255,10 @@ class OptionReader:
         self.ini_dir = config.inipath.parent if config.inipath else config.rootpath
 
     def cli(self, name: str) -> Any:
-        return self.config.getoption(f"qbench_{name}", None)
+        value = self.config.getoption(f"qbench_{name}", None)
+        if value is None:  # before pytest_configure only the known args are parsed
+            value = getattr(self.config.known_args_namespace, f"qbench_{name}", None)
+        return value
 
     def ini(self, name: str) -> Any:
         try:
@@ -239,9 +298,23 @@ def is_enabled(config: pytest.Config) -> bool:
     if any(p in ("qbench", "pytest_qbench.plugin") for p in plugins):
         return True
     reader = OptionReader(config)
-    if any(reader.cli(name) for name in (*OUTPUT_OPTIONS, "dir", "run_id")):
+    if any(reader.cli(name) for name in (*OUTPUT_OPTIONS, "dir", "run_id", "cov", "cov_contexts")):
         return True
-    return switched_on or any(reader.ini(name) for name in OUTPUT_OPTIONS)
+    if reader.cli("cov_fail_under") is not None:  # 0 is a value; read_settings then checks it
+        return True
+    return switched_on or any(reader.ini(name) for name in (*OUTPUT_OPTIONS, "cov"))
+
+
+def coverage_asked(config: pytest.Config) -> bool:
+    """Whether qbench was asked to measure coverage itself (``--qbench-cov`` or ini)."""
+    reader = OptionReader(config)
+    return bool(reader.cli("cov") or reader.ini("cov"))
+
+
+def pytest_cov_asked(config: pytest.Config) -> bool:
+    """Whether pytest-cov will measure this run (``--cov`` given, no ``--no-cov``)."""
+    namespace = config.known_args_namespace
+    return bool(getattr(namespace, "cov_source", None)) and not getattr(namespace, "no_cov", False)
 
 
 def _ini_switch(config: pytest.Config) -> bool:

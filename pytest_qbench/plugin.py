@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 
 from pytest_qbench.options import add_options
+from pytest_qbench.options import coverage_asked
 from pytest_qbench.options import is_enabled
 
 
 SESSION_PLUGIN_NAME = "qbench-session"
 WORKER_FLAG = "qbench"
+COVERAGE_FLAG = "qbench_cov"
 
 
 @pytest.hookimpl
@@ -30,6 +32,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from pytest_qbench import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Start coverage before conftest files import the code under test (``--qbench-cov``)."""
+    if coverage_asked(early_config):
+        from pytest_qbench.coverage_run import start_early
+
+        start_early(early_config)
 
 
 @pytest.hookimpl
@@ -57,9 +68,20 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.stash[qbench_session_key] = session
     config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
+    if settings.coverage.active:
+        from pytest_qbench import coverage_run
+
+        coverage_run.register(config, session, settings.coverage)
 
 
 def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
+    if COVERAGE_FLAG in workerinput or coverage_asked(config):
+        from pytest_qbench import coverage_run
+
+        if COVERAGE_FLAG in workerinput:
+            coverage_run.start_worker(config, workerinput[COVERAGE_FLAG])
+        else:
+            coverage_run.stop_unused(config)
     limits = workerinput.get(WORKER_FLAG)
     if not limits:
         return
@@ -87,6 +109,7 @@ def pytest_configure_node(node: Any) -> None:
 
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
-    plugin = config.pluginmanager.get_plugin(SESSION_PLUGIN_NAME)
-    if plugin is not None:
-        config.pluginmanager.unregister(plugin, SESSION_PLUGIN_NAME)
+    for name in (SESSION_PLUGIN_NAME, "qbench-coverage", "qbench-coverage-contexts"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin, name)

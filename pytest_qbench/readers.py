@@ -144,11 +144,12 @@ def report_from_stream(contents: StreamContents) -> TestReport:
     start = contents.start
     if start is None:  # read_stream refuses such streams; this keeps mypy informed
         raise ReportFormatError("stream has no start record", slug="stream-invalid")
-    environment, sections = start.environment, []
+    environment, sections, coverage = start.environment, [], None
     if contents.end is not None:
         run = contents.end.run
         environment = contents.end.environment or environment
         sections = contents.end.sections
+        coverage = contents.end.coverage
     else:
         run = start.run.model_copy(
             update={"interrupted": True, "completed_at": _last_finish(contents)}
@@ -170,6 +171,7 @@ def report_from_stream(contents: StreamContents) -> TestReport:
         collection_errors=contents.collection_errors,
         warnings=contents.warnings,
         sections=sections,
+        coverage=coverage,
     )
 
 

@@ -110,6 +110,7 @@ class QBenchSession(QBenchWorker):
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
         self.terminal_stats: dict[str, list[Any]] | None = None
+        self.coverage: Record | None = None
         self.started_at = datetime.now(timezone.utc)
         self.start_clock = time.perf_counter()
         self.run = new(
@@ -375,6 +376,7 @@ class QBenchSession(QBenchWorker):
             summary=summary,
             collection_errors=self.collection_errors,
             warnings=self.warnings,
+            coverage=self.coverage,
         )
         report = self._report_hooks(report)
         if self.stream is not None:
@@ -383,6 +385,7 @@ class QBenchSession(QBenchWorker):
                 run=report["run"],
                 environment=report["environment"],
                 sections=report["sections"],
+                coverage=report["coverage"],
             )
             self.stream.write_end(end)
             self.stream.close()

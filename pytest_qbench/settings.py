@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -19,11 +20,40 @@ from pytest_qbench.options import DEFAULT_MAX_OUTPUT
 from pytest_qbench.options import DEFAULT_MAX_TRACE
 from pytest_qbench.options import DEFAULT_MD_MAX_ITEMS
 from pytest_qbench.options import OptionReader
+from pytest_qbench.options import coverage_asked
 from pytest_qbench.options import parse_cap
 from pytest_qbench.options import parse_capture
 from pytest_qbench.options import parse_count
+from pytest_qbench.options import parse_percent
 from pytest_qbench.options import parse_run_id
 from pytest_qbench.options import parse_template_spec
+from pytest_qbench.options import pytest_cov_asked
+
+
+PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class CoverageSettings:
+    """What was asked about coverage."""
+
+    measure: bool = False
+    """qbench measures itself (``--qbench-cov``, and pytest-cov is not measuring)."""
+    sources: tuple[str, ...] | None = None
+    """Directories (absolute) and package names; ``None``: coverage's configured ``source``."""
+    from_pytest_cov: bool = False
+    """pytest-cov measures; qbench reads its data."""
+    fail_under: float | None = None
+    """The required total percentage."""
+    contexts: bool = False
+    """Record which tests executed which file."""
+    notes: tuple[str, ...] = ()
+    """Things to tell the user about these settings."""
+
+    @property
+    def active(self) -> bool:
+        """Whether the report gets coverage."""
+        return self.measure or self.from_pytest_cov
 
 
 @dataclass(frozen=True)
@@ -40,6 +70,7 @@ class Settings:
     capture: frozenset[str] = frozenset({"failed", "error"})
     limits: Limits = field(default_factory=Limits)
     md_max_items: int = DEFAULT_MD_MAX_ITEMS
+    coverage: CoverageSettings = field(default_factory=CoverageSettings)
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -80,6 +111,75 @@ def read_settings(config: pytest.Config) -> Settings:
             max_trace=reader.parsed("max_trace", parse_cap, DEFAULT_MAX_TRACE),
         ),
         md_max_items=reader.parsed("md_max_items", parse_count, DEFAULT_MD_MAX_ITEMS),
+        coverage=read_coverage_settings(config),
+    )
+
+
+def read_coverage_settings(config: pytest.Config) -> CoverageSettings:
+    """Validate the coverage options; raise ``UsageError`` on the first problem."""
+    reader = OptionReader(config)
+    fail_under = reader.parsed("cov_fail_under", parse_percent, None)
+    contexts = bool(reader.cli("cov_contexts") or reader.ini("cov_contexts"))
+    asked, by_pytest_cov = coverage_asked(config), pytest_cov_asked(config)
+    if not (asked or by_pytest_cov):
+        for flag, value in (
+            ("--qbench-cov-fail-under", fail_under),
+            ("--qbench-cov-contexts", contexts),
+        ):
+            if value:
+                raise pytest.UsageError(
+                    f"{flag} needs coverage data, and none is measured; add --qbench-cov=SOURCE "
+                    "(e.g. --qbench-cov=src/mypkg), or pytest-cov's --cov=SOURCE"
+                )
+        return CoverageSettings()
+    sources = coverage_sources(reader) if asked else None
+    notes: tuple[str, ...] = ()
+    if by_pytest_cov:
+        if contexts and getattr(config.known_args_namespace, "cov_context", None) != "test":
+            raise pytest.UsageError(
+                "--qbench-cov-contexts with pytest-cov: pytest-cov records the per-test "
+                "contexts; add --cov-context=test"
+            )
+        if asked:
+            notes = ("coverage measured by pytest-cov (--cov); --qbench-cov is not used",)
+    return CoverageSettings(
+        measure=asked and not by_pytest_cov,
+        sources=sources,
+        from_pytest_cov=by_pytest_cov,
+        fail_under=fail_under,
+        contexts=contexts,
+        notes=notes,
+    )
+
+
+def coverage_sources(reader: OptionReader) -> tuple[str, ...] | None:
+    """``--qbench-cov`` values (or the ini lines): directories made absolute, package names kept.
+
+    ``None`` when a bare ``--qbench-cov`` leaves the choice to coverage's configuration.
+    """
+    cli = reader.cli("cov")
+    if cli:
+        if True in cli:
+            return None
+        return tuple(_source(str(v), reader.cli_dir, "--qbench-cov") for v in cli)
+    lines = reader.ini("cov") or []
+    return tuple(_source(line, reader.ini_dir, "ini qbench_cov") for line in lines)
+
+
+def _source(value: str, base: Path, flag: str) -> str:
+    path = base / value
+    if path.is_dir():
+        return str(path.resolve())
+    if path.exists():
+        raise pytest.UsageError(
+            f"{flag} must be a directory or an importable package, given: {value} (a file); "
+            f"use its directory, e.g. {flag}={Path(value).parent.as_posix() or '.'}"
+        )
+    if PACKAGE_NAME.match(value):
+        return value
+    raise pytest.UsageError(
+        f"{flag} is neither a directory nor a package name, given: {value}; "
+        f"e.g. {flag}=src/mypkg or {flag}=mypkg"
     )
 
 

@@ -42,7 +42,16 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "Attempt": {"outcome": "failed", "duration": 0.5},
     "CIInfo": {"provider": "github-actions"},
     "Captured": {},
+    "CoverageFile": {
+        "path": "pkg/a.py",
+        "statements": 4,
+        "covered": 3,
+        "missing": 1,
+        "percent": 75.0,
+    },
+    "CoverageReport": {"percentage": 75.0, "lines_covered": 3, "lines_total": 4},
     "Diagnostic": {"severity": "error", "message": "boom"},
+    "DigestCoverage": {"percentage": 75.0, "lines_covered": 3, "lines_total": 4},
     "DigestFailure": {
         "test_name": "t.py::a",
         "outcome": "failed",
