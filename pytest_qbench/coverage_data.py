@@ -128,16 +128,6 @@ def meets(percentage: float, threshold: float) -> bool:
     return not should_fail_under(percentage, threshold, 2)
 
 
-def percent_text(value: float) -> str:
-    """``43.75%``: the total as qbench prints it."""
-    return f"{value:.2f}%"
-
-
-def threshold_text(value: float) -> str:
-    """``90%`` or ``92.5%``: a threshold as the user wrote it."""
-    return f"{value:g}%"
-
-
 def contexts_map(data: coverage.CoverageData, rootpath: Path) -> dict[str, list[str]]:
     """Which tests executed each file: ``{path: [nodeid, ...]}`` (sorted).
 
@@ -193,7 +183,5 @@ __all__ = [
     "coverage_record",
     "coverage_warnings",
     "meets",
-    "percent_text",
     "project_path",
-    "threshold_text",
 ]

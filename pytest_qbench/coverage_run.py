@@ -25,6 +25,8 @@ import pytest
 
 from pytest_qbench import coverage_data
 from pytest_qbench import store
+from pytest_qbench.coverage_view import percent_text
+from pytest_qbench.coverage_view import threshold_text
 from pytest_qbench.settings import CoverageSettings
 from pytest_qbench.shapes import Record
 
@@ -297,7 +299,7 @@ class CoverageCollector:
 
     def _describe(self, record: Record) -> None:
         """The terminal lines: the total, and the gate's verdict when there is one."""
-        total = coverage_data.percent_text(record["percentage"])
+        total = percent_text(record["percentage"])
         detail = f"{record['lines_covered']}/{record['lines_total']} lines"
         if record["branches_total"] is not None:
             detail += f", {record['branches_covered']}/{record['branches_total']} branches"
@@ -309,7 +311,7 @@ class CoverageCollector:
         threshold = record["threshold"]
         if threshold is None:
             return
-        required = coverage_data.threshold_text(threshold)
+        required = threshold_text(threshold)
         if record["met"]:
             self.lines.append((f"coverage {total} meets the required {required}", {"green": True}))
         else:

@@ -11,6 +11,9 @@ from typing import Any
 
 from pytest_qbench.aggregate import ReportView
 from pytest_qbench.aggregate import as_record
+from pytest_qbench.coverage_view import digest_coverage
+from pytest_qbench.coverage_view import gate_step
+from pytest_qbench.coverage_view import untested_steps
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import new
 from pytest_qbench.textutil import bound_text
@@ -30,12 +33,13 @@ def build_digest(
     report = as_record(report)
     chosen = [*view.failures.items, *view.errors.items][:max_failures]
     total = view.failures.total + view.errors.total
-    summary, run = report["summary"], report["run"]
+    summary, run, coverage = report["summary"], report["run"], report["coverage"]
     success = (
         summary["failed"] == 0
         and summary["errors"] == 0
         and not run["interrupted"]
         and run["exit_code"] in (0, 5, None)
+        and (coverage is None or coverage["met"] is not False)
     )
     return new(
         "FailureDigest",
@@ -46,6 +50,7 @@ def build_digest(
         failures=[digest_failure(r) for r in chosen],
         collection_errors=report["collection_errors"][:max_failures],
         truncated=total - len(chosen),
+        coverage=digest_coverage(coverage) if coverage else None,
         next_steps=next_steps(report, chosen, view),
     )
 
@@ -75,18 +80,32 @@ def next_steps(report: Record, chosen: Iterable[Record], view: ReportView) -> li
         steps.append(_step_for(result))
         if len(steps) >= MAX_NEXT_STEPS:
             break
+    coverage = report["coverage"]
+    gate = gate_step(coverage) if coverage else None
+    if gate:
+        steps.append(gate)
+    steps.extend(untested_steps(coverage) if coverage else [])
     for result in view.flaky.items[:2]:
         steps.append(
             f"Investigate flaky test {result['nodeid']}: passed after {result['reruns']} rerun(s)"
         )
-    if report["run"]["interrupted"]:  # kept even when the list is full: the rest is partial
-        steps = [
-            *steps[: MAX_NEXT_STEPS - 1],
-            "The run was interrupted; run the tests again for complete results",
-        ]
+    interrupted = None
+    if report["run"]["interrupted"]:
+        interrupted = "The run was interrupted; run the tests again for complete results"
+        steps.append(interrupted)
     if not steps:
         steps.append(_nothing_failed(report))
-    return steps[:MAX_NEXT_STEPS]
+    # a failed gate and a partial run are kept even when the list is full
+    return _fit(steps, {s for s in (gate, interrupted) if s}, MAX_NEXT_STEPS)
+
+
+def _fit(steps: list[str], keep: set[str], limit: int) -> list[str]:
+    """``steps`` cut to ``limit`` by dropping from the end, except the steps in ``keep``."""
+    fitted = list(steps)
+    droppable = [i for i, step in enumerate(fitted) if step not in keep]
+    while len(fitted) > limit and droppable:
+        del fitted[droppable.pop()]
+    return fitted[:limit]
 
 
 def _nothing_failed(report: Record) -> str:

@@ -35,6 +35,10 @@ from pytest_qbench.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.aggregate import ReportView
 from pytest_qbench.aggregate import aggregate
 from pytest_qbench.aggregate import as_record
+from pytest_qbench.coverage_view import least_covered
+from pytest_qbench.coverage_view import percent_text
+from pytest_qbench.coverage_view import short_ranges
+from pytest_qbench.coverage_view import threshold_text
 from pytest_qbench.errors import TemplateError
 from pytest_qbench.markdown import clean
 from pytest_qbench.markdown import format_duration
@@ -80,6 +84,10 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         clean=clean,
         tojson=_tojson,
         when=_when,
+        percent=percent_text,
+        threshold=threshold_text,
+        least_covered=least_covered,
+        ranges=short_ranges,
     )
     return env
 
