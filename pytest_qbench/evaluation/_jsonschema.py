@@ -454,6 +454,7 @@ _CHECKS: dict[str, Check] = {
         "number", "exclusiveMinimum", "not greater than", lambda n, b: n > b
     ),
     "exclusiveMaximum": _bound("number", "exclusiveMaximum", "not less than", lambda n, b: n < b),
+    "pattern": _check_pattern,
     "anyOf": _check_any_of,
     "allOf": _check_all_of,
     "oneOf": _check_one_of,

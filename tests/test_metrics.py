@@ -1,0 +1,546 @@
+"""Built-in deterministic metrics: text, numbers, JSON and JSON Schema, budgets (issue 4)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from pytest_qbench.evaluation import Evaluation
+from pytest_qbench.evaluation import Sample
+from pytest_qbench.evaluation import evaluate
+from pytest_qbench.evaluation import get
+from pytest_qbench.evaluation import metric_names
+from pytest_qbench.evaluation._jsonschema import SchemaError
+from pytest_qbench.evaluation._jsonschema import validate
+from pytest_qbench.evaluation.metrics import lcs_length
+from pytest_qbench.evaluation.metrics import levenshtein_distance
+from pytest_qbench.evaluation.metrics import parse_number
+from pytest_qbench.evaluation.metrics import rouge_l_score
+from pytest_qbench.evaluation.metrics import squad_tokens
+from pytest_qbench.evaluation.metrics import token_f1_score
+from pytest_qbench.evaluation.registry import MetricError
+
+
+def run(name: str, response: Any, ground_truth: Any = None, **params: Any) -> Evaluation:
+    return evaluate(name, Sample(response, ground_truth=ground_truth), params=params)
+
+
+def score(name: str, response: Any, ground_truth: Any = None, **params: Any) -> float | None:
+    evaluation = run(name, response, ground_truth, **params)
+    assert evaluation.error is None, evaluation.error
+    return evaluation.score
+
+
+def error(name: str, response: Any, ground_truth: Any = None, **params: Any) -> str:
+    evaluation = run(name, response, ground_truth, **params)
+    assert evaluation.score is None and evaluation.error, evaluation
+    return evaluation.error
+
+
+# ---------------------------------------------------------------- exact_match, contains, regex
+
+
+@pytest.mark.parametrize(
+    ("response", "truth", "params", "expected"),
+    [
+        ("Paris", "Paris", {}, 1.0),
+        ("  Paris\n", "Paris", {}, 1.0),
+        ("  Paris\n", "Paris", {"normalize_whitespace": False}, 0.0),
+        ("New   York", "New York", {}, 1.0),
+        ("paris", "Paris", {}, 0.0),
+        ("paris", "Paris", {"ignore_case": True}, 1.0),
+        ("Lyon", ["Paris", "Lyon"], {}, 1.0),
+        ("42", 42, {}, 1.0),
+        ({"b": 1, "a": 2}, '{"a": 2, "b": 1}', {}, 1.0),
+    ],
+)
+def test_exact_match(response: Any, truth: Any, params: dict[str, Any], expected: float) -> None:
+    """exact_match folds white space by default and case on request; a list holds alternatives."""
+    assert score("exact_match", response, truth, **params) == expected
+
+
+def test_exact_match_without_ground_truth_is_an_error_naming_the_fix() -> None:
+    """A missing ground truth is an evaluation error, never an exception."""
+    assert error("exact_match", "Paris") == (
+        "metric 'exact_match' needs ground_truth; pass ground_truth= to qbench.record(...)"
+    )
+
+
+def test_empty_list_of_ground_truths_is_an_error() -> None:
+    assert "empty list" in error("exact_match", "x", [])
+
+
+@pytest.mark.parametrize(
+    ("params", "truth", "expected"),
+    [
+        ({"substrings": ["cat", "mat"]}, None, 1.0),
+        ({"substrings": ["cat", "dog"]}, None, 0.0),
+        ({"substrings": ["cat", "dog"], "mode": "any"}, None, 1.0),
+        ({"substrings": "CAT"}, None, 0.0),
+        ({"substrings": "CAT", "ignore_case": True}, None, 1.0),
+        ({}, ["cat", "mat"], 1.0),
+        ({}, "sat on", 1.0),
+    ],
+)
+def test_contains(params: dict[str, Any], truth: Any, expected: float) -> None:
+    """contains looks for the substrings param, else the ground truth(s)."""
+    assert score("contains", "the cat sat on the mat", truth, **params) == expected
+
+
+def test_contains_says_what_is_missing() -> None:
+    evaluation = run("contains", "the cat", substrings=["cat", "dog"])
+    assert evaluation.reason == "missing: ['dog']"
+
+
+def test_contains_with_nothing_to_look_for_names_both_ways() -> None:
+    assert error("contains", "x").endswith("or the substrings= param")
+
+
+def test_contains_rejects_an_unknown_mode() -> None:
+    assert "mode must be 'all' or 'any'" in error("contains", "x", substrings="x", mode="most")
+
+
+@pytest.mark.parametrize(
+    ("params", "truth", "expected"),
+    [
+        ({"pattern": r"\d{3}-\d{4}"}, None, 1.0),
+        ({"pattern": r"^\d+$"}, None, 0.0),
+        ({}, r"call \d+", 1.0),
+        ({"pattern": "CALL"}, None, 0.0),
+        ({"pattern": "CALL", "flags": "i"}, None, 1.0),
+        ({"pattern": r"call", "match": "fullmatch"}, None, 0.0),
+        ({"pattern": r"call.*", "match": "fullmatch"}, None, 1.0),
+        ({"pattern": r"555", "match": "match"}, None, 0.0),
+    ],
+)
+def test_regex(params: dict[str, Any], truth: Any, expected: float) -> None:
+    """regex uses the pattern param, else the ground truth, with search/match/fullmatch."""
+    assert score("regex", "call 555-1234", truth, **params) == expected
+
+
+def test_invalid_regex_is_an_error_not_a_crash() -> None:
+    message = error("regex", "x", pattern="(unclosed")
+    assert message.startswith("regex: invalid pattern '(unclosed': missing )")
+
+
+def test_regex_unknown_flag_and_no_pattern() -> None:
+    assert "unknown flag 'q'" in error("regex", "x", pattern="x", flags="q")
+    assert error("regex", "x").endswith("or the pattern= param")
+
+
+# ---------------------------------------------------------------- token_f1, rouge_l, levenshtein
+
+
+def test_squad_normalisation() -> None:
+    """Lower case, punctuation and articles removed, as in the SQuAD evaluation script."""
+    assert squad_tokens("The  Eiffel-Tower, in Paris!") == ["eiffeltower", "in", "paris"]
+    assert squad_tokens("an apple a day") == ["apple", "day"]
+
+
+@pytest.mark.parametrize(
+    ("response", "truth", "expected"),
+    [
+        ("The cat sat.", "cat sat", 1.0),
+        ("cat sat on mat", "cat sat", 2 * (2 / 4) * 1 / (2 / 4 + 1)),
+        ("dog", "cat", 0.0),
+        ("the", "a", 1.0),  # both normalise to nothing
+        ("the", "cat", 0.0),
+        ("cat cat", "cat", 2 * 0.5 * 1 / 1.5),
+    ],
+)
+def test_token_f1(response: str, truth: str, expected: float) -> None:
+    assert score("token_f1", response, truth) == pytest.approx(expected)
+
+
+def test_token_f1_takes_the_best_ground_truth() -> None:
+    assert score("token_f1", "blue whale", ["elephant", "the blue whale"]) == 1.0
+
+
+def test_rouge_l_known_value() -> None:
+    """LCS of 'the cat was found under the bed' / 'the cat was under the bed' is 6 words."""
+    candidate, reference = "the cat was found under the bed", "the cat was under the bed"
+    precision, recall = 6 / 7, 6 / 6
+    expected = 2 * precision * recall / (precision + recall)
+    assert score("rouge_l", candidate, reference) == pytest.approx(expected)
+    assert score("rouge_l", "a b c", "c b a") == pytest.approx(1 / 3)
+
+
+def test_rouge_l_beta_weights_recall() -> None:
+    precision, recall = 1.0, 0.5
+    f2 = 5 * precision * recall / (recall + 4 * precision)
+    assert score("rouge_l", "a b", "a b c d", beta=2) == pytest.approx(f2)
+    assert "beta must be a positive number" in error("rouge_l", "a", "a", beta=0)
+
+
+def test_levenshtein_similarity_known_values() -> None:
+    assert score("levenshtein_similarity", "kitten", "sitting") == pytest.approx(1 - 3 / 7)
+    assert score("levenshtein_similarity", "", "") == 1.0
+    assert score("levenshtein_similarity", "ABC", "abc") == 0.0
+    assert score("levenshtein_similarity", "ABC", "abc", ignore_case=True) == 1.0
+
+
+def test_levenshtein_length_guard() -> None:
+    """A text over max_length is an error, not minutes of work."""
+    assert "more than max_length=10" in error(
+        "levenshtein_similarity", "x" * 11, "x", max_length=10
+    )
+
+
+def test_long_texts_are_fast() -> None:
+    """Bit-parallel: 20 000 x 20 000 characters in well under a second."""
+    text = "lorem ipsum dolor sit amet " * 800
+    assert levenshtein_distance(text, text[1:] + "!") == 2
+    assert lcs_length(text.split() * 5, text.split()[::-1] * 5) > 0
+
+
+def reference_levenshtein(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+def reference_lcs(a: str, b: str) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b, 1):
+            diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1]
+
+
+SHORT_TEXT = st.text(alphabet="abcd ", max_size=40)
+
+
+@settings(max_examples=150)
+@given(SHORT_TEXT, SHORT_TEXT)
+def test_bit_parallel_distances_equal_the_textbook_tables(a: str, b: str) -> None:
+    assert levenshtein_distance(a, b) == reference_levenshtein(a, b)
+    assert lcs_length(a, b) == reference_lcs(a, b)
+
+
+@settings(max_examples=60)
+@given(st.text(max_size=60))
+def test_similarity_metrics_are_one_on_identical_text(text: str) -> None:
+    assert token_f1_score(text, text) == 1.0
+    assert rouge_l_score(text, text) == 1.0
+    assert score("levenshtein_similarity", text, text) == 1.0
+    assert score("exact_match", text, text) == 1.0
+
+
+@settings(max_examples=60)
+@given(SHORT_TEXT, SHORT_TEXT)
+def test_similarity_metrics_are_symmetric(a: str, b: str) -> None:
+    assert token_f1_score(a, b) == pytest.approx(token_f1_score(b, a))
+    assert rouge_l_score(a, b) == pytest.approx(rouge_l_score(b, a))
+    assert levenshtein_distance(a, b) == levenshtein_distance(b, a)
+
+
+# ---------------------------------------------------------------- numbers
+
+
+@pytest.mark.parametrize(
+    ("value", "pick", "expected"),
+    [
+        (42, "last", 42.0),
+        (2.5, "last", 2.5),
+        ("The answer is 1,234.5 km.", "last", 1234.5),
+        ("from 3 to 7", "first", 3.0),
+        ("from 3 to 7", "last", 7.0),
+        ("-0.5", "only", -0.5),
+        ("x = -12", "last", -12.0),
+        ("3-4", "last", 4.0),
+        ("1e3 requests", "last", 1000.0),
+        (".5 of it", "last", 0.5),
+        ("gpt4 said 12", "last", 12.0),
+    ],
+)
+def test_parse_number(value: object, pick: Any, expected: float) -> None:
+    assert parse_number(value, pick) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "pick", "message"),
+    [
+        ("no digits", "last", "no number in 'no digits'"),
+        ("1 and 2", "only", "2 numbers in '1 and 2', expected one"),
+        ("1e999", "last", "not a finite number"),
+        (math.nan, "last", "not a finite number"),
+    ],
+)
+def test_parse_number_errors(value: object, pick: Any, message: str) -> None:
+    with pytest.raises(MetricError, match=message):
+        parse_number(value, pick)
+
+
+@pytest.mark.parametrize(
+    ("response", "truth", "params", "expected"),
+    [
+        ("The total is 100.", 100, {}, 1.0),
+        ("The total is 101.", 100, {}, 0.0),
+        ("The total is 101.", 100, {"rel_tol": 0.01}, 1.0),
+        ("The total is 102.", "100", {"rel_tol": 0.01}, 0.0),
+        ("0.3", 0.1 + 0.2, {}, 1.0),
+        ("0.004", 0, {"abs_tol": 0.005}, 1.0),
+        ("3 apples, then 5", "5", {"pick": "first"}, 0.0),
+    ],
+)
+def test_numeric_closeness(
+    response: str, truth: Any, params: dict[str, Any], expected: float
+) -> None:
+    """Within max(rel_tol * |truth|, abs_tol) scores 1, else 0."""
+    assert score("numeric_closeness", response, truth, **params) == expected
+
+
+def test_numeric_closeness_errors_and_reason() -> None:
+    assert error("numeric_closeness", "no idea", 5) == "no number in 'no idea'"
+    assert "non-negative" in error("numeric_closeness", "1", 1, abs_tol=-1)
+    assert run("numeric_closeness", "12", 10).reason == "|12 - 10| = 2 > tolerance 1e-08"
+
+
+# ---------------------------------------------------------------- JSON
+
+
+@pytest.mark.parametrize(
+    ("response", "params", "expected"),
+    [
+        ('{"a": [1, 2]}', {}, 1.0),
+        ("[1, 2,]", {}, 0.0),
+        ("NaN", {}, 0.0),
+        ('{"a": Infinity}', {}, 0.0),
+        ('```json\n{"a": 1}\n```', {}, 0.0),
+        ('```json\n{"a": 1}\n```', {"allow_code_fence": True}, 1.0),
+        ({"already": "parsed"}, {}, 1.0),
+        ({"bad": object()}, {}, 0.0),
+    ],
+)
+def test_json_valid(response: Any, params: dict[str, Any], expected: float) -> None:
+    """Strict JSON: no NaN or Infinity; a Markdown code fence only when allowed."""
+    assert score("json_valid", response, **params) == expected
+
+
+def test_json_valid_reason_points_at_the_problem() -> None:
+    assert run("json_valid", "{").reason == (
+        "not JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    )
+
+
+PERSON = {
+    "$defs": {"name": {"type": "string", "minLength": 1}},
+    "type": "object",
+    "properties": {
+        "name": {"$ref": "#/$defs/name"},
+        "age": {"type": "integer", "minimum": 0, "exclusiveMaximum": 150},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("instance", "schema", "problem"),
+    [
+        ({"name": "Ada", "age": 36, "tags": ["x"]}, PERSON, None),
+        ({"name": "Ada", "age": 36.0}, PERSON, None),
+        ({"age": 3}, PERSON, "$: missing required property 'name'"),
+        ({"name": ""}, PERSON, "$.name: 0 characters, fewer than 1 (minLength)"),
+        ({"name": "A", "age": 150}, PERSON, "$.age: 150, not less than 150 (exclusiveMaximum)"),
+        ({"name": "A", "age": -1}, PERSON, "$.age: -1, less than 0 (minimum)"),
+        ({"name": "A", "age": True}, PERSON, "$.age: expected integer, got boolean"),
+        ({"name": "A", "age": 1.5}, PERSON, "$.age: expected integer, got number"),
+        ({"name": "A", "tags": ["a", 1]}, PERSON, "$.tags[1]: expected string, got integer"),
+        ({"name": "A", "tags": ["a"] * 3}, PERSON, "$.tags: 3 items, more than 2 (maxItems)"),
+        ({"name": "A", "x y": 1}, PERSON, "$: unexpected property 'x y'"),
+        ([1, "a"], {"prefixItems": [{"type": "integer"}], "items": {"type": "string"}}, None),
+        (
+            [1, 2],
+            {"prefixItems": [{"type": "integer"}], "items": False},
+            "$: at most 1 items allowed, got 2",
+        ),
+        ([1, 1.0], {"uniqueItems": True}, "$: items 0 and 1 are equal; uniqueItems"),
+        ([1, True], {"uniqueItems": True}, None),
+        (True, {"enum": [1, "a"]}, '$: true is not one of [1, "a"]'),
+        ({"k": [1]}, {"const": {"k": [1.0]}}, None),
+        ("abc", {"pattern": "^a.c$", "maxLength": 3}, None),
+        ("👍👍", {"maxLength": 2}, None),
+        ("abd", {"pattern": "^a.c$"}, "$: \"abd\" does not match pattern '^a.c$'"),
+        (
+            5,
+            {"anyOf": [{"type": "string"}, {"minimum": 10}]},
+            "$: matches none of anyOf (first: $: expected string, got integer)",
+        ),
+        (
+            5,
+            {"oneOf": [{"type": "integer"}, {"minimum": 0}]},
+            "$: matches 2 of oneOf's schemas, expected exactly 1",
+        ),
+        (5, {"allOf": [{"type": "integer"}, {"maximum": 4}]}, "$: 5, greater than 4 (maximum)"),
+        (5, {"not": {"type": "integer"}}, "$: must not match the 'not' schema"),
+        (None, False, "$: no value is allowed here"),
+        (None, True, None),
+        (
+            {"a": {"b": 1}},
+            {"additionalProperties": {"additionalProperties": {"type": "string"}}},
+            "$.a.b: expected string, got integer",
+        ),
+        (
+            {"t": "date"},
+            {"properties": {"t": {"type": "string", "format": "date-time", "title": "T"}}},
+            None,
+        ),
+    ],
+)
+def test_json_schema_subset(instance: Any, schema: Any, problem: str | None) -> None:
+    """Each supported keyword, with the path to the first problem."""
+    assert validate(instance, schema) == problem
+
+
+def test_json_schema_recursive_ref() -> None:
+    """A $ref to the root describes a tree of any depth."""
+    tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}
+    assert validate({"children": [{"children": [{"children": []}]}]}, tree) is None
+    assert validate({"children": [{"children": [5]}]}, tree) == (
+        "$.children[0].children[0]: expected object, got integer"
+    )
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        (
+            {"type": "object", "patternProperties": {}},
+            "unsupported keyword 'patternProperties' at #;",
+        ),
+        (
+            {"properties": {"a": {"multipleOf": 2}}},
+            "unsupported keyword 'multipleOf' at #/properties/a",
+        ),
+        ({"$ref": "#/$defs/missing"}, "$ref '#/$defs/missing' points to nothing"),
+        ({"$ref": "other.json#/a"}, "only local references"),
+        ({"type": "text"}, "#/type: expected one of null, boolean"),
+        ({"pattern": "("}, "#/pattern: invalid pattern '('"),
+        ({"anyOf": []}, "#/anyOf: expected a non-empty array of schemas"),
+        ({"minItems": -1}, "#/minItems: expected a non-negative integer"),
+        ([], "#: a schema must be an object or a boolean"),
+        ({"$ref": "#"}, "more than 200 nested schemas"),
+    ],
+)
+def test_json_schema_refuses_what_it_cannot_check(schema: Any, message: str) -> None:
+    with pytest.raises(SchemaError, match=message.replace("$", r"\$").replace("(", r"\(")):
+        validate({}, schema)
+
+
+def test_json_schema_metric() -> None:
+    """Conformance scores 1, a violation or non-JSON scores 0 with the reason, a bad schema is an
+    error naming the keyword."""
+    assert score("json_schema", '{"name": "Ada"}', schema=PERSON) == 1.0
+    violation = run("json_schema", '{"name": 3}', schema=PERSON)
+    assert (violation.score, violation.reason) == (0.0, "$.name: expected string, got integer")
+    assert run("json_schema", "not json", schema=PERSON).reason.startswith("not JSON: ")
+    assert error("json_schema", "{}", schema={"format": "x", "if": {}}).startswith(
+        "json_schema: unsupported keyword 'if' at #;"
+    )
+
+
+# ---------------------------------------------------------------- budgets
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "used", "params", "expected"),
+    [
+        ("latency_budget", "latency_ms", 80, {"budget_ms": 100}, 1.0),
+        ("latency_budget", "latency_ms", 100, {"budget_ms": 100}, 1.0),
+        ("latency_budget", "latency_ms", 200, {"budget_ms": 100}, 0.5),
+        ("latency_budget", "latency_ms", 200, {"budget_ms": 100, "over": "zero"}, 0.0),
+        ("cost_budget", "cost", 0.02, {"budget": 0.01}, 0.5),
+        ("cost_budget", "cost", 0, {"budget": 0.01}, 1.0),
+        ("token_budget", "tokens", 4000, {"budget": 1000}, 0.25),
+    ],
+)
+def test_budgets(
+    name: str, field: str, used: float, params: dict[str, Any], expected: float
+) -> None:
+    """1 within budget; over it, budget / used, or 0 with over='zero'."""
+    evaluation = evaluate(name, Sample("r", **{field: used}), params=params)
+    assert evaluation.score == pytest.approx(expected)
+
+
+def test_budget_errors() -> None:
+    assert evaluate("latency_budget", Sample("r"), params={"budget_ms": 1}).error == (
+        "metric 'latency_budget' needs latency_ms; pass latency_ms= to qbench.record(...)"
+    )
+    bad = evaluate("cost_budget", Sample("r", cost=1), params={"budget": 0})
+    assert bad.error == "cost_budget: the budget must be a positive number, given: 0"
+
+
+# ---------------------------------------------------------------- all of them
+
+
+DETERMINISTIC_PARAMS: dict[str, dict[str, Any]] = {
+    "json_schema": {"schema": {"type": "object"}},
+    "latency_budget": {"budget_ms": 100},
+    "cost_budget": {"budget": 0.5},
+    "token_budget": {"budget": 100},
+    "contains": {"substrings": ["a"]},
+    "regex": {"pattern": "a+"},
+}
+
+VALUES = st.one_of(
+    st.none(),
+    st.text(max_size=30),
+    st.integers(-1000, 1000),
+    st.floats(allow_nan=True),
+    st.lists(st.text(max_size=5), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    response=VALUES,
+    ground_truth=VALUES,
+    latency=st.none() | st.floats(0, 1e6),
+    tokens=st.none() | st.integers(0, 10**6),
+    tools=st.lists(st.sampled_from(["a", "b", "c"]), max_size=4),
+)
+def test_every_metric_scores_in_unit_range_or_errors(
+    response: Any, ground_truth: Any, latency: float | None, tokens: int | None, tools: list[str]
+) -> None:
+    """Whatever the sample, every built-in metric gives a score in 0..1 or an error, never an
+    exception."""
+    sample = Sample(
+        response,
+        ground_truth=ground_truth,
+        latency_ms=latency,
+        tokens=tokens,
+        cost=latency,
+        tool_calls=tools,
+        expected_tools=tools[::-1],
+    )
+    for name in metric_names():
+        if get(name).kind == "judge":
+            continue
+        evaluation = evaluate(name, sample, params=DETERMINISTIC_PARAMS.get(name, {}))
+        if evaluation.score is None:
+            assert evaluation.error, (name, evaluation)
+            # Built-ins explain a sample they cannot score; an escaped exception is a bug.
+            assert not re.match(r"[A-Z]\w*(Error|Exception): ", evaluation.error), evaluation
+        else:
+            assert evaluation.error is None
+            assert 0.0 <= evaluation.score <= 1.0, (name, evaluation)
+
+
+def test_every_supported_keyword_is_checked() -> None:
+    """A keyword the schema check accepts but validation ignores would pass anything."""
+    from pytest_qbench.evaluation import _jsonschema
+
+    assert set(_jsonschema._SHAPES) - set(_jsonschema._CHECKS) == {"$defs", "definitions"}
