@@ -1,4 +1,5 @@
-"""The ``qbench`` command: render reports, rebuild a crashed run's reports, print the schema.
+"""The ``qbench`` command: render reports, rebuild a crashed run's reports, merge shard reports,
+read other runners' JUnit XML, print the schema.
 
 Never imports the pytest plugin: it reads stored reports and streams only.
 """
@@ -66,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     render.set_defaults(func=cmd_render)
 
+    add_merge_parser(sub)
+    add_ingest_junit_parser(sub)
+
     schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
     schema.add_argument(
         "--model",
@@ -75,6 +79,139 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.set_defaults(func=cmd_schema)
     return parser
+
+
+def add_merge_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench merge``'s arguments."""
+    merge = sub.add_parser(
+        "merge",
+        help="Merge the reports of CI shards into the report of the whole run",
+        description="Merge REPORT.json files (or run directories) of shards into one report whose "
+        "counts are the whole run's: a test present in several shards is kept once, as its last "
+        "attempt, earlier failures becoming rerun attempts. Each shard's run, environment and "
+        "summary are kept in 'shards'.",
+    )
+    merge.add_argument("sources", nargs="+", type=Path, metavar="REPORT.json|RUN_DIR")
+    add_output_options(merge)
+    merge.set_defaults(func=cmd_merge)
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``-o`` (the report.json written) and ``--md`` (its Markdown)."""
+    parser.add_argument("-o", "--output", required=True, help="report.json to write; '-' is stdout")
+    parser.add_argument("--md", type=Path, help="Also write the Markdown report here")
+
+
+def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench ingest-junit``'s arguments."""
+    from pytest_qbench.junit import DEFAULT_MAX_OUTPUT
+    from pytest_qbench.junit import DEFAULT_MAX_TRACE
+
+    ingest = sub.add_parser(
+        "ingest-junit",
+        help="Read JUnit XML of other test runners into a qbench report",
+        description="Read JUnit XML files (vitest, jest-junit, go-junit-report, Maven Surefire, "
+        "dotnet JunitXml.TestLogger, pytest --junitxml, ...) into one qbench report.json, which "
+        "'qbench merge' and 'qbench render' accept. DTDs and entity declarations are refused.",
+    )
+    ingest.add_argument("sources", nargs="+", type=Path, metavar="FILE.xml|DIR")
+    add_output_options(ingest)
+    ingest.add_argument("--tool", help="Name of the test runner. Default: detected from the XML")
+    ingest.add_argument(
+        "--max-output",
+        type=int,
+        default=DEFAULT_MAX_OUTPUT,
+        help="Characters kept per captured stream. Default: %(default)r",
+    )
+    ingest.add_argument(
+        "--max-trace",
+        type=int,
+        default=DEFAULT_MAX_TRACE,
+        help="Characters kept per stack trace. Default: %(default)r",
+    )
+    ingest.set_defaults(func=cmd_ingest_junit)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """``qbench merge``."""
+    from pytest_qbench.merge import Source
+    from pytest_qbench.merge import merge_reports
+
+    sources = [Source(str(path), load_shard(path)) for path in args.sources]
+    command = ["qbench", "merge", *map(str, args.sources)]
+    report = merge_reports(sources, command=command)
+    write_report(report, args.output, args.md)
+    note(args.output, f"merged {len(sources)} reports: {counts_line(report)}")
+    return OK
+
+
+def load_shard(path: Path) -> TestReport:
+    """A report to merge; a JUnit XML file given by mistake gets a hint."""
+    from pytest_qbench.errors import ReportFormatError
+
+    try:
+        return load_source(path)
+    except ReportFormatError as exc:
+        if path.suffix.lower() == ".xml":
+            raise ReportFormatError(
+                f"{exc}; {path} looks like JUnit XML: run "
+                f"'qbench ingest-junit {path} -o {path.with_suffix('.json')}' and merge that",
+                slug=exc.slug,
+            ) from None
+        raise
+
+
+def cmd_ingest_junit(args: argparse.Namespace) -> int:
+    """``qbench ingest-junit``."""
+    from pytest_qbench.junit import Limits
+    from pytest_qbench.junit import read_junit
+
+    if args.max_output < 0 or args.max_trace < 0:
+        raise QBenchError("--max-output and --max-trace must not be negative; use 0 or more")
+    limits = Limits(max_output=args.max_output, max_trace=args.max_trace)
+    command = ["qbench", "ingest-junit", *map(str, args.sources)]
+    report = read_junit(args.sources, tool=args.tool, limits=limits, command=command)
+    write_report(report, args.output, args.md)
+    note(args.output, f"read {report.run.tool} JUnit XML: {counts_line(report)}")
+    return OK
+
+
+def write_report(report: TestReport, output: str, markdown: Path | None) -> None:
+    """Write ``report`` as JSON to ``output`` (``-`` is stdout) and, if asked, as Markdown."""
+    from pytest_qbench import store
+    from pytest_qbench.aggregate import aggregate
+    from pytest_qbench.outputs import OutputWriter
+
+    record = report.model_dump(mode="json")
+    if output == "-":
+        store.write_text_atomic("-", report.model_dump_json() + "\n")
+    else:
+        store.write_report_json(Path(output), record, None)
+    if markdown is not None:
+        view = aggregate(record["results"]).view()
+        writer = OutputWriter(record, None, view, template_dir=None, max_items=50)
+        writer.markdown(markdown)
+
+
+def counts_line(report: TestReport) -> str:
+    """``12 tests: 1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
+    s = report.summary
+    counts = {
+        "failed": s.failed,
+        "passed": s.passed,
+        "skipped": s.skipped,
+        "xfailed": s.xfailed,
+        "xpassed": s.xpassed,
+        "errors": s.errors,
+        "rerun": s.reruns,
+    }
+    parts = [f"{n} {word}" for word, n in counts.items() if n]
+    return f"{s.total} tests: {', '.join(parts) or 'none ran'}"
+
+
+def note(output: str, message: str) -> None:
+    """One ``qbench: ...`` line: on stdout, or on stderr when stdout carries the report."""
+    print(f"qbench: {message}", file=sys.stderr if output == "-" else sys.stdout)
 
 
 def cmd_render(args: argparse.Namespace) -> int:

@@ -20,3 +20,11 @@ class ReportFormatError(QBenchError):
 
 class TemplateError(QBenchError):
     """A Jinja template is missing or fails to render."""
+
+
+class MergeError(QBenchError):
+    """Reports cannot be merged: none given, or the same run given twice."""
+
+
+class JUnitFormatError(ReportFormatError):
+    """A JUnit XML file cannot be read: not XML, not JUnit, or it declares a DTD or entities."""

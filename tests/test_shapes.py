@@ -82,6 +82,12 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "ReportSection": {"title": "Coverage", "body": "91%"},
     "ReportSummary": {},
     "RunMeta": {"run_id": "r1", "started_at": T0, "cwd": "/src", "command": ["pytest", "-x"]},
+    "Shard": {
+        "source": "shard-1/report.json",
+        "run": RUN,
+        "environment": ENVIRONMENT,
+        "summary": models.ReportSummary(total=1, passed=1),
+    },
     "StreamDeselected": {"count": 2},
     "StreamDiagnostic": {"kind": "warning", "diagnostic": DIAGNOSTIC},
     "StreamEnd": {"run": RUN},
