@@ -201,7 +201,7 @@ class Registry:
         """Add a metric. A name already taken by another function is refused unless ``replace``;
         registering the same function again (a re-imported module) is allowed."""
         old = self._specs.get(spec.name)
-        if old is not None and not replace and _qualname(old.fn) != _qualname(spec.fn):
+        if old is not None and not replace and _origin(old.fn) != _origin(spec.fn):
             raise MetricConfigError(
                 f"metric {spec.name!r} is already registered by {_qualname(old.fn)}; "
                 "pick another name or pass replace=True"
@@ -460,6 +460,14 @@ def _check_score(spec: MetricSpec, score: object) -> tuple[float | None, str | N
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
+
+
+def _origin(fn: Callable[..., Any]) -> object:
+    """Where a function is defined: the same after its module is imported again."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return id(fn)
+    return (_qualname(fn), code.co_filename, code.co_firstlineno)
 
 
 def _qualname(fn: Callable[..., Any]) -> str:
