@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import textwrap
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -503,7 +504,7 @@ def fold_pytest_teardowns(results: list[TestResult]) -> list[TestResult]:
 def _failure(element: ET.Element, ident: _Identity, ctx: _Context) -> Failure:
     """A ``<failure>``/``<error>`` (or Surefire's rerun and flaky ones) as a ``Failure``."""
     is_error = element.tag.lower().endswith("error")
-    message = _clean(element.get("message") or "")
+    message = textwrap.dedent(_clean(element.get("message") or ""))
     trace = element.find("stackTrace")
     text = _clean((trace.text if trace is not None else element.text) or "")
     if ctx.tool == "pytest":
