@@ -78,12 +78,9 @@ class Measurement:
                 self.cov.stop()
                 self.started = False
             data = self.cov.get_data()
-        self.warnings += [w for w in end_warnings if not w.endswith(_slugs(IGNORED_AT_END))]
+        slugs = [f"({name})" for name in IGNORED_AT_END]
+        self.warnings += [w for w in end_warnings if not any(slug in w for slug in slugs)]
         return data
-
-
-def _slugs(names: Sequence[str]) -> tuple[str, ...]:
-    return tuple(f"({name})" for name in names)
 
 
 def start_early(config: pytest.Config) -> None:
@@ -247,7 +244,7 @@ class CoverageCollector:
             data_file=self._shown(data_path),
             contexts_file=self._shown(contexts_path),
         )
-        if not record["files"]:
+        if not record["lines_covered"]:
             self._warn(
                 f"coverage: no data collected for {', '.join(self._shown_sources()) or 'the run'}"
                 ": no test executed code there; check that --qbench-cov names a directory or "
@@ -344,7 +341,9 @@ def save_data(data: coverage.CoverageData, path: Path) -> Path:
     out = CoverageData(basename=str(partial))
     out.update(data)
     out.write()
-    out.close(force=True)
+    close = getattr(out, "close", None)  # coverage 7.6+; older versions commit as they go
+    if close is not None:
+        close(force=True)
     os.replace(partial, path)
     return path
 
