@@ -381,7 +381,9 @@ def test_entry_point_module_registers_its_metrics_on_first_lookup(
         {"demo": "qbench_demo_plugin"},
         {
             "qbench_demo_plugin": """
-                from pytest_qbench.evaluation import metric
+                from pytest_qbench.evaluation import metric, metric_names
+
+                assert "exact_match" in metric_names()  # a lookup while loading must not deadlock
 
                 @metric("politeness", needs=("response",))
                 def politeness(sample):

@@ -222,7 +222,7 @@ def test_set_and_multiset_ignore_order(actual: list[str], expected: list[str], r
         )
 
 
-@settings(max_examples=80)
+@settings(max_examples=50)
 @given(NAMES, NAMES)
 def test_modes_are_ordered_by_strictness(actual: list[str], expected: list[str]) -> None:
     """exact implies multiset implies set and ordered; every score is in 0..1."""
@@ -237,7 +237,7 @@ def test_modes_are_ordered_by_strictness(actual: list[str], expected: list[str])
     )
 
 
-@settings(max_examples=80)
+@settings(max_examples=50)
 @given(NAMES, st.lists(st.booleans(), min_size=6, max_size=6))
 def test_a_subsequence_is_ordered(actual: list[str], keep: list[bool]) -> None:
     expected = [call for call, kept in zip(actual, keep, strict=False) if kept]

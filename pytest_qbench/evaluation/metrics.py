@@ -233,6 +233,8 @@ def levenshtein_similarity(
     """1 - edit distance / length of the longer text; 1 when both are empty."""
 
     def similarity(response: str, reference: str) -> float:
+        if ignore_case:  # before measuring: case folding may lengthen a text ("ß" -> "ss")
+            response, reference = response.casefold(), reference.casefold()
         longest = max(len(response), len(reference))
         if longest > max_length:
             raise MetricError(
@@ -241,8 +243,6 @@ def levenshtein_similarity(
             )
         if longest == 0:
             return 1.0
-        if ignore_case:
-            response, reference = response.casefold(), reference.casefold()
         return 1 - levenshtein_distance(response, reference) / longest
 
     return best_of(sample, similarity)

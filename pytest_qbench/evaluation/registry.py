@@ -169,7 +169,8 @@ class Registry:
         self._group = entry_point_group
         self._entry_points_loaded = entry_point_group is None
         self._load_errors: list[str] = []
-        self._lock = threading.Lock()
+        # Re-entrant: an entry-point module may look metrics up while it is being imported.
+        self._lock = threading.RLock()
 
     def metric(
         self,
