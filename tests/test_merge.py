@@ -1,0 +1,394 @@
+"""``qbench merge``: shard reports merged equal the report of the whole run (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench import junit
+from pytest_qbench.cli import ERR
+from pytest_qbench.cli import OK
+from pytest_qbench.cli import main
+from pytest_qbench.errors import MergeError
+from pytest_qbench.merge import Source
+from pytest_qbench.merge import merge_reports
+from pytest_qbench.merge import merged_exit_code
+from pytest_qbench.models import CoverageReport
+from pytest_qbench.models import ReportSummary
+from pytest_qbench.models import TestReport
+
+from conftest import QBenchRun
+from conftest import RunQBench
+
+
+DATA = Path(__file__).parent / "data" / "junit"
+
+SUITE = {
+    "test_one": """
+        import pytest
+
+        def test_a():
+            pass
+
+        def test_b():
+            assert 1 == 2
+
+        @pytest.mark.skip(reason="not today")
+        def test_c():
+            pass
+
+        @pytest.mark.xfail(reason="known bug")
+        def test_d():
+            assert 0
+
+        @pytest.mark.slow
+        def test_slow():
+            pass
+    """,
+    "test_two": """
+        import warnings
+        import pytest
+
+        warnings.warn(DeprecationWarning("old module api"))
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("setup broke")
+
+        def test_e(broken):
+            pass
+
+        @pytest.mark.parametrize("n", [1, 2, 3])
+        def test_f(n):
+            assert n != 3
+
+        def test_g():
+            warnings.warn(UserWarning("careful"))
+    """,
+    "test_three": """
+        import pytest
+
+        pytest.importorskip("no_such_module_anywhere")
+
+        def test_h():
+            pass
+    """,
+    "test_broken": """
+        import no_such_module_either
+    """,
+}
+INI = "[pytest]\nmarkers =\n    slow: slow tests\n"
+COMMON = ("--continue-on-collection-errors", "-p", "no:cacheprovider", "-W", "default")
+SUMMARY_FIELDS = [f for f in ReportSummary.model_fields if f != "duration"]
+
+
+@pytest.fixture
+def suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    """Four modules: every outcome, a setup error, warnings at import and in a test, a module
+    skipped at collection and one that fails to collect."""
+    pytester.makeini(INI)
+    for name, source in SUITE.items():
+        pytester.makepyfile(**{name: source})
+    return pytester
+
+
+def shard(run_qbench: RunQBench, name: str, *args: str) -> QBenchRun:
+    """One pytest run with its own run id."""
+    return run_qbench(*COMMON, f"--qbench-run-id={name}", *args, run_dir=name)
+
+
+def merged(*runs: QBenchRun) -> TestReport:
+    return merge_reports([Source(str(r.run_dir), r.report) for r in runs])
+
+
+def assert_same_run(merged_report: TestReport, whole: TestReport) -> None:
+    """Summary (but the duration), every test's outcome and counts, and the diagnostics equal."""
+    for field in SUMMARY_FIELDS:
+        assert getattr(merged_report.summary, field) == getattr(whole.summary, field), field
+    assert merged_report.summary.pass_rate == whole.summary.pass_rate
+
+    def tests(report: TestReport) -> dict[str, tuple[object, ...]]:
+        return {
+            r.nodeid: (r.outcome, r.counted_as, r.reruns, r.flaky, r.reason) for r in report.results
+        }
+
+    assert tests(merged_report) == tests(whole)
+    assert len(merged_report.results) == len(whole.results)
+    pytest_warnings = [w.message for w in merged_report.warnings if w.tool == "pytest"]
+    assert sorted(pytest_warnings) == sorted(
+        w.message for w in whole.warnings if w.tool == "pytest"
+    )
+    assert sorted(e.message for e in merged_report.collection_errors) == sorted(
+        e.message for e in whole.collection_errors
+    )
+    assert merged_report.run.exit_code == whole.run.exit_code
+
+
+def test_shards_by_keyword_equal_the_whole_run(
+    suite: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Shards cut with -k merge into the whole run's report: counts, outcomes, the collection
+    error and import-time warning every shard saw counted once, no test deselected."""
+    whole = shard(run_qbench, "whole")
+    assert whole.report.summary.errors == 2 and whole.report.summary.warnings == 2
+    first = shard(run_qbench, "k1", "-k", "test_a or test_b or test_c or test_e")
+    second = shard(run_qbench, "k2", "-k", "not (test_a or test_b or test_c or test_e)")
+    assert first.report.summary.deselected and second.report.summary.deselected
+    report = merged(first, second)
+    assert_same_run(report, whole.report)
+    assert report.summary.deselected == 0
+    assert [s.source for s in report.shards] == [str(first.run_dir), str(second.run_dir)]
+    assert [s.run.run_id for s in report.shards] == ["k1", "k2"]
+    assert report.shards[0].summary == first.report.summary
+    assert report.shards[1].environment == second.report.environment
+
+
+def test_shards_by_file_with_their_own_deselection(
+    suite: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Three shards by file, each deselecting slow tests, merge into the whole run with -m."""
+    whole = shard(run_qbench, "whole", "-m", "not slow")
+    runs = [
+        shard(run_qbench, f"f{i}", "-m", "not slow", f"{name}.py")
+        for i, name in enumerate(("test_one", "test_two", "test_three"))
+    ]
+    report = merged(*runs)
+    # every shard's file-level collection misses test_broken: the whole run has it
+    assert report.summary.errors == whole.report.summary.errors - 1
+    for field in ("total", "passed", "failed", "skipped", "xfailed", "deselected", "warnings"):
+        assert getattr(report.summary, field) == getattr(whole.report.summary, field), field
+    assert report.summary.deselected == 1
+
+
+def test_keyword_slices_of_a_run_that_deselects(
+    suite: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """-k slices of a run that itself deselects: only what no slice ran is deselected."""
+    whole = shard(run_qbench, "whole", "-m", "not slow")
+    first = shard(run_qbench, "k1", "-m", "not slow", "-k", "test_a or test_f")
+    second = shard(run_qbench, "k2", "-m", "not slow", "-k", "not (test_a or test_f)")
+    assert_same_run(merged(first, second), whole.report)
+
+
+FLAKY = """
+    import pathlib
+
+    def test_ok():
+        pass
+
+    def test_flaky():
+        marker = pathlib.Path(__file__).with_name("attempts.txt")
+        n = int(marker.read_text()) if marker.exists() else 0
+        marker.write_text(str(n + 1))
+        assert n >= 1, f"attempt {n}"
+
+    def test_always_fails():
+        raise KeyError("nope")
+"""
+
+
+def test_rerun_shard_equals_pytest_rerunfailures(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A shard rerunning the failures of another merges into what pytest-rerunfailures reports
+    for one run with --reruns 1: the last attempt wins, earlier failures become attempts."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makepyfile(test_rr=FLAKY)
+    attempts = pytester.path / "attempts.txt"
+    whole = shard(run_qbench, "whole", "-p", "pytest_rerunfailures", "--reruns", "1")
+    assert (whole.report.summary.reruns, whole.report.summary.flaky) == (2, 1)
+    attempts.unlink()
+    first = shard(run_qbench, "first")
+    failed = [r.nodeid for r in first.report.results if r.outcome in ("failed", "error")]
+    assert len(failed) == 2
+    rerun = shard(run_qbench, "rerun", *failed)
+    report = merged(first, rerun)
+    assert_same_run(report, whole.report)
+    flaky = next(r for r in report.results if r.nodeid.endswith("test_flaky"))
+    assert flaky.flaky and flaky.attempts[0].failure is not None
+    assert flaky.attempts[0].failure.error_message.startswith("attempt 0")
+    assert [r.nodeid.split("::")[1] for r in report.results] == [
+        "test_ok",
+        "test_flaky",
+        "test_always_fails",
+    ]
+    [note] = [w for w in report.warnings if w.code == "merge-resolved"]
+    assert note.tool == "qbench" and note.message.startswith("2 test(s) ran in more than one")
+    # given in the other order, the later attempt still wins: it started later
+    assert merged(rerun, first).summary == report.summary
+
+
+def test_merging_is_associative(suite: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A merged report merges again like its shards; its shards are listed, not itself."""
+    runs = [
+        shard(run_qbench, "k1", "-k", "test_a or test_b"),
+        shard(run_qbench, "k2", "-k", "test_c or test_d or test_e"),
+        shard(run_qbench, "k3", "-k", "not (test_a or test_b or test_c or test_d or test_e)"),
+    ]
+    all_at_once = merged(*runs)
+    in_steps = merge_reports([Source("ab", merged(runs[0], runs[1])), Source("c", runs[2].report)])
+    for field in SUMMARY_FIELDS:
+        assert getattr(in_steps.summary, field) == getattr(all_at_once.summary, field), field
+    assert [s.run.run_id for s in in_steps.shards] == ["k1", "k2", "k3"]
+    with pytest.raises(MergeError, match="hold the same run \\(k1\\)"):
+        merge_reports([Source("ab", in_steps), Source("again", runs[0].report)])
+
+
+# --- polyglot, coverage, exit codes ---------------------------------------------------------
+
+
+def test_pytest_and_vitest_in_one_report(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """An ingested JUnit report merges with a pytest report: counts add, both runners named."""
+    pytester.makepyfile(test_py="def test_py(): pass\ndef test_bad(): assert 0\n")
+    python = run_qbench()
+    vitest = junit.read_junit([DATA / "vitest.xml"])
+    report = merge_reports([Source("report.json", python.report), Source("vitest.json", vitest)])
+    s = report.summary
+    assert (s.total, s.passed, s.failed, s.skipped) == (9, 5, 3, 1)
+    assert report.run.tool == "pytest+vitest"
+    assert report.run.exit_code == 1
+    assert report.run.started_at == vitest.run.started_at  # vitest's run came first
+    assert report.environment == python.report.environment
+    assert [s.run.tool for s in report.shards] == ["pytest", "vitest"]
+
+
+def test_coverage_is_left_out_with_a_note(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Shard coverage is not merged: the merged report has none, and a note says how to get it."""
+    pytester.makepyfile("def test_x(): pass\n")
+    report = run_qbench().report
+    covered = report.model_copy(
+        update={"coverage": CoverageReport(percentage=50.0, lines_covered=1, lines_total=2)}
+    )
+    other = report.model_copy(update={"run": report.run.model_copy(update={"run_id": "other"})})
+    result = merge_reports([Source("a.json", covered), Source("b.json", other)])
+    assert result.coverage is None
+    [note] = [w for w in result.warnings if w.code == "merge-coverage"]
+    assert "a.json" in note.message and "coverage combine" in note.message
+
+
+@pytest.mark.parametrize(
+    ("codes", "failed", "expected"),
+    [
+        ([0, 0], 0, 0),
+        ([1, 0], 1, 1),
+        ([1, 0], 0, 0),  # the failure passed in a rerun shard
+        ([2, 1], 1, 2),  # interrupted beats failed
+        ([3, 2], 0, 3),  # internal error beats everything
+        ([4, 1], 1, 4),
+        ([5, 0], 0, 0),  # a shard that got no tests is no failure
+        ([5, 5], 0, 5),
+        ([None, 1], 1, 1),  # an ingested report has no exit code
+        ([None, None], 0, None),
+        ([137, 1], 1, 137),
+    ],
+)
+def test_merged_exit_code(codes: list[int | None], failed: int, expected: int | None) -> None:
+    """The worst meaningful exit code; 1 follows the merged tests."""
+    reports = []
+    for code in codes:
+        shard_failed = 1 if code == 1 else 0
+        report = junit.read_junit([DATA / "jest-junit.xml"])
+        summary = report.summary.model_copy(update={"failed": shard_failed, "errors": 0})
+        run = report.run.model_copy(update={"exit_code": code})
+        reports.append(report.model_copy(update={"summary": summary, "run": run}))
+    assert merged_exit_code(reports, ReportSummary(failed=failed)) == expected
+
+
+def test_gate_failure_without_failing_tests_is_kept() -> None:
+    """A shard's 1 without failing tests (a coverage gate) stays 1."""
+    report = junit.read_junit([DATA / "go-junit-report.xml"])
+    passing = report.model_copy(
+        update={
+            "summary": report.summary.model_copy(update={"failed": 0}),
+            "run": report.run.model_copy(update={"exit_code": 1}),
+        }
+    )
+    assert merged_exit_code([passing], ReportSummary()) == 1
+
+
+# --- errors and the command -----------------------------------------------------------------
+
+
+@pytest.fixture
+def two_reports(pytester: pytest.Pytester, run_qbench: RunQBench) -> tuple[Path, Path]:
+    """Two shards' report.json files."""
+    pytester.makepyfile(test_m="def test_a(): pass\ndef test_b(): assert 0\n")
+    first = shard(run_qbench, "s1", "-k", "test_a")
+    second = shard(run_qbench, "s2", "-k", "test_b")
+    return first.run_dir / "report.json", second.run_dir / "report.json"
+
+
+def test_cli_merge_and_render(
+    two_reports: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``qbench merge A B -o OUT --md MD`` writes both; ``qbench render OUT`` renders the same."""
+    out, md = tmp_path / "merged" / "report.json", tmp_path / "merged" / "report.md"
+    argv = ["merge", *map(str, two_reports), "-o", str(out), "--md", str(md)]
+    assert main(argv) == OK
+    assert capsys.readouterr().out == "qbench: merged 2 reports: 2 tests: 1 failed, 1 passed\n"
+    report = TestReport.model_validate_json(out.read_text(encoding="utf-8"))
+    assert report.run.command == ["qbench", *argv[:3]]
+    markdown = md.read_text(encoding="utf-8")
+    assert markdown.startswith("# ❌ Test report: 1 failed, 1 passed")
+    assert main(["render", str(out)]) == OK
+    assert capsys.readouterr().out == markdown
+    assert not [p for p in out.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_cli_merge_run_directories_to_stdout(
+    two_reports: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run directories are accepted; ``-o -`` prints the JSON and the note goes to stderr."""
+    assert main(["merge", *(str(p.parent) for p in two_reports), "-o", "-"]) == OK
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["summary"]["total"] == 2
+    assert captured.err.startswith("qbench: merged 2 reports")
+
+
+def test_cli_merge_refuses_bad_inputs(
+    two_reports: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another schema version, a file that is no report, JUnit XML and the same run twice are
+    each one error line naming the file, and nothing is written."""
+    good = str(two_reports[0])
+    old = tmp_path / "old.json"
+    data = json.loads(two_reports[1].read_text(encoding="utf-8"))
+    data["meta"]["schema_version"] = 99
+    old.write_text(json.dumps(data))
+    (tmp_path / "package.json").write_text('{"name": "x"}')
+    out = tmp_path / "out.json"
+    cases = [
+        (old, "old.json has schema_version 99"),
+        (tmp_path / "package.json", "package.json is not a qbench report"),
+        (DATA / "vitest.xml", f"run 'qbench ingest-junit {DATA / 'vitest.xml'} -o "),
+        (Path(good), "hold the same run (s1); give each shard's report once"),
+    ]
+    for bad, fragment in cases:
+        assert main(["merge", good, str(bad), "-o", str(out)]) == ERR
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+        assert captured.err.startswith("qbench: error: ") and fragment in captured.err
+    assert not out.exists()
+
+
+def test_console_script_exit_codes(
+    pytester: pytest.Pytester, two_reports: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The installed ``qbench merge``: 0 when merged, 1 on a bad input, 2 on a usage error."""
+    script = Path(sys.executable).with_name("qbench")
+    found = str(script) if script.is_file() else shutil.which("qbench")
+    if found is None:
+        pytest.skip("the qbench console script is not installed next to python or on PATH")
+    out = tmp_path / "merged.json"
+    ok = pytester.run(found, "merge", *map(str, two_reports), "-o", str(out))
+    assert ok.ret == OK and out.is_file()
+    bad = pytester.run(found, "merge", str(two_reports[0]), str(tmp_path / "nope.json"), "-o", "x")
+    assert bad.ret == ERR
+    bad.stderr.fnmatch_lines(["qbench: error: cannot read report *nope.json*"])
+    usage = pytester.run(found, "merge", str(two_reports[0]))
+    assert usage.ret == 2
+    usage.stderr.fnmatch_lines(["*the following arguments are required: -o/--output*"])
