@@ -92,9 +92,18 @@ def start_early(config: pytest.Config) -> None:
         return
     # xdist workers start here too (their conftest files import code as well); lines are sets,
     # so what the controller and a worker both measured counts once when combined.
+    if _already_measured():
+        return  # the collector says so; a second tracer would pause the first one
     measurement = Measurement(settings.sources)
     measurement.start()
     config.stash[measurement_key] = measurement
+
+
+def _already_measured() -> bool:
+    """Whether coverage.py already measures this process (``coverage run -m pytest``)."""
+    import coverage
+
+    return coverage.Coverage.current() is not None
 
 
 def worker_spec(settings: CoverageSettings) -> dict[str, Any]:
@@ -175,8 +184,11 @@ class CoverageCollector:
         self.record: Record | None = None
         self.gate_failed = False
         self.lines: list[tuple[str, dict[str, bool]]] = []
-        if settings.measure and self.measurement is None:  # started late: a plugin ordering issue
-            self.measurement = Measurement(settings.sources)
+        self.outer = settings.measure and self.measurement is None and _already_measured()
+        if settings.measure and self.measurement is None and not self.outer:
+            self.measurement = Measurement(
+                settings.sources
+            )  # started late: a plugin ordering issue
             self.measurement.start()
 
     @pytest.hookimpl(optionalhook=True)
@@ -203,14 +215,21 @@ class CoverageCollector:
             raise
         with self.session.guard("collecting coverage"):
             self.collect()
-            if self.record is not None and self.record["met"] is False:
+            collect_only = self.config.option.collectonly
+            if self.record is not None and self.record["met"] is False and not collect_only:
                 self.gate_failed = True
                 session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
         return result
 
     def collect(self) -> None:
         """Build the coverage record from qbench's measurement or pytest-cov's data."""
-        if self.settings.measure and self.measurement is not None:
+        if self.outer:
+            self._warn(
+                "coverage: coverage.py already measures this process (coverage run?), so qbench "
+                "does not measure and the report has no coverage; use --qbench-cov or "
+                "coverage run, not both"
+            )
+        elif self.settings.measure and self.measurement is not None:
             self.record = self._own_record(self.measurement)
         elif self.settings.from_pytest_cov:
             self.record = self._pytest_cov_record()
@@ -306,7 +325,7 @@ class CoverageCollector:
         by = " (measured by pytest-cov)" if record["measured_by"] == "pytest-cov" else ""
         self.lines.append((f"coverage {total} ({detail}){by}", {}))
         threshold = record["threshold"]
-        if threshold is None:
+        if threshold is None or self.config.option.collectonly:  # no test ran: no verdict
             return
         required = threshold_text(threshold)
         if record["met"]:

@@ -425,3 +425,37 @@ def test_no_data_collected_is_a_warning_not_a_crash(
     assert cov.missing_files == ["other/mod.py"]
     messages = [w.message for w in run.report.warnings if w.code == "coverage"]
     assert any("no data collected for other" in m for m in messages), messages
+
+
+def test_collect_only_applies_no_gate(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    make_project(pytester)
+    run = run_qbench("--qbench-cov=pkg", "--qbench-cov-fail-under=90", "--co", subprocess=True)
+    assert run.result.ret == 0
+    assert "required" not in run.result.stdout.str()
+
+
+def test_under_coverage_run_qbench_does_not_measure_twice(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """``coverage run -m pytest --qbench-cov``: coverage run's data stays complete."""
+    make_project(pytester)
+    result = pytester.run(
+        sys.executable,
+        "-m",
+        "coverage",
+        "run",
+        "--source=pkg",
+        "-m",
+        "pytest",
+        "-p",
+        "qbench",
+        "--qbench-cov=pkg",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["qbench: coverage: coverage.py already measures this process*"])
+    total, _ = coverage_py_report(pytester.path / ".coverage", pytester.path)
+    assert total == 43.75  # a second tracer would have paused coverage run's
+    report = json.loads(
+        next((pytester.path / ".qbench" / "runs").glob("*/report.json")).read_text()
+    )
+    assert report["coverage"] is None
