@@ -141,7 +141,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     command = ["qbench", "merge", *map(str, args.sources)]
     report = merge_reports(sources, command=command)
     write_report(report, args.output, args.md)
-    note(args.output, f"merged {len(sources)} reports: {counts_line(report)}")
+    reports = "report" if len(sources) == 1 else "reports"
+    note(args.output, f"merged {len(sources)} {reports}: {counts_line(report)}")
     return OK
 
 

@@ -177,7 +177,8 @@ def read_junit(
 
     Args:
         paths: The XML files; a directory stands for its ``*.xml`` files.
-        tool: The runner's name; detected from each file when ``None``.
+        tool: The runner's name for ``run.tool``; detected from each file when ``None`` (the
+            detected runner decides how the XML is read either way).
         limits: Caps on captured output and stack traces.
         command: Recorded as the run's command. Default: the ``qbench ingest-junit`` command.
 
@@ -230,20 +231,20 @@ def _read_file(path: Path, tool: str | None, limits: Limits, redact: Redactor) -
             "<testsuite>",
             slug="junit-invalid",
         )
-    suites = list(root.iter("testsuite"))
-    ctx = _Context(tool or detect_tool(root, suites), limits, redact)
+    suites = list(root.iter("testsuite"))  # nested suites too, each with its own test cases
+    # The detected runner decides how to read the XML; ``tool`` only names it.
+    ctx = _Context(detect_tool(root, suites), limits, redact)
     results: list[TestResult] = []
     cases = 0
     for suite in suites:
-        found = [
-            _case_result(case, suite.get("name") or "", ctx) for case in suite.iter("testcase")
-        ]
+        name = suite.get("name") or ""
+        found = [_case_result(case, name, ctx) for case in suite.findall("testcase")]
         cases += len(found)
         results.extend(fold_pytest_teardowns(found) if ctx.tool == "pytest" else found)
     duration = _file_duration(root) or round(sum(r.duration for r in results), 6)
     started, completed = _file_times(path, suites, duration)
     return _FileRead(
-        tool=ctx.tool,
+        tool=tool or ctx.tool,
         results=results,
         started=started,
         completed=completed,

@@ -394,6 +394,20 @@ def test_secrets_redacted_and_output_bounded(
     assert captured is not None and "qbench cut 400 characters" in captured.stdout
 
 
+def test_nested_suites_count_each_case_once(tmp_path: Path) -> None:
+    """Test cases of nested suites are read once, with their own suite's name."""
+    path = tmp_path / "t.xml"
+    path.write_text(
+        '<testsuites tests="3"><testsuite name="outer"><testcase name="a"/>'
+        '<testsuite name="inner"><testcase name="b"/><testcase name="c"><skipped/></testcase>'
+        "</testsuite></testsuite></testsuites>"
+    )
+    report = ingest(path)
+    assert [r.nodeid for r in report.results] == ["outer::a", "inner::b", "inner::c"]
+    assert (report.summary.total, report.summary.skipped) == (3, 1)
+    assert not report.warnings
+
+
 def test_declared_count_mismatch_is_noted(tmp_path: Path) -> None:
     """An XML whose declared tests disagree with its test cases gets a note; cases count."""
     path = tmp_path / "t.xml"
