@@ -1,5 +1,5 @@
 """The ``qbench`` command: render reports, rebuild a crashed run's reports, merge shard reports,
-read other runners' JUnit XML, print the schema.
+read other runners' JUnit XML, print the schema; index runs and compare them (``history/``).
 
 Never imports the pytest plugin: it reads stored reports and streams only.
 """
@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_merge_parser(sub)
     add_ingest_junit_parser(sub)
+    from pytest_qbench.history.commands import add_history_parsers
+
+    add_history_parsers(sub)
 
     schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
     schema.add_argument(

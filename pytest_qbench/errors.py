@@ -28,3 +28,8 @@ class MergeError(QBenchError):
 
 class JUnitFormatError(ReportFormatError):
     """A JUnit XML file cannot be read: not XML, not JUnit, or it declares a DTD or entities."""
+
+
+class HistoryError(QBenchError):
+    """The run store's index cannot be used: missing, newer than this qbench, locked, or a run or
+    test that it does not hold."""

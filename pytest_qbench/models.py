@@ -254,6 +254,46 @@ class MetricResult(QBenchModel):
     """Model used by an LLM-judged metric."""
 
 
+HistoryStatus = Literal["new failure", "failing", "known flaky"]
+"""What the run store says about a failing test."""
+
+
+class TestHistory(QBenchModel):
+    """What earlier runs in the run store's index say about a failing test.
+
+    Filled when the run ends, for failed and errored tests only. The window is the test's last
+    10 earlier runs in which it passed or failed (skips do not count).
+    """
+
+    status: HistoryStatus
+    """``known flaky`` when the outcome flipped at least twice in the window and this run
+    (a pass after reruns counts as a flip); else ``new failure`` when the test passed the last
+    time it ran, or never ran before; else ``failing``."""
+    summary: str
+    """The status in words, one line: ``new failure``, ``failed 3 of the last 10 runs``..."""
+    runs: int
+    """Earlier runs in the window."""
+    failed: int
+    """Earlier runs in the window in which the test failed or errored."""
+    flips: int
+    """Outcome changes (pass to fail, fail to pass) over the window and this run, plus runs that
+    passed only after reruns."""
+    flaky_indicator: Annotated[float, Field(ge=0, le=1)]
+    """``flips / (n - 1)`` over the window and this run (``n`` outcomes), capped at 1: 0 for a
+    test that always fails the same way, 1 for one that alternates (3 decimals)."""
+    last_passed_run: str | None = None
+    """The last earlier run (of all indexed, not only the window) in which the test passed."""
+    last_passed_at: datetime | None = None
+    """When that run started (UTC)."""
+    first_failed_run: str | None = None
+    """The run in which the current streak of failures began (this run for a new failure)."""
+    fingerprint: str | None = None
+    """This failure's fingerprint: a hash of the error type, the failing ``file:line`` and the
+    message without numbers, addresses and paths."""
+    same_failure_runs: int = 0
+    """Earlier runs in the window in which the test failed with the same fingerprint."""
+
+
 class TestResult(QBenchModel):
     """One test: its outcome, timing, failure and everything recorded about it."""
 
@@ -293,6 +333,9 @@ class TestResult(QBenchModel):
     """The earlier attempts, when the test was rerun."""
     flaky: bool = False
     """True when the test failed, was rerun, and finally passed."""
+    history: TestHistory | None = None
+    """What earlier runs say about this test, for a failed or errored test in a run with a run
+    store index (``None`` otherwise)."""
     subtests: list[SubtestResult] = Field(default_factory=list)
     """The test's subtests, in order."""
     worker: str | None = None

@@ -23,6 +23,7 @@ OUTPUT_OPTIONS = ("json", "md", "digest", "templates")
 DEFAULT_MAX_OUTPUT = 10_000
 DEFAULT_MAX_TRACE = 20_000
 DEFAULT_MD_MAX_ITEMS = 50
+DEFAULT_KEEP_RUNS = 200
 
 
 def parse_cap(value: str) -> int:
@@ -189,6 +190,16 @@ def add_options(parser: pytest.Parser) -> None:
         "ID",
         "Id of this run (a new directory name). Default: UTC time plus a random suffix",
         parse_run_id,
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-keep-runs",
+        "keep_runs",
+        "N",
+        f"Runs kept in the run store's index; older runs leave it and their directories are "
+        f"deleted. 0 keeps all. Default: {DEFAULT_KEEP_RUNS}",
+        parse_count,
     )
 
 

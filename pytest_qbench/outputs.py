@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,14 +20,25 @@ from pytest_qbench.shapes import Record
 
 
 class StreamResults:
-    """Every result of a stream (then ``after``), parsed lazily on each pass: memory stays flat."""
+    """Every result of a stream (then ``after``), parsed lazily on each pass: memory stays flat.
 
-    def __init__(self, stream: Path, after: list[Record] | None = None) -> None:
+    ``patches`` (node id to fields) amends failed and errored results, as in ``report.json``.
+    """
+
+    def __init__(
+        self,
+        stream: Path,
+        after: list[Record] | None = None,
+        patches: Mapping[str, Record] | None = None,
+    ) -> None:
         self.stream = stream
         self.after = after or []
+        self.patches = patches
 
     def __iter__(self) -> Iterator[Record]:
         for raw in store.iter_result_json(self.stream):
+            if self.patches:
+                raw = store.patch_result_json(raw, self.patches)
             result: Record = json.loads(raw)
             yield result
         yield from self.after
@@ -44,17 +56,21 @@ class OutputWriter:
     view: ReportView
     template_dir: Path | None
     max_items: int
+    patches: Mapping[str, Record] | None = None
+    """Fields to set on the stream's failed and errored results, by node id (their history)."""
 
     def __post_init__(self) -> None:
         self.env = make_environment(self.template_dir)
 
     def _results(self) -> StreamResults | list[Record]:
         results: list[Record] = self.report["results"]
-        return StreamResults(self.stream, results) if self.stream is not None else results
+        if self.stream is None:
+            return results
+        return StreamResults(self.stream, results, self.patches)
 
     def json(self, path: Path) -> Path:
         """``report.json``: the model, with the stream's results spliced in."""
-        store.write_report_json(path, self.report, self.stream)
+        store.write_report_json(path, self.report, self.stream, self.patches)
         return path
 
     def markdown(self, path: Path) -> Path:

@@ -14,6 +14,7 @@ import time
 import traceback
 from collections.abc import Callable
 from collections.abc import Generator
+from collections.abc import Iterable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextlib import suppress
@@ -389,7 +390,34 @@ class QBenchSession(QBenchWorker):
             )
             self.stream.write_end(end)
             self.stream.close()
-        self.write_outputs(report)
+        self.write_outputs(report, self.index_run(report))
+
+    def index_run(self, report: Record) -> dict[str, Record]:
+        """Index the run in the run store's ``index.sqlite``; return the failing tests' history.
+
+        A failure here is a warning: the reports are written all the same, without history.
+        """
+        from pytest_qbench.history.session_end import record_run
+        from pytest_qbench.outputs import StreamResults
+
+        stream = self.stream_path if self.stream_path.exists() else None
+        extra = self.unstreamed
+
+        def results() -> Iterable[Record]:
+            return StreamResults(stream, extra) if stream is not None else extra
+
+        try:
+            recorded = record_run(self.settings.qbench_dir, report, results, self.settings.keep_runs)
+        except Exception as exc:
+            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+            message = f"run not indexed, so no history in its reports: {detail}"
+            self.notes.append(message)
+            report["warnings"].append(
+                new("Diagnostic", tool="qbench", severity="warning", code="history", message=message)
+            )
+            return {}
+        self.notes.extend(recorded.problems)
+        return recorded.histories
 
     def _report_hooks(self, report: Record) -> Record:
         """Let other plugins change the report and add Markdown sections (as models)."""
@@ -415,19 +443,27 @@ class QBenchSession(QBenchWorker):
             return record
         return report
 
-    def write_outputs(self, report: Record) -> None:
-        """Write report.json, report.md and every extra output; one failing does not stop the rest."""
+    def write_outputs(self, report: Record, history: dict[str, Record] | None = None) -> None:
+        """Write report.json, report.md and every extra output; one failing does not stop the rest.
+
+        ``history`` (node id to ``TestHistory`` record) goes into the failing tests' results.
+        """
         from pytest_qbench import outputs
 
         stream = self.stream_path if self.stream_path.exists() else None
         if self.unstreamed:  # report.json gets them after the stream's
             report["results"] = self.unstreamed
+        view = self.aggregator.view()
+        for result in [*view.failures.items, *view.errors.items, *self.unstreamed]:
+            if history and result["nodeid"] in history:
+                result["history"] = history[result["nodeid"]]
         writer = outputs.OutputWriter(
             report=report,
             stream=stream,
-            view=self.aggregator.view(),
+            view=view,
             template_dir=self.settings.template_dir,
             max_items=self.settings.md_max_items,
+            patches={nodeid: {"history": h} for nodeid, h in (history or {}).items()},
         )
         run_json, run_md = self.run_dir / store.REPORT_JSON, self.run_dir / store.REPORT_MD
         jobs: list[tuple[str, Callable[[], Path]]] = [

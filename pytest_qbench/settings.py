@@ -16,6 +16,7 @@ import pytest
 
 from pytest_qbench.collectors import Limits
 from pytest_qbench.options import CAPTURE_DEFAULT
+from pytest_qbench.options import DEFAULT_KEEP_RUNS
 from pytest_qbench.options import DEFAULT_MAX_OUTPUT
 from pytest_qbench.options import DEFAULT_MAX_TRACE
 from pytest_qbench.options import DEFAULT_MD_MAX_ITEMS
@@ -71,6 +72,7 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     md_max_items: int = DEFAULT_MD_MAX_ITEMS
     coverage: CoverageSettings = field(default_factory=CoverageSettings)
+    keep_runs: int = DEFAULT_KEEP_RUNS
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -112,6 +114,7 @@ def read_settings(config: pytest.Config) -> Settings:
         ),
         md_max_items=reader.parsed("md_max_items", parse_count, DEFAULT_MD_MAX_ITEMS),
         coverage=read_coverage_settings(config),
+        keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
     )
 
 

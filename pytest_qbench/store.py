@@ -10,11 +10,13 @@ Layout of one run::
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
 import tempfile
 from collections.abc import Iterator
+from collections.abc import Mapping
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -158,11 +160,15 @@ def iter_result_json(stream: Path) -> Iterator[str]:
                 yield line[len(RESULT_PREFIX) : -2]
 
 
-def write_report_json(path: Path, report: Record, stream: Path | None) -> None:
+def write_report_json(
+    path: Path, report: Record, stream: Path | None, patches: Mapping[str, Record] | None = None
+) -> None:
     """Write a ``TestReport`` record as JSON; a ``stream``'s results are spliced in unparsed.
 
     Compact JSON of a list is its items' JSON joined by commas, so the file is exactly the
     report's JSON with the stream's results as ``results``, without holding them in memory.
+    ``patches`` (node id to fields) amends failed and errored results of the stream, which are
+    parsed for it: their ``history`` is known only when the run has ended.
     """
     head = dumps({**report, "results": []})
     marker = '"results":[]'
@@ -172,9 +178,28 @@ def write_report_json(path: Path, report: Record, stream: Path | None) -> None:
         first = True
         if stream is not None:
             for item in iter_result_json(stream):
+                if patches:
+                    item = patch_result_json(item, patches)
                 handle.write(item if first else "," + item)
                 first = False
         for result in report["results"]:
             handle.write(("" if first else ",") + dumps(result))
             first = False
         handle.write(head[cut:])
+
+
+_FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
+
+
+def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
+    """A failed or errored result's JSON with its patch applied (field order kept); any other
+    result's JSON as is, unparsed.
+
+    A string value cannot hold ``"outcome":"failed"`` unescaped, so only results that failed
+    (or that hold a failed subtest or attempt) are parsed.
+    """
+    if not any(mark in item for mark in _FAILING_MARKS):
+        return item
+    result = json.loads(item)
+    patch = patches.get(result["nodeid"])
+    return item if patch is None else dumps({**result, **patch})

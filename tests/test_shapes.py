@@ -95,6 +95,14 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "StreamStart": {"meta": META, "run": RUN, "environment": ENVIRONMENT},
     "SubtestResult": {"description": "[x] (i=1)", "outcome": "passed"},
     "TestCaseMetadata": {},
+    "TestHistory": {
+        "status": "failing",
+        "summary": "failed 2 of the last 3 runs",
+        "runs": 2,
+        "failed": 1,
+        "flips": 1,
+        "flaky_indicator": 0.5,
+    },
     "TestReport": {
         "meta": META,
         "run": RUN,

@@ -1,0 +1,24 @@
+"""Run history: the run store's index of every run, and what it says about tests.
+
+Modules, each small, imports pointing one way:
+
+- ``fingerprint``: the same failure recognised across runs (stdlib only);
+- ``analysis``: flips, flaky indicator and trend of a sequence of outcomes (pure);
+- ``sql``: every statement, portable SQL shared by all backends;
+- ``backend``: the ``Index`` protocol a backend implements; ``sqlite``: the embedded backend
+  (WAL, ``BEGIN IMMEDIATE``, retries), ``<qbench dir>/index.sqlite``;
+- ``indexer``: a run's records into rows, one transaction per run; retention;
+- ``queries``: reading runs and results back;
+- ``session_end``: what the pytest plugin calls when a run ends (index, then failing tests'
+  history);
+- ``files``, ``compare``, ``commands``, ``text``: the ``qbench`` subcommands (CLI only).
+
+Nothing here imports pydantic except the CLI-only modules, so the pytest process indexes its
+run with records.
+"""
+
+from __future__ import annotations
+
+
+INDEX_NAME = "index.sqlite"
+"""The index's file name in the qbench directory."""

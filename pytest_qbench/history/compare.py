@@ -1,0 +1,192 @@
+"""``qbench diff`` and ``qbench flaky``: comparing runs, finding tests whose outcome flips."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from pytest_qbench.history.analysis import ExecutionSummary
+from pytest_qbench.history.analysis import execution_summary
+from pytest_qbench.history.backend import Index
+from pytest_qbench.history.queries import FailureInfo
+from pytest_qbench.history.queries import PastResult
+from pytest_qbench.history.queries import RunInfo
+from pytest_qbench.history.queries import failure_infos
+from pytest_qbench.history.queries import flaky_candidates
+from pytest_qbench.history.queries import run_metrics
+from pytest_qbench.history.queries import run_results
+from pytest_qbench.history.sql import FAILING
+from pytest_qbench.history.sql import PASSING
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What counts as a change worth reporting."""
+
+    slower_pct: float = 50.0
+    """A test is slower when it took at least this many percent longer..."""
+    slower_secs: float = 0.1
+    """...and at least this many seconds longer (so tiny tests' noise is not a regression)."""
+    metric_delta: float = 0.05
+    """A metric score changed when it moved by at least this much (or passed or failed anew)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """A test whose outcome differs, or stays failing, between two runs."""
+
+    nodeid: str
+    before: str | None
+    """Outcome in the base run; ``None`` when it was not there."""
+    after: str | None
+    """Outcome in the other run; ``None`` when it is not there."""
+    failure: FailureInfo | None = None
+    """What failed (the later failure; for a fixed test, the earlier one)."""
+    same_failure: bool | None = None
+    """For a test failing in both: whether with the same fingerprint."""
+
+
+@dataclass(frozen=True)
+class Slower:
+    """A test that passed in both runs and took notably longer in the second."""
+
+    nodeid: str
+    before: float
+    after: float
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    """A metric score of a test that moved, or passed or failed anew."""
+
+    nodeid: str
+    metric: str
+    before: float | None
+    after: float | None
+    passed_before: bool
+    passed_after: bool
+
+
+@dataclass
+class RunDiff:
+    """What changed from ``base`` to ``head``."""
+
+    base: RunInfo
+    head: RunInfo
+    thresholds: Thresholds
+    new_failures: list[Change] = field(default_factory=list)
+    fixed: list[Change] = field(default_factory=list)
+    still_failing: list[Change] = field(default_factory=list)
+    new_tests: list[str] = field(default_factory=list)
+    removed_tests: list[str] = field(default_factory=list)
+    slower: list[Slower] = field(default_factory=list)
+    metric_changes: list[MetricChange] = field(default_factory=list)
+
+
+def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds) -> RunDiff:
+    """Compare two indexed runs."""
+    before, after = run_results(index, base.run_id), run_results(index, head.run_id)
+    infos = failure_infos(
+        index, (r.fingerprint for r in [*before.values(), *after.values()] if r.fingerprint)
+    )
+    diff = RunDiff(base, head, thresholds)
+    diff.new_tests = sorted(after.keys() - before.keys())
+    diff.removed_tests = sorted(before.keys() - after.keys())
+    for nodeid in sorted(before.keys() | after.keys()):
+        _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
+    diff.slower = _slower(before, after, thresholds)
+    diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
+    return diff
+
+
+def _classify(
+    diff: RunDiff,
+    nodeid: str,
+    old: PastResult | None,
+    new: PastResult | None,
+    infos: dict[str, FailureInfo],
+) -> None:
+    failed_before = old is not None and old.outcome in FAILING
+    failed_after = new is not None and new.outcome in FAILING
+    outcome_before = old.outcome if old is not None else None
+    outcome_after = new.outcome if new is not None else None
+    if failed_after and new is not None:
+        info = _failure(new, infos)
+        if not failed_before:
+            diff.new_failures.append(Change(nodeid, outcome_before, outcome_after, info))
+        else:
+            same = old is not None and old.fingerprint == new.fingerprint
+            diff.still_failing.append(Change(nodeid, outcome_before, outcome_after, info, same))
+    elif failed_before and old is not None and new is not None and new.outcome in PASSING:
+        info = _failure(old, infos)
+        diff.fixed.append(Change(nodeid, outcome_before, outcome_after, info))
+
+
+def _failure(result: PastResult, infos: dict[str, FailureInfo]) -> FailureInfo | None:
+    """The fingerprint's error type and location, with this result's own message."""
+    info = infos.get(result.fingerprint or "")
+    if info is None:
+        return None
+    return FailureInfo(info.error_type, info.location, result.message or info.message)
+
+
+def _slower(
+    before: dict[str, PastResult], after: dict[str, PastResult], t: Thresholds
+) -> list[Slower]:
+    found = []
+    for nodeid, new in after.items():
+        old = before.get(nodeid)
+        if old is None or old.outcome != "passed" or new.outcome != "passed":
+            continue
+        grew = new.duration - old.duration
+        if grew >= t.slower_secs and new.duration >= old.duration * (1 + t.slower_pct / 100):
+            found.append(Slower(nodeid, old.duration, new.duration))
+    return sorted(found, key=lambda s: (s.before - s.after, s.nodeid))
+
+
+def _metric_changes(index: Index, base: str, head: str, t: Thresholds) -> list[MetricChange]:
+    before, after = run_metrics(index, base), run_metrics(index, head)
+    changes = []
+    for key in sorted(before.keys() & after.keys()):
+        (old, old_ok), (new, new_ok) = before[key], after[key]
+        moved = old is not None and new is not None and abs(new - old) >= t.metric_delta - 1e-12
+        if moved or old_ok != new_ok or (old is None) != (new is None):
+            changes.append(MetricChange(key[0], key[1], old, new, old_ok, new_ok))
+    return changes
+
+
+@dataclass(frozen=True)
+class FlakyTest:
+    """A test whose outcome flipped in the runs looked at."""
+
+    nodeid: str
+    summary: ExecutionSummary
+    last_failure: FailureInfo | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The node id, the execution summary (Azure names) and the last failure."""
+        failure = self.last_failure
+        return {
+            "nodeid": self.nodeid,
+            **self.summary.to_json(),
+            "lastFailure": None if failure is None else failure_json(failure),
+        }
+
+
+def find_flaky(index: Index, runs: int, min_flips: int) -> list[FlakyTest]:
+    """Tests with at least ``min_flips`` flips in the last ``runs`` runs, flakiest first."""
+    found: list[tuple[str, ExecutionSummary, PastResult | None]] = []
+    for nodeid, results in flaky_candidates(index, runs).items():
+        summary = execution_summary(results)
+        if summary.flips >= min_flips:
+            failing = [r for r in results if r.outcome in FAILING]
+            found.append((nodeid, summary, failing[-1] if failing else None))
+    infos = failure_infos(index, (f.fingerprint for _n, _s, f in found if f and f.fingerprint))
+    flaky = [FlakyTest(n, s, _failure(f, infos) if f else None) for n, s, f in found]
+    return sorted(flaky, key=lambda f: (-f.summary.flaky_indicator, -f.summary.flips, f.nodeid))
+
+
+def failure_json(info: FailureInfo) -> dict[str, str]:
+    """A fingerprint's error type, location and example message."""
+    return {"error_type": info.error_type, "location": info.location, "message": info.message}

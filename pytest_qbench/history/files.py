@@ -1,0 +1,157 @@
+"""Finding the qbench directory, and reading run directories for ``qbench index`` (CLI only)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_qbench import store
+from pytest_qbench._types import OUTCOMES
+from pytest_qbench.errors import HistoryError
+from pytest_qbench.errors import ReportFormatError
+from pytest_qbench.history.indexer import Record
+
+
+QBENCH_DIR = ".qbench"
+
+
+def find_qbench_dir(given: Path | None, start: Path | None = None) -> Path:
+    """``--dir`` when given; else the ``.qbench`` directory in ``start`` (the working directory)
+    or its nearest parent holding one.
+
+    Raises:
+        HistoryError: ``--dir`` is not a directory, or no ``.qbench`` was found.
+    """
+    if given is not None:
+        if not given.is_dir():
+            raise HistoryError(
+                f"--dir {given} is not a directory; give the qbench directory (.qbench, or "
+                "what --qbench-dir named)",
+                slug="no-qbench-dir",
+            )
+        return given
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / QBENCH_DIR).is_dir():
+            return folder / QBENCH_DIR
+    raise HistoryError(
+        f"no {QBENCH_DIR} directory in {here} or its parents; run pytest with qbench first, "
+        "or give --dir DIR",
+        slug="no-qbench-dir",
+    )
+
+
+@dataclass
+class LoadedRun:
+    """A run read for indexing."""
+
+    source: Path
+    report: Record
+    note: str | None = None
+
+
+def run_sources(qbench_dir: Path, given: Iterable[Path]) -> list[Path]:
+    """The run directories or report files given; without any, every run directory of the
+    store that holds a report or a stream, oldest first."""
+    listed = list(given)
+    if listed:
+        return listed
+    runs = qbench_dir / store.RUNS_DIR
+    if not runs.is_dir():
+        return []
+    return sorted(
+        d
+        for d in runs.iterdir()
+        if (d / store.REPORT_JSON).is_file() or (d / store.STREAM_NAME).is_file()
+    )
+
+
+def load_run(source: Path) -> LoadedRun:
+    """A run directory's ``report.json`` (else its ``results.jsonl``), or a report file.
+
+    Raises:
+        ReportFormatError: nothing readable there, or not a qbench report.
+    """
+    if source.is_dir():
+        report_file = source / store.REPORT_JSON
+        if report_file.is_file():
+            return LoadedRun(source, read_report_record(report_file))
+        if (source / store.STREAM_NAME).is_file():
+            return _from_stream(source)
+        raise ReportFormatError(
+            f"{source} holds neither {store.REPORT_JSON} nor {store.STREAM_NAME}: not a run "
+            "directory",
+            slug="not-a-run",
+        )
+    return LoadedRun(source, read_report_record(source))
+
+
+def _from_stream(source: Path) -> LoadedRun:
+    from pytest_qbench import readers
+
+    contents = readers.read_stream(source / store.STREAM_NAME)
+    report = readers.report_from_stream(contents).model_dump(mode="json")
+    note = (
+        f"{source} has no {store.REPORT_JSON}: indexed from {store.STREAM_NAME}; "
+        f"'qbench render {source}' writes its reports"
+    )
+    return LoadedRun(source, report, note)
+
+
+def read_report_record(path: Path) -> Record:
+    """A ``report.json`` as plain data, with the fields the index reads checked (not the whole
+    model: a large report loads in a fraction of the time).
+
+    Raises:
+        ReportFormatError: unreadable, not JSON, another schema version, or fields missing.
+    """
+    from pytest_qbench.models import SCHEMA_VERSION
+
+    try:
+        with path.open(encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise ReportFormatError(
+            f"cannot read report {path}: {exc.strerror}", slug="report-read"
+        ) from None
+    except ValueError as exc:  # also UnicodeDecodeError
+        raise ReportFormatError(
+            f"{path} is not a qbench report: {exc}", slug="report-invalid"
+        ) from None
+    version = _get(data, path, "meta", "schema_version")
+    if version != SCHEMA_VERSION:
+        raise ReportFormatError(
+            f"{path} has schema_version {version}; this qbench reads {SCHEMA_VERSION}. "
+            "Upgrade qbench.",
+            slug="schema-version",
+        )
+    for keys in (("run", "run_id"), ("run", "started_at"), ("summary", "total")):
+        _get(data, path, *keys)
+    results = _get(data, path, "results")
+    if not isinstance(results, list):
+        raise _invalid(path, "results: not a list")
+    for position, result in enumerate(results):
+        _check_result(result, path, position)
+    return dict(data)
+
+
+def _check_result(result: Any, path: Path, position: int) -> None:
+    if not isinstance(result, dict) or not isinstance(result.get("nodeid"), str):
+        raise _invalid(path, f"results.{position}.nodeid: Field required")
+    if result.get("outcome") not in OUTCOMES:
+        raise _invalid(path, f"results.{position}.outcome: not one of {', '.join(OUTCOMES)}")
+
+
+def _get(data: Any, path: Path, *keys: str) -> Any:
+    for depth, key in enumerate(keys):
+        if not isinstance(data, dict) or key not in data:
+            raise _invalid(path, f"{'.'.join(keys[: depth + 1])}: Field required")
+        data = data[key]
+    return data
+
+
+def _invalid(path: Path, detail: str) -> ReportFormatError:
+    return ReportFormatError(f"{path} is not a qbench report: {detail}", slug="report-invalid")

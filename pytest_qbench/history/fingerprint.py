@@ -1,0 +1,66 @@
+"""Failure fingerprints: the same failure recognised across runs.
+
+A fingerprint is a short hash of the error type, the failing ``file:line`` (the frame in the
+user's code) and the message with what changes from run to run taken out: numbers, memory
+addresses, paths, ids. ``AssertionError`` at ``tests/test_x.py:12`` with ``assert 3 == 4`` and
+with ``assert 5 == 4`` is the same failure; a ``KeyError`` there is another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_qbench.textutil import strip_ansi
+
+
+MAX_MESSAGE = 1000
+"""Characters of the normalised message that count (long messages differ in their tails)."""
+
+# Order matters: a path or an address would otherwise lose its digits to the number rule first.
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
+        "<id>",
+    ),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+    (re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def normalise_message(message: str) -> str:
+    """The message without what varies between runs of the same failure."""
+    text = strip_ansi(message)
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return text.strip()[:MAX_MESSAGE]
+
+
+def fingerprint(error_type: str, location: str, message: str) -> str:
+    """A 16-hex-digit hash of the error type, the location and the normalised message."""
+    key = "\0".join((error_type, location, normalise_message(message)))
+    return hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def failure_location(failure: Mapping[str, Any], test_file: str) -> str:
+    """``file:line`` of the failing frame; the test's file when the frame is unknown."""
+    file = failure.get("file") or test_file
+    line = failure.get("line")
+    return f"{file}:{line}" if line else str(file)
+
+
+def fingerprint_of(result: Mapping[str, Any]) -> str | None:
+    """The fingerprint of a result record's failure; ``None`` when it has none."""
+    failure = result.get("failure")
+    if not failure:
+        return None
+    return fingerprint(
+        str(failure.get("error_type", "")),
+        failure_location(failure, str(result.get("file", ""))),
+        str(failure.get("error_message", "")),
+    )

@@ -1,0 +1,255 @@
+"""Indexing a run: its report's records become rows, in one transaction; retention.
+
+Works on records (plain JSON data, as ``report.json`` holds it), so that the pytest process
+indexes its run without importing pydantic. Results are read in batches from an iterable (the
+run's stream), never all held at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_qbench.history import sql
+from pytest_qbench.history.backend import Cursor
+from pytest_qbench.history.backend import Index
+from pytest_qbench.history.fingerprint import failure_location
+from pytest_qbench.history.fingerprint import fingerprint_of
+from pytest_qbench.history.timefmt import to_index_time
+
+
+Record = dict[str, Any]
+BATCH = 500
+"""Results per batch; also the most ``?`` in one ``IN (...)`` list (SQLite allows 999 or more)."""
+MAX_EXAMPLE = 300
+"""Characters of a fingerprint's example message that are stored."""
+SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+@dataclass
+class Indexed:
+    """What indexing one run did."""
+
+    run_id: str
+    results: int = 0
+    failing: list[tuple[str, str | None]] = field(default_factory=list)
+    """Node id and fingerprint of every failed or errored test, in order."""
+    removed: list[str] = field(default_factory=list)
+    """Runs retention took out of the index (their directories are for the caller to delete)."""
+    replaced: bool = False
+    """The run was in the index already, and was indexed again."""
+
+
+def index_run(
+    index: Index,
+    report: Record,
+    results: Callable[[], Iterable[Record]],
+    *,
+    keep_runs: int = 0,
+) -> Indexed:
+    """Index ``report``'s run with ``results()``'s results, in one transaction.
+
+    A run already in the index is replaced (indexing is idempotent). With ``keep_runs`` above
+    0, the oldest runs beyond that many leave the index in the same transaction.
+
+    Args:
+        index: The index.
+        report: A ``TestReport`` record (its ``results`` are ignored: see ``results``).
+        results: Makes a new iterable over every result record; called again if the
+            transaction has to be retried.
+        keep_runs: Runs to keep; 0 keeps all.
+    """
+    row = run_row(report)
+    run_id = row[0]
+
+    def work(cursor: Cursor) -> Indexed:
+        done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
+        run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
+        _insert_results(index, cursor, run_ref, results(), done)
+        if keep_runs:
+            done.removed = delete_old_runs(cursor, keep_runs, run_id)
+        return done
+
+    return index.write(work)
+
+
+def run_row(report: Record) -> tuple[Any, ...]:
+    """The ``runs`` row of a report record, in ``sql.RUN_COLUMNS`` order."""
+    run, summary = report["run"], report["summary"]
+    environment = report.get("environment") or {}
+    ci = environment.get("ci") or {}
+    values = {
+        "run_id": run["run_id"],
+        "tool": run.get("tool") or "pytest",
+        "started_at": to_index_time(run["started_at"]),
+        "completed_at": to_index_time(run.get("completed_at")),
+        "exit_code": run.get("exit_code"),
+        "interrupted": int(bool(run.get("interrupted"))),
+        "cwd": run.get("cwd") or "",
+        "command": json.dumps(run.get("command") or []),
+        "duration": float(summary.get("duration", 0.0)),
+        "branch": ci.get("branch"),
+        "commit_sha": ci.get("commit"),
+        "ci_provider": ci.get("provider"),
+        "build_url": ci.get("build_url"),
+        "python": environment.get("python"),
+        "platform": environment.get("platform"),
+        "qbench_version": environment.get("qbench_version"),
+        "indexed_at": to_index_time(datetime.now(timezone.utc)),
+    }
+    for name in sql.COUNT_COLUMNS:
+        values[name] = int(summary.get(name, 0))
+    return tuple(values[name] for name in sql.RUN_COLUMNS)
+
+
+def _delete_run(cursor: Cursor, run_id: str) -> bool:
+    cursor.execute(sql.FIND_RUN_REF, (run_id,))
+    found = cursor.fetchone()
+    if found is None:
+        return False
+    for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
+        cursor.execute(statement, (found[0],))
+    return True
+
+
+def _insert_results(
+    index: Index, cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed
+) -> None:
+    with_metrics: set[int] = set()
+    for batch in _batches(results, BATCH):
+        ids = _test_ids(index, cursor, [r["nodeid"] for r in batch])
+        rows, prints, metrics = [], {}, {}
+        for result in batch:
+            test_ref = ids[result["nodeid"]]
+            failing = result["outcome"] in sql.FAILING
+            fp = fingerprint_of(result) if failing else None
+            if failing:
+                done.failing.append((result["nodeid"], fp))
+            if fp is not None:
+                prints[fp] = _fingerprint_row(fp, result)
+            rows.append(_result_row(run_ref, test_ref, result, fp))
+            if result.get("metric_results") or test_ref in with_metrics:
+                metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
+        cursor.executemany(sql.INSERT_RESULT, rows)
+        cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
+        for test_ref, metric_rows in metrics.items():
+            if test_ref in with_metrics:  # the same node id twice in one run: the last one counts
+                cursor.execute(sql.DELETE_METRICS_OF_TEST, (run_ref, test_ref))
+            cursor.executemany(sql.INSERT_METRIC, metric_rows)
+            with_metrics.add(test_ref)
+        done.results += len(batch)
+
+
+def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
+
+def _test_ids(index: Index, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+    wanted = list(dict.fromkeys(nodeids))
+    cursor.execute(sql.find_tests(len(wanted)), wanted)
+    ids: dict[str, int] = {nodeid: ref for ref, nodeid in cursor.fetchall()}
+    for nodeid in wanted:
+        if nodeid not in ids:
+            ids[nodeid] = index.insert_id(cursor, sql.INSERT_TEST, (nodeid,))
+    return ids
+
+
+def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> tuple[Any, ...]:
+    failure = result.get("failure") if result["outcome"] in sql.FAILING else None
+    return (
+        run_ref,
+        test_ref,
+        result["outcome"],
+        float(result.get("duration") or 0.0),
+        int(result.get("reruns") or 0),
+        int(bool(result.get("flaky"))),
+        fp,
+        first_line(failure.get("error_message")) if failure else None,
+    )
+
+
+def _fingerprint_row(fp: str, result: Record) -> tuple[str, str, str, str]:
+    failure = result["failure"]
+    return (
+        fp,
+        str(failure.get("error_type") or ""),
+        failure_location(failure, str(result.get("file") or "")),
+        first_line(failure.get("error_message")),
+    )
+
+
+def first_line(message: object) -> str:
+    """The first non-blank line of a failure message, bounded."""
+    for line in str(message or "").splitlines():
+        if line.strip():
+            return line.strip()[:MAX_EXAMPLE]
+    return ""
+
+
+def _metric_rows(run_ref: int, test_ref: int, result: Record) -> list[tuple[Any, ...]]:
+    rows = []
+    seqs: dict[str, int] = {}
+    for metric in result.get("metric_results") or []:
+        name = str(metric["metric_name"])
+        seqs[name] = seq = seqs.get(name, -1) + 1
+        score, threshold = metric.get("score"), metric.get("threshold")
+        rows.append(
+            (
+                run_ref,
+                test_ref,
+                name,
+                seq,
+                None if score is None else float(score),
+                None if threshold is None else float(threshold),
+                int(bool(metric.get("passed"))),
+            )
+        )
+    return rows
+
+
+# --- retention -------------------------------------------------------------------------------
+
+
+def delete_old_runs(cursor: Cursor, keep: int, spare: str = "") -> list[str]:
+    """Take the runs beyond the newest ``keep`` out of the index (never ``spare``); return their
+    ids. Tests and fingerprints no run refers to any more go too."""
+    cursor.execute(sql.RUNS_BEYOND, (spare, keep))
+    old = cursor.fetchall()
+    for ref, _run_id in old:
+        for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
+            cursor.execute(statement, (ref,))
+    if old:
+        cursor.execute(sql.DELETE_ORPHAN_TESTS)
+        cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
+    return [str(run_id) for _ref, run_id in old]
+
+
+def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
+    """Delete ``<qbench_dir>/runs/<id>`` of each run id; return the problems, one line each.
+
+    Only directories directly inside ``runs/`` whose names are safe run ids are touched.
+    """
+    problems = []
+    runs = qbench_dir / "runs"
+    for run_id in run_ids:
+        target = runs / run_id
+        if not SAFE_RUN_ID.match(run_id) or not target.is_dir() or target.is_symlink():
+            continue
+        try:
+            shutil.rmtree(target)
+        except OSError as exc:
+            problems.append(f"could not delete old run {target}: {exc.strerror or exc}")
+    return problems

@@ -1,0 +1,293 @@
+"""Reading the index: runs, one run's results, a test's results, flaky candidates.
+
+Each function is one snapshot (``Index.read``) and returns plain data classes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from pytest_qbench.errors import HistoryError
+from pytest_qbench.history import sql
+from pytest_qbench.history.backend import Cursor
+from pytest_qbench.history.backend import Index
+from pytest_qbench.history.backend import Row
+from pytest_qbench.history.indexer import BATCH
+from pytest_qbench.history.timefmt import from_index_time
+
+
+LAST = re.compile(r"^last(?:~(\d+))?$")
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One indexed run: its metadata, counts and environment."""
+
+    run_id: str
+    tool: str
+    started_at: datetime
+    completed_at: datetime | None
+    exit_code: int | None
+    interrupted: bool
+    cwd: str
+    command: list[str]
+    counts: dict[str, int]
+    duration: float
+    branch: str | None
+    commit: str | None
+    ci_provider: str | None
+    build_url: str | None
+    python: str | None
+    platform: str | None
+    qbench_version: str | None
+
+    @classmethod
+    def from_row(cls, row: Row) -> RunInfo:
+        """From a row of ``sql.RUN_COLUMNS``."""
+        v = dict(zip(sql.RUN_COLUMNS, row, strict=True))
+        started = from_index_time(v["started_at"])
+        assert started is not None  # NOT NULL column
+        return cls(
+            run_id=v["run_id"],
+            tool=v["tool"],
+            started_at=started,
+            completed_at=from_index_time(v["completed_at"]),
+            exit_code=v["exit_code"],
+            interrupted=bool(v["interrupted"]),
+            cwd=v["cwd"],
+            command=list(json.loads(v["command"])),
+            counts={name: int(v[name]) for name in sql.COUNT_COLUMNS},
+            duration=float(v["duration"]),
+            branch=v["branch"],
+            commit=v["commit_sha"],
+            ci_provider=v["ci_provider"],
+            build_url=v["build_url"],
+            python=v["python"],
+            platform=v["platform"],
+            qbench_version=v["qbench_version"],
+        )
+
+
+@dataclass(frozen=True)
+class PastResult:
+    """One result of a test, in one run."""
+
+    run_id: str
+    started_at: str
+    """Index time text (sortable)."""
+    outcome: str
+    duration: float
+    flaky: bool
+    fingerprint: str | None
+    message: str | None = None
+    """First line of the failure's message (failed and errored results)."""
+
+
+@dataclass(frozen=True)
+class FailureInfo:
+    """What a fingerprint stands for: error type, location and an example message."""
+
+    error_type: str
+    location: str
+    message: str
+
+
+def list_runs(index: Index, limit: int) -> list[RunInfo]:
+    """The ``limit`` most recent runs, newest first."""
+
+    def work(cursor: Cursor) -> list[RunInfo]:
+        cursor.execute(sql.LIST_RUNS, (limit,))
+        return [RunInfo.from_row(row) for row in cursor.fetchall()]
+
+    return index.read(work)
+
+
+def resolve_run(index: Index, ref: str) -> RunInfo:
+    """The run that ``ref`` names: an id, a unique prefix of one, ``last`` or ``last~N``.
+
+    Raises:
+        HistoryError: no such run, or a prefix of several.
+    """
+    return index.read(lambda cursor: _resolve(cursor, ref, index.location))
+
+
+def _resolve(cursor: Cursor, ref: str, where: str) -> RunInfo:
+    match = LAST.match(ref)
+    if match:
+        back = int(match.group(1) or 0)
+        cursor.execute(sql.RUN_AT_OFFSET, (back,))
+        found = cursor.fetchone()
+        if found is None:
+            cursor.execute(sql.COUNT_RUNS)
+            count = cursor.fetchone()[0]
+            raise HistoryError(
+                f"{ref} needs {back + 1} indexed runs, and {where} holds {count}; "
+                "'qbench runs' lists them",
+                slug="run-not-found",
+            )
+        ref = found[0]
+    cursor.execute(sql.RUN_BY_ID, (ref,))
+    row = cursor.fetchone()
+    if row is not None:
+        return RunInfo.from_row(row)
+    cursor.execute(sql.RUNS_BY_PREFIX, (len(ref), ref))
+    candidates = [r[0] for r in cursor.fetchall()]
+    if len(candidates) == 1:
+        cursor.execute(sql.RUN_BY_ID, (candidates[0],))
+        return RunInfo.from_row(cursor.fetchone())
+    if candidates:
+        shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
+        raise HistoryError(
+            f"run {ref!r} is ambiguous: it begins several run ids ({shown}); give more of the id",
+            slug="run-ambiguous",
+        )
+    raise HistoryError(
+        f"no run {ref!r} in {where}; 'qbench runs' lists the runs (or use last, last~1, ...)",
+        slug="run-not-found",
+    )
+
+
+def run_results(index: Index, run_id: str) -> dict[str, PastResult]:
+    """Every result of a run, by node id."""
+
+    def work(cursor: Cursor) -> dict[str, PastResult]:
+        cursor.execute(sql.RESULTS_OF_RUN, (run_id,))
+        return {
+            nodeid: PastResult(run_id, "", outcome, float(duration), bool(flaky), fp, message)
+            for nodeid, outcome, duration, flaky, fp, message in cursor.fetchall()
+        }
+
+    return index.read(work)
+
+
+def run_metrics(index: Index, run_id: str) -> dict[tuple[str, str, int], tuple[float | None, bool]]:
+    """Every metric score of a run: ``(nodeid, metric, seq) -> (score, passed)``."""
+
+    def work(cursor: Cursor) -> dict[tuple[str, str, int], tuple[float | None, bool]]:
+        cursor.execute(sql.METRICS_OF_RUN, (run_id,))
+        return {
+            (nodeid, metric, int(seq)): (score, bool(passed))
+            for nodeid, metric, seq, score, passed in cursor.fetchall()
+        }
+
+    return index.read(work)
+
+
+def run_failures(index: Index, run_id: str) -> list[tuple[str, str, FailureInfo | None]]:
+    """Failed and errored tests of a run: node id, outcome and what failed, by node id."""
+
+    def work(cursor: Cursor) -> list[tuple[str, str, FailureInfo | None]]:
+        cursor.execute(sql.FAILURES_OF_RUN, (run_id,))
+        return [
+            (nodeid, outcome, FailureInfo(etype, loc, msg) if etype is not None else None)
+            for nodeid, outcome, etype, loc, msg in cursor.fetchall()
+        ]
+
+    return index.read(work)
+
+
+def failure_infos(index: Index, fingerprints: Iterable[str]) -> dict[str, FailureInfo]:
+    """What each fingerprint stands for."""
+    wanted = sorted(set(fingerprints))
+
+    def work(cursor: Cursor) -> dict[str, FailureInfo]:
+        found: dict[str, FailureInfo] = {}
+        for chunk in _chunks(wanted):
+            cursor.execute(sql.fingerprints_in(len(chunk)), chunk)
+            for fp, etype, loc, msg in cursor.fetchall():
+                found[fp] = FailureInfo(etype, loc, msg)
+        return found
+
+    return index.read(work) if wanted else {}
+
+
+def results_of_test(index: Index, nodeid: str, limit: int) -> list[PastResult]:
+    """A test's last ``limit`` results, oldest first.
+
+    Raises:
+        HistoryError: the index has no result of that test (similar node ids are named).
+    """
+
+    def work(cursor: Cursor) -> list[PastResult]:
+        cursor.execute(sql.TEST_RESULTS, (nodeid, limit))
+        rows = cursor.fetchall()
+        if not rows:
+            raise _unknown_test(cursor, nodeid, index.location)
+        return [
+            PastResult(run_id, started, outcome, float(duration), bool(flaky), fp, message)
+            for run_id, started, outcome, duration, flaky, fp, message in reversed(rows)
+        ]
+
+    return index.read(work)
+
+
+def _unknown_test(cursor: Cursor, nodeid: str, where: str) -> HistoryError:
+    escaped = re.sub(r"([!%_])", r"!\1", nodeid)
+    cursor.execute(sql.SIMILAR_TESTS, (f"%{escaped}%",))
+    similar = [row[0] for row in cursor.fetchall()]
+    hint = f"; did you mean {', '.join(similar)}?" if similar else "; give a full pytest node id"
+    return HistoryError(f"no test {nodeid!r} in {where}{hint}", slug="test-not-found")
+
+
+def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:
+    """Tests that failed (or passed only after reruns) in the last ``runs`` runs, with every
+    result of theirs in those runs, oldest first."""
+
+    def work(cursor: Cursor) -> dict[str, list[PastResult]]:
+        cursor.execute(sql.FLAKY_CANDIDATES, (runs,))
+        refs = [row[0] for row in cursor.fetchall()]
+        found: dict[str, list[PastResult]] = {}
+        for chunk in _chunks(refs):
+            cursor.execute(sql.flaky_sequences(len(chunk)), [*chunk, runs])
+            for nodeid, run_id, started, outcome, duration, flaky, fp, msg in cursor.fetchall():
+                found.setdefault(nodeid, []).append(
+                    PastResult(run_id, started, outcome, float(duration), bool(flaky), fp, msg)
+                )
+        return found
+
+    return index.read(work)
+
+
+@dataclass(frozen=True)
+class Recent:
+    """A test's recent past, as the history of a failure needs it."""
+
+    window: list[PastResult]
+    """Its last pass-or-fail results, newest first."""
+    last_pass: PastResult | None
+    """Its last pass, in or before the window."""
+
+
+def recent_results(
+    index: Index, nodeids: Sequence[str], before: str, run_id: str, window: int
+) -> dict[str, Recent]:
+    """For each node id with results: its last ``window`` pass-or-fail results in runs that
+    started before ``before`` (an index time), ``run_id`` left out, and its last pass."""
+
+    def work(cursor: Cursor) -> dict[str, Recent]:
+        cursor.execute(sql.FIND_RUN_REF, (run_id,))
+        own = cursor.fetchone()
+        own_ref = own[0] if own else -1
+        found: dict[str, Recent] = {}
+        for chunk in _chunks(list(dict.fromkeys(nodeids))):
+            cursor.execute(sql.recent_results_of(len(chunk)), [*chunk, before, own_ref, window])
+            for nodeid, rid, started, outcome, flaky, fp, rank in cursor.fetchall():
+                past = PastResult(rid, started, outcome, 0.0, bool(flaky), fp)
+                recent = found.setdefault(nodeid, Recent([], None))
+                if rank <= window:
+                    recent.window.append(past)
+                if recent.last_pass is None and outcome not in sql.FAILING:
+                    found[nodeid] = Recent(recent.window, past)
+        return found
+
+    return index.read(work) if nodeids else {}
+
+
+def _chunks(items: Sequence[Any]) -> list[list[Any]]:
+    return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]

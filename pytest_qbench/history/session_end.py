@@ -1,0 +1,132 @@
+"""At the end of a pytest run: index the run, then tell each failing test its history.
+
+Called once by ``QBenchSession`` (records only: no pydantic in the pytest process).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history.analysis import FLAKY_FLIPS
+from pytest_qbench.history.analysis import Outcome
+from pytest_qbench.history.analysis import as_outcome
+from pytest_qbench.history.analysis import count_flips
+from pytest_qbench.history.analysis import flaky_indicator
+from pytest_qbench.history.backend import Index
+from pytest_qbench.history.indexer import Indexed
+from pytest_qbench.history.indexer import Record
+from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.indexer import remove_run_dirs
+from pytest_qbench.history.queries import PastResult
+from pytest_qbench.history.queries import Recent
+from pytest_qbench.history.queries import recent_results
+from pytest_qbench.history.sql import FAILING
+from pytest_qbench.history.sqlite import SQLiteIndex
+from pytest_qbench.history.timefmt import from_index_time
+from pytest_qbench.history.timefmt import to_index_time
+from pytest_qbench.shapes import iso
+from pytest_qbench.shapes import new
+
+
+WINDOW = 10
+"""Earlier runs of a test that its history looks at."""
+
+
+@dataclass
+class Recorded:
+    """What indexing a finished run gives back."""
+
+    histories: dict[str, Record] = field(default_factory=dict)
+    """``TestHistory`` records of the failed and errored tests, by node id."""
+    problems: list[str] = field(default_factory=list)
+    """Old run directories that could not be deleted."""
+    removed: list[str] = field(default_factory=list)
+    """Runs retention removed."""
+
+
+def record_run(
+    qbench_dir: Path,
+    report: Record,
+    results: Callable[[], Iterable[Record]],
+    keep_runs: int,
+) -> Recorded:
+    """Index the run in ``<qbench_dir>/index.sqlite`` (created when missing), apply retention,
+    and return the history of each failing test.
+
+    Raises:
+        HistoryError: the index cannot be used (locked for too long, damaged, newer).
+    """
+    index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
+    try:
+        done = index_run(index, report, results, keep_runs=keep_runs)
+        histories = failing_histories(index, done, report["run"]["started_at"])
+    finally:
+        index.close()
+    problems = remove_run_dirs(qbench_dir, done.removed)
+    return Recorded(histories, problems, done.removed)
+
+
+def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str, Record]:
+    """``TestHistory`` records of the run's failing tests: one query for all of them."""
+    if not done.failing:
+        return {}
+    before = to_index_time(started_at) or ""
+    nodeids = [nodeid for nodeid, _fp in done.failing]
+    recent = recent_results(index, nodeids, before, done.run_id, WINDOW)
+    empty = Recent([], None)
+    return {
+        nodeid: build_history(recent.get(nodeid, empty), fp, done.run_id)
+        for nodeid, fp in done.failing
+    }
+
+
+def build_history(recent: Recent, fp: str | None, run_id: str) -> Record:
+    """The ``TestHistory`` record of a test failing in ``run_id``, from its recent past."""
+    window = recent.window  # newest first
+    outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
+    outcomes.append(Outcome(failed=True))
+    flips = count_flips(outcomes)
+    failed = sum(1 for r in window if r.outcome in FAILING)
+    first_failed = run_id
+    for past in window:
+        if past.outcome not in FAILING:
+            break
+        first_failed = past.run_id
+    last_pass = recent.last_pass
+    status, summary = _status(window, flips, failed, first_failed, fp)
+    return new(
+        "TestHistory",
+        status=status,
+        summary=summary,
+        runs=len(window),
+        failed=failed,
+        flips=flips,
+        flaky_indicator=flaky_indicator(outcomes),
+        last_passed_run=last_pass.run_id if last_pass else None,
+        last_passed_at=iso(from_index_time(last_pass.started_at)) if last_pass else None,
+        first_failed_run=first_failed,
+        fingerprint=fp,
+        same_failure_runs=sum(1 for r in window if fp is not None and r.fingerprint == fp),
+    )
+
+
+def _status(
+    window: list[PastResult], flips: int, failed: int, first_failed: str, fp: str | None
+) -> tuple[str, str]:
+    of_last = f"failed {failed + 1} of the last {len(window) + 1} runs"
+    if flips >= FLAKY_FLIPS:
+        return "known flaky", f"known flaky: {of_last}, outcome flipped {flips} times"
+    if not window:
+        return "new failure", "new failure: first run of this test"
+    previous = window[0]
+    if previous.outcome not in FAILING:
+        return "new failure", f"new failure: passed in the previous run {previous.run_id}"
+    same = (
+        "same failure" if fp is not None and previous.fingerprint == fp else "failing differently"
+    )
+    return "failing", f"{of_last}, since {first_failed} ({same})"

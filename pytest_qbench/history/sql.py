@@ -1,0 +1,249 @@
+"""The index's SQL, written once for every backend.
+
+Statements use ``?`` placeholders (SQLite's); a backend whose driver wants another style
+translates them (``?`` never appears inside these statements' literals). Everything here is
+plain SQL that SQLite 3.25+ and PostgreSQL 10+ both run: no ``LIMIT -1``, no ``INSERT OR``,
+window functions and ``ON CONFLICT`` only in their standard forms. What differs between engines
+(the identity column, locking, pragmas) lives in the backend module (``sqlite.py``).
+
+Times are stored as UTC text of one fixed width (``2026-01-02T03:04:05.000000Z``), so that text
+order is time order in every engine.
+"""
+
+from __future__ import annotations
+
+
+SCHEMA_VERSION = 1
+"""Version of the tables below. History: 1, first release."""
+
+FAILING = ("failed", "error")
+"""Outcomes that count as a failure in history."""
+PASSING = ("passed", "xfailed", "xpassed")
+"""Outcomes that count as a pass in history (skips count as neither)."""
+
+_FAILING_SQL = "('failed', 'error')"
+_RAN_SQL = "('passed', 'xfailed', 'xpassed', 'failed', 'error')"
+
+SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE runs (
+        id {identity},
+        run_id TEXT NOT NULL UNIQUE,
+        tool TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        completed_at TEXT,
+        exit_code INTEGER,
+        interrupted INTEGER NOT NULL,
+        cwd TEXT NOT NULL,
+        command TEXT NOT NULL,
+        total INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        skipped INTEGER NOT NULL,
+        xfailed INTEGER NOT NULL,
+        xpassed INTEGER NOT NULL,
+        reruns INTEGER NOT NULL,
+        flaky INTEGER NOT NULL,
+        deselected INTEGER NOT NULL,
+        warnings INTEGER NOT NULL,
+        duration DOUBLE PRECISION NOT NULL,
+        branch TEXT,
+        commit_sha TEXT,
+        ci_provider TEXT,
+        build_url TEXT,
+        python TEXT,
+        platform TEXT,
+        qbench_version TEXT,
+        indexed_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX runs_by_start ON runs (started_at, id)",
+    "CREATE TABLE tests (id {identity}, nodeid TEXT NOT NULL UNIQUE)",
+    """CREATE TABLE fingerprints (
+        fingerprint TEXT PRIMARY KEY,
+        error_type TEXT NOT NULL,
+        location TEXT NOT NULL,
+        message TEXT NOT NULL
+    )""",
+    """CREATE TABLE results (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        test_ref INTEGER NOT NULL REFERENCES tests (id),
+        outcome TEXT NOT NULL,
+        duration DOUBLE PRECISION NOT NULL,
+        reruns INTEGER NOT NULL,
+        flaky INTEGER NOT NULL,
+        fingerprint TEXT,
+        message TEXT,
+        PRIMARY KEY (run_ref, test_ref)
+    )""",
+    "CREATE INDEX results_by_test ON results (test_ref, run_ref)",
+    # Only failing (or rerun) results can make a test flaky: `qbench flaky` starts from these.
+    f"""CREATE INDEX results_failing ON results (run_ref, test_ref)
+        WHERE outcome IN {_FAILING_SQL} OR flaky = 1""",
+    "CREATE INDEX results_by_fingerprint ON results (fingerprint) WHERE fingerprint IS NOT NULL",
+    """CREATE TABLE metrics (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        test_ref INTEGER NOT NULL REFERENCES tests (id),
+        metric TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        score DOUBLE PRECISION,
+        threshold DOUBLE PRECISION,
+        passed INTEGER NOT NULL,
+        PRIMARY KEY (run_ref, test_ref, metric, seq)
+    )""",
+)
+"""``CREATE`` statements; ``{identity}`` is the backend's auto-numbered primary key column."""
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {}
+"""Statements that take the schema from version ``n - 1`` to ``n``."""
+
+GET_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
+SET_VERSION = "INSERT INTO meta (key, value) VALUES ('schema_version', ?)"
+UPDATE_VERSION = "UPDATE meta SET value = ? WHERE key = 'schema_version'"
+
+# --- writing a run ---------------------------------------------------------------------------
+
+COUNT_COLUMNS = (
+    "total",
+    "passed",
+    "failed",
+    "errors",
+    "skipped",
+    "xfailed",
+    "xpassed",
+    "reruns",
+    "flaky",
+    "deselected",
+    "warnings",
+)
+"""The run's counts: ``ReportSummary`` fields of the same names."""
+RUN_COLUMNS = (
+    "run_id",
+    "tool",
+    "started_at",
+    "completed_at",
+    "exit_code",
+    "interrupted",
+    "cwd",
+    "command",
+    *COUNT_COLUMNS,
+    "duration",
+    "branch",
+    "commit_sha",
+    "ci_provider",
+    "build_url",
+    "python",
+    "platform",
+    "qbench_version",
+    "indexed_at",
+)
+INSERT_RUN = (
+    f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
+)
+FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"
+DELETE_RESULTS_OF = "DELETE FROM results WHERE run_ref = ?"
+DELETE_METRICS_OF = "DELETE FROM metrics WHERE run_ref = ?"
+DELETE_RUN = "DELETE FROM runs WHERE id = ?"
+INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
+INSERT_RESULT = """INSERT INTO results
+    (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (run_ref, test_ref) DO UPDATE SET
+        outcome = excluded.outcome, duration = excluded.duration, reruns = excluded.reruns,
+        flaky = excluded.flaky, fingerprint = excluded.fingerprint, message = excluded.message"""
+INSERT_FINGERPRINT = """INSERT INTO fingerprints (fingerprint, error_type, location, message)
+    VALUES (?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING"""
+DELETE_METRICS_OF_TEST = "DELETE FROM metrics WHERE run_ref = ? AND test_ref = ?"
+INSERT_METRIC = """INSERT INTO metrics (run_ref, test_ref, metric, seq, score, threshold, passed)
+    VALUES (?, ?, ?, ?, ?, ?, ?)"""
+
+
+def find_tests(count: int) -> str:
+    """The ids of ``count`` node ids."""
+    return f"SELECT id, nodeid FROM tests WHERE nodeid IN ({', '.join('?' * count)})"
+
+
+# --- retention -------------------------------------------------------------------------------
+
+RUNS_BEYOND = """SELECT id, run_id FROM runs WHERE run_id <> ? AND id NOT IN
+    (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)"""
+DELETE_ORPHAN_TESTS = """DELETE FROM tests WHERE NOT EXISTS
+    (SELECT 1 FROM results WHERE results.test_ref = tests.id)"""
+DELETE_ORPHAN_FINGERPRINTS = """DELETE FROM fingerprints WHERE NOT EXISTS
+    (SELECT 1 FROM results WHERE results.fingerprint = fingerprints.fingerprint)"""
+
+# --- reading ---------------------------------------------------------------------------------
+
+RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
+LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
+RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"
+RUN_AT_OFFSET = "SELECT run_id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?"
+RUNS_BY_PREFIX = (
+    "SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6"
+)
+COUNT_RUNS = "SELECT COUNT(*) FROM runs"
+
+RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.fingerprint,
+        res.message
+    FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+    WHERE r.run_id = ?"""
+METRICS_OF_RUN = """SELECT t.nodeid, m.metric, m.seq, m.score, m.passed
+    FROM metrics m JOIN runs r ON r.id = m.run_ref JOIN tests t ON t.id = m.test_ref
+    WHERE r.run_id = ?"""
+FAILURES_OF_RUN = f"""SELECT t.nodeid, res.outcome, f.error_type, f.location, res.message
+    FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+    LEFT JOIN fingerprints f ON f.fingerprint = res.fingerprint
+    WHERE r.run_id = ? AND res.outcome IN {_FAILING_SQL}
+    ORDER BY t.nodeid"""
+
+
+def fingerprints_in(count: int) -> str:
+    """Error type, location and an example message of ``count`` fingerprints."""
+    return (
+        "SELECT fingerprint, error_type, location, message FROM fingerprints "
+        f"WHERE fingerprint IN ({', '.join('?' * count)})"
+    )
+
+
+TEST_RESULTS = """SELECT r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
+        res.fingerprint, res.message
+    FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+    WHERE t.nodeid = ?
+    ORDER BY r.started_at DESC, r.id DESC LIMIT ?"""
+SIMILAR_TESTS = "SELECT nodeid FROM tests WHERE nodeid LIKE ? ESCAPE '!' ORDER BY nodeid LIMIT 5"
+
+FLAKY_CANDIDATES = f"""SELECT DISTINCT res.test_ref FROM results res
+    WHERE res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
+    AND (res.outcome IN {_FAILING_SQL} OR res.flaky = 1)"""
+
+
+def flaky_sequences(count: int) -> str:
+    """Every result of ``count`` tests in the last ``?`` runs, oldest first per test."""
+    return f"""SELECT t.nodeid, r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
+            res.fingerprint, res.message
+        FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+        WHERE res.test_ref IN ({", ".join("?" * count)})
+        AND res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
+        ORDER BY res.test_ref, r.started_at, r.id"""
+
+
+def recent_results_of(count: int) -> str:
+    """For ``count`` node ids: their last ``?`` results that passed or failed in runs started
+    before ``?``, plus the last pass of each (of all runs), newest first.
+
+    Columns: nodeid, run_id, started_at, outcome, flaky, fingerprint, rank (1 = newest).
+    """
+    return f"""SELECT nodeid, run_id, started_at, outcome, flaky, fingerprint, k FROM (
+        SELECT t.nodeid, r.run_id, r.started_at, res.outcome, res.flaky, res.fingerprint,
+            ROW_NUMBER() OVER (
+                PARTITION BY res.test_ref ORDER BY r.started_at DESC, r.id DESC) AS k,
+            ROW_NUMBER() OVER (
+                PARTITION BY res.test_ref, CASE WHEN res.outcome IN {_FAILING_SQL}
+                    THEN 1 ELSE 0 END
+                ORDER BY r.started_at DESC, r.id DESC) AS kk
+        FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+        WHERE t.nodeid IN ({", ".join("?" * count)}) AND r.started_at < ? AND r.id <> ?
+        AND res.outcome IN {_RAN_SQL}
+    ) ranked
+    WHERE k <= ? OR (kk = 1 AND outcome NOT IN {_FAILING_SQL})
+    ORDER BY nodeid, k"""

@@ -1,0 +1,186 @@
+"""The embedded backend: ``<qbench dir>/index.sqlite`` through the standard library's sqlite3.
+
+Several pytest processes may finish at the same moment (xdist is one process, but CI jobs
+sharing a workspace, or two terminals, are not). The index stays whole and loses no run:
+
+- WAL journal mode: readers never block the writer, nor the writer the readers;
+- every write is one ``BEGIN IMMEDIATE`` transaction, so a writer takes the write lock before
+  it reads anything and never has to upgrade a read lock (the deadlock SQLite answers with an
+  immediate "database is locked");
+- a busy index is waited for (``busy_timeout``), and the whole transaction is retried with a
+  random back-off until ``wait`` seconds have passed.
+
+WAL needs a local file system (not NFS or SMB), as SQLite documents.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from typing import TypeVar
+
+from pytest_qbench.errors import HistoryError
+from pytest_qbench.history import sql
+from pytest_qbench.history.backend import Cursor
+
+
+T = TypeVar("T")
+IDENTITY = "INTEGER PRIMARY KEY"
+BUSY_TIMEOUT = 5.0
+"""Seconds SQLite itself waits for a lock before one attempt fails."""
+DEFAULT_WAIT = 120.0
+"""Seconds a transaction is retried for, in all, before giving up."""
+_BUSY_WORDS = ("locked", "busy")
+
+
+class SQLiteIndex:
+    """The history index in one SQLite file (implements ``backend.Index``)."""
+
+    def __init__(self, path: Path, *, create: bool = False, wait: float = DEFAULT_WAIT) -> None:
+        """Open the index at ``path``; with ``create``, make it (and its tables) when missing.
+
+        Raises:
+            HistoryError: the file is missing (without ``create``), not an index, damaged,
+                or of a newer schema than this qbench knows.
+        """
+        self.path = path
+        self.location = str(path)
+        self.wait = wait
+        if not create and not path.is_file():
+            raise HistoryError(
+                f"no history index at {path}; run pytest with qbench to create it, or "
+                f"'qbench index' to index the run directories already there",
+                slug="index-missing",
+            )
+        try:
+            self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise HistoryError(f"cannot open {path}: {exc}", slug="index-broken") from None
+        try:
+            self._retrying(self._set_pragmas)
+            self._retrying(lambda: self._ensure_schema(create))
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # --- backend.Index ---------------------------------------------------------------------
+
+    def write(self, work: Callable[[Cursor], T]) -> T:
+        """Run ``work`` in one ``BEGIN IMMEDIATE`` transaction, retried while the index is busy."""
+        return self._retrying(lambda: self._transaction(work, "BEGIN IMMEDIATE"))
+
+    def read(self, work: Callable[[Cursor], T]) -> T:
+        """Run ``work`` in one read transaction (one snapshot of the index)."""
+        return self._retrying(lambda: self._transaction(work, "BEGIN"))
+
+    def insert_id(self, cursor: Cursor, sql_text: str, parameters: Sequence[Any]) -> int:
+        """``INSERT`` a row; its ``INTEGER PRIMARY KEY`` is the cursor's ``lastrowid``."""
+        cursor.execute(sql_text, parameters)
+        row_id = getattr(cursor, "lastrowid", None)
+        if not isinstance(row_id, int):  # cannot happen for an INSERT that succeeded
+            raise HistoryError(f"{self.path}: the insert returned no row id", slug="index-broken")
+        return row_id
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _transaction(self, work: Callable[[Cursor], T], begin: str) -> T:
+        cursor = self._conn.cursor()
+        cursor.execute(begin)
+        try:
+            result = work(cursor)
+            cursor.execute("COMMIT")
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        return result
+
+    def _retrying(self, attempt: Callable[[], T]) -> T:
+        deadline = time.monotonic() + self.wait
+        pause = 0.02
+        while True:
+            try:
+                return attempt()
+            except sqlite3.OperationalError as exc:
+                busy = any(word in str(exc).lower() for word in _BUSY_WORDS)
+                if not busy:
+                    raise self._error(exc) from None
+                if time.monotonic() + pause > deadline:
+                    raise HistoryError(
+                        f"{self.path} stayed locked by another process for {self.wait:.0f}s; "
+                        "try again when the other qbench run or command has finished",
+                        slug="index-locked",
+                    ) from None
+            except sqlite3.DatabaseError as exc:
+                raise self._error(exc) from None
+            time.sleep(pause * random.uniform(0.5, 1.5))
+            pause = min(pause * 2, 0.5)
+
+    def _error(self, exc: sqlite3.Error) -> HistoryError:
+        return HistoryError(
+            f"{self.path} is not a usable qbench index ({exc}); delete it and run "
+            "'qbench index' to rebuild it from the run directories",
+            slug="index-broken",
+        )
+
+    def _set_pragmas(self) -> None:
+        self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
+        # NORMAL is durable across crashes of the process in WAL mode, and much faster than FULL.
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _ensure_schema(self, create: bool) -> None:
+        version = self._version(self._conn.cursor())
+        if version == sql.SCHEMA_VERSION:
+            return
+        check_version(version, self.path, create)
+        self.write(self._create_or_migrate)
+
+    def _create_or_migrate(self, cursor: Cursor) -> None:
+        version = self._version(cursor)  # another process may have done it meanwhile
+        if version is None:
+            for statement in sql.SCHEMA:
+                cursor.execute(statement.format(identity=IDENTITY))
+            cursor.execute(sql.SET_VERSION, (str(sql.SCHEMA_VERSION),))
+            return
+        for step in range(version + 1, sql.SCHEMA_VERSION + 1):
+            for statement in sql.MIGRATIONS[step]:
+                cursor.execute(statement.format(identity=IDENTITY))
+        cursor.execute(sql.UPDATE_VERSION, (str(sql.SCHEMA_VERSION),))
+
+    @staticmethod
+    def _version(cursor: Cursor) -> int | None:
+        cursor.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+        if cursor.fetchone() is None:
+            return None
+        cursor.execute(sql.GET_VERSION)
+        row = cursor.fetchone()
+        return int(row[0]) if row else None
+
+
+def check_version(version: int | None, where: Path | str, create: bool) -> None:
+    """Refuse an index this qbench cannot read or should not create.
+
+    Raises:
+        HistoryError: the index is newer than this qbench, or has no tables and ``create`` is off.
+    """
+    if version is not None and version > sql.SCHEMA_VERSION:
+        raise HistoryError(
+            f"{where} has index schema version {version}; this qbench knows up to "
+            f"{sql.SCHEMA_VERSION}. Upgrade pytest-qbench, or delete the index and rebuild it "
+            "with 'qbench index'",
+            slug="index-newer",
+        )
+    if version is None and not create:
+        raise HistoryError(
+            f"{where} holds no qbench index yet; run 'qbench index' to build it",
+            slug="index-missing",
+        )

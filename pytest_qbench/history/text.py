@@ -1,0 +1,281 @@
+"""The history commands' readable output (``--json`` aside): plain text, one fact a line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pytest_qbench.history.analysis import ExecutionSummary
+from pytest_qbench.history.compare import Change
+from pytest_qbench.history.compare import FlakyTest
+from pytest_qbench.history.compare import RunDiff
+from pytest_qbench.history.queries import FailureInfo
+from pytest_qbench.history.queries import PastResult
+from pytest_qbench.history.queries import RunInfo
+from pytest_qbench.history.timefmt import from_index_time
+from pytest_qbench.markdown import format_duration
+from pytest_qbench.textutil import strip_ansi
+
+
+MAX_LISTED = 50
+"""Items listed per section; ``--json`` has them all."""
+COUNT_WORDS = (
+    ("failed", "failed"),
+    ("passed", "passed"),
+    ("skipped", "skipped"),
+    ("xfailed", "xfailed"),
+    ("xpassed", "xpassed"),
+    ("errors", "errors"),
+    ("reruns", "rerun"),
+)
+
+
+def when(moment: datetime | None) -> str:
+    """``2026-01-02 03:04:05`` (UTC), or ``-``."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S") if moment else "-"
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    """``1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
+    parts = [f"{counts[field]} {word}" for field, word in COUNT_WORDS if counts.get(field)]
+    return ", ".join(parts) or "none ran"
+
+
+def one_line(text: str, limit: int = 100) -> str:
+    """Terminal-safe text on one line, cut to ``limit`` characters."""
+    flat = " ".join(strip_ansi(text).split())
+    flat = "".join(ch if ch.isprintable() else "?" for ch in flat)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Columns padded to their widest cell; the last column is not padded."""
+    all_rows = [list(header), *(list(r) for r in rows)]
+    widths = [max(len(r[i]) for r in all_rows) for i in range(len(header) - 1)]
+    return [
+        "  ".join(
+            [*(cell.ljust(w) for cell, w in zip(row, widths, strict=False)), row[-1]]
+        ).rstrip()
+        for row in all_rows
+    ]
+
+
+def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
+    """``qbench runs``."""
+    if not runs:
+        return ["no runs indexed"]
+    rows = [
+        (
+            run.run_id,
+            when(run.started_at),
+            f"{run.counts['total']} tests: {counts_text(run.counts)}",
+            format_duration(run.duration),
+            "-" if run.exit_code is None else str(run.exit_code),
+            run.branch or "-",
+        )
+        for run in runs
+    ]
+    return table(("RUN", "STARTED (UTC)", "TESTS", "DURATION", "EXIT", "BRANCH"), rows)
+
+
+def run_lines(
+    run: RunInfo, failures: Sequence[tuple[str, str, FailureInfo | None]], report: Path | None
+) -> list[str]:
+    """``qbench show``."""
+    state = " (interrupted)" if run.interrupted else ""
+    exit_code = "unknown" if run.exit_code is None else str(run.exit_code)
+    lines = [
+        f"run       {run.run_id}{state}",
+        f"tool      {run.tool}",
+        f"started   {when(run.started_at)} UTC, took {format_duration(run.duration)}, "
+        f"exit code {exit_code}",
+        f"tests     {run.counts['total']}: {counts_text(run.counts)}",
+        f"command   {one_line(' '.join(run.command), 200)}",
+        f"cwd       {run.cwd}",
+    ]
+    if run.python or run.platform:
+        lines.append(f"python    {run.python or '-'} on {run.platform or '-'}")
+    if run.ci_provider or run.branch or run.commit:
+        ci = [run.ci_provider or "-", f"branch {run.branch or '-'}", f"commit {run.commit or '-'}"]
+        lines.append(f"ci        {', '.join(ci)}{'  ' + run.build_url if run.build_url else ''}")
+    if report is not None:
+        lines.append(f"report    {report}")
+    if failures:
+        lines += ["", f"Failed and errored ({len(failures)}):"]
+        lines += [f"  {failure_line(n, o, info)}" for n, o, info in failures[:MAX_LISTED]]
+        lines += _more(len(failures))
+    return lines
+
+
+def failure_line(nodeid: str, outcome: str, info: FailureInfo | None) -> str:
+    """``nodeid  [error] ValueError at t.py:3: message``."""
+    label = "" if outcome == "failed" else f"[{outcome}] "
+    return f"{nodeid}  {label}{failure_text(info)}".rstrip()
+
+
+def failure_text(info: FailureInfo | None) -> str:
+    """``ValueError at t.py:3: message``, or nothing."""
+    if info is None:
+        return ""
+    message = f": {one_line(info.message)}" if info.message else ""
+    return f"{info.error_type} at {info.location}{message}"
+
+
+def diff_lines(diff: RunDiff) -> list[str]:
+    """``qbench diff``."""
+    lines = [
+        f"base  {diff.base.run_id}  {when(diff.base.started_at)}  "
+        f"{diff.base.counts['total']} tests: {counts_text(diff.base.counts)}",
+        f"head  {diff.head.run_id}  {when(diff.head.started_at)}  "
+        f"{diff.head.counts['total']} tests: {counts_text(diff.head.counts)}",
+    ]
+    lines += _changes("New failures", diff.new_failures, lambda c: failure_text(c.failure))
+    lines += _changes("Fixed", diff.fixed, lambda c: f"{c.before} -> {c.after}")
+    lines += _changes("Still failing", diff.still_failing, _still)
+    lines += _names("New tests", diff.new_tests)
+    lines += _names("Removed tests", diff.removed_tests)
+    t = diff.thresholds
+    lines += _section(
+        f"Slower (at least +{t.slower_pct:g}% and +{t.slower_secs:g}s)",
+        [
+            f"{s.nodeid}  {format_duration(s.before)} -> {format_duration(s.after)} "
+            f"(+{format_duration(s.after - s.before)})"
+            for s in diff.slower
+        ],
+    )
+    lines += _section(
+        "Metric changes",
+        [
+            f"{m.nodeid}  {m.metric}  {_score(m.before)} -> {_score(m.after)}"
+            f"{_verdict(m.passed_before, m.passed_after)}"
+            for m in diff.metric_changes
+        ],
+    )
+    lines += ["", diff_summary(diff)]
+    return lines
+
+
+def diff_summary(diff: RunDiff) -> str:
+    """``1 new failure, 2 fixed, ...``."""
+    parts = [
+        _plural(len(diff.new_failures), "new failure"),
+        f"{len(diff.fixed)} fixed",
+        f"{len(diff.still_failing)} still failing",
+        _plural(len(diff.new_tests), "new test"),
+        _plural(len(diff.removed_tests), "removed test"),
+        f"{len(diff.slower)} slower",
+        _plural(len(diff.metric_changes), "metric change"),
+    ]
+    return ", ".join(parts)
+
+
+def _still(change: Change) -> str:
+    same = "same failure" if change.same_failure else "fails differently now"
+    return f"({same}) {failure_text(change.failure)}".rstrip()
+
+
+def _changes(title: str, changes: Sequence[Change], detail: Callable[[Change], str]) -> list[str]:
+    return _section(title, [f"{c.nodeid}  {detail(c)}".rstrip() for c in changes])
+
+
+def _names(title: str, names: Sequence[str]) -> list[str]:
+    return _section(title, list(names))
+
+
+def _section(title: str, items: Sequence[str]) -> list[str]:
+    if not items:
+        return []
+    listed = [f"  {item}" for item in items[:MAX_LISTED]]
+    return ["", f"{title} ({len(items)}):", *listed, *_more(len(items))]
+
+
+def _more(count: int) -> list[str]:
+    return [f"  ...and {count - MAX_LISTED} more (--json lists all)"] if count > MAX_LISTED else []
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _score(score: float | None) -> str:
+    return "error" if score is None else f"{score:.3g}"
+
+
+def _verdict(before: bool, after: bool) -> str:
+    if before == after:
+        return ""
+    return "  (now passing)" if after else "  (now failing)"
+
+
+def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[str]:
+    """``qbench flaky``."""
+    if not flaky:
+        return [f"no test flipped {min_flips} times or more in the last {runs} runs"]
+    rows = [
+        (
+            f"{f.summary.flaky_indicator:.2f}",
+            str(f.summary.flips),
+            f"{f.summary.failed_runs}/{f.summary.passed_runs + f.summary.failed_runs}",
+            f.summary.trend,
+            f.nodeid,
+        )
+        for f in flaky[:MAX_LISTED]
+    ]
+    head = (
+        f"{_plural(len(flaky), 'test')} flipped {min_flips} times or more in the last {runs} runs:"
+    )
+    lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST"), rows)]
+    return lines + _more(len(flaky))
+
+
+def history_lines(
+    nodeid: str, summary: ExecutionSummary, results: Sequence[PastResult]
+) -> list[str]:
+    """``qbench history``."""
+    s = summary
+    last = s.last
+    lines = [
+        nodeid,
+        f"  runs      {s.total_runs}: {s.passed_runs} passed, {s.failed_runs} failed, "
+        f"{s.skipped_runs} skipped",
+        f"  last run  {when(from_index_time(last.started_at))} UTC  {last.run_id}  {last.outcome}",
+        f"  average   {format_duration(s.average_execution_time)}",
+        f"  flaky     {s.flaky_indicator:.2f} ({s.flips} flips), trend {s.trend}",
+        f"  outcomes  {outcome_strip(results)}  (oldest first)",
+    ]
+    return lines
+
+
+OUTCOME_LETTERS = {
+    "passed": ".",
+    "failed": "F",
+    "error": "E",
+    "skipped": "s",
+    "xfailed": "x",
+    "xpassed": "X",
+}
+
+
+def outcome_strip(results: Sequence[PastResult]) -> str:
+    """pytest's progress letters, one per result (``R`` for a pass after reruns)."""
+    return "".join("R" if r.flaky else OUTCOME_LETTERS.get(r.outcome, "?") for r in results)
+
+
+def index_lines(
+    indexed: Sequence[Mapping[str, object]], removed: Sequence[str], empty_dir: Path | None
+) -> list[str]:
+    """``qbench index``: one line per run indexed; the runs retention removed."""
+    lines = [
+        f"qbench: indexed {item['run_id']}{' (again)' if item['replaced'] else ''}: "
+        f"{item['results']} results from {item['source']}"
+        for item in indexed
+    ]
+    if removed:
+        lines.append(f"qbench: removed {len(removed)} old runs: {', '.join(removed)}")
+    if empty_dir is not None:
+        lines.append(f"qbench: no run directories in {empty_dir / 'runs'}")
+    return lines
