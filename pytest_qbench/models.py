@@ -23,6 +23,11 @@ from pydantic import JsonValue
 from pydantic import computed_field
 from pydantic import model_validator
 
+from pytest_qbench._stats import DERIVED_FIELDS
+from pytest_qbench._stats import add_stats
+from pytest_qbench._stats import stats_mean
+from pytest_qbench._stats import stats_pass_rate
+from pytest_qbench._stats import stats_stdev
 from pytest_qbench._types import Outcome
 
 
@@ -252,6 +257,13 @@ class MetricResult(QBenchModel):
     """Milliseconds spent evaluating."""
     model_used: str | None = None
     """Model used by an LLM-judged metric."""
+    reason: str | None = None
+    """The metric's or judge's explanation of the score, or why the metric was skipped."""
+    skipped: bool = False
+    """True when the metric did not run (a judge metric without a judge, ``enabled=False``);
+    ``reason`` says why. A skipped metric has no score, is not ``passed`` and fails no test."""
+    fail_on_error: bool = False
+    """Whether an error of this metric fails the test."""
 
 
 HistoryStatus = Literal["new failure", "failing", "known flaky"]
@@ -349,12 +361,14 @@ class TestResult(QBenchModel):
     """The agent's response, for agent tests."""
     tool_calls: list[JsonValue] = Field(default_factory=list)
     """Tools the agent called, for agent tests."""
-    expected_tools: list[str] | None = None
-    """Tools the agent was expected to call."""
+    expected_tools: list[JsonValue] | None = None
+    """Tools the agent was expected to call: names, or ``{"name", "arguments"}`` objects."""
     tools_matched: bool | None = None
     """Whether the tool calls matched ``expected_tools``."""
     ground_truth: str | None = None
     """Expected output, for agent tests."""
+    test_input: str | None = None
+    """What the agent was asked, for agent tests (bounded like ``agent_response``)."""
 
 
 class Diagnostic(QBenchModel):
@@ -376,6 +390,58 @@ class Diagnostic(QBenchModel):
     """1-based column."""
     nodeid: str | None = None
     """The test or collector it is about."""
+
+
+class MetricStats(QBenchModel):
+    """One metric's scores over a run. Sums and counts are stored; ``mean``, ``stdev`` and
+    ``pass_rate`` are derived, so stats of shards add up (``a + b``)."""
+
+    n: int = 0
+    """Evaluations with a score (errors and skips excluded)."""
+    passed: int = 0
+    """Scored evaluations that met their threshold."""
+    errors: int = 0
+    """Evaluations that ended in an error."""
+    skipped: int = 0
+    """Evaluations that did not run (no judge, ``enabled=False``)."""
+    score_sum: float = 0.0
+    """Sum of the scores (accumulated exactly, rounded once)."""
+    sum_sq_dev: float = 0.0
+    """Sum of squared deviations of the scores from their mean (for ``stdev``)."""
+    min: float | None = None
+    """Lowest score."""
+    max: float | None = None
+    """Highest score."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(name in data for name in DERIVED_FIELDS):
+            data = {k: v for k, v in data.items() if k not in DERIVED_FIELDS}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def mean(self) -> float | None:
+        """Mean score, zeros included (``None`` without scores)."""
+        return stats_mean(self.score_sum, self.n)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def stdev(self) -> float | None:
+        """Sample standard deviation of the scores (``None`` below 2 scores)."""
+        return stats_stdev(self.sum_sq_dev, self.n)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pass_rate(self) -> float:
+        """Percent of ``passed`` among scored and errored evaluations, 2 decimals."""
+        return stats_pass_rate(self.passed, self.n, self.errors)
+
+    def __add__(self, other: MetricStats) -> MetricStats:
+        if not isinstance(other, MetricStats):
+            return NotImplemented
+        return MetricStats(**add_stats(self.model_dump(), other.model_dump()))
 
 
 class ReportSummary(QBenchModel):
@@ -418,9 +484,11 @@ class ReportSummary(QBenchModel):
     duration: float = 0.0
     """Seconds of the session (summed when merging shards)."""
     metrics_evaluated: dict[str, int] = Field(default_factory=dict)
-    """How many times each agent-evaluation metric was evaluated."""
+    """How many times each agent-evaluation metric was scored (errors and skips excluded)."""
     average_scores: dict[str, float] = Field(default_factory=dict)
     """Mean score of each metric (errors excluded, zeros included)."""
+    metric_stats: dict[str, MetricStats] = Field(default_factory=dict)
+    """Per metric: scores, passes, errors and skips, with mean, stdev, min, max and pass rate."""
 
     @model_validator(mode="before")
     @classmethod
@@ -450,12 +518,15 @@ class ReportSummary(QBenchModel):
 
 
 def _add_fields(a: ReportSummary, b: ReportSummary) -> dict[str, Any]:
-    """Field-wise sum of two summaries; averages are weighted by their counts."""
+    """Field-wise sum of two summaries; metric stats add up, and each average is the mean of the
+    added scores."""
     out: dict[str, Any] = {}
     for name in ReportSummary.model_fields:
         left, right = getattr(a, name), getattr(b, name)
         if name == "average_scores":
             out[name] = _weighted_means(a, b)
+        elif name == "metric_stats":
+            out[name] = {k: _add_optional(left.get(k), right.get(k)) for k in {**left, **right}}
         elif isinstance(left, dict):
             out[name] = {k: left.get(k, 0) + right.get(k, 0) for k in {**left, **right}}
         else:
@@ -465,10 +536,22 @@ def _add_fields(a: ReportSummary, b: ReportSummary) -> dict[str, Any]:
     return out
 
 
+def _add_optional(left: MetricStats | None, right: MetricStats | None) -> MetricStats | None:
+    if left is None or right is None:
+        return left if right is None else right
+    return left + right
+
+
 def _weighted_means(a: ReportSummary, b: ReportSummary) -> dict[str, float]:
+    """Each metric's mean: from the added stats when they hold every score, else the means
+    weighted by ``metrics_evaluated``."""
     means: dict[str, float] = {}
     for name in {**a.average_scores, **b.average_scores}:
         na, nb = a.metrics_evaluated.get(name, 0), b.metrics_evaluated.get(name, 0)
+        stats = _add_optional(a.metric_stats.get(name), b.metric_stats.get(name))
+        if stats is not None and stats.n == na + nb and stats.mean is not None:
+            means[name] = stats.mean  # exact: from the summed scores
+            continue
         total = na * a.average_scores.get(name, 0.0) + nb * b.average_scores.get(name, 0.0)
         means[name] = total / (na + nb) if na + nb else 0.0
     return means

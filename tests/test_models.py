@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
@@ -16,6 +17,7 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError
 
 from pytest_qbench import models
+from pytest_qbench._stats import ScoreAccumulator
 from pytest_qbench._types import OUTCOMES
 from pytest_qbench.models import SCHEMA_VERSION
 from pytest_qbench.models import Attempt
@@ -26,6 +28,7 @@ from pytest_qbench.models import Environment
 from pytest_qbench.models import Failure
 from pytest_qbench.models import Frame
 from pytest_qbench.models import MetricResult
+from pytest_qbench.models import MetricStats
 from pytest_qbench.models import PhaseDurations
 from pytest_qbench.models import ReportMeta
 from pytest_qbench.models import ReportSection
@@ -378,6 +381,82 @@ def test_metric_averages_are_weighted_by_counts(parts: list[dict[str, tuple[int,
         assert total.average_scores[name] == pytest.approx(
             sum(n * mean for n, mean in weights) / count
         )
+
+
+def metric_stats(scores: list[float], errors: int = 0, threshold: float = 0.5) -> MetricStats:
+    """The stats of ``scores`` (passing at ``threshold``) and ``errors`` errored evaluations."""
+    acc = ScoreAccumulator()
+    for score in scores:
+        acc.add({"score": score, "passed": score >= threshold, "skipped": False})
+    for _ in range(errors):
+        acc.add({"score": None, "passed": False, "skipped": False})
+    return MetricStats(**acc.stored())
+
+
+unit_scores = st.floats(0, 1) | st.sampled_from([0.0, 0.1, 0.7, 1.0])
+
+
+@given(st.lists(st.tuples(st.lists(unit_scores, max_size=6), st.integers(0, 2)), min_size=1))
+def test_metric_stats_of_shards_add_up_to_the_stats_of_all_scores(
+    parts: list[tuple[list[float], int]],
+) -> None:
+    """Stats of shards added are the stats of all their scores: counts, min and max exactly,
+    mean and stdev as the statistics module computes them from the raw scores (issue 4)."""
+    total = sum((metric_stats(s, e) for s, e in parts[1:]), metric_stats(*parts[0]))
+    scores = [score for s, _ in parts for score in s]
+    errors = sum(e for _, e in parts)
+    assert (total.n, total.errors, total.skipped) == (len(scores), errors, 0)
+    assert total.passed == sum(score >= 0.5 for score in scores)
+    assert total.min == (min(scores) if scores else None)
+    assert total.max == (max(scores) if scores else None)
+    ran = len(scores) + errors
+    assert total.pass_rate == (round(100 * total.passed / ran, 2) if ran else 0.0)
+    if not scores:
+        assert total.mean is None and total.stdev is None
+        return
+    assert total.mean == pytest.approx(statistics.fmean(scores), abs=1e-12)
+    if len(scores) < 2:
+        assert total.stdev is None
+    else:
+        assert total.stdev == pytest.approx(statistics.stdev(scores), abs=1e-7)
+
+
+def test_metric_stats_of_equal_scores_have_no_spread() -> None:
+    """Ten scores of 0.1 (not exact in binary) have stdev 0, not a rounding residue."""
+    stats = metric_stats([0.1] * 10)
+    assert stats.stdev == 0.0
+    assert stats.mean == pytest.approx(0.1, abs=1e-15)
+    assert (metric_stats([0.1] * 4) + metric_stats([0.1] * 6)).stdev == pytest.approx(0, abs=1e-9)
+
+
+def test_metric_stats_derived_fields_are_ignored_on_input() -> None:
+    """mean, stdev and pass_rate are computed from the stored sums; stale input values drop."""
+    stats = metric_stats([0.2, 0.6, 1.0], errors=1)
+    data = stats.model_dump()
+    assert data["mean"] == pytest.approx(0.6) and data["pass_rate"] == 50.0
+    stale = {**data, "mean": 9.0, "stdev": -1.0, "pass_rate": 1.0}
+    assert MetricStats.model_validate(stale) == stats
+    assert MetricStats.model_validate_json(stats.model_dump_json()) == stats
+
+
+def test_summary_metric_averages_come_from_the_added_stats() -> None:
+    """Adding summaries with metric stats adds the stats, and each average is their mean."""
+    a = ReportSummary(
+        metrics_evaluated={"f1": 2},
+        average_scores={"f1": 0.5},
+        metric_stats={"f1": metric_stats([0.0, 1.0]), "judge": metric_stats([], errors=1)},
+    )
+    b = ReportSummary(
+        metrics_evaluated={"f1": 1},
+        average_scores={"f1": 0.25},
+        metric_stats={"f1": metric_stats([0.25])},
+    )
+    total = a + b
+    assert total.metrics_evaluated == {"f1": 3}
+    assert total.average_scores == {"f1": pytest.approx(1.25 / 3)}
+    assert total.metric_stats["f1"] == metric_stats([0.0, 1.0, 0.25])
+    assert total.metric_stats["judge"].errors == 1
+    assert sum([a, b]) == total
 
 
 def test_pass_rate_is_derived_and_ignored_on_input() -> None:

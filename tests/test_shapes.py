@@ -20,6 +20,7 @@ from test_models import summaries as summary_strategy
 
 from pytest_qbench import models
 from pytest_qbench import shapes
+from pytest_qbench._stats import derived
 from pytest_qbench.shapes import dumps
 from pytest_qbench.shapes import iso
 from pytest_qbench.shapes import new
@@ -77,6 +78,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
     },
     "Frame": {"path": "t.py", "line": 3, "function": "test_a"},
     "MetricResult": {"metric_name": "relevance", "passed": True},
+    "MetricStats": {},
     "PhaseDurations": {},
     "ReportMeta": {"qbench_version": "0.1.0", "created_at": T0},
     "ReportSection": {"title": "Coverage", "body": "91%"},
@@ -133,15 +135,19 @@ def test_shapes_json_is_current() -> None:
     assert shapes.REQUIRED == models.REQUIRED
 
 
-def test_only_report_summary_has_a_computed_field() -> None:
-    """Records hold no computed fields but ReportSummary's pass_rate, which the Aggregator adds
-    (a new computed field must be added to records too, or report.json stops matching)."""
+def test_only_summaries_have_computed_fields() -> None:
+    """Records hold no computed fields but ReportSummary's pass_rate and MetricStats' mean, stdev
+    and pass_rate, which the Aggregator adds (a new computed field must be added to records too,
+    or report.json stops matching)."""
     computed = {
         name: list(model.model_computed_fields)
         for name, model in models._all_models().items()
         if model.model_computed_fields
     }
-    assert computed == {"ReportSummary": ["pass_rate"]}
+    assert computed == {
+        "ReportSummary": ["pass_rate"],
+        "MetricStats": ["mean", "stdev", "pass_rate"],
+    }
 
 
 # --- new() ------------------------------------------------------------------------------------
@@ -169,6 +175,8 @@ def test_new_is_the_models_dump(name: str) -> None:
     assert list(record) == list(expected)
     if name == "ReportSummary":
         assert computed == {"pass_rate": shapes.pass_rate(record)}
+    if name == "MetricStats":
+        assert computed == derived(record)
 
 
 def dumped(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
