@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from pytest_qbench._stats import ScoreAccumulator
+from pytest_qbench._stats import derived
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import new
 from pytest_qbench.shapes import pass_rate
@@ -77,7 +79,8 @@ class SkipGroup:
 
 @dataclass
 class ReportView:
-    """What the Markdown needs, bounded: first failures, errors, skips by reason, slowest tests."""
+    """What the Markdown needs, bounded: first failures, errors, skips by reason, slowest tests,
+    agent tests (those with metric results or a recorded response)."""
 
     failures: Selection
     errors: Selection
@@ -87,6 +90,7 @@ class ReportView:
     skip_groups: list[SkipGroup]
     skip_groups_omitted: int
     slowest: list[Record]
+    agents: Selection = field(default_factory=lambda: Selection(DEFAULT_MAX_ITEMS))
 
 
 class Aggregator:
@@ -108,6 +112,8 @@ class Aggregator:
         self.slowest_n = slowest
         self._slowest: list[tuple[float, int, Record]] = []
         self._seq = 0
+        self.metrics: dict[str, ScoreAccumulator] = {}
+        self.agents = Selection(max_items)
 
     def add_result(self, result: Record | Any) -> None:
         """Count one test and keep it if a selection wants it."""
@@ -121,6 +127,7 @@ class Aggregator:
             self.flaky_count += 1
             self.flaky.offer(result)
         self._select(result)
+        self._add_agent(result)
         duration = result["duration"]
         if self.slowest_n and duration > 0:
             self._seq += 1
@@ -129,6 +136,17 @@ class Aggregator:
                 heapq.heappush(self._slowest, entry)
             elif entry[:2] > self._slowest[0][:2]:
                 heapq.heapreplace(self._slowest, entry)
+
+    def _add_agent(self, result: Record) -> None:
+        metrics = result["metric_results"]
+        for metric in metrics:
+            name = metric["metric_name"]
+            acc = self.metrics.get(name)
+            if acc is None:
+                acc = self.metrics[name] = ScoreAccumulator()
+            acc.add(metric)
+        if metrics or result["agent_response"] is not None or result["tool_calls"]:
+            self.agents.offer(result)
 
     def _select(self, result: Record) -> None:
         outcome = result["outcome"]
@@ -180,9 +198,24 @@ class Aggregator:
             subtests_failed=self.subtests_failed,
             other=dict(self.other),
             duration=round(duration, 6),
+            **self.metric_summary(),
         )
         summary["pass_rate"] = pass_rate(summary)
         return summary
+
+    def metric_summary(self) -> dict[str, Any]:
+        """``metrics_evaluated``, ``average_scores`` and ``metric_stats``, by metric name."""
+        stats: dict[str, Record] = {}
+        for name in sorted(self.metrics):
+            record = new("MetricStats", **self.metrics[name].stored())
+            record.update(derived(record))
+            stats[name] = record
+        scored = {name: s for name, s in stats.items() if s["n"]}
+        return {
+            "metrics_evaluated": {name: s["n"] for name, s in scored.items()},
+            "average_scores": {name: s["mean"] for name, s in scored.items()},
+            "metric_stats": stats,
+        }
 
     def view(self) -> ReportView:
         """The bounded selections, skip groups by count, slowest first."""
@@ -199,6 +232,7 @@ class Aggregator:
             skip_groups=shown,
             skip_groups_omitted=omitted,
             slowest=[entry[2] for entry in sorted(self._slowest, reverse=True)],
+            agents=self.agents,
         )
 
 

@@ -40,6 +40,15 @@ from pytest_qbench.textutil import first_line
 
 ITEM_ATTR = "qbench_item"
 FAILURE_ATTR = "qbench_failure"
+AGENT_ATTR = "qbench_agent"
+AGENT_FIELDS = (
+    "agent_response",
+    "test_input",
+    "ground_truth",
+    "tool_calls",
+    "expected_tools",
+    "tools_matched",
+)
 CASE_MARKER = "qbench_case"
 MAX_FRAMES = 50
 MAX_MESSAGE = 4000
@@ -350,6 +359,7 @@ class TestAccumulator:
         self.wasxfail = False
         self.started: float | None = None
         self.rerun_in_attempt = False
+        self.agent: dict[str, Any] | None = None
 
     def add(self, report: pytest.TestReport, category: str) -> bool:
         """Take one report; return True when the test is finished (its last teardown arrived)."""
@@ -371,6 +381,9 @@ class TestAccumulator:
             self.started = getattr(report, "start", None)
         self.outcome[when] = report.outcome
         self.durations[when] = report.duration
+        if when == "call":
+            agent = getattr(report, AGENT_ATTR, None)
+            self.agent = agent if isinstance(agent, dict) else None
         rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
         if rerun:
             self.rerun_in_attempt = True
@@ -500,7 +513,20 @@ class TestAccumulator:
             flaky=bool(self.attempts) and outcome == "passed",
             subtests=self.subtests,
             worker=item.get("worker"),
+            **self._agent_fields(),
         )
+
+    def _agent_fields(self) -> dict[str, Any]:
+        """The agent fields from the facts the test's process sent, redacted."""
+        agent = self.agent
+        if not agent:
+            return {}
+        fields: dict[str, Any] = self.redact.data(
+            {name: agent[name] for name in AGENT_FIELDS if name in agent}
+        )
+        metrics = self.redact.data(agent.get("metric_results", []))
+        fields["metric_results"] = [new("MetricResult", **m) for m in metrics]
+        return fields
 
 
 def captured_output(

@@ -14,6 +14,7 @@ from pytest_qbench.aggregate import as_record
 from pytest_qbench.coverage_view import digest_coverage
 from pytest_qbench.coverage_view import gate_step
 from pytest_qbench.coverage_view import untested_steps
+from pytest_qbench.metric_text import result_failures
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import new
 from pytest_qbench.textutil import bound_text
@@ -56,8 +57,13 @@ def build_digest(
 
 
 def digest_failure(result: Record) -> Record:
-    """One failed test in the digest's compact shape."""
+    """One failed test in the digest's compact shape; failing metrics and tool checks the
+    message does not name yet are added to it, one line."""
     failure = result["failure"] or {}
+    message = failure.get("error_message", "")
+    missing = [line for line in result_failures(result) if line not in message]
+    if missing:
+        message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
     return new(
         "DigestFailure",
         test_name=result["nodeid"],
@@ -65,7 +71,7 @@ def digest_failure(result: Record) -> Record:
         file=failure.get("file") or result["file"],
         line=failure.get("line") or result["line"],
         error_type=failure.get("error_type", "Failed"),
-        error_message=bound_text(failure.get("error_message", ""), DIGEST_MAX_MESSAGE),
+        error_message=bound_text(message, DIGEST_MAX_MESSAGE),
         stack_trace=bound_text(failure.get("stack_trace", ""), DIGEST_MAX_TRACE, keep="tail"),
     )
 
@@ -131,6 +137,8 @@ def _step_for(result: Record) -> str:
         return f"Fix the {phase} error ({kind}) at {where} used by {nodeid}"
     if kind == "AssertionError":
         return f"Fix the assertion at {where} ({nodeid})"
+    if kind == "MetricFailure":
+        return f"Improve the agent's result in {nodeid}: {first_line(failure['error_message'], 120)}"
     if kind in ("ModuleNotFoundError", "ImportError"):
         return f"Fix the import at {where}: {first_line(failure['error_message'], 120)}"
     return f"Fix the {kind} raised at {where} ({nodeid})"

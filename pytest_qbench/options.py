@@ -7,6 +7,7 @@ import pydantic or jinja2 (installed but not asked for, qbench costs nothing).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -99,6 +100,27 @@ def parse_run_id(value: str) -> str:
     return value
 
 
+def parse_thresholds(lines: list[str]) -> dict[str, float]:
+    """ini ``qbench_thresholds``: ``metric=value`` lines -> thresholds by metric name.
+
+    Raises ``pytest.UsageError`` naming the line and the fix.
+    """
+    thresholds: dict[str, float] = {}
+    for line in lines:
+        name, sep, value = (part.strip() for part in line.partition("="))
+        try:
+            number = float(value) if sep and name else math.nan
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number >= 0):
+            raise pytest.UsageError(
+                f"ini qbench_thresholds must hold metric=value lines with a number of 0 or more, "
+                f"given: {line!r}; e.g. token_f1=0.7"
+            )
+        thresholds[name] = number
+    return thresholds
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Register the ``qbench`` option group and the ini twins."""
     group = parser.getgroup("qbench", "pytest-qbench reporting")
@@ -182,6 +204,12 @@ def add_options(parser: pytest.Parser) -> None:
         parse_count,
     )
     _coverage_options(group, parser)
+    parser.addini(
+        "qbench_thresholds",
+        "Default thresholds of agent-evaluation metrics, one metric=value per line "
+        "(the marker's and the qbench fixture's thresholds win)",
+        type="linelist",
+    )
     _option(
         group,
         parser,

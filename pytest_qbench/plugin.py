@@ -1,13 +1,17 @@
 """The ``qbench`` pytest plugin (entry point ``pytest11: qbench``): options and wiring only.
 
-Installed but not asked for, this module registers its options and returns: nothing else is
-imported and no per-test hook runs.
+Installed but not asked for, this module registers its options, its markers and the ``qbench``
+fixtures, and returns: nothing else is imported until collection ends, when a small module looks
+for tests that use agent evaluation, and no per-test hook runs unless one does. Agent evaluation
+(the fixture and the marker) works whether or not reports are asked for.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Generator
+from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
@@ -15,6 +19,12 @@ import pytest
 from pytest_qbench.options import add_options
 from pytest_qbench.options import coverage_asked
 from pytest_qbench.options import is_enabled
+from pytest_qbench.options import parse_thresholds
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.agent import QBench
+    from pytest_qbench.evaluation import Judge
 
 
 SESSION_PLUGIN_NAME = "qbench-session"
@@ -50,6 +60,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "qbench_case(key, title, priority, tags, platforms, folder, steps): test-case metadata "
         "recorded in qbench reports",
     )
+    config.addinivalue_line(
+        "markers",
+        "qbench(metrics, expected_tools, ground_truth): agent-evaluation metrics, evaluated on "
+        "what the test records with the qbench fixture when it returns",
+    )
+    parse_thresholds(config.getini("qbench_thresholds"))  # refused before any test runs
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         _configure_worker(config, workerinput)
@@ -107,9 +123,42 @@ def pytest_configure_node(node: Any) -> None:
         }
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Register the agent-evaluation hooks when a collected test uses the fixture or marker."""
+    from pytest_qbench import agent_hooks
+
+    if agent_hooks.uses_agent_evaluation(items):
+        agent_hooks.register(config)
+
+
+@pytest.fixture
+def qbench_judge() -> Judge | None:
+    """The judge of judge metrics: none by default, so they are skipped and nothing reaches the
+    network. Override it in a conftest.py, e.g. to return a ``ReplayJudge``."""
+    return None
+
+
+@pytest.fixture
+def qbench(
+    request: pytest.FixtureRequest, qbench_judge: Judge | None
+) -> Generator[QBench, None, None]:
+    """Record what an agent did, score it, and check the scores (see ``QBench``)."""
+    __tracebackhide__ = True
+    from pytest_qbench import agent
+
+    yield agent.start(request, qbench_judge)
+    agent.stop(request)
+
+
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (SESSION_PLUGIN_NAME, "qbench-coverage", "qbench-coverage-contexts"):
+    for name in (
+        SESSION_PLUGIN_NAME,
+        "qbench-coverage",
+        "qbench-coverage-contexts",
+        "qbench-agent",
+    ):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:
             config.pluginmanager.unregister(plugin, name)

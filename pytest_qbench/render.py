@@ -16,7 +16,9 @@ Templates are looked up in the user's template directory first, then among the b
 ``max_items``
     the cap on listed items.
 
-Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``.
+Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``,
+``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
+them apart).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from pytest_qbench.markdown import md_cell
 from pytest_qbench.markdown import md_code
 from pytest_qbench.markdown import md_fence
 from pytest_qbench.markdown import md_text
+from pytest_qbench.metric_text import score_pair
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import iso
 
@@ -88,6 +91,7 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         threshold=threshold_text,
         least_covered=least_covered,
         ranges=short_ranges,
+        score_pair=score_pair,
     )
     return env
 

@@ -28,7 +28,9 @@ import pytest
 
 from pytest_qbench import store
 from pytest_qbench._version import __version__
+from pytest_qbench.agent_hooks import agent_state_key
 from pytest_qbench.aggregate import Aggregator
+from pytest_qbench.collectors import AGENT_ATTR
 from pytest_qbench.collectors import FAILURE_ATTR
 from pytest_qbench.collectors import ITEM_ATTR
 from pytest_qbench.collectors import Limits
@@ -79,12 +81,21 @@ class QBenchWorker:
     def annotate(
         self, report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> None:
-        """Attach item facts (setup), failure facts (a failed phase), and JSON-safe properties."""
+        """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
+        JSON-safe properties."""
         if report.when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
         if report.failed and call.excinfo is not None:
             facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
             setattr(report, FAILURE_ATTR, facts)
+        if report.when == "call":
+            state = item.stash.get(agent_state_key, None)
+            if state is not None:
+                from pytest_qbench.agent import agent_facts
+
+                agent = agent_facts(state, self.limits.max_output)
+                if agent is not None:
+                    setattr(report, AGENT_ATTR, agent)
         if self.worker is not None and report.user_properties:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
@@ -259,6 +270,7 @@ class QBenchSession(QBenchWorker):
             self._finish_test(acc, report)
         facts.pop(ITEM_ATTR, None)
         facts.pop(FAILURE_ATTR, None)
+        facts.pop(AGENT_ATTR, None)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).

@@ -1,0 +1,86 @@
+"""Wiring agent evaluation into pytest: which tests use it, and the hooks that gate them.
+
+Light on purpose (pytest and the standard library only): the plugin imports it at the end of
+collection. `AgentHooks` is registered only when a collected test uses the ``qbench`` fixture or
+the ``@pytest.mark.qbench`` marker (or when the fixture is first set up), so a suite without
+agent tests runs no per-test hook of it. The evaluation package is imported by the fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import pytest
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.agent import AgentState
+
+PLUGIN_NAME = "qbench-agent"
+MARKER = "qbench"
+FIXTURE = "qbench"
+
+agent_state_key: pytest.StashKey[AgentState] = pytest.StashKey()
+"""Where the ``qbench`` fixture keeps the test's recorded sample and metric results."""
+thresholds_key: pytest.StashKey[dict[str, float]] = pytest.StashKey()
+"""ini ``qbench_thresholds``, parsed once per process."""
+
+
+def uses_agent_evaluation(items: Iterable[pytest.Item]) -> bool:
+    """Whether any item uses the ``qbench`` fixture or carries the ``qbench`` marker (on itself,
+    its class or its module)."""
+    marked: dict[int, bool] = {}  # by collector: the marker is on it or above it
+    for item in items:
+        if FIXTURE in getattr(item, "fixturenames", ()) or _has_own_marker(item):
+            return True
+        if _collector_marked(item.parent, marked):
+            return True
+    return False
+
+
+def _has_own_marker(node: pytest.Item | pytest.Collector) -> bool:
+    return any(mark.name == MARKER for mark in node.own_markers)
+
+
+def _collector_marked(node: pytest.Item | pytest.Collector | None, memo: dict[int, bool]) -> bool:
+    # Items share a few collectors: each is looked at once, however many tests it holds.
+    if node is None:
+        return False
+    found = memo.get(id(node))
+    if found is None:
+        found = memo[id(node)] = _has_own_marker(node) or _collector_marked(node.parent, memo)
+    return found
+
+
+def register(config: pytest.Config) -> None:
+    """Register `AgentHooks` once in this process."""
+    if not config.pluginmanager.has_plugin(PLUGIN_NAME):
+        config.pluginmanager.register(AgentHooks(), PLUGIN_NAME)
+
+
+class AgentHooks:
+    """Refuses the marker on tests without the fixture; evaluates the marker's metrics and
+    applies the fail rules when the test function returns."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        __tracebackhide__ = True
+        if FIXTURE not in getattr(item, "fixturenames", ()) and item.get_closest_marker(MARKER):
+            from pytest_qbench.agent_config import AgentConfigError
+
+            raise AgentConfigError(
+                f"@pytest.mark.qbench on {item.nodeid}: the test does not use the qbench "
+                "fixture, so it records nothing to evaluate; add a qbench argument and call "
+                "qbench.record(response, ...)"
+            )
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        result = yield  # an exception (a failed assert, a skip) propagates: nothing to gate
+        state = item.stash.get(agent_state_key, None)
+        if state is not None:
+            __tracebackhide__ = True
+            state.finish()
+        return result
