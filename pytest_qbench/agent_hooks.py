@@ -31,26 +31,29 @@ thresholds_key: pytest.StashKey[dict[str, float]] = pytest.StashKey()
 def uses_agent_evaluation(items: Iterable[pytest.Item]) -> bool:
     """Whether any item uses the ``qbench`` fixture or carries the ``qbench`` marker (on itself,
     its class or its module)."""
+    # Runs for every session, qbench asked for or not: plain loops, each collector looked at once.
     marked: dict[int, bool] = {}  # by collector: the marker is on it or above it
+    last_parent = None
     for item in items:
-        if FIXTURE in getattr(item, "fixturenames", ()) or _has_own_marker(item):
+        if FIXTURE in getattr(item, "fixturenames", ()):
             return True
-        if _collector_marked(item.parent, marked):
-            return True
+        for mark in item.own_markers:
+            if mark.name == MARKER:
+                return True
+        if item.parent is not last_parent:
+            last_parent = item.parent
+            if _collector_marked(last_parent, marked):
+                return True
     return False
 
 
-def _has_own_marker(node: pytest.Item | pytest.Collector) -> bool:
-    return any(mark.name == MARKER for mark in node.own_markers)
-
-
 def _collector_marked(node: pytest.Item | pytest.Collector | None, memo: dict[int, bool]) -> bool:
-    # Items share a few collectors: each is looked at once, however many tests it holds.
     if node is None:
         return False
     found = memo.get(id(node))
     if found is None:
-        found = memo[id(node)] = _has_own_marker(node) or _collector_marked(node.parent, memo)
+        own = any(mark.name == MARKER for mark in node.own_markers)
+        found = memo[id(node)] = own or _collector_marked(node.parent, memo)
     return found
 
 

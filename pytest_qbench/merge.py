@@ -110,6 +110,9 @@ def merge_reports(
     collection_errors, dropped_errors = _dedupe([s.report.collection_errors for s in sources])
     warnings, dropped_warnings = _dedupe([s.report.warnings for s in sources])
     summary = _merged_summary(sources, replaced, resolved)
+    if replaced:  # metric stats cannot be subtracted: those of the tests kept, from scratch
+        metrics = aggregate(results, slowest=0).metric_summary()
+        summary = ReportSummary.model_validate({**summary.model_dump(), **metrics})
     summary = _adjust(
         summary,
         Counter(

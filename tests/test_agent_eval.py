@@ -13,6 +13,8 @@ import pytest
 from pytest_qbench import plugin
 from pytest_qbench.collectors import AGENT_FIELDS
 from pytest_qbench.evaluation import NO_JUDGE_REASON
+from pytest_qbench.merge import Source
+from pytest_qbench.merge import merge_reports
 from pytest_qbench.models import TestResult
 
 from conftest import QBenchRun
@@ -354,6 +356,24 @@ def test_marker_on_a_class_applies_to_its_tests(pytester: pytest.Pytester) -> No
     result.stdout.fnmatch_lines(
         ["*_ TestAgent.test_b _*", "E   *MetricFailure: metric exact_match: score 0.00 < *"]
     )
+
+
+def test_a_module_marker_without_the_fixture_is_found(pytester: pytest.Pytester) -> None:
+    """A module-wide marker on tests that never use the fixture is refused, not ignored (no
+    test of the session uses the fixture, so only the collection scan can find it)."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        pytestmark = pytest.mark.qbench(metrics=["exact_match"])
+
+        def test_a():
+            pass
+        """
+    )
+    result = pytester.runpytest(plugins=[plugin])
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["E   *does not use the qbench fixture*"])
 
 
 # --- ini thresholds -----------------------------------------------------------------------------
@@ -729,3 +749,62 @@ def test_suites_without_agent_tests_stay_free(pytester: pytest.Pytester) -> None
     for args in (["-p", "qbench"], []):  # reports asked for, and not (the conftest loads it)
         result = pytester.runpytest_subprocess(*args, "-s")
         result.stdout.fnmatch_lines(["AGENT-HOOKS False LOADED []"])
+
+
+def test_merged_shards_count_each_kept_tests_metrics_once(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """qbench merge of two shards that ran the same agent tests keeps each test once, and its
+    metrics once: the merged metric stats are one run's."""
+    pytester.makepyfile(SCORED)
+    first = run_qbench("--qbench-run-id=one", run_dir="one")
+    second = run_qbench("--qbench-run-id=two", run_dir="two")
+    merged = merge_reports([Source("one", first.report), Source("two", second.report)])
+    summary = merged.summary
+    assert summary.metric_stats == second.report.summary.metric_stats
+    assert summary.metrics_evaluated == second.report.summary.metrics_evaluated
+    assert summary.average_scores == second.report.summary.average_scores
+
+
+def test_a_metrics_model_goes_to_a_judge_that_can_switch(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A metric entry's model reaches the judge through its with_model(model); a judge without
+    with_model judges as it is, and model_used says which model did."""
+    pytester.makeconftest(
+        """
+        import os
+
+        import pytest
+
+        from pytest_qbench.evaluation import Verdict
+
+        class Judge:
+            def __init__(self, model):
+                self.model = model
+
+            def __call__(self, metric_name, sample, prompt):
+                return Verdict(0.9)
+
+            if os.environ.get("SWITCHING") == "1":
+                def with_model(self, model):
+                    return Judge(model)
+
+        @pytest.fixture
+        def qbench_judge():
+            return Judge("default-model")
+        """
+    )
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.qbench(metrics=[{"metric": "judge_score", "model": "big-model"}])
+        def test_judged(qbench):
+            qbench.record("Paris", input="capital?")
+        """
+    )
+    for switching, expected in (("1", "big-model"), ("0", "default-model")):
+        monkeypatch.setenv("SWITCHING", switching)
+        run = run_qbench(f"--qbench-run-id=s{switching}", run_dir=f"s{switching}")
+        assert metrics(run.by_name("test_judged"))["judge_score"].model_used == expected
