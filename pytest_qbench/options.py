@@ -204,6 +204,7 @@ def add_options(parser: pytest.Parser) -> None:
         parse_count,
     )
     _coverage_options(group, parser)
+    _github_options(group, parser)
     parser.addini(
         "qbench_thresholds",
         "Default thresholds of agent-evaluation metrics, one metric=value per line "
@@ -268,6 +269,29 @@ def _coverage_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "Record which tests executed which file (--qbench-cov-contexts). Default: false",
         type="bool",
         default=False,
+    )
+
+
+def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    group.addoption(
+        "--qbench-annotations",
+        dest="qbench_annotations",
+        action="store_true",
+        default=None,
+        help="Print GitHub Actions workflow commands (::error file=...,line=...::) for failures "
+        "and a failed coverage gate",
+    )
+    parser.addini(
+        "qbench_annotations",
+        "Print GitHub Actions annotations for failures (--qbench-annotations). Default: false",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
+        "qbench_github_summary",
+        "Append the Markdown summary to $GITHUB_STEP_SUMMARY when it is set. Default: true",
+        type="bool",
+        default=True,
     )
 
 
@@ -337,7 +361,10 @@ def is_enabled(config: pytest.Config) -> bool:
     if any(p in ("qbench", "pytest_qbench.plugin") for p in plugins):
         return True
     reader = OptionReader(config)
-    if any(reader.cli(name) for name in (*OUTPUT_OPTIONS, "dir", "run_id", "cov", "cov_contexts")):
+    if any(
+        reader.cli(name)
+        for name in (*OUTPUT_OPTIONS, "dir", "run_id", "cov", "cov_contexts", "annotations")
+    ):
         return True
     if reader.cli("cov_fail_under") is not None:  # 0 is a value; read_settings then checks it
         return True

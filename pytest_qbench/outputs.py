@@ -96,6 +96,20 @@ class OutputWriter:
         store.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
         return path
 
+    def step_summary(self, path: Path) -> Path:
+        """The job summary, appended to GitHub's ``$GITHUB_STEP_SUMMARY`` file."""
+        from pytest_qbench import github
+
+        text = render(
+            self.report,
+            github.STEP_SUMMARY_TEMPLATE,
+            view=self.view,
+            results=self._results(),
+            env=self.env,
+            max_items=min(self.max_items, 20),
+        )
+        return github.append_step_summary(path, text)
+
     def copy(self, source: Path, path: Path) -> Path:
         """An extra copy of a written file, itself written atomically."""
         if not source.is_file():

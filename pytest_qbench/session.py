@@ -241,6 +241,9 @@ class QBenchSession(QBenchWorker):
                 terminalreporter.write_line(f"qbench: {note}", yellow=True)
             if self.written:
                 terminalreporter.write_line(f"qbench: wrote {', '.join(self._shown_paths())}")
+            if self.settings.annotations:
+                for command in self._annotations():
+                    terminalreporter.write_line(command)
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -419,13 +422,17 @@ class QBenchSession(QBenchWorker):
             return StreamResults(stream, extra) if stream is not None else extra
 
         try:
-            recorded = record_run(self.settings.qbench_dir, report, results, self.settings.keep_runs)
+            recorded = record_run(
+                self.settings.qbench_dir, report, results, self.settings.keep_runs
+            )
         except Exception as exc:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
             message = f"run not indexed, so no history in its reports: {detail}"
             self.notes.append(message)
             report["warnings"].append(
-                new("Diagnostic", tool="qbench", severity="warning", code="history", message=message)
+                new(
+                    "Diagnostic", tool="qbench", severity="warning", code="history", message=message
+                )
             )
             return {}
         self.notes.extend(recorded.problems)
@@ -490,6 +497,9 @@ class QBenchSession(QBenchWorker):
             jobs.append(("--qbench-digest", partial(writer.digest, self.settings.digest_path)))
         for template, out in self.settings.templates:
             jobs.append((f"--qbench-template {template}", partial(writer.template, template, out)))
+        summary_path = self._step_summary_path()
+        if summary_path is not None:
+            jobs.append(("$GITHUB_STEP_SUMMARY", partial(writer.step_summary, summary_path)))
         for name, job in jobs:
             try:
                 self.written.append(job())
@@ -497,6 +507,24 @@ class QBenchSession(QBenchWorker):
                 self.notes.append(f"could not write {name}: {exc}")
             except Exception as exc:
                 self.note_internal_error(f"writing {name}", exc)
+
+    def _step_summary_path(self) -> Path | None:
+        if not self.settings.github_summary:
+            return None
+        from pytest_qbench.github import step_summary_path
+
+        return step_summary_path(os.environ)
+
+    def _annotations(self) -> list[str]:
+        """GitHub workflow commands for the failures and a failed coverage gate."""
+        from pytest_qbench import github
+
+        view = self.aggregator.view()
+        failed = [*view.failures.items, *view.errors.items]
+        root = github.checkout_prefix(self.config.rootpath, os.environ)
+        commands = github.failure_annotations(failed, root)
+        gate = github.coverage_annotation(self.coverage)
+        return [*commands, gate] if gate else commands
 
     def _shown_paths(self) -> list[str]:
         shown = []

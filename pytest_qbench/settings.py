@@ -72,6 +72,8 @@ class Settings:
     limits: Limits = field(default_factory=Limits)
     md_max_items: int = DEFAULT_MD_MAX_ITEMS
     coverage: CoverageSettings = field(default_factory=CoverageSettings)
+    annotations: bool = False
+    github_summary: bool = True
     keep_runs: int = DEFAULT_KEEP_RUNS
 
 
@@ -114,6 +116,8 @@ def read_settings(config: pytest.Config) -> Settings:
         ),
         md_max_items=reader.parsed("md_max_items", parse_count, DEFAULT_MD_MAX_ITEMS),
         coverage=read_coverage_settings(config),
+        annotations=bool(reader.cli("annotations") or reader.ini("annotations")),
+        github_summary=bool(reader.ini("github_summary")),
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
     )
 
