@@ -1,6 +1,7 @@
 """pytest-qbench: pytest reports that agree with pytest, for people, CI and AI assistants.
 
-The public API: the report models, reading and rendering reports. Names are imported lazily, so
+The public API: the report models, reading and rendering reports, and the types of agent
+evaluation (``QBench``, the ``qbench`` fixture's class; ``MetricFailure``; ``AgentConfigError``). Names are imported lazily, so
 that pytest loading the plugin (``import pytest_qbench.plugin``) does not import pydantic or
 jinja2 when qbench is not in use.
 """
@@ -15,6 +16,9 @@ from pytest_qbench._version import __version__
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.agent import MetricFailure
+    from pytest_qbench.agent import QBench
+    from pytest_qbench.agent_config import AgentConfigError
     from pytest_qbench.errors import QBenchError
     from pytest_qbench.errors import ReportFormatError
     from pytest_qbench.errors import TemplateError
@@ -22,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_qbench.models import Failure
     from pytest_qbench.models import FailureDigest
     from pytest_qbench.models import MetricResult
+    from pytest_qbench.models import MetricStats
     from pytest_qbench.models import ReportSection
     from pytest_qbench.models import ReportSummary
     from pytest_qbench.models import RunMeta
@@ -31,6 +36,10 @@ if TYPE_CHECKING:
     from pytest_qbench.render import render
 
 _LAZY = {
+    "AgentConfigError": "pytest_qbench.agent_config",
+    "MetricFailure": "pytest_qbench.agent",
+    "QBench": "pytest_qbench.agent",
+    "MetricStats": "pytest_qbench.models",
     "QBenchError": "pytest_qbench.errors",
     "ReportFormatError": "pytest_qbench.errors",
     "TemplateError": "pytest_qbench.errors",
@@ -48,10 +57,14 @@ _LAZY = {
 }
 
 __all__ = [
+    "AgentConfigError",
     "Diagnostic",
     "Failure",
     "FailureDigest",
+    "MetricFailure",
     "MetricResult",
+    "MetricStats",
+    "QBench",
     "QBenchError",
     "ReportFormatError",
     "ReportSection",
