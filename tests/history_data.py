@@ -1,0 +1,115 @@
+"""Builders of reports and run directories for the history tests (no pytest run needed)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
+from pathlib import Path
+from typing import Any
+
+from pytest_qbench import store
+from pytest_qbench._types import Outcome
+from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.sqlite import SQLiteIndex
+from pytest_qbench.models import CIInfo
+from pytest_qbench.models import Environment
+from pytest_qbench.models import Failure
+from pytest_qbench.models import MetricResult
+from pytest_qbench.models import ReportMeta
+from pytest_qbench.models import ReportSummary
+from pytest_qbench.models import RunMeta
+from pytest_qbench.models import TestReport
+from pytest_qbench.models import TestResult
+from pytest_qbench.shapes import Record
+
+
+T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def result(
+    name: str,
+    outcome: Outcome = "passed",
+    *,
+    duration: float = 0.01,
+    message: str = "assert 1 == 2",
+    line: int = 3,
+    error_type: str = "AssertionError",
+    metrics: dict[str, float | None] | None = None,
+    flaky: bool = False,
+) -> Record:
+    """A result record of ``t.py::<name>``; failed and errored ones get a failure."""
+    failure = None
+    if outcome in ("failed", "error"):
+        failure = Failure(error_type=error_type, error_message=message, file="t.py", line=line)
+    metric_results = [
+        MetricResult(
+            metric_name=metric,
+            score=score,
+            threshold=0.5,
+            passed=score is not None and score >= 0.5,
+        )
+        for metric, score in (metrics or {}).items()
+    ]
+    return TestResult(
+        nodeid=f"t.py::{name}",
+        test_name=name,
+        file="t.py",
+        outcome=outcome,
+        duration=duration,
+        failure=failure,
+        metric_results=metric_results,
+        flaky=flaky,
+        reruns=1 if flaky else 0,
+    ).model_dump(mode="json")
+
+
+def report(
+    run_id: str, minutes: float, results: list[Record], *, branch: str | None = "main"
+) -> Record:
+    """A report record of ``results``, started ``minutes`` after T0."""
+    counts: dict[str, int] = {}
+    for r in results:
+        field = {"error": "errors"}.get(r["outcome"], r["outcome"])
+        counts[field] = counts.get(field, 0) + 1
+    started = T0 + timedelta(minutes=minutes)
+    failing = counts.get("failed", 0) + counts.get("errors", 0)
+    ci = CIInfo(provider="github-actions", branch=branch, commit="abc123") if branch else None
+    return TestReport(
+        meta=ReportMeta(qbench_version="0.1.0", created_at=started),
+        run=RunMeta(
+            run_id=run_id,
+            started_at=started,
+            completed_at=started + timedelta(seconds=2),
+            exit_code=1 if failing else 0,
+            cwd="/src",
+            command=["pytest", "-p", "qbench"],
+        ),
+        environment=Environment(
+            python="3.12.4",
+            implementation="CPython",
+            platform="Linux",
+            pytest_version="9.0.0",
+            qbench_version="0.1.0",
+            ci=ci,
+        ),
+        summary=ReportSummary(total=len(results), duration=2.0, **counts),
+        results=[TestResult.model_validate(r) for r in results],
+    ).model_dump(mode="json")
+
+
+def write_run(qbench_dir: Path, record: Record) -> Path:
+    """Write ``record`` as ``<qbench_dir>/runs/<run id>/report.json``; return the run directory."""
+    run_dir = store.run_dir(qbench_dir, record["run"]["run_id"])
+    store.write_report_json(run_dir / store.REPORT_JSON, record, None)
+    return run_dir
+
+
+def index_reports(qbench_dir: Path, *records: Record, keep_runs: int = 0) -> list[Any]:
+    """Index report records in ``<qbench_dir>/index.sqlite``, one transaction each."""
+    index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
+    try:
+        return [index_run(index, r, lambda r=r: r["results"], keep_runs=keep_runs) for r in records]
+    finally:
+        index.close()

@@ -1,0 +1,404 @@
+"""The history commands on synthetic run stores: JSON shapes, text, run references, errors
+(issue 5). Real pytest runs are in test_history_runs.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from history_data import index_reports
+from history_data import report
+from history_data import result
+from history_data import write_run
+
+from pytest_qbench import store
+from pytest_qbench.cli import main
+
+
+RUN_KEYS = {
+    "run_id",
+    "tool",
+    "started_at",
+    "completed_at",
+    "exit_code",
+    "interrupted",
+    "cwd",
+    "command",
+    "summary",
+    "branch",
+    "commit",
+    "ci_provider",
+    "build_url",
+    "python",
+    "platform",
+    "qbench_version",
+}
+SUMMARY_KEYS = {
+    "totalRuns",
+    "passedRuns",
+    "failedRuns",
+    "skippedRuns",
+    "lastRunDate",
+    "lastRunId",
+    "lastOutcome",
+    "averageExecutionTime",
+    "flakyIndicator",
+    "flips",
+    "executionTrend",
+}
+
+
+@pytest.fixture
+def qdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory holding a .qbench with three indexed runs (the history of a small
+    project), run directories included."""
+    monkeypatch.chdir(tmp_path)
+    qbench_dir = tmp_path / ".qbench"
+    records = [
+        report(
+            "20260102T030405Z-aaa111",
+            0,
+            [
+                result("test_a"),
+                result("test_b", "failed", line=7),
+                result("test_gone"),
+                result("test_agent", metrics={"relevance": 0.9, "f1": 0.7}),
+            ],
+        ),
+        report(
+            "20260102T031405Z-bbb222",
+            10,
+            [
+                result("test_a", duration=0.02),
+                result("test_b", "failed", line=7, message="assert 5 == 6"),
+                result("test_gone"),
+                result("test_agent", metrics={"relevance": 0.9, "f1": 0.7}),
+            ],
+        ),
+        report(
+            "20260102T032405Z-bbb333",
+            20,
+            [
+                result(
+                    "test_a",
+                    "failed",
+                    message="ZeroDivisionError: boom",
+                    error_type="ZeroDivisionError",
+                ),
+                result("test_b", "failed", line=9, message="other"),
+                result("test_new", duration=2.0),
+                result("test_agent", duration=1.0, metrics={"relevance": 0.3, "f1": 0.72}),
+            ],
+            branch="feature",
+        ),
+    ]
+    for record in records:
+        write_run(qbench_dir, record)
+    index_reports(qbench_dir, *records)
+    return qbench_dir
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    """``qbench ARGS --json``: exit status and the parsed output."""
+    capsys.readouterr()
+    status = main([*args, "--json"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def run_text(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``qbench ARGS``: exit status, stdout, stderr."""
+    capsys.readouterr()
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_runs_lists_newest_first(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One line per run: id, start, counts, duration, exit code, branch; -n limits."""
+    status, out, _ = run_text(capsys, "runs")
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["RUN", "STARTED", "(UTC)", "TESTS", "DURATION", "EXIT", "BRANCH"]
+    assert lines[1].split() == [
+        "20260102T032405Z-bbb333",
+        "2026-01-02",
+        "03:24:05",
+        "4",
+        "tests:",
+        "2",
+        "failed,",
+        "2",
+        "passed",
+        "2.00s",
+        "1",
+        "feature",
+    ]
+    assert len(lines) == 4
+    _, data = run_json(capsys, "runs", "-n", "2")
+    assert [r["run_id"] for r in data["runs"]] == [
+        "20260102T032405Z-bbb333",
+        "20260102T031405Z-bbb222",
+    ]
+    assert set(data["runs"][0]) == RUN_KEYS
+    assert data["runs"][0]["summary"]["failed"] == 2
+    assert data["runs"][0]["started_at"] == "2026-01-02T03:24:05Z"
+
+
+@pytest.mark.parametrize(
+    ("ref", "run_id"),
+    [
+        ("last", "20260102T032405Z-bbb333"),
+        ("last~2", "20260102T030405Z-aaa111"),
+        ("20260102T031405Z-bbb222", "20260102T031405Z-bbb222"),
+        ("20260102T0304", "20260102T030405Z-aaa111"),
+    ],
+)
+def test_show_finds_a_run_by_reference(
+    qdir: Path, capsys: pytest.CaptureFixture[str], ref: str, run_id: str
+) -> None:
+    """An id, a unique prefix, last and last~N all name a run."""
+    status, data = run_json(capsys, "show", ref)
+    assert (status, data["run_id"]) == (0, run_id)
+    assert set(data) == RUN_KEYS | {"report", "failures"}
+    assert data["report"] is None  # write_run writes report.json only
+
+
+def test_show_lists_the_failures(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Failed tests with error type, location and this run's message."""
+    status, out, _ = run_text(capsys, "show", "last")
+    assert status == 0
+    assert "tests     4: 2 failed, 2 passed" in out
+    assert "ci        github-actions, branch feature, commit abc123" in out
+    assert "  t.py::test_a  ZeroDivisionError at t.py:3: ZeroDivisionError: boom" in out
+    assert "  t.py::test_b  AssertionError at t.py:9: other" in out
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("20260102T03", "run '20260102T03' is ambiguous: it begins several run ids"),
+        ("zzz", "no run 'zzz' in "),
+        ("last~3", "last~3 needs 4 indexed runs, and "),
+    ],
+)
+def test_show_explains_a_bad_reference(
+    qdir: Path, capsys: pytest.CaptureFixture[str], ref: str, message: str
+) -> None:
+    """Ambiguous, unknown, or too far back: one error line with the fix."""
+    status, out, err = run_text(capsys, "show", ref)
+    assert (status, out) == (1, "")
+    assert err.startswith(f"qbench: error: {message}")
+
+
+def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """last~1 against last: a new failure, a test failing differently, a new and a removed test,
+    a slower test, metric changes; exit status 1."""
+    status, diff = run_json(capsys, "diff")
+    assert status == 1
+    assert set(diff) == {
+        "base",
+        "head",
+        "thresholds",
+        "new_failures",
+        "fixed",
+        "still_failing",
+        "new_tests",
+        "removed_tests",
+        "slower",
+        "metric_changes",
+    }
+    (new,) = diff["new_failures"]
+    assert new == {
+        "nodeid": "t.py::test_a",
+        "before": "passed",
+        "after": "failed",
+        "failure": {
+            "error_type": "ZeroDivisionError",
+            "location": "t.py:3",
+            "message": "ZeroDivisionError: boom",
+        },
+    }
+    (still,) = diff["still_failing"]
+    assert (still["nodeid"], still["same_failure"]) == ("t.py::test_b", False)
+    assert (diff["new_tests"], diff["removed_tests"]) == (["t.py::test_new"], ["t.py::test_gone"])
+    assert diff["slower"] == [{"nodeid": "t.py::test_agent", "before": 0.01, "after": 1.0}]
+    assert diff["metric_changes"] == [
+        {
+            "nodeid": "t.py::test_agent",
+            "metric": "relevance",
+            "before": 0.9,
+            "after": 0.3,
+            "passed_before": True,
+            "passed_after": False,
+        }
+    ]
+    assert diff["thresholds"] == {"slower_pct": 50.0, "slower_secs": 0.1, "metric_delta": 0.05}
+
+
+def test_diff_in_text(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The text names each section and ends with the counts."""
+    status, out, _ = run_text(capsys, "diff", "--metric-delta", "0.01")
+    assert status == 1
+    assert "New failures (1):\n  t.py::test_a  ZeroDivisionError at t.py:3:" in out
+    assert (
+        "Still failing (1):\n  t.py::test_b  (fails differently now) AssertionError at t.py:9: other"
+        in out
+    )
+    assert "  t.py::test_agent  relevance  0.9 -> 0.3  (now failing)" in out
+    assert "  t.py::test_agent  f1  0.7 -> 0.72" in out
+    assert out.rstrip().endswith(
+        "1 new failure, 0 fixed, 1 still failing, 1 new test, 1 removed test, 1 slower, "
+        "2 metric changes"
+    )
+
+
+def test_diff_without_new_failures_exits_0(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same failure again is not new; one RUN is compared with the last."""
+    status, diff = run_json(capsys, "diff", "last~2", "last~1")
+    assert status == 0
+    assert diff["new_failures"] == [] and diff["still_failing"][0]["same_failure"] is True
+    status, one = run_json(capsys, "diff", "last~1")
+    assert (status, one["head"]["run_id"]) == (1, "20260102T032405Z-bbb333")
+
+
+def test_flaky_and_history_shapes(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """flaky and history share the execution summary (Azure DevOps' names)."""
+    status, flaky = run_json(capsys, "flaky", "--min-flips", "1")
+    assert status == 0
+    assert (flaky["runs"], flaky["min_flips"]) == (30, 1)
+    (test_a,) = flaky["tests"]
+    assert set(test_a) == SUMMARY_KEYS | {"nodeid", "lastFailure"}
+    assert (test_a["nodeid"], test_a["flips"], test_a["flakyIndicator"]) == ("t.py::test_a", 1, 0.5)
+    assert test_a["executionTrend"] == "Declining"
+    status, history = run_json(capsys, "history", "t.py::test_b")
+    assert status == 0
+    assert set(history) == SUMMARY_KEYS | {"nodeid", "results"}
+    assert (history["totalRuns"], history["failedRuns"], history["flakyIndicator"]) == (3, 3, 0.0)
+    assert history["lastRunDate"] == "2026-01-02T03:24:05Z"
+    assert set(history["results"][0]) == {
+        "run_id",
+        "started_at",
+        "outcome",
+        "duration",
+        "rerun_passed",
+        "fingerprint",
+        "message",
+    }
+    # the same failure twice (numbers aside), then another line: two fingerprints
+    prints = [r["fingerprint"] for r in history["results"]]
+    assert prints[0] == prints[1] != prints[2]
+
+
+def test_flaky_text_when_nothing_flips(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No test flipped twice: one sentence saying so."""
+    assert run_text(capsys, "flaky")[1] == "no test flipped 2 times or more in the last 30 runs\n"
+
+
+def test_history_of_an_unknown_test_suggests_names(
+    qdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A partial node id gets the matching ones."""
+    status, _, err = run_text(capsys, "history", "test_b")
+    assert status == 1
+    assert "no test 'test_b' in" in err and "did you mean t.py::test_b?" in err
+
+
+def test_index_is_idempotent_and_reads_every_run(
+    qdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without arguments: every run directory, indexed again, the same runs as before."""
+    status, data = run_json(capsys, "index")
+    assert status == 0
+    assert [(i["run_id"], i["replaced"], i["results"]) for i in data["indexed"]] == [
+        ("20260102T030405Z-aaa111", True, 4),
+        ("20260102T031405Z-bbb222", True, 4),
+        ("20260102T032405Z-bbb333", True, 4),
+    ]
+    assert len(run_json(capsys, "runs")[1]["runs"]) == 3
+
+
+def test_index_keep_runs_deletes_the_oldest(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--keep-runs 1 removes two runs from the index and deletes their directories."""
+    status, data = run_json(capsys, "index", "--keep-runs", "1")
+    assert status == 0
+    assert data["removed"] == ["20260102T030405Z-aaa111", "20260102T031405Z-bbb222"]
+    assert [p.name for p in (qdir / "runs").iterdir()] == ["20260102T032405Z-bbb333"]
+
+
+def test_index_a_report_file_from_elsewhere(
+    qdir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report.json outside the store (a merged report, say) can be indexed too."""
+    path = tmp_path / "merged.json"
+    store.write_report_json(path, report("merged-1", 30, [result("test_a")]), None)
+    status, out, _ = run_text(capsys, "index", str(path))
+    assert status == 0
+    assert out == f"qbench: indexed merged-1: 1 results from {path}\n"
+    assert run_json(capsys, "show", "last")[1]["run_id"] == "merged-1"
+
+
+def test_index_refuses_what_is_not_a_report(
+    qdir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A named source that is not a report is an error; in a bulk run it is skipped (status 1)
+    and the other runs are indexed."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"meta": {"schema_version": 1}, "run": {}}')
+    status, _, err = run_text(capsys, "index", str(bad))
+    assert (status, err) == (
+        1,
+        f"qbench: error: {bad} is not a qbench report: run.run_id: Field required\n",
+    )
+    newer = tmp_path / "newer.json"
+    newer.write_text('{"meta": {"schema_version": 99}}')
+    assert "has schema_version 99; this qbench reads 1" in run_text(capsys, "index", str(newer))[2]
+    (qdir / "runs" / "zz-broken").mkdir()
+    (qdir / "runs" / "zz-broken" / "report.json").write_text("not json")
+    status, out, err = run_text(capsys, "index")
+    assert status == 1
+    assert "qbench: skipped " in err and "zz-broken" in err
+    assert out.count("qbench: indexed") == 3
+
+
+def test_commands_need_a_qbench_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without .qbench here or above, and without --dir: an error saying what to do; a
+    .qbench without an index: the same for the index."""
+    monkeypatch.chdir(tmp_path)
+    status, _, err = run_text(capsys, "runs")
+    assert status == 1
+    assert "no .qbench directory in" in err and "give --dir DIR" in err
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".qbench").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # found in a parent
+    status, _, err = run_text(capsys, "runs")
+    assert status == 1
+    assert f"no history index at {tmp_path / '.qbench' / 'index.sqlite'}" in err
+    status, _, err = run_text(capsys, "runs", "--dir", "nowhere")
+    assert "--dir nowhere is not a directory" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["runs", "-n", "0"], ["flaky", "--runs", "x"], ["diff", "--slower-pct", "-1"]],
+)
+def test_bad_option_values_are_usage_errors(
+    qdir: Path, args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse refuses them with status 2 and the value."""
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    assert "given:" in capsys.readouterr().err
+
+
+def test_help_lists_the_history_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    """qbench --help names every history command."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("index", "runs", "show", "diff", "flaky", "history"):
+        assert f"    {command} " in out

@@ -1,0 +1,331 @@
+"""The history index: fingerprints, flakiness arithmetic, indexing, retention, schema versions,
+locking, and real processes writing at the same time (issue 5)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+from history_data import index_reports
+from history_data import report
+from history_data import result
+from history_data import write_run
+
+from pytest_qbench.errors import HistoryError
+from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history import sql
+from pytest_qbench.history.analysis import Outcome
+from pytest_qbench.history.analysis import count_flips
+from pytest_qbench.history.analysis import flaky_indicator
+from pytest_qbench.history.analysis import trend
+from pytest_qbench.history.fingerprint import fingerprint
+from pytest_qbench.history.fingerprint import normalise_message
+from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.indexer import remove_run_dirs
+from pytest_qbench.history.queries import PastResult
+from pytest_qbench.history.queries import Recent
+from pytest_qbench.history.queries import list_runs
+from pytest_qbench.history.queries import run_results
+from pytest_qbench.history.session_end import build_history
+from pytest_qbench.history.sqlite import SQLiteIndex
+
+
+P, F = Outcome(failed=False), Outcome(failed=True)
+R = Outcome(failed=False, rerun_passed=True)
+
+
+# --- fingerprints ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("assert 3 == 4", "assert 17 == 4"),
+        ("<Foo object at 0x7f3a2b1c>", "<Foo object at 0x55d0e8a1>"),
+        ("no file /tmp/pytest-of-ci/pytest-12/test_x0/data.csv", "no file /home/u/t/data.csv"),
+        (
+            "id 3f2b8c1e-1a2b-4c3d-8e9f-001122334455 gone",
+            "id 00000000-1111-2222-3333-444444444444 gone",
+        ),
+        ("took 1.25s", "took  0.5s"),
+    ],
+)
+def test_normalising_keeps_what_is_the_same(a: str, b: str) -> None:
+    """Numbers, addresses, paths, ids and spacing do not make a different failure."""
+    assert normalise_message(a) == normalise_message(b)
+    assert fingerprint("AssertionError", "t.py:3", a) == fingerprint("AssertionError", "t.py:3", b)
+
+
+def test_fingerprint_tells_failures_apart() -> None:
+    """Another error type, another failing line or another message is another failure."""
+    base = fingerprint("AssertionError", "t.py:3", "assert x == 4")
+    assert fingerprint("KeyError", "t.py:3", "assert x == 4") != base
+    assert fingerprint("AssertionError", "t.py:4", "assert x == 4") != base
+    assert fingerprint("AssertionError", "t.py:3", "assert y == 4") != base
+    assert len(base) == 16
+
+
+# --- flips, indicator, trend -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "flips", "indicator"),
+    [
+        ([], 0, 0.0),
+        ([F], 0, 0.0),
+        ([F, F, F, F], 0, 0.0),
+        ([P, P, P, F], 1, 0.333),
+        ([F, P, F], 2, 1.0),
+        ([P, F, P, F, P], 4, 1.0),
+        ([P, P, R, P, P], 1, 0.25),
+        ([R], 1, 1.0),
+    ],
+)
+def test_flips_and_flaky_indicator(outcomes: list[Outcome], flips: int, indicator: float) -> None:
+    """flips / (n - 1), a pass after reruns counting as a flip; broken for good is not flaky."""
+    assert count_flips(outcomes) == flips
+    assert flaky_indicator(outcomes) == indicator
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        ([], "Stable"),
+        ([F], "Stable"),
+        ([P, F], "Declining"),
+        ([F, F, P, P], "Improving"),
+        ([P, F, P, F], "Stable"),
+        ([F, P, P, P, P, P, P, F, P, P], "Stable"),  # 1/5 then 1/5
+        ([F, F, F, P, P, P, P, F, P, P], "Improving"),  # middle left out: 3/5 then 1/5
+        ([P, P, P, P, P, P, P, F, P, F, F], "Declining"),
+    ],
+)
+def test_trend_compares_the_newer_half_with_the_older(
+    outcomes: list[Outcome], expected: str
+) -> None:
+    """Failure share of the newer half against the older half, 10 points of tolerance."""
+    assert trend(outcomes) == expected
+
+
+def past(run_id: str, outcome: str, fp: str | None = None, flaky: bool = False) -> PastResult:
+    return PastResult(run_id, "2026-01-01T00:00:00.000000Z", outcome, 0.1, flaky, fp)
+
+
+def test_history_of_a_test_without_earlier_runs_is_a_new_failure() -> None:
+    """No earlier result: a new failure, failing since this run."""
+    history = build_history(Recent([], None), "fp1", "r9")
+    assert history["status"] == "new failure"
+    assert history["summary"] == "new failure: first run of this test"
+    assert (history["runs"], history["failed"], history["first_failed_run"]) == (0, 0, "r9")
+
+
+def test_history_of_a_test_that_passed_last_time_is_a_new_failure() -> None:
+    """Passed in the previous run: a new failure that names that run."""
+    window = [past("r2", "passed"), past("r1", "passed")]
+    history = build_history(Recent(window, window[0]), "fp1", "r3")
+    assert history["status"] == "new failure"
+    assert history["summary"] == "new failure: passed in the previous run r2"
+    assert (history["last_passed_run"], history["first_failed_run"]) == ("r2", "r3")
+    assert (history["runs"], history["failed"], history["flips"]) == (2, 0, 1)
+
+
+def test_history_of_a_test_failing_for_a_while() -> None:
+    """Failing in a row: counts over the window and this run, the streak's first run."""
+    window = [past("r4", "failed", "fp1"), past("r3", "error", "fp0"), past("r2", "skipped")]
+    window = [w for w in window if w.outcome != "skipped"] + [past("r1", "passed")]
+    history = build_history(Recent(window, window[-1]), "fp1", "r5")
+    assert history["status"] == "failing"
+    assert (history["same_failure_runs"], history["last_passed_run"]) == (1, "r1")
+    assert history["summary"] == "failed 3 of the last 4 runs, since r3 (same failure)"
+    assert history["flips"] == 1
+    assert history["flaky_indicator"] == 0.333
+    other = build_history(Recent(window, window[-1]), "fp9", "r5")
+    assert other["summary"].endswith("(failing differently)")
+
+
+def test_history_of_a_test_that_flips_is_known_flaky() -> None:
+    """Two flips or more (a pass after reruns counts) make it known flaky."""
+    window = [past("r3", "passed"), past("r2", "failed"), past("r1", "passed")]
+    history = build_history(Recent(window, window[0]), None, "r4")
+    assert history["status"] == "known flaky"
+    assert history["summary"] == "known flaky: failed 2 of the last 4 runs, outcome flipped 3 times"
+    assert history["flaky_indicator"] == 1.0
+    rerun = [past("r2", "passed", flaky=True), past("r1", "passed")]
+    assert build_history(Recent(rerun, rerun[0]), None, "r3")["status"] == "known flaky"
+
+
+# --- indexing ----------------------------------------------------------------------------------
+
+
+def test_indexing_a_run_again_replaces_it(tmp_path: Path) -> None:
+    """Indexing is idempotent: the same run twice is one run with its latest results."""
+    first = report("r1", 0, [result("a"), result("b", "failed")])
+    again = report("r1", 0, [result("a", "failed"), result("c")])
+    done = index_reports(tmp_path, first, again)
+    assert [d.replaced for d in done] == [False, True]
+    index = SQLiteIndex(tmp_path / INDEX_NAME)
+    try:
+        assert [r.run_id for r in list_runs(index, 10)] == ["r1"]
+        results = run_results(index, "r1")
+    finally:
+        index.close()
+    assert {n: r.outcome for n, r in results.items()} == {"t.py::a": "failed", "t.py::c": "passed"}
+
+
+def test_the_same_node_id_twice_in_a_run_keeps_the_last(tmp_path: Path) -> None:
+    """A report holding a node id twice (pytest's --keep-duplicates) is indexed, last one wins."""
+    record = report(
+        "r1", 0, [result("a", "failed", metrics={"m": 0.2}), result("a", metrics={"m": 0.9})]
+    )
+    index_reports(tmp_path, record)
+    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
+        rows = db.execute("SELECT outcome FROM results").fetchall()
+        metrics = db.execute("SELECT score FROM metrics").fetchall()
+    assert (rows, metrics) == ([("passed",)], [(0.9,)])
+
+
+def test_a_run_is_indexed_with_its_metadata_and_counts(tmp_path: Path) -> None:
+    """RunMeta, the counts and the CI branch and commit are in the runs table."""
+    index_reports(tmp_path, report("r1", 0, [result("a"), result("b", "error")], branch="dev"))
+    index = SQLiteIndex(tmp_path / INDEX_NAME)
+    try:
+        (run,) = list_runs(index, 5)
+    finally:
+        index.close()
+    assert (run.run_id, run.exit_code, run.branch, run.commit) == ("r1", 1, "dev", "abc123")
+    assert run.counts["total"] == 2 and run.counts["errors"] == 1 and run.counts["passed"] == 1
+    assert run.command == ["pytest", "-p", "qbench"]
+
+
+def test_retention_removes_old_runs_and_their_directories(tmp_path: Path) -> None:
+    """keep_runs=2: the oldest runs leave the index (with their tests no run refers to) and their
+    directories are deleted; directories of runs not in the index stay."""
+    records = [report(f"r{i}", i, [result(f"only_in_r{i}"), result("common")]) for i in range(4)]
+    for record in records:
+        write_run(tmp_path, record)
+    (tmp_path / "runs" / "not-indexed").mkdir()
+    done = index_reports(tmp_path, *records, keep_runs=2)
+    assert [d.removed for d in done] == [[], [], ["r0"], ["r1"]]
+    assert remove_run_dirs(tmp_path, ["r0", "r1", "../escape"]) == []
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["not-indexed", "r2", "r3"]
+    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
+        tests = {row[0] for row in db.execute("SELECT nodeid FROM tests")}
+    assert tests == {"t.py::common", "t.py::only_in_r2", "t.py::only_in_r3"}
+
+
+# --- the file: versions, damage, locks ---------------------------------------------------------
+
+
+def test_an_index_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    """A newer qbench's index is not touched; the message says to upgrade or rebuild."""
+    index_reports(tmp_path, report("r1", 0, [result("a")]))
+    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
+        db.execute(
+            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(sql.SCHEMA_VERSION + 1),)
+        )
+    with pytest.raises(HistoryError, match="schema version 2; this qbench knows up to 1") as info:
+        SQLiteIndex(tmp_path / INDEX_NAME, create=True)
+    assert info.value.slug == "index-newer"
+
+
+def test_a_missing_index_is_an_error_for_readers(tmp_path: Path) -> None:
+    """Reading needs an index; the message says how to make one."""
+    with pytest.raises(HistoryError, match="run pytest with qbench to create it") as info:
+        SQLiteIndex(tmp_path / INDEX_NAME)
+    assert info.value.slug == "index-missing"
+    assert not (tmp_path / INDEX_NAME).exists()
+
+
+def test_a_damaged_index_is_an_error_naming_the_fix(tmp_path: Path) -> None:
+    """A file that is not SQLite: delete it and rebuild with qbench index."""
+    (tmp_path / INDEX_NAME).write_bytes(b"not a database, just some bytes" * 100)
+    with pytest.raises(HistoryError, match="delete it and run 'qbench index'") as info:
+        SQLiteIndex(tmp_path / INDEX_NAME, create=True)
+    assert info.value.slug == "index-broken"
+
+
+def test_a_writer_waits_for_a_lock_then_gives_up_clearly(tmp_path: Path) -> None:
+    """Another process holding the write lock longer than `wait` gives a clear error, and the
+    index is unchanged."""
+    index_reports(tmp_path, report("r1", 0, [result("a")]))
+    holder = sqlite3.connect(tmp_path / INDEX_NAME, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    index = SQLiteIndex(tmp_path / INDEX_NAME, wait=0.3)
+    index._conn.execute("PRAGMA busy_timeout = 50")
+    try:
+        with pytest.raises(HistoryError, match="stayed locked by another process") as info:
+            record = report("r2", 1, [result("a")])
+            index_run(index, record, lambda: record["results"])
+        assert info.value.slug == "index-locked"
+        holder.execute("ROLLBACK")
+        assert [r.run_id for r in list_runs(index, 5)] == ["r1"]
+    finally:
+        index.close()
+        holder.close()
+
+
+# --- concurrent writers --------------------------------------------------------------------------
+
+WRITERS, RUNS_EACH, RESULTS_EACH = 4, 12, 300
+
+
+def _write_runs(qbench_dir: str, writer: int, start: multiprocessing.synchronize.Event) -> None:
+    start.wait(30)
+    records = [
+        report(
+            f"w{writer}-r{n}",
+            n + writer / 10,
+            [
+                result(f"test_{i}", "failed" if (i + n) % 7 == 0 else "passed")
+                for i in range(RESULTS_EACH)
+            ],
+        )
+        for n in range(RUNS_EACH)
+    ]
+    index_reports(Path(qbench_dir), *records)
+
+
+def _read_runs(
+    qbench_dir: str, start: multiprocessing.synchronize.Event, seen: multiprocessing.Queue
+) -> None:  # type: ignore[type-arg]
+    start.wait(30)
+    counts = []
+    for _ in range(40):
+        index = SQLiteIndex(Path(qbench_dir) / INDEX_NAME)
+        try:
+            runs = list_runs(index, 1000)
+            counts.extend(len(run_results(index, r.run_id)) for r in runs)
+        finally:
+            index.close()
+    seen.put(sorted(set(counts)))
+
+
+def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
+    """Four processes index 12 runs each at once (and one reads meanwhile): every run is there
+    whole, the file passes SQLite's integrity check, and no reader saw a half-written run."""
+    index_reports(tmp_path, report("seed", -1, [result("test_0")]))
+    ctx = multiprocessing.get_context("spawn")
+    start, seen = ctx.Event(), ctx.Queue()
+    procs = [
+        ctx.Process(target=_write_runs, args=(str(tmp_path), w, start)) for w in range(WRITERS)
+    ]
+    procs.append(ctx.Process(target=_read_runs, args=(str(tmp_path), start, seen)))
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(120)
+    assert [proc.exitcode for proc in procs] == [0] * (WRITERS + 1)
+    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        per_run = db.execute(
+            "SELECT COUNT(*) FROM results GROUP BY run_ref HAVING COUNT(*) > 1"
+        ).fetchall()
+        journal = db.execute("PRAGMA journal_mode").fetchone()[0]
+    assert runs == 1 + WRITERS * RUNS_EACH
+    assert per_run == [(RESULTS_EACH,)] * (WRITERS * RUNS_EACH)
+    assert journal == "wal"
+    assert set(seen.get(timeout=10)) <= {1, RESULTS_EACH}

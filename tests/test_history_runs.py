@@ -1,0 +1,293 @@
+"""History through real pytest runs: each run indexed, failing tests carry their history in
+report.json and report.md, retention, a broken index, a crashed run indexed later (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pytest_qbench.cli import main
+
+from conftest import QBenchRun
+from conftest import RunQBench
+
+
+SUITE = """
+    import pathlib
+    import time
+
+    def plan():
+        return dict(word.split("=") for word in pathlib.Path("plan.txt").read_text().split())
+
+    def test_flaky():
+        assert plan()["flaky"] == "pass", "flaky failed at 0x%x" % id(object())
+
+    def test_new():
+        assert plan()["new"] == "pass"
+
+    def test_fixed():
+        assert plan()["fixed"] == "pass"
+
+    def test_slow():
+        time.sleep(float(plan()["sleep"]))
+
+    def test_stable():
+        pass
+"""
+PLANS = {
+    "r1": "flaky=fail new=pass fixed=fail sleep=0",
+    "r2": "flaky=pass new=pass fixed=fail sleep=0",
+    "r3": "flaky=fail new=fail fixed=pass sleep=0.3",
+}
+
+
+def run_plan(
+    pytester: pytest.Pytester, run_qbench: RunQBench, run_id: str, *args: str
+) -> QBenchRun:
+    """One run of SUITE with the plan of ``run_id``."""
+    pytester.path.joinpath("plan.txt").write_text(PLANS[run_id])
+    return run_qbench(f"--qbench-run-id={run_id}", *args, run_dir=run_id)
+
+
+@pytest.fixture
+def three_runs(pytester: pytest.Pytester, run_qbench: RunQBench) -> list[QBenchRun]:
+    """SUITE run three times: test_flaky fails, passes, fails; test_new fails in the third;
+    test_fixed passes in the third; test_slow takes 0.3s more in the third."""
+    pytester.makepyfile(test_suite=SUITE)
+    return [run_plan(pytester, run_qbench, run_id) for run_id in PLANS]
+
+
+def qbench_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    """``qbench ARGS --json`` in process: exit status and parsed output."""
+    capsys.readouterr()
+    status = main([*args, "--json", "--dir", ".qbench"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+def test_failing_tests_carry_their_history(three_runs: list[QBenchRun]) -> None:
+    """Run 3: the test that failed, passed, failed is known flaky; the test that passed before
+    is a new failure naming that run; a passing test has no history."""
+    first, second, third = three_runs
+    assert first.by_name("test_fixed").history is not None
+    assert first.by_name("test_fixed").history.summary == "new failure: first run of this test"
+    fixed = second.by_name("test_fixed").history
+    assert fixed is not None
+    assert fixed.status == "failing"
+    assert fixed.summary == "failed 2 of the last 2 runs, since r1 (same failure)"
+    flaky = third.by_name("test_flaky").history
+    assert flaky is not None
+    assert (flaky.status, flaky.flips, flaky.flaky_indicator) == ("known flaky", 2, 1.0)
+    assert (flaky.runs, flaky.failed, flaky.last_passed_run) == (2, 1, "r2")
+    assert flaky.same_failure_runs == 1  # the message's address differs, the failure does not
+    new = third.by_name("test_new").history
+    assert new is not None
+    assert (new.status, new.summary) == (
+        "new failure",
+        "new failure: passed in the previous run r2",
+    )
+    assert third.by_name("test_fixed").history is None
+    assert third.by_name("test_stable").history is None
+
+
+def test_the_markdown_shows_the_history_line(three_runs: list[QBenchRun]) -> None:
+    """Each failure block of report.md has its history in one line."""
+    markdown = three_runs[2].markdown
+    assert "History: known flaky: failed 2 of the last 3 runs, outcome flipped 2 times" in markdown
+    assert "History: new failure: passed in the previous run r2" in markdown
+
+
+def test_qbench_flaky_finds_the_flipping_test(
+    three_runs: list[QBenchRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test that fails in runs 1 and 3 and passes in 2 is flaky (indicator 1, 2 flips); the
+    test failing twice then passing flipped once, under the default --min-flips of 2."""
+    status, data = qbench_json(capsys, "flaky")
+    assert status == 0
+    assert [t["nodeid"] for t in data["tests"]] == ["test_suite.py::test_flaky"]
+    (flaky,) = data["tests"]
+    assert {k: flaky[k] for k in ("totalRuns", "passedRuns", "failedRuns", "flips")} == {
+        "totalRuns": 3,
+        "passedRuns": 1,
+        "failedRuns": 2,
+        "flips": 2,
+    }
+    assert (flaky["flakyIndicator"], flaky["executionTrend"]) == (1.0, "Stable")
+    assert flaky["lastFailure"]["error_type"] == "AssertionError"
+    assert flaky["lastFailure"]["location"] == "test_suite.py:8"
+    _, once = qbench_json(capsys, "flaky", "--min-flips", "1")
+    assert {t["nodeid"] for t in once["tests"]} == {
+        "test_suite.py::test_flaky",
+        "test_suite.py::test_fixed",
+        "test_suite.py::test_new",
+    }
+
+
+def test_qbench_diff_of_the_last_two_runs(
+    three_runs: list[QBenchRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """New failures, the fixed test, the slower test; exit status 1 for the new failures."""
+    status, diff = qbench_json(capsys, "diff")
+    assert status == 1
+    assert (diff["base"]["run_id"], diff["head"]["run_id"]) == ("r2", "r3")
+    assert [c["nodeid"] for c in diff["new_failures"]] == [
+        "test_suite.py::test_flaky",
+        "test_suite.py::test_new",
+    ]
+    assert diff["new_failures"][1]["failure"]["message"] == "assert 'fail' == 'pass'"
+    assert [(c["nodeid"], c["before"], c["after"]) for c in diff["fixed"]] == [
+        ("test_suite.py::test_fixed", "failed", "passed")
+    ]
+    assert diff["still_failing"] == []
+    (slower,) = diff["slower"]
+    assert slower["nodeid"] == "test_suite.py::test_slow"
+    assert slower["after"] >= 0.3 > slower["before"]
+    _, quiet = qbench_json(capsys, "diff", "--slower-secs", "5")
+    assert quiet["slower"] == []
+    status, back = qbench_json(capsys, "diff", "r1", "r2")
+    assert status == 0
+    assert [c["nodeid"] for c in back["fixed"]] == ["test_suite.py::test_flaky"]
+    assert [(c["nodeid"], c["same_failure"]) for c in back["still_failing"]] == [
+        ("test_suite.py::test_fixed", True)
+    ]
+
+
+def test_qbench_history_of_one_test(
+    three_runs: list[QBenchRun], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Azure's ExecutionSummary names, and every result oldest first."""
+    status, data = qbench_json(capsys, "history", "test_suite.py::test_flaky")
+    assert status == 0
+    assert (data["totalRuns"], data["passedRuns"], data["failedRuns"]) == (3, 1, 2)
+    assert data["flakyIndicator"] == 1.0
+    assert data["lastRunDate"] == three_runs[2].report.run.started_at.isoformat().replace(
+        "+00:00", "Z"
+    )
+    assert data["averageExecutionTime"] >= 0
+    assert [r["outcome"] for r in data["results"]] == ["failed", "passed", "failed"]
+    capsys.readouterr()
+    assert main(["history", "test_suite.py::test_flaky", "--dir", ".qbench"]) == 0
+    assert "outcomes  F.F  (oldest first)" in capsys.readouterr().out
+
+
+def test_qbench_diff_exit_status_through_the_command(
+    three_runs: list[QBenchRun], pytester: pytest.Pytester
+) -> None:
+    """The console command exits 1 on new failures, 0 without; CI can gate on it."""
+
+    def qbench(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_qbench", *args],
+            cwd=pytester.path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    new = qbench("diff")
+    assert new.returncode == 1, new.stderr
+    assert "New failures (2):" in new.stdout
+    assert "2 new failures, 1 fixed, 0 still failing" in new.stdout
+    assert qbench("diff", "last~2", "last~1").returncode == 0
+    missing = qbench("diff", "r1", "nope")
+    assert missing.returncode == 1
+    assert "qbench: error: no run 'nope' in" in missing.stderr
+
+
+def test_keep_runs_deletes_old_run_directories(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """--qbench-keep-runs=2: after four runs, two run directories and two indexed runs."""
+    pytester.makepyfile(test_one="def test_ok(): pass")
+    for n in range(4):
+        run_qbench("--qbench-keep-runs=2", f"--qbench-run-id=k{n}", run_dir=f"k{n}")
+    runs = pytester.path / ".qbench" / "runs"
+    assert sorted(p.name for p in runs.iterdir()) == ["k2", "k3"]
+
+
+def test_keep_runs_from_the_ini_file(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """ini qbench_keep_runs = 1 keeps the last run only; 0 would keep all."""
+    pytester.makeini("[pytest]\nqbench_keep_runs = 1\n")
+    pytester.makepyfile(test_one="def test_ok(): pass")
+    run_qbench("--qbench-run-id=a", run_dir="a")
+    run_qbench("--qbench-run-id=b", run_dir="b")
+    assert [p.name for p in (pytester.path / ".qbench" / "runs").iterdir()] == ["b"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--qbench-keep-runs=-1"], "*--qbench-keep-runs: must not be negative, given: -1*"),
+        (["-o", "qbench_keep_runs=many"], "*ini qbench_keep_runs must be a whole number*"),
+    ],
+)
+def test_a_bad_keep_runs_value_is_refused(
+    pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    """A negative or non-numeric value is a usage error before any test runs."""
+    pytester.makepyfile(test_one="def test_ok(): pass")
+    result = pytester.runpytest("-p", "qbench", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_broken_index_costs_the_history_only(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An index that cannot be opened: the reports are written without history, a warning says
+    why, and pytest's exit status is unchanged."""
+    pytester.makepyfile(test_one="def test_bad(): assert 0")
+    (pytester.path / ".qbench").mkdir()
+    (pytester.path / ".qbench" / "index.sqlite").write_bytes(b"garbage" * 1000)
+    run = run_qbench()
+    assert run.result.ret == 1
+    assert run.by_name("test_bad").history is None
+    (warning,) = [w for w in run.report.warnings if w.code == "history"]
+    assert "run not indexed, so no history in its reports" in warning.message
+    assert "delete it and run 'qbench index'" in warning.message
+    run.result.stdout.fnmatch_lines(["qbench: run not indexed*"])
+
+
+def test_a_crashed_run_is_indexed_from_its_stream(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run killed mid-way has no report.json and is not indexed; qbench index reads its
+    results.jsonl, and the run shows as interrupted."""
+    pytester.makepyfile(
+        test_crash="""
+        import os
+
+        def test_a():
+            assert 0
+
+        def test_b():
+            os._exit(3)
+        """
+    )
+    pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=crashed")
+    run_dir = pytester.path / ".qbench" / "runs" / "crashed"
+    assert not (run_dir / "report.json").exists()
+    assert main(["index", str(run_dir)]) == 0
+    captured = capsys.readouterr()
+    assert "has no report.json: indexed from results.jsonl" in captured.err
+    assert "indexed crashed: 1 results" in captured.out
+    status, shown = qbench_json(capsys, "show", "crashed")
+    assert status == 0
+    assert shown["interrupted"] is True
+    assert [f["nodeid"] for f in shown["failures"]] == ["test_crash.py::test_a"]
+
+
+def test_history_under_xdist(pytester: pytest.Pytester) -> None:
+    """Under pytest-xdist the controller indexes the run once, and the history is the same."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_x="def test_bad(): assert 0\n\ndef test_ok(): pass")
+    for run_id in ("x1", "x2"):
+        pytester.runpytest_subprocess(
+            "-p", "qbench", "-p", "xdist", "-n", "2", f"--qbench-run-id={run_id}"
+        )
+    data = json.loads((pytester.path / ".qbench/runs/x2/report.json").read_text())
+    (bad,) = [r for r in data["results"] if r["nodeid"] == "test_x.py::test_bad"]
+    assert bad["history"]["summary"] == "failed 2 of the last 2 runs, since x1 (same failure)"
