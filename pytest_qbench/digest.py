@@ -138,7 +138,9 @@ def _step_for(result: Record) -> str:
     if kind == "AssertionError":
         return f"Fix the assertion at {where} ({nodeid})"
     if kind == "MetricFailure":
-        return f"Improve the agent's result in {nodeid}: {first_line(failure['error_message'], 120)}"
+        return (
+            f"Improve the agent's result in {nodeid}: {first_line(failure['error_message'], 120)}"
+        )
     if kind in ("ModuleNotFoundError", "ImportError"):
         return f"Fix the import at {where}: {first_line(failure['error_message'], 120)}"
     return f"Fix the {kind} raised at {where} ({nodeid})"

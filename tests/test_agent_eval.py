@@ -730,14 +730,14 @@ def test_fixture_works_without_reports(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / ".qbench").exists()
 
 
-def test_suites_without_agent_tests_stay_free(pytester: pytest.Pytester) -> None:
+def test_suites_without_agent_tests_stay_free(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Without agent tests, qbench registers no agent hook and imports neither the evaluation
     package nor pydantic, with or without reports."""
     pytester.makeconftest(
         """
         import sys
-
-        pytest_plugins = ["qbench"]
 
         def pytest_sessionfinish(session):
             has = session.config.pluginmanager.has_plugin("qbench-agent")
@@ -746,9 +746,12 @@ def test_suites_without_agent_tests_stay_free(pytester: pytest.Pytester) -> None
         """
     )
     pytester.makepyfile("def test_a():\n    pass\n")
-    for args in (["-p", "qbench"], []):  # reports asked for, and not (the conftest loads it)
-        result = pytester.runpytest_subprocess(*args, "-s")
-        result.stdout.fnmatch_lines(["AGENT-HOOKS False LOADED []"])
+    result = pytester.runpytest_subprocess("-p", "qbench", "-s")  # reports asked for
+    result.stdout.fnmatch_lines(["AGENT-HOOKS False LOADED []"])
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # installed, loaded, not asked for
+    result = pytester.runpytest_subprocess("-s")
+    result.stdout.fnmatch_lines(["AGENT-HOOKS False LOADED []"])
+    assert "qbench-" in result.stdout.str()  # the plugins line: qbench was loaded
 
 
 def test_merged_shards_count_each_kept_tests_metrics_once(

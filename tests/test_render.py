@@ -428,12 +428,12 @@ def test_user_template_dir_overrides_builtin(tmp_path: Path) -> None:
 
 def test_missing_template_lists_builtins() -> None:
     """An unknown template name is a TemplateError that names the built-in templates."""
-    assert list_builtin_templates() == ["report.md.j2", "summary.md.j2"]
+    assert list_builtin_templates() == ["report.md.j2", "step-summary.md.j2", "summary.md.j2"]
     with pytest.raises(TemplateError) as excinfo:
         render(report_of([]), "nope.md.j2")
     message = str(excinfo.value)
     assert "'nope.md.j2' not found" in message
-    assert "(built-ins: report.md.j2, summary.md.j2)" in message
+    assert "(built-ins: report.md.j2, step-summary.md.j2, summary.md.j2)" in message
     assert excinfo.value.slug == "template-missing"
 
 
