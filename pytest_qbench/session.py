@@ -14,7 +14,6 @@ import time
 import traceback
 from collections.abc import Callable
 from collections.abc import Generator
-from collections.abc import Iterable
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextlib import suppress
@@ -413,17 +412,11 @@ class QBenchSession(QBenchWorker):
         A failure here is a warning: the reports are written all the same, without history.
         """
         from pytest_qbench.history.session_end import record_run
-        from pytest_qbench.outputs import StreamResults
 
         stream = self.stream_path if self.stream_path.exists() else None
-        extra = self.unstreamed
-
-        def results() -> Iterable[Record]:
-            return StreamResults(stream, extra) if stream is not None else extra
-
         try:
             recorded = record_run(
-                self.settings.qbench_dir, report, results, self.settings.keep_runs
+                self.settings.qbench_dir, report, stream, self.unstreamed, self.settings.keep_runs
             )
         except Exception as exc:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"

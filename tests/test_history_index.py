@@ -329,3 +329,35 @@ def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
     assert per_run == [(RESULTS_EACH,)] * (WRITERS * RUNS_EACH)
     assert journal == "wal"
     assert set(seen.get(timeout=10)) <= {1, RESULTS_EACH}
+
+
+# --- the stream, read cheaply at the end of a run ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        result("plain"),
+        result('odd,"durations":{"x":1} name'),
+        result("bad", "failed", message='with ,"durations": inside'),
+        result("err", "error"),
+        result("rerun", flaky=True),
+        result("scored", metrics={"m": 0.7}),
+        result("skip", "skipped"),
+    ],
+)
+def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: dict[str, object]) -> None:
+    """The head-only parse of a stream line gives the indexer the same facts as a full parse."""
+    from pytest_qbench import store
+    from pytest_qbench.history.session_end import index_records
+
+    writer = store.StreamWriter(tmp_path / "results.jsonl")
+    writer.write_result(record)
+    writer.close()
+    (light,) = index_records(tmp_path / "results.jsonl", [])
+    for field in ("nodeid", "outcome", "duration"):
+        assert light[field] == record[field]
+    for field in ("failure", "metric_results", "flaky", "reruns"):
+        assert (light.get(field) or None) == (record[field] or None), field
+    if record["failure"]:
+        assert light == record  # parsed whole

@@ -13,6 +13,8 @@ from pytest_qbench._types import OUTCOMES
 from pytest_qbench.errors import HistoryError
 from pytest_qbench.errors import ReportFormatError
 from pytest_qbench.history.indexer import Record
+from pytest_qbench.history.indexer import paused_gc
+from pytest_qbench.shapes import new
 
 
 QBENCH_DIR = ".qbench"
@@ -108,10 +110,10 @@ def read_report_record(path: Path) -> Record:
     Raises:
         ReportFormatError: unreadable, not JSON, another schema version, or fields missing.
     """
-    from pytest_qbench.models import SCHEMA_VERSION
-
+    # The models' schema version, without importing pydantic (shapes.json is made from them).
+    schema_version = new("ReportMeta", qbench_version="", created_at=None)["schema_version"]
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8") as handle, paused_gc():
             data = json.load(handle)
     except OSError as exc:
         raise ReportFormatError(
@@ -122,9 +124,9 @@ def read_report_record(path: Path) -> Record:
             f"{path} is not a qbench report: {exc}", slug="report-invalid"
         ) from None
     version = _get(data, path, "meta", "schema_version")
-    if version != SCHEMA_VERSION:
+    if version != schema_version:
         raise ReportFormatError(
-            f"{path} has schema_version {version}; this qbench reads {SCHEMA_VERSION}. "
+            f"{path} has schema_version {version}; this qbench reads {schema_version}. "
             "Upgrade qbench.",
             slug="schema-version",
         )

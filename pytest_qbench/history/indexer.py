@@ -7,6 +7,7 @@ run's stream), never all held at once.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import re
@@ -14,6 +15,7 @@ import shutil
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
@@ -76,12 +78,30 @@ def index_run(
     def work(cursor: Cursor) -> Indexed:
         done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
-        _insert_results(index, cursor, run_ref, results(), done)
+        _insert_results(cursor, run_ref, results(), done)
         if keep_runs:
             done.removed = delete_old_runs(cursor, keep_runs, run_id)
         return done
 
-    return index.write(work)
+    with paused_gc():
+        return index.write(work)
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile.
+
+    Parsing and indexing make hundreds of thousands of short-lived, acyclic objects, which
+    reference counting frees; each collection they trigger would walk every live object of the
+    process (all of pytest's items and reports, at the end of a run) for nothing.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def run_row(report: Record) -> tuple[Any, ...]:
@@ -123,12 +143,10 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
     return True
 
 
-def _insert_results(
-    index: Index, cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed
-) -> None:
+def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed) -> None:
     with_metrics: set[int] = set()
     for batch in _batches(results, BATCH):
-        ids = _test_ids(index, cursor, [r["nodeid"] for r in batch])
+        ids = _test_ids(cursor, [r["nodeid"] for r in batch])
         rows, prints, metrics = [], {}, {}
         for result in batch:
             test_ref = ids[result["nodeid"]]
@@ -143,11 +161,11 @@ def _insert_results(
                 metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
         cursor.executemany(sql.INSERT_RESULT, rows)
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
-        for test_ref, metric_rows in metrics.items():
-            if test_ref in with_metrics:  # the same node id twice in one run: the last one counts
-                cursor.execute(sql.DELETE_METRICS_OF_TEST, (run_ref, test_ref))
-            cursor.executemany(sql.INSERT_METRIC, metric_rows)
-            with_metrics.add(test_ref)
+        again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
+        if again:  # the same node id twice in one run: the last one counts
+            cursor.executemany(sql.DELETE_METRICS_OF_TEST, again)
+        cursor.executemany(sql.INSERT_METRIC, [row for rows in metrics.values() for row in rows])
+        with_metrics.update(metrics)
         done.results += len(batch)
 
 
@@ -157,14 +175,20 @@ def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
         yield batch
 
 
-def _test_ids(index: Index, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+def _test_ids(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+    """The ids of ``nodeids`` (at most ``BATCH``), those not in the index yet added."""
     wanted = list(dict.fromkeys(nodeids))
-    cursor.execute(sql.find_tests(len(wanted)), wanted)
-    ids: dict[str, int] = {nodeid: ref for ref, nodeid in cursor.fetchall()}
-    for nodeid in wanted:
-        if nodeid not in ids:
-            ids[nodeid] = index.insert_id(cursor, sql.INSERT_TEST, (nodeid,))
+    ids = _known_tests(cursor, wanted)
+    missing = [nodeid for nodeid in wanted if nodeid not in ids]
+    if missing:
+        cursor.executemany(sql.INSERT_TEST, [(nodeid,) for nodeid in missing])
+        ids.update(_known_tests(cursor, missing))
     return ids
+
+
+def _known_tests(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+    cursor.execute(sql.find_tests(len(nodeids)), nodeids)
+    return {nodeid: ref for ref, nodeid in cursor.fetchall()}
 
 
 def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> tuple[Any, ...]:

@@ -5,12 +5,15 @@ Called once by ``QBenchSession`` (records only: no pydantic in the pytest proces
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
+from functools import partial
 from pathlib import Path
 
+from pytest_qbench import store
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.analysis import FLAKY_FLIPS
 from pytest_qbench.history.analysis import Outcome
@@ -52,23 +55,58 @@ class Recorded:
 def record_run(
     qbench_dir: Path,
     report: Record,
-    results: Callable[[], Iterable[Record]],
+    stream: Path | None,
+    extra: Iterable[Record],
     keep_runs: int,
 ) -> Recorded:
-    """Index the run in ``<qbench_dir>/index.sqlite`` (created when missing), apply retention,
-    and return the history of each failing test.
+    """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
+    (created when missing), apply retention, and return the history of each failing test.
 
     Raises:
         HistoryError: the index cannot be used (locked for too long, damaged, newer).
     """
     index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
     try:
-        done = index_run(index, report, results, keep_runs=keep_runs)
+        done = index_run(index, report, partial(index_records, stream, extra), keep_runs=keep_runs)
         histories = failing_histories(index, done, report["run"]["started_at"])
     finally:
         index.close()
     problems = remove_run_dirs(qbench_dir, done.removed)
     return Recorded(histories, problems, done.removed)
+
+
+_HEAD_END = ',"durations":'
+# A line holding one of these needs all its fields (a failure, metrics, reruns); a string value
+# cannot hold them, as its quotes are escaped.
+_NEEDS_ALL = (
+    '"outcome":"failed"',
+    '"outcome":"error"',
+    '"flaky":true',
+    '"attempts":[{',
+    '"metric_results":[{',
+)
+
+
+def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
+    """What indexing needs of each result of a run's stream (then ``extra``), parsed cheaply.
+
+    Most results only tell their node id, outcome and duration: of their JSON line only the head
+    is parsed, the fields before ``durations`` (which hold no nested value, so that the head cut
+    there and closed is an object of its own). Other lines are parsed whole.
+    """
+    if stream is not None:
+        for raw in store.iter_result_json(stream):
+            yield _light_record(raw)
+    yield from extra
+
+
+def _light_record(raw: str) -> Record:
+    cut = raw.find(_HEAD_END)
+    if cut < 0 or any(mark in raw for mark in _NEEDS_ALL):
+        full: Record = json.loads(raw)
+        return full
+    head: Record = json.loads(raw[:cut] + "}")
+    return head if "outcome" in head and "duration" in head else json.loads(raw)
 
 
 def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str, Record]:
