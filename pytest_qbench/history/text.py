@@ -140,7 +140,7 @@ def diff_lines(diff: RunDiff) -> list[str]:
     lines += _names("Removed tests", diff.removed_tests)
     t = diff.thresholds
     lines += _section(
-        f"Slower (at least +{t.slower_pct:g}% and +{t.slower_secs:g}s)",
+        f"Slower by at least {t.slower_pct:g}% and {t.slower_secs:g}s",
         [
             f"{s.nodeid}  {format_duration(s.before)} -> {format_duration(s.after)} "
             f"(+{format_duration(s.after - s.before)})"
