@@ -22,6 +22,7 @@ def test_help_lists_the_group(pytester: pytest.Pytester) -> None:
             "*--qbench-max-trace=CHARS*",
             "*--qbench-md-max-items=N*",
             "*--qbench-run-id=ID*",
+            "*--qbench-keep-runs=N*",
         ]
     )
     result.stdout.fnmatch_lines(
