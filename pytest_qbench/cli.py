@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.history.commands import add_history_parsers
 
     add_history_parsers(sub)
+    from pytest_qbench.mcp_tools.launch import add_mcp_parser
+
+    add_mcp_parser(sub)
 
     schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
     schema.add_argument(

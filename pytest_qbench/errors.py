@@ -33,3 +33,9 @@ class JUnitFormatError(ReportFormatError):
 class HistoryError(QBenchError):
     """The run store's index cannot be used: missing, newer than this qbench, locked, or a run or
     test that it does not hold."""
+
+
+class ToolFailure(QBenchError):
+    """An MCP tool cannot do what it was asked: a refused argument, a busy runner, a run that
+    pytest ended with a usage or internal error. The message says what happened and what to do;
+    the MCP server returns it as a tool error."""
