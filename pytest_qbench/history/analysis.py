@@ -53,12 +53,15 @@ class Outcome:
     """Passed only after reruns."""
 
 
+FAIL, PASS, RERUN_PASS = Outcome(True), Outcome(False), Outcome(False, rerun_passed=True)
+
+
 def as_outcome(outcome: str, flaky: bool | int = False) -> Outcome | None:
     """The ``Outcome`` of a result; ``None`` for a skip (which counts neither way)."""
     if outcome in FAILING:
-        return Outcome(failed=True)
+        return FAIL
     if outcome in PASSING:
-        return Outcome(failed=False, rerun_passed=bool(flaky))
+        return RERUN_PASS if flaky else PASS
     return None
 
 
@@ -133,7 +136,7 @@ def execution_summary(results: Sequence[PastResult]) -> ExecutionSummary:
     """Summarise a test's results (at least one), oldest first."""
     outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in results) if o is not None]
     failed = sum(o.failed for o in outcomes)
-    ran = [r.duration for r in results if as_outcome(r.outcome) is not None]
+    ran = [r.duration for r in results if r.outcome in FAILING or r.outcome in PASSING]
     return ExecutionSummary(
         total_runs=len(results),
         passed_runs=len(outcomes) - failed,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pytest_qbench import store
 from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import FLAKY_FLIPS
-from pytest_qbench.history.analysis import Outcome
 from pytest_qbench.history.analysis import as_outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
@@ -127,7 +127,7 @@ def build_history(recent: Recent, fp: str | None, run_id: str) -> Record:
     """The ``TestHistory`` record of a test failing in ``run_id``, from its recent past."""
     window = recent.window  # newest first
     outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
-    outcomes.append(Outcome(failed=True))
+    outcomes.append(FAIL)
     flips = count_flips(outcomes)
     failed = sum(1 for r in window if r.outcome in FAILING)
     first_failed = run_id
