@@ -1,0 +1,391 @@
+"""The MCP tools against real pytest children, without the SDK: results, exit statuses, timeouts,
+the process group, stored runs, history and the pytest catalog (issue 6)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.errors import ToolFailure
+from pytest_qbench.mcp_tools.command import RunRequest
+from pytest_qbench.mcp_tools.config import ServerConfig
+from pytest_qbench.mcp_tools.models import RunResult
+from pytest_qbench.mcp_tools.service import QBenchTools
+
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+
+SUITE = """
+    import pytest
+
+    @pytest.fixture
+    def broken():
+        raise RuntimeError("fixture broke")
+
+    def test_pass():
+        pass
+
+    def test_fail():
+        print("hello from test_fail")
+        assert 1 + 1 == 3, "arithmetic"
+
+    def test_error(broken):
+        pass
+
+    @pytest.mark.skip(reason="not now")
+    def test_skip():
+        pass
+"""
+
+
+@pytest.fixture(autouse=True)
+def quiet_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Children load only the plugins they are told to (faster), with no outer options."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    write(root, "tests/test_suite.py", SUITE)
+    return root.resolve()
+
+
+@pytest.fixture
+def tools(project: Path) -> QBenchTools:
+    return QBenchTools(ServerConfig(root=project, qbench_dir=project / ".qbench", stop_grace=1.0))
+
+
+def write(root: Path, name: str, source: str) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source))
+
+
+def run(tools: QBenchTools, **request: Any) -> RunResult:
+    """A run to its end, as the server runs it."""
+    process = tools.start_run(RunRequest(**request))
+    tools.supervise(process)
+    return tools.finish_run(process)
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Processes of the group that are not zombies (Linux /proc)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def test_a_run_returns_failures_only(tools: QBenchTools, project: Path) -> None:
+    """Counts, the failed and errored tests with file, line, type, message and trace; no
+    passing test and no raw output; the run's files in its directory (issue 6)."""
+    result = run(tools)
+    assert (result.success, result.exit_code, result.exit_meaning) == (False, 1, "tests failed")
+    counts = result.summary
+    assert (counts.passed, counts.failed, counts.errors, counts.skipped) == (1, 1, 1, 1)
+    failed, errored = result.failures
+    assert failed.test_name == "tests/test_suite.py::test_fail"
+    assert (failed.file, failed.line, failed.error_type) == (
+        "tests/test_suite.py",
+        13,
+        "AssertionError",
+    )
+    assert "arithmetic" in failed.error_message
+    assert failed.stack_trace.startswith("tests/test_suite.py:13: in test_fail")
+    assert errored.outcome == "error" and "fixture broke" in errored.error_message
+    assert "test_pass" not in result.model_dump_json()
+    assert result.truncated.failures == 0 and not result.timed_out
+    run_dir = project / ".qbench" / "runs" / result.run_id
+    names = {p.name for p in run_dir.iterdir()}
+    assert {"stdout.txt", "stderr.txt", "mcp-run.json", "report.json", "digest.json"} <= names
+    assert "collected 4 items" in (run_dir / "stdout.txt").read_text()
+    assert not (project / ".qbench" / "mcp-staging" / result.run_id).exists()
+    meta = json.loads((run_dir / "mcp-run.json").read_text())
+    assert meta["exit_code"] == 1 and meta["command"][1:5] == ["-m", "pytest", "-p", "qbench"]
+
+
+def test_selection_runs_only_what_was_asked(tools: QBenchTools) -> None:
+    """A node id and a -k expression reach pytest as single arguments."""
+    result = run(tools, test_path=["tests/test_suite.py::test_pass"])
+    assert (result.success, result.summary.passed, result.summary.total) == (True, 1, 1)
+    result = run(tools, keyword="fail or pass")
+    assert (result.summary.passed, result.summary.failed, result.summary.deselected) == (1, 1, 2)
+
+
+def test_usage_error_is_a_tool_error_with_pytests_words(tools: QBenchTools) -> None:
+    """Exit status 4: a tool error carrying the end of pytest's output and what to do; the
+    runner is free again afterwards (issue 6)."""
+    with pytest.raises(ToolFailure) as caught:
+        run(tools, markers="(unclosed")
+    message = str(caught.value)
+    assert "exited with status 4 (usage error)" in message
+    assert "What to do:" in message
+    assert "Wrong expression passed to '-m'" in message
+    assert run(tools, test_path=["tests/test_suite.py::test_pass"]).success
+
+
+def test_internal_error_is_a_tool_error(tools: QBenchTools, project: Path) -> None:
+    """Exit status 3 (INTERNALERROR) carries the traceback's end."""
+    write(
+        project,
+        "conftest.py",
+        "def pytest_collection_modifyitems(items):\n    raise RuntimeError('conftest boom')\n",
+    )
+    with pytest.raises(ToolFailure, match=r"(?s)status 3 \(internal error\).*conftest boom"):
+        run(tools)
+
+
+def test_a_crash_is_a_tool_error_that_counts_what_finished(
+    tools: QBenchTools, project: Path
+) -> None:
+    """pytest killed by a signal: the finished tests are kept and the error says so."""
+    write(
+        project,
+        "tests/test_z_crash.py",
+        "import os, signal\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    )
+    with pytest.raises(ToolFailure) as caught:
+        run(tools)
+    message = str(caught.value)
+    assert "killed by signal SIGKILL" in message
+    assert "4 test(s) had finished" in message
+    assert "the pytest process died" in message
+
+
+def test_collection_errors_are_data(tools: QBenchTools, project: Path) -> None:
+    """A file that cannot be imported is a collection error in the result, not a tool error."""
+    write(project, "tests/test_broken.py", "import not_a_module_anywhere\n")
+    result = run(tools)
+    assert result.exit_code == 2 and not result.success
+    [error] = result.collection_errors
+    assert error.file == "tests/test_broken.py"
+    assert "not_a_module_anywhere" in error.message
+    assert "collection error" in result.next_steps[0]
+
+
+def test_timeout_stops_the_run_and_keeps_partial_results(tools: QBenchTools, project: Path) -> None:
+    """At the timeout pytest is interrupted and writes its reports; the result is marked and
+    holds the failures that finished (issue 6)."""
+    write(project, "tests/test_z_slow.py", "import time\n\ndef test_slow():\n    time.sleep(60)\n")
+    started = time.monotonic()
+    result = run(tools, timeout_seconds=3)
+    assert time.monotonic() - started < 20
+    assert result.timed_out and result.partial and not result.success
+    assert result.timeout_seconds == 3
+    assert result.exit_meaning == "stopped after the timeout of 3s"
+    assert result.failures[0].test_name == "tests/test_suite.py::test_fail"
+    assert result.next_steps[0].startswith("The run hit its timeout of 3s")
+
+
+def test_timeout_kills_the_whole_group(tools: QBenchTools, project: Path) -> None:
+    """A run that ignores the interrupt, and its grandchild that ignores it too, are killed
+    with the process group; the run is rebuilt from its stream and indexed (issue 6)."""
+    write(
+        project,
+        "tests/test_z_stubborn.py",
+        f"""
+        import os, signal, subprocess, sys, time
+
+        def test_stubborn(tmp_path):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+            child = subprocess.Popen([sys.executable, "-c", code])
+            with open({str(project / "pids.txt")!r}, "w") as f:
+                f.write(f"{{os.getpid()}} {{child.pid}}")
+            time.sleep(60)
+        """,
+    )
+    result = run(tools, timeout_seconds=3)
+    assert result.timed_out and result.partial
+    assert result.exit_code == -signal.SIGKILL
+    pytest_pid, _grandchild = map(int, (project / "pids.txt").read_text().split())
+    if Path("/proc").is_dir():
+        assert group_alive(pytest_pid) == []
+    run_dir = project / ".qbench" / "runs" / result.run_id
+    assert (run_dir / "report.json").is_file() and (run_dir / "report.md").is_file()
+    [listed] = [r for r in tools.list_runs(10).runs if r.run_id == result.run_id]
+    assert listed.interrupted and listed.has_output
+
+
+def test_one_run_at_a_time(tools: QBenchTools, project: Path) -> None:
+    """A second run while one goes on is refused, naming the first; cancelling frees it."""
+    write(project, "tests/test_z_slow.py", "import time\n\ndef test_slow():\n    time.sleep(60)\n")
+    first = tools.start_run(RunRequest())
+    try:
+        with pytest.raises(ToolFailure, match=f"a run is going on \\({first.plan.run_id}"):
+            tools.start_run(RunRequest())
+        assert tools.check_health().run_in_progress == first.plan.run_id
+    finally:
+        tools.abandon(first)
+    assert first.poll() is not None
+    assert tools.check_health().run_in_progress is None
+    meta = json.loads((first.plan.run_dir / "mcp-run.json").read_text())
+    assert meta["interrupted"] is True
+
+
+def test_stored_runs_failures_and_output(tools: QBenchTools) -> None:
+    """get_test_failure by node id or a unique part, with captured output; get_run_output
+    pages with the run's metadata; helpful errors for the rest (issue 6)."""
+    result = run(tools, verbose=True)
+    detail = tools.get_test_failure(result.run_id, "test_fail")
+    assert detail.nodeid == "tests/test_suite.py::test_fail"
+    assert detail.stdout.strip() == "hello from test_fail"
+    assert detail.error_type == "AssertionError" and detail.cut == []
+    assert tools.get_test_failure("last", "tests/test_suite.py::test_error").phase == "setup"
+    with pytest.raises(ToolFailure, match="test_pass passed in run"):
+        tools.get_test_failure(result.run_id, "tests/test_suite.py::test_pass")
+    with pytest.raises(ToolFailure, match="names several failing tests"):
+        tools.get_test_failure(result.run_id, "test_")
+    with pytest.raises(ToolFailure, match=r"names no failing test.*test_fail"):
+        tools.get_test_failure(result.run_id, "nothing")
+    with pytest.raises(ToolFailure, match="is not a run id"):
+        tools.get_test_failure("../../etc", "x")
+    with pytest.raises(ToolFailure, match="no run 'nope'"):
+        tools.get_run_output("nope")
+
+    page = tools.get_run_output(result.run_id[:10], offset=0, limit=3)
+    assert page.run.run_id == result.run_id and page.run.exit_code == 1
+    assert page.lines == 3 and page.next_offset == 3
+    assert page.text.splitlines()[0].startswith("=====")
+    rest = tools.get_run_output(result.run_id, offset=3, limit=1000)
+    assert rest.next_offset is None and rest.offset + rest.lines == rest.total_lines
+    assert "PASSED" in rest.text  # -v
+    markdown = tools.get_run_output(result.run_id, stream="markdown")
+    assert markdown.text.startswith("#")
+    assert tools.get_run_output(result.run_id, stream="stderr").total_lines == 0
+    with pytest.raises(ToolFailure, match="limit must be from 1 to 1000"):
+        tools.get_run_output(result.run_id, limit=5000)
+
+
+def test_history_runs_and_flaky_tests(tools: QBenchTools, project: Path) -> None:
+    """list_runs and flaky_tests read the run history's index (issue 6)."""
+    assert tools.list_runs(5).note is not None
+    write(
+        project,
+        "tests/test_suite.py",
+        f"""
+        from pathlib import Path
+
+        def test_flaky():
+            counter = Path({str(project / "count.txt")!r})
+            n = int(counter.read_text()) if counter.exists() else 0
+            counter.write_text(str(n + 1))
+            assert n % 2 == 0
+        """,
+    )
+    results = [run(tools) for _ in range(3)]
+    listed = tools.list_runs(2).runs
+    assert [r.run_id for r in listed] == [results[2].run_id, results[1].run_id]
+    assert listed[0].summary["passed"] == 1 and listed[1].summary["failed"] == 1
+    [flaky] = tools.flaky_tests(10).tests
+    assert flaky.nodeid == "tests/test_suite.py::test_flaky"
+    assert (flaky.flips, flaky.runs, flaky.failed, flaky.flaky_indicator) == (2, 3, 1, 1.0)
+    assert flaky.last_failure is not None and "AssertionError" in flaky.last_failure
+
+
+def test_ingest_from_pytest_collection(tools: QBenchTools, project: Path) -> None:
+    """The catalog learns node ids, docstrings, qbench_case fields and markers; a second ingest
+    reports removals, keeps the tests of a file that stopped collecting, and takes a test with
+    a malformed qbench_case without its fields (issue 6)."""
+    write(
+        project,
+        "tests/test_shop.py",
+        """
+        import pytest
+
+        @pytest.mark.slow
+        @pytest.mark.qbench_case(key="SHOP-7", title="Checkout with a coupon", priority="High",
+                                 tags=["checkout"], steps=[("Apply SAVE10", "Total drops")])
+        def test_coupon():
+            '''A customer pays less with a coupon.'''
+
+        def test_cart_total():
+            '''The cart adds prices.'''
+        """,
+    )
+    write(project, "tests/test_other.py", "def test_other():\n    pass\n")
+    report = tools.finish_collection(_collected(tools))
+    assert (report.added, report.removed, report.rejected_total) == (7, 0, 0)
+    case = tools.get_test_by_key("shop-7")
+    assert case.nodeid == "tests/test_shop.py::test_coupon"
+    assert case.description == "A customer pays less with a coupon."
+    assert case.markers == ["slow"] and case.steps[0].expected == "Total drops"
+    assert tools.search_tests("coupon").results[0].uid == "tests/test_shop.py::test_coupon"
+    assert tools.search_tests("cart adds prices").results[0].uid.endswith("test_cart_total")
+    assert not list((project / ".qbench").glob("runs/*")), "collecting writes no run"
+
+    write(project, "tests/test_other.py", "import not_there\n")
+    write(project, "tests/test_suite.py", "def test_pass():\n    pass\n")
+    write(
+        project,
+        "tests/test_bad.py",
+        "import pytest\n\n@pytest.mark.qbench_case(key=1.5)\ndef test_bad():\n    pass\n",
+    )
+    report = tools.finish_collection(_collected(tools))
+    # test_pass moved up the file (updated); test_other.py's test is kept, not counted
+    assert (report.added, report.updated, report.removed, report.unchanged) == (1, 1, 3, 2)
+    assert report.collection_errors[0].startswith("tests/test_other.py: ")
+    assert tools.search_tests("", path="tests/test_other.py").total == 1
+    [rejected] = report.rejected
+    assert rejected.record == "tests/test_bad.py::test_bad"
+    assert "key must be a string" in rejected.reason
+
+
+def _collected(tools: QBenchTools) -> Any:
+    process = tools.start_collection()
+    tools.supervise(process)
+    return process
+
+
+def test_a_collection_pytest_refuses_is_a_tool_error(tools: QBenchTools, project: Path) -> None:
+    """A conftest that cannot be imported stops the ingest with pytest's words; the catalog
+    is not touched."""
+    write(project, "conftest.py", "raise ImportError('conftest is broken')\n")
+    with pytest.raises(ToolFailure, match=r"(?s)exited with status 4.*conftest is broken"):
+        tools.finish_collection(_collected(tools))
+    assert tools.check_health().run_in_progress is None
+
+
+def test_progress_counts_finished_tests(tools: QBenchTools) -> None:
+    """Progress reads the result stream: tests done, failed, and the collected total."""
+    seen: list[Any] = []
+    process = tools.start_run(RunRequest())
+    tools.supervise(process, seen.append, sleep=lambda s: time.sleep(0.05))
+    final = process.progress()
+    tools.finish_run(process)
+    assert (final.done, final.failed, final.total) == (4, 2, 4)
+    assert final.message == "4/4 tests, 2 failed"
+    assert all(p.done <= 4 for p in seen)
+
+
+def test_environment_reaches_pytest(
+    tools: QBenchTools, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest gets the server's environment."""
+    monkeypatch.setenv("QBENCH_TEST_VALUE", "42")
+    write(
+        project,
+        "tests/test_suite.py",
+        """
+        import os
+
+        def test_env():
+            assert os.environ["QBENCH_TEST_VALUE"] == "42"
+        """,
+    )
+    assert run(tools, test_path="tests/test_suite.py").success
