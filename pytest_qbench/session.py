@@ -409,10 +409,13 @@ class QBenchSession(QBenchWorker):
     def index_run(self, report: Record) -> dict[str, Record]:
         """Index the run in the run store's ``index.sqlite``; return the failing tests' history.
 
-        A failure here is a warning: the reports are written all the same, without history.
+        A failure here is a warning: the reports are written all the same, without history. A run
+        in which no test ran (``--collect-only``, a ``-k`` matching nothing) is not indexed.
         """
         from pytest_qbench.history.session_end import record_run
 
+        if not report["summary"]["total"]:
+            return {}
         stream = self.stream_path if self.stream_path.exists() else None
         try:
             recorded = record_run(

@@ -291,3 +291,14 @@ def test_history_under_xdist(pytester: pytest.Pytester) -> None:
     data = json.loads((pytester.path / ".qbench/runs/x2/report.json").read_text())
     (bad,) = [r for r in data["results"] if r["nodeid"] == "test_x.py::test_bad"]
     assert bad["history"]["summary"] == "failed 2 of the last 2 runs, since x1 (same failure)"
+
+
+def test_a_run_without_tests_is_not_indexed(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """--collect-only (or a -k matching nothing) writes its reports but adds no run to the
+    history, so that `qbench diff` does not compare against an empty run."""
+    pytester.makepyfile(test_one="def test_ok(): pass")
+    run_qbench("--collect-only", "--qbench-run-id=c", run_dir="c")
+    run_qbench("-k", "nothing", "--qbench-run-id=k", run_dir="k")
+    assert not (pytester.path / ".qbench" / "index.sqlite").exists()
