@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import STUBBORN
+from mcp_helpers import group_alive
+from mcp_helpers import quiet_children
+from mcp_helpers import stubborn_pids
 
 from pytest_qbench.errors import ToolFailure
 from pytest_qbench.mcp_tools.command import RunRequest
@@ -46,10 +50,8 @@ SUITE = """
 
 
 @pytest.fixture(autouse=True)
-def quiet_children(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Children load only the plugins they are told to (faster), with no outer options."""
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet_children(monkeypatch)
 
 
 @pytest.fixture
@@ -76,19 +78,6 @@ def run(tools: QBenchTools, **request: Any) -> RunResult:
     process = tools.start_run(RunRequest(**request))
     tools.supervise(process)
     return tools.finish_run(process)
-
-
-def group_alive(pgid: int) -> list[int]:
-    """Processes of the group that are not zombies (Linux /proc)."""
-    alive = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            alive.append(int(stat.parent.name))
-    return alive
 
 
 def test_a_run_returns_failures_only(tools: QBenchTools, project: Path) -> None:
@@ -195,27 +184,12 @@ def test_timeout_stops_the_run_and_keeps_partial_results(tools: QBenchTools, pro
 def test_timeout_kills_the_whole_group(tools: QBenchTools, project: Path) -> None:
     """A run that ignores the interrupt, and its grandchild that ignores it too, are killed
     with the process group; the run is rebuilt from its stream and indexed (issue 6)."""
-    write(
-        project,
-        "tests/test_z_stubborn.py",
-        f"""
-        import os, signal, subprocess, sys, time
-
-        def test_stubborn(tmp_path):
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
-            child = subprocess.Popen([sys.executable, "-c", code])
-            with open({str(project / "pids.txt")!r}, "w") as f:
-                f.write(f"{{os.getpid()}} {{child.pid}}")
-            time.sleep(60)
-        """,
-    )
+    write(project, "tests/test_z_stubborn.py", STUBBORN)
     result = run(tools, timeout_seconds=3)
     assert result.timed_out and result.partial
     assert result.exit_code == -signal.SIGKILL
-    pytest_pid, _grandchild = map(int, (project / "pids.txt").read_text().split())
-    if Path("/proc").is_dir():
-        assert group_alive(pytest_pid) == []
+    pytest_pid, _grandchild = stubborn_pids(project)
+    assert group_alive(pytest_pid) == []
     run_dir = project / ".qbench" / "runs" / result.run_id
     assert (run_dir / "report.json").is_file() and (run_dir / "report.md").is_file()
     [listed] = [r for r in tools.list_runs(10).runs if r.run_id == result.run_id]

@@ -526,3 +526,51 @@ def test_export_case_keeps_numbers_as_text() -> None:
     """A numeric id or priority is text in the catalog."""
     case = export_case({"id": 1234, "name": "Numbered", "priority": 2}, "json:x")
     assert (case.uid, case.title, case.priority) == ("1234", "Numbered", "2")
+
+
+# --- the commands ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def without_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Imports of the MCP SDK fail, as without the extra."""
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.delitem(sys.modules, "pytest_qbench.mcp_server", raising=False)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("without_sdk")
+def test_without_the_extra_both_commands_say_what_to_install(
+    capsys: pytest.CaptureFixture[str], root: Path
+) -> None:
+    """One line on stderr naming the extra, exit status 1 (issue 6)."""
+    from pytest_qbench.cli import main
+    from pytest_qbench.mcp_tools import launch
+
+    assert main(["mcp", "--root", str(root)]) == 1
+    assert capsys.readouterr().err == (
+        "qbench: error: qbench mcp requires the 'mcp' extra: pip install 'pytest-qbench[mcp]'\n"
+    )
+    assert launch.main(["--root", str(root)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "qbench-mcp: error: qbench mcp requires the 'mcp' extra: pip install 'pytest-qbench[mcp]'\n"
+    )
+
+
+def test_server_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """qbench mcp --help lists the options; bad values are refused before serving."""
+    from pytest_qbench.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["mcp", "--help"])
+    out = capsys.readouterr().out
+    for option in ("--root", "--qbench-dir", "--default-timeout", "--max-timeout", "--budget"):
+        assert option in out
+    with pytest.raises(SystemExit):
+        main(["mcp", "--budget", "100"])
+    assert "must be from 4000 to 24000 bytes" in capsys.readouterr().err
+    assert main(["mcp", "--root", str(tmp_path / "missing")]) == 1
+    assert "is not a directory" in capsys.readouterr().err

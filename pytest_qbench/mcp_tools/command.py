@@ -131,12 +131,12 @@ def pytest_command() -> list[str]:
 
 
 def selection_args(request: RunRequest) -> list[str]:
-    """``-x``, ``-v``, ``-k=EXPR``, ``-m=EXPR``."""
-    args = []
+    """``-x``, ``-v``, ``-k=EXPR``, ``-m=EXPR``, and the traceback style of the raw output:
+    short (the result has the traces; long ones cost pytest seconds on large failing runs),
+    long with ``verbose``."""
+    args = ["--tb=long", "-v"] if request.verbose else ["--tb=short"]
     if request.fail_fast:
         args.append("-x")
-    if request.verbose:
-        args.append("-v")
     if request.keyword is not None:
         args.append(f"-k={safe_text(request.keyword, 'keyword')}")
     if request.markers is not None:

@@ -77,6 +77,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         help="Longest timeout an assistant may ask for. Default: %(default)r",
     )
     parser.add_argument(
+        "--stop-grace",
+        type=_seconds,
+        default=STOP_GRACE,
+        metavar="SECONDS",
+        help="After a timeout or a cancellation, how long pytest may take to write its reports "
+        "before its process group is killed. Default: %(default)r",
+    )
+    parser.add_argument(
         "--coverage-source",
         action="append",
         default=[],
@@ -107,6 +115,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         default_timeout=default,
         max_timeout=args.max_timeout,
         budget=args.budget,
+        stop_grace=args.stop_grace,
         coverage_sources=tuple(args.coverage_source),
     )
 

@@ -1,0 +1,47 @@
+"""Helpers shared by the MCP tests: the children's environment, process groups, cancelling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+STUBBORN = """
+    import os, signal, subprocess, sys, time
+
+    def test_stubborn():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+        child = subprocess.Popen([sys.executable, "-c", code])
+        with open("pids.txt", "w") as f:
+            f.write(f"{os.getpid()} {child.pid}")
+        time.sleep(60)
+"""
+"""A test that ignores the interrupt, with a grandchild that ignores it too; both pids go to
+``pids.txt`` in the working directory (the project root)."""
+
+
+def quiet_children(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest children load only the plugins they are told to (faster), with no outer options."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Processes of the group that are not zombies (Linux /proc; empty elsewhere)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
+
+
+def stubborn_pids(root: Path) -> tuple[int, int]:
+    """The pids ``STUBBORN`` wrote: pytest's (its process group's) and the grandchild's."""
+    pytest_pid, grandchild = map(int, (root / "pids.txt").read_text().split())
+    return pytest_pid, grandchild

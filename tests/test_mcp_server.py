@@ -1,0 +1,330 @@
+"""The MCP server through the SDK's own clients: in-process for every tool, and once over stdio
+through the installed ``qbench-mcp`` (issue 6)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+from collections.abc import Awaitable
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import STUBBORN
+from mcp_helpers import group_alive
+from mcp_helpers import quiet_children
+from mcp_helpers import stubborn_pids
+
+
+pytest.importorskip("mcp")
+
+import anyio
+from mcp import Client
+from mcp import StdioServerParameters
+from mcp.types import CallToolResult
+
+from pytest_qbench.mcp_server import build_server
+from pytest_qbench.mcp_tools.config import HARD_CAP
+from pytest_qbench.mcp_tools.config import ServerConfig
+
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+
+CATALOG = Path(__file__).parent / "data" / "mcp" / "catalog.json"
+TOOLS = {
+    "run_test_workflow",
+    "get_test_failure",
+    "get_run_output",
+    "list_runs",
+    "flaky_tests",
+    "search_tests",
+    "get_test_by_key",
+    "find_similar_tests",
+    "ingest_tests",
+    "check_health",
+}
+SUITE = """
+    import pytest
+
+    def test_pass():
+        pass
+
+    @pytest.mark.qbench_case(key="SHOP-3", title="Totals add up", tags=["cart"])
+    def test_fail():
+        '''The cart total is the sum of the items.'''
+        print("captured line")
+        assert sum([1, 2]) == 4
+"""
+
+
+@pytest.fixture(autouse=True)
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet_children(monkeypatch)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_suite.py").write_text(textwrap.dedent(SUITE))
+    shutil.copy(CATALOG, root / "catalog.json")
+    return root.resolve()
+
+
+@pytest.fixture
+def config(project: Path) -> ServerConfig:
+    return ServerConfig(root=project, qbench_dir=project / ".qbench", stop_grace=1.0)
+
+
+def with_client(config: ServerConfig, work: Callable[[Client], Awaitable[Any]]) -> Any:
+    """Run ``work`` with an in-process client of a new server."""
+
+    async def main() -> Any:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            return await work(client)
+
+    return anyio.run(main)
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def text_of(result: CallToolResult) -> str:
+    [content] = result.content
+    assert content.type == "text"
+    return content.text
+
+
+async def cancel_when_started(client: Client, root: Path) -> None:
+    """Start a run and cancel the call once ``STUBBORN`` has written its pids."""
+    pids = root / "pids.txt"
+    with anyio.move_on_after(30):
+        async with anyio.create_task_group() as group:
+            scope = anyio.CancelScope()
+
+            async def call() -> None:
+                with scope:
+                    await client.call_tool("run_test_workflow", {})
+
+            group.start_soon(call)
+            while not pids.exists() or not pids.read_text():
+                await anyio.sleep(0.05)
+            scope.cancel()
+
+
+def test_every_tool_is_listed_with_its_schemas(config: ServerConfig) -> None:
+    """Ten tools, each with an input schema, an output schema and a description (issue 6)."""
+
+    async def work(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = {tool.name: tool for tool in with_client(config, work)}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        assert tool.description
+    run = tools["run_test_workflow"]
+    assert set(run.input_schema["properties"]) == {
+        "test_path",
+        "keyword",
+        "markers",
+        "coverage",
+        "coverage_threshold",
+        "coverage_source",
+        "fail_fast",
+        "verbose",
+        "max_failures",
+        "timeout_seconds",
+    }
+    assert "ctx" not in run.input_schema["properties"]
+    assert {"run_id", "failures", "truncated", "next_steps"} <= set(run.output_schema["properties"])
+    assert tools["search_tests"].annotations.read_only_hint is True
+    assert tools["run_test_workflow"].annotations.read_only_hint is False
+
+
+def test_every_tool_through_the_client(config: ServerConfig) -> None:
+    """Each tool answers with text and structured content that the client validated against
+    the tool's output schema; run_test_workflow reports progress (issue 6)."""
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total, message))
+
+    async def work(client: Client) -> dict[str, CallToolResult]:
+        out = {
+            "run": await client.call_tool("run_test_workflow", {}, progress_callback=on_progress)
+        }
+        run_id = structured(out["run"])["run_id"]
+        out["failure"] = await client.call_tool(
+            "get_test_failure", {"run_id": run_id, "test": "test_fail"}
+        )
+        out["output"] = await client.call_tool("get_run_output", {"run_id": run_id, "limit": 5})
+        out["runs"] = await client.call_tool("list_runs", {"limit": 5})
+        out["flaky"] = await client.call_tool("flaky_tests", {})
+        out["ingest"] = await client.call_tool("ingest_tests", {})
+        out["export"] = await client.call_tool("ingest_tests", {"source": "catalog.json"})
+        out["search"] = await client.call_tool(
+            "search_tests", {"query": "login", "tags": ["auth"], "limit": 2}
+        )
+        out["key"] = await client.call_tool("get_test_by_key", {"key": "shop-3"})
+        out["similar"] = await client.call_tool(
+            "find_similar_tests", {"text": "sign in with a password", "limit": 3}
+        )
+        out["health"] = await client.call_tool("check_health", {})
+        return out
+
+    out = with_client(config, work)
+    for name, result in out.items():
+        assert len(text_of(result)) <= config.budget, name
+        assert len(json.dumps(structured(result))) <= config.budget, name
+
+    run = structured(out["run"])
+    assert (run["summary"]["passed"], run["summary"]["failed"]) == (1, 1)
+    assert [f["test_name"] for f in run["failures"]] == ["tests/test_suite.py::test_fail"]
+    assert text_of(out["run"]).startswith("FAILED: 1 failed, 1 passed")
+    assert progress[0][0] == 0 and progress[-1][:2] == (2, 2)
+    assert [p[0] for p in progress] == sorted({p[0] for p in progress})
+
+    failure = structured(out["failure"])
+    assert failure["stdout"].strip() == "captured line" and failure["key"] == "SHOP-3"
+    assert "assert 3 == 4" in text_of(out["failure"])
+    assert structured(out["output"])["run"]["run_id"] == run["run_id"]
+    assert structured(out["runs"])["runs"][0]["run_id"] == run["run_id"]
+    assert structured(out["flaky"])["tests"] == []
+    assert structured(out["ingest"])["added"] == 2
+    assert structured(out["export"])["added"] == 11
+    search = structured(out["search"])
+    assert search["total"] == 3 and len(search["results"]) == 2 and search["next_cursor"]
+    assert structured(out["key"])["nodeid"] == "tests/test_suite.py::test_fail"
+    assert structured(out["similar"])["results"]
+    health = structured(out["health"])
+    assert health["status"] == "ok" and health["catalog_size"] == 13
+    assert health["runs_indexed"] == 1
+
+
+def test_refused_arguments_are_tool_errors(config: ServerConfig) -> None:
+    """Escapes, option injection and out-of-range values come back as tool errors that say
+    why, and nothing runs (issue 6)."""
+    calls = [
+        ("run_test_workflow", {"test_path": "../../etc"}, "holds '..'"),
+        ("run_test_workflow", {"test_path": ["/etc/passwd"]}, "outside the project root"),
+        ("run_test_workflow", {"test_path": "--collect-only"}, "options are not accepted"),
+        ("run_test_workflow", {"keyword": "-p evil"}, "options are not accepted"),
+        ("run_test_workflow", {"markers": "x\n--co"}, "control character"),
+        ("run_test_workflow", {"coverage_source": ["--cov=/"]}, "options are not accepted"),
+        ("run_test_workflow", {"max_failures": 0}, "greater than or equal to 1"),
+        ("run_test_workflow", {"coverage_threshold": 120}, "less than or equal to 100"),
+        ("get_run_output", {"run_id": "../x"}, "is not a run id"),
+        ("get_run_output", {"run_id": "last", "stream": "secrets"}, "stdout"),
+        ("ingest_tests", {"source": "/etc/passwd"}, "outside the project root"),
+        ("search_tests", {"limit": 500}, "less than or equal to 50"),
+    ]
+
+    async def work(client: Client) -> list[CallToolResult]:
+        return [await client.call_tool(name, args) for name, args, _reason in calls]
+
+    for (name, _args, reason), result in zip(calls, with_client(config, work), strict=True):
+        assert result.is_error, name
+        assert reason in text_of(result), (name, text_of(result))
+    assert not (config.qbench_dir / "runs").exists()
+
+
+def test_500_failures_stay_within_the_budget(config: ServerConfig) -> None:
+    """A real run with 500 failures, long messages and deep traces: the response keeps the
+    summary and the first failures, counts the rest, and stays within the budget (issue 6)."""
+    (config.root / "tests" / "test_suite.py").write_text(
+        textwrap.dedent(
+            """
+            import pytest
+
+            def deep(n, i):
+                if n:
+                    return deep(n - 1, i)
+                raise ValueError(f"failure {i}: " + "detail " * 400)
+
+            @pytest.mark.parametrize("i", range(500))
+            def test_many(i):
+                deep(3, i)
+            """
+        )
+    )
+
+    async def work(client: Client) -> CallToolResult:
+        return await client.call_tool("run_test_workflow", {"max_failures": 100})
+
+    result = with_client(config, work)
+    data = structured(result)
+    size = len(json.dumps(data, separators=(",", ":")).encode())
+    assert size <= config.budget
+    assert size + len(text_of(result).encode()) <= HARD_CAP
+    assert data["summary"]["failed"] == 500
+    listed = data["failures"]
+    assert listed and listed[0]["test_name"] == "tests/test_suite.py::test_many[0]"
+    assert data["truncated"]["failures"] == 500 - len(listed)
+    first = listed[0]
+    assert first["stack_trace"].startswith("tests/test_suite.py:11: in test_many")
+    assert first["stack_trace"].rstrip().endswith("detail")
+    assert "qbench cut" in first["stack_trace"]
+    assert first["error_message"].startswith("failure 0: detail")
+
+
+def test_cancelling_a_run_kills_its_process_group(config: ServerConfig) -> None:
+    """The client gives up: the server kills pytest and the grandchild it started (both
+    ignore the interrupt), keeps the run's files, and serves the next call (issue 6)."""
+    (config.root / "tests" / "test_suite.py").write_text(textwrap.dedent(STUBBORN))
+
+    async def work(client: Client) -> CallToolResult:
+        await cancel_when_started(client, config.root)
+        return await client.call_tool("check_health", {})
+
+    health = structured(with_client(config, work))
+    assert health["run_in_progress"] is None
+    pytest_pid, _grandchild = stubborn_pids(config.root)
+    assert group_alive(pytest_pid) == []
+    [run_dir] = (config.qbench_dir / "runs").iterdir()
+    meta = json.loads((run_dir / "mcp-run.json").read_text())
+    assert meta["interrupted"] is True and meta["exit_code"] < 0
+
+
+def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
+    """``qbench-mcp`` over stdio: the protocol is all its stdout carries, a run comes back,
+    a cancelled run's process group dies, and the server still answers (issue 6)."""
+    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("qbench-mcp is not installed next to this Python")
+    (project / "tests" / "test_z_stubborn.py").write_text(textwrap.dedent(STUBBORN))
+    params = StdioServerParameters(
+        command=script,
+        args=["--root", str(project), "--stop-grace", "1"],
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        cwd=str(project),
+    )
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        with anyio.fail_after(60):
+            return await session()
+
+    async def session() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(params) as client:
+            run = await client.call_tool(
+                "run_test_workflow", {"test_path": "tests/test_suite.py", "timeout_seconds": 60}
+            )
+            await cancel_when_started(client, project)
+            health = structured(await client.call_tool("check_health", {}))
+            while health["run_in_progress"] is not None:  # the cancel is a notification
+                await anyio.sleep(0.1)
+                health = structured(await client.call_tool("check_health", {}))
+            return structured(run), health
+
+    run, health = anyio.run(main)
+    assert run["summary"]["failed"] == 1 and run["exit_code"] == 1
+    assert health["project_root"] == str(project)
+    pytest_pid, _grandchild = stubborn_pids(project)
+    assert group_alive(pytest_pid) == []
