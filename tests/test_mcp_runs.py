@@ -270,6 +270,8 @@ def test_history_runs_and_flaky_tests(tools: QBenchTools, project: Path) -> None
     assert flaky.nodeid == "tests/test_suite.py::test_flaky"
     assert (flaky.flips, flaky.runs, flaky.failed, flaky.flaky_indicator) == (2, 3, 1, 1.0)
     assert flaky.last_failure is not None and "AssertionError" in flaky.last_failure
+    detail = tools.get_test_failure(results[1].run_id, "test_flaky")
+    assert detail.history == f"new failure: passed in the previous run {results[0].run_id}"
 
 
 def test_ingest_from_pytest_collection(tools: QBenchTools, project: Path) -> None:

@@ -73,16 +73,20 @@ def _run_dirs(runs: Path) -> list[Path]:
 
 
 def load_report(run_dir: Path) -> TestReport | None:
-    """The run's report: from its stream (so a run that died is read too), else ``report.json``;
-    ``None`` when pytest wrote neither."""
+    """The run's ``report.json`` (which holds the failing tests' history), else its stream (a
+    run that died); ``None`` when pytest wrote neither."""
+    from pytest_qbench import readers
     from pytest_qbench.cli import load_source
 
-    if not (run_dir / store.STREAM_NAME).is_file() and not (run_dir / store.REPORT_JSON).is_file():
-        return None
+    report = run_dir / store.REPORT_JSON
     try:
-        return load_source(run_dir)
+        if report.is_file():
+            return readers.read_report(report)
+        if (run_dir / store.STREAM_NAME).is_file():
+            return load_source(run_dir)
     except QBenchError as exc:
         raise ToolFailure(f"run {run_dir.name} cannot be read: {exc}") from None
+    return None
 
 
 def require_report(run_dir: Path) -> TestReport:
