@@ -18,6 +18,8 @@ from pytest_qbench._version import __version__
 if TYPE_CHECKING:
     from pytest_qbench.agent import MetricFailure
     from pytest_qbench.agent import QBench
+    from pytest_qbench.agent_cases import AgentCase
+    from pytest_qbench.agent_cases import qbench_cases
     from pytest_qbench.agent_config import AgentConfigError
     from pytest_qbench.errors import QBenchError
     from pytest_qbench.errors import ReportFormatError
@@ -39,6 +41,8 @@ _LAZY = {
     "AgentConfigError": "pytest_qbench.agent_config",
     "MetricFailure": "pytest_qbench.agent",
     "QBench": "pytest_qbench.agent",
+    "qbench_cases": "pytest_qbench.agent_cases",
+    "AgentCase": "pytest_qbench.agent_cases",
     "MetricStats": "pytest_qbench.models",
     "QBenchError": "pytest_qbench.errors",
     "ReportFormatError": "pytest_qbench.errors",
@@ -57,6 +61,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AgentCase",
     "AgentConfigError",
     "Diagnostic",
     "Failure",
@@ -74,6 +79,7 @@ __all__ = [
     "TestReport",
     "TestResult",
     "__version__",
+    "qbench_cases",
     "read_report",
     "render",
 ]

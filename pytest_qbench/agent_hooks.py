@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_qbench.gate_stats import repeat_id
+
 
 if TYPE_CHECKING:
     from pytest_qbench.agent import AgentState
@@ -26,6 +28,36 @@ agent_state_key: pytest.StashKey[AgentState] = pytest.StashKey()
 """Where the ``qbench`` fixture keeps the test's recorded sample and metric results."""
 thresholds_key: pytest.StashKey[dict[str, float]] = pytest.StashKey()
 """ini ``qbench_thresholds``, parsed once per process."""
+REPEAT_FIXTURE = "qbench_repeat"
+CASE_FILE_SUFFIXES = (".yaml", ".yml")
+
+
+def is_agent_function(metafunc: pytest.Metafunc) -> bool:
+    """Whether a test function uses the ``qbench`` fixture or carries the ``qbench`` marker."""
+    return FIXTURE in metafunc.fixturenames or (
+        metafunc.definition.get_closest_marker(MARKER) is not None
+    )
+
+
+def repeat_index(item: pytest.Item) -> int | None:
+    """Which repetition ``item`` is under ``--qbench-repeat`` (``None`` when not repeated)."""
+    index = getattr(item, "repeat", None)  # a case-file item
+    if index is None:
+        callspec = getattr(item, "callspec", None)
+        index = callspec.params.get(REPEAT_FIXTURE) if callspec is not None else None
+    return index if isinstance(index, int) else None
+
+
+def parametrize_repeats(metafunc: pytest.Metafunc, count: int) -> None:
+    """Run an agent test ``count`` times: ids ``[repeat-1]``... after the test's own."""
+    if REPEAT_FIXTURE not in metafunc.fixturenames:
+        metafunc.fixturenames.append(REPEAT_FIXTURE)
+    metafunc.parametrize(
+        REPEAT_FIXTURE,
+        range(1, count + 1),
+        indirect=True,
+        ids=[repeat_id(i) for i in range(1, count + 1)],
+    )
 
 
 def uses_agent_evaluation(items: Iterable[pytest.Item]) -> bool:

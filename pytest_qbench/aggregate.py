@@ -15,6 +15,9 @@ from typing import Any
 
 from pytest_qbench._stats import ScoreAccumulator
 from pytest_qbench._stats import derived
+from pytest_qbench._stats import stats_mean
+from pytest_qbench.gate_stats import pass_at_k
+from pytest_qbench.gate_stats import repeated_test_id
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import new
 from pytest_qbench.shapes import pass_rate
@@ -114,6 +117,7 @@ class Aggregator:
         self._seq = 0
         self.metrics: dict[str, ScoreAccumulator] = {}
         self.agents = Selection(max_items)
+        self.repeats: dict[str, RepeatAccumulator] = {}
 
     def add_result(self, result: Record | Any) -> None:
         """Count one test and keep it if a selection wants it."""
@@ -128,6 +132,8 @@ class Aggregator:
             self.flaky.offer(result)
         self._select(result)
         self._add_agent(result)
+        if result.get("repeat") is not None:
+            self._add_repeat(result)
         duration = result["duration"]
         if self.slowest_n and duration > 0:
             self._seq += 1
@@ -147,6 +153,17 @@ class Aggregator:
             acc.add(metric)
         if metrics or result["agent_response"] is not None or result["tool_calls"]:
             self.agents.offer(result)
+
+    def _add_repeat(self, result: Record) -> None:
+        test = repeated_test_id(result["nodeid"], result["repeat"])
+        acc = self.repeats.get(test)
+        if acc is None:
+            acc = self.repeats[test] = RepeatAccumulator()
+        acc.add(result)
+
+    def repeat_stats(self) -> list[Record]:
+        """``RepeatStats`` records of the repeated tests, in the order they first finished."""
+        return [acc.stats(test) for test, acc in self.repeats.items() if acc.runs]
 
     def _select(self, result: Record) -> None:
         outcome = result["outcome"]
@@ -233,6 +250,37 @@ class Aggregator:
             skip_groups_omitted=omitted,
             slowest=[entry[2] for entry in sorted(self._slowest, reverse=True)],
             agents=self.agents,
+        )
+
+
+@dataclass
+class RepeatAccumulator:
+    """The runs of one test under ``--qbench-repeat``."""
+
+    runs: int = 0
+    passed: int = 0
+    metrics: dict[str, ScoreAccumulator] = field(default_factory=dict)
+
+    def add(self, result: Record) -> None:
+        """Count one run (a skipped run is left out)."""
+        if result["outcome"] not in ("passed", "failed", "error"):
+            return
+        self.runs += 1
+        self.passed += result["outcome"] == "passed"
+        for metric in result["metric_results"]:
+            acc = self.metrics.setdefault(metric["metric_name"], ScoreAccumulator())
+            acc.add(metric)
+
+    def stats(self, nodeid: str) -> Record:
+        """The ``RepeatStats`` record."""
+        means = {name: stats_mean(float(acc.total), acc.n) for name, acc in self.metrics.items()}
+        return new(
+            "RepeatStats",
+            nodeid=nodeid,
+            runs=self.runs,
+            passed=self.passed,
+            pass_at_k=[pass_at_k(self.runs, self.passed, k) for k in range(1, self.runs + 1)],
+            metric_means={name: mean for name, mean in sorted(means.items()) if mean is not None},
         )
 
 

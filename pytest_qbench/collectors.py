@@ -26,6 +26,7 @@ import pluggy
 import pytest
 
 from pytest_qbench._types import Outcome
+from pytest_qbench.agent_hooks import repeat_index
 from pytest_qbench.casemeta import CaseMarkerError
 from pytest_qbench.casemeta import build_metadata
 from pytest_qbench.environment import Redactor
@@ -135,6 +136,9 @@ def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
         facts["doc"] = doc
     if worker:
         facts["worker"] = worker
+    repeat = repeat_index(item)
+    if repeat is not None:
+        facts["repeat"] = repeat
     return facts
 
 
@@ -513,6 +517,7 @@ class TestAccumulator:
             flaky=bool(self.attempts) and outcome == "passed",
             subtests=self.subtests,
             worker=item.get("worker"),
+            repeat=item.get("repeat"),
             **self._agent_fields(),
         )
 

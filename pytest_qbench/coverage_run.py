@@ -25,6 +25,7 @@ import pytest
 
 from pytest_qbench import coverage_data
 from pytest_qbench import store
+from pytest_qbench.coverage_view import coverage_gate
 from pytest_qbench.coverage_view import percent_text
 from pytest_qbench.coverage_view import threshold_text
 from pytest_qbench.settings import CoverageSettings
@@ -214,6 +215,9 @@ class CoverageCollector:
         with self.session.guard("collecting coverage"):
             self.collect()
             collect_only = self.config.option.collectonly
+            record = self.record
+            if record is not None and record["threshold"] is not None and not collect_only:
+                self.session.gates.append(coverage_gate(record))
             if self.record is not None and self.record["met"] is False and not collect_only:
                 session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
         return result

@@ -66,6 +66,21 @@ def gate_step(coverage: Record) -> str | None:
     )
 
 
+def coverage_gate(coverage: Record) -> Record:
+    """The coverage gate's ``GateResult`` record (the coverage has a threshold)."""
+    total, required = percent_text(coverage["percentage"]), threshold_text(coverage["threshold"])
+    verdict = "meets" if coverage["met"] else "is below"
+    return new(
+        "GateResult",
+        kind="coverage",
+        name="coverage",
+        passed=bool(coverage["met"]),
+        value=coverage["percentage"],
+        threshold=coverage["threshold"],
+        detail=f"coverage {total} {verdict} the required {required}",
+    )
+
+
 def untested_steps(coverage: Record, limit: int = 2) -> list[str]:
     """Next steps for files no test executed."""
     return [f"Add tests for {path} (0% covered)" for path in coverage["missing_files"][:limit]]

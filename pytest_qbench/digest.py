@@ -14,6 +14,7 @@ from pytest_qbench.aggregate import as_record
 from pytest_qbench.coverage_view import digest_coverage
 from pytest_qbench.coverage_view import gate_step
 from pytest_qbench.coverage_view import untested_steps
+from pytest_qbench.gate_text import gate_step as metric_gate_step
 from pytest_qbench.metric_text import result_failures
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import new
@@ -41,6 +42,7 @@ def build_digest(
         and not run["interrupted"]
         and run["exit_code"] in (0, 5, None)
         and (coverage is None or coverage["met"] is not False)
+        and not any(gate["passed"] is False for gate in report["gates"])
     )
     return new(
         "FailureDigest",
@@ -90,6 +92,8 @@ def next_steps(report: Record, chosen: Iterable[Record], view: ReportView) -> li
     gate = gate_step(coverage) if coverage else None
     if gate:
         steps.append(gate)
+    gates = [step for gate in report["gates"] if (step := metric_gate_step(gate))]
+    steps.extend(gates)
     steps.extend(untested_steps(coverage) if coverage else [])
     for result in view.flaky.items[:2]:
         steps.append(
@@ -102,7 +106,7 @@ def next_steps(report: Record, chosen: Iterable[Record], view: ReportView) -> li
     if not steps:
         steps.append(_nothing_failed(report))
     # a failed gate and a partial run are kept even when the list is full
-    return _fit(steps, {s for s in (gate, interrupted) if s}, MAX_NEXT_STEPS)
+    return _fit(steps, {s for s in (gate, interrupted, *gates) if s}, MAX_NEXT_STEPS)
 
 
 def _fit(steps: list[str], keep: set[str], limit: int) -> list[str]:

@@ -34,6 +34,7 @@ from pytest_qbench.aggregate import aggregate
 from pytest_qbench.errors import MergeError
 from pytest_qbench.models import Attempt
 from pytest_qbench.models import Diagnostic
+from pytest_qbench.models import RepeatStats
 from pytest_qbench.models import ReportMeta
 from pytest_qbench.models import ReportSection
 from pytest_qbench.models import ReportSummary
@@ -131,6 +132,10 @@ def merge_reports(
         warnings=warnings + _notes(sources, resolved),
         sections=sections,
         shards=_shards(sources),
+        repeats=[
+            RepeatStats.model_validate(stats)
+            for stats in aggregate([r for r in results if r.repeat is not None]).repeat_stats()
+        ],
     )
 
 

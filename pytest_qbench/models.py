@@ -369,6 +369,8 @@ class TestResult(QBenchModel):
     """Expected output, for agent tests."""
     test_input: str | None = None
     """What the agent was asked, for agent tests (bounded like ``agent_response``)."""
+    repeat: int | None = None
+    """Which run of the test this is under ``--qbench-repeat`` (1 to N; ``None`` otherwise)."""
 
 
 class Diagnostic(QBenchModel):
@@ -613,6 +615,57 @@ class CoverageReport(QBenchModel):
     ``--qbench-cov-contexts``."""
 
 
+GateKind = Literal["coverage", "metric_min", "baseline"]
+"""What a gate checks."""
+
+
+class GateResult(QBenchModel):
+    """A gate the run had to pass: coverage (``--qbench-cov-fail-under``), a metric's mean
+    (``--qbench-metric-min``), or a metric against a baseline run (``--qbench-baseline``)."""
+
+    kind: GateKind
+    """Which gate."""
+    name: str
+    """What it checks: ``coverage``, or the metric's name."""
+    passed: bool | None
+    """Whether the run passed it; ``None`` when the gate lacked the data to decide (``detail``
+    says why), which fails nothing."""
+    detail: str
+    """The verdict with its numbers, as the terminal shows it."""
+    value: float | None = None
+    """The measured value: coverage percentage, the metric's mean, or its drop against the
+    baseline."""
+    threshold: float | None = None
+    """The required coverage or mean, or the tolerated drop."""
+    baseline: float | None = None
+    """The baseline's mean over the tests in both runs (baseline gate)."""
+    ci_low: float | None = None
+    """Lower end of the drop's 95% confidence interval (baseline gate)."""
+    ci_high: float | None = None
+    """Upper end of the drop's 95% confidence interval (baseline gate)."""
+    n: int | None = None
+    """Scores (metric gate) or tests in both runs (baseline gate) the verdict rests on."""
+    newly_failing: list[str] = Field(default_factory=list)
+    """Tests whose metric passed in the baseline and fails now (baseline gate, bounded)."""
+
+
+class RepeatStats(QBenchModel):
+    """One agent test run N times with ``--qbench-repeat``."""
+
+    nodeid: str
+    """The test's node id without the repeat id (``test_x[repeat-2]`` gives ``test_x``)."""
+    runs: int
+    """Runs that passed, failed or errored (``n``; skipped runs are left out)."""
+    passed: int
+    """Runs that passed (``c``)."""
+    pass_at_k: list[float] = Field(default_factory=list)
+    """pass@k for k = 1 to ``runs`` (item k-1), HumanEval's unbiased estimator
+    ``1 - C(n-c, k) / C(n, k)``: the chance that at least one of k runs drawn from these passes.
+    ``pass_at_k[0]`` is ``passed / runs``."""
+    metric_means: dict[str, float] = Field(default_factory=dict)
+    """Each metric's mean score over the runs (errors and skips left out)."""
+
+
 class ReportSection(QBenchModel):
     """An extra Markdown section contributed by another plugin."""
 
@@ -659,6 +712,10 @@ class TestReport(QBenchModel):
     shards: list[Shard] = Field(default_factory=list)
     """The reports ``qbench merge`` combined into this one, in the order given (empty for a
     single run)."""
+    gates: list[GateResult] = Field(default_factory=list)
+    """The gates the run was asked to pass: coverage, metric means, metrics against a baseline."""
+    repeats: list[RepeatStats] = Field(default_factory=list)
+    """Agent tests run several times (``--qbench-repeat``): passes, pass@k and mean scores."""
 
 
 class DigestFailure(QBenchModel):
@@ -777,6 +834,8 @@ class StreamEnd(QBenchModel):
     """Extra Markdown sections other plugins added."""
     coverage: CoverageReport | None = None
     """The run's coverage, when measured."""
+    gates: list[GateResult] = Field(default_factory=list)
+    """The gates the run was asked to pass."""
 
 
 StreamRecord = Annotated[

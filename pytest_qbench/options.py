@@ -100,6 +100,16 @@ def parse_run_id(value: str) -> str:
     return value
 
 
+def split_metric_value(text: str) -> tuple[str, float] | None:
+    """``metric=value`` with a finite number of 0 or more, else ``None``."""
+    name, sep, value = (part.strip() for part in text.partition("="))
+    try:
+        number = float(value) if sep and name else math.nan
+    except ValueError:
+        number = math.nan
+    return (name, number) if math.isfinite(number) and number >= 0 else None
+
+
 def parse_thresholds(lines: list[str]) -> dict[str, float]:
     """ini ``qbench_thresholds``: ``metric=value`` lines -> thresholds by metric name.
 
@@ -107,17 +117,13 @@ def parse_thresholds(lines: list[str]) -> dict[str, float]:
     """
     thresholds: dict[str, float] = {}
     for line in lines:
-        name, sep, value = (part.strip() for part in line.partition("="))
-        try:
-            number = float(value) if sep and name else math.nan
-        except ValueError:
-            number = math.nan
-        if not (math.isfinite(number) and number >= 0):
+        pair = split_metric_value(line)
+        if pair is None:
             raise pytest.UsageError(
                 f"ini qbench_thresholds must hold metric=value lines with a number of 0 or more, "
                 f"given: {line!r}; e.g. token_f1=0.7"
             )
-        thresholds[name] = number
+        thresholds[pair[0]] = pair[1]
     return thresholds
 
 
@@ -205,6 +211,9 @@ def add_options(parser: pytest.Parser) -> None:
     )
     _coverage_options(group, parser)
     _github_options(group, parser)
+    from pytest_qbench.agent_options import add_agent_options
+
+    add_agent_options(group, parser)
     parser.addini(
         "qbench_thresholds",
         "Default thresholds of agent-evaluation metrics, one metric=value per line "
@@ -367,6 +376,10 @@ def is_enabled(config: pytest.Config) -> bool:
     ):
         return True
     if reader.cli("cov_fail_under") is not None:  # 0 is a value; read_settings then checks it
+        return True
+    from pytest_qbench.agent_options import gates_asked
+
+    if gates_asked(reader):
         return True
     return switched_on or any(reader.ini(name) for name in (*OUTPUT_OPTIONS, "cov"))
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
 
+from pytest_qbench import agent_hooks
 from pytest_qbench.options import add_options
 from pytest_qbench.options import coverage_asked
 from pytest_qbench.options import is_enabled
@@ -88,6 +90,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_qbench import coverage_run
 
         coverage_run.register(config, session, settings.coverage)
+    if settings.gates.active:
+        from pytest_qbench import gates
+
+        gates.register(config, session, settings.gates)
 
 
 def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
@@ -123,11 +129,30 @@ def pytest_configure_node(node: Any) -> None:
         }
 
 
+@pytest.hookimpl
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect agent case files (ini ``qbench_agent_files``: ``agent.yaml``, ``*.agent.yaml``...)."""
+    if file_path.suffix not in agent_hooks.CASE_FILE_SUFFIXES:
+        return None
+    from pytest_qbench import agent_items
+
+    if not agent_items.is_case_file(file_path, parent.config):
+        return None
+    case_file: pytest.Collector = agent_items.AgentCaseFile.from_parent(parent, path=file_path)
+    return case_file
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``--qbench-repeat N``: run each agent test N times (ids after the test's own)."""
+    count = metafunc.config.getoption("qbench_repeat", None)
+    if count and count > 1 and agent_hooks.is_agent_function(metafunc):
+        agent_hooks.parametrize_repeats(metafunc, count)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Register the agent-evaluation hooks when a collected test uses the fixture or marker."""
-    from pytest_qbench import agent_hooks
-
     if agent_hooks.uses_agent_evaluation(items):
         agent_hooks.register(config)
 
@@ -151,6 +176,12 @@ def qbench(
     agent.stop(request)
 
 
+@pytest.fixture
+def qbench_repeat(request: pytest.FixtureRequest) -> int:
+    """Which run of the test this is under ``--qbench-repeat`` (1 to N; 1 without it)."""
+    return int(getattr(request, "param", 1))
+
+
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
     for name in (
@@ -158,6 +189,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         "qbench-coverage",
         "qbench-coverage-contexts",
         "qbench-agent",
+        "qbench-gates",
     ):
         plugin = config.pluginmanager.get_plugin(name)
         if plugin is not None:

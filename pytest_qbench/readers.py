@@ -16,6 +16,7 @@ from pytest_qbench.aggregate import aggregate
 from pytest_qbench.errors import ReportFormatError
 from pytest_qbench.models import SCHEMA_VERSION
 from pytest_qbench.models import Diagnostic
+from pytest_qbench.models import RepeatStats
 from pytest_qbench.models import ReportMeta
 from pytest_qbench.models import ReportSummary
 from pytest_qbench.models import StreamDeselected
@@ -145,7 +146,9 @@ def report_from_stream(contents: StreamContents) -> TestReport:
     if start is None:  # read_stream refuses such streams; this keeps mypy informed
         raise ReportFormatError("stream has no start record", slug="stream-invalid")
     environment, sections, coverage = start.environment, [], None
+    gates = []
     if contents.end is not None:
+        gates = contents.end.gates
         run = contents.end.run
         environment = contents.end.environment or environment
         sections = contents.end.sections
@@ -172,6 +175,8 @@ def report_from_stream(contents: StreamContents) -> TestReport:
         warnings=contents.warnings,
         sections=sections,
         coverage=coverage,
+        gates=gates,
+        repeats=[RepeatStats.model_validate(stats) for stats in agg.repeat_stats()],
     )
 
 

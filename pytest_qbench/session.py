@@ -122,6 +122,8 @@ class QBenchSession(QBenchWorker):
         self.stream: store.StreamWriter | None = None
         self.terminal_stats: dict[str, list[Any]] | None = None
         self.coverage: Record | None = None
+        self.gates: list[Record] = []
+        """``GateResult`` records of the gates asked for (coverage, metrics)."""
         self.started_at = datetime.now(timezone.utc)
         self.start_clock = time.perf_counter()
         self.run = new(
@@ -392,6 +394,8 @@ class QBenchSession(QBenchWorker):
             collection_errors=self.collection_errors,
             warnings=self.warnings,
             coverage=self.coverage,
+            gates=self.gates,
+            repeats=self.aggregator.repeat_stats(),
         )
         report = self._report_hooks(report)
         if self.stream is not None:
@@ -401,6 +405,7 @@ class QBenchSession(QBenchWorker):
                 environment=report["environment"],
                 sections=report["sections"],
                 coverage=report["coverage"],
+                gates=report["gates"],
             )
             self.stream.write_end(end)
             self.stream.close()

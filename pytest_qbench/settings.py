@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qbench.agent_options import GateSettings
+from pytest_qbench.agent_options import read_gate_settings
 from pytest_qbench.collectors import Limits
 from pytest_qbench.options import CAPTURE_DEFAULT
 from pytest_qbench.options import DEFAULT_KEEP_RUNS
@@ -75,6 +77,7 @@ class Settings:
     annotations: bool = False
     github_summary: bool = True
     keep_runs: int = DEFAULT_KEEP_RUNS
+    gates: GateSettings = field(default_factory=GateSettings)
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -119,6 +122,7 @@ def read_settings(config: pytest.Config) -> Settings:
         annotations=bool(reader.cli("annotations") or reader.ini("annotations")),
         github_summary=bool(reader.ini("github_summary")),
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
+        gates=read_gate_settings(config),
     )
 
 
