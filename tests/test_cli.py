@@ -191,7 +191,9 @@ def test_render_not_a_report(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_render_missing_template(report_json: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An unknown template is one error line listing the built-ins."""
     assert main(["render", str(report_json), "-t", "nope.j2"]) == ERR
-    assert_one_line_error(capsys, "'nope.j2' not found", "report.md.j2, step-summary.md.j2, summary.md.j2")
+    assert_one_line_error(
+        capsys, "'nope.j2' not found", "report.md.j2, step-summary.md.j2, summary.md.j2"
+    )
 
 
 def test_render_output_not_writable(
