@@ -12,8 +12,9 @@ from pathlib import Path
 from pytest_qbench.errors import QBenchError
 
 
-DEFAULT_TIMEOUT = 300.0
-"""Seconds a run may take when the assistant does not say."""
+DEFAULT_TIMEOUT = 50.0
+"""Seconds a run may take when the assistant does not say: under the 60 seconds after which
+many clients stop waiting, so that a long run comes back partial rather than not at all."""
 MAX_TIMEOUT = 1800.0
 """Seconds a run may take at most, whatever the assistant asks."""
 DEFAULT_BUDGET = 12_000
