@@ -130,7 +130,7 @@ def metric_min_gate(name: str, minimum: float, stats: Record | None, known: list
             detail=f"no scores for metric {name} in this run (scored: {scored}); nothing to gate",
         )
     passed = mean >= minimum - TOLERANCE
-    shown, required = score_pair(mean, minimum)
+    shown, required = score_pair(round(mean, 9), minimum)  # 0.7000000000000001 is 0.7
     verdict = "meets" if passed else "is below"
     return new(
         "GateResult",

@@ -1,0 +1,391 @@
+"""Metric gates (--qbench-metric-min, --qbench-baseline with --qbench-max-regression) and
+--qbench-repeat with pass@k: verdicts, exit status, terminal lines, report, Markdown, digest and
+the statistics behind them (issue 4)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.gate_stats import paired_interval
+from pytest_qbench.gate_stats import pass_at_k
+from pytest_qbench.gate_stats import repeated_test_id
+from pytest_qbench.gate_stats import t_quantile
+
+from conftest import RunQBench
+from conftest import assert_summary_matches_pytest
+
+
+# --- the statistics -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("df", "expected"),
+    [(1, 12.7062047), (2, 4.3026527), (4, 2.7764451), (9, 2.2621572), (29, 2.0452296)],
+)
+def test_t_quantile_matches_the_tables(df: int, expected: float) -> None:
+    """The 97.5% quantile of Student's t equals the published table values."""
+    assert t_quantile(0.975, df) == pytest.approx(expected, abs=1e-6)
+    assert t_quantile(0.025, df) == pytest.approx(-expected, abs=1e-6)
+
+
+def test_pass_at_k_by_hand() -> None:
+    """n=5 runs, c=3 passed: pass@1 = 3/5, pass@2 = 1 - C(2,2)/C(5,2) = 0.9, pass@3.. = 1;
+    c=0 gives 0 and c=n gives 1 for every k."""
+    assert [pass_at_k(5, 3, k) for k in range(1, 6)] == [0.6, 0.9, 1.0, 1.0, 1.0]
+    assert pass_at_k(10, 2, 3) == pytest.approx(1 - math.comb(8, 3) / math.comb(10, 3))
+    assert {pass_at_k(4, 0, k) for k in range(1, 5)} == {0.0}
+    assert {pass_at_k(4, 4, k) for k in range(1, 5)} == {1.0}
+    with pytest.raises(ValueError, match="pass_at_k needs"):
+        pass_at_k(3, 4, 1)
+
+
+def test_paired_interval_by_hand() -> None:
+    """mean ± t(0.975, n-1) * s / sqrt(n); no spread gives a point; fewer than 2 gives none."""
+    diffs = [0.1, -0.1, 0.05, 0.0]
+    interval = paired_interval(diffs)
+    assert interval is not None
+    half = 3.1824463 * 0.0853912 / 2
+    assert (interval.mean, interval.n) == (pytest.approx(0.0125), 4)
+    assert (interval.low, interval.high) == (
+        pytest.approx(0.0125 - half, abs=1e-6),
+        pytest.approx(0.0125 + half, abs=1e-6),
+    )
+    point = paired_interval([0.2, 0.2, 0.2])
+    assert point is not None and point.low == pytest.approx(0.2) == point.high
+    assert paired_interval([0.3]) is None
+
+
+def test_repeated_test_id() -> None:
+    """The repeat id is dropped, whether alone in the brackets or after the test's own id."""
+    assert repeated_test_id("t.py::f[repeat-2]", 2) == "t.py::f"
+    assert repeated_test_id("t.py::f[a-repeat-12]", 12) == "t.py::f[a]"
+    assert repeated_test_id("a.yaml::case[repeat-1]", 1) == "a.yaml::case"
+    assert repeated_test_id("t.py::f[x]", 1) == "t.py::f[x]"
+
+
+# --- --qbench-metric-min -------------------------------------------------------------------------
+
+SCORED = """
+    import pytest
+
+    @pytest.mark.parametrize("score", [0.5, 0.7, 0.9])
+    def test_agent(qbench, score):
+        qbench.record("answer")
+        qbench.add("quality", score)
+
+    def test_plain():
+        pass
+"""
+
+
+def test_metric_min_below_fails_the_run(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A mean below its minimum: exit status 1 with every test passed, a red terminal line with
+    the numbers, a GateResult, the Markdown headline and the digest's next step."""
+    pytester.makepyfile(SCORED)
+    run = run_qbench("--qbench-metric-min", "quality=0.8", "--qbench-digest=digest.json")
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    run.result.assert_outcomes(passed=4)
+    assert_summary_matches_pytest(run)
+    run.result.stdout.fnmatch_lines(
+        ["qbench: metric gate quality: mean 0.70 is below the required 0.80 (3 scores)"]
+    )
+    (gate,) = run.report.gates
+    assert (gate.kind, gate.name, gate.passed, gate.value, gate.threshold, gate.n) == (
+        "metric_min",
+        "quality",
+        False,
+        pytest.approx(0.7),
+        0.8,
+        3,
+    )
+    assert run.report.run.exit_code == 1
+    assert "# ❌ Test report" in run.markdown
+    assert "**❌ Metric gate `quality`:** mean 0.70 is below the required 0.80" in run.markdown
+    assert "| metric mean quality | ❌ failed |" in run.markdown
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False
+    assert digest["next_steps"][0].startswith(
+        "Raise the mean of metric quality to the required 0.8 (--qbench-metric-min)"
+    )
+
+
+def test_metric_min_met_and_unknown_metric(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A met minimum passes (green line, exit 0); a metric with no scores is a note, decides
+    nothing, and ini lines add to the command line's (which win for the same name)."""
+    pytester.makepyfile(SCORED)
+    pytester.makeini("[pytest]\nqbench_metric_min =\n    quality = 0.9\n    relevance = 0.5\n")
+    run = run_qbench("--qbench-metric-min=quality=0.7")
+    assert run.result.ret == pytest.ExitCode.OK
+    run.result.stdout.fnmatch_lines(
+        [
+            "qbench: metric gate quality: mean 0.7 meets the required 0.7 (3 scores)",
+            "qbench: metric gate relevance: no scores for metric relevance in this run "
+            "(scored: quality); nothing to gate",
+        ]
+    )
+    assert [(g.name, g.passed) for g in run.report.gates] == [
+        ("quality", True),
+        ("relevance", None),
+    ]
+    assert "# ✅ Test report" in run.markdown
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "message"),
+    [
+        (
+            ["--qbench-metric-min=quality"],
+            "",
+            "*--qbench-metric-min: must be NAME=VALUE with a number of 0 or more, given: "
+            "'quality'; e.g. token_f1=0.7",
+        ),
+        (
+            [],
+            "qbench_metric_min = quality=-1",
+            "ERROR: ini qbench_metric_min must be NAME=VALUE with a number of 0 or more, "
+            "given: 'quality=-1'*",
+        ),
+        (
+            ["--qbench-max-regression=0.1"],
+            "",
+            "ERROR: --qbench-max-regression needs a baseline to compare with; add "
+            "--qbench-baseline=REPORT*",
+        ),
+        (
+            ["--qbench-baseline=missing.json"],
+            "",
+            "ERROR: --qbench-baseline cannot be used as the baseline: cannot read report "
+            "*missing.json*; give the report.json of an earlier run*",
+        ),
+        (
+            ["--qbench-baseline=plain.json"],
+            "",
+            "ERROR: --qbench-baseline has no metric scores to compare with, given: *plain.json; "
+            "give the report.json of a run with agent tests",
+        ),
+        (
+            ["--qbench-baseline=plain.json", "--qbench-max-regression=-0.1"],
+            "",
+            "*--qbench-max-regression: must be a score drop of 0 or more, given: '-0.1'*",
+        ),
+        (["--qbench-repeat=0"], "", "*--qbench-repeat: must be a whole number of 1 or more*"),
+    ],
+    ids=["no-value", "ini-negative", "no-baseline", "unreadable", "no-metrics", "neg", "repeat"],
+)
+def test_bad_gate_options_stop_before_tests_run(
+    pytester: pytest.Pytester, args: list[str], ini: str, message: str
+) -> None:
+    """Malformed values, a baseline that cannot be read or has no scores, and a tolerance
+    without a baseline are usage errors before any test runs."""
+    pytester.makepyfile("def test_a():\n    print('RAN')\n")
+    pytester.runpytest("-p", "qbench", "--qbench-json=plain.json")
+    if ini:
+        pytester.makeini(f"[pytest]\n{ini}\n")
+    result = pytester.runpytest("-p", "qbench", "-s", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "RAN" not in result.stdout.str()
+
+
+# --- --qbench-baseline ---------------------------------------------------------------------------
+
+BASE = [round(0.3 + 0.06 * i, 2) for i in range(10)]
+NOISE = [0.05, -0.04, 0.03, -0.05, 0.02, -0.03, 0.04, -0.02, 0.01, -0.03]
+
+BASELINE_SUITE = """
+    import os
+
+    import pytest
+
+    BASE = {base}
+    NOISE = {noise}
+
+    @pytest.mark.parametrize("i", range(10))
+    def test_case(qbench, i):
+        mode = os.environ.get("AGENT_MODE", "base")
+        score = BASE[i] + (NOISE[i] if mode == "noise" else 0.0) - (0.15 if mode == "drop" else 0.0)
+        qbench.record("answer")
+        qbench.add("quality", round(score, 4), threshold=float(os.environ.get("MIN", "0")))
+"""
+
+
+@pytest.fixture
+def baseline(pytester: pytest.Pytester, run_qbench: RunQBench) -> Path:
+    """A suite of 10 agent cases and the report of its baseline run (threshold 0.3)."""
+    pytester.makepyfile(test_cases=BASELINE_SUITE.format(base=BASE, noise=NOISE))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MIN", "0.3")
+        first = run_qbench("--qbench-run-id=base", run_dir="base")
+    first.result.assert_outcomes(passed=10)
+    path = pytester.path / "baseline.json"
+    shutil.copy(first.run_dir / "report.json", path)
+    return path
+
+
+def test_baseline_noise_is_not_a_regression(
+    baseline: Path, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scores that move up and down around the baseline (mean drop 0.002) pass the gate: the
+    interval holds 0, so the drop is noise, even with no tolerance at all."""
+    monkeypatch.setenv("AGENT_MODE", "noise")
+    monkeypatch.setenv("MIN", "0.3")
+    run = run_qbench(f"--qbench-baseline={baseline}", "--qbench-run-id=noise", run_dir="noise")
+    assert run.result.ret == pytest.ExitCode.OK
+    (gate,) = run.report.gates
+    assert (gate.kind, gate.name, gate.passed, gate.n) == ("baseline", "quality", True, 10)
+    assert gate.value == pytest.approx(-sum(NOISE) / 10)
+    assert gate.ci_low is not None and gate.ci_high is not None
+    assert gate.ci_low < 0 < gate.ci_high
+    assert gate.newly_failing == []
+    run.result.stdout.fnmatch_lines(["qbench: baseline gate quality: mean 0.570 -> 0.568, *noise"])
+
+
+def test_baseline_real_drop_fails_and_lists_new_failures(
+    baseline: Path, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every case 0.15 lower: the interval excludes 0 and the drop exceeds the tolerance, so the
+    run fails; the cases that now miss their threshold are listed."""
+    monkeypatch.setenv("AGENT_MODE", "drop")
+    monkeypatch.setenv("MIN", "0.3")
+    run = run_qbench(
+        f"--qbench-baseline={baseline}",
+        "--qbench-max-regression=0.1",
+        "--qbench-digest=digest.json",
+        "--qbench-run-id=drop",
+        run_dir="drop",
+    )
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    assert_summary_matches_pytest(run)
+    (gate,) = run.report.gates
+    assert gate.passed is False
+    assert gate.value == pytest.approx(0.15)
+    assert gate.ci_low == pytest.approx(0.15) == gate.ci_high  # the same drop everywhere
+    expected = [f"test_cases.py::test_case[{i}]" for i in (0, 1, 2)]
+    assert gate.newly_failing == expected
+    run.result.stdout.fnmatch_lines(
+        [
+            "qbench: baseline gate quality: mean 0.570 -> 0.420, a drop of 0.150 (95% CI 0.150 "
+            "to 0.150 over 10 tests in both runs): more than the 0.1 allowed",
+            f"qbench:   from pass to fail: {', '.join(expected)}",
+        ]
+    )
+    assert "| baseline quality | ❌ failed |" in run.markdown
+    assert "from pass to fail against the baseline (3)" in run.markdown
+    digest = json.loads(Path("digest.json").read_text(encoding="utf-8"))
+    assert any(
+        s.startswith("Metric quality regressed against the baseline")
+        and s.endswith(f"start with {expected[0]}, which passed in the baseline")
+        for s in digest["next_steps"]
+    )
+
+
+def test_baseline_drop_within_the_tolerance_passes(
+    baseline: Path, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real drop of 0.15 with --qbench-max-regression 0.2 (ini) passes, and says so."""
+    monkeypatch.setenv("AGENT_MODE", "drop")
+    Path("pytest.ini").write_text(
+        f"[pytest]\nqbench_baseline = {baseline.name}\nqbench_max_regression = 0.2\n",
+        encoding="utf-8",
+    )
+    run = run_qbench("--qbench-run-id=ini", run_dir="ini")
+    assert run.result.ret == pytest.ExitCode.OK
+    (gate,) = run.report.gates
+    assert (gate.passed, gate.threshold) == (True, 0.2)
+    assert gate.detail.endswith("within the 0.2 allowed")
+
+
+def test_baseline_with_a_metric_missing_on_one_side(
+    baseline: Path, pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A metric only in the baseline, or only in this run, is reported undecided."""
+    pytester.makepyfile(
+        test_cases="""
+        def test_other(qbench):
+            qbench.record("x")
+            qbench.add("style", 0.5)
+        """
+    )
+    run = run_qbench(f"--qbench-baseline={baseline}", "--qbench-run-id=other", run_dir="other")
+    assert run.result.ret == pytest.ExitCode.OK
+    assert [(g.name, g.passed, g.detail) for g in run.report.gates] == [
+        ("quality", None, "no scores in this run"),
+        ("style", None, "no scores in the baseline"),
+    ]
+
+
+# --- --qbench-repeat ----------------------------------------------------------------------------
+
+REPEATED = """
+    import pytest
+
+    def test_flaky(qbench, qbench_repeat):
+        qbench.record("answer")
+        qbench.add("quality", qbench_repeat / 5)
+        assert qbench_repeat % 2 == 1
+
+    @pytest.mark.parametrize("x", ["a"])
+    def test_param(qbench, x):
+        qbench.record(x)
+
+    def test_plain():
+        pass
+"""
+
+
+def test_repeat_runs_agent_tests_n_times(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """--qbench-repeat 5 runs each agent test 5 times (ids after the test's own), other tests
+    once; pytest counts every run, and the report gives passes, pass@k and the mean scores."""
+    pytester.makepyfile(REPEATED)
+    (pytester.path / "agent.yaml").write_text(
+        "agent: helper:agent\ntest_cases: [{name: case, input: hi}]\n", encoding="utf-8"
+    )
+    pytester.makepyfile(helper="def agent(question):\n    return 'hello'\n")
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    run = run_qbench("--qbench-repeat=5", "-v")
+    run.result.assert_outcomes(passed=14, failed=2)
+    assert_summary_matches_pytest(run)
+    run.result.stdout.fnmatch_lines(
+        [
+            "agent.yaml::case[[]repeat-3[]] PASSED*",
+            "*test_repeat_runs_agent_tests_n_times.py::test_flaky[[]repeat-1[]] PASSED*",
+            "*test_repeat_runs_agent_tests_n_times.py::test_param[[]a-repeat-5[]] PASSED*",
+            "*test_plain PASSED*",
+        ]
+    )
+    assert [r.repeat for r in run.report.results if "test_flaky" in r.nodeid] == [1, 2, 3, 4, 5]
+    assert run.by_name("test_plain").repeat is None
+    stats = {s.nodeid.rpartition("::")[2]: s for s in run.report.repeats}
+    assert set(stats) == {"test_flaky", "test_param[a]", "case"}
+    flaky = stats["test_flaky"]
+    assert (flaky.runs, flaky.passed) == (5, 3)
+    assert flaky.pass_at_k == [0.6, 0.9, 1.0, 1.0, 1.0]
+    assert flaky.metric_means == {"quality": pytest.approx(0.6)}
+    assert stats["case"].pass_at_k == [1.0] * 5
+    assert "### Repeated tests" in run.markdown
+    assert "| 3/5 | 0.60 | 0.60 · 0.90 · 1.00 · 1.00 · 1.00 | `quality` 0.600 |" in run.markdown
+
+
+def test_repeat_under_xdist_equals_a_serial_run(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The same repeats, pass@k and gates with pytest-xdist."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(REPEATED)
+    args = ("--qbench-repeat=3", "--qbench-metric-min=quality=0.1")
+    serial = run_qbench(*args, "--qbench-run-id=serial", run_dir="serial")
+    parallel = run_qbench(
+        *args, "-p", "xdist", "-n", "2", "--qbench-run-id=x", subprocess=True, run_dir="x"
+    )
+    assert_summary_matches_pytest(parallel)
+    assert sorted(parallel.report.repeats, key=lambda s: s.nodeid) == sorted(
+        serial.report.repeats, key=lambda s: s.nodeid
+    )
+    assert parallel.report.gates == serial.report.gates
