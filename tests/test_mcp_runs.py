@@ -204,6 +204,11 @@ def test_one_run_at_a_time(tools: QBenchTools, project: Path) -> None:
         with pytest.raises(ToolFailure, match=f"a run is going on \\({first.plan.run_id}"):
             tools.start_run(RunRequest())
         assert tools.check_health().run_in_progress == first.plan.run_id
+        while first.progress().done < 4:  # the slow test is running now
+            time.sleep(0.05)
+        page = tools.get_run_output(first.plan.run_id)
+        assert page.run.completed_at is None and page.run.exit_code is None
+        assert "collected 5 items" in page.text
     finally:
         tools.abandon(first)
     assert first.poll() is not None
@@ -326,6 +331,15 @@ def _collected(tools: QBenchTools) -> Any:
     process = tools.start_collection()
     tools.supervise(process)
     return process
+
+
+def test_a_cancelled_collection_leaves_nothing(tools: QBenchTools, project: Path) -> None:
+    """Cancelling an ingest kills pytest and removes its staging directory."""
+    process = tools.start_collection()
+    tools.abandon(process)
+    assert process.poll() is not None
+    assert not process.plan.staging.exists()
+    assert not (project / ".qbench" / "runs").exists()
 
 
 def test_a_collection_pytest_refuses_is_a_tool_error(tools: QBenchTools, project: Path) -> None:

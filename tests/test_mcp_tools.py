@@ -172,6 +172,15 @@ def test_option_injection_is_refused(config: ServerConfig, request_: RunRequest)
         plan_run(config, request_)
 
 
+def test_a_run_that_cannot_start_is_a_tool_error(root: Path) -> None:
+    """A run store that cannot be made stops the run with the reason, and frees the runner."""
+    (root / "store").write_text("a file, not a directory")
+    tools = QBenchTools(ServerConfig(root=root, qbench_dir=root / "store"))
+    for _ in range(2):
+        with pytest.raises(ToolFailure, match="cannot start pytest"):
+            tools.start_run(RunRequest())
+
+
 def test_coverage_sources_and_timeout_cap(config: ServerConfig) -> None:
     """Sources are module names or paths in the root; the timeout is capped at the maximum."""
     (config.root / "src").mkdir()

@@ -61,6 +61,8 @@ class RunPlan:
     verbose: bool
     env: dict[str, str] = field(default_factory=dict)
     """Variables added to the server's environment."""
+    collection: bool = False
+    """``pytest --collect-only`` for the catalog: no run directory, nothing kept."""
 
     @property
     def digest_path(self) -> Path:
@@ -122,6 +124,7 @@ def plan_collection(config: ServerConfig, timeout: float | None = None) -> RunPl
         max_failures=1,
         verbose=False,
         env={"QBENCH_CATALOG_DUMP": str(staging / COLLECTION_DUMP)},
+        collection=True,
     )
 
 

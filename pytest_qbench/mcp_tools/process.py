@@ -18,11 +18,14 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
 from typing import IO
 
 from pytest_qbench import store
 from pytest_qbench.mcp_tools.command import RunPlan
+from pytest_qbench.models import RunMeta
 
 
 COLLECTED = re.compile(rb"collected (\d+) items?|\[(\d+) items?\]")
@@ -54,6 +57,7 @@ class PytestProcess:
     def __init__(self, plan: RunPlan) -> None:
         self.plan = plan
         self.started = time.monotonic()
+        self.started_at = datetime.now(timezone.utc)
         self.stopped_by: str | None = None
         """``timeout`` or ``cancelled`` when this server stopped the run."""
         self._stream_offset = 0
@@ -135,6 +139,19 @@ class PytestProcess:
         code = self.proc.wait()
         self._close_outputs()
         return code
+
+    def meta(self, exit_code: int | None) -> RunMeta:
+        """The run as this server ran it: the real argument list, the exit status (``None``
+        while it runs)."""
+        return RunMeta(
+            run_id=self.plan.run_id,
+            started_at=self.started_at,
+            completed_at=None if exit_code is None else datetime.now(timezone.utc),
+            exit_code=exit_code,
+            cwd=str(self.plan.cwd),
+            command=self.plan.argv,
+            interrupted=self.stopped_by is not None,
+        )
 
     def move_outputs(self) -> Path:
         """Put the output files into the run directory (created if pytest never did)."""

@@ -20,8 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
-from datetime import datetime
-from datetime import timezone
 from pathlib import Path
 
 from pytest_qbench._version import __version__
@@ -61,7 +59,6 @@ from pytest_qbench.mcp_tools.process import PytestProcess
 from pytest_qbench.mcp_tools.results import build_result
 from pytest_qbench.mcp_tools.results import check_exit
 from pytest_qbench.mcp_tools.results import output_tail
-from pytest_qbench.models import RunMeta
 
 
 MAX_REJECTIONS = 50
@@ -75,7 +72,6 @@ class QBenchTools:
         self.config = config
         self._lock = threading.Lock()
         self.active: PytestProcess | None = None
-        self._started_at: dict[int, datetime] = {}
 
     # --- running pytest ------------------------------------------------------------------
 
@@ -98,11 +94,16 @@ class QBenchTools:
         try:
             self.config.qbench_dir.mkdir(parents=True, exist_ok=True)
             process = PytestProcess(plan)
+        except OSError as exc:
+            self._lock.release()
+            raise ToolFailure(
+                f"cannot start pytest ({' '.join(plan.argv[:3])}): {exc}; check the run store "
+                f"{self.config.qbench_dir} and the interpreter"
+            ) from None
         except BaseException:
             self._lock.release()
             raise
         self.active = process
-        self._started_at[id(process)] = datetime.now(timezone.utc)
         return process
 
     def step(self, process: PytestProcess) -> bool:
@@ -142,10 +143,14 @@ class QBenchTools:
             self._release(process)
 
     def abandon(self, process: PytestProcess) -> None:
-        """The client cancelled: kill the run's process group and keep what it wrote."""
+        """The client cancelled: kill the run's process group and keep what it wrote (a
+        collection keeps nothing)."""
         try:
             process.stop("cancelled", self.config.stop_grace)
-            self._wrap_up(process)
+            if process.plan.collection:
+                _remove_staging(process.plan.staging)
+            else:
+                self._wrap_up(process)
         finally:
             self._release(process)
 
@@ -154,24 +159,13 @@ class QBenchTools:
         repair the reports of a killed run."""
         code = process.finish()
         run_dir = process.move_outputs()
-        plan = process.plan
-        meta = RunMeta(
-            run_id=plan.run_id,
-            started_at=self._started_at.get(id(process), datetime.now(timezone.utc)),
-            completed_at=datetime.now(timezone.utc),
-            exit_code=code,
-            cwd=str(plan.cwd),
-            command=plan.argv,
-            interrupted=process.stopped_by is not None,
-        )
-        runs.write_meta(run_dir, meta)
+        runs.write_meta(run_dir, process.meta(code))
         if process.stopped_by is not None:
             with contextlib.suppress(Exception):  # the run's own files stay the record
                 runs.repair(self.config, run_dir)
         return code, run_dir
 
     def _release(self, process: PytestProcess) -> None:
-        self._started_at.pop(id(process), None)
         if self.active is process:
             self.active = None
             self._lock.release()
@@ -186,10 +180,14 @@ class QBenchTools:
     def get_run_output(
         self, run_id: str, stream: OutputStream = "stdout", offset: int = 0, limit: int = 200
     ) -> RunOutputPage:
-        """A page of a run's raw output."""
+        """A page of a run's raw output (of the run going on, too)."""
         run_dir = runs.find_run(self.config, run_id)
-        meta = runs.read_meta(run_dir)
-        return output_page(run_dir, meta, stream, offset, limit, self.config.budget)
+        active = self.active
+        if active is not None and active.plan.run_dir == run_dir:
+            meta, source = active.meta(None), active.plan.staging
+        else:
+            meta, source = runs.read_meta(run_dir), run_dir
+        return output_page(source, meta, stream, offset, limit, self.config.budget)
 
     def list_runs(self, limit: int = 10) -> RunList:
         """The most recent runs."""
@@ -285,7 +283,6 @@ class QBenchTools:
         Raises:
             ToolFailure: pytest refused to collect, or was stopped.
         """
-        started = self._started_at.get(id(process))
         try:
             code = process.finish()
             dump = process.plan.staging / COLLECTION_DUMP
@@ -298,11 +295,10 @@ class QBenchTools:
         finally:
             self._release(process)
             _remove_staging(process.plan.staging)
-        took = (datetime.now(timezone.utc) - started).total_seconds() if started else 0.0
         return report.model_copy(
             update={
                 "collection_errors": [ingest.error_line(e) for e in errors[:20]],
-                "duration": round(took, 3),
+                "duration": round(process.elapsed(), 3),
             }
         )
 

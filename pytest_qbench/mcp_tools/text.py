@@ -61,6 +61,8 @@ def counts_text(summary: dict[str, int | float]) -> str:
 def run_text(result: RunResult, limit: int) -> str:
     """The run in a few lines per failure."""
     status = "PASSED" if result.success else "FAILED"
+    if result.success and not result.summary.total:
+        status = "NO TESTS RAN"
     head = [
         f"{status}: {counts_text(result.summary.model_dump())} (run {result.run_id}; exit "
         f"{result.exit_code}: {result.exit_meaning})"
