@@ -116,6 +116,36 @@ def test_selection_runs_only_what_was_asked(tools: QBenchTools) -> None:
     assert (result.summary.passed, result.summary.failed, result.summary.deselected) == (1, 1, 2)
 
 
+def test_coverage_gate(tools: QBenchTools, project: Path) -> None:
+    """coverage_source and coverage_threshold: the failed gate is data, with its numbers."""
+    write(project, "src/pkg/__init__.py", "")
+    write(
+        project,
+        "src/pkg/calc.py",
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+    )
+    write(
+        project,
+        "tests/test_suite.py",
+        """
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).parents[1] / "src"))
+        from pkg.calc import add
+
+        def test_add():
+            assert add(1, 2) == 3
+        """,
+    )
+    result = run(tools, coverage_source=["src"], coverage_threshold=95)
+    assert (result.exit_code, result.success, result.summary.failed) == (1, False, 0)
+    coverage = result.coverage
+    assert coverage is not None and coverage.met is False and coverage.threshold == 95
+    assert coverage.lines_covered == 3 and coverage.lines_total == 4
+    assert any("coverage" in step.lower() for step in result.next_steps)
+
+
 def test_usage_error_is_a_tool_error_with_pytests_words(tools: QBenchTools) -> None:
     """Exit status 4: a tool error carrying the end of pytest's output and what to do; the
     runner is free again afterwards (issue 6)."""

@@ -29,6 +29,8 @@ from pytest_qbench.mcp_tools.ingest import read_export
 from pytest_qbench.mcp_tools.paths import resolve_test_path
 from pytest_qbench.mcp_tools.results import build_result
 from pytest_qbench.mcp_tools.service import QBenchTools
+from pytest_qbench.models import CoverageFile
+from pytest_qbench.models import CoverageReport
 from pytest_qbench.models import Environment
 from pytest_qbench.models import Failure
 from pytest_qbench.models import ReportMeta
@@ -282,6 +284,32 @@ def test_500_failures_stay_within_the_budget(config: ServerConfig, budget: int) 
     summary = texts.run_text(result, budget)
     assert len(summary) <= budget
     assert summary.startswith("FAILED: 500 failed, 3 passed")
+
+
+def test_the_first_failure_always_gets_room(config: ServerConfig) -> None:
+    """A huge coverage block gives way (its totals stay) so that a failed run lists a failure,
+    not `failures: []` beside `failed: 1` (issue 6)."""
+    report = _report(1, passed=0)
+    files = [
+        CoverageFile(
+            path=f"src/pkg/module_{n}.py",
+            statements=1000,
+            covered=10,
+            missing=990,
+            percent=1.0,
+            missing_ranges=[f"{i * 3}-{i * 3 + 1}" for i in range(40)],
+        )
+        for n in range(5)
+    ]
+    report.coverage = CoverageReport(
+        percentage=1.0, lines_covered=50, lines_total=5000, files=files, threshold=90, met=False
+    )
+    plan = plan_run(config, RunRequest(), run_id="r1")
+    result = build_result(plan, 1, report, None, 4000)
+    assert json_size(result) <= 4000
+    assert len(result.failures) == 1 and result.truncated.failures == 0
+    assert result.coverage is not None and result.coverage.least_covered == []
+    assert result.coverage.percentage == 1.0 and result.coverage.met is False
 
 
 # --- imports into the catalog ----------------------------------------------------------------

@@ -46,6 +46,7 @@ VERBOSE_TRACE_CAP = 5000
 SHORT_MESSAGE = 300
 SHORT_TRACE = 600
 SLACK = 64
+MIN_STEPS = 2
 """Bytes kept free for the truncation counts, written after the lists are fitted."""
 TAIL_LINES = 30
 TAIL_CHARS = 1500
@@ -176,8 +177,14 @@ def fit_result(
     failing: int,
     budget: int,
 ) -> RunResult:
-    """``base`` with as many collection errors, then failures, as fit in ``budget`` bytes."""
-    base = _fit_base(base, budget)
+    """``base`` with as many collection errors, then failures, as fit in ``budget`` bytes.
+
+    The first failure (short, if need be) always gets room: the coverage's file lists and the
+    later next steps give way to it, so a failed run never lists no failure.
+    """
+    first = [_short_failure(failures[0])] if failures else errors[:1]
+    reserve = sum(json_size(item) + 1 for item in first)
+    base = _fit_base(base, budget - reserve)
     room = budget - json_size(base) - SLACK
     fitted_errors = fit_items(errors, room, _short_diagnostic)
     fitted = fit_items(failures, room - fitted_errors.used, _short_failure)
@@ -200,11 +207,16 @@ def fit_result(
 
 
 def _fit_base(base: RunResult, budget: int) -> RunResult:
-    """Without room for even the summary, the coverage's file lists go first."""
-    if json_size(base) + SLACK <= budget or base.coverage is None:
+    """``base`` within ``budget``: first without the coverage's file lists (their counts
+    stay), then with the first next steps only."""
+    if json_size(base) + SLACK <= budget:
         return base
-    coverage = base.coverage.model_copy(update={"least_covered": [], "missing_files": []})
-    return base.model_copy(update={"coverage": coverage})
+    if base.coverage is not None:
+        coverage = base.coverage.model_copy(update={"least_covered": [], "missing_files": []})
+        base = base.model_copy(update={"coverage": coverage})
+    while json_size(base) + SLACK > budget and len(base.next_steps) > MIN_STEPS:
+        base = base.model_copy(update={"next_steps": base.next_steps[:-1]})
+    return base
 
 
 def _failure(result: Record, trace_cap: int) -> DigestFailure:
