@@ -65,18 +65,18 @@ def exit_meaning(code: int | None, stopped_by: str | None, timeout: float) -> st
     return EXIT_MEANINGS.get(code, f"exit status {code}, which pytest does not use")
 
 
-def check_exit(plan: RunPlan, code: int, report: TestReport | None, stopped_by: str | None) -> None:
-    """Raise the tool error a run's exit status means, if it means one.
+def check_exit(
+    plan: RunPlan, code: int, report: TestReport | None, stopped_by: str | None
+) -> TestReport:
+    """The run's report when its exit status means data; else the tool error it means.
 
     Raises:
         ToolFailure: usage error, internal error, an interruption, a crash, or no results.
     """
-    if stopped_by is not None and report is not None:
-        return
-    if code in DATA_EXITS and report is not None:
-        return
-    if code == 2 and report is not None and report.collection_errors:
-        return
+    if report is not None and (
+        stopped_by is not None or code in DATA_EXITS or (code == 2 and report.collection_errors)
+    ):
+        return report
     raise ToolFailure(failure_message(plan, code, report, stopped_by))
 
 

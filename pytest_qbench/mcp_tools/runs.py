@@ -7,7 +7,6 @@ cannot reach outside ``<qbench dir>/runs/``.
 from __future__ import annotations
 
 import contextlib
-from datetime import datetime
 from pathlib import Path
 
 from pytest_qbench import store
@@ -163,7 +162,7 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
     entries = [
         RunEntry(
             run_id=info.run_id,
-            started_at=_iso(info.started_at),
+            started_at=iso(info.started_at) or "",
             completed_at=iso(info.completed_at),
             exit_code=info.exit_code,
             interrupted=info.interrupted,
@@ -216,9 +215,3 @@ def _limit(value: int, what: str = "limit", most: int = MAX_LIST) -> int:
     if not 1 <= value <= most:
         raise ToolFailure(f"{what} must be from 1 to {most}, given: {value}")
     return value
-
-
-def _iso(moment: datetime) -> str:
-    text = iso(moment)
-    assert text is not None
-    return text

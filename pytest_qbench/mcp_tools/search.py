@@ -231,16 +231,15 @@ def similar(
         raise ToolFailure("give either test (a key or a node id) or text, not both")
     _check(limit, Filters())
     reference = None
+    query = text or ""
     if test is not None:
-        found = catalog.by_uid(test.strip()) or next(iter(catalog.by_key(test.strip())), None)
-        if found is None:
+        reference = catalog.by_uid(test.strip()) or next(iter(catalog.by_key(test.strip())), None)
+        if reference is None:
             raise ToolFailure(f"no test {test!r} in the catalog; search_tests finds its key")
-        reference = found
-        text = reference_text(found, scope)
-    assert text is not None
+        query = reference_text(reference, scope)
     exclude = reference.uid if reference else None
-    matches, _total = catalog.search(text, Filters(), limit, 0, SCOPES[scope], exclude)
-    words = query_words(text)
+    matches, _total = catalog.search(query, Filters(), limit, 0, SCOPES[scope], exclude)
+    words = query_words(query)
     base = SimilarTests(reference=ref(reference) if reference else None)
     fitted = fit_items([hit(m, words) for m in matches], budget - json_size(base) - 64, _brief)
     return base.model_copy(update={"results": fitted.items})

@@ -135,9 +135,7 @@ class QBenchTools:
         """
         try:
             code, run_dir = self._wrap_up(process)
-            report = runs.load_report(run_dir)
-            check_exit(process.plan, code, report, process.stopped_by)
-            assert report is not None  # check_exit refuses a run without one
+            report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
             return build_result(process.plan, code, report, process.stopped_by, self.config.budget)
         finally:
             self._release(process)

@@ -20,6 +20,7 @@ from pytest_qbench.mcp_tools.models import SearchHit
 from pytest_qbench.mcp_tools.models import SearchResult
 from pytest_qbench.mcp_tools.models import SimilarTests
 from pytest_qbench.mcp_tools.models import TestCaseDetail
+from pytest_qbench.models import DigestCoverage
 from pytest_qbench.textutil import first_line
 
 
@@ -85,7 +86,7 @@ def run_text(result: RunResult, limit: int) -> str:
         ]
         blocks.append("\n".join(block))
     if result.coverage is not None:
-        blocks.append(_coverage_line(result))
+        blocks.append(_coverage_line(result.coverage))
     blocks += [f"Next: {step}" for step in result.next_steps]
     if result.failures or result.truncated.failures:
         blocks.append(
@@ -100,9 +101,7 @@ def _trace_end(trace: str) -> list[str]:
     return lines[-TRACE_LINES:]
 
 
-def _coverage_line(result: RunResult) -> str:
-    coverage = result.coverage
-    assert coverage is not None
+def _coverage_line(coverage: DigestCoverage) -> str:
     gate = ""
     if coverage.threshold is not None:
         gate = f" (threshold {coverage.threshold:g}%: {'met' if coverage.met else 'NOT met'})"
