@@ -71,10 +71,11 @@ RunId = Annotated[
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
-def respond(model: BaseModel, summary: str) -> CallToolResult:
-    """The tool result: ``summary`` as text, ``model`` as structured content."""
+def respond(model: BaseModel, summary: str, budget: int) -> CallToolResult:
+    """The tool result: ``summary`` as text (at most ``budget`` bytes), ``model`` as structured
+    content."""
     return CallToolResult(
-        content=[TextContent(type="text", text=summary)],
+        content=[TextContent(type="text", text=texts.bound_bytes(summary, budget))],
         structured_content=model.model_dump(mode="json"),
     )
 
@@ -163,7 +164,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
             process = tools.start_run(request)
             await supervise(tools, process, ctx)
             result = await anyio.to_thread.run_sync(tools.finish_run, process)
-        return respond(result, texts.run_text(result, budget))
+        return respond(result, texts.run_text(result, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def get_test_failure(
@@ -174,7 +175,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         the end), captured stdout/stderr/log, history."""
         with tool_errors():
             detail = tools.get_test_failure(run_id, test)
-        return respond(detail, texts.failure_text(detail, budget))
+        return respond(detail, texts.failure_text(detail, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def get_run_output(
@@ -189,7 +190,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """A page of a run's raw output, with the run's metadata (command, exit status)."""
         with tool_errors():
             page = tools.get_run_output(run_id, stream, offset, limit)
-        return respond(page, texts.output_text(page, budget))
+        return respond(page, texts.output_text(page, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def list_runs(
@@ -198,7 +199,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """The most recent runs, newest first: id, start, exit status, counts."""
         with tool_errors():
             found = tools.list_runs(limit)
-        return respond(found, texts.runs_text(found, budget))
+        return respond(found, texts.runs_text(found, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def flaky_tests(
@@ -208,7 +209,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """Tests whose outcome flipped at least twice in recent runs, flakiest first."""
         with tool_errors():
             found = tools.flaky_tests(limit, runs)
-        return respond(found, texts.flaky_text(found, budget))
+        return respond(found, texts.flaky_text(found, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def search_tests(
@@ -238,7 +239,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
                 limit,
                 cursor,
             )
-        return respond(found, texts.search_text(found, budget))
+        return respond(found, texts.search_text(found, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def get_test_by_key(
@@ -247,7 +248,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """One test case by its key (qbench_case or an imported export), with its steps."""
         with tool_errors():
             case = tools.get_test_by_key(key)
-        return respond(case, texts.case_text(case, budget))
+        return respond(case, texts.case_text(case, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def find_similar_tests(
@@ -266,7 +267,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """Test cases most like a given test (by key or node id), or like a text."""
         with tool_errors():
             found = tools.find_similar_tests(test, text, limit, scope)
-        return respond(found, texts.similar_text(found, budget))
+        return respond(found, texts.similar_text(found, budget), budget)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def ingest_tests(
@@ -290,14 +291,14 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
                 report = await anyio.to_thread.run_sync(tools.finish_collection, process)
             else:
                 report = await anyio.to_thread.run_sync(partial(tools.ingest_file, source))
-        return respond(report, texts.ingest_text(report, budget))
+        return respond(report, texts.ingest_text(report, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def check_health() -> Annotated[CallToolResult, Health]:
         """Versions, the run store, the history index, the catalog, and the limits."""
         with tool_errors():
             health = tools.check_health()
-        return respond(health, texts.health_text(health, budget))
+        return respond(health, texts.health_text(health, budget), budget)
 
     return server
 

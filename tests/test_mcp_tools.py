@@ -267,7 +267,7 @@ def _report(failures: int, passed: int = 3) -> TestReport:
     )
 
 
-@pytest.mark.parametrize("budget", [4000, 12000, 24000])
+@pytest.mark.parametrize("budget", [4000, 12000, 22000])
 def test_500_failures_stay_within_the_budget(config: ServerConfig, budget: int) -> None:
     """500 failures with long messages and traces: the summary and the first failures come
     first, the rest are counted, and the JSON and the text fit the budget (issue 6)."""
@@ -608,6 +608,16 @@ def test_server_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
         assert option in out
     with pytest.raises(SystemExit):
         main(["mcp", "--budget", "100"])
-    assert "must be from 4000 to 24000 bytes" in capsys.readouterr().err
+    assert "must be from 4000 to 22000 bytes" in capsys.readouterr().err
     assert main(["mcp", "--root", str(tmp_path / "missing")]) == 1
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_text_is_bounded_in_bytes() -> None:
+    """The text next to a result never passes the budget in bytes, even when every character
+    takes several."""
+    text = "é€" * 5000
+    cut = texts.bound_bytes(text, 4000)
+    assert len(cut.encode()) <= 4000
+    assert cut.endswith("[... cut to 4000 bytes]")
+    assert texts.bound_bytes("short", 4000) == "short"

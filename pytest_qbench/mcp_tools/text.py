@@ -42,6 +42,15 @@ def fit_lines(blocks: Iterable[str], limit: int, more: str = "") -> str:
     return "\n".join(kept)
 
 
+def bound_bytes(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` bytes of UTF-8, with a marker where it was cut."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    marker = f"\n[... cut to {limit} bytes]"
+    return data[: limit - len(marker.encode())].decode(errors="ignore") + marker
+
+
 def counts_text(summary: dict[str, int | float]) -> str:
     """``3 failed, 10 passed, 1 error in 2.31s``: pytest's closing line."""
     words = (
