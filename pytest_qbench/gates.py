@@ -155,8 +155,9 @@ def baseline_gate(
     if not baseline or not current:
         missing = "the baseline" if not baseline else "this run"
         return new("GateResult", **gate, passed=None, detail=f"no scores in {missing}")
-    common = [t for t in current if t in baseline and current[t].count and baseline[t].count]
-    newly_failing = sorted(t for t in common if baseline[t].passed and not current[t].passed)
+    both = [t for t in current if t in baseline]
+    newly_failing = sorted(t for t in both if baseline[t].passed and not current[t].passed)
+    common = [t for t in both if current[t].count and baseline[t].count]  # scored in both
     gate["newly_failing"] = newly_failing[:MAX_NEWLY_FAILING]
     interval = paired_interval([baseline[t].mean - current[t].mean for t in common])
     if interval is None:
