@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_qbench.gate_stats import repeat_id
+from pytest_qbench._repeat import repeat_id
 
 
 if TYPE_CHECKING:

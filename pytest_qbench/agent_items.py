@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench._repeat import repeat_id
 from pytest_qbench.agent_cases import AgentCase
 from pytest_qbench.agent_cases import AgentFileError
 from pytest_qbench.agent_cases import AgentSuite
@@ -35,7 +36,6 @@ from pytest_qbench.agent_cases import call_signature_accepts_files
 from pytest_qbench.agent_cases import load_agent_file
 from pytest_qbench.agent_config import AgentConfigError
 from pytest_qbench.agent_hooks import MARKER
-from pytest_qbench.gate_stats import repeat_id
 
 
 if TYPE_CHECKING:

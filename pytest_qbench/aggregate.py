@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from dataclasses import field
 from typing import Any
 
+from pytest_qbench._repeat import repeated_test_id
 from pytest_qbench._stats import ScoreAccumulator
 from pytest_qbench._stats import derived
 from pytest_qbench._stats import stats_mean
 from pytest_qbench.gate_stats import pass_at_k
-from pytest_qbench.gate_stats import repeated_test_id
 from pytest_qbench.shapes import Record
 from pytest_qbench.shapes import new
 from pytest_qbench.shapes import pass_rate

@@ -21,22 +21,6 @@ from statistics import stdev
 CONFIDENCE = 0.95
 
 
-def repeat_id(index: int) -> str:
-    """The id of run ``index`` (1-based) under ``--qbench-repeat``: ``repeat-2``."""
-    return f"repeat-{index}"
-
-
-def repeated_test_id(nodeid: str, index: int) -> str:
-    """The node id of a repeated test without its repeat id: ``t.py::f[a-repeat-2]`` gives
-    ``t.py::f[a]``, ``t.py::f[repeat-2]`` gives ``t.py::f``."""
-    own = repeat_id(index)
-    if nodeid.endswith(f"[{own}]"):
-        return nodeid[: -len(own) - 2]
-    if nodeid.endswith(f"-{own}]"):
-        return nodeid[: -len(own) - 2] + "]"
-    return nodeid
-
-
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the incomplete beta function (modified Lentz)."""
     tiny, eps = 1e-300, 1e-15
@@ -132,8 +116,6 @@ __all__ = [
     "Interval",
     "paired_interval",
     "pass_at_k",
-    "repeat_id",
-    "repeated_test_id",
     "t_cdf",
     "t_quantile",
 ]

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from pytest_qbench import store
+from pytest_qbench._repeat import repeated_test_id
 from pytest_qbench._stats import stats_mean
 from pytest_qbench.gate_stats import CONFIDENCE
 from pytest_qbench.gate_stats import paired_interval
-from pytest_qbench.gate_stats import repeated_test_id
 from pytest_qbench.gate_text import gate_lines
 from pytest_qbench.metric_text import score_pair
 from pytest_qbench.shapes import Record

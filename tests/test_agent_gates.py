@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qbench._repeat import repeated_test_id
 from pytest_qbench.gate_stats import paired_interval
 from pytest_qbench.gate_stats import pass_at_k
-from pytest_qbench.gate_stats import repeated_test_id
 from pytest_qbench.gate_stats import t_quantile
 
 from conftest import RunQBench
@@ -389,3 +389,29 @@ def test_repeat_under_xdist_equals_a_serial_run(
         serial.report.repeats, key=lambda s: s.nodeid
     )
     assert parallel.report.gates == serial.report.gates
+
+
+def test_coverage_gate_is_recorded_with_the_metric_gates(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """--qbench-cov-fail-under's verdict is a GateResult too, beside a metric gate."""
+    pytester.makepyfile(
+        mod="def used():\n    return 1\n\n\ndef unused():\n    return 2\n",
+        test_mod=(
+            "from mod import used\n\n\ndef test_used(qbench):\n"
+            "    qbench.record('x')\n    qbench.add('quality', 0.9)\n    assert used() == 1\n"
+        ),
+    )
+    pytester.makeini("[pytest]\npythonpath = .\n")
+    run = run_qbench(
+        "--qbench-cov=mod", "--qbench-cov-fail-under=90", "--qbench-metric-min=quality=0.5"
+    )
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    gates = {g.kind: g for g in run.report.gates}
+    assert set(gates) == {"coverage", "metric_min"}
+    coverage = gates["coverage"]
+    assert (coverage.name, coverage.passed, coverage.threshold) == ("coverage", False, 90.0)
+    assert coverage.value == pytest.approx(75.0)
+    assert coverage.detail == "coverage 75.00% is below the required 90%"
+    assert gates["metric_min"].passed is True
+    assert "**❌ Coverage gate:** coverage 75.00% is below the required 90%" in run.markdown
