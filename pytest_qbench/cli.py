@@ -110,8 +110,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 
 def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench ingest-junit``'s arguments."""
-    from pytest_qbench.junit import DEFAULT_MAX_OUTPUT
-    from pytest_qbench.junit import DEFAULT_MAX_TRACE
+    from pytest_qbench.textutil import DEFAULT_MAX_OUTPUT
+    from pytest_qbench.textutil import DEFAULT_MAX_TRACE
 
     ingest = sub.add_parser(
         "ingest-junit",

@@ -54,12 +54,12 @@ from pytest_qbench.models import RunMeta
 from pytest_qbench.models import TestReport
 from pytest_qbench.models import TestResult
 from pytest_qbench.store import new_run_id
+from pytest_qbench.textutil import DEFAULT_MAX_OUTPUT
+from pytest_qbench.textutil import DEFAULT_MAX_TRACE
 from pytest_qbench.textutil import bound_text
 from pytest_qbench.textutil import first_line
 
 
-DEFAULT_MAX_OUTPUT = 10_000
-DEFAULT_MAX_TRACE = 20_000
 MAX_MESSAGE = 4_000
 MAX_PROPERTY = 1_000
 LOCATION_LINES = 300

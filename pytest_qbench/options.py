@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from pytest_qbench._types import OUTCOMES
+from pytest_qbench.textutil import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+from pytest_qbench.textutil import DEFAULT_MAX_TRACE as DEFAULT_MAX_TRACE
 
 
 CAPTURE_DEFAULT = "failed,error"
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 OUTPUT_OPTIONS = ("json", "md", "digest", "templates")
-DEFAULT_MAX_OUTPUT = 10_000
-DEFAULT_MAX_TRACE = 20_000
 DEFAULT_MD_MAX_ITEMS = 50
 DEFAULT_KEEP_RUNS = 200
 

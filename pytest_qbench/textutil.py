@@ -7,6 +7,10 @@ import re
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
 CUT_MARKER = "[... qbench cut {count} characters{hint} ...]"
+DEFAULT_MAX_OUTPUT = 10_000
+"""Characters kept per captured stream (``--qbench-max-output``, ``qbench ingest-junit``)."""
+DEFAULT_MAX_TRACE = 20_000
+"""Characters kept per stack trace (``--qbench-max-trace``, ``qbench ingest-junit``)."""
 
 
 def strip_ansi(text: str) -> str:
