@@ -262,15 +262,17 @@ def _with_model(entry: object, model: str | None) -> object:
 def _check_entry(entry: object, field: str, where: _Where) -> str:
     """Check one metric entry; its metric's name."""
     try:
-        config = parse_entry(entry, f"@@{field}")
+        config = parse_entry(entry, field)
     except AgentConfigError as exc:
-        message = str(exc)
-        if message.startswith(f"@@{field}"):
-            detail = message[len(f"@@{field}") :]
-            sub = detail.split(" ", 1)[0] if detail.startswith(".") else ""
-            raise AgentFileError(f"{where.at(field + sub)}: {field}{detail}") from None
-        raise AgentFileError(f"{where.at(field)}: {field}: {message}") from None
+        raise _located(str(exc), where) from None
     return config.metric
+
+
+def _located(message: str, where: _Where) -> AgentFileError:
+    """A message that starts with a field path (``test_cases[0].files[1]: ...``), with the
+    file and the line of that field (or of its closest parent) in front."""
+    path = message.split(" ", 1)[0].rstrip(":")
+    return AgentFileError(f"{where.at(path)}: {message}")
 
 
 def _read_cases(value: object, defaults: dict[str, Any], where: _Where) -> tuple[AgentCase, ...]:
@@ -330,8 +332,7 @@ def _read_tools(value: object, field: str, where: _Where) -> list[Any] | None:
     try:
         normalize_tool_calls(value, field)  # type: ignore[arg-type]  # checked by the call
     except ValueError as exc:
-        message = str(exc)
-        raise AgentFileError(f"{where.at(message.split(':', 1)[0])}: {message}") from None
+        raise _located(str(exc), where) from None
     assert isinstance(value, list)  # normalize_tool_calls accepted it, and YAML has no tuples
     return value
 
