@@ -239,6 +239,16 @@ def add_options(parser: pytest.Parser) -> None:
         f"deleted. 0 keeps all. Default: {DEFAULT_KEEP_RUNS}",
         parse_count,
     )
+    _option(
+        group,
+        parser,
+        "--qbench-db",
+        "db",
+        "URL",
+        "History database that several machines share: a postgresql:// URL (needs "
+        "pytest-qbench[postgres]), or 'sqlite' for the run store's index.sqlite. Default: "
+        "$QBENCH_DB, else sqlite",
+    )
 
 
 def _coverage_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -372,7 +382,7 @@ def is_enabled(config: pytest.Config) -> bool:
     reader = OptionReader(config)
     if any(
         reader.cli(name)
-        for name in (*OUTPUT_OPTIONS, "dir", "run_id", "cov", "cov_contexts", "annotations")
+        for name in (*OUTPUT_OPTIONS, "dir", "run_id", "db", "cov", "cov_contexts", "annotations")
     ):
         return True
     if reader.cli("cov_fail_under") is not None:  # 0 is a value; read_settings then checks it

@@ -412,7 +412,7 @@ class QBenchSession(QBenchWorker):
         self.write_outputs(report, self.index_run(report))
 
     def index_run(self, report: Record) -> dict[str, Record]:
-        """Index the run in the run store's ``index.sqlite``; return the failing tests' history.
+        """Index the run in the history index; return the failing tests' history.
 
         A failure here is a warning: the reports are written all the same, without history. A run
         in which no test ran (``--collect-only``, a ``-k`` matching nothing) is not indexed.
@@ -424,7 +424,12 @@ class QBenchSession(QBenchWorker):
         stream = self.stream_path if self.stream_path.exists() else None
         try:
             recorded = record_run(
-                self.settings.qbench_dir, report, stream, self.unstreamed, self.settings.keep_runs
+                self.settings.qbench_dir,
+                report,
+                stream,
+                self.unstreamed,
+                self.settings.keep_runs,
+                self.settings.db,
             )
         except Exception as exc:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"

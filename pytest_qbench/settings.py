@@ -77,6 +77,8 @@ class Settings:
     annotations: bool = False
     github_summary: bool = True
     keep_runs: int = DEFAULT_KEEP_RUNS
+    db: str | None = None
+    """The PostgreSQL URL of the history database; ``None``: the run store's index.sqlite."""
     gates: GateSettings = field(default_factory=GateSettings)
 
 
@@ -122,8 +124,32 @@ def read_settings(config: pytest.Config) -> Settings:
         annotations=bool(reader.cli("annotations") or reader.ini("annotations")),
         github_summary=bool(reader.ini("github_summary")),
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
+        db=read_db(reader),
         gates=read_gate_settings(config),
     )
+
+
+def read_db(reader: OptionReader) -> str | None:
+    """The history database's URL: ``--qbench-db``, else ``$QBENCH_DB``, else ini ``qbench_db``
+    (``None``, or the value ``sqlite``: the local index). psycopg must import for a URL."""
+    from pytest_qbench.errors import HistoryError
+    from pytest_qbench.history.database import ENV_VAR
+    from pytest_qbench.history.database import parse_db
+    from pytest_qbench.history.database import require_psycopg
+
+    given = [
+        ("--qbench-db", reader.cli("db")),
+        (f"${ENV_VAR}", os.environ.get(ENV_VAR)),
+        ("ini qbench_db", reader.ini("db")),
+    ]
+    source, value = next(((s, v) for s, v in given if v), ("", None))
+    try:
+        url = parse_db(value, source)
+        if url is not None:
+            require_psycopg(source)
+    except HistoryError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return url
 
 
 def read_coverage_settings(config: pytest.Config) -> CoverageSettings:

@@ -12,7 +12,7 @@ from pytest_qbench.models import TestReport
 from pytest_qbench.models import TestResult
 
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "postgres_server"]
 
 
 @pytest.fixture

@@ -10,9 +10,8 @@ from typing import Any
 
 from pytest_qbench import store
 from pytest_qbench._types import Outcome
-from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import index_run
-from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.models import CIInfo
 from pytest_qbench.models import Environment
 from pytest_qbench.models import Failure
@@ -106,9 +105,12 @@ def write_run(qbench_dir: Path, record: Record) -> Path:
     return run_dir
 
 
-def index_reports(qbench_dir: Path, *records: Record, keep_runs: int = 0) -> list[Any]:
-    """Index report records in ``<qbench_dir>/index.sqlite``, one transaction each."""
-    index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
+def index_reports(
+    qbench_dir: Path, *records: Record, keep_runs: int = 0, db: str | None = None
+) -> list[Any]:
+    """Index report records in ``<qbench_dir>/index.sqlite`` (or the PostgreSQL database
+    ``db``), one transaction each."""
+    index = open_index(qbench_dir, db, create=True)
     try:
         return [index_run(index, r, lambda r=r: r["results"], keep_runs=keep_runs) for r in records]
     finally:

@@ -12,9 +12,11 @@ from history_data import index_reports
 from history_data import report
 from history_data import result
 from history_data import write_run
+from postgres_server import HistoryDB
 
 from pytest_qbench import store
 from pytest_qbench.cli import main
+from pytest_qbench.history.database import ENV_VAR
 
 
 RUN_KEYS = {
@@ -51,10 +53,12 @@ SUMMARY_KEYS = {
 
 
 @pytest.fixture
-def qdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def qdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, history_db: HistoryDB) -> Path:
     """A working directory holding a .qbench with three indexed runs (the history of a small
-    project), run directories included."""
+    project), run directories included; on PostgreSQL, QBENCH_DB names the database."""
     monkeypatch.chdir(tmp_path)
+    if history_db.url is not None:
+        monkeypatch.setenv(ENV_VAR, history_db.url)
     qbench_dir = tmp_path / ".qbench"
     records = [
         report(
@@ -96,7 +100,7 @@ def qdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ]
     for record in records:
         write_run(qbench_dir, record)
-    index_reports(qbench_dir, *records)
+    index_reports(qbench_dir, *records, db=history_db.url)
     return qbench_dir
 
 
@@ -303,6 +307,7 @@ def test_history_of_an_unknown_test_suggests_names(
     status, _, err = run_text(capsys, "history", "test_b")
     assert status == 1
     assert "no test 'test_b' in" in err and "did you mean t.py::test_b?" in err
+    assert "did you mean t.py::test_b?" in run_text(capsys, "history", "TEST_B")[2]
 
 
 def test_index_is_idempotent_and_reads_every_run(

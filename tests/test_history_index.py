@@ -8,10 +8,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from history_data import T0
 from history_data import index_reports
 from history_data import report
 from history_data import result
 from history_data import write_run
+from postgres_server import HistoryDB
 
 from pytest_qbench.errors import HistoryError
 from pytest_qbench.history import INDEX_NAME
@@ -159,13 +161,13 @@ def test_history_of_a_test_that_flips_is_known_flaky() -> None:
 # --- indexing ----------------------------------------------------------------------------------
 
 
-def test_indexing_a_run_again_replaces_it(tmp_path: Path) -> None:
+def test_indexing_a_run_again_replaces_it(history_db: HistoryDB) -> None:
     """Indexing is idempotent: the same run twice is one run with its latest results."""
     first = report("r1", 0, [result("a"), result("b", "failed")])
     again = report("r1", 0, [result("a", "failed"), result("c")])
-    done = index_reports(tmp_path, first, again)
+    done = index_reports(history_db.qbench_dir, first, again, db=history_db.url)
     assert [d.replaced for d in done] == [False, True]
-    index = SQLiteIndex(tmp_path / INDEX_NAME)
+    index = history_db.open()
     try:
         assert [r.run_id for r in list_runs(index, 10)] == ["r1"]
         results = run_results(index, "r1")
@@ -174,22 +176,22 @@ def test_indexing_a_run_again_replaces_it(tmp_path: Path) -> None:
     assert {n: r.outcome for n, r in results.items()} == {"t.py::a": "failed", "t.py::c": "passed"}
 
 
-def test_the_same_node_id_twice_in_a_run_keeps_the_last(tmp_path: Path) -> None:
+def test_the_same_node_id_twice_in_a_run_keeps_the_last(history_db: HistoryDB) -> None:
     """A report holding a node id twice (pytest's --keep-duplicates) is indexed, last one wins."""
     record = report(
         "r1", 0, [result("a", "failed", metrics={"m": 0.2}), result("a", metrics={"m": 0.9})]
     )
-    index_reports(tmp_path, record)
-    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
-        rows = db.execute("SELECT outcome FROM results").fetchall()
-        metrics = db.execute("SELECT score FROM metrics").fetchall()
+    index_reports(history_db.qbench_dir, record, db=history_db.url)
+    rows = history_db.query("SELECT outcome FROM results")
+    metrics = history_db.query("SELECT score FROM metrics")
     assert (rows, metrics) == ([("passed",)], [(0.9,)])
 
 
-def test_a_run_is_indexed_with_its_metadata_and_counts(tmp_path: Path) -> None:
+def test_a_run_is_indexed_with_its_metadata_and_counts(history_db: HistoryDB) -> None:
     """RunMeta, the counts and the CI branch and commit are in the runs table."""
-    index_reports(tmp_path, report("r1", 0, [result("a"), result("b", "error")], branch="dev"))
-    index = SQLiteIndex(tmp_path / INDEX_NAME)
+    record = report("r1", 0, [result("a"), result("b", "error")], branch="dev")
+    index_reports(history_db.qbench_dir, record, db=history_db.url)
+    index = history_db.open()
     try:
         (run,) = list_runs(index, 5)
     finally:
@@ -197,45 +199,55 @@ def test_a_run_is_indexed_with_its_metadata_and_counts(tmp_path: Path) -> None:
     assert (run.run_id, run.exit_code, run.branch, run.commit) == ("r1", 1, "dev", "abc123")
     assert run.counts["total"] == 2 and run.counts["errors"] == 1 and run.counts["passed"] == 1
     assert run.command == ["pytest", "-p", "qbench"]
+    assert run.started_at == T0 and run.duration == 2.0
 
 
-def test_retention_removes_old_runs_and_their_directories(tmp_path: Path) -> None:
+def test_retention_removes_old_runs_and_their_directories(history_db: HistoryDB) -> None:
     """keep_runs=2: the oldest runs leave the index (with their tests no run refers to) and their
     directories are deleted; directories of runs not in the index stay."""
+    qbench_dir = history_db.qbench_dir
     records = [report(f"r{i}", i, [result(f"only_in_r{i}"), result("common")]) for i in range(4)]
     for record in records:
-        write_run(tmp_path, record)
-    (tmp_path / "runs" / "not-indexed").mkdir()
-    done = index_reports(tmp_path, *records, keep_runs=2)
+        write_run(qbench_dir, record)
+    (qbench_dir / "runs" / "not-indexed").mkdir()
+    done = index_reports(qbench_dir, *records, keep_runs=2, db=history_db.url)
     assert [d.removed for d in done] == [[], [], ["r0"], ["r1"]]
-    assert remove_run_dirs(tmp_path, ["r0", "r1", "../escape"]) == []
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["not-indexed", "r2", "r3"]
-    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
-        tests = {row[0] for row in db.execute("SELECT nodeid FROM tests")}
+    assert remove_run_dirs(qbench_dir, ["r0", "r1", "../escape"]) == []
+    assert sorted(p.name for p in (qbench_dir / "runs").iterdir()) == ["not-indexed", "r2", "r3"]
+    tests = {row[0] for row in history_db.query("SELECT nodeid FROM tests")}
     assert tests == {"t.py::common", "t.py::only_in_r2", "t.py::only_in_r3"}
 
 
-# --- the file: versions, damage, locks ---------------------------------------------------------
+# --- the index: versions, damage, locks --------------------------------------------------------
 
 
-def test_an_index_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
+def test_an_index_of_a_newer_schema_is_refused(history_db: HistoryDB) -> None:
     """A newer qbench's index is not touched; the message says to upgrade or rebuild."""
-    index_reports(tmp_path, report("r1", 0, [result("a")]))
-    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
-        db.execute(
-            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(sql.SCHEMA_VERSION + 1),)
+    index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
+    index = history_db.open()
+    try:
+        index.write(
+            lambda cursor: cursor.execute(
+                "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                (str(sql.SCHEMA_VERSION + 1),),
+            )
         )
+    finally:
+        index.close()
     with pytest.raises(HistoryError, match="schema version 2; this qbench knows up to 1") as info:
-        SQLiteIndex(tmp_path / INDEX_NAME, create=True)
+        history_db.open(create=True)
     assert info.value.slug == "index-newer"
 
 
-def test_a_missing_index_is_an_error_for_readers(tmp_path: Path) -> None:
-    """Reading needs an index; the message says how to make one."""
-    with pytest.raises(HistoryError, match="run pytest with qbench to create it") as info:
-        SQLiteIndex(tmp_path / INDEX_NAME)
+def test_a_missing_index_is_an_error_for_readers(history_db: HistoryDB) -> None:
+    """Reading needs an index, and does not make one; the message says how to make one."""
+    fix = "run pytest with qbench to create it" if history_db.url is None else "run 'qbench index'"
+    with pytest.raises(HistoryError, match=fix) as info:
+        history_db.open()
     assert info.value.slug == "index-missing"
-    assert not (tmp_path / INDEX_NAME).exists()
+    assert not (history_db.qbench_dir / INDEX_NAME).exists()
+    with pytest.raises(HistoryError, match=fix):
+        history_db.open()
 
 
 def test_a_damaged_index_is_an_error_naming_the_fix(tmp_path: Path) -> None:

@@ -1,17 +1,22 @@
-"""What the history code needs from a database: the boundary a second backend implements.
+"""What the history code needs from a database: the boundary each backend implements.
 
-``SQLiteIndex`` (``sqlite.py``) is the embedded default. A PostgreSQL backend provides the same
-methods over its driver; the statements in ``sql.py`` are shared.
+``SQLiteIndex`` (``sqlite.py``) is the embedded default; ``PostgresIndex`` (``postgres.py``) the
+shared one. Both run the statements of ``sql.py``, and create them with ``build_schema``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Mapping
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from typing import Protocol
 from typing import TypeVar
+
+from pytest_qbench.errors import HistoryError
+from pytest_qbench.history import sql
 
 
 T = TypeVar("T")
@@ -51,3 +56,49 @@ class Index(Protocol):
 
     def close(self) -> None:
         """Release the connection."""
+
+
+def build_schema(
+    cursor: Cursor, version: int | None, types: Mapping[str, str], where: Path | str
+) -> None:
+    """Create the tables (``version`` is ``None``) or migrate them from ``version``, with the
+    backend's column ``types`` (``sql.SCHEMA``'s placeholders); record the new version.
+
+    Called in a write transaction, with the ``version`` read in it: another process may have
+    created or migrated the tables since this one looked.
+
+    Raises:
+        HistoryError: a newer qbench has migrated the index meanwhile.
+    """
+    if version is not None and version >= sql.SCHEMA_VERSION:
+        check_version(version, where, create=True)
+        return
+    if version is None:
+        for statement in sql.SCHEMA:
+            cursor.execute(statement.format_map(types))
+        cursor.execute(sql.SET_VERSION, (str(sql.SCHEMA_VERSION),))
+        return
+    for step in range(version + 1, sql.SCHEMA_VERSION + 1):
+        for statement in sql.MIGRATIONS[step]:
+            cursor.execute(statement.format_map(types))
+    cursor.execute(sql.UPDATE_VERSION, (str(sql.SCHEMA_VERSION),))
+
+
+def check_version(version: int | None, where: Path | str, create: bool) -> None:
+    """Refuse an index this qbench cannot read or should not create.
+
+    Raises:
+        HistoryError: the index is newer than this qbench, or has no tables and ``create`` is off.
+    """
+    if version is not None and version > sql.SCHEMA_VERSION:
+        raise HistoryError(
+            f"{where} has index schema version {version}; this qbench knows up to "
+            f"{sql.SCHEMA_VERSION}. Upgrade pytest-qbench, or delete the index and rebuild it "
+            "with 'qbench index'",
+            slug="index-newer",
+        )
+    if version is None and not create:
+        raise HistoryError(
+            f"{where} holds no qbench index yet; run 'qbench index' to build it",
+            slug="index-missing",
+        )

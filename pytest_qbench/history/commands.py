@@ -2,12 +2,14 @@
 ``history``. ``cli.py`` adds them with ``add_history_parsers``.
 
 Each takes ``--dir`` (the qbench directory; default: ``.qbench`` in the working directory or the
-nearest parent holding one) and ``--json`` (machine-readable output on stdout).
+nearest parent holding one), ``--db`` (a PostgreSQL history database; ``database.py`` says where
+else it comes from) and ``--json`` (machine-readable output on stdout).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
@@ -22,12 +24,11 @@ from pytest_qbench.cli import ERR
 from pytest_qbench.cli import OK
 from pytest_qbench.errors import HistoryError
 from pytest_qbench.errors import QBenchError
-from pytest_qbench.history import INDEX_NAME
-from pytest_qbench.history.sqlite import SQLiteIndex
 
 
 if TYPE_CHECKING:
     from pytest_qbench.history.analysis import ExecutionSummary
+    from pytest_qbench.history.backend import Index
     from pytest_qbench.history.compare import RunDiff
     from pytest_qbench.history.queries import PastResult
     from pytest_qbench.history.queries import RunInfo
@@ -65,6 +66,12 @@ def _parser(
         help="The qbench directory. Default: .qbench in the working directory or its nearest "
         "parent holding one",
     )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="The history database: a postgresql:// URL, or 'sqlite' for DIR/index.sqlite. "
+        "Default: $QBENCH_DB, else qbench_db of the pytest configuration file, else sqlite",
+    )
     parser.add_argument("--json", action="store_true", help="Print JSON instead of text")
     parser.set_defaults(func=func)
     return parser
@@ -99,16 +106,31 @@ def _non_negative(value: str) -> float:
 
 
 @contextmanager
-def _opened(args: argparse.Namespace) -> Iterator[SQLiteIndex]:
-    """The index of ``--dir`` (or of the ``.qbench`` found), closed afterwards."""
-    from pytest_qbench.history.files import find_qbench_dir
+def _opened(args: argparse.Namespace) -> Iterator[Index]:
+    """The history database, else the index of ``--dir`` (or of the ``.qbench`` found), closed
+    afterwards."""
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
 
-    args.qbench_dir = find_qbench_dir(args.dir)
-    index = SQLiteIndex(args.qbench_dir / INDEX_NAME)
+    db = configured_db(args.db, Path.cwd())
+    args.qbench_dir = _local_dir(args.dir, db)
+    index = open_index(args.qbench_dir, db)
     try:
         yield index
     finally:
         index.close()
+
+
+def _local_dir(given: Path | None, db: str | None) -> Path | None:
+    """The qbench directory: required for the local index; with a history database, the one
+    given or found, if any (it holds this machine's run directories)."""
+    from pytest_qbench.history.files import find_qbench_dir
+
+    if given is not None or db is None:
+        return find_qbench_dir(given)
+    with contextlib.suppress(HistoryError):
+        return find_qbench_dir(None)
+    return None
 
 
 def _output(
@@ -129,9 +151,9 @@ def _add_index(sub: SubParsers) -> None:
         sub,
         "index",
         "Index run directories (or report files) in the run store's history",
-        "Add runs to <qbench dir>/index.sqlite, or index them again (idempotent). Without "
-        "arguments, every run directory of the qbench directory. A run directory without "
-        "report.json (a crashed run) is indexed from its results.jsonl.",
+        "Add runs to <qbench dir>/index.sqlite (or the history database), or index them again "
+        "(idempotent). Without arguments, every run directory of the qbench directory. A run "
+        "directory without report.json (a crashed run) is indexed from its results.jsonl.",
         cmd_index,
     )
     parser.add_argument("sources", nargs="*", type=Path, metavar="RUN_DIR|REPORT.json")
@@ -141,13 +163,14 @@ def _add_index(sub: SubParsers) -> None:
         default=0,
         metavar="N",
         help="Then keep only the newest N runs in the index, deleting the older runs' "
-        "directories. Default: 0 (keep all)",
+        "directories found here. Default: 0 (keep all)",
     )
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """``qbench index``."""
-    from pytest_qbench.history.files import find_qbench_dir
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
     from pytest_qbench.history.files import run_sources
     from pytest_qbench.history.indexer import delete_old_runs
     from pytest_qbench.history.indexer import remove_run_dirs
@@ -155,10 +178,14 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     if args.keep_runs < 0:
         raise HistoryError(f"--keep-runs must be 0 (keep all) or more, given: {args.keep_runs}")
-    qbench_dir = args.dir if args.dir is not None else find_qbench_dir(None)
-    qbench_dir.mkdir(parents=True, exist_ok=True)
-    sources = run_sources(qbench_dir, args.sources)
-    index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
+    db = configured_db(args.db, Path.cwd())
+    qbench_dir = args.dir
+    if qbench_dir is None:  # files given to a database need no qbench directory
+        qbench_dir = _local_dir(None, db if args.sources else None)
+    if qbench_dir is not None:
+        qbench_dir.mkdir(parents=True, exist_ok=True)
+    sources = run_sources(qbench_dir, args.sources) if qbench_dir else list(args.sources)
+    index = open_index(qbench_dir, db, create=True)
     try:
         indexed, skipped = _index_sources(index, sources, strict=bool(args.sources))
         removed = (
@@ -166,18 +193,18 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
     finally:
         index.close()
-    for line in remove_run_dirs(qbench_dir, removed):
+    for line in remove_run_dirs(qbench_dir, removed) if qbench_dir else []:
         print(f"qbench: {line}", file=sys.stderr)
     _output(
         args,
-        lambda: {"index": str(qbench_dir / INDEX_NAME), "indexed": indexed, "removed": removed},
+        lambda: {"index": index.location, "indexed": indexed, "removed": removed},
         lambda: index_lines(indexed, removed, None if sources else qbench_dir),
     )
     return ERR if skipped else OK
 
 
 def _index_sources(
-    index: SQLiteIndex, sources: list[Path], *, strict: bool
+    index: Index, sources: list[Path], *, strict: bool
 ) -> tuple[list[dict[str, Any]], int]:
     """Index each source, one transaction each. A source that cannot be read is an error when
     ``strict`` (it was named), else it is skipped with a message."""
@@ -287,8 +314,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     with _opened(args) as index:
         run = resolve_run(index, args.run)
         failures = run_failures(index, run.run_id)
-    report = store.run_dir(args.qbench_dir, run.run_id) / store.REPORT_MD
-    shown = report if report.is_file() else None
+    shown = None
+    if args.qbench_dir is not None:  # a run of another machine has its directory there
+        report = store.run_dir(args.qbench_dir, run.run_id) / store.REPORT_MD
+        shown = report if report.is_file() else None
 
     def data() -> dict[str, Any]:
         listed = [

@@ -14,13 +14,13 @@ from functools import partial
 from pathlib import Path
 
 from pytest_qbench import store
-from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import FLAKY_FLIPS
 from pytest_qbench.history.analysis import as_outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import Indexed
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
@@ -29,7 +29,6 @@ from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.sql import FAILING
-from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.history.timefmt import from_index_time
 from pytest_qbench.history.timefmt import to_index_time
 from pytest_qbench.shapes import iso
@@ -58,14 +57,18 @@ def record_run(
     stream: Path | None,
     extra: Iterable[Record],
     keep_runs: int,
+    db: str | None = None,
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
-    (created when missing), apply retention, and return the history of each failing test.
+    or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
+    history of each failing test. Retention deletes the run directories of the runs it removes
+    that are in ``qbench_dir`` (another machine's runs have theirs elsewhere).
 
     Raises:
-        HistoryError: the index cannot be used (locked for too long, damaged, newer).
+        HistoryError: the index cannot be used (locked for too long, damaged, newer,
+            unreachable).
     """
-    index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
+    index = open_index(qbench_dir, db, create=True)
     try:
         done = index_run(index, report, partial(index_records, stream, extra), keep_runs=keep_runs)
         histories = failing_histories(index, done, report["run"]["started_at"])

@@ -4,7 +4,7 @@ Statements use ``?`` placeholders (SQLite's); a backend whose driver wants anoth
 translates them (``?`` never appears inside these statements' literals). Everything here is
 plain SQL that SQLite 3.25+ and PostgreSQL 10+ both run: no ``LIMIT -1``, no ``INSERT OR``,
 window functions and ``ON CONFLICT`` only in their standard forms. What differs between engines
-(the identity column, locking, pragmas) lives in the backend module (``sqlite.py``).
+(column types, locking, pragmas) lives in the backend modules (``sqlite.py``, ``postgres.py``).
 
 Times are stored as UTC text of one fixed width (``2026-01-02T03:04:05.000000Z``), so that text
 order is time order in every engine.
@@ -28,9 +28,9 @@ SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE runs (
         id {identity},
-        run_id TEXT NOT NULL UNIQUE,
+        run_id {key} NOT NULL UNIQUE,
         tool TEXT NOT NULL,
-        started_at TEXT NOT NULL,
+        started_at {key} NOT NULL,
         completed_at TEXT,
         exit_code INTEGER,
         interrupted INTEGER NOT NULL,
@@ -58,7 +58,7 @@ SCHEMA = (
         indexed_at TEXT NOT NULL
     )""",
     "CREATE INDEX runs_by_start ON runs (started_at, id)",
-    "CREATE TABLE tests (id {identity}, nodeid TEXT NOT NULL UNIQUE)",
+    "CREATE TABLE tests (id {identity}, nodeid {key} NOT NULL UNIQUE)",
     """CREATE TABLE fingerprints (
         fingerprint TEXT PRIMARY KEY,
         error_type TEXT NOT NULL,
@@ -66,8 +66,8 @@ SCHEMA = (
         message TEXT NOT NULL
     )""",
     """CREATE TABLE results (
-        run_ref INTEGER NOT NULL REFERENCES runs (id),
-        test_ref INTEGER NOT NULL REFERENCES tests (id),
+        run_ref {ref} NOT NULL REFERENCES runs (id),
+        test_ref {ref} NOT NULL REFERENCES tests (id),
         outcome TEXT NOT NULL,
         duration DOUBLE PRECISION NOT NULL,
         reruns INTEGER NOT NULL,
@@ -82,8 +82,8 @@ SCHEMA = (
         WHERE outcome IN {_FAILING_SQL} OR flaky = 1""",
     "CREATE INDEX results_by_fingerprint ON results (fingerprint) WHERE fingerprint IS NOT NULL",
     """CREATE TABLE metrics (
-        run_ref INTEGER NOT NULL REFERENCES runs (id),
-        test_ref INTEGER NOT NULL REFERENCES tests (id),
+        run_ref {ref} NOT NULL REFERENCES runs (id),
+        test_ref {ref} NOT NULL REFERENCES tests (id),
         metric TEXT NOT NULL,
         seq INTEGER NOT NULL,
         score DOUBLE PRECISION,
@@ -92,7 +92,9 @@ SCHEMA = (
         PRIMARY KEY (run_ref, test_ref, metric, seq)
     )""",
 )
-"""``CREATE`` statements; ``{identity}`` is the backend's auto-numbered primary key column."""
+"""``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
+auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
+or compared (ids, times, node ids), which must compare byte by byte in every engine."""
 
 MIGRATIONS: dict[int, tuple[str, ...]] = {}
 """Statements that take the schema from version ``n - 1`` to ``n``."""
@@ -210,7 +212,9 @@ TEST_RESULTS = """SELECT r.run_id, r.started_at, res.outcome, res.duration, res.
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
     WHERE t.nodeid = ?
     ORDER BY r.started_at DESC, r.id DESC LIMIT ?"""
-SIMILAR_TESTS = "SELECT nodeid FROM tests WHERE nodeid LIKE ? ESCAPE '!' ORDER BY nodeid LIMIT 5"
+SIMILAR_TESTS = (  # lower(): SQLite's LIKE ignores ASCII case, PostgreSQL's does not
+    "SELECT nodeid FROM tests WHERE lower(nodeid) LIKE lower(?) ESCAPE '!' ORDER BY nodeid LIMIT 5"
+)
 
 FLAKY_CANDIDATES = f"""SELECT DISTINCT res.test_ref FROM results res
     WHERE res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)

@@ -27,10 +27,13 @@ from typing import TypeVar
 from pytest_qbench.errors import HistoryError
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
+from pytest_qbench.history.backend import build_schema
+from pytest_qbench.history.backend import check_version
 
 
 T = TypeVar("T")
-IDENTITY = "INTEGER PRIMARY KEY"
+TYPES = {"identity": "INTEGER PRIMARY KEY", "ref": "INTEGER", "key": "TEXT"}
+"""``sql.SCHEMA``'s column types (SQLite compares text byte by byte)."""
 BUSY_TIMEOUT = 5.0
 """Seconds SQLite itself waits for a lock before one attempt fails."""
 DEFAULT_WAIT = 120.0
@@ -145,16 +148,7 @@ class SQLiteIndex:
         self.write(self._create_or_migrate)
 
     def _create_or_migrate(self, cursor: Cursor) -> None:
-        version = self._version(cursor)  # another process may have done it meanwhile
-        if version is None:
-            for statement in sql.SCHEMA:
-                cursor.execute(statement.format(identity=IDENTITY))
-            cursor.execute(sql.SET_VERSION, (str(sql.SCHEMA_VERSION),))
-            return
-        for step in range(version + 1, sql.SCHEMA_VERSION + 1):
-            for statement in sql.MIGRATIONS[step]:
-                cursor.execute(statement.format(identity=IDENTITY))
-        cursor.execute(sql.UPDATE_VERSION, (str(sql.SCHEMA_VERSION),))
+        build_schema(cursor, self._version(cursor), TYPES, self.path)
 
     @staticmethod
     def _version(cursor: Cursor) -> int | None:
@@ -164,23 +158,3 @@ class SQLiteIndex:
         cursor.execute(sql.GET_VERSION)
         row = cursor.fetchone()
         return int(row[0]) if row else None
-
-
-def check_version(version: int | None, where: Path | str, create: bool) -> None:
-    """Refuse an index this qbench cannot read or should not create.
-
-    Raises:
-        HistoryError: the index is newer than this qbench, or has no tables and ``create`` is off.
-    """
-    if version is not None and version > sql.SCHEMA_VERSION:
-        raise HistoryError(
-            f"{where} has index schema version {version}; this qbench knows up to "
-            f"{sql.SCHEMA_VERSION}. Upgrade pytest-qbench, or delete the index and rebuild it "
-            "with 'qbench index'",
-            slug="index-newer",
-        )
-    if version is None and not create:
-        raise HistoryError(
-            f"{where} holds no qbench index yet; run 'qbench index' to build it",
-            slug="index-missing",
-        )

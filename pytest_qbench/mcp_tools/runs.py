@@ -13,9 +13,8 @@ from pytest_qbench import store
 from pytest_qbench.errors import HistoryError
 from pytest_qbench.errors import QBenchError
 from pytest_qbench.errors import ToolFailure
-from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history.backend import Index
 from pytest_qbench.history.indexer import SAFE_RUN_ID
-from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.mcp_tools.config import ServerConfig
 from pytest_qbench.mcp_tools.models import FlakyEntry
 from pytest_qbench.mcp_tools.models import FlakyList
@@ -138,11 +137,24 @@ def repair(config: ServerConfig, run_dir: Path) -> None:
     writer = OutputWriter(record, None, view, template_dir=None, max_items=50)
     writer.json(run_dir / store.REPORT_JSON)
     writer.markdown(run_dir / store.REPORT_MD)
-    index = SQLiteIndex(config.qbench_dir / INDEX_NAME, create=True)
+    index = open_history(config, create=True)
     try:
         index_run(index, record, lambda: record["results"])
     finally:
         index.close()
+
+
+def open_history(config: ServerConfig, *, create: bool = False) -> Index:
+    """The history index pytest records the project's runs in: the PostgreSQL database that
+    ``$QBENCH_DB`` or the ini ``qbench_db`` names, else the run store's ``index.sqlite``.
+
+    Raises:
+        HistoryError: it cannot be opened.
+    """
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
+
+    return open_index(config.qbench_dir, configured_db(None, config.root), create=create)
 
 
 def recent_runs(config: ServerConfig, limit: int) -> RunList:
@@ -151,7 +163,7 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
 
     limit = _limit(limit)
     try:
-        index = SQLiteIndex(config.qbench_dir / INDEX_NAME)
+        index = open_history(config)
     except HistoryError as exc:
         return RunList(note=str(exc))
     try:
@@ -183,7 +195,7 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
 
     limit, runs = _limit(limit), _limit(runs, "runs", 1000)
     try:
-        index = SQLiteIndex(config.qbench_dir / INDEX_NAME)
+        index = open_history(config)
     except HistoryError as exc:
         return FlakyList(runs_window=runs, note=str(exc))
     try:

@@ -339,12 +339,10 @@ class QBenchTools:
         )
 
     def _runs_indexed(self) -> int | None:
-        from pytest_qbench.history import INDEX_NAME
         from pytest_qbench.history import sql
-        from pytest_qbench.history.sqlite import SQLiteIndex
 
         try:
-            index = SQLiteIndex(self.config.qbench_dir / INDEX_NAME)
+            index = runs.open_history(self.config)
         except HistoryError:
             return None
         try:
