@@ -103,19 +103,20 @@ def failure_annotations(results: Iterable[Record], root: str = "") -> list[str]:
     return commands
 
 
-def coverage_annotation(coverage: Record | None) -> str | None:
-    """An ``::error`` for a failed coverage gate."""
-    if not coverage or coverage["met"] is not False:
-        return None
-    from pytest_qbench.coverage_view import percent_text
-    from pytest_qbench.coverage_view import threshold_text
+def gate_annotations(gates: Iterable[Record]) -> list[str]:
+    """An ``::error`` per failed gate (coverage, metric mean, baseline), with its numbers."""
+    return [
+        workflow_command("error", gate["detail"], title=_gate_title(gate))
+        for gate in gates
+        if gate["passed"] is False
+    ]
 
-    return workflow_command(
-        "error",
-        f"coverage {percent_text(coverage['percentage'])} is below the required "
-        f"{threshold_text(coverage['threshold'])}",
-        title="coverage gate",
-    )
+
+def _gate_title(gate: Record) -> str:
+    kinds = {"metric_min": "metric gate", "baseline": "baseline gate"}
+    if gate["kind"] in kinds:
+        return f"{kinds[gate['kind']]}: {gate['name']}"
+    return "coverage gate"
 
 
 def checkout_prefix(rootdir: Path, environ: Mapping[str, str]) -> str:

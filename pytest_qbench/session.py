@@ -522,15 +522,13 @@ class QBenchSession(QBenchWorker):
         return step_summary_path(os.environ)
 
     def _annotations(self) -> list[str]:
-        """GitHub workflow commands for the failures and a failed coverage gate."""
+        """GitHub workflow commands for the failures and the failed gates."""
         from pytest_qbench import github
 
         view = self.aggregator.view()
         failed = [*view.failures.items, *view.errors.items]
         root = github.checkout_prefix(self.config.rootpath, os.environ)
-        commands = github.failure_annotations(failed, root)
-        gate = github.coverage_annotation(self.coverage)
-        return [*commands, gate] if gate else commands
+        return [*github.failure_annotations(failed, root), *github.gate_annotations(self.gates)]
 
     def _shown_paths(self) -> list[str]:
         shown = []

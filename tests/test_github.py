@@ -123,3 +123,21 @@ def test_no_annotations_unless_asked(pytester: pytest.Pytester, run_qbench: RunQ
     pytester.makepyfile(test_gh=FAILING)
     run = run_qbench()
     assert not [line for line in run.result.outlines if line.startswith("::")]
+
+
+def test_annotation_for_a_failed_metric_gate(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    pytester.makepyfile(
+        test_agent="""
+        def test_answer(qbench):
+            qbench.record("Paris", ground_truth="Paris")
+            qbench.add("accuracy", 0.5)
+        """
+    )
+    run = run_qbench("--qbench-annotations", "--qbench-metric-min=accuracy=0.9")
+    assert run.result.ret == 1
+    gates = [line for line in run.result.outlines if line.startswith("::error title=metric gate")]
+    assert gates == [
+        "::error title=metric gate%3A accuracy::mean 0.50 is below the required 0.90 (1 score)"
+    ]
