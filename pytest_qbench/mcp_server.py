@@ -94,11 +94,14 @@ async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) ->
     process group first, shielded, then let the cancellation go on."""
     sent = -1
     try:
-        while await anyio.to_thread.run_sync(tools.step, process):
-            progress = process.progress()
+        while True:
+            running = await anyio.to_thread.run_sync(tools.step, process)
+            progress = process.progress()  # once more after the end: the last tests count too
             if progress.done > sent:
                 await ctx.report_progress(progress.done, progress.total, progress.message)
                 sent = progress.done
+            if not running:
+                break
             await anyio.sleep(POLL_SECONDS)
     except BaseException:
         with anyio.CancelScope(shield=True):

@@ -122,9 +122,12 @@ class QBenchTools:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """Wait for a run to end, reporting progress (the blocking twin of the SDK loop)."""
-        while self.step(process):
-            if on_progress is not None:
+        while True:
+            running = self.step(process)
+            if on_progress is not None:  # once more after the end: the last tests count too
                 on_progress(process.progress())
+            if not running:
+                return
             sleep(POLL_SECONDS)
 
     def finish_run(self, process: PytestProcess) -> RunResult:
