@@ -19,6 +19,10 @@ SECRET_NAME = re.compile(
 )
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 6
+URL_PASSWORD = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)(?P<password>[^\s/@]+)(?=@)"
+)
+"""The password of a URL (``postgresql://user:PASSWORD@host/db``)."""
 
 
 def is_secret_name(name: str) -> bool:
@@ -35,6 +39,12 @@ class Redactor:
             for name, value in environ.items()
             if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
         }
+        values.update(  # QBENCH_DB, DATABASE_URL, ...: a URL's password is secret, whatever the name
+            found["password"]
+            for value in environ.values()
+            for found in URL_PASSWORD.finditer(value)
+            if len(found["password"]) >= MIN_SECRET_LENGTH
+        )
         # Longest first, so a secret that contains another is replaced whole.
         self._secrets = sorted(values, key=len, reverse=True)
 
@@ -58,8 +68,9 @@ class Redactor:
         return value
 
     def argv(self, args: Iterable[str]) -> list[str]:
-        """Redact a command line, including ``--token=value`` style arguments."""
-        return [self(arg) for arg in args]
+        """Redact a command line, including ``--token=value`` style arguments and the passwords
+        of URLs (``--qbench-db=postgresql://user:PASSWORD@host/db``)."""
+        return [URL_PASSWORD.sub(rf"\g<head>{REDACTED}", self(arg)) for arg in args]
 
 
 def detect_ci(environ: Mapping[str, str]) -> Record | None:

@@ -98,6 +98,35 @@ def report(
     ).model_dump(mode="json")
 
 
+def writer_runs(writer: int, runs: int, results: int, *, own_test: bool = False) -> list[Record]:
+    """The runs that process ``writer`` indexes in a test of concurrent writers: ``results``
+    results each, of tests every writer shares (some failing); with ``own_test``, the last one is
+    a test of that run only, with a metric score."""
+    return [
+        report(
+            f"w{writer}-r{n}",
+            n + writer / 10,
+            [
+                result(f"test_{i}", "failed" if (i + n) % 7 == 0 else "passed")
+                for i in range(results - own_test)
+            ]
+            + ([result(f"only_w{writer}_r{n}", metrics={"m": 0.5})] if own_test else []),
+        )
+        for n in range(runs)
+    ]
+
+
+def run_at_once(start: Any, procs: list[Any]) -> list[int | None]:
+    """Start the processes ``procs``, let them go at the same moment (``start``, the event they
+    wait for), wait for them; return their exit codes."""
+    for proc in procs:
+        proc.start()
+    start.set()
+    for proc in procs:
+        proc.join(120)
+    return [proc.exitcode for proc in procs]
+
+
 def write_run(qbench_dir: Path, record: Record) -> Path:
     """Write ``record`` as ``<qbench_dir>/runs/<run id>/report.json``; return the run directory."""
     run_dir = store.run_dir(qbench_dir, record["run"]["run_id"])

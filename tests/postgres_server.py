@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -177,6 +178,13 @@ def postgres_server() -> Iterator[PostgresServer]:
     server = start_server()
     yield server
     server.stop()
+
+
+def open_and_create(url: str, start: Any) -> None:
+    """Open the index of ``url``, making its tables, once ``start`` is set (a process's target:
+    this module imports little, so that spawning is quick)."""
+    start.wait(30)
+    open_index(None, url, create=True).close()
 
 
 @dataclass

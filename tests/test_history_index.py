@@ -12,7 +12,9 @@ from history_data import T0
 from history_data import index_reports
 from history_data import report
 from history_data import result
+from history_data import run_at_once
 from history_data import write_run
+from history_data import writer_runs
 from postgres_server import HistoryDB
 
 from pytest_qbench.errors import HistoryError
@@ -285,18 +287,7 @@ WRITERS, RUNS_EACH, RESULTS_EACH = 4, 12, 300
 
 def _write_runs(qbench_dir: str, writer: int, start: multiprocessing.synchronize.Event) -> None:
     start.wait(30)
-    records = [
-        report(
-            f"w{writer}-r{n}",
-            n + writer / 10,
-            [
-                result(f"test_{i}", "failed" if (i + n) % 7 == 0 else "passed")
-                for i in range(RESULTS_EACH)
-            ],
-        )
-        for n in range(RUNS_EACH)
-    ]
-    index_reports(Path(qbench_dir), *records)
+    index_reports(Path(qbench_dir), *writer_runs(writer, RUNS_EACH, RESULTS_EACH))
 
 
 def _read_runs(
@@ -324,12 +315,7 @@ def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
         ctx.Process(target=_write_runs, args=(str(tmp_path), w, start)) for w in range(WRITERS)
     ]
     procs.append(ctx.Process(target=_read_runs, args=(str(tmp_path), start, seen)))
-    for proc in procs:
-        proc.start()
-    start.set()
-    for proc in procs:
-        proc.join(120)
-    assert [proc.exitcode for proc in procs] == [0] * (WRITERS + 1)
+    assert run_at_once(start, procs) == [0] * (WRITERS + 1)
     with sqlite3.connect(tmp_path / INDEX_NAME) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]

@@ -20,17 +20,22 @@ whole and loses no run:
   it, so retrying a commit whose acknowledgement was lost is harmless;
 - the lock waits at most what is left of ``wait`` (``lock_timeout``), then the write gives up
   with a clear error and changes nothing;
-- creating or migrating the tables happens under the same lock, so machines starting on an
-  empty database at the same time create them once.
+- creating or migrating the tables happens under a session-level advisory lock of its own, in a
+  transaction begun once that lock is held: machines starting on an empty database at the same
+  time create the tables once, each later one seeing them (a transaction that was already open
+  while another session created them would still resolve names in its older view of the
+  catalog).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import time
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
@@ -65,6 +70,8 @@ EXTRA_SCHEMA = ("CREATE INDEX metrics_by_test ON metrics (test_ref)",)
 its metric rows, which this index finds."""
 WRITE_LOCK = 0x716265_6E6368
 """Key of the advisory lock that serialises writers ("qbench" in ASCII)."""
+SCHEMA_LOCK = WRITE_LOCK + 1
+"""Key of the advisory lock held while the tables are created or migrated."""
 READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 DEFAULT_WAIT = 120.0
@@ -222,7 +229,25 @@ class PostgresIndex:
         if version == sql.SCHEMA_VERSION:
             return
         check_version(version, self.location, create)
-        self.write(self._create_or_migrate)
+        with self._schema_lock():
+            self.write(self._create_or_migrate)
+
+    @contextlib.contextmanager
+    def _schema_lock(self) -> Iterator[None]:
+        try:
+            wait_ms = max(1, int(self.wait * 1000))
+            self._conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{wait_ms}ms",))
+            self._conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+            self._conn.execute("RESET lock_timeout")
+        except errors.LockNotAvailable:
+            raise self._busy("another qbench held the lock for creating the tables") from None
+        except psycopg.Error as exc:
+            raise self._error(exc) from None
+        try:
+            yield
+        finally:
+            with contextlib.suppress(psycopg.Error):  # a closed session has released it
+                self._conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
 
     def _create_or_migrate(self, cursor: Cursor) -> None:
         version = _version(cursor)  # another machine may have done it meanwhile
