@@ -210,6 +210,25 @@ def test_a_lost_connection_is_made_again(db_url: str, postgres_server: PostgresS
         index.close()
 
 
+def test_values_json_cannot_carry_are_indexed_too(db_url: str) -> None:
+    """A NUL in a failure message (PostgreSQL text holds none) and a NaN score (JSON has none)
+    are indexed: the NUL as U+FFFD, the NaN as NaN."""
+    failing = result("a", "failed", message="bad\x00byte")
+    scored = result("b", metrics={"m": 0.5})
+    scored["metric_results"][0]["score"] = float("nan")
+    index_reports(Path(), report("r1", 0, [failing, scored]), db=db_url)
+    index = open_index(None, db_url)
+    try:
+        rows = index.read(
+            lambda c: c.execute("SELECT message FROM results WHERE message IS NOT NULL").fetchall()
+        )
+        scores = index.read(lambda c: c.execute("SELECT score FROM metrics").fetchall())
+    finally:
+        index.close()
+    assert rows == [("bad\ufffdbyte",)]
+    assert str(scores[0][0]) == "nan"
+
+
 # --- permissions -------------------------------------------------------------------------------
 
 

@@ -147,7 +147,7 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
     with_metrics: set[int] = set()
     for batch in _batches(results, BATCH):
         ids = _test_ids(cursor, [r["nodeid"] for r in batch])
-        rows, prints, metrics = [], {}, {}
+        rows, prints, metrics = {}, {}, {}
         for result in batch:
             test_ref = ids[result["nodeid"]]
             failing = result["outcome"] in sql.FAILING
@@ -156,10 +156,12 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
                 done.failing.append((result["nodeid"], fp))
             if fp is not None:
                 prints[fp] = _fingerprint_row(fp, result)
-            rows.append(_result_row(run_ref, test_ref, result, fp))
+            # the same node id twice (--keep-duplicates): the last one counts, and one statement
+            # inserting a row twice would be refused by PostgreSQL
+            rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
             if result.get("metric_results") or test_ref in with_metrics:
                 metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
-        cursor.executemany(sql.INSERT_RESULT, rows)
+        cursor.executemany(sql.INSERT_RESULT, list(rows.values()))
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
         again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
         if again:  # the same node id twice in one run: the last one counts
