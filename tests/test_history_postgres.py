@@ -86,7 +86,9 @@ def test_sqlite_or_nothing_is_the_local_index(value: str | None) -> None:
 @pytest.mark.parametrize("value", ["mysql://u@h/db", "db.example.com:5432", "postgresql:/x"])
 def test_a_value_that_is_not_a_postgresql_url_is_refused(value: str) -> None:
     """The message names the setting, the value and the form wanted."""
-    with pytest.raises(HistoryError, match=r"^--qbench-db not a PostgreSQL URL, given: ") as info:
+    with pytest.raises(
+        HistoryError, match=r"^--qbench-db is not a PostgreSQL URL, given: "
+    ) as info:
         parse_db(value)
     assert "give postgresql://USER@HOST:PORT/DBNAME (or 'sqlite' for the local index)" in str(
         info.value
@@ -133,7 +135,7 @@ def test_commands_take_db_then_the_environment_then_the_file(
     (tmp_path / "sub" / "setup.cfg").write_text("[tool:pytest]\nqbench_db = nonsense\n")
     assert configured_db(None, tmp_path / "sub") is None  # tox.ini comes first
     (tmp_path / "sub" / "tox.ini").unlink()
-    with pytest.raises(HistoryError, match=r"^qbench_db in .*setup.cfg not a PostgreSQL URL"):
+    with pytest.raises(HistoryError, match=r"^qbench_db in .*setup.cfg is not a PostgreSQL URL"):
         configured_db(None, tmp_path / "sub")
 
 
@@ -246,6 +248,9 @@ def test_what_each_database_user_may_do(db_url: str, postgres_server: PostgresSe
     assert info.value.slug == "db-permission"
     assert "needs CREATE on the database" in str(info.value)
     index_reports(Path(), report("r1", 0, [result("a")]), db=db_url)
+    with pytest.raises(HistoryError, match="permission denied for schema qbench") as info:
+        open_index(None, reader_url)
+    assert info.value.slug == "db-permission"
     with psycopg.connect(db_url, autocommit=True) as owner:
         owner.execute(f"GRANT USAGE ON SCHEMA qbench TO {reader}")
         owner.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA qbench TO {reader}")
@@ -555,5 +560,5 @@ def test_a_bad_qbench_db_is_refused_before_any_test_runs(pytester: pytest.Pytest
     ran = pytester.runpytest("-p", "qbench")
     assert ran.ret == pytest.ExitCode.USAGE_ERROR
     ran.stderr.fnmatch_lines(
-        ["ERROR: ini qbench_db not a PostgreSQL URL, given: mysql://u:***@h/db; give *"]
+        ["ERROR: ini qbench_db is not a PostgreSQL URL, given: mysql://u:***@h/db; give *"]
     )

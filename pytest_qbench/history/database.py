@@ -55,16 +55,12 @@ def parse_db(value: str | None, source: str = "--qbench-db") -> str | None:
     if not text or text == LOCAL:
         return None
     if not text.startswith(PREFIXES):  # the rest is libpq's to check (hosts, query options)
-        raise _bad_url(source, text, "not a PostgreSQL URL")
+        raise HistoryError(
+            f"{source} is not a PostgreSQL URL, given: {redact(text)}; give {URL_HINT} (or "
+            f"'{LOCAL}' for the local index)",
+            slug="db-url",
+        )
     return text
-
-
-def _bad_url(source: str, text: str, problem: str) -> HistoryError:
-    return HistoryError(
-        f"{source} {problem}, given: {redact(text)}; give {URL_HINT} (or '{LOCAL}' for the "
-        "local index)",
-        slug="db-url",
-    )
 
 
 def redact(url: str) -> str:

@@ -346,9 +346,19 @@ def _lock(raw: psycopg.Cursor[tuple[Any, ...]], until: float) -> None:
 
 
 def _version(cursor: Cursor) -> int | None:
-    cursor.execute("SELECT to_regclass('meta')")  # looked up in the search path: schema qbench
-    if cursor.fetchone()[0] is None:
+    # From the catalog, which every user may read: for a user without USAGE on the schema,
+    # PostgreSQL leaves the schema out of the search path, and meta would seem missing.
+    cursor.execute(
+        "SELECT has_schema_privilege(n.oid, 'USAGE') FROM pg_catalog.pg_class c "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = ? AND c.relname = 'meta'",
+        (SCHEMA,),
+    )
+    found = cursor.fetchone()
+    if found is None:
         return None
+    if not found[0]:
+        raise errors.InsufficientPrivilege(f"permission denied for schema {SCHEMA}")
     cursor.execute(sql.GET_VERSION)
     row = cursor.fetchone()
     return int(row[0]) if row else None
