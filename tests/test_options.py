@@ -23,6 +23,7 @@ def test_help_lists_the_group(pytester: pytest.Pytester) -> None:
             "*--qbench-md-max-items=N*",
             "*--qbench-run-id=ID*",
             "*--qbench-keep-runs=N*",
+            "*--qbench-db=URL*",
         ]
     )
     result.stdout.fnmatch_lines(
