@@ -6,7 +6,10 @@ Modules, each small, imports pointing one way:
 - ``analysis``: flips, flaky indicator and trend of a sequence of outcomes (pure);
 - ``sql``: every statement, portable SQL shared by all backends;
 - ``backend``: the ``Index`` protocol a backend implements; ``sqlite``: the embedded backend
-  (WAL, ``BEGIN IMMEDIATE``, retries), ``<qbench dir>/index.sqlite``;
+  (WAL, ``BEGIN IMMEDIATE``, retries), ``<qbench dir>/index.sqlite``; ``postgres``: the shared
+  one (psycopg 3, advisory locks, retries), imported only when a URL names it;
+- ``database``: which index a run or command uses (``--qbench-db``, ``QBENCH_DB``,
+  ``qbench_db``), and opening it;
 - ``indexer``: a run's records into rows, one transaction per run; retention;
 - ``queries``: reading runs and results back;
 - ``session_end``: what the pytest plugin calls when a run ends (index, then failing tests'
