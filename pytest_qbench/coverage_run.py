@@ -27,7 +27,6 @@ from pytest_qbench import coverage_data
 from pytest_qbench import store
 from pytest_qbench.coverage_view import coverage_gate
 from pytest_qbench.coverage_view import percent_text
-from pytest_qbench.coverage_view import threshold_text
 from pytest_qbench.settings import CoverageSettings
 from pytest_qbench.shapes import Record
 
@@ -132,6 +131,15 @@ class WorkerCoverage:
             self.config.workeroutput[WORKER_OUTPUT] = data.dumps()  # type: ignore[attr-defined]
 
 
+def configure_worker(config: pytest.Config, spec: dict[str, Any] | None) -> None:
+    """An xdist worker: measure its share when the controller sent a ``spec``, else drop the
+    measurement its own early start may have begun."""
+    if spec is None:
+        stop_unused(config)
+    else:
+        start_worker(config, spec)
+
+
 def start_worker(config: pytest.Config, spec: dict[str, Any]) -> None:
     """Measure in an xdist worker (from ``pytest_configure``): go on with the measurement started
     before the worker's conftest files loaded, or start one now."""
@@ -214,13 +222,20 @@ class CoverageCollector:
             raise
         with self.session.guard("collecting coverage"):
             self.collect()
-            collect_only = self.config.option.collectonly
-            record = self.record
-            if record is not None and record["threshold"] is not None and not collect_only:
-                self.session.gates.append(coverage_gate(record))
-            if self.record is not None and self.record["met"] is False and not collect_only:
-                session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
+            gate = self._gate()
+            if gate is not None:
+                self.session.gates.append(gate)
+                if gate["passed"] is False:
+                    session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
         return result
+
+    def _gate(self) -> Record | None:
+        """The coverage gate's ``GateResult``, when a threshold applies (no verdict without tests:
+        ``--collect-only``)."""
+        record = self.record
+        if record is None or record["threshold"] is None or self.config.option.collectonly:
+            return None
+        return coverage_gate(record)
 
     def collect(self) -> None:
         """Build the coverage record from qbench's measurement or pytest-cov's data."""
@@ -325,16 +340,10 @@ class CoverageCollector:
             detail += f", {missing} file{'s' if missing != 1 else ''} never executed"
         by = " (measured by pytest-cov)" if record["measured_by"] == "pytest-cov" else ""
         self.lines.append((f"coverage {total} ({detail}){by}", {}))
-        threshold = record["threshold"]
-        if threshold is None or self.config.option.collectonly:  # no test ran: no verdict
-            return
-        required = threshold_text(threshold)
-        if record["met"]:
-            self.lines.append((f"coverage {total} meets the required {required}", {"green": True}))
-        else:
-            self.lines.append(
-                (f"coverage {total} is below the required {required}", {"red": True, "bold": True})
-            )
+        gate = self._gate()
+        if gate is not None:
+            markup = {"green": True} if gate["passed"] else {"red": True, "bold": True}
+            self.lines.append((gate["detail"], markup))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -378,4 +387,4 @@ def register(config: pytest.Config, session: QBenchSession, settings: CoverageSe
         config.pluginmanager.register(ContextSwitcher(collector.measurement), CONTEXTS_PLUGIN_NAME)
 
 
-__all__ = ["CoverageCollector", "Measurement", "register", "start_early", "start_worker"]
+__all__ = ["CoverageCollector", "Measurement", "configure_worker", "register", "start_early"]

@@ -98,12 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
     if COVERAGE_FLAG in workerinput or coverage_asked(config):
-        from pytest_qbench import coverage_run
+        from pytest_qbench.coverage_run import configure_worker
 
-        if COVERAGE_FLAG in workerinput:
-            coverage_run.start_worker(config, workerinput[COVERAGE_FLAG])
-        else:
-            coverage_run.stop_unused(config)
+        configure_worker(config, workerinput.get(COVERAGE_FLAG))
     limits = workerinput.get(WORKER_FLAG)
     if not limits:
         return
