@@ -7,11 +7,21 @@ from pytest_qbench.shapes import Record
 
 
 SHOWN_NEWLY_FAILING = 5
+GATE_LABELS = {
+    "coverage": "coverage gate",
+    "metric_min": "metric gate",
+    "baseline": "baseline gate",
+}
+
+
+def gate_label(gate: Record) -> str:
+    """``metric gate``, ``baseline gate`` or ``coverage gate``."""
+    return GATE_LABELS[gate["kind"]]
 
 
 def gate_lines(gate: Record) -> list[tuple[str, dict[str, bool]]]:
     """The terminal lines of a metric gate's verdict, with their colour."""
-    label = "metric gate" if gate["kind"] == "metric_min" else "baseline gate"
+    label = gate_label(gate)
     passed = gate["passed"]
     markup = {"red": True, "bold": True} if passed is False else {"green": True}
     if passed is None:
@@ -42,4 +52,4 @@ def gate_step(gate: Record) -> str | None:
     return None
 
 
-__all__ = ["gate_lines", "gate_step"]
+__all__ = ["gate_label", "gate_lines", "gate_step"]

@@ -113,10 +113,10 @@ def gate_annotations(gates: Iterable[Record]) -> list[str]:
 
 
 def _gate_title(gate: Record) -> str:
-    kinds = {"metric_min": "metric gate", "baseline": "baseline gate"}
-    if gate["kind"] in kinds:
-        return f"{kinds[gate['kind']]}: {gate['name']}"
-    return "coverage gate"
+    from pytest_qbench.gate_text import gate_label
+
+    label = gate_label(gate)
+    return label if gate["kind"] == "coverage" else f"{label}: {gate['name']}"
 
 
 def checkout_prefix(rootdir: Path, environ: Mapping[str, str]) -> str:
