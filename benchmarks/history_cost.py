@@ -48,16 +48,16 @@ from render_md import time_call
 from render_md import time_command
 
 import pytest_qbench
-from pytest_qbench import store
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.compare import find_flaky
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.session_end import record_run
 from pytest_qbench.history.sqlite import SQLiteIndex
-from pytest_qbench.shapes import Record
-from pytest_qbench.shapes import iso
-from pytest_qbench.shapes import new
-from pytest_qbench.shapes import pass_rate
+from pytest_qbench.report import store
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import new
+from pytest_qbench.report.shapes import pass_rate
 
 
 HERE = Path(__file__).resolve().parent

@@ -4,7 +4,7 @@ Builds a synthetic ``TestReport`` of N results in memory (mostly passed; ~2% fai
 tracebacks and captured output, errors, skips with shared and unique reasons, xfails, xpasses,
 flaky reruns), then times:
 
-- ``render(report)``: the built-in Markdown, as ``pytest_qbench.render.render`` does it (a fresh
+- ``render(report)``: the built-in Markdown, as ``pytest_qbench.report.render.render`` does it (a fresh
   Jinja environment, the aggregation of every result, the template), median of ``--repeat`` runs;
 - ``render(record)``, the same report as plain JSON data (``model_dump(mode="json")``), which is
   what the pytest plugin passes since it works on records (skipped when ``render`` takes models
@@ -48,23 +48,23 @@ from _measure import source_revision
 
 import pytest_qbench
 from pytest_qbench._version import __version__
-from pytest_qbench.aggregate import aggregate
-from pytest_qbench.models import Attempt
-from pytest_qbench.models import Captured
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import Frame
-from pytest_qbench.models import PhaseDurations
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import StreamEnd
-from pytest_qbench.models import StreamResult
-from pytest_qbench.models import StreamStart
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
-from pytest_qbench.render import make_environment
-from pytest_qbench.render import render
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.models import Attempt
+from pytest_qbench.report.models import Captured
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import Frame
+from pytest_qbench.report.models import PhaseDurations
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import StreamEnd
+from pytest_qbench.report.models import StreamResult
+from pytest_qbench.report.models import StreamStart
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.render import make_environment
+from pytest_qbench.report.render import render
 
 
 HERE = Path(__file__).resolve().parent

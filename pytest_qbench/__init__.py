@@ -16,48 +16,48 @@ from pytest_qbench._version import __version__
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.agent import MetricFailure
-    from pytest_qbench.agent import QBench
-    from pytest_qbench.agent_cases import AgentCase
-    from pytest_qbench.agent_cases import qbench_cases
-    from pytest_qbench.agent_config import AgentConfigError
-    from pytest_qbench.errors import QBenchError
-    from pytest_qbench.errors import ReportFormatError
-    from pytest_qbench.errors import TemplateError
-    from pytest_qbench.models import Diagnostic
-    from pytest_qbench.models import Failure
-    from pytest_qbench.models import FailureDigest
-    from pytest_qbench.models import MetricResult
-    from pytest_qbench.models import MetricStats
-    from pytest_qbench.models import ReportSection
-    from pytest_qbench.models import ReportSummary
-    from pytest_qbench.models import RunMeta
-    from pytest_qbench.models import TestReport
-    from pytest_qbench.models import TestResult
-    from pytest_qbench.readers import read_report
-    from pytest_qbench.render import render
+    from pytest_qbench.core.errors import QBenchError
+    from pytest_qbench.core.errors import ReportFormatError
+    from pytest_qbench.core.errors import TemplateError
+    from pytest_qbench.evaluation.cases import AgentCase
+    from pytest_qbench.evaluation.cases import qbench_cases
+    from pytest_qbench.evaluation.config import AgentConfigError
+    from pytest_qbench.plugin.agent.fixture import MetricFailure
+    from pytest_qbench.plugin.agent.fixture import QBench
+    from pytest_qbench.report.models import Diagnostic
+    from pytest_qbench.report.models import Failure
+    from pytest_qbench.report.models import FailureDigest
+    from pytest_qbench.report.models import MetricResult
+    from pytest_qbench.report.models import MetricStats
+    from pytest_qbench.report.models import ReportSection
+    from pytest_qbench.report.models import ReportSummary
+    from pytest_qbench.report.models import RunMeta
+    from pytest_qbench.report.models import TestReport
+    from pytest_qbench.report.models import TestResult
+    from pytest_qbench.report.readers import read_report
+    from pytest_qbench.report.render import render
 
 _LAZY = {
-    "AgentConfigError": "pytest_qbench.agent_config",
-    "MetricFailure": "pytest_qbench.agent",
-    "QBench": "pytest_qbench.agent",
-    "qbench_cases": "pytest_qbench.agent_cases",
-    "AgentCase": "pytest_qbench.agent_cases",
-    "MetricStats": "pytest_qbench.models",
-    "QBenchError": "pytest_qbench.errors",
-    "ReportFormatError": "pytest_qbench.errors",
-    "TemplateError": "pytest_qbench.errors",
-    "Diagnostic": "pytest_qbench.models",
-    "Failure": "pytest_qbench.models",
-    "FailureDigest": "pytest_qbench.models",
-    "MetricResult": "pytest_qbench.models",
-    "ReportSection": "pytest_qbench.models",
-    "ReportSummary": "pytest_qbench.models",
-    "RunMeta": "pytest_qbench.models",
-    "TestReport": "pytest_qbench.models",
-    "TestResult": "pytest_qbench.models",
-    "render": "pytest_qbench.render",
-    "read_report": "pytest_qbench.readers",
+    "AgentConfigError": "pytest_qbench.evaluation.config",
+    "MetricFailure": "pytest_qbench.plugin.agent.fixture",
+    "QBench": "pytest_qbench.plugin.agent.fixture",
+    "qbench_cases": "pytest_qbench.evaluation.cases",
+    "AgentCase": "pytest_qbench.evaluation.cases",
+    "MetricStats": "pytest_qbench.report.models",
+    "QBenchError": "pytest_qbench.core.errors",
+    "ReportFormatError": "pytest_qbench.core.errors",
+    "TemplateError": "pytest_qbench.core.errors",
+    "Diagnostic": "pytest_qbench.report.models",
+    "Failure": "pytest_qbench.report.models",
+    "FailureDigest": "pytest_qbench.report.models",
+    "MetricResult": "pytest_qbench.report.models",
+    "ReportSection": "pytest_qbench.report.models",
+    "ReportSummary": "pytest_qbench.report.models",
+    "RunMeta": "pytest_qbench.report.models",
+    "TestReport": "pytest_qbench.report.models",
+    "TestResult": "pytest_qbench.report.models",
+    "render": "pytest_qbench.report.render",
+    "read_report": "pytest_qbench.report.readers",
 }
 
 __all__ = [

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
 
 
 pytest_plugins = ["pytester", "postgres_server"]

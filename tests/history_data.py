@@ -8,20 +8,20 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
-from pytest_qbench import store
-from pytest_qbench._types import Outcome
+from pytest_qbench.core.types import Outcome
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import index_run
-from pytest_qbench.models import CIInfo
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import MetricResult
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
-from pytest_qbench.shapes import Record
+from pytest_qbench.report import store
+from pytest_qbench.report.models import CIInfo
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import MetricResult
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.shapes import Record
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from pytest_qbench import plugin
-from pytest_qbench.collectors import AGENT_FIELDS
 from pytest_qbench.evaluation import NO_JUDGE_REASON
-from pytest_qbench.merge import Source
-from pytest_qbench.merge import merge_reports
-from pytest_qbench.models import TestResult
+from pytest_qbench.plugin.collectors import AGENT_FIELDS
+from pytest_qbench.report.merge import Source
+from pytest_qbench.report.merge import merge_reports
+from pytest_qbench.report.models import TestResult
 
 from conftest import QBenchRun
 from conftest import RunQBench

@@ -7,14 +7,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench._types import OUTCOMES
-from pytest_qbench._types import Outcome
-from pytest_qbench.aggregate import aggregate
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import SubtestResult
-from pytest_qbench.models import TestResult
-from pytest_qbench.shapes import Record
+from pytest_qbench.core.types import OUTCOMES
+from pytest_qbench.core.types import Outcome
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import SubtestResult
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.shapes import Record
 
 
 def result(name: str, outcome: Outcome = "passed", **fields: Any) -> Record:

@@ -13,23 +13,23 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench import models
-from pytest_qbench import readers
-from pytest_qbench import store
-from pytest_qbench._types import Outcome
 from pytest_qbench._version import __version__
 from pytest_qbench.cli import ERR
 from pytest_qbench.cli import OK
 from pytest_qbench.cli import main
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import StreamEnd
-from pytest_qbench.models import StreamStart
-from pytest_qbench.models import TestResult
-from pytest_qbench.shapes import Record
+from pytest_qbench.core.types import Outcome
+from pytest_qbench.report import models
+from pytest_qbench.report import readers
+from pytest_qbench.report import store
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import StreamEnd
+from pytest_qbench.report.models import StreamStart
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.shapes import Record
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

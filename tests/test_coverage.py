@@ -15,8 +15,8 @@ from pathlib import Path
 import coverage
 import pytest
 
-from pytest_qbench.models import CoverageReport
-from pytest_qbench.models import FailureDigest
+from pytest_qbench.report.models import CoverageReport
+from pytest_qbench.report.models import FailureDigest
 
 from conftest import QBenchRun
 from conftest import RunQBench

@@ -8,15 +8,15 @@ from datetime import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench import coverage_view
-from pytest_qbench.aggregate import aggregate
-from pytest_qbench.digest import build_digest
-from pytest_qbench.models import FailureDigest
-from pytest_qbench.models import TestReport
-from pytest_qbench.render import render
-from pytest_qbench.shapes import Record
-from pytest_qbench.shapes import iso
-from pytest_qbench.shapes import new
+from pytest_qbench.report import coverage_view
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.digest import build_digest
+from pytest_qbench.report.models import FailureDigest
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.render import render
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import new
 
 
 T0 = iso(datetime(2026, 11, 22, tzinfo=timezone.utc))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from pytest_qbench.cli import main
-from pytest_qbench.models import TestReport
+from pytest_qbench.report.models import TestReport
 
 from conftest import RunQBench
 from conftest import find_run_dir
@@ -72,12 +72,12 @@ def test_bug_in_qbench_keeps_results_and_exit_status(pytester: pytest.Pytester) 
     """A qbench bug becomes a warning; the result is still recorded; pytest's exit status holds."""
     pytester.makeconftest(
         """
-        import pytest_qbench.session
+        import pytest_qbench.plugin.session
 
         def broken(*args, **kwargs):
             raise RuntimeError("qbench bug")
 
-        pytest_qbench.session.captured_output = broken  # simulate a bug inside qbench
+        pytest_qbench.plugin.session.captured_output = broken  # simulate a bug inside qbench
         """
     )
     pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
@@ -98,7 +98,7 @@ def test_broken_output_does_not_stop_the_others(pytester: pytest.Pytester) -> No
     """If writing the Markdown fails, report.json and the copies are still written."""
     pytester.makeconftest(
         """
-        from pytest_qbench.outputs import OutputWriter
+        from pytest_qbench.report.outputs import OutputWriter
 
         def broken(self, path):
             raise OSError("disk full")
@@ -117,12 +117,12 @@ def test_stream_unavailable_keeps_results_in_memory(pytester: pytest.Pytester) -
     """If results.jsonl cannot be opened, the results still reach report.json."""
     pytester.makeconftest(
         """
-        import pytest_qbench.store
+        import pytest_qbench.report.store
 
         def refuse(self, path):
             raise OSError(28, "No space left on device")
 
-        pytest_qbench.store.StreamWriter.__init__ = refuse  # simulate a full disk at start
+        pytest_qbench.report.store.StreamWriter.__init__ = refuse  # simulate a full disk at start
         """
     )
     pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")

@@ -8,19 +8,19 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench import models
-from pytest_qbench._types import Outcome
-from pytest_qbench.aggregate import aggregate
-from pytest_qbench.digest import DIGEST_MAX_MESSAGE
-from pytest_qbench.digest import MAX_NEXT_STEPS
-from pytest_qbench.digest import build_digest
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import FailureDigest
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
+from pytest_qbench.core.types import Outcome
+from pytest_qbench.report import models
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.digest import DIGEST_MAX_MESSAGE
+from pytest_qbench.report.digest import MAX_NEXT_STEPS
+from pytest_qbench.report.digest import build_digest
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import FailureDigest
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench import github
+from pytest_qbench.report import github
 
 from conftest import RunQBench
 

@@ -14,9 +14,9 @@ from history_data import result
 from history_data import write_run
 from postgres_server import HistoryDB
 
-from pytest_qbench import store
 from pytest_qbench.cli import main
 from pytest_qbench.history.database import ENV_VAR
+from pytest_qbench.report import store
 
 
 RUN_KEYS = {

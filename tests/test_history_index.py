@@ -17,7 +17,7 @@ from history_data import write_run
 from history_data import writer_runs
 from postgres_server import HistoryDB
 
-from pytest_qbench.errors import HistoryError
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history import sql
 from pytest_qbench.history.analysis import Outcome
@@ -346,8 +346,8 @@ def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
 )
 def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: dict[str, object]) -> None:
     """The head-only parse of a stream line gives the indexer the same facts as a full parse."""
-    from pytest_qbench import store
     from pytest_qbench.history.session_end import index_records
+    from pytest_qbench.report import store
 
     writer = store.StreamWriter(tmp_path / "results.jsonl")
     writer.write_result(record)

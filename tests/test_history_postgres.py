@@ -26,8 +26,7 @@ from postgres_server import free_port
 from postgres_server import open_and_create
 
 from pytest_qbench.cli import main
-from pytest_qbench.environment import Redactor
-from pytest_qbench.errors import HistoryError
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.history.database import ENV_VAR
 from pytest_qbench.history.database import configured_db
 from pytest_qbench.history.database import ini_value
@@ -38,6 +37,7 @@ from pytest_qbench.history.database import require_psycopg
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.session_end import record_run
+from pytest_qbench.report.environment import Redactor
 
 from conftest import RunQBench
 
@@ -455,8 +455,8 @@ def test_the_mcp_tools_read_the_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
 ) -> None:
     """list_runs and flaky_tests read the database the project's configuration names."""
-    from pytest_qbench.mcp_tools import runs
-    from pytest_qbench.mcp_tools.config import ServerConfig
+    from pytest_qbench.mcp import runs
+    from pytest_qbench.mcp.config import ServerConfig
 
     records = [
         report(f"r{i}", i, [result("flip", "failed" if i % 2 else "passed")]) for i in range(4)

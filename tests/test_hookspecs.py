@@ -56,7 +56,7 @@ def test_failing_hook_is_contained(pytester: pytest.Pytester, run_qbench: RunQBe
 def test_render_rebuild_keeps_hook_data(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
     """`qbench render RUN_DIR` of a finished run keeps what the hooks added."""
     from pytest_qbench.cli import main
-    from pytest_qbench.models import TestReport
+    from pytest_qbench.report.models import TestReport
 
     pytester.makeconftest(
         """

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench import junit
-from pytest_qbench.aggregate import aggregate
 from pytest_qbench.cli import ERR
 from pytest_qbench.cli import OK
 from pytest_qbench.cli import main
-from pytest_qbench.errors import JUnitFormatError
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
+from pytest_qbench.core.errors import JUnitFormatError
+from pytest_qbench.report import junit
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
 
 from conftest import RunQBench
 from conftest import line_of

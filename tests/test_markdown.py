@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench.markdown import clean
-from pytest_qbench.markdown import format_duration
-from pytest_qbench.markdown import md_cell
-from pytest_qbench.markdown import md_code
-from pytest_qbench.markdown import md_fence
-from pytest_qbench.markdown import md_text
+from pytest_qbench.core.markdown import clean
+from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.markdown import md_cell
+from pytest_qbench.core.markdown import md_code
+from pytest_qbench.core.markdown import md_fence
+from pytest_qbench.core.markdown import md_text
 
 
 NASTY_PIECES = [

@@ -17,11 +17,11 @@ from mcp_helpers import group_alive
 from mcp_helpers import quiet_children
 from mcp_helpers import stubborn_pids
 
-from pytest_qbench.errors import ToolFailure
-from pytest_qbench.mcp_tools.command import RunRequest
-from pytest_qbench.mcp_tools.config import ServerConfig
-from pytest_qbench.mcp_tools.models import RunResult
-from pytest_qbench.mcp_tools.service import QBenchTools
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.models import RunResult
+from pytest_qbench.mcp.service import QBenchTools
 
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")

@@ -27,9 +27,9 @@ from mcp import Client
 from mcp import StdioServerParameters
 from mcp.types import CallToolResult
 
-from pytest_qbench.mcp_server import build_server
-from pytest_qbench.mcp_tools.config import HARD_CAP
-from pytest_qbench.mcp_tools.config import ServerConfig
+from pytest_qbench.mcp.config import HARD_CAP
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.server import build_server
 
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")

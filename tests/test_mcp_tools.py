@@ -13,32 +13,32 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench.errors import ToolFailure
-from pytest_qbench.mcp_tools import text as texts
-from pytest_qbench.mcp_tools.budget import bound_trace
-from pytest_qbench.mcp_tools.budget import json_size
-from pytest_qbench.mcp_tools.catalog import Filters
-from pytest_qbench.mcp_tools.catalog import fts_query
-from pytest_qbench.mcp_tools.catalog import open_catalog
-from pytest_qbench.mcp_tools.catalog import split_words
-from pytest_qbench.mcp_tools.command import RunRequest
-from pytest_qbench.mcp_tools.command import plan_run
-from pytest_qbench.mcp_tools.config import ServerConfig
-from pytest_qbench.mcp_tools.ingest import export_case
-from pytest_qbench.mcp_tools.ingest import read_export
-from pytest_qbench.mcp_tools.paths import resolve_test_path
-from pytest_qbench.mcp_tools.results import build_result
-from pytest_qbench.mcp_tools.service import QBenchTools
-from pytest_qbench.models import CoverageFile
-from pytest_qbench.models import CoverageReport
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
-from pytest_qbench.textutil import CUT_MARKER
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.text import CUT_MARKER
+from pytest_qbench.mcp import text as texts
+from pytest_qbench.mcp.budget import bound_trace
+from pytest_qbench.mcp.budget import json_size
+from pytest_qbench.mcp.catalog import Filters
+from pytest_qbench.mcp.catalog import fts_query
+from pytest_qbench.mcp.catalog import open_catalog
+from pytest_qbench.mcp.catalog import split_words
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.command import plan_run
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.ingest import export_case
+from pytest_qbench.mcp.ingest import read_export
+from pytest_qbench.mcp.paths import resolve_test_path
+from pytest_qbench.mcp.results import build_result
+from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.report.models import CoverageFile
+from pytest_qbench.report.models import CoverageReport
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
 
 
 CATALOG = Path(__file__).parent / "data" / "mcp" / "catalog.json"
@@ -573,7 +573,7 @@ def without_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Imports of the MCP SDK fail, as without the extra."""
     for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
         monkeypatch.delitem(sys.modules, name)
-    monkeypatch.delitem(sys.modules, "pytest_qbench.mcp_server", raising=False)
+    monkeypatch.delitem(sys.modules, "pytest_qbench.mcp.server", raising=False)
     monkeypatch.setitem(sys.modules, "mcp", None)  # type: ignore[arg-type]
 
 
@@ -583,7 +583,7 @@ def test_without_the_extra_both_commands_say_what_to_install(
 ) -> None:
     """One line on stderr naming the extra, exit status 1 (issue 6)."""
     from pytest_qbench.cli import main
-    from pytest_qbench.mcp_tools import launch
+    from pytest_qbench.mcp import launch
 
     assert main(["mcp", "--root", str(root)]) == 1
     assert capsys.readouterr().err == (

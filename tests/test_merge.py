@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench import junit
 from pytest_qbench.cli import ERR
 from pytest_qbench.cli import OK
 from pytest_qbench.cli import main
-from pytest_qbench.errors import MergeError
-from pytest_qbench.merge import Source
-from pytest_qbench.merge import merge_reports
-from pytest_qbench.merge import merged_exit_code
-from pytest_qbench.models import CoverageReport
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import TestReport
+from pytest_qbench.core.errors import MergeError
+from pytest_qbench.report import junit
+from pytest_qbench.report.merge import Source
+from pytest_qbench.report.merge import merge_reports
+from pytest_qbench.report.merge import merged_exit_code
+from pytest_qbench.report.models import CoverageReport
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import TestReport
 
 from conftest import QBenchRun
 from conftest import RunQBench

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench.errors import QBenchError
+from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.evaluation import NO_JUDGE_REASON
 from pytest_qbench.evaluation import REGISTRY
 from pytest_qbench.evaluation import MetricConfigError

@@ -16,31 +16,31 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from pydantic import ValidationError
 
-from pytest_qbench import models
-from pytest_qbench._stats import ScoreAccumulator
-from pytest_qbench._types import OUTCOMES
-from pytest_qbench.models import SCHEMA_VERSION
-from pytest_qbench.models import Attempt
-from pytest_qbench.models import Captured
-from pytest_qbench.models import CIInfo
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import Frame
-from pytest_qbench.models import MetricResult
-from pytest_qbench.models import MetricStats
-from pytest_qbench.models import PhaseDurations
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSection
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import StreamEnd
-from pytest_qbench.models import StreamRecord
-from pytest_qbench.models import StreamResult
-from pytest_qbench.models import StreamStart
-from pytest_qbench.models import SubtestResult
-from pytest_qbench.models import TestCaseMetadata
-from pytest_qbench.models import TestStep
+from pytest_qbench.core.stats import ScoreAccumulator
+from pytest_qbench.core.types import OUTCOMES
+from pytest_qbench.report import models
+from pytest_qbench.report.models import SCHEMA_VERSION
+from pytest_qbench.report.models import Attempt
+from pytest_qbench.report.models import Captured
+from pytest_qbench.report.models import CIInfo
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import Frame
+from pytest_qbench.report.models import MetricResult
+from pytest_qbench.report.models import MetricStats
+from pytest_qbench.report.models import PhaseDurations
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSection
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import StreamEnd
+from pytest_qbench.report.models import StreamRecord
+from pytest_qbench.report.models import StreamResult
+from pytest_qbench.report.models import StreamStart
+from pytest_qbench.report.models import SubtestResult
+from pytest_qbench.report.models import TestCaseMetadata
+from pytest_qbench.report.models import TestStep
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

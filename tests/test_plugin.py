@@ -275,7 +275,7 @@ def test_not_asked_imports_nothing_heavy(
         import sys
         def pytest_sessionfinish(session):
             loaded = session.config.pluginmanager.has_plugin("qbench")
-            heavy = sorted(m for m in ("pytest_qbench.models", "pytest_qbench.session") if m in sys.modules)
+            heavy = sorted(m for m in ("pytest_qbench.report.models", "pytest_qbench.plugin.session") if m in sys.modules)
             print("QBENCH LOADED:", loaded, "HEAVY:", heavy)
         """
     )
@@ -343,7 +343,7 @@ def test_digest_option_writes_failures_only(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
     """--qbench-digest writes failures only, with next steps."""
-    from pytest_qbench.models import FailureDigest
+    from pytest_qbench.report.models import FailureDigest
 
     pytester.makepyfile(ALL_OUTCOMES)
     run_qbench("--qbench-digest=digest.json")

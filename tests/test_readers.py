@@ -14,12 +14,12 @@ from test_store import report_of
 from test_store import result
 from test_store import write_stream
 
-from pytest_qbench import readers
-from pytest_qbench import store
-from pytest_qbench.errors import ReportFormatError
-from pytest_qbench.models import SCHEMA_VERSION
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
+from pytest_qbench.core.errors import ReportFormatError
+from pytest_qbench.report import readers
+from pytest_qbench.report import store
+from pytest_qbench.report.models import SCHEMA_VERSION
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
 
 
 # --- reading streams --------------------------------------------------------------------------

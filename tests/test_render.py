@@ -17,24 +17,24 @@ from hypothesis import strategies as st
 from test_markdown import markdown_structure
 from test_markdown import nasty_text
 
-from pytest_qbench import models
-from pytest_qbench._types import Outcome
-from pytest_qbench.aggregate import aggregate
-from pytest_qbench.errors import TemplateError
-from pytest_qbench.models import Attempt
-from pytest_qbench.models import Captured
-from pytest_qbench.models import CIInfo
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import Environment
-from pytest_qbench.models import Failure
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSection
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import SubtestResult
-from pytest_qbench.render import list_builtin_templates
-from pytest_qbench.render import make_environment
-from pytest_qbench.render import render
+from pytest_qbench.core.errors import TemplateError
+from pytest_qbench.core.types import Outcome
+from pytest_qbench.report import models
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.models import Attempt
+from pytest_qbench.report.models import Captured
+from pytest_qbench.report.models import CIInfo
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSection
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import SubtestResult
+from pytest_qbench.report.render import list_builtin_templates
+from pytest_qbench.report.render import make_environment
+from pytest_qbench.report.render import render
 
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench import models
 from pytest_qbench.cli import main
+from pytest_qbench.report import models
 
 
 SCHEMA_FILE = Path(__file__).parent.parent / "docs" / "report-schema.json"

@@ -18,12 +18,12 @@ from pydantic import TypeAdapter
 from test_models import results as result_strategy
 from test_models import summaries as summary_strategy
 
-from pytest_qbench import models
-from pytest_qbench import shapes
-from pytest_qbench._stats import derived
-from pytest_qbench.shapes import dumps
-from pytest_qbench.shapes import iso
-from pytest_qbench.shapes import new
+from pytest_qbench.core.stats import derived
+from pytest_qbench.report import models
+from pytest_qbench.report import shapes
+from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import new
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -131,10 +131,10 @@ ALL_MODELS = sorted(models._all_models())
 
 def test_shapes_json_is_current() -> None:
     """shapes.json is what the models say, field order included (else: python -m
-    pytest_qbench.shapes)."""
+    pytest_qbench.report.shapes)."""
     stored = json.loads(shapes.SHAPES_FILE.read_text(encoding="utf-8"))
     current = models.field_shapes()
-    hint = "pytest_qbench/shapes.json is stale: run python -m pytest_qbench.shapes"
+    hint = "pytest_qbench/report/shapes.json is stale: run python -m pytest_qbench.report.shapes"
     assert stored == current, hint
     assert {name: list(fields) for name, fields in stored.items()} == {
         name: list(fields) for name, fields in current.items()

@@ -21,21 +21,21 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from test_models import results as result_strategy
 
-from pytest_qbench import models
-from pytest_qbench import store
-from pytest_qbench._types import Outcome
-from pytest_qbench.models import Diagnostic
-from pytest_qbench.models import Environment
-from pytest_qbench.models import ReportMeta
-from pytest_qbench.models import ReportSummary
-from pytest_qbench.models import RunMeta
-from pytest_qbench.models import StreamEnd
-from pytest_qbench.models import StreamStart
-from pytest_qbench.models import TestReport
-from pytest_qbench.models import TestResult
-from pytest_qbench.readers import read_report
-from pytest_qbench.shapes import Record
-from pytest_qbench.shapes import dumps
+from pytest_qbench.core.types import Outcome
+from pytest_qbench.report import models
+from pytest_qbench.report import store
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import StreamEnd
+from pytest_qbench.report.models import StreamStart
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.readers import read_report
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import dumps
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

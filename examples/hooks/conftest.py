@@ -10,7 +10,7 @@ import pytest
 from pytest_qbench import ReportSection
 from pytest_qbench import TestReport
 from pytest_qbench import TestResult
-from pytest_qbench.models import TestCaseMetadata
+from pytest_qbench.report.models import TestCaseMetadata
 
 
 # Test-case keys kept next to the tests instead of in @pytest.mark.qbench_case markers.

@@ -33,7 +33,7 @@ from typing import TypeVar
 from typing import final
 from typing import get_args
 
-from pytest_qbench.errors import QBenchError
+from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.evaluation.sample import Sample
 from pytest_qbench.evaluation.sample import Verdict
 

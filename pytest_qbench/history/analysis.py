@@ -30,7 +30,7 @@ from typing import Literal
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
 from pytest_qbench.history.timefmt import from_index_time
-from pytest_qbench.shapes import iso
+from pytest_qbench.report.shapes import iso
 
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import Any
 from typing import Protocol
 from typing import TypeVar
 
-from pytest_qbench.errors import HistoryError
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.history import sql
 
 

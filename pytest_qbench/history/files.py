@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_qbench import store
-from pytest_qbench._types import OUTCOMES
-from pytest_qbench.errors import HistoryError
-from pytest_qbench.errors import ReportFormatError
+from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.errors import ReportFormatError
+from pytest_qbench.core.types import OUTCOMES
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import paused_gc
-from pytest_qbench.shapes import new
+from pytest_qbench.report import store
+from pytest_qbench.report.shapes import new
 
 
 QBENCH_DIR = ".qbench"
@@ -92,7 +92,7 @@ def load_run(source: Path) -> LoadedRun:
 
 
 def _from_stream(source: Path) -> LoadedRun:
-    from pytest_qbench import readers
+    from pytest_qbench.report import readers
 
     contents = readers.read_stream(source / store.STREAM_NAME)
     report = readers.report_from_stream(contents).model_dump(mode="json")

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_qbench.textutil import strip_ansi
+from pytest_qbench.core.text import strip_ansi
 
 
 MAX_MESSAGE = 1000

@@ -46,7 +46,7 @@ from typing import TypeVar
 import psycopg
 from psycopg import errors
 
-from pytest_qbench.errors import HistoryError
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import build_schema

@@ -13,7 +13,6 @@ from dataclasses import field
 from functools import partial
 from pathlib import Path
 
-from pytest_qbench import store
 from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import FLAKY_FLIPS
 from pytest_qbench.history.analysis import as_outcome
@@ -31,8 +30,9 @@ from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.timefmt import from_index_time
 from pytest_qbench.history.timefmt import to_index_time
-from pytest_qbench.shapes import iso
-from pytest_qbench.shapes import new
+from pytest_qbench.report import store
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import new
 
 
 WINDOW = 10

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 from typing import TypeVar
 
-from pytest_qbench.errors import HistoryError
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import build_schema

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.text import strip_ansi
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import FlakyTest
@@ -17,8 +19,6 @@ from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.timefmt import from_index_time
-from pytest_qbench.markdown import format_duration
-from pytest_qbench.textutil import strip_ansi
 
 
 MAX_LISTED = 50

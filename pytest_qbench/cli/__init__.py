@@ -1,0 +1,298 @@
+"""The ``qbench`` command: render reports, rebuild a crashed run's reports, merge shard reports,
+read other runners' JUnit XML, print the schema; index runs and compare them (``history/``).
+
+Never imports the pytest plugin: it reads stored reports and streams only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_qbench._version import __version__
+from pytest_qbench.core.errors import QBenchError
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.models import TestReport
+
+OK = 0
+ERR = 1
+USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``qbench`` command; return its exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except QBenchError as exc:
+        print(f"qbench: error: {exc}", file=sys.stderr)
+        return ERR
+    except BrokenPipeError:  # `qbench render ... | head`
+        return OK
+    except OSError as exc:  # an output that cannot be written: -o into a missing or read-only place
+        where = exc.filename2 or exc.filename
+        detail = f"{exc.strerror}: {where}" if exc.strerror and where else str(exc)
+        print(f"qbench: error: {detail}", file=sys.stderr)
+        return ERR
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="qbench", description="Render and inspect pytest-qbench reports."
+    )
+    parser.add_argument("--version", action="version", version=f"pytest-qbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    render = sub.add_parser(
+        "render",
+        help="Render a report, or rebuild a run directory's reports from its stream",
+        description="Render REPORT.json with a template (Markdown by default) to OUT or stdout. "
+        "Given a run directory and no --template/-o, rebuild its report.json and report.md from "
+        "results.jsonl: this recovers the reports of a run whose process died.",
+    )
+    render.add_argument("source", type=Path, metavar="REPORT.json|RUN_DIR")
+    render.add_argument("--template", "-t", help="Template name or path. Default: report.md.j2")
+    render.add_argument("--template-dir", type=Path, help="Directory searched before the built-ins")
+    render.add_argument("-o", "--output", help="Output file, '-' for stdout. Default: stdout")
+    render.add_argument(
+        "--max-items", type=int, default=50, help="Items listed per section. Default: %(default)r"
+    )
+    render.set_defaults(func=cmd_render)
+
+    add_merge_parser(sub)
+    add_ingest_junit_parser(sub)
+    from pytest_qbench.cli.history import add_history_parsers
+
+    add_history_parsers(sub)
+    from pytest_qbench.mcp.launch import add_mcp_parser
+
+    add_mcp_parser(sub)
+
+    schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
+    schema.add_argument(
+        "--model",
+        choices=["report", "digest", "stream"],
+        default="report",
+        help="Which schema. Default: %(default)r",
+    )
+    schema.set_defaults(func=cmd_schema)
+    return parser
+
+
+def add_merge_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench merge``'s arguments."""
+    merge = sub.add_parser(
+        "merge",
+        help="Merge the reports of CI shards into the report of the whole run",
+        description="Merge REPORT.json files (or run directories) of shards into one report whose "
+        "counts are the whole run's: a test present in several shards is kept once, as its last "
+        "attempt, earlier failures becoming rerun attempts. Each shard's run, environment and "
+        "summary are kept in 'shards'.",
+    )
+    merge.add_argument("sources", nargs="+", type=Path, metavar="REPORT.json|RUN_DIR")
+    add_output_options(merge)
+    merge.set_defaults(func=cmd_merge)
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``-o`` (the report.json written) and ``--md`` (its Markdown)."""
+    parser.add_argument("-o", "--output", required=True, help="report.json to write; '-' is stdout")
+    parser.add_argument("--md", type=Path, help="Also write the Markdown report here")
+
+
+def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench ingest-junit``'s arguments."""
+    from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT
+    from pytest_qbench.core.text import DEFAULT_MAX_TRACE
+
+    ingest = sub.add_parser(
+        "ingest-junit",
+        help="Read JUnit XML of other test runners into a qbench report",
+        description="Read JUnit XML files (vitest, jest-junit, go-junit-report, Maven Surefire, "
+        "dotnet JunitXml.TestLogger, pytest --junitxml, ...) into one qbench report.json, which "
+        "'qbench merge' and 'qbench render' accept. DTDs and entity declarations are refused.",
+    )
+    ingest.add_argument("sources", nargs="+", type=Path, metavar="FILE.xml|DIR")
+    add_output_options(ingest)
+    ingest.add_argument("--tool", help="Name of the test runner. Default: detected from the XML")
+    ingest.add_argument(
+        "--max-output",
+        type=int,
+        default=DEFAULT_MAX_OUTPUT,
+        help="Characters kept per captured stream. Default: %(default)r",
+    )
+    ingest.add_argument(
+        "--max-trace",
+        type=int,
+        default=DEFAULT_MAX_TRACE,
+        help="Characters kept per stack trace. Default: %(default)r",
+    )
+    ingest.set_defaults(func=cmd_ingest_junit)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """``qbench merge``."""
+    from pytest_qbench.report.merge import Source
+    from pytest_qbench.report.merge import merge_reports
+
+    sources = [Source(str(path), load_shard(path)) for path in args.sources]
+    command = ["qbench", "merge", *map(str, args.sources)]
+    report = merge_reports(sources, command=command)
+    write_report(report, args.output, args.md)
+    reports = "report" if len(sources) == 1 else "reports"
+    note(args.output, f"merged {len(sources)} {reports}: {counts_line(report)}")
+    return OK
+
+
+def load_shard(path: Path) -> TestReport:
+    """A report to merge; a JUnit XML file given by mistake gets a hint."""
+    from pytest_qbench.core.errors import ReportFormatError
+
+    try:
+        return load_source(path)
+    except ReportFormatError as exc:
+        if path.suffix.lower() == ".xml":
+            raise ReportFormatError(
+                f"{exc}; {path} looks like JUnit XML: run "
+                f"'qbench ingest-junit {path} -o {path.with_suffix('.json')}' and merge that",
+                slug=exc.slug,
+            ) from None
+        raise
+
+
+def cmd_ingest_junit(args: argparse.Namespace) -> int:
+    """``qbench ingest-junit``."""
+    from pytest_qbench.report.junit import Limits
+    from pytest_qbench.report.junit import read_junit
+
+    if args.max_output < 0 or args.max_trace < 0:
+        raise QBenchError("--max-output and --max-trace must not be negative; use 0 or more")
+    limits = Limits(max_output=args.max_output, max_trace=args.max_trace)
+    command = ["qbench", "ingest-junit", *map(str, args.sources)]
+    report = read_junit(args.sources, tool=args.tool, limits=limits, command=command)
+    write_report(report, args.output, args.md)
+    note(args.output, f"read {report.run.tool} JUnit XML: {counts_line(report)}")
+    return OK
+
+
+def write_report(report: TestReport, output: str, markdown: Path | None) -> None:
+    """Write ``report`` as JSON to ``output`` (``-`` is stdout) and, if asked, as Markdown."""
+    from pytest_qbench.report import store
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.outputs import OutputWriter
+
+    record = report.model_dump(mode="json")
+    if output == "-":
+        store.write_text_atomic("-", report.model_dump_json() + "\n")
+    else:
+        store.write_report_json(Path(output), record, None)
+    if markdown is not None:
+        view = aggregate(record["results"]).view()
+        writer = OutputWriter(record, None, view, template_dir=None, max_items=50)
+        writer.markdown(markdown)
+
+
+def counts_line(report: TestReport) -> str:
+    """``12 tests: 1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
+    s = report.summary
+    counts = {
+        "failed": s.failed,
+        "passed": s.passed,
+        "skipped": s.skipped,
+        "xfailed": s.xfailed,
+        "xpassed": s.xpassed,
+        "errors": s.errors,
+        "rerun": s.reruns,
+    }
+    parts = [f"{n} {word}" for word, n in counts.items() if n]
+    return f"{s.total} tests: {', '.join(parts) or 'none ran'}"
+
+
+def note(output: str, message: str) -> None:
+    """One ``qbench: ...`` line: on stdout, or on stderr when stdout carries the report."""
+    print(f"qbench: {message}", file=sys.stderr if output == "-" else sys.stdout)
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    """``qbench render``."""
+    from pytest_qbench.report import store
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.outputs import OutputWriter
+
+    source: Path = args.source
+    rebuild = source.is_dir() and args.template is None and args.output is None
+    model = load_source(source)
+    report = model.model_dump(mode="json")
+    view = aggregate(report["results"], max_items=args.max_items).view()
+    writer = OutputWriter(
+        report=report,
+        stream=None,
+        view=view,
+        template_dir=args.template_dir,
+        max_items=args.max_items,
+    )
+    if rebuild:
+        written = [
+            writer.json(source / store.REPORT_JSON),
+            writer.markdown(source / store.REPORT_MD),
+        ]
+        state = "interrupted run" if model.run.interrupted else "run"
+        print(f"qbench: rebuilt {state} {model.run.run_id}: {', '.join(map(str, written))}")
+        return OK
+    writer.template(args.template or "report.md.j2", Path(args.output or "-"))
+    return OK
+
+
+def load_source(source: Path) -> TestReport:
+    """A report from ``report.json``, or from a run directory (its stream first)."""
+    from pytest_qbench.core.errors import ReportFormatError
+    from pytest_qbench.report import readers
+    from pytest_qbench.report import store
+
+    if source.is_dir():
+        stream = source / store.STREAM_NAME
+        if stream.is_file():
+            contents = readers.read_stream(stream)
+            if contents.bad_lines:
+                print(
+                    f"qbench: skipped {contents.bad_lines} damaged line(s) of {stream} "
+                    "(a process killed mid-write leaves a torn last line)",
+                    file=sys.stderr,
+                )
+            return readers.report_from_stream(contents)
+        if (source / store.REPORT_JSON).is_file():
+            return readers.read_report(source / store.REPORT_JSON)
+        raise ReportFormatError(
+            f"{source} holds neither {store.STREAM_NAME} nor {store.REPORT_JSON}: not a run directory",
+            slug="not-a-run",
+        )
+    return readers.read_report(source)
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """``qbench schema``: the JSON Schema, as checked into docs/."""
+    print(json.dumps(schema_for(args.model), indent=2))
+    return OK
+
+
+def schema_for(model: str) -> dict[str, object]:
+    """The JSON Schema of ``report``, ``digest`` or ``stream`` (one line of results.jsonl)."""
+    from pydantic import TypeAdapter
+
+    from pytest_qbench.report.models import FailureDigest
+    from pytest_qbench.report.models import StreamRecord
+    from pytest_qbench.report.models import TestReport
+
+    if model == "digest":
+        return FailureDigest.model_json_schema(mode="serialization")
+    if model == "stream":
+        return TypeAdapter(StreamRecord).json_schema(mode="serialization")
+    return TestReport.model_json_schema(mode="serialization")

@@ -1,0 +1,505 @@
+"""The history subcommands of ``qbench``: ``index``, ``runs``, ``show``, ``diff``, ``flaky``,
+``history``. ``cli.py`` adds them with ``add_history_parsers``.
+
+Each takes ``--dir`` (the qbench directory; default: ``.qbench`` in the working directory or the
+nearest parent holding one), ``--db`` (a PostgreSQL history database; ``database.py`` says where
+else it comes from) and ``--json`` (machine-readable output on stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+from pytest_qbench.cli import ERR
+from pytest_qbench.cli import OK
+from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.errors import QBenchError
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.history.analysis import ExecutionSummary
+    from pytest_qbench.history.backend import Index
+    from pytest_qbench.history.compare import RunDiff
+    from pytest_qbench.history.queries import PastResult
+    from pytest_qbench.history.queries import RunInfo
+
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+NEW_FAILURES = 1
+"""``qbench diff``'s exit status when the later run has new failures."""
+
+
+def add_history_parsers(sub: SubParsers) -> None:
+    """Add the history subcommands to ``qbench``'s parser."""
+    _add_index(sub)
+    _add_runs(sub)
+    _add_show(sub)
+    _add_diff(sub)
+    _add_flaky(sub)
+    _add_history(sub)
+
+
+# --- shared -------------------------------------------------------------------------------------
+
+
+def _parser(
+    sub: SubParsers,
+    name: str,
+    help: str,
+    description: str,
+    func: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=description)
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        help="The qbench directory. Default: .qbench in the working directory or its nearest "
+        "parent holding one",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help="The history database: a postgresql:// URL, or 'sqlite' for DIR/index.sqlite. "
+        "Default: $QBENCH_DB, else qbench_db of the pytest configuration file, else sqlite",
+    )
+    parser.add_argument("--json", action="store_true", help="Print JSON instead of text")
+    parser.set_defaults(func=func)
+    return parser
+
+
+def _count(
+    parser: argparse.ArgumentParser, flag: str, default: int, help: str, metavar: str = "N"
+) -> None:
+    parser.add_argument(
+        flag, type=_positive, default=default, metavar=metavar, help=f"{help}. Default: {default}"
+    )
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, given: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, given: {value}")
+    return number
+
+
+def _non_negative(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, given: {value!r}") from None
+    if not number >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"must be 0 or more, given: {value}")
+    return number
+
+
+@contextmanager
+def _opened(args: argparse.Namespace) -> Iterator[Index]:
+    """The history database, else the index of ``--dir`` (or of the ``.qbench`` found), closed
+    afterwards."""
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
+
+    db = configured_db(args.db, Path.cwd())
+    args.qbench_dir = _local_dir(args.dir, db)
+    index = open_index(args.qbench_dir, db)
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def _local_dir(given: Path | None, db: str | None) -> Path | None:
+    """The qbench directory: required for the local index; with a history database, the one
+    given or found, if any (it holds this machine's run directories)."""
+    from pytest_qbench.history.files import find_qbench_dir
+
+    if given is not None or db is None:
+        return find_qbench_dir(given)
+    with contextlib.suppress(HistoryError):
+        return find_qbench_dir(None)
+    return None
+
+
+def _output(
+    args: argparse.Namespace, data: Callable[[], Any], lines: Callable[[], list[str]]
+) -> None:
+    """``data()`` as JSON with ``--json``, else ``lines()``."""
+    if args.json:
+        print(json.dumps(data(), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(lines()))
+
+
+# --- qbench index ------------------------------------------------------------------------------
+
+
+def _add_index(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "index",
+        "Index run directories (or report files) in the run store's history",
+        "Add runs to <qbench dir>/index.sqlite (or the history database), or index them again "
+        "(idempotent). Without arguments, every run directory of the qbench directory. A run "
+        "directory without report.json (a crashed run) is indexed from its results.jsonl.",
+        cmd_index,
+    )
+    parser.add_argument("sources", nargs="*", type=Path, metavar="RUN_DIR|REPORT.json")
+    parser.add_argument(
+        "--keep-runs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Then keep only the newest N runs in the index, deleting the older runs' "
+        "directories found here. Default: 0 (keep all)",
+    )
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """``qbench index``."""
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.files import run_sources
+    from pytest_qbench.history.indexer import delete_old_runs
+    from pytest_qbench.history.indexer import remove_run_dirs
+    from pytest_qbench.history.text import index_lines
+
+    if args.keep_runs < 0:
+        raise HistoryError(f"--keep-runs must be 0 (keep all) or more, given: {args.keep_runs}")
+    db = configured_db(args.db, Path.cwd())
+    qbench_dir = args.dir
+    if qbench_dir is None:  # files given to a database need no qbench directory
+        qbench_dir = _local_dir(None, db if args.sources else None)
+    if qbench_dir is not None:
+        qbench_dir.mkdir(parents=True, exist_ok=True)
+    sources = run_sources(qbench_dir, args.sources) if qbench_dir else list(args.sources)
+    index = open_index(qbench_dir, db, create=True)
+    try:
+        indexed, skipped = _index_sources(index, sources, strict=bool(args.sources))
+        removed = (
+            index.write(partial(delete_old_runs, keep=args.keep_runs)) if args.keep_runs else []
+        )
+    finally:
+        index.close()
+    for line in remove_run_dirs(qbench_dir, removed) if qbench_dir else []:
+        print(f"qbench: {line}", file=sys.stderr)
+    _output(
+        args,
+        lambda: {"index": index.location, "indexed": indexed, "removed": removed},
+        lambda: index_lines(indexed, removed, None if sources else qbench_dir),
+    )
+    return ERR if skipped else OK
+
+
+def _index_sources(
+    index: Index, sources: list[Path], *, strict: bool
+) -> tuple[list[dict[str, Any]], int]:
+    """Index each source, one transaction each. A source that cannot be read is an error when
+    ``strict`` (it was named), else it is skipped with a message."""
+    from pytest_qbench.history.files import load_run
+    from pytest_qbench.history.indexer import index_run
+
+    indexed, skipped = [], 0
+    for source in sources:
+        try:
+            loaded = load_run(source)
+        except QBenchError as exc:
+            if strict:
+                raise
+            print(f"qbench: skipped {source}: {exc}", file=sys.stderr)
+            skipped += 1
+            continue
+        if loaded.note:
+            print(f"qbench: {loaded.note}", file=sys.stderr)
+        done = index_run(index, loaded.report, partial(_results_of, loaded.report))
+        indexed.append(
+            {
+                "run_id": done.run_id,
+                "source": str(source),
+                "results": done.results,
+                "replaced": done.replaced,
+            }
+        )
+    return indexed, skipped
+
+
+def _results_of(report: dict[str, Any]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = report["results"]
+    return results
+
+
+# --- qbench runs / show ------------------------------------------------------------------------
+
+
+def _add_runs(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "runs",
+        "List the recent runs, one line each",
+        "The most recent indexed runs, newest first: id, start (UTC), counts, duration, exit "
+        "code, branch.",
+        cmd_runs,
+    )
+    _count(parser, "-n", 20, "How many runs")
+
+
+def cmd_runs(args: argparse.Namespace) -> int:
+    """``qbench runs``."""
+    from pytest_qbench.history.queries import list_runs
+    from pytest_qbench.history.text import runs_lines
+
+    with _opened(args) as index:
+        runs = list_runs(index, args.n)
+    _output(args, lambda: {"runs": [run_json(run) for run in runs]}, lambda: runs_lines(runs))
+    return OK
+
+
+def run_json(run: RunInfo) -> dict[str, Any]:
+    """A run as JSON: the report's ``run`` fields, ``summary`` counts, environment bits."""
+    from pytest_qbench.report.shapes import iso
+
+    return {
+        "run_id": run.run_id,
+        "tool": run.tool,
+        "started_at": iso(run.started_at),
+        "completed_at": iso(run.completed_at),
+        "exit_code": run.exit_code,
+        "interrupted": run.interrupted,
+        "cwd": run.cwd,
+        "command": run.command,
+        "summary": {**run.counts, "duration": run.duration},
+        "branch": run.branch,
+        "commit": run.commit,
+        "ci_provider": run.ci_provider,
+        "build_url": run.build_url,
+        "python": run.python,
+        "platform": run.platform,
+        "qbench_version": run.qbench_version,
+    }
+
+
+def _add_show(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "show",
+        "Show one run's summary",
+        "One indexed run: when, how long, exit code, counts, environment, and its failed and "
+        "errored tests. RUN is a run id, a unique prefix of one, 'last' or 'last~N' (N runs "
+        "before the last).",
+        cmd_show,
+    )
+    parser.add_argument("run", metavar="RUN")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """``qbench show``."""
+    from pytest_qbench.history.compare import failure_json
+    from pytest_qbench.history.queries import resolve_run
+    from pytest_qbench.history.queries import run_failures
+    from pytest_qbench.history.text import run_lines
+    from pytest_qbench.report import store
+
+    with _opened(args) as index:
+        run = resolve_run(index, args.run)
+        failures = run_failures(index, run.run_id)
+    shown = None
+    if args.qbench_dir is not None:  # a run of another machine has its directory there
+        report = store.run_dir(args.qbench_dir, run.run_id) / store.REPORT_MD
+        shown = report if report.is_file() else None
+
+    def data() -> dict[str, Any]:
+        listed = [
+            {"nodeid": n, "outcome": o, **(failure_json(i) if i else {})} for n, o, i in failures
+        ]
+        return {**run_json(run), "report": shown and str(shown), "failures": listed}
+
+    _output(args, data, lambda: run_lines(run, failures, shown))
+    return OK
+
+
+# --- qbench diff -------------------------------------------------------------------------------
+
+
+def _add_diff(sub: SubParsers) -> None:
+    from pytest_qbench.history.compare import Thresholds
+
+    default = Thresholds()
+    parser = _parser(
+        sub,
+        "diff",
+        "Compare two runs: new failures, fixed, slower tests, metric changes",
+        "Compare run B with run A (default: the last run with the one before; with one RUN, "
+        "that run with the last). Exit status 1 when B has new failures: tests failing or "
+        "erroring in B that did not fail in A (or were not in A).",
+        cmd_diff,
+    )
+    parser.add_argument("runs", nargs="*", metavar="RUN", help="A and B (ids, prefixes, last~N)")
+    parser.add_argument(
+        "--slower-pct",
+        type=_non_negative,
+        default=default.slower_pct,
+        metavar="PCT",
+        help="A test that passed in both runs is slower when it took PCT percent more... "
+        "Default: %(default)r",
+    )
+    parser.add_argument(
+        "--slower-secs",
+        type=_non_negative,
+        default=default.slower_secs,
+        metavar="SECONDS",
+        help="...and SECONDS more. Default: %(default)r",
+    )
+    parser.add_argument(
+        "--metric-delta",
+        type=_non_negative,
+        default=default.metric_delta,
+        metavar="D",
+        help="A metric score changed when it moved by D or more (or passed or failed anew). "
+        "Default: %(default)r",
+    )
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """``qbench diff``."""
+    from pytest_qbench.history.compare import Thresholds
+    from pytest_qbench.history.compare import diff_runs
+    from pytest_qbench.history.queries import resolve_run
+    from pytest_qbench.history.text import diff_lines
+
+    if len(args.runs) > 2:
+        raise HistoryError(
+            f"qbench diff compares two runs, given {len(args.runs)}; e.g. qbench diff last~1 last"
+        )
+    refs = [*args.runs, "last"] if len(args.runs) == 1 else args.runs or ["last~1", "last"]
+    thresholds = Thresholds(args.slower_pct, args.slower_secs, args.metric_delta)
+    with _opened(args) as index:
+        base, head = (resolve_run(index, ref) for ref in refs)
+        diff = diff_runs(index, base, head, thresholds)
+    _output(args, lambda: diff_json(diff), lambda: diff_lines(diff))
+    return NEW_FAILURES if diff.new_failures else OK
+
+
+def diff_json(diff: RunDiff) -> dict[str, Any]:
+    """A run comparison as JSON."""
+    from dataclasses import asdict
+
+    def change(c: Any) -> dict[str, Any]:
+        item = asdict(c)
+        if c.same_failure is None:
+            del item["same_failure"]
+        return item
+
+    return {
+        "base": run_json(diff.base),
+        "head": run_json(diff.head),
+        "thresholds": asdict(diff.thresholds),
+        "new_failures": [change(c) for c in diff.new_failures],
+        "fixed": [change(c) for c in diff.fixed],
+        "still_failing": [change(c) for c in diff.still_failing],
+        "new_tests": diff.new_tests,
+        "removed_tests": diff.removed_tests,
+        "slower": [asdict(s) for s in diff.slower],
+        "metric_changes": [asdict(m) for m in diff.metric_changes],
+    }
+
+
+# --- qbench flaky / history --------------------------------------------------------------------
+
+
+def _add_flaky(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "flaky",
+        "List tests whose outcome flips across recent runs",
+        "Tests whose outcome flipped (pass to fail or back; a pass after reruns counts as one "
+        "flip) at least K times in the last N runs, flakiest first, with the flaky indicator "
+        "(flips / (results - 1), 0 to 1) and the trend (Improving, Stable, Declining: the "
+        "failure share of the newer half of the results against the older half).",
+        cmd_flaky,
+    )
+    _count(parser, "--runs", 30, "Runs looked at")
+    _count(parser, "--min-flips", 2, "Flips a test needs to be listed", metavar="K")
+
+
+def cmd_flaky(args: argparse.Namespace) -> int:
+    """``qbench flaky``."""
+    from pytest_qbench.history.compare import find_flaky
+    from pytest_qbench.history.text import flaky_lines
+
+    with _opened(args) as index:
+        flaky = find_flaky(index, args.runs, args.min_flips)
+    _output(
+        args,
+        lambda: {
+            "runs": args.runs,
+            "min_flips": args.min_flips,
+            "tests": [f.to_json() for f in flaky],
+        },
+        lambda: flaky_lines(flaky, args.runs, args.min_flips),
+    )
+    return OK
+
+
+def _add_history(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "history",
+        "One test's results across runs",
+        "A test's execution summary over its last N results: totalRuns, passedRuns, failedRuns, "
+        "lastRunDate, averageExecutionTime (seconds), flakyIndicator, executionTrend (Azure "
+        "DevOps' names, used by --json), and its outcomes.",
+        cmd_history,
+    )
+    parser.add_argument("nodeid", metavar="NODEID", help="The test's pytest node id")
+    _count(parser, "--runs", 200, "Latest results looked at")
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """``qbench history``."""
+    from pytest_qbench.history.analysis import execution_summary
+    from pytest_qbench.history.queries import results_of_test
+    from pytest_qbench.history.text import history_lines
+
+    with _opened(args) as index:
+        results = results_of_test(index, args.nodeid, args.runs)
+    summary = execution_summary(results)
+    _output(
+        args,
+        lambda: history_json(args.nodeid, summary, results),
+        lambda: history_lines(args.nodeid, summary, results),
+    )
+    return OK
+
+
+def history_json(
+    nodeid: str, summary: ExecutionSummary, results: list[PastResult]
+) -> dict[str, Any]:
+    """``qbench history --json``: the execution summary (Azure names) and every result."""
+    from pytest_qbench.history.timefmt import from_index_time
+    from pytest_qbench.report.shapes import iso
+
+    listed = [
+        {
+            "run_id": r.run_id,
+            "started_at": iso(from_index_time(r.started_at)),
+            "outcome": r.outcome,
+            "duration": r.duration,
+            "rerun_passed": r.flaky,
+            "fingerprint": r.fingerprint,
+            "message": r.message,
+        }
+        for r in results
+    ]
+    return {"nodeid": nodeid, **summary.to_json(), "results": listed}

@@ -1,0 +1,92 @@
+"""Keeping responses within a size budget: first things first, with counts of what was left out.
+
+Sizes are bytes of compact JSON, as the structured result travels. A list is filled in order
+while there is room; an item that does not fit is tried once more in its short form, and when
+that does not fit either the rest are counted, not sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Generic
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from pytest_qbench.core.text import CUT_MARKER
+from pytest_qbench.core.text import bound_text
+
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def json_size(model: BaseModel) -> int:
+    """Bytes of ``model``'s compact JSON."""
+    return len(model.model_dump_json().encode())
+
+
+@dataclass
+class Fitted(Generic[T]):
+    """What ``fit_items`` kept."""
+
+    items: list[T] = field(default_factory=list)
+    used: int = 0
+    """Bytes the kept items take, commas included."""
+    shortened: int = 0
+    dropped: int = 0
+
+
+def fit_items(items: Sequence[T], room: int, shorten: Callable[[T], T]) -> Fitted[T]:
+    """Keep ``items`` in order while they fit in ``room`` bytes; an item too big is kept in its
+    ``shorten``-ed form if that fits; from the first that fits in neither form on, all are
+    dropped (so "the first N" stays true)."""
+    fitted: Fitted[T] = Fitted()
+    for position, item in enumerate(items):
+        size = json_size(item) + 1
+        if fitted.used + size > room:
+            item = shorten(item)
+            size = json_size(item) + 1
+            if fitted.used + size > room:
+                fitted.dropped = len(items) - position
+                break
+            fitted.shortened += 1
+        fitted.items.append(item)
+        fitted.used += size
+    return fitted
+
+
+def bound_trace(trace: str, limit: int, own_file: str | None) -> str:
+    """``trace`` (pytest's ``--tb=short`` shape) cut to about ``limit`` characters, keeping the
+    test's own frame (the first frame in ``own_file``) and the end, where the exception is."""
+    if len(trace) <= limit:
+        return trace
+    lines = trace.split("\n")
+    start = _own_frame(lines, own_file)
+    if start is None:
+        return bound_text(trace, limit, keep="tail")
+    end = start + 1
+    if end < len(lines) and lines[end].startswith("    "):
+        end += 1  # the frame's source line
+    own = "\n".join(lines[start:end])
+    rest = "\n".join(lines[end:])
+    room = limit - len(own)
+    if room < limit // 2:  # a huge source line: the end matters more
+        return bound_text(trace, limit, keep="tail")
+    before = len("\n".join(lines[:start]))
+    parts = [CUT_MARKER.format(count=before + 1, hint="")] if start else []
+    parts.append(own)
+    parts.append(bound_text(rest, room, keep="tail"))
+    return "\n".join(parts)
+
+
+def _own_frame(lines: list[str], own_file: str | None) -> int | None:
+    if not own_file:
+        return None
+    prefix = f"{own_file}:"
+    for position, line in enumerate(lines):
+        if line.startswith(prefix) and ": in " in line:
+            return position
+    return None

@@ -1,0 +1,467 @@
+"""The test catalog: test cases in SQLite, searched with FTS5 and ranked by BM25.
+
+``<qbench dir>/catalog.sqlite`` holds one row per test case: a pytest test (its node id, the
+words of its name, its docstring and ``qbench_case`` fields) or a case imported from a test-case
+manager's JSON export. Tags, platforms and markers are rows of ``labels`` for filters and
+facets. The full-text table is kept in step with ``cases`` by the code that writes both, in one
+transaction. Every statement is fixed text with ``?`` placeholders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from pytest_qbench.core.errors import ToolFailure
+
+
+SCHEMA_VERSION = 1
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS cases (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        source TEXT NOT NULL,
+        key TEXT,
+        title TEXT,
+        priority TEXT,
+        path TEXT,
+        folder TEXT,
+        nodeid TEXT,
+        record TEXT NOT NULL,
+        digest TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS cases_key ON cases (key COLLATE NOCASE)",
+    "CREATE INDEX IF NOT EXISTS cases_source ON cases (source)",
+    """CREATE TABLE IF NOT EXISTS labels (
+        case_id INTEGER NOT NULL REFERENCES cases (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        value TEXT NOT NULL COLLATE NOCASE,
+        PRIMARY KEY (case_id, kind, value)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX IF NOT EXISTS labels_value ON labels (kind, value)",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS cases_fts USING fts5 (
+        name, title, key, description, tags, steps, location,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    )""",
+)
+FTS_COLUMNS = ("name", "title", "key", "description", "tags", "steps", "location")
+WEIGHTS = {
+    "name": 4.0,
+    "title": 8.0,
+    "key": 10.0,
+    "description": 3.0,
+    "tags": 4.0,
+    "steps": 1.5,
+    "location": 1.0,
+}
+"""BM25 weight of each column: a word in the title or key counts most, one in a step least."""
+SCOPES = {
+    "all": FTS_COLUMNS,
+    "docs": ("name", "title", "description", "tags"),
+    "steps": ("steps",),
+}
+LABEL_KINDS = ("tag", "platform", "marker")
+MAX_TERMS = 32
+WORD = re.compile(r"\w+", re.UNICODE)
+CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "then",
+        "this",
+        "to",
+        "was",
+        "were",
+        "when",
+        "with",
+        "test",
+        "tests",
+        "py",
+    ]
+)
+"""Words too common to tell test cases apart (every node id says ``test``)."""
+
+
+@dataclass
+class CaseRecord:
+    """One test case, as the catalog stores it."""
+
+    uid: str
+    source: str
+    key: str | None = None
+    title: str | None = None
+    priority: str | None = None
+    path: str | None = None
+    line: int | None = None
+    folder: str | None = None
+    nodeid: str | None = None
+    description: str | None = None
+    tags: list[str] = field(default_factory=list)
+    platforms: list[str] = field(default_factory=list)
+    markers: list[str] = field(default_factory=list)
+    steps: list[tuple[str, str | None]] = field(default_factory=list)
+    """``(action, expected)`` pairs, in order."""
+
+    def digest(self) -> str:
+        """A hash of every field, to tell an updated record from an unchanged one."""
+        text = json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    @classmethod
+    def from_json(cls, text: str) -> CaseRecord:
+        """The record stored in ``cases.record``."""
+        data = json.loads(text)
+        data["steps"] = [tuple(step) for step in data["steps"]]
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Search filters; each list matches when a case has any of its values (case-insensitive)."""
+
+    tags: Sequence[str] = ()
+    priority: Sequence[str] = ()
+    markers: Sequence[str] = ()
+    platforms: Sequence[str] = ()
+    path: str | None = None
+    """A glob (``tests/api/*``) or a prefix (``tests/api``) of the file path or the folder."""
+
+
+@dataclass
+class Match:
+    """A matching case and its BM25 rank (lower is better; 0 without a query)."""
+
+    record: CaseRecord
+    rank: float
+
+
+@dataclass
+class Counts:
+    """What an ingest changed."""
+
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+
+
+class Catalog:
+    """The catalog file, opened for one operation (``with open_catalog(...) as catalog``)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def size(self) -> int:
+        """Test cases stored."""
+        return int(self.conn.execute("SELECT count(*) FROM cases").fetchone()[0])
+
+    def replace_source(
+        self, source: str, records: Iterable[CaseRecord], keep: Sequence[str] = ()
+    ) -> Counts:
+        """Make ``source``'s cases exactly ``records``, in one transaction; cases of that
+        source whose path starts with one of ``keep`` stay even when absent."""
+        counts = Counts()
+        with self.conn:
+            existing = dict(
+                self.conn.execute("SELECT uid, digest FROM cases WHERE source = ?", (source,))
+            )
+            seen: set[str] = set()
+            for record in records:
+                seen.add(record.uid)
+                digest = record.digest()
+                known = existing.get(record.uid)
+                if known == digest:
+                    counts.unchanged += 1
+                    continue
+                self._delete(record.uid)
+                self._insert(record, digest)
+                if known is None:
+                    counts.added += 1
+                else:
+                    counts.updated += 1
+            for uid in existing.keys() - seen:
+                if not any(uid.startswith(prefix) for prefix in keep):
+                    self._delete(uid)
+                    counts.removed += 1
+        return counts
+
+    def _insert(self, record: CaseRecord, digest: str) -> None:
+        cursor = self.conn.execute(
+            "INSERT OR REPLACE INTO cases (uid, source, key, title, priority, path, folder, "
+            "nodeid, record, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.uid,
+                record.source,
+                record.key,
+                record.title,
+                record.priority,
+                record.path,
+                record.folder,
+                record.nodeid,
+                json.dumps(asdict(record), ensure_ascii=False),
+                digest,
+            ),
+        )
+        case_id = cursor.lastrowid
+        labels = [
+            (case_id, kind, value)
+            for kind, values in zip(
+                LABEL_KINDS, (record.tags, record.platforms, record.markers), strict=True
+            )
+            for value in dict.fromkeys(values)
+        ]
+        self.conn.executemany("INSERT OR IGNORE INTO labels VALUES (?, ?, ?)", labels)
+        self.conn.execute(
+            f"INSERT INTO cases_fts (rowid, {', '.join(FTS_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (case_id, *fts_texts(record)),
+        )
+
+    def _delete(self, uid: str) -> None:
+        row = self.conn.execute("SELECT id FROM cases WHERE uid = ?", (uid,)).fetchone()
+        if row is None:
+            return
+        self.conn.execute("DELETE FROM cases_fts WHERE rowid = ?", row)
+        self.conn.execute("DELETE FROM labels WHERE case_id = ?", row)
+        self.conn.execute("DELETE FROM cases WHERE id = ?", row)
+
+    def search(
+        self,
+        query: str,
+        filters: Filters,
+        limit: int,
+        offset: int,
+        columns: Sequence[str] = FTS_COLUMNS,
+        exclude: str | None = None,
+    ) -> tuple[list[Match], int]:
+        """A page of cases matching ``query`` (any of its words) and ``filters``, best first,
+        and the number of matches."""
+        matched, params = self._matched(query, filters, columns, exclude)
+        total = self.conn.execute(f"{matched} SELECT count(*) FROM matched", params).fetchone()[0]
+        rows = self.conn.execute(
+            f"{matched} SELECT c.record, m.rank FROM matched m JOIN cases c ON c.id = m.id "
+            "ORDER BY m.rank, coalesce(c.path, c.folder, ''), c.uid LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        ).fetchall()
+        return [Match(CaseRecord.from_json(text), rank) for text, rank in rows], int(total)
+
+    def facets(self, query: str, filters: Filters) -> dict[str, dict[str, int]]:
+        """The 10 commonest tags, platforms, markers and priorities among all matches."""
+        matched, params = self._matched(query, filters, FTS_COLUMNS, None)
+        found: dict[str, dict[str, int]] = {}
+        for kind in LABEL_KINDS:
+            found[kind] = dict(
+                self.conn.execute(
+                    f"{matched} SELECT l.value, count(*) AS n FROM labels l JOIN matched m "
+                    "ON m.id = l.case_id WHERE l.kind = ? GROUP BY l.value ORDER BY n DESC, "
+                    "l.value LIMIT 10",
+                    [*params, kind],
+                ).fetchall()
+            )
+        found["priority"] = dict(
+            self.conn.execute(
+                f"{matched} SELECT c.priority, count(*) AS n FROM cases c JOIN matched m "
+                "ON m.id = c.id WHERE c.priority IS NOT NULL GROUP BY c.priority "
+                "ORDER BY n DESC, c.priority LIMIT 10",
+                params,
+            ).fetchall()
+        )
+        return found
+
+    def _matched(
+        self, query: str, filters: Filters, columns: Sequence[str], exclude: str | None
+    ) -> tuple[str, list[object]]:
+        """``WITH matched(id, rank) AS (...)`` for the query and filters, and its parameters."""
+        conditions, params = filter_sql(filters)
+        if exclude is not None:
+            conditions.append("c.uid != ?")
+            params.append(exclude)
+        where = " AND ".join(conditions) or "1"
+        fts = fts_query(query, columns)
+        if fts is None:
+            return (
+                f"WITH matched AS (SELECT c.id AS id, 0.0 AS rank FROM cases c WHERE {where})",
+                params,
+            )
+        weights = ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS)
+        return (
+            "WITH matched AS (SELECT c.id AS id, bm25(cases_fts, "
+            f"{weights}) AS rank FROM cases_fts JOIN cases c ON c.id = cases_fts.rowid "
+            f"WHERE cases_fts MATCH ? AND {where})",
+            [fts, *params],
+        )
+
+    def by_key(self, key: str) -> list[CaseRecord]:
+        """Cases with this key (case-insensitive), pytest tests first."""
+        rows = self.conn.execute(
+            "SELECT record FROM cases WHERE key = ? COLLATE NOCASE "
+            "ORDER BY source != 'pytest', uid",
+            (key,),
+        ).fetchall()
+        return [CaseRecord.from_json(row[0]) for row in rows]
+
+    def by_uid(self, uid: str) -> CaseRecord | None:
+        """The case with this catalog id (a node id, or an imported case's key)."""
+        row = self.conn.execute("SELECT record FROM cases WHERE uid = ?", (uid,)).fetchone()
+        return None if row is None else CaseRecord.from_json(row[0])
+
+    def keys_like(self, key: str, limit: int = 5) -> list[str]:
+        """Keys that begin like ``key`` (for a "did you mean")."""
+        stem = key.rsplit("-", 1)[0] if "-" in key else key[:3]
+        escaped = re.sub(r"([!%_])", r"!\1", stem)
+        rows = self.conn.execute(
+            "SELECT DISTINCT key FROM cases WHERE key LIKE ? ESCAPE '!' ORDER BY key LIMIT ?",
+            (f"{escaped}%", limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+
+def filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
+    """SQL conditions on ``cases c`` for the filters, and their parameters."""
+    conditions: list[str] = []
+    params: list[object] = []
+    for kind, values in (
+        ("tag", filters.tags),
+        ("platform", filters.platforms),
+        ("marker", filters.markers),
+    ):
+        if values:
+            marks = ", ".join("?" * len(values))
+            conditions.append(
+                f"c.id IN (SELECT case_id FROM labels WHERE kind = ? AND value IN ({marks}))"
+            )
+            params += [kind, *values]
+    if filters.priority:
+        marks = ", ".join("?" * len(filters.priority))
+        conditions.append(f"lower(c.priority) IN ({marks})")
+        params += [p.lower() for p in filters.priority]
+    if filters.path:
+        pattern = filters.path if any(ch in filters.path for ch in "*?[") else f"{filters.path}*"
+        conditions.append("(c.path GLOB ? OR c.folder GLOB ? OR c.nodeid GLOB ?)")
+        params += [pattern] * 3
+    return conditions, params
+
+
+def fts_query(text: str, columns: Sequence[str] = FTS_COLUMNS) -> str | None:
+    """An FTS5 query matching any word of ``text`` (each quoted, so no word is syntax),
+    restricted to ``columns``; ``None`` when ``text`` has no word."""
+    words = query_words(text)
+    if not words:
+        return None
+    terms = " OR ".join(f'"{w}"' for w in words)
+    if tuple(columns) == FTS_COLUMNS:
+        return terms
+    return f"{{{' '.join(columns)}}} : ({terms})"
+
+
+def fts_texts(record: CaseRecord) -> tuple[str, ...]:
+    """The record's text for each full-text column, in ``FTS_COLUMNS`` order."""
+    name = split_words(record.nodeid.split("/")[-1]) if record.nodeid else ""
+    steps = "\n".join(f"{action} {expected or ''}".strip() for action, expected in record.steps)
+    location = " ".join(part for part in (record.path, record.folder) if part)
+    return (
+        name,
+        record.title or "",
+        record.key or "",
+        record.description or "",
+        " ".join(record.tags),
+        steps,
+        split_words(location),
+    )
+
+
+def split_words(text: str) -> str:
+    """``TestCart::test_addItem[de]`` -> ``Test Cart test add Item de``: the words of a name."""
+    return " ".join(WORD.findall(CAMEL.sub(" ", text.replace("_", " "))))
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a query, lowercased, in order, once each, without stop words."""
+    words = (w.lower() for w in WORD.findall(text))
+    return list(dict.fromkeys(w for w in words if w not in STOP_WORDS))[:MAX_TERMS]
+
+
+@contextmanager
+def open_catalog(path: Path, *, create: bool = False) -> Iterator[Catalog]:
+    """The catalog at ``path``, made with its tables when ``create``; without ``create``, a
+    missing file reads as an empty catalog (in memory, so nothing is written).
+
+    Raises:
+        ToolFailure: the file is not a catalog, or SQLite lacks FTS5.
+    """
+    if not create and not path.is_file():
+        target = ":memory:"
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target = str(path)
+    try:
+        conn = sqlite3.connect(target, timeout=10.0)
+    except sqlite3.Error as exc:
+        raise ToolFailure(f"cannot open the catalog {path}: {exc}") from None
+    try:
+        _prepare(conn, path)
+        yield Catalog(conn)
+    except sqlite3.DatabaseError as exc:
+        raise ToolFailure(
+            f"the catalog {path} cannot be used ({exc}); delete it and call ingest_tests"
+        ) from None
+    finally:
+        conn.close()
+
+
+def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+    conn.execute("PRAGMA foreign_keys = ON")
+    row = None
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+        row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+    if row is not None and int(row[0]) != SCHEMA_VERSION:
+        raise ToolFailure(
+            f"the catalog {path} has schema version {row[0]}, this qbench {SCHEMA_VERSION}; "
+            "delete it and call ingest_tests"
+        )
+    if row is None:
+        try:
+            with conn:
+                for statement in SCHEMA:
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc):
+                raise ToolFailure(
+                    "this Python's SQLite has no FTS5, which the test catalog needs; use a "
+                    "Python built with a newer SQLite"
+                ) from None
+            raise

@@ -1,0 +1,145 @@
+"""The MCP server's settings, and the command-line options of ``qbench mcp`` / ``qbench-mcp``.
+
+Options are defined once (``add_server_options``) and shared by both commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_qbench.core.errors import QBenchError
+
+
+DEFAULT_TIMEOUT = 50.0
+"""Seconds a run may take when the assistant does not say: under the 60 seconds after which
+many clients stop waiting, so that a long run comes back partial rather than not at all."""
+MAX_TIMEOUT = 1800.0
+"""Seconds a run may take at most, whatever the assistant asks."""
+DEFAULT_BUDGET = 12_000
+"""Bytes of JSON a structured result takes at most, by default."""
+HARD_CAP = 48_000
+"""Bytes a whole response never exceeds: the structured result and the text next to it each
+take at most the budget."""
+MAX_BUDGET = 22_000
+"""The largest budget: twice this, with the JSON escapes of the text, stays under the cap."""
+STOP_GRACE = 5.0
+"""Seconds pytest gets after an interrupt to write its reports, before the group is killed."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Where the project is, where runs go, and the limits."""
+
+    root: Path
+    """The project root: every path an assistant gives must resolve inside it."""
+    qbench_dir: Path
+    """The run store (``--qbench-dir`` of every run)."""
+    default_timeout: float = DEFAULT_TIMEOUT
+    max_timeout: float = MAX_TIMEOUT
+    budget: int = DEFAULT_BUDGET
+    """Bytes of JSON of a structured result."""
+    stop_grace: float = STOP_GRACE
+    coverage_sources: tuple[str, ...] = ()
+    """What runs measure when the assistant asks for coverage without naming sources."""
+
+    @property
+    def catalog_path(self) -> Path:
+        """The test catalog's SQLite file."""
+        return self.qbench_dir / "catalog.sqlite"
+
+
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``qbench mcp`` and ``qbench-mcp``."""
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="Project root; test paths must resolve inside it and pytest runs there. "
+        "Default: the working directory",
+    )
+    parser.add_argument(
+        "--qbench-dir",
+        type=Path,
+        default=None,
+        help="Run store (as pytest's --qbench-dir). Default: ROOT/.qbench",
+    )
+    parser.add_argument(
+        "--default-timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="Timeout of a run when the assistant gives none. Default: %(default)r",
+    )
+    parser.add_argument(
+        "--max-timeout",
+        type=_seconds,
+        default=MAX_TIMEOUT,
+        metavar="SECONDS",
+        help="Longest timeout an assistant may ask for. Default: %(default)r",
+    )
+    parser.add_argument(
+        "--stop-grace",
+        type=_seconds,
+        default=STOP_GRACE,
+        metavar="SECONDS",
+        help="After a timeout or a cancellation, how long pytest may take to write its reports "
+        "before its process group is killed. Default: %(default)r",
+    )
+    parser.add_argument(
+        "--coverage-source",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="What runs measure when coverage is asked for without sources (a directory or a "
+        "package, as --qbench-cov=SOURCE). Repeatable. Default: coverage.py's configured source",
+    )
+    parser.add_argument(
+        "--budget",
+        type=_budget,
+        default=DEFAULT_BUDGET,
+        metavar="BYTES",
+        help=f"Bytes a structured result (and, apart, its text) takes at most; up to "
+        f"{MAX_BUDGET}. Default: %(default)r",
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    """The settings the options give."""
+    root = (args.root or Path.cwd()).resolve()
+    if not root.is_dir():
+        raise QBenchError(f"--root {root} is not a directory; give the project's directory")
+    qbench_dir = (args.qbench_dir or root / ".qbench").resolve()
+    default = min(args.default_timeout, args.max_timeout)
+    return ServerConfig(
+        root=root,
+        qbench_dir=qbench_dir,
+        default_timeout=default,
+        max_timeout=args.max_timeout,
+        budget=args.budget,
+        stop_grace=args.stop_grace,
+        coverage_sources=tuple(args.coverage_source),
+    )
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, given: {value!r}") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, given: {value}")
+    return number
+
+
+def _budget(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of bytes, given: {value!r}"
+        ) from None
+    if not 4_000 <= number <= MAX_BUDGET:
+        raise argparse.ArgumentTypeError(f"must be from 4000 to {MAX_BUDGET} bytes, given: {value}")
+    return number

@@ -1,0 +1,156 @@
+"""``get_test_failure``: one failed test of a stored run, in full but bounded.
+
+The test is named by its node id, or by any part of it that names one failing test only. The
+response is cut in levels until it fits the budget: captured output first, then the trace
+(which keeps the test's own frame and its end), then the message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import first_line
+from pytest_qbench.mcp.budget import bound_trace
+from pytest_qbench.mcp.budget import json_size
+from pytest_qbench.mcp.models import FailureDetail
+from pytest_qbench.report.metric_text import result_failures
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+
+
+FAILING = ("failed", "error")
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Characters kept of each text field."""
+
+    message: int
+    trace: int
+    captured: int
+
+
+LEVELS = (
+    Caps(4000, 8000, 3000),
+    Caps(2000, 5000, 1000),
+    Caps(1000, 3000, 300),
+    Caps(500, 1500, 0),
+    Caps(300, 600, 0),
+)
+
+
+def failure_detail(report: TestReport, test: str, budget: int) -> FailureDetail:
+    """The failure of ``test`` in ``report``, within ``budget`` bytes of JSON.
+
+    Raises:
+        ToolFailure: no such failing test, several match, or it did not fail.
+    """
+    found = find_result(report, test)
+    detail = _detail(report, found, LEVELS[0], [])
+    for level in LEVELS[1:]:
+        if json_size(detail) <= budget:
+            break
+        detail = _detail(report, found, level, _cut(found, level))
+    return detail
+
+
+def find_result(report: TestReport, test: str) -> TestResult | Diagnostic:
+    """The result (or collection error) ``test`` names.
+
+    Raises:
+        ToolFailure: naming the candidates, or the outcome of a test that did not fail.
+    """
+    test = test.strip()
+    exact = [r for r in report.results if r.nodeid == test]
+    if exact:
+        if exact[-1].outcome not in FAILING:
+            raise ToolFailure(
+                f"{test} {exact[-1].outcome} in run {report.run.run_id}: there is no failure "
+                "to show"
+            )
+        return exact[-1]
+    failing = [r for r in report.results if r.outcome in FAILING]
+    matches = [r for r in failing if test and test in r.nodeid]
+    if len(matches) == 1:
+        return matches[0]
+    errors = [d for d in report.collection_errors if test and test in (d.nodeid or d.file or "")]
+    if not matches and len(errors) == 1:
+        return errors[0]
+    listed = matches or failing
+    shown = ", ".join(r.nodeid for r in listed[:10]) or "none"
+    more = f" (and {len(listed) - 10} more)" if len(listed) > 10 else ""
+    what = "names several failing tests" if matches else "names no failing test"
+    raise ToolFailure(
+        f"{test!r} {what} in run {report.run.run_id}; failing tests: {shown}{more}. Give a node id."
+    )
+
+
+def _detail(
+    report: TestReport, found: TestResult | Diagnostic, caps: Caps, cut: list[str]
+) -> FailureDetail:
+    if isinstance(found, Diagnostic):
+        return FailureDetail(
+            run_id=report.run.run_id,
+            nodeid=found.nodeid or found.file or "",
+            outcome="error",
+            phase="collect",
+            file=found.file,
+            line=found.line,
+            error_type=found.code or "CollectionError",
+            error_message=bound_text(first_line(found.message, caps.message), caps.message),
+            stack_trace=bound_text(found.message, caps.trace, keep="tail"),
+            cut=cut,
+        )
+    failure = found.failure
+    captured = found.captured
+    metadata = found.metadata
+    teardown = found.teardown_failure
+    return FailureDetail(
+        run_id=report.run.run_id,
+        nodeid=found.nodeid,
+        outcome=found.outcome,
+        phase=failure.phase if failure else "call",
+        file=(failure.file if failure else None) or found.file,
+        line=(failure.line if failure else None) or found.line,
+        error_type=failure.error_type if failure else "Failed",
+        error_message=bound_text(failure.error_message if failure else "", caps.message),
+        stack_trace=bound_trace(failure.stack_trace if failure else "", caps.trace, found.file),
+        falsifying_example=failure.falsifying_example if failure else None,
+        teardown_error=(
+            f"{teardown.error_type}: {first_line(teardown.error_message)}" if teardown else None
+        ),
+        qbench_checks=result_failures(found.model_dump(mode="json")),
+        stdout=_tail(captured.stdout if captured else "", caps.captured),
+        stderr=_tail(captured.stderr if captured else "", caps.captured),
+        log=_tail(captured.log if captured else "", caps.captured),
+        duration=found.duration,
+        reruns=found.reruns,
+        markers=found.markers,
+        key=metadata.key if metadata else None,
+        title=metadata.title if metadata else None,
+        history=found.history.summary if found.history else None,
+        cut=cut,
+    )
+
+
+def _tail(text: str, limit: int) -> str:
+    return bound_text(text, limit, keep="tail") if text else ""
+
+
+def _cut(found: TestResult | Diagnostic, caps: Caps) -> list[str]:
+    """The fields longer than ``caps`` allows, which this level cuts shorter than usual."""
+    if isinstance(found, Diagnostic):
+        return ["stack_trace"] if len(found.message) > caps.trace else []
+    cut = []
+    failure, captured = found.failure, found.captured
+    if failure and len(failure.error_message) > caps.message:
+        cut.append("error_message")
+    if failure and len(failure.stack_trace) > caps.trace:
+        cut.append("stack_trace")
+    for name in ("stdout", "stderr", "log"):
+        if captured and len(getattr(captured, name)) > caps.captured:
+            cut.append(name)
+    return cut

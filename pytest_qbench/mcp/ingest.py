@@ -1,0 +1,262 @@
+"""What fills the catalog: pytest's collection, and test-case exports in JSON.
+
+An export is a JSON list of cases (or an object holding one under ``tests``, ``testCases``,
+``cases``, ``items`` or ``data``). A case needs a key and a title; it may have a priority, tags,
+platforms, a folder, a description and steps (each an action with an optional expected result).
+Common spellings of other tools are read too (``jiraKey``, ``name``, ``labels``,
+``folderStructure``, ``expectedResult``...); other fields are ignored. A case that breaks a rule
+is rejected with the reason, and the others are taken.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import first_line
+from pytest_qbench.mcp.catalog import CaseRecord
+from pytest_qbench.mcp.models import Rejection
+from pytest_qbench.report.casemeta import CaseMarkerError
+from pytest_qbench.report.casemeta import build_metadata
+
+
+MAX_FILE_BYTES = 20_000_000
+MAX_KEY = 200
+MAX_TITLE = 500
+MAX_DESCRIPTION = 5000
+MAX_STEP = 2000
+MAX_STEPS = 200
+LIST_KEYS = ("tests", "testCases", "test_cases", "cases", "items", "data")
+KEY_FIELDS = ("key", "jiraKey", "jira_key", "testCaseKey", "testCaseId", "uid", "id")
+TITLE_FIELDS = ("title", "name", "summary")
+DESCRIPTION_FIELDS = ("description", "objective", "summary", "precondition")
+FOLDER_FIELDS = ("folder", "folderStructure", "folder_structure", "folderPath")
+TAG_FIELDS = ("tags", "labels")
+ACTION_FIELDS = ("action", "step", "description", "name")
+EXPECTED_FIELDS = (
+    "expected",
+    "expectedResult",
+    "expected_result",
+    "expectedResults",
+    "expected_results",
+)
+IGNORED_MARKERS = frozenset({"qbench_case", "parametrize", "usefixtures", "filterwarnings"})
+
+
+class RecordError(ValueError):
+    """A case breaks a rule; the message is the reason."""
+
+
+def read_export(path: Path, source: str) -> tuple[list[CaseRecord], list[Rejection]]:
+    """The cases of an export file, and the rejected ones with reasons.
+
+    Raises:
+        ToolFailure: the file is too big, not JSON, or holds no list of cases.
+    """
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ToolFailure(f"{path.name} is larger than {MAX_FILE_BYTES} bytes; split the export")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ToolFailure(f"{path.name} is not JSON: {exc}") from None
+    cases, rejected, seen = [], [], set()
+    for position, item in enumerate(_case_list(data, path.name), start=1):
+        try:
+            record = export_case(item, source)
+            if record.uid.lower() in seen:
+                raise RecordError(f"duplicate key {record.uid!r} in the file")
+        except RecordError as exc:
+            rejected.append(Rejection(record=_label(item, position), reason=str(exc)))
+            continue
+        seen.add(record.uid.lower())
+        cases.append(record)
+    return cases, rejected
+
+
+def _case_list(data: Any, name: str) -> list[Any]:
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for key in LIST_KEYS:
+            if isinstance(data.get(key), list):
+                return list(data[key])
+    raise ToolFailure(
+        f"{name} holds no list of test cases: give a JSON list, or an object with the list "
+        f"under one of {', '.join(LIST_KEYS)}"
+    )
+
+
+def _label(item: Any, position: int) -> str:
+    if isinstance(item, dict):
+        for name in KEY_FIELDS:
+            if isinstance(item.get(name), str | int):
+                return f"#{position} ({item[name]})"
+    return f"#{position}"
+
+
+def export_case(item: Any, source: str) -> CaseRecord:
+    """One case of an export.
+
+    Raises:
+        RecordError: not an object, no key or title, a field of the wrong type, too long.
+    """
+    if not isinstance(item, dict):
+        raise RecordError(f"not an object but {type(item).__name__}")
+    key = _text(item, KEY_FIELDS, "key", MAX_KEY)
+    if not key:
+        raise RecordError(f"no key: give one of {', '.join(KEY_FIELDS)}")
+    title = _text(item, TITLE_FIELDS, "title", MAX_TITLE)
+    if not title:
+        raise RecordError(f"no title: give one of {', '.join(TITLE_FIELDS)}")
+    title_field = next(name for name in TITLE_FIELDS if item.get(name))
+    description = _text(
+        item, tuple(f for f in DESCRIPTION_FIELDS if f != title_field), "description", None
+    )
+    return CaseRecord(
+        uid=key,
+        source=source,
+        key=key,
+        title=title,
+        priority=_text(item, ("priority",), "priority", MAX_KEY),
+        folder=_folder(item),
+        description=bound_text(description, MAX_DESCRIPTION) if description else None,
+        tags=_texts(item, TAG_FIELDS, "tags"),
+        platforms=_texts(item, ("platforms", "platform"), "platforms"),
+        steps=_steps(item.get("steps")),
+    )
+
+
+def _first(item: dict[str, Any], names: Iterable[str]) -> Any:
+    for name in names:
+        value = item.get(name)
+        if value is not None and value != "":
+            return value
+    return None
+
+
+def _text(item: dict[str, Any], names: tuple[str, ...], what: str, limit: int | None) -> str | None:
+    value = _first(item, names)
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise RecordError(f"{what} must be text, given {type(value).__name__}")
+    value = value.strip()
+    if limit is not None and len(value) > limit:
+        raise RecordError(f"{what} is longer than {limit} characters")
+    return value or None
+
+
+def _texts(item: dict[str, Any], names: tuple[str, ...], what: str) -> list[str]:
+    value = _first(item, names)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RecordError(f"{what} must be a list of strings or a comma-separated string")
+    return [v.strip() for v in value if v.strip()]
+
+
+def _folder(item: dict[str, Any]) -> str | None:
+    value = _first(item, FOLDER_FIELDS)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = "/".join(v.strip("/") for v in value)
+    if value is not None and not isinstance(value, str):
+        raise RecordError("folder must be a string or a list of strings")
+    return value or None
+
+
+def _steps(raw: Any) -> list[tuple[str, str | None]]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise RecordError("steps must be a list")
+    if len(raw) > MAX_STEPS:
+        raise RecordError(f"more than {MAX_STEPS} steps")
+    return [_step(step, index) for index, step in enumerate(raw, start=1)]
+
+
+def _step(step: Any, index: int) -> tuple[str, str | None]:
+    if isinstance(step, str):
+        return bound_text(step, MAX_STEP), None
+    if isinstance(step, list) and len(step) == 2 and isinstance(step[0], str):
+        return bound_text(step[0], MAX_STEP), _expected(step[1], index)
+    if isinstance(step, dict):
+        action = _first(step, ACTION_FIELDS)
+        if isinstance(action, str) and action.strip():
+            return bound_text(action.strip(), MAX_STEP), _expected(
+                _first(step, EXPECTED_FIELDS), index
+            )
+    raise RecordError(
+        f"step {index} must be a string, an [action, expected] pair, or an object with an "
+        "action (and an expected result)"
+    )
+
+
+def _expected(value: Any, index: int) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = "\n".join(value)
+    if not isinstance(value, str):
+        raise RecordError(f"step {index}: the expected result must be text or a list of texts")
+    return bound_text(value, MAX_STEP)
+
+
+def collected_cases(dump: Path) -> tuple[list[CaseRecord], list[Rejection], list[dict[str, str]]]:
+    """The tests of a collection dump (``collect_plugin``), tests whose ``qbench_case`` is
+    malformed (taken without its fields), and the collection errors."""
+    cases, rejected, errors = [], [], []
+    for line in _lines(dump):
+        if "error" in line:
+            errors.append(line["error"])
+            continue
+        try:
+            metadata = build_metadata(line.get("case"), line.get("doc"), "case_args" in line)
+        except CaseMarkerError as exc:
+            rejected.append(
+                Rejection(record=line["nodeid"], reason=f"{exc}; indexed without its case fields")
+            )
+            metadata = {"description": line.get("doc")}
+        cases.append(pytest_case(line, metadata or {}))
+    return cases, rejected, errors
+
+
+def pytest_case(line: dict[str, Any], metadata: dict[str, Any]) -> CaseRecord:
+    """A collected test as a catalog record."""
+    return CaseRecord(
+        uid=line["nodeid"],
+        source="pytest",
+        key=metadata.get("key"),
+        title=metadata.get("title"),
+        priority=metadata.get("priority"),
+        path=line["path"],
+        line=line["line"],
+        folder=metadata.get("folder"),
+        nodeid=line["nodeid"],
+        description=metadata.get("description"),
+        tags=list(metadata.get("tags") or []),
+        platforms=list(metadata.get("platforms") or []),
+        markers=[m for m in line.get("markers", []) if m not in IGNORED_MARKERS],
+        steps=[(s["action"], s["expected"]) for s in metadata.get("steps") or []],
+    )
+
+
+def _lines(dump: Path) -> Iterator[dict[str, Any]]:
+    with dump.open(encoding="utf-8") as handle:
+        for raw in handle:
+            if raw.strip():
+                yield json.loads(raw)
+
+
+def error_line(error: dict[str, str]) -> str:
+    """A collection error, one line: where, and the last line of pytest's message."""
+    lines = [line for line in error["message"].splitlines() if line.strip()]
+    return f"{error['nodeid'] or '?'}: {first_line(lines[-1] if lines else '', 200)}"

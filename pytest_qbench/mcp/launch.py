@@ -1,0 +1,78 @@
+"""``qbench mcp`` and ``qbench-mcp``: parse the options, then import the SDK and serve.
+
+Nothing here imports the SDK at module level, so without the ``mcp`` extra both commands say
+in one line what to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from collections.abc import Sequence
+
+from pytest_qbench._version import __version__
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.config import add_server_options
+from pytest_qbench.mcp.config import config_from_args
+
+
+MISSING_EXTRA = "qbench mcp requires the 'mcp' extra: pip install 'pytest-qbench[mcp]'"
+SDK_MODULES = frozenset({"mcp", "mcp_types", "anyio", "starlette", "httpx2", "sse_starlette"})
+DESCRIPTION = (
+    "Serve pytest-qbench's MCP tools over stdio: run the tests, read failures and raw output "
+    "of runs, search the test catalog, list runs and flaky tests."
+)
+
+
+def add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench mcp``'s arguments."""
+    parser = sub.add_parser(
+        "mcp",
+        help="Serve the MCP tools over stdio (needs the 'mcp' extra)",
+        description=DESCRIPTION,
+    )
+    add_server_options(parser)
+    parser.set_defaults(func=cmd_mcp)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve until the client closes stdin.
+
+    Raises:
+        QBenchError: the ``mcp`` extra is missing, or an option is wrong.
+    """
+    config = config_from_args(args)
+    load_server()(config)
+    return 0
+
+
+def load_server() -> Callable[[ServerConfig], None]:
+    """The SDK-backed ``serve``.
+
+    Raises:
+        QBenchError: the MCP SDK (or one of its dependencies) is not installed.
+    """
+    try:
+        from pytest_qbench.mcp.server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] in SDK_MODULES:
+            raise QBenchError(MISSING_EXTRA, slug="mcp-extra") from None
+        raise
+    return serve
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``qbench-mcp`` console script."""
+    parser = argparse.ArgumentParser(prog="qbench-mcp", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"pytest-qbench {__version__}")
+    add_server_options(parser)
+    args = parser.parse_args(argv)
+    try:
+        return cmd_mcp(args)
+    except QBenchError as exc:
+        print(f"qbench-mcp: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0

@@ -1,0 +1,209 @@
+"""The pytest child: its own process group, no stdin, output to files, progress, stop and kill.
+
+The child leads a new session (``start_new_session``), so everything it starts (xdist workers,
+servers a test launched) is in its process group, and stopping the run kills the group: an
+interrupt first, so that pytest writes its reports marked ``interrupted``, then ``SIGKILL`` for
+whatever is left. When the run ends normally the group is swept too: nothing a test started
+outlives the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+from typing import IO
+
+from pytest_qbench.mcp.command import RunPlan
+from pytest_qbench.report import store
+from pytest_qbench.report.models import RunMeta
+
+
+COLLECTED = re.compile(rb"collected (\d+) items?|\[(\d+) items?\]")
+POLL_SECONDS = 0.25
+OUTPUT_NAMES = {"stdout": "stdout.txt", "stderr": "stderr.txt"}
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a run is."""
+
+    done: int
+    """Tests finished."""
+    failed: int
+    """Of which failed or errored."""
+    total: int | None
+    """Tests collected, once pytest has said."""
+
+    @property
+    def message(self) -> str:
+        """``12/40 tests, 2 failed``."""
+        of = f"/{self.total}" if self.total is not None else ""
+        return f"{self.done}{of} tests, {self.failed} failed"
+
+
+class PytestProcess:
+    """One pytest run in its own process group."""
+
+    def __init__(self, plan: RunPlan) -> None:
+        self.plan = plan
+        self.started = time.monotonic()
+        self.started_at = datetime.now(timezone.utc)
+        self.stopped_by: str | None = None
+        """``timeout`` or ``cancelled`` when this server stopped the run."""
+        self._stream_offset = 0
+        self._progress = Progress(0, 0, None)
+        plan.staging.mkdir(parents=True, exist_ok=True)
+        self._outputs: list[IO[bytes]] = [
+            (plan.staging / name).open("wb") for name in OUTPUT_NAMES.values()
+        ]
+        try:
+            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+                plan.argv,
+                cwd=plan.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=self._outputs[0],
+                stderr=self._outputs[1],
+                env={**os.environ, **plan.env},
+                start_new_session=NEW_SESSION,
+                creationflags=GROUP_FLAGS,
+            )
+        except BaseException:
+            self._close_outputs()
+            raise
+
+    @property
+    def pid(self) -> int:
+        """The pytest process (and its process group) id."""
+        return self.proc.pid
+
+    def poll(self) -> int | None:
+        """pytest's exit status, or ``None`` while it runs."""
+        return self.proc.poll()
+
+    def overdue(self) -> bool:
+        """Whether the run has had its time."""
+        return time.monotonic() - self.started > self.plan.timeout
+
+    def elapsed(self) -> float:
+        """Seconds since the start."""
+        return time.monotonic() - self.started
+
+    def progress(self) -> Progress:
+        """Tests finished so far (read from the result stream), and the number collected."""
+        stream = self.plan.run_dir / store.STREAM_NAME
+        done, failed = self._progress.done, self._progress.failed
+        with contextlib.suppress(OSError), stream.open("rb") as handle:
+            handle.seek(self._stream_offset)
+            chunk = handle.read()
+            complete = chunk[: chunk.rfind(b"\n") + 1]  # a line being written waits
+            self._stream_offset += len(complete)
+            for line in complete.splitlines():
+                if line.startswith(store.RESULT_PREFIX.encode()):
+                    done += 1
+                    failed += _failed(line)
+        total = self._progress.total if self._progress.total is not None else self._collected()
+        self._progress = Progress(done, failed, total)
+        return self._progress
+
+    def _collected(self) -> int | None:
+        with contextlib.suppress(OSError):
+            head = (self.plan.staging / OUTPUT_NAMES["stdout"]).read_bytes()[:65536]
+            match = COLLECTED.search(head)
+            if match:
+                return int(match.group(1) or match.group(2))
+        return None
+
+    def stop(self, reason: str, grace: float) -> None:
+        """Interrupt the run (pytest then writes its reports), and after ``grace`` seconds kill
+        its whole process group. Blocks until the group is gone."""
+        self.stopped_by = self.stopped_by or reason
+        if self.proc.poll() is None:
+            _interrupt(self.proc)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(grace)
+        self.finish()
+
+    def finish(self) -> int:
+        """Kill what is left of the process group, reap pytest, close the output files."""
+        _kill_group(self.proc)
+        code = self.proc.wait()
+        self._close_outputs()
+        return code
+
+    def meta(self, exit_code: int | None) -> RunMeta:
+        """The run as this server ran it: the real argument list, the exit status (``None``
+        while it runs)."""
+        return RunMeta(
+            run_id=self.plan.run_id,
+            started_at=self.started_at,
+            completed_at=None if exit_code is None else datetime.now(timezone.utc),
+            exit_code=exit_code,
+            cwd=str(self.plan.cwd),
+            command=self.plan.argv,
+            interrupted=self.stopped_by is not None,
+        )
+
+    def move_outputs(self) -> Path:
+        """Put the output files into the run directory (created if pytest never did)."""
+        self.plan.run_dir.mkdir(parents=True, exist_ok=True)
+        for name in OUTPUT_NAMES.values():
+            staged = self.plan.staging / name
+            if staged.exists():
+                staged.replace(self.plan.run_dir / name)
+        with contextlib.suppress(OSError):
+            self.plan.staging.rmdir()
+        return self.plan.run_dir
+
+    def _close_outputs(self) -> None:
+        for handle in self._outputs:
+            handle.close()
+
+
+def _failed(line: bytes) -> int:
+    try:
+        outcome = json.loads(line)["result"]["outcome"]
+    except (ValueError, KeyError, TypeError):
+        return 0
+    return 1 if outcome in ("failed", "error") else 0
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    NEW_SESSION = False
+    GROUP_FLAGS = subprocess.CREATE_NEW_PROCESS_GROUP
+
+    def _interrupt(proc: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(OSError):
+            proc.send_signal(signal.CTRL_BREAK_EVENT)
+
+    def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+        if proc.poll() is None:
+            subprocess.run(
+                ["taskkill", "/F", "/T", "/PID", str(proc.pid)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=False,
+            )
+
+else:
+    NEW_SESSION = True
+    GROUP_FLAGS = 0
+
+    def _interrupt(proc: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGINT)
+
+    def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+        # a group's id stays reserved while any member lives, even after pytest was reaped
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)

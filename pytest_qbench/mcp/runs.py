@@ -1,0 +1,229 @@
+"""Stored runs: finding one by id, loading its report, its metadata file, the history index.
+
+Run ids are checked against the run store's id rule before they name a directory, so an id
+cannot reach outside ``<qbench dir>/runs/``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.history.backend import Index
+from pytest_qbench.history.indexer import SAFE_RUN_ID
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.models import FlakyEntry
+from pytest_qbench.mcp.models import FlakyList
+from pytest_qbench.mcp.models import RunEntry
+from pytest_qbench.mcp.models import RunList
+from pytest_qbench.mcp.process import OUTPUT_NAMES
+from pytest_qbench.report import store
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.shapes import iso
+
+
+META_NAME = "mcp-run.json"
+"""The run as this server started it (the real command line and exit status)."""
+MAX_LIST = 100
+
+
+def find_run(config: ServerConfig, run_id: str) -> Path:
+    """The directory of ``run_id``: an id, a unique prefix of one, or ``last``.
+
+    Raises:
+        ToolFailure: no such run, an ambiguous prefix, or an id that is not one.
+    """
+    runs = config.qbench_dir / store.RUNS_DIR
+    if run_id == "last":
+        return _newest(runs)
+    if not SAFE_RUN_ID.match(run_id):
+        raise ToolFailure(
+            f"run_id {run_id!r} is not a run id (letters, digits, '.', '_', '-'); "
+            "list_runs gives the ids"
+        )
+    exact = runs / run_id
+    if exact.is_dir():
+        return exact
+    found = sorted(p for p in _run_dirs(runs) if p.name.startswith(run_id))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        shown = ", ".join(p.name for p in found[:5])
+        raise ToolFailure(f"run_id {run_id!r} begins several runs ({shown}); give more of it")
+    raise ToolFailure(f"no run {run_id!r} in {runs}; list_runs gives the ids, or use 'last'")
+
+
+def _newest(runs: Path) -> Path:
+    dirs = _run_dirs(runs)
+    if not dirs:
+        raise ToolFailure(f"no runs in {runs} yet; run_test_workflow makes one")
+    return max(dirs, key=lambda p: p.stat().st_mtime)
+
+
+def _run_dirs(runs: Path) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return [p for p in runs.iterdir() if p.is_dir()]
+    return []
+
+
+def load_report(run_dir: Path) -> TestReport | None:
+    """The run's ``report.json`` (which holds the failing tests' history), else its stream (a
+    run that died); ``None`` when pytest wrote neither."""
+    from pytest_qbench.cli import load_source
+    from pytest_qbench.report import readers
+
+    report = run_dir / store.REPORT_JSON
+    try:
+        if report.is_file():
+            return readers.read_report(report)
+        if (run_dir / store.STREAM_NAME).is_file():
+            return load_source(run_dir)
+    except QBenchError as exc:
+        raise ToolFailure(f"run {run_dir.name} cannot be read: {exc}") from None
+    return None
+
+
+def require_report(run_dir: Path) -> TestReport:
+    """``load_report``, or a tool error saying why there is nothing to read.
+
+    Raises:
+        ToolFailure: pytest wrote no results for the run.
+    """
+    report = load_report(run_dir)
+    if report is None:
+        raise ToolFailure(
+            f"run {run_dir.name} has no results: pytest stopped before running tests; "
+            f'get_run_output(run_id="{run_dir.name}", stream="stderr") says why'
+        )
+    return report
+
+
+def write_meta(run_dir: Path, meta: RunMeta) -> None:
+    """Store the run as the server ran it."""
+    store.write_text_atomic(run_dir / META_NAME, meta.model_dump_json(indent=2) + "\n")
+
+
+def read_meta(run_dir: Path) -> RunMeta:
+    """The run's metadata: the server's own file, else the report's.
+
+    Raises:
+        ToolFailure: neither exists.
+    """
+    own = run_dir / META_NAME
+    if own.is_file():
+        with contextlib.suppress(OSError, ValueError):
+            return RunMeta.model_validate_json(own.read_text(encoding="utf-8"))
+    return require_report(run_dir).run
+
+
+def repair(config: ServerConfig, run_dir: Path) -> None:
+    """After pytest was killed: write the reports it could not write, from its stream, and
+    index the run, so that the run store reads as after any interrupted run."""
+    from pytest_qbench.history.indexer import index_run
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.outputs import OutputWriter
+
+    if (run_dir / store.REPORT_JSON).is_file() or not (run_dir / store.STREAM_NAME).is_file():
+        return
+    report = load_report(run_dir)
+    if report is None:
+        return
+    record = report.model_dump(mode="json")
+    view = aggregate(record["results"]).view()
+    writer = OutputWriter(record, None, view, template_dir=None, max_items=50)
+    writer.json(run_dir / store.REPORT_JSON)
+    writer.markdown(run_dir / store.REPORT_MD)
+    index = open_history(config, create=True)
+    try:
+        index_run(index, record, lambda: record["results"])
+    finally:
+        index.close()
+
+
+def open_history(config: ServerConfig, *, create: bool = False) -> Index:
+    """The history index pytest records the project's runs in: the PostgreSQL database that
+    ``$QBENCH_DB`` or the ini ``qbench_db`` names, else the run store's ``index.sqlite``.
+
+    Raises:
+        HistoryError: it cannot be opened.
+    """
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
+
+    return open_index(config.qbench_dir, configured_db(None, config.root), create=create)
+
+
+def recent_runs(config: ServerConfig, limit: int) -> RunList:
+    """The ``limit`` most recent indexed runs, newest first."""
+    from pytest_qbench.history.queries import list_runs
+
+    limit = _limit(limit)
+    try:
+        index = open_history(config)
+    except HistoryError as exc:
+        return RunList(note=str(exc))
+    try:
+        infos = list_runs(index, limit)
+    finally:
+        index.close()
+    runs_dir = config.qbench_dir / store.RUNS_DIR
+    entries = [
+        RunEntry(
+            run_id=info.run_id,
+            started_at=iso(info.started_at) or "",
+            completed_at=iso(info.completed_at),
+            exit_code=info.exit_code,
+            interrupted=info.interrupted,
+            summary=info.counts,
+            duration=info.duration,
+            branch=info.branch,
+            commit=info.commit,
+            has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
+        )
+        for info in infos
+    ]
+    return RunList(runs=entries, note=None if entries else "the history index holds no runs yet")
+
+
+def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
+    """Tests whose outcome flipped at least twice in the last ``runs`` runs, flakiest first."""
+    from pytest_qbench.history.compare import find_flaky
+
+    limit, runs = _limit(limit), _limit(runs, "runs", 1000)
+    try:
+        index = open_history(config)
+    except HistoryError as exc:
+        return FlakyList(runs_window=runs, note=str(exc))
+    try:
+        found = find_flaky(index, runs, 2)[:limit]
+    finally:
+        index.close()
+    tests = [
+        FlakyEntry(
+            nodeid=f.nodeid,
+            flaky_indicator=f.summary.flaky_indicator,
+            flips=f.summary.flips,
+            runs=f.summary.total_runs,
+            failed=f.summary.failed_runs,
+            trend=f.summary.trend,
+            last_failure=(
+                None
+                if f.last_failure is None
+                else f"{f.last_failure.error_type} at {f.last_failure.location}: "
+                f"{f.last_failure.message}"
+            ),
+        )
+        for f in found
+    ]
+    note = None if tests else f"no test flipped twice or more in the last {runs} runs"
+    return FlakyList(runs_window=runs, tests=tests, note=note)
+
+
+def _limit(value: int, what: str = "limit", most: int = MAX_LIST) -> int:
+    if not 1 <= value <= most:
+        raise ToolFailure(f"{what} must be from 1 to {most}, given: {value}")
+    return value

@@ -1,0 +1,311 @@
+"""The MCP server (``qbench-mcp``, ``qbench mcp``): the one module that imports the MCP SDK.
+
+Each tool is a thin function over ``mcp_tools.service.QBenchTools``: the SDK validates the
+arguments against the signature, the tool returns its pydantic result as structured content
+(the model is the tool's output schema) with a compact text next to it, and a ``ToolFailure``
+becomes a tool error carrying its message. ``run_test_workflow`` and ``ingest_tests`` watch
+their pytest child from the event loop: progress notifications while tests run, and on
+cancellation the child's process group is killed before the cancellation goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Annotated
+from typing import Any
+from typing import Literal
+
+import anyio
+import anyio.to_thread
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult
+from mcp.types import TextContent
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+from pydantic import Field
+
+from pytest_qbench._version import __version__
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.mcp import text as texts
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.models import FailureDetail
+from pytest_qbench.mcp.models import FlakyList
+from pytest_qbench.mcp.models import Health
+from pytest_qbench.mcp.models import IngestReport
+from pytest_qbench.mcp.models import RunList
+from pytest_qbench.mcp.models import RunOutputPage
+from pytest_qbench.mcp.models import RunResult
+from pytest_qbench.mcp.models import SearchResult
+from pytest_qbench.mcp.models import SimilarTests
+from pytest_qbench.mcp.models import TestCaseDetail
+from pytest_qbench.mcp.process import POLL_SECONDS
+from pytest_qbench.mcp.process import PytestProcess
+from pytest_qbench.mcp.service import QBenchTools
+
+
+INSTRUCTIONS = """\
+Runs this project's pytest suite and reads its results without raw output. Call \
+run_test_workflow to run tests (it returns failures only), get_test_failure for one failure in \
+full, get_run_output to page through pytest's output. search_tests, get_test_by_key and \
+find_similar_tests search the test catalog (build it with ingest_tests). list_runs and \
+flaky_tests read the run history."""
+
+Paths = Annotated[
+    list[str] | str | None,
+    Field(
+        description="Files, directories or node ids (path::Class::test) inside the project; "
+        "default: the project's configured test paths"
+    ),
+]
+Texts = Annotated[list[str] | None, Field(description="Any of these values (case-insensitive)")]
+RunId = Annotated[
+    str,
+    Field(description="A run id from run_test_workflow or list_runs, or 'last'", max_length=128),
+]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+def respond(model: BaseModel, summary: str, budget: int) -> CallToolResult:
+    """The tool result: ``summary`` as text (at most ``budget`` bytes), ``model`` as structured
+    content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=texts.bound_bytes(summary, budget))],
+        structured_content=model.model_dump(mode="json"),
+    )
+
+
+@contextmanager
+def tool_errors() -> Iterator[None]:
+    """A qbench error becomes a tool error with its message (the model reads it and acts)."""
+    try:
+        yield
+    except QBenchError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) -> None:
+    """Wait for pytest, reporting the tests finished; on cancellation (or any error) kill its
+    process group first, shielded, then let the cancellation go on."""
+    sent = -1
+    try:
+        while True:
+            running = await anyio.to_thread.run_sync(tools.step, process)
+            progress = process.progress()  # once more after the end: the last tests count too
+            if progress.done > sent:
+                await ctx.report_progress(progress.done, progress.total, progress.message)
+                sent = progress.done
+            if not running:
+                break
+            await anyio.sleep(POLL_SECONDS)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(tools.abandon, process)
+        raise
+
+
+def build_server(config: ServerConfig) -> MCPServer[Any]:
+    """The server with every tool, for the project ``config`` names."""
+    tools = QBenchTools(config)
+    budget = config.budget
+    server: MCPServer[Any] = MCPServer(
+        "pytest-qbench", version=__version__, instructions=INSTRUCTIONS
+    )
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+    async def run_test_workflow(
+        ctx: Context,
+        test_path: Paths = None,
+        keyword: Annotated[
+            str | None, Field(description="pytest -k expression, e.g. 'login and not slow'")
+        ] = None,
+        markers: Annotated[
+            str | None, Field(description="pytest -m expression, e.g. 'not integration'")
+        ] = None,
+        coverage: Annotated[bool, Field(description="Measure coverage")] = False,
+        coverage_threshold: Annotated[
+            float | None,
+            Field(ge=0, le=100, description="Fail the run below this coverage percentage"),
+        ] = None,
+        coverage_source: Annotated[
+            list[str] | None,
+            Field(description="Directories or packages to measure (default: the project's)"),
+        ] = None,
+        fail_fast: Annotated[bool, Field(description="Stop at the first failure (-x)")] = False,
+        verbose: Annotated[
+            bool, Field(description="Verbose pytest output (-v) and longer traces")
+        ] = False,
+        max_failures: Annotated[
+            int, Field(ge=1, le=100, description="Failures listed in full; the rest are counted")
+        ] = 10,
+        timeout_seconds: Annotated[
+            float | None, Field(gt=0, description="Stop the run after this long (capped)")
+        ] = None,
+    ) -> Annotated[CallToolResult, RunResult]:
+        """Run the project's tests with pytest and return failures only: summary counts, each
+        failure (test, file, line, error type, message, end of the trace), collection errors,
+        coverage and next steps. Never passing tests, never raw output (get_run_output pages
+        it). One run at a time; stopped and marked partial at the timeout."""
+        request = RunRequest(
+            test_path=[test_path] if isinstance(test_path, str) else test_path or [],
+            keyword=keyword,
+            markers=markers,
+            coverage=coverage,
+            coverage_threshold=coverage_threshold,
+            coverage_source=coverage_source or [],
+            fail_fast=fail_fast,
+            verbose=verbose,
+            max_failures=max_failures,
+            timeout_seconds=timeout_seconds,
+        )
+        with tool_errors():
+            process = tools.start_run(request)
+            await supervise(tools, process, ctx)
+            result = await anyio.to_thread.run_sync(tools.finish_run, process)
+        return respond(result, texts.run_text(result, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_test_failure(
+        run_id: RunId,
+        test: Annotated[str, Field(description="Node id of the failed test (or a unique part)")],
+    ) -> Annotated[CallToolResult, FailureDetail]:
+        """One failed test of a run in full (bounded): message, trace (the test's own frame and
+        the end), captured stdout/stderr/log, history."""
+        with tool_errors():
+            detail = tools.get_test_failure(run_id, test)
+        return respond(detail, texts.failure_text(detail, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_run_output(
+        run_id: RunId,
+        stream: Annotated[
+            Literal["stdout", "stderr", "markdown"],
+            Field(description="pytest's stdout or stderr, or the run's Markdown report"),
+        ] = "stdout",
+        offset: Annotated[int, Field(ge=0, description="First line (0-based)")] = 0,
+        limit: Annotated[int, Field(ge=1, le=1000, description="Lines in the page")] = 200,
+    ) -> Annotated[CallToolResult, RunOutputPage]:
+        """A page of a run's raw output, with the run's metadata (command, exit status)."""
+        with tool_errors():
+            page = tools.get_run_output(run_id, stream, offset, limit)
+        return respond(page, texts.output_text(page, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def list_runs(
+        limit: Annotated[int, Field(ge=1, le=100, description="How many runs")] = 10,
+    ) -> Annotated[CallToolResult, RunList]:
+        """The most recent runs, newest first: id, start, exit status, counts."""
+        with tool_errors():
+            found = tools.list_runs(limit)
+        return respond(found, texts.runs_text(found, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def flaky_tests(
+        limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,
+        runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
+    ) -> Annotated[CallToolResult, FlakyList]:
+        """Tests whose outcome flipped at least twice in recent runs, flakiest first."""
+        with tool_errors():
+            found = tools.flaky_tests(limit, runs)
+        return respond(found, texts.flaky_text(found, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def search_tests(
+        query: Annotated[str, Field(description="Words to look for", max_length=1000)] = "",
+        tags: Texts = None,
+        priority: Texts = None,
+        markers: Texts = None,
+        platforms: Texts = None,
+        path: Annotated[
+            str | None, Field(description="Glob or prefix of the test file or folder")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=50, description="Results in the page")] = 10,
+        cursor: Annotated[
+            str | None, Field(description="next_cursor of the previous page", max_length=200)
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Ranked search (BM25) of the test catalog: node ids, docstrings, qbench_case fields
+        and steps; filters, facets and a cursor for the next page."""
+        with tool_errors():
+            found = tools.search_tests(
+                query,
+                tags or [],
+                priority or [],
+                markers or [],
+                platforms or [],
+                path,
+                limit,
+                cursor,
+            )
+        return respond(found, texts.search_text(found, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def get_test_by_key(
+        key: Annotated[str, Field(description="Test-case key, e.g. FRAMED-1390", max_length=200)],
+    ) -> Annotated[CallToolResult, TestCaseDetail]:
+        """One test case by its key (qbench_case or an imported export), with its steps."""
+        with tool_errors():
+            case = tools.get_test_by_key(key)
+        return respond(case, texts.case_text(case, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def find_similar_tests(
+        test: Annotated[
+            str | None, Field(description="Key or node id of the reference test", max_length=1000)
+        ] = None,
+        text: Annotated[
+            str | None, Field(description="Or: a text to compare with", max_length=4000)
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=50, description="How many")] = 10,
+        scope: Annotated[
+            Literal["all", "docs", "steps"],
+            Field(description="Compare everything, the descriptions, or the steps"),
+        ] = "all",
+    ) -> Annotated[CallToolResult, SimilarTests]:
+        """Test cases most like a given test (by key or node id), or like a text."""
+        with tool_errors():
+            found = tools.find_similar_tests(test, text, limit, scope)
+        return respond(found, texts.similar_text(found, budget), budget)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+    async def ingest_tests(
+        ctx: Context,
+        source: Annotated[
+            str,
+            Field(
+                description="'pytest' (collect the project's tests) or a JSON export file (or "
+                "directory of them) inside the project",
+                max_length=1000,
+            ),
+        ] = "pytest",
+    ) -> Annotated[CallToolResult, IngestReport]:
+        """Build or refresh the test catalog from pytest's collection or a test-case export
+        (key, title, priority, tags, platforms, folder, steps): added, updated, removed and
+        rejected records with reasons."""
+        with tool_errors():
+            if source.strip() == "pytest":
+                process = tools.start_collection()
+                await supervise(tools, process, ctx)
+                report = await anyio.to_thread.run_sync(tools.finish_collection, process)
+            else:
+                report = await anyio.to_thread.run_sync(partial(tools.ingest_file, source))
+        return respond(report, texts.ingest_text(report, budget), budget)
+
+    @server.tool(annotations=READ_ONLY)
+    def check_health() -> Annotated[CallToolResult, Health]:
+        """Versions, the run store, the history index, the catalog, and the limits."""
+        with tool_errors():
+            health = tools.check_health()
+        return respond(health, texts.health_text(health, budget), budget)
+
+    return server
+
+
+def serve(config: ServerConfig) -> None:
+    """Serve over stdio until the client closes the connection."""
+    build_server(config).run("stdio")

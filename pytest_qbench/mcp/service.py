@@ -1,0 +1,424 @@
+"""The tools, without the SDK: ``QBenchTools`` has one method per MCP tool.
+
+A run (and a collection for the catalog) is a ``PytestProcess``: ``start_run`` checks the
+request and starts pytest; the caller then calls ``step`` until it returns False (the SDK layer
+from its event loop, ``supervise`` here with ``time.sleep``), reporting ``progress`` as it goes;
+``finish_run`` turns the finished run into its result. On cancellation the caller calls
+``abandon``, which kills the process group. One run at a time: a second ``start_*`` while one
+goes on is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import platform
+import shutil
+import sqlite3
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_qbench._version import __version__
+from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.mcp import ingest
+from pytest_qbench.mcp import runs
+from pytest_qbench.mcp import search as finder
+from pytest_qbench.mcp.catalog import CaseRecord
+from pytest_qbench.mcp.catalog import Filters
+from pytest_qbench.mcp.catalog import open_catalog
+from pytest_qbench.mcp.command import COLLECTION_DUMP
+from pytest_qbench.mcp.command import RunPlan
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.command import plan_collection
+from pytest_qbench.mcp.command import plan_run
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.failure import failure_detail
+from pytest_qbench.mcp.models import FailureDetail
+from pytest_qbench.mcp.models import FlakyList
+from pytest_qbench.mcp.models import Health
+from pytest_qbench.mcp.models import IngestReport
+from pytest_qbench.mcp.models import OutputStream
+from pytest_qbench.mcp.models import Rejection
+from pytest_qbench.mcp.models import RunList
+from pytest_qbench.mcp.models import RunOutputPage
+from pytest_qbench.mcp.models import RunResult
+from pytest_qbench.mcp.models import SearchResult
+from pytest_qbench.mcp.models import SimilarityScope
+from pytest_qbench.mcp.models import SimilarTests
+from pytest_qbench.mcp.models import TestCaseDetail
+from pytest_qbench.mcp.output import output_page
+from pytest_qbench.mcp.paths import inside_root
+from pytest_qbench.mcp.process import POLL_SECONDS
+from pytest_qbench.mcp.process import Progress
+from pytest_qbench.mcp.process import PytestProcess
+from pytest_qbench.mcp.results import build_result
+from pytest_qbench.mcp.results import check_exit
+from pytest_qbench.mcp.results import output_tail
+
+
+MAX_REJECTIONS = 50
+"""Rejections listed in an ingest report (all are counted)."""
+
+
+class QBenchTools:
+    """Every tool of the MCP server, for one project."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        self.active: PytestProcess | None = None
+
+    # --- running pytest ------------------------------------------------------------------
+
+    def start_run(self, request: RunRequest) -> PytestProcess:
+        """Check ``request`` and start pytest.
+
+        Raises:
+            ToolFailure: a refused argument, or a run already going on.
+        """
+        plan = plan_run(self.config, request)
+        return self._start(plan)
+
+    def _start(self, plan: RunPlan) -> PytestProcess:
+        if not self._lock.acquire(blocking=False):
+            active = self.active
+            what = f" ({active.plan.run_id}, {active.elapsed():.0f}s so far)" if active else ""
+            raise ToolFailure(
+                f"a run is going on{what}; one runs at a time: wait for it, or cancel it"
+            )
+        try:
+            self.config.qbench_dir.mkdir(parents=True, exist_ok=True)
+            process = PytestProcess(plan)
+        except OSError as exc:
+            self._lock.release()
+            raise ToolFailure(
+                f"cannot start pytest ({' '.join(plan.argv[:3])}): {exc}; check the run store "
+                f"{self.config.qbench_dir} and the interpreter"
+            ) from None
+        except BaseException:
+            self._lock.release()
+            raise
+        self.active = process
+        return process
+
+    def step(self, process: PytestProcess) -> bool:
+        """One look at a run: False once it has ended (stopped when overdue)."""
+        if process.poll() is not None:
+            return False
+        if process.overdue():
+            process.stop("timeout", self.config.stop_grace)
+            return False
+        return True
+
+    def supervise(
+        self,
+        process: PytestProcess,
+        on_progress: Callable[[Progress], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Wait for a run to end, reporting progress (the blocking twin of the SDK loop)."""
+        while True:
+            running = self.step(process)
+            if on_progress is not None:  # once more after the end: the last tests count too
+                on_progress(process.progress())
+            if not running:
+                return
+            sleep(POLL_SECONDS)
+
+    def finish_run(self, process: PytestProcess) -> RunResult:
+        """The ended run's result.
+
+        Raises:
+            ToolFailure: pytest ended with a usage error, an internal error or a crash.
+        """
+        try:
+            code, run_dir = self._wrap_up(process)
+            report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
+            return build_result(process.plan, code, report, process.stopped_by, self.config.budget)
+        finally:
+            self._release(process)
+
+    def abandon(self, process: PytestProcess) -> None:
+        """The client cancelled: kill the run's process group and keep what it wrote (a
+        collection keeps nothing)."""
+        try:
+            process.stop("cancelled", self.config.stop_grace)
+            if process.plan.collection:
+                _remove_staging(process.plan.staging)
+            else:
+                self._wrap_up(process)
+        finally:
+            self._release(process)
+
+    def _wrap_up(self, process: PytestProcess) -> tuple[int, Path]:
+        """Sweep the process group, move the output into the run directory, record the run,
+        repair the reports of a killed run."""
+        code = process.finish()
+        run_dir = process.move_outputs()
+        runs.write_meta(run_dir, process.meta(code))
+        if process.stopped_by is not None:
+            with contextlib.suppress(Exception):  # the run's own files stay the record
+                runs.repair(self.config, run_dir)
+        return code, run_dir
+
+    def _release(self, process: PytestProcess) -> None:
+        if self.active is process:
+            self.active = None
+            self._lock.release()
+
+    # --- stored runs ---------------------------------------------------------------------
+
+    def get_test_failure(self, run_id: str, test: str) -> FailureDetail:
+        """One failure of a stored run, in full (bounded)."""
+        report = runs.require_report(runs.find_run(self.config, run_id))
+        return failure_detail(report, test, self.config.budget)
+
+    def get_run_output(
+        self, run_id: str, stream: OutputStream = "stdout", offset: int = 0, limit: int = 200
+    ) -> RunOutputPage:
+        """A page of a run's raw output (of the run going on, too)."""
+        run_dir = runs.find_run(self.config, run_id)
+        active = self.active
+        if active is not None and active.plan.run_dir == run_dir:
+            meta, source = active.meta(None), active.plan.staging
+        else:
+            meta, source = runs.read_meta(run_dir), run_dir
+        return output_page(source, meta, stream, offset, limit, self.config.budget)
+
+    def list_runs(self, limit: int = 10) -> RunList:
+        """The most recent runs."""
+        return runs.recent_runs(self.config, limit)
+
+    def flaky_tests(self, limit: int = 10, runs_window: int = 30) -> FlakyList:
+        """Tests whose outcome flips across recent runs."""
+        return runs.flaky(self.config, limit, runs_window)
+
+    # --- the catalog ---------------------------------------------------------------------
+
+    def search_tests(
+        self,
+        query: str = "",
+        tags: Sequence[str] = (),
+        priority: Sequence[str] = (),
+        markers: Sequence[str] = (),
+        platforms: Sequence[str] = (),
+        path: str | None = None,
+        limit: int = 10,
+        cursor: str | None = None,
+    ) -> SearchResult:
+        """Ranked search over the catalog."""
+        filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
+        with open_catalog(self.config.catalog_path) as catalog:
+            return finder.search(catalog, query, filters, limit, cursor, self.config.budget)
+
+    def get_test_by_key(self, key: str) -> TestCaseDetail:
+        """One test case by its key."""
+        with open_catalog(self.config.catalog_path) as catalog:
+            return finder.case_detail(catalog, key, self.config.budget)
+
+    def find_similar_tests(
+        self,
+        test: str | None = None,
+        text: str | None = None,
+        limit: int = 10,
+        scope: SimilarityScope = "all",
+    ) -> SimilarTests:
+        """Test cases like a given one, or like a text."""
+        with open_catalog(self.config.catalog_path) as catalog:
+            return finder.similar(catalog, test, text, limit, scope, self.config.budget)
+
+    def ingest_file(self, source: str) -> IngestReport:
+        """Import a JSON export (a file, or every ``.json`` file of a directory)."""
+        started = time.monotonic()
+        relative = inside_root(self.config.root, source, "source")
+        path = self.config.root / relative
+        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        if not files:
+            raise ToolFailure(f"source {source!r} is a directory without .json files")
+        reports = [self._ingest_one(f) for f in files]
+        return _combine(reports, relative, time.monotonic() - started)
+
+    def _ingest_one(self, path: Path) -> IngestReport:
+        label = f"json:{path.relative_to(self.config.root).as_posix()}"
+        cases, rejected = ingest.read_export(path, label)
+        return self._replace(label, cases, rejected)
+
+    def _replace(
+        self,
+        source: str,
+        cases: list[CaseRecord],
+        rejected: list[Rejection],
+        keep: Sequence[str] = (),
+    ) -> IngestReport:
+        """Make the catalog's cases of ``source`` exactly ``cases``; the report of it."""
+        with open_catalog(self.config.catalog_path, create=True) as catalog:
+            counts = catalog.replace_source(source, cases, keep)
+            size = catalog.size()
+        return IngestReport(
+            source=source,
+            added=counts.added,
+            updated=counts.updated,
+            unchanged=counts.unchanged,
+            removed=counts.removed,
+            rejected=rejected[:MAX_REJECTIONS],
+            rejected_total=len(rejected),
+            catalog_size=size,
+        )
+
+    def start_collection(self, timeout: float | None = None) -> PytestProcess:
+        """Start ``pytest --collect-only`` with the catalog's collection plugin.
+
+        Raises:
+            ToolFailure: a run is going on.
+        """
+        return self._start(plan_collection(self.config, timeout))
+
+    def finish_collection(self, process: PytestProcess) -> IngestReport:
+        """Replace the catalog's pytest tests with what the collection found.
+
+        Raises:
+            ToolFailure: pytest refused to collect, or was stopped.
+        """
+        try:
+            code = process.finish()
+            dump = process.plan.staging / COLLECTION_DUMP
+            if process.stopped_by or code not in (0, 2, 5) or not dump.is_file():
+                raise ToolFailure(_collection_failure(process, code))
+            cases, rejected, errors = ingest.collected_cases(dump)
+            # a file that failed to collect keeps its tests in the catalog as they were
+            keep = [e["nodeid"] for e in errors if e["nodeid"]]
+            report = self._replace("pytest", cases, rejected, keep)
+        finally:
+            self._release(process)
+            _remove_staging(process.plan.staging)
+        return report.model_copy(
+            update={
+                "collection_errors": [ingest.error_line(e) for e in errors[:20]],
+                "duration": round(process.elapsed(), 3),
+            }
+        )
+
+    # --- health --------------------------------------------------------------------------
+
+    def check_health(self) -> Health:
+        """Versions, the store, the index, the catalog, the limits."""
+        problems: list[str] = []
+        writable = _writable(self.config.qbench_dir, problems)
+        fts5 = _has_fts5()
+        if not fts5:
+            problems.append("SQLite has no FTS5: the test catalog cannot work")
+        catalog_size = 0
+        try:
+            with open_catalog(self.config.catalog_path) as catalog:
+                catalog_size = catalog.size()
+        except ToolFailure as exc:
+            problems.append(str(exc))
+        active = self.active
+        return Health(
+            status="ok" if not problems else "degraded",
+            qbench_version=__version__,
+            mcp_version=_version("mcp") or "not installed",
+            python=platform.python_version(),
+            pytest_version=_version("pytest"),
+            project_root=str(self.config.root),
+            qbench_dir=str(self.config.qbench_dir),
+            store_writable=writable,
+            runs_indexed=self._runs_indexed(),
+            catalog_size=catalog_size,
+            fts5=fts5,
+            run_in_progress=active.plan.run_id if active else None,
+            limits={
+                "default_timeout_seconds": self.config.default_timeout,
+                "max_timeout_seconds": self.config.max_timeout,
+                "budget_bytes": self.config.budget,
+                "stop_grace_seconds": self.config.stop_grace,
+            },
+            problems=problems,
+        )
+
+    def _runs_indexed(self) -> int | None:
+        from pytest_qbench.history import sql
+
+        try:
+            index = runs.open_history(self.config)
+        except HistoryError:
+            return None
+        try:
+            return int(index.read(lambda c: c.execute(sql.COUNT_RUNS).fetchone()[0]))
+        finally:
+            index.close()
+
+
+def _collection_failure(process: PytestProcess, code: int) -> str:
+    staging = process.plan.staging
+    if process.stopped_by == "timeout":
+        reason = f"collecting took longer than {process.plan.timeout:g}s and was stopped"
+    else:
+        reason = f"pytest --collect-only exited with status {code}"
+    tails = [
+        f"--- end of pytest's {name} ---\n{tail}"
+        for name in ("stderr", "stdout")
+        if (tail := output_tail(staging / f"{name}.txt"))
+    ]
+    return "\n".join(
+        [
+            f"{reason}; the catalog was not changed.",
+            "What to do: fix what pytest reports below (a conftest.py, the configuration), "
+            "then call ingest_tests again.",
+            *tails,
+        ]
+    )
+
+
+def _combine(reports: list[IngestReport], source: str, took: float) -> IngestReport:
+    if len(reports) == 1:
+        return reports[0].model_copy(update={"duration": round(took, 3)})
+    rejected = [r for report in reports for r in report.rejected]
+    return IngestReport(
+        source=f"json:{source}",
+        added=sum(r.added for r in reports),
+        updated=sum(r.updated for r in reports),
+        unchanged=sum(r.unchanged for r in reports),
+        removed=sum(r.removed for r in reports),
+        rejected=rejected[:MAX_REJECTIONS],
+        rejected_total=sum(r.rejected_total for r in reports),
+        catalog_size=reports[-1].catalog_size,
+        duration=round(took, 3),
+    )
+
+
+def _remove_staging(staging: Path) -> None:
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _writable(directory: Path, problems: list[str]) -> bool:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=directory):
+            return True
+    except OSError as exc:
+        problems.append(f"the run store {directory} is not writable: {exc.strerror}")
+        return False
+
+
+def _has_fts5() -> bool:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a)")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+    return True
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,193 @@
+"""The ``qbench`` pytest plugin (entry point ``pytest11: qbench``): options and wiring only.
+
+Installed but not asked for, this module registers its options, its markers and the ``qbench``
+fixtures, and returns: nothing else is imported until collection ends, when a small module looks
+for tests that use agent evaluation, and no per-test hook runs unless one does. Agent evaluation
+(the fixture and the marker) works whether or not reports are asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Generator
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+import pytest
+
+from pytest_qbench.plugin.agent import hooks as agent_hooks
+from pytest_qbench.plugin.options import add_options
+from pytest_qbench.plugin.options import coverage_asked
+from pytest_qbench.plugin.options import is_enabled
+from pytest_qbench.plugin.options import parse_thresholds
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.evaluation import Judge
+    from pytest_qbench.plugin.agent.fixture import QBench
+
+
+SESSION_PLUGIN_NAME = "qbench-session"
+WORKER_FLAG = "qbench"
+COVERAGE_FLAG = "qbench_cov"
+
+
+@pytest.hookimpl
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_qbench.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Start coverage before conftest files import the code under test (``--qbench-cov``)."""
+    if coverage_asked(early_config):
+        from pytest_qbench.plugin.coverage_run import start_early
+
+        start_early(early_config)
+
+
+@pytest.hookimpl
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "qbench_case(key, title, priority, tags, platforms, folder, steps): test-case metadata "
+        "recorded in qbench reports",
+    )
+    config.addinivalue_line(
+        "markers",
+        "qbench(metrics, expected_tools, ground_truth): agent-evaluation metrics, evaluated on "
+        "what the test records with the qbench fixture when it returns",
+    )
+    parse_thresholds(config.getini("qbench_thresholds"))  # refused before any test runs
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        _configure_worker(config, workerinput)
+        return
+    if not is_enabled(config):
+        return
+    from pytest_qbench.plugin.session import QBenchSession
+    from pytest_qbench.plugin.session import qbench_session_key
+    from pytest_qbench.plugin.settings import read_settings
+
+    settings = read_settings(config)  # a UsageError stops pytest, as it should
+    try:
+        session = QBenchSession(config, settings)
+    except Exception as exc:  # a qbench bug must not stop the user's run
+        sys.stderr.write(f"qbench: internal error at start, no reports for this run: {exc!r}\n")
+        return
+    config.stash[qbench_session_key] = session
+    config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
+    if settings.coverage.active:
+        from pytest_qbench.plugin import coverage_run
+
+        coverage_run.register(config, session, settings.coverage)
+    if settings.gates.active:
+        from pytest_qbench.plugin import gates
+
+        gates.register(config, session, settings.gates)
+
+
+def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
+    if COVERAGE_FLAG in workerinput or coverage_asked(config):
+        from pytest_qbench.plugin.coverage_run import configure_worker
+
+        configure_worker(config, workerinput.get(COVERAGE_FLAG))
+    limits = workerinput.get(WORKER_FLAG)
+    if not limits:
+        return
+    from pytest_qbench.plugin.collectors import Limits
+    from pytest_qbench.plugin.session import QBenchWorker
+
+    worker = QBenchWorker(config, Limits(**limits), os.environ.get("PYTEST_XDIST_WORKER"))
+    config.pluginmanager.register(worker, SESSION_PLUGIN_NAME)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: tell each worker that qbench is on, and with which limits."""
+    from pytest_qbench.plugin.session import qbench_session_key
+
+    session = node.config.stash.get(qbench_session_key, None)
+    if session is not None:
+        limits = session.limits
+        node.workerinput[WORKER_FLAG] = {
+            "max_output": limits.max_output,
+            "max_trace": limits.max_trace,
+            "max_message": limits.max_message,
+        }
+
+
+@pytest.hookimpl
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Collect agent case files (ini ``qbench_agent_files``: ``agent.yaml``, ``*.agent.yaml``...)."""
+    if file_path.suffix not in agent_hooks.CASE_FILE_SUFFIXES:
+        return None
+    from pytest_qbench.plugin.agent import items as agent_items
+
+    if not agent_items.is_case_file(file_path, parent.config):
+        return None
+    case_file: pytest.Collector = agent_items.AgentCaseFile.from_parent(parent, path=file_path)
+    return case_file
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``--qbench-repeat N``: run each agent test N times (ids after the test's own)."""
+    count = metafunc.config.getoption("qbench_repeat", None)
+    if count and count > 1 and agent_hooks.is_agent_function(metafunc):
+        agent_hooks.parametrize_repeats(metafunc, count)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Register the agent-evaluation hooks when a collected test uses the fixture or marker."""
+    if agent_hooks.uses_agent_evaluation(items):
+        agent_hooks.register(config)
+
+
+@pytest.fixture
+def qbench_judge() -> Judge | None:
+    """The judge of judge metrics: none by default, so they are skipped and nothing reaches the
+    network. Override it in a conftest.py, e.g. to return a ``ReplayJudge``."""
+    return None
+
+
+@pytest.fixture
+def qbench(
+    request: pytest.FixtureRequest, qbench_judge: Judge | None
+) -> Generator[QBench, None, None]:
+    """Record what an agent did, score it, and check the scores (see ``QBench``)."""
+    __tracebackhide__ = True
+    from pytest_qbench.plugin.agent import fixture as agent
+
+    yield agent.start(request, qbench_judge)
+    agent.stop(request)
+
+
+@pytest.fixture
+def qbench_repeat(request: pytest.FixtureRequest) -> int:
+    """Which run of the test this is under ``--qbench-repeat`` (1 to N; 1 without it)."""
+    return int(getattr(request, "param", 1))
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for name in (
+        SESSION_PLUGIN_NAME,
+        "qbench-coverage",
+        "qbench-coverage-contexts",
+        "qbench-agent",
+        "qbench-gates",
+    ):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin, name)

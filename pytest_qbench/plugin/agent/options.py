@@ -1,0 +1,191 @@
+"""Options of agent evaluation: case files, repeats and the metric gates, and their parsers.
+
+Standard library and pytest only (imported whenever pytest starts). `read_gate_settings` checks
+the gate options before any test runs; it reads the baseline report (and so imports pydantic)
+only when ``--qbench-baseline`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_qbench.plugin.options import OptionReader
+from pytest_qbench.plugin.options import split_metric_value
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.plugin.gates import BaselineScores
+
+DEFAULT_AGENT_FILES = ("agent.yaml", "agent.yml", "*.agent.yaml", "*.agent.yml")
+DEFAULT_MAX_REGRESSION = 0.0
+METRIC_MIN_EXAMPLE = "token_f1=0.7"
+
+
+def parse_metric_min(value: str) -> tuple[str, float]:
+    """``NAME=VALUE``: a metric name and the least mean it must reach (``type=`` for argparse)."""
+    pair = split_metric_value(value)
+    if pair is None:
+        raise argparse.ArgumentTypeError(
+            f"must be NAME=VALUE with a number of 0 or more, given: {value!r}; "
+            f"e.g. {METRIC_MIN_EXAMPLE}"
+        )
+    return pair
+
+
+def parse_regression(value: str) -> float:
+    """A score drop of 0 or more (``type=`` for argparse)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number >= 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a score drop of 0 or more, given: {value!r}; e.g. 0.05"
+        )
+    return number
+
+
+def parse_repeat(value: str) -> int:
+    """A number of runs, 1 or more (``type=`` for argparse)."""
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, given: {value!r}")
+    return number
+
+
+def add_agent_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Register the agent-evaluation options and ini values."""
+    parser.addini(
+        "qbench_agent",
+        "The agent of case files that name none: module:function",
+        type="string",
+        default="",
+    )
+    parser.addini(
+        "qbench_agent_files",
+        "File name patterns collected as agent case files. "
+        f"Default: {' '.join(DEFAULT_AGENT_FILES)}",
+        type="linelist",
+        default=list(DEFAULT_AGENT_FILES),
+    )
+    group.addoption(
+        "--qbench-repeat",
+        dest="qbench_repeat",
+        metavar="N",
+        type=parse_repeat,
+        default=None,
+        help="Run each agent test (qbench fixture, marker, case file) N times, ids "
+        "[repeat-1]...; the report gives each test's pass@k and mean scores",
+    )
+    group.addoption(
+        "--qbench-metric-min",
+        dest="qbench_metric_min",
+        action="append",
+        metavar="NAME=VALUE",
+        type=parse_metric_min,
+        default=None,
+        help="Fail the run (exit status 1) when metric NAME's mean is below VALUE. Repeatable.",
+    )
+    parser.addini(
+        "qbench_metric_min", "NAME=VALUE lines, like --qbench-metric-min", type="linelist"
+    )
+    for flag, name, metavar, text, parse in (
+        (
+            "--qbench-baseline",
+            "baseline",
+            "REPORT",
+            "Fail the run when a metric's mean dropped against this report.json of an earlier "
+            "run by more than --qbench-max-regression, beyond noise",
+            None,
+        ),
+        (
+            "--qbench-max-regression",
+            "max_regression",
+            "DROP",
+            "The drop of a metric's mean (in its own units) that --qbench-baseline tolerates. "
+            f"Default: {DEFAULT_MAX_REGRESSION:g}",
+            parse_regression,
+        ),
+    ):
+        kwargs = {"type": parse} if parse is not None else {}
+        group.addoption(
+            flag, dest=f"qbench_{name}", metavar=metavar, default=None, help=text, **kwargs
+        )
+        parser.addini(f"qbench_{name}", f"{text} ({flag})", type="string", default="")
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The metric gates asked for, checked."""
+
+    metric_min: dict[str, float] = field(default_factory=dict)
+    """The least mean of each metric, by name (ini lines, then the command line's)."""
+    baseline: BaselineScores | None = None
+    """The baseline report's scores (``--qbench-baseline``)."""
+    max_regression: float = DEFAULT_MAX_REGRESSION
+    """The drop of a mean tolerated against the baseline."""
+
+    @property
+    def active(self) -> bool:
+        """Whether any metric gate was asked for."""
+        return bool(self.metric_min) or self.baseline is not None
+
+
+def read_gate_settings(config: pytest.Config) -> GateSettings:
+    """Check the gate options; raise ``UsageError`` naming the option, the value and the fix."""
+    reader = OptionReader(config)
+    minimums: dict[str, float] = {}
+    for line in reader.ini("metric_min") or []:
+        try:
+            name, value = parse_metric_min(line)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini qbench_metric_min {exc}") from None
+        minimums[name] = value
+    minimums.update(reader.cli("metric_min") or [])
+    path, source = reader.path("baseline")
+    max_regression = reader.parsed("max_regression", parse_regression, None)
+    if path is None and max_regression is not None:
+        raise pytest.UsageError(
+            "--qbench-max-regression needs a baseline to compare with; add "
+            "--qbench-baseline=REPORT (the report.json of an earlier run)"
+        )
+    baseline = None
+    if path is not None:
+        from pytest_qbench.plugin.gates import read_baseline
+
+        baseline = read_baseline(path, source)
+    return GateSettings(
+        metric_min=minimums,
+        baseline=baseline,
+        max_regression=DEFAULT_MAX_REGRESSION if max_regression is None else max_regression,
+    )
+
+
+def gates_asked(reader: OptionReader) -> bool:
+    """Whether a metric gate was asked for (it switches qbench on)."""
+    return bool(
+        reader.cli("metric_min")
+        or reader.cli("baseline")
+        or reader.ini("metric_min")
+        or reader.ini("baseline")
+    )
+
+
+__all__ = [
+    "GateSettings",
+    "add_agent_options",
+    "gates_asked",
+    "parse_metric_min",
+    "parse_regression",
+    "parse_repeat",
+    "read_gate_settings",
+]

@@ -1,0 +1,69 @@
+"""A pytest plugin that writes the collected tests for the catalog (``ingest_tests``).
+
+Loaded by ``pytest --collect-only -p no:qbench -p pytest_qbench.plugin.collect_dump``
+with ``QBENCH_CATALOG_DUMP`` naming the output: one JSON line per test (node id, location,
+markers, ``qbench_case`` arguments, docstring) and one per collection error. The qbench plugin
+is blocked, so collecting writes no run; this plugin declares qbench's options and markers in
+its place, so a configuration that sets them (and ``--strict-config``) still works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.plugin.collectors import item_facts
+from pytest_qbench.plugin.options import add_options
+
+
+DUMP_VARIABLE = "QBENCH_CATALOG_DUMP"
+_errors: list[dict[str, Any]] = []
+
+
+@pytest.hookimpl
+def pytest_addoption(parser: pytest.Parser) -> None:
+    with contextlib.suppress(ValueError):  # the qbench plugin was loaded after all
+        add_options(parser)
+
+
+@pytest.hookimpl
+def pytest_configure(config: pytest.Config) -> None:
+    for line in (
+        "qbench_case(key, title, priority, tags, platforms, folder, steps): test-case metadata",
+        "qbench(metrics, expected_tools, ground_truth): agent-evaluation metrics",
+    ):
+        config.addinivalue_line("markers", line)
+
+
+@pytest.hookimpl
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if report.failed:
+        _errors.append({"error": {"nodeid": report.nodeid, "message": report.longreprtext}})
+
+
+@pytest.hookimpl
+def pytest_collection_finish(session: pytest.Session) -> None:
+    target = os.environ.get(DUMP_VARIABLE)
+    if not target:
+        return
+    with Path(target).open("w", encoding="utf-8") as handle:
+        for item in session.items:
+            handle.write(json.dumps(_item_record(item), ensure_ascii=False) + "\n")
+        for error in _errors:
+            handle.write(json.dumps(error, ensure_ascii=False) + "\n")
+
+
+def _item_record(item: pytest.Item) -> dict[str, Any]:
+    path, line, name = item.location
+    return {
+        "nodeid": item.nodeid,
+        "path": Path(path).as_posix(),
+        "line": None if line is None else line + 1,
+        "name": name,
+        **item_facts(item, None),
+    }

@@ -1,0 +1,623 @@
+"""pytest reports -> records (plain JSON data in the shape of the models, see ``shapes``).
+
+Two halves. Where the test runs (the only process without xdist, a worker with it),
+``item_facts`` and ``failure_facts`` turn the item and the exception into plain JSON-safe dicts
+that travel on the pytest report (``report.qbench_item``, ``report.qbench_failure``), so the
+controller sees exactly what a serial run sees. Where reports arrive, ``TestAccumulator`` folds
+one test's reports (setup, call, teardown, reruns, subtests) into a ``TestResult`` record.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import math
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from typing import Literal
+
+import pluggy
+import pytest
+
+from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import first_line
+from pytest_qbench.core.types import Outcome
+from pytest_qbench.plugin.agent.hooks import repeat_index
+from pytest_qbench.plugin.options import DEFAULT_MAX_OUTPUT
+from pytest_qbench.plugin.options import DEFAULT_MAX_TRACE
+from pytest_qbench.report.casemeta import CaseMarkerError
+from pytest_qbench.report.casemeta import build_metadata
+from pytest_qbench.report.environment import Redactor
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import new
+
+
+ITEM_ATTR = "qbench_item"
+FAILURE_ATTR = "qbench_failure"
+AGENT_ATTR = "qbench_agent"
+AGENT_FIELDS = (
+    "agent_response",
+    "test_input",
+    "ground_truth",
+    "tool_calls",
+    "expected_tools",
+    "tools_matched",
+)
+CASE_MARKER = "qbench_case"
+MAX_FRAMES = 50
+MAX_MESSAGE = 4000
+_INTERNAL_DIRS = (
+    str(Path(pytest.__file__).resolve().parent),
+    str(Path(pytest.__file__).resolve().parent.parent / "_pytest"),
+    str(Path(pluggy.__file__).resolve().parent),
+)
+_THIRD_PARTY = ("site-packages", "dist-packages")
+# Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
+_HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on the text kept per test."""
+
+    max_output: int = DEFAULT_MAX_OUTPUT
+    """Characters kept per captured stream."""
+    max_trace: int = DEFAULT_MAX_TRACE
+    """Characters kept per stack trace."""
+    max_message: int = MAX_MESSAGE
+    """Characters kept per error message."""
+
+
+# --- where the test runs --------------------------------------------------------------------
+
+
+def to_json_safe(value: Any) -> Any:
+    """Return ``value`` if it is plain JSON data (and so crosses xdist's transport), else its repr."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, (list, tuple)):
+        return [to_json_safe(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {k: to_json_safe(v) for k, v in value.items()}
+    return safe_repr(value)
+
+
+def safe_repr(value: object) -> str:
+    """``repr(value)``, or a placeholder when ``__repr__`` itself raises."""
+    try:
+        return repr(value)
+    except Exception as exc:  # a user's broken __repr__ must not break the report
+        return f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
+
+
+def safe_str(value: object) -> str:
+    """``str(value)``, falling back to ``safe_repr`` when ``__str__`` raises."""
+    try:
+        return str(value)
+    except Exception:
+        return safe_repr(value)
+
+
+def sanitize_user_properties(properties: Iterable[Any]) -> list[tuple[str, Any]]:
+    """Make ``user_properties`` plain data: names become strings, other values their repr."""
+    clean: list[tuple[str, Any]] = []
+    for entry in properties:
+        try:
+            name, value = entry
+        except (TypeError, ValueError):
+            name, value = "<malformed>", entry
+        clean.append((safe_str(name), to_json_safe(value)))
+    return clean
+
+
+def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
+    """What the report needs to know about the test item, as plain data."""
+    markers: list[str] = []
+    for mark in item.iter_markers():
+        if mark.name not in markers:
+            markers.append(mark.name)
+    facts: dict[str, Any] = {"markers": markers}
+    case = item.get_closest_marker(CASE_MARKER)
+    if case is not None:
+        facts["case"] = to_json_safe(dict(case.kwargs))
+        if case.args:
+            facts["case_args"] = to_json_safe(list(case.args))
+    doc = _docstring(item)
+    if doc:
+        facts["doc"] = doc
+    if worker:
+        facts["worker"] = worker
+    repeat = repeat_index(item)
+    if repeat is not None:
+        facts["repeat"] = repeat
+    return facts
+
+
+def _docstring(item: pytest.Item) -> str | None:
+    obj = getattr(item, "obj", None)
+    doc = getattr(obj, "__doc__", None) if obj is not None else None
+    return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
+
+
+def failure_facts(
+    excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path, test_file: str, limits: Limits
+) -> dict[str, Any]:
+    """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
+    exc = excinfo.value
+    frames, sources = _frames(excinfo, rootpath)
+    message = bound_text(safe_str(exc), limits.max_message, keep="head")
+    facts: dict[str, Any] = {
+        "error_type": type(exc).__qualname__,
+        "error_message": message,
+        "frames": frames[-MAX_FRAMES:],
+        "stack_trace": format_trace(frames, sources, exc, message),
+    }
+    user = _user_frame(frames, test_file)
+    if user is not None:
+        facts["file"], facts["line"] = user["path"], user["line"]
+    example = _falsifying_example(exc)
+    if example:
+        facts["falsifying_example"] = example
+    return facts
+
+
+def _frames(
+    excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The traceback's frames without pytest's, pluggy's or ``__tracebackhide__`` ones, and the
+    source line of each.
+
+    Walks the raw traceback: pytest's ``TracebackEntry`` stats every file, which costs more than
+    everything else qbench does for a failing test.
+    """
+    frames: list[dict[str, Any]] = []
+    sources: list[str] = []
+    root = str(rootpath)
+    tb: TracebackType | None = excinfo.tb
+    while tb is not None:
+        frame = tb.tb_frame
+        path = frame.f_code.co_filename
+        if not path.startswith(_INTERNAL_DIRS) and not _is_hidden(frame.f_locals, frame.f_globals):
+            sources.append(linecache.getline(path, tb.tb_lineno, frame.f_globals).strip())
+            if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
+                path = path[len(root) + 1 :].replace("\\", "/")
+            frames.append({"path": path, "line": tb.tb_lineno, "function": frame.f_code.co_name})
+        tb = tb.tb_next
+    return frames, sources
+
+
+def format_trace(
+    frames: list[dict[str, Any]], sources: list[str], exc: BaseException, message: str
+) -> str:
+    """A compact traceback in the shape of pytest's ``--tb=short``: each frame's location and
+    source line, then the exception (and what caused it), every line of it prefixed ``E   ``.
+
+    Cheaper than rendering pytest's own report again, and shorter to read for people and models.
+    """
+    lines = []
+    cause = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+    if cause is not None:  # one level, as a reminder: its own frames are rarely the point
+        lines.append(_exception_lines(cause, bound_text(safe_str(cause), MAX_MESSAGE)))
+        lines.append(
+            "\nThe above exception was the direct cause of the following exception:\n"
+            if exc.__cause__ is not None
+            else "\nDuring handling of the above exception, another exception occurred:\n"
+        )
+    for frame, source in zip(frames[-MAX_FRAMES:], sources[-MAX_FRAMES:], strict=True):
+        lines.append(f"{frame['path']}:{frame['line']}: in {frame['function']}")
+        if source:
+            lines.append(f"    {source}")
+    lines.append(_exception_lines(exc, message))
+    return "\n".join(lines)
+
+
+def _exception_lines(exc: BaseException, message: str) -> str:
+    text = f"{type(exc).__qualname__}: {message}" if message else type(exc).__qualname__
+    return "\n".join(f"E   {line}" for line in text.splitlines())
+
+
+def _is_hidden(f_locals: Any, f_globals: Any) -> bool:
+    hide = f_locals.get("__tracebackhide__", f_globals.get("__tracebackhide__", False))
+    return bool(hide) and not callable(hide)
+
+
+def _user_frame(frames: list[dict[str, Any]], test_file: str) -> dict[str, Any] | None:
+    """The innermost frame in the user's project (relative path, not a third-party package)."""
+    frame: dict[str, Any]
+    for frame in reversed(frames):
+        path = str(frame["path"])
+        if not Path(path).is_absolute() and not any(part in path for part in _THIRD_PARTY):
+            return frame
+    for frame in reversed(frames):
+        if frame["path"] == test_file:
+            return frame
+    return None
+
+
+def _falsifying_example(exc: BaseException) -> str | None:
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        return None
+    found = [n for n in notes if isinstance(n, str) and n.startswith(_HYPOTHESIS_NOTES)]
+    return "\n".join(found) or None
+
+
+# --- where reports arrive -------------------------------------------------------------------
+
+
+def _timestamp(seconds: float | None) -> str | None:
+    return iso(datetime.fromtimestamp(seconds, tz=timezone.utc)) if seconds else None
+
+
+def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
+    """The reason of a skip, from pytest's ``(path, line, "Skipped: reason")`` longrepr."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        message = str(longrepr[2])
+        return message.removeprefix("Skipped: ")
+    return None
+
+
+def xfail_reason(report: pytest.TestReport) -> str | None:
+    """The reason of an xfail or xpass."""
+    reason = getattr(report, "wasxfail", None)
+    if reason is None:
+        return None
+    return str(reason).removeprefix("reason: ") or None
+
+
+def longrepr_text(report: pytest.TestReport | pytest.CollectReport) -> str:
+    """pytest's formatted failure, without the ``[gw0] linux -- Python ...`` line xdist adds."""
+    longrepr = report.longrepr
+    if longrepr is None:
+        return ""
+    if isinstance(longrepr, tuple):
+        return str(longrepr[2])
+    return safe_str(longrepr)
+
+
+def build_failure(
+    report: pytest.TestReport,
+    when: str,
+    file: str,
+    line: int | None,
+    limits: Limits,
+    redact: Callable[[str], str],
+) -> Record:
+    """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
+    any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
+    """
+    facts = getattr(report, FAILURE_ATTR, None)
+    phase = when if when in ("setup", "call", "teardown") else "call"
+    if isinstance(facts, dict):
+        data = dict(facts)
+        trace = redact(str(data.pop("stack_trace", "")))
+        stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
+        data["error_message"] = redact(str(data.get("error_message", "")))
+        if data.get("falsifying_example"):
+            data["falsifying_example"] = redact(str(data["falsifying_example"]))
+        data.setdefault("file", file)
+        data.setdefault("line", line)
+        data["frames"] = [new("Frame", **frame) for frame in data.get("frames", [])]
+        return new("Failure", **data, phase=phase, stack_trace=stack)
+    trace = redact(longrepr_text(report))  # no exception: the report's own text is short
+    stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
+    error_type = "XPASS(strict)" if trace.startswith("[XPASS(strict)]") else "Failed"
+    message = trace.removeprefix("[XPASS(strict)]").strip() if error_type != "Failed" else trace
+    return new(
+        "Failure",
+        error_type=error_type,
+        error_message=bound_text(message, limits.max_message, keep="head"),
+        phase=phase,
+        file=file,
+        line=line,
+        stack_trace=stack,
+    )
+
+
+def is_subtest_report(report: pytest.TestReport) -> bool:
+    """Whether a report is one subtest's (pytest 9 ``subtests`` fixture, or pytest-subtests)."""
+    return hasattr(report, "context") and type(report).__name__ in (
+        "SubtestReport",
+        "SubTestReport",
+    )
+
+
+class TestAccumulator:
+    """Folds one test's reports into a ``TestResult``.
+
+    Holds only the few facts it needs from each report, never the report objects themselves.
+    """
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+    def __init__(self, report: pytest.TestReport, limits: Limits, redact: Redactor) -> None:
+        self.nodeid = report.nodeid
+        path, lineno, domain = report.location
+        self.file = path.replace("\\", "/")
+        self.line = lineno + 1 if lineno is not None else None
+        self.test_name = domain
+        self.limits = limits
+        self.redact = redact
+        self.item: dict[str, Any] = {}
+        self.counted_as: list[str] = []
+        self.attempts: list[Record] = []
+        self.subtests: list[Record] = []
+        self.case_error: str | None = None
+        self._reset_attempt()
+
+    def _reset_attempt(self) -> None:
+        self.outcome: dict[str, str] = {}
+        self.durations: dict[str, float] = {}
+        self.failures: dict[str, Record] = {}
+        self.reason: str | None = None
+        self.wasxfail = False
+        self.started: float | None = None
+        self.rerun_in_attempt = False
+        self.agent: dict[str, Any] | None = None
+
+    def add(self, report: pytest.TestReport, category: str) -> bool:
+        """Take one report; return True when the test is finished (its last teardown arrived)."""
+        if category:
+            self.counted_as.append(category)
+        if is_subtest_report(report):
+            self._add_subtest(report)
+            return False
+        # xdist reports a crashed worker's test with when="???"; it is the call that died.
+        when = report.when if report.when in ("setup", "teardown") else "call"
+        if when == "setup":  # a new attempt after a rerun, or the first
+            if self.rerun_in_attempt:  # older pytest-rerunfailures logs no teardown for it
+                self._close_rerun_attempt()
+            elif self.outcome:
+                self._reset_attempt()
+            item = getattr(report, ITEM_ATTR, None)
+            if isinstance(item, dict):
+                self.item = item
+            self.started = getattr(report, "start", None)
+        self.outcome[when] = report.outcome
+        self.durations[when] = report.duration
+        if when == "call":
+            agent = getattr(report, AGENT_ATTR, None)
+            self.agent = agent if isinstance(agent, dict) else None
+        rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
+        if rerun:
+            self.rerun_in_attempt = True
+        if report.failed or rerun:
+            self.failures[when] = build_failure(
+                report, when, self.file, self.line, self.limits, self.redact
+            )
+        elif report.skipped:
+            self.reason = xfail_reason(report) or skip_reason(report)
+        elif report.passed and hasattr(report, "wasxfail"):
+            self.reason = xfail_reason(report)
+        if hasattr(report, "wasxfail"):
+            self.wasxfail = True
+        if when != "teardown":
+            return False
+        if self.rerun_in_attempt:
+            self._close_rerun_attempt()
+            return False
+        return True
+
+    def _close_rerun_attempt(self) -> None:
+        failure = next(iter(self.failures.values()), None)
+        outcome: Literal["failed", "error"] = "failed"
+        if failure is not None and failure["phase"] != "call":
+            outcome = "error"
+        duration = round(sum(self.durations.values()), 6)
+        self.attempts.append(new("Attempt", outcome=outcome, duration=duration, failure=failure))
+        self._reset_attempt()
+
+    def _add_subtest(self, report: pytest.TestReport) -> None:
+        context = report.context
+        msg = getattr(context, "msg", None)
+        params = to_json_safe(dict(getattr(context, "kwargs", {}) or {}))
+        describe = getattr(report, "_sub_test_description", None)
+        description = describe() if callable(describe) else (f"[{msg}]" if msg else "(<subtest>)")
+        if hasattr(report, "wasxfail"):
+            outcome = "xfailed"
+            reason = xfail_reason(report)
+        else:
+            outcome = report.outcome
+            reason = skip_reason(report) if report.skipped else None
+        failure = None
+        if report.failed:
+            failure = build_failure(report, "call", self.file, self.line, self.limits, self.redact)
+        redact = self.redact
+        self.subtests.append(
+            new(
+                "SubtestResult",
+                description=redact(description),
+                msg=None if msg is None else redact(str(msg)),
+                params=redact.data(params) if isinstance(params, dict) else {},
+                outcome=outcome,
+                duration=round(report.duration, 6),
+                reason=redact(reason) if reason else None,
+                failure=failure,
+            )
+        )
+
+    def final_outcome(self) -> Outcome:
+        """The test's outcome from its phases, as pytest decides it."""
+        setup = self.outcome.get("setup")
+        call = self.outcome.get("call")
+        outcome: Outcome
+        if setup == "failed":
+            return "error"
+        if setup == "skipped":
+            outcome = "xfailed" if self.wasxfail else "skipped"
+        elif call == "failed":
+            outcome = "failed"
+        elif call == "skipped":
+            outcome = "xfailed" if self.wasxfail else "skipped"
+        elif call == "passed":
+            outcome = "xpassed" if self.wasxfail else "passed"
+        else:
+            outcome = "passed"
+        if self.outcome.get("teardown") == "failed" and outcome != "failed":
+            return "error"
+        return outcome
+
+    def minimal_result(self, **more: Any) -> Record:
+        """The result with what cannot fail (and ``more``): used alone when building the full
+        one failed."""
+        return new(
+            "TestResult",
+            nodeid=self.nodeid,
+            test_name=self.test_name,
+            file=self.file,
+            line=self.line,
+            outcome=self.final_outcome(),
+            counted_as=self.counted_as,
+            **more,
+        )
+
+    def result(self, captured: Record | None) -> Record:
+        """The finished ``TestResult`` record."""
+        outcome = self.final_outcome()
+        failure = self.failures.get("setup") or self.failures.get("call")
+        teardown = self.failures.get("teardown")
+        if failure is None:
+            failure, teardown = teardown, None
+        phases = self.durations
+        durations = {
+            "setup": round(phases.get("setup", 0.0), 6),
+            "call": round(phases.get("call", 0.0), 6),
+            "teardown": round(phases.get("teardown", 0.0), 6),
+        }
+        item = self.item
+        try:
+            metadata = build_metadata(item.get("case"), item.get("doc"), "case_args" in item)
+        except CaseMarkerError as exc:
+            self.case_error = str(exc)
+            doc = item.get("doc")
+            metadata = new("TestCaseMetadata", description=doc) if doc else None
+        reason = self.reason if outcome in ("skipped", "xfailed", "xpassed") else None
+        return self.minimal_result(
+            duration=round(sum(phases.values()), 6),
+            durations=durations,
+            started_at=_timestamp(self.started),
+            failure=failure,
+            teardown_failure=teardown,
+            reason=self.redact(reason) if reason else None,
+            captured=captured,
+            markers=item.get("markers", []),
+            metadata=metadata,
+            reruns=len(self.attempts),
+            attempts=self.attempts,
+            flaky=bool(self.attempts) and outcome == "passed",
+            subtests=self.subtests,
+            worker=item.get("worker"),
+            repeat=item.get("repeat"),
+            **self._agent_fields(),
+        )
+
+    def _agent_fields(self) -> dict[str, Any]:
+        """The agent fields from the facts the test's process sent, redacted."""
+        agent = self.agent
+        if not agent:
+            return {}
+        fields: dict[str, Any] = self.redact.data(
+            {name: agent[name] for name in AGENT_FIELDS if name in agent}
+        )
+        metrics = self.redact.data(agent.get("metric_results", []))
+        fields["metric_results"] = [new("MetricResult", **m) for m in metrics]
+        return fields
+
+
+def captured_output(
+    sections: Iterable[tuple[str, str]], limits: Limits, redact: Callable[[str], str]
+) -> Record | None:
+    """Captured stdout/stderr/log of all phases, from a test's last report, bounded and redacted."""
+    parts: dict[str, list[tuple[str, str]]] = {"stdout": [], "stderr": [], "log": []}
+    for title, content in sections:
+        words = title.split()
+        if len(words) == 3 and words[0] == "Captured" and words[1] in parts and content:
+            parts[words[1]].append((words[2], content))
+    if not any(parts.values()):
+        return None
+    texts = {name: _join_phases(chunks) for name, chunks in parts.items()}
+    return new(
+        "Captured",
+        **{
+            name: bound_text(redact(text), limits.max_output, option="--qbench-max-output")
+            for name, text in texts.items()
+        },
+    )
+
+
+def _join_phases(chunks: list[tuple[str, str]]) -> str:
+    if len(chunks) == 1:
+        return chunks[0][1]
+    return "".join(f"----- {phase} -----\n{text}" for phase, text in chunks)
+
+
+def collection_error(
+    report: pytest.CollectReport, limits: Limits, redact: Callable[[str], str]
+) -> Record:
+    """A ``Diagnostic`` for a collector that failed."""
+    text = redact(longrepr_text(report))
+    file = report.nodeid.split("::")[0] or None
+    line = None
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None and file is not None and str(crash.path).endswith(file):
+        line = crash.lineno
+    return new(
+        "Diagnostic",
+        tool="pytest",
+        severity="error",
+        code="collection-error",
+        message=bound_text(text, limits.max_trace, keep="tail", option="--qbench-max-trace"),
+        file=file,
+        line=line,
+        nodeid=report.nodeid or None,
+    )
+
+
+def skipped_collector(report: pytest.CollectReport, redact: Callable[[str], str]) -> Record:
+    """A module skipped at collection, which pytest counts among ``skipped``."""
+    file = report.nodeid.split("::")[0]
+    longrepr = report.longrepr
+    line = None
+    if isinstance(longrepr, tuple) and isinstance(longrepr[1], int):
+        line = longrepr[1] + 1
+    return new(
+        "TestResult",
+        nodeid=report.nodeid,
+        test_name=report.nodeid.rsplit("/", 1)[-1],
+        file=file,
+        line=line,
+        outcome="skipped",
+        reason=redact(skip_reason(report) or "") or None,
+        counted_as=["skipped"],
+    )
+
+
+def warning_diagnostic(
+    message: str, category: str, filename: str, lineno: int, nodeid: str, rootpath: Path
+) -> Record:
+    """A ``Diagnostic`` for a warning pytest recorded."""
+    path = Path(filename)
+    try:
+        shown = path.resolve().relative_to(rootpath).as_posix()
+    except ValueError:
+        shown = filename
+    return new(
+        "Diagnostic",
+        tool="pytest",
+        severity="warning",
+        code=category,
+        message=first_line(message, 2000) if "\n" not in message else message[:2000],
+        file=shown,
+        line=lineno,
+        nodeid=nodeid or None,
+    )

@@ -1,0 +1,390 @@
+"""Coverage inside pytest: qbench's own measurement, pytest-cov's data, xdist, and the gate.
+
+- Serial run or xdist controller: measurement starts in ``pytest_load_initial_conftests``, before
+  conftest files import the code under test (as pytest-cov does), and stops when the test loop
+  ends.
+- xdist workers measure their tests and send the data back through ``workeroutput`` (bytes,
+  no shared files); the controller combines it with its own.
+- With pytest-cov active, qbench measures nothing: it reads pytest-cov's combined data after
+  pytest-cov has finished with it.
+- ``--qbench-cov-fail-under`` fails the run the way pytest-cov does: ``session.testsfailed`` is
+  raised in ``pytest_runtestloop``, so pytest's exit status becomes 1 through its own path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+import pytest
+
+from pytest_qbench.plugin.settings import CoverageSettings
+from pytest_qbench.report import coverage_data
+from pytest_qbench.report import store
+from pytest_qbench.report.coverage_view import coverage_gate
+from pytest_qbench.report.coverage_view import percent_text
+from pytest_qbench.report.shapes import Record
+
+
+if TYPE_CHECKING:
+    import coverage
+
+    from pytest_qbench.plugin.session import QBenchSession
+
+measurement_key = pytest.StashKey["Measurement"]()
+PLUGIN_NAME = "qbench-coverage"
+CONTEXTS_PLUGIN_NAME = "qbench-coverage-contexts"
+WORKER_INPUT = "qbench_cov"  # plugin.COVERAGE_FLAG
+WORKER_OUTPUT = "qbench_cov_data"
+DATA_FILE = "coverage.db"
+CONTEXTS_FILE = "coverage-contexts.json"
+IGNORED_AT_END = ("no-data-collected", "module-not-imported")
+"""coverage.py warnings that qbench states better itself (a worker sees only part of the run)."""
+
+
+class Measurement:
+    """A coverage.py measurement that qbench started and stops."""
+
+    def __init__(self, sources: Sequence[str] | None) -> None:
+        import coverage
+
+        self.sources = sources
+        self.warnings: list[str] = []
+        # data_file=None keeps the data in memory: the combined data is written once, at the end.
+        self.cov = coverage.Coverage(source=list(sources) if sources else None, data_file=None)
+        self.started = False
+
+    def start(self) -> None:
+        """Start tracing."""
+        with coverage_data.coverage_warnings(self.warnings):
+            self.cov.start()
+        self.started = True
+
+    def switch_context(self, context: str) -> None:
+        """Attribute what runs next to ``context`` (a test's node id, or ``""``)."""
+        if self.started:
+            self.cov.switch_context(context)
+
+    def stop(self) -> coverage.CoverageData:
+        """Stop tracing; the data (unexecuted source files included, at 0%)."""
+        end_warnings: list[str] = []
+        with coverage_data.coverage_warnings(end_warnings):
+            if self.started:
+                self.cov.stop()
+                self.started = False
+            data = self.cov.get_data()
+        slugs = [f"({name})" for name in IGNORED_AT_END]
+        self.warnings += [w for w in end_warnings if not any(slug in w for slug in slugs)]
+        return data
+
+
+def start_early(config: pytest.Config) -> None:
+    """Start qbench's measurement before conftest files load (serial run, xdist controller)."""
+    from pytest_qbench.plugin.settings import read_coverage_settings
+
+    settings = read_coverage_settings(config)  # a UsageError stops pytest here
+    if not settings.measure:
+        return
+    # xdist workers start here too (their conftest files import code as well); lines are sets,
+    # so what the controller and a worker both measured counts once when combined.
+    if _already_measured():
+        return  # the collector says so; a second tracer would pause the first one
+    measurement = Measurement(settings.sources)
+    measurement.start()
+    config.stash[measurement_key] = measurement
+
+
+def _already_measured() -> bool:
+    """Whether coverage.py already measures this process (``coverage run -m pytest``)."""
+    import coverage
+
+    return coverage.Coverage.current() is not None
+
+
+def worker_spec(settings: CoverageSettings) -> dict[str, Any]:
+    """What an xdist worker needs to measure its share (plain data for execnet)."""
+    sources = list(settings.sources) if settings.sources is not None else None
+    return {"sources": sources, "contexts": settings.contexts}
+
+
+# --- xdist workers --------------------------------------------------------------------------
+
+
+class WorkerCoverage:
+    """Measures one xdist worker's tests and sends the data to the controller."""
+
+    def __init__(self, config: pytest.Config, measurement: Measurement) -> None:
+        self.config = config
+        self.measurement = measurement
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self) -> Generator[None, object, object]:
+        try:
+            return (yield)
+        finally:
+            data = self.measurement.stop()
+            self.config.workeroutput[WORKER_OUTPUT] = data.dumps()  # type: ignore[attr-defined]
+
+
+def configure_worker(config: pytest.Config, spec: dict[str, Any] | None) -> None:
+    """An xdist worker: measure its share when the controller sent a ``spec``, else drop the
+    measurement its own early start may have begun."""
+    if spec is None:
+        stop_unused(config)
+    else:
+        start_worker(config, spec)
+
+
+def start_worker(config: pytest.Config, spec: dict[str, Any]) -> None:
+    """Measure in an xdist worker (from ``pytest_configure``): go on with the measurement started
+    before the worker's conftest files loaded, or start one now."""
+    measurement = config.stash.get(measurement_key, None)
+    if measurement is None:
+        measurement = Measurement(spec.get("sources"))
+        measurement.start()
+    config.pluginmanager.register(WorkerCoverage(config, measurement), PLUGIN_NAME)
+    if spec.get("contexts"):
+        config.pluginmanager.register(ContextSwitcher(measurement), CONTEXTS_PLUGIN_NAME)
+
+
+def stop_unused(config: pytest.Config) -> None:
+    """A worker whose controller does not measure: drop the measurement started early."""
+    measurement = config.stash.get(measurement_key, None)
+    if measurement is not None:
+        measurement.stop()
+        del config.stash[measurement_key]
+
+
+class ContextSwitcher:
+    """Attributes each test's lines to its node id (``--qbench-cov-contexts``)."""
+
+    def __init__(self, measurement: Measurement) -> None:
+        self.measurement = measurement
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        self.measurement.switch_context(item.nodeid)
+        try:
+            return (yield)
+        finally:
+            self.measurement.switch_context("")
+
+
+# --- where reports arrive -------------------------------------------------------------------
+
+
+class CoverageCollector:
+    """Collects the run's coverage where reports arrive, applies the gate, tells the user."""
+
+    def __init__(
+        self, config: pytest.Config, session: QBenchSession, settings: CoverageSettings
+    ) -> None:
+        self.config = config
+        self.session = session
+        self.settings = settings
+        self.measurement = config.stash.get(measurement_key, None)
+        self.worker_data: list[bytes] = []
+        self.lost_workers: list[str] = []
+        self.record: Record | None = None
+        self.lines: list[tuple[str, dict[str, bool]]] = []
+        self.outer = settings.measure and self.measurement is None and _already_measured()
+        if settings.measure and self.measurement is None and not self.outer:
+            # not started early (another plugin loaded qbench late): measure from here on
+            self.measurement = Measurement(settings.sources)
+            self.measurement.start()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.settings.measure:
+            node.workerinput[WORKER_INPUT] = worker_spec(self.settings)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        if data is not None:
+            self.worker_data.append(data)
+        elif self.settings.measure:
+            self.lost_workers.append(str(getattr(node.gateway, "id", "?")))
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        # tryfirst: the outermost wrapper, so this runs after pytest-cov has combined its data
+        try:
+            result = yield
+        except BaseException:
+            with self.session.guard("collecting coverage"):
+                self.collect()
+            raise
+        with self.session.guard("collecting coverage"):
+            self.collect()
+            gate = self._gate()
+            if gate is not None:
+                self.session.gates.append(gate)
+                if gate["passed"] is False:
+                    session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
+        return result
+
+    def _gate(self) -> Record | None:
+        """The coverage gate's ``GateResult``, when a threshold applies (no verdict without tests:
+        ``--collect-only``)."""
+        record = self.record
+        if record is None or record["threshold"] is None or self.config.option.collectonly:
+            return None
+        return coverage_gate(record)
+
+    def collect(self) -> None:
+        """Build the coverage record from qbench's measurement or pytest-cov's data."""
+        if self.outer:
+            self._warn(
+                "coverage: coverage.py already measures this process (coverage run?), so qbench "
+                "does not measure and the report has no coverage; use --qbench-cov or "
+                "coverage run, not both"
+            )
+        elif self.settings.measure and self.measurement is not None:
+            self.record = self._own_record(self.measurement)
+        elif self.settings.from_pytest_cov:
+            self.record = self._pytest_cov_record()
+        if self.record is not None:
+            self.session.coverage = self.record
+            self._describe(self.record)
+
+    def _own_record(self, measurement: Measurement) -> Record:
+        from coverage import CoverageData
+
+        data = measurement.stop()
+        for raw in self.worker_data:
+            part = CoverageData(no_disk=True)
+            part.loads(raw)
+            data.update(part)
+        run_dir = self.session.run_dir
+        data_path = save_data(data, run_dir / DATA_FILE)
+        contexts_path = None
+        if self.settings.contexts:
+            contexts_path = self._write_contexts(data, run_dir / CONTEXTS_FILE)
+        for warning in measurement.warnings:
+            self._warn(f"coverage.py: {warning}")
+        for worker in self.lost_workers:
+            self._warn(f"coverage of xdist worker {worker} is missing: the worker died")
+        record = coverage_data.coverage_record(
+            measurement.cov,
+            self.config.rootpath,
+            measured_by="qbench",
+            sources=self._shown_sources(),
+            threshold=self.settings.fail_under or _configured_fail_under(measurement.cov),
+            data_file=self._shown(data_path),
+            contexts_file=self._shown(contexts_path),
+        )
+        if not record["lines_covered"]:
+            self._warn(
+                f"coverage: no data collected for {', '.join(self._shown_sources()) or 'the run'}"
+                ": no test executed code there; check that --qbench-cov names a directory or "
+                "package your tests import"
+            )
+        return record
+
+    def _pytest_cov_record(self) -> Record | None:
+        plugin = self.config.pluginmanager.get_plugin("_cov")
+        controller = getattr(plugin, "cov_controller", None)
+        cov = getattr(controller, "cov", None)
+        if cov is None:
+            self._warn("coverage: pytest-cov is active but has no data; no coverage in the report")
+            return None
+        contexts_path = None
+        if self.settings.contexts:
+            contexts_path = self._write_contexts(
+                cov.get_data(), self.session.run_dir / CONTEXTS_FILE
+            )
+        data_file = cov.config.data_file
+        return coverage_data.coverage_record(
+            cov,
+            self.config.rootpath,
+            measured_by="pytest-cov",
+            sources=[str(s) for s in getattr(controller, "cov_source", None) or []],
+            threshold=self.settings.fail_under,
+            data_file=self._shown(Path(data_file)) if data_file else None,
+            contexts_file=self._shown(contexts_path),
+        )
+
+    def _write_contexts(self, data: coverage.CoverageData, path: Path) -> Path:
+        files = coverage_data.contexts_map(data, self.config.rootpath)
+        store.write_text_atomic(path, coverage_data.contexts_document(files))
+        return path
+
+    def _shown_sources(self) -> list[str]:
+        if self.settings.sources is None:
+            return []
+        return [
+            coverage_data.project_path(s, self.config.rootpath) if os.path.isabs(s) else s
+            for s in self.settings.sources
+        ]
+
+    def _shown(self, path: Path | None) -> str | None:
+        return None if path is None else coverage_data.project_path(str(path), self.config.rootpath)
+
+    def _warn(self, message: str) -> None:
+        self.session.note_warning("coverage", message, None, None)
+
+    def _describe(self, record: Record) -> None:
+        """The terminal lines: the total, and the gate's verdict when there is one."""
+        total = percent_text(record["percentage"])
+        detail = f"{record['lines_covered']}/{record['lines_total']} lines"
+        if record["branches_total"] is not None:
+            detail += f", {record['branches_covered']}/{record['branches_total']} branches"
+        missing = len(record["missing_files"])
+        if missing:
+            detail += f", {missing} file{'s' if missing != 1 else ''} never executed"
+        by = " (measured by pytest-cov)" if record["measured_by"] == "pytest-cov" else ""
+        self.lines.append((f"coverage {total} ({detail}){by}", {}))
+        gate = self._gate()
+        if gate is not None:
+            markup = {"green": True} if gate["passed"] else {"red": True, "bold": True}
+            self.lines.append((gate["detail"], markup))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for note in self.settings.notes:
+            terminalreporter.write_line(f"qbench: {note}", yellow=True)
+        for line, markup in self.lines:
+            terminalreporter.write_line(f"qbench: {line}", **markup)
+
+
+def _configured_fail_under(cov: coverage.Coverage) -> float | None:
+    """coverage's ``[report] fail_under``, honoured when qbench measures (as pytest-cov does)."""
+    value = float(getattr(cov.config, "fail_under", 0.0) or 0.0)
+    return value or None
+
+
+def save_data(data: coverage.CoverageData, path: Path) -> Path:
+    """Write ``data`` as a coverage.py SQLite data file at ``path``, atomically."""
+    from coverage import CoverageData
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with suppress(FileNotFoundError):
+        partial.unlink()
+    out = CoverageData(basename=str(partial))
+    out.update(data)
+    out.write()
+    close = getattr(out, "close", None)  # coverage 7.6+; older versions commit as they go
+    if close is not None:
+        close(force=True)
+    os.replace(partial, path)
+    return path
+
+
+def register(config: pytest.Config, session: QBenchSession, settings: CoverageSettings) -> None:
+    """Register the collector where reports arrive, when the report gets coverage."""
+    if not settings.active:
+        return
+    collector = CoverageCollector(config, session, settings)
+    config.pluginmanager.register(collector, PLUGIN_NAME)
+    if settings.contexts and collector.measurement is not None:
+        config.pluginmanager.register(ContextSwitcher(collector.measurement), CONTEXTS_PLUGIN_NAME)
+
+
+__all__ = ["CoverageCollector", "Measurement", "configure_worker", "register", "start_early"]

@@ -1,0 +1,561 @@
+"""``QBenchSession``: the per-run state, registered as a plugin while qbench is active.
+
+``QBenchWorker`` runs wherever tests run and puts plain facts on each pytest report.
+``QBenchSession`` (which is also a ``QBenchWorker``) runs where reports arrive: it folds them into
+results, streams each result to ``results.jsonl`` as the test finishes, and writes the reports
+when the session ends. An exception inside qbench never escapes a hook: it becomes a note in the
+report and on the terminal, and the user's run goes on untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextlib import suppress
+from datetime import datetime
+from datetime import timezone
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench._version import __version__
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.plugin.agent.hooks import agent_state_key
+from pytest_qbench.plugin.collectors import AGENT_ATTR
+from pytest_qbench.plugin.collectors import FAILURE_ATTR
+from pytest_qbench.plugin.collectors import ITEM_ATTR
+from pytest_qbench.plugin.collectors import Limits
+from pytest_qbench.plugin.collectors import TestAccumulator
+from pytest_qbench.plugin.collectors import captured_output
+from pytest_qbench.plugin.collectors import collection_error
+from pytest_qbench.plugin.collectors import failure_facts
+from pytest_qbench.plugin.collectors import item_facts
+from pytest_qbench.plugin.collectors import sanitize_user_properties
+from pytest_qbench.plugin.collectors import skipped_collector
+from pytest_qbench.plugin.collectors import warning_diagnostic
+from pytest_qbench.plugin.settings import Settings
+from pytest_qbench.report import store
+from pytest_qbench.report.aggregate import Aggregator
+from pytest_qbench.report.environment import Redactor
+from pytest_qbench.report.environment import describe_environment
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import new
+from pytest_qbench.report.shapes import pass_rate
+
+
+qbench_session_key = pytest.StashKey["QBenchSession"]()
+INTERNAL_ERROR_ATTR = "qbench_internal_error"
+MAX_DIAGNOSTICS = 1000
+INTERRUPTED = 2
+
+
+class QBenchWorker:
+    """Adds JSON-safe facts to reports where the test runs (the process, or an xdist worker)."""
+
+    def __init__(self, config: pytest.Config, limits: Limits, worker: str | None) -> None:
+        self.config = config
+        self.limits = limits
+        self.worker = worker
+        self.rootpath = config.rootpath
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        try:
+            self.annotate(report, item, call)
+        except Exception as exc:  # never break the user's test because of qbench
+            setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
+        return report
+
+    def annotate(
+        self, report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> None:
+        """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
+        JSON-safe properties."""
+        if report.when == "setup":
+            setattr(report, ITEM_ATTR, item_facts(item, self.worker))
+        if report.failed and call.excinfo is not None:
+            facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
+            setattr(report, FAILURE_ATTR, facts)
+        if report.when == "call":
+            state = item.stash.get(agent_state_key, None)
+            if state is not None:
+                from pytest_qbench.plugin.agent.fixture import agent_facts
+
+                agent = agent_facts(state, self.limits.max_output)
+                if agent is not None:
+                    setattr(report, AGENT_ATTR, agent)
+        if self.worker is not None and report.user_properties:
+            # execnet only carries builtins: one odd object would crash xdist's transport.
+            report.user_properties = sanitize_user_properties(report.user_properties)
+
+
+class QBenchSession(QBenchWorker):
+    """Per-run state where reports arrive: accumulation, streaming, and the reports at the end."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        super().__init__(config, settings.limits, worker=None)
+        self.settings = settings
+        self.redact = Redactor(os.environ)
+        self.run_id = settings.run_id or store.new_run_id()
+        self.run_dir = store.run_dir(settings.qbench_dir, self.run_id)
+        self.stream_path = self.run_dir / store.STREAM_NAME
+        self.aggregator = Aggregator(settings.md_max_items)
+        self.pending: dict[tuple[str, Any], TestAccumulator] = {}
+        self.collection_errors: list[Record] = []
+        self.warnings: list[Record] = []
+        self.notes: list[str] = []
+        self.written: list[Path] = []
+        self.skipped_collectors: set[str] = set()
+        self.unstreamed: list[Record] = []
+        self.interrupted = False
+        self.stream: store.StreamWriter | None = None
+        self.terminal_stats: dict[str, list[Any]] | None = None
+        self.coverage: Record | None = None
+        self.gates: list[Record] = []
+        """``GateResult`` records of the gates asked for (coverage, metrics)."""
+        self.started_at = datetime.now(timezone.utc)
+        self.start_clock = time.perf_counter()
+        self.run = new(
+            "RunMeta",
+            run_id=self.run_id,
+            started_at=iso(self.started_at),
+            cwd=str(config.invocation_params.dir),
+            command=self.redact.argv(["pytest", *config.invocation_params.args]),
+        )
+        self.environment = describe_environment(
+            pytest.__version__, _plugin_versions(config), os.environ
+        )
+
+    # --- safety ---------------------------------------------------------------------------
+
+    @contextmanager
+    def guard(self, where: str) -> Iterator[None]:
+        """Turn an exception inside qbench into a note; the user's run goes on."""
+        try:
+            yield
+        except Exception as exc:
+            self.note_internal_error(where, exc)
+
+    def note_internal_error(self, where: str, exc: BaseException | str) -> None:
+        """Record a qbench bug as a warning in the report and on the terminal."""
+        if isinstance(exc, BaseException):
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        else:
+            detail = exc
+        message = f"internal error in {where}: {detail}"
+        self.notes.append(" ".join(message.split())[:500])  # one terminal line
+        diagnostic = new(
+            "Diagnostic", tool="qbench", severity="warning", code="internal-error", message=message
+        )
+        if len(self.warnings) < MAX_DIAGNOSTICS:
+            self.warnings.append(diagnostic)
+        if self.stream is not None:
+            with suppress(Exception):  # the stream itself may be what broke
+                self.stream.write_diagnostic("warning", diagnostic)
+
+    # --- hooks ----------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        with self.guard("pytest_sessionstart"):
+            # pytest's own "in 1.23s" also counts from here
+            self.started_at = datetime.now(timezone.utc)
+            self.start_clock = time.perf_counter()
+            self.run["started_at"] = iso(self.started_at)
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+            self.terminal_stats = getattr(terminal, "stats", None)
+            store.prepare_store(self.settings.qbench_dir)
+            self.stream = store.StreamWriter(self.stream_path)
+            meta = new("ReportMeta", qbench_version=__version__, created_at=iso(self.started_at))
+            self.stream.write_start(
+                new("StreamStart", meta=meta, run=self.run, environment=self.environment)
+            )
+
+    @pytest.hookimpl
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.passed:
+            return
+        with self.guard("pytest_collectreport"):
+            if report.failed:
+                self._add_collection_error(collection_error(report, self.limits, self.redact))
+            elif report.nodeid not in self.skipped_collectors:
+                self.skipped_collectors.add(report.nodeid)
+                self._emit(skipped_collector(report, self.redact))
+
+    @pytest.hookimpl
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        with self.guard("pytest_deselected"):
+            self.aggregator.add_deselected(len(items))
+            if self.stream is not None:
+                self.stream.write_deselected(len(items))
+
+    @pytest.hookimpl
+    def pytest_warning_recorded(
+        self, warning_message: Any, when: str, nodeid: str, location: Any
+    ) -> None:
+        with self.guard("pytest_warning_recorded"):
+            diagnostic = warning_diagnostic(
+                self.redact(str(warning_message.message)),
+                warning_message.category.__name__,
+                str(warning_message.filename),
+                warning_message.lineno,
+                nodeid,
+                self.rootpath,
+            )
+            self.aggregator.add_warning(diagnostic)
+            if len(self.warnings) < MAX_DIAGNOSTICS:
+                self.warnings.append(diagnostic)
+            if self.stream is not None:
+                self.stream.write_diagnostic("warning", diagnostic)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        try:  # not self.guard(): this runs three times per test
+            self._take_report(report)
+        except Exception as exc:
+            self.note_internal_error("pytest_runtest_logreport", exc)
+
+    @pytest.hookimpl
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.interrupted = True
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        with self.guard("pytest_sessionfinish"):
+            self.finish(int(session.exitstatus))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        with self.guard("pytest_terminal_summary"):
+            for note in self.notes:
+                terminalreporter.write_line(f"qbench: {note}", yellow=True)
+            if self.written:
+                terminalreporter.write_line(f"qbench: wrote {', '.join(self._shown_paths())}")
+            if self.settings.annotations:
+                for command in self._annotations():
+                    terminalreporter.write_line(command)
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.stream is not None:
+            self.stream.close()
+
+    # --- accumulation ---------------------------------------------------------------------
+
+    def _take_report(self, report: pytest.TestReport) -> None:
+        category = self._category(report)
+        facts = report.__dict__
+        # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
+        problem = facts.pop(INTERNAL_ERROR_ATTR, None)
+        if problem:
+            self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
+        key = (report.nodeid, getattr(report, "node", None))
+        acc = self.pending.get(key)
+        if acc is None:
+            acc = self.pending[key] = TestAccumulator(report, self.limits, self.redact)
+        try:
+            finished = acc.add(report, category)
+        except Exception as exc:  # the test still finishes when its teardown arrives
+            self.note_internal_error(f"reading the {report.when} report of {report.nodeid}", exc)
+            finished = report.when == "teardown"
+        if finished:
+            del self.pending[key]
+            self._finish_test(acc, report)
+        facts.pop(ITEM_ATTR, None)
+        facts.pop(FAILURE_ATTR, None)
+        facts.pop(AGENT_ATTR, None)
+
+    def _category(self, report: pytest.TestReport) -> str:
+        """The word pytest's summary line counts this report under ("" for uncounted phases).
+
+        The terminal reporter has just filed the report under that word (this hook runs last);
+        reading it back is exact and cheap. Without a terminal reporter, ask the hook, as it does.
+        """
+        stats = self.terminal_stats
+        if stats is not None:
+            for category, reports in stats.items():
+                if reports and reports[-1] is report:
+                    return str(category)
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        return str(status[0]) if status else ""
+
+    def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
+        try:
+            result = self._build_result(acc, last)
+        except Exception as exc:  # keep the test in the report, with what is certain
+            self.note_internal_error(f"building the result of {acc.nodeid}", exc)
+            result = acc.minimal_result()
+        hook = self.config.hook.pytest_qbench_modify_result
+        if hook.get_hookimpls():  # most runs have none: no model, no call
+            with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
+                result = self._modify_result(result, hook)
+        self._emit(result)
+
+    def _modify_result(self, result: Record, hook: Any) -> Record:
+        """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
+        from pytest_qbench.report.models import TestResult
+
+        model = TestResult.model_validate(result)
+        hook(result=model, config=self.config)
+        # Revalidated: a hook may have assigned a value of the wrong type.
+        modified: Record = TestResult.model_validate(model.model_dump(warnings=False)).model_dump(
+            mode="json"
+        )
+        return modified
+
+    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
+        captured = None
+        if last is not None and acc.final_outcome() in self.settings.capture:
+            captured = captured_output(last.sections, self.limits, self.redact)
+        result = acc.result(captured)
+        if last is not None and last.user_properties:
+            properties = sanitize_user_properties(last.user_properties)
+            result["user_properties"] = self.redact.data(properties)
+        if acc.case_error:
+            self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
+        return result
+
+    def _emit(self, result: Record) -> None:
+        self.aggregator.add_result(result)
+        if self.stream is None:  # the stream could not be opened: keep results in memory
+            self.unstreamed.append(result)
+            return
+        try:
+            self.stream.write_result(result)
+        except OSError as exc:  # a full disk, say: the rest of the run is kept in memory
+            self.note_internal_error("writing results.jsonl", exc)
+            self.unstreamed.append(result)
+
+    def _add_collection_error(self, diagnostic: Record) -> None:
+        self.aggregator.add_collection_error(diagnostic)
+        if len(self.collection_errors) < MAX_DIAGNOSTICS:
+            self.collection_errors.append(diagnostic)
+        if self.stream is not None:
+            self.stream.write_diagnostic("collection_error", diagnostic)
+
+    def note_warning(self, code: str, message: str, file: str | None, line: int | None) -> None:
+        """A qbench warning about the user's tests (not a pytest warning, so not counted)."""
+        diagnostic = new(
+            "Diagnostic",
+            tool="qbench",
+            severity="warning",
+            code=code,
+            message=message,
+            file=file,
+            line=line,
+        )
+        self.notes.append(message)
+        if len(self.warnings) < MAX_DIAGNOSTICS:
+            self.warnings.append(diagnostic)
+        if self.stream is not None:
+            self.stream.write_diagnostic("warning", diagnostic)
+
+    def _flush_pending(self) -> None:
+        """Tests whose last report never came (a crashed xdist worker, Ctrl-C).
+
+        Those pytest counted (a crash report is a failure) become results; the others (a setup
+        that passed before Ctrl-C) were not counted by pytest either, and are dropped.
+        """
+        for acc in list(self.pending.values()):
+            if acc.counted_as:
+                self._finish_test(acc, None)
+        self.pending.clear()
+
+    # --- the end --------------------------------------------------------------------------
+
+    def finish(self, exitstatus: int) -> None:
+        """Complete the run: the other plugins' hooks, the stream's end record, every file."""
+        self._flush_pending()
+        self.run.update(
+            completed_at=iso(datetime.now(timezone.utc)),
+            exit_code=exitstatus,
+            interrupted=self.interrupted or exitstatus == INTERRUPTED,
+        )
+        summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
+        report = new(
+            "TestReport",
+            meta=new(
+                "ReportMeta", qbench_version=__version__, created_at=iso(datetime.now(timezone.utc))
+            ),
+            run=self.run,
+            environment=self.environment,
+            summary=summary,
+            collection_errors=self.collection_errors,
+            warnings=self.warnings,
+            coverage=self.coverage,
+            gates=self.gates,
+            repeats=self.aggregator.repeat_stats(),
+        )
+        report = self._report_hooks(report)
+        if self.stream is not None:
+            end = new(
+                "StreamEnd",
+                run=report["run"],
+                environment=report["environment"],
+                sections=report["sections"],
+                coverage=report["coverage"],
+                gates=report["gates"],
+            )
+            self.stream.write_end(end)
+            self.stream.close()
+        self.write_outputs(report, self.index_run(report))
+
+    def index_run(self, report: Record) -> dict[str, Record]:
+        """Index the run in the history index; return the failing tests' history.
+
+        A failure here is a warning: the reports are written all the same, without history. A run
+        in which no test ran (``--collect-only``, a ``-k`` matching nothing) is not indexed.
+        """
+        from pytest_qbench.history.session_end import record_run
+
+        if not report["summary"]["total"]:
+            return {}
+        stream = self.stream_path if self.stream_path.exists() else None
+        try:
+            recorded = record_run(
+                self.settings.qbench_dir,
+                report,
+                stream,
+                self.unstreamed,
+                self.settings.keep_runs,
+                self.settings.db,
+            )
+        except Exception as exc:
+            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+            message = f"run not indexed, so no history in its reports: {detail}"
+            self.notes.append(message)
+            report["warnings"].append(
+                new(
+                    "Diagnostic", tool="qbench", severity="warning", code="history", message=message
+                )
+            )
+            return {}
+        self.notes.extend(recorded.problems)
+        return recorded.histories
+
+    def _report_hooks(self, report: Record) -> Record:
+        """Let other plugins change the report and add Markdown sections (as models)."""
+        hook = self.config.hook
+        if not (
+            hook.pytest_qbench_modify_report.get_hookimpls()
+            or hook.pytest_qbench_markdown_sections.get_hookimpls()
+        ):
+            return report
+        from pytest_qbench.report.models import TestReport
+
+        model = TestReport.model_validate(report)
+        with self.guard("pytest_qbench_modify_report"):
+            hook.pytest_qbench_modify_report(report=model, config=self.config)
+        with self.guard("pytest_qbench_markdown_sections"):
+            for sections in hook.pytest_qbench_markdown_sections(report=model, config=self.config):
+                model.sections.extend(sections or [])
+        with self.guard("the report as the hooks left it"):  # what they changed must be valid
+            record: Record = TestReport.model_validate(model.model_dump(warnings=False)).model_dump(
+                mode="json"
+            )
+            record["summary"]["pass_rate"] = pass_rate(record["summary"])
+            return record
+        return report
+
+    def write_outputs(self, report: Record, history: dict[str, Record] | None = None) -> None:
+        """Write report.json, report.md and every extra output; one failing does not stop the rest.
+
+        ``history`` (node id to ``TestHistory`` record) goes into the failing tests' results.
+        """
+        from pytest_qbench.report import outputs
+
+        stream = self.stream_path if self.stream_path.exists() else None
+        if self.unstreamed:  # report.json gets them after the stream's
+            report["results"] = self.unstreamed
+        view = self.aggregator.view()
+        for result in [*view.failures.items, *view.errors.items, *self.unstreamed]:
+            if history and result["nodeid"] in history:
+                result["history"] = history[result["nodeid"]]
+        writer = outputs.OutputWriter(
+            report=report,
+            stream=stream,
+            view=view,
+            template_dir=self.settings.template_dir,
+            max_items=self.settings.md_max_items,
+            patches={nodeid: {"history": h} for nodeid, h in (history or {}).items()},
+        )
+        run_json, run_md = self.run_dir / store.REPORT_JSON, self.run_dir / store.REPORT_MD
+        jobs: list[tuple[str, Callable[[], Path]]] = [
+            ("report.json", partial(writer.json, run_json)),
+            ("report.md", partial(writer.markdown, run_md)),
+        ]
+        if self.settings.json_path:
+            jobs.append(("--qbench-json", partial(writer.copy, run_json, self.settings.json_path)))
+        if self.settings.md_path:
+            jobs.append(("--qbench-md", partial(writer.copy, run_md, self.settings.md_path)))
+        if self.settings.digest_path:
+            jobs.append(("--qbench-digest", partial(writer.digest, self.settings.digest_path)))
+        for template, out in self.settings.templates:
+            jobs.append((f"--qbench-template {template}", partial(writer.template, template, out)))
+        summary_path = self._step_summary_path()
+        if summary_path is not None:
+            jobs.append(("$GITHUB_STEP_SUMMARY", partial(writer.step_summary, summary_path)))
+        for name, job in jobs:
+            try:
+                self.written.append(job())
+            except QBenchError as exc:  # the user's template, not a qbench bug
+                self.notes.append(f"could not write {name}: {exc}")
+            except Exception as exc:
+                self.note_internal_error(f"writing {name}", exc)
+
+    def _step_summary_path(self) -> Path | None:
+        if not self.settings.github_summary:
+            return None
+        from pytest_qbench.report.github import step_summary_path
+
+        return step_summary_path(os.environ)
+
+    def _annotations(self) -> list[str]:
+        """GitHub workflow commands for the failures and the failed gates."""
+        from pytest_qbench.report import github
+
+        view = self.aggregator.view()
+        failed = [*view.failures.items, *view.errors.items]
+        root = github.checkout_prefix(self.config.rootpath, os.environ)
+        return [*github.failure_annotations(failed, root), *github.gate_annotations(self.gates)]
+
+    def _shown_paths(self) -> list[str]:
+        shown = []
+        for path in self.written:
+            try:
+                shown.append(os.path.relpath(path, self.config.invocation_params.dir))
+            except ValueError:  # another drive on Windows
+                shown.append(str(path))
+        return shown
+
+
+def _plugin_versions(config: pytest.Config) -> dict[str, str]:
+    versions: dict[str, str] = {}
+    for _plugin, dist in config.pluginmanager.list_plugin_distinfo():
+        name = getattr(dist, "project_name", None) or dist.metadata["Name"]
+        versions[str(name)] = str(dist.version)
+    return versions
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is a pytest-xdist worker."""
+    return hasattr(config, "workerinput")
+
+
+def worker_id() -> str | None:
+    """This xdist worker's id, e.g. ``gw0``."""
+    return os.environ.get("PYTEST_XDIST_WORKER")
+
+
+__all__ = ["QBenchSession", "QBenchWorker", "qbench_session_key"]

@@ -1,0 +1,286 @@
+"""Options and ini values -> validated ``Settings``, before any test runs.
+
+Every problem raises ``pytest.UsageError`` as ``<option> <problem>, given: <value>; <fix>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.plugin.agent.options import GateSettings
+from pytest_qbench.plugin.agent.options import read_gate_settings
+from pytest_qbench.plugin.collectors import Limits
+from pytest_qbench.plugin.options import CAPTURE_DEFAULT
+from pytest_qbench.plugin.options import DEFAULT_KEEP_RUNS
+from pytest_qbench.plugin.options import DEFAULT_MAX_OUTPUT
+from pytest_qbench.plugin.options import DEFAULT_MAX_TRACE
+from pytest_qbench.plugin.options import DEFAULT_MD_MAX_ITEMS
+from pytest_qbench.plugin.options import OptionReader
+from pytest_qbench.plugin.options import coverage_asked
+from pytest_qbench.plugin.options import parse_cap
+from pytest_qbench.plugin.options import parse_capture
+from pytest_qbench.plugin.options import parse_count
+from pytest_qbench.plugin.options import parse_percent
+from pytest_qbench.plugin.options import parse_run_id
+from pytest_qbench.plugin.options import parse_template_spec
+from pytest_qbench.plugin.options import pytest_cov_asked
+
+
+PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+@dataclass(frozen=True)
+class CoverageSettings:
+    """What was asked about coverage."""
+
+    measure: bool = False
+    """qbench measures itself (``--qbench-cov``, and pytest-cov is not measuring)."""
+    sources: tuple[str, ...] | None = None
+    """Directories (absolute) and package names; ``None``: coverage's configured ``source``."""
+    from_pytest_cov: bool = False
+    """pytest-cov measures; qbench reads its data."""
+    fail_under: float | None = None
+    """The required total percentage."""
+    contexts: bool = False
+    """Record which tests executed which file."""
+    notes: tuple[str, ...] = ()
+    """Things to tell the user about these settings."""
+
+    @property
+    def active(self) -> bool:
+        """Whether the report gets coverage."""
+        return self.measure or self.from_pytest_cov
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the plugin was asked to do, validated."""
+
+    qbench_dir: Path
+    run_id: str | None
+    json_path: Path | None = None
+    md_path: Path | None = None
+    digest_path: Path | None = None
+    templates: tuple[tuple[str, Path], ...] = ()
+    template_dir: Path | None = None
+    capture: frozenset[str] = frozenset({"failed", "error"})
+    limits: Limits = field(default_factory=Limits)
+    md_max_items: int = DEFAULT_MD_MAX_ITEMS
+    coverage: CoverageSettings = field(default_factory=CoverageSettings)
+    annotations: bool = False
+    github_summary: bool = True
+    keep_runs: int = DEFAULT_KEEP_RUNS
+    db: str | None = None
+    """The PostgreSQL URL of the history database; ``None``: the run store's index.sqlite."""
+    gates: GateSettings = field(default_factory=GateSettings)
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Validate every option; raise ``UsageError`` on the first problem."""
+    reader = OptionReader(config)
+    qbench_dir, dir_source = reader.path("dir")
+    if qbench_dir is None:
+        qbench_dir = config.rootpath / ".qbench"
+    ensure_writable_dir(qbench_dir, dir_source)
+    run_id = reader.parsed("run_id", parse_run_id, None)
+    if run_id is not None and (qbench_dir / "runs" / run_id).exists():
+        raise pytest.UsageError(
+            f"--qbench-run-id {run_id!r} already exists in {qbench_dir / 'runs'}; "
+            "choose a new id (run ids are never reused, so no run is overwritten)"
+        )
+    outputs: dict[str, Path | None] = {}
+    for name in ("json", "md", "digest"):
+        path, source = reader.path(name)
+        if path is not None:
+            ensure_writable_file(path, source)
+        outputs[name] = path
+    template_dir, tdir_source = reader.path("template_dir")
+    if template_dir is not None and not template_dir.is_dir():
+        raise pytest.UsageError(
+            f"{tdir_source} is not a directory, given: {template_dir}; create it or fix the path"
+        )
+    return Settings(
+        qbench_dir=qbench_dir,
+        run_id=run_id,
+        json_path=outputs["json"],
+        md_path=outputs["md"],
+        digest_path=outputs["digest"],
+        templates=_templates(reader, template_dir),
+        template_dir=template_dir,
+        capture=reader.parsed("capture", parse_capture, parse_capture(CAPTURE_DEFAULT)),
+        limits=Limits(
+            max_output=reader.parsed("max_output", parse_cap, DEFAULT_MAX_OUTPUT),
+            max_trace=reader.parsed("max_trace", parse_cap, DEFAULT_MAX_TRACE),
+        ),
+        md_max_items=reader.parsed("md_max_items", parse_count, DEFAULT_MD_MAX_ITEMS),
+        coverage=read_coverage_settings(config),
+        annotations=bool(reader.cli("annotations") or reader.ini("annotations")),
+        github_summary=bool(reader.ini("github_summary")),
+        keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
+        db=read_db(reader),
+        gates=read_gate_settings(config),
+    )
+
+
+def read_db(reader: OptionReader) -> str | None:
+    """The history database's URL: ``--qbench-db``, else ``$QBENCH_DB``, else ini ``qbench_db``
+    (``None``, or the value ``sqlite``: the local index). psycopg must import for a URL."""
+    from pytest_qbench.core.errors import HistoryError
+    from pytest_qbench.history.database import ENV_VAR
+    from pytest_qbench.history.database import parse_db
+    from pytest_qbench.history.database import require_psycopg
+
+    given = [
+        ("--qbench-db", reader.cli("db")),
+        (f"${ENV_VAR}", os.environ.get(ENV_VAR)),
+        ("ini qbench_db", reader.ini("db")),
+    ]
+    source, value = next(((s, v) for s, v in given if v), ("", None))
+    try:
+        url = parse_db(value, source)
+        if url is not None:
+            require_psycopg(source)
+    except HistoryError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return url
+
+
+def read_coverage_settings(config: pytest.Config) -> CoverageSettings:
+    """Validate the coverage options; raise ``UsageError`` on the first problem."""
+    reader = OptionReader(config)
+    fail_under = reader.parsed("cov_fail_under", parse_percent, None)
+    contexts = bool(reader.cli("cov_contexts") or reader.ini("cov_contexts"))
+    asked, by_pytest_cov = coverage_asked(config), pytest_cov_asked(config)
+    if not (asked or by_pytest_cov):
+        for flag, value in (
+            ("--qbench-cov-fail-under", fail_under),
+            ("--qbench-cov-contexts", contexts),
+        ):
+            if value:
+                raise pytest.UsageError(
+                    f"{flag} needs coverage data, and none is measured; add --qbench-cov=SOURCE "
+                    "(e.g. --qbench-cov=src/mypkg), or pytest-cov's --cov=SOURCE"
+                )
+        return CoverageSettings()
+    sources = coverage_sources(reader) if asked else None
+    notes: tuple[str, ...] = ()
+    if by_pytest_cov:
+        if contexts and getattr(config.known_args_namespace, "cov_context", None) != "test":
+            raise pytest.UsageError(
+                "--qbench-cov-contexts with pytest-cov: pytest-cov records the per-test "
+                "contexts; add --cov-context=test"
+            )
+        if asked:
+            notes = ("coverage measured by pytest-cov (--cov); --qbench-cov is not used",)
+    return CoverageSettings(
+        measure=asked and not by_pytest_cov,
+        sources=sources,
+        from_pytest_cov=by_pytest_cov,
+        fail_under=fail_under,
+        contexts=contexts,
+        notes=notes,
+    )
+
+
+def coverage_sources(reader: OptionReader) -> tuple[str, ...] | None:
+    """``--qbench-cov`` values (or the ini lines): directories made absolute, package names kept.
+
+    ``None`` when a bare ``--qbench-cov`` leaves the choice to coverage's configuration.
+    """
+    cli = reader.cli("cov")
+    if cli:
+        if True in cli:
+            return None
+        return tuple(_source(str(v), reader.cli_dir, "--qbench-cov") for v in cli)
+    lines = reader.ini("cov") or []
+    return tuple(_source(line, reader.ini_dir, "ini qbench_cov") for line in lines)
+
+
+def _source(value: str, base: Path, flag: str) -> str:
+    path = base / value
+    if path.is_dir():
+        return str(path.resolve())
+    if path.exists():
+        raise pytest.UsageError(
+            f"{flag} must be a directory or an importable package, given: {value} (a file); "
+            f"use its directory, e.g. {flag}={Path(value).parent.as_posix() or '.'}"
+        )
+    if PACKAGE_NAME.match(value):
+        return value
+    raise pytest.UsageError(
+        f"{flag} is neither a directory nor a package name, given: {value}; "
+        f"e.g. {flag}=src/mypkg or {flag}=mypkg"
+    )
+
+
+def _templates(reader: OptionReader, template_dir: Path | None) -> tuple[tuple[str, Path], ...]:
+    from pytest_qbench.core.errors import TemplateError
+    from pytest_qbench.report.render import find_template
+    from pytest_qbench.report.render import make_environment
+
+    specs: list[tuple[str, Path, str]] = [
+        (tmpl, reader.cli_dir / out, "--qbench-template")
+        for tmpl, out in reader.cli("templates") or []
+    ]
+    if not specs:
+        for line in reader.ini("templates") or []:
+            try:
+                tmpl, target = parse_template_spec(line)
+            except argparse.ArgumentTypeError as exc:
+                raise pytest.UsageError(f"ini qbench_templates {exc}") from None
+            specs.append((tmpl, reader.ini_dir / target, "ini qbench_templates"))
+    env = make_environment(template_dir)
+    resolved = []
+    for tmpl, out, source in specs:
+        base = reader.cli_dir if source.startswith("--") else reader.ini_dir
+        name = str(base / tmpl) if (base / tmpl).is_file() else tmpl
+        try:
+            find_template(env, name)
+        except TemplateError as exc:
+            raise pytest.UsageError(f"{source} {exc}") from None
+        ensure_writable_file(out, source)
+        resolved.append((name, out))
+    return tuple(resolved)
+
+
+def ensure_writable_dir(path: Path, source: str) -> None:
+    """Refuse a directory that cannot be created or written."""
+    if path.exists() and not path.is_dir():
+        raise pytest.UsageError(
+            f"{source} must be a directory, given: {path} (a file); choose another path"
+        )
+    _check_creatable(path, source)
+
+
+def ensure_writable_file(path: Path, source: str) -> None:
+    """Refuse an output file that cannot be written: a directory, or a read-only location."""
+    if path.is_dir():
+        raise pytest.UsageError(
+            f"{source} must be a file path, given: {path} (a directory); e.g. {path / 'report.json'}"
+        )
+    _check_creatable(path.parent, source, shown=path)
+
+
+def _check_creatable(directory: Path, source: str, shown: Path | None = None) -> None:
+    existing = directory
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise pytest.UsageError(
+            f"{source} cannot be created, given: {shown or directory} ({existing} is a file); "
+            "choose another path"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise pytest.UsageError(
+            f"{source} is not writable, given: {shown or directory} (no write permission on "
+            f"{existing}); choose a writable path"
+        )

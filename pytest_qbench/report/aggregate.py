@@ -1,0 +1,317 @@
+"""Fold results into a summary and a bounded view, one result at a time.
+
+Works on records (``shapes``); models are accepted too and turned into records. The same
+``Aggregator`` serves a live pytest run (fed as each test finishes, so memory stays flat
+however many tests run) and ``qbench render`` (fed from a stored report or a stream).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+
+from pytest_qbench.core.repeat import repeated_test_id
+from pytest_qbench.core.stats import ScoreAccumulator
+from pytest_qbench.core.stats import derived
+from pytest_qbench.core.stats import stats_mean
+from pytest_qbench.report.gate_stats import pass_at_k
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import new
+from pytest_qbench.report.shapes import pass_rate
+
+
+# pytest's summary-line words -> ReportSummary fields.
+CATEGORY_FIELDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errors",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+    "rerun": "reruns",
+    "subtests passed": "subtests_passed",
+    "subtests skipped": "subtests_skipped",
+    "deselected": "deselected",
+    "warnings": "warnings",
+}
+# Counted from the subtests themselves, so pytest-subtests' extra word must not count twice.
+IGNORED_CATEGORIES = frozenset({"subtests failed"})
+OUTCOME_CATEGORY = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "error",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+}
+DEFAULT_MAX_ITEMS = 50
+DEFAULT_SLOWEST = 10
+
+
+@dataclass
+class Selection:
+    """Up to ``limit`` items of one kind, and how many there were in all."""
+
+    limit: int
+    items: list[Record] = field(default_factory=list)
+    total: int = 0
+
+    def offer(self, result: Record) -> None:
+        """Count ``result``; keep it while there is room."""
+        self.total += 1
+        if len(self.items) < self.limit:
+            self.items.append(result)
+
+    @property
+    def omitted(self) -> int:
+        """How many were counted but not kept."""
+        return self.total - len(self.items)
+
+
+@dataclass
+class SkipGroup:
+    """Skipped tests that share a reason."""
+
+    reason: str
+    count: int
+    example: Record
+
+
+@dataclass
+class ReportView:
+    """What the Markdown needs, bounded: first failures, errors, skips by reason, slowest tests,
+    agent tests (those with metric results or a recorded response)."""
+
+    failures: Selection
+    errors: Selection
+    xfailed: Selection
+    xpassed: Selection
+    flaky: Selection
+    skip_groups: list[SkipGroup]
+    skip_groups_omitted: int
+    slowest: list[Record]
+    agents: Selection = field(default_factory=lambda: Selection(DEFAULT_MAX_ITEMS))
+
+
+class Aggregator:
+    """Accumulates counts and bounded selections from results and diagnostics."""
+
+    def __init__(self, max_items: int = DEFAULT_MAX_ITEMS, slowest: int = DEFAULT_SLOWEST) -> None:
+        self.max_items = max_items
+        self.counts: dict[str, int] = {}
+        self.other: dict[str, int] = {}
+        self.total = 0
+        self.flaky_count = 0
+        self.subtests_failed = 0
+        self.failures = Selection(max_items)
+        self.errors = Selection(max_items)
+        self.xfailed = Selection(max_items)
+        self.xpassed = Selection(max_items)
+        self.flaky = Selection(max_items)
+        self.skips: dict[str, SkipGroup] = {}
+        self.slowest_n = slowest
+        self._slowest: list[tuple[float, int, Record]] = []
+        self._seq = 0
+        self.metrics: dict[str, ScoreAccumulator] = {}
+        self.agents = Selection(max_items)
+        self.repeats: dict[str, RepeatAccumulator] = {}
+
+    def add_result(self, result: Record | Any) -> None:
+        """Count one test and keep it if a selection wants it."""
+        result = as_record(result)
+        self.total += 1
+        for category in result["counted_as"] or [OUTCOME_CATEGORY[result["outcome"]]]:
+            self._count(category)
+        if result["subtests"]:
+            self.subtests_failed += sum(1 for s in result["subtests"] if s["outcome"] == "failed")
+        if result["flaky"]:
+            self.flaky_count += 1
+            self.flaky.offer(result)
+        self._select(result)
+        self._add_agent(result)
+        if result.get("repeat") is not None:
+            self._add_repeat(result)
+        duration = result["duration"]
+        if self.slowest_n and duration > 0:
+            self._seq += 1
+            entry = (duration, -self._seq, result)
+            if len(self._slowest) < self.slowest_n:
+                heapq.heappush(self._slowest, entry)
+            elif entry[:2] > self._slowest[0][:2]:
+                heapq.heapreplace(self._slowest, entry)
+
+    def _add_agent(self, result: Record) -> None:
+        metrics = result["metric_results"]
+        for metric in metrics:
+            name = metric["metric_name"]
+            acc = self.metrics.get(name)
+            if acc is None:
+                acc = self.metrics[name] = ScoreAccumulator()
+            acc.add(metric)
+        if metrics or result["agent_response"] is not None or result["tool_calls"]:
+            self.agents.offer(result)
+
+    def _add_repeat(self, result: Record) -> None:
+        test = repeated_test_id(result["nodeid"], result["repeat"])
+        acc = self.repeats.get(test)
+        if acc is None:
+            acc = self.repeats[test] = RepeatAccumulator()
+        acc.add(result)
+
+    def repeat_stats(self) -> list[Record]:
+        """``RepeatStats`` records of the repeated tests, in the order they first finished."""
+        return [acc.stats(test) for test, acc in self.repeats.items() if acc.runs]
+
+    def _select(self, result: Record) -> None:
+        outcome = result["outcome"]
+        if outcome == "failed":
+            self.failures.offer(result)
+        elif outcome == "error":
+            self.errors.offer(result)
+        elif outcome == "xfailed":
+            self.xfailed.offer(result)
+        elif outcome == "xpassed":
+            self.xpassed.offer(result)
+        elif outcome == "skipped":
+            reason = result["reason"] or "(no reason given)"
+            group = self.skips.get(reason)
+            if group is not None:
+                group.count += 1
+            elif len(self.skips) < self.max_items * 4:
+                self.skips[reason] = SkipGroup(reason, 1, result)
+
+    def _count(self, category: str) -> None:
+        if category in IGNORED_CATEGORIES or not category:
+            return
+        name = CATEGORY_FIELDS.get(category)
+        if name is None:
+            self.other[category] = self.other.get(category, 0) + 1
+        else:
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+    def add_collection_error(self, diagnostic: Record | Any) -> None:
+        """Count a collection error, as pytest does, among ``errors``."""
+        self._count("error")
+
+    def add_warning(self, diagnostic: Record | Any) -> None:
+        """Count a pytest warning (qbench's own notes are not pytest's and are not counted)."""
+        if as_record(diagnostic)["tool"] == "pytest":
+            self._count("warnings")
+
+    def add_deselected(self, count: int) -> None:
+        """Count deselected tests."""
+        self.counts["deselected"] = self.counts.get("deselected", 0) + count
+
+    def summary(self, duration: float) -> Record:
+        """The summary so far, as a ``ReportSummary`` record."""
+        summary = new(
+            "ReportSummary",
+            **self.counts,
+            total=self.total,
+            flaky=self.flaky_count,
+            subtests_failed=self.subtests_failed,
+            other=dict(self.other),
+            duration=round(duration, 6),
+            **self.metric_summary(),
+        )
+        summary["pass_rate"] = pass_rate(summary)
+        return summary
+
+    def metric_summary(self) -> dict[str, Any]:
+        """``metrics_evaluated``, ``average_scores`` and ``metric_stats``, by metric name."""
+        stats: dict[str, Record] = {}
+        for name in sorted(self.metrics):
+            record = new("MetricStats", **self.metrics[name].stored())
+            record.update(derived(record))
+            stats[name] = record
+        scored = {name: s for name, s in stats.items() if s["n"]}
+        return {
+            "metrics_evaluated": {name: s["n"] for name, s in scored.items()},
+            "average_scores": {name: s["mean"] for name, s in scored.items()},
+            "metric_stats": stats,
+        }
+
+    def view(self) -> ReportView:
+        """The bounded selections, skip groups by count, slowest first."""
+        groups = sorted(self.skips.values(), key=lambda g: (-g.count, g.reason))
+        skipped_total = self.counts.get("skipped", 0)
+        shown = groups[: self.max_items]
+        omitted = max(0, skipped_total - sum(g.count for g in shown))
+        return ReportView(
+            failures=self.failures,
+            errors=self.errors,
+            xfailed=self.xfailed,
+            xpassed=self.xpassed,
+            flaky=self.flaky,
+            skip_groups=shown,
+            skip_groups_omitted=omitted,
+            slowest=[entry[2] for entry in sorted(self._slowest, reverse=True)],
+            agents=self.agents,
+        )
+
+
+@dataclass
+class RepeatAccumulator:
+    """The runs of one test under ``--qbench-repeat``."""
+
+    runs: int = 0
+    passed: int = 0
+    metrics: dict[str, ScoreAccumulator] = field(default_factory=dict)
+
+    def add(self, result: Record) -> None:
+        """Count one run (a skipped run is left out)."""
+        if result["outcome"] not in ("passed", "failed", "error"):
+            return
+        self.runs += 1
+        self.passed += result["outcome"] == "passed"
+        for metric in result["metric_results"]:
+            acc = self.metrics.setdefault(metric["metric_name"], ScoreAccumulator())
+            acc.add(metric)
+
+    def stats(self, nodeid: str) -> Record:
+        """The ``RepeatStats`` record."""
+        means = {name: stats_mean(float(acc.total), acc.n) for name, acc in self.metrics.items()}
+        return new(
+            "RepeatStats",
+            nodeid=nodeid,
+            runs=self.runs,
+            passed=self.passed,
+            pass_at_k=[pass_at_k(self.runs, self.passed, k) for k in range(1, self.runs + 1)],
+            metric_means={name: mean for name, mean in sorted(means.items()) if mean is not None},
+        )
+
+
+def aggregate(
+    results: Iterable[Record | Any],
+    collection_errors: Iterable[Record | Any] = (),
+    warnings: Iterable[Record | Any] = (),
+    deselected: int = 0,
+    *,
+    max_items: int = DEFAULT_MAX_ITEMS,
+    slowest: int = DEFAULT_SLOWEST,
+) -> Aggregator:
+    """Feed everything to a new ``Aggregator``."""
+    agg = Aggregator(max_items, slowest)
+    for result in results:
+        agg.add_result(result)
+    for diagnostic in collection_errors:
+        agg.add_collection_error(diagnostic)
+    for diagnostic in warnings:
+        agg.add_warning(diagnostic)
+    if deselected:
+        agg.add_deselected(deselected)
+    return agg
+
+
+__all__ = ["Aggregator", "ReportView", "Selection", "SkipGroup", "aggregate", "as_record"]
+
+
+def as_record(value: Record | Any) -> Record:
+    """A record as is; a model (from the public API or a test) dumped into one."""
+    if isinstance(value, dict):
+        return value
+    dumped: Record = value.model_dump(mode="json")
+    return dumped

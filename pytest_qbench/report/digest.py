@@ -1,0 +1,154 @@
+"""The failure digest: failures only, bounded, with next steps, for assistants and CI bots.
+
+Works on records (``shapes``); ``FailureDigest.model_validate(build_digest(...))`` gives the
+model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import first_line
+from pytest_qbench.report.aggregate import ReportView
+from pytest_qbench.report.aggregate import as_record
+from pytest_qbench.report.coverage_view import digest_coverage
+from pytest_qbench.report.coverage_view import gate_step
+from pytest_qbench.report.coverage_view import untested_steps
+from pytest_qbench.report.gate_text import gate_step as metric_gate_step
+from pytest_qbench.report.metric_text import result_failures
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import new
+
+
+DIGEST_MAX_FAILURES = 20
+DIGEST_MAX_MESSAGE = 1000
+DIGEST_MAX_TRACE = 2000
+MAX_NEXT_STEPS = 8
+
+
+def build_digest(
+    report: Record | Any, view: ReportView, max_failures: int = DIGEST_MAX_FAILURES
+) -> Record:
+    """Summarise ``report`` as a ``FailureDigest`` record: failed and errored tests, first first."""
+    report = as_record(report)
+    chosen = [*view.failures.items, *view.errors.items][:max_failures]
+    total = view.failures.total + view.errors.total
+    summary, run, coverage = report["summary"], report["run"], report["coverage"]
+    success = (
+        summary["failed"] == 0
+        and summary["errors"] == 0
+        and not run["interrupted"]
+        and run["exit_code"] in (0, 5, None)
+        and (coverage is None or coverage["met"] is not False)
+        and not any(gate["passed"] is False for gate in report["gates"])
+    )
+    return new(
+        "FailureDigest",
+        success=success,
+        run_id=run["run_id"],
+        exit_code=run["exit_code"],
+        summary=summary,
+        failures=[digest_failure(r) for r in chosen],
+        collection_errors=report["collection_errors"][:max_failures],
+        truncated=total - len(chosen),
+        coverage=digest_coverage(coverage) if coverage else None,
+        next_steps=next_steps(report, chosen, view),
+    )
+
+
+def digest_failure(result: Record) -> Record:
+    """One failed test in the digest's compact shape; failing metrics and tool checks the
+    message does not name yet are added to it, one line."""
+    failure = result["failure"] or {}
+    message = failure.get("error_message", "")
+    missing = [line for line in result_failures(result) if line not in message]
+    if missing:
+        message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
+    return new(
+        "DigestFailure",
+        test_name=result["nodeid"],
+        outcome=result["outcome"],
+        file=failure.get("file") or result["file"],
+        line=failure.get("line") or result["line"],
+        error_type=failure.get("error_type", "Failed"),
+        error_message=bound_text(message, DIGEST_MAX_MESSAGE),
+        stack_trace=bound_text(failure.get("stack_trace", ""), DIGEST_MAX_TRACE, keep="tail"),
+    )
+
+
+def next_steps(report: Record, chosen: Iterable[Record], view: ReportView) -> list[str]:
+    """Concrete suggestions, most useful first."""
+    steps: list[str] = []
+    for diag in report["collection_errors"][:3]:
+        where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
+        steps.append(f"Fix the collection error in {where}: {first_line(diag['message'], 120)}")
+    for result in chosen:
+        steps.append(_step_for(result))
+        if len(steps) >= MAX_NEXT_STEPS:
+            break
+    coverage = report["coverage"]
+    gate = gate_step(coverage) if coverage else None
+    if gate:
+        steps.append(gate)
+    gates = [step for gate in report["gates"] if (step := metric_gate_step(gate))]
+    steps.extend(gates)
+    steps.extend(untested_steps(coverage) if coverage else [])
+    for result in view.flaky.items[:2]:
+        steps.append(
+            f"Investigate flaky test {result['nodeid']}: passed after {result['reruns']} rerun(s)"
+        )
+    interrupted = None
+    if report["run"]["interrupted"]:
+        interrupted = "The run was interrupted; run the tests again for complete results"
+        steps.append(interrupted)
+    if not steps:
+        steps.append(_nothing_failed(report))
+    # a failed gate and a partial run are kept even when the list is full
+    return _fit(steps, {s for s in (gate, interrupted, *gates) if s}, MAX_NEXT_STEPS)
+
+
+def _fit(steps: list[str], keep: set[str], limit: int) -> list[str]:
+    """``steps`` cut to ``limit`` by dropping from the end, except the steps in ``keep``."""
+    fitted = list(steps)
+    droppable = [i for i, step in enumerate(fitted) if step not in keep]
+    while len(fitted) > limit and droppable:
+        del fitted[droppable.pop()]
+    return fitted[:limit]
+
+
+def _nothing_failed(report: Record) -> str:
+    summary, exit_code = report["summary"], report["run"]["exit_code"]
+    if exit_code not in (0, 5, None):
+        return f"pytest exited with status {exit_code} without a failing test: read its output"
+    if summary["total"] == 0:
+        return "No tests ran: check the test paths and the -k/-m selection"
+    if summary["passed"] == 0:
+        return f"None of the {summary['total']} tests passed or failed (all skipped or xfailed)"
+    return f"All {summary['passed']} tests that ran passed; nothing to fix"
+
+
+def _step_for(result: Record) -> str:
+    failure, nodeid = result["failure"], result["nodeid"]
+    if failure is None:
+        return f"Look at {nodeid}: it {result['outcome']} without a traceback"
+    where = _location(failure["file"] or result["file"], failure["line"] or result["line"])
+    kind, phase = failure["error_type"], failure["phase"]
+    if kind == "XPASS(strict)":
+        return f"{nodeid} passes now: remove its xfail marker or make it non-strict"
+    if phase in ("setup", "teardown"):
+        return f"Fix the {phase} error ({kind}) at {where} used by {nodeid}"
+    if kind == "AssertionError":
+        return f"Fix the assertion at {where} ({nodeid})"
+    if kind == "MetricFailure":
+        return (
+            f"Improve the agent's result in {nodeid}: {first_line(failure['error_message'], 120)}"
+        )
+    if kind in ("ModuleNotFoundError", "ImportError"):
+        return f"Fix the import at {where}: {first_line(failure['error_message'], 120)}"
+    return f"Fix the {kind} raised at {where} ({nodeid})"
+
+
+def _location(file: str, line: int | None) -> str:
+    return f"{file}:{line}" if line else file

@@ -1,0 +1,147 @@
+"""Where the tests run: Python, platform, plugins, CI; and keeping secrets out of reports."""
+
+from __future__ import annotations
+
+import platform
+import re
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_qbench._version import __version__
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import new
+
+
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE|DSN",
+    re.IGNORECASE,
+)
+REDACTED = "[redacted]"
+MIN_SECRET_LENGTH = 6
+URL_PASSWORD = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)(?P<password>[^\s/@]+)(?=@)"
+)
+"""The password of a URL (``postgresql://user:PASSWORD@host/db``)."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable's name suggests its value is a secret."""
+    return bool(SECRET_NAME.search(name))
+
+
+class Redactor:
+    """Replaces the values of secret-looking environment variables wherever they appear in text."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        values = {
+            value
+            for name, value in environ.items()
+            if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
+        }
+        values.update(  # QBENCH_DB, DATABASE_URL, ...: a URL's password is secret, whatever the name
+            found["password"]
+            for value in environ.values()
+            for found in URL_PASSWORD.finditer(value)
+            if len(found["password"]) >= MIN_SECRET_LENGTH
+        )
+        # Longest first, so a secret that contains another is replaced whole.
+        self._secrets = sorted(values, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        """Return ``text`` with every secret value replaced by ``[redacted]``."""
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def data(self, value: Any) -> Any:
+        """Redact every string inside JSON data (lists, dicts, pairs)."""
+        if not self._secrets:
+            return value
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.data(v) for k, v in value.items()}
+        return value
+
+    def argv(self, args: Iterable[str]) -> list[str]:
+        """Redact a command line, including ``--token=value`` style arguments and the passwords
+        of URLs (``--qbench-db=postgresql://user:PASSWORD@host/db``)."""
+        return [URL_PASSWORD.sub(rf"\g<head>{REDACTED}", self(arg)) for arg in args]
+
+
+def detect_ci(environ: Mapping[str, str]) -> Record | None:
+    """Recognise the CI provider from its environment variables."""
+    get = environ.get
+    if get("GITHUB_ACTIONS") == "true":
+        server, repo, run = get("GITHUB_SERVER_URL"), get("GITHUB_REPOSITORY"), get("GITHUB_RUN_ID")
+        url = f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
+        branch = get("GITHUB_HEAD_REF") or get("GITHUB_REF_NAME")
+        return new(
+            "CIInfo",
+            provider="github-actions",
+            commit=get("GITHUB_SHA"),
+            branch=branch,
+            build_url=url,
+        )
+    if get("GITLAB_CI"):
+        return new(
+            "CIInfo",
+            provider="gitlab-ci",
+            commit=get("CI_COMMIT_SHA"),
+            branch=get("CI_COMMIT_REF_NAME"),
+            build_url=get("CI_JOB_URL"),
+        )
+    if get("TF_BUILD"):
+        return new(
+            "CIInfo",
+            provider="azure-pipelines",
+            commit=get("BUILD_SOURCEVERSION"),
+            branch=get("BUILD_SOURCEBRANCHNAME"),
+        )
+    if get("CIRCLECI"):
+        return new(
+            "CIInfo",
+            provider="circleci",
+            commit=get("CIRCLE_SHA1"),
+            branch=get("CIRCLE_BRANCH"),
+            build_url=get("CIRCLE_BUILD_URL"),
+        )
+    if get("BUILDKITE"):
+        return new(
+            "CIInfo",
+            provider="buildkite",
+            commit=get("BUILDKITE_COMMIT"),
+            branch=get("BUILDKITE_BRANCH"),
+            build_url=get("BUILDKITE_BUILD_URL"),
+        )
+    if get("JENKINS_URL"):
+        return new(
+            "CIInfo",
+            provider="jenkins",
+            commit=get("GIT_COMMIT"),
+            branch=get("BRANCH_NAME") or get("GIT_BRANCH"),
+            build_url=get("BUILD_URL"),
+        )
+    if get("CI"):
+        return new("CIInfo", provider="unknown")
+    return None
+
+
+def describe_environment(
+    pytest_version: str, plugins: Mapping[str, str], environ: Mapping[str, str]
+) -> Record:
+    """Build the ``environment`` block of a report."""
+    return new(
+        "Environment",
+        python=platform.python_version(),
+        implementation=platform.python_implementation(),
+        platform=platform.platform(),
+        pytest_version=pytest_version,
+        qbench_version=__version__,
+        plugins=dict(sorted(plugins.items())),
+        ci=detect_ci(environ),
+    )

@@ -1,0 +1,55 @@
+"""How metric gates are told: terminal lines and the digest's next steps, on ``GateResult``
+records (standard library only, so the CLI's digest and the pytest side say the same)."""
+
+from __future__ import annotations
+
+from pytest_qbench.report.shapes import Record
+
+
+SHOWN_NEWLY_FAILING = 5
+GATE_LABELS = {
+    "coverage": "coverage gate",
+    "metric_min": "metric gate",
+    "baseline": "baseline gate",
+}
+
+
+def gate_label(gate: Record) -> str:
+    """``metric gate``, ``baseline gate`` or ``coverage gate``."""
+    return GATE_LABELS[gate["kind"]]
+
+
+def gate_lines(gate: Record) -> list[tuple[str, dict[str, bool]]]:
+    """The terminal lines of a metric gate's verdict, with their colour."""
+    label = gate_label(gate)
+    passed = gate["passed"]
+    markup = {"red": True, "bold": True} if passed is False else {"green": True}
+    if passed is None:
+        markup = {"yellow": True}
+    lines = [(f"{label} {gate['name']}: {gate['detail']}", markup)]
+    failing = gate["newly_failing"]
+    if failing:
+        shown = ", ".join(failing[:SHOWN_NEWLY_FAILING])
+        more = len(failing) - SHOWN_NEWLY_FAILING
+        extra = f" (+{more} more in the report)" if more > 0 else ""
+        lines.append((f"  from pass to fail: {shown}{extra}", {}))
+    return lines
+
+
+def gate_step(gate: Record) -> str | None:
+    """The digest's next step for a failed metric gate."""
+    if gate["passed"] is not False:
+        return None
+    if gate["kind"] == "metric_min":
+        return (
+            f"Raise the mean of metric {gate['name']} to the required {gate['threshold']:g} "
+            f"(--qbench-metric-min): {gate['detail']}"
+        )
+    if gate["kind"] == "baseline":
+        first = gate["newly_failing"][:1]
+        start = f"; start with {first[0]}, which passed in the baseline" if first else ""
+        return f"Metric {gate['name']} regressed against the baseline: {gate['detail']}{start}"
+    return None
+
+
+__all__ = ["gate_label", "gate_lines", "gate_step"]

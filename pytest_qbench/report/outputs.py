@@ -1,0 +1,119 @@
+"""Writing a finished report to its files: JSON, Markdown, digest, user templates, copies."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.report import store
+from pytest_qbench.report.aggregate import ReportView
+from pytest_qbench.report.digest import build_digest
+from pytest_qbench.report.render import MARKDOWN_TEMPLATE
+from pytest_qbench.report.render import make_environment
+from pytest_qbench.report.render import render
+from pytest_qbench.report.shapes import Record
+
+
+class StreamResults:
+    """Every result of a stream (then ``after``), parsed lazily on each pass: memory stays flat.
+
+    ``patches`` (node id to fields) amends failed and errored results, as in ``report.json``.
+    """
+
+    def __init__(
+        self,
+        stream: Path,
+        after: list[Record] | None = None,
+        patches: Mapping[str, Record] | None = None,
+    ) -> None:
+        self.stream = stream
+        self.after = after or []
+        self.patches = patches
+
+    def __iter__(self) -> Iterator[Record]:
+        for raw in store.iter_result_json(self.stream):
+            if self.patches:
+                raw = store.patch_result_json(raw, self.patches)
+            result: Record = json.loads(raw)
+            yield result
+        yield from self.after
+
+    def __len__(self) -> int:
+        return sum(1 for _ in store.iter_result_json(self.stream)) + len(self.after)
+
+
+@dataclass
+class OutputWriter:
+    """Writes one report's outputs. ``stream`` holds the results when ``report.results`` is empty."""
+
+    report: Record
+    stream: Path | None
+    view: ReportView
+    template_dir: Path | None
+    max_items: int
+    patches: Mapping[str, Record] | None = None
+    """Fields to set on the stream's failed and errored results, by node id (their history)."""
+
+    def __post_init__(self) -> None:
+        self.env = make_environment(self.template_dir)
+
+    def _results(self) -> StreamResults | list[Record]:
+        results: list[Record] = self.report["results"]
+        if self.stream is None:
+            return results
+        return StreamResults(self.stream, results, self.patches)
+
+    def json(self, path: Path) -> Path:
+        """``report.json``: the model, with the stream's results spliced in."""
+        store.write_report_json(path, self.report, self.stream, self.patches)
+        return path
+
+    def markdown(self, path: Path) -> Path:
+        """``report.md`` from the built-in (or the user's overriding) template."""
+        return self.template(MARKDOWN_TEMPLATE, path)
+
+    def template(self, template: str, path: Path) -> Path:
+        """Any template, rendered to ``path``."""
+        text = render(
+            self.report,
+            template,
+            view=self.view,
+            results=self._results(),
+            env=self.env,
+            max_items=self.max_items,
+        )
+        store.write_text_atomic(path, text)
+        return path
+
+    def digest(self, path: Path) -> Path:
+        """The failure digest as JSON."""
+        digest = build_digest(self.report, self.view)
+        store.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
+        return path
+
+    def step_summary(self, path: Path) -> Path:
+        """The job summary, appended to GitHub's ``$GITHUB_STEP_SUMMARY`` file."""
+        from pytest_qbench.report import github
+
+        text = render(
+            self.report,
+            github.STEP_SUMMARY_TEMPLATE,
+            view=self.view,
+            results=self._results(),
+            env=self.env,
+            max_items=min(self.max_items, 20),
+        )
+        return github.append_step_summary(path, text)
+
+    def copy(self, source: Path, path: Path) -> Path:
+        """An extra copy of a written file, itself written atomically."""
+        if not source.is_file():
+            raise QBenchError(f"{source.name} was not written, so there is nothing to copy")
+        with source.open(encoding="utf-8") as src, store.atomic_writer(path) as dst:
+            shutil.copyfileobj(src, dst)
+        return path

@@ -1,0 +1,187 @@
+"""Reading reports and streams back, validated by the models (used by the CLI, not by pytest)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+
+from pydantic import TypeAdapter
+from pydantic import ValidationError
+
+from pytest_qbench.core.errors import ReportFormatError
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.models import SCHEMA_VERSION
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import RepeatStats
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import StreamDeselected
+from pytest_qbench.report.models import StreamDiagnostic
+from pytest_qbench.report.models import StreamEnd
+from pytest_qbench.report.models import StreamRecord
+from pytest_qbench.report.models import StreamResult
+from pytest_qbench.report.models import StreamStart
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+
+
+def read_report(path: Path) -> TestReport:
+    """Load a ``report.json``.
+
+    Raises:
+        ReportFormatError: the file is missing, not JSON, of another schema version, or invalid.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReportFormatError(
+            f"cannot read report {path}: {exc.strerror}", slug="report-read"
+        ) from None
+    except UnicodeDecodeError:
+        raise ReportFormatError(
+            f"{path} is not a qbench report: not UTF-8 text", slug="report-invalid"
+        ) from None
+    try:
+        report = TestReport.model_validate_json(text)
+    except ValidationError as exc:
+        version = _schema_version_of(text)
+        if version is not None and version != SCHEMA_VERSION:
+            raise ReportFormatError(
+                f"{path} has schema_version {version}; this qbench reads {SCHEMA_VERSION}. "
+                "Re-render it with the qbench version that wrote it, or upgrade qbench.",
+                slug="schema-version",
+            ) from None
+        raise ReportFormatError(
+            f"{path} is not a qbench report: {_first_error(exc)}", slug="report-invalid"
+        ) from None
+    if report.meta.schema_version != SCHEMA_VERSION:
+        raise ReportFormatError(
+            f"{path} has schema_version {report.meta.schema_version}; this qbench reads "
+            f"{SCHEMA_VERSION}. Upgrade qbench.",
+            slug="schema-version",
+        )
+    return report
+
+
+def _schema_version_of(text: str) -> int | None:
+    try:
+        data = json.loads(text)
+        version = data["meta"]["schema_version"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return version if isinstance(version, int) else None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    return f"{where}: {err['msg']}"
+
+
+@dataclass
+class StreamContents:
+    """What a ``results.jsonl`` holds, parsed."""
+
+    start: StreamStart | None = None
+    results: list[TestResult] = field(default_factory=list)
+    collection_errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    deselected: int = 0
+    end: StreamEnd | None = None
+    bad_lines: int = 0
+
+
+def read_stream(path: Path) -> StreamContents:
+    """Parse a stream file. A torn last line (the process died while writing) is skipped.
+
+    Raises:
+        ReportFormatError: the file is missing, or has no start record.
+    """
+    if not path.is_file():
+        raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
+    contents = StreamContents()
+    adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
+    # A torn last line may end inside a multi-byte character; it then fails validation below.
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                record = adapter.validate_json(line)
+            except ValidationError:
+                contents.bad_lines += 1
+                continue
+            _add_record(contents, record)
+    if contents.start is None:
+        raise ReportFormatError(
+            f"{path} has no start record: it is not a qbench result stream", slug="stream-invalid"
+        )
+    return contents
+
+
+def _add_record(contents: StreamContents, record: StreamRecord) -> None:
+    if isinstance(record, StreamStart):
+        contents.start = record
+    elif isinstance(record, StreamResult):
+        contents.results.append(record.result)
+    elif isinstance(record, StreamDiagnostic):
+        target = (
+            contents.collection_errors if record.kind == "collection_error" else contents.warnings
+        )
+        target.append(record.diagnostic)
+    elif isinstance(record, StreamDeselected):
+        contents.deselected += record.count
+    else:
+        contents.end = record
+
+
+def report_from_stream(contents: StreamContents) -> TestReport:
+    """Rebuild a ``TestReport`` from a parsed stream; a stream without an end record is a run
+    that died, and is marked ``interrupted``."""
+    start = contents.start
+    if start is None:  # read_stream refuses such streams; this keeps mypy informed
+        raise ReportFormatError("stream has no start record", slug="stream-invalid")
+    environment, sections, coverage = start.environment, [], None
+    gates = []
+    if contents.end is not None:
+        gates = contents.end.gates
+        run = contents.end.run
+        environment = contents.end.environment or environment
+        sections = contents.end.sections
+        coverage = contents.end.coverage
+    else:
+        run = start.run.model_copy(
+            update={"interrupted": True, "completed_at": _last_finish(contents)}
+        )
+    finished = run.completed_at or run.started_at
+    agg = aggregate(
+        contents.results, contents.collection_errors, contents.warnings, contents.deselected
+    )
+    return TestReport(
+        meta=ReportMeta(
+            qbench_version=start.meta.qbench_version, created_at=datetime.now(timezone.utc)
+        ),
+        run=run,
+        environment=environment,
+        summary=ReportSummary.model_validate(
+            agg.summary((finished - run.started_at).total_seconds())
+        ),
+        results=contents.results,
+        collection_errors=contents.collection_errors,
+        warnings=contents.warnings,
+        sections=sections,
+        coverage=coverage,
+        gates=gates,
+        repeats=[RepeatStats.model_validate(stats) for stats in agg.repeat_stats()],
+    )
+
+
+def _last_finish(contents: StreamContents) -> datetime | None:
+    ends = [
+        r.started_at.timestamp() + r.duration for r in contents.results if r.started_at is not None
+    ]
+    return datetime.fromtimestamp(max(ends), tz=timezone.utc) if ends else None

@@ -1,0 +1,192 @@
+"""Rendering reports with Jinja templates: ``render(report, template) -> str``.
+
+Templates are looked up in the user's template directory first, then among the built-ins
+(``report.md.j2``, ``summary.md.j2``). A template receives:
+
+``report``
+    the ``TestReport`` (``report.results`` may be empty during a live run: use ``results``);
+``results``
+    an iterable over every ``TestResult`` (read lazily from the run's stream during a live run);
+``summary``
+    ``report.summary``;
+``view``
+    bounded selections for concise reports: ``view.failures.items``/``.total``/``.omitted``,
+    ``view.errors``, ``view.xfailed``, ``view.xpassed``, ``view.flaky``, ``view.skip_groups``
+    (``reason``, ``count``, ``example``), ``view.skip_groups_omitted``, ``view.slowest``,
+    ``view.agents`` (tests with agent-evaluation results);
+``max_items``
+    the cap on listed items.
+
+Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``,
+``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
+them apart).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from pytest_qbench.core.errors import TemplateError
+from pytest_qbench.core.markdown import clean
+from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.markdown import md_cell
+from pytest_qbench.core.markdown import md_code
+from pytest_qbench.core.markdown import md_fence
+from pytest_qbench.core.markdown import md_text
+from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
+from pytest_qbench.report.aggregate import ReportView
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.aggregate import as_record
+from pytest_qbench.report.coverage_view import least_covered
+from pytest_qbench.report.coverage_view import percent_text
+from pytest_qbench.report.coverage_view import short_ranges
+from pytest_qbench.report.coverage_view import threshold_text
+from pytest_qbench.report.metric_text import score_pair
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import iso
+
+
+MARKDOWN_TEMPLATE = "report.md.j2"
+
+
+def builtin_template_dir() -> Path:
+    """The built-in templates: inside the installed package, or the checkout's ``templates/``."""
+    packaged = Path(__file__).parent / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).parents[2] / "templates"
+
+
+def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
+    """A Jinja environment: the user's directory first, then the built-ins; strict undefined."""
+    loaders: list[jinja2.BaseLoader] = []
+    if template_dir is not None:
+        loaders.append(jinja2.FileSystemLoader(str(template_dir)))
+    loaders.append(jinja2.FileSystemLoader(str(builtin_template_dir())))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        md_text=md_text,
+        md_code=md_code,
+        md_cell=md_cell,
+        md_fence=md_fence,
+        duration=format_duration,
+        clean=clean,
+        tojson=_tojson,
+        when=_when,
+        percent=percent_text,
+        threshold=threshold_text,
+        least_covered=least_covered,
+        ranges=short_ranges,
+        score_pair=score_pair,
+    )
+    return env
+
+
+def _tojson(value: Any, indent: int | None = None) -> str:
+    # Records are JSON already; the view's dataclasses, models and datetimes as in report.json.
+    return json.dumps(value, indent=indent, default=_jsonable, ensure_ascii=False)
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, datetime):
+        return iso(value)
+    return str(value)
+
+
+def _when(value: Any, fmt: str = "%Y-%m-%d %H:%M:%S UTC") -> str:
+    """A report timestamp (ISO text in records) formatted for people."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value.strftime(fmt) if isinstance(value, datetime) else ""
+
+
+def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
+    """Load a template by name (from the lookup path) or by file path.
+
+    Raises:
+        TemplateError: it does not exist or does not parse.
+    """
+    try:
+        path = Path(name)
+        if path.is_file():
+            return env.from_string(path.read_text(encoding="utf-8"))
+        return env.get_template(name)
+    except jinja2.TemplateNotFound:
+        raise TemplateError(
+            f"template {name!r} not found; give a file path or put it in the template directory "
+            f"(built-ins: {', '.join(sorted(list_builtin_templates()))})",
+            slug="template-missing",
+        ) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(
+            f"template {name!r} has a syntax error at line {exc.lineno}: {exc.message}",
+            slug="template-syntax",
+        ) from None
+
+
+def list_builtin_templates() -> list[str]:
+    """Names of the built-in templates."""
+    return sorted(p.name for p in builtin_template_dir().glob("*.j2"))
+
+
+def render(
+    report: Record | Any,
+    template: str = MARKDOWN_TEMPLATE,
+    *,
+    view: ReportView | None = None,
+    results: Iterable[Record | Any] | None = None,
+    env: jinja2.Environment | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> str:
+    """Render ``report`` with ``template``: a pure function of its inputs.
+
+    Args:
+        report: The report: a ``TestReport`` or its record (``model_dump(mode="json")``).
+        template: Template name (looked up) or path.
+        view: Precomputed bounded selections; computed from ``results`` when omitted.
+        results: Every result; ``report.results`` when omitted.
+        env: A Jinja environment from ``make_environment``; built-ins only when omitted.
+        max_items: Cap on listed failures, errors, skips... when ``view`` is computed here.
+
+    Raises:
+        TemplateError: the template is missing or fails while rendering.
+    """
+    env = env or make_environment()
+    report = as_record(report)
+    all_results: Iterable[Any] = report["results"] if results is None else results
+    if view is None:
+        if isinstance(all_results, Iterator):  # one pass only: the view would consume it
+            all_results = list(all_results)
+        view = aggregate(all_results, max_items=max_items).view()
+    tmpl = find_template(env, template)
+    try:
+        return tmpl.render(
+            report=report,
+            results=all_results,
+            summary=report["summary"],
+            view=view,
+            max_items=max_items,
+        )
+    except Exception as exc:  # anything a template does wrong is the template's error
+        raise TemplateError(
+            f"template {template!r} failed: {type(exc).__name__}: {exc}", slug="template-render"
+        ) from None

@@ -1,0 +1,104 @@
+"""Records: plain JSON data shaped exactly like the models, built without importing pydantic.
+
+The pytest plugin works on records, so that a run costs pytest no more memory than it must;
+``report.json`` then holds exactly what ``TestReport.model_dump_json()`` would (a test checks
+that every report qbench writes is a fixed point of the model); only the spelling of some
+floats differs (``1e-05`` where pydantic writes ``0.00001``), not their value. The shapes come from
+``shapes.json``, generated from ``models.py``: ``python -m pytest_qbench.report.shapes`` rewrites it,
+and a test fails when it is stale.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from datetime import timezone
+from functools import cache
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+
+REQUIRED = "<required>"
+SHAPES_FILE = Path(__file__).with_name("shapes.json")
+Record = dict[str, Any]
+
+
+@cache
+def _shapes() -> dict[str, dict[str, Any]]:
+    loaded: dict[str, dict[str, Any]] = json.loads(SHAPES_FILE.read_text(encoding="utf-8"))
+    return loaded
+
+
+@dataclass(frozen=True)
+class _Layout:
+    template: dict[str, Any]
+    """Every field in order, defaults filled in (required fields hold ``REQUIRED``)."""
+    fresh: tuple[tuple[str, Callable[[], Any]], ...]
+    """Fields whose default is a list or dict, and how to make a new one."""
+    names: frozenset[str]
+    required: frozenset[str]
+
+
+@cache
+def _layout(model: str) -> _Layout:
+    fields = _shapes()[model]
+    fresh: list[tuple[str, Callable[[], Any]]] = []
+    for name, value in fields.items():
+        if isinstance(value, (list, dict)):
+            fresh.append((name, partial(copy.deepcopy, value) if value else type(value)))
+    required = frozenset(name for name, value in fields.items() if value == REQUIRED)
+    return _Layout(dict(fields), tuple(fresh), frozenset(fields), required)
+
+
+def new(model: str, /, **values: Any) -> Record:
+    """A record of ``model`` (e.g. ``"TestResult"``): its defaults, updated with ``values``.
+
+    Keys come out in the model's field order. An unknown field or a missing required one is a
+    bug in qbench, and raises ``KeyError`` at once.
+    """
+    layout = _layout(model)
+    given = values.keys()
+    if not given <= layout.names:
+        raise KeyError(f"{model} has no field(s) {sorted(given - layout.names)}")
+    if not layout.required <= given:
+        raise KeyError(f"{model} needs field(s) {sorted(layout.required - given)}")
+    record = layout.template.copy()
+    record.update(values)
+    for name, make in layout.fresh:
+        if name not in values:
+            record[name] = make()
+    return record
+
+
+def iso(moment: datetime | None) -> str | None:
+    """A datetime as pydantic writes it: UTC, ``2026-11-21T22:15:00.123456Z`` (no fraction when
+    the microseconds are 0)."""
+    if moment is None:
+        return None
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def dumps(record: Record) -> str:
+    """Compact JSON like pydantic's (UTF-8, no spaces; floats in Python's spelling)."""
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def pass_rate(summary: Record) -> float:
+    """``ReportSummary.pass_rate`` for a summary record."""
+    ran = summary["passed"] + summary["failed"] + summary["errors"]
+    return round(100.0 * summary["passed"] / ran, 2) if ran else 0.0
+
+
+def write_shapes() -> None:
+    """Regenerate ``shapes.json`` from the models (needs pydantic)."""
+    from pytest_qbench.report.models import field_shapes
+
+    SHAPES_FILE.write_text(json.dumps(field_shapes(), indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    write_shapes()
