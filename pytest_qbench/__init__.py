@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from pytest_qbench.core.errors import ReportFormatError
     from pytest_qbench.core.errors import TemplateError
     from pytest_qbench.evaluation.cases import AgentCase
-    from pytest_qbench.evaluation.cases import qbench_cases
     from pytest_qbench.evaluation.config import AgentConfigError
-    from pytest_qbench.plugin.agent.fixture import MetricFailure
+    from pytest_qbench.plugin.agent.cases import qbench_cases
     from pytest_qbench.plugin.agent.fixture import QBench
+    from pytest_qbench.plugin.agent.state import MetricFailure
     from pytest_qbench.report.models import Diagnostic
     from pytest_qbench.report.models import Failure
     from pytest_qbench.report.models import FailureDigest
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "AgentConfigError": "pytest_qbench.evaluation.config",
-    "MetricFailure": "pytest_qbench.plugin.agent.fixture",
+    "MetricFailure": "pytest_qbench.plugin.agent.state",
     "QBench": "pytest_qbench.plugin.agent.fixture",
-    "qbench_cases": "pytest_qbench.evaluation.cases",
+    "qbench_cases": "pytest_qbench.plugin.agent.cases",
     "AgentCase": "pytest_qbench.evaluation.cases",
     "MetricStats": "pytest_qbench.report.models",
     "QBenchError": "pytest_qbench.core.errors",

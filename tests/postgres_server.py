@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 
 from pytest_qbench.history.backend import Index
-from pytest_qbench.history.database import ENV_VAR
 from pytest_qbench.history.database import open_index
+from pytest_qbench.history.dburl import ENV_VAR
 
 
 BINARIES = ("initdb", "pg_ctl", "postgres")

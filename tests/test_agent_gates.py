@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.core.repeat import repeated_test_id
-from pytest_qbench.report.gate_stats import paired_interval
-from pytest_qbench.report.gate_stats import pass_at_k
-from pytest_qbench.report.gate_stats import t_quantile
+from pytest_qbench.report.gates.stats import paired_interval
+from pytest_qbench.report.gates.stats import pass_at_k
+from pytest_qbench.report.gates.stats import t_quantile
 
 from conftest import RunQBench
 from conftest import assert_summary_matches_pytest

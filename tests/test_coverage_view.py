@@ -8,8 +8,8 @@ from datetime import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench.report import coverage_view
 from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.coverage import view as coverage_view
 from pytest_qbench.report.digest import build_digest
 from pytest_qbench.report.models import FailureDigest
 from pytest_qbench.report.models import TestReport

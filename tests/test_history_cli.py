@@ -15,7 +15,7 @@ from history_data import write_run
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
-from pytest_qbench.history.database import ENV_VAR
+from pytest_qbench.history.dburl import ENV_VAR
 from pytest_qbench.report import store
 
 

@@ -27,13 +27,13 @@ from postgres_server import open_and_create
 
 from pytest_qbench.cli import main
 from pytest_qbench.core.errors import HistoryError
-from pytest_qbench.history.database import ENV_VAR
 from pytest_qbench.history.database import configured_db
 from pytest_qbench.history.database import ini_value
 from pytest_qbench.history.database import open_index
-from pytest_qbench.history.database import parse_db
-from pytest_qbench.history.database import redact
 from pytest_qbench.history.database import require_psycopg
+from pytest_qbench.history.dburl import ENV_VAR
+from pytest_qbench.history.dburl import parse_db
+from pytest_qbench.history.dburl import redact
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.session_end import record_run

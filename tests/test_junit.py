@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench.cli import ERR
-from pytest_qbench.cli import OK
 from pytest_qbench.cli import main
+from pytest_qbench.cli.status import ERR
+from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import JUnitFormatError
+from pytest_qbench.core.limits import Limits
 from pytest_qbench.report import junit
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import ReportSummary
@@ -387,7 +388,7 @@ def test_secrets_redacted_and_output_bounded(
         '<properties><property name="token" value="tok-5up3r-s3cret"/></properties>'
         "</testcase></testsuite>"
     )
-    report = ingest(path, limits=junit.Limits(max_output=100, max_trace=1000))
+    report = ingest(path, limits=Limits(max_output=100, max_trace=1000))
     text = report.model_dump_json()
     assert "tok-5up3r-s3cret" not in text and "[redacted]" in text
     captured = report.results[0].captured

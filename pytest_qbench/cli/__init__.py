@@ -20,9 +20,8 @@ from pytest_qbench.core.errors import QBenchError
 if TYPE_CHECKING:
     from pytest_qbench.report.models import TestReport
 
-OK = 0
-ERR = 1
-USAGE = 2
+from pytest_qbench.cli.status import ERR
+from pytest_qbench.cli.status import OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,6 +154,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 def load_shard(path: Path) -> TestReport:
     """A report to merge; a JUnit XML file given by mistake gets a hint."""
     from pytest_qbench.core.errors import ReportFormatError
+    from pytest_qbench.report.readers import load_source
 
     try:
         return load_source(path)
@@ -170,7 +170,7 @@ def load_shard(path: Path) -> TestReport:
 
 def cmd_ingest_junit(args: argparse.Namespace) -> int:
     """``qbench ingest-junit``."""
-    from pytest_qbench.report.junit import Limits
+    from pytest_qbench.core.limits import Limits
     from pytest_qbench.report.junit import read_junit
 
     if args.max_output < 0 or args.max_trace < 0:
@@ -226,6 +226,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from pytest_qbench.report import store
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
+    from pytest_qbench.report.readers import load_source
 
     source: Path = args.source
     rebuild = source.is_dir() and args.template is None and args.output is None
@@ -249,32 +250,6 @@ def cmd_render(args: argparse.Namespace) -> int:
         return OK
     writer.template(args.template or "report.md.j2", Path(args.output or "-"))
     return OK
-
-
-def load_source(source: Path) -> TestReport:
-    """A report from ``report.json``, or from a run directory (its stream first)."""
-    from pytest_qbench.core.errors import ReportFormatError
-    from pytest_qbench.report import readers
-    from pytest_qbench.report import store
-
-    if source.is_dir():
-        stream = source / store.STREAM_NAME
-        if stream.is_file():
-            contents = readers.read_stream(stream)
-            if contents.bad_lines:
-                print(
-                    f"qbench: skipped {contents.bad_lines} damaged line(s) of {stream} "
-                    "(a process killed mid-write leaves a torn last line)",
-                    file=sys.stderr,
-                )
-            return readers.report_from_stream(contents)
-        if (source / store.REPORT_JSON).is_file():
-            return readers.read_report(source / store.REPORT_JSON)
-        raise ReportFormatError(
-            f"{source} holds neither {store.STREAM_NAME} nor {store.REPORT_JSON}: not a run directory",
-            slug="not-a-run",
-        )
-    return readers.read_report(source)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

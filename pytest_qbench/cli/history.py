@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
-from pytest_qbench.cli import ERR
-from pytest_qbench.cli import OK
+from pytest_qbench.cli.status import ERR
+from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 
+REPEAT_FIXTURE = "qbench_repeat"
+"""The fixture that numbers the runs of a repeated test."""
+
+
 def repeat_id(index: int) -> str:
     """The id of run ``index`` (1-based) under ``--qbench-repeat``: ``repeat-2``."""
     return f"repeat-{index}"
@@ -19,4 +23,14 @@ def repeated_test_id(nodeid: str, index: int) -> str:
     return nodeid
 
 
-__all__ = ["repeat_id", "repeated_test_id"]
+def repeat_index(item: object) -> int | None:
+    """Which repetition a pytest item is under ``--qbench-repeat`` (``None`` when not repeated):
+    a case-file item's ``repeat``, else its ``qbench_repeat`` parameter."""
+    index = getattr(item, "repeat", None)
+    if index is None:
+        callspec = getattr(item, "callspec", None)
+        index = callspec.params.get(REPEAT_FIXTURE) if callspec is not None else None
+    return index if isinstance(index, int) else None
+
+
+__all__ = ["REPEAT_FIXTURE", "repeat_id", "repeat_index", "repeated_test_id"]

@@ -1,4 +1,4 @@
-"""HoloDeck-style ``agent.yaml`` case files: reading and checking them, and `qbench_cases`.
+"""HoloDeck-style ``agent.yaml`` case files: reading and checking them (no pytest; `qbench_cases`, in ``plugin/agent/cases.py``, makes them parameters).
 
 A case file holds an agent (``agent: module:function``), default metrics
 (``evaluations.metrics``: EvaluationMetric entries) and ``test_cases`` (name, input,
@@ -11,7 +11,6 @@ a case file is read.
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -414,39 +413,6 @@ def _read_case_metrics(
     return tuple(entries)
 
 
-# --- qbench_cases -----------------------------------------------------------------------------
-
-
-def qbench_cases(path: str | Path) -> list[Any]:
-    """The cases of a case file as ``pytest.param`` values for ``@pytest.mark.parametrize``.
-
-    Each param is an `AgentCase` with the case's name as id, marked with the case's
-    ``@pytest.mark.qbench`` (its metrics, ``ground_truth`` and ``expected_tools``), so a test
-    only runs the agent and records the response::
-
-        @pytest.mark.parametrize("case", qbench_cases("agent.yaml"))
-        def test_agent(case, qbench):
-            qbench.record(my_agent(case.input, case.read_files()), input=case.input)
-
-    A relative ``path`` is resolved from the directory of the file that calls this function.
-
-    Raises:
-        AgentFileError: the file is invalid (pytest shows it as the module's collection error).
-    """
-    import pytest
-
-    resolved = Path(path)
-    if not resolved.is_absolute():
-        caller = sys._getframe(1).f_globals.get("__file__")
-        base = Path(caller).parent if caller else Path.cwd()
-        resolved = base / resolved
-    suite = load_agent_file(resolved, str(path))
-    return [
-        pytest.param(case, id=case.name, marks=pytest.mark.qbench(**case.marker_kwargs()))
-        for case in suite.cases
-    ]
-
-
 def call_signature_accepts_files(agent: object) -> bool:
     """Whether ``agent(input, files)`` binds (else the agent is called ``agent(input)``)."""
     try:
@@ -464,5 +430,4 @@ __all__ = [
     "AgentSuite",
     "CaseFile",
     "load_agent_file",
-    "qbench_cases",
 ]

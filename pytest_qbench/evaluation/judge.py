@@ -18,26 +18,14 @@ import threading
 from pathlib import Path
 from typing import Any
 from typing import Literal
-from typing import Protocol
 from typing import final
 
 from pytest_qbench.evaluation.registry import MetricError
 from pytest_qbench.evaluation.registry import metric
+from pytest_qbench.evaluation.sample import Judge as Judge
 from pytest_qbench.evaluation.sample import Sample
 from pytest_qbench.evaluation.sample import Verdict
 from pytest_qbench.evaluation.sample import as_text
-
-
-class Judge(Protocol):
-    """Scores a sample for a judge metric; called as ``judge(metric_name, sample, prompt)``.
-
-    A judge may have a ``model`` attribute (str): it becomes ``model_used`` when the verdict
-    names none.
-    """
-
-    def __call__(self, metric_name: str, sample: Sample, prompt: str, /) -> Verdict:
-        """The verdict on ``sample`` for ``metric_name``; ``prompt`` is the metric's question."""
-        ...
 
 
 ReplayMode = Literal["replay", "record"]

@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from concurrent import futures
 from dataclasses import dataclass
 from importlib import metadata
-from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
 from typing import TypeVar
@@ -34,12 +33,10 @@ from typing import final
 from typing import get_args
 
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.evaluation.sample import Judge
 from pytest_qbench.evaluation.sample import Sample
 from pytest_qbench.evaluation.sample import Verdict
 
-
-if TYPE_CHECKING:
-    from pytest_qbench.evaluation.judge import Judge
 
 MetricKind = Literal["deterministic", "judge"]
 """``deterministic`` metrics compute a score themselves; ``judge`` metrics ask a judge."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from numbers import Real
 from typing import Any
+from typing import Protocol
 from typing import final
 
 
@@ -189,3 +190,15 @@ def as_text(value: object) -> str:
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return str(value)
+
+
+class Judge(Protocol):
+    """Scores a sample for a judge metric; called as ``judge(metric_name, sample, prompt)``.
+
+    A judge may have a ``model`` attribute (str): it becomes ``model_used`` when the verdict
+    names none.
+    """
+
+    def __call__(self, metric_name: str, sample: Sample, prompt: str, /) -> Verdict:
+        """The verdict on ``sample`` for ``metric_name``; ``prompt`` is the metric's question."""
+        ...

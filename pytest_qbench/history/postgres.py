@@ -51,10 +51,10 @@ from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import build_schema
 from pytest_qbench.history.backend import check_version
-from pytest_qbench.history.database import ENV_VAR
-from pytest_qbench.history.database import LOCAL
-from pytest_qbench.history.database import URL_HINT
-from pytest_qbench.history.database import redact
+from pytest_qbench.history.dburl import ENV_VAR
+from pytest_qbench.history.dburl import LOCAL
+from pytest_qbench.history.dburl import URL_HINT
+from pytest_qbench.history.dburl import redact
 
 
 T = TypeVar("T")

@@ -73,8 +73,8 @@ def _run_dirs(runs: Path) -> list[Path]:
 def load_report(run_dir: Path) -> TestReport | None:
     """The run's ``report.json`` (which holds the failing tests' history), else its stream (a
     run that died); ``None`` when pytest wrote neither."""
-    from pytest_qbench.cli import load_source
     from pytest_qbench.report import readers
+    from pytest_qbench.report.readers import load_source
 
     report = run_dir / store.REPORT_JSON
     try:

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from pytest_qbench.plugin.agent import hooks as agent_hooks
-from pytest_qbench.plugin.options import add_options
-from pytest_qbench.plugin.options import coverage_asked
-from pytest_qbench.plugin.options import is_enabled
-from pytest_qbench.plugin.options import parse_thresholds
+from pytest_qbench.plugin.options.declare import add_options
+from pytest_qbench.plugin.options.declare import coverage_asked
+from pytest_qbench.plugin.options.declare import is_enabled
+from pytest_qbench.plugin.options.values import parse_thresholds
 
 
 if TYPE_CHECKING:
@@ -74,9 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not is_enabled(config):
         return
+    from pytest_qbench.plugin.options.settings import read_settings
     from pytest_qbench.plugin.session import QBenchSession
     from pytest_qbench.plugin.session import qbench_session_key
-    from pytest_qbench.plugin.settings import read_settings
 
     settings = read_settings(config)  # a UsageError stops pytest, as it should
     try:
@@ -104,7 +104,7 @@ def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> Non
     limits = workerinput.get(WORKER_FLAG)
     if not limits:
         return
-    from pytest_qbench.plugin.collectors import Limits
+    from pytest_qbench.core.limits import Limits
     from pytest_qbench.plugin.session import QBenchWorker
 
     worker = QBenchWorker(config, Limits(**limits), os.environ.get("PYTEST_XDIST_WORKER"))

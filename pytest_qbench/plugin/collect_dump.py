@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pytest_qbench.plugin.collectors import item_facts
-from pytest_qbench.plugin.options import add_options
+from pytest_qbench.plugin.options.declare import add_options
 
 
 DUMP_VARIABLE = "QBENCH_CATALOG_DUMP"

@@ -14,7 +14,6 @@ import linecache
 import math
 from collections.abc import Callable
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -25,12 +24,12 @@ from typing import Literal
 import pluggy
 import pytest
 
+from pytest_qbench.core.limits import MAX_MESSAGE
+from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.repeat import repeat_index
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
-from pytest_qbench.plugin.agent.hooks import repeat_index
-from pytest_qbench.plugin.options import DEFAULT_MAX_OUTPUT
-from pytest_qbench.plugin.options import DEFAULT_MAX_TRACE
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
 from pytest_qbench.report.environment import Redactor
@@ -52,7 +51,6 @@ AGENT_FIELDS = (
 )
 CASE_MARKER = "qbench_case"
 MAX_FRAMES = 50
-MAX_MESSAGE = 4000
 _INTERNAL_DIRS = (
     str(Path(pytest.__file__).resolve().parent),
     str(Path(pytest.__file__).resolve().parent.parent / "_pytest"),
@@ -61,18 +59,6 @@ _INTERNAL_DIRS = (
 _THIRD_PARTY = ("site-packages", "dist-packages")
 # Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
 _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Caps on the text kept per test."""
-
-    max_output: int = DEFAULT_MAX_OUTPUT
-    """Characters kept per captured stream."""
-    max_trace: int = DEFAULT_MAX_TRACE
-    """Characters kept per stack trace."""
-    max_message: int = MAX_MESSAGE
-    """Characters kept per error message."""
 
 
 # --- where the test runs --------------------------------------------------------------------

@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench.plugin.settings import CoverageSettings
-from pytest_qbench.report import coverage_data
+from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report import store
-from pytest_qbench.report.coverage_view import coverage_gate
-from pytest_qbench.report.coverage_view import percent_text
+from pytest_qbench.report.coverage import data as coverage_data
+from pytest_qbench.report.coverage.view import coverage_gate
+from pytest_qbench.report.coverage.view import percent_text
 from pytest_qbench.report.shapes import Record
 
 
@@ -85,7 +85,7 @@ class Measurement:
 
 def start_early(config: pytest.Config) -> None:
     """Start qbench's measurement before conftest files load (serial run, xdist controller)."""
-    from pytest_qbench.plugin.settings import read_coverage_settings
+    from pytest_qbench.plugin.options.settings import read_coverage_settings
 
     settings = read_coverage_settings(config)  # a UsageError stops pytest here
     if not settings.measure:

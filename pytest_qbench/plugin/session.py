@@ -27,11 +27,11 @@ import pytest
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.limits import Limits
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
 from pytest_qbench.plugin.collectors import ITEM_ATTR
-from pytest_qbench.plugin.collectors import Limits
 from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
@@ -40,7 +40,7 @@ from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
 from pytest_qbench.plugin.collectors import warning_diagnostic
-from pytest_qbench.plugin.settings import Settings
+from pytest_qbench.plugin.options.settings import Settings
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import Redactor
@@ -90,7 +90,7 @@ class QBenchWorker:
         if report.when == "call":
             state = item.stash.get(agent_state_key, None)
             if state is not None:
-                from pytest_qbench.plugin.agent.fixture import agent_facts
+                from pytest_qbench.plugin.agent.state import agent_facts
 
                 agent = agent_facts(state, self.limits.max_output)
                 if agent is not None:

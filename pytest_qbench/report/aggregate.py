@@ -17,7 +17,7 @@ from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.stats import ScoreAccumulator
 from pytest_qbench.core.stats import derived
 from pytest_qbench.core.stats import stats_mean
-from pytest_qbench.report.gate_stats import pass_at_k
+from pytest_qbench.report.gates.stats import pass_at_k
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate

@@ -13,10 +13,10 @@ from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import as_record
-from pytest_qbench.report.coverage_view import digest_coverage
-from pytest_qbench.report.coverage_view import gate_step
-from pytest_qbench.report.coverage_view import untested_steps
-from pytest_qbench.report.gate_text import gate_step as metric_gate_step
+from pytest_qbench.report.coverage.view import digest_coverage
+from pytest_qbench.report.coverage.view import gate_step
+from pytest_qbench.report.coverage.view import untested_steps
+from pytest_qbench.report.gates.text import gate_step as metric_gate_step
 from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new

@@ -113,7 +113,7 @@ def gate_annotations(gates: Iterable[Record]) -> list[str]:
 
 
 def _gate_title(gate: Record) -> str:
-    from pytest_qbench.report.gate_text import gate_label
+    from pytest_qbench.report.gates.text import gate_label
 
     label = gate_label(gate)
     return label if gate["kind"] == "coverage" else f"{label}: {gate['name']}"

@@ -37,8 +37,8 @@ from pydantic import JsonValue
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import JUnitFormatError
-from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT
-from pytest_qbench.core.text import DEFAULT_MAX_TRACE
+from pytest_qbench.core.limits import MAX_MESSAGE
+from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
@@ -60,7 +60,6 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.store import new_run_id
 
 
-MAX_MESSAGE = 4_000
 MAX_PROPERTY = 1_000
 LOCATION_LINES = 300
 # Suite properties worth keeping in environment.extra (Surefire lists every system property).
@@ -73,16 +72,6 @@ PYTEST_PHASE_ERROR = re.compile(r'^failed on (?P<phase>setup|teardown) with "(?P
 SOURCE_LOCATION = re.compile(r"(?P<file>[\w./\\@~+-]*[\w@~+-]\.[A-Za-z]{1,6}):(?P<line>\d+)")
 DOTNET_LOCATION = re.compile(r" in (?P<file>\S.*?):line (?P<line>\d+)")
 LIBRARY_PATH = ("node_modules", "site-packages", "<anonymous>", "node:internal", "java.base/")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Caps on the text kept per test (as the plugin's ``--qbench-max-*`` options)."""
-
-    max_output: int = DEFAULT_MAX_OUTPUT
-    """Characters kept per captured stream."""
-    max_trace: int = DEFAULT_MAX_TRACE
-    """Characters kept per stack trace (the end is kept)."""
 
 
 # --- safe parsing -------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
@@ -185,3 +186,27 @@ def _last_finish(contents: StreamContents) -> datetime | None:
         r.started_at.timestamp() + r.duration for r in contents.results if r.started_at is not None
     ]
     return datetime.fromtimestamp(max(ends), tz=timezone.utc) if ends else None
+
+
+def load_source(source: Path) -> TestReport:
+    """A report from ``report.json``, or from a run directory (its stream first)."""
+    from pytest_qbench.report import store
+
+    if source.is_dir():
+        stream = source / store.STREAM_NAME
+        if stream.is_file():
+            contents = read_stream(stream)
+            if contents.bad_lines:
+                print(
+                    f"qbench: skipped {contents.bad_lines} damaged line(s) of {stream} "
+                    "(a process killed mid-write leaves a torn last line)",
+                    file=sys.stderr,
+                )
+            return report_from_stream(contents)
+        if (source / store.REPORT_JSON).is_file():
+            return read_report(source / store.REPORT_JSON)
+        raise ReportFormatError(
+            f"{source} holds neither {store.STREAM_NAME} nor {store.REPORT_JSON}: not a run directory",
+            slug="not-a-run",
+        )
+    return read_report(source)

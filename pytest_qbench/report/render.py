@@ -45,10 +45,10 @@ from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.aggregate import as_record
-from pytest_qbench.report.coverage_view import least_covered
-from pytest_qbench.report.coverage_view import percent_text
-from pytest_qbench.report.coverage_view import short_ranges
-from pytest_qbench.report.coverage_view import threshold_text
+from pytest_qbench.report.coverage.view import least_covered
+from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.coverage.view import short_ranges
+from pytest_qbench.report.coverage.view import threshold_text
 from pytest_qbench.report.metric_text import score_pair
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso

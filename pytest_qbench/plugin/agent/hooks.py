@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_qbench.core.repeat import REPEAT_FIXTURE
 from pytest_qbench.core.repeat import repeat_id
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.plugin.agent.fixture import AgentState
+    from pytest_qbench.plugin.agent.state import AgentState
 
 PLUGIN_NAME = "qbench-agent"
 MARKER = "qbench"
@@ -28,7 +29,6 @@ agent_state_key: pytest.StashKey[AgentState] = pytest.StashKey()
 """Where the ``qbench`` fixture keeps the test's recorded sample and metric results."""
 thresholds_key: pytest.StashKey[dict[str, float]] = pytest.StashKey()
 """ini ``qbench_thresholds``, parsed once per process."""
-REPEAT_FIXTURE = "qbench_repeat"
 CASE_FILE_SUFFIXES = (".yaml", ".yml")
 
 
@@ -37,15 +37,6 @@ def is_agent_function(metafunc: pytest.Metafunc) -> bool:
     return FIXTURE in metafunc.fixturenames or (
         metafunc.definition.get_closest_marker(MARKER) is not None
     )
-
-
-def repeat_index(item: pytest.Item) -> int | None:
-    """Which repetition ``item`` is under ``--qbench-repeat`` (``None`` when not repeated)."""
-    index = getattr(item, "repeat", None)  # a case-file item
-    if index is None:
-        callspec = getattr(item, "callspec", None)
-        index = callspec.params.get(REPEAT_FIXTURE) if callspec is not None else None
-    return index if isinstance(index, int) else None
 
 
 def parametrize_repeats(metafunc: pytest.Metafunc, count: int) -> None:

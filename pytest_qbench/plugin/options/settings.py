@@ -14,23 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench.plugin.agent.options import GateSettings
-from pytest_qbench.plugin.agent.options import read_gate_settings
-from pytest_qbench.plugin.collectors import Limits
-from pytest_qbench.plugin.options import CAPTURE_DEFAULT
-from pytest_qbench.plugin.options import DEFAULT_KEEP_RUNS
-from pytest_qbench.plugin.options import DEFAULT_MAX_OUTPUT
-from pytest_qbench.plugin.options import DEFAULT_MAX_TRACE
-from pytest_qbench.plugin.options import DEFAULT_MD_MAX_ITEMS
-from pytest_qbench.plugin.options import OptionReader
-from pytest_qbench.plugin.options import coverage_asked
-from pytest_qbench.plugin.options import parse_cap
-from pytest_qbench.plugin.options import parse_capture
-from pytest_qbench.plugin.options import parse_count
-from pytest_qbench.plugin.options import parse_percent
-from pytest_qbench.plugin.options import parse_run_id
-from pytest_qbench.plugin.options import parse_template_spec
-from pytest_qbench.plugin.options import pytest_cov_asked
+from pytest_qbench.core.limits import Limits
+from pytest_qbench.plugin.options.agent import GateSettings
+from pytest_qbench.plugin.options.agent import read_gate_settings
+from pytest_qbench.plugin.options.declare import coverage_asked
+from pytest_qbench.plugin.options.declare import pytest_cov_asked
+from pytest_qbench.plugin.options.values import CAPTURE_DEFAULT
+from pytest_qbench.plugin.options.values import DEFAULT_KEEP_RUNS
+from pytest_qbench.plugin.options.values import DEFAULT_MAX_OUTPUT
+from pytest_qbench.plugin.options.values import DEFAULT_MAX_TRACE
+from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
+from pytest_qbench.plugin.options.values import OptionReader
+from pytest_qbench.plugin.options.values import parse_cap
+from pytest_qbench.plugin.options.values import parse_capture
+from pytest_qbench.plugin.options.values import parse_count
+from pytest_qbench.plugin.options.values import parse_percent
+from pytest_qbench.plugin.options.values import parse_run_id
+from pytest_qbench.plugin.options.values import parse_template_spec
 
 
 PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -133,9 +133,9 @@ def read_db(reader: OptionReader) -> str | None:
     """The history database's URL: ``--qbench-db``, else ``$QBENCH_DB``, else ini ``qbench_db``
     (``None``, or the value ``sqlite``: the local index). psycopg must import for a URL."""
     from pytest_qbench.core.errors import HistoryError
-    from pytest_qbench.history.database import ENV_VAR
-    from pytest_qbench.history.database import parse_db
     from pytest_qbench.history.database import require_psycopg
+    from pytest_qbench.history.dburl import ENV_VAR
+    from pytest_qbench.history.dburl import parse_db
 
     given = [
         ("--qbench-db", reader.cli("db")),

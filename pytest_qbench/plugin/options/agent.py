@@ -11,16 +11,17 @@ import argparse
 import math
 from dataclasses import dataclass
 from dataclasses import field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_qbench.plugin.options import OptionReader
-from pytest_qbench.plugin.options import split_metric_value
+from pytest_qbench.plugin.options.values import OptionReader
+from pytest_qbench.plugin.options.values import split_metric_value
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.plugin.gates import BaselineScores
+    from pytest_qbench.report.gates.verdicts import BaselineScores
 
 DEFAULT_AGENT_FILES = ("agent.yaml", "agent.yml", "*.agent.yaml", "*.agent.yml")
 DEFAULT_MAX_REGRESSION = 0.0
@@ -160,14 +161,36 @@ def read_gate_settings(config: pytest.Config) -> GateSettings:
         )
     baseline = None
     if path is not None:
-        from pytest_qbench.plugin.gates import read_baseline
-
         baseline = read_baseline(path, source)
     return GateSettings(
         metric_min=minimums,
         baseline=baseline,
         max_regression=DEFAULT_MAX_REGRESSION if max_regression is None else max_regression,
     )
+
+
+def read_baseline(path: Path, source: str) -> BaselineScores:
+    """Read the baseline report; a ``UsageError`` when it cannot serve as one."""
+    from pytest_qbench.core.errors import QBenchError
+    from pytest_qbench.report.gates.verdicts import BaselineScores
+    from pytest_qbench.report.gates.verdicts import case_scores
+    from pytest_qbench.report.readers import read_report
+
+    try:
+        report = read_report(path)
+    except QBenchError as exc:
+        raise pytest.UsageError(
+            f"{source} cannot be used as the baseline: {exc}; give the report.json of an "
+            "earlier run (e.g. .qbench/runs/<run id>/report.json)"
+        ) from None
+    cases = case_scores(r.model_dump(mode="json") for r in report.results)
+    cases = {name: tests for name, tests in cases.items() if any(s.count for s in tests.values())}
+    if not cases:
+        raise pytest.UsageError(
+            f"{source} has no metric scores to compare with, given: {path}; give the "
+            "report.json of a run with agent tests"
+        )
+    return BaselineScores(source=str(path), cases=cases)
 
 
 def gates_asked(reader: OptionReader) -> bool:
@@ -187,5 +210,6 @@ __all__ = [
     "parse_metric_min",
     "parse_regression",
     "parse_repeat",
+    "read_baseline",
     "read_gate_settings",
 ]

@@ -1,0 +1,172 @@
+"""Parsing option values: the ``parse_*`` callables given to argparse as ``type=``, and
+`OptionReader`, which reads one setting from the command line or the ini file.
+
+Standard library and pytest only: imported whenever pytest starts, so no pydantic or jinja2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
+from pytest_qbench.core.text import DEFAULT_MAX_TRACE as DEFAULT_MAX_TRACE
+from pytest_qbench.core.types import OUTCOMES
+
+
+CAPTURE_DEFAULT = "failed,error"
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+OUTPUT_OPTIONS = ("json", "md", "digest", "templates")
+DEFAULT_MD_MAX_ITEMS = 50
+DEFAULT_KEEP_RUNS = 200
+
+
+def parse_cap(value: str) -> int:
+    """A non-negative character count (``type=`` for argparse)."""
+    return _non_negative(value, "a whole number of characters", "20000")
+
+
+def parse_count(value: str) -> int:
+    """A non-negative number of items (``type=`` for argparse)."""
+    return _non_negative(value, "a whole number", "50")
+
+
+def _non_negative(value: str, kind: str, example: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be {kind}, given: {value!r}; e.g. {example}"
+        ) from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, given: {value}; use 0 or more")
+    return number
+
+
+def parse_capture(value: str) -> frozenset[str]:
+    """``all``, ``none``, or a comma list of outcomes (``type=`` for argparse)."""
+    words = [w.strip() for w in value.split(",") if w.strip()]
+    if words == ["all"]:
+        return frozenset(OUTCOMES)
+    if words in (["none"], []):
+        return frozenset()
+    unknown = [w for w in words if w not in OUTCOMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"has unknown outcome {unknown[0]!r}, given: {value!r}; use all, none, or a comma "
+            f"list of {', '.join(OUTCOMES)}"
+        )
+    return frozenset(words)
+
+
+def parse_template_spec(value: str) -> tuple[str, str]:
+    """``TEMPLATE=OUTPUT`` (``type=`` for argparse)."""
+    template, sep, output = value.partition("=")
+    if not sep or not template.strip() or not output.strip():
+        raise argparse.ArgumentTypeError(
+            f"must be TEMPLATE=OUTPUT, given: {value!r}; e.g. junit.xml.j2=reports/junit.xml"
+        )
+    return template.strip(), output.strip()
+
+
+def parse_percent(value: str) -> float:
+    """A percentage from 0 to 100 (``type=`` for argparse)."""
+    try:
+        number = float(value.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a percentage from 0 to 100, given: {value!r}; e.g. 90"
+        ) from None
+    if not 0 <= number <= 100:
+        raise argparse.ArgumentTypeError(
+            f"must be a percentage from 0 to 100, given: {value}; e.g. 90"
+        )
+    return number
+
+
+def parse_run_id(value: str) -> str:
+    """A run id usable as a directory name (``type=`` for argparse)."""
+    if not RUN_ID.match(value):
+        raise argparse.ArgumentTypeError(
+            f"must be 1-128 letters, digits, '.', '_' or '-' and start with a letter or digit, "
+            f"given: {value!r}; e.g. ci-1234"
+        )
+    return value
+
+
+def split_metric_value(text: str) -> tuple[str, float] | None:
+    """``metric=value`` with a finite number of 0 or more, else ``None``."""
+    name, sep, value = (part.strip() for part in text.partition("="))
+    try:
+        number = float(value) if sep and name else math.nan
+    except ValueError:
+        number = math.nan
+    return (name, number) if math.isfinite(number) and number >= 0 else None
+
+
+def parse_thresholds(lines: list[str]) -> dict[str, float]:
+    """ini ``qbench_thresholds``: ``metric=value`` lines -> thresholds by metric name.
+
+    Raises ``pytest.UsageError`` naming the line and the fix.
+    """
+    thresholds: dict[str, float] = {}
+    for line in lines:
+        pair = split_metric_value(line)
+        if pair is None:
+            raise pytest.UsageError(
+                f"ini qbench_thresholds must hold metric=value lines with a number of 0 or more, "
+                f"given: {line!r}; e.g. token_f1=0.7"
+            )
+        thresholds[pair[0]] = pair[1]
+    return thresholds
+
+
+class OptionReader:
+    """Reads one setting: the command line wins over the ini file; paths resolve from each."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.cli_dir = config.invocation_params.dir
+        self.ini_dir = config.inipath.parent if config.inipath else config.rootpath
+
+    def cli(self, name: str) -> Any:
+        value = self.config.getoption(f"qbench_{name}", None)
+        if value is None:  # before pytest_configure only the known args are parsed
+            value = getattr(self.config.known_args_namespace, f"qbench_{name}", None)
+        return value
+
+    def ini(self, name: str) -> Any:
+        try:
+            return self.config.getini(f"qbench_{name}")
+        except (ValueError, pytest.UsageError) as exc:  # pytest 9 wraps the ValueError
+            raise pytest.UsageError(
+                f"ini qbench_{name} is malformed: {exc}; fix it in {self.config.inipath}"
+            ) from None
+
+    def path(self, name: str) -> tuple[Path | None, str]:
+        """The path and where it came from (for error messages)."""
+        value = self.cli(name)
+        if value:
+            return self.cli_dir / value, f"--qbench-{name.replace('_', '-')}"
+        value = self.ini(name)
+        if value:
+            return self.ini_dir / str(value), f"ini qbench_{name}"
+        return None, f"--qbench-{name.replace('_', '-')}"
+
+    def parsed(self, name: str, parse: Callable[[str], Any], default: Any) -> Any:
+        value = self.cli(name)
+        if value is not None:
+            return value  # parsed by argparse already
+        raw = self.ini(name)
+        if raw in (None, ""):
+            return default
+        try:
+            return parse(str(raw))
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"ini qbench_{name} {exc}") from None

@@ -1,0 +1,191 @@
+"""The metric gates' verdicts: ``--qbench-metric-min`` on a metric's mean, ``--qbench-baseline``
+against an earlier run. Pure functions on records; the pytest side is ``plugin/gates.py``.
+
+Each verdict is a ``GateResult`` record; the baseline gate's statistics are in
+`pytest_qbench.report.gates.stats`, and how a verdict is told in `pytest_qbench.report.gates.text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from fractions import Fraction
+
+from pytest_qbench.core.repeat import repeated_test_id
+from pytest_qbench.core.stats import stats_mean
+from pytest_qbench.report.gates.stats import CONFIDENCE
+from pytest_qbench.report.gates.stats import paired_interval
+from pytest_qbench.report.metric_text import score_pair
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import new
+
+
+MAX_NEWLY_FAILING = 100
+TOLERANCE = 1e-9
+"""Float slack when comparing a drop or a mean with its limit (0.8 - 0.75 is 0.0500...04)."""
+
+
+# --- scores per test ---------------------------------------------------------------------------
+
+
+@dataclass
+class CaseScore:
+    """One test's evaluations of one metric (its repeats together)."""
+
+    total: Fraction = Fraction(0)
+    count: int = 0
+    passed: bool = True
+    """Every evaluation met its threshold (an error does not)."""
+
+    @property
+    def mean(self) -> float:
+        """The test's score: the mean of its evaluations."""
+        return float(self.total / self.count)
+
+
+MetricCases = dict[str, dict[str, CaseScore]]
+"""metric name -> test (node id without repeat id) -> its scores."""
+
+
+def case_scores(results: Iterable[Record]) -> MetricCases:
+    """Each metric's scores by test, from ``TestResult`` records (skipped metrics left out)."""
+    cases: MetricCases = {}
+    for result in results:
+        repeat = result.get("repeat")
+        test = result["nodeid"] if repeat is None else repeated_test_id(result["nodeid"], repeat)
+        for metric in result["metric_results"]:
+            if metric["skipped"]:
+                continue
+            score = cases.setdefault(metric["metric_name"], {}).setdefault(test, CaseScore())
+            score.passed = score.passed and bool(metric["passed"])
+            if metric["score"] is not None:
+                score.total += Fraction(metric["score"])
+                score.count += 1
+    return cases
+
+
+@dataclass(frozen=True)
+class BaselineScores:
+    """What the baseline gate needs from the baseline report."""
+
+    source: str
+    """The report's path as given."""
+    cases: MetricCases = field(default_factory=dict)
+
+
+# --- verdicts ----------------------------------------------------------------------------------
+
+
+def metric_min_gate(name: str, minimum: float, stats: Record | None, known: list[str]) -> Record:
+    """The ``--qbench-metric-min`` verdict on one metric, from its ``MetricStats`` record."""
+    mean = None if stats is None else stats_mean(stats["score_sum"], stats["n"])
+    if stats is None or mean is None:
+        scored = ", ".join(known) or "none"
+        return new(
+            "GateResult",
+            kind="metric_min",
+            name=name,
+            passed=None,
+            threshold=minimum,
+            detail=f"no scores for metric {name} in this run (scored: {scored}); nothing to gate",
+        )
+    passed = mean >= minimum - TOLERANCE
+    shown, required = score_pair(round(mean, 9), minimum)  # 0.7000000000000001 is 0.7
+    verdict = "meets" if passed else "is below"
+    return new(
+        "GateResult",
+        kind="metric_min",
+        name=name,
+        passed=passed,
+        value=mean,
+        threshold=minimum,
+        n=stats["n"],
+        detail=f"mean {shown} {verdict} the required {required} ({_count(stats['n'], 'score')})",
+    )
+
+
+def baseline_gate(
+    name: str,
+    baseline: dict[str, CaseScore] | None,
+    current: dict[str, CaseScore] | None,
+    max_regression: float,
+) -> Record:
+    """The ``--qbench-baseline`` verdict on one metric (see `pytest_qbench.report.gates.stats`)."""
+    gate = {"kind": "baseline", "name": name, "threshold": max_regression}
+    if not baseline or not current:
+        missing = "the baseline" if not baseline else "this run"
+        return new("GateResult", **gate, passed=None, detail=f"no scores in {missing}")
+    both = [t for t in current if t in baseline]
+    newly_failing = sorted(t for t in both if baseline[t].passed and not current[t].passed)
+    common = [t for t in both if current[t].count and baseline[t].count]  # scored in both
+    gate["newly_failing"] = newly_failing[:MAX_NEWLY_FAILING]
+    interval = paired_interval([baseline[t].mean - current[t].mean for t in common])
+    if interval is None:
+        return new(
+            "GateResult",
+            **gate,
+            passed=None,
+            n=len(common),
+            detail=f"{_count(len(common), 'test')} in both runs: too few to tell a drop from noise",
+        )
+    before = sum(baseline[t].mean for t in common) / len(common)
+    drop = interval.mean
+    significant = interval.low > TOLERANCE
+    passed = not (significant and drop > max_regression + TOLERANCE)
+    return new(
+        "GateResult",
+        **gate,
+        passed=passed,
+        value=drop,
+        baseline=before,
+        ci_low=interval.low,
+        ci_high=interval.high,
+        n=interval.n,
+        detail=_baseline_detail(
+            before,
+            drop,
+            interval.low,
+            interval.high,
+            interval.n,
+            passed,
+            significant,
+            max_regression,
+        ),
+    )
+
+
+def _baseline_detail(
+    before: float,
+    drop: float,
+    low: float,
+    high: float,
+    n: int,
+    passed: bool,
+    significant: bool,
+    allowed: float,
+) -> str:
+    after = before - drop
+    ci = f"{CONFIDENCE:.0%} CI {low:.3f} to {high:.3f} over {_count(n, 'test')} in both runs"
+    moved = f"mean {before:.3f} -> {after:.3f}, a drop of {drop:.3f} ({ci})"
+    if not passed:
+        return f"{moved}: more than the {allowed:g} allowed"
+    if drop <= 0:
+        return f"{moved}: no drop"
+    if not significant:
+        return f"{moved}: within noise"
+    return f"{moved}: within the {allowed:g} allowed"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+__all__ = [
+    "BaselineScores",
+    "CaseScore",
+    "MetricCases",
+    "baseline_gate",
+    "case_scores",
+    "metric_min_gate",
+]
