@@ -8,13 +8,15 @@ Modules, each small, imports pointing one way:
 - ``backend``: the ``Index`` protocol a backend implements; ``sqlite``: the embedded backend
   (WAL, ``BEGIN IMMEDIATE``, retries), ``<qbench dir>/index.sqlite``; ``postgres``: the shared
   one (psycopg 3, advisory locks, retries), imported only when a URL names it;
+- ``dburl``: the database setting's names and URL forms, passwords hidden (stdlib only);
 - ``database``: which index a run or command uses (``--qbench-db``, ``QBENCH_DB``,
   ``qbench_db``), and opening it;
 - ``indexer``: a run's records into rows, one transaction per run; retention;
 - ``queries``: reading runs and results back;
 - ``session_end``: what the pytest plugin calls when a run ends (index, then failing tests'
   history);
-- ``files``, ``compare``, ``commands``, ``text``: the ``qbench`` subcommands (CLI only).
+- ``files``, ``compare``, ``text``: what the ``qbench`` history subcommands read and print
+  (the subcommands themselves are ``pytest_qbench.cli.history``).
 
 Nothing here imports pydantic except the CLI-only modules, so the pytest process indexes its
 run with records.

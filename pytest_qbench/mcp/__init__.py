@@ -1,7 +1,7 @@
-"""The MCP server's tools, without the MCP SDK: everything here runs and tests without it.
+"""The MCP server (``qbench-mcp``, ``qbench mcp``) and its tools; a front end, like ``cli/``.
 
-``pytest_qbench.mcp.server`` is the one module that imports the SDK; it registers thin tool
-functions over ``service.QBenchTools``. Modules, imports pointing one way:
+``server`` is the one module that imports the SDK (everything else runs and tests without
+it); it registers thin tool functions over ``service.QBenchTools``. Modules, imports pointing one way:
 
 - ``models``: the tools' outputs (pydantic; their JSON Schemas are the output schemas);
 - ``config``: the server's settings and their command-line options;
@@ -12,7 +12,8 @@ functions over ``service.QBenchTools``. Modules, imports pointing one way:
 - ``results``: a finished run into a ``RunResult``, pytest's exit status into data or an error;
 - ``runs``: stored runs: one failure, pages of raw output, the history index;
 - ``catalog``, ``ingest``: the test catalog (SQLite FTS5) and what fills it;
-- ``collect_plugin``: the small pytest plugin that dumps the collection for ``ingest``;
+- ``ingest`` runs pytest with ``pytest_qbench.plugin.collect_dump``, the small pytest plugin
+  that dumps the collection (it lives in ``plugin/``: nothing here imports pytest);
 - ``text``: the compact text each tool returns next to its structured result;
 - ``launch``: ``qbench mcp`` and ``qbench-mcp``, which import the SDK only when they start.
 """

@@ -211,7 +211,7 @@ def _expected(value: Any, index: int) -> str | None:
 
 
 def collected_cases(dump: Path) -> tuple[list[CaseRecord], list[Rejection], list[dict[str, str]]]:
-    """The tests of a collection dump (``collect_plugin``), tests whose ``qbench_case`` is
+    """The tests of a collection dump (``plugin/collect_dump.py``), tests whose ``qbench_case`` is
     malformed (taken without its fields), and the collection errors."""
     cases, rejected, errors = [], [], []
     for line in _lines(dump):

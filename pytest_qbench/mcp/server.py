@@ -1,6 +1,6 @@
 """The MCP server (``qbench-mcp``, ``qbench mcp``): the one module that imports the MCP SDK.
 
-Each tool is a thin function over ``mcp_tools.service.QBenchTools``: the SDK validates the
+Each tool is a thin function over ``service.QBenchTools``: the SDK validates the
 arguments against the signature, the tool returns its pydantic result as structured content
 (the model is the tool's output schema) with a compact text next to it, and a ``ToolFailure``
 becomes a tool error carrying its message. ``run_test_workflow`` and ``ingest_tests`` watch

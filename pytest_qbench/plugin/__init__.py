@@ -4,6 +4,12 @@ Installed but not asked for, this module registers its options, its markers and 
 fixtures, and returns: nothing else is imported until collection ends, when a small module looks
 for tests that use agent evaluation, and no per-test hook runs unless one does. Agent evaluation
 (the fixture and the marker) works whether or not reports are asked for.
+
+The rest of the package, lowest first (each may import only those below it): ``options/``
+(declared, parsed, checked into ``Settings``) and ``hookspecs``; ``collectors`` (pytest's
+reports into records); ``agent/`` (the ``qbench`` fixture, marker and case files); ``session``
+(`QBenchSession`, the run's state); ``gates``, ``coverage_run`` and ``collect_dump`` (plugins
+registered beside the session). ``docs/architecture.md`` has the whole picture.
 """
 
 from __future__ import annotations
