@@ -233,6 +233,8 @@ class Config:
     verify: Verifier
     module: str | None = None
     """A module that must be importable for this configuration to run."""
+    pythonpath: str | None = None
+    """A checkout put first on ``PYTHONPATH`` (``--qbench-at``): another revision of qbench."""
 
 
 def _nonempty(path: Path) -> list[str]:
@@ -408,7 +410,7 @@ class Measurement:
         return not self.problems
 
 
-def child_env() -> dict[str, str]:
+def child_env(pythonpath: str | None = None) -> dict[str, str]:
     """The environment of every pytest run: no autoloaded plugins, no user options, no colour."""
     env = dict(os.environ)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -417,6 +419,8 @@ def child_env() -> dict[str, str]:
     env.pop("FORCE_COLOR", None)
     env.pop("PY_COLORS", None)
     env.pop("GITHUB_STEP_SUMMARY", None)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
     return env
 
 
@@ -443,7 +447,7 @@ def run_once(
         usage = measure(
             command(python, config, out),
             cwd=suite.path,
-            env=child_env(),
+            env=child_env(config.pythonpath),
             output=log,
             timeout=timeout,
         )
@@ -621,6 +625,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--json", type=Path, help="Also write every measurement here (rewritten after each size)"
     )
     parser.add_argument(
+        "--qbench-at",
+        action="append",
+        default=[],
+        metavar="NAME=CHECKOUT",
+        help="Also measure qbench imported from CHECKOUT (another revision), as config "
+        "qbench@NAME, interleaved with the others. Repeatable",
+    )
+    parser.add_argument(
         "--tables-from",
         type=Path,
         metavar="JSON",
@@ -634,6 +646,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def revision_configs(specs: Sequence[str]) -> list[Config]:
+    """``--qbench-at NAME=CHECKOUT``: qbench from another checkout, as config ``qbench@NAME``."""
+    qbench = next(c for c in CONFIGS if c.name == "qbench")
+    configs = []
+    for spec in specs:
+        name, sep, checkout = spec.partition("=")
+        if not sep or not name or not Path(checkout, "pytest_qbench").is_dir():
+            raise SystemExit(f"--qbench-at must be NAME=CHECKOUT (a checkout), given: {spec!r}")
+        configs.append(
+            Config(f"qbench@{name}", qbench.args, qbench.verify, pythonpath=str(Path(checkout)))
+        )
+    return configs
+
+
 def tables_from(path: Path) -> int:
     """Print the tables of a saved ``--json`` file; return 1 when any of its runs failed."""
     data = json.loads(path.read_text())
@@ -643,6 +669,7 @@ def tables_from(path: Path) -> int:
         measurements = [Measurement(**run) for run in entry["runs"]]
         names = list(dict.fromkeys(m.config for m in measurements))
         configs = [c for c in CONFIGS if c.name in names]
+        configs += [Config(n, CONFIGS[-1].args, verify_qbench) for n in names if "@" in n]
         rows = summarize(measurements, configs)
         any_failed = any_failed or any(r.failed_runs for r in rows)
         print(markdown_table(int(size), rows) + "\n")
@@ -665,9 +692,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             skipped.append(f"{config.name} ({config.module} is not installed)")
             continue
         configs.append(config)
+    configs += revision_configs(args.qbench_at)
     if skipped:
         print(f"skipped: {', '.join(skipped)}", file=sys.stderr)
     revision = imported_package_revision(args.python, child_env())
+    for config in configs:
+        if config.pythonpath:
+            at = imported_package_revision(args.python, child_env(config.pythonpath))
+            print(f"{config.name}: pytest-qbench at {at}", file=sys.stderr)
     print(f"measuring pytest-qbench at {revision}", file=sys.stderr)
     results: dict[str, Any] = {
         "revision": revision,
