@@ -520,3 +520,39 @@ def test_failed_markdown_is_not_copied(pytester: pytest.Pytester) -> None:
             "qbench: could not write --qbench-md: report.md was not written*",
         ]
     )
+
+
+def test_unconfigure_unregisters_what_qbench_registered(pytester: pytest.Pytester) -> None:
+    """issue 10: no qbench-* plugin stays registered after a run, one under a new name too."""
+    pytester.makepyfile(**{"pkg/__init__.py": "def one():\n    return 1\n"})
+    pytester.makepyfile(
+        "import pkg\ndef test_agent(qbench):\n    qbench.record(str(pkg.one()), input='one')\n"
+    )
+    pytester.makeconftest(
+        """
+        import pytest
+        from pytest_qbench.plugin import registered
+
+        def pytest_configure(config):
+            registered.register(config, object(), "qbench-new")
+
+        def pytest_sessionfinish(session):
+            print("REGISTERED:", *sorted(registered.registered_names(session.config)))
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_unconfigure(config):
+            names = [name for name, _ in config.pluginmanager.list_name_plugin()]
+            print("LEFT:", *sorted(n for n in names if str(n).startswith("qbench-")), "END")
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-s", "--qbench-cov=pkg", "--qbench-cov-contexts",
+        "--qbench-metric-min=token_f1=0.0", "--qbench-json=out.json",
+    )  # fmt: skip
+    result.stdout.fnmatch_lines(
+        [
+            "*REGISTERED: qbench-agent qbench-coverage qbench-coverage-contexts qbench-gates "
+            "qbench-new qbench-session",
+            "LEFT: END",
+        ]
+    )

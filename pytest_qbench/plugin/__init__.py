@@ -6,8 +6,9 @@ for tests that use agent evaluation, and no per-test hook runs unless one does. 
 (the fixture and the marker) works whether or not reports are asked for.
 
 The rest of the package, lowest first (each may import only those below it): ``options/``
-(declared, parsed, checked into ``Settings``) and ``hookspecs``; ``collectors`` (pytest's
-reports into records); ``agent/`` (the ``qbench`` fixture, marker and case files); ``session``
+(declared, parsed, checked into ``Settings``), ``hookspecs`` and ``registered`` (the plugins
+qbench registered, all unregistered at ``pytest_unconfigure``); ``collectors`` (pytest's reports
+into records); ``agent/`` (the ``qbench`` fixture, marker and case files); ``session``
 (`QBenchSession`, the run's state); ``gates``, ``coverage_run`` and ``collect_dump`` (plugins
 registered beside the session). ``docs/architecture.md`` has the whole picture.
 """
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.agent import hooks as agent_hooks
 from pytest_qbench.plugin.options.declare import add_options
 from pytest_qbench.plugin.options.declare import coverage_asked
@@ -91,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
         sys.stderr.write(f"qbench: internal error at start, no reports for this run: {exc!r}\n")
         return
     config.stash[qbench_session_key] = session
-    config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
+    registered.register(config, session, SESSION_PLUGIN_NAME)
     if settings.coverage.active:
         from pytest_qbench.plugin import coverage_run
 
@@ -114,7 +116,7 @@ def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> Non
     from pytest_qbench.plugin.session import QBenchWorker
 
     worker = QBenchWorker(config, Limits(**limits), os.environ.get("PYTEST_XDIST_WORKER"))
-    config.pluginmanager.register(worker, SESSION_PLUGIN_NAME)
+    registered.register(config, worker, SESSION_PLUGIN_NAME)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -187,13 +189,5 @@ def qbench_repeat(request: pytest.FixtureRequest) -> int:
 
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for name in (
-        SESSION_PLUGIN_NAME,
-        "qbench-coverage",
-        "qbench-coverage-contexts",
-        "qbench-agent",
-        "qbench-gates",
-    ):
-        plugin = config.pluginmanager.get_plugin(name)
-        if plugin is not None:
-            config.pluginmanager.unregister(plugin, name)
+    """Unregister every plugin qbench registered (the session, coverage, gates, agent hooks)."""
+    registered.unregister_all(config)

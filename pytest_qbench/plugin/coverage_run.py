@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report import store
 from pytest_qbench.report.coverage import data as coverage_data
@@ -147,9 +148,9 @@ def start_worker(config: pytest.Config, spec: dict[str, Any]) -> None:
     if measurement is None:
         measurement = Measurement(spec.get("sources"))
         measurement.start()
-    config.pluginmanager.register(WorkerCoverage(config, measurement), PLUGIN_NAME)
+    registered.register(config, WorkerCoverage(config, measurement), PLUGIN_NAME)
     if spec.get("contexts"):
-        config.pluginmanager.register(ContextSwitcher(measurement), CONTEXTS_PLUGIN_NAME)
+        registered.register(config, ContextSwitcher(measurement), CONTEXTS_PLUGIN_NAME)
 
 
 def stop_unused(config: pytest.Config) -> None:
@@ -382,9 +383,9 @@ def register(config: pytest.Config, session: QBenchSession, settings: CoverageSe
     if not settings.active:
         return
     collector = CoverageCollector(config, session, settings)
-    config.pluginmanager.register(collector, PLUGIN_NAME)
+    registered.register(config, collector, PLUGIN_NAME)
     if settings.contexts and collector.measurement is not None:
-        config.pluginmanager.register(ContextSwitcher(collector.measurement), CONTEXTS_PLUGIN_NAME)
+        registered.register(config, ContextSwitcher(collector.measurement), CONTEXTS_PLUGIN_NAME)
 
 
 __all__ = ["CoverageCollector", "Measurement", "configure_worker", "register", "start_early"]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.plugin import registered
 from pytest_qbench.report import store
 from pytest_qbench.report.gates.text import gate_lines
 from pytest_qbench.report.gates.verdicts import baseline_gate
@@ -94,7 +95,7 @@ class GateCollector:
 
 def register(config: pytest.Config, session: QBenchSession, settings: GateSettings) -> None:
     """Register the gates where reports arrive."""
-    config.pluginmanager.register(GateCollector(config, session, settings), PLUGIN_NAME)
+    registered.register(config, GateCollector(config, session, settings), PLUGIN_NAME)
 
 
 __all__ = ["GateCollector", "register"]

@@ -16,6 +16,7 @@ import pytest
 
 from pytest_qbench.core.repeat import REPEAT_FIXTURE
 from pytest_qbench.core.repeat import repeat_id
+from pytest_qbench.plugin import registered
 
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def _collector_marked(node: pytest.Item | pytest.Collector | None, memo: dict[in
 def register(config: pytest.Config) -> None:
     """Register `AgentHooks` once in this process."""
     if not config.pluginmanager.has_plugin(PLUGIN_NAME):
-        config.pluginmanager.register(AgentHooks(), PLUGIN_NAME)
+        registered.register(config, AgentHooks(), PLUGIN_NAME)
 
 
 class AgentHooks:
