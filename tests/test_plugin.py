@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytest_qbench import plugin
+from pytest_qbench.plugin import collect_dump
 
 from conftest import ALL_OUTCOMES
 from conftest import RunQBench
@@ -556,3 +559,20 @@ def test_unconfigure_unregisters_what_qbench_registered(pytester: pytest.Pyteste
             "LEFT: END",
         ]
     )
+
+
+def test_collect_dump_keeps_no_state_between_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 10: two in-process collection dumps in one process share nothing."""
+    dumps = []
+    for name, source in [("test_broken", "raise ImportError('boom')"), ("test_fine", "")]:
+        pytester.makepyfile(**{name: source + "\ndef test_a(): pass\n"})
+        dump = pytester.path / f"{name}.jsonl"
+        monkeypatch.setenv(collect_dump.DUMP_VARIABLE, str(dump))
+        recorder = pytester.inline_run("--collect-only", "-p", collect_dump.__name__, name + ".py")
+        dumps.append([json.loads(line) for line in dump.read_text().splitlines()])
+        config = recorder.getcall("pytest_collection_finish").session.config
+        assert config.pluginmanager.get_plugin(collect_dump.PLUGIN_NAME) is None
+    assert [next(iter(record)) for record in dumps[0]] == ["error"]
+    assert [record.get("nodeid") for record in dumps[1]] == ["test_fine.py::test_a"]

@@ -4,7 +4,8 @@ Loaded by ``pytest --collect-only -p no:qbench -p pytest_qbench.plugin.collect_d
 with ``QBENCH_CATALOG_DUMP`` naming the output: one JSON line per test (node id, location,
 markers, ``qbench_case`` arguments, docstring) and one per collection error. The qbench plugin
 is blocked, so collecting writes no run; this plugin declares qbench's options and markers in
-its place, so a configuration that sets them (and ``--strict-config``) still works.
+its place, so a configuration that sets them (and ``--strict-config``) still works. The run's
+state lives in a `CollectionDump` registered at ``pytest_configure``, never in the module.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.options.declare import add_options
 
 
 DUMP_VARIABLE = "QBENCH_CATALOG_DUMP"
-_errors: list[dict[str, Any]] = []
+PLUGIN_NAME = "qbench-collect-dump"
 
 
 @pytest.hookimpl
@@ -38,24 +40,36 @@ def pytest_configure(config: pytest.Config) -> None:
         "qbench(metrics, expected_tools, ground_truth): agent-evaluation metrics",
     ):
         config.addinivalue_line("markers", line)
-
-
-@pytest.hookimpl
-def pytest_collectreport(report: pytest.CollectReport) -> None:
-    if report.failed:
-        _errors.append({"error": {"nodeid": report.nodeid, "message": report.longreprtext}})
-
-
-@pytest.hookimpl
-def pytest_collection_finish(session: pytest.Session) -> None:
     target = os.environ.get(DUMP_VARIABLE)
-    if not target:
-        return
-    with Path(target).open("w", encoding="utf-8") as handle:
-        for item in session.items:
-            handle.write(json.dumps(_item_record(item), ensure_ascii=False) + "\n")
-        for error in _errors:
-            handle.write(json.dumps(error, ensure_ascii=False) + "\n")
+    if target:
+        registered.register(config, CollectionDump(Path(target)), PLUGIN_NAME)
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    registered.unregister_all(config)
+
+
+class CollectionDump:
+    """One run's dump: the collection errors as they come, then every test and error written to
+    ``target`` when collection ends. Nothing is kept in the module, so runs never share state."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.errors: list[dict[str, Any]] = []
+
+    @pytest.hookimpl
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.errors.append({"error": {"nodeid": report.nodeid, "message": report.longreprtext}})
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        with self.target.open("w", encoding="utf-8") as handle:
+            for item in session.items:
+                handle.write(json.dumps(_item_record(item), ensure_ascii=False) + "\n")
+            for error in self.errors:
+                handle.write(json.dumps(error, ensure_ascii=False) + "\n")
 
 
 def _item_record(item: pytest.Item) -> dict[str, Any]:
