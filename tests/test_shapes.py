@@ -142,6 +142,16 @@ def test_shapes_json_is_current() -> None:
     assert shapes.REQUIRED == models.REQUIRED
 
 
+def test_records_py_is_current() -> None:
+    """records.py (the TypedDicts and the overloads of new) is what the models say (else:
+    python -m pytest_qbench.report.shapes)."""
+    from pytest_qbench.report import records_gen
+
+    stored = records_gen.RECORDS_FILE.read_text(encoding="utf-8")
+    hint = "pytest_qbench/report/records.py is stale: run python -m pytest_qbench.report.shapes"
+    assert stored == records_gen.records_source(), hint
+
+
 def test_only_summaries_have_computed_fields() -> None:
     """Records hold no computed fields but ReportSummary's pass_rate and MetricStats' mean, stdev
     and pass_rate, which the Aggregator adds (a new computed field must be added to records too,

@@ -5,7 +5,8 @@ The pytest plugin works on records, so that a run costs pytest no more memory th
 that every report qbench writes is a fixed point of the model); only the spelling of some
 floats differs (``1e-05`` where pydantic writes ``0.00001``), not their value. The shapes come from
 ``shapes.json``, generated from ``models.py``: ``python -m pytest_qbench.report.shapes`` rewrites it,
-and a test fails when it is stale.
+and a test fails when it is stale. The same command rewrites ``records.py``, a ``TypedDict`` per
+model and the overloads that type ``new``.
 """
 
 from __future__ import annotations
@@ -94,10 +95,12 @@ def pass_rate(summary: Record) -> float:
 
 
 def write_shapes() -> None:
-    """Regenerate ``shapes.json`` from the models (needs pydantic)."""
+    """Regenerate ``shapes.json`` and ``records.py`` from the models (needs pydantic)."""
     from pytest_qbench.report.models import field_shapes
+    from pytest_qbench.report.records_gen import write_records
 
     SHAPES_FILE.write_text(json.dumps(field_shapes(), indent=1) + "\n", encoding="utf-8")
+    write_records()
 
 
 if __name__ == "__main__":
