@@ -4,6 +4,7 @@ parametrize, file inputs, the agent's contract, and every error shape (issue 4).
 from __future__ import annotations
 
 import fnmatch
+import sys
 import textwrap
 
 import pytest
@@ -176,6 +177,18 @@ def test_agent_shapes(
     assert run.by_name("::one").agent_response == response
     if agent == "as_object":
         assert run.by_name("::one").tool_calls == ["search"]
+
+
+def test_case_files_leave_sys_path_unchanged(agent_project: pytest.Pytester) -> None:
+    """issue 10: an in-process run that collected a case file gives sys.path back unchanged."""
+    code = (  # pytester puts the project on PYTHONPATH: off it, as for any installed project
+        "import os, sys, pytest; sys.path.remove(os.getcwd()); before = list(sys.path); "
+        "code = pytest.main(['-p', 'qbench', '-p', 'no:cacheprovider', '-q', 'agent.yaml']); "
+        "print('EXIT', int(code), 'ADDED', *[p for p in sys.path if p not in before], "
+        "'SAME', sys.path == before)"
+    )
+    result = agent_project.run(sys.executable, "-c", code)
+    result.stdout.fnmatch_lines(["*1 failed, 2 passed*", "EXIT 1 ADDED SAME True"])
 
 
 def test_agent_from_ini_and_other_file_names(

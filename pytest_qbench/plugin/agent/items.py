@@ -14,6 +14,7 @@ returns the response, or a mapping / an object with ``response`` and optionally 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import importlib
 import inspect
@@ -22,6 +23,7 @@ import time
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -115,7 +117,8 @@ def resolve_agent(suite: AgentSuite, config: pytest.Config, shown: str) -> Agent
     """The callable named by the file's ``agent:``, else by ini ``qbench_agent``.
 
     The file's directory (and, for the ini's, the ini file's) is put on ``sys.path`` first, as
-    pytest does for test modules, so an agent module beside the case file imports.
+    pytest does for test modules, so an agent module beside the case file imports; what was put
+    there is taken off when the run ends (`put_on_sys_path`).
 
     Raises:
         AgentFileError: no agent named, or it does not import, or is not callable.
@@ -131,19 +134,41 @@ def resolve_agent(suite: AgentSuite, config: pytest.Config, shown: str) -> Agent
             f"{shown}: no agent to run the cases: add 'agent: module:function' to the file, "
             "or set ini qbench_agent = module:function"
         )
-    return import_agent(spec, where, directories)
+    put_on_sys_path(config, directories)
+    return import_agent(spec, where)
 
 
-def import_agent(spec: str, where: str, directories: list[Path]) -> Agent:
+_sys_path_key = pytest.StashKey[list[str]]()
+
+
+def put_on_sys_path(config: pytest.Config, directories: list[Path]) -> None:
+    """Put ``directories`` first on ``sys.path`` (those not there yet) for the rest of the run:
+    the entries added are removed when ``config`` ends, so the process's ``sys.path`` is as it
+    was before the run."""
+    added = config.stash.get(_sys_path_key, None)
+    if added is None:
+        added = config.stash[_sys_path_key] = []
+        config.add_cleanup(partial(_take_off_sys_path, added))
+    for directory in map(str, directories):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+            added.append(directory)
+
+
+def _take_off_sys_path(added: list[str]) -> None:
+    for directory in added:
+        with contextlib.suppress(ValueError):  # the run took it off itself
+            sys.path.remove(directory)
+    added.clear()
+
+
+def import_agent(spec: str, where: str) -> Agent:
     """Import ``module:function`` (dots allowed on both sides)."""
     module_name, sep, attribute = spec.strip().partition(":")
     if not sep or not module_name or not attribute:
         raise AgentFileError(
             f"{where} must be 'module:function', given: {spec!r}; e.g. my_agent:answer"
         )
-    for directory in directories:
-        if str(directory) not in sys.path:
-            sys.path.insert(0, str(directory))
     try:
         target: Any = importlib.import_module(module_name)
     except Exception as exc:
