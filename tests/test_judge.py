@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_qbench.core import atomic
 from pytest_qbench.evaluation import NO_JUDGE_REASON
 from pytest_qbench.evaluation import ReplayJudge
 from pytest_qbench.evaluation import Sample
@@ -182,6 +185,37 @@ def test_record_writes_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert evaluation.error == "OSError: disk full"
     assert path.read_bytes() == before
     assert sorted(p.name for p in path.parent.iterdir()) == ["verdicts.json"]
+
+
+def test_record_failing_mid_write_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 10: verdicts go through the atomic writer: a write that fails halfway leaves the
+    previous file whole and no temporary file; the file is as readable as any new file."""
+    path = tmp_path / "verdicts.json"
+    judge = ReplayJudge(path, inner=FakeJudge(), mode="record")
+    evaluate("judge_score", SAMPLE, judge=judge)
+    before = path.read_bytes()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~atomic.current_umask()
+    real_fdopen = os.fdopen
+
+    class HalfWrite:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def write(self, text: str) -> int:
+            self.handle.write(text[: len(text) // 2])
+            self.handle.flush()
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self) -> None:
+            self.handle.close()
+
+    monkeypatch.setattr(os, "fdopen", lambda *args, **kw: HalfWrite(real_fdopen(*args, **kw)))
+    evaluation = evaluate("judge_score", Sample("other"), judge=judge)
+    assert evaluation.error == "OSError: [Errno 28] No space left on device"
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["verdicts.json"]
 
 
 @pytest.mark.parametrize(

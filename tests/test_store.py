@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 from test_models import results as result_strategy
 
+from pytest_qbench.core import atomic
 from pytest_qbench.core.types import Outcome
 from pytest_qbench.report import models
 from pytest_qbench.report import store
@@ -133,7 +134,7 @@ def test_new_run_id_is_sortable_and_unique() -> None:
 def test_write_text_atomic_creates_parents(tmp_path: Path) -> None:
     """Parent directories are created, and the text is written as UTF-8 with \\n newlines."""
     target = tmp_path / "a" / "b" / "report.md"
-    store.write_text_atomic(target, "é\nline\n")
+    atomic.write_text_atomic(target, "é\nline\n")
     assert target.read_bytes() == "é\nline\n".encode()
     assert leftovers(target.parent) == []
 
@@ -143,7 +144,7 @@ def test_write_text_atomic_dash_is_stdout(
 ) -> None:
     """``-`` writes to stdout and creates no file."""
     monkeypatch.chdir(tmp_path)
-    store.write_text_atomic("-", "hello\n")
+    atomic.write_text_atomic("-", "hello\n")
     assert capsys.readouterr().out == "hello\n"
     assert list(tmp_path.iterdir()) == []
 
@@ -154,7 +155,7 @@ def test_atomic_writer_exception_mid_write_keeps_target(tmp_path: Path, existed:
     target = tmp_path / "report.json"
     if existed:
         target.write_text("old complete content")
-    with pytest.raises(RuntimeError, match="crash"), store.atomic_writer(target) as handle:
+    with pytest.raises(RuntimeError, match="crash"), atomic.atomic_writer(target) as handle:
         handle.write("new partial cont")
         handle.flush()
         assert leftovers(tmp_path) != []  # the partial text is in a temporary file...
@@ -185,7 +186,7 @@ def test_atomic_writer_full_disk_at_close(tmp_path: Path, monkeypatch: pytest.Mo
     target = tmp_path / "report.json"
     target.write_text("old")
     with pytest.raises(OSError, match="No space left"):
-        store.write_text_atomic(target, "new")
+        atomic.write_text_atomic(target, "new")
     assert target.read_text() == "old"
     assert leftovers(tmp_path) == []
 
@@ -194,7 +195,7 @@ def test_atomic_writer_onto_directory(tmp_path: Path) -> None:
     """A target that cannot be replaced (a directory) raises and leaves no temporary file."""
     (tmp_path / "out").mkdir()
     with pytest.raises(OSError):
-        store.write_text_atomic(tmp_path / "out", "text")
+        atomic.write_text_atomic(tmp_path / "out", "text")
     assert leftovers(tmp_path) == []
     assert list((tmp_path / "out").iterdir()) == []
 

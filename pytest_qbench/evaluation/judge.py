@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 from typing import Literal
 from typing import final
 
+from pytest_qbench.core import atomic
 from pytest_qbench.evaluation.registry import MetricError
 from pytest_qbench.evaluation.registry import metric
 from pytest_qbench.evaluation.sample import Judge as Judge
@@ -51,8 +51,8 @@ class ReplayJudge:
     ``mode="replay"`` (the default, for CI) answers from the file only: a sample with no stored
     verdict is an evaluation error "no recorded verdict for ...; re-record with a real judge",
     and nothing else is called. ``mode="record"`` asks ``inner`` every time and writes the file
-    after each verdict (atomically: a temporary file, then ``os.replace``), keys sorted, so the
-    file is stable across runs and diffs well.
+    after each verdict (atomically, with `pytest_qbench.core.atomic`: a temporary file, then
+    ``os.replace``), keys sorted, so the file is stable across runs and diffs well.
 
     Raises ``ValueError`` for an unknown mode, record mode without ``inner``, or a file that is
     not a verdicts file.
@@ -136,18 +136,11 @@ def _check_stored(path: Path, key: str, stored: object) -> None:
 
 
 def write_verdicts(path: Path, verdicts: dict[str, dict[str, Any]]) -> None:
-    """Write the verdicts file atomically: a temporary file beside it, then ``os.replace``."""
+    """Write the verdicts file atomically (`pytest_qbench.core.atomic.write_text_atomic`: a
+    temporary file beside it, then ``os.replace``), as readable as any new file."""
     data = {"format": VERDICTS_FORMAT, "version": VERDICTS_VERSION, "verdicts": verdicts}
     text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    atomic.write_text_atomic(path, text)
 
 
 def render_prompt(template: str, sample: Sample) -> str:

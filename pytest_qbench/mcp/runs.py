@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.errors import ToolFailure
@@ -104,7 +105,7 @@ def require_report(run_dir: Path) -> TestReport:
 
 def write_meta(run_dir: Path, meta: RunMeta) -> None:
     """Store the run as the server ran it."""
-    store.write_text_atomic(run_dir / META_NAME, meta.model_dump_json(indent=2) + "\n")
+    atomic.write_text_atomic(run_dir / META_NAME, meta.model_dump_json(indent=2) + "\n")
 
 
 def read_meta(run_dir: Path) -> RunMeta:

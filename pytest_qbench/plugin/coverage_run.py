@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.core import atomic
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
-from pytest_qbench.report import store
 from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
@@ -313,7 +313,7 @@ class CoverageCollector:
 
     def _write_contexts(self, data: coverage.CoverageData, path: Path) -> Path:
         files = coverage_data.contexts_map(data, self.config.rootpath)
-        store.write_text_atomic(path, coverage_data.contexts_document(files))
+        atomic.write_text_atomic(path, coverage_data.contexts_document(files))
         return path
 
     def _shown_sources(self) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import ReportView
@@ -87,13 +88,13 @@ class OutputWriter:
             env=self.env,
             max_items=self.max_items,
         )
-        store.write_text_atomic(path, text)
+        atomic.write_text_atomic(path, text)
         return path
 
     def digest(self, path: Path) -> Path:
         """The failure digest as JSON."""
         digest = build_digest(self.report, self.view)
-        store.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
+        atomic.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
         return path
 
     def step_summary(self, path: Path) -> Path:
@@ -114,6 +115,6 @@ class OutputWriter:
         """An extra copy of a written file, itself written atomically."""
         if not source.is_file():
             raise QBenchError(f"{source.name} was not written, so there is nothing to copy")
-        with source.open(encoding="utf-8") as src, store.atomic_writer(path) as dst:
+        with source.open(encoding="utf-8") as src, atomic.atomic_writer(path) as dst:
             shutil.copyfileobj(src, dst)
         return path

@@ -1,4 +1,5 @@
-"""Files: the run directory, the crash-safe result stream, atomic writes, reading reports back.
+"""Files: the run directory, the crash-safe result stream, reading reports back (atomic writes
+are `pytest_qbench.core.atomic`'s).
 
 Layout of one run::
 
@@ -13,15 +14,13 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
-import tempfile
 from collections.abc import Iterator
 from collections.abc import Mapping
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
-from typing import IO
 
+from pytest_qbench.core import atomic
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import dumps
 
@@ -48,61 +47,12 @@ def prepare_store(qbench_dir: Path) -> None:
     qbench_dir.mkdir(parents=True, exist_ok=True)
     ignore = qbench_dir / ".gitignore"
     if not ignore.exists():
-        write_text_atomic(ignore, GITIGNORE)
+        atomic.write_text_atomic(ignore, GITIGNORE)
 
 
 def run_dir(qbench_dir: Path, run_id: str) -> Path:
     """Where a run's files live."""
     return qbench_dir / RUNS_DIR / run_id
-
-
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that a half-written file never exists; ``-`` is stdout.
-
-    Parent directories are created. The text goes to a temporary file in the same directory,
-    which then replaces ``path``.
-    """
-    if str(path) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with atomic_writer(Path(path)) as handle:
-        handle.write(text)
-
-
-class atomic_writer:
-    """Context manager: a text file handle whose content replaces ``path`` only on success."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> IO[str]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-        )
-        self._tmp = Path(tmp)
-        # mkstemp makes the file owner-only; a report is as readable as any new file would be.
-        os.chmod(tmp, 0o666 & ~_current_umask())
-        self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
-        return self._handle
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        try:
-            self._handle.close()  # flushes: a full disk fails here
-            if exc_type is None:
-                self._tmp.replace(self.path)
-                return
-        except BaseException:
-            self._tmp.unlink(missing_ok=True)
-            raise
-        self._tmp.unlink(missing_ok=True)
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 class StreamWriter:
@@ -173,7 +123,7 @@ def write_report_json(
     head = dumps({**report, "results": []})
     marker = '"results":[]'
     cut = head.index(marker) + len(marker) - 1
-    with atomic_writer(path) as handle:
+    with atomic.atomic_writer(path) as handle:
         handle.write(head[:cut])
         first = True
         if stream is not None:

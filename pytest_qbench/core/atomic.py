@@ -1,0 +1,100 @@
+"""Writing a file so that a half-written one never exists: `write_text_atomic`, `atomic_writer`.
+
+The text goes to a temporary file in the target's directory, which then replaces the target.
+The file gets the permissions of any new file (what the umask allows), and the umask is only
+ever read, never set: `current_umask` is safe in the MCP server's threads.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import IO
+
+
+PROC_STATUS = Path("/proc/self/status")
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a half-written file never exists; ``-`` is stdout.
+
+    Parent directories are created. The text goes to a temporary file in the same directory,
+    which then replaces ``path``.
+    """
+    if str(path) == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with atomic_writer(Path(path)) as handle:
+        handle.write(text)
+
+
+class atomic_writer:
+    """Context manager: a text file handle whose content replaces ``path`` only on success."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> IO[str]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
+        )
+        self._tmp = Path(tmp)
+        try:
+            # mkstemp makes the file owner-only; a report is as readable as any new file would be.
+            os.chmod(tmp, 0o666 & ~current_umask())
+            self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        except BaseException:
+            os.close(fd)
+            self._tmp.unlink(missing_ok=True)
+            raise
+        return self._handle
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            self._handle.close()  # flushes: a full disk fails here
+            if exc_type is None:
+                self._tmp.replace(self.path)
+                return
+        except BaseException:
+            self._tmp.unlink(missing_ok=True)
+            raise
+        self._tmp.unlink(missing_ok=True)
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it.
+
+    Read from ``/proc/self/status`` where there is one (Linux); elsewhere, the umask this module
+    saw when it was imported (in the main thread, before any thread could race with it).
+    """
+    mask = _proc_umask()
+    return _UMASK_AT_IMPORT if mask is None else mask
+
+
+def _proc_umask() -> int | None:
+    try:
+        with PROC_STATUS.open(encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _umask_at_import() -> int:
+    mask = _proc_umask()
+    if mask is None:  # no /proc: set and restore, once, while the process has one thread
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+_UMASK_AT_IMPORT = _umask_at_import()
+
+
+__all__ = ["atomic_writer", "current_umask", "write_text_atomic"]
