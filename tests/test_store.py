@@ -1,4 +1,5 @@
-"""Files: atomic writes, the results.jsonl stream, report.json splicing (reading: test_readers)."""
+"""Files: atomic writes (core/atomic.py), the results.jsonl stream, report.json splicing (reading:
+test_readers)."""
 
 from __future__ import annotations
 
