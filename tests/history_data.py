@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
@@ -70,7 +71,8 @@ def report(
     """A report record of ``results``, started ``minutes`` after T0."""
     counts: dict[str, int] = {}
     for r in results:
-        field = {"error": "errors"}.get(r["outcome"], r["outcome"])
+        outcome: str = r["outcome"]
+        field = {"error": "errors"}.get(outcome, outcome)
         counts[field] = counts.get(field, 0) + 1
     started = T0 + timedelta(minutes=minutes)
     failing = counts.get("failed", 0) + counts.get("errors", 0)
@@ -93,7 +95,7 @@ def report(
             qbench_version="0.1.0",
             ci=ci,
         ),
-        summary=ReportSummary(total=len(results), duration=2.0, **counts),
+        summary=ReportSummary.model_validate({"total": len(results), "duration": 2.0, **counts}),
         results=[TestResult.model_validate(r) for r in results],
     ).model_dump(mode="json")
 
@@ -141,6 +143,12 @@ def index_reports(
     ``db``), one transaction each."""
     index = open_index(qbench_dir, db, create=True)
     try:
-        return [index_run(index, r, lambda r=r: r["results"], keep_runs=keep_runs) for r in records]
+        return [index_run(index, r, _results_of(r), keep_runs=keep_runs) for r in records]
     finally:
         index.close()
+
+
+def _results_of(record: Record) -> Callable[[], list[Record]]:
+    """The results of the report ``record``, as ``index_run`` takes them (a callable)."""
+    results: list[Record] = record["results"]
+    return lambda: results

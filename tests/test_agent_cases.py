@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from conftest import QBenchRun
 from conftest import RunQBench
 from conftest import assert_summary_matches_pytest
 
@@ -410,7 +411,7 @@ def test_case_files_under_xdist_equal_a_serial_run(
     )
     assert_summary_matches_pytest(parallel)
 
-    def facts(run):
+    def facts(run: QBenchRun) -> list[tuple[str, str, str | None, list[float | None]]]:
         return sorted(
             (r.nodeid, r.outcome, r.agent_response, [m.score for m in r.metric_results])
             for r in run.report.results

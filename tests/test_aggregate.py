@@ -14,6 +14,7 @@ from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import ReportSummary
 from pytest_qbench.report.models import SubtestResult
 from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.records import ReportSummaryRecord
 from pytest_qbench.report.shapes import Record
 
 
@@ -76,7 +77,7 @@ Run = tuple[list[Record], list[Record], list[Record], int]
 """Results, collection errors, warnings (records) and the deselected count of one run."""
 
 
-def summary_of(run: Run) -> Record:
+def summary_of(run: Run) -> ReportSummaryRecord:
     """The summary record ``aggregate`` makes of a run (duration 0)."""
     return aggregate(*run).summary(0.0)
 

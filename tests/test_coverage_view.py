@@ -8,13 +8,15 @@ from datetime import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_qbench.report import records
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.coverage import view as coverage_view
 from pytest_qbench.report.digest import build_digest
 from pytest_qbench.report.models import FailureDigest
 from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.records import CoverageFileRecord
+from pytest_qbench.report.records import CoverageReportRecord
 from pytest_qbench.report.render import render
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 
@@ -22,7 +24,7 @@ from pytest_qbench.report.shapes import new
 T0 = iso(datetime(2026, 11, 22, tzinfo=timezone.utc))
 
 
-def file_row(path: str, statements: int, covered: int, ranges: list[str]) -> Record:
+def file_row(path: str, statements: int, covered: int, ranges: list[str]) -> CoverageFileRecord:
     percent = 100.0 * covered / statements if statements else 100.0
     return new(
         "CoverageFile",
@@ -35,7 +37,9 @@ def file_row(path: str, statements: int, covered: int, ranges: list[str]) -> Rec
     )
 
 
-def coverage_report(files: list[Record], threshold: float | None = None) -> Record:
+def coverage_report(
+    files: list[CoverageFileRecord], threshold: float | None = None
+) -> CoverageReportRecord:
     covered = sum(f["covered"] for f in files)
     total = sum(f["statements"] for f in files)
     percentage = 100.0 * covered / total
@@ -52,7 +56,8 @@ def coverage_report(files: list[Record], threshold: float | None = None) -> Reco
     )
 
 
-def report_with(coverage: Record) -> Record:
+def report_with(coverage: CoverageReportRecord) -> records.TestReportRecord:
+    # records.TestReportRecord, not imported by name: pytest would try to collect a Test* class.
     return new(
         "TestReport",
         meta=new("ReportMeta", qbench_version="0", created_at=T0),
@@ -70,7 +75,7 @@ def report_with(coverage: Record) -> Record:
     )
 
 
-def big_project(n: int = 3000) -> list[Record]:
+def big_project(n: int = 3000) -> list[CoverageFileRecord]:
     files = []
     for i in range(n):
         covered = i % 20  # 5% of the files never ran, the others miss some lines

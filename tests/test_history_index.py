@@ -291,10 +291,12 @@ def _write_runs(qbench_dir: str, writer: int, start: multiprocessing.synchronize
 
 
 def _read_runs(
-    qbench_dir: str, start: multiprocessing.synchronize.Event, seen: multiprocessing.Queue
-) -> None:  # type: ignore[type-arg]
+    qbench_dir: str,
+    start: multiprocessing.synchronize.Event,
+    seen: multiprocessing.Queue[list[int]],
+) -> None:
     start.wait(30)
-    counts = []
+    counts: list[int] = []
     for _ in range(40):
         index = SQLiteIndex(Path(qbench_dir) / INDEX_NAME)
         try:

@@ -72,8 +72,9 @@ def test_failing_tests_carry_their_history(three_runs: list[QBenchRun]) -> None:
     """Run 3: the test that failed, passed, failed is known flaky; the test that passed before
     is a new failure naming that run; a passing test has no history."""
     first, second, third = three_runs
-    assert first.by_name("test_fixed").history is not None
-    assert first.by_name("test_fixed").history.summary == "new failure: first run of this test"
+    new_failure = first.by_name("test_fixed").history
+    assert new_failure is not None
+    assert new_failure.summary == "new failure: first run of this test"
     fixed = second.by_name("test_fixed").history
     assert fixed is not None
     assert fixed.status == "failing"

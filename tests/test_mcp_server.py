@@ -92,8 +92,9 @@ def with_client(config: ServerConfig, work: Callable[[Client], Awaitable[Any]]) 
 
 def structured(result: CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    content = result.structured_content
+    assert isinstance(content, dict), content
+    return content
 
 
 def text_of(result: CallToolResult) -> str:
@@ -152,10 +153,10 @@ def test_every_tool_is_listed_with_its_schemas(config: ServerConfig) -> None:
 def test_every_tool_through_the_client(config: ServerConfig) -> None:
     """Each tool answers with text and structured content that the client validated against
     the tool's output schema; run_test_workflow reports progress (issue 6)."""
-    progress: list[tuple[float, float | None, str | None]] = []
+    notified: list[tuple[float, float | None, str | None]] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notified.append((progress, total, message))
 
     async def work(client: Client) -> dict[str, CallToolResult]:
         out = {
@@ -189,8 +190,8 @@ def test_every_tool_through_the_client(config: ServerConfig) -> None:
     assert (run["summary"]["passed"], run["summary"]["failed"]) == (1, 1)
     assert [f["test_name"] for f in run["failures"]] == ["tests/test_suite.py::test_fail"]
     assert text_of(out["run"]).startswith("FAILED: 1 failed, 1 passed")
-    assert progress[0][0] == 0 and progress[-1][:2] == (2, 2)
-    assert [p[0] for p in progress] == sorted({p[0] for p in progress})
+    assert notified[0][0] == 0 and notified[-1][:2] == (2, 2)
+    assert [p[0] for p in notified] == sorted({p[0] for p in notified})
 
     failure = structured(out["failure"])
     assert failure["stdout"].strip() == "captured line" and failure["key"] == "SHOP-3"
@@ -212,7 +213,7 @@ def test_every_tool_through_the_client(config: ServerConfig) -> None:
 def test_refused_arguments_are_tool_errors(config: ServerConfig) -> None:
     """Escapes, option injection and out-of-range values come back as tool errors that say
     why, and nothing runs (issue 6)."""
-    calls = [
+    calls: list[tuple[str, dict[str, Any], str]] = [
         ("run_test_workflow", {"test_path": "../../etc"}, "holds '..'"),
         ("run_test_workflow", {"test_path": ["/etc/passwd"]}, "outside the project root"),
         ("run_test_workflow", {"test_path": "--collect-only"}, "options are not accepted"),

@@ -574,7 +574,7 @@ def without_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.delitem(sys.modules, "pytest_qbench.mcp.server", raising=False)
-    monkeypatch.setitem(sys.modules, "mcp", None)  # type: ignore[arg-type]
+    monkeypatch.setitem(sys.modules, "mcp", None)
 
 
 @pytest.mark.usefixtures("without_sdk")

@@ -17,6 +17,7 @@ import pytest
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.evaluation import NO_JUDGE_REASON
 from pytest_qbench.evaluation import REGISTRY
+from pytest_qbench.evaluation import Judge
 from pytest_qbench.evaluation import MetricConfigError
 from pytest_qbench.evaluation import MetricError
 from pytest_qbench.evaluation import MissingField
@@ -136,9 +137,12 @@ def test_keyword_catch_all_accepts_any_param(registry: Registry) -> None:
 
 def test_missing_field_never_raises(registry: Registry) -> None:
     calls: list[Sample] = []
-    registry.metric("needs_input", needs=("input", "cost"))(
-        lambda sample: calls.append(sample) or 1.0
-    )
+
+    def needs_input(sample: Sample) -> float:
+        calls.append(sample)
+        return 1.0
+
+    registry.metric("needs_input", needs=("input", "cost"))(needs_input)
     evaluation = registry.evaluate("needs_input", Sample("r", input="q"))
     assert evaluation.error == "metric 'needs_input' needs cost; pass cost= to qbench.record(...)"
     assert evaluation.score is None and calls == []
@@ -333,7 +337,7 @@ def test_verdict_carries_reason_and_model(registry: Registry) -> None:
 
 
 def test_judge_metric_is_skipped_without_a_judge(registry: Registry) -> None:
-    def judged(sample: Sample, *, judge: Any) -> Verdict:
+    def judged(sample: Sample, *, judge: Judge) -> Verdict:
         return judge("judged", sample, "rate it")
 
     registry.metric("judged", kind="judge")(judged)
@@ -440,5 +444,9 @@ def test_registry_without_a_group_never_reads_entry_points(
 
 
 def test_evaluation_time_is_measured(registry: Registry) -> None:
-    registry.metric("sleepy")(lambda sample: time.sleep(0.02) or 1.0)
+    def sleepy(sample: Sample) -> float:
+        time.sleep(0.02)
+        return 1.0
+
+    registry.metric("sleepy")(sleepy)
     assert registry.evaluate("sleepy", SAMPLE).evaluation_time_ms >= 19

@@ -446,7 +446,8 @@ def test_json_schema_metric() -> None:
     assert score("json_schema", '{"name": "Ada"}', schema=PERSON) == 1.0
     violation = run("json_schema", '{"name": 3}', schema=PERSON)
     assert (violation.score, violation.reason) == (0.0, "$.name: expected string, got integer")
-    assert run("json_schema", "not json", schema=PERSON).reason.startswith("not JSON: ")
+    not_json = run("json_schema", "not json", schema=PERSON)
+    assert not_json.reason is not None and not_json.reason.startswith("not JSON: ")
     assert error("json_schema", "{}", schema={"format": "x", "if": {}}).startswith(
         "json_schema: unsupported keyword 'if' at #;"
     )
@@ -471,7 +472,8 @@ def test_budgets(
     name: str, field: str, used: float, params: dict[str, Any], expected: float
 ) -> None:
     """1 within budget; over it, budget / used, or 0 with over='zero'."""
-    evaluation = evaluate(name, Sample("r", **{field: used}), params=params)
+    amount: dict[str, Any] = {field: used}
+    evaluation = evaluate(name, Sample("r", **amount), params=params)
     assert evaluation.score == pytest.approx(expected)
 
 
@@ -518,7 +520,7 @@ def test_every_metric_scores_in_unit_range_or_errors(
 ) -> None:
     """Whatever the sample, every built-in metric gives a score in 0..1 or an error, never an
     exception."""
-    sample = Sample(
+    sample = Sample.from_record(
         response,
         ground_truth=ground_truth,
         latency_ms=latency,

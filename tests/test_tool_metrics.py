@@ -73,7 +73,7 @@ def test_sample_normalises_and_checks_what_record_receives() -> None:
     assert sample.extra == {"run": 2}
     assert Sample("hi").expected_tools is None
     with pytest.raises(ValueError, match=r"expected_tools\[0\]"):
-        Sample("hi", expected_tools=[3])  # type: ignore[list-item]
+        Sample("hi", expected_tools=[3])  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -181,20 +181,22 @@ def tool_eval(sample: Sample, **params: Any) -> Any:
 
 
 def test_metric_scores_recorded_calls_against_expected() -> None:
-    sample = Sample("r", tool_calls=["search", "calc"], expected_tools=["calc", "search"])
+    sample = Sample.from_record(
+        "r", tool_calls=["search", "calc"], expected_tools=["calc", "search"]
+    )
     assert tool_eval(sample).score == 1.0
     assert tool_eval(sample, mode="exact").score == 0.0
     assert tool_eval(sample, mode="exact").reason == "called ['search', 'calc']"
 
 
 def test_metric_without_expected_tools_is_an_error() -> None:
-    assert tool_eval(Sample("r", tool_calls=["a"])).error == (
+    assert tool_eval(Sample.from_record("r", tool_calls=["a"])).error == (
         "metric 'tool_calls' needs expected_tools; pass expected_tools= to qbench.record(...)"
     )
 
 
 def test_metric_forbidden_mode() -> None:
-    sample = Sample("r", tool_calls=["search", "delete_user"])
+    sample = Sample.from_record("r", tool_calls=["search", "delete_user"])
     assert tool_eval(sample, mode="forbidden", forbidden=["delete_user"]).score == 0.0
     assert tool_eval(sample, mode="forbidden", forbidden=["drop_table"]).score == 1.0
     assert "forbidden=[...] goes with mode='forbidden'" in tool_eval(sample, mode="forbidden").error
@@ -202,7 +204,7 @@ def test_metric_forbidden_mode() -> None:
 
 
 def test_metric_bad_mode_is_an_error_not_an_exception() -> None:
-    evaluation = tool_eval(Sample("r", expected_tools=[]), mode="fuzzy")
+    evaluation = tool_eval(Sample.from_record("r", expected_tools=[]), mode="fuzzy")
     assert evaluation.error is not None and "mode must be one of" in evaluation.error
 
 

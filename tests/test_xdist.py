@@ -36,7 +36,7 @@ EXTRA = """
 
 def comparable(run: QBenchRun) -> dict[str, tuple[object, ...]]:
     """What must be identical with and without xdist."""
-    out = {}
+    out: dict[str, tuple[object, ...]] = {}
     for r in run.report.results:
         f = r.failure
         out[r.nodeid] = (
