@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import cast
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
@@ -19,6 +20,7 @@ from pytest_qbench.core.errors import QBenchError
 
 if TYPE_CHECKING:
     from pytest_qbench.report.models import TestReport
+    from pytest_qbench.report.records import TestReportRecord
 
 from pytest_qbench.cli.status import ERR
 from pytest_qbench.cli.status import OK
@@ -190,7 +192,7 @@ def write_report(report: TestReport, output: str, markdown: Path | None) -> None
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
 
-    record = report.model_dump(mode="json")
+    record = cast("TestReportRecord", report.model_dump(mode="json"))
     if output == "-":
         atomic.write_text_atomic("-", report.model_dump_json() + "\n")
     else:
@@ -232,7 +234,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     source: Path = args.source
     rebuild = source.is_dir() and args.template is None and args.output is None
     model = load_source(source)
-    report = model.model_dump(mode="json")
+    report = cast("TestReportRecord", model.model_dump(mode="json"))
     view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,

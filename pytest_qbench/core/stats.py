@@ -13,6 +13,7 @@ pytest-xdist stores the same values as a serial run.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -38,7 +39,7 @@ def stats_pass_rate(passed: int, n: int, errors: int) -> float:
     return round(100.0 * passed / ran, 2) if ran else 0.0
 
 
-def derived(stats: dict[str, Any]) -> dict[str, Any]:
+def derived(stats: Mapping[str, Any]) -> dict[str, Any]:
     """``mean``, ``stdev`` and ``pass_rate`` of a stats record."""
     return {
         "mean": stats_mean(stats["score_sum"], stats["n"]),
@@ -47,7 +48,7 @@ def derived(stats: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def add_stats(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def add_stats(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     """The stored fields of two stats added (Chan et al.'s pairwise update for ``sum_sq_dev``)."""
     n = a["n"] + b["n"]
     out: dict[str, Any] = {k: a[k] + b[k] for k in ("n", "passed", "errors", "skipped")}
@@ -82,7 +83,7 @@ class ScoreAccumulator:
     low: float | None = None
     high: float | None = None
 
-    def add(self, result: dict[str, Any]) -> None:
+    def add(self, result: Mapping[str, Any]) -> None:
         """Count one ``MetricResult`` record: a score, an error or a skip."""
         score = result["score"]
         if result["skipped"]:

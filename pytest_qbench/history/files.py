@@ -111,7 +111,7 @@ def read_report_record(path: Path) -> Record:
         ReportFormatError: unreadable, not JSON, another schema version, or fields missing.
     """
     # The models' schema version, without importing pydantic (shapes.json is made from them).
-    schema_version = new("ReportMeta", qbench_version="", created_at=None)["schema_version"]
+    schema_version = new("ReportMeta", qbench_version="", created_at="")["schema_version"]
     try:
         with path.open(encoding="utf-8") as handle, paused_gc():
             data = json.load(handle)

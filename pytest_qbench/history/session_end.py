@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from dataclasses import field
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Literal
+from typing import cast
 
 from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import FLAKY_FLIPS
@@ -35,6 +38,12 @@ from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 
 
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestHistoryRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
+
+
 WINDOW = 10
 """Earlier runs of a test that its history looks at."""
 
@@ -43,7 +52,7 @@ WINDOW = 10
 class Recorded:
     """What indexing a finished run gives back."""
 
-    histories: dict[str, Record] = field(default_factory=dict)
+    histories: dict[str, TestHistoryRecord] = field(default_factory=dict)
     """``TestHistory`` records of the failed and errored tests, by node id."""
     problems: list[str] = field(default_factory=list)
     """Old run directories that could not be deleted."""
@@ -53,9 +62,9 @@ class Recorded:
 
 def record_run(
     qbench_dir: Path,
-    report: Record,
+    report: TestReportRecord,
     stream: Path | None,
-    extra: Iterable[Record],
+    extra: Iterable[TestResultRecord],
     keep_runs: int,
     db: str | None = None,
 ) -> Recorded:
@@ -70,7 +79,9 @@ def record_run(
     """
     index = open_index(qbench_dir, db, create=True)
     try:
-        done = index_run(index, report, partial(index_records, stream, extra), keep_runs=keep_runs)
+        # indexing reads records generically, most of them parsed only in part (index_records)
+        records = partial(index_records, stream, cast("Iterable[Record]", extra))
+        done = index_run(index, cast("Record", report), records, keep_runs=keep_runs)
         histories = failing_histories(index, done, report["run"]["started_at"])
     finally:
         index.close()
@@ -112,7 +123,7 @@ def _light_record(raw: str) -> Record:
     return head if "outcome" in head and "duration" in head else json.loads(raw)
 
 
-def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str, Record]:
+def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str, TestHistoryRecord]:
     """``TestHistory`` records of the run's failing tests: one query for all of them."""
     if not done.failing:
         return {}
@@ -126,7 +137,7 @@ def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str,
     }
 
 
-def build_history(recent: Recent, fp: str | None, run_id: str) -> Record:
+def build_history(recent: Recent, fp: str | None, run_id: str) -> TestHistoryRecord:
     """The ``TestHistory`` record of a test failing in ``run_id``, from its recent past."""
     window = recent.window  # newest first
     outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
@@ -158,7 +169,7 @@ def build_history(recent: Recent, fp: str | None, run_id: str) -> Record:
 
 def _status(
     window: list[PastResult], flips: int, failed: int, first_failed: str, fp: str | None
-) -> tuple[str, str]:
+) -> tuple[Literal["new failure", "failing", "known flaky"], str]:
     of_last = f"failed {failed + 1} of the last {len(window) + 1} runs"
     if flips >= FLAKY_FLIPS:
         return "known flaky", f"known flaky: {of_last}, outcome flipped {flips} times"

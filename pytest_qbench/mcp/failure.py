@@ -8,6 +8,8 @@ response is cut in levels until it fits the budget: captured output first, then 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from typing import cast
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
@@ -19,6 +21,10 @@ from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestResultRecord
 
 
 FAILING = ("failed", "error")
@@ -122,7 +128,7 @@ def _detail(
         teardown_error=(
             f"{teardown.error_type}: {first_line(teardown.error_message)}" if teardown else None
         ),
-        qbench_checks=result_failures(found.model_dump(mode="json")),
+        qbench_checks=result_failures(cast("TestResultRecord", found.model_dump(mode="json"))),
         stdout=_tail(captured.stdout if captured else "", caps.captured),
         stderr=_tail(captured.stderr if captured else "", caps.captured),
         log=_tail(captured.log if captured else "", caps.captured),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,9 @@ def collected_cases(dump: Path) -> tuple[list[CaseRecord], list[Rejection], list
             errors.append(line["error"])
             continue
         try:
-            metadata = build_metadata(line.get("case"), line.get("doc"), "case_args" in line)
+            metadata: Mapping[str, Any] | None = build_metadata(
+                line.get("case"), line.get("doc"), "case_args" in line
+            )
         except CaseMarkerError as exc:
             rejected.append(
                 Rejection(record=line["nodeid"], reason=f"{exc}; indexed without its case fields")
@@ -229,7 +232,7 @@ def collected_cases(dump: Path) -> tuple[list[CaseRecord], list[Rejection], list
     return cases, rejected, errors
 
 
-def pytest_case(line: dict[str, Any], metadata: dict[str, Any]) -> CaseRecord:
+def pytest_case(line: dict[str, Any], metadata: Mapping[str, Any]) -> CaseRecord:
     """A collected test as a catalog record."""
     return CaseRecord(
         uid=line["nodeid"],

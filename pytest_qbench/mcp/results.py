@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
@@ -29,7 +31,12 @@ from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
 from pytest_qbench.report.models import TestReport
-from pytest_qbench.report.shapes import Record
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import DigestCoverageRecord
+    from pytest_qbench.report.records import ReportSummaryRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 EXIT_MEANINGS = {
@@ -219,10 +226,11 @@ def _fit_base(base: RunResult, budget: int) -> RunResult:
     return base
 
 
-def _failure(result: Record, trace_cap: int) -> DigestFailure:
+def _failure(result: TestResultRecord, trace_cap: int) -> DigestFailure:
     shape = digest_failure(result)
-    failure = result["failure"] or {}
-    shape["stack_trace"] = bound_trace(failure.get("stack_trace", ""), trace_cap, result["file"])
+    failure = result["failure"]
+    trace = failure["stack_trace"] if failure else ""
+    shape["stack_trace"] = bound_trace(trace, trace_cap, result["file"])
     return DigestFailure.model_validate(shape)
 
 
@@ -242,11 +250,12 @@ def _short_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
     )
 
 
-def _counts(summary: Record) -> RunCounts:
-    return RunCounts.model_validate({k: summary[k] for k in RunCounts.model_fields})
+def _counts(summary: ReportSummaryRecord) -> RunCounts:
+    fields: Mapping[str, object] = summary
+    return RunCounts.model_validate({k: fields[k] for k in RunCounts.model_fields})
 
 
-def _coverage(coverage: Record | None) -> DigestCoverage | None:
+def _coverage(coverage: DigestCoverageRecord | None) -> DigestCoverage | None:
     return DigestCoverage.model_validate(coverage) if coverage else None
 
 

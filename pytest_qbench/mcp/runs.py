@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import cast
 
 from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import HistoryError
@@ -25,6 +27,10 @@ from pytest_qbench.report import store
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.shapes import iso
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestReportRecord
 
 
 META_NAME = "mcp-run.json"
@@ -124,6 +130,7 @@ def read_meta(run_dir: Path) -> RunMeta:
 def repair(config: ServerConfig, run_dir: Path) -> None:
     """After pytest was killed: write the reports it could not write, from its stream, and
     index the run, so that the run store reads as after any interrupted run."""
+    from pytest_qbench.history.indexer import Record
     from pytest_qbench.history.indexer import index_run
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
@@ -133,14 +140,16 @@ def repair(config: ServerConfig, run_dir: Path) -> None:
     report = load_report(run_dir)
     if report is None:
         return
-    record = report.model_dump(mode="json")
+    record = cast("TestReportRecord", report.model_dump(mode="json"))
     view = aggregate(record["results"]).view()
     writer = OutputWriter(record, None, view, template_dir=None, max_items=50)
     writer.json(run_dir / store.REPORT_JSON)
     writer.markdown(run_dir / store.REPORT_MD)
     index = open_history(config, create=True)
     try:
-        index_run(index, record, lambda: record["results"])
+        # indexing reads records generically (history.indexer.Record)
+        results = cast("list[Record]", record["results"])
+        index_run(index, cast("Record", record), lambda: results)
     finally:
         index.close()
 

@@ -18,8 +18,10 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
+from typing import cast
 
 import pluggy
 import pytest
@@ -33,9 +35,17 @@ from pytest_qbench.core.types import Outcome
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
 from pytest_qbench.report.environment import Redactor
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import AttemptRecord
+    from pytest_qbench.report.records import CapturedRecord
+    from pytest_qbench.report.records import DiagnosticRecord
+    from pytest_qbench.report.records import FailureRecord
+    from pytest_qbench.report.records import SubtestResultRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 ITEM_ATTR = "qbench_item"
@@ -278,14 +288,16 @@ def build_failure(
     line: int | None,
     limits: Limits,
     redact: Callable[[str], str],
-) -> Record:
+) -> FailureRecord:
     """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
     """
     facts = getattr(report, FAILURE_ATTR, None)
-    phase = when if when in ("setup", "call", "teardown") else "call"
+    phase: Literal["setup", "call", "teardown"] = "call"
+    if when in ("setup", "teardown"):
+        phase = cast('Literal["setup", "teardown"]', when)
     if isinstance(facts, dict):
-        data = dict(facts)
+        data: dict[str, Any] = dict(facts)
         trace = redact(str(data.pop("stack_trace", "")))
         stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
         data["error_message"] = redact(str(data.get("error_message", "")))
@@ -336,15 +348,15 @@ class TestAccumulator:
         self.redact = redact
         self.item: dict[str, Any] = {}
         self.counted_as: list[str] = []
-        self.attempts: list[Record] = []
-        self.subtests: list[Record] = []
+        self.attempts: list[AttemptRecord] = []
+        self.subtests: list[SubtestResultRecord] = []
         self.case_error: str | None = None
         self._reset_attempt()
 
     def _reset_attempt(self) -> None:
         self.outcome: dict[str, str] = {}
         self.durations: dict[str, float] = {}
-        self.failures: dict[str, Record] = {}
+        self.failures: dict[str, FailureRecord] = {}
         self.reason: str | None = None
         self.wasxfail = False
         self.started: float | None = None
@@ -409,6 +421,7 @@ class TestAccumulator:
         params = to_json_safe(dict(getattr(context, "kwargs", {}) or {}))
         describe = getattr(report, "_sub_test_description", None)
         description = describe() if callable(describe) else (f"[{msg}]" if msg else "(<subtest>)")
+        outcome: Literal["passed", "failed", "skipped", "xfailed"]
         if hasattr(report, "wasxfail"):
             outcome = "xfailed"
             reason = xfail_reason(report)
@@ -453,7 +466,7 @@ class TestAccumulator:
             return "error"
         return outcome
 
-    def minimal_result(self, **more: Any) -> Record:
+    def minimal_result(self, **more: Any) -> TestResultRecord:
         """The result with what cannot fail (and ``more``): used alone when building the full
         one failed."""
         return new(
@@ -467,7 +480,7 @@ class TestAccumulator:
             **more,
         )
 
-    def result(self, captured: Record | None) -> Record:
+    def result(self, captured: CapturedRecord | None) -> TestResultRecord:
         """The finished ``TestResult`` record."""
         outcome = self.final_outcome()
         failure = self.failures.get("setup") or self.failures.get("call")
@@ -522,7 +535,7 @@ class TestAccumulator:
 
 def captured_output(
     sections: Iterable[tuple[str, str]], limits: Limits, redact: Callable[[str], str]
-) -> Record | None:
+) -> CapturedRecord | None:
     """Captured stdout/stderr/log of all phases, from a test's last report, bounded and redacted."""
     parts: dict[str, list[tuple[str, str]]] = {"stdout": [], "stderr": [], "log": []}
     for title, content in sections:
@@ -549,7 +562,7 @@ def _join_phases(chunks: list[tuple[str, str]]) -> str:
 
 def collection_error(
     report: pytest.CollectReport, limits: Limits, redact: Callable[[str], str]
-) -> Record:
+) -> DiagnosticRecord:
     """A ``Diagnostic`` for a collector that failed."""
     text = redact(longrepr_text(report))
     file = report.nodeid.split("::")[0] or None
@@ -569,7 +582,9 @@ def collection_error(
     )
 
 
-def skipped_collector(report: pytest.CollectReport, redact: Callable[[str], str]) -> Record:
+def skipped_collector(
+    report: pytest.CollectReport, redact: Callable[[str], str]
+) -> TestResultRecord:
     """A module skipped at collection, which pytest counts among ``skipped``."""
     file = report.nodeid.split("::")[0]
     longrepr = report.longrepr
@@ -590,7 +605,7 @@ def skipped_collector(report: pytest.CollectReport, redact: Callable[[str], str]
 
 def warning_diagnostic(
     message: str, category: str, filename: str, lineno: int, nodeid: str, rootpath: Path
-) -> Record:
+) -> DiagnosticRecord:
     """A ``Diagnostic`` for a warning pytest recorded."""
     path = Path(filename)
     try:

@@ -29,13 +29,14 @@ from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
-from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
     import coverage
 
     from pytest_qbench.plugin.session import QBenchSession
+    from pytest_qbench.report.records import CoverageReportRecord
+    from pytest_qbench.report.records import GateResultRecord
 
 measurement_key = pytest.StashKey["Measurement"]()
 PLUGIN_NAME = "qbench-coverage"
@@ -191,7 +192,7 @@ class CoverageCollector:
         self.measurement = config.stash.get(measurement_key, None)
         self.worker_data: list[bytes] = []
         self.lost_workers: list[str] = []
-        self.record: Record | None = None
+        self.record: CoverageReportRecord | None = None
         self.lines: list[tuple[str, dict[str, bool]]] = []
         self.outer = settings.measure and self.measurement is None and _already_measured()
         if settings.measure and self.measurement is None and not self.outer:
@@ -230,7 +231,7 @@ class CoverageCollector:
                     session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
         return result
 
-    def _gate(self) -> Record | None:
+    def _gate(self) -> GateResultRecord | None:
         """The coverage gate's ``GateResult``, when a threshold applies (no verdict without tests:
         ``--collect-only``)."""
         record = self.record
@@ -254,7 +255,7 @@ class CoverageCollector:
             self.session.coverage = self.record
             self._describe(self.record)
 
-    def _own_record(self, measurement: Measurement) -> Record:
+    def _own_record(self, measurement: Measurement) -> CoverageReportRecord:
         from coverage import CoverageData
 
         data = measurement.stop()
@@ -288,7 +289,7 @@ class CoverageCollector:
             )
         return record
 
-    def _pytest_cov_record(self) -> Record | None:
+    def _pytest_cov_record(self) -> CoverageReportRecord | None:
         plugin = self.config.pluginmanager.get_plugin("_cov")
         controller = getattr(plugin, "cov_controller", None)
         cov = getattr(controller, "cov", None)
@@ -330,7 +331,7 @@ class CoverageCollector:
     def _warn(self, message: str) -> None:
         self.session.note_warning("coverage", message, None, None)
 
-    def _describe(self, record: Record) -> None:
+    def _describe(self, record: CoverageReportRecord) -> None:
         """The terminal lines: the total, and the gate's verdict when there is one."""
         total = percent_text(record["percentage"])
         detail = f"{record['lines_covered']}/{record['lines_total']} lines"

@@ -22,12 +22,14 @@ from pytest_qbench.report.gates.text import gate_lines
 from pytest_qbench.report.gates.verdicts import baseline_gate
 from pytest_qbench.report.gates.verdicts import case_scores
 from pytest_qbench.report.gates.verdicts import metric_min_gate
-from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import new
 
 
 if TYPE_CHECKING:
     from pytest_qbench.plugin.options.agent import GateSettings
     from pytest_qbench.plugin.session import QBenchSession
+    from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 PLUGIN_NAME = "qbench-gates"
 
@@ -41,7 +43,7 @@ class GateCollector:
         self.config = config
         self.session = session
         self.settings = settings
-        self.gates: list[Record] = []
+        self.gates: list[GateResultRecord] = []
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -55,10 +57,10 @@ class GateCollector:
                 session.testsfailed += 1  # pytest then exits with 1, as with the coverage gate
         return result
 
-    def evaluate(self) -> list[Record]:
+    def evaluate(self) -> list[GateResultRecord]:
         """Every gate's verdict: the metric means first, then the baseline's."""
         metrics = self.session.aggregator.metrics
-        stats = {name: acc.stored() for name, acc in metrics.items()}
+        stats = {name: new("MetricStats", **acc.stored()) for name, acc in metrics.items()}
         known = sorted(name for name, s in stats.items() if s["n"])
         gates = [
             metric_min_gate(name, minimum, stats.get(name), known)
@@ -78,11 +80,11 @@ class GateCollector:
                 )
         return gates
 
-    def _results(self) -> Iterator[Record]:
+    def _results(self) -> Iterator[TestResultRecord]:
         path = self.session.stream_path
         if path.exists():
             for raw in store.iter_result_json(path):
-                result: Record = json.loads(raw)
+                result: TestResultRecord = json.loads(raw)
                 yield result
         yield from self.session.unstreamed
 

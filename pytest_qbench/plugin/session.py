@@ -21,7 +21,9 @@ from datetime import datetime
 from datetime import timezone
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 import pytest
 
@@ -45,10 +47,18 @@ from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.environment import describe_environment
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import CoverageReportRecord
+    from pytest_qbench.report.records import DiagnosticRecord
+    from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import TestHistoryRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 qbench_session_key = pytest.StashKey["QBenchSession"]()
@@ -112,17 +122,17 @@ class QBenchSession(QBenchWorker):
         self.stream_path = self.run_dir / store.STREAM_NAME
         self.aggregator = Aggregator(settings.md_max_items)
         self.pending: dict[tuple[str, Any], TestAccumulator] = {}
-        self.collection_errors: list[Record] = []
-        self.warnings: list[Record] = []
+        self.collection_errors: list[DiagnosticRecord] = []
+        self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
-        self.unstreamed: list[Record] = []
+        self.unstreamed: list[TestResultRecord] = []
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
         self.terminal_stats: dict[str, list[Any]] | None = None
-        self.coverage: Record | None = None
-        self.gates: list[Record] = []
+        self.coverage: CoverageReportRecord | None = None
+        self.gates: list[GateResultRecord] = []
         """``GateResult`` records of the gates asked for (coverage, metrics)."""
         self.started_at = datetime.now(timezone.utc)
         self.start_clock = time.perf_counter()
@@ -302,19 +312,19 @@ class QBenchSession(QBenchWorker):
                 result = self._modify_result(result, hook)
         self._emit(result)
 
-    def _modify_result(self, result: Record, hook: Any) -> Record:
+    def _modify_result(self, result: TestResultRecord, hook: Any) -> TestResultRecord:
         """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
         from pytest_qbench.report.models import TestResult
 
         model = TestResult.model_validate(result)
         hook(result=model, config=self.config)
         # Revalidated: a hook may have assigned a value of the wrong type.
-        modified: Record = TestResult.model_validate(model.model_dump(warnings=False)).model_dump(
-            mode="json"
-        )
-        return modified
+        modified = TestResult.model_validate(model.model_dump(warnings=False))
+        return cast("TestResultRecord", modified.model_dump(mode="json"))
 
-    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
+    def _build_result(
+        self, acc: TestAccumulator, last: pytest.TestReport | None
+    ) -> TestResultRecord:
         captured = None
         if last is not None and acc.final_outcome() in self.settings.capture:
             captured = captured_output(last.sections, self.limits, self.redact)
@@ -326,7 +336,7 @@ class QBenchSession(QBenchWorker):
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
         return result
 
-    def _emit(self, result: Record) -> None:
+    def _emit(self, result: TestResultRecord) -> None:
         self.aggregator.add_result(result)
         if self.stream is None:  # the stream could not be opened: keep results in memory
             self.unstreamed.append(result)
@@ -337,7 +347,7 @@ class QBenchSession(QBenchWorker):
             self.note_internal_error("writing results.jsonl", exc)
             self.unstreamed.append(result)
 
-    def _add_collection_error(self, diagnostic: Record) -> None:
+    def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
         self.aggregator.add_collection_error(diagnostic)
         if len(self.collection_errors) < MAX_DIAGNOSTICS:
             self.collection_errors.append(diagnostic)
@@ -377,11 +387,9 @@ class QBenchSession(QBenchWorker):
     def finish(self, exitstatus: int) -> None:
         """Complete the run: the other plugins' hooks, the stream's end record, every file."""
         self._flush_pending()
-        self.run.update(
-            completed_at=iso(datetime.now(timezone.utc)),
-            exit_code=exitstatus,
-            interrupted=self.interrupted or exitstatus == INTERRUPTED,
-        )
+        self.run["completed_at"] = iso(datetime.now(timezone.utc))
+        self.run["exit_code"] = exitstatus
+        self.run["interrupted"] = self.interrupted or exitstatus == INTERRUPTED
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         report = new(
             "TestReport",
@@ -411,7 +419,7 @@ class QBenchSession(QBenchWorker):
             self.stream.close()
         self.write_outputs(report, self.index_run(report))
 
-    def index_run(self, report: Record) -> dict[str, Record]:
+    def index_run(self, report: TestReportRecord) -> dict[str, TestHistoryRecord]:
         """Index the run in the history index; return the failing tests' history.
 
         A failure here is a warning: the reports are written all the same, without history. A run
@@ -444,7 +452,7 @@ class QBenchSession(QBenchWorker):
         self.notes.extend(recorded.problems)
         return recorded.histories
 
-    def _report_hooks(self, report: Record) -> Record:
+    def _report_hooks(self, report: TestReportRecord) -> TestReportRecord:
         """Let other plugins change the report and add Markdown sections (as models)."""
         hook = self.config.hook
         if not (
@@ -461,14 +469,15 @@ class QBenchSession(QBenchWorker):
             for sections in hook.pytest_qbench_markdown_sections(report=model, config=self.config):
                 model.sections.extend(sections or [])
         with self.guard("the report as the hooks left it"):  # what they changed must be valid
-            record: Record = TestReport.model_validate(model.model_dump(warnings=False)).model_dump(
-                mode="json"
-            )
+            modified = TestReport.model_validate(model.model_dump(warnings=False))
+            record = cast("TestReportRecord", modified.model_dump(mode="json"))
             record["summary"]["pass_rate"] = pass_rate(record["summary"])
             return record
         return report
 
-    def write_outputs(self, report: Record, history: dict[str, Record] | None = None) -> None:
+    def write_outputs(
+        self, report: TestReportRecord, history: dict[str, TestHistoryRecord] | None = None
+    ) -> None:
         """Write report.json, report.md and every extra output; one failing does not stop the rest.
 
         ``history`` (node id to ``TestHistory`` record) goes into the failing tests' results.

@@ -9,18 +9,30 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypedDict
+from typing import TypeVar
+from typing import cast
 
 from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.stats import ScoreAccumulator
 from pytest_qbench.core.stats import derived
 from pytest_qbench.core.stats import stats_mean
 from pytest_qbench.report.gates.stats import pass_at_k
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import DiagnosticRecord
+    from pytest_qbench.report.records import MetricStatsRecord
+    from pytest_qbench.report.records import RepeatStatsRecord
+    from pytest_qbench.report.records import ReportSummaryRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 # pytest's summary-line words -> ReportSummary fields.
@@ -49,6 +61,16 @@ OUTCOME_CATEGORY = {
 }
 DEFAULT_MAX_ITEMS = 50
 DEFAULT_SLOWEST = 10
+RecordT = TypeVar("RecordT", bound=Mapping[str, object])
+"""A record type (``TestResultRecord``...)."""
+
+
+class MetricSummary(TypedDict):
+    """The metric fields of a ``ReportSummary`` record."""
+
+    metrics_evaluated: dict[str, int]
+    average_scores: dict[str, float]
+    metric_stats: dict[str, MetricStatsRecord]
 
 
 @dataclass
@@ -56,10 +78,10 @@ class Selection:
     """Up to ``limit`` items of one kind, and how many there were in all."""
 
     limit: int
-    items: list[Record] = field(default_factory=list)
+    items: list[TestResultRecord] = field(default_factory=list)
     total: int = 0
 
-    def offer(self, result: Record) -> None:
+    def offer(self, result: TestResultRecord) -> None:
         """Count ``result``; keep it while there is room."""
         self.total += 1
         if len(self.items) < self.limit:
@@ -77,7 +99,7 @@ class SkipGroup:
 
     reason: str
     count: int
-    example: Record
+    example: TestResultRecord
 
 
 @dataclass
@@ -92,7 +114,7 @@ class ReportView:
     flaky: Selection
     skip_groups: list[SkipGroup]
     skip_groups_omitted: int
-    slowest: list[Record]
+    slowest: list[TestResultRecord]
     agents: Selection = field(default_factory=lambda: Selection(DEFAULT_MAX_ITEMS))
 
 
@@ -113,15 +135,15 @@ class Aggregator:
         self.flaky = Selection(max_items)
         self.skips: dict[str, SkipGroup] = {}
         self.slowest_n = slowest
-        self._slowest: list[tuple[float, int, Record]] = []
+        self._slowest: list[tuple[float, int, TestResultRecord]] = []
         self._seq = 0
         self.metrics: dict[str, ScoreAccumulator] = {}
         self.agents = Selection(max_items)
         self.repeats: dict[str, RepeatAccumulator] = {}
 
-    def add_result(self, result: Record | Any) -> None:
+    def add_result(self, value: TestResultRecord | Any) -> None:
         """Count one test and keep it if a selection wants it."""
-        result = as_record(result)
+        result: TestResultRecord = as_record(value)
         self.total += 1
         for category in result["counted_as"] or [OUTCOME_CATEGORY[result["outcome"]]]:
             self._count(category)
@@ -132,8 +154,9 @@ class Aggregator:
             self.flaky.offer(result)
         self._select(result)
         self._add_agent(result)
-        if result.get("repeat") is not None:
-            self._add_repeat(result)
+        repeat = result.get("repeat")
+        if repeat is not None:
+            self._add_repeat(result, repeat)
         duration = result["duration"]
         if self.slowest_n and duration > 0:
             self._seq += 1
@@ -143,7 +166,7 @@ class Aggregator:
             elif entry[:2] > self._slowest[0][:2]:
                 heapq.heapreplace(self._slowest, entry)
 
-    def _add_agent(self, result: Record) -> None:
+    def _add_agent(self, result: TestResultRecord) -> None:
         metrics = result["metric_results"]
         for metric in metrics:
             name = metric["metric_name"]
@@ -154,18 +177,18 @@ class Aggregator:
         if metrics or result["agent_response"] is not None or result["tool_calls"]:
             self.agents.offer(result)
 
-    def _add_repeat(self, result: Record) -> None:
-        test = repeated_test_id(result["nodeid"], result["repeat"])
+    def _add_repeat(self, result: TestResultRecord, repeat: int) -> None:
+        test = repeated_test_id(result["nodeid"], repeat)
         acc = self.repeats.get(test)
         if acc is None:
             acc = self.repeats[test] = RepeatAccumulator()
         acc.add(result)
 
-    def repeat_stats(self) -> list[Record]:
+    def repeat_stats(self) -> list[RepeatStatsRecord]:
         """``RepeatStats`` records of the repeated tests, in the order they first finished."""
         return [acc.stats(test) for test, acc in self.repeats.items() if acc.runs]
 
-    def _select(self, result: Record) -> None:
+    def _select(self, result: TestResultRecord) -> None:
         outcome = result["outcome"]
         if outcome == "failed":
             self.failures.offer(result)
@@ -192,45 +215,60 @@ class Aggregator:
         else:
             self.counts[name] = self.counts.get(name, 0) + 1
 
-    def add_collection_error(self, diagnostic: Record | Any) -> None:
+    def add_collection_error(self, diagnostic: DiagnosticRecord | Any) -> None:
         """Count a collection error, as pytest does, among ``errors``."""
         self._count("error")
 
-    def add_warning(self, diagnostic: Record | Any) -> None:
+    def add_warning(self, diagnostic: DiagnosticRecord | Any) -> None:
         """Count a pytest warning (qbench's own notes are not pytest's and are not counted)."""
-        if as_record(diagnostic)["tool"] == "pytest":
+        record: DiagnosticRecord = as_record(diagnostic)
+        if record["tool"] == "pytest":
             self._count("warnings")
 
     def add_deselected(self, count: int) -> None:
         """Count deselected tests."""
         self.counts["deselected"] = self.counts.get("deselected", 0) + count
 
-    def summary(self, duration: float) -> Record:
+    def summary(self, duration: float) -> ReportSummaryRecord:
         """The summary so far, as a ``ReportSummary`` record."""
+        count = self.counts.get
+        metrics = self.metric_summary()
         summary = new(
             "ReportSummary",
-            **self.counts,
+            passed=count("passed", 0),
+            failed=count("failed", 0),
+            errors=count("errors", 0),
+            skipped=count("skipped", 0),
+            xfailed=count("xfailed", 0),
+            xpassed=count("xpassed", 0),
+            reruns=count("reruns", 0),
+            subtests_passed=count("subtests_passed", 0),
+            subtests_skipped=count("subtests_skipped", 0),
+            deselected=count("deselected", 0),
+            warnings=count("warnings", 0),
             total=self.total,
             flaky=self.flaky_count,
             subtests_failed=self.subtests_failed,
             other=dict(self.other),
             duration=round(duration, 6),
-            **self.metric_summary(),
+            metrics_evaluated=metrics["metrics_evaluated"],
+            average_scores=metrics["average_scores"],
+            metric_stats=metrics["metric_stats"],
         )
         summary["pass_rate"] = pass_rate(summary)
         return summary
 
-    def metric_summary(self) -> dict[str, Any]:
+    def metric_summary(self) -> MetricSummary:
         """``metrics_evaluated``, ``average_scores`` and ``metric_stats``, by metric name."""
-        stats: dict[str, Record] = {}
+        stats: dict[str, MetricStatsRecord] = {}
         for name in sorted(self.metrics):
             record = new("MetricStats", **self.metrics[name].stored())
-            record.update(derived(record))
+            record.update(cast("MetricStatsRecord", derived(record)))
             stats[name] = record
         scored = {name: s for name, s in stats.items() if s["n"]}
         return {
             "metrics_evaluated": {name: s["n"] for name, s in scored.items()},
-            "average_scores": {name: s["mean"] for name, s in scored.items()},
+            "average_scores": {name: cast(float, s["mean"]) for name, s in scored.items()},
             "metric_stats": stats,
         }
 
@@ -261,7 +299,7 @@ class RepeatAccumulator:
     passed: int = 0
     metrics: dict[str, ScoreAccumulator] = field(default_factory=dict)
 
-    def add(self, result: Record) -> None:
+    def add(self, result: TestResultRecord) -> None:
         """Count one run (a skipped run is left out)."""
         if result["outcome"] not in ("passed", "failed", "error"):
             return
@@ -271,7 +309,7 @@ class RepeatAccumulator:
             acc = self.metrics.setdefault(metric["metric_name"], ScoreAccumulator())
             acc.add(metric)
 
-    def stats(self, nodeid: str) -> Record:
+    def stats(self, nodeid: str) -> RepeatStatsRecord:
         """The ``RepeatStats`` record."""
         means = {name: stats_mean(float(acc.total), acc.n) for name, acc in self.metrics.items()}
         return new(
@@ -285,9 +323,9 @@ class RepeatAccumulator:
 
 
 def aggregate(
-    results: Iterable[Record | Any],
-    collection_errors: Iterable[Record | Any] = (),
-    warnings: Iterable[Record | Any] = (),
+    results: Iterable[TestResultRecord | Any],
+    collection_errors: Iterable[DiagnosticRecord | Any] = (),
+    warnings: Iterable[DiagnosticRecord | Any] = (),
     deselected: int = 0,
     *,
     max_items: int = DEFAULT_MAX_ITEMS,
@@ -309,9 +347,9 @@ def aggregate(
 __all__ = ["Aggregator", "ReportView", "Selection", "SkipGroup", "aggregate", "as_record"]
 
 
-def as_record(value: Record | Any) -> Record:
+def as_record(value: RecordT | Any) -> RecordT:
     """A record as is; a model (from the public API or a test) dumped into one."""
     if isinstance(value, dict):
-        return value
-    dumped: Record = value.model_dump(mode="json")
-    return dumped
+        return cast("RecordT", value)
+    model: Any = value
+    return cast("RecordT", model.model_dump(mode="json"))

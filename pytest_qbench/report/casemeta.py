@@ -19,10 +19,15 @@ The marker takes keyword arguments only::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from typing import Any
 
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestCaseMetadataRecord
+    from pytest_qbench.report.records import TestStepRecord
 
 
 CASE_FIELDS = ("key", "title", "priority", "tags", "platforms", "folder", "steps")
@@ -34,7 +39,9 @@ class CaseMarkerError(ValueError):
     """The ``qbench_case`` marker's arguments do not have the documented shape."""
 
 
-def build_metadata(case: dict[str, Any] | None, doc: str | None, has_args: bool) -> Record | None:
+def build_metadata(
+    case: dict[str, Any] | None, doc: str | None, has_args: bool
+) -> TestCaseMetadataRecord | None:
     """Combine the marker's keyword arguments and the docstring into a ``TestCaseMetadata``
     record.
 
@@ -76,7 +83,7 @@ def _texts(name: str, value: Any) -> list[str]:
     raise CaseMarkerError(f"qbench_case {name} must be a list of strings, got {value!r}")
 
 
-def _steps(raw: Any) -> list[Record]:
+def _steps(raw: Any) -> list[TestStepRecord]:
     if not isinstance(raw, list):
         raise CaseMarkerError("qbench_case steps must be a list of str, dict or (action, expected)")
     steps = []

@@ -7,6 +7,7 @@ model.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.text import bound_text
@@ -18,8 +19,14 @@ from pytest_qbench.report.coverage.view import gate_step
 from pytest_qbench.report.coverage.view import untested_steps
 from pytest_qbench.report.gates.text import gate_step as metric_gate_step
 from pytest_qbench.report.metric_text import result_failures
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import DigestFailureRecord
+    from pytest_qbench.report.records import FailureDigestRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 DIGEST_MAX_FAILURES = 20
@@ -29,10 +36,10 @@ MAX_NEXT_STEPS = 8
 
 
 def build_digest(
-    report: Record | Any, view: ReportView, max_failures: int = DIGEST_MAX_FAILURES
-) -> Record:
+    value: TestReportRecord | Any, view: ReportView, max_failures: int = DIGEST_MAX_FAILURES
+) -> FailureDigestRecord:
     """Summarise ``report`` as a ``FailureDigest`` record: failed and errored tests, first first."""
-    report = as_record(report)
+    report: TestReportRecord = as_record(value)
     chosen = [*view.failures.items, *view.errors.items][:max_failures]
     total = view.failures.total + view.errors.total
     summary, run, coverage = report["summary"], report["run"], report["coverage"]
@@ -58,11 +65,11 @@ def build_digest(
     )
 
 
-def digest_failure(result: Record) -> Record:
+def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
     """One failed test in the digest's compact shape; failing metrics and tool checks the
     message does not name yet are added to it, one line."""
-    failure = result["failure"] or {}
-    message = failure.get("error_message", "")
+    failure = result["failure"]
+    message = failure["error_message"] if failure else ""
     missing = [line for line in result_failures(result) if line not in message]
     if missing:
         message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
@@ -70,15 +77,19 @@ def digest_failure(result: Record) -> Record:
         "DigestFailure",
         test_name=result["nodeid"],
         outcome=result["outcome"],
-        file=failure.get("file") or result["file"],
-        line=failure.get("line") or result["line"],
-        error_type=failure.get("error_type", "Failed"),
+        file=(failure and failure["file"]) or result["file"],
+        line=(failure and failure["line"]) or result["line"],
+        error_type=failure["error_type"] if failure else "Failed",
         error_message=bound_text(message, DIGEST_MAX_MESSAGE),
-        stack_trace=bound_text(failure.get("stack_trace", ""), DIGEST_MAX_TRACE, keep="tail"),
+        stack_trace=bound_text(
+            failure["stack_trace"] if failure else "", DIGEST_MAX_TRACE, keep="tail"
+        ),
     )
 
 
-def next_steps(report: Record, chosen: Iterable[Record], view: ReportView) -> list[str]:
+def next_steps(
+    report: TestReportRecord, chosen: Iterable[TestResultRecord], view: ReportView
+) -> list[str]:
     """Concrete suggestions, most useful first."""
     steps: list[str] = []
     for diag in report["collection_errors"][:3]:
@@ -118,7 +129,7 @@ def _fit(steps: list[str], keep: set[str], limit: int) -> list[str]:
     return fitted[:limit]
 
 
-def _nothing_failed(report: Record) -> str:
+def _nothing_failed(report: TestReportRecord) -> str:
     summary, exit_code = report["summary"], report["run"]["exit_code"]
     if exit_code not in (0, 5, None):
         return f"pytest exited with status {exit_code} without a failing test: read its output"
@@ -129,7 +140,7 @@ def _nothing_failed(report: Record) -> str:
     return f"All {summary['passed']} tests that ran passed; nothing to fix"
 
 
-def _step_for(result: Record) -> str:
+def _step_for(result: TestResultRecord) -> str:
     failure, nodeid = result["failure"], result["nodeid"]
     if failure is None:
         return f"Look at {nodeid}: it {result['outcome']} without a traceback"

@@ -6,11 +6,16 @@ import platform
 import re
 from collections.abc import Iterable
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench._version import __version__
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import CIInfoRecord
+    from pytest_qbench.report.records import EnvironmentRecord
 
 
 SECRET_NAME = re.compile(
@@ -73,7 +78,7 @@ class Redactor:
         return [URL_PASSWORD.sub(rf"\g<head>{REDACTED}", self(arg)) for arg in args]
 
 
-def detect_ci(environ: Mapping[str, str]) -> Record | None:
+def detect_ci(environ: Mapping[str, str]) -> CIInfoRecord | None:
     """Recognise the CI provider from its environment variables."""
     get = environ.get
     if get("GITHUB_ACTIONS") == "true":
@@ -133,7 +138,7 @@ def detect_ci(environ: Mapping[str, str]) -> Record | None:
 
 def describe_environment(
     pytest_version: str, plugins: Mapping[str, str], environ: Mapping[str, str]
-) -> Record:
+) -> EnvironmentRecord:
     """Build the ``environment`` block of a report."""
     return new(
         "Environment",

@@ -12,9 +12,14 @@ import os
 from collections.abc import Iterable
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core.text import bound_text
-from pytest_qbench.report.shapes import Record
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -78,7 +83,7 @@ def workflow_command(
     return f"{head}::{escape_data(bound_text(message, MAX_ANNOTATION_MESSAGE))}"
 
 
-def failure_annotations(results: Iterable[Record], root: str = "") -> list[str]:
+def failure_annotations(results: Iterable[TestResultRecord], root: str = "") -> list[str]:
     """One ``::error`` per failed or errored test, at its failing line.
 
     ``root`` (the rootdir relative to the repository checkout, ``""`` when they are the same)
@@ -86,11 +91,13 @@ def failure_annotations(results: Iterable[Record], root: str = "") -> list[str]:
     """
     commands = []
     for result in results:
-        failure = result["failure"] or {}
-        file = failure.get("file") or result["file"]
-        line = failure.get("line") or result["line"]
-        kind = failure.get("error_type") or result["outcome"]
-        message = failure.get("error_message") or f"{result['nodeid']} {result['outcome']}"
+        failure = result["failure"]
+        file = (failure and failure["file"]) or result["file"]
+        line = (failure and failure["line"]) or result["line"]
+        kind = (failure and failure["error_type"]) or result["outcome"]
+        message = (
+            failure and failure["error_message"]
+        ) or f"{result['nodeid']} {result['outcome']}"
         commands.append(
             workflow_command(
                 "error",
@@ -103,7 +110,7 @@ def failure_annotations(results: Iterable[Record], root: str = "") -> list[str]:
     return commands
 
 
-def gate_annotations(gates: Iterable[Record]) -> list[str]:
+def gate_annotations(gates: Iterable[GateResultRecord]) -> list[str]:
     """An ``::error`` per failed gate (coverage, metric mean, baseline), with its numbers."""
     return [
         workflow_command("error", gate["detail"], title=_gate_title(gate))
@@ -112,7 +119,7 @@ def gate_annotations(gates: Iterable[Record]) -> list[str]:
     ]
 
 
-def _gate_title(gate: Record) -> str:
+def _gate_title(gate: GateResultRecord) -> str:
     from pytest_qbench.report.gates.text import gate_label
 
     label = gate_label(gate)

@@ -28,6 +28,7 @@ from datetime import datetime
 from datetime import timezone
 from typing import Literal
 from typing import TypeVar
+from typing import cast
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import MergeError
@@ -238,7 +239,8 @@ def _merged_summary(
 def _counts(results: Iterable[TestResult]) -> Counter[str]:
     """What ``results`` add to a summary (``other:<word>`` for other plugins' words)."""
     record = aggregate(results, slowest=0).summary(0.0)
-    counts = Counter({name: int(record[name]) for name in COUNT_FIELDS})
+    fields = cast("dict[str, int]", record)  # COUNT_FIELDS are the summary's int fields
+    counts = Counter({name: int(fields[name]) for name in COUNT_FIELDS})
     counts.update({f"other:{word}": n for word, n in record["other"].items()})
     return counts
 

@@ -9,9 +9,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.text import first_line
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import MetricResultRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 MAX_CALL_TEXT = 80
@@ -27,7 +33,7 @@ def score_pair(score: float, threshold: float) -> tuple[str, str]:
     return repr(score), repr(threshold)
 
 
-def metric_failure(result: dict[str, Any], *, strict: bool = False) -> str | None:
+def metric_failure(result: MetricResultRecord, *, strict: bool = False) -> str | None:
     """Why a metric fails its test, e.g. ``metric token_f1: score 0.42 < threshold 0.70``;
     ``None`` when it does not. An error fails with ``fail_on_error`` (always when ``strict``, as
     in ``qbench.check``); a skipped metric never fails."""
@@ -74,7 +80,7 @@ def failure_message(lines: Sequence[str]) -> str:
     return f"{len(lines)} qbench checks failed:\n" + "\n".join(f"  {line}" for line in lines)
 
 
-def result_failures(result: dict[str, Any]) -> list[str]:
+def result_failures(result: TestResultRecord) -> list[str]:
     """Every failing metric and tool check of a ``TestResult`` record."""
     lines = [line for m in result["metric_results"] if (line := metric_failure(m))]
     if result["tools_matched"] is False:

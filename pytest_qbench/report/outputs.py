@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import QBenchError
@@ -20,6 +21,11 @@ from pytest_qbench.report.render import render
 from pytest_qbench.report.shapes import Record
 
 
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
+
+
 class StreamResults:
     """Every result of a stream (then ``after``), parsed lazily on each pass: memory stays flat.
 
@@ -29,18 +35,18 @@ class StreamResults:
     def __init__(
         self,
         stream: Path,
-        after: list[Record] | None = None,
+        after: list[TestResultRecord] | None = None,
         patches: Mapping[str, Record] | None = None,
     ) -> None:
         self.stream = stream
         self.after = after or []
         self.patches = patches
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[TestResultRecord]:
         for raw in store.iter_result_json(self.stream):
             if self.patches:
                 raw = store.patch_result_json(raw, self.patches)
-            result: Record = json.loads(raw)
+            result: TestResultRecord = json.loads(raw)
             yield result
         yield from self.after
 
@@ -52,7 +58,7 @@ class StreamResults:
 class OutputWriter:
     """Writes one report's outputs. ``stream`` holds the results when ``report.results`` is empty."""
 
-    report: Record
+    report: TestReportRecord
     stream: Path | None
     view: ReportView
     template_dir: Path | None
@@ -63,8 +69,8 @@ class OutputWriter:
     def __post_init__(self) -> None:
         self.env = make_environment(self.template_dir)
 
-    def _results(self) -> StreamResults | list[Record]:
-        results: list[Record] = self.report["results"]
+    def _results(self) -> StreamResults | list[TestResultRecord]:
+        results = self.report["results"]
         if self.stream is None:
             return results
         return StreamResults(self.stream, results, self.patches)

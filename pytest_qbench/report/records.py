@@ -447,6 +447,16 @@ class TestStepRecord(TypedDict):
     expected: str | None
 
 
+for _record in (
+    TestCaseMetadataRecord,
+    TestHistoryRecord,
+    TestReportRecord,
+    TestResultRecord,
+    TestStepRecord,
+):  # TestResultRecord... are not pytest test classes
+    setattr(_record, "__test__", False)  # noqa: B010 (mypy: no __test__ on a TypedDict)
+
+
 if TYPE_CHECKING:
 
     @overload

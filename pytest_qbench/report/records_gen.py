@@ -124,6 +124,11 @@ def records_source() -> str:
     parts = [HEADER]
     for name, model in models:
         parts.append("\n\n" + "\n".join(_typed_dict(name, model)) + "\n")
+    tests = "".join(f"    {name}Record,\n" for name, _ in models if name.startswith("Test"))
+    parts.append(
+        f"\n\nfor _record in (\n{tests}):  # TestResultRecord... are not pytest test classes\n"
+        '    setattr(_record, "__test__", False)  # noqa: B010 (mypy: no __test__ on a TypedDict)\n'
+    )
     parts.append("\n\nif TYPE_CHECKING:\n\n")
     for name, model in models:
         parts.append("\n".join(_overload(name, model)) + "\n\n")

@@ -6,7 +6,8 @@ that every report qbench writes is a fixed point of the model); only the spellin
 floats differs (``1e-05`` where pydantic writes ``0.00001``), not their value. The shapes come from
 ``shapes.json``, generated from ``models.py``: ``python -m pytest_qbench.report.shapes`` rewrites it,
 and a test fails when it is stale. The same command rewrites ``records.py``, a ``TypedDict`` per
-model and the overloads that type ``new``.
+model and the overloads that type ``new`` (``new("GateResult", ...)`` is a ``GateResultRecord``),
+so that mypy knows every record's keys.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone
 from functools import cache
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import overload
 
 
 REQUIRED = "<required>"
@@ -55,7 +59,7 @@ def _layout(model: str) -> _Layout:
     return _Layout(dict(fields), tuple(fresh), frozenset(fields), required)
 
 
-def new(model: str, /, **values: Any) -> Record:
+def _new(model: str, /, **values: Any) -> Record:
     """A record of ``model`` (e.g. ``"TestResult"``): its defaults, updated with ``values``.
 
     Keys come out in the model's field order. An unknown field or a missing required one is a
@@ -75,6 +79,21 @@ def new(model: str, /, **values: Any) -> Record:
     return record
 
 
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import ReportSummaryRecord
+    from pytest_qbench.report.records import new as new  # typed overloads, generated
+else:
+    new = _new  # no wrapper: ``new`` is on the per-test hot path
+
+
+@overload
+def iso(moment: datetime) -> str: ...
+
+
+@overload
+def iso(moment: None) -> None: ...
+
+
 def iso(moment: datetime | None) -> str | None:
     """A datetime as pydantic writes it: UTC, ``2026-11-21T22:15:00.123456Z`` (no fraction when
     the microseconds are 0)."""
@@ -83,12 +102,12 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def dumps(record: Record) -> str:
+def dumps(record: Mapping[str, object]) -> str:
     """Compact JSON like pydantic's (UTF-8, no spaces; floats in Python's spelling)."""
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def pass_rate(summary: Record) -> float:
+def pass_rate(summary: ReportSummaryRecord) -> float:
     """``ReportSummary.pass_rate`` for a summary record."""
     ran = summary["passed"] + summary["failed"] + summary["errors"]
     return round(100.0 * summary["passed"] / ran, 2) if ran else 0.0

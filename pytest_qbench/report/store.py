@@ -19,10 +19,19 @@ from collections.abc import Mapping
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core import atomic
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import dumps
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import DiagnosticRecord
+    from pytest_qbench.report.records import StreamEndRecord
+    from pytest_qbench.report.records import StreamStartRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 STREAM_NAME = "results.jsonl"
@@ -67,15 +76,15 @@ class StreamWriter:
         self.path = path
         self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def write_start(self, record: Record) -> None:
+    def write_start(self, record: StreamStartRecord) -> None:
         """The run as it starts (a ``StreamStart`` record)."""
         self._write(dumps(record).encode())
 
-    def write_result(self, result: Record) -> None:
+    def write_result(self, result: TestResultRecord) -> None:
         """One finished test (a ``TestResult`` record)."""
         self._write(f"{RESULT_PREFIX}{dumps(result)}}}".encode())
 
-    def write_diagnostic(self, kind: str, diagnostic: Record) -> None:
+    def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
         self._write(dumps({"kind": kind, "diagnostic": diagnostic}).encode())
 
@@ -83,7 +92,7 @@ class StreamWriter:
         """Deselected tests."""
         self._write(dumps({"kind": "deselected", "count": count}).encode())
 
-    def write_end(self, record: Record) -> None:
+    def write_end(self, record: StreamEndRecord) -> None:
         """The run as it ended (a ``StreamEnd`` record)."""
         self._write(dumps(record).encode())
 
@@ -111,7 +120,10 @@ def iter_result_json(stream: Path) -> Iterator[str]:
 
 
 def write_report_json(
-    path: Path, report: Record, stream: Path | None, patches: Mapping[str, Record] | None = None
+    path: Path,
+    report: TestReportRecord,
+    stream: Path | None,
+    patches: Mapping[str, Record] | None = None,
 ) -> None:
     """Write a ``TestReport`` record as JSON; a ``stream``'s results are spliced in unparsed.
 

@@ -31,11 +31,11 @@ from pytest_qbench.plugin.agent.state import MetricFailure
 from pytest_qbench.plugin.agent.state import metric_record
 from pytest_qbench.plugin.options.values import parse_thresholds
 from pytest_qbench.report.metric_text import metric_failure
-from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
     from pytest_qbench.report.models import MetricResult
+    from pytest_qbench.report.records import MetricResultRecord
 
 __all__ = ["AgentConfigError", "QBench", "start", "stop"]
 
@@ -172,7 +172,7 @@ class QBench:
         return _model(record)
 
 
-def _model(record: Record) -> MetricResult:
+def _model(record: MetricResultRecord) -> MetricResult:
     from pytest_qbench.report.models import MetricResult
 
     return MetricResult.model_validate(record)

@@ -10,6 +10,7 @@ state into the JSON facts that travel on pytest's report (also through pytest-xd
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.limits import MAX_MESSAGE
@@ -28,8 +29,11 @@ from pytest_qbench.plugin.collectors import to_json_safe
 from pytest_qbench.report.metric_text import failure_message
 from pytest_qbench.report.metric_text import metric_failure
 from pytest_qbench.report.metric_text import tools_failure
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import MetricResultRecord
 
 
 DISABLED_REASON = "disabled (enabled=False)"
@@ -55,10 +59,10 @@ class AgentState:
         self.thresholds = thresholds
         self.judge = judge
         self.sample: Sample | None = None
-        self.results: list[Record] = []
+        self.results: list[MetricResultRecord] = []
         self.tools_matched: bool | None = None
 
-    def evaluate(self, config: MetricConfig) -> Record:
+    def evaluate(self, config: MetricConfig) -> MetricResultRecord:
         """Evaluate one metric on the sample and keep its ``MetricResult`` record."""
         assert self.sample is not None
         threshold = self.threshold_for(config.metric, config.threshold, config.scale)
@@ -114,7 +118,7 @@ class AgentState:
 
 def metric_record(
     evaluation: Evaluation, threshold: float | None, scale: float | None, fail_on_error: bool
-) -> Record:
+) -> MetricResultRecord:
     """A ``MetricResult`` record from an evaluation."""
     score = evaluation.score
     return new(

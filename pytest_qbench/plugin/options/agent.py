@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import cast
 
 import pytest
 
@@ -22,6 +23,7 @@ from pytest_qbench.plugin.options.values import split_metric_value
 
 if TYPE_CHECKING:
     from pytest_qbench.report.gates.verdicts import BaselineScores
+    from pytest_qbench.report.records import TestResultRecord
 
 DEFAULT_AGENT_FILES = ("agent.yaml", "agent.yml", "*.agent.yaml", "*.agent.yml")
 DEFAULT_MAX_REGRESSION = 0.0
@@ -183,7 +185,7 @@ def read_baseline(path: Path, source: str) -> BaselineScores:
             f"{source} cannot be used as the baseline: {exc}; give the report.json of an "
             "earlier run (e.g. .qbench/runs/<run id>/report.json)"
         ) from None
-    cases = case_scores(r.model_dump(mode="json") for r in report.results)
+    cases = case_scores(cast("TestResultRecord", r.model_dump(mode="json")) for r in report.results)
     cases = {name: tests for name, tests in cases.items() if any(s.count for s in tests.values())}
     if not cases:
         raise pytest.UsageError(

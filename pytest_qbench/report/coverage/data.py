@@ -16,14 +16,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Literal
 
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
 
 
 if TYPE_CHECKING:
     import coverage
     from coverage.results import Analysis
+
+    from pytest_qbench.report.records import CoverageFileRecord
+    from pytest_qbench.report.records import CoverageReportRecord
 
 CONTEXTS_FORMAT = 1
 PHASE_SUFFIXES = ("|setup", "|run", "|teardown")  # pytest-cov's --cov-context=test names
@@ -33,18 +36,18 @@ def coverage_record(
     cov: coverage.Coverage,
     rootpath: Path,
     *,
-    measured_by: str,
+    measured_by: Literal["qbench", "pytest-cov"],
     sources: Iterable[str] = (),
     threshold: float | None = None,
     data_file: str | None = None,
     contexts_file: str | None = None,
-) -> Record:
+) -> CoverageReportRecord:
     """A ``CoverageReport`` record of everything ``cov`` reports on (its omit/include apply)."""
     from coverage.exceptions import NoDataError
     from coverage.results import Numbers
 
     total = Numbers(precision=cov.config.precision)
-    files: list[Record] = []
+    files: list[CoverageFileRecord] = []
     try:
         for path, analysis in _analyses(cov, rootpath):
             total += analysis.numbers
@@ -82,7 +85,7 @@ def _has_arcs(cov: coverage.Coverage) -> bool:
     return bool(cov.get_data().has_arcs())
 
 
-def file_record(path: str, analysis: Analysis) -> Record:
+def file_record(path: str, analysis: Analysis) -> CoverageFileRecord:
     """One file's row, as ``coverage report -m`` computes it."""
     nums = analysis.numbers
     branch = analysis.has_arcs

@@ -7,9 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import CoverageFileRecord
+    from pytest_qbench.report.records import CoverageReportRecord
+    from pytest_qbench.report.records import DigestCoverageRecord
+    from pytest_qbench.report.records import GateResultRecord
 
 
 DIGEST_FILES = 5
@@ -26,7 +33,7 @@ def threshold_text(value: float) -> str:
     return f"{value:g}%"
 
 
-def least_covered(files: Iterable[Record], limit: int) -> list[Record]:
+def least_covered(files: Iterable[CoverageFileRecord], limit: int) -> list[CoverageFileRecord]:
     """The ``limit`` files that miss the most, by percentage (lowest first), then by path."""
     partial = [f for f in files if f["percent"] < 100.0 and f["statements"]]
     return sorted(partial, key=lambda f: (f["percent"], -f["missing"], f["path"]))[:limit]
@@ -38,7 +45,7 @@ def short_ranges(ranges: Sequence[str], limit: int = 8) -> str:
     return f"{shown}, … (+{len(ranges) - limit})" if len(ranges) > limit else shown
 
 
-def digest_coverage(coverage: Record) -> Record:
+def digest_coverage(coverage: CoverageReportRecord) -> DigestCoverageRecord:
     """The digest's ``DigestCoverage`` block: totals, the worst files, files never executed."""
     missing = coverage["missing_files"]
     return new(
@@ -54,21 +61,24 @@ def digest_coverage(coverage: Record) -> Record:
     )
 
 
-def gate_step(coverage: Record) -> str | None:
+def gate_step(coverage: CoverageReportRecord) -> str | None:
     """The next step when the coverage gate failed, naming the least covered file."""
-    if coverage["met"] is not False:
+    threshold = coverage["threshold"]
+    if coverage["met"] is not False or threshold is None:  # a failed gate has a threshold
         return None
     worst = least_covered(coverage["files"], 1)
     start = f": start with {worst[0]['path']} ({percent_text(worst[0]['percent'])} covered)"
     return (
         f"Raise coverage from {percent_text(coverage['percentage'])} to the required "
-        f"{threshold_text(coverage['threshold'])}{start if worst else ''}"
+        f"{threshold_text(threshold)}{start if worst else ''}"
     )
 
 
-def coverage_gate(coverage: Record) -> Record:
+def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
     """The coverage gate's ``GateResult`` record (the coverage has a threshold)."""
-    total, required = percent_text(coverage["percentage"]), threshold_text(coverage["threshold"])
+    threshold = coverage["threshold"]
+    assert threshold is not None, "the coverage gate needs a threshold"
+    total, required = percent_text(coverage["percentage"]), threshold_text(threshold)
     verdict = "meets" if coverage["met"] else "is below"
     return new(
         "GateResult",
@@ -76,11 +86,11 @@ def coverage_gate(coverage: Record) -> Record:
         name="coverage",
         passed=bool(coverage["met"]),
         value=coverage["percentage"],
-        threshold=coverage["threshold"],
+        threshold=threshold,
         detail=f"coverage {total} {verdict} the required {required}",
     )
 
 
-def untested_steps(coverage: Record, limit: int = 2) -> list[str]:
+def untested_steps(coverage: CoverageReportRecord, limit: int = 2) -> list[str]:
     """Next steps for files no test executed."""
     return [f"Add tests for {path} (0% covered)" for path in coverage["missing_files"][:limit]]

@@ -3,7 +3,11 @@ records (standard library only, so the CLI's digest and the pytest side say the 
 
 from __future__ import annotations
 
-from pytest_qbench.report.shapes import Record
+from typing import TYPE_CHECKING
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import GateResultRecord
 
 
 SHOWN_NEWLY_FAILING = 5
@@ -14,12 +18,12 @@ GATE_LABELS = {
 }
 
 
-def gate_label(gate: Record) -> str:
+def gate_label(gate: GateResultRecord) -> str:
     """``metric gate``, ``baseline gate`` or ``coverage gate``."""
     return GATE_LABELS[gate["kind"]]
 
 
-def gate_lines(gate: Record) -> list[tuple[str, dict[str, bool]]]:
+def gate_lines(gate: GateResultRecord) -> list[tuple[str, dict[str, bool]]]:
     """The terminal lines of a metric gate's verdict, with their colour."""
     label = gate_label(gate)
     passed = gate["passed"]
@@ -36,7 +40,7 @@ def gate_lines(gate: Record) -> list[tuple[str, dict[str, bool]]]:
     return lines
 
 
-def gate_step(gate: Record) -> str | None:
+def gate_step(gate: GateResultRecord) -> str | None:
     """The digest's next step for a failed metric gate."""
     if gate["passed"] is not False:
         return None

@@ -11,14 +11,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.stats import stats_mean
 from pytest_qbench.report.gates.stats import CONFIDENCE
 from pytest_qbench.report.gates.stats import paired_interval
 from pytest_qbench.report.metric_text import score_pair
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import MetricStatsRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 MAX_NEWLY_FAILING = 100
@@ -48,7 +54,7 @@ MetricCases = dict[str, dict[str, CaseScore]]
 """metric name -> test (node id without repeat id) -> its scores."""
 
 
-def case_scores(results: Iterable[Record]) -> MetricCases:
+def case_scores(results: Iterable[TestResultRecord]) -> MetricCases:
     """Each metric's scores by test, from ``TestResult`` records (skipped metrics left out)."""
     cases: MetricCases = {}
     for result in results:
@@ -77,7 +83,9 @@ class BaselineScores:
 # --- verdicts ----------------------------------------------------------------------------------
 
 
-def metric_min_gate(name: str, minimum: float, stats: Record | None, known: list[str]) -> Record:
+def metric_min_gate(
+    name: str, minimum: float, stats: MetricStatsRecord | None, known: list[str]
+) -> GateResultRecord:
     """The ``--qbench-metric-min`` verdict on one metric, from its ``MetricStats`` record."""
     mean = None if stats is None else stats_mean(stats["score_sum"], stats["n"])
     if stats is None or mean is None:
@@ -110,49 +118,58 @@ def baseline_gate(
     baseline: dict[str, CaseScore] | None,
     current: dict[str, CaseScore] | None,
     max_regression: float,
-) -> Record:
+) -> GateResultRecord:
     """The ``--qbench-baseline`` verdict on one metric (see `pytest_qbench.report.gates.stats`)."""
-    gate = {"kind": "baseline", "name": name, "threshold": max_regression}
     if not baseline or not current:
         missing = "the baseline" if not baseline else "this run"
-        return new("GateResult", **gate, passed=None, detail=f"no scores in {missing}")
+        return new(
+            "GateResult",
+            kind="baseline",
+            name=name,
+            threshold=max_regression,
+            passed=None,
+            detail=f"no scores in {missing}",
+        )
     both = [t for t in current if t in baseline]
     newly_failing = sorted(t for t in both if baseline[t].passed and not current[t].passed)
     common = [t for t in both if current[t].count and baseline[t].count]  # scored in both
-    gate["newly_failing"] = newly_failing[:MAX_NEWLY_FAILING]
+    gate = new(
+        "GateResult",
+        kind="baseline",
+        name=name,
+        threshold=max_regression,
+        newly_failing=newly_failing[:MAX_NEWLY_FAILING],
+        passed=None,
+        detail="",
+    )
     interval = paired_interval([baseline[t].mean - current[t].mean for t in common])
     if interval is None:
-        return new(
-            "GateResult",
-            **gate,
-            passed=None,
-            n=len(common),
-            detail=f"{_count(len(common), 'test')} in both runs: too few to tell a drop from noise",
+        gate["n"] = len(common)
+        gate["detail"] = (
+            f"{_count(len(common), 'test')} in both runs: too few to tell a drop from noise"
         )
+        return gate
     before = sum(baseline[t].mean for t in common) / len(common)
     drop = interval.mean
     significant = interval.low > TOLERANCE
     passed = not (significant and drop > max_regression + TOLERANCE)
-    return new(
-        "GateResult",
-        **gate,
-        passed=passed,
-        value=drop,
-        baseline=before,
-        ci_low=interval.low,
-        ci_high=interval.high,
-        n=interval.n,
-        detail=_baseline_detail(
-            before,
-            drop,
-            interval.low,
-            interval.high,
-            interval.n,
-            passed,
-            significant,
-            max_regression,
-        ),
+    gate["passed"] = passed
+    gate["value"] = drop
+    gate["baseline"] = before
+    gate["ci_low"] = interval.low
+    gate["ci_high"] = interval.high
+    gate["n"] = interval.n
+    gate["detail"] = _baseline_detail(
+        before,
+        drop,
+        interval.low,
+        interval.high,
+        interval.n,
+        passed,
+        significant,
+        max_regression,
     )
+    return gate
 
 
 def _baseline_detail(
