@@ -557,14 +557,4 @@ def _plugin_versions(config: pytest.Config) -> dict[str, str]:
     return versions
 
 
-def is_worker(config: pytest.Config) -> bool:
-    """Whether this process is a pytest-xdist worker."""
-    return hasattr(config, "workerinput")
-
-
-def worker_id() -> str | None:
-    """This xdist worker's id, e.g. ``gw0``."""
-    return os.environ.get("PYTEST_XDIST_WORKER")
-
-
 __all__ = ["QBenchSession", "QBenchWorker", "qbench_session_key"]
