@@ -8,7 +8,6 @@ from datetime import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qbench.report import records
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.coverage import view as coverage_view
 from pytest_qbench.report.digest import build_digest
@@ -16,6 +15,7 @@ from pytest_qbench.report.models import FailureDigest
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.records import CoverageFileRecord
 from pytest_qbench.report.records import CoverageReportRecord
+from pytest_qbench.report.records import TestReportRecord
 from pytest_qbench.report.render import render
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
@@ -56,8 +56,7 @@ def coverage_report(
     )
 
 
-def report_with(coverage: CoverageReportRecord) -> records.TestReportRecord:
-    # records.TestReportRecord, not imported by name: pytest would try to collect a Test* class.
+def report_with(coverage: CoverageReportRecord) -> TestReportRecord:
     return new(
         "TestReport",
         meta=new("ReportMeta", qbench_version="0", created_at=T0),
