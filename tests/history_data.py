@@ -7,7 +7,9 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 from pytest_qbench.core.types import Outcome
 from pytest_qbench.history.database import open_index
@@ -25,6 +27,11 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.shapes import Record
 
 
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
+
+
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 
 
@@ -38,7 +45,7 @@ def result(
     error_type: str = "AssertionError",
     metrics: dict[str, float | None] | None = None,
     flaky: bool = False,
-) -> Record:
+) -> TestResultRecord:
     """A result record of ``t.py::<name>``; failed and errored ones get a failure."""
     failure = None
     if outcome in ("failed", "error"):
@@ -52,7 +59,7 @@ def result(
         )
         for metric, score in (metrics or {}).items()
     ]
-    return TestResult(
+    model = TestResult(
         nodeid=f"t.py::{name}",
         test_name=name,
         file="t.py",
@@ -62,12 +69,13 @@ def result(
         metric_results=metric_results,
         flaky=flaky,
         reruns=1 if flaky else 0,
-    ).model_dump(mode="json")
+    )
+    return cast("TestResultRecord", model.model_dump(mode="json"))
 
 
 def report(
-    run_id: str, minutes: float, results: list[Record], *, branch: str | None = "main"
-) -> Record:
+    run_id: str, minutes: float, results: list[TestResultRecord], *, branch: str | None = "main"
+) -> TestReportRecord:
     """A report record of ``results``, started ``minutes`` after T0."""
     counts: dict[str, int] = {}
     for r in results:
@@ -77,7 +85,7 @@ def report(
     started = T0 + timedelta(minutes=minutes)
     failing = counts.get("failed", 0) + counts.get("errors", 0)
     ci = CIInfo(provider="github-actions", branch=branch, commit="abc123") if branch else None
-    return TestReport(
+    model = TestReport(
         meta=ReportMeta(qbench_version="0.1.0", created_at=started),
         run=RunMeta(
             run_id=run_id,
@@ -97,10 +105,13 @@ def report(
         ),
         summary=ReportSummary.model_validate({"total": len(results), "duration": 2.0, **counts}),
         results=[TestResult.model_validate(r) for r in results],
-    ).model_dump(mode="json")
+    )
+    return cast("TestReportRecord", model.model_dump(mode="json"))
 
 
-def writer_runs(writer: int, runs: int, results: int, *, own_test: bool = False) -> list[Record]:
+def writer_runs(
+    writer: int, runs: int, results: int, *, own_test: bool = False
+) -> list[TestReportRecord]:
     """The runs that process ``writer`` indexes in a test of concurrent writers: ``results``
     results each, of tests every writer shares (some failing); with ``own_test``, the last one is
     a test of that run only, with a metric score."""
@@ -129,7 +140,7 @@ def run_at_once(start: Any, procs: list[Any]) -> list[int | None]:
     return [proc.exitcode for proc in procs]
 
 
-def write_run(qbench_dir: Path, record: Record) -> Path:
+def write_run(qbench_dir: Path, record: TestReportRecord) -> Path:
     """Write ``record`` as ``<qbench_dir>/runs/<run id>/report.json``; return the run directory."""
     run_dir = store.run_dir(qbench_dir, record["run"]["run_id"])
     store.write_report_json(run_dir / store.REPORT_JSON, record, None)
@@ -137,18 +148,19 @@ def write_run(qbench_dir: Path, record: Record) -> Path:
 
 
 def index_reports(
-    qbench_dir: Path, *records: Record, keep_runs: int = 0, db: str | None = None
+    qbench_dir: Path, *records: TestReportRecord, keep_runs: int = 0, db: str | None = None
 ) -> list[Any]:
     """Index report records in ``<qbench_dir>/index.sqlite`` (or the PostgreSQL database
     ``db``), one transaction each."""
     index = open_index(qbench_dir, db, create=True)
     try:
-        return [index_run(index, r, _results_of(r), keep_runs=keep_runs) for r in records]
+        return [index_run(index, *index_args(r), keep_runs=keep_runs) for r in records]
     finally:
         index.close()
 
 
-def _results_of(record: Record) -> Callable[[], list[Record]]:
-    """The results of the report ``record``, as ``index_run`` takes them (a callable)."""
-    results: list[Record] = record["results"]
-    return lambda: results
+def index_args(record: TestReportRecord) -> tuple[Record, Callable[[], list[Record]]]:
+    """The report ``record`` and its results, as ``index_run`` takes them (plain records, as
+    ``session_end`` casts them; the results as a callable)."""
+    results = cast("list[Record]", record["results"])
+    return cast("Record", record), lambda: results

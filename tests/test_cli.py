@@ -9,7 +9,9 @@ from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 import pytest
 
@@ -29,7 +31,13 @@ from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import StreamEnd
 from pytest_qbench.report.models import StreamStart
 from pytest_qbench.report.models import TestResult
-from pytest_qbench.report.shapes import Record
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import StreamEndRecord
+    from pytest_qbench.report.records import StreamStartRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -43,11 +51,12 @@ ENVIRONMENT = Environment(
 RUN = RunMeta(run_id="20260102T030405Z-abcdef", started_at=T0, cwd="/src", command=["pytest"])
 
 
-def result(name: str, outcome: Outcome = "passed", **fields: Any) -> Record:
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> TestResultRecord:
     """The record of a result named ``t.py::<name>``."""
-    return TestResult(
+    model = TestResult(
         nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields
-    ).model_dump(mode="json")
+    )
+    return cast("TestResultRecord", model.model_dump(mode="json"))
 
 
 RESULTS = [
@@ -74,7 +83,7 @@ def report_json(tmp_path: Path) -> Path:
         results=[TestResult.model_validate(r) for r in RESULTS],
     )
     path = tmp_path / "report.json"
-    store.write_report_json(path, report.model_dump(mode="json"), None)
+    store.write_report_json(path, cast("TestReportRecord", report.model_dump(mode="json")), None)
     return path
 
 
@@ -84,12 +93,12 @@ def make_run_dir(root: Path, *, end: bool) -> Path:
     writer = store.StreamWriter(run_dir / store.STREAM_NAME)
     meta = ReportMeta(qbench_version="0.1.0", created_at=T0)
     start = StreamStart(meta=meta, run=RUN, environment=ENVIRONMENT)
-    writer.write_start(start.model_dump(mode="json"))
+    writer.write_start(cast("StreamStartRecord", start.model_dump(mode="json")))
     for item in RESULTS:
         writer.write_result(item)
     if end:
         end_record = StreamEnd(run=RUN.model_copy(update={"exit_code": 1}))
-        writer.write_end(end_record.model_dump(mode="json"))
+        writer.write_end(cast("StreamEndRecord", end_record.model_dump(mode="json")))
     writer.close()
     return run_dir
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from history_data import T0
+from history_data import index_args
 from history_data import index_reports
 from history_data import report
 from history_data import result
@@ -34,6 +35,7 @@ from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import run_results
 from pytest_qbench.history.session_end import build_history
 from pytest_qbench.history.sqlite import SQLiteIndex
+from pytest_qbench.report.records import TestResultRecord
 
 
 P, F = Outcome(failed=False), Outcome(failed=True)
@@ -271,7 +273,7 @@ def test_a_writer_waits_for_a_lock_then_gives_up_clearly(tmp_path: Path) -> None
     try:
         with pytest.raises(HistoryError, match="stayed locked by another process") as info:
             record = report("r2", 1, [result("a")])
-            index_run(index, record, lambda: record["results"])
+            index_run(index, *index_args(record))
         assert info.value.slug == "index-locked"
         holder.execute("ROLLBACK")
         assert [r.run_id for r in list_runs(index, 5)] == ["r1"]
@@ -346,7 +348,7 @@ def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
         result("skip", "skipped"),
     ],
 )
-def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: dict[str, object]) -> None:
+def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: TestResultRecord) -> None:
     """The head-only parse of a stream line gives the indexer the same facts as a full parse."""
     from pytest_qbench.history.session_end import index_records
     from pytest_qbench.report import store
@@ -357,7 +359,7 @@ def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: dict[st
     (light,) = index_records(tmp_path / "results.jsonl", [])
     for field in ("nodeid", "outcome", "duration"):
         assert light[field] == record[field]
-    for field in ("failure", "metric_results", "flaky", "reruns"):
-        assert (light.get(field) or None) == (record[field] or None), field
+    for key in ("failure", "metric_results", "flaky", "reruns"):
+        assert (light.get(key) or None) == (record[key] or None), key
     if record["failure"]:
         assert light == record  # parsed whole

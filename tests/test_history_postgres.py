@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from history_data import index_args
 from history_data import index_reports
 from history_data import report
 from history_data import result
@@ -259,7 +260,7 @@ def test_what_each_database_user_may_do(db_url: str, postgres_server: PostgresSe
         assert [r.run_id for r in list_runs(index, 5)] == ["r1"]
         record = report("r2", 1, [result("a")])
         with pytest.raises(HistoryError, match="permission denied for table runs") as info:
-            index_run(index, record, lambda: record["results"])
+            index_run(index, *index_args(record))
         assert info.value.slug == "db-permission"
     finally:
         index.close()
@@ -361,9 +362,9 @@ def test_a_writer_waits_for_the_lock_then_gives_up_clearly(db_url: str) -> None:
         with psycopg.connect(db_url, autocommit=True) as holder:
             holder.execute("SELECT pg_advisory_lock(%s)", (WRITE_LOCK,))
             with pytest.raises(HistoryError, match="another qbench run held the write lock for"):
-                index_run(index, record, lambda: record["results"])
+                index_run(index, *index_args(record))
             assert [r.run_id for r in list_runs(index, 5)] == ["r1"]  # readers never wait
-        index_run(index, record, lambda: record["results"])
+        index_run(index, *index_args(record))
         assert [r.run_id for r in list_runs(index, 5)] == ["r2", "r1"]
     finally:
         index.close()

@@ -8,11 +8,14 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Mapping
 from datetime import datetime
 from datetime import timedelta
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import overload
 
 import pytest
 from hypothesis import HealthCheck
@@ -36,8 +39,15 @@ from pytest_qbench.report.models import StreamStart
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.readers import read_report
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import dumps
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import DiagnosticRecord
+    from pytest_qbench.report.records import StreamEndRecord
+    from pytest_qbench.report.records import StreamStartRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -51,19 +61,30 @@ ENVIRONMENT = Environment(
 RUN = RunMeta(run_id="20260102T030405Z-abcdef", started_at=T0, cwd="/src", command=["pytest"])
 
 
-def record(model: models.QBenchModel) -> Record:
-    """A model's record: what the plugin builds and the writers take."""
+@overload
+def record(model: StreamStart) -> StreamStartRecord: ...
+@overload
+def record(model: TestResult) -> TestResultRecord: ...
+@overload
+def record(model: Diagnostic) -> DiagnosticRecord: ...
+@overload
+def record(model: StreamEnd) -> StreamEndRecord: ...
+@overload
+def record(model: TestReport) -> TestReportRecord: ...
+def record(model: models.QBenchModel) -> Mapping[str, object]:
+    """A model's record: what the plugin builds and the writers take (typed by the overloads,
+    one per model a test dumps)."""
     return model.model_dump(mode="json")
 
 
-def result(name: str, outcome: Outcome = "passed", **fields: Any) -> Record:
+def result(name: str, outcome: Outcome = "passed", **fields: Any) -> TestResultRecord:
     """The record of a result named ``t.py::<name>``."""
     return record(
         TestResult(nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome=outcome, **fields)
     )
 
 
-def report_of(results: list[Record] | None = None, **changes: Any) -> Record:
+def report_of(results: list[TestResultRecord] | None = None, **changes: Any) -> TestReportRecord:
     """The record of a finished report holding ``results``."""
     report = TestReport(
         meta=ReportMeta(qbench_version="0.1.0", created_at=T0),
@@ -77,7 +98,7 @@ def report_of(results: list[Record] | None = None, **changes: Any) -> Record:
 
 def write_stream(
     path: Path,
-    results: list[Record],
+    results: list[TestResultRecord],
     *,
     end: bool = True,
     diagnostics: bool = True,
