@@ -310,6 +310,18 @@ def test_history_of_an_unknown_test_suggests_names(
     assert "did you mean t.py::test_b?" in run_text(capsys, "history", "TEST_B")[2]
 
 
+def test_history_of_a_misspelt_test_suggests_close_names(
+    qdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.8) A misspelt node id, or test name, gets the node ids a few edits away."""
+    status, _, err = run_text(capsys, "history", "t.py::test_gonne")
+    assert status == 1
+    assert err.rstrip().endswith("did you mean t.py::test_gone?")
+    assert "did you mean t.py::test_agent?" in run_text(capsys, "history", "tst_agnt")[2]
+    far = run_text(capsys, "history", "t.py::test_nothing_like_it")[2]
+    assert "give a full pytest node id" in far
+
+
 def test_index_is_idempotent_and_reads_every_run(
     qdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -231,8 +231,39 @@ def _unknown_test(cursor: Cursor, nodeid: str, where: str) -> HistoryError:
     escaped = re.sub(r"([!%_])", r"!\1", nodeid)
     cursor.execute(sql.SIMILAR_TESTS, (f"%{escaped}%",))
     similar = [row[0] for row in cursor.fetchall()]
+    if not similar:  # a misspelling: the node ids a few edits away
+        cursor.execute(sql.ALL_TESTS)
+        similar = close_names(nodeid, (row[0] for row in cursor.fetchall()))
     hint = f"; did you mean {', '.join(similar)}?" if similar else "; give a full pytest node id"
     return HistoryError(f"no test {nodeid!r} in {where}{hint}", slug="test-not-found")
+
+
+MAX_SUGGESTED = 5
+"""Node ids an unknown test's message offers at most."""
+
+
+def close_names(wanted: str, nodeids: Iterable[str]) -> list[str]:
+    """The node ids within a few edits of ``wanted`` (ignoring case), closest first.
+
+    A node id is compared whole and by its last part (the test's name after ``::``), so that
+    ``test_flaki`` finds ``test_app.py::test_flaky``. At most ``max(2, len(wanted) // 5)``
+    insertions, deletions or substitutions count as close.
+    """
+    from pytest_qbench.evaluation.metrics import levenshtein_distance
+
+    text = wanted.lower()
+    limit = max(2, len(text) // 5)
+    ranked = []
+    for nodeid in nodeids:
+        lowered = nodeid.lower()
+        distances = [
+            levenshtein_distance(text, part)
+            for part in {lowered, lowered.rsplit("::", 1)[-1]}
+            if abs(len(part) - len(text)) <= limit
+        ]
+        if distances and min(distances) <= limit:
+            ranked.append((min(distances), nodeid))
+    return [nodeid for _distance, nodeid in sorted(ranked)[:MAX_SUGGESTED]]
 
 
 def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:

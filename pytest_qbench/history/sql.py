@@ -215,6 +215,7 @@ TEST_RESULTS = """SELECT r.run_id, r.started_at, res.outcome, res.duration, res.
 SIMILAR_TESTS = (  # lower(): SQLite's LIKE ignores ASCII case, PostgreSQL's does not
     "SELECT nodeid FROM tests WHERE lower(nodeid) LIKE lower(?) ESCAPE '!' ORDER BY nodeid LIMIT 5"
 )
+ALL_TESTS = "SELECT nodeid FROM tests"
 
 FLAKY_CANDIDATES = f"""SELECT DISTINCT res.test_ref FROM results res
     WHERE res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
