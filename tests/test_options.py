@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 
@@ -156,3 +158,74 @@ def test_disable_plugin_autoload_with_p(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "qbench")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["qbench: wrote *report.json*"])
+
+
+TOML_VALUES = """
+qbench = true
+qbench_capture = ["passed", "failed"]
+qbench_max_output = 40
+qbench_md_max_items = 10
+qbench_keep_runs = 5
+qbench_cov = ["src"]
+qbench_cov_fail_under = 99.9
+qbench_cov_contexts = false
+"""
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "tool.pytest.ini_options",
+        pytest.param(
+            "tool.pytest",
+            marks=pytest.mark.skipif(
+                pytest.version_tuple[:2] < (9, 2),
+                reason="numbers in pytest's native [tool.pytest] table need pytest 9.2",
+            ),
+        ),
+    ],
+)
+def test_toml_numbers_booleans_and_lists(pytester: pytest.Pytester, table: str) -> None:
+    """(issue 11.6) Numbers, booleans and lists work in [tool.pytest] and its ini_options."""
+    pytester.makepyprojecttoml(f"[{table}]\n{TOML_VALUES}")
+    pytester.mkdir("src")
+    pytester.makepyfile(src__init__="")  # not imported; only the directory is measured
+    pytester.makepyfile("def test_a():\n    print('x' * 500)\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    result.assert_outcomes(passed=1)
+    assert "expects a" not in result.stderr.str()
+    runs = list((pytester.path / ".qbench" / "runs").iterdir())
+    report = json.loads((runs[0] / "report.json").read_text(encoding="utf-8"))
+    stdout = report["results"][0]["captured"]["stdout"]
+    assert stdout.startswith("x" * 10) and len(stdout) < 200  # kept (passed) and bounded (40)
+
+
+@pytest.mark.skipif(pytest.version_tuple[:2] < (9, 2), reason="union ini types need pytest 9.2")
+def test_native_toml_wrong_type(pytester: pytest.Pytester) -> None:
+    """(issue 11.6) A value of the wrong type in [tool.pytest] is a usage error naming it."""
+    pytester.makepyprojecttoml("[tool.pytest]\nqbench = true\nqbench_max_output = [1]\n")
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest("-p", "qbench")
+    assert_usage_error(result, "*qbench_max_output*")
+
+
+def test_no_qbench_switches_it_off(pytester: pytest.Pytester) -> None:
+    """(issue 11.7) --no-qbench switches qbench off for one run, even under --strict-config."""
+    pytester.makeini("[pytest]\nqbench = true\nqbench_json = out.json\n")
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest("-p", "qbench", "--strict-config", "--no-qbench")
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".qbench").exists()
+    assert not (pytester.path / "out.json").exists()
+
+
+def test_override_qbench_false(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(issue 11.7) -o qbench=false switches off a qbench switched on by the ini file."""
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD")  # installed, as users have it
+    pytester.makeini("[pytest]\nqbench = true\n")
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest_subprocess("--strict-config", "-o", "qbench=false")
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / ".qbench").exists()
+    pytester.runpytest_subprocess("--strict-config").assert_outcomes(passed=1)
+    assert (pytester.path / ".qbench").is_dir()  # and on without the override

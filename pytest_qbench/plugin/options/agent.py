@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import cast
 
 import pytest
 
 from pytest_qbench.plugin.options.values import OptionReader
+from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import split_metric_value
 
 
@@ -101,7 +103,7 @@ def add_agent_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     parser.addini(
         "qbench_metric_min", "NAME=VALUE lines, like --qbench-metric-min", type="linelist"
     )
-    for flag, name, metavar, text, parse in (
+    for flag, name, metavar, text, parse, ini_type in (
         (
             "--qbench-baseline",
             "baseline",
@@ -109,6 +111,7 @@ def add_agent_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
             "Fail the run when a metric's mean dropped against this report.json of an earlier "
             "run by more than --qbench-max-regression, beyond noise",
             None,
+            "string",
         ),
         (
             "--qbench-max-regression",
@@ -117,13 +120,14 @@ def add_agent_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
             "The drop of a metric's mean (in its own units) that --qbench-baseline tolerates. "
             f"Default: {DEFAULT_MAX_REGRESSION:g}",
             parse_regression,
+            number_ini_type(float),
         ),
     ):
         kwargs = {"type": parse} if parse is not None else {}
         group.addoption(
             flag, dest=f"qbench_{name}", metavar=metavar, default=None, help=text, **kwargs
         )
-        parser.addini(f"qbench_{name}", f"{text} ({flag})", type="string", default="")
+        parser.addini(f"qbench_{name}", f"{text} ({flag})", type=cast("Any", ini_type), default="")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ import pydantic or jinja2 (installed but not asked for, qbench costs nothing).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_qbench.plugin.options.agent import add_agent_options
@@ -17,6 +19,7 @@ from pytest_qbench.plugin.options.values import DEFAULT_MAX_TRACE
 from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
 from pytest_qbench.plugin.options.values import OUTPUT_OPTIONS
 from pytest_qbench.plugin.options.values import OptionReader
+from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import parse_cap
 from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_count
@@ -28,6 +31,14 @@ from pytest_qbench.plugin.options.values import parse_template_spec
 def add_options(parser: pytest.Parser) -> None:
     """Register the ``qbench`` option group and the ini twins."""
     group = parser.getgroup("qbench", "pytest-qbench reporting")
+    group.addoption(
+        "--no-qbench",
+        dest="qbench_off",
+        action="store_true",
+        default=False,
+        help="Switch qbench off for this run, whatever the configuration and the other "
+        "--qbench-* options ask (like pytest-cov's --no-cov)",
+    )
     parser.addini(
         "qbench", "Write qbench reports for every run. Default: false", type="bool", default=False
     )
@@ -79,6 +90,7 @@ def add_options(parser: pytest.Parser) -> None:
         "Outcomes whose captured stdout/stderr/log are kept: all, none, or a comma list. "
         f"Default: {CAPTURE_DEFAULT}",
         parse_capture,
+        ini_type="linelist",
     )
     _option(
         group,
@@ -88,6 +100,7 @@ def add_options(parser: pytest.Parser) -> None:
         "CHARS",
         f"Characters kept per captured stream. Default: {DEFAULT_MAX_OUTPUT}",
         parse_cap,
+        ini_type=number_ini_type(int),
     )
     _option(
         group,
@@ -97,6 +110,7 @@ def add_options(parser: pytest.Parser) -> None:
         "CHARS",
         f"Characters kept per stack trace. Default: {DEFAULT_MAX_TRACE}",
         parse_cap,
+        ini_type=number_ini_type(int),
     )
     _option(
         group,
@@ -106,6 +120,7 @@ def add_options(parser: pytest.Parser) -> None:
         "N",
         f"Failures, errors, skips... listed in the Markdown. Default: {DEFAULT_MD_MAX_ITEMS}",
         parse_count,
+        ini_type=number_ini_type(int),
     )
     _coverage_options(group, parser)
     _github_options(group, parser)
@@ -134,6 +149,7 @@ def add_options(parser: pytest.Parser) -> None:
         f"Runs kept in the run store's index; older runs leave it and their directories are "
         f"deleted. 0 keeps all. Default: {DEFAULT_KEEP_RUNS}",
         parse_count,
+        ini_type=number_ini_type(int),
     )
     _option(
         group,
@@ -170,6 +186,7 @@ def _coverage_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "PERCENT",
         "Fail the run (exit status 1) when total coverage is below PERCENT",
         parse_percent,
+        ini_type=number_ini_type(float),
     )
     group.addoption(
         "--qbench-cov-contexts",
@@ -218,15 +235,20 @@ def _option(
     metavar: str,
     help: str,
     parse: object = None,
+    ini_type: Any = "string",
 ) -> None:
     kwargs = {"type": parse} if parse is not None else {}
     group.addoption(flag, dest=f"qbench_{name}", metavar=metavar, default=None, help=help, **kwargs)
-    parser.addini(f"qbench_{name}", f"{help} ({flag})", type="string", default="")
+    default = [] if ini_type == "linelist" else ""
+    parser.addini(f"qbench_{name}", f"{help} ({flag})", type=ini_type, default=default)
 
 
 def is_enabled(config: pytest.Config) -> bool:
-    """Whether qbench was asked for: ``-p qbench``, any output option, or ini ``qbench = true``."""
+    """Whether qbench was asked for: ``-p qbench``, any output option, or ini ``qbench = true``;
+    never with ``--no-qbench``."""
     switched_on = _ini_switch(config)
+    if switched_off(config):
+        return False
     plugins = getattr(config.known_args_namespace, "plugins", None) or []
     if any(p in ("qbench", "pytest_qbench.plugin") for p in plugins):
         return True
@@ -243,8 +265,19 @@ def is_enabled(config: pytest.Config) -> bool:
     return switched_on or any(reader.ini(name) for name in (*OUTPUT_OPTIONS, "cov"))
 
 
+def switched_off(config: pytest.Config) -> bool:
+    """Whether ``--no-qbench`` switched qbench off for this run."""
+    return bool(
+        config.getoption("qbench_off", None)
+        or getattr(config.known_args_namespace, "qbench_off", False)
+    )
+
+
 def coverage_asked(config: pytest.Config) -> bool:
-    """Whether qbench was asked to measure coverage itself (``--qbench-cov`` or ini)."""
+    """Whether qbench was asked to measure coverage itself (``--qbench-cov`` or ini); never with
+    ``--no-qbench``."""
+    if switched_off(config):
+        return False
     reader = OptionReader(config)
     return bool(reader.cli("cov") or reader.ini("cov"))
 

@@ -27,6 +27,16 @@ DEFAULT_MD_MAX_ITEMS = 50
 DEFAULT_KEEP_RUNS = 200
 
 
+def number_ini_type(kind: type[int] | type[float]) -> Any:
+    """The ini type of a number: ``int | str`` or ``float | str`` where pytest takes a union
+    (9.2 and later), so that native TOML (``[tool.pytest]``) may give a number or a string and an
+    ini file a string our parsers check; a string in older pytest, which reads TOML only as
+    ``[tool.pytest.ini_options]`` (numbers there arrive as strings)."""
+    if pytest.version_tuple[:2] >= (9, 2):
+        return kind | str
+    return "string"
+
+
 def parse_cap(value: str) -> int:
     """A non-negative character count (``type=`` for argparse)."""
     return _non_negative(value, "a whole number of characters", "20000")
@@ -164,9 +174,10 @@ class OptionReader:
         if value is not None:
             return value  # parsed by argparse already
         raw = self.ini(name)
-        if raw in (None, ""):
+        if raw in (None, "", []):
             return default
+        text = ",".join(str(item) for item in raw) if isinstance(raw, list) else str(raw)
         try:
-            return parse(str(raw))
+            return parse(text)
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"ini qbench_{name} {exc}") from None
