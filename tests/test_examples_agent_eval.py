@@ -62,3 +62,13 @@ def test_readme_command(
     )
     assert result.returncode == status, result.stdout + result.stderr
     assert "qbench: wrote" in result.stdout
+
+
+def test_readme_says_what_to_install() -> None:
+    """(issue 11.11) The README's install line gives every package its commands need."""
+    text = (EXAMPLE / "README.md").read_text(encoding="utf-8")
+    install = next(line for line in text.splitlines() if line.startswith("pip install "))
+    needed = {"pytest-qbench", "PyYAML"}
+    if any("-n " in command for command, _ in readme_commands()):
+        needed.add("pytest-xdist")
+    assert needed <= set(install.split()[2:]), install
