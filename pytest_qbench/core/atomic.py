@@ -3,11 +3,16 @@
 The text goes to a temporary file in the target's directory, which then replaces the target.
 The file gets the permissions of any new file (what the umask allows), and the umask is only
 ever read, never set: `current_umask` is safe in the MCP server's threads.
+
+Only a regular file (or a missing one) is replaced: a device or a FIFO (``/dev/null``,
+``/dev/stdout``, a named pipe) is written in place, and a symlink is written through, atomically
+at its target, so the link stays a link.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -32,17 +37,24 @@ def write_text_atomic(path: str | Path, text: str) -> None:
 
 
 class atomic_writer:
-    """Context manager: a text file handle whose content replaces ``path`` only on success."""
+    """Context manager: a text file handle whose content replaces ``path`` only on success.
+
+    A ``path`` that is a device or a FIFO is opened and written in place (it cannot be
+    replaced); a symlink is followed, and its target replaced.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
 
     def __enter__(self) -> IO[str]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-        )
-        self._tmp = Path(tmp)
+        self._tmp: Path | None = None
+        if is_special_file(self.path):
+            self._handle = self.path.open("w", encoding="utf-8", newline="\n")
+            return self._handle
+        target = link_target(self.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        self._tmp, self._target = Path(tmp), target
         try:
             # mkstemp makes the file owner-only; a report is as readable as any new file would be.
             os.chmod(tmp, 0o666 & ~current_umask())
@@ -54,15 +66,36 @@ class atomic_writer:
         return self._handle
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if self._tmp is None:  # written in place
+            self._handle.close()
+            return
         try:
             self._handle.close()  # flushes: a full disk fails here
             if exc_type is None:
-                self._tmp.replace(self.path)
+                self._tmp.replace(self._target)
                 return
         except BaseException:
             self._tmp.unlink(missing_ok=True)
             raise
         self._tmp.unlink(missing_ok=True)
+
+
+def is_special_file(path: Path) -> bool:
+    """Whether ``path`` (its symlinks followed) exists and is neither a regular file nor a
+    directory: a device, a FIFO or a socket, which is written in place, never replaced."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def link_target(path: Path) -> Path:
+    """The file a write to ``path`` must replace: ``path`` itself, or the final target of the
+    symlink ``path`` is (which may not exist yet)."""
+    if not path.is_symlink():
+        return path
+    return Path(os.path.realpath(path))
 
 
 def current_umask() -> int:
@@ -97,4 +130,10 @@ def _umask_at_import() -> int:
 _UMASK_AT_IMPORT = _umask_at_import()
 
 
-__all__ = ["atomic_writer", "current_umask", "write_text_atomic"]
+__all__ = [
+    "atomic_writer",
+    "current_umask",
+    "is_special_file",
+    "link_target",
+    "write_text_atomic",
+]
