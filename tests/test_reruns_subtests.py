@@ -85,3 +85,31 @@ def test_subtests_children_and_counts(
     assert failed is not None and "one is bad" in failed.error_message
     assert run.report.summary.subtests_failed == 1
     assert run.by_name("test_sub_ok").subtests[0].description == "[fine]"
+
+
+SUBTESTS_RERUN = """
+    def test_subtests(subtests):
+        for i in range(3):
+            with subtests.test(i=i):
+                assert i != 1
+"""
+
+
+@pytest.mark.skipif(not hasattr(pytest, "SubtestReport"), reason="pytest 9 subtests")
+@pytest.mark.parametrize("xdist", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("reruns", [1, 2])
+def test_subtests_with_reruns_count_last_attempt(
+    pytester: pytest.Pytester, run_qbench: RunQBench, reruns: int, xdist: list[str]
+) -> None:
+    """Only the last attempt's subtests count; earlier attempts are attempts (issue 12.6)."""
+    if xdist:
+        pytest.importorskip("xdist")
+    pytester.makepyfile(SUBTESTS_RERUN)
+    run = run_qbench("-q", "-p", "pytest_rerunfailures", "--reruns", str(reruns), *xdist)
+    assert_summary_matches_pytest(run)
+    summary = run.report.summary
+    assert (summary.failed, summary.subtests_passed, summary.reruns) == (2, 2, reruns)
+    assert summary.subtests_failed == 1
+    result = run.by_name("test_subtests")
+    assert [s.outcome for s in result.subtests] == ["passed", "failed", "passed"]
+    assert result.reruns == reruns and len(result.attempts) == reruns

@@ -351,6 +351,7 @@ class TestAccumulator:
         self.attempts: list[AttemptRecord] = []
         self.subtests: list[SubtestResultRecord] = []
         self.case_error: str | None = None
+        self._subtest_counts: list[int] = []  # where this attempt's subtests are in counted_as
         self._reset_attempt()
 
     def _reset_attempt(self) -> None:
@@ -365,11 +366,14 @@ class TestAccumulator:
 
     def add(self, report: pytest.TestReport, category: str) -> bool:
         """Take one report; return True when the test is finished (its last teardown arrived)."""
-        if category:
-            self.counted_as.append(category)
         if is_subtest_report(report):
+            if category:
+                self._subtest_counts.append(len(self.counted_as))
+                self.counted_as.append(category)
             self._add_subtest(report)
             return False
+        if category:
+            self.counted_as.append(category)
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
         when = report.when if report.when in ("setup", "teardown") else "call"
         if when == "setup":  # a new attempt after a rerun, or the first
@@ -413,7 +417,16 @@ class TestAccumulator:
             outcome = "error"
         duration = round(sum(self.durations.values()), 6)
         self.attempts.append(new("Attempt", outcome=outcome, duration=duration, failure=failure))
+        self._drop_attempt_subtests()
         self._reset_attempt()
+
+    def _drop_attempt_subtests(self) -> None:
+        """Forget the subtests of an attempt that is run again: pytest-rerunfailures takes them
+        out of pytest's counts, and only the last attempt's subtests are the test's."""
+        for index in reversed(self._subtest_counts):
+            del self.counted_as[index]
+        self._subtest_counts = []
+        self.subtests = []
 
     def _add_subtest(self, report: pytest.TestReport) -> None:
         context = report.context
