@@ -206,6 +206,7 @@ def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFix
         "head",
         "thresholds",
         "new_failures",
+        "known_flaky",
         "fixed",
         "still_failing",
         "new_tests",

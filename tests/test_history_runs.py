@@ -130,15 +130,14 @@ def test_qbench_flaky_finds_the_flipping_test(
 def test_qbench_diff_of_the_last_two_runs(
     three_runs: list[QBenchRun], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """New failures, the fixed test, the slower test; exit status 1 for the new failures."""
+    """New failures, the known flaky one apart, the fixed test, the slower test; exit status 1
+    for the new failure."""
     status, diff = qbench_json(capsys, "diff")
     assert status == 1
     assert (diff["base"]["run_id"], diff["head"]["run_id"]) == ("r2", "r3")
-    assert [c["nodeid"] for c in diff["new_failures"]] == [
-        "test_suite.py::test_flaky",
-        "test_suite.py::test_new",
-    ]
-    assert diff["new_failures"][1]["failure"]["message"] == "assert 'fail' == 'pass'"
+    assert [c["nodeid"] for c in diff["new_failures"]] == ["test_suite.py::test_new"]
+    assert diff["new_failures"][0]["failure"]["message"] == "assert 'fail' == 'pass'"
+    assert [c["nodeid"] for c in diff["known_flaky"]] == ["test_suite.py::test_flaky"]
     assert [(c["nodeid"], c["before"], c["after"]) for c in diff["fixed"]] == [
         ("test_suite.py::test_fixed", "failed", "passed")
     ]
@@ -154,6 +153,40 @@ def test_qbench_diff_of_the_last_two_runs(
     assert [(c["nodeid"], c["same_failure"]) for c in back["still_failing"]] == [
         ("test_suite.py::test_fixed", True)
     ]
+
+
+def test_qbench_diff_calls_a_known_flaky_failure_what_the_report_does(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.5) A known flaky test failing again is not a new failure for qbench diff: it is
+    listed apart with its report's history line, and the exit status is 0."""
+    pytester.makepyfile(test_suite=SUITE)
+    plans = ["flaky=fail", "flaky=pass", "flaky=fail"]
+    runs = []
+    for number, plan in enumerate(plans, 1):
+        pytester.path.joinpath("plan.txt").write_text(f"{plan} new=pass fixed=pass sleep=0")
+        runs.append(run_qbench(f"--qbench-run-id=k{number}", run_dir=f"k{number}"))
+    history = runs[2].by_name("test_flaky").history
+    assert history is not None and history.status == "known flaky"
+    status, diff = qbench_json(capsys, "diff")
+    assert status == 0
+    assert diff["new_failures"] == []
+    (again,) = diff["known_flaky"]
+    assert (again["nodeid"], again["before"], again["after"]) == (
+        "test_suite.py::test_flaky",
+        "passed",
+        "failed",
+    )
+    assert again["history"] == history.summary
+    assert again["failure"]["error_type"] == "AssertionError"
+    capsys.readouterr()
+    assert main(["diff", "--dir", ".qbench"]) == 0
+    text = capsys.readouterr().out
+    assert "New failures" not in text
+    assert (
+        f"Known flaky, failing again (1):\n  test_suite.py::test_flaky  {history.summary}" in text
+    )
+    assert "0 new failures, 1 known flaky, 0 fixed" in text
 
 
 def test_qbench_history_of_one_test(
@@ -190,8 +223,8 @@ def test_qbench_diff_exit_status_through_the_command(
 
     new = qbench("diff")
     assert new.returncode == 1, new.stderr
-    assert "New failures (2):" in new.stdout
-    assert "2 new failures, 1 fixed, 0 still failing" in new.stdout
+    assert "New failures (1):" in new.stdout
+    assert "1 new failure, 1 known flaky, 1 fixed, 0 still failing" in new.stdout
     assert qbench("diff", "last~2", "last~1").returncode == 0
     missing = qbench("diff", "r1", "nope")
     assert missing.returncode == 1

@@ -342,7 +342,8 @@ def _add_diff(sub: SubParsers) -> None:
         "Compare two runs: new failures, fixed, slower tests, metric changes",
         "Compare run B with run A (default: the last run with the one before; with one RUN, "
         "that run with the last). Exit status 1 when B has new failures: tests failing or "
-        "erroring in B that did not fail in A (or were not in A).",
+        "erroring in B that did not fail in A (or were not in A), unless known flaky (the "
+        "verdict of B's report: the outcome flipped at least twice in its recent runs).",
         cmd_diff,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN", help="A and B (ids, prefixes, last~N)")
@@ -399,6 +400,8 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
         item = asdict(c)
         if c.same_failure is None:
             del item["same_failure"]
+        if c.history is None:
+            del item["history"]
         return item
 
     return {
@@ -406,6 +409,7 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
         "head": run_json(diff.head),
         "thresholds": asdict(diff.thresholds),
         "new_failures": [change(c) for c in diff.new_failures],
+        "known_flaky": [change(c) for c in diff.known_flaky],
         "fixed": [change(c) for c in diff.fixed],
         "still_failing": [change(c) for c in diff.still_failing],
         "new_tests": diff.new_tests,

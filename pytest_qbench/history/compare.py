@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from pytest_qbench.history.analysis import ExecutionSummary
@@ -11,13 +12,18 @@ from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
+from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import failure_infos
 from pytest_qbench.history.queries import flaky_candidates
+from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.queries import run_metrics
 from pytest_qbench.history.queries import run_results
+from pytest_qbench.history.session_end import WINDOW
+from pytest_qbench.history.session_end import build_history
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
+from pytest_qbench.history.timefmt import to_index_time
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,9 @@ class Change:
     """What failed (the later failure; for a fixed test, the earlier one)."""
     same_failure: bool | None = None
     """For a test failing in both: whether with the same fingerprint."""
+    history: str | None = None
+    """For a known flaky test failing in the later run: its history's summary, as that run's
+    report has it (``known flaky: failed 3 of the last 7 runs, ...``)."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,8 @@ class RunDiff:
     head: RunInfo
     thresholds: Thresholds
     new_failures: list[Change] = field(default_factory=list)
+    known_flaky: list[Change] = field(default_factory=list)
+    """Failing in ``head``, not in ``base``, and known flaky in ``head``'s history: not new."""
     fixed: list[Change] = field(default_factory=list)
     still_failing: list[Change] = field(default_factory=list)
     new_tests: list[str] = field(default_factory=list)
@@ -95,6 +106,7 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     diff.removed_tests = sorted(before.keys() - after.keys())
     for nodeid in sorted(before.keys() | after.keys()):
         _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
+    _set_aside_known_flaky(index, diff, after)
     diff.slower = _slower(before, after, thresholds)
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
     return diff
@@ -121,6 +133,29 @@ def _classify(
     elif failed_before and old is not None and new is not None and new.outcome in PASSING:
         info = _failure(old, infos)
         diff.fixed.append(Change(nodeid, outcome_before, outcome_after, info))
+
+
+def _set_aside_known_flaky(index: Index, diff: RunDiff, after: dict[str, PastResult]) -> None:
+    """Move the new failures that ``head``'s report calls known flaky to ``known_flaky``.
+
+    The verdict is the one the run's report gives each failing test (``build_history``): the
+    test's last results before ``head`` started, and its failure in ``head``.
+    """
+    if not diff.new_failures:
+        return
+    head = diff.head
+    before = to_index_time(head.started_at) or ""
+    nodeids = [c.nodeid for c in diff.new_failures]
+    recent = recent_results(index, nodeids, before, head.run_id, WINDOW)
+    new_failures = []
+    for change in diff.new_failures:
+        past = recent.get(change.nodeid, Recent([], None))
+        history = build_history(past, after[change.nodeid].fingerprint, head.run_id)
+        if history["status"] == "known flaky":
+            diff.known_flaky.append(replace(change, history=history["summary"]))
+        else:
+            new_failures.append(change)
+    diff.new_failures = new_failures
 
 
 def _failure(result: PastResult, infos: dict[str, FailureInfo]) -> FailureInfo | None:

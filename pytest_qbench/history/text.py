@@ -134,6 +134,7 @@ def diff_lines(diff: RunDiff) -> list[str]:
         f"{diff.head.counts['total']} tests: {counts_text(diff.head.counts)}",
     ]
     lines += _changes("New failures", diff.new_failures, lambda c: failure_text(c.failure))
+    lines += _changes("Known flaky, failing again", diff.known_flaky, _flaky_again)
     lines += _changes("Fixed", diff.fixed, lambda c: f"{c.before} -> {c.after}")
     lines += _changes("Still failing", diff.still_failing, _still)
     lines += _names("New tests", diff.new_tests)
@@ -163,6 +164,7 @@ def diff_summary(diff: RunDiff) -> str:
     """``1 new failure, 2 fixed, ...``."""
     parts = [
         _plural(len(diff.new_failures), "new failure"),
+        *([f"{len(diff.known_flaky)} known flaky"] if diff.known_flaky else []),
         f"{len(diff.fixed)} fixed",
         f"{len(diff.still_failing)} still failing",
         _plural(len(diff.new_tests), "new test"),
@@ -171,6 +173,10 @@ def diff_summary(diff: RunDiff) -> str:
         _plural(len(diff.metric_changes), "metric change"),
     ]
     return ", ".join(parts)
+
+
+def _flaky_again(change: Change) -> str:
+    return f"{change.history or ''}  {failure_text(change.failure)}".strip()
 
 
 def _still(change: Change) -> str:
