@@ -409,3 +409,56 @@ def test_environment_reaches_pytest(
         """,
     )
     assert run(tools, test_path="tests/test_suite.py").success
+
+
+DETACHED = """
+    import subprocess, sys, time
+
+    def test_detaches_a_daemon():
+        code = "import time; time.sleep(120)"
+        child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+        with open("daemon.pid", "w") as f:
+            f.write(str(child.pid))
+        time.sleep({sleep})
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (zombies are dead)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(params=["cgroup", "process tree"])
+def containment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way a run's processes are held: a cgroup (where one can be made here), its tree."""
+    from pytest_qbench.mcp import containment as module
+
+    if sys.platform != "linux":
+        pytest.skip("Linux /proc and cgroups")
+    if request.param == "cgroup" and module.cgroup_base() is None:
+        pytest.skip("no writable cgroup v2 here")
+    if request.param == "process tree":
+        monkeypatch.setattr(module, "cgroup_base", lambda: None)
+    return str(request.param)
+
+
+@pytest.mark.parametrize("sleep", [60, 0])
+def test_a_process_in_a_new_session_dies_with_the_run(
+    tools: QBenchTools, project: Path, containment: str, sleep: int
+) -> None:
+    """A process a test starts with start_new_session=True leaves pytest's process group; it is
+    killed at the timeout, and when the run ends normally (issue 12.13)."""
+    write(project, "tests/test_z_daemon.py", DETACHED.replace("{sleep}", str(sleep)))
+    process = tools.start_run(RunRequest(timeout_seconds=4))
+    assert process.containment is not None and process.containment.kind == containment
+    tools.supervise(process)
+    result = tools.finish_run(process)
+    assert result.timed_out is bool(sleep)
+    daemon = int((project / "daemon.pid").read_text())
+    deadline = time.monotonic() + 5
+    while alive(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(daemon)

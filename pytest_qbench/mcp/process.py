@@ -3,8 +3,9 @@
 The child leads a new session (``start_new_session``), so everything it starts (xdist workers,
 servers a test launched) is in its process group, and stopping the run kills the group: an
 interrupt first, so that pytest writes its reports marked ``interrupted``, then ``SIGKILL`` for
-whatever is left. When the run ends normally the group is swept too: nothing a test started
-outlives the run.
+whatever is left. A process a test starts in a session of its own leaves the group; on Linux the
+run's cgroup (or, without one, its process tree) reaches it too (``containment.py``). When the
+run ends normally the same sweep runs: nothing a test started outlives the run.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import IO
 
 from pytest_qbench.mcp.command import RunPlan
+from pytest_qbench.mcp.containment import Containment
+from pytest_qbench.mcp.containment import contain
 from pytest_qbench.report import store
 from pytest_qbench.report.models import RunMeta
 
@@ -80,6 +83,10 @@ class PytestProcess:
         except BaseException:
             self._close_outputs()
             raise
+        self.containment: Containment | None = (
+            contain(self.proc.pid, plan.run_id) if sys.platform == "linux" else None
+        )
+        """What holds every process of the run, beyond its process group (Linux)."""
 
     @property
     def pid(self) -> int:
@@ -87,8 +94,12 @@ class PytestProcess:
         return self.proc.pid
 
     def poll(self) -> int | None:
-        """pytest's exit status, or ``None`` while it runs."""
-        return self.proc.poll()
+        """pytest's exit status, or ``None`` while it runs (the run's processes are noted, so
+        that those a test detached are found at the end even without a cgroup)."""
+        code = self.proc.poll()
+        if code is None and self.containment is not None:
+            self.containment.snapshot()
+        return code
 
     def overdue(self) -> bool:
         """Whether the run has had its time."""
@@ -128,15 +139,22 @@ class PytestProcess:
         its whole process group. Blocks until the group is gone."""
         self.stopped_by = self.stopped_by or reason
         if self.proc.poll() is None:
+            if self.containment is not None:
+                self.containment.snapshot()
             _interrupt(self.proc)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(grace)
         self.finish()
 
     def finish(self) -> int:
-        """Kill what is left of the process group, reap pytest, close the output files."""
+        """Kill what is left of the run (its cgroup or process tree, its process group), reap
+        pytest, close the output files."""
+        if self.containment is not None:
+            self.containment.kill_all()
         _kill_group(self.proc)
         code = self.proc.wait()
+        if self.containment is not None:
+            self.containment.close()
         self._close_outputs()
         return code
 
