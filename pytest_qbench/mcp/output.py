@@ -8,6 +8,7 @@ has.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
@@ -16,6 +17,7 @@ from pytest_qbench.mcp.models import OutputStream
 from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report import store
+from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 
 
@@ -62,14 +64,16 @@ def output_page(
 
 
 def _read_lines(path: Path, offset: int, limit: int, room: int) -> tuple[list[str], int, bool]:
-    """The page's lines, the file's line count, and whether the budget stopped the page."""
+    """The page's lines, redacted, the file's line count, and whether the budget stopped the
+    page."""
+    redact = Redactor(os.environ)  # pytest's own output has the secrets in clear
     kept: list[str] = []
     used, total, full = 0, 0, False
     with path.open(encoding="utf-8", errors="replace", newline="") as handle:
         for total, raw in enumerate(handle, start=1):
             if total <= offset or len(kept) >= limit or full:
                 continue
-            line = raw.rstrip("\r\n")
+            line = redact(raw.rstrip("\r\n"))
             if len(line) > MAX_LINE:
                 line = f"{line[:MAX_LINE]} [... qbench cut {len(line) - MAX_LINE} characters ...]"
             # the two quotes' bytes pay for the escaped newline that joins the lines

@@ -8,6 +8,7 @@ and what to do.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Mapping
@@ -27,6 +28,7 @@ from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.digest import build_digest
 from pytest_qbench.report.digest import digest_failure
+from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
@@ -143,7 +145,7 @@ def output_tail(path: Path) -> str:
             data = handle.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
-    tail = "\n".join(data.rstrip().split("\n")[-TAIL_LINES:])
+    tail = Redactor(os.environ)("\n".join(data.rstrip().split("\n")[-TAIL_LINES:]))
     return bound_text(tail, TAIL_CHARS, keep="tail")
 
 

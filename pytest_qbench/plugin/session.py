@@ -75,6 +75,10 @@ class QBenchWorker:
         self.limits = limits
         self.worker = worker
         self.rootpath = config.rootpath
+        self.redact = Redactor(os.environ)
+        self.runtime_secrets = Redactor({})
+        """The secrets set while the tests run (``monkeypatch.setenv``): only this process
+        knows them, so a worker redacts them from the reports it sends."""
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -92,6 +96,7 @@ class QBenchWorker:
     ) -> None:
         """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
+        self.watch_secrets()
         if report.when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
         if report.failed and call.excinfo is not None:
@@ -109,6 +114,24 @@ class QBenchWorker:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
 
+    def watch_secrets(self) -> None:
+        """Learn the secret-looking variables set since the last report (cheap when none)."""
+        before = self.redact.known
+        if self.redact.refresh(os.environ):
+            self.runtime_secrets.learn(self.redact.known - before)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_to_serializable(
+        self, config: pytest.Config, report: Any
+    ) -> Generator[None, Any, Any]:
+        data = yield
+        if self.worker is not None and isinstance(data, dict) and self.runtime_secrets.known:
+            try:  # the controller cannot know a secret a test set on this worker
+                data = redact_report_data(data, self.runtime_secrets)
+            except Exception as exc:  # never break xdist's transport because of qbench
+                data[INTERNAL_ERROR_ATTR] = f"redacting the report: {type(exc).__name__}: {exc}"
+        return data
+
 
 class QBenchSession(QBenchWorker):
     """Per-run state where reports arrive: accumulation, streaming, and the reports at the end."""
@@ -116,7 +139,6 @@ class QBenchSession(QBenchWorker):
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         super().__init__(config, settings.limits, worker=None)
         self.settings = settings
-        self.redact = Redactor(os.environ)
         self.run_id = settings.run_id or store.new_run_id()
         self.run_dir = store.run_dir(settings.qbench_dir, self.run_id)
         self.stream_path = self.run_dir / store.STREAM_NAME
@@ -163,7 +185,7 @@ class QBenchSession(QBenchWorker):
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         else:
             detail = exc
-        message = f"internal error in {where}: {detail}"
+        message = self.redact(f"internal error in {where}: {detail}")
         self.notes.append(" ".join(message.split())[:500])  # one terminal line
         diagnostic = new(
             "Diagnostic", tool="qbench", severity="warning", code="internal-error", message=message
@@ -220,7 +242,7 @@ class QBenchSession(QBenchWorker):
                 warning_message.category.__name__,
                 str(warning_message.filename),
                 warning_message.lineno,
-                nodeid,
+                self.redact(nodeid),
                 self.rootpath,
             )
             self.aggregator.add_warning(diagnostic)
@@ -337,6 +359,8 @@ class QBenchSession(QBenchWorker):
         return result
 
     def _emit(self, result: TestResultRecord) -> None:
+        result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id
+        result["test_name"] = self.redact(result["test_name"])
         self.aggregator.add_result(result)
         if self.stream is None:  # the stream could not be opened: keep results in memory
             self.unstreamed.append(result)
@@ -348,6 +372,8 @@ class QBenchSession(QBenchWorker):
             self.unstreamed.append(result)
 
     def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
+        if diagnostic["nodeid"]:
+            diagnostic["nodeid"] = self.redact(diagnostic["nodeid"])
         self.aggregator.add_collection_error(diagnostic)
         if len(self.collection_errors) < MAX_DIAGNOSTICS:
             self.collection_errors.append(diagnostic)
@@ -356,6 +382,7 @@ class QBenchSession(QBenchWorker):
 
     def note_warning(self, code: str, message: str, file: str | None, line: int | None) -> None:
         """A qbench warning about the user's tests (not a pytest warning, so not counted)."""
+        message = self.redact(message)
         diagnostic = new(
             "Diagnostic",
             tool="qbench",
@@ -547,6 +574,13 @@ class QBenchSession(QBenchWorker):
             except ValueError:  # another drive on Windows
                 shown.append(str(path))
         return shown
+
+
+def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
+    """A serialized report with ``redact`` applied to every string but the test's id and
+    location, which xdist matches against the collected items."""
+    kept = {key: data[key] for key in ("nodeid", "location") if key in data}
+    return {**redact.data(data), **kept}
 
 
 def _plugin_versions(config: pytest.Config) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import platform
 import re
 from collections.abc import Iterable
@@ -35,23 +36,82 @@ def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
 
+def secret_values(environ: Mapping[str, str]) -> set[str]:
+    """The secrets of an environment: secret-looking variables' values and URLs' passwords."""
+    values = {
+        value
+        for name, value in environ.items()
+        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
+    }
+    values.update(  # QBENCH_DB, DATABASE_URL, ...: a URL's password is secret, whatever the name
+        found["password"]
+        for value in environ.values()
+        for found in URL_PASSWORD.finditer(value)
+        if len(found["password"]) >= MIN_SECRET_LENGTH
+    )
+    return values
+
+
+def written_forms(secret: str) -> set[str]:
+    """The ways a secret appears in text: as is, escaped as pytest writes it in a test id
+    (``unicode_escape``), in a ``repr`` of the string or of its UTF-8 bytes, in JSON, and each
+    line of a multi-line secret."""
+    forms = {
+        secret,
+        secret.encode("unicode_escape").decode("ascii"),
+        repr(secret)[1:-1],
+        repr(secret.encode("utf-8", "surrogateescape"))[2:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+    }
+    forms.update(line for line in secret.splitlines() if len(line) >= MIN_SECRET_LENGTH)
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
 class Redactor:
-    """Replaces the values of secret-looking environment variables wherever they appear in text."""
+    """Replaces the values of secret-looking environment variables wherever they appear in text,
+    in every form they are written in (escaped, ``repr``, bytes, JSON)."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
-        values = {
-            value
-            for name, value in environ.items()
-            if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
-        }
-        values.update(  # QBENCH_DB, DATABASE_URL, ...: a URL's password is secret, whatever the name
-            found["password"]
-            for value in environ.values()
-            for found in URL_PASSWORD.finditer(value)
-            if len(found["password"]) >= MIN_SECRET_LENGTH
-        )
+        self._known: set[str] = set()
+        self._secrets: list[str] = []
+        self._names: tuple[str, ...] = ()
+        self._secret_names: list[str] = []
+        self._watched: list[str | None] = []
+        self.learn(secret_values(environ))
+
+    @property
+    def known(self) -> frozenset[str]:
+        """The secret values this redactor replaces (not their written forms)."""
+        return frozenset(self._known)
+
+    def learn(self, values: Iterable[str]) -> bool:
+        """Redact ``values`` from now on too; return whether any was new."""
+        new_values = set(values) - self._known
+        if not new_values:
+            return False
+        self._known |= new_values
+        forms = set(self._secrets)
+        for value in new_values:
+            forms |= written_forms(value)
         # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = sorted(values, key=len, reverse=True)
+        self._secrets = sorted(forms, key=len, reverse=True)
+        return True
+
+    def refresh(self, environ: Mapping[str, str]) -> bool:
+        """Learn the secrets set since the last look (``monkeypatch.setenv`` in a test); cheap
+        when nothing changed. Return whether a new secret was found."""
+        names = tuple(environ)
+        if names != self._names:  # a variable came or went: look at every one
+            self._names = names
+            self._secret_names = [name for name in names if is_secret_name(name)]
+            self._watched = [environ.get(name) for name in self._secret_names]
+            return self.learn(secret_values(environ))
+        watched = [environ.get(name) for name in self._secret_names]
+        if watched == self._watched:
+            return False
+        self._watched = watched
+        return self.learn(v for v in watched if v is not None and len(v) >= MIN_SECRET_LENGTH)
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret value replaced by ``[redacted]``."""
