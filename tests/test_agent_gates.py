@@ -116,24 +116,43 @@ def test_metric_min_below_fails_the_run(pytester: pytest.Pytester, run_qbench: R
 def test_metric_min_met_and_unknown_metric(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
-    """A met minimum passes (green line, exit 0); a metric with no scores is a note, decides
-    nothing, and ini lines add to the command line's (which win for the same name)."""
+    """A met minimum passes (green line, exit 0); a registered metric with no scores is a note,
+    decides nothing, and ini lines add to the command line's (which win for the same name)."""
     pytester.makepyfile(SCORED)
-    pytester.makeini("[pytest]\nqbench_metric_min =\n    quality = 0.9\n    relevance = 0.5\n")
+    pytester.makeini("[pytest]\nqbench_metric_min =\n    quality = 0.9\n    rouge_l = 0.5\n")
     run = run_qbench("--qbench-metric-min=quality=0.7")
     assert run.result.ret == pytest.ExitCode.OK
     run.result.stdout.fnmatch_lines(
         [
             "qbench: metric gate quality: mean 0.7 meets the required 0.7 (3 scores)",
-            "qbench: metric gate relevance: no scores for metric relevance in this run "
+            "qbench: metric gate rouge_l: no scores for metric rouge_l in this run "
             "(scored: quality); nothing to gate",
         ]
     )
     assert [(g.name, g.passed) for g in run.report.gates] == [
         ("quality", True),
-        ("relevance", None),
+        ("rouge_l", None),
     ]
     assert "# ✅ Test report" in run.markdown
+
+
+def test_metric_min_unknown_name_fails(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """(issue 11.8) A name no test scored and no registered metric has fails the gate, with the
+    nearest known name: a typo never silently disables it."""
+    pytester.makepyfile(SCORED)
+    run = run_qbench("--qbench-metric-min", "tokenf1=0.5", "--qbench-digest=digest.json")
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    run.result.assert_outcomes(passed=4)
+    run.result.stdout.fnmatch_lines(
+        [
+            "qbench: metric gate tokenf1: unknown metric 'tokenf1': no test scored it and no "
+            "registered metric has that name; did you mean 'token_f1'? fix --qbench-metric-min "
+            "tokenf1=... (known: *quality*"
+        ]
+    )
+    assert [(g.name, g.passed) for g in run.report.gates] == [("tokenf1", False)]
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["next_steps"][0].startswith("Fix the metric name in --qbench-metric-min")
 
 
 @pytest.mark.parametrize(

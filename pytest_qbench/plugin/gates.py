@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.evaluation import metric_names
 from pytest_qbench.plugin import registered
 from pytest_qbench.report import store
 from pytest_qbench.report.gates.text import gate_lines
@@ -62,8 +63,9 @@ class GateCollector:
         metrics = self.session.aggregator.metrics
         stats = {name: new("MetricStats", **acc.stored()) for name, acc in metrics.items()}
         known = sorted(name for name, s in stats.items() if s["n"])
+        registered = metric_names() if self.settings.metric_min else []
         gates = [
-            metric_min_gate(name, minimum, stats.get(name), known)
+            metric_min_gate(name, minimum, stats.get(name), known, registered)
             for name, minimum in self.settings.metric_min.items()
         ]
         baseline = self.settings.baseline

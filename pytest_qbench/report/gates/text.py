@@ -44,6 +44,8 @@ def gate_step(gate: GateResultRecord) -> str | None:
     """The digest's next step for a failed metric gate."""
     if gate["passed"] is not False:
         return None
+    if gate["kind"] == "metric_min" and gate["value"] is None:
+        return f"Fix the metric name in --qbench-metric-min: {gate['detail']}"
     if gate["kind"] == "metric_min":
         return (
             f"Raise the mean of metric {gate['name']} to the required {gate['threshold']:g} "

@@ -7,6 +7,8 @@ Each verdict is a ``GateResult`` record; the baseline gate's statistics are in
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Collection
 from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
@@ -84,10 +86,27 @@ class BaselineScores:
 
 
 def metric_min_gate(
-    name: str, minimum: float, stats: MetricStatsRecord | None, known: list[str]
+    name: str,
+    minimum: float,
+    stats: MetricStatsRecord | None,
+    known: list[str],
+    registered: Collection[str] = (),
 ) -> GateResultRecord:
-    """The ``--qbench-metric-min`` verdict on one metric, from its ``MetricStats`` record."""
+    """The ``--qbench-metric-min`` verdict on one metric, from its ``MetricStats`` record.
+
+    A name that no test scored and no registered metric has (a typo) fails the gate, with the
+    nearest known name; a registered metric without scores in this run is only a note.
+    """
     mean = None if stats is None else stats_mean(stats["score_sum"], stats["n"])
+    if stats is None and name not in registered:
+        return new(
+            "GateResult",
+            kind="metric_min",
+            name=name,
+            passed=False,
+            threshold=minimum,
+            detail=unknown_metric_detail(name, [*known, *registered]),
+        )
     if stats is None or mean is None:
         scored = ", ".join(known) or "none"
         return new(
@@ -110,6 +129,18 @@ def metric_min_gate(
         threshold=minimum,
         n=stats["n"],
         detail=f"mean {shown} {verdict} the required {required} ({_count(stats['n'], 'score')})",
+    )
+
+
+def unknown_metric_detail(name: str, names: Iterable[str]) -> str:
+    """Why a ``--qbench-metric-min`` name gates nothing: no test and no registered metric knows
+    it; with the nearest known name."""
+    known = sorted(set(names))
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return (
+        f"unknown metric {name!r}: no test scored it and no registered metric has that name; "
+        f"{hint}fix --qbench-metric-min {name}=... (known: {', '.join(known) or 'none'})"
     )
 
 
