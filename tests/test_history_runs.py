@@ -314,6 +314,32 @@ def test_a_crashed_run_is_indexed_from_its_stream(
     assert [f["nodeid"] for f in shown["failures"]] == ["test_crash.py::test_a"]
 
 
+def test_render_indexes_the_crashed_run_it_rebuilds(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.16) qbench render RUN_DIR rebuilds a crashed run's reports and indexes the run,
+    so that qbench runs lists it without qbench index; outside a run store it says why not."""
+    pytester.makepyfile(
+        test_crash="def test_a():\n    assert 0\n\ndef test_b():\n    import os; os._exit(3)\n"
+    )
+    pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=crashed")
+    run_dir = pytester.path / ".qbench" / "runs" / "crashed"
+    assert not (run_dir / "report.json").exists()
+    capsys.readouterr()
+    assert main(["render", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "qbench: rebuilt interrupted run crashed" in out
+    assert "qbench: indexed crashed in " in out and "index.sqlite: 'qbench runs' lists it" in out
+    _, listed = qbench_json(capsys, "runs")
+    assert [(r["run_id"], r["interrupted"]) for r in listed["runs"]] == [("crashed", True)]
+    elsewhere = pytester.path / "artifact"
+    run_dir.rename(elsewhere)
+    assert main(["render", str(elsewhere)]) == 0
+    assert "is not in a run store (<qbench dir>/runs/<id>), so not indexed" in (
+        capsys.readouterr().out
+    )
+
+
 def test_history_under_xdist(pytester: pytest.Pytester) -> None:
     """Under pytest-xdist the controller indexes the run once, and the history is the same."""
     pytest.importorskip("xdist")

@@ -250,6 +250,9 @@ def cmd_render(args: argparse.Namespace) -> int:
         ]
         state = "interrupted run" if model.run.interrupted else "run"
         print(f"qbench: rebuilt {state} {model.run.run_id}: {', '.join(map(str, written))}")
+        from pytest_qbench.cli.history import index_rebuilt
+
+        index_rebuilt(source, report)
         return OK
     writer.template(args.template or "report.md.j2", Path(args.output or "-"))
     return OK

@@ -235,6 +235,40 @@ def _index_sources(
     return indexed, skipped
 
 
+def index_rebuilt(run_dir: Path, report: Any) -> None:
+    """Index a run whose reports ``qbench render RUN_DIR`` rebuilt, when ``run_dir`` is in a run
+    store (``<qbench dir>/runs/<id>``), in that store's index or the configured database; say
+    so in one line. An index that cannot be used is a note on stderr, not an error: the reports
+    were rebuilt, and ``qbench index RUN_DIR`` can index the run later.
+    """
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.indexer import index_run
+    from pytest_qbench.report import store
+
+    runs = run_dir.resolve().parent
+    if runs.name != store.RUNS_DIR:
+        print(
+            f"qbench: {run_dir} is not in a run store (<qbench dir>/runs/<id>), so not indexed; "
+            f"'qbench index {run_dir} --dir DIR' indexes it in the store DIR's index"
+        )
+        return
+    try:
+        index = open_index(runs.parent, configured_db(None, Path.cwd()), create=True)
+        try:
+            done = index_run(index, report, partial(_results_of, report))
+        finally:
+            index.close()
+    except QBenchError as exc:
+        print(
+            f"qbench: rebuilt run not indexed: {exc}; 'qbench index {run_dir}' indexes it later",
+            file=sys.stderr,
+        )
+        return
+    again = " again" if done.replaced else ""
+    print(f"qbench: indexed {done.run_id}{again} in {index.location}: 'qbench runs' lists it")
+
+
 def _results_of(report: dict[str, Any]) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = report["results"]
     return results
