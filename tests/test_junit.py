@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import Any
+from xml.parsers import expat
 
 import pytest
 
@@ -485,3 +487,49 @@ def test_cli_bad_cap(capsys: pytest.CaptureFixture[str]) -> None:
     """A negative cap is one error line."""
     assert main(["ingest-junit", str(DATA / "vitest.xml"), "-o", "-", "--max-output", "-1"]) == ERR
     assert "must not be negative" in capsys.readouterr().err
+
+
+class CountingParser:
+    """An expat parser that records how it is fed."""
+
+    _real: Any
+    calls: list[tuple[str, int]]
+
+    def __init__(self, real: Any, calls: list[tuple[str, int]]) -> None:
+        object.__setattr__(self, "_real", real)
+        object.__setattr__(self, "calls", calls)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._real, name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        setattr(self._real, name, value)
+
+    def Parse(self, data: bytes, final: bool = False) -> int:
+        self.calls.append(("Parse", len(data)))
+        return int(self._real.Parse(data, final))
+
+    def ParseFile(self, handle: object) -> int:
+        self.calls.append(("ParseFile", 0))
+        return int(self._real.ParseFile(handle))
+
+
+def test_huge_attribute_is_parsed_in_one_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 4 MB failure message is fed to expat in one Parse call, not in small chunks, which
+    rescan the attribute each time (issue 12.10)."""
+    calls: list[tuple[str, int]] = []
+    create = expat.ParserCreate
+    monkeypatch.setattr(expat, "ParserCreate", lambda: CountingParser(create(), calls))
+    path = tmp_path / "big.xml"
+    path.write_text(
+        '<testsuite tests="1"><testcase classname="a" name="b">'
+        f'<failure message="{"A" * 4_000_000}">trace</failure></testcase></testsuite>'
+    )
+    report = ingest(path)
+    assert report.summary.failed == 1
+    assert calls == [("Parse", path.stat().st_size)]
+    (tmp_path / "dtd.xml").write_text('<!DOCTYPE t [<!ENTITY a "b">]><t/>')
+    with pytest.raises(JUnitFormatError, match="refuses DTDs"):
+        junit.parse_xml(tmp_path / "dtd.xml")
