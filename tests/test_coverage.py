@@ -459,3 +459,26 @@ def test_under_coverage_run_qbench_does_not_measure_twice(
         next((pytester.path / ".qbench" / "runs").glob("*/report.json")).read_text()
     )
     assert report["coverage"] is None
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_source_package_never_imported_is_warned(
+    pytester: pytest.Pytester, run_qbench: RunQBench, workers: list[str]
+) -> None:
+    """(issue 11.3) A --qbench-cov package that no test imports keeps coverage.py's warning, in
+    the report and on the terminal, serial and under xdist."""
+    if workers:
+        pytest.importorskip("xdist")
+    make_project(pytester)
+    run = run_qbench("--qbench-cov=pkg", "--qbench-cov=notimported", *workers, subprocess=True)
+    assert run.report.coverage is not None and run.report.coverage.percentage > 0
+    messages = [w.message for w in run.report.warnings if w.code == "coverage"]
+    expected = "coverage.py: Module notimported was never imported. (module-not-imported)"
+    (warning,) = [m for m in messages if "never imported" in m]
+    assert warning.startswith(expected)
+    assert warning.endswith(
+        "; so no file of it is in the report: check that --qbench-cov (or coverage's "
+        "source_pkgs) names a package your tests import"
+    )
+    run.result.stdout.fnmatch_lines([f"*{expected}*"])
+    assert "Module pkg was never imported" not in run.result.stdout.str()

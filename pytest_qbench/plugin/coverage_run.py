@@ -43,10 +43,14 @@ PLUGIN_NAME = "qbench-coverage"
 CONTEXTS_PLUGIN_NAME = "qbench-coverage-contexts"
 WORKER_INPUT = "qbench_cov"  # plugin.COVERAGE_FLAG
 WORKER_OUTPUT = "qbench_cov_data"
+WORKER_UNIMPORTED = "qbench_cov_unimported"
 DATA_FILE = "coverage.db"
 CONTEXTS_FILE = "coverage-contexts.json"
-IGNORED_AT_END = ("no-data-collected", "module-not-imported")
+IGNORED_AT_END = ("no-data-collected",)
 """coverage.py warnings that qbench states better itself (a worker sees only part of the run)."""
+UNIMPORTED = "(module-not-imported)"
+"""coverage.py's warning that a source package was never imported: under xdist it holds for the
+run only when every process says it."""
 
 
 class Measurement:
@@ -57,6 +61,8 @@ class Measurement:
 
         self.sources = sources
         self.warnings: list[str] = []
+        self.unimported: list[str] = []
+        """coverage.py's "Module X was never imported." warnings of this process."""
         # data_file=None keeps the data in memory: the combined data is written once, at the end.
         self.cov = coverage.Coverage(source=list(sources) if sources else None, data_file=None)
         self.started = False
@@ -81,7 +87,9 @@ class Measurement:
                 self.started = False
             data = self.cov.get_data()
         slugs = [f"({name})" for name in IGNORED_AT_END]
-        self.warnings += [w for w in end_warnings if not any(slug in w for slug in slugs)]
+        kept = [w for w in end_warnings if not any(slug in w for slug in slugs)]
+        self.unimported += [w for w in kept if UNIMPORTED in w]
+        self.warnings += [w for w in kept if UNIMPORTED not in w]
         return data
 
 
@@ -130,7 +138,9 @@ class WorkerCoverage:
             return (yield)
         finally:
             data = self.measurement.stop()
-            self.config.workeroutput[WORKER_OUTPUT] = data.dumps()  # type: ignore[attr-defined]
+            output = self.config.workeroutput  # type: ignore[attr-defined]
+            output[WORKER_OUTPUT] = data.dumps()
+            output[WORKER_UNIMPORTED] = list(self.measurement.unimported)
 
 
 def configure_worker(config: pytest.Config, spec: dict[str, Any] | None) -> None:
@@ -191,6 +201,7 @@ class CoverageCollector:
         self.settings = settings
         self.measurement = config.stash.get(measurement_key, None)
         self.worker_data: list[bytes] = []
+        self.worker_unimported: list[list[str]] = []
         self.lost_workers: list[str] = []
         self.record: CoverageReportRecord | None = None
         self.lines: list[tuple[str, dict[str, bool]]] = []
@@ -207,9 +218,11 @@ class CoverageCollector:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
-        data = getattr(node, "workeroutput", {}).get(WORKER_OUTPUT)
+        output = getattr(node, "workeroutput", {})
+        data = output.get(WORKER_OUTPUT)
         if data is not None:
             self.worker_data.append(data)
+            self.worker_unimported.append(list(output.get(WORKER_UNIMPORTED, [])))
         elif self.settings.measure:
             self.lost_workers.append(str(getattr(node.gateway, "id", "?")))
 
@@ -270,6 +283,11 @@ class CoverageCollector:
             contexts_path = self._write_contexts(data, run_dir / CONTEXTS_FILE)
         for warning in measurement.warnings:
             self._warn(f"coverage.py: {warning}")
+        for warning in unimported_everywhere(measurement.unimported, self.worker_unimported):
+            self._warn(
+                f"coverage.py: {warning}; so no file of it is in the report: check that "
+                "--qbench-cov (or coverage's source_pkgs) names a package your tests import"
+            )
         for worker in self.lost_workers:
             self._warn(f"coverage of xdist worker {worker} is missing: the worker died")
         record = coverage_data.coverage_record(
@@ -353,6 +371,12 @@ class CoverageCollector:
             terminalreporter.write_line(f"qbench: {note}", yellow=True)
         for line, markup in self.lines:
             terminalreporter.write_line(f"qbench: {line}", **markup)
+
+
+def unimported_everywhere(own: list[str], workers: list[list[str]]) -> list[str]:
+    """coverage.py's "never imported" warnings that hold for the whole run: said by this process
+    and by every xdist worker that sent data (a package one worker imported was measured)."""
+    return [w for w in own if all(w in theirs for theirs in workers)]
 
 
 def _configured_fail_under(cov: coverage.Coverage) -> float | None:
