@@ -301,3 +301,57 @@ def test_console_script_help(pytester: pytest.Pytester) -> None:
     result = pytester.run(found, "--help")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["usage: qbench *", "*render*", "*schema*"])
+
+
+# --- robust readers (issue 12.7, 12.11) ---------------------------------------------------------
+
+
+def test_render_run_dir_refuses_a_newer_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stream whose start record says a newer schema version is refused, not rebuilt as
+    version 1 with its lines dropped as torn (issue 12.7)."""
+    run_dir = make_run_dir(tmp_path, end=True)
+    stream = run_dir / store.STREAM_NAME
+    lines = stream.read_text(encoding="utf-8").splitlines()
+    start = json.loads(lines[0])
+    start["meta"]["schema_version"] = 99
+    newer = {**json.loads(lines[1]), "kind": "result-v99"}
+    stream.write_text("\n".join([json.dumps(start), json.dumps(newer), *lines[2:]]) + "\n")
+    assert main(["render", str(run_dir)]) == ERR
+    assert_one_line_error(capsys, "schema_version 99", f"reads {models.SCHEMA_VERSION}")
+    assert not (run_dir / store.REPORT_JSON).exists()
+    start["meta"]["schema_version"] = 99
+    start["future_field"] = {"x": 1}  # a start record this version cannot even validate
+    stream.write_text("\n".join([json.dumps(start), *lines[1:]]) + "\n")
+    assert main(["render", str(run_dir)]) == ERR
+    assert_one_line_error(capsys, "schema_version 99")
+
+
+def test_render_run_dir_never_overwrites_a_newer_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.json of a newer schema version in the run directory is left alone (issue 12.7)."""
+    run_dir = make_run_dir(tmp_path, end=True)
+    newer = '{\n  "meta": {\n    "schema_version": 99,\n    "qbench_version": "9.9"\n  }\n}\n'
+    (run_dir / store.REPORT_JSON).write_text(newer)
+    assert main(["render", str(run_dir)]) == ERR
+    assert_one_line_error(capsys, "report.json has schema_version 99", "upgrade qbench")
+    assert (run_dir / store.REPORT_JSON).read_text() == newer
+    assert not (run_dir / store.REPORT_MD).exists()
+
+
+def test_render_run_dir_names_damaged_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad line that is not the last is called damage, not a torn last line (issue 12.7)."""
+    run_dir = make_run_dir(tmp_path, end=True)
+    stream = run_dir / store.STREAM_NAME
+    lines = stream.read_text(encoding="utf-8").splitlines()
+    stream.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    assert main(["render", str(run_dir)]) == OK
+    err = capsys.readouterr().err
+    assert "skipped 1 line(s)" in err and "(the first at line 2)" in err and "torn" not in err
+    stream.write_text("\n".join([*lines, '{"kind": "res']) + "\n")
+    assert main(["render", str(run_dir)]) == OK
+    assert "skipped a torn last line" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from dataclasses import field
@@ -28,6 +29,11 @@ from pytest_qbench.report.models import StreamResult
 from pytest_qbench.report.models import StreamStart
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
+
+
+STREAM_FIX = "Rebuild the run with the qbench version that wrote it, or upgrade qbench."
+SCHEMA_VERSION_FIELD = re.compile(r'"schema_version"\s*:\s*(-?[0-9]{1,9})\b')
+"""A report's ``meta.schema_version``, near the start of ``report.json``."""
 
 
 def read_report(path: Path) -> TestReport:
@@ -72,9 +78,17 @@ def _schema_version_of(text: str) -> int | None:
     try:
         data = json.loads(text)
         version = data["meta"]["schema_version"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # nested too deep: not ours
         return None
-    return version if isinstance(version, int) else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else None
+
+
+def _refuse_other_version(path: Path, version: int | None, fix: str) -> None:
+    if version is not None and version != SCHEMA_VERSION:
+        raise ReportFormatError(
+            f"{path} has schema_version {version}; this qbench reads {SCHEMA_VERSION}. {fix}",
+            slug="schema-version",
+        )
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -94,13 +108,29 @@ class StreamContents:
     deselected: int = 0
     end: StreamEnd | None = None
     bad_lines: int = 0
+    first_bad_line: int | None = None
+    """Line number of the first line that is not a valid record."""
+    torn_last_line: bool = False
+    """Whether the last line is one of the bad ones (a process killed mid-write)."""
+
+    def damage_note(self, path: Path) -> str | None:
+        """One line about the lines skipped, naming what they are; ``None`` without any."""
+        if not self.bad_lines:
+            return None
+        if self.bad_lines == 1 and self.torn_last_line:
+            return f"skipped a torn last line of {path} (the process was killed mid-write)"
+        return (
+            f"skipped {self.bad_lines} line(s) of {path} that are not valid records (the first "
+            f"at line {self.first_bad_line}): the file is damaged"
+        )
 
 
 def read_stream(path: Path) -> StreamContents:
     """Parse a stream file. A torn last line (the process died while writing) is skipped.
 
     Raises:
-        ReportFormatError: the file is missing, or has no start record.
+        ReportFormatError: the file is missing, has no start record, or its start record says
+            another schema version.
     """
     if not path.is_file():
         raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
@@ -108,20 +138,32 @@ def read_stream(path: Path) -> StreamContents:
     adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
     # A torn last line may end inside a multi-byte character; it then fails validation below.
     with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
+        for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
                 record = adapter.validate_json(line)
             except ValidationError:
+                _refuse_other_version(path, _start_version_of(line), STREAM_FIX)
                 contents.bad_lines += 1
+                contents.first_bad_line = contents.first_bad_line or number
+                contents.torn_last_line = True
                 continue
+            contents.torn_last_line = False
+            if isinstance(record, StreamStart):
+                _refuse_other_version(path, record.meta.schema_version, STREAM_FIX)
             _add_record(contents, record)
     if contents.start is None:
         raise ReportFormatError(
             f"{path} has no start record: it is not a qbench result stream", slug="stream-invalid"
         )
     return contents
+
+
+def _start_version_of(line: str) -> int | None:
+    """The schema version of a start record this qbench cannot read."""
+    version = _schema_version_of(line)
+    return version if '"start"' in line else None
 
 
 def _add_record(contents: StreamContents, record: StreamRecord) -> None:
@@ -188,6 +230,24 @@ def _last_finish(contents: StreamContents) -> datetime | None:
     return datetime.fromtimestamp(max(ends), tz=timezone.utc) if ends else None
 
 
+def refuse_newer_report(path: Path) -> None:
+    """Refuse to rebuild over a ``report.json`` of another schema version (a newer qbench's).
+
+    Raises:
+        ReportFormatError: ``path`` says another ``schema_version``.
+    """
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return
+    found = SCHEMA_VERSION_FIELD.search(head)
+    if found is not None:
+        _refuse_other_version(
+            path, int(found[1]), "Rebuilding the run would overwrite it: upgrade qbench."
+        )
+
+
 def load_source(source: Path) -> TestReport:
     """A report from ``report.json``, or from a run directory (its stream first)."""
     from pytest_qbench.report import store
@@ -195,13 +255,11 @@ def load_source(source: Path) -> TestReport:
     if source.is_dir():
         stream = source / store.STREAM_NAME
         if stream.is_file():
+            refuse_newer_report(source / store.REPORT_JSON)
             contents = read_stream(stream)
-            if contents.bad_lines:
-                print(
-                    f"qbench: skipped {contents.bad_lines} damaged line(s) of {stream} "
-                    "(a process killed mid-write leaves a torn last line)",
-                    file=sys.stderr,
-                )
+            note = contents.damage_note(stream)
+            if note:
+                print(f"qbench: {note}", file=sys.stderr)
             return report_from_stream(contents)
         if (source / store.REPORT_JSON).is_file():
             return read_report(source / store.REPORT_JSON)
