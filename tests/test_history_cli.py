@@ -139,13 +139,16 @@ def test_runs_lists_newest_first(qdir: Path, capsys: pytest.CaptureFixture[str])
         "1",
         "feature",
     ]
-    assert len(lines) == 4
+    assert len(lines) == 6
+    assert lines[4] == ""
+    assert lines[5].startswith(f"{qdir}: ") and " in 3 run directories; 'qbench gc" in lines[5]
     _, data = run_json(capsys, "runs", "-n", "2")
     assert [r["run_id"] for r in data["runs"]] == [
         "20260102T032405Z-bbb333",
         "20260102T031405Z-bbb222",
     ]
     assert set(data["runs"][0]) == RUN_KEYS
+    assert data["store"]["path"] == str(qdir) and data["store"]["run_dirs"] == 3
     assert data["runs"][0]["summary"]["failed"] == 2
     assert data["runs"][0]["started_at"] == "2026-01-02T03:24:05Z"
 
@@ -343,6 +346,21 @@ def test_index_keep_runs_deletes_the_oldest(qdir: Path, capsys: pytest.CaptureFi
     assert status == 0
     assert data["removed"] == ["20260102T030405Z-aaa111", "20260102T031405Z-bbb222"]
     assert [p.name for p in (qdir / "runs").iterdir()] == ["20260102T032405Z-bbb333"]
+
+
+def test_gc_on_every_backend(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """(issue 11.12) qbench gc --keep / --older-than on SQLite and PostgreSQL: runs leave the
+    index with their directories, tests no run refers to any more too."""
+    status, data = run_json(capsys, "gc", "--keep", "2")
+    assert (status, data["removed"]) == (0, ["20260102T030405Z-aaa111"])
+    assert [r["run_id"] for r in run_json(capsys, "runs")[1]["runs"]] == [
+        "20260102T032405Z-bbb333",
+        "20260102T031405Z-bbb222",
+    ]
+    status, data = run_json(capsys, "gc", "--keep", "5", "--older-than", "1d")
+    assert data["removed"] == ["20260102T031405Z-bbb222", "20260102T032405Z-bbb333"]
+    assert not list((qdir / "runs").iterdir())
+    assert "no test 't.py::test_gone'" in run_text(capsys, "history", "t.py::test_gone")[2]
 
 
 def test_index_a_report_file_from_elsewhere(

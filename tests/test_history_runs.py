@@ -242,6 +242,61 @@ def test_keep_runs_deletes_old_run_directories(
     assert sorted(p.name for p in runs.iterdir()) == ["k2", "k3"]
 
 
+def test_retention_says_what_it_removed(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """(issue 11.12) The run whose retention removes old runs says so in the terminal: how many,
+    which, and the run directories deleted with their size."""
+    pytester.makepyfile(test_one="def test_ok(): pass")
+    first = run_qbench("--qbench-keep-runs=1", "--qbench-run-id=r1", run_dir="r1")
+    assert "qbench: retention" not in first.result.stdout.str()
+    second = run_qbench("--qbench-keep-runs=1", "--qbench-run-id=r2", run_dir="r2")
+    second.result.stdout.fnmatch_lines(
+        [
+            "qbench: retention (qbench_keep_runs = 1) removed 1 old run from the index and "
+            "deleted 1 run directory (* KiB): r1"
+        ]
+    )
+    assert second.result.ret == 0
+
+
+def test_runs_says_the_size_of_the_store_and_gc_removes_old_runs(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.12) qbench runs ends with the size of .qbench (coverage data apart); qbench gc
+    --keep N / --older-than AGE removes old runs and their directories, --dry-run nothing."""
+    pytester.makepyfile(test_one="def test_ok(): pass")
+    for n in range(3):
+        run_qbench(f"--qbench-run-id=g{n}", run_dir=f"g{n}")
+    (pytester.path / ".qbench/runs/g0/coverage.db").write_bytes(b"x" * 300_000)
+    _, listed = qbench_json(capsys, "runs")
+    store = listed["store"]
+    assert store["run_dirs"] == 3 and store["coverage_bytes"] == 300_000
+    assert store["bytes"] > 300_000
+    capsys.readouterr()
+    assert main(["runs", "--dir", ".qbench"]) == 0
+    assert "in 3 run directories (coverage data 293.0 KiB); 'qbench gc" in capsys.readouterr().out
+    status, dry = qbench_json(capsys, "gc", "--keep", "1", "--dry-run")
+    assert (status, dry["removed"], dry["dry_run"]) == (0, ["g0", "g1"], True)
+    assert dry["freed_bytes"] > 300_000
+    assert sorted(p.name for p in (pytester.path / ".qbench/runs").iterdir()) == ["g0", "g1", "g2"]
+    status, done = qbench_json(capsys, "gc", "--keep", "2")
+    assert (status, done["removed"], done["store"]["run_dirs"]) == (0, ["g0"], 2)
+    assert done["freed_bytes"] > 300_000
+    capsys.readouterr()
+    assert main(["gc", "--older-than", "0s", "--dir", ".qbench"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("qbench: removed 2 runs (freed ") and out.splitlines()[0].endswith(
+        "): g1, g2"
+    )
+    assert not list((pytester.path / ".qbench/runs").iterdir())
+    assert qbench_json(capsys, "runs")[1]["runs"] == []
+    capsys.readouterr()
+    assert main(["gc", "--dir", ".qbench"]) == 1
+    assert "qbench gc needs --keep N, --older-than AGE or both" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["gc", "--older-than", "a month"])
+    assert "must be a number and a unit, s, m, h, d or w" in capsys.readouterr().err
+
+
 def test_keep_runs_from_the_ini_file(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
     """ini qbench_keep_runs = 1 keeps the last run only; 0 would keep all."""
     pytester.makeini("[pytest]\nqbench_keep_runs = 1\n")

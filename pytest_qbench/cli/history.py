@@ -1,5 +1,5 @@
 """The history subcommands of ``qbench``: ``index``, ``runs``, ``show``, ``diff``, ``flaky``,
-``history``. ``cli.py`` adds them with ``add_history_parsers``.
+``history``, ``gc``. ``cli.py`` adds them with ``add_history_parsers``.
 
 Each takes ``--dir`` (the qbench directory; default: ``.qbench`` in the working directory or the
 nearest parent holding one), ``--db`` (a PostgreSQL history database; ``database.py`` says where
@@ -11,10 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
+from datetime import timedelta
+from datetime import timezone
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +51,7 @@ def add_history_parsers(sub: SubParsers) -> None:
     _add_diff(sub)
     _add_flaky(sub)
     _add_history(sub)
+    _add_gc(sub)
 
 
 # --- shared -------------------------------------------------------------------------------------
@@ -290,13 +295,23 @@ def _add_runs(sub: SubParsers) -> None:
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
-    """``qbench runs``."""
+    """``qbench runs``: the runs, then the size of the qbench directory."""
+    from pytest_qbench.history.files import store_usage
     from pytest_qbench.history.queries import list_runs
     from pytest_qbench.history.text import runs_lines
+    from pytest_qbench.history.text import usage_line
 
     with _opened(args) as index:
         runs = list_runs(index, args.n)
-    _output(args, lambda: {"runs": [run_json(run) for run in runs]}, lambda: runs_lines(runs))
+    usage = store_usage(args.qbench_dir) if args.qbench_dir is not None else None
+    _output(
+        args,
+        lambda: {
+            "runs": [run_json(run) for run in runs],
+            "store": usage.to_json() if usage else None,
+        },
+        lambda: runs_lines(runs) + (["", usage_line(usage)] if usage else []),
+    )
     return OK
 
 
@@ -517,6 +532,92 @@ def cmd_history(args: argparse.Namespace) -> int:
         args,
         lambda: history_json(args.nodeid, summary, results),
         lambda: history_lines(args.nodeid, summary, results),
+    )
+    return OK
+
+
+# --- qbench gc ---------------------------------------------------------------------------------
+
+AGE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _age(value: str) -> timedelta:
+    """``30d``, ``12h``, ``2w``, ``90m``, ``45s`` as a duration."""
+    match = AGE.match(value.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"must be a number and a unit, s, m, h, d or w (e.g. 30d, 12h, 2w), given: {value!r}"
+        )
+    return timedelta(seconds=float(match.group(1)) * AGE_UNITS[match.group(2)])
+
+
+def _add_gc(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "gc",
+        "Remove old runs from the index and delete their run directories",
+        "Take runs out of the history index and delete their run directories (reports, stream, "
+        "coverage data) found in the qbench directory: the runs beyond the newest N "
+        "(--keep), and those that started more than AGE ago (--older-than); with both, a run "
+        "either rule names goes. Run directories that are not in the index (a run still going, "
+        "one that crashed and was never indexed) are left alone.",
+        cmd_gc,
+    )
+    parser.add_argument(
+        "--keep", type=_positive, metavar="N", help="Keep the newest N runs, remove the others"
+    )
+    parser.add_argument(
+        "--older-than",
+        type=_age,
+        metavar="AGE",
+        help="Remove the runs that started more than AGE ago: a number and a unit, s, m, h, d "
+        "or w (30d, 12h, 2w)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="Say what would be removed, and remove nothing"
+    )
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    """``qbench gc``."""
+    from pytest_qbench.history.files import dir_size
+    from pytest_qbench.history.files import store_usage
+    from pytest_qbench.history.indexer import prune_runs
+    from pytest_qbench.history.indexer import remove_run_dirs
+    from pytest_qbench.history.text import gc_lines
+    from pytest_qbench.history.timefmt import to_index_time
+    from pytest_qbench.report import store
+
+    if args.keep is None and args.older_than is None:
+        raise HistoryError(
+            "qbench gc needs --keep N, --older-than AGE or both (e.g. qbench gc --keep 50 "
+            "--older-than 30d); add --dry-run to see what would go",
+            slug="gc-needs-a-rule",
+        )
+    before = None
+    if args.older_than is not None:
+        before = to_index_time(datetime.now(timezone.utc) - args.older_than)
+    work = partial(prune_runs, keep=args.keep or 0, before=before, dry_run=args.dry_run)
+    with _opened(args) as index:
+        removed = index.read(work) if args.dry_run else index.write(work)
+    qbench_dir = args.qbench_dir
+    dirs = [store.run_dir(qbench_dir, run_id) for run_id in removed] if qbench_dir else []
+    freed = sum(dir_size(d) for d in dirs if d.is_dir() and not d.is_symlink())
+    if qbench_dir is not None and not args.dry_run:
+        for line in remove_run_dirs(qbench_dir, removed):
+            print(f"qbench: {line}", file=sys.stderr)
+    usage = store_usage(qbench_dir) if qbench_dir is not None else None
+    _output(
+        args,
+        lambda: {
+            "index": index.location,
+            "dry_run": args.dry_run,
+            "removed": removed,
+            "freed_bytes": freed,
+            "store": usage.to_json() if usage else None,
+        },
+        lambda: gc_lines(removed, freed, usage, dry_run=args.dry_run),
     )
     return OK
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,3 +160,63 @@ def _get(data: Any, path: Path, *keys: str) -> Any:
 
 def _invalid(path: Path, detail: str) -> ReportFormatError:
     return ReportFormatError(f"{path} is not a qbench report: {detail}", slug="report-invalid")
+
+
+# --- disk use of the run store -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreUsage:
+    """What a qbench directory takes on disk."""
+
+    path: Path
+    total: int
+    """Bytes of every file in it (the index included)."""
+    run_dirs: int
+    """Run directories in ``runs/``."""
+    coverage: int
+    """Bytes of the runs' coverage data files (``.coverage*``, ``*.db``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"path", "bytes", "run_dirs", "coverage_bytes"}``."""
+        return {
+            "path": str(self.path),
+            "bytes": self.total,
+            "run_dirs": self.run_dirs,
+            "coverage_bytes": self.coverage,
+        }
+
+
+def store_usage(qbench_dir: Path) -> StoreUsage:
+    """The size of ``qbench_dir``, its run directories and their coverage data."""
+    runs = qbench_dir / store.RUNS_DIR
+    run_dirs = sum(1 for d in runs.iterdir() if d.is_dir()) if runs.is_dir() else 0
+    coverage = sum(
+        size
+        for path, size in _files(runs)
+        if path.name.startswith(".coverage") or path.suffix == ".db"
+    )
+    return StoreUsage(qbench_dir, dir_size(qbench_dir), run_dirs, coverage)
+
+
+def dir_size(path: Path) -> int:
+    """Bytes of the files under ``path`` (symbolic links not followed; 0 when it is missing)."""
+    return sum(size for _path, size in _files(path))
+
+
+def _files(root: Path) -> Iterator[tuple[Path, int]]:
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            path = Path(folder, name)
+            with contextlib.suppress(OSError):  # deleted meanwhile
+                yield path, path.lstat().st_size
+
+
+def format_bytes(count: int) -> str:
+    """``512 B``, ``12.3 KiB``, ``4.0 MiB``, ``1.2 GiB``."""
+    size = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"  # not reached

@@ -263,6 +263,28 @@ def delete_old_runs(cursor: Cursor, keep: int, spare: str = "") -> list[str]:
     return [str(run_id) for _ref, run_id in old]
 
 
+def prune_runs(
+    cursor: Cursor, keep: int, before: str | None, *, dry_run: bool = False
+) -> list[str]:
+    """``qbench gc``: take the runs beyond the newest ``keep`` (0: no such limit), and those
+    started before ``before`` (an index time; ``None``: no such limit), out of the index; return
+    their ids, in the order they were indexed. With ``dry_run``, only find them."""
+    old: dict[int, str] = {}
+    if keep:
+        cursor.execute(sql.RUNS_BEYOND, ("", keep))
+        old.update(cursor.fetchall())
+    if before is not None:
+        cursor.execute(sql.RUNS_STARTED_BEFORE, (before,))
+        old.update(cursor.fetchall())
+    if old and not dry_run:
+        for ref in old:
+            for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
+                cursor.execute(statement, (ref,))
+        cursor.execute(sql.DELETE_ORPHAN_TESTS)
+        cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
+    return [str(old[ref]) for ref in sorted(old)]
+
+
 def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
     """Delete ``<qbench_dir>/runs/<id>`` of each run id; return the problems, one line each.
 

@@ -55,7 +55,8 @@ class Recorded:
     histories: dict[str, TestHistoryRecord] = field(default_factory=dict)
     """``TestHistory`` records of the failed and errored tests, by node id."""
     problems: list[str] = field(default_factory=list)
-    """Old run directories that could not be deleted."""
+    """Lines for the terminal: what retention removed, old run directories that could not be
+    deleted."""
     removed: list[str] = field(default_factory=list)
     """Runs retention removed."""
 
@@ -85,8 +86,30 @@ def record_run(
         histories = failing_histories(index, done, report["run"]["started_at"])
     finally:
         index.close()
-    problems = remove_run_dirs(qbench_dir, done.removed)
-    return Recorded(histories, problems, done.removed)
+    notes = _remove_old_runs(qbench_dir, done.removed, keep_runs)
+    return Recorded(histories, notes, done.removed)
+
+
+def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> list[str]:
+    """Delete the run directories of the runs retention ``removed``; the lines saying so."""
+    if not removed:
+        return []
+    from pytest_qbench.history.files import dir_size
+    from pytest_qbench.history.files import format_bytes
+
+    dirs_here = [store.run_dir(qbench_dir, run_id) for run_id in removed]
+    sizes = {d: dir_size(d) for d in dirs_here if d.is_dir() and not d.is_symlink()}
+    problems = remove_run_dirs(qbench_dir, removed)
+    gone = [size for d, size in sizes.items() if not d.exists()]
+    deleted, freed = len(gone), sum(gone)
+    runs = f"{len(removed)} old run{'' if len(removed) == 1 else 's'}"
+    dirs = f"{deleted} run director{'y' if deleted == 1 else 'ies'}"
+    shown = ", ".join(removed[:5]) + (", ..." if len(removed) > 5 else "")
+    note = (
+        f"retention (qbench_keep_runs = {keep_runs}) removed {runs} from the index and deleted "
+        f"{dirs} ({format_bytes(freed)}): {shown}"
+    )
+    return [note, *problems]
 
 
 _HEAD_END = ',"durations":'

@@ -169,6 +169,7 @@ def find_tests(count: int) -> str:
 
 RUNS_BEYOND = """SELECT id, run_id FROM runs WHERE run_id <> ? AND id NOT IN
     (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)"""
+RUNS_STARTED_BEFORE = "SELECT id, run_id FROM runs WHERE started_at < ?"
 DELETE_ORPHAN_TESTS = """DELETE FROM tests WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.test_ref = tests.id)"""
 DELETE_ORPHAN_FINGERPRINTS = """DELETE FROM fingerprints WHERE NOT EXISTS

@@ -15,6 +15,8 @@ from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import FlakyTest
 from pytest_qbench.history.compare import RunDiff
+from pytest_qbench.history.files import StoreUsage
+from pytest_qbench.history.files import format_bytes
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
@@ -65,7 +67,7 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
-    """``qbench runs``."""
+    """``qbench runs`` (the line of ``usage_line`` follows)."""
     if not runs:
         return ["no runs indexed"]
     rows = [
@@ -269,6 +271,30 @@ OUTCOME_LETTERS = {
 def outcome_strip(results: Sequence[PastResult]) -> str:
     """pytest's progress letters, one per result (``R`` for a pass after reruns)."""
     return "".join("R" if r.flaky else OUTCOME_LETTERS.get(r.outcome, "?") for r in results)
+
+
+def usage_line(usage: StoreUsage, *, hint: bool = True) -> str:
+    """``.qbench: 12.3 MiB in 20 run directories (coverage data 11.0 MiB); ...``."""
+    dirs = f"{usage.run_dirs} run director{'y' if usage.run_dirs == 1 else 'ies'}"
+    coverage = f" (coverage data {format_bytes(usage.coverage)})" if usage.coverage else ""
+    tip = "; 'qbench gc --keep N' or 'qbench gc --older-than AGE' removes old runs" if hint else ""
+    return f"{usage.path}: {format_bytes(usage.total)} in {dirs}{coverage}{tip}"
+
+
+def gc_lines(
+    removed: Sequence[str], freed: int, usage: StoreUsage | None, *, dry_run: bool
+) -> list[str]:
+    """``qbench gc``: the runs removed (or that would be), the space freed, what is left."""
+    if not removed:
+        lines = ["qbench: no run to remove"]
+    else:
+        verb = "would remove" if dry_run else "removed"
+        shown = ", ".join(removed[:MAX_LISTED]) + (", ..." if len(removed) > MAX_LISTED else "")
+        space = f"would free {format_bytes(freed)}" if dry_run else f"freed {format_bytes(freed)}"
+        lines = [f"qbench: {verb} {_plural(len(removed), 'run')} ({space}): {shown}"]
+    if usage is not None:
+        lines.append(f"qbench: now {usage_line(usage, hint=False)}")
+    return lines
 
 
 def index_lines(
