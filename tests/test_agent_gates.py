@@ -230,6 +230,9 @@ BASELINE_SUITE = """
         mode = os.environ.get("AGENT_MODE", "base")
         score = BASE[i] + (NOISE[i] if mode == "noise" else 0.0) - (0.15 if mode == "drop" else 0.0)
         qbench.record("answer")
+        if mode == "error" and i < 4:  # a replayed judge with no verdict for this answer
+            qbench.add("quality", None, error=f"no recorded verdict for answer {{i}}")
+            return
         qbench.add("quality", round(score, 4), threshold=float(os.environ.get("MIN", "0")))
 """
 
@@ -302,6 +305,32 @@ def test_baseline_real_drop_fails_and_lists_new_failures(
         and s.endswith(f"start with {expected[0]}, which passed in the baseline")
         for s in digest["next_steps"]
     )
+
+
+def test_baseline_errored_tests_are_told_apart(
+    baseline: Path, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(issue 11.10) Tests whose metric errored (no score) are not "from pass to fail": the gate
+    names them, with the error, on a line of their own."""
+    monkeypatch.setenv("AGENT_MODE", "error")
+    monkeypatch.setenv("MIN", "0.3")
+    run = run_qbench(f"--qbench-baseline={baseline}", "--qbench-run-id=err", run_dir="err")
+    assert run.result.ret == pytest.ExitCode.OK
+    (gate,) = run.report.gates
+    assert (gate.passed, gate.n, gate.newly_failing) == (True, 6, [])
+    assert gate.detail.endswith(
+        "no drop; errored in this run, so left out: test_cases.py::test_case[0] (no recorded "
+        "verdict for answer 0), test_cases.py::test_case[1] (no recorded verdict for answer 1), "
+        "test_cases.py::test_case[2] (no recorded verdict for answer 2) (+1 more)"
+    )
+    lines = run.result.stdout.lines
+    verdict = next(i for i, line in enumerate(lines) if "baseline gate quality" in line)
+    assert lines[verdict].endswith("over 6 tests in both runs): no drop")
+    assert lines[verdict + 1].startswith(
+        "qbench:   errored in this run (no score, left out): test_cases.py::test_case[0] (no "
+        "recorded verdict for answer 0), "
+    )
+    assert "from pass to fail" not in run.result.stdout.str()
 
 
 def test_baseline_drop_within_the_tolerance_passes(

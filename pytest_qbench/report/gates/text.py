@@ -11,6 +11,9 @@ if TYPE_CHECKING:
 
 
 SHOWN_NEWLY_FAILING = 5
+ERRORED_SEPARATOR = "; errored in this run, so left out: "
+"""Between a baseline gate's verdict and the tests whose metric errored (no score) in its
+``detail``; the terminal shows them on a line of their own."""
 GATE_LABELS = {
     "coverage": "coverage gate",
     "metric_min": "metric gate",
@@ -30,7 +33,10 @@ def gate_lines(gate: GateResultRecord) -> list[tuple[str, dict[str, bool]]]:
     markup = {"red": True, "bold": True} if passed is False else {"green": True}
     if passed is None:
         markup = {"yellow": True}
-    lines = [(f"{label} {gate['name']}: {gate['detail']}", markup)]
+    verdict, sep, errored = gate["detail"].partition(ERRORED_SEPARATOR)
+    lines = [(f"{label} {gate['name']}: {verdict}", markup)]
+    if sep:
+        lines.append((f"  errored in this run (no score, left out): {errored}", {}))
     failing = gate["newly_failing"]
     if failing:
         shown = ", ".join(failing[:SHOWN_NEWLY_FAILING])

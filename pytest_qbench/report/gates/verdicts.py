@@ -19,6 +19,7 @@ from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.stats import stats_mean
 from pytest_qbench.report.gates.stats import CONFIDENCE
 from pytest_qbench.report.gates.stats import paired_interval
+from pytest_qbench.report.gates.text import ERRORED_SEPARATOR
 from pytest_qbench.report.metric_text import score_pair
 from pytest_qbench.report.shapes import new
 
@@ -45,6 +46,8 @@ class CaseScore:
     count: int = 0
     passed: bool = True
     """Every evaluation met its threshold (an error does not)."""
+    error: str | None = None
+    """The first error of an evaluation that gave no score."""
 
     @property
     def mean(self) -> float:
@@ -70,6 +73,8 @@ def case_scores(results: Iterable[TestResultRecord]) -> MetricCases:
             if metric["score"] is not None:
                 score.total += Fraction(metric["score"])
                 score.count += 1
+            elif metric["error"] and score.error is None:
+                score.error = metric["error"]
     return cases
 
 
@@ -161,8 +166,39 @@ def baseline_gate(
             passed=None,
             detail=f"no scores in {missing}",
         )
+    gate = _compare(name, baseline, current, max_regression)
+    errored = sorted(t for t, score in current.items() if not score.count and score.error)
+    if errored:
+        gate["detail"] += ERRORED_SEPARATOR + errored_text(errored, current)
+    return gate
+
+
+SHOWN_ERRORED = 3
+MAX_ERROR_TEXT = 120
+
+
+def errored_text(errored: list[str], current: dict[str, CaseScore]) -> str:
+    """``t1 (why), t2 (why) (+3 more)``: the tests whose metric gave no score, bounded."""
+    shown = []
+    for test in errored[:SHOWN_ERRORED]:
+        why = " ".join((current[test].error or "").split())
+        if len(why) > MAX_ERROR_TEXT:
+            why = why[: MAX_ERROR_TEXT - 3] + "..."
+        shown.append(f"{test} ({why})")
+    more = len(errored) - SHOWN_ERRORED
+    return ", ".join(shown) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _compare(
+    name: str,
+    baseline: dict[str, CaseScore],
+    current: dict[str, CaseScore],
+    max_regression: float,
+) -> GateResultRecord:
     both = [t for t in current if t in baseline]
-    newly_failing = sorted(t for t in both if baseline[t].passed and not current[t].passed)
+    newly_failing = sorted(
+        t for t in both if baseline[t].passed and not current[t].passed and current[t].count
+    )  # a test whose metric errored has no verdict: it is told apart (errored_text)
     common = [t for t in both if current[t].count and baseline[t].count]  # scored in both
     gate = new(
         "GateResult",
