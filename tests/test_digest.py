@@ -186,7 +186,8 @@ def test_other_exception_and_missing_failure() -> None:
 
 
 def test_collection_errors_come_first() -> None:
-    """Collection errors are the first steps, with file, line and the message's first line."""
+    """Collection errors are the first steps, with file, line and the cause (the traceback's
+    last ``E`` line), else the message's first line (issue 11.2)."""
     errors = [
         Diagnostic(
             severity="error",
@@ -200,7 +201,7 @@ def test_collection_errors_come_first() -> None:
     assert digest.success is False
     assert digest.collection_errors == errors
     assert digest.next_steps == [
-        "Fix the collection error in tests/test_bad.py:3: ImportError while importing test module",
+        "Fix the collection error in tests/test_bad.py:3: No module named 'x'",
         "Fix the collection error in tests/sub: conftest broke",
         "Fix the assertion at tests/test_x.py:12 (tests/test_x.py::test_a)",
     ]

@@ -249,7 +249,7 @@ def test_report_json_is_compact_and_versioned() -> None:
     """report.json carries meta.schema_version and the derived pass_rate."""
     data = minimal_report().model_dump(mode="json")
     assert data["meta"]["schema_version"] == SCHEMA_VERSION == 1
-    assert data["summary"]["pass_rate"] == 0.0
+    assert data["summary"]["pass_rate"] is None  # no test ran (issue 11.2)
 
 
 # --- strictness ---------------------------------------------------------------------------
@@ -349,7 +349,7 @@ def test_summaries_add_up_field_by_field(parts: list[ReportSummary]) -> None:
     assert total.other == {k: sum(p.other.get(k, 0) for p in parts) for k in keys}
     assert total.duration == pytest.approx(sum(p.duration for p in parts), abs=1e-5)
     ran = total.passed + total.failed + total.errors
-    assert total.pass_rate == (round(100 * total.passed / ran, 2) if ran else 0.0)
+    assert total.pass_rate == (round(100 * total.passed / ran, 2) if ran and total.total else None)
 
 
 @given(
@@ -461,9 +461,20 @@ def test_summary_metric_averages_come_from_the_added_stats() -> None:
 
 def test_pass_rate_is_derived_and_ignored_on_input() -> None:
     """pass_rate is computed from the counts; a stale value in the input is dropped."""
-    summary = ReportSummary.model_validate({"passed": 1, "failed": 2, "pass_rate": 99.0})
+    summary = ReportSummary.model_validate(
+        {"total": 3, "passed": 1, "failed": 2, "pass_rate": 99.0}
+    )
     assert summary.pass_rate == 33.33
     assert ReportSummary.model_validate_json(summary.model_dump_json()) == summary
+
+
+@pytest.mark.parametrize(
+    "counts", [{}, {"errors": 1}, {"total": 2, "skipped": 2}, {"total": 1, "xfailed": 1}]
+)
+def test_no_pass_rate_when_no_test_ran(counts: dict[str, int]) -> None:
+    """No test passed, failed or errored (only a collection error, say): pass_rate is None,
+    not 0.0 (issue 11.2)."""
+    assert ReportSummary.model_validate(counts).pass_rate is None
 
 
 def test_sum_of_one_and_of_nothing() -> None:

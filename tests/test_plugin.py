@@ -220,6 +220,26 @@ def test_collection_error_stops_run(pytester: pytest.Pytester, run_qbench: RunQB
     assert run.report.summary.errors == 1
 
 
+def test_collection_error_gives_cause_and_line_and_is_not_interrupted(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A collection error is located at the failing import, its cause is in the digest's next
+    step, the run is not "interrupted", and no pass rate is shown for 0 tests (issue 11.2)."""
+    pytester.makepyfile(test_broken="import nonexistent_mod\n\n\ndef test_x():\n    pass\n")
+    run = run_qbench("--qbench-digest", "digest.json")
+    assert_summary_matches_pytest(run)
+    [error] = run.report.collection_errors
+    assert (error.file, error.line) == ("test_broken.py", 1)
+    assert run.report.run.exit_code == 2 and run.report.run.interrupted is False
+    assert run.report.summary.pass_rate is None
+    assert "pass rate **n/a**" in run.markdown and "Interrupted" not in run.markdown
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["next_steps"] == [
+        "Fix the collection error in test_broken.py:1: "
+        "ModuleNotFoundError: No module named 'nonexistent_mod'"
+    ]
+
+
 def test_module_skip_counts_as_pytest_does(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:

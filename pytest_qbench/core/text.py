@@ -50,3 +50,26 @@ def first_line(text: str, limit: int = 200) -> str:
         if line.strip():
             return line.strip()[:limit]
     return ""
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
+
+
+def error_line(text: str, limit: int = 200) -> str:
+    """The line of pytest's failure text that says what went wrong: the exception of its last
+    ``E   `` block (``ModuleNotFoundError: No module named 'x'``), else its first line.
+
+    A collection error's first line is only pytest's headline ("ImportError while importing
+    test module ..."); the cause is at the end of the traceback.
+    """
+    block: list[str] = []
+    last: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("E ") or line == "E":
+            block.append(line[1:].strip())
+        elif block:
+            last, block = block, []
+    last = block or last
+    named = [line for line in last if line and _EXCEPTION_LINE.match(line)]
+    found = named[0] if named else next((line for line in last if line), "")
+    return found[:limit] if found else first_line(text, limit)

@@ -13,6 +13,7 @@ from typing import cast
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import json_size
@@ -106,7 +107,7 @@ def _detail(
             file=found.file,
             line=found.line,
             error_type=found.code or "CollectionError",
-            error_message=bound_text(first_line(found.message, caps.message), caps.message),
+            error_message=bound_text(error_line(found.message, caps.message), caps.message),
             stack_trace=bound_text(found.message, caps.trace, keep="tail"),
             cut=cut,
         )

@@ -52,8 +52,8 @@ class RunCounts(QBenchModel):
     """pytest warnings."""
     duration: float = 0.0
     """Seconds the session took."""
-    pass_rate: float = 0.0
-    """Percent passed among passed, failed and errors."""
+    pass_rate: float | None = None
+    """Percent passed among passed, failed and errors; null when no test ran."""
 
 
 class Truncation(QBenchModel):

@@ -168,7 +168,7 @@ def build_result(
         run_id=plan.run_id,
         success=digest["success"] and stopped_by is None,
         exit_code=code,
-        exit_meaning=exit_meaning(code, stopped_by, plan.timeout),
+        exit_meaning=_run_meaning(code, report, stopped_by, plan.timeout),
         timed_out=stopped_by == "timeout",
         partial=report.run.interrupted or stopped_by is not None,
         timeout_seconds=plan.timeout,
@@ -177,6 +177,13 @@ def build_result(
         next_steps=_steps(digest["next_steps"], stopped_by, plan.timeout),
     )
     return fit_result(base, failures, errors, view.failures.total + view.errors.total, budget)
+
+
+def _run_meaning(code: int, report: TestReport, stopped_by: str | None, timeout: float) -> str:
+    """The exit status in words; status 2 after collection errors is no interruption."""
+    if code == 2 and stopped_by is None and report.collection_errors and not report.run.interrupted:
+        return "errors during collection; no tests ran"
+    return exit_meaning(code, stopped_by, timeout)
 
 
 def fit_result(

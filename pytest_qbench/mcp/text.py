@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Sequence
 
+from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
@@ -21,6 +22,7 @@ from pytest_qbench.mcp.models import SearchHit
 from pytest_qbench.mcp.models import SearchResult
 from pytest_qbench.mcp.models import SimilarTests
 from pytest_qbench.mcp.models import TestCaseDetail
+from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 
 
@@ -79,10 +81,7 @@ def run_text(result: RunResult, limit: int) -> str:
     ]
     if result.partial:
         head.append("Partial results: the run did not finish.")
-    blocks = [
-        f"Collection error: {d.nodeid or d.file}: {first_line(d.message)}"
-        for d in result.collection_errors
-    ]
+    blocks = [_collection_error_line(d) for d in result.collection_errors]
     shown = len(result.failures) + result.truncated.failures
     if result.failures:
         blocks.append(f"Failures ({len(result.failures)} of {shown} listed):")
@@ -103,6 +102,15 @@ def run_text(result: RunResult, limit: int) -> str:
             f'output: get_run_output(run_id="{result.run_id}")'
         )
     return fit_lines([*head, *blocks], limit, "... {n} more lines in the structured result")
+
+
+def _collection_error_line(diagnostic: Diagnostic) -> str:
+    """``Collection error: test_x.py at test_x.py:1: ModuleNotFoundError: ...``: the cause,
+    not only pytest's headline."""
+    where = f"{diagnostic.file}:{diagnostic.line}" if diagnostic.line else diagnostic.file
+    name = diagnostic.nodeid or diagnostic.file or "?"
+    at = f" at {where}" if where and where != name else ""
+    return f"Collection error: {name}{at}: {error_line(diagnostic.message, 300)}"
 
 
 def _trace_end(trace: str) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import linecache
 import math
+import re
 from collections.abc import Callable
 from collections.abc import Iterable
 from datetime import datetime
@@ -583,6 +584,9 @@ def collection_error(
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None and file is not None and str(crash.path).endswith(file):
         line = crash.lineno
+    found = failing_location(text, file)
+    if found is not None:
+        file, line = found
     return new(
         "Diagnostic",
         tool="pytest",
@@ -593,6 +597,34 @@ def collection_error(
         line=line,
         nodeid=report.nodeid or None,
     )
+
+
+_TRACE_FRAME = re.compile(r"^(?P<path>[^\s<][^:]*):(?P<line>\d+): in ")
+_SYNTAX_ERROR_AT = re.compile(r'^E\s+File "(?P<path>[^"]+)", line (?P<line>\d+)')
+
+
+def failing_location(text: str, file: str | None) -> tuple[str, int] | None:
+    """Where a collection error happened, from pytest's traceback text: the line a syntax
+    error points at in ``file``, else the innermost frame in the user's project (the failing
+    ``import`` of ``test_x.py:1: in <module>``)."""
+    frame: tuple[str, int] | None = None
+    for text_line in text.splitlines():
+        syntax = _SYNTAX_ERROR_AT.match(text_line)
+        if syntax is not None and file and _same_file(syntax["path"], file):
+            return file, int(syntax["line"])
+        match = _TRACE_FRAME.match(text_line)
+        if match is not None and _in_project(match["path"]):
+            frame = (match["path"].replace("\\", "/"), int(match["line"]))
+    return frame
+
+
+def _same_file(path: str, file: str) -> bool:
+    path = path.replace("\\", "/")
+    return path == file or path.endswith(f"/{file}")
+
+
+def _in_project(path: str) -> bool:
+    return not Path(path).is_absolute() and not any(part in path for part in _THIRD_PARTY)
 
 
 def skipped_collector(

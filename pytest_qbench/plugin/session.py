@@ -260,7 +260,9 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        self.interrupted = True
+        # pytest stops after collection errors by raising Session.Interrupted: not an interruption
+        collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
+        self.interrupted = not (collection_stop and self.collection_errors)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -416,7 +418,10 @@ class QBenchSession(QBenchWorker):
         self._flush_pending()
         self.run["completed_at"] = iso(datetime.now(timezone.utc))
         self.run["exit_code"] = exitstatus
-        self.run["interrupted"] = self.interrupted or exitstatus == INTERRUPTED
+        # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
+        # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
+        stopped = exitstatus == INTERRUPTED and not self.collection_errors
+        self.run["interrupted"] = self.interrupted or stopped
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         report = new(
             "TestReport",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import as_record
@@ -94,7 +95,7 @@ def next_steps(
     steps: list[str] = []
     for diag in report["collection_errors"][:3]:
         where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
-        steps.append(f"Fix the collection error in {where}: {first_line(diag['message'], 120)}")
+        steps.append(f"Fix the collection error in {where}: {error_line(diag['message'], 160)}")
     for result in chosen:
         steps.append(_step_for(result))
         if len(steps) >= MAX_NEXT_STEPS:

@@ -501,10 +501,11 @@ class ReportSummary(QBenchModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def pass_rate(self) -> float:
-        """Percent of passed among passed + failed + errors, rounded to 2 decimals (0 when none)."""
+    def pass_rate(self) -> float | None:
+        """Percent of passed among passed + failed + errors, rounded to 2 decimals; null when
+        no test ran (no result at all, or none that passed, failed or errored)."""
         ran = self.passed + self.failed + self.errors
-        return round(100.0 * self.passed / ran, 2) if ran else 0.0
+        return round(100.0 * self.passed / ran, 2) if ran and self.total else None
 
     def __add__(self, other: ReportSummary) -> ReportSummary:
         if not isinstance(other, ReportSummary):

@@ -280,7 +280,7 @@ class _ReportSummaryStored(TypedDict):
 class ReportSummaryRecord(_ReportSummaryStored, total=False):
     """A record of ``ReportSummary``: the stored fields, and the derived ones once filled in."""
 
-    pass_rate: float
+    pass_rate: float | None
 
 
 class RunMetaRecord(TypedDict):

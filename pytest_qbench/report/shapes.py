@@ -107,10 +107,10 @@ def dumps(record: Mapping[str, object]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def pass_rate(summary: ReportSummaryRecord) -> float:
-    """``ReportSummary.pass_rate`` for a summary record."""
+def pass_rate(summary: ReportSummaryRecord) -> float | None:
+    """``ReportSummary.pass_rate`` for a summary record (``None`` when no test ran)."""
     ran = summary["passed"] + summary["failed"] + summary["errors"]
-    return round(100.0 * summary["passed"] / ran, 2) if ran else 0.0
+    return round(100.0 * summary["passed"] / ran, 2) if ran and summary["total"] else None
 
 
 def write_shapes() -> None:
