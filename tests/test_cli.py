@@ -355,3 +355,68 @@ def test_render_run_dir_names_damaged_lines(
     stream.write_text("\n".join([*lines, '{"kind": "res']) + "\n")
     assert main(["render", str(run_dir)]) == OK
     assert "skipped a torn last line" in capsys.readouterr().err
+
+
+def report_data(**summary: Any) -> dict[str, Any]:
+    """A valid report.json's data, its summary updated with ``summary``."""
+    data = models.TestReport(
+        meta=ReportMeta(qbench_version="0.1.0", created_at=T0),
+        run=RUN,
+        environment=ENVIRONMENT,
+        summary=ReportSummary(total=1, passed=1, duration=1.0),
+        results=[TestResult.model_validate(RESULTS[0])],
+    ).model_dump(mode="json")
+    data["summary"].update(summary)
+    return data
+
+
+@pytest.mark.parametrize("command", ["render", "merge"])
+def test_deeply_nested_json_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """JSON nested 100,000 deep is refused in one line, not a RecursionError (issue 12.11)."""
+    path = tmp_path / "nested.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert main([command, str(path), "-o", str(tmp_path / "out.json")]) == ERR
+    assert_one_line_error(capsys, "nested.json is not a qbench report")
+    run_dir = make_run_dir(tmp_path, end=False)
+    with (run_dir / store.STREAM_NAME).open("a") as stream:
+        stream.write('{"kind": "start", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    assert main([command, str(run_dir), "-o", str(tmp_path / "out.json")]) == OK
+    assert "skipped a torn last line" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["render", "merge", "index"])
+@pytest.mark.parametrize(
+    ("summary", "fragment"),
+    [({"duration": 1e999}, "duration"), ({"total": -5}, "total")],
+    ids=["infinite", "negative"],
+)
+def test_impossible_summary_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+    summary: dict[str, Any],
+    fragment: str,
+) -> None:
+    """An infinite duration or a negative count is refused in one line by render, merge and
+    index, not a ValueError on writing or "-5 tests" (issue 12.11)."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report_data(**summary)).replace("Infinity", "1e999"))
+    extra = ["--dir", str(tmp_path / ".qbench")] if command == "index" else ["-o", "-"]
+    assert main([command, str(path), *extra]) == ERR
+    assert_one_line_error(capsys, "report.json is not a qbench report", fragment)
+    if command == "index":
+        assert main(["runs", "--dir", str(tmp_path / ".qbench")]) == OK
+        assert "-5" not in capsys.readouterr().out
+
+
+def test_huge_count_option_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """qbench flaky --runs 99999999999999999999 is a usage error, not an OverflowError
+    (issue 12.11)."""
+    with pytest.raises(SystemExit) as excinfo:
+        main(["flaky", "--dir", str(tmp_path), "--runs", "99999999999999999999"])
+    assert excinfo.value.code == 2
+    err = capsys.readouterr().err
+    assert "--runs: must be from 1 to 1000000000, given: 99999999999999999999" in err
+    assert "Traceback" not in err

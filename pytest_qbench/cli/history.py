@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -90,13 +91,17 @@ def _count(
     )
 
 
+MAX_COUNT = 1_000_000_000
+"""The largest count (``--runs``, ``--limit``, ``--keep``) the commands take."""
+
+
 def _positive(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a whole number, given: {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, given: {value}")
+    if not 1 <= number <= MAX_COUNT:  # SQLite's integers end at 2**63: refuse before it does
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_COUNT}, given: {value}")
     return number
 
 
@@ -105,8 +110,8 @@ def _non_negative(value: str) -> float:
         number = float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, given: {value!r}") from None
-    if not number >= 0:  # NaN too
-        raise argparse.ArgumentTypeError(f"must be 0 or more, given: {value}")
+    if not 0 <= number < math.inf:  # NaN and infinity too
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, given: {value}")
     return number
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -126,6 +127,8 @@ def read_report_record(path: Path) -> Record:
         raise ReportFormatError(
             f"{path} is not a qbench report: {exc}", slug="report-invalid"
         ) from None
+    except RecursionError:
+        raise _invalid(path, "(top level): JSON nested too deep") from None
     version = _get(data, path, "meta", "schema_version")
     if version != schema_version:
         raise ReportFormatError(
@@ -135,12 +138,31 @@ def read_report_record(path: Path) -> Record:
         )
     for keys in (("run", "run_id"), ("run", "started_at"), ("summary", "total")):
         _get(data, path, *keys)
+    _check_summary(_get(data, path, "summary"), path)
     results = _get(data, path, "results")
     if not isinstance(results, list):
         raise _invalid(path, "results: not a list")
     for position, result in enumerate(results):
         _check_result(result, path, position)
     return dict(data)
+
+
+def _check_summary(summary: dict[str, Any], path: Path) -> None:
+    """The counts the index stores are whole numbers, 0 or more; the duration is finite."""
+    for name, default in new("ReportSummary").items():
+        value = summary.get(name, default)
+        if isinstance(default, int) and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise _invalid(
+                path, f"summary.{name}: must be a whole number, 0 or more, given {value}"
+            )
+        if isinstance(default, float) and (
+            not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0
+        ):
+            raise _invalid(
+                path, f"summary.{name}: must be a finite number, 0 or more, given {value}"
+            )
 
 
 def _check_result(result: Any, path: Path, position: int) -> None:

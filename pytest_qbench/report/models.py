@@ -46,7 +46,7 @@ SubtestOutcome = Literal["passed", "failed", "skipped", "xfailed"]
 class QBenchModel(BaseModel):
     """Base class of every model: unknown fields are refused, docstrings document fields."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
     __test__: ClassVar[bool] = False  # TestReport, TestResult... are not pytest test classes
 
 
@@ -498,6 +498,16 @@ class ReportSummary(QBenchModel):
         if isinstance(data, dict) and "pass_rate" in data:
             data = {k: v for k, v in data.items() if k != "pass_rate"}
         return data
+
+    @model_validator(mode="after")
+    def _check_counts(self) -> ReportSummary:
+        """Counts are 0 or more (a report saying ``total: -5`` is refused, not summed)."""
+        for name, value in self:
+            counts = value.items() if name in ("other", "metrics_evaluated") else [(name, value)]
+            for key, count in counts:
+                if isinstance(count, (int, float)) and count < 0:
+                    raise ValueError(f"{key} must be 0 or more, given {count}")
+        return self
 
     @computed_field  # type: ignore[prop-decorator]
     @property
