@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import sys
 import textwrap
 import time
@@ -462,3 +463,48 @@ def test_a_process_in_a_new_session_dies_with_the_run(
     while alive(daemon) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(daemon)
+
+
+ESCAPED = """
+    from pathlib import Path
+
+    def test_from_outside():
+        Path("escaped.txt").write_text("ran")
+"""
+
+
+def test_a_symlink_out_of_the_root_is_not_collected(
+    tools: QBenchTools, project: Path, tmp_path: Path
+) -> None:
+    """A directory or file inside the project that links outside it is neither run through
+    test_path="tests" nor put in the catalog; a warning names it (issue 12.13)."""
+    write(tmp_path, "outside/test_far.py", ESCAPED)
+    write(tmp_path, "lone/test_lone.py", ESCAPED)
+    (project / "tests" / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    (project / "tests" / "test_linked.py").symlink_to(tmp_path / "lone" / "test_lone.py")
+    result = run(tools, test_path="tests")
+    assert not (project / "escaped.txt").exists()
+    assert result.summary.total == 4 and result.collection_errors == []
+    page = tools.get_run_output(result.run_id, limit=1000)
+    assert "qbench did not collect" in page.text and "leads outside the project root" in page.text
+    assert "tests/linked" in page.text and "tests/test_linked.py" in page.text
+    report = tools.finish_collection(_collected(tools))
+    with sqlite3.connect(project / ".qbench" / "catalog.sqlite") as conn:
+        uids = [row[0] for row in conn.execute("SELECT uid FROM cases")]
+    assert report.added == 4 and not any("test_from_outside" in uid for uid in uids)
+
+
+def test_runs_use_the_python_option(project: Path, tmp_path: Path) -> None:
+    """With --python the project's interpreter runs pytest, for runs and for the catalog
+    (issue 11.15)."""
+    marker = tmp_path / "used.txt"
+    wrapper = tmp_path / "project-python"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{marker}"\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    config = ServerConfig(root=project, qbench_dir=project / ".qbench", python=str(wrapper))
+    tools = QBenchTools(config)
+    result = run(tools, test_path="tests/test_suite.py")
+    assert result.summary.failed == 1
+    assert tools.finish_collection(_collected(tools)).added == 4
+    calls = marker.read_text().splitlines()
+    assert calls[0].startswith("-m pytest -p qbench") and "--collect-only" in calls[1]

@@ -3,6 +3,7 @@ budget, the catalog and its imports (issue 6)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from pytest_qbench.mcp.catalog import fts_query
 from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.catalog import split_words
 from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.ingest import export_case
@@ -145,10 +147,18 @@ def test_command_is_an_argument_list_with_one_item_per_value(config: ServerConfi
     )
     plan = plan_run(config, request, run_id="r1")
     argv = plan.argv
-    assert argv[:5] == [sys.executable, "-m", "pytest", "-p", "qbench"]
+    assert argv[:7] == [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "qbench",
+        "-p",
+        "pytest_qbench.plugin.collect_dump",
+    ]
     assert "-k=login and not (slow or x)" in argv
     assert "-m=not integration" in argv
-    assert argv[5:7] == ["--qbench-cov", "--qbench-cov-fail-under=80"]
+    assert argv[7:9] == ["--qbench-cov", "--qbench-cov-fail-under=80"]
     assert "--qbench-run-id=r1" in argv
     assert f"--qbench-digest={config.qbench_dir / 'runs' / 'r1' / 'digest.json'}" in argv
     assert argv[-1] == "tests"
@@ -188,7 +198,7 @@ def test_coverage_sources_and_timeout_cap(config: ServerConfig) -> None:
     (config.root / "src").mkdir()
     request = RunRequest(coverage_source=["src", "mypkg.sub"], timeout_seconds=99999)
     plan = plan_run(config, request)
-    assert plan.argv[5:7] == ["--qbench-cov=src", "--qbench-cov=mypkg.sub"]
+    assert plan.argv[7:9] == ["--qbench-cov=src", "--qbench-cov=mypkg.sub"]
     assert plan.timeout == config.max_timeout
     assert plan_run(config, RunRequest()).timeout == config.default_timeout
 
@@ -621,3 +631,41 @@ def test_text_is_bounded_in_bytes() -> None:
     assert len(cut.encode()) <= 4000
     assert cut.endswith("[... cut to 4000 bytes]")
     assert texts.bound_bytes("short", 4000) == "short"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shell-script interpreters")
+def test_python_option_names_the_interpreter_of_the_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """--python: the project's interpreter runs pytest (a path, relative ones from the root, or
+    a command); one that is missing or lacks pytest-qbench is refused before serving (issue
+    11.15)."""
+    from pytest_qbench.cli import main
+    from pytest_qbench.mcp.config import add_server_options
+    from pytest_qbench.mcp.config import config_from_args
+
+    parser = argparse.ArgumentParser()
+    add_server_options(parser)
+    assert config_from_args(parser.parse_args(["--root", str(tmp_path)])).python == sys.executable
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (tmp_path / "bin" / "python").chmod(0o755)
+    args = parser.parse_args(["--root", str(tmp_path), "--python", "bin/python"])
+    config = config_from_args(args)
+    assert config.python == str(tmp_path / "bin" / "python")
+    assert plan_run(config, RunRequest()).argv[:3] == [config.python, "-m", "pytest"]
+    assert plan_collection(config).argv[:3] == [config.python, "-m", "pytest"]
+    assert QBenchTools(config).check_health().interpreter == config.python
+
+    assert main(["mcp", "--root", str(tmp_path), "--python", "no-such-python-qbench"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("qbench: error: --python no-such-python-qbench: no such executable;")
+    bare = tmp_path / "bare-python"
+    bare.write_text(
+        "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'pytest'\" >&2\nexit 1\n"
+    )
+    bare.chmod(0o755)
+    assert main(["mcp", "--root", str(tmp_path), "--python", str(bare)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot import pytest and pytest-qbench (ModuleNotFoundError: No module" in err
+    assert f"install them in that environment: {bare} -m pip install pytest-qbench" in err

@@ -8,7 +8,6 @@ their option (``-k=EXPR``); numbers are formatted here.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -28,6 +27,9 @@ MAX_FAILURES = 100
 DIGEST_NAME = "digest.json"
 COLLECT_PLUGIN = "pytest_qbench.plugin.collect_dump"
 COLLECTION_DUMP = "collection.jsonl"
+COLLECT_ROOT = "QBENCH_COLLECT_ROOT"
+"""Names the project root to the collection plugin, which collects nothing that resolves
+outside it (a symlink out of the project)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ def plan_run(config: ServerConfig, request: RunRequest, run_id: str | None = Non
     """
     run_id = run_id or store.new_run_id()
     run_dir = store.run_dir(config.qbench_dir, run_id)
-    argv = [*pytest_command(), "-p", "qbench", *coverage_args(config, request)]
+    argv = [*pytest_command(config), "-p", "qbench", "-p", COLLECT_PLUGIN]
+    argv += coverage_args(config, request)
     argv += [
         f"--qbench-dir={config.qbench_dir}",
         f"--qbench-run-id={run_id}",
@@ -96,7 +99,7 @@ def plan_run(config: ServerConfig, request: RunRequest, run_id: str | None = Non
         timeout=effective_timeout(config, request.timeout_seconds),
         max_failures=_max_failures(request.max_failures),
         verbose=request.verbose,
-        env={"COLUMNS": "120"},
+        env={"COLUMNS": "120", COLLECT_ROOT: str(config.root)},
     )
 
 
@@ -108,7 +111,7 @@ def plan_collection(config: ServerConfig, timeout: float | None = None) -> RunPl
     return RunPlan(
         run_id=run_id,
         argv=[
-            *pytest_command(),
+            *pytest_command(config),
             "--collect-only",
             "-q",
             "--color=no",
@@ -123,14 +126,17 @@ def plan_collection(config: ServerConfig, timeout: float | None = None) -> RunPl
         timeout=timeout or config.default_timeout,
         max_failures=1,
         verbose=False,
-        env={"QBENCH_CATALOG_DUMP": str(staging / COLLECTION_DUMP)},
+        env={
+            "QBENCH_CATALOG_DUMP": str(staging / COLLECTION_DUMP),
+            COLLECT_ROOT: str(config.root),
+        },
         collection=True,
     )
 
 
-def pytest_command() -> list[str]:
-    """pytest, run by the server's own interpreter."""
-    return [sys.executable, "-m", "pytest"]
+def pytest_command(config: ServerConfig) -> list[str]:
+    """pytest, run by the project's interpreter (``--python``; the server's own by default)."""
+    return [config.python, "-m", "pytest"]
 
 
 def selection_args(request: RunRequest) -> list[str]:

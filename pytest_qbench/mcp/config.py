@@ -6,6 +6,10 @@ Options are defined once (``add_server_options``) and shared by both commands.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +28,8 @@ HARD_CAP = 48_000
 take at most the budget."""
 MAX_BUDGET = 22_000
 """The largest budget: twice this, with the JSON escapes of the text, stays under the cap."""
+PYTHON_CHECK = "import pytest, pytest_qbench.plugin.collect_dump"
+"""What the interpreter given by ``--python`` must import: pytest and qbench's pytest plugins."""
 STOP_GRACE = 5.0
 """Seconds pytest gets after an interrupt to write its reports, before the group is killed."""
 
@@ -43,6 +49,8 @@ class ServerConfig:
     stop_grace: float = STOP_GRACE
     coverage_sources: tuple[str, ...] = ()
     """What runs measure when the assistant asks for coverage without naming sources."""
+    python: str = sys.executable
+    """The interpreter that runs pytest: the project's (``--python``), else the server's own."""
 
     @property
     def catalog_path(self) -> Path:
@@ -64,6 +72,13 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="Run store (as pytest's --qbench-dir). Default: ROOT/.qbench",
+    )
+    parser.add_argument(
+        "--python",
+        default=None,
+        metavar="PATH",
+        help="The project's Python, which runs pytest (it needs pytest and pytest-qbench): a "
+        "path (relative ones from ROOT) or a command name. Default: the server's own interpreter",
     )
     parser.add_argument(
         "--default-timeout",
@@ -120,7 +135,54 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         budget=args.budget,
         stop_grace=args.stop_grace,
         coverage_sources=tuple(args.coverage_source),
+        python=sys.executable if args.python is None else find_python(args.python, root),
     )
+
+
+def find_python(value: str, root: Path) -> str:
+    """The interpreter ``--python`` names, checked to import pytest and qbench's plugin.
+
+    Raises:
+        QBenchError: no such executable, or it lacks pytest or pytest-qbench.
+    """
+    given = Path(value).expanduser()
+    if given.is_absolute() or os.sep in value or (os.altsep and os.altsep in value):
+        found: str | None = str(given if given.is_absolute() else root / given)
+    else:
+        found = shutil.which(value)
+    if found is None or not Path(found).is_file() or not os.access(found, os.X_OK):
+        raise QBenchError(
+            f"--python {value}: no such executable; give the project's interpreter, e.g. "
+            f"--python {root / '.venv' / 'bin' / 'python'}",
+            slug="mcp-python",
+        )
+    problem = _import_problem(found)
+    if problem:
+        raise QBenchError(
+            f"--python {value}: {found} cannot import pytest and pytest-qbench ({problem}); "
+            f"install them in that environment: {found} -m pip install pytest-qbench",
+            slug="mcp-python",
+        )
+    return found
+
+
+def _import_problem(python: str) -> str | None:
+    """The last line of the error ``python -c PYTHON_CHECK`` ends with, or ``None``."""
+    try:
+        done = subprocess.run(
+            [python, "-c", PYTHON_CHECK],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.strip().splitlines()
+    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 def _seconds(value: str) -> float:

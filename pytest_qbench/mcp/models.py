@@ -385,9 +385,11 @@ class Health(QBenchModel):
     mcp_version: str
     """MCP SDK version."""
     python: str
-    """Python version of the server (pytest runs with the same interpreter)."""
+    """Python version of the interpreter that runs pytest."""
     pytest_version: str | None = None
     """pytest version, as installed for that interpreter."""
+    interpreter: str
+    """The interpreter that runs pytest (``--python``; by default the server's own)."""
     project_root: str
     """Every test path resolves inside this directory."""
     qbench_dir: str

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,7 +96,7 @@ def failure_message(
     ran = f"{len(report.results)} test(s) had finished" if report else "no results were written"
     lines = [
         f"pytest exited with status {code} ({meaning}) in run {plan.run_id}; {ran}.",
-        f"What to do: {_advice(code, report, stopped_by)}",
+        f"What to do: {_advice(code, report, stopped_by, plan.argv[0])}",
     ]
     for stream in ("stderr", "stdout"):
         tail = output_tail(plan.run_dir / OUTPUT_NAMES[stream])
@@ -109,7 +108,7 @@ def failure_message(
     return "\n".join(lines)
 
 
-def _advice(code: int, report: TestReport | None, stopped_by: str | None) -> str:
+def _advice(code: int, report: TestReport | None, stopped_by: str | None, python: str) -> str:
     if stopped_by is not None:
         return "pytest stopped before it wrote any result; run again with a longer timeout."
     if code == 4:
@@ -127,7 +126,7 @@ def _advice(code: int, report: TestReport | None, stopped_by: str | None) -> str
     if code in DATA_EXITS:
         return (
             "pytest ran, but qbench wrote no results: check that pytest-qbench is installed "
-            f"for {sys.executable}, the interpreter the server runs pytest with."
+            f"for {python}, the interpreter the server runs pytest with (--python)."
         )
     return (
         "the pytest process died (a test killed it, ran out of memory, or called os._exit); "

@@ -15,6 +15,8 @@ import importlib.metadata
 import platform
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -318,13 +320,15 @@ class QBenchTools:
                 catalog_size = catalog.size()
         except ToolFailure as exc:
             problems.append(str(exc))
+        python, pytest_version = _interpreter(self.config.python, problems)
         active = self.active
         return Health(
             status="ok" if not problems else "degraded",
             qbench_version=__version__,
             mcp_version=_version("mcp") or "not installed",
-            python=platform.python_version(),
-            pytest_version=_version("pytest"),
+            python=python,
+            pytest_version=pytest_version,
+            interpreter=self.config.python,
             project_root=str(self.config.root),
             qbench_dir=str(self.config.qbench_dir),
             store_writable=writable,
@@ -415,6 +419,32 @@ def _has_fts5() -> bool:
     finally:
         conn.close()
     return True
+
+
+def _interpreter(python: str, problems: list[str]) -> tuple[str, str | None]:
+    """The Python and pytest versions of the interpreter that runs pytest (asked, when it is
+    not the server's own)."""
+    if python == sys.executable:
+        return platform.python_version(), _version("pytest")
+    code = "import platform, pytest; print(platform.python_version(), pytest.__version__)"
+    try:
+        done = subprocess.run(
+            [python, "-c", code],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        versions = done.stdout.split()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        versions, done = [], None
+        problems.append(f"the interpreter {python} cannot be run: {exc}")
+    if len(versions) == 2:
+        return versions[0], versions[1]
+    if done is not None:
+        problems.append(f"the interpreter {python} cannot import pytest; install it there")
+    return "unknown", None
 
 
 def _version(distribution: str) -> str | None:

@@ -6,6 +6,10 @@ markers, ``qbench_case`` arguments, docstring) and one per collection error. The
 is blocked, so collecting writes no run; this plugin declares qbench's options and markers in
 its place, so a configuration that sets them (and ``--strict-config``) still works. The run's
 state lives in a `CollectionDump` registered at ``pytest_configure``, never in the module.
+
+The MCP server loads it into its test runs too, with ``QBENCH_COLLECT_ROOT`` naming the project
+root: then a file or directory that resolves outside the root (a symlink out of the project) is
+not collected, with a warning naming it, so a run never imports code from outside the project.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,7 @@ from pytest_qbench.plugin.options.declare import add_options
 
 
 DUMP_VARIABLE = "QBENCH_CATALOG_DUMP"
+ROOT_VARIABLE = "QBENCH_COLLECT_ROOT"
 PLUGIN_NAME = "qbench-collect-dump"
 
 
@@ -43,6 +49,32 @@ def pytest_configure(config: pytest.Config) -> None:
     target = os.environ.get(DUMP_VARIABLE)
     if target:
         registered.register(config, CollectionDump(Path(target)), PLUGIN_NAME)
+
+
+@pytest.hookimpl
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Refuse a path that resolves outside ``QBENCH_COLLECT_ROOT``, with a warning."""
+    root = os.environ.get(ROOT_VARIABLE)
+    if not root or outside_root(collection_path, Path(root)) is None:
+        return None
+    warnings.warn(
+        pytest.PytestCollectionWarning(
+            f"qbench did not collect {collection_path}: it leads outside the project root {root} "
+            f"(to {outside_root(collection_path, Path(root))}); move it into the project"
+        ),
+        stacklevel=1,
+    )
+    return True
+
+
+def outside_root(path: Path, root: Path) -> Path | None:
+    """Where ``path`` really is, when that is outside ``root`` (``None`` inside it)."""
+    try:
+        real = path.resolve()
+        inside = real.is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop leads nowhere in the root
+        return path
+    return None if inside else real
 
 
 @pytest.hookimpl
