@@ -73,3 +73,26 @@ def error_line(text: str, limit: int = 200) -> str:
     named = [line for line in last if line and _EXCEPTION_LINE.match(line)]
     found = named[0] if named else next((line for line in last if line), "")
     return found[:limit] if found else first_line(text, limit)
+
+
+SHORT_MESSAGE = 120
+"""A one-line message up to this many characters is left in the traceback too, as pytest does."""
+
+
+def trace_without_message(trace: str, error_type: str, message: str) -> str:
+    """``trace`` without its copy of a long ``message``, for a view that shows the message just
+    above the traceback: the traceback's last ``E   Type: message`` lines become one line.
+
+    qbench's traceback ends with the exception, message included; a long assertion explanation
+    shown in full twice is noise. A short one-line message, or a traceback that does not end with
+    this message (one cut inside it, pytest's own text), is returned as is.
+    """
+    if not message or ("\n" not in message.strip() and len(message) <= SHORT_MESSAGE):
+        return trace
+    text = f"{error_type}: {message}" if error_type else message
+    block = "\n".join(f"E   {line}" for line in text.splitlines())
+    kept = trace.rstrip()
+    if not block or not kept.endswith(block.rstrip()):
+        return trace
+    head = kept[: len(kept) - len(block.rstrip())]
+    return f"{head}E   {error_type or 'Error'}: (message shown above)"

@@ -15,11 +15,13 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
+from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Failure
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 
@@ -124,7 +126,7 @@ def _detail(
         line=(failure.line if failure else None) or found.line,
         error_type=failure.error_type if failure else "Failed",
         error_message=bound_text(failure.error_message if failure else "", caps.message),
-        stack_trace=bound_trace(failure.stack_trace if failure else "", caps.trace, found.file),
+        stack_trace=bound_trace(_trace(failure, caps), caps.trace, found.file),
         falsifying_example=failure.falsifying_example if failure else None,
         teardown_error=(
             f"{teardown.error_type}: {first_line(teardown.error_message)}" if teardown else None
@@ -141,6 +143,15 @@ def _detail(
         history=found.history.summary if found.history else None,
         cut=cut,
     )
+
+
+def _trace(failure: Failure | None, caps: Caps) -> str:
+    """The failure's traceback, without its copy of a long message shown whole just above."""
+    if failure is None:
+        return ""
+    if len(failure.error_message) > caps.message:
+        return failure.stack_trace
+    return trace_without_message(failure.stack_trace, failure.error_type, failure.error_message)
 
 
 def _tail(text: str, limit: int) -> str:

@@ -61,6 +61,9 @@ OUTCOME_CATEGORY = {
 }
 DEFAULT_MAX_ITEMS = 50
 DEFAULT_SLOWEST = 10
+SLOWEST_MIN_SECONDS = 0.005
+"""Shorter tests are left out of the slowest (pytest's ``--durations`` hides them too): a list
+of ``0.00s`` rows says nothing."""
 RecordT = TypeVar("RecordT", bound=Mapping[str, object])
 """A record type (``TestResultRecord``...)."""
 
@@ -158,7 +161,7 @@ class Aggregator:
         if repeat is not None:
             self._add_repeat(result, repeat)
         duration = result["duration"]
-        if self.slowest_n and duration > 0:
+        if self.slowest_n and duration >= SLOWEST_MIN_SECONDS:
             self._seq += 1
             entry = (duration, -self._seq, result)
             if len(self._slowest) < self.slowest_n:

@@ -13,6 +13,7 @@ from typing import Any
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
+from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import as_record
 from pytest_qbench.report.coverage.view import digest_coverage
@@ -71,6 +72,9 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
     message does not name yet are added to it, one line."""
     failure = result["failure"]
     message = failure["error_message"] if failure else ""
+    trace = failure["stack_trace"] if failure else ""
+    if failure and len(message) <= DIGEST_MAX_MESSAGE:  # shown whole: not twice
+        trace = trace_without_message(trace, failure["error_type"], message)
     missing = [line for line in result_failures(result) if line not in message]
     if missing:
         message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
@@ -82,9 +86,7 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
         line=(failure and failure["line"]) or result["line"],
         error_type=failure["error_type"] if failure else "Failed",
         error_message=bound_text(message, DIGEST_MAX_MESSAGE),
-        stack_trace=bound_text(
-            failure["stack_trace"] if failure else "", DIGEST_MAX_TRACE, keep="tail"
-        ),
+        stack_trace=bound_text(trace, DIGEST_MAX_TRACE, keep="tail"),
     )
 
 

@@ -19,7 +19,8 @@ Templates are looked up in the user's template directory first, then among the b
 
 Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``,
 ``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
-them apart).
+them apart), ``without_message`` (``trace | without_message(error_type, error_message)``: the
+traceback without its copy of a long message).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from pytest_qbench.core.markdown import md_cell
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
+from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
@@ -93,6 +95,7 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         least_covered=least_covered,
         ranges=short_ranges,
         score_pair=score_pair,
+        without_message=trace_without_message,
     )
     return env
 
