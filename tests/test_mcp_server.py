@@ -150,6 +150,45 @@ def test_every_tool_is_listed_with_its_schemas(config: ServerConfig) -> None:
     assert tools["run_test_workflow"].annotations.read_only_hint is False
 
 
+def keywords(schema: Any) -> set[str]:
+    """The JSON Schema keywords used anywhere in ``schema`` (not the names of properties)."""
+    found: set[str] = set()
+    if isinstance(schema, list):
+        for item in schema:
+            found |= keywords(item)
+    elif isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            named = key in ("properties", "$defs") and isinstance(value, dict)
+            for sub in value.values() if named else [value]:
+                found |= keywords(sub)
+    return found
+
+
+def test_the_tool_list_is_short(config: ServerConfig) -> None:
+    """list_tools costs an assistant little: no titles or defaults in output schemas, optional
+    values as type lists, each nested model described once (issue 11.14)."""
+
+    async def work(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = with_client(config, work)
+    listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+    assert len(json.dumps(listed, separators=(",", ":"))) < 28_000  # 42.8 KB before
+    for tool in tools:
+        assert not {"title", "default"} & keywords(tool.output_schema)
+        assert "title" not in keywords(tool.input_schema)
+        for definition in (tool.output_schema or {}).get("$defs", {}).values():
+            assert "description" not in definition
+    run = next(tool for tool in tools if tool.name == "run_test_workflow")
+    assert run.output_schema["properties"]["exit_code"]["type"] == ["integer", "null"]
+    assert (
+        "get_test_failure"
+        in run.output_schema["$defs"]["Truncation"]["properties"]["failures"]["description"]
+    )
+    assert run.input_schema["properties"]["max_failures"]["default"] == 10
+
+
 def test_every_tool_through_the_client(config: ServerConfig) -> None:
     """Each tool answers with text and structured content that the client validated against
     the tool's output schema; run_test_workflow reports progress (issue 6)."""

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Annotated
 from typing import Any
+from typing import ClassVar
 from typing import Literal
 
 import anyio
@@ -24,6 +25,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from mcp.types import TextContent
+from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 from pydantic import Field
@@ -45,6 +47,8 @@ from pytest_qbench.mcp.models import SimilarTests
 from pytest_qbench.mcp.models import TestCaseDetail
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
+from pytest_qbench.mcp.schemas import compact_input
+from pytest_qbench.mcp.schemas import compact_schema
 from pytest_qbench.mcp.service import QBenchTools
 
 
@@ -69,6 +73,42 @@ RunId = Annotated[
 ]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+OUTPUTS: dict[str, type[BaseModel]] = {
+    "run_test_workflow": RunResult,
+    "get_test_failure": FailureDetail,
+    "get_run_output": RunOutputPage,
+    "list_runs": RunList,
+    "flaky_tests": FlakyList,
+    "search_tests": SearchResult,
+    "get_test_by_key": TestCaseDetail,
+    "find_similar_tests": SimilarTests,
+    "ingest_tests": IngestReport,
+    "check_health": Health,
+}
+"""Each tool's result model."""
+
+
+class QBenchServer(MCPServer[Any]):
+    """The SDK's server, listing each tool with short schemas: the output schema of its result
+    model (``schemas.compact_schema``; results are still validated against the model itself),
+    the input schema without titles."""
+
+    published: ClassVar[dict[str, dict[str, Any]]] = {
+        name: compact_schema(model) for name, model in OUTPUTS.items()
+    }
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The tools, their output schemas short."""
+        return [
+            tool.model_copy(
+                update={
+                    "input_schema": compact_input(tool.input_schema),
+                    "output_schema": self.published.get(tool.name, tool.output_schema),
+                }
+            )
+            for tool in await super().list_tools()
+        ]
 
 
 def respond(model: BaseModel, summary: str, budget: int) -> CallToolResult:
@@ -113,9 +153,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     """The server with every tool, for the project ``config`` names."""
     tools = QBenchTools(config)
     budget = config.budget
-    server: MCPServer[Any] = MCPServer(
-        "pytest-qbench", version=__version__, instructions=INSTRUCTIONS
-    )
+    server = QBenchServer("pytest-qbench", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def run_test_workflow(
