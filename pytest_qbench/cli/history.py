@@ -190,6 +190,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise HistoryError(f"--keep-runs must be 0 (keep all) or more, given: {args.keep_runs}")
     db = configured_db(args.db, Path.cwd())
     qbench_dir = args.dir
+    if qbench_dir is not None and not args.sources:  # nothing to index in a missing directory
+        qbench_dir = _local_dir(qbench_dir, None)
     if qbench_dir is None:  # files given to a database need no qbench directory
         qbench_dir = _local_dir(None, db if args.sources else None)
     if qbench_dir is not None:

@@ -54,6 +54,12 @@ class SQLiteIndex:
         self.path = path
         self.location = str(path)
         self.wait = wait
+        if path.exists() and not path.is_file():
+            raise HistoryError(
+                f"{path} is not a file (a directory?), so it cannot be the index; move it "
+                "away, then run 'qbench index' to build the index from the run directories",
+                slug="index-broken",
+            )
         if not create and not path.is_file():
             raise HistoryError(
                 f"no history index at {path}; run pytest with qbench to create it, or "
@@ -65,6 +71,7 @@ class SQLiteIndex:
         except sqlite3.Error as exc:
             raise HistoryError(f"cannot open {path}: {exc}", slug="index-broken") from None
         try:
+            self._retrying(self._refuse_foreign)  # before WAL mode changes the file
             self._retrying(self._set_pragmas)
             self._retrying(lambda: self._ensure_schema(create))
         except BaseException:
@@ -129,6 +136,12 @@ class SQLiteIndex:
             pause = min(pause * 2, 0.5)
 
     def _error(self, exc: sqlite3.Error) -> HistoryError:
+        if "readonly" in str(exc).lower():  # a healthy index this user may not change
+            return HistoryError(
+                f"{self.path} is read-only ({exc}): qbench needs to write to the index and "
+                "its directory, even to read it; make both writable, or run as their owner",
+                slug="index-read-only",
+            )
         return HistoryError(
             f"{self.path} is not a usable qbench index ({exc}); delete it and run "
             "'qbench index' to rebuild it from the run directories",
@@ -149,6 +162,23 @@ class SQLiteIndex:
 
     def _create_or_migrate(self, cursor: Cursor) -> None:
         build_schema(cursor, self._version(cursor), TYPES, self.path)
+
+    def _refuse_foreign(self) -> None:
+        """An SQLite database with tables but no qbench ``meta`` table is someone else's."""
+        cursor = self._conn.cursor()
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        )
+        tables = [str(row[0]) for row in cursor.fetchall()]
+        if tables and "meta" not in tables:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise HistoryError(
+                f"{self.path} is an SQLite database of something else (tables: {shown}), not a "
+                "qbench index; move it away (qbench keeps its index there), then run "
+                "'qbench index' to build the index from the run directories",
+                slug="index-broken",
+            )
 
     @staticmethod
     def _version(cursor: Cursor) -> int | None:

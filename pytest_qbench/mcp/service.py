@@ -321,6 +321,7 @@ class QBenchTools:
         except ToolFailure as exc:
             problems.append(str(exc))
         python, pytest_version = _interpreter(self.config.python, problems)
+        runs_indexed = self._runs_indexed(problems)
         active = self.active
         return Health(
             status="ok" if not problems else "degraded",
@@ -332,7 +333,7 @@ class QBenchTools:
             project_root=str(self.config.root),
             qbench_dir=str(self.config.qbench_dir),
             store_writable=writable,
-            runs_indexed=self._runs_indexed(),
+            runs_indexed=runs_indexed,
             catalog_size=catalog_size,
             fts5=fts5,
             run_in_progress=active.plan.run_id if active else None,
@@ -345,15 +346,22 @@ class QBenchTools:
             problems=problems,
         )
 
-    def _runs_indexed(self) -> int | None:
+    def _runs_indexed(self, problems: list[str]) -> int | None:
+        """The runs in the index; ``None`` without one. An index that cannot be read is a
+        problem, not "no index yet"."""
         from pytest_qbench.history import sql
 
         try:
             index = runs.open_history(self.config)
-        except HistoryError:
+        except HistoryError as exc:
+            if exc.slug not in ("index-missing", "no-qbench-dir"):
+                problems.append(str(exc))
             return None
         try:
             return int(index.read(lambda c: c.execute(sql.COUNT_RUNS).fetchone()[0]))
+        except HistoryError as exc:
+            problems.append(str(exc))
+            return None
         finally:
             index.close()
 

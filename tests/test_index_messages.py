@@ -1,0 +1,94 @@
+"""What the history commands and check_health say about an index that is not what it should be:
+the real problem and its fix (issue 12.12)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.cli import main
+from pytest_qbench.cli.status import ERR
+from pytest_qbench.cli.status import OK
+from pytest_qbench.history.sqlite import SQLiteIndex
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.service import QBenchTools
+
+
+@pytest.fixture
+def qdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty qbench directory, the local index (no database) configured."""
+    monkeypatch.delenv("QBENCH_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    qbench_dir = tmp_path / ".qbench"
+    qbench_dir.mkdir()
+    return qbench_dir
+
+
+def one_error(capsys: pytest.CaptureFixture[str]) -> str:
+    """The one ``qbench: error:`` line on stderr."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("qbench: error: "), err
+    return err
+
+
+def test_index_that_is_a_directory(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """index.sqlite as a directory is named as such, not "run pytest to create it"
+    (issue 12.12)."""
+    (qdir / "index.sqlite").mkdir()
+    for command in ("runs", "index"):
+        assert main([command, "--dir", str(qdir)]) == ERR
+        err = one_error(capsys)
+        assert "is not a file (a directory?)" in err and "move it away" in err
+        assert "run pytest" not in err
+
+
+def test_foreign_sqlite_database(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An SQLite file of something else with a runs table is named as foreign by runs and by
+    index, which leaves it alone (no "table runs already exists") (issue 12.12)."""
+    with sqlite3.connect(qdir / "index.sqlite") as db:
+        db.execute("CREATE TABLE runs (id INTEGER, name TEXT)")
+    before = (qdir / "index.sqlite").read_bytes()
+    for command in ("runs", "index"):
+        assert main([command, "--dir", str(qdir)]) == ERR
+        err = one_error(capsys)
+        assert "an SQLite database of something else (tables: runs)" in err
+        assert "already exists" not in err and "run 'qbench index' to build it" not in err
+    assert (qdir / "index.sqlite").read_bytes() == before
+
+
+def test_read_only_index_is_not_called_damaged(
+    qdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A healthy index the user may not write is called read-only, with no advice to delete it
+    (issue 12.12)."""
+    assert main(["index", "--dir", str(qdir)]) == OK
+    capsys.readouterr()
+
+    def read_only(self: SQLiteIndex) -> None:  # what SQLite says; chmod does not stop root
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(SQLiteIndex, "_set_pragmas", read_only)
+    assert main(["runs", "--dir", str(qdir)]) == ERR
+    err = one_error(capsys)
+    assert "index.sqlite is read-only" in err and "writable" in err and "delete" not in err
+
+
+def test_index_of_a_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """qbench index --dir MISSING is an error, and creates nothing (issue 12.12)."""
+    missing = tmp_path / "nonexistent"
+    assert main(["index", "--dir", str(missing)]) == ERR
+    assert f"--dir {missing} is not a directory" in one_error(capsys)
+    assert not missing.exists()
+
+
+def test_check_health_reports_a_corrupt_index(qdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check_health with a corrupt index is degraded and says why, not "ok, no index yet"
+    (issue 12.12)."""
+    (qdir / "index.sqlite").write_bytes(b"this is not SQLite at all" * 100)
+    tools = QBenchTools(ServerConfig(root=qdir.parent, qbench_dir=qdir))
+    health = tools.check_health()
+    assert health.status == "degraded"
+    assert health.runs_indexed is None
+    assert any("index.sqlite is not a usable qbench index" in p for p in health.problems)
