@@ -50,6 +50,8 @@ def output_page(
     note = None
     if full and next_offset is not None and len(kept) < limit:
         note = f"page cut at {len(kept)} lines to stay within the size budget"
+    elif total == 0:
+        note = f"the {stream} of run {run_dir.name} is empty: pytest wrote nothing to it"
     elif offset >= total:
         note = f"offset {offset} is past the end ({total} lines)"
     return page.model_copy(

@@ -64,6 +64,7 @@ class PytestProcess:
         self.stopped_by: str | None = None
         """``timeout`` or ``cancelled`` when this server stopped the run."""
         self._stream_offset = 0
+        self._pytest_start: datetime | None = None
         self._progress = Progress(0, 0, None)
         plan.staging.mkdir(parents=True, exist_ok=True)
         self._outputs: list[IO[bytes]] = [
@@ -160,16 +161,23 @@ class PytestProcess:
 
     def meta(self, exit_code: int | None) -> RunMeta:
         """The run as this server ran it: the real argument list, the exit status (``None``
-        while it runs)."""
+        while it runs); its start as pytest recorded it (the history index has the same), the
+        server's clock only until pytest has written it."""
         return RunMeta(
             run_id=self.plan.run_id,
-            started_at=self.started_at,
+            started_at=self.pytest_started_at() or self.started_at,
             completed_at=None if exit_code is None else datetime.now(timezone.utc),
             exit_code=exit_code,
             cwd=str(self.plan.cwd),
             command=self.plan.argv,
             interrupted=self.stopped_by is not None,
         )
+
+    def pytest_started_at(self) -> datetime | None:
+        """When the session started, from the start record of pytest's result stream."""
+        if self._pytest_start is None:
+            self._pytest_start = _stream_start(self.plan.run_dir / store.STREAM_NAME)
+        return self._pytest_start
 
     def move_outputs(self) -> Path:
         """Put the output files into the run directory (created if pytest never did)."""
@@ -185,6 +193,17 @@ class PytestProcess:
     def _close_outputs(self) -> None:
         for handle in self._outputs:
             handle.close()
+
+
+def _stream_start(stream: Path) -> datetime | None:
+    """``run.started_at`` of a stream's start record, when it is there and complete."""
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError, AttributeError):
+        with stream.open("rb") as handle:
+            first = handle.readline(1 << 20)
+        if first.endswith(b"\n"):
+            started = json.loads(first)["run"]["started_at"]
+            return datetime.fromisoformat(started.replace("Z", "+00:00"))
+    return None
 
 
 def _failed(line: bytes) -> int:

@@ -159,9 +159,15 @@ def _cut(lines: Sequence[str], limit: int) -> str:
 def output_text(page: RunOutputPage, limit: int) -> str:
     """A header, then the lines."""
     end = page.offset + page.lines
-    head = (
-        f"Run {page.run.run_id} {page.stream}, lines {page.offset + 1}-{end} of {page.total_lines}"
-    )
+    if page.total_lines == 0:
+        head = f"Run {page.run.run_id} {page.stream}: empty"
+    elif page.lines == 0:
+        head = f"Run {page.run.run_id} {page.stream}: no lines from offset {page.offset}"
+    else:
+        head = (
+            f"Run {page.run.run_id} {page.stream}, lines {page.offset + 1}-{end} "
+            f"of {page.total_lines}"
+        )
     if page.next_offset is not None:
         head += f" (next: offset={page.next_offset})"
     lines = [head, *([page.note] if page.note else []), page.text]
