@@ -1,12 +1,15 @@
 """What report.md, the digest and get_test_failure show of a run's details: a long message
-once, no slowest list of 0.00s rows, known values or "none given" in every cell (issue 11.13)."""
+once, no slowest list of 0.00s rows, known values or "none given" in every cell, a collect-only
+run as a collection kept out of history (issue 11.13)."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
+from pytest_qbench.cli import main
 from pytest_qbench.mcp.failure import failure_detail
 
 from conftest import RunQBench
@@ -57,3 +60,36 @@ def test_no_empty_cells_and_no_zero_slowest(
     assert "0.00s" not in run.markdown
     slowest = run.markdown.split("## Slowest tests")[-1] if "## Slowest" in run.markdown else ""
     assert "test_quick" not in slowest
+
+
+def qbench_json(capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    """``qbench ARGS --json --dir .qbench`` in process, its parsed output."""
+    capsys.readouterr()
+    main([*args, "--json", "--dir", ".qbench"])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_collect_only_is_a_collection_kept_out_of_history(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pytest --co -p qbench`` writes a collection, not a run where "no tests ran", and is
+    kept out of the history index, ``qbench index`` and ``qbench diff`` (issue 11.13)."""
+    pytester.makepyfile(test_details="def test_one(): pass\ndef test_two(): pass\n")
+    run_qbench("--qbench-run-id=r1", run_dir="r1")
+    co = run_qbench(
+        "--co", "-q", "-k", "not two", "--qbench-run-id=r2", "--qbench-digest=d.json", run_dir="r2"
+    )
+    co.result.stdout.fnmatch_lines(["1/2 tests collected (1 deselected)*"])
+    assert co.report.run.collect_only is True and co.report.run.collected == 1
+    assert "# ✅ Collection: 1/2 tests collected (1 deselected) in " in co.markdown
+    assert "no tests ran" not in co.markdown and "pass rate" not in co.markdown
+    digest = json.loads((pytester.path / "d.json").read_text(encoding="utf-8"))
+    assert digest["next_steps"] == ["Collected 1 test without running them (--collect-only)"]
+    run_qbench("--qbench-run-id=r3", run_dir="r3")
+    assert [r["run_id"] for r in qbench_json(capsys, "runs")["runs"]] == ["r3", "r1"]
+    capsys.readouterr()
+    assert main(["index", "--dir", ".qbench"]) == 0  # a rebuild from the run directories
+    assert "skipped .qbench/runs/r2: a --collect-only run ran no tests" in capsys.readouterr().err
+    assert [r["run_id"] for r in qbench_json(capsys, "runs")["runs"]] == ["r3", "r1"]
+    diff = qbench_json(capsys, "diff", "last~1", "last")
+    assert (diff["base"]["run_id"], diff["head"]["run_id"]) == ("r1", "r3")

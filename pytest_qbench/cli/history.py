@@ -235,6 +235,9 @@ def _index_sources(
             continue
         if loaded.note:
             print(f"qbench: {loaded.note}", file=sys.stderr)
+        if loaded.report["run"].get("collect_only"):  # a collection, not a run of the tests
+            print(f"qbench: skipped {source}: a --collect-only run ran no tests", file=sys.stderr)
+            continue
         done = index_run(index, loaded.report, partial(_results_of, loaded.report))
         indexed.append(
             {

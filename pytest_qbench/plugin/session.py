@@ -164,6 +164,7 @@ class QBenchSession(QBenchWorker):
             started_at=iso(self.started_at),
             cwd=str(config.invocation_params.dir),
             command=self.redact.argv(["pytest", *config.invocation_params.args]),
+            collect_only=bool(config.option.collectonly),
         )
         self.environment = describe_environment(
             pytest.__version__, _plugin_versions(config), os.environ
@@ -224,6 +225,11 @@ class QBenchSession(QBenchWorker):
             elif report.nodeid not in self.skipped_collectors:
                 self.skipped_collectors.add(report.nodeid)
                 self._emit(skipped_collector(report, self.redact))
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
+            self.run["collected"] = len(session.items)
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -459,7 +465,7 @@ class QBenchSession(QBenchWorker):
         """
         from pytest_qbench.history.session_end import record_run
 
-        if not report["summary"]["total"]:
+        if not report["summary"]["total"] or report["run"]["collect_only"]:
             return {}
         stream = self.stream_path if self.stream_path.exists() else None
         try:

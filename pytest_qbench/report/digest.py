@@ -134,6 +134,10 @@ def _fit(steps: list[str], keep: set[str], limit: int) -> list[str]:
 
 def _nothing_failed(report: TestReportRecord) -> str:
     summary, exit_code = report["summary"], report["run"]["exit_code"]
+    if report["run"]["collect_only"]:
+        collected = report["run"]["collected"] or 0
+        tests = "test" if collected == 1 else "tests"
+        return f"Collected {collected} {tests} without running them (--collect-only)"
     if exit_code not in (0, 5, None):
         return f"pytest exited with status {exit_code} without a failing test: read its output"
     if summary["total"] == 0:

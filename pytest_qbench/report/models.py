@@ -81,6 +81,12 @@ class RunMeta(QBenchModel):
     interrupted: bool = False
     """True when the run was cut short by Ctrl-C or by the process dying (not by ``-x``, which
     stops the run as asked)."""
+    collect_only: bool = False
+    """True for ``pytest --collect-only``: the tests were collected and none ran. Such a run is
+    a collection, kept out of the history index (and so out of ``qbench diff``)."""
+    collected: int | None = None
+    """Tests a collect-only run collected and kept (deselected ones are not counted: pytest's
+    "N tests collected", or N in "N/M tests collected"); null in a run that ran its tests."""
 
 
 class CIInfo(QBenchModel):

@@ -294,6 +294,8 @@ class RunMetaRecord(TypedDict):
     cwd: str
     command: list[str]
     interrupted: bool
+    collect_only: bool
+    collected: int | None
 
 
 class ShardRecord(TypedDict):
@@ -758,6 +760,8 @@ if TYPE_CHECKING:
         cwd: str,
         command: list[str],
         interrupted: bool = ...,
+        collect_only: bool = ...,
+        collected: int | None = ...,
     ) -> RunMetaRecord: ...
 
     @overload
