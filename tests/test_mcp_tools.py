@@ -669,3 +669,57 @@ def test_python_option_names_the_interpreter_of_the_runs(
     err = capsys.readouterr().err
     assert "cannot import pytest and pytest-qbench (ModuleNotFoundError: No module" in err
     assert f"install them in that environment: {bare} -m pip install pytest-qbench" in err
+
+
+def test_run_text_keeps_the_assertion_explanation_in_full() -> None:
+    """run_test_workflow's text shows every line of pytest's assertion explanation (the middle
+    '+  where' lines too), once, before the end of the trace (issue 11.14)."""
+    from pytest_qbench.mcp.models import RunCounts
+    from pytest_qbench.mcp.models import RunResult
+    from pytest_qbench.report.models import DigestFailure
+
+    explanation = [
+        "assert 3 == 4",
+        " +  where 3 = len([1, 2, 3])",
+        " +    where [1, 2, 3] = build(1)",
+        " +      where build = <function build at 0x7f>",
+        " +  and   4 = expected_size()",
+        " +    where expected_size = Spec.size",
+    ]
+    trace = "\n".join(
+        [
+            "tests/test_a.py:8: in test_a",
+            "    assert len(build(1)) == expected_size()",
+            f"E   AssertionError: {explanation[0]}",
+            *(f"E   {line}" for line in explanation[1:]),
+        ]
+    )
+    failure = DigestFailure(
+        test_name="tests/test_a.py::test_a",
+        outcome="failed",
+        file="tests/test_a.py",
+        line=8,
+        error_type="AssertionError",
+        error_message="\n".join(explanation),
+        stack_trace=trace,
+    )
+    result = RunResult(
+        run_id="r1",
+        success=False,
+        exit_code=1,
+        exit_meaning="tests failed",
+        timeout_seconds=50,
+        summary=RunCounts(total=1, failed=1),
+        failures=[failure],
+    )
+    text = texts.run_text(result, 12_000)
+    for line in explanation:
+        assert text.count(line) == 1, line
+    assert "   | E   AssertionError: (message shown above)" in text
+    assert "   |     assert len(build(1)) == expected_size()" in text
+    many = failure.model_copy(
+        update={"error_message": "\n".join(f"line {n}" for n in range(30)), "stack_trace": ""}
+    )
+    text = texts.run_text(result.model_copy(update={"failures": [many]}), 12_000)
+    assert "line 19" in text and "line 20" not in text
+    assert "... 10 more lines: get_test_failure has them" in text

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
+from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import Health
@@ -27,6 +28,10 @@ from pytest_qbench.report.models import DigestCoverage
 
 
 TRACE_LINES = 4
+MESSAGE_LINES = 20
+"""Lines of a failure's message in run_test_workflow's text (the rest: get_test_failure)."""
+MESSAGE_LINE = 300
+"""Characters of one of them."""
 
 
 def fit_lines(blocks: Iterable[str], limit: int, more: str = "") -> str:
@@ -87,10 +92,13 @@ def run_text(result: RunResult, limit: int) -> str:
         blocks.append(f"Failures ({len(result.failures)} of {shown} listed):")
     for number, failure in enumerate(result.failures, start=1):
         where = f"{failure.file}:{failure.line}" if failure.line else failure.file or "?"
+        trace = trace_without_message(
+            failure.stack_trace, failure.error_type, failure.error_message
+        )
         block = [
             f"{number}. {failure.test_name} [{failure.outcome}] {failure.error_type} at {where}",
-            f"   {first_line(failure.error_message, 300)}",
-            *(f"   | {line}" for line in _trace_end(failure.stack_trace)),
+            *(f"   {line}" for line in message_lines(failure.error_message)),
+            *(f"   | {line}" for line in _trace_end(trace)),
         ]
         blocks.append("\n".join(block))
     if result.coverage is not None:
@@ -111,6 +119,16 @@ def _collection_error_line(diagnostic: Diagnostic) -> str:
     name = diagnostic.nodeid or diagnostic.file or "?"
     at = f" at {where}" if where and where != name else ""
     return f"Collection error: {name}{at}: {error_line(diagnostic.message, 300)}"
+
+
+def message_lines(message: str) -> list[str]:
+    """The message's lines: pytest's assertion explanation in full (``+  where 3 = f(1)``...),
+    each line cut at ``MESSAGE_LINE`` characters, at most ``MESSAGE_LINES`` of them."""
+    lines = [line for line in message.splitlines() if line.strip()] or [""]
+    kept = [line.rstrip()[:MESSAGE_LINE] for line in lines[:MESSAGE_LINES]]
+    if len(lines) > MESSAGE_LINES:
+        kept.append(f"... {len(lines) - MESSAGE_LINES} more lines: get_test_failure has them")
+    return kept
 
 
 def _trace_end(trace: str) -> list[str]:
