@@ -68,3 +68,6 @@ def test_collection_error_names_its_cause_and_is_not_partial(
     assert f"Collection error: tests/test_broken.py at tests/test_broken.py:1: {cause}" in text
     assert "Partial" not in text and "interrupted" not in text.lower()
     assert "exit 2: errors during collection; no tests ran" in text
+    detail = tools.get_test_failure(result.run_id, "tests/test_broken.py")
+    assert (detail.phase, detail.file, detail.line) == ("collect", "tests/test_broken.py", 1)
+    assert detail.error_message == cause
