@@ -419,3 +419,33 @@ def test_case_files_under_xdist_equal_a_serial_run(
 
     assert facts(parallel) == facts(serial)
     assert parallel.report.summary.metric_stats == serial.report.summary.metric_stats
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_case_failure_is_short_and_useful(
+    agent_project: pytest.Pytester, workers: list[str]
+) -> None:
+    """(issue 11.9) A failing case shows its failing checks with scores and thresholds, the
+    input, the response and the ground truth, at the case's line, with no hidden-traceback
+    note; the same under xdist."""
+    if workers:
+        pytest.importorskip("xdist")
+    result = agent_project.runpytest_subprocess("-p", "qbench", *workers)
+    result.assert_outcomes(passed=2, failed=1)
+    text = result.stdout.str()
+    start = text.index("E   2 qbench checks failed:")
+    assert text[start:].splitlines()[:8] == [
+        "E   2 qbench checks failed:",
+        "E     metric token_f1: score 0.00 < threshold 0.50",
+        "E     metric exact_match: score 0.00 < threshold 1.00",
+        "E   input:        Who wrote it?",
+        "E   response:     I do not know",
+        "E   ground truth: Bob",
+        "",
+        "agent.yaml:18: MetricFailure",  # the case's line
+    ]
+    assert "traceback entries are hidden" not in text
+    assert "pytest_qbench.plugin.agent.state.MetricFailure" not in text
+    result.stdout.fnmatch_lines(
+        ["FAILED agent.yaml::unknown - MetricFailure: 2 qbench checks failed: metric to*"]
+    )

@@ -247,7 +247,7 @@ def test_fail_rules(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
         "response to evaluate; call qbench.record(response, ...) before it returns"
     )
     assert message(run, "test_close_call") == "metric m: score 0.699 < threshold 0.700"
-    run.result.stdout.fnmatch_lines(["E   *MetricFailure: 3 qbench checks failed:"])
+    run.result.stdout.fnmatch_lines(["E   3 qbench checks failed:"])
 
 
 # --- marker validation --------------------------------------------------------------------------
@@ -354,7 +354,7 @@ def test_marker_on_a_class_applies_to_its_tests(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("-p", "qbench")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
-        ["*_ TestAgent.test_b _*", "E   *MetricFailure: metric exact_match: score 0.00 < *"]
+        ["*_ TestAgent.test_b _*", "E   metric exact_match: score 0.00 < *"]
     )
 
 
@@ -725,7 +725,7 @@ def test_fixture_works_without_reports(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(plugins=[plugin])
     result.assert_outcomes(passed=4, failed=11)
     result.stdout.fnmatch_lines(
-        ["*_ test_below_threshold _*", "E   *MetricFailure: metric token_f1: score 0.33 < *"]
+        ["*_ test_below_threshold _*", "E   metric token_f1: score 0.33 < *"]
     )
     assert not (pytester.path / ".qbench").exists()
 
@@ -811,3 +811,48 @@ def test_a_metrics_model_goes_to_a_judge_that_can_switch(
         monkeypatch.setenv("SWITCHING", switching)
         run = run_qbench(f"--qbench-run-id=s{switching}", run_dir=f"s{switching}")
         assert metrics(run.by_name("test_judged"))["judge_score"].model_used == expected
+
+
+def test_metric_failure_shows_input_and_response_bounded(pytester: pytest.Pytester) -> None:
+    """(issue 11.9) A marker's failing metric shows the check, the input and the response (cut
+    to 5 lines), at the test's line, with no hidden-traceback note; a failing qbench.check in
+    the body keeps pytest's source line above the same lines."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.qbench(metrics=[{"metric": "exact_match", "threshold": 1}], ground_truth="P")
+        def test_marker(qbench):
+            qbench.record("line\\n" * 20, input="Capital?")
+
+        def test_check(qbench):
+            qbench.record("Lyon", input="Capital?", ground_truth="Paris")
+            qbench.check("exact_match", threshold=1.0)
+        """
+    )
+    result = pytester.runpytest("-p", "qbench")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_marker _*",
+            "",
+            "E   metric exact_match: score 0.00 < threshold 1.00",
+            "E   input:        Capital?",
+            "E   response:     line",
+            "E                 line",
+            "E                 line",
+            "E                 line",
+            "E                 line [[]... 75 more characters in the report]",
+            "E   ground truth: P",
+            "",
+            "test_metric_failure_shows_input_and_response_bounded.py:3: MetricFailure",
+            "*_ test_check _*",
+            "*",
+            ">       qbench.check(*",
+            "E   metric exact_match: score 0.00 < threshold 1.00",
+            "E   input:        Capital?",
+            "E   response:     Lyon",
+            "E   ground truth: Paris",
+        ]
+    )
+    assert "traceback entries are hidden" not in result.stdout.str()

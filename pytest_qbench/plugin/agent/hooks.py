@@ -8,6 +8,7 @@ agent tests runs no per-test hook of it. The evaluation package is imported by t
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ agent_state_key: pytest.StashKey[AgentState] = pytest.StashKey()
 thresholds_key: pytest.StashKey[dict[str, float]] = pytest.StashKey()
 """ini ``qbench_thresholds``, parsed once per process."""
 CASE_FILE_SUFFIXES = (".yaml", ".yml")
+METRIC_FAILURE_MODULE = "pytest_qbench.plugin.agent.state"
 
 
 def is_agent_function(metafunc: pytest.Metafunc) -> bool:
@@ -81,6 +83,15 @@ def _collector_marked(node: pytest.Item | pytest.Collector | None, memo: dict[in
     return found
 
 
+def is_metric_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is a `MetricFailure` (by name: a test run in-process may hold a second
+    copy of its module)."""
+    return any(
+        cls.__name__ == "MetricFailure" and cls.__module__ == METRIC_FAILURE_MODULE
+        for cls in type(exc).__mro__
+    )
+
+
 def register(config: pytest.Config) -> None:
     """Register `AgentHooks` once in this process."""
     if not config.pluginmanager.has_plugin(PLUGIN_NAME):
@@ -111,3 +122,18 @@ class AgentHooks:
             __tracebackhide__ = True
             state.finish()
         return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        excinfo = call.excinfo
+        if excinfo is None or item.config.getoption("fulltrace", False):
+            return report
+        if is_metric_failure(excinfo.value):
+            from pytest_qbench.plugin.agent.failure import rewrite_failure
+
+            with contextlib.suppress(Exception):  # else pytest's own repr stays
+                rewrite_failure(report, item, item.stash.get(agent_state_key, None))
+        return report
