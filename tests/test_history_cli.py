@@ -214,6 +214,9 @@ def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFix
         "still_failing",
         "new_tests",
         "removed_tests",
+        "selection",
+        "not_selected_in_head",
+        "not_selected_in_base",
         "slower",
         "metric_changes",
     }

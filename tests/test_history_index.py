@@ -32,6 +32,7 @@ from pytest_qbench.history.indexer import remove_run_dirs
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import list_runs
+from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_results
 from pytest_qbench.history.session_end import build_history
 from pytest_qbench.history.sqlite import SQLiteIndex
@@ -180,6 +181,30 @@ def test_indexing_a_run_again_replaces_it(history_db: HistoryDB) -> None:
     assert {n: r.outcome for n, r in results.items()} == {"t.py::a": "failed", "t.py::c": "passed"}
 
 
+def test_an_index_of_schema_1_gains_the_deselected_tests(history_db: HistoryDB) -> None:
+    """(issue 11.4) An index of schema 1 (without the deselected table) is migrated when opened:
+    its runs stay, a new run's deselected tests are kept, and retention deletes them with it."""
+    index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
+    index = history_db.open()
+    try:
+        index.write(lambda cursor: cursor.execute("DROP TABLE deselected"))
+        index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("1",)))
+    finally:
+        index.close()
+    index = history_db.open()
+    try:
+        assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]
+        assert [r.run_id for r in list_runs(index, 5)] == ["r1"]
+        assert run_deselected(index, "r1") == []
+        record = report("r2", 1, [result("a")])
+        index_run(index, *index_args(record), deselected=["t.py::b", "t.py::c", "t.py::b"])
+        assert sorted(run_deselected(index, "r2")) == ["t.py::b", "t.py::c"]
+        index_run(index, *index_args(report("r3", 2, [result("a")])), keep_runs=1)
+        assert history_db.query("SELECT COUNT(*) FROM deselected") == [(0,)]
+    finally:
+        index.close()
+
+
 def test_the_same_node_id_twice_in_a_run_keeps_the_last(history_db: HistoryDB) -> None:
     """A report holding a node id twice (pytest's --keep-duplicates) is indexed, last one wins."""
     record = report(
@@ -238,7 +263,7 @@ def test_an_index_of_a_newer_schema_is_refused(history_db: HistoryDB) -> None:
         )
     finally:
         index.close()
-    with pytest.raises(HistoryError, match="schema version 2; this qbench knows up to 1") as info:
+    with pytest.raises(HistoryError, match="schema version 3; this qbench knows up to 2") as info:
         history_db.open(create=True)
     assert info.value.slug == "index-newer"
 

@@ -189,6 +189,73 @@ def test_qbench_diff_calls_a_known_flaky_failure_what_the_report_does(
     assert "0 new failures, 1 known flaky, 0 fixed" in text
 
 
+def test_qbench_diff_compares_like_with_like(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.4) Tests deselected by -k, or in files a run did not collect, are not removed
+    (nor new): diff says the selections differ and counts removed tests only among those the
+    newer run collected from the same files and did not deselect."""
+    pipes = "def test_pipe_one(): pass\ndef test_pipe_two(): pass\ndef test_pipe_old(): pass\n"
+    pytester.makepyfile(
+        test_a=pipes + "def test_other(): pass\n",
+        test_b="def test_b1(): pass\ndef test_b2(): pass\n",
+    )
+    run_qbench("--qbench-run-id=full", run_dir="full")
+    pytester.makepyfile(
+        test_a=pipes.replace("def test_pipe_old(): pass\n", "") + "def test_other(): pass\n"
+    )
+    run_qbench("-k", "pipe", "--qbench-run-id=pipe", run_dir="pipe")
+    status, diff = qbench_json(capsys, "diff", "full", "pipe")
+    assert status == 0
+    assert diff["removed_tests"] == ["test_a.py::test_pipe_old"]
+    assert diff["not_selected_in_head"] == [
+        "test_a.py::test_other",
+        "test_b.py::test_b1",
+        "test_b.py::test_b2",
+    ]
+    assert diff["selection"] == {
+        "same": False,
+        "base": {"ran": 6, "deselected": 0, "files": 2, "deselected_known": True},
+        "head": {"ran": 2, "deselected": 3, "files": 2, "deselected_known": True},
+    }
+    capsys.readouterr()
+    assert main(["diff", "full", "pipe", "--dir", ".qbench"]) == 0
+    text = capsys.readouterr().out
+    assert "The runs did not select the same tests" in text
+    assert "  B  ran 2 tests of 2 files, deselected 3" in text
+    assert "3 tests of A not selected in B (deselected, in files B did not collect" in text
+    assert "1 removed test, 3 not selected in B," in text
+    run_qbench("test_b.py", "--qbench-run-id=onefile", run_dir="onefile")
+    _, back = qbench_json(capsys, "diff", "pipe", "onefile")
+    assert (back["new_tests"], back["removed_tests"]) == ([], [])
+    assert back["not_selected_in_base"] == ["test_b.py::test_b1", "test_b.py::test_b2"]
+    assert back["not_selected_in_head"] == ["test_a.py::test_pipe_one", "test_a.py::test_pipe_two"]
+    run_qbench("--qbench-run-id=again", run_dir="again")
+    _, same = qbench_json(capsys, "diff", "full", "again")
+    assert same["selection"]["same"] is True
+    assert same["removed_tests"] == ["test_a.py::test_pipe_old"] and same["new_tests"] == []
+
+
+def test_qbench_diff_under_xdist_does_not_guess_what_k_left_out(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.4) Under pytest-xdist pytest counts no deselected tests; a -k run's missing
+    tests are then not selected, not removed, and the diff says the selection is not recorded."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_a="def test_pipe(): pass\ndef test_other(): pass\n")
+    for run_id, args in (("x1", ()), ("x2", ("-k", "pipe"))):
+        pytester.runpytest_subprocess(
+            "-p", "qbench", "-p", "xdist", "-n", "2", f"--qbench-run-id={run_id}", *args
+        )
+    status, diff = qbench_json(capsys, "diff", "x1", "x2")
+    assert status == 0
+    assert (diff["removed_tests"], diff["not_selected_in_head"]) == ([], ["test_a.py::test_other"])
+    assert diff["selection"]["head"]["deselected_known"] is False
+    capsys.readouterr()
+    main(["diff", "x1", "x2", "--dir", ".qbench"])
+    assert "(which tests it left out is not recorded: -k, -m or node ids" in capsys.readouterr().out
+
+
 def test_qbench_history_of_one_test(
     three_runs: list[QBenchRun], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -473,8 +473,23 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
         "still_failing": [change(c) for c in diff.still_failing],
         "new_tests": diff.new_tests,
         "removed_tests": diff.removed_tests,
+        "selection": selection_json(diff),
+        "not_selected_in_head": diff.not_selected_in_head,
+        "not_selected_in_base": diff.not_selected_in_base,
         "slower": [asdict(s) for s in diff.slower],
         "metric_changes": [asdict(m) for m in diff.metric_changes],
+    }
+
+
+def selection_json(diff: RunDiff) -> dict[str, Any]:
+    """What each run selected, and whether the two may differ."""
+    from pytest_qbench.history.compare import selections_differ
+
+    base, head = diff.base_selection, diff.head_selection
+    return {
+        "same": not selections_differ(diff),
+        "base": base.to_json() if base else None,
+        "head": head.to_json() if head else None,
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -17,6 +18,7 @@ from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import failure_infos
 from pytest_qbench.history.queries import flaky_candidates
 from pytest_qbench.history.queries import recent_results
+from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_metrics
 from pytest_qbench.history.queries import run_results
 from pytest_qbench.history.session_end import WINDOW
@@ -77,6 +79,84 @@ class MetricChange:
     passed_after: bool
 
 
+SELECTING_OPTIONS = (
+    "-k",
+    "-m",
+    "--deselect",
+    "--lf",
+    "--last-failed",
+    "--sw",
+    "--stepwise",
+    "--sw-skip",
+    "--stepwise-skip",
+)
+"""pytest options that select some tests of a file and leave others out."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a run collected, as far as the index knows: the files of its tests, and the tests
+    it deselected."""
+
+    ran: int
+    """Tests with a result."""
+    deselected: int
+    """pytest's count of deselected tests."""
+    files: frozenset[str]
+    """The files its tests (run or deselected) are in."""
+    deselected_ids: frozenset[str]
+    """The node ids it deselected, as recorded."""
+    known: bool
+    """Whether the index knows every test it left out of the files it collected: it recorded
+    which tests it deselected (all of them), or it deselected none and nothing on its command
+    line selects within files (``-k``, ``-m``, node ids; under pytest-xdist pytest counts no
+    deselected tests)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"ran", "deselected", "files", "deselected_known"}``."""
+        return {
+            "ran": self.ran,
+            "deselected": self.deselected,
+            "files": len(self.files),
+            "deselected_known": self.known,
+        }
+
+
+def file_of(nodeid: str) -> str:
+    """The file part of a node id (``tests/test_a.py`` of ``tests/test_a.py::TestX::test_y``)."""
+    return nodeid.split("::", 1)[0]
+
+
+def selects_within_files(command: Sequence[str]) -> bool:
+    """Whether a pytest command line selects some tests of a file (``-k``, ``-m``, a node id)."""
+    for arg in command[1:]:
+        name = arg.split("=", 1)[0]
+        short = name[:2] in ("-k", "-m") and not name.startswith("--")
+        if name in SELECTING_OPTIONS or short or "::" in arg:
+            return True
+    return False
+
+
+def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) -> Selection:
+    """What ``run`` (whose ``results`` these are) collected, as far as the index knows."""
+    ids = frozenset(run_deselected(index, run.run_id))
+    count = run.counts.get("deselected", 0)
+    known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
+    files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
+    return Selection(len(results), count, files, ids, known)
+
+
+def collected(selection: Selection, nodeid: str) -> bool:
+    """Whether a run of this ``selection`` surely collected and selected ``nodeid``, had it
+    existed: its file was collected, the test was not deselected, and nothing unknown left
+    tests out."""
+    return (
+        selection.known
+        and file_of(nodeid) in selection.files
+        and nodeid not in selection.deselected_ids
+    )
+
+
 @dataclass
 class RunDiff:
     """What changed from ``base`` to ``head``."""
@@ -90,7 +170,17 @@ class RunDiff:
     fixed: list[Change] = field(default_factory=list)
     still_failing: list[Change] = field(default_factory=list)
     new_tests: list[str] = field(default_factory=list)
+    """Only in ``head``, where ``base`` collected and selected it had it existed."""
     removed_tests: list[str] = field(default_factory=list)
+    """Only in ``base``, where ``head`` collected and selected it had it existed: a test of a
+    file ``head`` collected, which ``head`` did not deselect."""
+    not_selected_in_head: list[str] = field(default_factory=list)
+    """Only in ``base``, and ``head`` did not select it (deselected, or in a file it did not
+    collect), or cannot tell: not counted as removed."""
+    not_selected_in_base: list[str] = field(default_factory=list)
+    """Only in ``head``, and ``base`` did not select it, or cannot tell: not counted as new."""
+    base_selection: Selection | None = None
+    head_selection: Selection | None = None
     slower: list[Slower] = field(default_factory=list)
     metric_changes: list[MetricChange] = field(default_factory=list)
 
@@ -101,15 +191,36 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     infos = failure_infos(
         index, (r.fingerprint for r in [*before.values(), *after.values()] if r.fingerprint)
     )
-    diff = RunDiff(base, head, thresholds)
-    diff.new_tests = sorted(after.keys() - before.keys())
-    diff.removed_tests = sorted(before.keys() - after.keys())
+    chosen_before = run_selection(index, base, before)
+    chosen_after = run_selection(index, head, after)
+    diff = RunDiff(
+        base, head, thresholds, base_selection=chosen_before, head_selection=chosen_after
+    )
+    for nodeid in sorted(after.keys() - before.keys()):
+        new = collected(chosen_before, nodeid)
+        (diff.new_tests if new else diff.not_selected_in_base).append(nodeid)
+    for nodeid in sorted(before.keys() - after.keys()):
+        gone = collected(chosen_after, nodeid)
+        (diff.removed_tests if gone else diff.not_selected_in_head).append(nodeid)
     for nodeid in sorted(before.keys() | after.keys()):
         _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
     _set_aside_known_flaky(index, diff, after)
     diff.slower = _slower(before, after, thresholds)
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
     return diff
+
+
+def selections_differ(diff: RunDiff) -> bool:
+    """Whether the two runs may have selected different tests."""
+    base, head = diff.base_selection, diff.head_selection
+    if base is None or head is None:
+        return False
+    return (
+        base.files != head.files
+        or base.deselected_ids != head.deselected_ids
+        or base.deselected != head.deselected
+        or not (base.known and head.known)
+    )
 
 
 def _classify(

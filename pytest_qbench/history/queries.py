@@ -166,6 +166,16 @@ def run_results(index: Index, run_id: str) -> dict[str, PastResult]:
     return index.read(work)
 
 
+def run_deselected(index: Index, run_id: str) -> list[str]:
+    """The node ids a run deselected, as far as the index knows (see ``sql.DESELECTED_TABLE``)."""
+
+    def work(cursor: Cursor) -> list[str]:
+        cursor.execute(sql.DESELECTED_OF_RUN, (run_id,))
+        return [row[0] for row in cursor.fetchall()]
+
+    return index.read(work)
+
+
 def run_metrics(index: Index, run_id: str) -> dict[tuple[str, str, int], tuple[float | None, bool]]:
     """Every metric score of a run: ``(nodeid, metric, seq) -> (score, passed)``."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from functools import partial
@@ -68,11 +69,13 @@ def record_run(
     extra: Iterable[TestResultRecord],
     keep_runs: int,
     db: str | None = None,
+    deselected: Sequence[str] = (),
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
     history of each failing test. Retention deletes the run directories of the runs it removes
-    that are in ``qbench_dir`` (another machine's runs have theirs elsewhere).
+    that are in ``qbench_dir`` (another machine's runs have theirs elsewhere). ``deselected``:
+    the node ids the run deselected, which ``qbench diff`` tells from removed tests.
 
     Raises:
         HistoryError: the index cannot be used (locked for too long, damaged, newer,
@@ -82,7 +85,9 @@ def record_run(
     try:
         # indexing reads records generically, most of them parsed only in part (index_records)
         records = partial(index_records, stream, cast("Iterable[Record]", extra))
-        done = index_run(index, cast("Record", report), records, keep_runs=keep_runs)
+        done = index_run(
+            index, cast("Record", report), records, keep_runs=keep_runs, deselected=deselected
+        )
         histories = failing_histories(index, done, report["run"]["started_at"])
     finally:
         index.close()

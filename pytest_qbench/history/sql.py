@@ -13,8 +13,9 @@ order is time order in every engine.
 from __future__ import annotations
 
 
-SCHEMA_VERSION = 1
-"""Version of the tables below. History: 1, first release."""
+SCHEMA_VERSION = 2
+"""Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
+run deselected, so that ``qbench diff`` can tell a deselected test from a removed one)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -23,6 +24,15 @@ PASSING = ("passed", "xfailed", "xpassed")
 
 _FAILING_SQL = "('failed', 'error')"
 _RAN_SQL = "('passed', 'xfailed', 'xpassed', 'failed', 'error')"
+
+DESELECTED_TABLE = """CREATE TABLE deselected (
+        run_ref {ref} NOT NULL REFERENCES runs (id),
+        nodeid {key} NOT NULL,
+        PRIMARY KEY (run_ref, nodeid)
+    )"""
+"""The node ids a run deselected (``-k``, ``-m``, ``--deselect``, ``--lf``: pytest's
+``pytest_deselected``). A run indexed from its files (``qbench index``), or of schema 1, has
+none, though its ``deselected`` count may say it deselected some."""
 
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -81,6 +91,7 @@ SCHEMA = (
     f"""CREATE INDEX results_failing ON results (run_ref, test_ref)
         WHERE outcome IN {_FAILING_SQL} OR flaky = 1""",
     "CREATE INDEX results_by_fingerprint ON results (fingerprint) WHERE fingerprint IS NOT NULL",
+    DESELECTED_TABLE,
     """CREATE TABLE metrics (
         run_ref {ref} NOT NULL REFERENCES runs (id),
         test_ref {ref} NOT NULL REFERENCES tests (id),
@@ -96,7 +107,7 @@ SCHEMA = (
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
 or compared (ids, times, node ids), which must compare byte by byte in every engine."""
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {}
+MIGRATIONS: dict[int, tuple[str, ...]] = {2: (DESELECTED_TABLE,)}
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
 GET_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
@@ -146,6 +157,10 @@ FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"
 DELETE_RESULTS_OF = "DELETE FROM results WHERE run_ref = ?"
 DELETE_METRICS_OF = "DELETE FROM metrics WHERE run_ref = ?"
 DELETE_RUN = "DELETE FROM runs WHERE id = ?"
+DELETE_DESELECTED_OF = "DELETE FROM deselected WHERE run_ref = ?"
+DELETE_RUN_ROWS = (DELETE_RESULTS_OF, DELETE_METRICS_OF, DELETE_DESELECTED_OF, DELETE_RUN)
+"""What deleting a run by its ``id`` takes, in this order (the run's row last: foreign keys)."""
+INSERT_DESELECTED = "INSERT INTO deselected (run_ref, nodeid) VALUES (?, ?)"
 INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
 INSERT_RESULT = """INSERT INTO results
     (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message)
@@ -189,6 +204,8 @@ COUNT_RUNS = "SELECT COUNT(*) FROM runs"
 RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.fingerprint,
         res.message
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+    WHERE r.run_id = ?"""
+DESELECTED_OF_RUN = """SELECT d.nodeid FROM deselected d JOIN runs r ON r.id = d.run_ref
     WHERE r.run_id = ?"""
 METRICS_OF_RUN = """SELECT t.nodeid, m.metric, m.seq, m.score, m.passed
     FROM metrics m JOIN runs r ON r.id = m.run_ref JOIN tests t ON t.id = m.test_ref

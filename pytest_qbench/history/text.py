@@ -15,6 +15,8 @@ from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import FlakyTest
 from pytest_qbench.history.compare import RunDiff
+from pytest_qbench.history.compare import Selection
+from pytest_qbench.history.compare import selections_differ
 from pytest_qbench.history.files import StoreUsage
 from pytest_qbench.history.files import format_bytes
 from pytest_qbench.history.queries import FailureInfo
@@ -135,6 +137,7 @@ def diff_lines(diff: RunDiff) -> list[str]:
         f"head  {diff.head.run_id}  {when(diff.head.started_at)}  "
         f"{diff.head.counts['total']} tests: {counts_text(diff.head.counts)}",
     ]
+    lines += selection_lines(diff)
     lines += _changes("New failures", diff.new_failures, lambda c: failure_text(c.failure))
     lines += _changes("Known flaky, failing again", diff.known_flaky, _flaky_again)
     lines += _changes("Fixed", diff.fixed, lambda c: f"{c.before} -> {c.after}")
@@ -162,6 +165,41 @@ def diff_lines(diff: RunDiff) -> list[str]:
     return lines
 
 
+def selection_lines(diff: RunDiff) -> list[str]:
+    """When the runs may have selected different tests: what each ran, and the tests that are
+    therefore counted neither as removed nor as new."""
+    base, head = diff.base_selection, diff.head_selection
+    if base is None or head is None or not selections_differ(diff):
+        return []
+    lines = [
+        "",
+        "The runs did not select the same tests; new and removed tests count only tests both "
+        "could have run (in files both collected, deselected by neither):",
+        f"  A  {_selection_text(base)}",
+        f"  B  {_selection_text(head)}",
+    ]
+    if diff.not_selected_in_head:
+        lines.append(
+            f"  {_plural(len(diff.not_selected_in_head), 'test')} of A not selected in B "
+            "(deselected, in files B did not collect, or left out by a selection the index "
+            "does not know): not counted as removed"
+        )
+    if diff.not_selected_in_base:
+        lines.append(
+            f"  {_plural(len(diff.not_selected_in_base), 'test')} of B not selected in A: "
+            "not counted as new"
+        )
+    return lines
+
+
+def _selection_text(selection: Selection) -> str:
+    files = _plural(len(selection.files), "file")
+    text = f"ran {selection.ran} tests of {files}, deselected {selection.deselected}"
+    if not selection.known:
+        text += " (which tests it left out is not recorded: -k, -m or node ids under pytest-xdist, or a run indexed from its files)"
+    return text
+
+
 def diff_summary(diff: RunDiff) -> str:
     """``1 new failure, 2 fixed, ...``."""
     parts = [
@@ -171,6 +209,16 @@ def diff_summary(diff: RunDiff) -> str:
         f"{len(diff.still_failing)} still failing",
         _plural(len(diff.new_tests), "new test"),
         _plural(len(diff.removed_tests), "removed test"),
+        *(
+            [f"{len(diff.not_selected_in_head)} not selected in B"]
+            if diff.not_selected_in_head
+            else []
+        ),
+        *(
+            [f"{len(diff.not_selected_in_base)} not selected in A"]
+            if diff.not_selected_in_base
+            else []
+        ),
         f"{len(diff.slower)} slower",
         _plural(len(diff.metric_changes), "metric change"),
     ]

@@ -147,6 +147,8 @@ class QBenchSession(QBenchWorker):
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
+        self.deselected: list[str] = []
+        """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
@@ -235,6 +237,7 @@ class QBenchSession(QBenchWorker):
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         with self.guard("pytest_deselected"):
             self.aggregator.add_deselected(len(items))
+            self.deselected.extend(self.redact(item.nodeid) for item in items)
             if self.stream is not None:
                 self.stream.write_deselected(len(items))
 
@@ -476,6 +479,7 @@ class QBenchSession(QBenchWorker):
                 self.unstreamed,
                 self.settings.keep_runs,
                 self.settings.db,
+                self.deselected,
             )
         except Exception as exc:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
