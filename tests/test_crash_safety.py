@@ -109,7 +109,9 @@ def test_broken_output_does_not_stop_the_others(pytester: pytest.Pytester) -> No
     pytester.makepyfile("def test_ok(): pass")
     result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-json=out.json")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["qbench: internal error in writing report.md: OSError: disk full"])
+    # the user's disk, not a qbench bug (issue 11.1): the path and the system's reason
+    result.stdout.fnmatch_lines(["qbench: could not write .qbench/runs/*/report.md: disk full"])
+    assert "internal error" not in result.stdout.str()
     assert (pytester.path / "out.json").is_file()
 
 
@@ -128,7 +130,9 @@ def test_stream_unavailable_keeps_results_in_memory(pytester: pytest.Pytester) -
     pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
     result = pytester.runpytest_subprocess("-p", "qbench")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["qbench: internal error in pytest_sessionstart*No space left*"])
+    result.stdout.fnmatch_lines(  # a full disk is no qbench bug (issue 11.1)
+        ["qbench: could not write .qbench/runs/*/results.jsonl: No space left on device*"]
+    )
     report = TestReport.model_validate_json(
         (find_run_dir(pytester.path) / "report.json").read_text()
     )

@@ -4,14 +4,32 @@ directories, two runs claiming one id."""
 
 from __future__ import annotations
 
+import errno
+import json
 import os
+import sqlite3
 import stat
 import threading
+from contextlib import closing
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_qbench.core import atomic
+from pytest_qbench.report import store
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.readers import load_source
+from pytest_qbench.report.shapes import new
+
+from conftest import RunQBench
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestResultRecord
 
 
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -82,3 +100,320 @@ def test_atomic_write_to_own_char_device_keeps_device(tmp_path: Path) -> None:
     atomic.write_text_atomic(device, "report")
     assert stat.S_ISCHR(os.lstat(device).st_mode)
     assert leftovers(tmp_path) == []
+
+
+# --- 12.2: a failed write of a stream record never damages the next -------------------------
+
+
+class FlakyDisk:
+    """``os.write`` that, on the ``fail_at``-th write of a result record, writes part of it and
+    then fails with ENOSPC ``times`` times; every other write goes through."""
+
+    def __init__(self, fail_at: int, times: int = 1, truncate_fails: bool = False) -> None:
+        self.real_write = os.write
+        self.real_truncate = os.ftruncate
+        self.fail_at, self.times, self.truncate_fails = fail_at, times, truncate_fails
+        self.results = 0
+        self.failing = False
+
+    def write(self, fd: int, data: bytes) -> int:
+        if self.failing:
+            self.failing = False
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if b'{"kind":"result"' in bytes(data[:40]):
+            self.results += 1
+            if self.fail_at <= self.results < self.fail_at + self.times:
+                self.failing = True  # a short write, then the disk is full
+                return self.real_write(fd, data[: len(data) // 2])
+        return self.real_write(fd, data)
+
+    def ftruncate(self, fd: int, length: int) -> None:
+        if self.truncate_fails:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self.real_truncate(fd, length)
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(os, "write", self.write)
+        monkeypatch.setattr(os, "ftruncate", self.ftruncate)
+
+
+def stream_result(name: str) -> TestResultRecord:
+    """A result record, as the plugin streams it."""
+    return new("TestResult", nodeid=f"t.py::{name}", test_name=name, file="t.py", outcome="passed")
+
+
+@pytest.mark.parametrize("truncate_fails", [False, True])
+def test_stream_short_write_never_glues_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, truncate_fails: bool
+) -> None:
+    """(issue 12.2) A short write, then ENOSPC: the record raises, and the next one is whole."""
+    path = tmp_path / "results.jsonl"
+    writer = store.StreamWriter(path)
+    FlakyDisk(fail_at=2, truncate_fails=truncate_fails).install(monkeypatch)
+    writer.write_result(stream_result("a"))
+    with pytest.raises(OSError, match="No space left"):
+        writer.write_result(stream_result("b"))
+    writer.write_result(stream_result("c"))
+    writer.close()
+    monkeypatch.undo()
+    assert writer.damaged is truncate_fails
+    names = [json.loads(raw)["test_name"] for raw in store.iter_result_json(path, check=True)]
+    assert names == ["a", "c"]
+    assert [r.test_name for r in read_stream_results(path)] == ["a", "c"]
+    assert store.repair_stream(path) == (1 if truncate_fails else 0)
+    lines = path.read_text().splitlines()
+    assert [json.loads(line)["result"]["test_name"] for line in lines] == ["a", "c"]
+
+
+def read_stream_results(path: Path) -> list[TestResult]:
+    """The results ``read_stream`` finds (what ``qbench render RUN_DIR`` rebuilds from)."""
+    from pytest_qbench.report.models import Environment
+    from pytest_qbench.report.models import ReportMeta
+    from pytest_qbench.report.models import RunMeta
+    from pytest_qbench.report.models import StreamStart
+    from pytest_qbench.report.readers import read_stream
+
+    now = datetime.now(timezone.utc)
+    start = StreamStart(
+        meta=ReportMeta(qbench_version="0", created_at=now),
+        run=RunMeta(run_id="r", started_at=now, cwd="/", command=[]),
+        environment=Environment(
+            python="3",
+            implementation="CPython",
+            platform="Linux",
+            pytest_version="9",
+            qbench_version="0",
+        ),
+    )
+    full = path.with_name("with-start.jsonl")
+    full.write_bytes(start.model_dump_json().encode() + b"\n" + path.read_bytes())
+    return read_stream(full).results
+
+
+FIVE_TESTS = """
+    def test_1(): pass
+    def test_2(): pass
+    def test_3(): assert 0
+    def test_4(): pass
+    def test_5(): pass
+"""
+
+
+def test_disk_full_for_a_moment_keeps_every_result(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(issue 12.2) The disk refuses the 3rd result once (a short write, then ENOSPC): every
+    file is whole and valid, holds all 5 tests, and qbench says once what happened."""
+    pytester.makepyfile(FIVE_TESTS)
+    FlakyDisk(fail_at=3).install(monkeypatch)
+    run = run_qbench("--qbench-json=copy.json")
+    monkeypatch.undo()
+    assert [r.test_name for r in run.report.results] == [f"test_{i}" for i in range(1, 6)]
+    copy = TestReport.model_validate_json((pytester.path / "copy.json").read_text())
+    assert len(copy.results) == 5
+    records = run.stream_records()  # every line whole JSON
+    # the 3rd was kept in memory, and streamed (in order) when the disk took writes again
+    streamed = [r["result"]["test_name"] for r in records if r["kind"] == "result"]
+    assert streamed == [f"test_{i}" for i in range(1, 6)]
+    assert len(load_source(run.run_dir).results) == 5  # qbench render RUN_DIR
+    out = run.result.stdout.str()
+    assert out.count("could not write .qbench/runs/") == 1
+    assert "results.jsonl: No space left on device" in out
+    assert "internal error" not in out
+
+
+def test_disk_full_for_the_rest_of_the_run(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(issue 12.3) The stream fails from the 2nd result on: one line, not one per test; the
+    results kept in memory reach report.json, and the run is indexed."""
+    pytester.makepyfile(FIVE_TESTS)
+    FlakyDisk(fail_at=2, times=10**6).install(monkeypatch)
+    run = run_qbench()
+    monkeypatch.undo()
+    assert [r.test_name for r in run.report.results] == [f"test_{i}" for i in range(1, 6)]
+    out = run.result.stdout.str()
+    assert out.count("could not write") == 1
+    assert "internal error" not in out
+    assert indexed_runs(pytester.path) == [run.report.run.run_id]
+
+
+def indexed_runs(root: Path) -> list[str]:
+    """The run ids in ``.qbench/index.sqlite``."""
+    index = root / ".qbench" / "index.sqlite"
+    if not index.exists():
+        return []
+    with closing(sqlite3.connect(index)) as db:
+        return [row[0] for row in db.execute("SELECT run_id FROM runs")]
+
+
+# --- 11.1, 12.3: output paths refused at start, and written at the end whatever happens --------
+
+
+def assert_refused(result: pytest.RunResult, *patterns: str) -> None:
+    """pytest stopped with a usage error before any test ran; no internal error."""
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(list(patterns))
+    assert "internal error" not in result.stdout.str() + result.stderr.str()
+    assert "passed" not in result.stdout.str()
+
+
+def test_output_in_proc_refused_at_start(pytester: pytest.Pytester) -> None:
+    """(issue 11.1) --qbench-json=/proc/x.json is refused at start (no file can be made there)."""
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("-p", "qbench", "--qbench-json=/proc/x.json")
+    assert_refused(result, "*--qbench-json is not writable, given: /proc/x.json (*")
+
+
+def test_qbench_dir_in_sys_refused_at_start(pytester: pytest.Pytester) -> None:
+    """(issue 11.1) --qbench-dir=/sys/qb is refused at start."""
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("-p", "qbench", "--qbench-dir=/sys/qb")
+    assert_refused(result, "*--qbench-dir is not writable, given: /sys/qb (*")
+
+
+@pytest.mark.skipif(ROOT, reason="root writes into a chmod 555 directory")
+def test_read_only_runs_dir_refused_at_start(pytester: pytest.Pytester) -> None:
+    """(issue 11.1) A runs directory the user cannot write (chmod 555) is refused at start."""
+    runs = pytester.path / ".qbench" / "runs"
+    runs.mkdir(parents=True)
+    runs.chmod(0o555)
+    pytester.makepyfile("def test_ok(): pass")
+    try:
+        result = pytester.runpytest("-p", "qbench")
+    finally:
+        runs.chmod(0o755)
+    assert_refused(result, "*--qbench-dir is not writable, given: *.qbench (cannot create *runs*")
+
+
+def test_runs_path_blocked_refused_at_start(pytester: pytest.Pytester) -> None:
+    """(issue 11.1) A runs "directory" that is a file is refused at start, naming it."""
+    (pytester.path / ".qbench").mkdir()
+    (pytester.path / ".qbench" / "runs").write_text("")
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("-p", "qbench")
+    assert_refused(result, "*--qbench-dir is not writable, given: *.qbench (cannot create *runs*")
+
+
+FAIL_RUN_REPORT = """
+    import errno
+    import os
+
+    from pytest_qbench.report import store
+
+    real = store.write_report_json
+
+    def full_disk_in_run_dir(path, *args, **kwargs):
+        if ".qbench" in path.parts:  # the run directory's disk is full; copy.json's is not
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args, **kwargs)
+
+    store.write_report_json = full_disk_in_run_dir
+"""
+
+
+def test_run_dir_unwritable_at_end_still_writes_the_rest(pytester: pytest.Pytester) -> None:
+    """(issue 12.3) report.json cannot be written in the run directory: one line naming it,
+    --qbench-json is still written (from the report itself), and the run is not indexed."""
+    pytester.makeconftest(FAIL_RUN_REPORT)
+    pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
+    result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-json=copy.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["qbench: could not write .qbench/runs/*/report.json: No space left on device"]
+    )
+    assert "internal error" not in result.stdout.str()
+    copy = TestReport.model_validate_json((pytester.path / "copy.json").read_text())
+    assert [r.outcome for r in copy.results] == ["passed", "failed"]
+    assert indexed_runs(pytester.path) == []
+
+
+# --- 12.4: retention spares a run in progress; a vanished run directory is made again ---------
+
+
+def test_retention_spares_a_locked_run_dir(tmp_path: Path) -> None:
+    """(issue 12.4) A run directory its live run holds is not deleted by retention; once the
+    run let go, it is."""
+    from pytest_qbench.history.indexer import remove_run_dirs
+
+    lock = store.RunLock(store.run_dir(tmp_path, "live-1"))
+    lock.claim()
+    assert store.run_in_progress(lock.path)
+    problems = remove_run_dirs(tmp_path, ["live-1"])
+    assert lock.path.is_dir()
+    assert problems == [f"did not delete old run {lock.path}: it is still running"]
+    lock.release()
+    assert not store.run_in_progress(lock.path)
+    assert remove_run_dirs(tmp_path, ["live-1"]) == []
+    assert not lock.path.exists()
+
+
+def test_qbench_index_keep_runs_spares_a_run_in_progress(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 12.4) `qbench index --keep-runs 1` leaves the directory of a run still going."""
+    from pytest_qbench.cli import main
+
+    pytester.makepyfile("def test_ok(): pass")
+    run_qbench("--qbench-run-id=a-old")
+    run_qbench("--qbench-run-id=b-new", run_dir="b-new")
+    fcntl = pytest.importorskip("fcntl")
+    live = store.run_dir(pytester.path / ".qbench", "a-old")
+    held = os.open(live, os.O_RDONLY)  # the lock its run holds while it goes
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        main(["index", "--dir", str(pytester.path / ".qbench"), "--keep-runs", "1"])
+    finally:
+        os.close(held)
+    assert live.is_dir()
+    assert "it is still running" in capsys.readouterr().err
+
+
+def test_run_dir_deleted_mid_run_is_made_again(pytester: pytest.Pytester) -> None:
+    """(issue 12.4) The whole .qbench deleted while tests run: the run directory, its stream,
+    report.json (every result) and .gitignore are made again, with a warning."""
+    pytester.makepyfile(
+        """
+        import shutil
+        from pathlib import Path
+
+        def test_1(): pass
+        def test_2(): shutil.rmtree(Path(".qbench"))
+        def test_3(): pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["qbench: the run directory .qbench/runs/* was deleted while *"])
+    (run_dir,) = (pytester.path / ".qbench" / "runs").iterdir()
+    report = TestReport.model_validate_json((run_dir / "report.json").read_text())
+    assert [r.test_name for r in report.results] == ["test_1", "test_2", "test_3"]
+    assert report.summary.total == 3
+    assert [w.code for w in report.warnings] == ["run-dir-deleted"]
+    assert len(load_source(run_dir).results) == 3  # the stream was written back too
+    assert (pytester.path / ".qbench" / ".gitignore").is_file()
+
+
+# --- 12.5: a run directory is claimed atomically ----------------------------------------------
+
+
+def test_run_id_taken_after_start_check_is_refused(pytester: pytest.Pytester) -> None:
+    """(issue 12.5) Another run takes the id between the option check and the session start
+    (two runs started together): the second is refused, and the first's directory untouched."""
+    pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.hookimpl(trylast=True)
+        def pytest_configure(config):
+            taken = config.rootpath / ".qbench" / "runs" / "dup"
+            taken.mkdir(parents=True)
+            (taken / "results.jsonl").write_text("the other run's\\n")
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass")
+    result = pytester.runpytest("-p", "qbench", "--qbench-run-id=dup")
+    assert_refused(result, "*--qbench-run-id 'dup' already exists in *runs; choose a new id*")
+    run_dir = pytester.path / ".qbench" / "runs" / "dup"
+    assert [p.name for p in run_dir.iterdir()] == ["results.jsonl"]
+    assert (run_dir / "results.jsonl").read_text() == "the other run's\n"

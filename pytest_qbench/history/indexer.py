@@ -15,7 +15,6 @@ import shutil
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
-from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
@@ -30,6 +29,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.fingerprint import failure_location
 from pytest_qbench.history.fingerprint import fingerprint_of
 from pytest_qbench.history.timefmt import to_index_time
+from pytest_qbench.report.store import run_in_progress
 
 
 Record = dict[str, Any]
@@ -60,7 +60,6 @@ def index_run(
     results: Callable[[], Iterable[Record]],
     *,
     keep_runs: int = 0,
-    deselected: Sequence[str] = (),
 ) -> Indexed:
     """Index ``report``'s run with ``results()``'s results, in one transaction.
 
@@ -73,7 +72,6 @@ def index_run(
         results: Makes a new iterable over every result record; called again if the
             transaction has to be retried.
         keep_runs: Runs to keep; 0 keeps all.
-        deselected: The node ids the run deselected, when known.
     """
     row = run_row(report)
     run_id = row[0]
@@ -82,7 +80,6 @@ def index_run(
         done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(cursor, run_ref, results(), done)
-        _insert_deselected(cursor, run_ref, deselected)
         if keep_runs:
             done.removed = delete_old_runs(cursor, keep_runs, run_id)
         return done
@@ -137,12 +134,17 @@ def run_row(report: Record) -> tuple[Any, ...]:
     return tuple(values[name] for name in sql.RUN_COLUMNS)
 
 
+def delete_run(cursor: Cursor, run_id: str) -> bool:
+    """Take ``run_id`` (its results and metrics) out of the index; return whether it was in."""
+    return _delete_run(cursor, run_id)
+
+
 def _delete_run(cursor: Cursor, run_id: str) -> bool:
     cursor.execute(sql.FIND_RUN_REF, (run_id,))
     found = cursor.fetchone()
     if found is None:
         return False
-    for statement in sql.DELETE_RUN_ROWS:
+    for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
         cursor.execute(statement, (found[0],))
     return True
 
@@ -173,12 +175,6 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
         cursor.executemany(sql.INSERT_METRIC, [row for rows in metrics.values() for row in rows])
         with_metrics.update(metrics)
         done.results += len(batch)
-
-
-def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> None:
-    rows = [(run_ref, nodeid) for nodeid in dict.fromkeys(nodeids)]
-    for start in range(0, len(rows), BATCH):
-        cursor.executemany(sql.INSERT_DESELECTED, rows[start : start + BATCH])
 
 
 def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
@@ -265,7 +261,7 @@ def delete_old_runs(cursor: Cursor, keep: int, spare: str = "") -> list[str]:
     cursor.execute(sql.RUNS_BEYOND, (spare, keep))
     old = cursor.fetchall()
     for ref, _run_id in old:
-        for statement in sql.DELETE_RUN_ROWS:
+        for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
             cursor.execute(statement, (ref,))
     if old:
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
@@ -288,7 +284,7 @@ def prune_runs(
         old.update(cursor.fetchall())
     if old and not dry_run:
         for ref in old:
-            for statement in sql.DELETE_RUN_ROWS:
+            for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
                 cursor.execute(statement, (ref,))
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
         cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
@@ -298,13 +294,17 @@ def prune_runs(
 def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
     """Delete ``<qbench_dir>/runs/<id>`` of each run id; return the problems, one line each.
 
-    Only directories directly inside ``runs/`` whose names are safe run ids are touched.
+    Only directories directly inside ``runs/`` whose names are safe run ids are touched, and
+    never the directory of a run in progress (its run holds a lock on it).
     """
     problems = []
     runs = qbench_dir / "runs"
     for run_id in run_ids:
         target = runs / run_id
         if not SAFE_RUN_ID.match(run_id) or not target.is_dir() or target.is_symlink():
+            continue
+        if run_in_progress(target):  # its run holds it: it is indexed again when it ends
+            problems.append(f"did not delete old run {target}: it is still running")
             continue
         try:
             shutil.rmtree(target)

@@ -117,6 +117,22 @@ def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> li
     return [note, *problems]
 
 
+def forget_run(qbench_dir: Path, run_id: str, db: str | None = None) -> bool:
+    """Take ``run_id`` out of the index again (its reports could not be written); return
+    whether it was there.
+
+    Raises:
+        HistoryError: the index cannot be used.
+    """
+    from pytest_qbench.history.indexer import delete_run
+
+    index = open_index(qbench_dir, db)
+    try:
+        return bool(index.write(partial(delete_run, run_id=run_id)))
+    finally:
+        index.close()
+
+
 _HEAD_END = ',"durations":'
 # A line holding one of these needs all its fields (a failure, metrics, reruns); a string value
 # cannot hold them, as its quotes are escaped.

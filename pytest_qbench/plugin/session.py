@@ -150,10 +150,16 @@ class QBenchSession(QBenchWorker):
         self.deselected: list[str] = []
         """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
+        self.unwritable: list[Path] = []
+        """Outputs the system refused to write (a full disk, a read-only directory)."""
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
+        self.stream_failures = 0
+        """Writes to the stream that failed (a full disk)."""
+        self.indexed = False
+        self.run_lock = store.RunLock(self.run_dir)
         self.terminal_stats: dict[str, list[Any]] | None = None
         self.coverage: CoverageReportRecord | None = None
         self.gates: list[GateResultRecord] = []
@@ -203,6 +209,7 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.claim_run_dir()  # a UsageError stops pytest before any test runs
         with self.guard("pytest_sessionstart"):
             # pytest's own "in 1.23s" also counts from here
             self.started_at = datetime.now(timezone.utc)
@@ -210,12 +217,66 @@ class QBenchSession(QBenchWorker):
             self.run["started_at"] = iso(self.started_at)
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
-            store.prepare_store(self.settings.qbench_dir)
+            self.open_stream()
+
+    def claim_run_dir(self) -> None:
+        """Make this run's directory, atomically: a run id that another run holds (even one
+        started at the same moment) is refused; a generated one is drawn again."""
+        for _attempt in range(5):
+            try:
+                store.prepare_store(self.settings.qbench_dir)
+                self.run_lock.claim()
+                return
+            except FileExistsError:
+                if self.settings.run_id is not None:
+                    raise pytest.UsageError(
+                        f"--qbench-run-id {self.run_id!r} already exists in "
+                        f"{self.run_dir.parent}; choose a new id (run ids are never reused, "
+                        "so no run is overwritten)"
+                    ) from None
+                self._set_run_id(store.new_run_id())
+            except OSError as exc:
+                raise pytest.UsageError(
+                    f"{self.settings.dir_source} is not writable, given: "
+                    f"{self.settings.qbench_dir} (cannot create {self.run_dir}: "
+                    f"{exc.strerror or exc}); choose a writable path"
+                ) from None
+
+    def _set_run_id(self, run_id: str) -> None:
+        self.run_id = self.run["run_id"] = run_id
+        self.run_dir = store.run_dir(self.settings.qbench_dir, run_id)
+        self.stream_path = self.run_dir / store.STREAM_NAME
+        self.run_lock = store.RunLock(self.run_dir)
+
+    def open_stream(self) -> None:
+        """Open ``results.jsonl`` and write the start record; when the disk refuses, the
+        results are kept in memory for the reports."""
+        meta = new("ReportMeta", qbench_version=__version__, created_at=iso(self.started_at))
+        start = new("StreamStart", meta=meta, run=self.run, environment=self.environment)
+        try:
             self.stream = store.StreamWriter(self.stream_path)
-            meta = new("ReportMeta", qbench_version=__version__, created_at=iso(self.started_at))
-            self.stream.write_start(
-                new("StreamStart", meta=meta, run=self.run, environment=self.environment)
+            self.stream.write_start(start)
+        except OSError as exc:
+            self.stream_failed(exc)
+
+    def stream_failed(self, exc: OSError) -> None:
+        """Note (once) that a write to the stream failed (a full disk): the results it could
+        not take are kept in memory, and written to it when it takes writes again."""
+        if self.stream_failures == 0:
+            self.notes.append(
+                f"could not write {self._shown(self.stream_path)}: {exc.strerror or exc}; "
+                "the results are kept in memory for the reports"
             )
+        self.stream_failures += 1
+
+    def _stream_write(self, write: Callable[[store.StreamWriter], None]) -> None:
+        """One record to the stream, if it is open; a failed write is noted, never raised."""
+        if self.stream is None:
+            return
+        try:
+            write(self.stream)
+        except OSError as exc:
+            self.stream_failed(exc)
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
@@ -238,8 +299,7 @@ class QBenchSession(QBenchWorker):
         with self.guard("pytest_deselected"):
             self.aggregator.add_deselected(len(items))
             self.deselected.extend(self.redact(item.nodeid) for item in items)
-            if self.stream is not None:
-                self.stream.write_deselected(len(items))
+            self._stream_write(lambda stream: stream.write_deselected(len(items)))
 
     @pytest.hookimpl
     def pytest_warning_recorded(
@@ -257,8 +317,7 @@ class QBenchSession(QBenchWorker):
             self.aggregator.add_warning(diagnostic)
             if len(self.warnings) < MAX_DIAGNOSTICS:
                 self.warnings.append(diagnostic)
-            if self.stream is not None:
-                self.stream.write_diagnostic("warning", diagnostic)
+            self._stream_write(lambda stream: stream.write_diagnostic("warning", diagnostic))
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -293,6 +352,7 @@ class QBenchSession(QBenchWorker):
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.stream is not None:
             self.stream.close()
+        self.run_lock.release()
 
     # --- accumulation ---------------------------------------------------------------------
 
@@ -373,14 +433,22 @@ class QBenchSession(QBenchWorker):
         result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id
         result["test_name"] = self.redact(result["test_name"])
         self.aggregator.add_result(result)
+        self.unstreamed.append(result)
+        self._drain_unstreamed()
+
+    def _drain_unstreamed(self) -> None:
+        """Stream the results kept in memory, oldest first, as far as the disk takes them (all
+        of them, nearly always: the one just finished); the rest stay in memory, in order."""
         if self.stream is None:  # the stream could not be opened: keep results in memory
-            self.unstreamed.append(result)
             return
+        done = 0
         try:
-            self.stream.write_result(result)
-        except OSError as exc:  # a full disk, say: the rest of the run is kept in memory
-            self.note_internal_error("writing results.jsonl", exc)
-            self.unstreamed.append(result)
+            for result in self.unstreamed:
+                self.stream.write_result(result)
+                done += 1
+        except OSError as exc:  # a full disk, say
+            self.stream_failed(exc)
+        del self.unstreamed[:done]
 
     def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
         if diagnostic["nodeid"]:
@@ -388,8 +456,7 @@ class QBenchSession(QBenchWorker):
         self.aggregator.add_collection_error(diagnostic)
         if len(self.collection_errors) < MAX_DIAGNOSTICS:
             self.collection_errors.append(diagnostic)
-        if self.stream is not None:
-            self.stream.write_diagnostic("collection_error", diagnostic)
+        self._stream_write(lambda stream: stream.write_diagnostic("collection_error", diagnostic))
 
     def note_warning(self, code: str, message: str, file: str | None, line: int | None) -> None:
         """A qbench warning about the user's tests (not a pytest warning, so not counted)."""
@@ -406,8 +473,7 @@ class QBenchSession(QBenchWorker):
         self.notes.append(message)
         if len(self.warnings) < MAX_DIAGNOSTICS:
             self.warnings.append(diagnostic)
-        if self.stream is not None:
-            self.stream.write_diagnostic("warning", diagnostic)
+        self._stream_write(lambda stream: stream.write_diagnostic("warning", diagnostic))
 
     def _flush_pending(self) -> None:
         """Tests whose last report never came (a crashed xdist worker, Ctrl-C).
@@ -447,6 +513,9 @@ class QBenchSession(QBenchWorker):
             repeats=self.aggregator.repeat_stats(),
         )
         report = self._report_hooks(report)
+        self.restore_run_dir(report)
+        self._drain_unstreamed()
+        self.repair_stream()
         if self.stream is not None:
             end = new(
                 "StreamEnd",
@@ -456,9 +525,64 @@ class QBenchSession(QBenchWorker):
                 coverage=report["coverage"],
                 gates=report["gates"],
             )
-            self.stream.write_end(end)
+            self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
         self.write_outputs(report, self.index_run(report))
+        if not self.report_written():
+            self.forget_run()
+
+    def restore_run_dir(self, report: TestReportRecord) -> None:
+        """When the run directory was deleted while the run went on (by hand, say: retention
+        spares a run in progress), make it again, with the stream the run still holds open."""
+        if not self.run_lock.vanished():
+            return
+        message = (
+            f"the run directory {self._shown(self.run_dir)} was deleted while the run went on; "
+            "it was made again, with the reports of what the run holds"
+        )
+        self.notes.append(message)
+        report["warnings"].append(
+            new(
+                "Diagnostic",
+                tool="qbench",
+                severity="warning",
+                code="run-dir-deleted",
+                message=message,
+            )
+        )
+        try:
+            store.prepare_store(self.settings.qbench_dir)
+            self.run_lock.reclaim()
+            if self.stream is not None and self.stream.vanished():
+                self.stream.restore()
+        except OSError as exc:
+            self.stream_failed(exc)
+
+    def repair_stream(self) -> None:
+        """After a failed write that left a torn line in ``results.jsonl`` (the disk refused
+        even to cut it off), rewrite the stream without it, so every reader gets whole records."""
+        if self.stream is None or not self.stream.damaged:
+            return
+        try:
+            store.repair_stream(self.stream_path)
+        except OSError as exc:
+            self.notes.append(f"could not write {self._shown(self.stream_path)}: {exc}")
+        else:
+            self.stream.reopen()
+
+    def report_written(self) -> bool:
+        """Whether this run's ``report.json`` was written."""
+        return self.run_dir / store.REPORT_JSON in self.written
+
+    def forget_run(self) -> None:
+        """Take the run out of the history index again: its report.json was not written."""
+        if not self.indexed:
+            return
+        from pytest_qbench.history.session_end import forget_run
+
+        with suppress(Exception):
+            forget_run(self.settings.qbench_dir, self.run_id, self.settings.db)
+        self.notes.append("run not indexed: its report.json could not be written")
 
     def index_run(self, report: TestReportRecord) -> dict[str, TestHistoryRecord]:
         """Index the run in the history index; return the failing tests' history.
@@ -491,6 +615,7 @@ class QBenchSession(QBenchWorker):
                 )
             )
             return {}
+        self.indexed = True
         self.notes.extend(recorded.problems)
         return recorded.histories
 
@@ -542,28 +667,44 @@ class QBenchSession(QBenchWorker):
             patches={nodeid: {"history": h} for nodeid, h in (history or {}).items()},
         )
         run_json, run_md = self.run_dir / store.REPORT_JSON, self.run_dir / store.REPORT_MD
-        jobs: list[tuple[str, Callable[[], Path]]] = [
-            ("report.json", partial(writer.json, run_json)),
-            ("report.md", partial(writer.markdown, run_md)),
+        jobs: list[tuple[str, Path, Callable[[Path], Path]]] = [
+            ("report.json", run_json, writer.json),
+            ("report.md", run_md, writer.markdown),
         ]
         if self.settings.json_path:
-            jobs.append(("--qbench-json", partial(writer.copy, run_json, self.settings.json_path)))
+            copy_json = partial(self._copy_or, writer.copy, writer.json, run_json)
+            jobs.append(("--qbench-json", self.settings.json_path, copy_json))
         if self.settings.md_path:
-            jobs.append(("--qbench-md", partial(writer.copy, run_md, self.settings.md_path)))
+            copy_md = partial(self._copy_or, writer.copy, writer.markdown, run_md)
+            jobs.append(("--qbench-md", self.settings.md_path, copy_md))
         if self.settings.digest_path:
-            jobs.append(("--qbench-digest", partial(writer.digest, self.settings.digest_path)))
+            jobs.append(("--qbench-digest", self.settings.digest_path, writer.digest))
         for template, out in self.settings.templates:
-            jobs.append((f"--qbench-template {template}", partial(writer.template, template, out)))
+            jobs.append((f"--qbench-template {template}", out, partial(writer.template, template)))
         summary_path = self._step_summary_path()
         if summary_path is not None:
-            jobs.append(("$GITHUB_STEP_SUMMARY", partial(writer.step_summary, summary_path)))
-        for name, job in jobs:
+            jobs.append(("$GITHUB_STEP_SUMMARY", summary_path, writer.step_summary))
+        for name, path, job in jobs:
             try:
-                self.written.append(job())
+                self.written.append(job(path))
             except QBenchError as exc:  # the user's template, not a qbench bug
                 self.notes.append(f"could not write {name}: {exc}")
+            except OSError as exc:  # the user's disk or path, not a qbench bug
+                self.unwritable.append(path)
+                self.notes.append(f"could not write {self._shown(path)}: {exc.strerror or exc}")
             except Exception as exc:
                 self.note_internal_error(f"writing {name}", exc)
+
+    def _copy_or(
+        self,
+        copy: Callable[[Path, Path], Path],
+        write: Callable[[Path], Path],
+        source: Path,
+        path: Path,
+    ) -> Path:
+        """``path`` as a copy of ``source``; written from the report itself when the disk refused
+        ``source`` (the run directory could not be written, say)."""
+        return write(path) if source in self.unwritable else copy(source, path)
 
     def _step_summary_path(self) -> Path | None:
         if not self.settings.github_summary:
@@ -582,13 +723,14 @@ class QBenchSession(QBenchWorker):
         return [*github.failure_annotations(failed, root), *github.gate_annotations(self.gates)]
 
     def _shown_paths(self) -> list[str]:
-        shown = []
-        for path in self.written:
-            try:
-                shown.append(os.path.relpath(path, self.config.invocation_params.dir))
-            except ValueError:  # another drive on Windows
-                shown.append(str(path))
-        return shown
+        return [self._shown(path) for path in self.written]
+
+    def _shown(self, path: Path) -> str:
+        """``path`` as the terminal shows it: relative to where pytest was started."""
+        try:
+            return os.path.relpath(path, self.config.invocation_params.dir)
+        except ValueError:  # another drive on Windows
+            return str(path)
 
 
 def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:

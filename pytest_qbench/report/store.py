@@ -11,11 +11,13 @@ Layout of one run::
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
 from collections.abc import Iterator
 from collections.abc import Mapping
+from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -64,17 +66,100 @@ def run_dir(qbench_dir: Path, run_id: str) -> Path:
     return qbench_dir / RUNS_DIR / run_id
 
 
+class RunLock:
+    """The live run's claim on its directory: the directory was made by this run (``mkdir``
+    without ``exist_ok``, so two runs never share one), and it stays locked (``flock`` on the
+    directory) while the run goes, so that retention never deletes a run in progress."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def claim(self) -> None:
+        """Make the directory and lock it.
+
+        Raises:
+            FileExistsError: the directory exists: another run has this id.
+            OSError: the directory cannot be made (a read-only or full disk).
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.mkdir()
+        self._lock()
+
+    def vanished(self) -> bool:
+        """Whether the directory was deleted (or replaced) since it was claimed."""
+        if self._fd is None:
+            return False
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return True
+        held = os.fstat(self._fd)
+        return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
+
+    def reclaim(self) -> None:
+        """Make the directory again (after it vanished) and lock the new one."""
+        self.release()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock()
+
+    def release(self) -> None:
+        """Unlock (closing the descriptor releases the lock)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _lock(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # Windows: an open directory cannot be deleted there anyway
+            return
+        self._fd = os.open(self.path, os.O_RDONLY)
+        # on a file system without locks, the claim by mkdir still holds
+        with suppress(OSError):
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def run_in_progress(path: Path) -> bool:
+    """Whether a live run holds ``path`` (its run directory) locked; ``False`` where locks are
+    unknown (Windows) or the directory cannot be opened."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # also releases a lock taken just now
+    return False
+
+
 class StreamWriter:
     """Appends records to ``results.jsonl``, one line each, written straight to the file.
 
     Each line is one ``os.write`` on an unbuffered descriptor opened for appending, so a process
-    that dies mid-run leaves every finished test on disk, and nothing half-buffered.
+    that dies mid-run leaves every finished test on disk, and nothing half-buffered. A write that
+    fails (a full disk) raises ``OSError`` and never damages the next record: what it wrote of
+    its line is cut off again, or, when that fails too, ended by a newline before the next
+    record (readers skip the torn line). ``damaged`` then tells readers to check each line.
     """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.damaged = False
+        """A torn line may be in the file: read it with ``iter_result_json(check=True)``."""
+        self._torn = False
+        # read as well as write: a stream whose file was deleted is copied back from here
+        self._fd: int | None = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
 
     def write_start(self, record: StreamStartRecord) -> None:
         """The run as it starts (a ``StreamStart`` record)."""
@@ -99,9 +184,66 @@ class StreamWriter:
     def _write(self, line: bytes) -> None:
         if self._fd is None:
             raise ValueError(f"result stream {self.path} is closed")
-        data = line + b"\n"
-        while data:  # os.write may write less than asked
-            data = data[os.write(self._fd, data) :]
+        data = (b"\n" if self._torn else b"") + line + b"\n"
+        done = 0
+        try:
+            while done < len(data):  # os.write may write less than asked
+                written = os.write(self._fd, data[done:])
+                if written <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                done += written
+        except OSError:
+            self._cut_back(done, data)
+            raise
+        self._torn = False
+
+    def _cut_back(self, done: int, data: bytes) -> None:
+        """After a failed write of ``done`` bytes of ``data``: take them back off the file, or
+        leave the line to be ended by the next write."""
+        if not done or data[:done].endswith(b"\n"):
+            return
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, os.fstat(self._fd).st_size - done)
+        except OSError:
+            self._torn = self.damaged = True
+
+    def vanished(self) -> bool:
+        """Whether the file was deleted (or replaced) while the stream was open."""
+        if self._fd is None:
+            return False
+        try:
+            now = os.stat(self.path)
+        except OSError:
+            return True
+        held = os.fstat(self._fd)
+        return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
+
+    def restore(self) -> None:
+        """Write what the stream holds back to its path (after the file or its directory was
+        deleted), and go on appending there."""
+        if self._fd is None:
+            raise ValueError(f"result stream {self.path} is closed")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            offset = 0
+            while chunk := os.pread(self._fd, 1 << 20, offset):
+                offset += len(chunk)
+                while chunk:
+                    chunk = chunk[os.write(new, chunk) :]
+        except BaseException:
+            os.close(new)
+            raise
+        old, self._fd = self._fd, new
+        os.close(old)
+
+    def reopen(self) -> None:
+        """Append to the file now at ``path`` (after ``repair_stream`` replaced it)."""
+        new = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self.close()
+        self._fd = new
+        self._torn = self.damaged = False
 
     def close(self) -> None:
         """Close the file."""
@@ -110,13 +252,43 @@ class StreamWriter:
             self._fd = None
 
 
-def iter_result_json(stream: Path) -> Iterator[str]:
-    """The raw JSON of every result in a stream, in order (no parsing: this is the fast path)."""
+def iter_result_json(stream: Path, check: bool = False) -> Iterator[str]:
+    """The raw JSON of every result in a stream, in order (no parsing: this is the fast path).
+
+    With ``check``, each result is parsed, and a line that is not whole JSON (torn by a failed
+    write) is skipped: for a stream whose writer reported ``damaged``.
+    """
     # A torn last line may end inside a multi-byte character: it must not stop the reading.
     with stream.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if line.startswith(RESULT_PREFIX) and line.endswith("}\n"):
-                yield line[len(RESULT_PREFIX) : -2]
+                item = line[len(RESULT_PREFIX) : -2]
+                if check and not _is_json_object(item):
+                    continue
+                yield item
+
+
+def repair_stream(stream: Path) -> int:
+    """Rewrite a stream without the lines that are not whole JSON records (torn by a failed
+    write); return how many were dropped. The file is replaced atomically."""
+    kept: list[str] = []
+    dropped = 0
+    with stream.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.endswith("\n") and _is_json_object(line):
+                kept.append(line)
+            elif line.strip():
+                dropped += 1
+    if dropped:
+        atomic.write_text_atomic(stream, "".join(kept))
+    return dropped
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def write_report_json(

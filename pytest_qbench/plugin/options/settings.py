@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import tempfile
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
 import pytest
 
+from pytest_qbench.core.atomic import is_special_file
+from pytest_qbench.core.atomic import link_target
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
@@ -65,6 +68,8 @@ class Settings:
 
     qbench_dir: Path
     run_id: str | None
+    dir_source: str = "--qbench-dir"
+    """Where ``qbench_dir`` came from, for messages: ``--qbench-dir`` or ``ini qbench_dir``."""
     json_path: Path | None = None
     md_path: Path | None = None
     digest_path: Path | None = None
@@ -89,6 +94,7 @@ def read_settings(config: pytest.Config) -> Settings:
     if qbench_dir is None:
         qbench_dir = config.rootpath / ".qbench"
     ensure_writable_dir(qbench_dir, dir_source)
+    probe_directory(qbench_dir / "runs", dir_source, shown=qbench_dir)
     run_id = reader.parsed("run_id", parse_run_id, None)
     if run_id is not None and (qbench_dir / "runs" / run_id).exists():
         raise pytest.UsageError(
@@ -109,6 +115,7 @@ def read_settings(config: pytest.Config) -> Settings:
     return Settings(
         qbench_dir=qbench_dir,
         run_id=run_id,
+        dir_source=dir_source,
         json_path=outputs["json"],
         md_path=outputs["md"],
         digest_path=outputs["digest"],
@@ -251,21 +258,49 @@ def _templates(reader: OptionReader, template_dir: Path | None) -> tuple[tuple[s
 
 
 def ensure_writable_dir(path: Path, source: str) -> None:
-    """Refuse a directory that cannot be created or written."""
+    """Refuse a directory that cannot be created or written: it is created, and a temporary
+    file is made (and removed) in it."""
     if path.exists() and not path.is_dir():
         raise pytest.UsageError(
             f"{source} must be a directory, given: {path} (a file); choose another path"
         )
     _check_creatable(path, source)
+    probe_directory(path, source)
 
 
 def ensure_writable_file(path: Path, source: str) -> None:
-    """Refuse an output file that cannot be written: a directory, or a read-only location."""
+    """Refuse an output file that cannot be written: a directory, or a location where no file
+    can be created (its directory is created, and a temporary file made and removed in it).
+
+    A device or a FIFO (``/dev/null``, ``/dev/stdout``) is written in place, so only its being
+    writable is checked."""
     if path.is_dir():
         raise pytest.UsageError(
             f"{source} must be a file path, given: {path} (a directory); e.g. {path / 'report.json'}"
         )
+    if is_special_file(path):
+        if not os.access(path, os.W_OK):
+            raise pytest.UsageError(
+                f"{source} is not writable, given: {path} (no write permission); "
+                "choose a writable path"
+            )
+        return
     _check_creatable(path.parent, source, shown=path)
+    probe_directory(link_target(path).parent, source, shown=path)
+
+
+def probe_directory(directory: Path, source: str, shown: Path | None = None) -> None:
+    """Create ``directory`` and a temporary file in it, as the reports will be; refuse with a
+    ``UsageError`` naming the path and the system's reason when that fails."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(prefix=".qbench-probe.", suffix=".tmp", dir=directory):
+            pass
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"{source} is not writable, given: {shown or directory} (cannot create a file in "
+            f"{directory}: {exc.strerror or exc}); choose a writable path"
+        ) from None
 
 
 def _check_creatable(directory: Path, source: str, shown: Path | None = None) -> None:
