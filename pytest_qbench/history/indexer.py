@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
@@ -60,6 +61,7 @@ def index_run(
     results: Callable[[], Iterable[Record]],
     *,
     keep_runs: int = 0,
+    deselected: Sequence[str] = (),
 ) -> Indexed:
     """Index ``report``'s run with ``results()``'s results, in one transaction.
 
@@ -72,6 +74,7 @@ def index_run(
         results: Makes a new iterable over every result record; called again if the
             transaction has to be retried.
         keep_runs: Runs to keep; 0 keeps all.
+        deselected: The node ids the run deselected, when known.
     """
     row = run_row(report)
     run_id = row[0]
@@ -80,6 +83,7 @@ def index_run(
         done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(cursor, run_ref, results(), done)
+        _insert_deselected(cursor, run_ref, deselected)
         if keep_runs:
             done.removed = delete_old_runs(cursor, keep_runs, run_id)
         return done
@@ -144,7 +148,7 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
     found = cursor.fetchone()
     if found is None:
         return False
-    for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
+    for statement in sql.DELETE_RUN_ROWS:
         cursor.execute(statement, (found[0],))
     return True
 
@@ -175,6 +179,12 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
         cursor.executemany(sql.INSERT_METRIC, [row for rows in metrics.values() for row in rows])
         with_metrics.update(metrics)
         done.results += len(batch)
+
+
+def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> None:
+    rows = [(run_ref, nodeid) for nodeid in dict.fromkeys(nodeids)]
+    for start in range(0, len(rows), BATCH):
+        cursor.executemany(sql.INSERT_DESELECTED, rows[start : start + BATCH])
 
 
 def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
@@ -261,7 +271,7 @@ def delete_old_runs(cursor: Cursor, keep: int, spare: str = "") -> list[str]:
     cursor.execute(sql.RUNS_BEYOND, (spare, keep))
     old = cursor.fetchall()
     for ref, _run_id in old:
-        for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
+        for statement in sql.DELETE_RUN_ROWS:
             cursor.execute(statement, (ref,))
     if old:
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
@@ -284,7 +294,7 @@ def prune_runs(
         old.update(cursor.fetchall())
     if old and not dry_run:
         for ref in old:
-            for statement in (sql.DELETE_RESULTS_OF, sql.DELETE_METRICS_OF, sql.DELETE_RUN):
+            for statement in sql.DELETE_RUN_ROWS:
                 cursor.execute(statement, (ref,))
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
         cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
