@@ -429,7 +429,7 @@ def test_ranking_puts_title_matches_before_step_mentions(tools: QBenchTools) -> 
     assert set(keys[:3]) == {"AUTH-1", "AUTH-2", "API-1"}
     assert keys.index("CART-2") > keys.index("AUTH-4")
     assert set(keys) == {"AUTH-1", "AUTH-2", "API-1", "AUTH-4", "CART-2"}
-    assert all(0 < hit.score < 1 for hit in result.results)
+    assert result.results[0].score == 1.0 and all(0 < hit.score <= 1 for hit in result.results)
     scores = [hit.score for hit in result.results]
     assert scores == sorted(scores, reverse=True)
     assert result.results[0].matched_steps
@@ -723,3 +723,38 @@ def test_run_text_keeps_the_assertion_explanation_in_full() -> None:
     text = texts.run_text(result.model_copy(update={"failures": [many]}), 12_000)
     assert "line 19" in text and "line 20" not in text
     assert "... 10 more lines: get_test_failure has them" in text
+
+
+def test_search_scores_discriminate_and_name_the_matched_fields(config: ServerConfig) -> None:
+    """Among 83 matches the top ten's scores spread (raw BM25 divided by the query's best, so
+    the best is 1.0), and each hit says which fields hold the query's words (issue 11.14)."""
+    cases = [
+        {"key": "PAY-1", "title": "Refund a card payment", "description": "refund to the card"},
+        {"key": "PAY-2", "title": "Refund by voucher", "steps": ["Open orders", "Ask a refund"]},
+    ]
+    cases += [
+        {
+            "key": f"OPS-{n}",
+            "title": f"Order screen {n}",
+            "description": "A long description of the order screen " * (1 + n % 40)
+            + "that mentions refund once.",
+        }
+        for n in range(81)
+    ]
+    (config.root / "cases.json").write_text(json.dumps(cases))
+    tools = QBenchTools(config)
+    tools.ingest_file("cases.json")
+    found = tools.search_tests("refund", limit=10)
+    assert found.total == 83
+    scores = [hit.score for hit in found.results]
+    assert scores[0] == 1.0 and scores == sorted(scores, reverse=True)
+    assert scores[0] - scores[-1] > 0.1  # 0.932 to 0.928 before
+    assert len(set(scores[2:])) > 3  # the descriptions of different lengths rank apart
+    first = found.results[0]
+    assert first.key == "PAY-1" and first.matched_fields == ["title", "description"]
+    assert first.bm25 > found.results[-1].bm25 > 0
+    by_key = {hit.key: hit for hit in found.results}
+    assert by_key["PAY-2"].matched_fields == ["title", "steps"]
+    assert all(hit.matched_fields == ["description"] for hit in found.results[2:])
+    assert "matched in title, description" in texts.search_text(found, 12_000)
+    assert tools.search_tests("", limit=1).results[0].score == 0.0

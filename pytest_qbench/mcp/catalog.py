@@ -164,6 +164,8 @@ class Match:
 
     record: CaseRecord
     rank: float
+    fields: tuple[str, ...] = ()
+    """The full-text columns (``FTS_COLUMNS``) that hold a word of the query."""
 
 
 @dataclass
@@ -269,11 +271,47 @@ class Catalog:
         matched, params = self._matched(query, filters, columns, exclude)
         total = self.conn.execute(f"{matched} SELECT count(*) FROM matched", params).fetchone()[0]
         rows = self.conn.execute(
-            f"{matched} SELECT c.record, m.rank FROM matched m JOIN cases c ON c.id = m.id "
+            f"{matched} SELECT c.id, c.record, m.rank FROM matched m JOIN cases c ON c.id = m.id "
             "ORDER BY m.rank, coalesce(c.path, c.folder, ''), c.uid LIMIT ? OFFSET ?",
             [*params, limit, offset],
         ).fetchall()
-        return [Match(CaseRecord.from_json(text), rank) for text, rank in rows], int(total)
+        fields = self.matched_fields(query, columns, [row[0] for row in rows])
+        return [
+            Match(CaseRecord.from_json(text), rank, tuple(fields.get(case_id, ())))
+            for case_id, text, rank in rows
+        ], int(total)
+
+    def best_rank(
+        self,
+        query: str,
+        filters: Filters,
+        columns: Sequence[str] = FTS_COLUMNS,
+        exclude: str | None = None,
+    ) -> float:
+        """The BM25 rank of the best match of ``query`` and ``filters`` (0.0 without one)."""
+        matched, params = self._matched(query, filters, columns, exclude)
+        row = self.conn.execute(
+            f"{matched} SELECT rank FROM matched ORDER BY rank LIMIT 1", params
+        ).fetchone()
+        return float(row[0]) if row else 0.0
+
+    def matched_fields(
+        self, query: str, columns: Sequence[str], case_ids: Sequence[int]
+    ) -> dict[int, list[str]]:
+        """For each of ``case_ids``, the columns that hold a word of ``query`` (FTS5 decides,
+        stemming included), in ``columns`` order."""
+        found: dict[int, list[str]] = {}
+        if not case_ids or fts_query(query) is None:
+            return found
+        marks = ", ".join("?" * len(case_ids))
+        for column in columns:
+            rows = self.conn.execute(
+                f"SELECT rowid FROM cases_fts WHERE cases_fts MATCH ? AND rowid IN ({marks})",
+                [fts_query(query, [column]), *case_ids],
+            ).fetchall()
+            for (case_id,) in rows:
+                found.setdefault(case_id, []).append(column)
+        return found
 
     def facets(self, query: str, filters: Filters) -> dict[str, dict[str, int]]:
         """The 10 commonest tags, platforms, markers and priorities among all matches."""

@@ -282,7 +282,12 @@ class SearchHit(CaseFields):
     """A test case that matched, with its score."""
 
     score: float
-    """Relevance, 0 to 1 (higher is better); 0 when no query was given."""
+    """Relevance to the query relative to its best match: 1 for the best, 0.5 for half its BM25
+    score; 0 when no query was given."""
+    bm25: float = 0.0
+    """Raw BM25 score (higher is better), comparable within one query only."""
+    matched_fields: list[str] = Field(default_factory=list)
+    """Fields holding a word of the query: key, title, name, description, tags, steps, location."""
     summary: str = ""
     """The start of the description or docstring."""
     matched_steps: list[int] = Field(default_factory=list)

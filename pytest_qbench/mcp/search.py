@@ -1,7 +1,10 @@
 """``search_tests``, ``get_test_by_key`` and ``find_similar_tests`` over the catalog.
 
-Scores are BM25's, mapped to 0..1 (``x / (1 + x)`` of the negated rank): higher is better, and
-a page's order is the ranking's. A cursor is opaque to the caller: it holds the next offset and
+Each hit has its raw BM25 score (``bm25``: the negated FTS5 rank, higher is better) and
+``score``, that divided by the best match's of the same query, so the best match is 1.0 and the
+others keep BM25's spread (rather than a squashing such as ``x / (1 + x)``, which put the top
+ten of 83 matches between 0.928 and 0.932). ``matched_fields`` says which fields hold a word of
+the query. A page's order is the ranking's. A cursor is opaque to the caller: it holds the next offset and
 a hash of the query and filters, so it cannot be replayed on another search.
 """
 
@@ -62,6 +65,7 @@ def search(
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
     size = catalog.size()
     matches, total = catalog.search(query, filters, limit, offset)
+    best = catalog.best_rank(query, filters)
     words = query_words(query)
     base = SearchResult(
         total=total,
@@ -69,7 +73,8 @@ def search(
         catalog_size=size,
         note=None if size else EMPTY_NOTE,
     )
-    fitted = fit_items([hit(m, words) for m in matches], budget - json_size(base) - 200, _brief)
+    hits = [hit(m, words, best) for m in matches]
+    fitted = fit_items(hits, budget - json_size(base) - 200, _brief)
     end = offset + len(fitted.items)
     return base.model_copy(
         update={
@@ -87,12 +92,14 @@ def _check(limit: int, filters: Filters) -> None:
             raise ToolFailure(f"{name} takes at most {MAX_FILTER_VALUES} values")
 
 
-def hit(match: Match, words: Sequence[str]) -> SearchHit:
-    """A match as the tools return it."""
+def hit(match: Match, words: Sequence[str], best: float) -> SearchHit:
+    """A match as the tools return it; ``best`` is the rank of the query's best match."""
     record = match.record
     return SearchHit(
         **case_fields(record),
-        score=score(match.rank),
+        score=score(match.rank, best),
+        bm25=float(f"{max(0.0, -match.rank):.4g}"),
+        matched_fields=list(match.fields),
         summary=bound_text(record.description or "", SUMMARY_CHARS, keep="head"),
         matched_steps=matched_steps(record, words),
     )
@@ -105,10 +112,12 @@ def case_fields(record: CaseRecord) -> dict[str, Any]:
     return fields
 
 
-def score(rank: float) -> float:
-    """BM25's rank (negative, lower is better) as 0..1, higher is better; 0 without a query."""
-    x = max(0.0, -rank)
-    return round(x / (1.0 + x), 3)
+def score(rank: float, best: float) -> float:
+    """BM25's rank (negative, lower is better) relative to the query's best, 0..1, higher is
+    better: 1.0 for the best match; 0 without a query."""
+    if best >= 0:
+        return 0.0
+    return round(min(1.0, rank / best), 3)
 
 
 def matched_steps(record: CaseRecord, words: Sequence[str]) -> list[int]:
@@ -122,7 +131,9 @@ def matched_steps(record: CaseRecord, words: Sequence[str]) -> list[int]:
 
 
 def _brief(found: SearchHit) -> SearchHit:
-    return found.model_copy(update={"summary": "", "matched_steps": [], "markers": []})
+    return found.model_copy(
+        update={"summary": "", "matched_steps": [], "matched_fields": [], "markers": []}
+    )
 
 
 def _facets(raw: dict[str, dict[str, int]]) -> Facets:
@@ -239,9 +250,11 @@ def similar(
         query = reference_text(reference, scope)
     exclude = reference.uid if reference else None
     matches, _total = catalog.search(query, Filters(), limit, 0, SCOPES[scope], exclude)
+    best = min((m.rank for m in matches), default=0.0)  # the first page holds the best
     words = query_words(query)
     base = SimilarTests(reference=ref(reference) if reference else None)
-    fitted = fit_items([hit(m, words) for m in matches], budget - json_size(base) - 64, _brief)
+    hits = [hit(m, words, best) for m in matches]
+    fitted = fit_items(hits, budget - json_size(base) - 64, _brief)
     return base.model_copy(update={"results": fitted.items})
 
 

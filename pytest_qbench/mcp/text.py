@@ -224,6 +224,8 @@ def _hit_line(number: int, found: SearchHit) -> str:
         bits.append(f"priority {found.priority}")
     if found.tags:
         bits.append(f"tags {', '.join(found.tags)}")
+    if found.matched_fields:
+        bits.append(f"matched in {', '.join(found.matched_fields)}")
     if found.matched_steps:
         bits.append(f"steps {','.join(map(str, found.matched_steps))}")
     line = "; ".join(bits)
