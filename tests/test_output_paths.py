@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import threading
@@ -417,3 +418,24 @@ def test_run_id_taken_after_start_check_is_refused(pytester: pytest.Pytester) ->
     run_dir = pytester.path / ".qbench" / "runs" / "dup"
     assert [p.name for p in run_dir.iterdir()] == ["results.jsonl"]
     assert (run_dir / "results.jsonl").read_text() == "the other run's\n"
+
+
+def test_copied_run_dir_never_replaces_its_original_in_the_index(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 12.5) A copied run directory (the same run id twice) is skipped by `qbench index`,
+    with a message naming both, whether indexed with the store or alone."""
+    from pytest_qbench.cli import main
+
+    pytester.makepyfile("def test_ok(): pass")
+    run = run_qbench("--qbench-run-id=ci-1", run_dir="ci-1")
+    copy = run.run_dir.with_name("0-copy")  # listed before its original
+    shutil.copytree(run.run_dir, copy)
+    qbench_dir = str(pytester.path / ".qbench")
+    capsys.readouterr()
+    assert main(["index", "--dir", qbench_dir]) == 1
+    err = capsys.readouterr().err
+    assert f"qbench: skipped {copy}: it holds run ci-1, as {run.run_dir} does" in err
+    assert main(["index", "--dir", qbench_dir, str(copy)]) == 1
+    assert "a copied run directory?" in capsys.readouterr().err
+    assert indexed_runs(pytester.path) == ["ci-1"]

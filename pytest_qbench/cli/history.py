@@ -224,6 +224,7 @@ def _index_sources(
     from pytest_qbench.history.indexer import index_run
 
     indexed, skipped = [], 0
+    holders: dict[str, Path] = {}
     for source in sources:
         try:
             loaded = load_run(source)
@@ -237,6 +238,16 @@ def _index_sources(
             print(f"qbench: {loaded.note}", file=sys.stderr)
         if loaded.report["run"].get("collect_only"):  # a collection, not a run of the tests
             print(f"qbench: skipped {source}: a --collect-only run ran no tests", file=sys.stderr)
+            continue
+        twin = _twin_of(source, str(loaded.report["run"]["run_id"]), holders)
+        if twin is not None:
+            print(
+                f"qbench: skipped {source}: it holds run {loaded.report['run']['run_id']}, as "
+                f"{twin} does (a copied run directory?); give the copy a run id of its own, or "
+                "remove it",
+                file=sys.stderr,
+            )
+            skipped += 1
             continue
         done = index_run(index, loaded.report, partial(_results_of, loaded.report))
         indexed.append(
@@ -282,6 +293,19 @@ def index_rebuilt(run_dir: Path, report: Any) -> None:
         return
     again = " again" if done.replaced else ""
     print(f"qbench: indexed {done.run_id}{again} in {index.location}: 'qbench runs' lists it")
+
+
+def _twin_of(source: Path, run_id: str, holders: dict[str, Path]) -> Path | None:
+    """Another source holding the same run as ``source``, so that one never silently replaces
+    the other in the index: one indexed earlier in this pass, or, for a run directory named
+    otherwise than its run (a copy), the directory beside it that is named after the run."""
+    if run_id in holders:
+        return holders[run_id]
+    namesake = source.parent / run_id
+    if source.is_dir() and source.name != run_id and namesake.is_dir():
+        return namesake
+    holders[run_id] = source
+    return None
 
 
 def _results_of(report: dict[str, Any]) -> list[dict[str, Any]]:
