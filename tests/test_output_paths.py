@@ -439,3 +439,12 @@ def test_copied_run_dir_never_replaces_its_original_in_the_index(
     assert main(["index", "--dir", qbench_dir, str(copy)]) == 1
     assert "a copied run directory?" in capsys.readouterr().err
     assert indexed_runs(pytester.path) == ["ci-1"]
+
+
+def test_start_up_probe_leaves_nothing_behind(pytester: pytest.Pytester) -> None:
+    """(issue 11.1) Probing the output directories at start makes no directory that stays:
+    `pytest --help` leaves neither .qbench nor an output's directory."""
+    result = pytester.runpytest("-p", "qbench", "--help", "--qbench-json=out/sub/x.json")
+    assert result.ret == pytest.ExitCode.OK
+    assert not (pytester.path / ".qbench").exists()
+    assert not (pytester.path / "out").exists()

@@ -9,6 +9,7 @@ import argparse
 import os
 import re
 import tempfile
+from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -290,8 +291,10 @@ def ensure_writable_file(path: Path, source: str) -> None:
 
 
 def probe_directory(directory: Path, source: str, shown: Path | None = None) -> None:
-    """Create ``directory`` and a temporary file in it, as the reports will be; refuse with a
-    ``UsageError`` naming the path and the system's reason when that fails."""
+    """Create ``directory`` and a temporary file in it, as the reports will be, then remove what
+    was made (so that ``pytest --help`` leaves nothing behind); refuse with a ``UsageError``
+    naming the path and the system's reason when that fails."""
+    made = [d for d in (directory, *directory.parents) if not d.exists()]
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(prefix=".qbench-probe.", suffix=".tmp", dir=directory):
@@ -301,6 +304,10 @@ def probe_directory(directory: Path, source: str, shown: Path | None = None) -> 
             f"{source} is not writable, given: {shown or directory} (cannot create a file in "
             f"{directory}: {exc.strerror or exc}); choose a writable path"
         ) from None
+    finally:
+        for path in made:  # innermost first
+            with suppress(OSError):
+                path.rmdir()
 
 
 def _check_creatable(directory: Path, source: str, shown: Path | None = None) -> None:
