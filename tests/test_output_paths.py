@@ -16,6 +16,7 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import cast
 
 import pytest
 
@@ -30,6 +31,7 @@ from conftest import RunQBench
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
 
@@ -448,3 +450,34 @@ def test_start_up_probe_leaves_nothing_behind(pytester: pytest.Pytester) -> None
     assert result.ret == pytest.ExitCode.OK
     assert not (pytester.path / ".qbench").exists()
     assert not (pytester.path / "out").exists()
+
+
+def test_report_json_parses_what_it_splices_from_a_damaged_stream(tmp_path: Path) -> None:
+    """(issue 12.2) A torn line that looks whole (it ends in "}") is never spliced into
+    report.json when the stream is known damaged: the file stays valid JSON."""
+    stream = tmp_path / "results.jsonl"
+    writer = store.StreamWriter(stream)
+    writer.write_result(stream_result("a"))
+    writer.close()
+    with stream.open("a") as handle:
+        handle.write(store.RESULT_PREFIX + '{"nodeid":"t.py::b","x":{}}\n')  # cut after a "}"
+    out = tmp_path / "report.json"
+    record = cast("TestReportRecord", {"meta": {}, "results": []})
+    store.write_report_json(out, record, stream, check=True)
+    assert [r["test_name"] for r in json.loads(out.read_text())["results"]] == ["a"]
+
+
+def test_torn_record_the_disk_would_not_cut_back_is_repaired(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(issue 12.2) When even cutting the torn record back fails, the next record starts on a
+    line of its own, and the stream is rewritten whole at the end."""
+    pytester.makepyfile(FIVE_TESTS)
+    FlakyDisk(fail_at=3, truncate_fails=True).install(monkeypatch)
+    run = run_qbench()
+    monkeypatch.undo()
+    assert [r.test_name for r in run.report.results] == [f"test_{i}" for i in range(1, 6)]
+    records = run.stream_records()  # every line whole JSON after the repair
+    assert [r["result"]["test_name"] for r in records if r["kind"] == "result"] == [
+        f"test_{i}" for i in range(1, 6)
+    ]

@@ -158,6 +158,8 @@ class QBenchSession(QBenchWorker):
         self.stream: store.StreamWriter | None = None
         self.stream_failures = 0
         """Writes to the stream that failed (a full disk)."""
+        self.stream_damaged = False
+        """The stream holds a torn line that could not be taken out."""
         self.indexed = False
         self.run_lock = store.RunLock(self.run_dir)
         self.terminal_stats: dict[str, list[Any]] | None = None
@@ -566,6 +568,7 @@ class QBenchSession(QBenchWorker):
         try:
             store.repair_stream(self.stream_path)
         except OSError as exc:
+            self.stream_damaged = True  # the reports parse what they splice
             self.notes.append(f"could not write {self._shown(self.stream_path)}: {exc}")
         else:
             self.stream.reopen()
@@ -665,6 +668,7 @@ class QBenchSession(QBenchWorker):
             template_dir=self.settings.template_dir,
             max_items=self.settings.md_max_items,
             patches={nodeid: {"history": h} for nodeid, h in (history or {}).items()},
+            check=self.stream_damaged,
         )
         run_json, run_md = self.run_dir / store.REPORT_JSON, self.run_dir / store.REPORT_MD
         jobs: list[tuple[str, Path, Callable[[Path], Path]]] = [

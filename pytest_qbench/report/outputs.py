@@ -37,13 +37,15 @@ class StreamResults:
         stream: Path,
         after: list[TestResultRecord] | None = None,
         patches: Mapping[str, Record] | None = None,
+        check: bool = False,
     ) -> None:
         self.stream = stream
         self.after = after or []
         self.patches = patches
+        self.check = check
 
     def __iter__(self) -> Iterator[TestResultRecord]:
-        for raw in store.iter_result_json(self.stream):
+        for raw in store.iter_result_json(self.stream, self.check):
             if self.patches:
                 raw = store.patch_result_json(raw, self.patches)
             result: TestResultRecord = json.loads(raw)
@@ -51,7 +53,7 @@ class StreamResults:
         yield from self.after
 
     def __len__(self) -> int:
-        return sum(1 for _ in store.iter_result_json(self.stream)) + len(self.after)
+        return sum(1 for _ in store.iter_result_json(self.stream, self.check)) + len(self.after)
 
 
 @dataclass
@@ -65,6 +67,8 @@ class OutputWriter:
     max_items: int
     patches: Mapping[str, Record] | None = None
     """Fields to set on the stream's failed and errored results, by node id (their history)."""
+    check: bool = False
+    """The stream may hold a torn line (a failed write not taken back): parse what is spliced."""
 
     def __post_init__(self) -> None:
         self.env = make_environment(self.template_dir)
@@ -73,11 +77,11 @@ class OutputWriter:
         results = self.report["results"]
         if self.stream is None:
             return results
-        return StreamResults(self.stream, results, self.patches)
+        return StreamResults(self.stream, results, self.patches, self.check)
 
     def json(self, path: Path) -> Path:
         """``report.json``: the model, with the stream's results spliced in."""
-        store.write_report_json(path, self.report, self.stream, self.patches)
+        store.write_report_json(path, self.report, self.stream, self.patches, self.check)
         return path
 
     def markdown(self, path: Path) -> Path:

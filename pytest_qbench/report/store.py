@@ -296,8 +296,10 @@ def write_report_json(
     report: TestReportRecord,
     stream: Path | None,
     patches: Mapping[str, Record] | None = None,
+    check: bool = False,
 ) -> None:
-    """Write a ``TestReport`` record as JSON; a ``stream``'s results are spliced in unparsed.
+    """Write a ``TestReport`` record as JSON; a ``stream``'s results are spliced in unparsed
+    (parsed, and torn lines skipped, with ``check``: a stream whose writer was ``damaged``).
 
     Compact JSON of a list is its items' JSON joined by commas, so the file is exactly the
     report's JSON with the stream's results as ``results``, without holding them in memory.
@@ -311,7 +313,7 @@ def write_report_json(
         handle.write(head[:cut])
         first = True
         if stream is not None:
-            for item in iter_result_json(stream):
+            for item in iter_result_json(stream, check):
                 if patches:
                     item = patch_result_json(item, patches)
                 handle.write(item if first else "," + item)
