@@ -420,3 +420,51 @@ def test_huge_count_option_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert "--runs: must be from 1 to 1000000000, given: 99999999999999999999" in err
     assert "Traceback" not in err
+
+
+def test_coverage_of_a_stored_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.17) qbench coverage RUN writes coverage.py's own report of the run's
+    coverage.db: the xml equals coverage.py's on the same data file, term-missing its table."""
+    import io
+    import re
+
+    import coverage
+
+    pytester.makepyfile(
+        mod="def f(x):\n    if x:\n        return 1\n    return 2\n",
+        test_mod="import mod\n\ndef test_f():\n    assert mod.f(1) == 1\n",
+    )
+    pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-cov=.", "--qbench-run-id=cov"
+    ).assert_outcomes(passed=1)
+    monkeypatch.chdir(pytester.path)
+    capsys.readouterr()
+    assert main(["coverage", "cov", "--format", "xml", "-o", "coverage.xml"]) == OK
+    assert "qbench: wrote coverage xml report of cov:" in capsys.readouterr().out
+    data_file = pytester.path / ".qbench" / "runs" / "cov" / "coverage.db"
+    cov = coverage.Coverage(data_file=str(data_file))
+    cov.load()
+    cov.xml_report(outfile="expected.xml")
+    stamp = re.compile(r'timestamp="\d+"')
+    written = (pytester.path / "coverage.xml").read_text(encoding="utf-8")
+    assert stamp.sub("", written) == stamp.sub("", Path("expected.xml").read_text())
+    table = io.StringIO()
+    cov.report(file=table, show_missing=True)
+    assert main(["coverage", "last"]) == OK
+    assert capsys.readouterr().out == table.getvalue()
+
+
+def test_coverage_without_data(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 11.17) A run without coverage data, or no such run, is a one-line error."""
+    pytester.makepyfile(test_a="def test_a():\n    pass\n")
+    pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=plain")
+    monkeypatch.chdir(pytester.path)
+    capsys.readouterr()
+    assert main(["coverage", "plain", "--format", "xml"]) == ERR
+    assert "has no coverage data (coverage.db)" in capsys.readouterr().err
+    assert main(["coverage", "nope"]) == ERR
+    assert "qbench: error: no run 'nope'" in capsys.readouterr().err

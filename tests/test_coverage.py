@@ -482,3 +482,91 @@ def test_source_package_never_imported_is_warned(
     )
     run.result.stdout.fnmatch_lines([f"*{expected}*"])
     assert "Module pkg was never imported" not in run.result.stdout.str()
+
+
+def coverage_py_outputs(data_file: Path, project: Path, out: Path) -> dict[str, str]:
+    """coverage.py's own xml, lcov and json reports of ``data_file`` (as measured: source pkg)."""
+    cov = coverage.Coverage(
+        data_file=str(data_file),
+        source=[str(project / "pkg")],
+        config_file=str(project / "pyproject.toml"),
+    )
+    cov.load()
+    out.mkdir()
+    cov.xml_report(outfile=str(out / "c.xml"))
+    cov.lcov_report(outfile=str(out / "c.lcov"))
+    cov.json_report(outfile=str(out / "c.json"))
+    terminal = io.StringIO()
+    cov.report(file=terminal, show_missing=True)
+    return {
+        "xml": (out / "c.xml").read_text(encoding="utf-8"),
+        "lcov": (out / "c.lcov").read_text(encoding="utf-8"),
+        "json": (out / "c.json").read_text(encoding="utf-8"),
+        "term-missing": terminal.getvalue(),
+    }
+
+
+def without_timestamps(text: str) -> str:
+    text = re.sub(r'timestamp="\d+"', "", text)
+    return re.sub(r'"timestamp": "[^"]+"', "", text)
+
+
+def test_cov_report_types_are_coverage_pys(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """(issue 11.17) --qbench-cov-report writes coverage.py's own term-missing, xml, lcov, json
+    and html reports of the run's data, equal to coverage.py's on the same data file."""
+    make_project(pytester)
+    run = run_qbench(
+        "--qbench-cov=pkg",
+        "--qbench-cov-report=term-missing",
+        "--qbench-cov-report=xml:out/cov.xml",
+        "--qbench-cov-report=lcov",
+        "--qbench-cov-report=json:cov.json",
+        "--qbench-cov-report=html:hc",
+        subprocess=True,
+    )
+    expected = coverage_py_outputs(run.run_dir / "coverage.db", pytester.path, pytester.path / "x")
+    path = pytester.path
+    assert without_timestamps((path / "out" / "cov.xml").read_text()) == without_timestamps(
+        expected["xml"]
+    )
+    assert (path / "coverage.lcov").read_text() == expected["lcov"]
+    assert without_timestamps((path / "cov.json").read_text()) == without_timestamps(
+        expected["json"]
+    )
+    assert (path / "hc" / "index.html").is_file()
+    assert expected["term-missing"] in run.result.stdout.str()
+    run.result.stdout.fnmatch_lines(
+        [
+            "qbench: coverage 43.75%*",
+            "qbench: coverage xml report: out/cov.xml",
+            "qbench: coverage lcov report: coverage.lcov",
+            "qbench: coverage json report: cov.json",
+            "qbench: coverage html report: hc",
+        ]
+    )
+    assert not list(path.glob("**/.*.tmp"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--qbench-cov=pkg", "--qbench-cov-report=pdf"],
+            "*--qbench-cov-report: must be TYPE[[]:DEST] with TYPE one of term, term-missing, "
+            "xml, lcov, html, json, given: 'pdf'; e.g. xml:coverage.xml",
+        ),
+        (
+            ["--qbench-cov=pkg", "--qbench-cov-report=term:out.txt"],
+            "*term prints to the terminal and takes no DEST*",
+        ),
+        (["--qbench-cov-report=xml"], "*--qbench-cov-report needs coverage data*"),
+    ],
+)
+def test_cov_report_bad_values(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    """(issue 11.17) A bad --qbench-cov-report stops pytest before any test runs."""
+    make_project(pytester)
+    result = pytester.runpytest("-p", "qbench", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_merge_parser(sub)
     add_ingest_junit_parser(sub)
+    from pytest_qbench.cli.coverage import add_coverage_parser
+
+    add_coverage_parser(sub)
     from pytest_qbench.cli.history import add_history_parsers
 
     add_history_parsers(sub)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Generator
 from collections.abc import Sequence
@@ -205,6 +206,8 @@ class CoverageCollector:
         self.lost_workers: list[str] = []
         self.record: CoverageReportRecord | None = None
         self.lines: list[tuple[str, dict[str, bool]]] = []
+        self.report_lines: list[str] = []
+        """coverage.py's terminal reports (``--qbench-cov-report=term``), printed as they are."""
         self.outer = settings.measure and self.measurement is None and _already_measured()
         if settings.measure and self.measurement is None and not self.outer:
             # not started early (another plugin loaded qbench late): measure from here on
@@ -267,6 +270,30 @@ class CoverageCollector:
         if self.record is not None:
             self.session.coverage = self.record
             self._describe(self.record)
+            measured = self.measurement.cov if self.measurement is not None else None
+            self._write_reports(self._pytest_cov() if self.settings.from_pytest_cov else measured)
+
+    def _write_reports(self, cov: coverage.Coverage | None) -> None:
+        """coverage.py's own reports (``--qbench-cov-report``): the terminal ones are printed in
+        the summary, the files named there; a report coverage.py cannot write is a warning."""
+        from pytest_qbench.report.coverage.reports import CoverageReportError
+        from pytest_qbench.report.coverage.reports import write_coverage_report
+
+        if cov is None or self.config.option.collectonly:
+            return
+        for spec, base in self.settings.reports:
+            terminal = io.StringIO()
+            try:
+                with coverage_data.coverage_warnings([]):
+                    path = write_coverage_report(cov, spec, base, terminal)
+            except (CoverageReportError, OSError) as exc:
+                self._warn(f"coverage: {exc}")
+                continue
+            if path is None:
+                self.report_lines.append(terminal.getvalue())
+            else:
+                shown = coverage_data.project_path(str(path), self.config.rootpath)
+                self.lines.append((f"coverage {spec.kind} report: {shown}", {}))
 
     def _own_record(self, measurement: Measurement) -> CoverageReportRecord:
         from coverage import CoverageData
@@ -306,6 +333,13 @@ class CoverageCollector:
                 "package your tests import"
             )
         return record
+
+    def _pytest_cov(self) -> coverage.Coverage | None:
+        plugin = self.config.pluginmanager.get_plugin("_cov")
+        cov: coverage.Coverage | None = getattr(
+            getattr(plugin, "cov_controller", None), "cov", None
+        )
+        return cov
 
     def _pytest_cov_record(self) -> CoverageReportRecord | None:
         plugin = self.config.pluginmanager.get_plugin("_cov")
@@ -369,6 +403,9 @@ class CoverageCollector:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for note in self.settings.notes:
             terminalreporter.write_line(f"qbench: {note}", yellow=True)
+        for text in self.report_lines:
+            terminalreporter.write_sep("-", "coverage (qbench, coverage.py's report)")
+            terminalreporter.write(text)
         for line, markup in self.lines:
             terminalreporter.write_line(f"qbench: {line}", **markup)
 

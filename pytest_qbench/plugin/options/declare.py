@@ -23,6 +23,7 @@ from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import parse_cap
 from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_count
+from pytest_qbench.plugin.options.values import parse_cov_report
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_template_spec
@@ -189,6 +190,20 @@ def _coverage_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         ini_type=number_ini_type(float),
     )
     group.addoption(
+        "--qbench-cov-report",
+        dest="qbench_cov_report",
+        action="append",
+        metavar="TYPE[:DEST]",
+        type=parse_cov_report,
+        default=None,
+        help="Also write coverage.py's own report of the run's coverage: term, term-missing, "
+        "xml (Cobertura), lcov, html, json; DEST for the files (default: coverage.py's). "
+        "Repeatable, like pytest-cov's --cov-report",
+    )
+    parser.addini(
+        "qbench_cov_report", "TYPE[:DEST] lines, like --qbench-cov-report", type="linelist"
+    )
+    group.addoption(
         "--qbench-cov-contexts",
         dest="qbench_cov_contexts",
         action="store_true",
@@ -255,7 +270,10 @@ def is_enabled(config: pytest.Config) -> bool:
     reader = OptionReader(config)
     if any(
         reader.cli(name)
-        for name in (*OUTPUT_OPTIONS, "dir", "run_id", "db", "cov", "cov_contexts", "annotations")
+        for name in (
+            *OUTPUT_OPTIONS,
+            *("dir", "run_id", "db", "cov", "cov_contexts", "cov_report", "annotations"),
+        )
     ):
         return True
     if reader.cli("cov_fail_under") is not None:  # 0 is a value; read_settings then checks it

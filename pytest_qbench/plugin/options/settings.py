@@ -35,6 +35,8 @@ from pytest_qbench.plugin.options.values import parse_count
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_template_spec
+from pytest_qbench.plugin.options.values import read_cov_reports
+from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
 PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -54,6 +56,8 @@ class CoverageSettings:
     """The required total percentage."""
     contexts: bool = False
     """Record which tests executed which file."""
+    reports: tuple[tuple[CoverageReportSpec, Path], ...] = ()
+    """coverage.py's reports to write (``--qbench-cov-report``), each with its DEST's base."""
     notes: tuple[str, ...] = ()
     """Things to tell the user about these settings."""
 
@@ -165,11 +169,13 @@ def read_coverage_settings(config: pytest.Config) -> CoverageSettings:
     reader = OptionReader(config)
     fail_under = reader.parsed("cov_fail_under", parse_percent, None)
     contexts = bool(reader.cli("cov_contexts") or reader.ini("cov_contexts"))
+    reports = read_cov_reports(reader)
     asked, by_pytest_cov = coverage_asked(config), pytest_cov_asked(config)
     if not (asked or by_pytest_cov):
         for flag, value in (
             ("--qbench-cov-fail-under", fail_under),
             ("--qbench-cov-contexts", contexts),
+            ("--qbench-cov-report", reports),
         ):
             if value:
                 raise pytest.UsageError(
@@ -193,6 +199,7 @@ def read_coverage_settings(config: pytest.Config) -> CoverageSettings:
         from_pytest_cov=by_pytest_cov,
         fail_under=fail_under,
         contexts=contexts,
+        reports=reports,
         notes=notes,
     )
 

@@ -18,6 +18,8 @@ import pytest
 from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from pytest_qbench.core.text import DEFAULT_MAX_TRACE as DEFAULT_MAX_TRACE
 from pytest_qbench.core.types import OUTCOMES
+from pytest_qbench.report.coverage.reports import CoverageReportSpec
+from pytest_qbench.report.coverage.reports import parse_report_spec
 
 
 CAPTURE_DEFAULT = "failed,error"
@@ -98,6 +100,29 @@ def parse_percent(value: str) -> float:
             f"must be a percentage from 0 to 100, given: {value}; e.g. 90"
         )
     return number
+
+
+def parse_cov_report(value: str) -> CoverageReportSpec:
+    """``TYPE[:DEST]``: a coverage.py report (``type=`` for argparse)."""
+    try:
+        return parse_report_spec(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def read_cov_reports(reader: OptionReader) -> tuple[tuple[CoverageReportSpec, Path], ...]:
+    """``--qbench-cov-report`` values (else the ini lines), each with the directory its DEST is
+    relative to (the invocation directory, or the ini file's)."""
+    given = reader.cli("cov_report")
+    if given:
+        return tuple((spec, reader.cli_dir) for spec in given)
+    reports = []
+    for line in reader.ini("cov_report") or []:
+        try:
+            reports.append((parse_report_spec(line), reader.ini_dir))
+        except ValueError as exc:
+            raise pytest.UsageError(f"ini qbench_cov_report {exc}") from None
+    return tuple(reports)
 
 
 def parse_run_id(value: str) -> str:

@@ -1,0 +1,106 @@
+"""``qbench coverage RUN``: coverage.py's own report of a stored run's coverage.
+
+The run directory keeps the data qbench measured (``coverage.db``); coverage.py loads it and
+writes its report (`pytest_qbench.report.coverage.reports`), exactly as ``coverage xml`` would on
+the same data file. The measured source files must still be where they were.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_qbench.cli.status import OK
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.report.coverage.reports import REPORT_TYPES
+from pytest_qbench.report.coverage.reports import CoverageReportSpec
+
+
+DATA_FILE = "coverage.db"  # plugin/coverage_run.DATA_FILE
+
+
+def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench coverage``'s arguments."""
+    parser = sub.add_parser(
+        "coverage",
+        help="Write coverage.py's report (xml, lcov, html, json, term) of a stored run",
+        description="Load the coverage data a run kept (RUN_DIR/coverage.db, written when qbench "
+        "measured with --qbench-cov) and write coverage.py's own report of it: xml (Cobertura, "
+        "for Codecov and GitLab), lcov, html, json, or term / term-missing on stdout. RUN is a "
+        "run directory, a run id in --dir, or 'last'. The project's coverage configuration "
+        "(.coveragerc, pyproject.toml) in the current directory applies.",
+    )
+    parser.add_argument("run", metavar="RUN_DIR|RUN")
+    parser.add_argument(
+        "--format",
+        "-f",
+        choices=REPORT_TYPES,
+        default="term-missing",
+        help="Which report. Default: %(default)s",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        help="The file (html: the directory) to write. Default: coverage.py's configured "
+        "output, else coverage.xml, coverage.lcov, htmlcov, coverage.json",
+    )
+    parser.add_argument(
+        "--dir", type=Path, default=Path(".qbench"), help="Run store. Default: .qbench"
+    )
+    parser.set_defaults(func=cmd_coverage)
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    """``qbench coverage``."""
+    import coverage
+
+    from pytest_qbench.report.coverage.reports import write_coverage_report
+
+    data_file = find_data_file(args.run, args.dir)
+    if args.output is not None and args.format in ("term", "term-missing"):
+        raise QBenchError(
+            f"--output does not apply to --format {args.format} (printed on stdout); "
+            "use --format xml, lcov, html or json to write a file",
+            slug="coverage-report",
+        )
+    cov = coverage.Coverage(data_file=str(data_file))
+    cov.load()
+    spec = CoverageReportSpec(args.format, args.output)
+    path = write_coverage_report(cov, spec, Path.cwd(), sys.stdout)
+    if path is not None:
+        print(f"qbench: wrote coverage {args.format} report of {data_file.parent.name}: {path}")
+    return OK
+
+
+def find_data_file(run: str, qbench_dir: Path) -> Path:
+    """The run's ``coverage.db``: RUN as a run directory, else a run id (or ``last``) in
+    ``qbench_dir``; `QBenchError` names what is missing."""
+    given = Path(run)
+    runs = qbench_dir / "runs"
+    if given.is_dir():
+        run_dir = given
+    elif run == "last":
+        found = sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+        if not found:
+            raise QBenchError(f"no runs in {runs}; give a run directory", slug="coverage-data")
+        run_dir = found[-1]
+    else:
+        run_dir = runs / run
+        if not run_dir.is_dir():
+            raise QBenchError(
+                f"no run {run!r}: neither a directory nor a run in {runs}; give a run directory "
+                "or a run id from 'qbench runs'",
+                slug="coverage-data",
+            )
+    data_file = run_dir / DATA_FILE
+    if not data_file.is_file():
+        raise QBenchError(
+            f"run {run_dir} has no coverage data ({DATA_FILE}); qbench keeps it when it "
+            "measures (--qbench-cov), not when pytest-cov does",
+            slug="coverage-data",
+        )
+    return data_file
+
+
+__all__ = ["add_coverage_parser", "cmd_coverage", "find_data_file"]
