@@ -481,3 +481,34 @@ def test_torn_record_the_disk_would_not_cut_back_is_repaired(
     assert [r["result"]["test_name"] for r in records if r["kind"] == "result"] == [
         f"test_{i}" for i in range(1, 6)
     ]
+
+
+def test_atomic_write_to_dev_stdout_link_keeps_the_redirected_file(tmp_path: Path) -> None:
+    """(issue 12.1) A link to /proc/self/fd/N (what /dev/stdout is) writes the open file in
+    place: the file the descriptor holds gets the text, no other file replaces it."""
+    redirected = tmp_path / "out.md"
+    with redirected.open("w") as held:
+        link = tmp_path / "stdout"
+        link.symlink_to(f"/proc/self/fd/{held.fileno()}")
+        inode = os.stat(redirected).st_ino
+        atomic.write_text_atomic(link, "report\n")
+        assert link.is_symlink()
+        assert os.stat(redirected).st_ino == inode
+        assert redirected.read_text() == "report\n"
+    assert leftovers(tmp_path) == []
+
+
+def test_md_to_a_stdout_link_is_printed_not_replaced(pytester: pytest.Pytester) -> None:
+    """(issue 12.1) --qbench-md=LINK, LINK -> /proc/self/fd/1 (as /dev/stdout is): accepted at
+    start, the Markdown goes to pytest's stdout (here a file), and the link stays a link."""
+    pytester.makepyfile("def test_ok(): pass")
+    link = pytester.path / "stdout-link"
+    link.symlink_to("/proc/self/fd/1")
+    result = pytester.runpytest_subprocess("-p", "qbench", f"--qbench-md={link}")
+    assert result.ret == pytest.ExitCode.OK
+    # written through pytest's own descriptor: what pytest printed before and after is intact
+    result.stdout.fnmatch_lines(
+        ["collected 1 item", "*# *Test report: 1 passed*", "*= 1 passed in *"]
+    )
+    assert link.is_symlink()
+    assert os.readlink(link) == "/proc/self/fd/1"

@@ -12,14 +12,17 @@ at its target, so the link stays a link.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 from typing import IO
 
 
 PROC_STATUS = Path("/proc/self/status")
+DESCRIPTOR_PATH = re.compile(r"^/(?:proc/self|proc/thread-self|dev)/fd/(\d+)$")
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -48,6 +51,13 @@ class atomic_writer:
 
     def __enter__(self) -> IO[str]:
         self._tmp: Path | None = None
+        descriptor = descriptor_of(self.path)
+        if descriptor is not None:  # through the process's own descriptor: its offset, no O_TRUNC
+            for stream in (sys.stdout, sys.stderr):
+                with suppress(Exception):
+                    stream.flush()
+            self._handle = os.fdopen(os.dup(descriptor), "w", encoding="utf-8", newline="\n")
+            return self._handle
         if is_special_file(self.path):
             self._handle = self.path.open("w", encoding="utf-8", newline="\n")
             return self._handle
@@ -88,6 +98,32 @@ def is_special_file(path: Path) -> bool:
     except OSError:
         return False
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def names_a_descriptor(path: Path) -> bool:
+    """Whether ``path`` is, or links to, one of this process's open descriptors (``/dev/stdout``
+    is a link to ``/proc/self/fd/1``), which is written through, never replaced."""
+    return descriptor_of(path) is not None
+
+
+def descriptor_of(path: Path) -> int | None:
+    """The descriptor ``path`` names (``/proc/self/fd/N``, ``/dev/fd/N``, or a link to one, as
+    ``/dev/stdout`` is); ``None`` for any other path.
+
+    What such a path refers to is written through the descriptor itself, even when it is a
+    regular file (``pytest --qbench-md=/dev/stdout > log``): reopening it would truncate the
+    log, and replacing it would replace the link.
+    """
+    for _hop in range(40):
+        match = DESCRIPTOR_PATH.match(str(path))
+        if match:
+            return int(match.group(1))
+        try:
+            target = Path(os.readlink(path))
+        except OSError:  # not a link (or gone)
+            return None
+        path = target if target.is_absolute() else path.parent / target
+    return None
 
 
 def link_target(path: Path) -> Path:
@@ -133,7 +169,9 @@ _UMASK_AT_IMPORT = _umask_at_import()
 __all__ = [
     "atomic_writer",
     "current_umask",
+    "descriptor_of",
     "is_special_file",
     "link_target",
+    "names_a_descriptor",
     "write_text_atomic",
 ]

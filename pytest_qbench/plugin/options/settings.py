@@ -18,6 +18,7 @@ import pytest
 
 from pytest_qbench.core.atomic import is_special_file
 from pytest_qbench.core.atomic import link_target
+from pytest_qbench.core.atomic import names_a_descriptor
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
@@ -286,7 +287,7 @@ def ensure_writable_file(path: Path, source: str) -> None:
         raise pytest.UsageError(
             f"{source} must be a file path, given: {path} (a directory); e.g. {path / 'report.json'}"
         )
-    if is_special_file(path):
+    if is_special_file(path) or names_a_descriptor(path):
         if not os.access(path, os.W_OK):
             raise pytest.UsageError(
                 f"{source} is not writable, given: {path} (no write permission); "
