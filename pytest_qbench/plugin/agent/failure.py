@@ -42,7 +42,10 @@ def rewrite_failure(report: pytest.TestReport, item: pytest.Item, state: AgentSt
     message = _exception_text(str(crash.message or ""))
     crash.message = f"MetricFailure: {one_line(message)}"
     entry = entries[-1]
-    if str(traceback.extraline or "").startswith(HIDDEN_NOTE):  # the rules ran after the test
+    hidden = HIDDEN_NOTE in str(traceback.extraline or "") or (
+        entry.reprfileloc is None and style != "line"
+    )
+    if hidden:  # no frame of the user's: the fail rules ran after the test returned
         crash.path, crash.lineno = failure_location(item)
         if entry.reprfileloc is None and style != "line":
             entry.reprfileloc = type(crash)(crash.path, crash.lineno, "MetricFailure")
