@@ -29,6 +29,7 @@ from mcp.types import CallToolResult
 
 from pytest_qbench.mcp.config import HARD_CAP
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.server import OUTPUTS
 from pytest_qbench.mcp.server import build_server
 
 
@@ -174,7 +175,12 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
 
     tools = with_client(config, work)
     listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
-    assert len(json.dumps(listed, separators=(",", ":"))) < 28_000  # 42.8 KB before
+    assert len(json.dumps(listed, separators=(",", ":"))) < 32_000  # 42.8 KB before
+    published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
+    full = sum(
+        len(json.dumps(m.model_json_schema(), separators=(",", ":"))) for m in OUTPUTS.values()
+    )
+    assert published < 0.7 * full  # 34 KB of 42.8 before
     for tool in tools:
         assert not {"title", "default"} & keywords(tool.output_schema)
         assert "title" not in keywords(tool.input_schema)
