@@ -4,6 +4,7 @@ the process group, stored runs, history and the pytest catalog (issue 6)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import sys
@@ -528,3 +529,16 @@ def test_one_start_time_and_an_empty_stream_says_so(tools: QBenchTools) -> None:
     assert texts.output_text(beyond, 4000).startswith(
         f"Run {result.run_id} stdout: no lines from offset 5000\noffset 5000 is past the end"
     )
+
+
+def test_cgroups_of_dead_servers_are_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty cgroup left by a server that was killed mid-run is removed when the next run
+    makes its own; a live server's is kept (issue 12.13)."""
+    from pytest_qbench.mcp import containment as module
+
+    dead = tmp_path / "qbench-999999999-20260101T000000Z-abcdef"
+    live = tmp_path / f"qbench-{os.getpid()}-20260101T000000Z-abcdef"
+    dead.mkdir()
+    live.mkdir()
+    module.sweep_stale(tmp_path)
+    assert not dead.exists() and live.exists()

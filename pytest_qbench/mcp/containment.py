@@ -82,6 +82,16 @@ def _own_cgroup() -> str | None:
     return None
 
 
+def sweep_stale(base: Path) -> None:
+    """Remove the empty cgroups that servers no longer running left (one killed mid-run)."""
+    with contextlib.suppress(OSError):
+        for stale in base.glob("qbench-*-*"):
+            owner = stale.name.split("-")[1]
+            if owner.isdigit() and not (PROC / owner).exists():
+                with contextlib.suppress(OSError):
+                    stale.rmdir()  # refused while a process is in it
+
+
 class CgroupJail:
     """A cgroup v2 of the run's own: every process pytest starts is born inside it."""
 
@@ -96,6 +106,7 @@ class CgroupJail:
         base = cgroup_base()
         if base is None:
             return None
+        sweep_stale(base)
         path = base / f"qbench-{os.getpid()}-{name}"
         try:
             path.mkdir()
