@@ -52,6 +52,23 @@ def secret_values(environ: Mapping[str, str]) -> set[str]:
     return values
 
 
+CURRENT_TEST_VARIABLE = "PYTEST_CURRENT_TEST"
+"""Set by pytest for every phase of every test: a change of it alone is no new secret."""
+
+
+def environment_snapshot(environ: Mapping[str, str]) -> dict[Any, Any]:
+    """A copy of ``environ`` to compare with a later one, without ``PYTEST_CURRENT_TEST``.
+
+    ``os.environ`` is copied from its underlying dict (no decoding of every name and value), so
+    taking and comparing a snapshot costs microseconds.
+    """
+    data = getattr(environ, "_data", None)
+    snapshot: dict[Any, Any] = data.copy() if isinstance(data, dict) else dict(environ)
+    snapshot.pop(CURRENT_TEST_VARIABLE, None)
+    snapshot.pop(CURRENT_TEST_VARIABLE.encode(), None)
+    return snapshot
+
+
 def written_forms(secret: str) -> set[str]:
     """The ways a secret appears in text: as is, escaped as pytest writes it in a test id
     (``unicode_escape``), in a ``repr`` of the string or of its UTF-8 bytes, in JSON, and each
@@ -75,9 +92,7 @@ class Redactor:
     def __init__(self, environ: Mapping[str, str]) -> None:
         self._known: set[str] = set()
         self._secrets: list[str] = []
-        self._names: tuple[str, ...] = ()
-        self._secret_names: list[str] = []
-        self._watched: list[str | None] = []
+        self._snapshot: dict[Any, Any] = environment_snapshot(environ)
         self.learn(secret_values(environ))
 
     @property
@@ -100,18 +115,17 @@ class Redactor:
 
     def refresh(self, environ: Mapping[str, str]) -> bool:
         """Learn the secrets set since the last look (``monkeypatch.setenv`` in a test); cheap
-        when nothing changed. Return whether a new secret was found."""
-        names = tuple(environ)
-        if names != self._names:  # a variable came or went: look at every one
-            self._names = names
-            self._secret_names = [name for name in names if is_secret_name(name)]
-            self._watched = [environ.get(name) for name in self._secret_names]
-            return self.learn(secret_values(environ))
-        watched = [environ.get(name) for name in self._secret_names]
-        if watched == self._watched:
+        when nothing changed. Return whether a new secret was found.
+
+        Runs after every test phase: a copy and a comparison of the environment (a few
+        microseconds) tell whether anything but ``PYTEST_CURRENT_TEST``, which pytest sets for
+        every phase, changed; only then is every variable looked at again.
+        """
+        snapshot = environment_snapshot(environ)
+        if snapshot == self._snapshot:
             return False
-        self._watched = watched
-        return self.learn(v for v in watched if v is not None and len(v) >= MIN_SECRET_LENGTH)
+        self._snapshot = snapshot
+        return self.learn(secret_values(environ))
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret value replaced by ``[redacted]``."""
