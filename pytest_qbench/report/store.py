@@ -66,6 +66,16 @@ def run_dir(qbench_dir: Path, run_id: str) -> Path:
     return qbench_dir / RUNS_DIR / run_id
 
 
+def _replaced(path: Path, fd: int) -> bool:
+    """Whether ``path`` is gone, or is no longer the file (or directory) open as ``fd``."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        return True
+    held = os.fstat(fd)
+    return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
+
+
 class RunLock:
     """The live run's claim on its directory: the directory was made by this run (``mkdir``
     without ``exist_ok``, so two runs never share one), and it stays locked (``flock`` on the
@@ -88,14 +98,7 @@ class RunLock:
 
     def vanished(self) -> bool:
         """Whether the directory was deleted (or replaced) since it was claimed."""
-        if self._fd is None:
-            return False
-        try:
-            now = os.stat(self.path)
-        except OSError:
-            return True
-        held = os.fstat(self._fd)
-        return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
+        return self._fd is not None and _replaced(self.path, self._fd)
 
     def reclaim(self) -> None:
         """Make the directory again (after it vanished) and lock the new one."""
@@ -210,14 +213,7 @@ class StreamWriter:
 
     def vanished(self) -> bool:
         """Whether the file was deleted (or replaced) while the stream was open."""
-        if self._fd is None:
-            return False
-        try:
-            now = os.stat(self.path)
-        except OSError:
-            return True
-        held = os.fstat(self._fd)
-        return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
+        return self._fd is not None and _replaced(self.path, self._fd)
 
     def restore(self) -> None:
         """Write what the stream holds back to its path (after the file or its directory was
