@@ -31,6 +31,7 @@ from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 
 
+REPORT_FIX = "Re-render it with the qbench version that wrote it, or upgrade qbench."
 STREAM_FIX = "Rebuild the run with the qbench version that wrote it, or upgrade qbench."
 SCHEMA_VERSION_FIELD = re.compile(r'"schema_version"\s*:\s*(-?[0-9]{1,9})\b')
 """A report's ``meta.schema_version``, near the start of ``report.json``."""
@@ -55,23 +56,12 @@ def read_report(path: Path) -> TestReport:
     try:
         report = TestReport.model_validate_json(text)
     except ValidationError as exc:
-        version = _schema_version_of(text)
-        if version is not None and version != SCHEMA_VERSION:
-            raise ReportFormatError(
-                f"{path} has schema_version {version}; this qbench reads {SCHEMA_VERSION}. "
-                "Re-render it with the qbench version that wrote it, or upgrade qbench.",
-                slug="schema-version",
-            ) from None
-        raise ReportFormatError(
-            f"{path} is not a qbench report: {_first_error(exc)}", slug="report-invalid"
-        ) from None
-    if report.meta.schema_version != SCHEMA_VERSION:
-        raise ReportFormatError(
-            f"{path} has schema_version {report.meta.schema_version}; this qbench reads "
-            f"{SCHEMA_VERSION}. Upgrade qbench.",
-            slug="schema-version",
-        )
-    return report
+        invalid = _first_error(exc)
+    else:
+        _refuse_other_version(path, report.meta.schema_version, "Upgrade qbench.")
+        return report
+    _refuse_other_version(path, _schema_version_of(text), REPORT_FIX)
+    raise ReportFormatError(f"{path} is not a qbench report: {invalid}", slug="report-invalid")
 
 
 def _schema_version_of(text: str) -> int | None:
