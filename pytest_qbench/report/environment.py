@@ -90,7 +90,7 @@ class Redactor:
     in every form they are written in (escaped, ``repr``, bytes, JSON)."""
 
     def __init__(self, environ: Mapping[str, str]) -> None:
-        self._known: set[str] = set()
+        self._known: frozenset[str] = frozenset()  # replaced, never changed: handed out as is
         self._secrets: list[str] = []
         self._snapshot: dict[Any, Any] = environment_snapshot(environ)
         self.learn(secret_values(environ))
@@ -98,14 +98,14 @@ class Redactor:
     @property
     def known(self) -> frozenset[str]:
         """The secret values this redactor replaces (not their written forms)."""
-        return frozenset(self._known)
+        return self._known
 
     def learn(self, values: Iterable[str]) -> bool:
         """Redact ``values`` from now on too; return whether any was new."""
         new_values = set(values) - self._known
         if not new_values:
             return False
-        self._known |= new_values
+        self._known = self._known | new_values
         forms = set(self._secrets)
         for value in new_values:
             forms |= written_forms(value)
