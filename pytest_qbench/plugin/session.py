@@ -140,8 +140,6 @@ class QBenchSession(QBenchWorker):
         super().__init__(config, settings.limits, worker=None)
         self.settings = settings
         self.run_id = settings.run_id or store.new_run_id()
-        self.run_dir = store.run_dir(settings.qbench_dir, self.run_id)
-        self.stream_path = self.run_dir / store.STREAM_NAME
         self.aggregator = Aggregator(settings.md_max_items)
         self.pending: dict[tuple[str, Any], TestAccumulator] = {}
         self.collection_errors: list[DiagnosticRecord] = []
@@ -209,6 +207,16 @@ class QBenchSession(QBenchWorker):
 
     # --- hooks ----------------------------------------------------------------------------
 
+    @property
+    def run_dir(self) -> Path:
+        """This run's directory in the run store."""
+        return store.run_dir(self.settings.qbench_dir, self.run_id)
+
+    @property
+    def stream_path(self) -> Path:
+        """This run's ``results.jsonl``."""
+        return self.run_dir / store.STREAM_NAME
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.claim_run_dir()  # a UsageError stops pytest before any test runs
@@ -246,8 +254,6 @@ class QBenchSession(QBenchWorker):
 
     def _set_run_id(self, run_id: str) -> None:
         self.run_id = self.run["run_id"] = run_id
-        self.run_dir = store.run_dir(self.settings.qbench_dir, run_id)
-        self.stream_path = self.run_dir / store.STREAM_NAME
         self.run_lock = store.RunLock(self.run_dir)
 
     def open_stream(self) -> None:
