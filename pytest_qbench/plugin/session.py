@@ -205,8 +205,6 @@ class QBenchSession(QBenchWorker):
             with suppress(Exception):  # the stream itself may be what broke
                 self.stream.write_diagnostic("warning", diagnostic)
 
-    # --- hooks ----------------------------------------------------------------------------
-
     @property
     def run_dir(self) -> Path:
         """This run's directory in the run store."""
@@ -216,6 +214,8 @@ class QBenchSession(QBenchWorker):
     def stream_path(self) -> Path:
         """This run's ``results.jsonl``."""
         return self.run_dir / store.STREAM_NAME
+
+    # --- hooks ----------------------------------------------------------------------------
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
