@@ -1,10 +1,17 @@
-"""Helpers shared by the MCP tests: the children's environment, process groups, cancelling."""
+"""Helpers shared by the MCP tests: the children's environment, test files, whole runs, process
+groups, cancelling."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.models import RunResult
+from pytest_qbench.mcp.service import QBenchTools
 
 
 STUBBORN = """
@@ -45,3 +52,17 @@ def stubborn_pids(root: Path) -> tuple[int, int]:
     """The pids ``STUBBORN`` wrote: pytest's (its process group's) and the grandchild's."""
     pytest_pid, grandchild = map(int, (root / "pids.txt").read_text().split())
     return pytest_pid, grandchild
+
+
+def write(root: Path, name: str, source: str) -> None:
+    """Write the dedented ``source`` to ``root / name``, making its directories."""
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(source))
+
+
+def run(tools: QBenchTools, **request: Any) -> RunResult:
+    """A run to its end, as the server runs it."""
+    process = tools.start_run(RunRequest(**request))
+    tools.supervise(process)
+    return tools.finish_run(process)

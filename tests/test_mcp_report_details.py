@@ -4,15 +4,14 @@ pytest children (issues 11.2, 11.13)."""
 from __future__ import annotations
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from mcp_helpers import quiet_children
+from mcp_helpers import run
+from mcp_helpers import write
 
-from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.service import QBenchTools
 from pytest_qbench.mcp.text import run_text
 
@@ -35,19 +34,6 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def tools(project: Path) -> QBenchTools:
     return QBenchTools(ServerConfig(root=project, qbench_dir=project / ".qbench", stop_grace=1.0))
-
-
-def write(root: Path, name: str, source: str) -> None:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source))
-
-
-def run(tools: QBenchTools) -> RunResult:
-    """A run to its end, as the server runs it."""
-    process = tools.start_run(RunRequest())
-    tools.supervise(process)
-    return tools.finish_run(process)
 
 
 def test_collection_error_names_its_cause_and_is_not_partial(

@@ -8,7 +8,6 @@ import os
 import signal
 import sqlite3
 import sys
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,13 @@ import pytest
 from mcp_helpers import STUBBORN
 from mcp_helpers import group_alive
 from mcp_helpers import quiet_children
+from mcp_helpers import run
 from mcp_helpers import stubborn_pids
+from mcp_helpers import write
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.service import QBenchTools
 
 
@@ -67,19 +67,6 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def tools(project: Path) -> QBenchTools:
     return QBenchTools(ServerConfig(root=project, qbench_dir=project / ".qbench", stop_grace=1.0))
-
-
-def write(root: Path, name: str, source: str) -> None:
-    path = root / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(source))
-
-
-def run(tools: QBenchTools, **request: Any) -> RunResult:
-    """A run to its end, as the server runs it."""
-    process = tools.start_run(RunRequest(**request))
-    tools.supervise(process)
-    return tools.finish_run(process)
 
 
 def test_a_run_returns_failures_only(tools: QBenchTools, project: Path) -> None:
