@@ -13,11 +13,10 @@ from pathlib import Path
 
 from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.report import store
+from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.reports import REPORT_TYPES
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
-
-
-DATA_FILE = "coverage.db"  # plugin/coverage_run.DATA_FILE
 
 
 def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,7 +57,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     from pytest_qbench.report.coverage.reports import write_coverage_report
 
     data_file = find_data_file(args.run, args.dir)
-    if args.output is not None and args.format in ("term", "term-missing"):
+    spec = CoverageReportSpec(args.format, args.output)
+    if spec.dest is not None and spec.to_terminal:
         raise QBenchError(
             f"--output does not apply to --format {args.format} (printed on stdout); "
             "use --format xml, lcov, html or json to write a file",
@@ -66,7 +66,6 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         )
     cov = coverage.Coverage(data_file=str(data_file))
     cov.load()
-    spec = CoverageReportSpec(args.format, args.output)
     path = write_coverage_report(cov, spec, Path.cwd(), sys.stdout)
     if path is not None:
         print(f"qbench: wrote coverage {args.format} report of {data_file.parent.name}: {path}")
@@ -77,7 +76,7 @@ def find_data_file(run: str, qbench_dir: Path) -> Path:
     """The run's ``coverage.db``: RUN as a run directory, else a run id (or ``last``) in
     ``qbench_dir``; `QBenchError` names what is missing."""
     given = Path(run)
-    runs = qbench_dir / "runs"
+    runs = qbench_dir / store.RUNS_DIR
     if given.is_dir():
         run_dir = given
     elif run == "last":

@@ -28,6 +28,7 @@ from pytest_qbench.core import atomic
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
+from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
 
@@ -45,7 +46,6 @@ CONTEXTS_PLUGIN_NAME = "qbench-coverage-contexts"
 WORKER_INPUT = "qbench_cov"  # plugin.COVERAGE_FLAG
 WORKER_OUTPUT = "qbench_cov_data"
 WORKER_UNIMPORTED = "qbench_cov_unimported"
-DATA_FILE = "coverage.db"
 CONTEXTS_FILE = "coverage-contexts.json"
 IGNORED_AT_END = ("no-data-collected",)
 """coverage.py warnings that qbench states better itself (a worker sees only part of the run)."""

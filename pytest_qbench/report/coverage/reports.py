@@ -20,6 +20,8 @@ from pytest_qbench.core.errors import QBenchError
 if TYPE_CHECKING:
     import coverage
 
+DATA_FILE = "coverage.db"
+"""The coverage data qbench measured, kept in the run directory (``qbench coverage`` reads it)."""
 TERMINAL_TYPES = ("term", "term-missing")
 FILE_TYPES = ("xml", "lcov", "html", "json")
 REPORT_TYPES = (*TERMINAL_TYPES, *FILE_TYPES)
