@@ -43,6 +43,7 @@ from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
 from pytest_qbench.plugin.collectors import warning_diagnostic
 from pytest_qbench.plugin.options.settings import Settings
+from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import Redactor
@@ -239,11 +240,7 @@ class QBenchSession(QBenchWorker):
                 return
             except FileExistsError:
                 if self.settings.run_id is not None:
-                    raise pytest.UsageError(
-                        f"--qbench-run-id {self.run_id!r} already exists in "
-                        f"{self.run_dir.parent}; choose a new id (run ids are never reused, "
-                        "so no run is overwritten)"
-                    ) from None
+                    raise run_id_taken(self.run_id, self.run_dir.parent) from None
                 self._set_run_id(store.new_run_id())
             except OSError as exc:
                 raise pytest.UsageError(

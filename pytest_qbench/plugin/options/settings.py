@@ -93,6 +93,14 @@ class Settings:
     gates: GateSettings = field(default_factory=GateSettings)
 
 
+def run_id_taken(run_id: str, runs: Path) -> pytest.UsageError:
+    """The error for a ``--qbench-run-id`` that names a run already in ``runs``."""
+    return pytest.UsageError(
+        f"--qbench-run-id {run_id!r} already exists in {runs}; "
+        "choose a new id (run ids are never reused, so no run is overwritten)"
+    )
+
+
 def read_settings(config: pytest.Config) -> Settings:
     """Validate every option; raise ``UsageError`` on the first problem."""
     reader = OptionReader(config)
@@ -103,10 +111,7 @@ def read_settings(config: pytest.Config) -> Settings:
     probe_directory(qbench_dir / "runs", dir_source, shown=qbench_dir)
     run_id = reader.parsed("run_id", parse_run_id, None)
     if run_id is not None and (qbench_dir / "runs" / run_id).exists():
-        raise pytest.UsageError(
-            f"--qbench-run-id {run_id!r} already exists in {qbench_dir / 'runs'}; "
-            "choose a new id (run ids are never reused, so no run is overwritten)"
-        )
+        raise run_id_taken(run_id, qbench_dir / "runs")
     outputs: dict[str, Path | None] = {}
     for name in ("json", "md", "digest"):
         path, source = reader.path(name)
