@@ -54,10 +54,19 @@ def test_front_ends_and_library_load_neither_plugin_nor_pytest(package: str) -> 
     assert wrong == []
 
 
-def test_cli_does_not_load_mcp_until_asked() -> None:
-    """``qbench`` loads the MCP modules only for ``qbench mcp`` (issue 10)."""
-    modules = loaded_modules("cli")
-    assert not [m for m in modules if m.startswith("pytest_qbench.mcp")]
+def test_cli_does_not_load_mcp_until_asked(tmp_path: Path) -> None:
+    """``qbench`` builds its parser and runs a command without loading any MCP module; only
+    ``qbench mcp`` imports them (issue 10)."""
+    code = (
+        "import json, sys\n"
+        "from pytest_qbench.cli import main\n"
+        "main(['schema'])\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('pytest_qbench.mcp'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == []
 
 
 def test_contracts_fail_on_an_import_from_cli_into_plugin(tmp_path: Path) -> None:

@@ -28,8 +28,11 @@ from pytest_qbench.cli.status import OK
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``qbench`` command; return its exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["mcp"]:  # the server parses its own options (mcp/launch.py)
+        args = argparse.Namespace(func=cmd_mcp, server_args=arguments[1:])
+    else:
+        args = build_parser().parse_args(arguments)
     try:
         return int(args.func(args))
     except QBenchError as exc:
@@ -76,9 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.cli.history import add_history_parsers
 
     add_history_parsers(sub)
-    from pytest_qbench.mcp.launch import add_mcp_parser
-
-    add_mcp_parser(sub)
+    sub.add_parser(
+        "mcp",
+        help="Serve the MCP tools over stdio (needs the 'mcp' extra); qbench mcp --help lists "
+        "its options",
+        add_help=False,
+    )
 
     schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
     schema.add_argument(
@@ -89,6 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schema.set_defaults(func=cmd_schema)
     return parser
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """``qbench mcp``: the MCP modules are imported only now, and parse the server's options."""
+    from pytest_qbench.mcp.launch import run
+
+    return run(args.server_args)
 
 
 def add_merge_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -26,15 +26,21 @@ DESCRIPTION = (
 )
 
 
-def add_mcp_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``qbench mcp``'s arguments."""
-    parser = sub.add_parser(
-        "mcp",
-        help="Serve the MCP tools over stdio (needs the 'mcp' extra)",
-        description=DESCRIPTION,
-    )
+def parse_server_args(argv: Sequence[str], prog: str) -> argparse.Namespace:
+    """The server's options (``qbench mcp ...`` or ``qbench-mcp ...``); ``--help`` lists them."""
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"pytest-qbench {__version__}")
     add_server_options(parser)
-    parser.set_defaults(func=cmd_mcp)
+    return parser.parse_args(argv)
+
+
+def run(argv: Sequence[str]) -> int:
+    """``qbench mcp``: parse the server's options, then serve until the client closes stdin.
+
+    Raises:
+        QBenchError: the ``mcp`` extra is missing, or an option is wrong.
+    """
+    return cmd_mcp(parse_server_args(argv, "qbench mcp"))
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -65,10 +71,7 @@ def load_server() -> Callable[[ServerConfig], None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``qbench-mcp`` console script."""
-    parser = argparse.ArgumentParser(prog="qbench-mcp", description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"pytest-qbench {__version__}")
-    add_server_options(parser)
-    args = parser.parse_args(argv)
+    args = parse_server_args(sys.argv[1:] if argv is None else argv, "qbench-mcp")
     try:
         return cmd_mcp(args)
     except QBenchError as exc:
