@@ -226,11 +226,12 @@ def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         action="store_true",
         default=None,
         help="Print GitHub Actions workflow commands (::error file=...,line=...::) for failures "
-        "and a failed coverage gate",
+        "and failed gates (coverage, metric mean, baseline)",
     )
     parser.addini(
         "qbench_annotations",
-        "Print GitHub Actions annotations for failures (--qbench-annotations). Default: false",
+        "Print GitHub Actions annotations for failures and failed gates (--qbench-annotations). "
+        "Default: false",
         type="bool",
         default=False,
     )
