@@ -166,17 +166,27 @@ def find_python(value: str, root: Path) -> str:
     return found
 
 
+def run_python(python: str, code: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` with no input, its output captured as text.
+
+    Raises:
+        OSError: ``python`` cannot be run.
+        subprocess.TimeoutExpired: it took longer than ``timeout`` seconds.
+    """
+    return subprocess.run(
+        [python, "-c", code],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def _import_problem(python: str) -> str | None:
     """The last line of the error ``python -c PYTHON_CHECK`` ends with, or ``None``."""
     try:
-        done = subprocess.run(
-            [python, "-c", PYTHON_CHECK],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = run_python(python, PYTHON_CHECK, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if done.returncode == 0:

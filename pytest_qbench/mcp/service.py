@@ -39,6 +39,7 @@ from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.config import run_python
 from pytest_qbench.mcp.failure import failure_detail
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
@@ -436,14 +437,7 @@ def _interpreter(python: str, problems: list[str]) -> tuple[str, str | None]:
         return platform.python_version(), _version("pytest")
     code = "import platform, pytest; print(platform.python_version(), pytest.__version__)"
     try:
-        done = subprocess.run(
-            [python, "-c", code],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        done = run_python(python, code, timeout=30)
         versions = done.stdout.split()
     except (OSError, subprocess.TimeoutExpired) as exc:
         versions, done = [], None
