@@ -30,6 +30,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.fingerprint import failure_location
 from pytest_qbench.history.fingerprint import fingerprint_of
 from pytest_qbench.history.timefmt import to_index_time
+from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.report.store import run_in_progress
 
 
@@ -308,7 +309,7 @@ def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
     never the directory of a run in progress (its run holds a lock on it).
     """
     problems = []
-    runs = qbench_dir / "runs"
+    runs = qbench_dir / RUNS_DIR
     for run_id in run_ids:
         target = runs / run_id
         if not SAFE_RUN_ID.match(run_id) or not target.is_dir() or target.is_symlink():

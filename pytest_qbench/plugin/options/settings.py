@@ -37,6 +37,7 @@ from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_template_spec
 from pytest_qbench.plugin.options.values import read_cov_reports
+from pytest_qbench.report import store
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
@@ -108,10 +109,11 @@ def read_settings(config: pytest.Config) -> Settings:
     if qbench_dir is None:
         qbench_dir = config.rootpath / ".qbench"
     ensure_writable_dir(qbench_dir, dir_source)
-    probe_directory(qbench_dir / "runs", dir_source, shown=qbench_dir)
+    runs = qbench_dir / store.RUNS_DIR
+    probe_directory(runs, dir_source, shown=qbench_dir)
     run_id = reader.parsed("run_id", parse_run_id, None)
-    if run_id is not None and (qbench_dir / "runs" / run_id).exists():
-        raise run_id_taken(run_id, qbench_dir / "runs")
+    if run_id is not None and (runs / run_id).exists():
+        raise run_id_taken(run_id, runs)
     outputs: dict[str, Path | None] = {}
     for name in ("json", "md", "digest"):
         path, source = reader.path(name)
