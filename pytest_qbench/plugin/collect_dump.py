@@ -55,12 +55,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Refuse a path that resolves outside ``QBENCH_COLLECT_ROOT``, with a warning."""
     root = os.environ.get(ROOT_VARIABLE)
-    if not root or outside_root(collection_path, Path(root)) is None:
+    outside = outside_root(collection_path, Path(root)) if root else None
+    if outside is None:
         return None
     warnings.warn(
         pytest.PytestCollectionWarning(
             f"qbench did not collect {collection_path}: it leads outside the project root {root} "
-            f"(to {outside_root(collection_path, Path(root))}); move it into the project"
+            f"(to {outside}); move it into the project"
         ),
         stacklevel=1,
     )
