@@ -439,5 +439,74 @@ def test_help_lists_the_history_commands(capsys: pytest.CaptureFixture[str]) -> 
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for command in ("index", "runs", "show", "diff", "flaky", "history"):
+    for command in ("index", "runs", "mcp-log", "show", "diff", "flaky", "history"):
         assert f"    {command} " in out
+
+
+def test_mcp_log_on_every_backend(
+    qdir: Path, history_db: HistoryDB, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 13.8) qbench mcp-log: no calls yet says so; then the recent calls newest first and
+    the totals per tool (calls, success rate, median duration, bytes saved), in text and JSON."""
+    from datetime import datetime
+    from datetime import timezone
+
+    from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.toollog import ToolCall
+    from pytest_qbench.history.toollog import record_call
+
+    assert main(["mcp-log"]) == 0
+    assert capsys.readouterr().out == "no MCP tool calls logged\n"
+    index = open_index(qdir, history_db.url)
+    try:
+        for tool, ok, duration in (("run_test_workflow", True, 2.0), ("list_runs", False, 0.5)):
+            call = ToolCall(
+                tool=tool,
+                arguments={"limit": 5},
+                success=ok,
+                error_type=None if ok else "ToolFailure",
+                duration=duration,
+                response_bytes=1000,
+                replaced_bytes=5096 if ok else 0,
+                called_at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc),
+            )
+            record_call(index, call)
+    finally:
+        index.close()
+    assert main(["mcp-log", "--limit", "1", "--json"]) == 0
+    logged = json.loads(capsys.readouterr().out)
+    assert logged["calls"] == [
+        {
+            "called_at": "2026-01-02T03:04:05.000000Z",
+            "tool": "list_runs",
+            "arguments": {"limit": 5},
+            "success": False,
+            "error_type": "ToolFailure",
+            "duration": 0.5,
+            "response_bytes": 1000,
+            "replaced_bytes": 0,
+            "saved_bytes": 0,
+        }
+    ]
+    assert [
+        (t["tool"], t["calls"], t["success_rate"], t["saved_bytes"]) for t in logged["totals"]
+    ] == [
+        ("list_runs", 1, 0.0, 0),
+        ("run_test_workflow", 1, 1.0, 4096),
+    ]
+    assert main(["mcp-log"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "Recent calls (2 of 2):"
+    assert lines[2].split()[:5] == ["2026-01-02", "03:04:05", "list_runs", "FAILED", "ToolFailure"]
+    assert lines[-2:] == [
+        "list_runs          1      0%       0.50s   0 B",
+        "run_test_workflow  1      100%     2.00s   4.0 KiB",
+    ]
+    status, dry = run_json(capsys, "gc", "--older-than", "30d", "--dry-run")
+    assert (status, dry["tool_calls_removed"]) == (0, 2)
+    assert (
+        "qbench: dropped 2 MCP tool calls from the log"
+        in run_text(capsys, "gc", "--older-than", "30d")[1]
+    )
+    assert main(["mcp-log"]) == 0
+    assert capsys.readouterr().out == "no MCP tool calls logged\n"

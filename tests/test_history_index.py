@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,11 @@ from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_results
 from pytest_qbench.history.session_end import build_history
 from pytest_qbench.history.sqlite import SQLiteIndex
+from pytest_qbench.history.toollog import MAX_ARGUMENT_CHARS
+from pytest_qbench.history.toollog import ToolCall
+from pytest_qbench.history.toollog import recent_calls
+from pytest_qbench.history.toollog import record_call
+from pytest_qbench.history.toollog import tool_totals
 from pytest_qbench.report.records import TestResultRecord
 
 
@@ -188,6 +195,7 @@ def test_an_index_of_schema_1_gains_the_deselected_tests(history_db: HistoryDB) 
     index = history_db.open()
     try:
         index.write(lambda cursor: cursor.execute("DROP TABLE deselected"))
+        index.write(lambda cursor: cursor.execute("DROP TABLE tool_calls"))
         index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("1",)))
     finally:
         index.close()
@@ -201,6 +209,75 @@ def test_an_index_of_schema_1_gains_the_deselected_tests(history_db: HistoryDB) 
         assert sorted(run_deselected(index, "r2")) == ["t.py::b", "t.py::c"]
         index_run(index, *index_args(report("r3", 2, [result("a")])), keep_runs=1)
         assert history_db.query("SELECT COUNT(*) FROM deselected") == [(0,)]
+    finally:
+        index.close()
+
+
+def test_an_index_of_schema_2_gains_the_tool_call_log(history_db: HistoryDB) -> None:
+    """(issue 13.8) An index of schema 2 (without tool_calls) is migrated when opened: its runs
+    stay, and MCP tool calls are logged in it."""
+    index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
+    index = history_db.open()
+    try:
+        index.write(lambda cursor: cursor.execute("DROP TABLE tool_calls"))
+        index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("2",)))
+    finally:
+        index.close()
+    index = history_db.open()
+    try:
+        assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]
+        assert [r.run_id for r in list_runs(index, 5)] == ["r1"]
+        assert recent_calls(index, 5) == []
+        record_call(index, tool_call("list_runs", limit=5))
+        assert [(c.tool, c.arguments) for c in recent_calls(index, 5)] == [
+            ("list_runs", {"limit": 5})
+        ]
+    finally:
+        index.close()
+
+
+def tool_call(tool: str, ok: bool = True, duration: float = 0.1, **arguments: object) -> ToolCall:
+    """A call of ``tool`` made now, that replaced 1000 bytes with 400 when ``ok``."""
+    return ToolCall(
+        tool=tool,
+        arguments=arguments,
+        success=ok,
+        error_type=None if ok else "ToolFailure",
+        duration=duration,
+        response_bytes=400,
+        replaced_bytes=1000 if ok else 0,
+        called_at=datetime.now(timezone.utc),
+    )
+
+
+def test_the_tool_call_log_keeps_the_newest_calls_and_sums_them_up(
+    history_db: HistoryDB,
+) -> None:
+    """(issue 13.8) Calls read back newest first with their arguments (long texts cut); the
+    totals per tool count calls, successes, the median duration and bytes saved; recording a
+    call drops those beyond the newest N."""
+    index = history_db.open(create=True)
+    try:
+        for duration in (0.3, 0.1, 0.2):
+            record_call(index, tool_call("run_test_workflow", duration=duration))
+        record_call(index, tool_call("get_run_output", ok=False, run_id="x" * 500))
+        [last] = recent_calls(index, 1)
+        assert (last.tool, last.success, last.error_type) == (
+            "get_run_output",
+            False,
+            "ToolFailure",
+        )
+        assert last.arguments["run_id"] == "x" * (MAX_ARGUMENT_CHARS - 1) + "…"
+        totals = {t.tool: t for t in tool_totals(index)}
+        run = totals["run_test_workflow"]
+        assert (run.calls, run.succeeded, run.median_duration) == (3, 3, 0.2)
+        assert (run.saved_bytes, run.success_rate) == (1800, 1.0)
+        assert (totals["get_run_output"].success_rate, totals["get_run_output"].saved_bytes) == (
+            0.0,
+            0,
+        )
+        record_call(index, tool_call("check_health"), keep=2)
+        assert [c.tool for c in recent_calls(index, 10)] == ["check_health", "get_run_output"]
     finally:
         index.close()
 
@@ -263,7 +340,7 @@ def test_an_index_of_a_newer_schema_is_refused(history_db: HistoryDB) -> None:
         )
     finally:
         index.close()
-    with pytest.raises(HistoryError, match="schema version 3; this qbench knows up to 2") as info:
+    with pytest.raises(HistoryError, match="schema version 4; this qbench knows up to 3") as info:
         history_db.open(create=True)
     assert info.value.slug == "index-newer"
 

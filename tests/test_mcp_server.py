@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import sys
 import textwrap
 from collections.abc import Awaitable
@@ -337,6 +338,13 @@ def test_cancelling_a_run_kills_its_process_group(config: ServerConfig) -> None:
     [run_dir] = (config.qbench_dir / "runs").iterdir()
     meta = json.loads((run_dir / "mcp-run.json").read_text())
     assert meta["interrupted"] is True and meta["exit_code"] < 0
+    database = sqlite3.connect(config.qbench_dir / "index.sqlite")
+    logged = database.execute("SELECT tool, success, error_type FROM tool_calls ORDER BY id")
+    assert logged.fetchall() == [  # (issue 13.8) the cancelled call is logged too
+        ("run_test_workflow", 0, "CancelledError"),
+        ("check_health", 1, None),
+    ]
+    database.close()
 
 
 def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
@@ -374,3 +382,88 @@ def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
     assert health["project_root"] == str(project)
     pytest_pid, _grandchild = stubborn_pids(project)
     assert group_alive(pytest_pid) == []
+
+
+def test_every_tool_call_is_logged_in_the_history_index(
+    config: ServerConfig, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """(issue 13.8) Each call, failed ones too, is a row of tool_calls: tool, arguments with
+    secrets redacted, success, error type, duration, response bytes and the raw output the
+    response replaced; qbench mcp-log lists them and check_health shows the totals."""
+    from pytest_qbench.cli import main
+
+    monkeypatch.setenv("SHOP_API_TOKEN", "tok-7f3a9c2e51")
+
+    async def work(client: Client) -> dict[str, Any]:
+        run = await client.call_tool("run_test_workflow", {"keyword": "tok-7f3a9c2e51 or fail"})
+        run_id = structured(run)["run_id"]
+        await client.call_tool("get_test_failure", {"run_id": run_id, "test": "test_fail"})
+        await client.call_tool("get_run_output", {"run_id": run_id, "limit": 5})
+        await client.call_tool("get_run_output", {"run_id": "../x"})
+        await client.call_tool("search_tests", {"limit": 500})
+        await client.call_tool("no_such_tool", {})
+        return structured(await client.call_tool("check_health", {}))
+
+    health = with_client(config, work)
+    database = sqlite3.connect(config.qbench_dir / "index.sqlite")
+    columns = "tool, arguments, success, error_type, duration, response_bytes, replaced_bytes"
+    rows = database.execute(f"SELECT {columns} FROM tool_calls ORDER BY id").fetchall()
+    database.close()
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        ("run_test_workflow", 1, None),
+        ("get_test_failure", 1, None),
+        ("get_run_output", 1, None),
+        ("get_run_output", 0, "ToolFailure"),
+        ("search_tests", 0, "ValidationError"),
+        ("no_such_tool", 0, "ToolError"),
+        ("check_health", 1, None),
+    ]
+    assert json.loads(rows[0][1]) == {"keyword": "[redacted] or fail"}
+    assert "tok-7f3a9c2e51" not in json.dumps(rows)
+    run_dir = next((config.qbench_dir / "runs").iterdir())
+    raw = sum((run_dir / name).stat().st_size for name in ("stdout.txt", "stderr.txt"))
+    assert raw > 0 and rows[0][6] == raw and rows[1][6] == raw
+    assert [r[6] for r in rows[2:]] == [0] * 5
+    assert all(r[4] >= 0 and r[5] > 0 for r in rows)
+    assert rows[0][4] > rows[2][4]  # the run took longer than reading a page
+    # check_health reports the calls logged before it
+    totals = {t["tool"]: t for t in health["tool_calls"]}
+    assert set(totals) == {"run_test_workflow", "get_test_failure", "get_run_output"} | {
+        "search_tests",
+        "no_such_tool",
+    }
+    assert totals["get_run_output"]["calls"] == 2
+    assert totals["get_run_output"]["success_rate"] == 0.5
+    assert totals["run_test_workflow"]["bytes_saved"] == max(0, raw - rows[0][5])
+
+    monkeypatch.chdir(config.root)
+    capsys.readouterr()
+    assert main(["mcp-log", "--limit", "3", "--json"]) == 0
+    logged = json.loads(capsys.readouterr().out)
+    assert [c["tool"] for c in logged["calls"]] == ["check_health", "no_such_tool", "search_tests"]
+    assert logged["calls"][2]["error_type"] == "ValidationError"
+    assert sum(t["calls"] for t in logged["totals"]) == 7
+    assert main(["mcp-log"]) == 0
+    text = capsys.readouterr().out
+    assert "Recent calls (7 of 7):" in text and "Totals per tool:" in text
+    assert "FAILED ToolFailure" in text
+    assert "tok-7f3a9c2e51" not in text
+    line = next(line for line in text.splitlines() if line.startswith("get_run_output "))
+    assert line.split()[1:3] == ["2", "50%"]
+
+
+def test_a_log_that_cannot_be_written_never_fails_a_call(
+    config: ServerConfig, caplog: pytest.LogCaptureFixture
+) -> None:
+    """(issue 13.8) An index that cannot be opened costs the log, not the call: the tool answers
+    as always and the server warns once."""
+    config.qbench_dir.mkdir(parents=True)
+    (config.qbench_dir / "index.sqlite").mkdir()  # a directory where the index should be
+
+    async def work(client: Client) -> list[CallToolResult]:
+        return [await client.call_tool("list_runs", {}) for _ in range(2)]
+
+    for result in with_client(config, work):
+        assert not result.is_error
+    warnings = [r.getMessage() for r in caplog.records if "not logged" in r.getMessage()]
+    assert len(warnings) == 1 and "list_runs" in warnings[0]

@@ -1,5 +1,5 @@
 """The history subcommands of ``qbench``: ``index``, ``runs``, ``show``, ``diff``, ``flaky``,
-``history``, ``gc``. ``cli.py`` adds them with ``add_history_parsers``.
+``history``, ``gc``, ``mcp-log``. ``cli.py`` adds them with ``add_history_parsers``.
 
 Each takes ``--dir`` (the qbench directory; default: ``.qbench`` in the working directory or the
 nearest parent holding one), ``--db`` (a PostgreSQL history database; ``database.py`` says where
@@ -48,6 +48,7 @@ def add_history_parsers(sub: SubParsers) -> None:
     """Add the history subcommands to ``qbench``'s parser."""
     _add_index(sub)
     _add_runs(sub)
+    _add_mcp_log(sub)
     _add_show(sub)
     _add_diff(sub)
     _add_flaky(sub)
@@ -349,6 +350,41 @@ def cmd_runs(args: argparse.Namespace) -> int:
     return OK
 
 
+def _add_mcp_log(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "mcp-log",
+        "List the MCP server's recent tool calls, and totals per tool",
+        "The tool calls the MCP server (qbench-mcp) logged in the history index, newest first: "
+        "when (UTC), tool, success or the error's type, duration, response size, bytes saved "
+        "(raw output the response replaced, less the response) and arguments (secrets "
+        "redacted); then, per tool over every logged call: calls, success rate, median "
+        "duration, bytes saved.",
+        cmd_mcp_log,
+    )
+    _count(parser, "--limit", 20, "How many recent calls")
+
+
+def cmd_mcp_log(args: argparse.Namespace) -> int:
+    """``qbench mcp-log``."""
+    from pytest_qbench.history.text import mcp_log_lines
+    from pytest_qbench.history.toollog import recent_calls
+    from pytest_qbench.history.toollog import tool_totals
+
+    with _opened(args) as index:
+        calls = recent_calls(index, args.limit)
+        totals = tool_totals(index)
+    _output(
+        args,
+        lambda: {
+            "calls": [call.to_json() for call in calls],
+            "totals": [t.to_json() for t in totals],
+        },
+        lambda: mcp_log_lines(calls, totals),
+    )
+    return OK
+
+
 def run_json(run: RunInfo) -> dict[str, Any]:
     """A run as JSON: the report's ``run`` fields, ``summary`` counts, environment bits."""
     from pytest_qbench.report.shapes import iso
@@ -609,8 +645,9 @@ def _add_gc(sub: SubParsers) -> None:
         "Take runs out of the history index and delete their run directories (reports, stream, "
         "coverage data) found in the qbench directory: the runs beyond the newest N "
         "(--keep), and those that started more than AGE ago (--older-than); with both, a run "
-        "either rule names goes. Run directories that are not in the index (a run still going, "
-        "one that crashed and was never indexed) are left alone.",
+        "either rule names goes; --older-than also drops the MCP server's tool calls logged before "
+        "then. Run directories that are not in the index (a run still going, one that crashed "
+        "and was never indexed) are left alone.",
         cmd_gc,
     )
     parser.add_argument(
@@ -636,6 +673,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     from pytest_qbench.history.indexer import remove_run_dirs
     from pytest_qbench.history.text import gc_lines
     from pytest_qbench.history.timefmt import to_index_time
+    from pytest_qbench.history.toollog import prune_tool_calls
     from pytest_qbench.report import store
 
     if args.keep is None and args.older_than is None:
@@ -648,8 +686,12 @@ def cmd_gc(args: argparse.Namespace) -> int:
     if args.older_than is not None:
         before = to_index_time(datetime.now(timezone.utc) - args.older_than)
     work = partial(prune_runs, keep=args.keep or 0, before=before, dry_run=args.dry_run)
+    calls = 0
     with _opened(args) as index:
         removed = index.read(work) if args.dry_run else index.write(work)
+        if before is not None:  # the MCP tool-call log ages out the same way
+            prune = partial(prune_tool_calls, before=before, dry_run=args.dry_run)
+            calls = index.read(prune) if args.dry_run else index.write(prune)
     qbench_dir = args.qbench_dir
     dirs = [store.run_dir(qbench_dir, run_id) for run_id in removed] if qbench_dir else []
     freed = sum(dir_size(d) for d in dirs if d.is_dir() and not d.is_symlink())
@@ -664,9 +706,10 @@ def cmd_gc(args: argparse.Namespace) -> int:
             "dry_run": args.dry_run,
             "removed": removed,
             "freed_bytes": freed,
+            "tool_calls_removed": calls,
             "store": usage.to_json() if usage else None,
         },
-        lambda: gc_lines(removed, freed, usage, dry_run=args.dry_run),
+        lambda: gc_lines(removed, freed, usage, dry_run=args.dry_run, tool_calls=calls),
     )
     return OK
 

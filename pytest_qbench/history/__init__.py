@@ -13,6 +13,7 @@ Modules, each small, imports pointing one way:
   ``qbench_db``), and opening it;
 - ``indexer``: a run's records into rows, one transaction per run; retention;
 - ``queries``: reading runs and results back;
+- ``toollog``: the MCP server's tool-call log (recording, recent calls, totals per tool);
 - ``session_end``: what the pytest plugin calls when a run ends (index, then failing tests'
   history);
 - ``files``, ``compare``, ``text``: what the ``qbench`` history subcommands read and print

@@ -53,8 +53,11 @@ def configured_db(given: str | None, start: Path) -> str | None:
     return url
 
 
-def open_index(qbench_dir: Path | None, db: str | None, *, create: bool = False) -> Index:
-    """The index ``db`` names (a PostgreSQL URL), else ``<qbench_dir>/index.sqlite``.
+def open_index(
+    qbench_dir: Path | None, db: str | None, *, create: bool = False, wait: float | None = None
+) -> Index:
+    """The index ``db`` names (a PostgreSQL URL), else ``<qbench_dir>/index.sqlite``; ``wait``:
+    seconds a busy index is waited for (default: the backend's).
 
     Raises:
         HistoryError: the index cannot be opened (see ``SQLiteIndex`` and ``PostgresIndex``).
@@ -63,11 +66,15 @@ def open_index(qbench_dir: Path | None, db: str | None, *, create: bool = False)
         require_psycopg()
         from pytest_qbench.history.postgres import PostgresIndex
 
+        if wait is not None:
+            return PostgresIndex(db, create=create, wait=wait)
         return PostgresIndex(db, create=create)
     from pytest_qbench.history.sqlite import SQLiteIndex
 
     if qbench_dir is None:  # callers find the directory first when there is no URL
         raise HistoryError("no qbench directory and no history database", slug="no-qbench-dir")
+    if wait is not None:
+        return SQLiteIndex(qbench_dir / INDEX_NAME, create=create, wait=wait)
     return SQLiteIndex(qbench_dir / INDEX_NAME, create=create)
 
 

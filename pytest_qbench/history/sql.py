@@ -13,9 +13,10 @@ order is time order in every engine.
 from __future__ import annotations
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
-run deselected, so that ``qbench diff`` can tell a deselected test from a removed one)."""
+run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
+``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -33,6 +34,22 @@ DESELECTED_TABLE = """CREATE TABLE deselected (
 """The node ids a run deselected (``-k``, ``-m``, ``--deselect``, ``--lf``: pytest's
 ``pytest_deselected``). A run indexed from its files (``qbench index``), or of schema 1, has
 none, though its ``deselected`` count may say it deselected some."""
+
+TOOL_CALLS_TABLE = """CREATE TABLE tool_calls (
+        id {identity},
+        called_at {key} NOT NULL,
+        tool {key} NOT NULL,
+        arguments TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        error_type TEXT,
+        duration DOUBLE PRECISION NOT NULL,
+        response_bytes BIGINT NOT NULL,
+        replaced_bytes BIGINT NOT NULL
+    )"""
+"""Every call of an MCP tool (``history.toollog``): when, which tool, its arguments (JSON,
+secrets redacted), whether it succeeded and else the error's type, how long it took
+(seconds), the bytes of its response, and the bytes of raw output the response replaced."""
+TOOL_CALLS_INDEX = "CREATE INDEX tool_calls_by_tool ON tool_calls (tool, id)"
 
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -102,12 +119,17 @@ SCHEMA = (
         passed INTEGER NOT NULL,
         PRIMARY KEY (run_ref, test_ref, metric, seq)
     )""",
+    TOOL_CALLS_TABLE,
+    TOOL_CALLS_INDEX,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
 or compared (ids, times, node ids), which must compare byte by byte in every engine."""
 
-MIGRATIONS: dict[int, tuple[str, ...]] = {2: (DESELECTED_TABLE,)}
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    2: (DESELECTED_TABLE,),
+    3: (TOOL_CALLS_TABLE, TOOL_CALLS_INDEX),
+}
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
 GET_VERSION = "SELECT value FROM meta WHERE key = 'schema_version'"
@@ -189,6 +211,33 @@ DELETE_ORPHAN_TESTS = """DELETE FROM tests WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.test_ref = tests.id)"""
 DELETE_ORPHAN_FINGERPRINTS = """DELETE FROM fingerprints WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.fingerprint = fingerprints.fingerprint)"""
+
+# --- the MCP tool-call log ---------------------------------------------------------------------
+
+TOOL_CALL_COLUMNS = (
+    "called_at",
+    "tool",
+    "arguments",
+    "success",
+    "error_type",
+    "duration",
+    "response_bytes",
+    "replaced_bytes",
+)
+INSERT_TOOL_CALL = (
+    f"INSERT INTO tool_calls ({', '.join(TOOL_CALL_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(TOOL_CALL_COLUMNS))})"
+)
+TOOL_CALLS_BEYOND = """DELETE FROM tool_calls WHERE id <=
+    (SELECT id FROM tool_calls ORDER BY id DESC LIMIT 1 OFFSET ?)"""
+"""Keep the newest ``?`` calls: the one after them (``OFFSET ?``) and every older one go."""
+TOOL_CALLS_BEFORE = "DELETE FROM tool_calls WHERE called_at < ?"
+COUNT_TOOL_CALLS_BEFORE = "SELECT COUNT(*) FROM tool_calls WHERE called_at < ?"
+RECENT_TOOL_CALLS = (
+    f"SELECT {', '.join(TOOL_CALL_COLUMNS)} FROM tool_calls ORDER BY id DESC LIMIT ?"
+)
+TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_bytes
+    FROM tool_calls ORDER BY tool, id"""
 
 # --- reading ---------------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.timefmt import from_index_time
+from pytest_qbench.history.toollog import ToolCall
+from pytest_qbench.history.toollog import ToolTotals
 
 
 MAX_LISTED = 50
@@ -330,9 +332,15 @@ def usage_line(usage: StoreUsage, *, hint: bool = True) -> str:
 
 
 def gc_lines(
-    removed: Sequence[str], freed: int, usage: StoreUsage | None, *, dry_run: bool
+    removed: Sequence[str],
+    freed: int,
+    usage: StoreUsage | None,
+    *,
+    dry_run: bool,
+    tool_calls: int = 0,
 ) -> list[str]:
-    """``qbench gc``: the runs removed (or that would be), the space freed, what is left."""
+    """``qbench gc``: the runs removed (or that would be), the space freed, the MCP tool calls
+    dropped from the log, what is left."""
     if not removed:
         lines = ["qbench: no run to remove"]
     else:
@@ -340,6 +348,9 @@ def gc_lines(
         shown = ", ".join(removed[:MAX_LISTED]) + (", ..." if len(removed) > MAX_LISTED else "")
         space = f"would free {format_bytes(freed)}" if dry_run else f"freed {format_bytes(freed)}"
         lines = [f"qbench: {verb} {_plural(len(removed), 'run')} ({space}): {shown}"]
+    if tool_calls:
+        verb = "would drop" if dry_run else "dropped"
+        lines.append(f"qbench: {verb} {_plural(tool_calls, 'MCP tool call')} from the log")
     if usage is not None:
         lines.append(f"qbench: now {usage_line(usage, hint=False)}")
     return lines
@@ -359,3 +370,44 @@ def index_lines(
     if empty_dir is not None:
         lines.append(f"qbench: no run directories in {empty_dir / 'runs'}")
     return lines
+
+
+def mcp_log_lines(calls: Sequence[ToolCall], totals: Sequence[ToolTotals]) -> list[str]:
+    """``qbench mcp-log``: the recent calls, newest first, one a line; then the totals per
+    tool over every logged call."""
+    if not totals:
+        return ["no MCP tool calls logged"]
+    rows = [
+        (
+            when(call.called_at),
+            call.tool,
+            "ok" if call.success else f"FAILED {call.error_type or ''}".rstrip(),
+            format_duration(call.duration),
+            format_bytes(call.response_bytes),
+            format_bytes(call.saved_bytes),
+            one_line(_arguments_text(call.arguments), 80),
+        )
+        for call in calls
+    ]
+    header = ("CALLED (UTC)", "TOOL", "RESULT", "DURATION", "RESPONSE", "SAVED", "ARGUMENTS")
+    logged = sum(t.calls for t in totals)
+    lines = [f"Recent calls ({len(calls)} of {logged}):", *table(header, rows), ""]
+    lines.append("Totals per tool:")
+    lines += table(
+        ("TOOL", "CALLS", "SUCCESS", "MEDIAN", "SAVED"),
+        [
+            (
+                t.tool,
+                str(t.calls),
+                f"{t.success_rate:.0%}",
+                format_duration(t.median_duration),
+                format_bytes(t.saved_bytes),
+            )
+            for t in totals
+        ],
+    )
+    return lines
+
+
+def _arguments_text(arguments: Mapping[str, object]) -> str:
+    return " ".join(f"{key}={value!r}" for key, value in arguments.items()) or "-"

@@ -380,6 +380,20 @@ class IngestReport(QBenchModel):
     """Seconds."""
 
 
+class ToolCallTotals(QBenchModel):
+    """One tool's calls in the server's tool-call log."""
+
+    tool: str
+    calls: int
+    """Calls logged."""
+    success_rate: float
+    """Share of them that succeeded, 0 to 1."""
+    median_duration: float
+    """Seconds."""
+    bytes_saved: int
+    """Raw output the responses replaced, less the responses."""
+
+
 class Health(QBenchModel):
     """The server's state and limits."""
 
@@ -411,5 +425,7 @@ class Health(QBenchModel):
     """The run going on now, if any."""
     limits: dict[str, float] = Field(default_factory=dict)
     """Timeouts (seconds) and response budgets (bytes)."""
+    tool_calls: list[ToolCallTotals] = Field(default_factory=list)
+    """The tool-call log's totals per tool (``qbench mcp-log`` lists the calls)."""
     problems: list[str] = Field(default_factory=list)
     """What is wrong, when degraded."""

@@ -154,9 +154,10 @@ def repair(config: ServerConfig, run_dir: Path) -> None:
         index.close()
 
 
-def open_history(config: ServerConfig, *, create: bool = False) -> Index:
+def open_history(config: ServerConfig, *, create: bool = False, wait: float | None = None) -> Index:
     """The history index pytest records the project's runs in: the PostgreSQL database that
-    ``$QBENCH_DB`` or the ini ``qbench_db`` names, else the run store's ``index.sqlite``.
+    ``$QBENCH_DB`` or the ini ``qbench_db`` names, else the run store's ``index.sqlite``;
+    ``wait``: seconds a busy index is waited for (default: the backend's).
 
     Raises:
         HistoryError: it cannot be opened.
@@ -164,7 +165,8 @@ def open_history(config: ServerConfig, *, create: bool = False) -> Index:
     from pytest_qbench.history.database import configured_db
     from pytest_qbench.history.database import open_index
 
-    return open_index(config.qbench_dir, configured_db(None, config.root), create=create)
+    db = configured_db(None, config.root)
+    return open_index(config.qbench_dir, db, create=create, wait=wait)
 
 
 def recent_runs(config: ServerConfig, limit: int) -> RunList:

@@ -10,8 +10,11 @@ cancellation the child's process group is killed before the cancellation goes on
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
+from datetime import timezone
 from functools import partial
 from typing import Annotated
 from typing import Any
@@ -24,6 +27,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
+from mcp.types import InputRequiredResult
 from mcp.types import TextContent
 from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
@@ -33,6 +37,7 @@ from pydantic import Field
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.mcp import text as texts
+from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.models import FailureDetail
@@ -98,6 +103,53 @@ class QBenchServer(MCPServer[Any]):
         name: compact_schema(model) for name, model in OUTPUTS.items()
     }
 
+    call_log: CallLog | None = None
+    """Where each tool call is logged (``build_server`` sets it)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Call the tool, then log the call (failed and cancelled ones too) in the history
+        index, off the event loop and shielded from cancellation."""
+        started, called_at = time.monotonic(), datetime.now(timezone.utc)
+        try:
+            result = await super().call_tool(name, arguments, context)
+        except BaseException as exc:
+            size = len(str(exc).encode())
+            await self._log(name, arguments, called_at, started, unwrapped(exc), size)
+            raise
+        content = result.structured_content if isinstance(result, CallToolResult) else None
+        size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
+        await self._log(name, arguments, called_at, started, None, size, content)
+        return result
+
+    async def _log(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        called_at: datetime,
+        started: float,
+        error: BaseException | None,
+        size: int,
+        content: dict[str, Any] | None = None,
+    ) -> None:
+        log = self.call_log
+        if log is None:
+            return
+        took = time.monotonic() - started
+        record = partial(
+            log.record,
+            name,
+            arguments,
+            called_at,
+            took,
+            error=error,
+            response_bytes=size,
+            content=content,
+        )
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(record)
+
     async def list_tools(self) -> list[MCPTool]:
         """The tools, their output schemas short."""
         return [
@@ -109,6 +161,14 @@ class QBenchServer(MCPServer[Any]):
             )
             for tool in await super().list_tools()
         ]
+
+
+def unwrapped(exc: BaseException) -> BaseException:
+    """The exception a tool call failed with, out of the SDK's ``ToolError`` wrappers (a
+    ``ToolFailure``, the arguments' ``ValidationError``, an unexpected error)."""
+    while isinstance(exc, ToolError) and exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc
 
 
 def respond(model: BaseModel, summary: str, budget: int) -> CallToolResult:
@@ -154,6 +214,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     tools = QBenchTools(config)
     budget = config.budget
     server = QBenchServer("pytest-qbench", version=__version__, instructions=INSTRUCTIONS)
+    server.call_log = CallLog(config)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def run_test_workflow(

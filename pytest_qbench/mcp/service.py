@@ -54,6 +54,7 @@ from pytest_qbench.mcp.models import SearchResult
 from pytest_qbench.mcp.models import SimilarityScope
 from pytest_qbench.mcp.models import SimilarTests
 from pytest_qbench.mcp.models import TestCaseDetail
+from pytest_qbench.mcp.models import ToolCallTotals
 from pytest_qbench.mcp.output import output_page
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.process import POLL_SECONDS
@@ -323,6 +324,7 @@ class QBenchTools:
             problems.append(str(exc))
         python, pytest_version = _interpreter(self.config.python, problems)
         runs_indexed = self._runs_indexed(problems)
+        tool_calls = self._tool_calls() if runs_indexed is not None else []
         active = self.active
         return Health(
             status="ok" if not problems else "degraded",
@@ -344,6 +346,7 @@ class QBenchTools:
                 "budget_bytes": self.config.budget,
                 "stop_grace_seconds": self.config.stop_grace,
             },
+            tool_calls=tool_calls,
             problems=problems,
         )
 
@@ -365,6 +368,32 @@ class QBenchTools:
             return None
         finally:
             index.close()
+
+    def _tool_calls(self) -> list[ToolCallTotals]:
+        """The tool-call log's totals per tool (none when the index cannot be read: the runs
+        count says why)."""
+        from pytest_qbench.history.toollog import tool_totals
+
+        try:
+            index = runs.open_history(self.config)
+        except HistoryError:
+            return []
+        try:
+            totals = tool_totals(index)
+        except HistoryError:
+            return []
+        finally:
+            index.close()
+        return [
+            ToolCallTotals(
+                tool=t.tool,
+                calls=t.calls,
+                success_rate=round(t.success_rate, 4),
+                median_duration=round(t.median_duration, 3),
+                bytes_saved=t.saved_bytes,
+            )
+            for t in totals
+        ]
 
 
 def _collection_failure(process: PytestProcess, code: int) -> str:

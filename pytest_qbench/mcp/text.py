@@ -296,6 +296,14 @@ def ingest_text(report: IngestReport, limit: int) -> str:
     return fit_lines(lines, limit, "... {n} more")
 
 
+def _tool_calls_text(health: Health) -> str:
+    return "; ".join(
+        f"{t.tool} {t.calls} ({t.success_rate:.0%} ok, median {t.median_duration:.2f}s, "
+        f"{t.bytes_saved} bytes saved)"
+        for t in health.tool_calls
+    )
+
+
 def health_text(health: Health, limit: int) -> str:
     """Status, versions, sizes, limits."""
     lines = [
@@ -308,6 +316,7 @@ def health_text(health: Health, limit: int) -> str:
         f"Catalog: {health.catalog_size} test cases (FTS5 {'yes' if health.fts5 else 'NO'})",
         f"Run in progress: {health.run_in_progress or 'none'}",
         "Limits: " + ", ".join(f"{k}={v:g}" for k, v in health.limits.items()),
+        "Tool calls logged: " + (_tool_calls_text(health) or "none"),
         *(f"Problem: {p}" for p in health.problems),
     ]
     return _cut(lines, limit)
