@@ -471,6 +471,39 @@ def test_the_mcp_tools_read_the_database(
     assert [t.nodeid for t in runs.flaky(config, 10, 30).tests] == ["t.py::flip"]
 
 
+def test_the_mcp_server_logs_its_tool_calls_in_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
+) -> None:
+    """(issue 13.8) With qbench_db set, the server's tool calls are logged in the database
+    (its tables made when missing), where qbench mcp-log --db reads them."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from pytest_qbench.history.toollog import tool_totals
+    from pytest_qbench.mcp.config import ServerConfig
+    from pytest_qbench.mcp.server import build_server
+
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\nqbench_db = {db_url}\n")
+    config = ServerConfig(root=tmp_path, qbench_dir=tmp_path / ".qbench")
+
+    async def calls() -> None:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            await client.call_tool("list_runs", {"limit": 3})
+            await client.call_tool("get_run_output", {"run_id": "nope"})
+
+    anyio.run(calls)
+    assert not (tmp_path / ".qbench" / "index.sqlite").exists()
+    index = open_index(None, db_url)
+    try:
+        totals = {t.tool: (t.calls, t.succeeded) for t in tool_totals(index)}
+    finally:
+        index.close()
+    assert totals == {"get_run_output": (1, 0), "list_runs": (1, 1)}
+    monkeypatch.chdir(tmp_path)
+    assert main(["mcp-log", "--db", db_url, "--json"]) == 0
+
+
 # --- real pytest runs --------------------------------------------------------------------------
 
 SUITE = """
