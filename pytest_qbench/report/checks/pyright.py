@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.report.checks.spans import UNKNOWN
 from pytest_qbench.report.checks.spans import Snippets
+from pytest_qbench.report.checks.spans import Span
 from pytest_qbench.report.checks.spans import decode
+from pytest_qbench.report.checks.spans import json_array_items
 from pytest_qbench.report.checks.spans import relative_file
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import Severity
@@ -26,19 +30,33 @@ def pyright_command(executable: str, paths: list[str]) -> list[str]:
 
 
 def parse_pyright(raw: bytes, cwd: Path) -> list[Diagnostic]:
-    """Every diagnostic in ``generalDiagnostics`` (its 0-based positions made 1-based); their
-    place in the log is not tracked (zeros).
+    """Every diagnostic in ``generalDiagnostics`` (its 0-based positions made 1-based), each
+    pointing at its object in the log.
 
     Raises:
         CheckOutputError: the output is not pyright's JSON report.
     """
+    text = decode(raw)
     try:
-        report = json.loads(decode(raw))
+        report = json.loads(text)
         items = report["generalDiagnostics"]
         snippets = Snippets(cwd)
-        return [_diagnostic(item, cwd, snippets) for item in items]
+        found = [_diagnostic(item, cwd, snippets) for item in items]
     except (ValueError, KeyError, TypeError) as exc:
         raise CheckOutputError(f"pyright printed no JSON report it documents: {exc}") from None
+    return [
+        item.model_copy(update={"log_range": span.log_range(), "byte_offsets": span.byte_offsets()})
+        for item, span in zip(found, _item_spans(text, len(found)), strict=True)
+    ]
+
+
+def _item_spans(text: str, count: int) -> list[Span]:
+    """Where each item of ``generalDiagnostics`` sits in the log (unknown when not found)."""
+    key = re.search(r'"generalDiagnostics"\s*:\s*', text)
+    if key is None:
+        return [UNKNOWN] * count
+    spans = [span for _, span in json_array_items(text, TOOL, key.end())]
+    return spans if len(spans) == count else [UNKNOWN] * count
 
 
 def _diagnostic(item: Any, cwd: Path, snippets: Snippets) -> Diagnostic:

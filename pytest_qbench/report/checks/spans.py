@@ -52,14 +52,14 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def json_array_items(text: str, tool: str) -> Iterator[tuple[Any, Span]]:
-    """Each item of the JSON array ``text`` holds, with its span.
+def json_array_items(text: str, tool: str, start: int = 0) -> Iterator[tuple[Any, Span]]:
+    """Each item of the JSON array at ``text[start:]``, with its span in ``text``.
 
     Raises:
         CheckOutputError: ``text`` is not a JSON array.
     """
     decoder = json.JSONDecoder()
-    index = _skip_space(text, 0)
+    index = _skip_space(text, start)
     if not text.startswith("[", index):
         raise CheckOutputError(f"{tool} printed no JSON array (starts with {text[:40]!r})")
     index = _skip_space(text, index + 1)
