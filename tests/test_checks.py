@@ -223,7 +223,7 @@ def test_missing_checker_is_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         ("not_run", "not run: install ruff"),
         ("not_run", "not run: install pyright"),
     ]
-    assert report.run.exit_code == 1
+    assert report.run.exit_code == 3
 
 
 def test_crashing_checker_is_an_error_with_its_exit_code(tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import INCOMPLETE
 from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
 
@@ -78,16 +76,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         print("\n".join(text_lines(report, args.max_items)))
         print(f"qbench: check run {report.run.run_id} stored in {directory}")
-    return exit_status(report)
-
-
-def exit_status(report: CheckReport) -> int:
-    """1 on an error or a crash, 3 when a checker did not run, else 0."""
-    if any(check.status in ("failed", "crashed") for check in report.checks):
-        return ERR
-    if any(check.status == "not_run" for check in report.checks):
-        return INCOMPLETE
-    return OK
+    return report.run.exit_code or OK
 
 
 def text_lines(report: CheckReport, max_items: int) -> list[str]:

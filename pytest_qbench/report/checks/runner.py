@@ -10,27 +10,23 @@ import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from datetime import timezone
 from pathlib import Path
 
-from pytest_qbench._version import __version__
-from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.report import store
 from pytest_qbench.report.checks import build
 from pytest_qbench.report.checks import mypy
 from pytest_qbench.report.checks import pyright
 from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.stored import finish_check_run
+from pytest_qbench.report.checks.stored import new_check_dir
+from pytest_qbench.report.checks.stored import now
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
-from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import RunMeta
 
 
-CHECK_JSON = store.CHECK_JSON
 TOOLS = ("ruff", "mypy", "pyright", "build")
 """Every checker, by the name ``--tools`` takes."""
 DEFAULT_TOOLS = ("ruff", "mypy")
@@ -141,30 +137,11 @@ def run_checks(
 ) -> tuple[CheckReport, Path]:
     """Run each checker in ``cwd`` on ``paths`` and store the run; return it and its directory."""
     started = now()
-    run_id = store.new_run_id(started)
-    store.prepare_store(qbench_dir)
-    directory = store.run_dir(qbench_dir, run_id)
-    directory.mkdir(parents=True)
+    directory = new_check_dir(qbench_dir, started)
     with tempfile.TemporaryDirectory(prefix="qbench-check-") as scratch:
         checks = [run_one(name, cwd, paths, directory, Path(scratch), timeout) for name in names]
-    failing = any(check.status != "clean" for check in checks)
-    run = RunMeta(
-        run_id=run_id,
-        tool="qbench.check",
-        started_at=started,
-        completed_at=now(),
-        exit_code=1 if failing else 0,
-        cwd=str(cwd),
-        command=["qbench", "check", "--tools", ",".join(names), *paths],
-    )
-    report = CheckReport(
-        meta=ReportMeta(qbench_version=__version__, created_at=now()),
-        run=run,
-        paths=paths,
-        checks=checks,
-    )
-    atomic.write_text_atomic(directory / CHECK_JSON, report.model_dump_json(indent=1) + "\n")
-    return report, directory
+    command = ["qbench", "check", "--tools", ",".join(names), *paths]
+    return finish_check_run(directory, started, cwd, command, paths, checks), directory
 
 
 def run_one(
@@ -267,8 +244,3 @@ def store_logs(
     err = f"{tool}.stderr.log"
     (directory / err).write_bytes(stderr)
     return log, err
-
-
-def now() -> datetime:
-    """The time, in UTC."""
-    return datetime.now(timezone.utc)
