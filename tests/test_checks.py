@@ -189,7 +189,7 @@ def test_unknown_tool_is_refused() -> None:
     """issue 13: --tools names only known checkers."""
     with pytest.raises(QBenchError, match=r"unknown checker.*flake9") as info:
         parse_tools("ruff,flake9")
-    assert info.value.slug == "check-tools"
+    assert info.value.slug == "check-options"
     assert parse_tools("mypy, ruff,mypy") == ["mypy", "ruff"]
 
 

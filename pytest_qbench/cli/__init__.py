@@ -71,8 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_merge_parser(sub)
     add_ingest_junit_parser(sub)
     from pytest_qbench.cli.check import add_check_parser
+    from pytest_qbench.cli.check import add_ingest_sarif_parser
 
     add_check_parser(sub)
+    add_ingest_sarif_parser(sub)
     from pytest_qbench.cli.coverage import add_coverage_parser
 
     add_coverage_parser(sub)

@@ -40,6 +40,34 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=",".join(DEFAULT_TOOLS),
         help="Comma list of checkers. Default: %(default)s",
     )
+    add_common_options(parser)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help="Seconds a checker may take before it is stopped. Default: %(default)g",
+    )
+    parser.set_defaults(func=cmd_check)
+
+
+def add_ingest_sarif_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench ingest-sarif``'s arguments."""
+    parser = sub.add_parser(
+        "ingest-sarif",
+        help="Read SARIF 2.1.0 files of any tool into diagnostics, stored like a check run",
+        description="Read SARIF 2.1.0 files (eslint, semgrep, bandit, CodeQL, tsc converters...): "
+        "each result becomes a diagnostic (ruleId, level, message, first location's file and "
+        "region). A malformed file is refused with the JSON path of the problem, and nothing "
+        "is stored. Otherwise the run is stored in <dir>/runs/<run id>/ (check.json and a copy "
+        "of each file). Exit 0 when no result is an error, 1 otherwise.",
+    )
+    parser.add_argument("sources", nargs="+", type=Path, metavar="FILE.sarif")
+    add_common_options(parser)
+    parser.set_defaults(func=cmd_ingest_sarif)
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """``--json``, ``--dir`` and ``--max-items``, shared by ``check`` and ``ingest-sarif``."""
     parser.add_argument("--json", action="store_true", help="Print check.json instead of text")
     parser.add_argument(
         "--dir",
@@ -50,13 +78,28 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument(
         "--max-items", type=int, default=50, help="Diagnostics listed. Default: %(default)r"
     )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        help="Seconds a checker may take before it is stopped. Default: %(default)g",
-    )
-    parser.set_defaults(func=cmd_check)
+
+
+def cmd_ingest_sarif(args: argparse.Namespace) -> int:
+    """``qbench ingest-sarif``."""
+    from pytest_qbench.report.checks.ingest import ingest_sarif
+
+    if args.max_items < 0:
+        raise QBenchError(
+            "--max-items must be 0 or more; e.g. --max-items 50", slug="check-options"
+        )
+    report, directory = ingest_sarif(list(args.sources), Path.cwd(), args.dir)
+    return show(report, directory, args.json, args.max_items)
+
+
+def show(report: CheckReport, directory: Path, as_json: bool, max_items: int) -> int:
+    """Print the run (JSON, or the text lines and where it is stored); its exit status."""
+    if as_json:
+        print(report.model_dump_json(indent=1))
+    else:
+        print("\n".join(text_lines(report, max_items)))
+        print(f"qbench: check run {report.run.run_id} stored in {directory}")
+    return report.run.exit_code or OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -67,16 +110,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.max_items < 0 or args.timeout <= 0:
         raise QBenchError(
             "--max-items must be 0 or more and --timeout more than 0; e.g. --max-items 50",
-            slug="check-tools",
+            slug="check-options",
         )
     names = parse_tools(args.tools)
     report, directory = run_checks(names, Path.cwd(), list(args.paths), args.dir, args.timeout)
-    if args.json:
-        print(report.model_dump_json(indent=1))
-    else:
-        print("\n".join(text_lines(report, args.max_items)))
-        print(f"qbench: check run {report.run.run_id} stored in {directory}")
-    return report.run.exit_code or OK
+    return show(report, directory, args.json, args.max_items)
 
 
 def text_lines(report: CheckReport, max_items: int) -> list[str]:

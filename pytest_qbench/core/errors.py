@@ -47,3 +47,11 @@ class CheckOutputError(QBenchError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, slug="checker-crashed")
+
+
+class SarifFormatError(ReportFormatError):
+    """A SARIF file cannot be read (issue 13): not JSON, not SARIF 2.1.0, or a field of the wrong
+    type; the message names the file and the JSON path of the problem."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, slug="sarif-invalid")

@@ -123,7 +123,7 @@ def parse_tools(given: str) -> list[str]:
         raise QBenchError(
             f"--tools has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: "
             f"{given!r}; use a comma list of {', '.join(TOOLS)}",
-            slug="check-tools",
+            slug="check-options",
         )
     return names
 
