@@ -3,6 +3,7 @@ a small project with deliberate errors, compared with what the tool prints itsel
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -269,3 +270,37 @@ def test_old_diagnostics_still_validate() -> None:
     item = Diagnostic.model_validate(old)
     assert item.log_range.start_line == 0 and item.byte_offsets.end == 0
     assert item.end_line is None and item.code_snippet is None
+
+
+def test_build_check_reports_the_backend_error(tmp_path: Path) -> None:
+    """issue 13: python -m build on a project whose metadata the backend refuses is one error."""
+    if importlib.util.find_spec("build") is None:
+        pytest.skip("the build package is not installed")
+    (tmp_path / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "x"\nversion = "not a version"\n',
+        encoding="utf-8",
+    )
+    report, directory = run_checks(["build"], tmp_path, [], tmp_path / ".qbench")
+    check = report.checks[0]
+    assert (check.run.tool, check.status, check.run.exit_code) == ("python.build", "failed", 1)
+    [item] = check.diagnostics
+    assert item.message.startswith("ERROR ") and item.code == "build-failed"
+    assert check.log is not None
+    raw = (directory / check.log).read_bytes()
+    assert raw[item.byte_offsets.start : item.byte_offsets.end].startswith(b"ERROR ")
+
+
+def test_build_check_without_build_byte_compiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13: with a pyproject.toml but no build package, the sources are byte-compiled."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    (tmp_path / "bad.py").write_text("def f(:\n", encoding="utf-8")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "build" else real_find_spec(name)
+    )
+    report, _ = run_checks(["build"], tmp_path, [], tmp_path / ".qbench")
+    assert report.checks[0].run.tool == "python.compile"
+    assert rows(report.checks[0].diagnostics) == [("bad.py", 1, 7, "SyntaxError")]

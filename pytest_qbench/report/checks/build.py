@@ -19,6 +19,9 @@ BUILD_TOOL = "python.build"
 COMPILE_TOOL = "python.compile"
 OK_CODES = frozenset({0, 1})
 """Both commands end 0 when the project builds and 1 when it does not."""
+MERGE_STDERR = True
+"""``build`` prints its ``ERROR`` lines and the backend's messages on stderr: the log of the
+build check is both streams together."""
 SKIPPED_DIRS = frozenset(
     {".git", ".hg", ".tox", ".nox", ".venv", "venv", "node_modules", "__pycache__", "build", "dist"}
 )
@@ -107,23 +110,35 @@ def parse_compile(raw: bytes, cwd: Path) -> list[Diagnostic]:
 
 
 def parse_build(raw: bytes, cwd: Path) -> list[Diagnostic]:
-    """A failed build as one error: the last ``ERROR`` line ``build`` printed, pointing at it in
-    the log; nothing when no line starts with ``ERROR``.
+    """A failed build as one error: the last ``ERROR`` line ``build`` printed, with the last
+    unindented line naming an error before it (the backend's cause), pointing at the ``ERROR``
+    line in the log; nothing when no line starts with ``ERROR``.
 
-    ``build`` prints the backend's own output before its summary; the whole log is stored.
+    The log is ``build``'s stdout and stderr together (the backend's output, then its summary).
     """
     del cwd
-    errors = [(line, span) for line, span in text_lines(decode(raw)) if line.startswith("ERROR")]
+    lines = list(text_lines(decode(raw)))
+    errors = [index for index, (line, _) in enumerate(lines) if line.startswith("ERROR")]
     if not errors:
         return []
-    last = (errors[-1][0].strip(), errors[-1][1])
+    line, span = lines[errors[-1]]
+    causes = [text for text, _ in lines[: errors[-1]] if _names_a_cause(text)]
+    message = line.strip() + (f" ({causes[-1].strip()[:300]})" if causes else "")
     return [
         Diagnostic(
             tool=BUILD_TOOL,
             severity="error",
-            message=last[0],
+            message=message,
             code="build-failed",
-            log_range=last[1].log_range(),
-            byte_offsets=last[1].byte_offsets(),
+            log_range=span.log_range(),
+            byte_offsets=span.byte_offsets(),
         )
     ]
+
+
+def _names_a_cause(line: str) -> bool:
+    """An unindented line of the backend's saying "error" (not a traceback frame, not build's
+    own ``ERROR``, ``TIP`` or ``*`` progress lines)."""
+    if not line.strip() or line[0].isspace() or line.startswith(("ERROR", "TIP", "*")):
+        return False
+    return "error" in line.lower()

@@ -44,6 +44,8 @@ class Plan:
     command: list[str]
     ok_codes: frozenset[int]
     parse: Parser
+    merge_stderr: bool = False
+    """Whether stderr goes into the same log as stdout (the parser reads both)."""
 
 
 class NotInstalled(Exception):
@@ -97,7 +99,9 @@ def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
     byte-compiling the sources."""
     if (cwd / "pyproject.toml").is_file() and importlib.util.find_spec("build") is not None:
         command = build.build_command(sys.executable, str(scratch))
-        return Plan(build.BUILD_TOOL, command, build.OK_CODES, build.parse_build)
+        return Plan(
+            build.BUILD_TOOL, command, build.OK_CODES, build.parse_build, build.MERGE_STDERR
+        )
     command = build.compile_command(sys.executable, cwd, paths)
     return Plan(build.COMPILE_TOOL, command, build.OK_CODES, build.parse_compile)
 
@@ -170,7 +174,12 @@ def run_one(
     )
     try:
         done = subprocess.run(
-            plan.command, cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout
+            plan.command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if plan.merge_stderr else subprocess.PIPE,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired as exc:
         log, err = store_logs(directory, plan.tool, exc.stdout or b"", exc.stderr or b"")
@@ -180,9 +189,9 @@ def run_one(
     except OSError as exc:
         meta = meta.model_copy(update={"completed_at": now()})
         return crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
-    log, err = store_logs(directory, plan.tool, done.stdout, done.stderr)
+    log, err = store_logs(directory, plan.tool, done.stdout, done.stderr or b"")
     meta = meta.model_copy(update={"completed_at": now(), "exit_code": done.returncode})
-    return judge(plan, meta, done.stdout, done.stderr, cwd, log, err)
+    return judge(plan, meta, done.stdout, done.stderr or b"", cwd, log, err)
 
 
 def judge(
