@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from pytest_qbench.report.checks import build
 from pytest_qbench.report.checks import mypy
 from pytest_qbench.report.checks import pyright
 from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.runner import PLANNERS
+from pytest_qbench.report.checks.runner import Plan
 from pytest_qbench.report.checks.runner import find_executable
 from pytest_qbench.report.checks.runner import parse_tools
 from pytest_qbench.report.checks.runner import run_checks
@@ -304,3 +307,36 @@ def test_build_check_without_build_byte_compiles(
     report, _ = run_checks(["build"], tmp_path, [], tmp_path / ".qbench")
     assert report.checks[0].run.tool == "python.compile"
     assert rows(report.checks[0].diagnostics) == [("bad.py", 1, 7, "SyntaxError")]
+
+
+def fake_planner(plan: Plan) -> Callable[[Path, list[str], Path], Plan]:
+    """A planner that returns ``plan`` whatever the project."""
+    return lambda cwd, paths, scratch: plan
+
+
+def test_hanging_checker_is_stopped_and_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13: a checker running past the timeout is stopped, a crash with a clear note."""
+    command = [sys.executable, "-c", "import time; print('[', flush=True); time.sleep(60)"]
+    plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=0.5)
+    check = report.checks[0]
+    assert check.status == "crashed" and check.note is not None
+    assert check.note.startswith("ruff.lint did not finish in 0.5 s and was stopped")
+    assert check.log is not None and (directory / check.log).read_bytes() == b"[\n"
+
+
+def test_unparsable_output_with_a_good_exit_status_is_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13: exit 0 with output that is not the tool's JSON is a crash, never clean."""
+    command = [sys.executable, "-c", "print('all good!')"]
+    plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench")
+    check = report.checks[0]
+    assert (check.status, check.run.exit_code) == ("crashed", 0)
+    assert check.note is not None and "unparsable output" in check.note
+    assert report.run.exit_code == 1
