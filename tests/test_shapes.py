@@ -47,6 +47,9 @@ new_of_any_model = cast("Callable[..., Any]", new)
 
 REQUIRED: dict[str, dict[str, Any]] = {
     "Attempt": {"outcome": "failed", "duration": 0.5},
+    "ByteOffsets": {},
+    "CheckReport": {"meta": META, "run": RUN},
+    "CheckRun": {"run": RUN, "status": "not_run"},
     "CIInfo": {"provider": "github-actions"},
     "Captured": {},
     "CoverageFile": {
@@ -83,6 +86,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
         "summary": models.ReportSummary(passed=1, failed=1),
     },
     "Frame": {"path": "t.py", "line": 3, "function": "test_a"},
+    "LogRange": {},
     "GateResult": {
         "kind": "metric_min",
         "name": "token_f1",

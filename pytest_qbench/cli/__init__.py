@@ -73,6 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_merge_parser(sub)
     add_ingest_junit_parser(sub)
+    from pytest_qbench.cli.check import add_check_parser
+    from pytest_qbench.cli.check import add_ingest_sarif_parser
+
+    add_check_parser(sub)
+    add_ingest_sarif_parser(sub)
     from pytest_qbench.cli.coverage import add_coverage_parser
 
     add_coverage_parser(sub)
@@ -89,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
     schema.add_argument(
         "--model",
-        choices=["report", "digest", "stream"],
+        choices=["report", "digest", "stream", "check"],
         default="report",
         help="Which schema. Default: %(default)r",
     )
@@ -281,13 +286,17 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def schema_for(model: str) -> dict[str, object]:
-    """The JSON Schema of ``report``, ``digest`` or ``stream`` (one line of results.jsonl)."""
+    """The JSON Schema of ``report``, ``digest``, ``stream`` (one line of results.jsonl) or
+    ``check`` (a ``qbench check`` run's check.json, issue 13)."""
     from pydantic import TypeAdapter
 
+    from pytest_qbench.report.models import CheckReport
     from pytest_qbench.report.models import FailureDigest
     from pytest_qbench.report.models import StreamRecord
     from pytest_qbench.report.models import TestReport
 
+    if model == "check":
+        return CheckReport.model_json_schema(mode="serialization")
     if model == "digest":
         return FailureDigest.model_json_schema(mode="serialization")
     if model == "stream":

@@ -72,6 +72,13 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return OK
 
 
+def is_test_run(path: Path) -> bool:
+    """A run directory of a test run (not of ``qbench check``, issue 13)."""
+    from pytest_qbench.report.store import is_check_run
+
+    return path.is_dir() and not is_check_run(path)
+
+
 def find_data_file(run: str, qbench_dir: Path) -> Path:
     """The run's ``coverage.db``: RUN as a run directory, else a run id (or ``last``) in
     ``qbench_dir``; `QBenchError` names what is missing."""
@@ -80,7 +87,7 @@ def find_data_file(run: str, qbench_dir: Path) -> Path:
     if given.is_dir():
         run_dir = given
     elif run == "last":
-        found = sorted(p for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
+        found = sorted(p for p in runs.iterdir() if is_test_run(p)) if runs.is_dir() else []
         if not found:
             raise QBenchError(f"no runs in {runs}; give a run directory", slug="coverage-data")
         run_dir = found[-1]

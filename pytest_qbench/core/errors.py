@@ -39,3 +39,19 @@ class ToolFailure(QBenchError):
     """An MCP tool cannot do what it was asked: a refused argument, a busy runner, a run that
     pytest ended with a usage or internal error. The message says what happened and what to do;
     the MCP server returns it as a tool error."""
+
+
+class CheckOutputError(QBenchError):
+    """A static checker's output cannot be read as its documented machine-readable format
+    (issue 13); the checker is reported as crashed, its raw output kept."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, slug="checker-crashed")
+
+
+class SarifFormatError(ReportFormatError):
+    """A SARIF file cannot be read (issue 13): not JSON, not SARIF 2.1.0, or a field of the wrong
+    type; the message names the file and the JSON path of the problem."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, slug="sarif-invalid")

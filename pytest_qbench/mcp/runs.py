@@ -65,7 +65,7 @@ def find_run(config: ServerConfig, run_id: str) -> Path:
 
 
 def _newest(runs: Path) -> Path:
-    dirs = _run_dirs(runs)
+    dirs = [p for p in _run_dirs(runs) if not store.is_check_run(p)]  # issue 13: test runs only
     if not dirs:
         raise ToolFailure(f"no runs in {runs} yet; run_test_workflow makes one")
     return max(dirs, key=lambda p: p.stat().st_mtime)

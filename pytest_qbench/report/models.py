@@ -379,11 +379,30 @@ class TestResult(QBenchModel):
     """Which run of the test this is under ``--qbench-repeat`` (1 to N; ``None`` otherwise)."""
 
 
+class LogRange(QBenchModel):
+    """Lines of a check's stored raw log that a diagnostic came from (issue 13)."""
+
+    start_line: int = 0
+    """First line, 1-based; 0 when unknown."""
+    end_line: int = 0
+    """Last line, 1-based; 0 when unknown."""
+
+
+class ByteOffsets(QBenchModel):
+    """Bytes of a check's stored raw log that a diagnostic came from (issue 13)."""
+
+    start: int = 0
+    """Offset of the first byte; 0 when unknown."""
+    end: int = 0
+    """Offset just past the last byte; 0 when unknown."""
+
+
 class Diagnostic(QBenchModel):
-    """A collection error, a warning, or a note from qbench itself."""
+    """A collection error, a warning, a note from qbench itself, or a static checker's finding."""
 
     tool: str = "pytest"
-    """Who emitted it: ``pytest`` or ``qbench``."""
+    """Who emitted it: ``pytest``, ``qbench``, or a checker such as ``ruff.lint``,
+    ``mypy.typecheck``, ``pyright.typecheck``, ``python.build``."""
     severity: Severity
     """How serious it is."""
     message: str
@@ -398,6 +417,16 @@ class Diagnostic(QBenchModel):
     """1-based column."""
     nodeid: str | None = None
     """The test or collector it is about."""
+    end_line: int | None = None
+    """1-based line where the flagged code ends, when the tool says."""
+    end_column: int | None = None
+    """1-based column where the flagged code ends, as the tool prints it."""
+    code_snippet: str | None = None
+    """The source line at ``line`` (bounded), when the file could be read."""
+    log_range: LogRange = Field(default_factory=LogRange)
+    """The lines of the check's stored raw log this came from (zeros when unknown)."""
+    byte_offsets: ByteOffsets = Field(default_factory=ByteOffsets)
+    """The bytes of the check's stored raw log this came from (zeros when unknown)."""
 
 
 class MetricStats(QBenchModel):
@@ -853,6 +882,42 @@ class StreamEnd(QBenchModel):
     """The run's coverage, when measured."""
     gates: list[GateResult] = Field(default_factory=list)
     """The gates the run was asked to pass."""
+
+
+CheckStatus = Literal["clean", "failed", "not_run", "crashed"]
+"""How a checker ended: no errors, errors found, not installed (or not applicable), or it
+crashed."""
+
+
+class CheckRun(QBenchModel):
+    """One checker's run within ``qbench check`` (issue 13)."""
+
+    run: RunMeta
+    """The checker's own run: ``tool`` such as ``ruff.lint``, its command, exit code, times."""
+    status: CheckStatus
+    """``clean``, ``failed`` (errors found), ``not_run`` or ``crashed``."""
+    note: str | None = None
+    """Why it did not run or what went wrong, e.g. ``not run: install mypy``."""
+    log: str | None = None
+    """File name of its raw output (stdout) in the run directory; the diagnostics' ``log_range``
+    and ``byte_offsets`` point into it."""
+    stderr_log: str | None = None
+    """File name of its standard error in the run directory, when it wrote any."""
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    """What it found, in its own order."""
+
+
+class CheckReport(QBenchModel):
+    """A ``qbench check`` run: what ``check.json`` in its run directory holds (issue 13)."""
+
+    meta: ReportMeta
+    """Format and writer."""
+    run: RunMeta
+    """The ``qbench check`` run itself (``tool="qbench.check"``)."""
+    paths: list[str] = Field(default_factory=list)
+    """The paths checked, as given (empty: the project's own configuration decides)."""
+    checks: list[CheckRun] = Field(default_factory=list)
+    """Each checker asked for, in the order asked."""
 
 
 StreamRecord = Annotated[

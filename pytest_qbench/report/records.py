@@ -31,6 +31,13 @@ class AttemptRecord(TypedDict):
     failure: FailureRecord | None
 
 
+class ByteOffsetsRecord(TypedDict):
+    """A record of ``ByteOffsets``: every field, defaults filled in."""
+
+    start: int
+    end: int
+
+
 class CIInfoRecord(TypedDict):
     """A record of ``CIInfo``: every field, defaults filled in."""
 
@@ -46,6 +53,26 @@ class CapturedRecord(TypedDict):
     stdout: str
     stderr: str
     log: str
+
+
+class CheckReportRecord(TypedDict):
+    """A record of ``CheckReport``: every field, defaults filled in."""
+
+    meta: ReportMetaRecord
+    run: RunMetaRecord
+    paths: list[str]
+    checks: list[CheckRunRecord]
+
+
+class CheckRunRecord(TypedDict):
+    """A record of ``CheckRun``: every field, defaults filled in."""
+
+    run: RunMetaRecord
+    status: Literal["clean", "failed", "not_run", "crashed"]
+    note: str | None
+    log: str | None
+    stderr_log: str | None
+    diagnostics: list[DiagnosticRecord]
 
 
 class CoverageFileRecord(TypedDict):
@@ -91,6 +118,11 @@ class DiagnosticRecord(TypedDict):
     line: int | None
     column: int | None
     nodeid: str | None
+    end_line: int | None
+    end_column: int | None
+    code_snippet: str | None
+    log_range: LogRangeRecord
+    byte_offsets: ByteOffsetsRecord
 
 
 class DigestCoverageRecord(TypedDict):
@@ -180,6 +212,13 @@ class GateResultRecord(TypedDict):
     ci_high: float | None
     n: int | None
     newly_failing: list[str]
+
+
+class LogRangeRecord(TypedDict):
+    """A record of ``LogRange``: every field, defaults filled in."""
+
+    start_line: int
+    end_line: int
 
 
 class MetricResultRecord(TypedDict):
@@ -473,6 +512,15 @@ if TYPE_CHECKING:
 
     @overload
     def new(
+        model: Literal["ByteOffsets"],
+        /,
+        *,
+        start: int = ...,
+        end: int = ...,
+    ) -> ByteOffsetsRecord: ...
+
+    @overload
+    def new(
         model: Literal["CIInfo"],
         /,
         *,
@@ -491,6 +539,30 @@ if TYPE_CHECKING:
         stderr: str = ...,
         log: str = ...,
     ) -> CapturedRecord: ...
+
+    @overload
+    def new(
+        model: Literal["CheckReport"],
+        /,
+        *,
+        meta: ReportMetaRecord,
+        run: RunMetaRecord,
+        paths: list[str] = ...,
+        checks: list[CheckRunRecord] = ...,
+    ) -> CheckReportRecord: ...
+
+    @overload
+    def new(
+        model: Literal["CheckRun"],
+        /,
+        *,
+        run: RunMetaRecord,
+        status: Literal["clean", "failed", "not_run", "crashed"],
+        note: str | None = ...,
+        log: str | None = ...,
+        stderr_log: str | None = ...,
+        diagnostics: list[DiagnosticRecord] = ...,
+    ) -> CheckRunRecord: ...
 
     @overload
     def new(
@@ -541,6 +613,11 @@ if TYPE_CHECKING:
         line: int | None = ...,
         column: int | None = ...,
         nodeid: str | None = ...,
+        end_line: int | None = ...,
+        end_column: int | None = ...,
+        code_snippet: str | None = ...,
+        log_range: LogRangeRecord = ...,
+        byte_offsets: ByteOffsetsRecord = ...,
     ) -> DiagnosticRecord: ...
 
     @overload
@@ -645,6 +722,15 @@ if TYPE_CHECKING:
         n: int | None = ...,
         newly_failing: list[str] = ...,
     ) -> GateResultRecord: ...
+
+    @overload
+    def new(
+        model: Literal["LogRange"],
+        /,
+        *,
+        start_line: int = ...,
+        end_line: int = ...,
+    ) -> LogRangeRecord: ...
 
     @overload
     def new(

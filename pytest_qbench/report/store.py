@@ -7,6 +7,9 @@ Layout of one run::
         results.jsonl   one JSON record per line, appended and flushed as the run goes
         report.json     TestReport, written when the session ends (or by ``qbench render``)
         report.md       the Markdown report
+
+A ``qbench check`` run (issue 13) has ``check.json`` (a ``CheckReport``) and each checker's raw
+output (``ruff.lint.log``...) instead, and is kept out of the history index.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ STREAM_NAME = "results.jsonl"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
 RUNS_DIR = "runs"
+CHECK_JSON = "check.json"
 RESULT_PREFIX = '{"kind":"result","result":'
 
 
@@ -74,6 +78,11 @@ def _replaced(path: Path, fd: int) -> bool:
         return True
     held = os.fstat(fd)
     return (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino)
+
+
+def is_check_run(path: Path) -> bool:
+    """Whether a run directory holds a ``qbench check`` run rather than a test run (issue 13)."""
+    return (path / CHECK_JSON).is_file()
 
 
 class RunLock:

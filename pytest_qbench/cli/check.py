@@ -1,0 +1,150 @@
+"""``qbench check`` (issue 13): run ruff, mypy, pyright or the build check on the project, store
+the run and the raw logs in the run store, print the counts and the errors."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_qbench.cli.status import OK
+from pytest_qbench.core.errors import QBenchError
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.models import CheckReport
+    from pytest_qbench.report.models import Diagnostic
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench check``'s arguments."""
+    from pytest_qbench.report.checks.runner import DEFAULT_TIMEOUT
+    from pytest_qbench.report.checks.runner import DEFAULT_TOOLS
+    from pytest_qbench.report.checks.runner import TOOLS
+
+    parser = sub.add_parser(
+        "check",
+        help="Run static checkers (ruff, mypy, pyright, build) and list their errors",
+        description="Run each checker as a child process in the working directory, with the "
+        "project's own configuration (pyproject.toml, ruff.toml, mypy.ini...), on PATHS "
+        "(default: .). Store the run (check.json and each checker's raw output) in "
+        "<dir>/runs/<run id>/. Exit 0 when clean, 1 when a checker found errors or crashed, "
+        f"3 when nothing failed but a checker could not run. Checkers: {', '.join(TOOLS)}.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="Files or directories to check")
+    parser.add_argument(
+        "--tools",
+        default=",".join(DEFAULT_TOOLS),
+        help="Comma list of checkers. Default: %(default)s",
+    )
+    add_common_options(parser)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help="Seconds a checker may take before it is stopped. Default: %(default)g",
+    )
+    parser.set_defaults(func=cmd_check)
+
+
+def add_ingest_sarif_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench ingest-sarif``'s arguments."""
+    parser = sub.add_parser(
+        "ingest-sarif",
+        help="Read SARIF 2.1.0 files of any tool into diagnostics, stored like a check run",
+        description="Read SARIF 2.1.0 files (eslint, semgrep, bandit, CodeQL, tsc converters...): "
+        "each result becomes a diagnostic (ruleId, level, message, first location's file and "
+        "region). A malformed file is refused with the JSON path of the problem, and nothing "
+        "is stored. Otherwise the run is stored in <dir>/runs/<run id>/ (check.json and a copy "
+        "of each file). Exit 0 when no result is an error, 1 otherwise.",
+    )
+    parser.add_argument("sources", nargs="+", type=Path, metavar="FILE.sarif")
+    add_common_options(parser)
+    parser.set_defaults(func=cmd_ingest_sarif)
+
+
+def add_common_options(parser: argparse.ArgumentParser) -> None:
+    """``--json``, ``--dir`` and ``--max-items``, shared by ``check`` and ``ingest-sarif``."""
+    parser.add_argument("--json", action="store_true", help="Print check.json instead of text")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path(".qbench"),
+        help="The qbench directory the run is stored in. Default: %(default)s",
+    )
+    parser.add_argument(
+        "--max-items", type=int, default=50, help="Diagnostics listed. Default: %(default)r"
+    )
+
+
+def cmd_ingest_sarif(args: argparse.Namespace) -> int:
+    """``qbench ingest-sarif``."""
+    from pytest_qbench.report.checks.ingest import ingest_sarif
+
+    if args.max_items < 0:
+        raise QBenchError(
+            "--max-items must be 0 or more; e.g. --max-items 50", slug="check-options"
+        )
+    report, directory = ingest_sarif(list(args.sources), Path.cwd(), args.dir)
+    return show(report, directory, args.json, args.max_items)
+
+
+def show(report: CheckReport, directory: Path, as_json: bool, max_items: int) -> int:
+    """Print the run (JSON, or the text lines and where it is stored); its exit status."""
+    if as_json:
+        print(report.model_dump_json(indent=1))
+    else:
+        print("\n".join(text_lines(report, max_items)))
+        print(f"qbench: check run {report.run.run_id} stored in {directory}")
+    return report.run.exit_code or OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``qbench check``."""
+    from pytest_qbench.report.checks.runner import parse_tools
+    from pytest_qbench.report.checks.runner import run_checks
+
+    if args.max_items < 0 or args.timeout <= 0:
+        raise QBenchError(
+            "--max-items must be 0 or more and --timeout more than 0; e.g. --max-items 50",
+            slug="check-options",
+        )
+    names = parse_tools(args.tools)
+    report, directory = run_checks(names, Path.cwd(), list(args.paths), args.dir, args.timeout)
+    return show(report, directory, args.json, args.max_items)
+
+
+def text_lines(report: CheckReport, max_items: int) -> list[str]:
+    """Counts per tool and severity, then the diagnostics, errors first, at most ``max_items``."""
+    lines = [
+        count_line(check.run.tool, check.status, check.note, check.diagnostics)
+        for check in report.checks
+    ]
+    found = [item for check in report.checks for item in check.diagnostics]
+    found.sort(key=lambda item: SEVERITY_ORDER[item.severity])
+    lines.extend(diagnostic_line(item) for item in found[:max_items])
+    if len(found) > max_items:
+        lines.append(f"... {len(found) - max_items} more (--max-items, or --json for all)")
+    return lines
+
+
+def count_line(tool: str, status: str, note: str | None, found: list[Diagnostic]) -> str:
+    """``ruff.lint: 2 errors, 1 warning`` or ``pyright.typecheck: not run: install pyright``."""
+    if status == "not_run":
+        return f"{tool}: {note}"
+    counts: Counter[str] = Counter(item.severity for item in found)
+    parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in SEVERITY_ORDER if counts[s]]
+    state = "crashed" if status == "crashed" else ", ".join(parts) or "clean"
+    return f"{tool}: {state}"
+
+
+def diagnostic_line(item: Diagnostic) -> str:
+    """``a.py:5:12: error mypy.typecheck return-value: message`` (one line)."""
+    where = ":".join(str(part) for part in (item.file, item.line, item.column) if part is not None)
+    code = f" {item.code}" if item.code else ""
+    message = " ".join(item.message.split())
+    message = message if len(message) <= 300 else message[:300] + "…"
+    return f"{where or '-'}: {item.severity} {item.tool}{code}: {message}"

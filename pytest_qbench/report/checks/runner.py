@@ -1,0 +1,255 @@
+"""Run the checkers as child processes (argument lists, no shell) and store a ``qbench check``
+run (issue 13): ``<qbench-dir>/runs/<run id>/check.json`` and each checker's raw output."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.report.checks import build
+from pytest_qbench.report.checks import mypy
+from pytest_qbench.report.checks import pyright
+from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.stored import finish_check_run
+from pytest_qbench.report.checks.stored import new_check_dir
+from pytest_qbench.report.checks.stored import now
+from pytest_qbench.report.models import CheckReport
+from pytest_qbench.report.models import CheckRun
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import RunMeta
+
+
+TOOLS = ("ruff", "mypy", "pyright", "build")
+"""Every checker, by the name ``--tools`` takes."""
+DEFAULT_TOOLS = ("ruff", "mypy")
+DEFAULT_TIMEOUT = 900.0
+"""Seconds a checker may take before it is stopped and reported as crashed."""
+
+Parser = Callable[[bytes, Path], list[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to run one checker: its tool name, command, documented exit statuses and parser."""
+
+    tool: str
+    command: list[str]
+    ok_codes: frozenset[int]
+    parse: Parser
+    merge_stderr: bool = False
+    """Whether stderr goes into the same log as stdout (the parser reads both)."""
+
+
+class NotInstalled(Exception):
+    """A checker that cannot run here; the message is the note (``install X``)."""
+
+
+def find_executable(name: str) -> str | None:
+    """``name`` beside this Python (its virtual environment) first, else on ``PATH``."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return str(beside)
+    return shutil.which(name)
+
+
+def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    """ruff, as installed beside this Python or on ``PATH``."""
+    executable = find_executable("ruff")
+    if executable is None:
+        raise NotInstalled("install ruff")
+    return Plan(ruff.TOOL, ruff.ruff_command(executable, paths), ruff.OK_CODES, ruff.parse_ruff)
+
+
+def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    """mypy with JSON output where its version has it, else its text format."""
+    if importlib.util.find_spec("mypy") is not None:
+        base = [sys.executable, "-m", "mypy"]
+    else:
+        found = find_executable("mypy")
+        if found is None:
+            raise NotInstalled("install mypy")
+        base = [found]
+    version = subprocess.run(
+        [*base, "--version"], cwd=cwd, capture_output=True, text=True, check=False
+    ).stdout
+    json_output = mypy.supports_json(version)
+    parse = mypy.parse_mypy_json if json_output else mypy.parse_mypy_text
+    return Plan(mypy.TOOL, mypy.mypy_command(base, paths, json_output), mypy.OK_CODES, parse)
+
+
+def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    """pyright, when installed."""
+    executable = find_executable("pyright")
+    if executable is None:
+        raise NotInstalled("install pyright")
+    command = pyright.pyright_command(executable, paths)
+    return Plan(pyright.TOOL, command, pyright.OK_CODES, pyright.parse_pyright)
+
+
+def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    """``python -m build`` for a project with a pyproject.toml and ``build`` importable, else
+    byte-compiling the sources."""
+    if (cwd / "pyproject.toml").is_file() and importlib.util.find_spec("build") is not None:
+        command = build.build_command(sys.executable, str(scratch))
+        return Plan(
+            build.BUILD_TOOL, command, build.OK_CODES, build.parse_build, build.MERGE_STDERR
+        )
+    command = build.compile_command(sys.executable, cwd, paths)
+    return Plan(build.COMPILE_TOOL, command, build.OK_CODES, build.parse_compile)
+
+
+PLANNERS: dict[str, Callable[[Path, list[str], Path], Plan]] = {
+    "ruff": plan_ruff,
+    "mypy": plan_mypy,
+    "pyright": plan_pyright,
+    "build": plan_build,
+}
+TOOL_NAMES = {"ruff": ruff.TOOL, "mypy": mypy.TOOL, "pyright": pyright.TOOL, "build": "build"}
+
+
+def parse_tools(given: str) -> list[str]:
+    """``ruff,mypy`` as a list of checker names, in order, without repeats.
+
+    Raises:
+        QBenchError: an unknown name.
+    """
+    names = list(dict.fromkeys(name.strip() for name in given.split(",") if name.strip()))
+    unknown = [name for name in names if name not in PLANNERS]
+    if unknown or not names:
+        raise QBenchError(
+            f"--tools has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: "
+            f"{given!r}; use a comma list of {', '.join(TOOLS)}",
+            slug="check-options",
+        )
+    return names
+
+
+def run_checks(
+    names: list[str],
+    cwd: Path,
+    paths: list[str],
+    qbench_dir: Path,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[CheckReport, Path]:
+    """Run each checker in ``cwd`` on ``paths`` and store the run; return it and its directory."""
+    started = now()
+    directory = new_check_dir(qbench_dir, started)
+    with tempfile.TemporaryDirectory(prefix="qbench-check-") as scratch:
+        checks = [run_one(name, cwd, paths, directory, Path(scratch), timeout) for name in names]
+    command = ["qbench", "check", "--tools", ",".join(names), *paths]
+    return finish_check_run(directory, started, cwd, command, paths, checks), directory
+
+
+def run_one(
+    name: str, cwd: Path, paths: list[str], directory: Path, scratch: Path, timeout: float
+) -> CheckRun:
+    """One checker: not run, crashed, failed or clean; its raw output stored in ``directory``."""
+    started = now()
+    try:
+        plan = PLANNERS[name](cwd, paths or ["."], scratch)
+    except NotInstalled as exc:
+        meta = RunMeta(
+            run_id=directory.name,
+            tool=TOOL_NAMES[name],
+            started_at=started,
+            completed_at=now(),
+            cwd=str(cwd),
+            command=[],
+        )
+        return CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+    meta = RunMeta(
+        run_id=directory.name,
+        tool=plan.tool,
+        started_at=started,
+        cwd=str(cwd),
+        command=plan.command,
+    )
+    try:
+        done = subprocess.run(
+            plan.command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if plan.merge_stderr else subprocess.PIPE,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as exc:
+        log, err = store_logs(directory, plan.tool, exc.stdout or b"", exc.stderr or b"")
+        meta = meta.model_copy(update={"completed_at": now()})
+        note = f"{plan.tool} did not finish in {timeout:g} s and was stopped; raw output in {log}"
+        return crashed(meta, note, log, err)
+    except OSError as exc:
+        meta = meta.model_copy(update={"completed_at": now()})
+        return crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
+    log, err = store_logs(directory, plan.tool, done.stdout, done.stderr or b"")
+    meta = meta.model_copy(update={"completed_at": now(), "exit_code": done.returncode})
+    return judge(plan, meta, done.stdout, done.stderr or b"", cwd, log, err)
+
+
+def judge(
+    plan: Plan,
+    meta: RunMeta,
+    stdout: bytes,
+    stderr: bytes,
+    cwd: Path,
+    log: str | None,
+    err: str | None,
+) -> CheckRun:
+    """The checker's verdict from its exit status and parsed output."""
+    code = meta.exit_code
+    if code not in plan.ok_codes:
+        return crashed(meta, crash_note(plan.tool, code, stderr or stdout, err or log), log, err)
+    try:
+        found = plan.parse(stdout, cwd)
+    except CheckOutputError as exc:
+        note = (
+            f"{plan.tool} crashed: exit code {code}, unparsable output ({exc}); raw output in {log}"
+        )
+        return crashed(meta, note, log, err)
+    if code != 0 and not found:
+        return crashed(meta, crash_note(plan.tool, code, stderr or stdout, err or log), log, err)
+    failed = any(item.severity == "error" for item in found) or code != 0
+    return CheckRun(
+        run=meta,
+        status="failed" if failed else "clean",
+        log=log,
+        stderr_log=err,
+        diagnostics=found,
+    )
+
+
+def crash_note(tool: str, code: int | None, output: bytes, where: str | None) -> str:
+    """``mypy.typecheck crashed: exit code 2 (last line); raw output in mypy.typecheck.log``."""
+    lines = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    last = f" ({lines[-1].strip()[:200]})" if lines else ""
+    stored = f"; raw output in {where}" if where else ""
+    return f"{tool} crashed: exit code {code}{last}{stored}"
+
+
+def crashed(meta: RunMeta, note: str, log: str | None, err: str | None) -> CheckRun:
+    """A checker that did not end as documented: one error diagnostic saying so."""
+    diagnostic = Diagnostic(tool=meta.tool, severity="error", message=note, code="checker-crashed")
+    return CheckRun(
+        run=meta, status="crashed", note=note, log=log, stderr_log=err, diagnostics=[diagnostic]
+    )
+
+
+def store_logs(
+    directory: Path, tool: str, stdout: bytes, stderr: bytes
+) -> tuple[str | None, str | None]:
+    """Write ``<tool>.log`` (stdout, always) and ``<tool>.stderr.log`` (when not empty)."""
+    log = f"{tool}.log"
+    (directory / log).write_bytes(stdout)
+    if not stderr:
+        return log, None
+    err = f"{tool}.stderr.log"
+    (directory / err).write_bytes(stderr)
+    return log, err

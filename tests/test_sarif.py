@@ -1,0 +1,130 @@
+"""``qbench ingest-sarif`` (issue 13): SARIF 2.1.0 into diagnostics, on ruff's real SARIF output;
+malformed files refused with the JSON path of the problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_checks import make_project
+from test_checks import printed_rows
+from test_checks import rows
+from test_checks import ruff_executable
+from test_checks import run
+
+from pytest_qbench.cli import main
+from pytest_qbench.cli.status import ERR
+from pytest_qbench.cli.status import OK
+from pytest_qbench.core.errors import SarifFormatError
+from pytest_qbench.report.checks.ingest import ingest_sarif
+from pytest_qbench.report.checks.sarif import parse_sarif
+from pytest_qbench.report.models import CheckReport
+
+
+def ruff_sarif(project: Path) -> Path:
+    """ruff's own SARIF for the project, written to a file."""
+    done = run([ruff_executable(), "check", "--output-format", "sarif", "."], project)
+    path = project / "ruff.sarif"
+    path.write_bytes(done.stdout)
+    return path
+
+
+def test_ruff_sarif_equals_what_ruff_prints(tmp_path: Path) -> None:
+    """issue 13: ruff's SARIF gives the diagnostics ruff prints itself."""
+    project = make_project(tmp_path)
+    sarif = ruff_sarif(project)
+    [(tool, found)] = list(parse_sarif(sarif.read_bytes(), str(sarif), project))
+    concise = run([ruff_executable(), "check", "--output-format", "concise", "."], project)
+    expected = printed_rows(
+        concise.stdout.decode(), r"^(?P<file>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<code>\S+) "
+    )
+    assert tool == "ruff" and len(found) == 3
+    assert sorted(rows(found)) == sorted(expected)
+    assert {d.severity for d in found} == {"error"}
+    assert found[0].code_snippet == "import os" and found[0].end_column == 10
+
+
+def test_ingest_sarif_cli_stores_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 13: the command prints counts and errors, exit 1, the file copied into the run."""
+    project = make_project(tmp_path)
+    sarif = ruff_sarif(project)
+    monkeypatch.chdir(project)
+    assert main(["ingest-sarif", str(sarif)]) == ERR
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "ruff: 3 errors"
+    assert lines[1] == "pkg/mod.py:2:8: error ruff F401: `os` imported but unused"
+    run_dir = Path(lines[-1].rsplit(" ", 1)[1])
+    assert (run_dir / "sarif-1-ruff.sarif").read_bytes() == sarif.read_bytes()
+    report = CheckReport.model_validate_json((run_dir / "check.json").read_text("utf-8"))
+    assert report.run.tool == "qbench.ingest-sarif" and report.run.exit_code == ERR
+
+
+def test_sarif_notes_only_exit_zero(tmp_path: Path) -> None:
+    """issue 13: levels map to severities; no level is a warning; no error is exit 0."""
+    document = {
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "semgrep"}},
+                "results": [
+                    {"ruleId": "r1", "level": "note", "message": {"text": "n"}},
+                    {"rule": {"id": "r2"}, "message": {"text": "w"}, "locations": [
+                        {"physicalLocation": {"artifactLocation": {"uri": "src/a%20b.py"},
+                                              "region": {"startLine": 3}}}]},
+                ],
+            }
+        ],
+    }  # fmt: skip
+    path = tmp_path / "s.sarif"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    report, _ = ingest_sarif([path], tmp_path, tmp_path / ".qbench")
+    found = report.checks[0].diagnostics
+    assert [(d.severity, d.code, d.file, d.line) for d in found] == [
+        ("info", "r1", None, None),
+        ("warning", "r2", "src/a b.py", 3),
+    ]
+    assert report.run.exit_code == OK and report.checks[0].status == "clean"
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        ("{not json", "$: not JSON"),
+        ('{"version": "2.0.0", "runs": []}', "$.version: is '2.0.0'"),
+        ('{"version": "2.1.0"}', "$.runs: missing"),
+        ('{"version": "2.1.0", "runs": [{"tool": {}}]}', "$.runs[0].tool.driver: missing"),
+        (
+            '{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": '
+            '[{"message": {"text": "ok"}}, {"message": {"text": "m"}, "level": "fatal"}]}]}',
+            "$.runs[0].results[1].level: must be one of error, warning, note, none",
+        ),
+        (
+            '{"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "x"}}, "results": '
+            '[{"message": {"text": "m"}, "locations": [{"physicalLocation": {"region": '
+            '{"startLine": "3"}}}]}]}]}',
+            "$.runs[0].results[0].locations[0].physicalLocation.region.startLine: must be an "
+            "integer",
+        ),
+    ],
+)
+def test_malformed_sarif_is_refused_with_its_json_path(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
+    where: str,
+) -> None:
+    """issue 13: a malformed file is one error line naming the JSON path; nothing is stored."""
+    path = tmp_path / "bad.sarif"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(SarifFormatError) as info:
+        ingest_sarif([path], tmp_path, tmp_path / ".qbench")
+    assert info.value.slug == "sarif-invalid"
+    assert str(info.value).startswith(f"{path}: {where}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["ingest-sarif", str(path)]) == ERR
+    assert capsys.readouterr().err.startswith(f"qbench: error: {path}: {where}")
+    assert not (tmp_path / ".qbench").exists()
