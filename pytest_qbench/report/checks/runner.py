@@ -210,7 +210,7 @@ def run_one(
         if stop is not None and stop.is_set():
             why = "was cancelled and stopped"
         else:
-            why = f"did not finish in {timeout:g} s and was stopped"
+            why = f"did not finish in {round(timeout, 1):g} s and was stopped"
         note = f"{plan.tool} {why}; raw output in {log}"
         return crashed(meta, note, log, err)
     except OSError as exc:
