@@ -252,3 +252,35 @@ def test_the_call_log_counts_the_checkers_logs_as_replaced(config: ServerConfig)
     (run_dir / "check.json").write_text("{}")
     content = {"run_id": "20260101-000000-abcd"}
     assert CallLog(config).replaced_bytes("run_build_workflow", {}, content) == 320
+
+
+def test_the_log_of_the_check_run_going_on_can_be_paged(
+    config: ServerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.7: while a checker runs, get_run_output pages what it has written so far (no
+    exit status yet); a test run is refused meanwhile; the stop event then ends it."""
+    code = "import time; print('partial line', flush=True); time.sleep(60)"
+    plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    tools = QBenchTools(config)
+    stop = threading.Event()
+    worker = threading.Thread(target=tools.run_build_workflow, args=("lint", (), False, 60, stop))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 20
+        page = None
+        while time.monotonic() < deadline:
+            run_id = tools.active_check
+            if run_id and run_id != "starting":
+                page = tools.get_run_output(run_id, "ruff.lint")
+                if page.lines:
+                    break
+            time.sleep(0.05)
+        assert page is not None and page.text == "partial line"
+        assert page.run.exit_code is None and page.run.tool == "ruff.lint"
+        with pytest.raises(ToolFailure, match="check run"):
+            tools.start_collection()
+    finally:
+        stop.set()
+        worker.join(10)
+    assert not worker.is_alive() and tools.active_check is None

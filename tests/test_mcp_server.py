@@ -559,3 +559,51 @@ def test_build_workflow_over_stdio(project: Path) -> None:
         ("mypy.typecheck", "return-value"),
     }
     assert page["stream"] == "ruff.lint" and '"F401"' in page["text"]
+
+
+def test_cancelling_a_build_workflow_kills_the_checkers_group(
+    config: ServerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.7: a cancelled run_build_workflow kills the checker's process group (a process
+    it started too) before the cancellation goes on; the server is free for the next call."""
+    from pytest_qbench.report.checks import ruff
+    from pytest_qbench.report.checks.runner import PLANNERS
+    from pytest_qbench.report.checks.runner import Plan
+
+    code = (
+        "import subprocess, sys, time; "
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "print(child.pid, flush=True); time.sleep(60)"
+    )
+    plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    runs = config.qbench_dir / "runs"
+
+    def grandchild() -> int | None:
+        for log in runs.glob("*/ruff.lint.log"):
+            text = log.read_text().split()
+            if text:
+                return int(text[0])
+        return None
+
+    async def work(client: Client) -> dict[str, Any]:
+        with anyio.move_on_after(30):
+            async with anyio.create_task_group() as group:
+                scope = anyio.CancelScope()
+
+                async def call() -> None:
+                    with scope:
+                        await client.call_tool("run_build_workflow", {"check_type": "lint"})
+
+                group.start_soon(call)
+                while grandchild() is None:
+                    await anyio.sleep(0.05)
+                scope.cancel()
+        return structured(await client.call_tool("check_health", {}))
+
+    health = with_client(config, work)
+    pid = grandchild()
+    assert pid is not None
+    stat = Path(f"/proc/{pid}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    assert health["run_in_progress"] is None

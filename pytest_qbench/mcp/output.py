@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
@@ -42,18 +44,7 @@ def check_output_page(
     Raises:
         ToolFailure: ``check.json`` cannot be read, or no checker of the run has that log.
     """
-    from pytest_qbench.report.models import CheckReport
-
-    try:
-        report = CheckReport.model_validate_json((run_dir / store.CHECK_JSON).read_bytes())
-    except (OSError, ValueError) as exc:
-        raise ToolFailure(f"check run {run_dir.name} cannot be read: {exc}") from None
-    streams: dict[str, tuple[str, RunMeta]] = {}
-    for check in report.checks:
-        if check.log:
-            streams[check.run.tool] = (check.log, check.run)
-        if check.stderr_log:
-            streams[f"{check.run.tool}.stderr"] = (check.stderr_log, check.run)
+    streams = _check_streams(run_dir) if store.is_check_run(run_dir) else _live_streams(run_dir)
     names = ", ".join(streams) or "none: no checker ran"
     if stream == "stdout" and streams:
         stream = next(iter(streams))
@@ -66,6 +57,34 @@ def check_output_page(
     if page.note is None and len(streams) > 1:
         page = page.model_copy(update={"note": f"the run's streams: {names}"})
     return page
+
+
+def _check_streams(run_dir: Path) -> dict[str, tuple[str, RunMeta]]:
+    """The logs of a finished check run, by stream name, with their checker's run."""
+    from pytest_qbench.report.models import CheckReport
+
+    try:
+        report = CheckReport.model_validate_json((run_dir / store.CHECK_JSON).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ToolFailure(f"check run {run_dir.name} cannot be read: {exc}") from None
+    streams: dict[str, tuple[str, RunMeta]] = {}
+    for check in report.checks:
+        if check.log:
+            streams[check.run.tool] = (check.log, check.run)
+        if check.stderr_log:
+            streams[f"{check.run.tool}.stderr"] = (check.stderr_log, check.run)
+    return streams
+
+
+def _live_streams(run_dir: Path) -> dict[str, tuple[str, RunMeta]]:
+    """The logs of the check run going on, as written so far (no exit status yet)."""
+    streams: dict[str, tuple[str, RunMeta]] = {}
+    for log in sorted(run_dir.glob("*.log"), key=lambda path: path.stat().st_mtime):
+        tool = log.name.removesuffix(".log").removesuffix(".stderr")
+        started = datetime.fromtimestamp(log.stat().st_ctime, timezone.utc)
+        meta = RunMeta(run_id=run_dir.name, tool=tool, started_at=started, cwd="", command=[])
+        streams[log.name.removesuffix(".log")] = (log.name, meta)
+    return streams
 
 
 def output_page(

@@ -262,7 +262,7 @@ class QBenchTools:
                 "checker's log (a check run's, e.g. ruff.lint, mypy.typecheck.stderr)"
             )
         run_dir = runs.find_run(self.config, run_id)
-        if store.is_check_run(run_dir):
+        if store.is_check_run(run_dir) or run_dir.name == self.active_check:
             return check_output_page(run_dir, stream, offset, limit, self.config.budget)
         active = self.active
         if active is not None and active.plan.run_dir == run_dir:
