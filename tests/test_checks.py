@@ -8,6 +8,8 @@ import json
 import re
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -340,3 +342,55 @@ def test_unparsable_output_with_a_good_exit_status_is_a_crash(
     assert (check.status, check.run.exit_code) == ("crashed", 0)
     assert check.note is not None and "unparsable output" in check.note
     assert report.run.exit_code == 1
+
+
+GRANDCHILD = (
+    "import subprocess, sys, time; "
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+    "print(child.pid, flush=True); time.sleep(60)"
+)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not a zombie), read from /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_stopped_checker_takes_its_process_group_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.7: at the timeout the checker's whole process group is killed, a process it
+    started included."""
+    plan = Plan(ruff.TOOL, [sys.executable, "-c", GRANDCHILD], ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=1.5)
+    assert report.checks[0].status == "crashed"
+    grandchild = int((directory / "ruff.lint.log").read_text().split()[0])
+    deadline = time.monotonic() + 5
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(grandchild)
+
+
+def test_a_stop_event_and_a_total_timeout_stop_the_checkers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.7: a set stop event stops the checker running (noted as cancelled), and the
+    total timeout bounds all checkers together."""
+    command = [sys.executable, "-c", "import time; time.sleep(60)"]
+    plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    stop = threading.Event()
+    stop.set()
+    report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", stop=stop)
+    assert report.checks[0].note is not None
+    assert report.checks[0].note.startswith("ruff.lint was cancelled and stopped")
+    started = time.monotonic()
+    report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", total_timeout=0.5)
+    assert time.monotonic() - started < 10
+    assert report.checks[0].status == "crashed"

@@ -48,6 +48,7 @@ TOOLS = {
     "find_similar_tests",
     "ingest_tests",
     "check_health",
+    "run_build_workflow",
 }
 SUITE = """
     import pytest
@@ -123,7 +124,7 @@ async def cancel_when_started(client: Client, root: Path) -> None:
 
 
 def test_every_tool_is_listed_with_its_schemas(config: ServerConfig) -> None:
-    """Ten tools, each with an input schema, an output schema and a description (issue 6)."""
+    """Eleven tools (issue 13.7: run_build_workflow), each with an input schema, an output schema and a description (issue 6)."""
 
     async def work(client: Client) -> Any:
         return (await client.list_tools()).tools
@@ -176,7 +177,8 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
 
     tools = with_client(config, work)
     listed = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
-    assert len(json.dumps(listed, separators=(",", ":"))) < 32_000  # 42.8 KB before
+    # 42.8 KB before; under 32 KB for ten tools, then run_build_workflow (issue 13.7)
+    assert len(json.dumps(listed, separators=(",", ":"))) < 33_500
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(
         len(json.dumps(m.model_json_schema(), separators=(",", ":"))) for m in OUTPUTS.values()
@@ -467,3 +469,141 @@ def test_a_log_that_cannot_be_written_never_fails_a_call(
         assert not result.is_error
     warnings = [r.getMessage() for r in caplog.records if "not logged" in r.getMessage()]
     assert len(warnings) == 1 and "list_runs" in warnings[0]
+
+
+CHECKED = """\
+import os
+
+
+def greet(name: str) -> int:
+    return "hello " + name
+"""
+"""A lint error (F401, line 1) and a type error (return-value, line 5) (issue 13.7)."""
+
+
+def test_build_workflow_through_the_client_is_logged(config: ServerConfig) -> None:
+    """issue 13.7: run_build_workflow through the SDK client returns the lint and the type
+    error within the budget, get_run_output pages a checker's log, and the call log counts the
+    checkers' raw logs as the bytes the response replaced."""
+    (config.root / "pkg").mkdir()
+    (config.root / "pkg" / "a.py").write_text(CHECKED)
+
+    async def work(client: Client) -> tuple[CallToolResult, CallToolResult, CallToolResult]:
+        build = await client.call_tool(
+            "run_build_workflow", {"check_type": "all", "paths": "pkg", "timeout_seconds": 120}
+        )
+        run_id = structured(build)["run_id"]
+        page = await client.call_tool(
+            "get_run_output", {"run_id": run_id, "stream": "mypy.typecheck"}
+        )
+        refused = await client.call_tool(
+            "run_build_workflow", {"check_type": "lint", "paths": ["../.."]}
+        )
+        return build, page, refused
+
+    build, page, refused = with_client(config, work)
+    result = structured(build)
+    assert len(json.dumps(result)) <= config.budget
+    assert {(e["file"], e["line"], e["error_type"]) for e in result["errors"]} == {
+        ("pkg/a.py", 1, "F401"),
+        ("pkg/a.py", 5, "return-value"),
+    }
+    assert result["summary"]["type_errors"] == result["summary"]["lint_errors"] == 1
+    assert "Fix type error in pkg/a.py:5 (return-value)" in result["next_steps"]
+    assert text_of(build).startswith("FAILED")
+    assert "return-value" in structured(page)["text"]
+    assert refused.is_error and "holds '..'" in text_of(refused)
+    database = sqlite3.connect(config.qbench_dir / "index.sqlite")
+    rows = database.execute(
+        "SELECT tool, success, replaced_bytes FROM tool_calls ORDER BY id"
+    ).fetchall()
+    database.close()
+    run_dir = config.qbench_dir / "runs" / result["run_id"]
+    raw = sum(log.stat().st_size for log in run_dir.glob("*.log"))
+    assert rows == [
+        ("run_build_workflow", 1, raw),
+        ("get_run_output", 1, 0),
+        ("run_build_workflow", 0, 0),
+    ]
+
+
+def test_build_workflow_over_stdio(project: Path) -> None:
+    """issue 13.7: over stdio through ``qbench-mcp``, run_build_workflow gives the type and the
+    lint error, and the raw log is one get_run_output of its run id away."""
+    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("qbench-mcp is not installed next to this Python")
+    (project / "pkg").mkdir()
+    (project / "pkg" / "a.py").write_text(CHECKED)
+    params = StdioServerParameters(
+        command=script, args=["--root", str(project)], env=dict(os.environ), cwd=str(project)
+    )
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        with anyio.fail_after(120):
+            async with Client(params) as client:
+                build = structured(
+                    await client.call_tool(
+                        "run_build_workflow", {"check_type": "all", "paths": ["pkg"]}
+                    )
+                )
+                page = structured(
+                    await client.call_tool("get_run_output", {"run_id": build["run_id"]})
+                )
+                return build, page
+
+    build, page = anyio.run(main)
+    assert build["success"] is False
+    assert {(e["tool"], e["error_type"]) for e in build["errors"]} == {
+        ("ruff.lint", "F401"),
+        ("mypy.typecheck", "return-value"),
+    }
+    assert page["stream"] == "ruff.lint" and '"F401"' in page["text"]
+
+
+def test_cancelling_a_build_workflow_kills_the_checkers_group(
+    config: ServerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.7: a cancelled run_build_workflow kills the checker's process group (a process
+    it started too) before the cancellation goes on; the server is free for the next call."""
+    from pytest_qbench.report.checks import ruff
+    from pytest_qbench.report.checks.runner import PLANNERS
+    from pytest_qbench.report.checks.runner import Plan
+
+    code = (
+        "import subprocess, sys, time; "
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        "print(child.pid, flush=True); time.sleep(60)"
+    )
+    plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
+    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    runs = config.qbench_dir / "runs"
+
+    def grandchild() -> int | None:
+        for log in runs.glob("*/ruff.lint.log"):
+            text = log.read_text().split()
+            if text:
+                return int(text[0])
+        return None
+
+    async def work(client: Client) -> dict[str, Any]:
+        with anyio.move_on_after(30):
+            async with anyio.create_task_group() as group:
+                scope = anyio.CancelScope()
+
+                async def call() -> None:
+                    with scope:
+                        await client.call_tool("run_build_workflow", {"check_type": "lint"})
+
+                group.start_soon(call)
+                while grandchild() is None:
+                    await anyio.sleep(0.05)
+                scope.cancel()
+        return structured(await client.call_tool("check_health", {}))
+
+    health = with_client(config, work)
+    pid = grandchild()
+    assert pid is not None
+    stat = Path(f"/proc/{pid}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    assert health["run_in_progress"] is None

@@ -18,8 +18,13 @@ from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestStep
 
 
-OutputStream = Literal["stdout", "stderr", "markdown"]
-"""Which raw output of a run ``get_run_output`` pages through."""
+OutputStream = str
+"""Which raw output of a run ``get_run_output`` pages through: ``stdout``, ``stderr`` or
+``markdown`` of a test run; a checker's log (``ruff.lint``, ``mypy.typecheck.stderr``) of a
+check run (issue 13.7)."""
+
+CheckType = Literal["lint", "typecheck", "build", "all"]
+"""What ``run_build_workflow`` checks (issue 13.7)."""
 
 SimilarityScope = Literal["all", "docs", "steps"]
 """What ``find_similar_tests`` compares: everything, the descriptive text, or the steps."""
@@ -168,6 +173,74 @@ class RunOutputPage(QBenchModel):
     """Where the next page starts; ``None`` at the end."""
     note: str | None = None
     """Why the page is empty or short, when it is."""
+
+
+class BuildSummary(QBenchModel):
+    """Counts of a build workflow run (issue 13.7)."""
+
+    total_errors: int = 0
+    """All errors (a crashed checker is one)."""
+    type_errors: int = 0
+    """mypy, pyright."""
+    lint_errors: int = 0
+    """ruff."""
+    build_errors: int = 0
+    """Build or compile."""
+    warnings: int = 0
+    """Listed only when strict."""
+    duration_seconds: float = 0.0
+    """Seconds."""
+
+
+class BuildError(QBenchModel):
+    """One error (or, when strict, warning) of a checker."""
+
+    file: str | None = None
+    """Relative to the project root."""
+    line: int | None = None
+    """1-based line."""
+    column: int | None = None
+    """1-based column."""
+    error_type: str
+    """The code (``arg-type``, ``F401``)."""
+    severity: Literal["error", "warning"]
+    """How serious it is."""
+    message: str
+    """Bounded."""
+    code_snippet: str | None = None
+    """The source line."""
+    tool: str
+    """``ruff.lint``, ``mypy.typecheck``..."""
+
+
+class CheckerStatus(QBenchModel):
+    """How one checker ended."""
+
+    tool: str
+    """Also the get_run_output stream of its log."""
+    status: str
+    """clean, failed, crashed, not_run."""
+    note: str | None = None
+    """What went wrong."""
+
+
+class BuildResult(QBenchModel):
+    """A build workflow run (issue 13.7): errors only, never raw logs."""
+
+    run_id: str
+    """The check run's id, for get_run_output."""
+    success: bool
+    """No error (nor, when strict, warning), no checker crashed or missing."""
+    summary: BuildSummary
+    """Counts."""
+    errors: list[BuildError] = Field(default_factory=list)
+    """Errors, then warnings when strict."""
+    checks: list[CheckerStatus] = Field(default_factory=list)
+    """How each checker ended."""
+    next_steps: list[str] = Field(default_factory=list)
+    """What to do next, most useful first."""
+    truncated: int = 0
+    """Errors not listed (size budget)."""
 
 
 class RunEntry(QBenchModel):

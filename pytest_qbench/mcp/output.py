@@ -2,13 +2,17 @@
 
 The server keeps pytest's stdout and stderr of the runs it starts (``stdout.txt``,
 ``stderr.txt`` in the run directory); ``markdown`` pages through ``report.md``, which every run
-has.
+has. A check run (``run_build_workflow``, ``qbench check``) keeps each checker's raw log, its
+stream named after the checker (issue 13.7).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
@@ -26,22 +30,89 @@ MAX_LINE = 2000
 MAX_PAGE = 1000
 """Lines in one page at most."""
 STREAM_FILES = {**OUTPUT_NAMES, "markdown": store.REPORT_MD}
+CHECK_STREAM = re.compile(r"^[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*(\.stderr)?$")
+"""A checker's log as a stream: its tool name (``ruff.lint``), ``.stderr`` for its stderr."""
+
+
+def check_output_page(
+    run_dir: Path, stream: OutputStream, offset: int, limit: int, budget: int
+) -> RunOutputPage:
+    """A page of one checker's raw log in a check run (issue 13.7): ``stream`` names the
+    checker (``ruff.lint``; ``ruff.lint.stderr`` for its standard error); ``stdout``, the
+    default, is the first checker's log.
+
+    Raises:
+        ToolFailure: ``check.json`` cannot be read, or no checker of the run has that log.
+    """
+    streams = _check_streams(run_dir) if store.is_check_run(run_dir) else _live_streams(run_dir)
+    names = ", ".join(streams) or "none: no checker ran"
+    if stream == "stdout" and streams:
+        stream = next(iter(streams))
+    if stream not in streams:
+        raise ToolFailure(
+            f"stream {stream!r} is not a log of check run {run_dir.name}; its streams: {names}"
+        )
+    name, meta = streams[stream]
+    page = output_page(run_dir, meta, stream, offset, limit, budget, file_name=name)
+    if page.note is None and len(streams) > 1:
+        page = page.model_copy(update={"note": f"the run's streams: {names}"})
+    return page
+
+
+def _check_streams(run_dir: Path) -> dict[str, tuple[str, RunMeta]]:
+    """The logs of a finished check run, by stream name, with their checker's run."""
+    from pytest_qbench.report.models import CheckReport
+
+    try:
+        report = CheckReport.model_validate_json((run_dir / store.CHECK_JSON).read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ToolFailure(f"check run {run_dir.name} cannot be read: {exc}") from None
+    streams: dict[str, tuple[str, RunMeta]] = {}
+    for check in report.checks:
+        if check.log:
+            streams[check.run.tool] = (check.log, check.run)
+        if check.stderr_log:
+            streams[f"{check.run.tool}.stderr"] = (check.stderr_log, check.run)
+    return streams
+
+
+def _live_streams(run_dir: Path) -> dict[str, tuple[str, RunMeta]]:
+    """The logs of the check run going on, as written so far (no exit status yet)."""
+    streams: dict[str, tuple[str, RunMeta]] = {}
+    for log in sorted(run_dir.glob("*.log"), key=lambda path: path.stat().st_mtime):
+        tool = log.name.removesuffix(".log").removesuffix(".stderr")
+        started = datetime.fromtimestamp(log.stat().st_ctime, timezone.utc)
+        meta = RunMeta(run_id=run_dir.name, tool=tool, started_at=started, cwd="", command=[])
+        streams[log.name.removesuffix(".log")] = (log.name, meta)
+    return streams
 
 
 def output_page(
-    run_dir: Path, meta: RunMeta, stream: OutputStream, offset: int, limit: int, budget: int
+    run_dir: Path,
+    meta: RunMeta,
+    stream: OutputStream,
+    offset: int,
+    limit: int,
+    budget: int,
+    file_name: str | None = None,
 ) -> RunOutputPage:
-    """Lines ``offset`` to ``offset + limit`` of ``stream``, fewer when the budget is reached.
+    """Lines ``offset`` to ``offset + limit`` of ``stream`` (the file ``file_name``, else the
+    test run's file of that stream), fewer when the budget is reached.
 
     Raises:
-        ToolFailure: ``offset`` or ``limit`` out of range.
+        ToolFailure: ``offset`` or ``limit`` out of range, or an unknown stream.
     """
+    if file_name is None and stream not in STREAM_FILES:
+        raise ToolFailure(
+            f"stream {stream!r} is not one of a test run's: {', '.join(STREAM_FILES)} "
+            "(a checker's log is a stream of a check run, from run_build_workflow)"
+        )
     if offset < 0:
         raise ToolFailure(f"offset must be 0 or more, given: {offset}")
     if not 1 <= limit <= MAX_PAGE:
         raise ToolFailure(f"limit must be from 1 to {MAX_PAGE} lines, given: {limit}")
     page = RunOutputPage(run=meta, stream=stream, offset=offset, text="", lines=0, total_lines=0)
-    path = run_dir / STREAM_FILES[stream]
+    path = run_dir / (file_name or STREAM_FILES[stream])
     if not path.is_file():
         return page.model_copy(update={"note": _missing(stream, run_dir.name)})
     room = budget - json_size(page) - 64
@@ -51,7 +122,8 @@ def output_page(
     if full and next_offset is not None and len(kept) < limit:
         note = f"page cut at {len(kept)} lines to stay within the size budget"
     elif total == 0:
-        note = f"the {stream} of run {run_dir.name} is empty: pytest wrote nothing to it"
+        writer = "the checker" if file_name else "pytest"
+        note = f"the {stream} of run {run_dir.name} is empty: {writer} wrote nothing to it"
     elif offset >= total:
         note = f"offset {offset} is past the end ({total} lines)"
     return page.model_copy(

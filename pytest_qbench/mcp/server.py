@@ -10,6 +10,7 @@ cancellation the child's process group is killed before the cancellation goes on
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,6 +41,7 @@ from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import Health
@@ -62,7 +64,8 @@ Runs this project's pytest suite and reads its results without raw output. Call 
 run_test_workflow to run tests (it returns failures only), get_test_failure for one failure in \
 full, get_run_output to page through pytest's output. search_tests, get_test_by_key and \
 find_similar_tests search the test catalog (build it with ingest_tests). list_runs and \
-flaky_tests read the run history."""
+flaky_tests read the run history. run_build_workflow runs the linter, the type checkers and \
+the build check and returns their errors only; get_run_output pages a checker's raw log."""
 
 Paths = Annotated[
     list[str] | str | None,
@@ -90,6 +93,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "find_similar_tests": SimilarTests,
     "ingest_tests": IngestReport,
     "check_health": Health,
+    "run_build_workflow": BuildResult,
 }
 """Each tool's result model."""
 
@@ -283,8 +287,11 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     def get_run_output(
         run_id: RunId,
         stream: Annotated[
-            Literal["stdout", "stderr", "markdown"],
-            Field(description="pytest's stdout or stderr, or the run's Markdown report"),
+            str,
+            Field(
+                description="stdout, stderr or markdown; of a check run: a checker, e.g. ruff.lint",
+                max_length=100,
+            ),
         ] = "stdout",
         offset: Annotated[int, Field(ge=0, description="First line (0-based)")] = 0,
         limit: Annotated[int, Field(ge=1, le=1000, description="Lines in the page")] = 200,
@@ -394,6 +401,39 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
             else:
                 report = await anyio.to_thread.run_sync(partial(tools.ingest_file, source))
         return respond(report, texts.ingest_text(report, budget), budget)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+    async def run_build_workflow(
+        check_type: Annotated[
+            Literal["lint", "typecheck", "build", "all"],
+            Field(
+                description="lint: ruff; typecheck: mypy (pyright if installed); build: "
+                "python -m build (or compile)"
+            ),
+        ] = "all",
+        paths: Annotated[
+            list[str] | str | None,
+            Field(description="Files or directories inside the project; default: all"),
+        ] = None,
+        strict: Annotated[bool, Field(description="List warnings too, and fail on them")] = False,
+        timeout_seconds: Annotated[
+            float | None, Field(gt=0, description="Stop after this long (capped)")
+        ] = None,
+    ) -> Annotated[CallToolResult, BuildResult]:
+        """Run ruff, mypy and the build check (the project's own configuration); return
+        errors only: file, line, column, code, message. get_run_output pages the raw logs."""
+        given = [paths] if isinstance(paths, str) else paths or []
+        stop = threading.Event()
+        call = partial(tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop)
+        with tool_errors():
+            try:
+                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+            except BaseException:
+                stop.set()  # the checker's process group is killed at its next look (0.1 s)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(tools.wait_for_checks)
+                raise
+        return respond(result, texts.build_text(result, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def check_health() -> Annotated[CallToolResult, Health]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.mcp import build
 from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp import search as finder
@@ -36,11 +37,14 @@ from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import RunPlan
 from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.command import effective_timeout
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.config import run_python
 from pytest_qbench.mcp.failure import failure_detail
+from pytest_qbench.mcp.models import BuildResult
+from pytest_qbench.mcp.models import CheckType
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import Health
@@ -55,6 +59,9 @@ from pytest_qbench.mcp.models import SimilarityScope
 from pytest_qbench.mcp.models import SimilarTests
 from pytest_qbench.mcp.models import TestCaseDetail
 from pytest_qbench.mcp.models import ToolCallTotals
+from pytest_qbench.mcp.output import CHECK_STREAM
+from pytest_qbench.mcp.output import STREAM_FILES
+from pytest_qbench.mcp.output import check_output_page
 from pytest_qbench.mcp.output import output_page
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.process import POLL_SECONDS
@@ -63,6 +70,7 @@ from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.results import build_result
 from pytest_qbench.mcp.results import check_exit
 from pytest_qbench.mcp.results import output_tail
+from pytest_qbench.report import store
 
 
 MAX_REJECTIONS = 50
@@ -76,6 +84,8 @@ class QBenchTools:
         self.config = config
         self._lock = threading.Lock()
         self.active: PytestProcess | None = None
+        self.active_check: str | None = None
+        """The id of the check run going on (issue 13.7)."""
 
     # --- running pytest ------------------------------------------------------------------
 
@@ -90,11 +100,7 @@ class QBenchTools:
 
     def _start(self, plan: RunPlan) -> PytestProcess:
         if not self._lock.acquire(blocking=False):
-            active = self.active
-            what = f" ({active.plan.run_id}, {active.elapsed():.0f}s so far)" if active else ""
-            raise ToolFailure(
-                f"a run is going on{what}; one runs at a time: wait for it, or cancel it"
-            )
+            raise self._busy()
         try:
             self.config.qbench_dir.mkdir(parents=True, exist_ok=True)
             process = PytestProcess(plan)
@@ -109,6 +115,69 @@ class QBenchTools:
             raise
         self.active = process
         return process
+
+    def _busy(self) -> ToolFailure:
+        """The refusal of a second run (a test run or a check run) while one goes on."""
+        active = self.active
+        if active is not None:
+            what = f" ({active.plan.run_id}, {active.elapsed():.0f}s so far)"
+        else:
+            what = f" (check run {self.active_check})" if self.active_check else ""
+        return ToolFailure(
+            f"a run is going on{what}; one runs at a time: wait for it, or cancel it"
+        )
+
+    def run_build_workflow(
+        self,
+        check_type: CheckType = "all",
+        paths: Sequence[str] = (),
+        strict: bool = False,
+        timeout_seconds: float | None = None,
+        stop: threading.Event | None = None,
+    ) -> BuildResult:
+        """Run the checkers of ``check_type`` on ``paths`` (issue 13.7), stored as a check run;
+        its errors (and warnings when ``strict``). The checkers run one after the other, each
+        in its own process group, killed at the timeout or when ``stop`` is set.
+
+        Raises:
+            ToolFailure: a refused argument, or a run already going on.
+        """
+        from pytest_qbench.report.checks.runner import find_executable
+        from pytest_qbench.report.checks.runner import run_checks
+
+        names = build.checkers(check_type, find_executable("pyright") is not None)
+        relative = build.check_paths(self.config.root, paths)
+        timeout = effective_timeout(self.config, timeout_seconds)
+        if not self._lock.acquire(blocking=False):
+            raise self._busy()
+        self.active_check = "starting"
+        try:
+            report, _ = run_checks(
+                names,
+                self.config.root,
+                relative,
+                self.config.qbench_dir,
+                timeout,
+                total_timeout=timeout,
+                stop=stop,
+                tool="run_build_workflow",
+                on_start=lambda directory: setattr(self, "active_check", directory.name),
+            )
+        except OSError as exc:
+            raise ToolFailure(
+                f"cannot run the checkers: {exc}; check the run store {self.config.qbench_dir}"
+            ) from None
+        finally:
+            self.active_check = None
+            self._lock.release()
+        return build.build_result(report, strict, self.config.budget)
+
+    def wait_for_checks(self, seconds: float = 30.0) -> None:
+        """Wait (at most ``seconds``) until no check run goes on: a cancelled
+        ``run_build_workflow`` returns once its checkers are gone."""
+        deadline = time.monotonic() + seconds
+        while self.active_check is not None and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS / 5)
 
     def step(self, process: PytestProcess) -> bool:
         """One look at a run: False once it has ended (stopped when overdue)."""
@@ -185,8 +254,16 @@ class QBenchTools:
     def get_run_output(
         self, run_id: str, stream: OutputStream = "stdout", offset: int = 0, limit: int = 200
     ) -> RunOutputPage:
-        """A page of a run's raw output (of the run going on, too)."""
+        """A page of a run's raw output (of the run going on, too); of a check run, a checker's
+        raw log (issue 13.7)."""
+        if stream not in STREAM_FILES and not CHECK_STREAM.match(stream):
+            raise ToolFailure(
+                f"stream {stream!r} is none of stdout, stderr, markdown (a test run's) and no "
+                "checker's log (a check run's, e.g. ruff.lint, mypy.typecheck.stderr)"
+            )
         run_dir = runs.find_run(self.config, run_id)
+        if store.is_check_run(run_dir) or run_dir.name == self.active_check:
+            return check_output_page(run_dir, stream, offset, limit, self.config.budget)
         active = self.active
         if active is not None and active.plan.run_dir == run_dir:
             meta, source = active.meta(None), active.plan.staging
@@ -339,7 +416,7 @@ class QBenchTools:
             runs_indexed=runs_indexed,
             catalog_size=catalog_size,
             fts5=fts5,
-            run_in_progress=active.plan.run_id if active else None,
+            run_in_progress=active.plan.run_id if active else self.active_check,
             limits={
                 "default_timeout_seconds": self.config.default_timeout,
                 "max_timeout_seconds": self.config.max_timeout,

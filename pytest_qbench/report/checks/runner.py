@@ -3,11 +3,16 @@ run (issue 13): ``<qbench-dir>/runs/<run id>/check.json`` and each checker's raw
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +37,9 @@ TOOLS = ("ruff", "mypy", "pyright", "build")
 DEFAULT_TOOLS = ("ruff", "mypy")
 DEFAULT_TIMEOUT = 900.0
 """Seconds a checker may take before it is stopped and reported as crashed."""
+
+POLL_SECONDS = 0.1
+"""How often a running checker is looked at (its end, the deadline, a stop)."""
 
 Parser = Callable[[bytes, Path], list[Diagnostic]]
 
@@ -138,18 +146,40 @@ def run_checks(
     paths: list[str],
     qbench_dir: Path,
     timeout: float = DEFAULT_TIMEOUT,
+    *,
+    total_timeout: float | None = None,
+    stop: threading.Event | None = None,
+    tool: str = "check",
+    on_start: Callable[[Path], None] | None = None,
 ) -> tuple[CheckReport, Path]:
-    """Run each checker in ``cwd`` on ``paths`` and store the run; return it and its directory."""
+    """Run each checker in ``cwd`` on ``paths`` and store the run; return it and its directory.
+
+    ``timeout`` bounds each checker, ``total_timeout`` all of them together (a checker started
+    late gets what is left); ``stop``, once set, stops the checker running and the ones after
+    it; ``tool`` names the run (``qbench.<tool>``); ``on_start`` is told the run directory.
+    """
     started = now()
     directory = new_check_dir(qbench_dir, started)
+    if on_start is not None:
+        on_start(directory)
+    deadline = None if total_timeout is None else time.monotonic() + total_timeout
+    checks: list[CheckRun] = []
     with tempfile.TemporaryDirectory(prefix="qbench-check-") as scratch:
-        checks = [run_one(name, cwd, paths, directory, Path(scratch), timeout) for name in names]
-    command = ["qbench", "check", "--tools", ",".join(names), *paths]
+        for name in names:
+            left = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+            checks.append(run_one(name, cwd, paths, directory, Path(scratch), max(left, 0.0), stop))
+    command = ["qbench", tool, "--tools", ",".join(names), *paths]
     return finish_check_run(directory, started, cwd, command, paths, checks), directory
 
 
 def run_one(
-    name: str, cwd: Path, paths: list[str], directory: Path, scratch: Path, timeout: float
+    name: str,
+    cwd: Path,
+    paths: list[str],
+    directory: Path,
+    scratch: Path,
+    timeout: float,
+    stop: threading.Event | None = None,
 ) -> CheckRun:
     """One checker: not run, crashed, failed or clean; its raw output stored in ``directory``."""
     started = now()
@@ -173,25 +203,79 @@ def run_one(
         command=plan.command,
     )
     try:
-        done = subprocess.run(
-            plan.command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if plan.merge_stderr else subprocess.PIPE,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as exc:
-        log, err = store_logs(directory, plan.tool, exc.stdout or b"", exc.stderr or b"")
+        done = run_in_group(plan, cwd, directory, timeout, stop)
+    except subprocess.TimeoutExpired:
+        log, err = stored_names(directory, plan.tool)
         meta = meta.model_copy(update={"completed_at": now()})
-        note = f"{plan.tool} did not finish in {timeout:g} s and was stopped; raw output in {log}"
+        if stop is not None and stop.is_set():
+            why = "was cancelled and stopped"
+        else:
+            why = f"did not finish in {round(timeout, 1):g} s and was stopped"
+        note = f"{plan.tool} {why}; raw output in {log}"
         return crashed(meta, note, log, err)
     except OSError as exc:
         meta = meta.model_copy(update={"completed_at": now()})
         return crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
-    log, err = store_logs(directory, plan.tool, done.stdout, done.stderr or b"")
+    log, err = stored_names(directory, plan.tool)
     meta = meta.model_copy(update={"completed_at": now(), "exit_code": done.returncode})
     return judge(plan, meta, done.stdout, done.stderr or b"", cwd, log, err)
+
+
+def run_in_group(
+    plan: Plan, cwd: Path, directory: Path, timeout: float, stop: threading.Event | None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``plan``'s command in a process group of its own, its output written straight to
+    ``<tool>.log`` and ``<tool>.stderr.log`` in ``directory``; at the timeout, or when ``stop``
+    is set, the whole group is killed (whatever the checker started dies with it).
+
+    Raises:
+        subprocess.TimeoutExpired: it was stopped.
+        OSError: it could not start.
+    """
+    out_path = directory / f"{plan.tool}.log"
+    err_path = directory / f"{plan.tool}.stderr.log"
+    deadline = time.monotonic() + timeout
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        proc = subprocess.Popen(
+            plan.command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT if plan.merge_stderr else err,
+            start_new_session=sys.platform != "win32",
+        )
+        try:
+            while proc.poll() is None:
+                if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+                    raise subprocess.TimeoutExpired(plan.command, timeout)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(POLL_SECONDS)
+        finally:
+            kill_group(proc)
+    code = proc.returncode
+    stdout, stderr = out_path.read_bytes(), err_path.read_bytes()
+    if not stderr:
+        err_path.unlink()
+    return subprocess.CompletedProcess(plan.command, code, stdout, stderr)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the checker's process group (POSIX; the process alone elsewhere) and reap it."""
+    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+        if proc.poll() is None:
+            proc.kill()
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def stored_names(directory: Path, tool: str) -> tuple[str | None, str | None]:
+    """The file names of the checker's stored stdout and (when not empty) stderr."""
+    err = f"{tool}.stderr.log"
+    if (directory / err).is_file() and not (directory / err).stat().st_size:
+        (directory / err).unlink()
+    return f"{tool}.log", err if (directory / err).is_file() else None
 
 
 def judge(
@@ -240,16 +324,3 @@ def crashed(meta: RunMeta, note: str, log: str | None, err: str | None) -> Check
     return CheckRun(
         run=meta, status="crashed", note=note, log=log, stderr_log=err, diagnostics=[diagnostic]
     )
-
-
-def store_logs(
-    directory: Path, tool: str, stdout: bytes, stderr: bytes
-) -> tuple[str | None, str | None]:
-    """Write ``<tool>.log`` (stdout, always) and ``<tool>.stderr.log`` (when not empty)."""
-    log = f"{tool}.log"
-    (directory / log).write_bytes(stdout)
-    if not stderr:
-        return log, None
-    err = f"{tool}.stderr.log"
-    (directory / err).write_bytes(stderr)
-    return log, err
