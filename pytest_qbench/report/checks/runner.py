@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,23 +140,52 @@ def run_checks(
     qbench_dir: Path,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[CheckReport, Path]:
-    """Run each checker in ``cwd`` on ``paths`` and store the run; return it and its directory."""
+    """Run each checker in ``cwd`` on ``paths`` (all at once) and store the run; return it and
+    its directory."""
     started = now()
     directory = new_check_dir(qbench_dir, started)
-    with tempfile.TemporaryDirectory(prefix="qbench-check-") as scratch:
-        checks = [run_one(name, cwd, paths, directory, Path(scratch), timeout) for name in names]
+    running = start_checks(names, cwd, paths, directory)
+    checks = [
+        collect_one(one, cwd, directory, remaining(one, timeout), f"{timeout:g} s")
+        for one in running
+    ]
     command = ["qbench", "check", "--tools", ",".join(names), *paths]
     return finish_check_run(directory, started, cwd, command, paths, checks), directory
 
 
-def run_one(
-    name: str, cwd: Path, paths: list[str], directory: Path, scratch: Path, timeout: float
-) -> CheckRun:
-    """One checker: not run, crashed, failed or clean; its raw output stored in ``directory``."""
+@dataclass
+class Started:
+    """A checker started as a child process (or already decided: not installed, could not
+    start); `collect_one` waits for it and reads its output."""
+
+    plan: Plan | None
+    meta: RunMeta
+    process: subprocess.Popen[bytes] | None = None
+    done: CheckRun | None = None
+    scratch: str | None = None
+    clock: float = 0.0
+    """``time.monotonic()`` when it started."""
+
+
+def remaining(one: Started, timeout: float) -> float:
+    """Seconds left of ``timeout`` counted from the checker's start (0 or more)."""
+    return max(0.0, one.clock + timeout - time.monotonic())
+
+
+def start_checks(names: list[str], cwd: Path, paths: list[str], directory: Path) -> list[Started]:
+    """Start each checker in ``cwd`` on ``paths`` as a child process writing its raw output to
+    ``directory``; they run while the caller goes on."""
+    return [start_one(name, cwd, paths, directory) for name in names]
+
+
+def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Started:
+    """One checker started (its stdout to ``<tool>.log``, its stderr to ``<tool>.stderr.log``)."""
     started = now()
+    scratch = tempfile.mkdtemp(prefix="qbench-check-")
     try:
-        plan = PLANNERS[name](cwd, paths or ["."], scratch)
+        plan = PLANNERS[name](cwd, paths or ["."], Path(scratch))
     except NotInstalled as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
         meta = RunMeta(
             run_id=directory.name,
             tool=TOOL_NAMES[name],
@@ -164,7 +194,9 @@ def run_one(
             cwd=str(cwd),
             command=[],
         )
-        return CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+        return Started(
+            None, meta, done=CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+        )
     meta = RunMeta(
         run_id=directory.name,
         tool=plan.tool,
@@ -173,25 +205,64 @@ def run_one(
         command=plan.command,
     )
     try:
-        done = subprocess.run(
-            plan.command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if plan.merge_stderr else subprocess.PIPE,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as exc:
-        log, err = store_logs(directory, plan.tool, exc.stdout or b"", exc.stderr or b"")
-        meta = meta.model_copy(update={"completed_at": now()})
-        note = f"{plan.tool} did not finish in {timeout:g} s and was stopped; raw output in {log}"
-        return crashed(meta, note, log, err)
+        with (
+            open(directory / f"{plan.tool}.log", "wb") as out,
+            open(directory / f"{plan.tool}.stderr.log", "wb") as err,
+        ):
+            process = subprocess.Popen(
+                plan.command,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT if plan.merge_stderr else err,
+            )
     except OSError as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
         meta = meta.model_copy(update={"completed_at": now()})
-        return crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
-    log, err = store_logs(directory, plan.tool, done.stdout, done.stderr or b"")
-    meta = meta.model_copy(update={"completed_at": now(), "exit_code": done.returncode})
-    return judge(plan, meta, done.stdout, done.stderr or b"", cwd, log, err)
+        return Started(
+            plan, meta, done=crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
+        )
+    return Started(plan, meta, process=process, scratch=scratch, clock=time.monotonic())
+
+
+def collect_one(
+    one: Started, cwd: Path, directory: Path, timeout: float, limit: str | None = None
+) -> CheckRun:
+    """Wait up to ``timeout`` seconds for a started checker, then read its verdict; one still
+    running then is stopped and reported as crashed (the note says it did not finish in
+    ``limit``, by default the timeout)."""
+    if one.done is not None or one.process is None or one.plan is None:
+        return one.done or crashed(one.meta, f"{one.meta.tool} did not start", None, None)
+    plan, process = one.plan, one.process
+    try:
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            log, err = stored_logs(directory, plan.tool)
+            meta = one.meta.model_copy(update={"completed_at": now()})
+            within = limit or f"{timeout:g} s"
+            note = f"{plan.tool} did not finish in {within} and was stopped; raw output in {log}"
+            return crashed(meta, note, log, err)
+    finally:
+        if one.scratch:
+            shutil.rmtree(one.scratch, ignore_errors=True)
+    log, err = stored_logs(directory, plan.tool)
+    stdout = (directory / log).read_bytes() if log else b""
+    stderr = (directory / err).read_bytes() if err else b""
+    meta = one.meta.model_copy(update={"completed_at": now(), "exit_code": process.returncode})
+    return judge(plan, meta, stdout, stderr, cwd, log, err)
+
+
+def stop_all(running: list[Started]) -> None:
+    """Stop every checker still running (the session was interrupted, say)."""
+    for one in running:
+        if one.process is not None and one.process.poll() is None:
+            one.process.kill()
+            one.process.wait()
+        if one.scratch:
+            shutil.rmtree(one.scratch, ignore_errors=True)
 
 
 def judge(
@@ -242,14 +313,11 @@ def crashed(meta: RunMeta, note: str, log: str | None, err: str | None) -> Check
     )
 
 
-def store_logs(
-    directory: Path, tool: str, stdout: bytes, stderr: bytes
-) -> tuple[str | None, str | None]:
-    """Write ``<tool>.log`` (stdout, always) and ``<tool>.stderr.log`` (when not empty)."""
+def stored_logs(directory: Path, tool: str) -> tuple[str | None, str | None]:
+    """The names of ``<tool>.log`` (always) and ``<tool>.stderr.log`` (removed when empty)."""
     log = f"{tool}.log"
-    (directory / log).write_bytes(stdout)
-    if not stderr:
-        return log, None
-    err = f"{tool}.stderr.log"
-    (directory / err).write_bytes(stderr)
-    return log, err
+    err = directory / f"{tool}.stderr.log"
+    if err.is_file() and err.stat().st_size:
+        return log, err.name
+    err.unlink(missing_ok=True)
+    return log, None
