@@ -102,7 +102,7 @@ def max_errors_gate(counts: dict[str, dict[str, int]], maximum: int) -> GateResu
     return new(
         "GateResult",
         kind="max_errors",
-        name="checker errors",
+        name=", ".join(counts) or "checkers",
         passed=passed,
         detail=detail,
         value=float(errors),
