@@ -3,6 +3,7 @@ run (issue 13): ``<qbench-dir>/runs/<run id>/check.json`` and each checker's raw
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import shutil
 import subprocess
@@ -73,17 +74,27 @@ def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
     """mypy with JSON output where its version has it, else its text format."""
     if importlib.util.find_spec("mypy") is not None:
         base = [sys.executable, "-m", "mypy"]
+        try:  # read from its metadata: no child process before the check starts
+            version = f"mypy {importlib.metadata.version('mypy')}"
+        except importlib.metadata.PackageNotFoundError:
+            version = mypy_version(base, cwd)
     else:
         found = find_executable("mypy")
         if found is None:
             raise NotInstalled("install mypy")
         base = [found]
-    version = subprocess.run(
-        [*base, "--version"], cwd=cwd, capture_output=True, text=True, check=False
-    ).stdout
+        version = mypy_version(base, cwd)
     json_output = mypy.supports_json(version)
     parse = mypy.parse_mypy_json if json_output else mypy.parse_mypy_text
     return Plan(mypy.TOOL, mypy.mypy_command(base, paths, json_output), mypy.OK_CODES, parse)
+
+
+def mypy_version(base: list[str], cwd: Path) -> str:
+    """What ``mypy --version`` prints."""
+    done = subprocess.run(
+        [*base, "--version"], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    return done.stdout
 
 
 def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
