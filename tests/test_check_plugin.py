@@ -256,3 +256,68 @@ def test_xdist_runs_checkers_on_the_controller_only(
     assert run.report.summary.passed == 1
     assert run.report.summary.diagnostics == {"ruff.lint": {"error": 1}}
     assert [d.code for d in run.report.diagnostics] == ["F401"]
+
+
+def test_exit_during_the_tests_stops_the_checkers(
+    project: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.4: pytest.exit (like Ctrl-C) stops the checkers at once, with a note; the run
+    does not wait for them."""
+    command = [sys.executable, "-c", "import time; time.sleep(120)"]
+    monkeypatch.setitem(PLANNERS, "ruff", fake_plan(command))
+    project.makepyfile(test_one="import pytest\n\ndef test_stop():\n    pytest.exit('enough')\n")
+    run = run_qbench("--qbench-check=ruff", "--qbench-check-timeout=60")
+    assert run.report.checks == []
+    run.result.stdout.fnmatch_lines(["qbench: static checkers stopped: the run was interrupted"])
+
+
+def test_summary_diagnostics_add_up() -> None:
+    """issue 13.4: summary.diagnostics adds per tool and severity when summaries are summed."""
+    from pytest_qbench.report.models import ReportSummary
+
+    a = ReportSummary(diagnostics={"ruff.lint": {"error": 1}})
+    b = ReportSummary(diagnostics={"ruff.lint": {"error": 2, "warning": 1}, "mypy.typecheck": {}})
+    assert (a + b).diagnostics == {
+        "ruff.lint": {"error": 3, "warning": 1},
+        "mypy.typecheck": {},
+    }
+
+
+def test_annotations_and_markdown_escape_checker_text(
+    project: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.4: a checker's message is escaped for the annotation and the Markdown table."""
+    item = {
+        "code": "X1",
+        "message": "bad | pipe\nand 100% <b>",
+        "filename": "mod.py",
+        "location": {"row": 2, "column": 3},
+        "end_location": {"row": 2, "column": 4},
+        "fix": None,
+        "noqa_row": 2,
+        "url": None,
+    }
+    script = f"import json; print(json.dumps([{item!r}])); raise SystemExit(1)"
+    monkeypatch.setitem(PLANNERS, "ruff", fake_plan([sys.executable, "-c", script]))
+    run = run_qbench("--qbench-check=ruff", "--qbench-annotations")
+    (diagnostic,) = run.report.diagnostics
+    assert (diagnostic.code, diagnostic.line, diagnostic.column) == ("X1", 2, 3)
+    run.result.stdout.fnmatch_lines(
+        ["::error file=mod.py,line=2,col=3,title=ruff.lint X1::bad | pipe%0Aand 100%25 <b>"]
+    )
+    assert "bad \\| pipe" in run.markdown
+
+
+def test_merge_keeps_the_first_shards_checks(
+    project: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """issue 13.4: qbench merge keeps one shard's checks (the same code in each), not a sum."""
+    from pytest_qbench.report.merge import Source
+    from pytest_qbench.report.merge import merge_reports
+
+    checked = run_qbench("--qbench-check=ruff", "--qbench-run-id=a", run_dir="a")
+    plain = run_qbench("--qbench-run-id=b", run_dir="b")
+    merged = merge_reports([Source("b", plain.report), Source("a", checked.report)])
+    assert merged.summary.diagnostics == {"ruff.lint": {"error": 1}}
+    assert [d.code for d in merged.diagnostics] == ["F401"]
+    assert [c.run.tool for c in merged.checks] == ["ruff.lint"]
