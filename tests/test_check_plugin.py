@@ -5,6 +5,7 @@ GitHub annotations; ``--qbench-max-errors`` gates; missing, crashing and hanging
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -321,3 +322,26 @@ def test_merge_keeps_the_first_shards_checks(
     assert merged.summary.diagnostics == {"ruff.lint": {"error": 1}}
     assert [d.code for d in merged.diagnostics] == ["F401"]
     assert [c.run.tool for c in merged.checks] == ["ruff.lint"]
+
+
+def test_hanging_checker_on_path_never_hangs_pytest(
+    project: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 13.4: a fake pyright on PATH that sleeps is stopped at QBENCH_CHECK_TIMEOUT in a
+    real pytest subprocess; the test results are all there."""
+    if (Path(sys.executable).parent / "pyright").exists():
+        pytest.skip("a real pyright is installed beside this Python")
+    bin_dir = project.path / "fakebin"
+    bin_dir.mkdir()
+    fake = bin_dir / "pyright"
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("QBENCH_CHECK_TIMEOUT", "1")
+    run = run_qbench("--qbench-check=pyright", subprocess=True)
+    assert run.result.ret == 0 and run.report.summary.passed == 1
+    (check,) = run.report.checks
+    assert check.status == "crashed"
+    run.result.stdout.fnmatch_lines(
+        ["qbench: pyright.typecheck: crashed: pyright.typecheck did not finish in 1 s after*"]
+    )
