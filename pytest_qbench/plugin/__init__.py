@@ -102,6 +102,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_qbench.plugin import gates
 
         gates.register(config, session, settings.gates)
+    if settings.checks.active:
+        from pytest_qbench.plugin import static_checks
+
+        static_checks.register(config, session, settings.checks)
 
 
 def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:

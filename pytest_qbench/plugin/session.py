@@ -54,6 +54,7 @@ from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import GateResultRecord
@@ -165,6 +166,12 @@ class QBenchSession(QBenchWorker):
         self.coverage: CoverageReportRecord | None = None
         self.gates: list[GateResultRecord] = []
         """``GateResult`` records of the gates asked for (coverage, metrics)."""
+        self.checks: list[CheckRunRecord] = []
+        """The static checkers' runs (``--qbench-check``), without their diagnostics."""
+        self.diagnostics: list[DiagnosticRecord] = []
+        """What the static checkers found, errors first (bounded)."""
+        self.diagnostic_counts: dict[str, dict[str, int]] = {}
+        """Their findings per tool and severity (all of them)."""
         self.started_at = datetime.now(timezone.utc)
         self.start_clock = time.perf_counter()
         self.run = new(
@@ -503,6 +510,7 @@ class QBenchSession(QBenchWorker):
         stopped = exitstatus == INTERRUPTED and not self.collection_errors
         self.run["interrupted"] = self.interrupted or stopped
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
+        summary["diagnostics"] = self.diagnostic_counts
         report = new(
             "TestReport",
             meta=new(
@@ -516,6 +524,8 @@ class QBenchSession(QBenchWorker):
             coverage=self.coverage,
             gates=self.gates,
             repeats=self.aggregator.repeat_stats(),
+            diagnostics=self.diagnostics,
+            checks=self.checks,
         )
         report = self._report_hooks(report)
         self.restore_run_dir(report)
@@ -727,7 +737,12 @@ class QBenchSession(QBenchWorker):
         view = self.aggregator.view()
         failed = [*view.failures.items, *view.errors.items]
         root = github.checkout_prefix(self.config.rootpath, os.environ)
-        return [*github.failure_annotations(failed, root), *github.gate_annotations(self.gates)]
+        found = self.diagnostics[: self.settings.md_max_items]
+        return [
+            *github.failure_annotations(failed, root),
+            *github.diagnostic_annotations(found, root),
+            *github.gate_annotations(self.gates),
+        ]
 
     def _shown_paths(self) -> list[str]:
         return [self._shown(path) for path in self.written]

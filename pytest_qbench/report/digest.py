@@ -16,6 +16,7 @@ from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import as_record
+from pytest_qbench.report.checks.intest import diagnostic_steps
 from pytest_qbench.report.coverage.view import digest_coverage
 from pytest_qbench.report.coverage.view import gate_step
 from pytest_qbench.report.coverage.view import untested_steps
@@ -102,6 +103,7 @@ def next_steps(
         steps.append(_step_for(result))
         if len(steps) >= MAX_NEXT_STEPS:
             break
+    steps.extend(diagnostic_steps(report["diagnostics"]))
     coverage = report["coverage"]
     gate = gate_step(coverage) if coverage else None
     if gate:

@@ -18,6 +18,7 @@ from pytest_qbench.core.text import bound_text
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import GateResultRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -70,13 +71,16 @@ def workflow_command(
     file: str | None = None,
     line: int | None = None,
     title: str | None = None,
+    column: int | None = None,
 ) -> str:
-    """``::error file=F,line=L,title=T::message``, escaped."""
+    """``::error file=F,line=L,col=C,title=T::message``, escaped."""
     properties = []
     if file:
         properties.append(f"file={escape_property(file)}")
         if line:
             properties.append(f"line={line}")
+            if column:
+                properties.append(f"col={column}")
     if title:
         properties.append(f"title={escape_property(title)}")
     head = f"::{level} {','.join(properties)}" if properties else f"::{level}"
@@ -108,6 +112,23 @@ def failure_annotations(results: Iterable[TestResultRecord], root: str = "") -> 
             )
         )
     return commands
+
+
+def diagnostic_annotations(diagnostics: Iterable[DiagnosticRecord], root: str = "") -> list[str]:
+    """One workflow command per static-checker finding (``--qbench-check``): ``::error
+    file=a.py,line=3,col=8,title=ruff.lint F401::message`` (``::warning``, ``::notice``)."""
+    levels = {"error": "error", "warning": "warning", "info": "notice"}
+    return [
+        workflow_command(
+            levels[item["severity"]],
+            item["message"],
+            file=_join(root, item["file"]) if item["file"] else None,
+            line=item["line"],
+            column=item["column"],
+            title=f"{item['tool']} {item['code']}" if item["code"] else item["tool"],
+        )
+        for item in diagnostics
+    ]
 
 
 def gate_annotations(gates: Iterable[GateResultRecord]) -> list[str]:

@@ -123,6 +123,11 @@ def merge_reports(
         ),
     )
     sections, _ = _dedupe([s.report.sections for s in sources])
+    # static checks run once per shard on the same code: the first shard's stand for the run
+    checked = next((s.report for s in sources if s.report.checks), None)
+    summary = summary.model_copy(
+        update={"diagnostics": checked.summary.diagnostics if checked else {}}
+    )
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
         run=_merged_run(sources, summary, command, cwd),
@@ -133,6 +138,8 @@ def merge_reports(
         warnings=warnings + _notes(sources, resolved),
         sections=sections,
         shards=_shards(sources),
+        diagnostics=checked.diagnostics if checked else [],
+        checks=checked.checks if checked else [],
         repeats=[
             RepeatStats.model_validate(stats)
             for stats in aggregate([r for r in results if r.repeat is not None]).repeat_stats()

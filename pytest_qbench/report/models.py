@@ -526,6 +526,9 @@ class ReportSummary(QBenchModel):
     """Mean score of each metric (errors excluded, zeros included)."""
     metric_stats: dict[str, MetricStats] = Field(default_factory=dict)
     """Per metric: scores, passes, errors and skips, with mean, stdev, min, max and pass rate."""
+    diagnostics: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """The static checkers' findings (``--qbench-check``) per tool and severity, e.g.
+    ``{"ruff.lint": {"error": 2}}`` (every finding, also those the report leaves out)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -575,6 +578,10 @@ def _add_fields(a: ReportSummary, b: ReportSummary) -> dict[str, Any]:
             out[name] = _weighted_means(a, b)
         elif name == "metric_stats":
             out[name] = {k: _add_optional(left.get(k), right.get(k)) for k in {**left, **right}}
+        elif name == "diagnostics":
+            out[name] = {
+                k: _add_counts(left.get(k, {}), right.get(k, {})) for k in {**left, **right}
+            }
         elif isinstance(left, dict):
             out[name] = {k: left.get(k, 0) + right.get(k, 0) for k in {**left, **right}}
         else:
@@ -582,6 +589,10 @@ def _add_fields(a: ReportSummary, b: ReportSummary) -> dict[str, Any]:
     if isinstance(out["duration"], float):
         out["duration"] = round(out["duration"], 6)
     return out
+
+
+def _add_counts(left: dict[str, int], right: dict[str, int]) -> dict[str, int]:
+    return {k: left.get(k, 0) + right.get(k, 0) for k in {**left, **right}}
 
 
 def _add_optional(left: MetricStats | None, right: MetricStats | None) -> MetricStats | None:
@@ -661,13 +672,14 @@ class CoverageReport(QBenchModel):
     ``--qbench-cov-contexts``."""
 
 
-GateKind = Literal["coverage", "metric_min", "baseline"]
+GateKind = Literal["coverage", "metric_min", "baseline", "max_errors"]
 """What a gate checks."""
 
 
 class GateResult(QBenchModel):
     """A gate the run had to pass: coverage (``--qbench-cov-fail-under``), a metric's mean
-    (``--qbench-metric-min``), or a metric against a baseline run (``--qbench-baseline``)."""
+    (``--qbench-metric-min``), a metric against a baseline run (``--qbench-baseline``), or the
+    static checkers' errors (``--qbench-max-errors``)."""
 
     kind: GateKind
     """Which gate."""
@@ -734,6 +746,30 @@ class Shard(QBenchModel):
     """The shard's own counts, before tests present in several shards were resolved."""
 
 
+CheckStatus = Literal["clean", "failed", "not_run", "crashed"]
+"""How a checker ended: no errors, errors found, not installed (or not applicable), or it
+crashed."""
+
+
+class CheckRun(QBenchModel):
+    """One checker's run within ``qbench check``, or within a test run with ``--qbench-check``
+    (issue 13)."""
+
+    run: RunMeta
+    """The checker's own run: ``tool`` such as ``ruff.lint``, its command, exit code, times."""
+    status: CheckStatus
+    """``clean``, ``failed`` (errors found), ``not_run`` or ``crashed``."""
+    note: str | None = None
+    """Why it did not run or what went wrong, e.g. ``not run: install mypy``."""
+    log: str | None = None
+    """File name of its raw output (stdout) in the run directory; the diagnostics' ``log_range``
+    and ``byte_offsets`` point into it."""
+    stderr_log: str | None = None
+    """File name of its standard error in the run directory, when it wrote any."""
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    """What it found, in its own order."""
+
+
 class TestReport(QBenchModel):
     """A whole run: what ``report.json`` holds."""
 
@@ -762,6 +798,11 @@ class TestReport(QBenchModel):
     """The gates the run was asked to pass: coverage, metric means, metrics against a baseline."""
     repeats: list[RepeatStats] = Field(default_factory=list)
     """Agent tests run several times (``--qbench-repeat``): passes, pass@k and mean scores."""
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    """What the static checkers found (``--qbench-check``, issue 13): errors first (bounded)."""
+    checks: list[CheckRun] = Field(default_factory=list)
+    """Each checker asked for with ``--qbench-check``: its run, status, note and raw log's file
+    name in the run directory (its diagnostics are in ``diagnostics``)."""
 
 
 class DigestFailure(QBenchModel):
@@ -882,29 +923,6 @@ class StreamEnd(QBenchModel):
     """The run's coverage, when measured."""
     gates: list[GateResult] = Field(default_factory=list)
     """The gates the run was asked to pass."""
-
-
-CheckStatus = Literal["clean", "failed", "not_run", "crashed"]
-"""How a checker ended: no errors, errors found, not installed (or not applicable), or it
-crashed."""
-
-
-class CheckRun(QBenchModel):
-    """One checker's run within ``qbench check`` (issue 13)."""
-
-    run: RunMeta
-    """The checker's own run: ``tool`` such as ``ruff.lint``, its command, exit code, times."""
-    status: CheckStatus
-    """``clean``, ``failed`` (errors found), ``not_run`` or ``crashed``."""
-    note: str | None = None
-    """Why it did not run or what went wrong, e.g. ``not run: install mypy``."""
-    log: str | None = None
-    """File name of its raw output (stdout) in the run directory; the diagnostics' ``log_range``
-    and ``byte_offsets`` point into it."""
-    stderr_log: str | None = None
-    """File name of its standard error in the run directory, when it wrote any."""
-    diagnostics: list[Diagnostic] = Field(default_factory=list)
-    """What it found, in its own order."""
 
 
 class CheckReport(QBenchModel):

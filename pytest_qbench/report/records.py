@@ -201,7 +201,7 @@ class FrameRecord(TypedDict):
 class GateResultRecord(TypedDict):
     """A record of ``GateResult``: every field, defaults filled in."""
 
-    kind: Literal["coverage", "metric_min", "baseline"]
+    kind: Literal["coverage", "metric_min", "baseline", "max_errors"]
     name: str
     passed: bool | None
     detail: str
@@ -314,6 +314,7 @@ class _ReportSummaryStored(TypedDict):
     metrics_evaluated: dict[str, int]
     average_scores: dict[str, float]
     metric_stats: dict[str, MetricStatsRecord]
+    diagnostics: dict[str, dict[str, int]]
 
 
 class ReportSummaryRecord(_ReportSummaryStored, total=False):
@@ -443,6 +444,8 @@ class TestReportRecord(TypedDict):
     shards: list[ShardRecord]
     gates: list[GateResultRecord]
     repeats: list[RepeatStatsRecord]
+    diagnostics: list[DiagnosticRecord]
+    checks: list[CheckRunRecord]
 
 
 class TestResultRecord(TypedDict):
@@ -710,7 +713,7 @@ if TYPE_CHECKING:
         model: Literal["GateResult"],
         /,
         *,
-        kind: Literal["coverage", "metric_min", "baseline"],
+        kind: Literal["coverage", "metric_min", "baseline", "max_errors"],
         name: str,
         passed: bool | None,
         detail: str,
@@ -831,6 +834,7 @@ if TYPE_CHECKING:
         metrics_evaluated: dict[str, int] = ...,
         average_scores: dict[str, float] = ...,
         metric_stats: dict[str, MetricStatsRecord] = ...,
+        diagnostics: dict[str, dict[str, int]] = ...,
     ) -> ReportSummaryRecord: ...
 
     @overload
@@ -976,6 +980,8 @@ if TYPE_CHECKING:
         shards: list[ShardRecord] = ...,
         gates: list[GateResultRecord] = ...,
         repeats: list[RepeatStatsRecord] = ...,
+        diagnostics: list[DiagnosticRecord] = ...,
+        checks: list[CheckRunRecord] = ...,
     ) -> TestReportRecord: ...
 
     @overload

@@ -22,6 +22,8 @@ from pytest_qbench.core.atomic import names_a_descriptor
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
+from pytest_qbench.plugin.options.checks import CheckSettings
+from pytest_qbench.plugin.options.checks import read_check_settings
 from pytest_qbench.plugin.options.declare import coverage_asked
 from pytest_qbench.plugin.options.declare import pytest_cov_asked
 from pytest_qbench.plugin.options.values import CAPTURE_DEFAULT
@@ -92,6 +94,8 @@ class Settings:
     db: str | None = None
     """The PostgreSQL URL of the history database; ``None``: the run store's index.sqlite."""
     gates: GateSettings = field(default_factory=GateSettings)
+    checks: CheckSettings = field(default_factory=CheckSettings)
+    """The static checkers run beside the tests (``--qbench-check``)."""
 
 
 def run_id_taken(run_id: str, runs: Path) -> pytest.UsageError:
@@ -146,6 +150,7 @@ def read_settings(config: pytest.Config) -> Settings:
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
         db=read_db(reader),
         gates=read_gate_settings(config),
+        checks=read_check_settings(reader, dict(os.environ)),
     )
 
 

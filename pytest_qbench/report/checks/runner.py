@@ -4,6 +4,7 @@ run (issue 13): ``<qbench-dir>/runs/<run id>/check.json`` and each checker's raw
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -37,9 +38,8 @@ TOOLS = ("ruff", "mypy", "pyright", "build")
 DEFAULT_TOOLS = ("ruff", "mypy")
 DEFAULT_TIMEOUT = 900.0
 """Seconds a checker may take before it is stopped and reported as crashed."""
-
 POLL_SECONDS = 0.1
-"""How often a running checker is looked at (its end, the deadline, a stop)."""
+"""How often a wait looks whether it was asked to stop."""
 
 Parser = Callable[[bytes, Path], list[Diagnostic]]
 
@@ -80,17 +80,27 @@ def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
     """mypy with JSON output where its version has it, else its text format."""
     if importlib.util.find_spec("mypy") is not None:
         base = [sys.executable, "-m", "mypy"]
+        try:  # read from its metadata: no child process before the check starts
+            version = f"mypy {importlib.metadata.version('mypy')}"
+        except importlib.metadata.PackageNotFoundError:
+            version = mypy_version(base, cwd)
     else:
         found = find_executable("mypy")
         if found is None:
             raise NotInstalled("install mypy")
         base = [found]
-    version = subprocess.run(
-        [*base, "--version"], cwd=cwd, capture_output=True, text=True, check=False
-    ).stdout
+        version = mypy_version(base, cwd)
     json_output = mypy.supports_json(version)
     parse = mypy.parse_mypy_json if json_output else mypy.parse_mypy_text
     return Plan(mypy.TOOL, mypy.mypy_command(base, paths, json_output), mypy.OK_CODES, parse)
+
+
+def mypy_version(base: list[str], cwd: Path) -> str:
+    """What ``mypy --version`` prints."""
+    done = subprocess.run(
+        [*base, "--version"], cwd=cwd, capture_output=True, text=True, check=False
+    )
+    return done.stdout
 
 
 def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
@@ -152,40 +162,63 @@ def run_checks(
     tool: str = "check",
     on_start: Callable[[Path], None] | None = None,
 ) -> tuple[CheckReport, Path]:
-    """Run each checker in ``cwd`` on ``paths`` and store the run; return it and its directory.
+    """Run each checker in ``cwd`` on ``paths`` (all at once) and store the run; return it and
+    its directory.
 
-    ``timeout`` bounds each checker, ``total_timeout`` all of them together (a checker started
-    late gets what is left); ``stop``, once set, stops the checker running and the ones after
-    it; ``tool`` names the run (``qbench.<tool>``); ``on_start`` is told the run directory.
+    ``timeout`` bounds each checker, ``total_timeout`` all of them together; ``stop``, once
+    set, stops every checker still running; ``tool`` names the run (``qbench.<tool>``);
+    ``on_start`` is told the run directory before the checkers start.
     """
     started = now()
     directory = new_check_dir(qbench_dir, started)
     if on_start is not None:
         on_start(directory)
     deadline = None if total_timeout is None else time.monotonic() + total_timeout
-    checks: list[CheckRun] = []
-    with tempfile.TemporaryDirectory(prefix="qbench-check-") as scratch:
-        for name in names:
-            left = timeout if deadline is None else min(timeout, deadline - time.monotonic())
-            checks.append(run_one(name, cwd, paths, directory, Path(scratch), max(left, 0.0), stop))
+    running = start_checks(names, cwd, paths, directory)
+    checks = []
+    for one in running:
+        wait = remaining(one, timeout)
+        limit = f"{timeout:g} s"
+        if deadline is not None and deadline - time.monotonic() < wait:
+            wait, limit = max(0.0, deadline - time.monotonic()), f"{total_timeout:g} s"
+        checks.append(collect_one(one, cwd, directory, wait, limit, stop))
     command = ["qbench", tool, "--tools", ",".join(names), *paths]
     return finish_check_run(directory, started, cwd, command, paths, checks), directory
 
 
-def run_one(
-    name: str,
-    cwd: Path,
-    paths: list[str],
-    directory: Path,
-    scratch: Path,
-    timeout: float,
-    stop: threading.Event | None = None,
-) -> CheckRun:
-    """One checker: not run, crashed, failed or clean; its raw output stored in ``directory``."""
+@dataclass
+class Started:
+    """A checker started as a child process (or already decided: not installed, could not
+    start); `collect_one` waits for it and reads its output."""
+
+    plan: Plan | None
+    meta: RunMeta
+    process: subprocess.Popen[bytes] | None = None
+    done: CheckRun | None = None
+    scratch: str | None = None
+    clock: float = 0.0
+    """``time.monotonic()`` when it started."""
+
+
+def remaining(one: Started, timeout: float) -> float:
+    """Seconds left of ``timeout`` counted from the checker's start (0 or more)."""
+    return max(0.0, one.clock + timeout - time.monotonic())
+
+
+def start_checks(names: list[str], cwd: Path, paths: list[str], directory: Path) -> list[Started]:
+    """Start each checker in ``cwd`` on ``paths`` as a child process writing its raw output to
+    ``directory``; they run while the caller goes on."""
+    return [start_one(name, cwd, paths, directory) for name in names]
+
+
+def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Started:
+    """One checker started (its stdout to ``<tool>.log``, its stderr to ``<tool>.stderr.log``)."""
     started = now()
+    scratch = tempfile.mkdtemp(prefix="qbench-check-")
     try:
-        plan = PLANNERS[name](cwd, paths or ["."], scratch)
+        plan = PLANNERS[name](cwd, paths or ["."], Path(scratch))
     except NotInstalled as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
         meta = RunMeta(
             run_id=directory.name,
             tool=TOOL_NAMES[name],
@@ -194,7 +227,9 @@ def run_one(
             cwd=str(cwd),
             command=[],
         )
-        return CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+        return Started(
+            None, meta, done=CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+        )
     meta = RunMeta(
         run_id=directory.name,
         tool=plan.tool,
@@ -203,79 +238,95 @@ def run_one(
         command=plan.command,
     )
     try:
-        done = run_in_group(plan, cwd, directory, timeout, stop)
-    except subprocess.TimeoutExpired:
-        log, err = stored_names(directory, plan.tool)
-        meta = meta.model_copy(update={"completed_at": now()})
-        if stop is not None and stop.is_set():
-            why = "was cancelled and stopped"
-        else:
-            why = f"did not finish in {round(timeout, 1):g} s and was stopped"
-        note = f"{plan.tool} {why}; raw output in {log}"
-        return crashed(meta, note, log, err)
+        with (
+            open(directory / f"{plan.tool}.log", "wb") as out,
+            open(directory / f"{plan.tool}.stderr.log", "wb") as err,
+        ):
+            process = subprocess.Popen(
+                plan.command,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT if plan.merge_stderr else err,
+                start_new_session=sys.platform != "win32",  # its own group: killed whole
+            )
     except OSError as exc:
+        shutil.rmtree(scratch, ignore_errors=True)
         meta = meta.model_copy(update={"completed_at": now()})
-        return crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
-    log, err = stored_names(directory, plan.tool)
-    meta = meta.model_copy(update={"completed_at": now(), "exit_code": done.returncode})
-    return judge(plan, meta, done.stdout, done.stderr or b"", cwd, log, err)
-
-
-def run_in_group(
-    plan: Plan, cwd: Path, directory: Path, timeout: float, stop: threading.Event | None
-) -> subprocess.CompletedProcess[bytes]:
-    """Run ``plan``'s command in a process group of its own, its output written straight to
-    ``<tool>.log`` and ``<tool>.stderr.log`` in ``directory``; at the timeout, or when ``stop``
-    is set, the whole group is killed (whatever the checker started dies with it).
-
-    Raises:
-        subprocess.TimeoutExpired: it was stopped.
-        OSError: it could not start.
-    """
-    out_path = directory / f"{plan.tool}.log"
-    err_path = directory / f"{plan.tool}.stderr.log"
-    deadline = time.monotonic() + timeout
-    with out_path.open("wb") as out, err_path.open("wb") as err:
-        proc = subprocess.Popen(
-            plan.command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT if plan.merge_stderr else err,
-            start_new_session=sys.platform != "win32",
+        return Started(
+            plan, meta, done=crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
         )
-        try:
-            while proc.poll() is None:
-                if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
-                    raise subprocess.TimeoutExpired(plan.command, timeout)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(POLL_SECONDS)
-        finally:
-            kill_group(proc)
-    code = proc.returncode
-    stdout, stderr = out_path.read_bytes(), err_path.read_bytes()
-    if not stderr:
-        err_path.unlink()
-    return subprocess.CompletedProcess(plan.command, code, stdout, stderr)
+    return Started(plan, meta, process=process, scratch=scratch, clock=time.monotonic())
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
+def collect_one(
+    one: Started,
+    cwd: Path,
+    directory: Path,
+    timeout: float,
+    limit: str | None = None,
+    stop: threading.Event | None = None,
+) -> CheckRun:
+    """Wait up to ``timeout`` seconds (or until ``stop`` is set) for a started checker, then
+    read its verdict; one still running then is stopped with its whole process group and
+    reported as crashed (the note says it did not finish in ``limit``, by default the timeout,
+    or that it was cancelled)."""
+    if one.done is not None or one.process is None or one.plan is None:
+        return one.done or crashed(one.meta, f"{one.meta.tool} did not start", None, None)
+    plan, process = one.plan, one.process
+    try:
+        if not wait_for(process, timeout, stop):
+            kill_group(process)
+            log, err = stored_logs(directory, plan.tool)
+            meta = one.meta.model_copy(update={"completed_at": now()})
+            if stop is not None and stop.is_set():
+                why = "was cancelled and stopped"
+            else:
+                why = f"did not finish in {limit or f'{timeout:g} s'} and was stopped"
+            return crashed(meta, f"{plan.tool} {why}; raw output in {log}", log, err)
+        kill_group(process)  # what the checker started and left behind goes with it
+    finally:
+        if one.scratch:
+            shutil.rmtree(one.scratch, ignore_errors=True)
+    log, err = stored_logs(directory, plan.tool)
+    stdout = (directory / log).read_bytes() if log else b""
+    stderr = (directory / err).read_bytes() if err else b""
+    meta = one.meta.model_copy(update={"completed_at": now(), "exit_code": process.returncode})
+    return judge(plan, meta, stdout, stderr, cwd, log, err)
+
+
+def wait_for(
+    process: subprocess.Popen[bytes], timeout: float, stop: threading.Event | None
+) -> bool:
+    """Whether ``process`` ended within ``timeout`` seconds, before ``stop`` was set."""
+    deadline = time.monotonic() + timeout
+    while process.poll() is None:
+        left = deadline - time.monotonic()
+        if left <= 0 or (stop is not None and stop.is_set()):
+            return False
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(min(POLL_SECONDS, left) if stop is not None else left)
+    return True
+
+
+def stop_all(running: list[Started]) -> None:
+    """Stop every checker still running (the session was interrupted, say), with its group."""
+    for one in running:
+        if one.process is not None:
+            kill_group(one.process)
+        if one.scratch:
+            shutil.rmtree(one.scratch, ignore_errors=True)
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
     """Kill the checker's process group (POSIX; the process alone elsewhere) and reap it."""
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        if proc.poll() is None:
-            proc.kill()
+        if process.poll() is None:
+            process.kill()
     else:
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
-def stored_names(directory: Path, tool: str) -> tuple[str | None, str | None]:
-    """The file names of the checker's stored stdout and (when not empty) stderr."""
-    err = f"{tool}.stderr.log"
-    if (directory / err).is_file() and not (directory / err).stat().st_size:
-        (directory / err).unlink()
-    return f"{tool}.log", err if (directory / err).is_file() else None
+            os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def judge(
@@ -324,3 +375,13 @@ def crashed(meta: RunMeta, note: str, log: str | None, err: str | None) -> Check
     return CheckRun(
         run=meta, status="crashed", note=note, log=log, stderr_log=err, diagnostics=[diagnostic]
     )
+
+
+def stored_logs(directory: Path, tool: str) -> tuple[str | None, str | None]:
+    """The names of ``<tool>.log`` (always) and ``<tool>.stderr.log`` (removed when empty)."""
+    log = f"{tool}.log"
+    err = directory / f"{tool}.stderr.log"
+    if err.is_file() and err.stat().st_size:
+        return log, err.name
+    err.unlink(missing_ok=True)
+    return log, None

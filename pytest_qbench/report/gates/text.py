@@ -18,11 +18,12 @@ GATE_LABELS = {
     "coverage": "coverage gate",
     "metric_min": "metric gate",
     "baseline": "baseline gate",
+    "max_errors": "error gate",
 }
 
 
 def gate_label(gate: GateResultRecord) -> str:
-    """``metric gate``, ``baseline gate`` or ``coverage gate``."""
+    """``metric gate``, ``baseline gate``, ``coverage gate`` or ``error gate``."""
     return GATE_LABELS[gate["kind"]]
 
 
@@ -61,6 +62,8 @@ def gate_step(gate: GateResultRecord) -> str | None:
         first = gate["newly_failing"][:1]
         start = f"; start with {first[0]}, which passed in the baseline" if first else ""
         return f"Metric {gate['name']} regressed against the baseline: {gate['detail']}{start}"
+    if gate["kind"] == "max_errors":
+        return f"Fix the static checkers' errors (--qbench-max-errors): {gate['detail']}"
     return None
 
 

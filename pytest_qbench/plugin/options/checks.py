@@ -1,0 +1,135 @@
+"""Options of the static checks run beside the tests (issue 13.4): ``--qbench-check``,
+``--qbench-max-errors`` and ``--qbench-check-timeout``, their ini twins and their parsers.
+
+Standard library and pytest only (imported whenever pytest starts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+import pytest
+
+from pytest_qbench.plugin.options.values import OptionReader
+from pytest_qbench.plugin.options.values import number_ini_type
+from pytest_qbench.plugin.options.values import parse_count
+
+
+CHECK_TOOLS = ("ruff", "mypy", "pyright", "build")
+"""The checkers ``--qbench-check`` takes (``report/checks/runner.py``'s ``TOOLS``)."""
+DEFAULT_CHECK_TIMEOUT = 300.0
+"""Seconds a checker may still run after the tests are done before it is stopped."""
+TIMEOUT_ENV = "QBENCH_CHECK_TIMEOUT"
+"""Environment variable giving the timeout when neither the option nor the ini value does."""
+
+
+def parse_check_tools(value: str) -> tuple[str, ...]:
+    """``ruff,mypy``: checker names, in order, without repeats (``type=`` for argparse)."""
+    names = tuple(
+        dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip())
+    )
+    unknown = [name for name in names if name not in CHECK_TOOLS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: {value!r}; "
+            f"use a comma list of {', '.join(CHECK_TOOLS)}, e.g. ruff,mypy"
+        )
+    return names
+
+
+def parse_timeout(value: str) -> float:
+    """Seconds, more than 0 (``type=`` for argparse)."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds more than 0, given: {value!r}; e.g. 300"
+        )
+    return number
+
+
+def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Register the static-check options and ini values."""
+    group.addoption(
+        "--qbench-check",
+        dest="qbench_check",
+        metavar="TOOLS",
+        type=parse_check_tools,
+        default=None,
+        help="Run static checkers while the tests run and put their diagnostics in the report: "
+        f"a comma list of {', '.join(CHECK_TOOLS)}",
+    )
+    parser.addini("qbench_check", "Checkers to run, like --qbench-check", type="linelist")
+    group.addoption(
+        "--qbench-max-errors",
+        dest="qbench_max_errors",
+        metavar="N",
+        type=parse_count,
+        default=None,
+        help="Fail the run (exit status 1) when the checkers of --qbench-check found more than "
+        "N errors",
+    )
+    parser.addini(
+        "qbench_max_errors",
+        "Most checker errors a run may have (--qbench-max-errors)",
+        type=number_ini_type(int),
+        default="",
+    )
+    group.addoption(
+        "--qbench-check-timeout",
+        dest="qbench_check_timeout",
+        metavar="SECONDS",
+        type=parse_timeout,
+        default=None,
+        help="How long a checker may still run once the tests are done before it is stopped. "
+        f"Default: ${TIMEOUT_ENV}, else {DEFAULT_CHECK_TIMEOUT:g}",
+    )
+    parser.addini(
+        "qbench_check_timeout",
+        "Seconds a checker may still run after the tests (--qbench-check-timeout)",
+        type=number_ini_type(float),
+        default="",
+    )
+
+
+def checks_asked(reader: OptionReader) -> bool:
+    """Whether ``--qbench-check`` or ini ``qbench_check`` asks for checkers."""
+    return bool(reader.cli("check") or reader.ini("check"))
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """The static checks asked for."""
+
+    tools: tuple[str, ...] = ()
+    max_errors: int | None = None
+    timeout: float = DEFAULT_CHECK_TIMEOUT
+
+    @property
+    def active(self) -> bool:
+        """Whether checkers run."""
+        return bool(self.tools)
+
+
+def read_check_settings(reader: OptionReader, environ: dict[str, str]) -> CheckSettings:
+    """Validate the static-check options; raise ``UsageError`` on the first problem."""
+    tools = reader.parsed("check", parse_check_tools, ())
+    max_errors = reader.parsed("max_errors", parse_count, None)
+    timeout = reader.parsed("check_timeout", parse_timeout, None)
+    if timeout is None and environ.get(TIMEOUT_ENV):
+        try:
+            timeout = parse_timeout(environ[TIMEOUT_ENV])
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"${TIMEOUT_ENV} {exc}") from None
+    if max_errors is not None and not tools:
+        raise pytest.UsageError(
+            f"--qbench-max-errors needs checkers to count errors, and none runs, given: "
+            f"{max_errors}; add --qbench-check=ruff,mypy"
+        )
+    return CheckSettings(
+        tools=tools, max_errors=max_errors, timeout=timeout or DEFAULT_CHECK_TIMEOUT
+    )
