@@ -8,7 +8,6 @@ only when ``--qbench-baseline`` is given.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
+from pytest_qbench.plugin.options.values import parse_finite
 from pytest_qbench.plugin.options.values import split_metric_value
 
 
@@ -45,15 +45,9 @@ def parse_metric_min(value: str) -> tuple[str, float]:
 
 def parse_regression(value: str) -> float:
     """A score drop of 0 or more (``type=`` for argparse)."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not (math.isfinite(number) and number >= 0):
-        raise argparse.ArgumentTypeError(
-            f"must be a score drop of 0 or more, given: {value!r}; e.g. 0.05"
-        )
-    return number
+    return parse_finite(
+        value, minimum=0, above=False, what="a score drop of 0 or more", example="0.05"
+    )
 
 
 def parse_repeat(value: str) -> int:

@@ -7,7 +7,6 @@ Standard library and pytest only (imported whenever pytest starts).
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import parse_count
+from pytest_qbench.plugin.options.values import parse_finite
 
 
 CHECK_TOOLS = ("ruff", "mypy", "pyright", "build")
@@ -41,15 +41,9 @@ def parse_check_tools(value: str) -> tuple[str, ...]:
 
 def parse_timeout(value: str) -> float:
     """Seconds, more than 0 (``type=`` for argparse)."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not (math.isfinite(number) and number > 0):
-        raise argparse.ArgumentTypeError(
-            f"must be a number of seconds more than 0, given: {value!r}; e.g. 300"
-        )
-    return number
+    return parse_finite(
+        value, minimum=0, above=True, what="a number of seconds more than 0", example="300"
+    )
 
 
 def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:

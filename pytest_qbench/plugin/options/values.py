@@ -87,6 +87,18 @@ def parse_template_spec(value: str) -> tuple[str, str]:
     return template.strip(), output.strip()
 
 
+def parse_finite(value: str, *, minimum: float, above: bool, what: str, example: str) -> float:
+    """A finite number of ``minimum`` or more (more than it when ``above``); else
+    ``argparse.ArgumentTypeError`` saying it must be ``what``, with an ``example``."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and (number > minimum if above else number >= minimum)):
+        raise argparse.ArgumentTypeError(f"must be {what}, given: {value!r}; e.g. {example}")
+    return number
+
+
 def parse_percent(value: str) -> float:
     """A percentage from 0 to 100 (``type=`` for argparse)."""
     try:
