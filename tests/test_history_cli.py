@@ -219,6 +219,7 @@ def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFix
         "not_selected_in_base",
         "slower",
         "metric_changes",
+        "diagnostics",
     }
     (new,) = diff["new_failures"]
     assert new == {

@@ -7,6 +7,7 @@ import multiprocessing
 import sqlite3
 from datetime import datetime
 from datetime import timezone
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ from pytest_qbench.history.analysis import Outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
+from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
 from pytest_qbench.history.indexer import index_run
@@ -194,8 +196,8 @@ def test_an_index_of_schema_1_gains_the_deselected_tests(history_db: HistoryDB) 
     index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
     index = history_db.open()
     try:
-        index.write(lambda cursor: cursor.execute("DROP TABLE deselected"))
-        index.write(lambda cursor: cursor.execute("DROP TABLE tool_calls"))
+        for table in ("deselected", "tool_calls", "diagnostics", "checked"):
+            index.write(partial(drop_table, table=table))
         index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("1",)))
     finally:
         index.close()
@@ -219,7 +221,8 @@ def test_an_index_of_schema_2_gains_the_tool_call_log(history_db: HistoryDB) -> 
     index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
     index = history_db.open()
     try:
-        index.write(lambda cursor: cursor.execute("DROP TABLE tool_calls"))
+        for table in ("tool_calls", "diagnostics", "checked"):
+            index.write(partial(drop_table, table=table))
         index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("2",)))
     finally:
         index.close()
@@ -234,6 +237,11 @@ def test_an_index_of_schema_2_gains_the_tool_call_log(history_db: HistoryDB) -> 
         ]
     finally:
         index.close()
+
+
+def drop_table(cursor: Cursor, table: str) -> None:
+    """Drop ``table`` (to make an index of an older schema)."""
+    cursor.execute(f"DROP TABLE {table}")
 
 
 def tool_call(tool: str, ok: bool = True, duration: float = 0.1, **arguments: object) -> ToolCall:
@@ -340,7 +348,8 @@ def test_an_index_of_a_newer_schema_is_refused(history_db: HistoryDB) -> None:
         )
     finally:
         index.close()
-    with pytest.raises(HistoryError, match="schema version 4; this qbench knows up to 3") as info:
+    newer = f"schema version {sql.SCHEMA_VERSION + 1}; this qbench knows up to {sql.SCHEMA_VERSION}"
+    with pytest.raises(HistoryError, match=newer) as info:
         history_db.open(create=True)
     assert info.value.slug == "index-newer"
 

@@ -538,6 +538,7 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
         "not_selected_in_base": diff.not_selected_in_base,
         "slower": [asdict(s) for s in diff.slower],
         "metric_changes": [asdict(m) for m in diff.metric_changes],
+        "diagnostics": diff.diagnostics.to_json(),
     }
 
 

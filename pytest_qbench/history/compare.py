@@ -11,6 +11,8 @@ from typing import Any
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.diagnostics import DiagnosticDiff
+from pytest_qbench.history.diagnostics import diff_diagnostics
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
@@ -183,6 +185,8 @@ class RunDiff:
     head_selection: Selection | None = None
     slower: list[Slower] = field(default_factory=list)
     metric_changes: list[MetricChange] = field(default_factory=list)
+    diagnostics: DiagnosticDiff = field(default_factory=DiagnosticDiff)
+    """New and fixed static-check diagnostics, of the checkers both runs ran (issue 13.5)."""
 
 
 def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds) -> RunDiff:
@@ -207,6 +211,7 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     _set_aside_known_flaky(index, diff, after)
     diff.slower = _slower(before, after, thresholds)
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
+    diff.diagnostics = diff_diagnostics(index, base.run_id, head.run_id)
     return diff
 
 

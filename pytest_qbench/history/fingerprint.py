@@ -64,3 +64,21 @@ def fingerprint_of(result: Mapping[str, Any]) -> str | None:
         failure_location(failure, str(result.get("file", ""))),
         str(failure.get("error_message", "")),
     )
+
+
+def diagnostic_fingerprint(tool: str, code: str | None, file: str | None, message: str) -> str:
+    """A static checker's diagnostic across runs (issue 13.5): a 16-hex-digit hash of the tool,
+    the code, the file and the message without numbers (``normalise_message``); not the line,
+    so that code moved up or down keeps its diagnostics."""
+    key = "\0".join((tool, code or "", (file or "").replace("\\", "/"), normalise_message(message)))
+    return hashlib.blake2b(key.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+def diagnostic_fingerprint_of(diagnostic: Mapping[str, Any]) -> str:
+    """The fingerprint of a ``Diagnostic`` record."""
+    return diagnostic_fingerprint(
+        str(diagnostic.get("tool") or ""),
+        diagnostic.get("code"),
+        diagnostic.get("file"),
+        str(diagnostic.get("message") or ""),
+    )

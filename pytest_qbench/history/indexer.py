@@ -27,6 +27,7 @@ from typing import Any
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
 from pytest_qbench.history.fingerprint import failure_location
 from pytest_qbench.history.fingerprint import fingerprint_of
 from pytest_qbench.history.timefmt import to_index_time
@@ -85,6 +86,7 @@ def index_run(
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(cursor, run_ref, results(), done)
         _insert_deselected(cursor, run_ref, deselected)
+        _insert_diagnostics(cursor, run_ref, report)
         if keep_runs:
             done.removed = delete_old_runs(cursor, keep_runs, run_id)
         return done
@@ -186,6 +188,48 @@ def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> 
     rows = [(run_ref, nodeid) for nodeid in dict.fromkeys(nodeids)]
     for start in range(0, len(rows), BATCH):
         cursor.executemany(sql.INSERT_DESELECTED, rows[start : start + BATCH])
+
+
+CHECKED_STATUSES = ("clean", "failed")
+"""Statuses of a checker that ran to the end: its diagnostics are all it found."""
+
+
+def checked_tools(report: Record) -> list[str]:
+    """The static checkers that ran to the end in the run of a ``TestReport`` record."""
+    tools = [
+        str(check["run"]["tool"])
+        for check in report.get("checks") or []
+        if check.get("status") in CHECKED_STATUSES
+    ]
+    return list(dict.fromkeys(tools))
+
+
+def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
+    """The run's checkers and the fingerprints of their diagnostics (issue 13.5)."""
+    tools = checked_tools(report)
+    cursor.executemany(sql.INSERT_CHECKED, [(run_ref, tool) for tool in tools])
+    rows: dict[str, list[Any]] = {}
+    for diagnostic in report.get("diagnostics") or []:
+        if diagnostic.get("tool") not in tools:
+            continue
+        fp = diagnostic_fingerprint_of(diagnostic)
+        if fp in rows:
+            rows[fp][-1] += 1
+            continue
+        rows[fp] = [
+            run_ref,
+            fp,
+            str(diagnostic["tool"]),
+            str(diagnostic.get("severity") or ""),
+            diagnostic.get("code"),
+            diagnostic.get("file"),
+            diagnostic.get("line"),
+            first_line(diagnostic.get("message")),
+            1,
+        ]
+    values = [tuple(row) for row in rows.values()]
+    for start in range(0, len(values), BATCH):
+        cursor.executemany(sql.INSERT_DIAGNOSTIC, values[start : start + BATCH])
 
 
 def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:

@@ -24,6 +24,7 @@ from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.database import open_index
+from pytest_qbench.history.diagnostics import mark_diagnostics
 from pytest_qbench.history.indexer import Indexed
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
@@ -73,7 +74,8 @@ def record_run(
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
-    history of each failing test. Retention deletes the run directories of the runs it removes
+    history of each failing test. First, each static-check diagnostic of ``report`` gets its
+    ``history`` (``new``, ``existing since <run>``) from the runs indexed before. Retention deletes the run directories of the runs it removes
     that are in ``qbench_dir`` (another machine's runs have theirs elsewhere). ``deselected``:
     the node ids the run deselected, which ``qbench diff`` tells from removed tests.
 
@@ -85,6 +87,8 @@ def record_run(
     try:
         # indexing reads records generically, most of them parsed only in part (index_records)
         records = partial(index_records, stream, cast("Iterable[Record]", extra))
+        before = to_index_time(report["run"]["started_at"]) or ""
+        mark_diagnostics(index, cast("Record", report), before)  # before it is in the index
         done = index_run(
             index, cast("Record", report), records, keep_runs=keep_runs, deselected=deselected
         )

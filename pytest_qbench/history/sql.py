@@ -13,10 +13,12 @@ order is time order in every engine.
 from __future__ import annotations
 
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
-``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``)."""
+``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
+``diagnostics`` (the static checkers a test run ran with ``--qbench-check``, and the
+fingerprints of what they found: issue 13.5)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -50,6 +52,31 @@ TOOL_CALLS_TABLE = """CREATE TABLE tool_calls (
 secrets redacted), whether it succeeded and else the error's type, how long it took
 (seconds), the bytes of its response, and the bytes of raw output the response replaced."""
 TOOL_CALLS_INDEX = "CREATE INDEX tool_calls_by_tool ON tool_calls (tool, id)"
+
+CHECKED_TABLE = """CREATE TABLE checked (
+        run_ref {ref} NOT NULL REFERENCES runs (id),
+        tool {key} NOT NULL,
+        PRIMARY KEY (run_ref, tool)
+    )"""
+"""The static checkers that ran to the end in a test run (``--qbench-check``: status ``clean``
+or ``failed``; not those that did not run or crashed), such as ``ruff.lint``."""
+DIAGNOSTICS_TABLE = """CREATE TABLE diagnostics (
+        run_ref {ref} NOT NULL REFERENCES runs (id),
+        fingerprint {key} NOT NULL,
+        tool {key} NOT NULL,
+        severity TEXT NOT NULL,
+        code TEXT,
+        file TEXT,
+        line INTEGER,
+        message TEXT NOT NULL,
+        occurrences INTEGER NOT NULL,
+        PRIMARY KEY (run_ref, fingerprint)
+    )"""
+"""The fingerprints of a test run's static-check diagnostics (``history.fingerprint.
+diagnostic_fingerprint``: tool, code, file and message without numbers, not the line), one row
+per fingerprint with the first such diagnostic's severity, line and message (bounded) and how
+many the run had."""
+DIAGNOSTICS_INDEX = "CREATE INDEX diagnostics_by_fingerprint ON diagnostics (fingerprint)"
 
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -121,6 +148,9 @@ SCHEMA = (
     )""",
     TOOL_CALLS_TABLE,
     TOOL_CALLS_INDEX,
+    CHECKED_TABLE,
+    DIAGNOSTICS_TABLE,
+    DIAGNOSTICS_INDEX,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -129,6 +159,7 @@ or compared (ids, times, node ids), which must compare byte by byte in every eng
 MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: (DESELECTED_TABLE,),
     3: (TOOL_CALLS_TABLE, TOOL_CALLS_INDEX),
+    4: (CHECKED_TABLE, DIAGNOSTICS_TABLE, DIAGNOSTICS_INDEX),
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -180,9 +211,23 @@ DELETE_RESULTS_OF = "DELETE FROM results WHERE run_ref = ?"
 DELETE_METRICS_OF = "DELETE FROM metrics WHERE run_ref = ?"
 DELETE_RUN = "DELETE FROM runs WHERE id = ?"
 DELETE_DESELECTED_OF = "DELETE FROM deselected WHERE run_ref = ?"
-DELETE_RUN_ROWS = (DELETE_RESULTS_OF, DELETE_METRICS_OF, DELETE_DESELECTED_OF, DELETE_RUN)
+DELETE_CHECKED_OF = "DELETE FROM checked WHERE run_ref = ?"
+DELETE_DIAGNOSTICS_OF = "DELETE FROM diagnostics WHERE run_ref = ?"
+DELETE_RUN_ROWS = (
+    DELETE_RESULTS_OF,
+    DELETE_METRICS_OF,
+    DELETE_DESELECTED_OF,
+    DELETE_CHECKED_OF,
+    DELETE_DIAGNOSTICS_OF,
+    DELETE_RUN,
+)
 """What deleting a run by its ``id`` takes, in this order (the run's row last: foreign keys)."""
 INSERT_DESELECTED = "INSERT INTO deselected (run_ref, nodeid) VALUES (?, ?)"
+INSERT_CHECKED = "INSERT INTO checked (run_ref, tool) VALUES (?, ?)"
+DIAGNOSTIC_COLUMNS = ("fingerprint", "tool", "severity", "code", "file", "line", "message")
+INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
+    (run_ref, {", ".join(DIAGNOSTIC_COLUMNS)}, occurrences)
+    VALUES (?, {", ".join("?" * len(DIAGNOSTIC_COLUMNS))}, ?)"""
 INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
 INSERT_RESULT = """INSERT INTO results
     (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message)
@@ -256,6 +301,25 @@ RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.f
     WHERE r.run_id = ?"""
 DESELECTED_OF_RUN = """SELECT d.nodeid FROM deselected d JOIN runs r ON r.id = d.run_ref
     WHERE r.run_id = ?"""
+CHECKED_OF_RUN = """SELECT c.tool FROM checked c JOIN runs r ON r.id = c.run_ref
+    WHERE r.run_id = ?"""
+DIAGNOSTICS_OF_RUN = f"""SELECT {", ".join(f"d.{name}" for name in DIAGNOSTIC_COLUMNS)},
+        d.occurrences
+    FROM diagnostics d JOIN runs r ON r.id = d.run_ref
+    WHERE r.run_id = ? ORDER BY d.tool, d.file, d.line, d.fingerprint"""
+CHECKED_BEFORE = """SELECT r.id, r.run_id, c.tool FROM checked c JOIN runs r ON r.id = c.run_ref
+    WHERE r.started_at < ? AND r.run_id <> ?
+    ORDER BY r.started_at DESC, r.id DESC LIMIT ?"""
+"""The checkers of the last runs (``LIMIT``: run and checker pairs) started before ``?``."""
+
+
+def diagnostics_of_runs(count: int) -> str:
+    """The fingerprints of ``count`` runs' diagnostics (by the runs' ``id``)."""
+    return (
+        f"SELECT run_ref, fingerprint FROM diagnostics WHERE run_ref IN ({', '.join('?' * count)})"
+    )
+
+
 METRICS_OF_RUN = """SELECT t.nodeid, m.metric, m.seq, m.score, m.passed
     FROM metrics m JOIN runs r ON r.id = m.run_ref JOIN tests t ON t.id = m.test_ref
     WHERE r.run_id = ?"""

@@ -17,6 +17,8 @@ from pytest_qbench.history.compare import FlakyTest
 from pytest_qbench.history.compare import RunDiff
 from pytest_qbench.history.compare import Selection
 from pytest_qbench.history.compare import selections_differ
+from pytest_qbench.history.diagnostics import diagnostic_line
+from pytest_qbench.history.diagnostics import unchecked_lines
 from pytest_qbench.history.files import StoreUsage
 from pytest_qbench.history.files import format_bytes
 from pytest_qbench.history.queries import FailureInfo
@@ -163,7 +165,19 @@ def diff_lines(diff: RunDiff) -> list[str]:
             for m in diff.metric_changes
         ],
     )
+    lines += diagnostic_diff_lines(diff)
     lines += ["", diff_summary(diff)]
+    return lines
+
+
+def diagnostic_diff_lines(diff: RunDiff) -> list[str]:
+    """New and fixed static-check diagnostics (issue 13.5), and the checkers not compared."""
+    checks = diff.diagnostics
+    lines = _section("New diagnostics", [diagnostic_line(d) for d in checks.new])
+    lines += _section("Fixed diagnostics", [diagnostic_line(d) for d in checks.fixed])
+    skipped = unchecked_lines(checks)
+    if skipped:
+        lines += ["", "Static checks not compared:", *(f"  {line}" for line in skipped)]
     return lines
 
 
@@ -224,6 +238,12 @@ def diff_summary(diff: RunDiff) -> str:
         f"{len(diff.slower)} slower",
         _plural(len(diff.metric_changes), "metric change"),
     ]
+    if diff.diagnostics.compared:
+        checks = diff.diagnostics
+        parts += [
+            _plural(len(checks.new), "new diagnostic"),
+            _plural(len(checks.fixed), "fixed diagnostic"),
+        ]
     return ", ".join(parts)
 
 

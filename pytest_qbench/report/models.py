@@ -427,6 +427,11 @@ class Diagnostic(QBenchModel):
     """The lines of the check's stored raw log this came from (zeros when unknown)."""
     byte_offsets: ByteOffsets = Field(default_factory=ByteOffsets)
     """The bytes of the check's stored raw log this came from (zeros when unknown)."""
+    history: str | None = None
+    """For a static checker's diagnostic in a test run's report (issue 13.5): ``new`` (no
+    earlier run of that checker in the history index had it, or none ran) or ``existing since
+    <run id>`` (the earlier runs of the checker had it since that run); ``None`` when the run was
+    not indexed, or in ``qbench check`` reports."""
 
 
 class MetricStats(QBenchModel):

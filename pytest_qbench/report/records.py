@@ -123,6 +123,7 @@ class DiagnosticRecord(TypedDict):
     code_snippet: str | None
     log_range: LogRangeRecord
     byte_offsets: ByteOffsetsRecord
+    history: str | None
 
 
 class DigestCoverageRecord(TypedDict):
@@ -621,6 +622,7 @@ if TYPE_CHECKING:
         code_snippet: str | None = ...,
         log_range: LogRangeRecord = ...,
         byte_offsets: ByteOffsetsRecord = ...,
+        history: str | None = ...,
     ) -> DiagnosticRecord: ...
 
     @overload
