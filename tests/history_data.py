@@ -12,6 +12,7 @@ from typing import Any
 from typing import cast
 
 from pytest_qbench.core.types import Outcome
+from pytest_qbench.history import sql
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.report import store
@@ -28,6 +29,9 @@ from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
+    from postgres_server import HistoryDB
+
+    from pytest_qbench.history.backend import Cursor
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -164,3 +168,25 @@ def index_args(record: TestReportRecord) -> tuple[Record, Callable[[], list[Reco
     ``session_end`` casts them; the results as a callable)."""
     results = cast("list[Record]", record["results"])
     return cast("Record", record), lambda: results
+
+
+TABLES_SINCE = {2: ("deselected",), 3: ("tool_calls",), 4: ("diagnostics", "checked")}
+"""The tables each schema version of the index added (for tests of its migrations)."""
+
+
+def make_index_of_schema(history_db: HistoryDB, version: int) -> None:
+    """Turn ``history_db``'s index into one of schema ``version``: drop the tables later
+    versions added and write the old version number (the rows of older tables stay)."""
+
+    def downgrade(cursor: Cursor) -> None:
+        for since, tables in TABLES_SINCE.items():
+            if since > version:
+                for table in tables:
+                    cursor.execute(f"DROP TABLE {table}")
+        cursor.execute(sql.UPDATE_VERSION, (str(version),))
+
+    index = history_db.open()
+    try:
+        index.write(downgrade)
+    finally:
+        index.close()

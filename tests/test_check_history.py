@@ -13,6 +13,7 @@ from typing import Literal
 import pytest
 from history_data import index_args
 from history_data import index_reports
+from history_data import make_index_of_schema
 from history_data import report
 from history_data import result
 from postgres_server import HistoryDB
@@ -190,13 +191,7 @@ def test_an_index_of_schema_3_gains_the_diagnostics(history_db: HistoryDB) -> No
     """issue 13.5: an index of schema 3 (without checked and diagnostics) is migrated when
     opened: its runs stay, a new run's diagnostics are indexed, and retention deletes them."""
     index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
-    index = history_db.open()
-    try:
-        index.write(lambda cursor: cursor.execute("DROP TABLE diagnostics"))
-        index.write(lambda cursor: cursor.execute("DROP TABLE checked"))
-        index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("3",)))
-    finally:
-        index.close()
+    make_index_of_schema(history_db, 3)
     index = history_db.open()
     try:
         assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]

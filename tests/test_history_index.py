@@ -7,13 +7,13 @@ import multiprocessing
 import sqlite3
 from datetime import datetime
 from datetime import timezone
-from functools import partial
 from pathlib import Path
 
 import pytest
 from history_data import T0
 from history_data import index_args
 from history_data import index_reports
+from history_data import make_index_of_schema
 from history_data import report
 from history_data import result
 from history_data import run_at_once
@@ -28,7 +28,6 @@ from pytest_qbench.history.analysis import Outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
-from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
 from pytest_qbench.history.indexer import index_run
@@ -194,13 +193,7 @@ def test_an_index_of_schema_1_gains_the_deselected_tests(history_db: HistoryDB) 
     """(issue 11.4) An index of schema 1 (without the deselected table) is migrated when opened:
     its runs stay, a new run's deselected tests are kept, and retention deletes them with it."""
     index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
-    index = history_db.open()
-    try:
-        for table in ("deselected", "tool_calls", "diagnostics", "checked"):
-            index.write(partial(drop_table, table=table))
-        index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("1",)))
-    finally:
-        index.close()
+    make_index_of_schema(history_db, 1)
     index = history_db.open()
     try:
         assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]
@@ -219,13 +212,7 @@ def test_an_index_of_schema_2_gains_the_tool_call_log(history_db: HistoryDB) -> 
     """(issue 13.8) An index of schema 2 (without tool_calls) is migrated when opened: its runs
     stay, and MCP tool calls are logged in it."""
     index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
-    index = history_db.open()
-    try:
-        for table in ("tool_calls", "diagnostics", "checked"):
-            index.write(partial(drop_table, table=table))
-        index.write(lambda cursor: cursor.execute(sql.UPDATE_VERSION, ("2",)))
-    finally:
-        index.close()
+    make_index_of_schema(history_db, 2)
     index = history_db.open()
     try:
         assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]
@@ -237,11 +224,6 @@ def test_an_index_of_schema_2_gains_the_tool_call_log(history_db: HistoryDB) -> 
         ]
     finally:
         index.close()
-
-
-def drop_table(cursor: Cursor, table: str) -> None:
-    """Drop ``table`` (to make an index of an older schema)."""
-    cursor.execute(f"DROP TABLE {table}")
 
 
 def tool_call(tool: str, ok: bool = True, duration: float = 0.1, **arguments: object) -> ToolCall:
