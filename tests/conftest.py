@@ -12,7 +12,7 @@ from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 
 
-pytest_plugins = ["pytester", "postgres_server"]
+pytest_plugins = ["pytester", "postgres_server", "browser"]
 
 
 @pytest.fixture
