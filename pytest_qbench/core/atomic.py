@@ -16,8 +16,8 @@ import re
 import stat
 import sys
 import tempfile
-from contextlib import suppress
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 from typing import IO
 

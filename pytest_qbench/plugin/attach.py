@@ -39,8 +39,6 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import AttachmentRecord
 
 
-
-
 class QBenchWarning(pytest.PytestWarning):
     """A warning from pytest-qbench about what a test asked of it."""
 
@@ -100,7 +98,9 @@ class Attacher:
         """Why an attachment of ``size`` bytes is not stored; ``None`` when it is."""
         limits = self.limits
         if size > limits.max_size:
-            return f"{format_size(size)} over qbench_attach_max_size ({format_size(limits.max_size)})"
+            return (
+                f"{format_size(size)} over qbench_attach_max_size ({format_size(limits.max_size)})"
+            )
         if self.used + size > limits.max_total:
             return over_total(limits.max_total)
         return None
@@ -114,7 +114,7 @@ class Attacher:
                     f"{message} (further attachments not stored are noted in the report only); "
                     "raise the cap in the ini file if you need them"
                 ),
-                stacklevel=3,
+                stacklevel=5,
             )
 
 
@@ -184,7 +184,7 @@ def format_size(size: int) -> str:
     if size >= MIB:
         return f"{size / MIB:.1f} MiB"
     if size >= 1024:
-        return f"{size / 1024:.0f} KiB"
+        return f"{size / 1024:.1f} KiB"
     return f"{size} bytes"
 
 

@@ -36,7 +36,9 @@ HASH_CHARS = 12
 UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 DEFAULT_BINARY = "application/octet-stream"
 DEFAULT_TEXT = "text/plain"
-MIME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$")
+MIME = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
+)
 CHUNK = 1 << 20
 
 
@@ -151,10 +153,10 @@ __all__ = [
     "ATTACHMENTS_DIR",
     "carry_attachments",
     "clean_name",
+    "dir_for_test",
     "file_name",
     "guess_mime",
     "is_mime",
     "read_chunks",
-    "dir_for_test",
     "unique_file_name",
 ]
