@@ -453,3 +453,62 @@ def test_merge_notes_a_missing_file(
     (attachment,) = merged.results[0].attachments
     assert (attachment.path, attachment.note) == (None, "missing when merged")
     assert "qbench: warning: attachment" in capsys.readouterr().err
+
+
+def test_attach_in_teardown_and_across_reruns(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A fixture's teardown may attach; every attempt of a rerun test keeps its attachments."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makepyfile(
+        """
+        import pytest
+
+        ATTEMPTS = []
+
+        @pytest.fixture
+        def browser_log(qbench):
+            yield
+            qbench.attach(f"log of attempt {len(ATTEMPTS)}", name="browser.log")
+
+        def test_flaky(browser_log, qbench):
+            ATTEMPTS.append(1)
+            qbench.attach(b"shot", name="shot.png")
+            assert len(ATTEMPTS) > 1
+        """
+    )
+    run = run_qbench("-p", "rerunfailures", "--reruns", "1")
+    assert run.result.parseoutcomes() == {"passed": 1, "rerun": 1}
+    attached = run.by_name("test_flaky").attachments
+    assert [a.name for a in attached] == ["shot.png", "browser.log", "shot.png", "browser.log"]
+    assert [stored(run, a) for a in attached] == [
+        b"shot",
+        b"log of attempt 1",
+        b"shot",
+        b"log of attempt 2",
+    ]
+    assert len({a.path for a in attached}) == 4  # the second attempt's files are numbered
+
+
+def test_no_temporary_files_are_left(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Files are written through a temporary file that is renamed: none is left behind."""
+    write_attaching(pytester)
+    run = run_qbench()
+    leftovers = [p for p in (run.run_dir / "attachments").rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_merge_does_not_follow_a_link_out_of_the_shard(pytester: pytest.Pytester) -> None:
+    """An attachment that is a symlink to a file outside its run directory is not copied."""
+    one = shard(pytester, "one", "test_a")
+    secret = pytester.path / "secret.txt"
+    secret.write_text("do not copy")
+    (stored_file,) = (one / "attachments").rglob("log.txt")
+    stored_file.unlink()
+    stored_file.symlink_to(secret)
+    out = pytester.path / "merged" / "report.json"
+    assert main(["merge", str(one), "-o", str(out)]) == 0
+    merged = TestReport.model_validate_json(out.read_text(encoding="utf-8"))
+    (attachment,) = merged.results[0].attachments
+    assert attachment.path is None and attachment.note == "missing when merged"
+    assert not any(p.read_text() == "do not copy" for p in out.parent.rglob("*.txt"))

@@ -103,8 +103,8 @@ def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> int:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
     written = 0
     try:
-        os.chmod(tmp, 0o666 & ~current_umask())
         with os.fdopen(fd, "wb") as handle:
+            os.chmod(tmp, 0o666 & ~current_umask())
             for chunk in chunks:
                 handle.write(chunk)
                 written += len(chunk)
