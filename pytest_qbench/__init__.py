@@ -16,6 +16,7 @@ from pytest_qbench._version import __version__
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.core.errors import AttachmentError
     from pytest_qbench.core.errors import QBenchError
     from pytest_qbench.core.errors import ReportFormatError
     from pytest_qbench.core.errors import TemplateError
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from pytest_qbench.plugin.agent.cases import qbench_cases
     from pytest_qbench.plugin.agent.fixture import QBench
     from pytest_qbench.plugin.agent.state import MetricFailure
+    from pytest_qbench.plugin.attach import QBenchWarning
+    from pytest_qbench.report.models import Attachment
     from pytest_qbench.report.models import Diagnostic
     from pytest_qbench.report.models import Failure
     from pytest_qbench.report.models import FailureDigest
@@ -38,6 +41,9 @@ if TYPE_CHECKING:
     from pytest_qbench.report.render import render
 
 _LAZY = {
+    "Attachment": "pytest_qbench.report.models",
+    "AttachmentError": "pytest_qbench.core.errors",
+    "QBenchWarning": "pytest_qbench.plugin.attach",
     "AgentConfigError": "pytest_qbench.evaluation.config",
     "MetricFailure": "pytest_qbench.plugin.agent.state",
     "QBench": "pytest_qbench.plugin.agent.fixture",
@@ -63,6 +69,8 @@ _LAZY = {
 __all__ = [
     "AgentCase",
     "AgentConfigError",
+    "Attachment",
+    "AttachmentError",
     "Diagnostic",
     "Failure",
     "FailureDigest",
@@ -71,6 +79,7 @@ __all__ = [
     "MetricStats",
     "QBench",
     "QBenchError",
+    "QBenchWarning",
     "ReportFormatError",
     "ReportSection",
     "ReportSummary",

@@ -46,6 +46,7 @@ DIAGNOSTIC = models.Diagnostic(severity="warning", message="w")
 new_of_any_model = cast("Callable[..., Any]", new)
 
 REQUIRED: dict[str, dict[str, Any]] = {
+    "Attachment": {"name": "shot.png", "mime": "image/png"},
     "Attempt": {"outcome": "failed", "duration": 0.5},
     "ByteOffsets": {},
     "CheckReport": {"meta": META, "run": RUN},

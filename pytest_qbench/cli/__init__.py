@@ -19,6 +19,7 @@ from pytest_qbench.core.errors import QBenchError
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.merge import Source
     from pytest_qbench.report.models import TestReport
     from pytest_qbench.report.records import TestReportRecord
 
@@ -166,12 +167,25 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from pytest_qbench.report.merge import merge_reports
 
     sources = [Source(str(path), load_shard(path)) for path in args.sources]
+    if args.output != "-":
+        carry_attachments(sources, [Path(p) for p in args.sources], Path(args.output).parent)
     command = ["qbench", "merge", *map(str, args.sources)]
     report = merge_reports(sources, command=command)
     write_report(report, args.output, args.md)
     reports = "report" if len(sources) == 1 else "reports"
     note(args.output, f"merged {len(sources)} {reports}: {counts_line(report)}")
     return OK
+
+
+def carry_attachments(sources: Sequence[Source], paths: list[Path], out_dir: Path) -> None:
+    """Copy the shards' attachments next to the merged report (``attachments/<run id>/...``);
+    a file that is gone is noted on stderr and listed as not stored."""
+    from pytest_qbench.report.attachments import carry_attachments as carry
+
+    pairs = zip(sources, paths, strict=True)
+    runs = [(s.report, path if path.is_dir() else path.parent) for s, path in pairs]
+    for problem in carry(runs, out_dir):
+        print(f"qbench: warning: attachment {problem}", file=sys.stderr)
 
 
 def load_shard(path: Path) -> TestReport:

@@ -16,6 +16,7 @@ import re
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
 from contextlib import suppress
 from pathlib import Path
 from typing import IO
@@ -88,6 +89,31 @@ class atomic_writer:
             self._tmp.unlink(missing_ok=True)
             raise
         self._tmp.unlink(missing_ok=True)
+
+
+def write_bytes_atomic(path: Path, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to the regular file ``path`` so that a half-written file never exists;
+    return the bytes written.
+
+    Parent directories are created; the bytes go to a temporary file beside ``path``, which then
+    replaces it. Unlike `atomic_writer`, ``path`` is always replaced (an attachment is never a
+    device or a link).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.chmod(tmp, 0o666 & ~current_umask())
+            for chunk in chunks:
+                handle.write(chunk)
+                written += len(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return written
 
 
 def is_special_file(path: Path) -> bool:
@@ -173,5 +199,6 @@ __all__ = [
     "is_special_file",
     "link_target",
     "names_a_descriptor",
+    "write_bytes_atomic",
     "write_text_atomic",
 ]

@@ -55,3 +55,9 @@ class SarifFormatError(ReportFormatError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, slug="sarif-invalid")
+
+
+class AttachmentError(QBenchError):
+    """``qbench.attach`` (or the ``pytest_qbench_attachments`` hook) was given something it
+    cannot store: data that is not bytes, str or a path, a missing file, a bad name or media
+    type."""

@@ -24,4 +24,26 @@ class Limits:
     """Characters kept per error message (the start is kept)."""
 
 
-__all__ = ["MAX_MESSAGE", "Limits"]
+MIB = 1 << 20
+DEFAULT_ATTACH_MAX_SIZE = 10 * MIB
+DEFAULT_ATTACH_MAX_TOTAL = 100 * MIB
+
+
+@dataclass(frozen=True)
+class AttachLimits:
+    """Caps on attachments (``--qbench-attach-max-size``, ``--qbench-attach-max-total``)."""
+
+    max_size: int = DEFAULT_ATTACH_MAX_SIZE
+    """Bytes per attachment; a larger one is not stored."""
+    max_total: int = DEFAULT_ATTACH_MAX_TOTAL
+    """Bytes of all the run's attachments; those beyond are not stored."""
+
+
+__all__ = [
+    "DEFAULT_ATTACH_MAX_SIZE",
+    "DEFAULT_ATTACH_MAX_TOTAL",
+    "MAX_MESSAGE",
+    "MIB",
+    "AttachLimits",
+    "Limits",
+]

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 SESSION_PLUGIN_NAME = "qbench-session"
 WORKER_FLAG = "qbench"
+ATTACH_FLAG = "qbench_attach"
 COVERAGE_FLAG = "qbench_cov"
 
 
@@ -120,6 +121,11 @@ def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> Non
     from pytest_qbench.plugin.session import QBenchWorker
 
     worker = QBenchWorker(config, Limits(**limits), os.environ.get("PYTEST_XDIST_WORKER"))
+    attach = workerinput.get(ATTACH_FLAG)
+    if attach:
+        from pytest_qbench.core.limits import AttachLimits
+
+        worker.enable_attachments(Path(attach["run_dir"]), AttachLimits(**attach["limits"]))
     registered.register(config, worker, SESSION_PLUGIN_NAME)
 
 
@@ -136,6 +142,12 @@ def pytest_configure_node(node: Any) -> None:
             "max_trace": limits.max_trace,
             "max_message": limits.max_message,
         }
+        if session.attacher is not None:  # the run directory is claimed before nodes start
+            caps = session.attacher.limits
+            node.workerinput[ATTACH_FLAG] = {
+                "run_dir": str(session.attacher.run_dir),
+                "limits": {"max_size": caps.max_size, "max_total": caps.max_total},
+            }
 
 
 @pytest.hookimpl

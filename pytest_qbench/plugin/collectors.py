@@ -41,6 +41,7 @@ from pytest_qbench.report.shapes import new
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import AttemptRecord
     from pytest_qbench.report.records import CapturedRecord
     from pytest_qbench.report.records import DiagnosticRecord
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 ITEM_ATTR = "qbench_item"
 FAILURE_ATTR = "qbench_failure"
 AGENT_ATTR = "qbench_agent"
+ATTACH_ATTR = "qbench_attachments"
 AGENT_FIELDS = (
     "agent_response",
     "test_input",
@@ -353,6 +355,8 @@ class TestAccumulator:
         self.subtests: list[SubtestResultRecord] = []
         self.case_error: str | None = None
         self._subtest_counts: list[int] = []  # where this attempt's subtests are in counted_as
+        self.attachments: list[dict[str, Any]] = []
+        """Attachment records of every attempt, in the order attached."""
         self._reset_attempt()
 
     def _reset_attempt(self) -> None:
@@ -388,6 +392,9 @@ class TestAccumulator:
             self.started = getattr(report, "start", None)
         self.outcome[when] = report.outcome
         self.durations[when] = report.duration
+        attached = getattr(report, ATTACH_ATTR, None)
+        if isinstance(attached, list):
+            self.attachments.extend(a for a in attached if isinstance(a, dict))
         if when == "call":
             agent = getattr(report, AGENT_ATTR, None)
             self.agent = agent if isinstance(agent, dict) else None
@@ -531,8 +538,18 @@ class TestAccumulator:
             subtests=self.subtests,
             worker=item.get("worker"),
             repeat=item.get("repeat"),
+            attachments=self._attachment_records(),
             **self._agent_fields(),
         )
+
+    def _attachment_records(self) -> list[AttachmentRecord]:
+        """The attachments the test's process sent, their names and notes redacted."""
+        records = [new("Attachment", **attachment) for attachment in self.attachments]
+        for record in records:
+            record["name"] = self.redact(record["name"])
+            if record["note"]:
+                record["note"] = self.redact(record["note"])
+        return records
 
     def _agent_fields(self) -> dict[str, Any]:
         """The agent fields from the facts the test's process sent, redacted."""

@@ -9,6 +9,7 @@ Published with ``pytest_addhooks``; implement them like any pytest hook::
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from typing import Any
 
 import pytest
 
@@ -71,6 +72,28 @@ def pytest_qbench_markdown_sections(
     Returns:
         A list of ``pytest_qbench.ReportSection(title=..., body=...)``; ``body`` is Markdown,
         inserted as is.
+
+    Added in 0.1.
+    """
+
+
+@pytest.hookspec()
+def pytest_qbench_attachments(item: pytest.Item) -> list[Any] | None:
+    """Return files to attach to a test, for plugins that have no ``qbench`` fixture at hand
+    (the ``record_property``-free twin of ``qbench.attach``).
+
+    Called once per test, in the process that ran it (an xdist worker, or the only one), after
+    its teardown and only while qbench writes a report. Each element is what ``qbench.attach``
+    takes: the data itself (``bytes``, ``str`` as text, a ``pathlib.Path`` to copy), or a dict
+    ``{"data": ..., "name": ..., "mime": ...}`` (``name`` and ``mime`` optional). The files are
+    stored in the run directory with the test's other attachments, under the same caps; an
+    element qbench cannot store is a ``QBenchWarning``, never an error of the test.
+
+    Args:
+        item: The test that just finished.
+
+    Returns:
+        A list of attachments, or ``None`` for none.
 
     Added in 0.1.
     """

@@ -29,9 +29,17 @@ import pytest
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.plugin.agent.hooks import agent_state_key
+from pytest_qbench.plugin.attach import AttachBudget
+from pytest_qbench.plugin.attach import Attacher
+from pytest_qbench.plugin.attach import attach_from_hook
+from pytest_qbench.plugin.attach import attacher_key
+from pytest_qbench.plugin.attach import format_size
+from pytest_qbench.plugin.attach import take_new_records
 from pytest_qbench.plugin.collectors import AGENT_ATTR
+from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
 from pytest_qbench.plugin.collectors import ITEM_ATTR
 from pytest_qbench.plugin.collectors import TestAccumulator
@@ -81,6 +89,13 @@ class QBenchWorker:
         self.runtime_secrets = Redactor({})
         """The secrets set while the tests run (``monkeypatch.setenv``): only this process
         knows them, so a worker redacts them from the reports it sends."""
+        self.attacher: Attacher | None = None
+        """Stores the files tests attach, once the run directory is known."""
+
+    def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
+        """Let tests attach files (``qbench.attach``), into ``run_dir``."""
+        self.attacher = Attacher(run_dir, limits)
+        self.config.stash[attacher_key] = self.attacher
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -112,6 +127,12 @@ class QBenchWorker:
                 agent = agent_facts(state, self.limits.max_output)
                 if agent is not None:
                     setattr(report, AGENT_ATTR, agent)
+        if self.attacher is not None:
+            if report.when == "teardown":
+                attach_from_hook(item, self.attacher)
+            attached = take_new_records(item)
+            if attached:
+                setattr(report, ATTACH_ATTR, attached)
         if self.worker is not None and report.user_properties:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
@@ -166,6 +187,7 @@ class QBenchSession(QBenchWorker):
         self.coverage: CoverageReportRecord | None = None
         self.gates: list[GateResultRecord] = []
         """``GateResult`` records of the gates asked for (coverage, metrics)."""
+        self.attach_budget = AttachBudget(self.run_dir, settings.attach.max_total)
         self.checks: list[CheckRunRecord] = []
         """The static checkers' runs (``--qbench-check``), without their diagnostics."""
         self.diagnostics: list[DiagnosticRecord] = []
@@ -236,6 +258,8 @@ class QBenchSession(QBenchWorker):
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
             self.open_stream()
+            self.enable_attachments(self.run_dir, self.settings.attach)
+            self.attach_budget = AttachBudget(self.run_dir, self.settings.attach.max_total)
 
     def claim_run_dir(self) -> None:
         """Make this run's directory, atomically: a run id that another run holds (even one
@@ -390,6 +414,7 @@ class QBenchSession(QBenchWorker):
         facts.pop(ITEM_ATTR, None)
         facts.pop(FAILURE_ATTR, None)
         facts.pop(AGENT_ATTR, None)
+        facts.pop(ATTACH_ATTR, None)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
@@ -439,7 +464,25 @@ class QBenchSession(QBenchWorker):
             result["user_properties"] = self.redact.data(properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
+        if result["attachments"]:
+            self.admit_attachments(acc, result)
         return result
+
+    def admit_attachments(self, acc: TestAccumulator, result: TestResultRecord) -> None:
+        """Hold the run to ``qbench_attach_max_total`` (xdist workers each know only their own
+        files); the first attachment removed for it is a warning."""
+        budget = self.attach_budget
+        refused = budget.refused
+        budget.admit(result["attachments"])
+        if budget.refused and not refused:
+            limit = format_size(budget.max_total)
+            self.note_warning(
+                "attachments",
+                f"{acc.nodeid}: attachments not stored: the run's attachments reached "
+                f"qbench_attach_max_total ({limit}); raise it in the ini file if you need them",
+                acc.file,
+                acc.line,
+            )
 
     def _emit(self, result: TestResultRecord) -> None:
         result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id

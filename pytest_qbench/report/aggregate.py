@@ -119,6 +119,8 @@ class ReportView:
     skip_groups_omitted: int
     slowest: list[TestResultRecord]
     agents: Selection = field(default_factory=lambda: Selection(DEFAULT_MAX_ITEMS))
+    attached: Selection = field(default_factory=lambda: Selection(DEFAULT_MAX_ITEMS))
+    """Tests with attachments."""
 
 
 class Aggregator:
@@ -143,6 +145,8 @@ class Aggregator:
         self.metrics: dict[str, ScoreAccumulator] = {}
         self.agents = Selection(max_items)
         self.repeats: dict[str, RepeatAccumulator] = {}
+        self.attached = Selection(max_items)
+        self.attachments = 0
 
     def add_result(self, value: TestResultRecord | Any) -> None:
         """Count one test and keep it if a selection wants it."""
@@ -157,6 +161,10 @@ class Aggregator:
             self.flaky.offer(result)
         self._select(result)
         self._add_agent(result)
+        attachments = result.get("attachments")
+        if attachments:
+            self.attachments += len(attachments)
+            self.attached.offer(result)
         repeat = result.get("repeat")
         if repeat is not None:
             self._add_repeat(result, repeat)
@@ -257,6 +265,7 @@ class Aggregator:
             metrics_evaluated=metrics["metrics_evaluated"],
             average_scores=metrics["average_scores"],
             metric_stats=metrics["metric_stats"],
+            attachments=self.attachments,
         )
         summary["pass_rate"] = pass_rate(summary)
         return summary
@@ -291,6 +300,7 @@ class Aggregator:
             skip_groups_omitted=omitted,
             slowest=[entry[2] for entry in sorted(self._slowest, reverse=True)],
             agents=self.agents,
+            attached=self.attached,
         )
 
 

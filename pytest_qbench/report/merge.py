@@ -126,7 +126,10 @@ def merge_reports(
     # static checks run once per shard on the same code: the first shard's stand for the run
     checked = next((s.report for s in sources if s.report.checks), None)
     summary = summary.model_copy(
-        update={"diagnostics": checked.summary.diagnostics if checked else {}}
+        update={
+            "diagnostics": checked.summary.diagnostics if checked else {},
+            "attachments": sum(len(result.attachments) for result in results),
+        }
     )
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),

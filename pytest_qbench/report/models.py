@@ -169,6 +169,31 @@ class PhaseDurations(QBenchModel):
     """Seconds in teardown."""
 
 
+ATTACHMENT_PATH = r"^attachments/[A-Za-z0-9_][A-Za-z0-9._-]*(/[A-Za-z0-9_][A-Za-z0-9._-]*)+$"
+"""What an attachment's ``path`` may be: below ``attachments/``, plain segments only (no ``..``,
+no scheme, no absolute path), so that a report cannot point a reader outside its directory."""
+
+
+class Attachment(QBenchModel):
+    """A file a test attached (``qbench.attach``, or the ``pytest_qbench_attachments`` hook),
+    stored in the run directory."""
+
+    name: str
+    """The name the test gave (or the file's name, or ``attachment-N``), sanitised: no path
+    separators, control characters or leading dots, at most 120 characters."""
+    path: Annotated[str, Field(pattern=ATTACHMENT_PATH)] | None = None
+    """Where the file is, POSIX, relative to the report's run directory
+    (``attachments/<test>/<name>``); ``None`` when it was not stored (``note`` says why)."""
+    mime: str
+    """Its media type: the one given, else guessed from the name (``text/plain`` for text,
+    ``application/octet-stream`` when unknown)."""
+    size: int = Field(default=0, ge=0)
+    """Its size in bytes (of the data given, also when it was not stored)."""
+    note: str | None = None
+    """Why it was not stored (over ``qbench_attach_max_size`` or ``qbench_attach_max_total``,
+    unreadable, missing when merged); ``None`` when it was."""
+
+
 class Captured(QBenchModel):
     """Output captured while the test ran, all phases, bounded with a visible cut marker."""
 
@@ -377,6 +402,8 @@ class TestResult(QBenchModel):
     """What the agent was asked, for agent tests (bounded like ``agent_response``)."""
     repeat: int | None = None
     """Which run of the test this is under ``--qbench-repeat`` (1 to N; ``None`` otherwise)."""
+    attachments: list[Attachment] = Field(default_factory=list)
+    """Files the test attached, in the order attached (see ``Attachment``)."""
 
 
 class LogRange(QBenchModel):
@@ -531,6 +558,8 @@ class ReportSummary(QBenchModel):
     """Mean score of each metric (errors excluded, zeros included)."""
     metric_stats: dict[str, MetricStats] = Field(default_factory=dict)
     """Per metric: scores, passes, errors and skips, with mean, stdev, min, max and pass rate."""
+    attachments: int = 0
+    """Attachments the tests recorded (``TestResult.attachments``), stored or not."""
     diagnostics: dict[str, dict[str, int]] = Field(default_factory=dict)
     """The static checkers' findings (``--qbench-check``) per tool and severity, e.g.
     ``{"ruff.lint": {"error": 2}}`` (every finding, also those the report leaves out)."""

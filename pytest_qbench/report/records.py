@@ -23,6 +23,16 @@ JsonValue: TypeAlias = "list[JsonValue] | dict[str, JsonValue] | str | bool | in
 """Any JSON value (pydantic's ``JsonValue``)."""
 
 
+class AttachmentRecord(TypedDict):
+    """A record of ``Attachment``: every field, defaults filled in."""
+
+    name: str
+    path: str | None
+    mime: str
+    size: int
+    note: str | None
+
+
 class AttemptRecord(TypedDict):
     """A record of ``Attempt``: every field, defaults filled in."""
 
@@ -315,6 +325,7 @@ class _ReportSummaryStored(TypedDict):
     metrics_evaluated: dict[str, int]
     average_scores: dict[str, float]
     metric_stats: dict[str, MetricStatsRecord]
+    attachments: int
     diagnostics: dict[str, dict[str, int]]
 
 
@@ -482,6 +493,7 @@ class TestResultRecord(TypedDict):
     ground_truth: str | None
     test_input: str | None
     repeat: int | None
+    attachments: list[AttachmentRecord]
 
 
 class TestStepRecord(TypedDict):
@@ -503,6 +515,18 @@ for _record in (
 
 
 if TYPE_CHECKING:
+
+    @overload
+    def new(
+        model: Literal["Attachment"],
+        /,
+        *,
+        name: str,
+        path: str | None = ...,
+        mime: str,
+        size: int = ...,
+        note: str | None = ...,
+    ) -> AttachmentRecord: ...
 
     @overload
     def new(
@@ -836,6 +860,7 @@ if TYPE_CHECKING:
         metrics_evaluated: dict[str, int] = ...,
         average_scores: dict[str, float] = ...,
         metric_stats: dict[str, MetricStatsRecord] = ...,
+        attachments: int = ...,
         diagnostics: dict[str, dict[str, int]] = ...,
     ) -> ReportSummaryRecord: ...
 
@@ -1021,6 +1046,7 @@ if TYPE_CHECKING:
         ground_truth: str | None = ...,
         test_input: str | None = ...,
         repeat: int | None = ...,
+        attachments: list[AttachmentRecord] = ...,
     ) -> TestResultRecord: ...
 
     @overload

@@ -13,7 +13,8 @@ Templates are looked up in the user's template directory first, then among the b
     bounded selections for concise reports: ``view.failures.items``/``.total``/``.omitted``,
     ``view.errors``, ``view.xfailed``, ``view.xpassed``, ``view.flaky``, ``view.skip_groups``
     (``reason``, ``count``, ``example``), ``view.skip_groups_omitted``, ``view.slowest``,
-    ``view.agents`` (tests with agent-evaluation results);
+    ``view.agents`` (tests with agent-evaluation results), ``view.attached`` (tests with
+    attachments);
 ``max_items``
     the cap on listed items.
 

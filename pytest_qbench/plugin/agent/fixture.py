@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -41,15 +43,38 @@ __all__ = ["AgentConfigError", "QBench", "start", "stop"]
 
 
 class QBench:
-    """The ``qbench`` fixture: what the agent did (`record`), its scores (`score`, `add`), and
-    assertions on them (`check`).
+    """The ``qbench`` fixture: what the agent did (`record`), its scores (`score`, `add`),
+    assertions on them (`check`), and files for the report (`attach`).
 
     Scores kept with `score` and `add` gate the test when it returns, like the marker's: a
     score below its threshold fails the test, with every failing metric in the message.
     """
 
-    def __init__(self, state: AgentState) -> None:
+    def __init__(self, state: AgentState, item: pytest.Item | None = None) -> None:
         self._state = state
+        self._item = item
+
+    def attach(
+        self, data: bytes | str | os.PathLike[str], name: str | None = None, mime: str | None = None
+    ) -> Path | None:
+        """Attach a file to the test's report: ``bytes``, ``str`` (text, stored as UTF-8), or a
+        ``pathlib.Path`` whose file is copied (like pytest-html's extras, Allure's attach).
+
+        ``name`` defaults to the file's name, else ``attachment-N``; ``mime`` is guessed from the
+        name (``text/plain`` for text, ``application/octet-stream`` when unknown). The file goes to
+        the run directory (``attachments/<test>/<name>``) and is listed in report.json and
+        report.md. Returns where it was stored; ``None`` when qbench writes no report in this run,
+        or when ``qbench_attach_max_size`` / ``qbench_attach_max_total`` refused it (its record
+        says so, and a ``QBenchWarning`` too).
+
+        Raises:
+            AttachmentError: ``data`` is not bytes, str or a path to a file, or ``name`` or
+                ``mime`` is malformed.
+        """
+        __tracebackhide__ = True
+        from pytest_qbench.plugin.attach import attach
+
+        return attach(self._item, data, name, mime) if self._item is not None else None
 
     @property
     def sample(self) -> Sample | None:
@@ -189,7 +214,7 @@ def start(request: pytest.FixtureRequest, judge: Judge | None) -> QBench:
     marker = read_marker(item.iter_markers(MARKER), item.nodeid)
     state = AgentState(item.nodeid, marker, thresholds(request.config), judge)
     item.stash[agent_state_key] = state
-    return QBench(state)
+    return QBench(state, item)
 
 
 def stop(request: pytest.FixtureRequest) -> None:

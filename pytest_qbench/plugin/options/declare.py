@@ -28,6 +28,7 @@ from pytest_qbench.plugin.options.values import parse_count
 from pytest_qbench.plugin.options.values import parse_cov_report
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id
+from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
 
 
@@ -113,6 +114,27 @@ def add_options(parser: pytest.Parser) -> None:
         "CHARS",
         f"Characters kept per stack trace. Default: {DEFAULT_MAX_TRACE}",
         parse_cap,
+        ini_type=number_ini_type(int),
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-attach-max-size",
+        "attach_max_size",
+        "SIZE",
+        "Largest attachment stored, in bytes or with KiB/MiB/GiB (a larger one is listed, not "
+        "stored). Default: 10MiB",
+        parse_size,
+        ini_type=number_ini_type(int),
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-attach-max-total",
+        "attach_max_total",
+        "SIZE",
+        "Bytes of all the run's attachments stored, in bytes or with KiB/MiB/GiB. Default: 100MiB",
+        parse_size,
         ini_type=number_ini_type(int),
     )
     _option(

@@ -19,6 +19,9 @@ import pytest
 from pytest_qbench.core.atomic import is_special_file
 from pytest_qbench.core.atomic import link_target
 from pytest_qbench.core.atomic import names_a_descriptor
+from pytest_qbench.core.limits import DEFAULT_ATTACH_MAX_SIZE
+from pytest_qbench.core.limits import DEFAULT_ATTACH_MAX_TOTAL
+from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
@@ -37,6 +40,7 @@ from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_count
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id
+from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
 from pytest_qbench.plugin.options.values import read_cov_reports
 from pytest_qbench.report import store
@@ -96,6 +100,8 @@ class Settings:
     gates: GateSettings = field(default_factory=GateSettings)
     checks: CheckSettings = field(default_factory=CheckSettings)
     """The static checkers run beside the tests (``--qbench-check``)."""
+    attach: AttachLimits = field(default_factory=AttachLimits)
+    """Caps on the files tests attach."""
 
 
 def run_id_taken(run_id: str, runs: Path) -> pytest.UsageError:
@@ -151,6 +157,10 @@ def read_settings(config: pytest.Config) -> Settings:
         db=read_db(reader),
         gates=read_gate_settings(config),
         checks=read_check_settings(reader, dict(os.environ)),
+        attach=AttachLimits(
+            max_size=reader.parsed("attach_max_size", parse_size, DEFAULT_ATTACH_MAX_SIZE),
+            max_total=reader.parsed("attach_max_total", parse_size, DEFAULT_ATTACH_MAX_TOTAL),
+        ),
     )
 
 

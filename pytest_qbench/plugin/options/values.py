@@ -61,6 +61,21 @@ def _non_negative(value: str, kind: str, example: str) -> int:
     return number
 
 
+SIZE = re.compile(r"^\s*(\d+)\s*(|b|bytes?|kib|k|mib|m|gib|g)\s*$", re.IGNORECASE)
+SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+
+
+def parse_size(value: str) -> int:
+    """A size in bytes: ``1048576``, ``512KiB``, ``10MiB``, ``1GiB`` (``type=`` for argparse)."""
+    match = SIZE.match(str(value))
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"must be a size in bytes, or with KiB, MiB or GiB, given: {value!r}; e.g. 10MiB"
+        )
+    number, unit = match.groups()
+    return int(number) * SIZE_UNITS.get(unit[:1].lower(), 1)
+
+
 def parse_capture(value: str) -> frozenset[str]:
     """``all``, ``none``, or a comma list of outcomes (``type=`` for argparse)."""
     words = [w.strip() for w in value.split(",") if w.strip()]
