@@ -22,6 +22,7 @@ from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.html.trend import Trend
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -96,6 +97,23 @@ class OutputWriter:
             view=self.view,
             results=self._results(),
             env=self.env,
+            max_items=self.max_items,
+        )
+        atomic.write_text_atomic(path, text)
+        return path
+
+    def html(self, path: Path, trend: Trend | None = None, run_dir: Path | None = None) -> Path:
+        """The self-contained HTML page; ``run_dir`` holds the attachments (embedded or linked
+        relative to ``path``), ``trend`` the last runs from the history index."""
+        from pytest_qbench.report.html import render_html
+
+        text = render_html(
+            self.report,
+            self._results(),
+            view=self.view,
+            trend=trend,
+            run_dir=run_dir,
+            link_base=path.parent if str(path) != "-" else None,
             max_items=self.max_items,
         )
         atomic.write_text_atomic(path, text)
