@@ -81,7 +81,7 @@
     if (query && haystack === null) buildHaystack();
     const out = [];
     for (let i = 0; i < count; i++) {
-      if (wanted && !wanted.has(data.o[i])) continue;
+      if (wanted && !wanted.has(data.o[i]) && !(data.a[i] && data.a[i].some((c) => wanted.has(c)))) continue;
       if (query && haystack[i].indexOf(query) < 0) continue;
       out.push(i);
     }

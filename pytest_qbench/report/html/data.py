@@ -43,15 +43,23 @@ class PageData:
     messages: dict[str, str] = field(default_factory=dict)
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
     flaky: list[int] = field(default_factory=list)
+    also: dict[str, list[int]] = field(default_factory=dict)
+    """Outcomes a row also counts as in pytest's summary line (a passed test whose teardown
+    errored counts as passed and as an error)."""
     durations: list[float] = field(default_factory=list)
     scores: dict[str, list[float]] = field(default_factory=dict)
     scales: dict[str, float] = field(default_factory=dict)
+    linked: bool = False
+    """Whether an attachment is linked (its link is relative to the page's directory)."""
 
     def outcome_counts(self) -> dict[str, int]:
-        """Rows by outcome name (every outcome, zero or not)."""
+        """Rows by outcome name (every outcome, zero or not), as pytest counts them."""
         counts = [0] * len(OUTCOMES)
         for code in self.outcome:
             counts[code] += 1
+        for codes in self.also.values():
+            for code in codes:
+                counts[code] += 1
         return dict(zip(OUTCOMES, counts, strict=True))
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +75,7 @@ class PageData:
             "m": self.messages,
             "x": self.details,
             "fl": self.flaky,
+            "a": self.also,
         }
 
 
@@ -87,6 +96,7 @@ def collect(
         detail = result_detail(result, run_dir, link_base, budget)
         if detail:
             data.details[str(row)] = detail
+            data.linked |= any("href" in a for a in detail.get("att", ()))
     return data
 
 
@@ -109,6 +119,9 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
     message = row_message(result)
     if message:
         data.messages[str(row)] = message
+    also = [CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code]
+    if also:
+        data.also[str(row)] = also
     if result["flaky"]:
         data.flaky.append(row)
     for metric in result["metric_results"]:

@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -62,7 +63,22 @@ def make_html_environment() -> jinja2.Environment:
     return env
 
 
+@dataclass(frozen=True)
+class Page:
+    """A rendered page, and whether it links attachments (relative to its directory)."""
+
+    text: str
+    linked: bool
+
+
 def render_html(
+    report: TestReportRecord | Any, results: Iterable[Any] | None = None, **options: Any
+) -> str:
+    """The page, as ``str``: ``build_page(...).text`` (see there)."""
+    return build_page(report, results, **options).text
+
+
+def build_page(
     report: TestReportRecord | Any,
     results: Iterable[TestResultRecord | Any] | None = None,
     *,
@@ -72,8 +88,8 @@ def render_html(
     link_base: Path | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
     env: jinja2.Environment | None = None,
-) -> str:
-    """The page, as ``str``: a pure function of its inputs (and of the attachments' files).
+) -> Page:
+    """The page: a pure function of its inputs (and of the attachments' files).
 
     Args:
         report: The report record (or model); ``report.results`` when ``results`` is omitted.
@@ -100,13 +116,15 @@ def render_html(
     context = page_context(record, view, trend or Trend(), data.to_json(), env)
     context["charts"] = chart_context(record, view, trend or Trend(), data)
     context["row_counts"] = data.outcome_counts()
+    context["row_total"] = len(data.outcome)
     try:
-        return env.get_template(HTML_TEMPLATE).render(**context)
+        text = env.get_template(HTML_TEMPLATE).render(**context)
     except jinja2.TemplateError as exc:
         raise TemplateError(
             f"template {HTML_TEMPLATE!r} failed: {type(exc).__name__}: {exc}",
             slug="template-render",
         ) from None
+    return Page(text, data.linked)
 
 
 def _fed(results: Iterable[Any], aggregator: Aggregator | None) -> Iterable[TestResultRecord]:
