@@ -9,13 +9,13 @@ This package never imports pytest nor the history index: the trend comes in as a
 
 from __future__ import annotations
 
-from pytest_qbench.report.html.page import HTML_TEMPLATE
 from pytest_qbench.report.html.page import Page
 from pytest_qbench.report.html.page import build_page
 from pytest_qbench.report.html.page import render_html
 from pytest_qbench.report.html.trend import FlakyTest
 from pytest_qbench.report.html.trend import Trend
 from pytest_qbench.report.html.trend import TrendRun
+from pytest_qbench.report.render import HTML_TEMPLATE
 
 
 __all__ = ["HTML_TEMPLATE", "FlakyTest", "Page", "Trend", "TrendRun", "build_page", "render_html"]

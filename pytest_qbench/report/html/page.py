@@ -28,6 +28,7 @@ from pytest_qbench.report.html.data import collect
 from pytest_qbench.report.html.headline import run_ok
 from pytest_qbench.report.html.headline import summary_parts
 from pytest_qbench.report.html.trend import Trend
+from pytest_qbench.report.render import HTML_TEMPLATE
 from pytest_qbench.report.render import builtin_template_dir
 
 
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
-HTML_TEMPLATE = "report.html.j2"
 STYLE = "html/report.css"
 SCRIPT = "html/report.js"
 JSON_ESCAPES = {
