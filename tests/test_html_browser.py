@@ -54,24 +54,32 @@ def browser() -> Iterator[Any]:
 
 
 def _page_file(tmp_path: Path) -> Path:
-    results = []
+    results: list[dict[str, Any]] = []
     for i, payload in enumerate(PAYLOADS):
         failure = new(
             "Failure", error_type="AssertionError", error_message=payload, stack_trace=payload
         )
-        result = new(
-            "TestResult",
-            nodeid=f"t.py::test_x[{payload}]",
-            test_name="x",
-            file="t.py",
-            outcome="failed",
+        result: dict[str, Any] = dict(
+            new(
+                "TestResult",
+                nodeid=f"t.py::test_x[{payload}]",
+                test_name="x",
+                file="t.py",
+                outcome="failed",
+            )
         )
         result.update(failure=failure, counted_as=["failed"], duration=0.01 * (i + 1))
         result["user_properties"] = [("url", payload)]
         results.append(dict(result))
     for i in range(250):
-        result = new(
-            "TestResult", nodeid=f"t.py::test_ok_{i}", test_name="ok", file="t.py", outcome="passed"
+        result = dict(
+            new(
+                "TestResult",
+                nodeid=f"t.py::test_ok_{i}",
+                test_name="ok",
+                file="t.py",
+                outcome="passed",
+            )
         )
         result.update(counted_as=["passed"], duration=0.001 * i)
         results.append(dict(result))
@@ -102,8 +110,17 @@ def page(browser: Any, tmp_path: Path) -> Iterator[tuple[Any, list[str]]]:
     problems: list[str] = []
     opened.on("console", lambda m: problems.append(f"console {m.type}: {m.text}"))
     opened.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    opened.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-    opened.on("request", lambda r: None if r.url.startswith("file:") else problems.append(r.url))
+
+    def on_dialog(dialog: Any) -> None:
+        problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    def on_request(request: Any) -> None:
+        if not request.url.startswith("file:"):
+            problems.append(f"request: {request.url}")
+
+    opened.on("dialog", on_dialog)
+    opened.on("request", on_request)
     opened.goto(_page_file(tmp_path).as_uri())
     opened.wait_for_selector("#rows li.row")
     yield opened, problems
