@@ -127,7 +127,7 @@ def trend_line(
     name: str, runs: Sequence[TrendRun], values: Sequence[float | None], unit: str, css: str
 ) -> Markup:
     """One value per run, oldest on the left, each point titled with its run."""
-    width, height, left, plot_w, plot_h = 560, 150, 50, 490, 110
+    width, height, left, plot_w, plot_h = 500, 150, 50, 430, 110
     known = [v for v in values if v is not None]
     top = max(known, default=1.0) or 1.0
     if unit == "%":
