@@ -186,6 +186,11 @@ def test_payloads_from_tests_stay_inert(pytester: pytest.Pytester, run_qbench: R
         assert detail["fail"]["msg"] == f"{payload}\nassert 0"
         assert detail["props"] == [["link", payload]]
         assert detail["out"]["stdout"] == payload + "\n"
+    assert page.data["k"] == {
+        str(
+            page.nodeids().index(next(n for n in page.nodeids() if n.endswith("::test_meta")))
+        ): "javascript:alert(1)"
+    }
     meta = page.detail_of("::test_meta")["meta"]
     assert meta["key"] == "javascript:alert(1)" and meta["title"] == "<script>alert(1)</script>"
 
@@ -343,3 +348,27 @@ def test_trend_of_fewer_than_two_runs_and_charts_escaped() -> None:
     assert "trend-pass-rate" in page.charts()
     assert [t.tag for t in page.tags].count("script") == 2
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.source
+
+
+def test_collection_errors_and_warnings(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A collection error and a warning are listed (escaped), and the tests section says pytest
+    counts the collection error among the errors."""
+    pytester.makeini("[pytest]\nfilterwarnings = always::UserWarning\n")
+    pytester.makepyfile(
+        test_broken="raise ImportError('<b>no module</b>')",
+        test_ok="""
+        import warnings
+        def test_warns():
+            warnings.warn(UserWarning("<i>careful</i>"))
+        """,
+    )
+    run = run_qbench("--qbench-html=page.html", "--continue-on-collection-errors")
+    assert run.report.summary.errors == 1
+    page = parse_page(pytester.path / "page.html")
+    check_page_is_self_contained(page)
+    errors = page.source.split('id="collection-errors"', 1)[1].split("</section>", 1)[0]
+    assert "&lt;b&gt;no module&lt;/b&gt;" in errors
+    assert "1 collection error</a> among the errors" in page.source
+    warnings_part = page.source.split('id="warnings"', 1)[1].split("</section>", 1)[0]
+    assert "&lt;i&gt;careful&lt;/i&gt;" in warnings_part
+    assert "<b>" not in page.source.split("<body>", 1)[1].split('id="qbench-data"', 1)[0]

@@ -72,7 +72,7 @@
 
   function buildHaystack() {
     haystack = new Array(count);
-    for (let i = 0; i < count; i++) haystack[i] = (nodeid(i) + "\n" + message(i)).toLowerCase();
+    for (let i = 0; i < count; i++) haystack[i] = (nodeid(i) + "\n" + message(i) + (data.k[i] ? "\n" + data.k[i] : "")).toLowerCase();
   }
 
   function compute() {
@@ -128,6 +128,7 @@
     summary.appendChild(el("span", "badge o-" + outcome, outcome));
     summary.appendChild(el("code", "nodeid", id));
     if (flaky.has(i)) summary.appendChild(el("span", "tag", "flaky"));
+    if (data.k[i]) summary.appendChild(el("span", "tag key", data.k[i]));
     summary.appendChild(el("span", "time", millis(data.d[i])));
     const msg = message(i);
     if (msg) summary.appendChild(el("div", "msg", msg));

@@ -43,6 +43,8 @@ class PageData:
     messages: dict[str, str] = field(default_factory=dict)
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
     flaky: list[int] = field(default_factory=list)
+    keys: dict[str, str] = field(default_factory=dict)
+    """Test-case keys (``qbench_case(key=...)``), shown on the row and searched."""
     also: dict[str, list[int]] = field(default_factory=dict)
     """Outcomes a row also counts as in pytest's summary line (a passed test whose teardown
     errored counts as passed and as an error)."""
@@ -76,6 +78,7 @@ class PageData:
             "x": self.details,
             "fl": self.flaky,
             "a": self.also,
+            "k": self.keys,
         }
 
 
@@ -124,6 +127,9 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
         data.also[str(row)] = also
     if result["flaky"]:
         data.flaky.append(row)
+    meta = result["metadata"]
+    if meta and meta["key"]:
+        data.keys[str(row)] = meta["key"]
     for metric in result["metric_results"]:
         if metric["score"] is not None and not metric["skipped"]:
             data.scores.setdefault(metric["metric_name"], []).append(float(metric["score"]))
