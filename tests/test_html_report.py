@@ -14,6 +14,7 @@ from html_page import parse_page
 
 from pytest_qbench.cli import main
 from pytest_qbench.cli.status import OK
+from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.html import FlakyTest
 from pytest_qbench.report.html import Trend
 from pytest_qbench.report.html import TrendRun
@@ -372,3 +373,51 @@ def test_collection_errors_and_warnings(pytester: pytest.Pytester, run_qbench: R
     warnings_part = page.source.split('id="warnings"', 1)[1].split("</section>", 1)[0]
     assert "&lt;i&gt;careful&lt;/i&gt;" in warnings_part
     assert "<b>" not in page.source.split("<body>", 1)[1].split('id="qbench-data"', 1)[0]
+
+
+def test_coverage_agents_reruns_and_subtests() -> None:
+    """Coverage per file (most missed first, bars), agent metrics with their score chart and
+    each test's metrics against thresholds, reruns and subtests in the data."""
+    metric = dict(
+        new("MetricResult", metric_name="relevance", score=0.4, threshold=0.7, passed=False)
+    )
+    agent = _result(
+        "t.py::test_agent",
+        outcome="failed",
+        counted_as=["failed"],
+        metric_results=[metric],
+        agent_response="<b>hi</b>",
+        tool_calls=[{"name": "search"}],
+        expected_tools=["search", "book"],
+        tools_matched=False,
+    )
+    attempt = {"outcome": "failed", "duration": 0.5, "failure": None}
+    sub = {"description": "[x] (i=1)", "outcome": "failed", "failure": None, "reason": None}
+    flaky = _result("t.py::test_flaky", reruns=1, attempts=[attempt], flaky=True, subtests=[sub])
+    report = _report([agent, flaky])
+    summary = aggregate([agent, flaky]).summary(1.0)
+    report["summary"] = summary
+    files = [
+        {"path": "few.py", "statements": 10, "covered": 9, "missing": 1, "percent": 90.0},
+        {"path": "many.py", "statements": 10, "covered": 2, "missing": 8, "percent": 20.0},
+    ]
+    report["coverage"] = {
+        **dict(new("CoverageReport", percentage=55.0, lines_covered=11, lines_total=20)),
+        "files": [dict(new("CoverageFile", **f)) for f in files],
+    }
+    page = parse_page(render_html(report))
+    check_page_is_self_contained(page)
+    coverage = page.source.split('id="coverage"', 1)[1].split("</section>", 1)[0]
+    assert "55.00%" in coverage
+    assert coverage.index("many.py") < coverage.index("few.py")
+    assert 'class="cov-hit" x="0" y="0" width="20.0"' in coverage
+    agents = page.source.split('id="agents"', 1)[1].split("</section>", 1)[0]
+    assert 'data-metric="relevance"' in agents and 'data-chart="scores"' in agents
+    detail = page.detail_of("::test_agent")["agent"]
+    assert detail["response"] == "<b>hi</b>"
+    assert detail["metrics"] == [["relevance", 0.4, 0.7, False, False, ""]]
+    assert detail["matched"] is False and detail["expected"] == ["search", "book"]
+    flaky_detail = page.detail_of("::test_flaky")
+    assert flaky_detail["reruns"] == 1 and flaky_detail["attempts"] == [["failed", 0.5, ""]]
+    assert flaky_detail["sub"] == [["[x] (i=1)", "failed", ""]]
+    assert page.data["fl"] == [1]

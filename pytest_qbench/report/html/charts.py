@@ -9,6 +9,7 @@ test (node ids) is escaped.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from collections.abc import Sequence
 
 from markupsafe import Markup
@@ -29,10 +30,19 @@ DURATION_BINS = (
 )
 
 
-def svg(name: str, width: int, height: int, body: Sequence[str], label: str) -> Markup:
-    """The chart element around ``body`` (markup already escaped)."""
+def svg(
+    name: str,
+    width: int,
+    height: int,
+    body: Sequence[str],
+    label: str,
+    attrs: Mapping[str, str] | None = None,
+) -> Markup:
+    """The chart element around ``body`` (markup already escaped), with ``attrs`` (escaped
+    here)."""
+    extra = "".join(f' {key}="{escape(value)}"' for key, value in (attrs or {}).items())
     return Markup(
-        f'<svg class="chart" data-chart="{name}" viewBox="0 0 {width} {height}" '
+        f'<svg class="chart" data-chart="{name}"{extra} viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-label="{escape(label)}">'
         f"{''.join(body)}</svg>"
     )
@@ -76,7 +86,13 @@ def bars(
     return svg(name, width, max(height, 26), body, label)
 
 
-def columns(name: str, rows: Sequence[tuple[str, int]], css: str, label: str) -> Markup:
+def columns(
+    name: str,
+    rows: Sequence[tuple[str, int]],
+    css: str,
+    label: str,
+    attrs: Mapping[str, str] | None = None,
+) -> Markup:
     """Vertical bars over labelled bins (a histogram)."""
     top = max((n for _l, n in rows), default=0) or 1
     step, plot, top_y = 64, 120, 24
@@ -94,7 +110,7 @@ def columns(name: str, rows: Sequence[tuple[str, int]], css: str, label: str) ->
             f'<text class="label" x="{x + (step - 8) / 2:.0f}" y="{base + 16}" '
             f'text-anchor="middle">{escape(text)}</text>'
         )
-    return svg(name, width, height, body, label)
+    return svg(name, width, height, body, label, attrs)
 
 
 def duration_histogram(durations: Sequence[float]) -> Markup:
@@ -117,10 +133,7 @@ def score_histogram(name: str, scores: Sequence[float], scale: float | None) -> 
     for score in scores:
         counts[min(9, max(0, int(10 * score / top)))] += 1
     rows = [(f"{top * i / 10:g}", n) for i, n in enumerate(counts)]
-    chart = columns("scores", rows, "bar", f"scores of {name}")
-    return Markup(
-        chart.replace('data-chart="scores"', f'data-chart="scores" data-metric="{escape(name)}"', 1)
-    )
+    return columns("scores", rows, "bar", f"scores of {name}", {"data-metric": name})
 
 
 def trend_line(
