@@ -398,13 +398,12 @@ def test_coverage_agents_reruns_and_subtests() -> None:
     summary = aggregate([agent, flaky]).summary(1.0)
     report["summary"] = summary
     files = [
-        {"path": "few.py", "statements": 10, "covered": 9, "missing": 1, "percent": 90.0},
-        {"path": "many.py", "statements": 10, "covered": 2, "missing": 8, "percent": 20.0},
+        new("CoverageFile", path="few.py", statements=10, covered=9, missing=1, percent=90.0),
+        new("CoverageFile", path="many.py", statements=10, covered=2, missing=8, percent=20.0),
     ]
-    report["coverage"] = {
-        **dict(new("CoverageReport", percentage=55.0, lines_covered=11, lines_total=20)),
-        "files": [dict(new("CoverageFile", **f)) for f in files],
-    }
+    coverage_record = new("CoverageReport", percentage=55.0, lines_covered=11, lines_total=20)
+    coverage_record["files"] = files
+    report["coverage"] = dict(coverage_record)
     page = parse_page(render_html(report))
     check_page_is_self_contained(page)
     coverage = page.source.split('id="coverage"', 1)[1].split("</section>", 1)[0]
