@@ -136,6 +136,12 @@ def test_filters_search_and_the_fragment(page: tuple[Any, list[str]]) -> None:
     assert opened.locator("#shown-count").inner_text() == "255"
     assert opened.locator("#rows li.row").count() == 100  # a page of rows, not 255
     assert opened.locator("#rows li.row").first.get_attribute("data-outcome") == "failed"
+    opened.select_option("#sort", "duration")
+    expect(opened.locator("#rows li.row").first).to_have_attribute(
+        "data-nodeid", "t.py::test_ok_249"
+    )
+    assert "s=duration" in opened.url
+    opened.select_option("#sort", "status")
     opened.click("#filters button[data-outcome=failed]")
     assert opened.locator("#shown-count").inner_text() == "5"
     opened.fill("#search", "img src")

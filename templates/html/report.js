@@ -80,20 +80,30 @@
     const query = state.query.trim().toLowerCase();
     if (query && haystack === null) buildHaystack();
     const out = [];
-    for (let i = 0; i < count; i++) {
+    for (const i of order(state.sort)) {
       if (wanted && !wanted.has(data.o[i]) && !(data.a[i] && data.a[i].some((c) => wanted.has(c)))) continue;
       if (query && haystack[i].indexOf(query) < 0) continue;
       out.push(i);
     }
-    if (state.sort === "duration") {
-      out.sort((a, b) => data.d[b] - data.d[a] || a - b);
-    } else if (state.sort === "name") {
-      const names = new Map(out.map((i) => [i, nodeid(i)]));
-      out.sort((a, b) => (names.get(a) < names.get(b) ? -1 : names.get(a) > names.get(b) ? 1 : 0));
-    } else {
-      out.sort((a, b) => RANK[data.oc[data.o[a]]] - RANK[data.oc[data.o[b]]] || a - b);
-    }
     shown = out;
+  }
+
+  // Every row in each sort order, sorted once: a search or a filter then only walks it.
+  const orders = {};
+  function order(mode) {
+    if (orders[mode]) return orders[mode];
+    const all = Array.from({ length: count }, (_, i) => i);
+    if (mode === "duration") {
+      all.sort((a, b) => data.d[b] - data.d[a] || a - b);
+    } else if (mode === "name") {
+      const names = all.map(nodeid);
+      all.sort((a, b) => (names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : a - b));
+    } else {
+      const rank = data.oc.map((name) => RANK[name]);
+      all.sort((a, b) => rank[data.o[a]] - rank[data.o[b]] || a - b);
+    }
+    orders[mode] = all;
+    return all;
   }
 
   // --- rows ---------------------------------------------------------------------------------
@@ -309,7 +319,7 @@
     timer = setTimeout(() => {
       state.query = searchEl.value;
       update(true);
-    }, 60);
+    }, 30);
   });
   sortEl.addEventListener("change", () => {
     state.sort = sortEl.value;
