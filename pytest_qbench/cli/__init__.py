@@ -70,6 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--max-items", type=int, default=50, help="Items listed per section. Default: %(default)r"
     )
+    render.add_argument(
+        "--html",
+        type=Path,
+        metavar="OUT",
+        help="Write the HTML report (one self-contained file) to OUT, with the trend of the "
+        "run store holding the run. Alone, nothing else is written",
+    )
     render.set_defaults(func=cmd_render)
 
     add_merge_parser(sub)
@@ -267,7 +274,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from pytest_qbench.report.readers import load_source
 
     source: Path = args.source
-    rebuild = source.is_dir() and args.template is None and args.output is None
+    alone = args.template is None and args.output is None
+    rebuild = source.is_dir() and alone and args.html is None
     model = load_source(source)
     report = cast("TestReportRecord", model.model_dump(mode="json"))
     view = aggregate(report["results"], max_items=args.max_items).view()
@@ -289,6 +297,12 @@ def cmd_render(args: argparse.Namespace) -> int:
 
         index_rebuilt(source, report)
         return OK
+    if args.html is not None:
+        from pytest_qbench.cli.html import write_html
+
+        write_html(writer, source, args.html)
+        if alone:
+            return OK
     writer.template(args.template or "report.md.j2", Path(args.output or "-"))
     return OK
 

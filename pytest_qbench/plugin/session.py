@@ -62,6 +62,8 @@ from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.html.trend import Trend
+    from pytest_qbench.report.outputs import OutputWriter
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
@@ -737,6 +739,8 @@ class QBenchSession(QBenchWorker):
         if self.settings.md_path:
             copy_md = partial(self._copy_or, writer.copy, writer.markdown, run_md)
             jobs.append(("--qbench-md", self.settings.md_path, copy_md))
+        if self.settings.html_path:
+            jobs.append(("--qbench-html", self.settings.html_path, partial(self._html, writer)))
         if self.settings.digest_path:
             jobs.append(("--qbench-digest", self.settings.digest_path, writer.digest))
         for template, out in self.settings.templates:
@@ -754,6 +758,30 @@ class QBenchSession(QBenchWorker):
                 self.notes.append(f"could not write {self._shown(path)}: {exc.strerror or exc}")
             except Exception as exc:
                 self.note_internal_error(f"writing {name}", exc)
+
+    def _html(self, writer: OutputWriter, path: Path) -> Path:
+        """``--qbench-html``: report.html into the run directory and a copy to ``path``, with
+        the trend of the history index when there is one."""
+        run_html = self.run_dir / store.REPORT_HTML
+        trend = self._trend()
+        try:
+            self.written.append(writer.html(run_html, trend, self.run_dir))
+        except OSError as exc:  # the copy for the user is still written
+            self.unwritable.append(run_html)
+            self.notes.append(f"could not write {self._shown(run_html)}: {exc.strerror or exc}")
+        return writer.html(path, trend, self.run_dir)
+
+    def _trend(self) -> Trend | None:
+        """The last runs from the history index, for the HTML report; ``None`` when there is
+        no index or it cannot be read (a note says why)."""
+        from pytest_qbench.history.trend import load_trend
+
+        try:
+            return load_trend(self.settings.qbench_dir, self.settings.db)
+        except Exception as exc:
+            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+            self.notes.append(f"no trend in the HTML report: {detail}")
+            return None
 
     def _copy_or(
         self,

@@ -22,6 +22,8 @@ from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.html.page import Page
+    from pytest_qbench.report.html.trend import Trend
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -72,6 +74,7 @@ class OutputWriter:
 
     def __post_init__(self) -> None:
         self.env = make_environment(self.template_dir)
+        self._page: tuple[Path, Page] | None = None
 
     def _results(self) -> StreamResults | list[TestResultRecord]:
         results = self.report["results"]
@@ -100,6 +103,31 @@ class OutputWriter:
         )
         atomic.write_text_atomic(path, text)
         return path
+
+    def html(self, path: Path, trend: Trend | None = None, run_dir: Path | None = None) -> Path:
+        """The self-contained HTML page. ``run_dir`` holds the attachments (small ones embedded,
+        others linked relative to ``path``), ``trend`` the last runs. The page is rendered once
+        per writer: written again elsewhere, it is reused unless it links attachments from
+        another directory."""
+        page = self._page
+        if page is None or (page[1].linked and page[0] != path.parent):
+            page = (path.parent, self._html_page(path, trend, run_dir))
+            self._page = page
+        atomic.write_text_atomic(path, page[1].text)
+        return path
+
+    def _html_page(self, path: Path, trend: Trend | None, run_dir: Path | None) -> Page:
+        from pytest_qbench.report.html import build_page
+
+        return build_page(
+            self.report,
+            self._results(),
+            view=self.view,
+            trend=trend,
+            run_dir=run_dir,
+            link_base=path.parent if str(path) != "-" else None,
+            max_items=self.max_items,
+        )
 
     def digest(self, path: Path) -> Path:
         """The failure digest as JSON."""

@@ -58,6 +58,8 @@ from pytest_qbench.report.shapes import iso
 
 
 MARKDOWN_TEMPLATE = "report.md.j2"
+HTML_TEMPLATE = "report.html.j2"
+"""The HTML report's template (``report/html/``)."""
 
 
 def builtin_template_dir() -> Path:
@@ -148,8 +150,9 @@ def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
 
 
 def list_builtin_templates() -> list[str]:
-    """Names of the built-in templates."""
-    return sorted(p.name for p in builtin_template_dir().glob("*.j2"))
+    """Names of the built-in templates (not ``report.html.j2``: only ``render_html`` gives it
+    its context, the CSP hashes and the embedded data)."""
+    return sorted(p.name for p in builtin_template_dir().glob("*.j2") if p.name != HTML_TEMPLATE)
 
 
 def render(

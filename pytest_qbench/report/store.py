@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 STREAM_NAME = "results.jsonl"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
 RESULT_PREFIX = '{"kind":"result","result":'

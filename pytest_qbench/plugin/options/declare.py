@@ -59,6 +59,15 @@ def add_options(parser: pytest.Parser) -> None:
     _option(
         group,
         parser,
+        "--qbench-html",
+        "html",
+        "PATH",
+        "Write the HTML report (one self-contained file) to PATH and report.html into the run "
+        "directory",
+    )
+    _option(
+        group,
+        parser,
         "--qbench-digest",
         "digest",
         "PATH",

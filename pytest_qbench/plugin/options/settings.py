@@ -85,6 +85,8 @@ class Settings:
     """Where ``qbench_dir`` came from, for messages: ``--qbench-dir`` or ``ini qbench_dir``."""
     json_path: Path | None = None
     md_path: Path | None = None
+    html_path: Path | None = None
+    """``--qbench-html``: the HTML report, also written as report.html into the run directory."""
     digest_path: Path | None = None
     templates: tuple[tuple[str, Path], ...] = ()
     template_dir: Path | None = None
@@ -125,7 +127,7 @@ def read_settings(config: pytest.Config) -> Settings:
     if run_id is not None and (runs / run_id).exists():
         raise run_id_taken(run_id, runs)
     outputs: dict[str, Path | None] = {}
-    for name in ("json", "md", "digest"):
+    for name in ("json", "md", "html", "digest"):
         path, source = reader.path(name)
         if path is not None:
             ensure_writable_file(path, source)
@@ -141,6 +143,7 @@ def read_settings(config: pytest.Config) -> Settings:
         dir_source=dir_source,
         json_path=outputs["json"],
         md_path=outputs["md"],
+        html_path=outputs["html"],
         digest_path=outputs["digest"],
         templates=_templates(reader, template_dir),
         template_dir=template_dir,

@@ -24,7 +24,7 @@ from pytest_qbench.report.coverage.reports import parse_report_spec
 
 CAPTURE_DEFAULT = "failed,error"
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-OUTPUT_OPTIONS = ("json", "md", "digest", "templates")
+OUTPUT_OPTIONS = ("json", "md", "html", "digest", "templates")
 DEFAULT_MD_MAX_ITEMS = 50
 DEFAULT_KEEP_RUNS = 200
 

@@ -1,0 +1,40 @@
+"""The headline in pytest's words, as ``summary.md.j2`` words it for ``report.md``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def summary_parts(summary: Mapping[str, Any]) -> list[str]:
+    """``["1 failed", "10 passed", "2 warnings"...]``: the counts that are not zero, in the order
+    and the words of pytest's summary line (other plugins' words last)."""
+    s = summary
+    words = [
+        ("failed", s["failed"]),
+        ("passed", s["passed"]),
+        ("skipped", s["skipped"]),
+        ("deselected", s["deselected"]),
+        ("xfailed", s["xfailed"]),
+        ("xpassed", s["xpassed"]),
+        ("warning" if s["warnings"] == 1 else "warnings", s["warnings"]),
+        ("error" if s["errors"] == 1 else "errors", s["errors"]),
+        ("rerun", s["reruns"]),
+        ("subtests passed", s["subtests_passed"]),
+        ("subtests skipped", s["subtests_skipped"]),
+    ]
+    parts = [f"{n} {word}" for word, n in words if n]
+    parts.extend(f"{n} {word}" for word, n in s["other"].items() if n)
+    return parts
+
+
+def run_ok(report: Mapping[str, Any]) -> bool:
+    """Whether the run is green: no failure, no error, not interrupted, no gate failed."""
+    s, coverage = report["summary"], report["coverage"]
+    return not (
+        s["failed"]
+        or s["errors"]
+        or report["run"]["interrupted"]
+        or (coverage and coverage["met"] is False)
+        or any(g["passed"] is False for g in report["gates"])
+    )
