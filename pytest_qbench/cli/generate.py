@@ -141,7 +141,11 @@ def text_lines(result: GenerateResult) -> list[str]:
         f"{len(result.dropped)}; wall time {result.wall_seconds:.1f}s",
     ]
     lines += [f"  wrote {path}" for path in made.files]
-    lines += bounded("dropped", [f"{d.test} ({d.function}): {d.reason}" for d in result.dropped])
+    skipped = [d for d in result.dropped if d.reason.startswith("not run")]
+    dropped = [d for d in result.dropped if not d.reason.startswith("not run")]
+    lines += bounded("dropped", [f"{d.test} ({d.function}): {d.reason}" for d in dropped])
+    if skipped:
+        lines.append(f"not run: {len(skipped)} tests of functions already covered by kept tests")
     lines += bounded(
         "findings (strict xfail, review each)",
         [f"{f.test}: {f.error} with {f.falsifying_example}" for f in result.findings],

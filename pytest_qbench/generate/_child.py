@@ -118,7 +118,7 @@ def _shim_black() -> None:
     """The ghostwriter imports black only to format its output; qbench formats the files it
     writes itself (ruff or black when the project has one), so without black a stand-in that
     returns the text unchanged is enough."""
-    if importlib.util.find_spec("black") is None:
+    if "black" not in sys.modules and importlib.util.find_spec("black") is None:
         shim = types.ModuleType("black")
         shim.Mode = lambda **kwargs: None  # type: ignore[attr-defined]
         shim.format_str = lambda text, mode=None: text  # type: ignore[attr-defined]

@@ -41,7 +41,7 @@ def run_probe(
     results = scratch / "probe-results.json"
     request = {
         "results": str(results),
-        "timeout": timeout,
+        "timeout": probe_timeout(timeout),
         "modules": [m.name for m in target.modules],
         "ghost": [
             {
@@ -59,7 +59,7 @@ def run_probe(
     request_file.write_text(json.dumps(request), encoding="utf-8")
     workdir = scratch / "probe"
     workdir.mkdir(exist_ok=True)
-    budget = timeout * (len(specs) + len(calls) + len(target.modules) + 1)
+    budget = probe_timeout(timeout) * (len(specs) + len(calls)) + timeout * len(target.modules)
     command = [python(), "-m", "pytest_qbench.generate._child", str(request_file)]
     env = child_env(
         target.import_root, {"HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis")}
@@ -72,6 +72,12 @@ def run_probe(
         last = finished.tail().strip().splitlines()[-1:] or ["no output"]
         probed.problem = f"the child that imports the target crashed: {last[0]}"
     return probed
+
+
+def probe_timeout(timeout: float) -> float:
+    """Seconds one ghostwriter call or one template call may take in the child: a third of
+    ``--timeout``, which also pays for a pytest process's start when a test is verified."""
+    return max(1.0, timeout / 3)
 
 
 def _probe_item(ident: str, module: str, call: Call) -> dict[str, Any]:

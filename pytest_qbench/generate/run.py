@@ -42,7 +42,9 @@ from pytest_qbench.generate.templates import Call
 from pytest_qbench.generate.templates import NoValue
 from pytest_qbench.generate.templates import template_calls
 from pytest_qbench.generate.templates import test_source
+from pytest_qbench.generate.verify import Verdict
 from pytest_qbench.generate.verify import verify
+from pytest_qbench.generate.verify import verify_batch
 from pytest_qbench.generate.writer import check_writable
 from pytest_qbench.generate.writer import file_names
 from pytest_qbench.generate.writer import render
@@ -69,8 +71,12 @@ class Generation:
 
     def note(self, module: str, function: str, reason: str) -> None:
         """A reason ``function`` could not be covered, also one line of the output."""
-        self.reasons.setdefault(f"{module}:{function}", []).append(reason)
+        self.explain(module, function, reason)
         self.problems.append(f"{module}.{function}: {reason}")
+
+    def explain(self, module: str, function: str, reason: str) -> None:
+        """A reason ``function`` could not be covered (for needs_llm_review only)."""
+        self.reasons.setdefault(f"{module}:{function}", []).append(reason)
 
 
 def generate(request: models.GenerateRequest) -> models.GenerateResult:
@@ -140,9 +146,11 @@ def _generate(
     coverage_before = lines.percent()
     functions = _functions_with_gaps(target, lines)
     candidates = _candidates(run, target, functions, methods)
+    batch = [c for c in candidates if c.method == "template"]
+    verdicts = verify_batch(batch, target, run.scratch, request.timeout * max(1, len(batch)))
     for candidate in candidates:
         if _still_uncovered(candidate, functions, lines):
-            _judge(run, candidate, target, lines)
+            _judge(run, candidate, target, lines, verdicts.get(candidate.id))
         else:
             run.dropped.append(
                 models.Dropped(
@@ -214,6 +222,9 @@ def _candidates(
         probed = run_probe(target, specs, calls, run.scratch, run.request.timeout)
     for module, error in probed.import_errors.items():
         run.problems.append(f"{module}: cannot be imported: {error}")
+        for function in functions.get(module, []):
+            run.explain(module, function.qualname, f"its module cannot be imported: {error}")
+    calls = {k: v for k, v in calls.items() if v[0] not in probed.import_errors}
     if probed.problem:
         run.problems.append(probed.problem)
     found = _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
@@ -301,8 +312,11 @@ def _template_candidates(
     return found
 
 
-def _judge(run: Generation, candidate: Candidate, target: Target, lines: Lines) -> None:
-    verdict = verify(candidate, target, run.scratch, run.request.timeout)
+def _judge(
+    run: Generation, candidate: Candidate, target: Target, lines: Lines, verdict: Verdict | None
+) -> None:
+    if verdict is None:
+        verdict = verify(candidate, target, run.scratch, run.request.timeout)
     function = candidate.functions[0]
     if verdict.outcome == "passed":
         if lines.adds(verdict.executed):
@@ -318,10 +332,9 @@ def _judge(run: Generation, candidate: Candidate, target: Target, lines: Lines) 
         reason = (
             verdict.detail if verdict.outcome == "hung" else f"{verdict.outcome}: {verdict.detail}"
         )
-        if "ResolutionFailed" in verdict.detail or "Could not resolve" in verdict.detail:
-            run.note(
-                candidate.module, function, f"strategies could not be inferred: {verdict.detail}"
-            )
+        if "Could not resolve" in verdict.detail:
+            what = verdict.detail.split("Could not resolve", 1)[1].split(" to a strategy")[0]
+            run.note(candidate.module, function, f"no strategy for {what.strip()}")
         elif verdict.outcome in ("hung", "error"):
             run.note(candidate.module, function, f"{candidate.name} {reason}")
     run.dropped.append(

@@ -5,6 +5,7 @@ killed on the timeout)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Literal
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
 from pytest_qbench.generate.target import Target
+from pytest_qbench.report.coverage.reports import DATA_FILE
 
 
 Outcome = Literal["passed", "finding", "failed", "error", "hung", "empty"]
@@ -79,3 +81,65 @@ def falsifying_example(output: str) -> str | None:
                     return ", ".join(args)
                 args.append(following.split("  # ")[0].strip().rstrip(","))
     return None
+
+
+def verify_batch(
+    candidates: list[Candidate], target: Target, scratch: Path, timeout: float
+) -> dict[str, Verdict]:
+    """Run candidates that cannot hang (template calls the probe saw return) in one child pytest,
+    each test's lines told apart by coverage contexts; ``{}`` when the run did not finish (the
+    caller then runs them one by one)."""
+    if not candidates:
+        return {}
+    workdir = scratch / "candidates" / "batch"
+    workdir.mkdir(parents=True)
+    for candidate in candidates:
+        (workdir / f"test_{candidate.id}.py").write_text(candidate.source(), encoding="utf-8")
+    args = ["--qbench-cov-contexts", "."]
+    measured = run_with_coverage(target, workdir, args, scratch, "batch", timeout, isolated=True)
+    report = scratch / "runs" / "batch" / "report.json"
+    if measured.finished.timed_out or not report.is_file():
+        return {}
+    outcomes = _outcomes(report)
+    lines = _lines_by_test(scratch / "runs" / "batch" / DATA_FILE, target)
+    verdicts: dict[str, Verdict] = {}
+    for candidate in candidates:
+        outcome, message = outcomes.get(f"test_{candidate.id}.py", ("error", "not collected"))
+        if outcome == "passed":
+            verdicts[candidate.id] = Verdict("passed", lines.get(f"test_{candidate.id}.py", {}), "")
+        else:
+            verdicts[candidate.id] = Verdict("failed", {}, message)
+    return verdicts
+
+
+def _outcomes(report: Path) -> dict[str, tuple[str, str]]:
+    """``{file: (outcome, error line)}`` from the batch's report.json."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    found: dict[str, tuple[str, str]] = {}
+    for result in data["results"]:
+        failure = result.get("failure") or {}
+        message = f"{failure.get('error_type', '')}: {failure.get('error_message', '')}"
+        found[result["nodeid"].split("::")[0]] = (result["outcome"], message.strip(": ")[:300])
+    return found
+
+
+def _lines_by_test(data_file: Path, target: Target) -> dict[str, dict[Path, set[int]]]:
+    """``{test file: {target file: lines}}`` from the contexts of the coverage data."""
+    import coverage
+
+    if not data_file.is_file():
+        return {}
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    wanted = {str(m.path): m.path for m in target.modules}
+    found: dict[str, dict[Path, set[int]]] = {}
+    for filename in data.measured_files():
+        path = wanted.get(str(Path(filename).resolve()))
+        if path is None:
+            continue
+        for line, contexts in data.contexts_by_lineno(filename).items():
+            for context in contexts:
+                if context:
+                    test_file = context.split("::")[0]
+                    found.setdefault(test_file, {}).setdefault(path, set()).add(line)
+    return found
