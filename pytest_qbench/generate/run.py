@@ -352,7 +352,8 @@ def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str 
         tests_name, findings_name = file_names(module.name)
         kept = [c for c in run.kept if c.module == module.name]
         if kept:
-            text = render(kept, command, f"{len(kept)} tests of {module.name}", [])
+            tests = sum(c.tests for c in kept)
+            text = render(kept, command, f"{tests} tests of {module.name}", [])
             write_file(out / tests_name, text, run.project)
             written.append(out / tests_name)
         found = [
