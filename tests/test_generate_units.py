@@ -18,6 +18,7 @@ from pytest_qbench.generate.target import resolve_target
 from pytest_qbench.generate.templates import NoValue
 from pytest_qbench.generate.templates import template_calls
 from pytest_qbench.generate.verify import falsifying_example
+from pytest_qbench.generate.verify import finding_error
 
 
 def function_node(source: str) -> ast.FunctionDef:
@@ -143,6 +144,25 @@ def test_falsifying_example_is_read_from_either_report(output: str) -> None:
     """Hypothesis's older and newer wording, with pytest's E prefix and comments."""
     assert falsifying_example(output) == "a=0, b=0"
     assert falsifying_example("1 failed") is None
+
+
+def test_the_first_of_several_distinct_failures_is_the_example() -> None:
+    """An exception group (``|`` lines): the first failure's example and its exception."""
+    output = (
+        "  | ExceptionGroup: Hypothesis found 2 distinct failures. (2 sub-exceptions)\n"
+        "    | AssertionError: ({'=': ''}, {'': '='})\n"
+        "    | Failing test case: test_roundtrip(\n"
+        "    |     # The test always failed when commented parts were varied together.\n"
+        "    |     pairs={'=': ''},\n"
+        "    |     text='',  # or any other generated value\n"
+        "    | )\n"
+        "    | ValueError: dictionary update sequence element #0 has length 1\n"
+        "    | Failing test case: test_roundtrip(\n"
+        "    |     pairs={';': ''},\n"
+        "    | )\n"
+    )
+    assert falsifying_example(output) == "pairs={'=': ''}, text=''"
+    assert finding_error(output) == "AssertionError: ({'=': ''}, {'': '='})"
 
 
 def test_targets_resolve_from_files_packages_and_dotted_names(tmp_path: Path) -> None:

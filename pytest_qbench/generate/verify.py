@@ -19,6 +19,7 @@ from pytest_qbench.report.coverage.reports import DATA_FILE
 
 Outcome = Literal["passed", "finding", "failed", "error", "hung", "empty"]
 FALSIFYING = re.compile(r"(Falsifying (explicit )?example|Failing test case): \w+\($")
+ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Failure|Exit|Interrupt)\b")
 PYTEST_FAILED = 1
 PYTEST_NO_TESTS = 5
 
@@ -54,7 +55,7 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
     if finished.returncode == PYTEST_FAILED:
         example = falsifying_example(output)
         if example is not None and "ResolutionFailed" not in output:
-            return Verdict("finding", measured.executed, f"{example}|{error}")
+            return Verdict("finding", measured.executed, f"{example}|{finding_error(output)}")
         return Verdict("failed", {}, error)
     return Verdict("error", {}, error)
 
@@ -69,18 +70,41 @@ def error_line(output: str) -> str:
 
 
 def falsifying_example(output: str) -> str | None:
-    """The arguments of Hypothesis's falsifying example (``a=0, b=0``), comments dropped; its
-    report reads ``Falsifying example: test(`` or ``Failing test case: test(``, one argument a
-    line, then ``)``, in pytest's ``E`` lines or not."""
-    lines = [re.sub(r"^E\s{3}", "", line).rstrip() for line in output.splitlines()]
+    """The arguments of Hypothesis's (first) falsifying example (``a=0, b=0``), comments
+    dropped; its report reads ``Falsifying example: test(`` or ``Failing test case: test(``, one
+    argument a line, then ``)``, in pytest's ``E`` lines, in an exception group's ``|`` lines,
+    or bare."""
+    found = _falsifying(_plain_lines(output))
+    return None if found is None else found[0]
+
+
+def _plain_lines(output: str) -> list[str]:
+    return [re.sub(r"^(E\s{3}|\s*\|\s?)", "", line).rstrip() for line in output.splitlines()]
+
+
+def _falsifying(lines: list[str]) -> tuple[str, int] | None:
+    """The example's arguments and the index of its first line."""
     for index, line in enumerate(lines):
         if FALSIFYING.search(line.strip()):
             args: list[str] = []
             for following in lines[index + 1 :]:
-                if following.strip() == ")":
-                    return ", ".join(args)
-                args.append(following.split("  # ")[0].strip().rstrip(","))
+                text = following.strip()
+                if text == ")":
+                    return ", ".join(args), index
+                if text and not text.startswith("#"):
+                    args.append(text.split("  # ")[0].strip().rstrip(","))
     return None
+
+
+def finding_error(output: str) -> str:
+    """The exception line just above the falsifying example (``ZeroDivisionError: ...``)."""
+    lines = _plain_lines(output)
+    found = _falsifying(lines)
+    stop = found[1] if found else len(lines)
+    for line in reversed(lines[:stop]):
+        if ERROR_LINE.match(line.strip()):
+            return line.strip()[:300]
+    return error_line(output)
 
 
 def verify_batch(
