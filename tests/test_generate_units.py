@@ -19,6 +19,7 @@ from pytest_qbench.generate.templates import NoValue
 from pytest_qbench.generate.templates import template_calls
 from pytest_qbench.generate.verify import falsifying_example
 from pytest_qbench.generate.verify import finding_error
+from pytest_qbench.generate.writer import merge_imports
 
 
 def function_node(source: str) -> ast.FunctionDef:
@@ -184,3 +185,21 @@ def test_targets_resolve_from_files_packages_and_dotted_names(tmp_path: Path) ->
 def test_line_ranges() -> None:
     """Uncovered lines as the reason shows them."""
     assert line_ranges([3, 4, 5, 9, 11, 12]) == "3-5, 9, 11-12"
+
+
+def test_imports_of_several_tests_are_merged() -> None:
+    """One ``from`` line per module in a written file, each name once."""
+    assert merge_imports(
+        [
+            "import textkit",
+            "from hypothesis import given, reject, strategies as st",
+            "from hypothesis import given, strategies as st",
+            "from hypothesis import settings",
+            "import pytest",
+            "import textkit",
+        ]
+    ) == [
+        "import pytest",
+        "import textkit",
+        "from hypothesis import given, reject, settings, strategies as st",
+    ]

@@ -138,7 +138,8 @@ def text_lines(result: GenerateResult) -> list[str]:
         f"{made.coverage_achieved:.2f}% ({goal})",
         f"tests kept: {made.count} (hypothesis {made.generation_method.hypothesis}, template "
         f"{made.generation_method.template}, pynguin {made.generation_method.pynguin}); dropped: "
-        f"{len(result.dropped)}; wall time {result.wall_seconds:.1f}s",
+        f"{sum(not d.reason.startswith('not run') for d in result.dropped)}; "
+        f"wall time {result.wall_seconds:.1f}s",
     ]
     lines += [f"  wrote {path}" for path in made.files]
     skipped = [d for d in result.dropped if d.reason.startswith("not run")]

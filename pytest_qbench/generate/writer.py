@@ -4,6 +4,7 @@ header is never overwritten. Formatted with ruff format, else black, when instal
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -45,11 +46,30 @@ def header(command: str, what: str) -> str:
 
 def render(candidates: list[Candidate], command: str, what: str, preamble: list[str]) -> str:
     """One file of ``candidates``: header, merged imports, then each test (names made unique)."""
-    imports = list(dict.fromkeys([*preamble, *(i for c in candidates for i in c.imports)]))
-    imports.sort(key=lambda line: (line.startswith("from "), line))
+    imports = merge_imports([*preamble, *(i for c in candidates for i in c.imports)])
     seen: set[str] = set()
     bodies = [_unique_names(c.body, seen) for c in candidates]
     return header(command, what) + "\n".join(imports) + "\n\n\n" + "\n\n".join(bodies)
+
+
+def merge_imports(lines: list[str]) -> list[str]:
+    """``import`` lines first, then one ``from M import a, b as c`` per module, each sorted;
+    the same name imported twice appears once."""
+    plain: set[str] = set()
+    froms: dict[str, dict[str, str | None]] = {}
+    for line in lines:
+        for node in ast.parse(line).body:
+            if isinstance(node, ast.Import):
+                plain.update(ast.unparse(ast.Import(names=[alias])) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                names = froms.setdefault(module, {})
+                names.update({alias.name: alias.asname for alias in node.names})
+    merged = sorted(plain)
+    for module, names in sorted(froms.items()):
+        listed = [f"{n} as {a}" if a else n for n, a in sorted(names.items(), key=lambda i: i[0])]
+        merged.append(f"from {module} import {', '.join(listed)}")
+    return merged
 
 
 def _unique_names(body: str, seen: set[str]) -> str:
