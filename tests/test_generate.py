@@ -199,7 +199,8 @@ def test_a_hanging_test_is_dropped_within_the_timeout(generated: Generated) -> N
     hung = [d for d in generated.result.dropped if d.function == "spin" and "hung" in d.reason]
     assert hung, generated.result.dropped
     assert any(f"killed after {TIMEOUT}s" in d.reason for d in hung)
-    assert generated.result.wall_seconds < generated.seconds + 1
+    # the run waited for each hang only --timeout (a candidate) or a third of it (a probe call)
+    assert generated.result.wall_seconds < 8 * TIMEOUT
     assert any(line.startswith("textkit.spin: ") for line in generated.result.problems)
 
 
