@@ -38,7 +38,9 @@ def loaded_modules(package: str) -> list[str]:
     return modules
 
 
-@pytest.mark.parametrize("package", ["cli", "mcp", "report", "history", "evaluation", "core"])
+@pytest.mark.parametrize(
+    "package", ["cli", "mcp", "report", "history", "generate", "evaluation", "core"]
+)
 def test_front_ends_and_library_load_neither_plugin_nor_pytest(package: str) -> None:
     """Importing every module of cli/, mcp/ and the library loads no module of plugin/, and not
     pytest, pluggy or xdist (issue 10)."""

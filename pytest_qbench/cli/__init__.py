@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.cli.history import add_history_parsers
 
     add_history_parsers(sub)
+    from pytest_qbench.cli.generate import add_generate_parser
+
+    add_generate_parser(sub)
     sub.add_parser(
         "mcp",
         help="Serve the MCP tools over stdio (needs the 'mcp' extra); qbench mcp --help lists "

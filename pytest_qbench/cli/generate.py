@@ -1,0 +1,172 @@
+"""``qbench generate`` (issue 14): tests for the uncovered functions of a module, generated with
+Hypothesis's ghostwriter, templates and Pynguin, verified in child processes, kept only when
+they pass and add coverage."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from pytest_qbench.cli.status import ERR
+from pytest_qbench.cli.status import OK
+from pytest_qbench.core.errors import QBenchError
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.generate.models import GenerateResult
+
+MAX_LINES = 20
+"""Items listed per section of the text output."""
+
+
+def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``qbench generate``'s arguments."""
+    parser = sub.add_parser(
+        "generate",
+        help="Generate tests for the uncovered functions of a module (Hypothesis, templates)",
+        description="Measure TARGET's coverage with the project's tests, generate tests for its "
+        "functions with uncovered lines, run each in a child process with a timeout (the "
+        "target's code runs there), keep those that pass and add coverage, write them under "
+        "--out, and measure the coverage again. Exit 0 when the goal is met, 1 when it is not or "
+        "a written test fails, 2 on a usage error.",
+    )
+    parser.add_argument(
+        "target", metavar="TARGET", help="A module file, package directory or dotted module name"
+    )
+    parser.add_argument(
+        "--coverage-goal",
+        type=float,
+        default=85.0,
+        metavar="PERCENT",
+        help="Line coverage aimed at. Default: %(default)g",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=["hypothesis", "template", "pynguin", "hybrid"],
+        default="hybrid",
+        help="Generators to use; hybrid is hypothesis, then "
+        "template, then pynguin when a Python 3.10 is given. Default: %(default)s",
+    )
+    parser.add_argument(
+        "--out",
+        default="tests/generated",
+        metavar="DIR",
+        help="Where the tests are written. Default: %(default)s",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="Seconds one generated test, or one probe of the target, may run "
+        "before its process group is killed. Default: %(default)g",
+    )
+    parser.add_argument(
+        "--suite-timeout",
+        type=float,
+        default=900.0,
+        metavar="S",
+        help="Seconds the project's existing tests may run. Default: %(default)g",
+    )
+    parser.add_argument(
+        "--max-examples",
+        type=int,
+        default=50,
+        metavar="N",
+        help="Hypothesis examples per property test. Default: %(default)r",
+    )
+    parser.add_argument(
+        "--pynguin-python",
+        metavar="PATH",
+        help="A Python 3.10 with pynguin installed. Default: $QBENCH_PYNGUIN_PYTHON",
+    )
+    parser.add_argument(
+        "--pynguin-seconds",
+        type=int,
+        default=60,
+        metavar="S",
+        help="Pynguin's search time per module. Default: %(default)r",
+    )
+    parser.add_argument("--json", action="store_true", help="Print the result as JSON")
+    parser.set_defaults(func=cmd_generate)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    """``qbench generate``."""
+    from pydantic import ValidationError
+
+    from pytest_qbench.generate.models import GenerateRequest
+    from pytest_qbench.generate.run import generate
+
+    try:
+        request = GenerateRequest(
+            target=args.target,
+            coverage_goal=args.coverage_goal,
+            strategy=args.strategy,
+            out=args.out,
+            timeout=args.timeout,
+            suite_timeout=args.suite_timeout,
+            max_examples=args.max_examples,
+            pynguin_python=args.pynguin_python,
+            pynguin_seconds=args.pynguin_seconds,
+        )
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = "--" + str(problem["loc"][0]).replace("_", "-")
+        raise QBenchError(
+            f"{where} {problem['msg'].lower()}, given: {problem['input']!r}",
+            slug="generate-options",
+        ) from None
+    result = generate(request)
+    if args.json:
+        print(result.model_dump_json(indent=1))
+    else:
+        print("\n".join(text_lines(result)))
+    return OK if result.success and result.goal_met else ERR
+
+
+def text_lines(result: GenerateResult) -> list[str]:
+    """Coverage before -> after, kept and dropped, files, findings, problems, needs a human."""
+    made = result.auto_generated
+    goal = (
+        "goal met"
+        if result.goal_met
+        else f"{result.coverage_gap.percentage_needed:g} points short of the goal"
+    )
+    lines = [
+        f"coverage of {result.target}: {result.coverage_before:.2f}% -> "
+        f"{made.coverage_achieved:.2f}% ({goal})",
+        f"tests kept: {made.count} (hypothesis {made.generation_method.hypothesis}, template "
+        f"{made.generation_method.template}, pynguin {made.generation_method.pynguin}); dropped: "
+        f"{sum(not d.reason.startswith('not run') for d in result.dropped)}; "
+        f"wall time {result.wall_seconds:.1f}s",
+    ]
+    lines += [f"  wrote {path}" for path in made.files]
+    skipped = [d for d in result.dropped if d.reason.startswith("not run")]
+    dropped = [d for d in result.dropped if not d.reason.startswith("not run")]
+    lines += bounded("dropped", [f"{d.test} ({d.function}): {d.reason}" for d in dropped])
+    if skipped:
+        lines.append(f"not run: {len(skipped)} tests of functions already covered by kept tests")
+    lines += bounded(
+        "findings (strict xfail, review each)",
+        [f"{f.test}: {f.error} with {f.falsifying_example}" for f in result.findings],
+    )
+    lines += bounded("problems", result.problems)
+    lines += bounded(
+        "needs a human",
+        [
+            f"{i.file}:{i.line} {i.function} (complexity {i.complexity_score:g}): {i.reason}"
+            for i in result.needs_llm_review
+        ],
+    )
+    return lines
+
+
+def bounded(title: str, items: list[str]) -> list[str]:
+    """A section of at most ``MAX_LINES`` items (none when empty)."""
+    if not items:
+        return []
+    lines = [f"{title}:"] + [f"  {item}" for item in items[:MAX_LINES]]
+    if len(items) > MAX_LINES:
+        lines.append(f"  ... {len(items) - MAX_LINES} more (--json for all)")
+    return lines

@@ -1,0 +1,513 @@
+"""The orchestration: ``generate(request) -> GenerateResult``.
+
+1. measure the target's coverage with the project's existing tests (child pytest, ``--qbench-cov``);
+2. list its functions with uncovered lines, most uncovered first, then most complex;
+3. generate candidates (Hypothesis ghostwriter, templates, Pynguin) in child processes;
+4. verify each candidate alone (child pytest with coverage); keep those that pass and add lines,
+   keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why;
+5. write the kept tests, then measure the existing suite plus the written files again.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from pytest_qbench.generate import models
+from pytest_qbench.generate.candidate import Candidate
+from pytest_qbench.generate.candidate import split_source
+from pytest_qbench.generate.coverage_gap import Lines
+from pytest_qbench.generate.coverage_gap import run_with_coverage
+from pytest_qbench.generate.coverage_gap import statements_of
+from pytest_qbench.generate.functions import Function
+from pytest_qbench.generate.functions import attach_uncovered
+from pytest_qbench.generate.functions import read_functions
+from pytest_qbench.generate.ghostwriter import GhostSpec
+from pytest_qbench.generate.ghostwriter import ghost_specs
+from pytest_qbench.generate.ghostwriter import with_settings
+from pytest_qbench.generate.probe import Probed
+from pytest_qbench.generate.probe import run_probe
+from pytest_qbench.generate.pynguin import check_pynguin
+from pytest_qbench.generate.pynguin import pynguin_python
+from pytest_qbench.generate.pynguin import run_pynguin
+from pytest_qbench.generate.review import review_items
+from pytest_qbench.generate.target import GenerateError
+from pytest_qbench.generate.target import Target
+from pytest_qbench.generate.target import resolve_target
+from pytest_qbench.generate.templates import Call
+from pytest_qbench.generate.templates import NoValue
+from pytest_qbench.generate.templates import template_calls
+from pytest_qbench.generate.templates import test_source
+from pytest_qbench.generate.verify import Verdict
+from pytest_qbench.generate.verify import verify
+from pytest_qbench.generate.verify import verify_batch
+from pytest_qbench.generate.writer import check_writable
+from pytest_qbench.generate.writer import file_names
+from pytest_qbench.generate.writer import render
+from pytest_qbench.generate.writer import write_file
+
+
+PYTEST_OK = (0, 1, 5)
+"""pytest's exit statuses of a suite that ran: passed, some failed, no tests."""
+
+
+class Generation:
+    """The state of one generation: the problems, the candidates kept, dropped and found."""
+
+    def __init__(self, request: models.GenerateRequest, scratch: Path) -> None:
+        self.request = request
+        self.project = Path(request.project).resolve()
+        self.scratch = scratch
+        self.problems: list[str] = []
+        self.reasons: dict[str, list[str]] = {}
+        """Why a function was not covered, by qualified name (``module:qualname``)."""
+        self.kept: list[Candidate] = []
+        self.findings: list[tuple[Candidate, str, str]] = []
+        self.dropped: list[models.Dropped] = []
+
+    def note(self, module: str, function: str, reason: str) -> None:
+        """A reason ``function`` could not be covered, also one line of the output."""
+        self.explain(module, function, reason)
+        self.problems.append(f"{module}.{function}: {reason}")
+
+    def explain(self, module: str, function: str, reason: str) -> None:
+        """A reason ``function`` could not be covered (for needs_llm_review only)."""
+        self.reasons.setdefault(f"{module}:{function}", []).append(reason)
+
+
+def generate(request: models.GenerateRequest) -> models.GenerateResult:
+    """Generate, verify and write tests for ``request.target``; `GenerateError` when it cannot
+    start (target not found, hypothesis missing, a file it must not overwrite)."""
+    started = time.monotonic()
+    project = Path(request.project).resolve()
+    target = resolve_target(request.target, project)
+    methods = strategies(request)
+    out = (project / request.out).resolve()
+    names = [out / n for m in target.modules for n in file_names(m.name)]
+    check_writable(names)
+    scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
+    try:
+        run = Generation(request, scratch)
+        return _generate(run, target, methods, out, started)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def strategies(request: models.GenerateRequest) -> list[str]:
+    """The generators to use, in order; `GenerateError` when one cannot run here."""
+    chosen = {
+        "hybrid": ["hypothesis", "template", "pynguin"],
+    }.get(request.strategy, [request.strategy])
+    if "hypothesis" in chosen and importlib.util.find_spec("hypothesis") is None:
+        if request.strategy == "hypothesis":
+            raise GenerateError(
+                "--strategy hypothesis needs Hypothesis: pip install 'pytest-qbench[generate]'",
+                slug="generate-extra",
+            )
+        chosen.remove("hypothesis")
+    python = pynguin_python(request.pynguin_python)
+    if "pynguin" in chosen:
+        if python is None:
+            if request.strategy == "pynguin":
+                raise GenerateError(
+                    "--strategy pynguin needs a Python 3.10 with pynguin installed: give "
+                    "--pynguin-python PATH or set QBENCH_PYNGUIN_PYTHON",
+                    slug="generate-pynguin",
+                )
+            chosen.remove("pynguin")
+        else:
+            check_pynguin(python)
+    return chosen
+
+
+def _generate(
+    run: Generation, target: Target, methods: list[str], out: Path, started: float
+) -> models.GenerateResult:
+    request = run.request
+    lines = statements_of(target, run.project)
+    ignore = [f"--ignore={out}"]
+    before = run_with_coverage(
+        target, run.project, ignore, run.scratch, "before", request.suite_timeout, isolated=False
+    )
+    if before.finished.timed_out or before.finished.returncode not in PYTEST_OK:
+        run.problems.append(
+            _suite_problem(
+                "the existing tests",
+                before.finished.returncode,
+                before.finished.tail(),
+                request.suite_timeout,
+            )
+        )
+    lines.absorb(before.executed)
+    coverage_before = lines.percent()
+    functions = _functions_with_gaps(target, lines)
+    candidates = _candidates(run, target, functions, methods)
+    batch = [c for c in candidates if c.method == "template"]
+    verdicts = verify_batch(batch, target, run.scratch, request.timeout * max(1, len(batch)))
+    for candidate in candidates:
+        if _still_uncovered(candidate, functions, lines):
+            _judge(run, candidate, target, lines, verdicts.get(candidate.id))
+        else:
+            run.dropped.append(
+                models.Dropped(
+                    test=candidate.name,
+                    function=candidate.functions[0],
+                    method=candidate.method,
+                    reason="not run: its functions are covered already",
+                )
+            )
+    written, findings_file = _write(run, target, out)
+    after = _measure_after(run, target, written, lines)
+    return _result(run, target, functions, coverage_before, after, written, findings_file, started)
+
+
+def _still_uncovered(
+    candidate: Candidate, functions: dict[str, list[Function]], lines: Lines
+) -> bool:
+    """Whether one of the candidate's functions still has uncovered lines (Pynguin's files, which
+    cover a whole module, always run)."""
+    if candidate.method == "pynguin":
+        return True
+    for function in functions.get(candidate.module, []):
+        if function.qualname in candidate.functions:
+            missing = lines.missing(function.file)
+            if any(function.line <= n <= function.end_line for n in missing):
+                return True
+    return False
+
+
+def _suite_problem(what: str, code: int | None, tail: str, timeout: float) -> str:
+    if code is None:
+        return f"{what} hung: killed after {timeout:g}s (--suite-timeout)"
+    last = [line for line in tail.splitlines() if line.strip()][-1:] or ["no output"]
+    return f"{what} ended with pytest exit status {code}: {last[0][:200]}"
+
+
+def _functions_with_gaps(target: Target, lines: Lines) -> dict[str, list[Function]]:
+    """Per module name, its functions with uncovered lines, most uncovered first."""
+    found: dict[str, list[Function]] = {}
+    for module in target.modules:
+        functions = read_functions(module.path)
+        attach_uncovered(functions, lines.missing(module.path))
+        gaps = [f for f in functions if f.uncovered]
+        gaps.sort(key=lambda f: (-len(f.uncovered), -f.complexity, f.line))
+        found[module.name] = gaps
+    return found
+
+
+def _candidates(
+    run: Generation, target: Target, functions: dict[str, list[Function]], methods: list[str]
+) -> list[Candidate]:
+    specs = []
+    calls: dict[str, tuple[str, Call]] = {}
+    for module, gaps in functions.items():
+        for function in gaps:
+            if function.is_async:
+                run.note(module, function.qualname, "async: not generated (needs an event loop)")
+                continue
+            if "hypothesis" in methods:
+                specs += [
+                    s
+                    for s in ghost_specs(module, gaps)
+                    if function.name == s.functions[0] and not function.is_method
+                ]
+            if "template" in methods:
+                calls.update(_calls(run, module, function))
+    probed = Probed()
+    if specs or calls:
+        probed = run_probe(target, specs, calls, run.scratch, run.request.timeout)
+    for module, error in probed.import_errors.items():
+        run.problems.append(f"{module}: cannot be imported: {error}")
+        for function in functions.get(module, []):
+            run.explain(module, function.qualname, f"its module cannot be imported: {error}")
+    calls = {k: v for k, v in calls.items() if v[0] not in probed.import_errors}
+    if probed.problem:
+        run.problems.append(probed.problem)
+    found = _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
+    python = pynguin_python(run.request.pynguin_python)
+    if "pynguin" in methods and python is not None:
+        extra, problems = run_pynguin(
+            python, target, run.scratch, run.request.pynguin_seconds, run.request.timeout
+        )
+        found += extra
+        run.problems += problems
+    return found
+
+
+def _calls(run: Generation, module: str, function: Function) -> dict[str, tuple[str, Call]]:
+    try:
+        calls = template_calls(function)
+    except NoValue as exc:
+        run.note(module, function.qualname, str(exc))
+        return {}
+    base = f"{module}.{function.qualname}".replace(".", "_")
+    return {f"{base}__{call.label}": (module, call) for call in calls}
+
+
+def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -> list[Candidate]:
+    found = []
+    for spec in specs:
+        result = probed.ghost.get(spec.id)
+        function = spec.functions[0]
+        if result is None:
+            continue
+        if "code" not in result:
+            why = "hung" if result.get("timeout") else result.get("error", "")
+            run.note(spec.module, function, f"ghostwriter ({spec.kind}) failed: {why}")
+            continue
+        code: str = result["code"]
+        if "st.nothing()" in code:
+            args = _nothing_args(code)
+            run.note(spec.module, function, f"strategies could not be inferred for {args}")
+            continue
+        imports, body = split_source(with_settings(code, run.request.max_examples))
+        ident = spec.id.replace(":", "_").replace(".", "_").replace("+", "_")
+        found.append(
+            Candidate(ident, "hypothesis", spec.module, list(spec.functions), imports, body)
+        )
+    return found
+
+
+def _nothing_args(code: str) -> str:
+    import re
+
+    names = re.findall(r"(\w+)=st\.nothing\(\)", code)
+    return ", ".join(f"argument `{n}`" for n in names) or "an argument"
+
+
+def _template_candidates(
+    run: Generation, calls: dict[str, tuple[str, Call]], probed: Probed
+) -> list[Candidate]:
+    found = []
+    for ident, (module, call) in calls.items():
+        outcome = probed.probes.get(ident)
+        qualname = call.function.qualname
+        if outcome is None or outcome.get("timeout") or "error" in outcome:
+            why = (
+                "hung"
+                if outcome and outcome.get("timeout")
+                else (outcome or {}).get("error", "not probed")
+            )
+            run.dropped.append(
+                models.Dropped(
+                    test=ident,
+                    function=qualname,
+                    method="template",
+                    reason=f"the call {call.args_text() or '()'} {why}",
+                )
+            )
+            continue
+        try:
+            body, imports = test_source(call, module, outcome)
+        except ValueError as exc:
+            run.dropped.append(
+                models.Dropped(test=ident, function=qualname, method="template", reason=str(exc))
+            )
+            continue
+        found.append(Candidate(ident, "template", module, [qualname], imports, body))
+    return found
+
+
+def _judge(
+    run: Generation, candidate: Candidate, target: Target, lines: Lines, verdict: Verdict | None
+) -> None:
+    if verdict is None:
+        verdict = verify(candidate, target, run.scratch, run.request.timeout)
+    function = candidate.functions[0]
+    if verdict.outcome == "passed":
+        if lines.adds(verdict.executed):
+            lines.absorb(verdict.executed)
+            run.kept.append(candidate)
+            return
+        reason = "adds no coverage"
+    elif verdict.outcome == "finding":
+        example, error = verdict.detail.split("|", 1)
+        run.findings.append((candidate, example, error))
+        return
+    else:
+        reason = (
+            verdict.detail if verdict.outcome == "hung" else f"{verdict.outcome}: {verdict.detail}"
+        )
+        if "Could not resolve" in verdict.detail:
+            what = verdict.detail.split("Could not resolve", 1)[1].split(" to a strategy")[0]
+            run.note(candidate.module, function, f"no strategy for {what.strip()}")
+        elif verdict.outcome in ("hung", "error"):
+            run.note(candidate.module, function, f"{candidate.name} {reason}")
+    run.dropped.append(
+        models.Dropped(
+            test=candidate.name, function=function, method=candidate.method, reason=reason
+        )
+    )
+
+
+def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str | None]:
+    command = regenerate_command(run.request)
+    written: list[Path] = []
+    findings_file = None
+    for module in target.modules:
+        tests_name, findings_name = file_names(module.name)
+        kept = [c for c in run.kept if c.module == module.name]
+        if kept:
+            tests = sum(c.tests for c in kept)
+            text = render(kept, command, f"{tests} tests of {module.name}", [])
+            write_file(out / tests_name, text, run.project)
+            written.append(out / tests_name)
+        found = [
+            _as_xfail(c, example, error)
+            for c, example, error in run.findings
+            if c.module == module.name
+        ]
+        if found:
+            what = f"possible bugs in {module.name}: review each"
+            text = render(found, command, what, ["import pytest", "from hypothesis import example"])
+            write_file(out / findings_name, text, run.project)
+            written.append(out / findings_name)
+            findings_file = str((out / findings_name).relative_to(run.project))
+    return written, findings_file
+
+
+def _as_xfail(candidate: Candidate, example: str, error: str) -> Candidate:
+    reason = f"found by qbench generate: {error} with {example}".replace('"', "'")
+    marks = f'@pytest.mark.xfail(reason="{reason[:200]}", strict=True)\n@example({example})\n'
+    body = marks + candidate.body.lstrip()
+    return Candidate(
+        candidate.id,
+        candidate.method,
+        candidate.module,
+        candidate.functions,
+        candidate.imports,
+        body,
+    )
+
+
+def _measure_after(run: Generation, target: Target, written: list[Path], lines: Lines) -> Lines:
+    """The existing suite's lines plus those of the written files, run in the project with its
+    configuration: measured, never the sum of the candidates' runs."""
+    after = statements_of(target, run.project)
+    before_data = run.scratch / "runs" / "before"
+    from pytest_qbench.generate.coverage_gap import executed_lines
+    from pytest_qbench.report.coverage.reports import DATA_FILE
+
+    after.absorb(executed_lines(before_data / DATA_FILE, target))
+    if written:
+        measured = run_with_coverage(
+            target,
+            run.project,
+            [str(p) for p in written],
+            run.scratch,
+            "after",
+            run.request.suite_timeout,
+            isolated=False,
+        )
+        if measured.finished.returncode != 0:
+            run.problems.append(
+                _suite_problem(
+                    "the written tests",
+                    measured.finished.returncode,
+                    measured.finished.tail(),
+                    run.request.suite_timeout,
+                )
+            )
+            run.problems.append("FAILED: the written tests do not pass in the project")
+        after.absorb(measured.executed)
+    return after
+
+
+def regenerate_command(request: models.GenerateRequest) -> str:
+    """The ``qbench generate`` command line that regenerates the files."""
+    parts = [
+        "qbench",
+        "generate",
+        request.target,
+        "--strategy",
+        request.strategy,
+        "--out",
+        request.out,
+        "--coverage-goal",
+        f"{request.coverage_goal:g}",
+    ]
+    return shlex.join(parts)
+
+
+def _result(
+    run: Generation,
+    target: Target,
+    functions: dict[str, list[Function]],
+    coverage_before: float,
+    after: Lines,
+    written: list[Path],
+    findings_file: str | None,
+    started: float,
+) -> models.GenerateResult:
+    request = run.request
+    achieved = after.percent()
+    methods = models.GenerationMethod(
+        hypothesis=sum(c.tests for c in run.kept if c.method == "hypothesis"),
+        template=sum(c.tests for c in run.kept if c.method == "template"),
+        pynguin=sum(c.tests for c in run.kept if c.method == "pynguin"),
+    )
+    count = methods.hypothesis + methods.template + methods.pynguin
+    review = review_items(functions, after, run.reasons, run.project)
+    by_file = {_relative(p, run.project): sorted(after.missing(p)) for p in after.statements}
+    by_file = {k: v for k, v in by_file.items() if v}
+    gap = models.CoverageGap(
+        percentage_needed=round(max(0.0, request.coverage_goal - achieved), 2),
+        uncovered_lines=next(iter(by_file.values()), []) if len(target.modules) == 1 else [],
+        uncovered_by_file=by_file,
+    )
+    failed = any(p.startswith("FAILED") for p in run.problems)
+    findings = [
+        models.Finding(test=c.name, function=c.functions[0], falsifying_example=ex, error=err)
+        for c, ex, err in run.findings
+    ]
+    goal_met = achieved >= request.coverage_goal
+    return models.GenerateResult(
+        success=not failed,
+        auto_generated=models.AutoGenerated(
+            count=count,
+            files=[_relative(p, run.project) for p in written],
+            coverage_achieved=round(achieved, 2),
+            generation_method=methods,
+        ),
+        needs_llm_review=review,
+        coverage_gap=gap,
+        next_steps=next_steps(goal_met, written, findings_file, review),
+        target=target.given,
+        coverage_before=round(coverage_before, 2),
+        goal_met=goal_met,
+        kept=count,
+        dropped=run.dropped,
+        findings=findings,
+        findings_file=findings_file,
+        problems=run.problems,
+        wall_seconds=round(time.monotonic() - started, 2),
+    )
+
+
+def _relative(path: Path, project: Path) -> str:
+    try:
+        return path.relative_to(project).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def next_steps(
+    goal_met: bool, written: list[Path], findings_file: str | None, review: list[models.ReviewItem]
+) -> list[str]:
+    """What a person does next."""
+    steps = []
+    if written:
+        steps.append("Read the generated tests and commit those whose assertions you agree with")
+    if findings_file:
+        steps.append(
+            f"Review {findings_file}: each xfail is a possible bug; fix it or delete the test"
+        )
+    if review:
+        steps.append(f"Write tests by hand for the {len(review)} functions in needs_llm_review")
+    if goal_met:
+        steps.append("Coverage goal met")
+    return steps

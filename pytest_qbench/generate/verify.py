@@ -1,0 +1,169 @@
+"""Run one candidate test in a child pytest with coverage, in a temporary directory, and say
+what happened: passed (with the target's lines it executed), found a failure (Hypothesis's
+falsifying example), failed, errored (at import or collection), or hung (its process group
+killed on the timeout)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pytest_qbench.generate.candidate import Candidate
+from pytest_qbench.generate.coverage_gap import run_with_coverage
+from pytest_qbench.generate.target import Target
+from pytest_qbench.report.coverage.reports import DATA_FILE
+
+
+Outcome = Literal["passed", "finding", "failed", "error", "hung", "empty"]
+FALSIFYING = re.compile(r"(Falsifying (explicit )?example|Failing test case): \w+\($")
+ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Failure|Exit|Interrupt)\b")
+PYTEST_FAILED = 1
+PYTEST_NO_TESTS = 5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What running one candidate showed."""
+
+    outcome: Outcome
+    executed: dict[Path, set[int]]
+    detail: str
+    """The error line, the falsifying example, or how long it ran before it was killed."""
+
+
+def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) -> Verdict:
+    """Run ``candidate`` alone, isolated from the project's pytest configuration."""
+    workdir = scratch / "candidates" / candidate.id
+    workdir.mkdir(parents=True)
+    test_file = workdir / f"test_{candidate.id}.py"
+    test_file.write_text(candidate.source(), encoding="utf-8")
+    measured = run_with_coverage(
+        target, workdir, [test_file.name, "-x"], scratch, candidate.id, timeout, isolated=True
+    )
+    finished = measured.finished
+    if finished.timed_out:
+        return Verdict("hung", {}, f"hung: killed after {timeout:g}s (--timeout)")
+    output = finished.output
+    if finished.returncode == 0:
+        return Verdict("passed", measured.executed, "")
+    if finished.returncode == PYTEST_NO_TESTS:
+        return Verdict("empty", {}, "no test collected")
+    error = error_line(output)
+    if finished.returncode == PYTEST_FAILED:
+        example = falsifying_example(output)
+        if example is not None and "ResolutionFailed" not in output:
+            return Verdict("finding", measured.executed, f"{example}|{finding_error(output)}")
+        return Verdict("failed", {}, error)
+    return Verdict("error", {}, error)
+
+
+def error_line(output: str) -> str:
+    """The first ``E   `` line of pytest's output, else its last non-empty line."""
+    for line in output.splitlines():
+        if line.startswith("E   "):
+            return line[4:].strip()[:300]
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+def falsifying_example(output: str) -> str | None:
+    """The arguments of Hypothesis's (first) falsifying example (``a=0, b=0``), comments
+    dropped; its report reads ``Falsifying example: test(`` or ``Failing test case: test(``, one
+    argument a line, then ``)``, in pytest's ``E`` lines, in an exception group's ``|`` lines,
+    or bare."""
+    found = _falsifying(_plain_lines(output))
+    return None if found is None else found[0]
+
+
+def _plain_lines(output: str) -> list[str]:
+    return [re.sub(r"^(E\s{3}|\s*\|\s?)", "", line).rstrip() for line in output.splitlines()]
+
+
+def _falsifying(lines: list[str]) -> tuple[str, int] | None:
+    """The example's arguments and the index of its first line."""
+    for index, line in enumerate(lines):
+        if FALSIFYING.search(line.strip()):
+            args: list[str] = []
+            for following in lines[index + 1 :]:
+                text = following.strip()
+                if text == ")":
+                    return ", ".join(args), index
+                if text and not text.startswith("#"):
+                    args.append(text.split("  # ")[0].strip().rstrip(","))
+    return None
+
+
+def finding_error(output: str) -> str:
+    """The exception line just above the falsifying example (``ZeroDivisionError: ...``)."""
+    lines = _plain_lines(output)
+    found = _falsifying(lines)
+    stop = found[1] if found else len(lines)
+    for line in reversed(lines[:stop]):
+        if ERROR_LINE.match(line.strip()):
+            return line.strip()[:300]
+    return error_line(output)
+
+
+def verify_batch(
+    candidates: list[Candidate], target: Target, scratch: Path, timeout: float
+) -> dict[str, Verdict]:
+    """Run candidates that cannot hang (template calls the probe saw return) in one child pytest,
+    each test's lines told apart by coverage contexts; ``{}`` when the run did not finish (the
+    caller then runs them one by one)."""
+    if not candidates:
+        return {}
+    workdir = scratch / "candidates" / "batch"
+    workdir.mkdir(parents=True)
+    for candidate in candidates:
+        (workdir / f"test_{candidate.id}.py").write_text(candidate.source(), encoding="utf-8")
+    args = ["--qbench-cov-contexts", "."]
+    measured = run_with_coverage(target, workdir, args, scratch, "batch", timeout, isolated=True)
+    report = scratch / "runs" / "batch" / "report.json"
+    if measured.finished.timed_out or not report.is_file():
+        return {}
+    outcomes = _outcomes(report)
+    lines = _lines_by_test(scratch / "runs" / "batch" / DATA_FILE, target)
+    verdicts: dict[str, Verdict] = {}
+    for candidate in candidates:
+        outcome, message = outcomes.get(f"test_{candidate.id}.py", ("error", "not collected"))
+        if outcome == "passed":
+            verdicts[candidate.id] = Verdict("passed", lines.get(f"test_{candidate.id}.py", {}), "")
+        else:
+            verdicts[candidate.id] = Verdict("failed", {}, message)
+    return verdicts
+
+
+def _outcomes(report: Path) -> dict[str, tuple[str, str]]:
+    """``{file: (outcome, error line)}`` from the batch's report.json."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    found: dict[str, tuple[str, str]] = {}
+    for result in data["results"]:
+        failure = result.get("failure") or {}
+        message = f"{failure.get('error_type', '')}: {failure.get('error_message', '')}"
+        found[result["nodeid"].split("::")[0]] = (result["outcome"], message.strip(": ")[:300])
+    return found
+
+
+def _lines_by_test(data_file: Path, target: Target) -> dict[str, dict[Path, set[int]]]:
+    """``{test file: {target file: lines}}`` from the contexts of the coverage data."""
+    import coverage
+
+    if not data_file.is_file():
+        return {}
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    wanted = {str(m.path): m.path for m in target.modules}
+    found: dict[str, dict[Path, set[int]]] = {}
+    for filename in data.measured_files():
+        path = wanted.get(str(Path(filename).resolve()))
+        if path is None:
+            continue
+        for line, contexts in data.contexts_by_lineno(filename).items():
+            for context in contexts:
+                if context:
+                    test_file = context.split("::")[0]
+                    found.setdefault(test_file, {}).setdefault(path, set()).add(line)
+    return found

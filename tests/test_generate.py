@@ -1,0 +1,355 @@
+"""``qbench generate`` (issue 14): real generation runs on a small project of our own making
+(tests/data/generate/textkit.py.txt), in subprocesses, with the coverage read back."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.generate.models import GenerateResult
+
+
+DATA = Path(__file__).parent / "data" / "generate"
+TIMEOUT = 15
+"""--timeout of the runs: one generated test's whole pytest process (a loaded CI machine takes
+seconds to start one), so a hang costs this much, twice (its Hypothesis test and its probe)."""
+
+
+def qbench(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest_qbench.cli ARGS`` in ``cwd``, as a user runs ``qbench``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def make_project(root: Path) -> Path:
+    """textkit.py, covered a little by tests/test_textkit.py."""
+    (root / "tests").mkdir(parents=True)
+    shutil.copy(DATA / "textkit.py.txt", root / "textkit.py")
+    shutil.copy(DATA / "test_textkit.py.txt", root / "tests" / "test_textkit.py")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    return root
+
+
+class Generated:
+    """One ``qbench generate textkit.py --json`` run, shared by the tests of this module."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = make_project(root)
+        started = time.monotonic()
+        self.done = qbench(
+            self.root,
+            "generate",
+            "textkit.py",
+            "--json",
+            "--timeout",
+            str(TIMEOUT),
+            "--max-examples",
+            "20",
+            "--coverage-goal",
+            "80",
+        )
+        self.seconds = time.monotonic() - started
+        self.result = GenerateResult.model_validate_json(self.done.stdout)
+        self.out = self.root / "tests" / "generated"
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
+    """The shared generation run."""
+    return Generated(tmp_path_factory.mktemp("gen"))
+
+
+def measure(root: Path) -> float:
+    """textkit.py's coverage by every test of the project, measured by qbench in a run of our
+    own (report.json), independently of qbench generate."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "qbench",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--qbench-cov=.",
+            "--qbench-dir=.measure",
+            "--qbench-run-id=m",
+            "tests",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    report = json.loads((root / ".measure" / "runs" / "m" / "report.json").read_text("utf-8"))
+    (row,) = [f for f in report["coverage"]["files"] if f["path"] == "textkit.py"]
+    return float(row["percent"])
+
+
+def test_json_output_validates_and_coverage_rises_as_measured(generated: Generated) -> None:
+    """issue 14 item 2: the output has the seed's shape; coverage_achieved is what a run of the
+    existing tests plus the written ones measures, and is above the coverage before."""
+    result = generated.result
+    assert generated.done.returncode == 0, generated.done.stderr
+    assert result.tokens_used == 0 and result.auto_generated.generation_method.llm == 0
+    before = result.coverage_before
+    assert before == pytest.approx(measure_without_generated(generated.root), abs=0.01)
+    assert result.auto_generated.coverage_achieved > before + 20
+    assert result.auto_generated.coverage_achieved == pytest.approx(
+        measure(generated.root), abs=0.01
+    )
+    assert result.auto_generated.count >= 3
+    methods = result.auto_generated.generation_method
+    assert methods.hypothesis >= 1 and methods.template >= 1
+    assert result.success and result.goal_met
+    assert result.coverage_gap.percentage_needed == 0
+
+
+def measure_without_generated(root: Path) -> float:
+    """The coverage of the existing tests alone, in a copy of the project without tests/generated."""
+    copy = root.parent / (root.name + "-before")
+    if not copy.exists():
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns("generated", ".measure"))
+    return measure(copy)
+
+
+def test_written_files_pass_under_plain_pytest_with_a_header(generated: Generated) -> None:
+    """issue 14 item 1: the kept tests pass under pytest without qbench, the findings xfail; each
+    file says how to regenerate it."""
+    files = sorted(generated.out.glob("*.py"))
+    assert [f.name for f in files] == ["test_textkit_findings.py", "test_textkit_generated.py"]
+    assert generated.result.auto_generated.files == [
+        "tests/generated/test_textkit_generated.py",
+        "tests/generated/test_textkit_findings.py",
+    ]
+    for path in files:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("# Generated by qbench generate")
+        assert lines[1] == (
+            "# Regenerate with: qbench generate textkit.py --strategy hybrid "
+            "--out tests/generated --coverage-goal 80"
+        )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:qbench",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rA",
+            "tests/generated",
+        ],
+        cwd=generated.root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout
+    assert " 1 xfailed" in done.stdout and " failed" not in done.stdout
+
+
+def test_a_real_bug_is_a_strict_xfail_with_its_falsifying_example(generated: Generated) -> None:
+    """issue 14 item 1: ratio(a, 0) divides by zero: the finding is kept, never silently."""
+    (finding,) = generated.result.findings
+    assert finding.function == "ratio"
+    assert "b=0" in finding.falsifying_example
+    assert finding.error.startswith("ZeroDivisionError")
+    text = (generated.out / "test_textkit_findings.py").read_text(encoding="utf-8")
+    assert "strict=True" in text and "ZeroDivisionError" in text
+    assert f"@example({finding.falsifying_example})" in text
+    assert generated.result.findings_file == "tests/generated/test_textkit_findings.py"
+
+
+def test_needs_llm_review_lists_the_uninferrable_function_with_a_reason(
+    generated: Generated,
+) -> None:
+    """issue 14 item 2: fetch takes a Client nothing can build: it needs a person, with why,
+    its signature and its complexity; a hung function is listed too."""
+    review = {item.function: item for item in generated.result.needs_llm_review}
+    fetch = review["fetch"]
+    assert "could not be inferred" in fetch.reason and "client" in fetch.reason.lower()
+    assert fetch.context.startswith("def fetch(client: Client, path: str) -> str:")
+    assert fetch.file == "textkit.py" and fetch.line == 39 and fetch.complexity_score == 1
+    assert "spin" in review and "hung" in review["spin"].reason
+    assert "grade" not in review and "encode" not in review
+
+
+def test_a_hanging_test_is_dropped_within_the_timeout(generated: Generated) -> None:
+    """issue 14 item 4: spin(n > 1000) never returns: its test is killed after --timeout and
+    dropped with a line saying so, and the run goes on."""
+    hung = [d for d in generated.result.dropped if d.function == "spin" and "hung" in d.reason]
+    assert hung, generated.result.dropped
+    assert any(f"killed after {TIMEOUT}s" in d.reason for d in hung)
+    # the run waited for each hang only --timeout (a candidate) or a third of it (a probe call)
+    assert generated.result.wall_seconds < 12 * TIMEOUT
+    assert any(line.startswith("textkit.spin: ") for line in generated.result.problems)
+
+
+def test_text_output_lists_coverage_kept_files_and_what_needs_a_human(
+    generated: Generated,
+) -> None:
+    """The text output of the same result: coverage before -> after, files, findings, the
+    review list."""
+    from pytest_qbench.cli.generate import text_lines
+
+    lines = text_lines(generated.result)
+    result = generated.result
+    assert lines[0] == (
+        f"coverage of textkit.py: {result.coverage_before:.2f}% -> "
+        f"{result.auto_generated.coverage_achieved:.2f}% (goal met)"
+    )
+    assert "  wrote tests/generated/test_textkit_generated.py" in lines
+    assert "needs a human:" in lines
+    assert any(line.startswith("  textkit.py:39 fetch (complexity 1)") for line in lines)
+
+
+def test_a_file_not_written_by_qbench_is_never_overwritten(tmp_path: Path) -> None:
+    """issue 14 item 1: a file of the same name without qbench's header stops the run before
+    anything is generated, with a clear error, and stays as it was."""
+    root = make_project(tmp_path)
+    mine = root / "tests" / "generated" / "test_textkit_generated.py"
+    mine.parent.mkdir()
+    mine.write_text("def test_mine():\n    pass\n", encoding="utf-8")
+    done = qbench(root, "generate", "textkit.py")
+    assert done.returncode == 1
+    assert "was not written by qbench generate" in done.stderr
+    assert "give another --out directory" in done.stderr
+    assert mine.read_text(encoding="utf-8") == "def test_mine():\n    pass\n"
+
+
+def test_a_target_that_cannot_be_imported_is_a_clear_line(tmp_path: Path) -> None:
+    """issue 14 item 4: the import error is one line of the output, not a crash."""
+    (tmp_path / "broken.py").write_text(
+        "import os\n\nif 'DATABASE_URL' not in os.environ:\n"
+        "    raise RuntimeError('needs a database')\n\n\n"
+        "def f(x: int) -> int:\n    return x\n",
+        encoding="utf-8",
+    )
+    done = qbench(tmp_path, "generate", "broken.py", "--timeout", str(TIMEOUT))
+    assert done.returncode == 1, done.stderr
+    assert "broken: cannot be imported: RuntimeError: needs a database" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "coverage of broken.py: 0.00% -> 0.00%" in done.stdout
+    assert (
+        "  broken.py:7 f (complexity 1): its module cannot be imported: RuntimeError: needs a "
+        "database" in done.stdout.splitlines()
+    )
+
+
+def test_a_missing_target_is_a_usage_error(tmp_path: Path) -> None:
+    """A target that names nothing: exit 1 and the fix."""
+    done = qbench(tmp_path, "generate", "nowhere.mod")
+    assert done.returncode == 1
+    assert "target 'nowhere.mod' not found" in done.stderr
+
+
+def test_a_plain_qbench_run_does_not_import_hypothesis(pytester: pytest.Pytester) -> None:
+    """issue 14: Hypothesis is the generate extra's; a pytest run with qbench (and coverage)
+    never imports it. The conftest records sys.modules at the very end; the same check with a
+    test that imports hypothesis shows that the check can fail."""
+    pytester.makeconftest(
+        """
+        import sys
+
+        def pytest_unconfigure(config):
+            with open("modules.txt", "w") as out:
+                out.write("\\n".join(sorted(sys.modules)))
+        """
+    )
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    flags = ("-p", "qbench", "-p", "no:hypothesispytest", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess(*flags, "--qbench-cov=.", "--qbench-dir=.q")
+    assert result.ret == 0
+    loaded = (pytester.path / "modules.txt").read_text(encoding="utf-8").split()
+    assert "pytest_qbench.plugin" in loaded
+    assert not [m for m in loaded if m == "hypothesis" or m.startswith("hypothesis.")]
+    pytester.makepyfile(test_plain="import hypothesis\n\ndef test_ok():\n    assert True\n")
+    assert pytester.runpytest_subprocess(*flags).ret == 0
+    assert "hypothesis" in (pytester.path / "modules.txt").read_text(encoding="utf-8").split()
+
+
+def test_missing_hypothesis_is_a_clear_install_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--strategy hypothesis without Hypothesis installed: install the generate extra; hybrid
+    goes on without it."""
+    import importlib.util
+
+    from pytest_qbench.generate.models import GenerateRequest
+    from pytest_qbench.generate.run import strategies
+    from pytest_qbench.generate.target import GenerateError
+
+    monkeypatch.delenv("QBENCH_PYNGUIN_PYTHON", raising=False)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "hypothesis" else real(name, *a),
+    )
+    with pytest.raises(GenerateError, match=r"pip install 'pytest-qbench\[generate\]'"):
+        strategies(GenerateRequest(target="m.py", strategy="hypothesis"))
+    assert strategies(GenerateRequest(target="m.py", strategy="hybrid")) == ["template"]
+
+
+@pytest.mark.skipif(
+    not os.environ.get("QBENCH_PYNGUIN_PYTHON"),
+    reason="needs QBENCH_PYNGUIN_PYTHON: a Python 3.10 with pynguin 0.48 installed",
+)
+def test_pynguin_tests_are_verified_and_kept(tmp_path: Path) -> None:
+    """issue 14 item 1: --strategy pynguin runs Pynguin under its own Python, in its own process
+    group, and its file is kept when it passes and adds coverage."""
+    root = make_project(tmp_path)
+    source = (root / "textkit.py").read_text(encoding="utf-8")
+    start, end = source.index("def spin"), source.index("class Counter")
+    (root / "textkit.py").write_text(source[:start] + source[end:], encoding="utf-8")
+    done = qbench(
+        root,
+        "generate",
+        "textkit.py",
+        "--strategy",
+        "pynguin",
+        "--json",
+        "--pynguin-seconds",
+        "5",
+        "--timeout",
+        str(TIMEOUT),
+    )
+    result = GenerateResult.model_validate_json(done.stdout)
+    assert result.auto_generated.generation_method.pynguin >= 1, result.problems
+    assert result.auto_generated.coverage_achieved > result.coverage_before
+    text = (root / "tests" / "generated" / "test_textkit_generated.py").read_text("utf-8")
+    assert text.startswith("# Generated by qbench generate")
+
+
+def test_pynguin_without_its_python_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--strategy pynguin needs the Python 3.10 it runs under."""
+    monkeypatch.delenv("QBENCH_PYNGUIN_PYTHON", raising=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "generate", "textkit.py", "--strategy", "pynguin"],
+        cwd=make_project(tmp_path),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "give --pynguin-python PATH or set QBENCH_PYNGUIN_PYTHON" in done.stderr

@@ -1,0 +1,205 @@
+"""The parts of ``qbench generate`` that need no child process (issue 14): complexity from the
+AST, template values and boundaries, the ghostwriter's choices, the falsifying example parser."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.generate.functions import complexity
+from pytest_qbench.generate.functions import read_functions
+from pytest_qbench.generate.ghostwriter import ghost_specs
+from pytest_qbench.generate.ghostwriter import with_settings
+from pytest_qbench.generate.review import line_ranges
+from pytest_qbench.generate.target import GenerateError
+from pytest_qbench.generate.target import resolve_target
+from pytest_qbench.generate.templates import NoValue
+from pytest_qbench.generate.templates import template_calls
+from pytest_qbench.generate.verify import falsifying_example
+from pytest_qbench.generate.verify import finding_error
+from pytest_qbench.generate.writer import merge_imports
+
+
+def function_node(source: str) -> ast.FunctionDef:
+    """The first function of ``source``."""
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.FunctionDef)
+    return node
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def f():\n    return 1\n", 1),
+        ("def f(x):\n    if x:\n        return 1\n    elif x > 2:\n        return 2\n", 3),
+        ("def f(x):\n    for i in x:\n        while i:\n            i -= 1\n", 3),
+        ("def f(a, b, c):\n    return a and b or c\n", 3),
+        (
+            "def f(x):\n    try:\n        pass\n    except A:\n        pass\n    except B:\n"
+            "        pass\n",
+            3,
+        ),
+        ("def f(x):\n    return [i for i in x if i if i > 1]\n", 3),
+        (
+            "def f(x):\n    match x:\n        case 1:\n            pass\n        case _:\n"
+            "            pass\n",
+            3,
+        ),
+        (
+            "def f(x):\n    def g(y):\n        if y:\n            pass\n    return 1 if x else 2\n",
+            2,
+        ),
+        ("def f(x):\n    assert x\n    with x:\n        pass\n", 2),
+    ],
+)
+def test_complexity_counts_the_documented_branches(source: str, expected: int) -> None:
+    """McCabe's number: 1 + if/elif, ternary, for, while, except, assert, match case,
+    comprehension if, extra boolean operand; nested functions and with do not count."""
+    assert complexity(function_node(source)) == expected
+
+
+def test_functions_and_methods_with_spans_and_context(tmp_path: Path) -> None:
+    """Top-level functions and methods, in file order, with the signature and first lines."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "class C:\n    def __init__(self, n: int) -> None:\n        self.n = n\n\n"
+        "    async def go(self, *, k: str = 'x') -> int:\n        '''Doc.'''\n        return 1\n"
+        "\n\ndef f(a, b=2):\n    return a\n",
+        encoding="utf-8",
+    )
+    found = read_functions(module)
+    assert [(f.qualname, f.line, f.end_line, f.body_start) for f in found] == [
+        ("C.__init__", 2, 3, 3),
+        ("C.go", 5, 7, 7),
+        ("f", 10, 11, 11),
+    ]
+    assert found[1].is_async and found[1].signature == "async def go(self, *, k: str='x') -> int"
+    assert found[2].context == "def f(a, b=2):\n    return a"
+
+
+def test_template_calls_use_annotations_defaults_and_boundaries(tmp_path: Path) -> None:
+    """Representative values from annotations, defaults left out, and the edges of the
+    function's own comparisons; an argument nothing justifies is named."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def grade(score: int, name: str, flag: bool = False) -> str:\n"
+        "    if score < 0:\n        raise ValueError\n    if not name:\n        return ''\n"
+        "    return 'A' if score >= 90 else 'B'\n\n\n"
+        "def fetch(client: Client) -> None:\n    pass\n",
+        encoding="utf-8",
+    )
+    grade, fetch = read_functions(module)
+    calls = [call.args_text() for call in template_calls(grade)]
+    assert calls[0] == "score=1, name='a'"
+    assert sorted(calls[1:]) == [
+        "score=-1, name='a'",
+        "score=0, name='a'",
+        "score=1, name=''",
+        "score=89, name='a'",
+        "score=90, name='a'",
+        "score=91, name='a'",
+    ]
+    with pytest.raises(
+        NoValue, match="strategies could not be inferred for argument `client: Client`"
+    ):
+        template_calls(fetch)
+
+
+def test_ghostwriter_choices_follow_names(tmp_path: Path) -> None:
+    """encode/decode is a round trip, normalize idempotent, merge of two a binary operation,
+    sort_fast equivalent to sort; every public function also gets a fuzz test."""
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def encode(s: str) -> bytes: ...\ndef decode(b: bytes) -> str: ...\n"
+        "def normalize(s: str) -> str: ...\ndef merge(a: dict, b: dict) -> dict: ...\n"
+        "def sort(x: list) -> list: ...\ndef sort_fast(x: list) -> list: ...\n"
+        "def _private(x: int) -> int: ...\n",
+        encoding="utf-8",
+    )
+    kinds = {(s.kind, s.functions) for s in ghost_specs("m", read_functions(module))}
+    assert ("roundtrip", ("encode", "decode")) in kinds
+    assert ("idempotent", ("normalize",)) in kinds
+    assert ("binary_operation", ("merge",)) in kinds
+    assert ("equivalent", ("sort", "sort_fast")) in kinds
+    assert ("fuzz", ("decode",)) in kinds
+    assert not [k for k in kinds if "_private" in k[1]]
+
+
+def test_property_tests_get_few_derandomized_examples() -> None:
+    """Every @given gets the settings above it."""
+    code = with_settings("@given(x=st.integers())\ndef test_a(x): ...\n", 7)
+    assert "@settings(max_examples=7, deadline=None, derandomize=True)\n@given(" in code
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "Falsifying example: test_fuzz_ratio(\n    a=0,\n    b=0,\n)\n",
+        "E       Failing test case: test_fuzz_ratio(\nE           a=0,  # or any other generated "
+        "value\nE           b=0,\nE       )\n",
+    ],
+)
+def test_falsifying_example_is_read_from_either_report(output: str) -> None:
+    """Hypothesis's older and newer wording, with pytest's E prefix and comments."""
+    assert falsifying_example(output) == "a=0, b=0"
+    assert falsifying_example("1 failed") is None
+
+
+def test_the_first_of_several_distinct_failures_is_the_example() -> None:
+    """An exception group (``|`` lines): the first failure's example and its exception."""
+    output = (
+        "  | ExceptionGroup: Hypothesis found 2 distinct failures. (2 sub-exceptions)\n"
+        "    | AssertionError: ({'=': ''}, {'': '='})\n"
+        "    | Failing test case: test_roundtrip(\n"
+        "    |     # The test always failed when commented parts were varied together.\n"
+        "    |     pairs={'=': ''},\n"
+        "    |     text='',  # or any other generated value\n"
+        "    | )\n"
+        "    | ValueError: dictionary update sequence element #0 has length 1\n"
+        "    | Failing test case: test_roundtrip(\n"
+        "    |     pairs={';': ''},\n"
+        "    | )\n"
+    )
+    assert falsifying_example(output) == "pairs={'=': ''}, text=''"
+    assert finding_error(output) == "AssertionError: ({'=': ''}, {'': '='})"
+
+
+def test_targets_resolve_from_files_packages_and_dotted_names(tmp_path: Path) -> None:
+    """A file inside a package imports by its dotted name from above the package; a package
+    directory lists its modules (tests excluded); a dotted name is found under src/."""
+    package = tmp_path / "src" / "pkg"
+    (package / "tests").mkdir(parents=True)
+    for name in ("__init__.py", "core.py", "test_core.py", "tests/test_x.py"):
+        (package / name).write_text("", encoding="utf-8")
+    by_file = resolve_target("src/pkg/core.py", tmp_path)
+    assert [m.name for m in by_file.modules] == ["pkg.core"]
+    assert by_file.import_root == tmp_path / "src"
+    assert [m.name for m in resolve_target("src/pkg", tmp_path).modules] == ["pkg", "pkg.core"]
+    assert [m.name for m in resolve_target("pkg.core", tmp_path).modules] == ["pkg.core"]
+    with pytest.raises(GenerateError, match=r"target 'pkg\.nothing' not found"):
+        resolve_target("pkg.nothing", tmp_path)
+
+
+def test_line_ranges() -> None:
+    """Uncovered lines as the reason shows them."""
+    assert line_ranges([3, 4, 5, 9, 11, 12]) == "3-5, 9, 11-12"
+
+
+def test_imports_of_several_tests_are_merged() -> None:
+    """One ``from`` line per module in a written file, each name once."""
+    assert merge_imports(
+        [
+            "import textkit",
+            "from hypothesis import given, reject, strategies as st",
+            "from hypothesis import given, strategies as st",
+            "from hypothesis import settings",
+            "import pytest",
+            "import textkit",
+        ]
+    ) == [
+        "import pytest",
+        "import textkit",
+        "from hypothesis import given, reject, settings, strategies as st",
+    ]
