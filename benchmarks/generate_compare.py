@@ -1,0 +1,612 @@
+"""Test generators compared on real modules: ``qbench generate``, Pynguin and ``hypothesis write``.
+
+For each target module (pure-Python modules from PyPI, pinned, nobody here wrote them) and each
+tool, in a fresh copy of a small project holding the module and a minimal existing suite (one
+test that imports the module, so "before" is the module's import-time coverage), with the same
+time budget ``--budget`` seconds per module per tool:
+
+1. run the tool (its wall time is measured), writing its tests to ``tests/generated/``;
+2. run pytest over the existing test and the generated ones, recording each test's outcome:
+   passed (and xfailed, Pynguin's expected-exception tests) are *kept*, every other outcome
+   (failed, error, xpassed, skipped, a file that does not collect) is *dropped*;
+3. measure line coverage of the target with coverage.py, running pytest over the existing test
+   plus the kept tests only: the same measurement for every tool, never a tool's own figure.
+
+Prints a Markdown table: module | tool | coverage before | coverage after | tests kept | tests
+dropped | wall s, then the notes (a skipped tool, a generator that failed, qbench's own figures
+next to the measured ones) and the exact commands run.
+
+Usage::
+
+    python benchmarks/generate_compare.py [--budget 60] [--rounds 1]
+        [--modules inflection strutils] [--tools qbench pynguin hypothesis-write]
+        [--pynguin /tmp/pynguin310/bin/pynguin] [--hypothesis /tmp/hypwrite/bin/hypothesis]
+        [--qbench-checkout PATH] [--json out.json] [--md out.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import asdict
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+WORK_DIR = CHECKOUT / "benchmarks" / ".work" / "genbench"
+GENERATED = "tests/generated"
+TOOLS = ("qbench", "qbench-hypothesis", "pynguin", "hypothesis-write")
+DEFAULT_TOOLS = ("qbench", "pynguin", "hypothesis-write")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A module from a pinned wheel on PyPI, copied out as ``<module>.py``."""
+
+    module: str
+    requirement: str
+    member: str
+
+    @property
+    def label(self) -> str:
+        """``module (project==version)``."""
+        return f"{self.module} ({self.requirement})"
+
+
+TARGETS = {
+    "inflection": Target("inflection", "inflection==0.5.1", "inflection/__init__.py"),
+    "strutils": Target("strutils", "boltons==25.0.0", "boltons/strutils.py"),
+}
+
+# Loaded into the measuring pytest with ``-p``: each test's outcome, and files that did not
+# collect, written as JSON to $GENBENCH_OUTCOMES at the end of the session.
+OUTCOME_PLUGIN = """
+import json
+import os
+
+_outcomes = {}
+_collect_errors = []
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _collect_errors.append(report.nodeid)
+
+
+def pytest_runtest_logreport(report):
+    if report.failed:
+        outcome = "failed" if report.when == "call" else "error"
+    elif report.skipped:
+        outcome = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+    elif report.when == "call":
+        outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
+    else:
+        return
+    if _outcomes.get(report.nodeid) not in ("failed", "error"):
+        _outcomes[report.nodeid] = outcome
+
+
+def pytest_sessionfinish(session):
+    with open(os.environ["GENBENCH_OUTCOMES"], "w") as handle:
+        json.dump({"outcomes": _outcomes, "collect_errors": _collect_errors}, handle)
+"""
+
+PUBLIC_FUNCTIONS = """
+import importlib, inspect, json, sys
+module = importlib.import_module(sys.argv[1])
+names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+print(json.dumps(sorted(
+    n for n in names
+    if inspect.isfunction(getattr(module, n, None))
+    and getattr(module, n).__module__ == module.__name__
+)))
+"""
+
+KEPT = ("passed", "xfailed")
+
+
+@dataclass
+class Row:
+    """One tool on one module in one round."""
+
+    module: str
+    tool: str
+    round: int
+    coverage_before: float | None = None
+    coverage_after: float | None = None
+    kept: int | None = None
+    dropped: int | None = None
+    wall_s: float | None = None
+    commands: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    skipped: bool = False
+
+
+@dataclass
+class Settings:
+    """What every run shares."""
+
+    budget: int
+    python: str
+    pynguin: str
+    hypothesis: str
+    qbench_checkout: Path
+    pynguin_mutation_time: int
+    work_dir: Path
+
+
+@dataclass
+class Done:
+    """A finished (or killed) command."""
+
+    exit_code: int
+    wall_s: float
+    output: str
+    timed_out: bool
+
+
+def run(
+    argv: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path | None = None
+) -> Done:
+    """Run a command in its own process group; kill the whole group at the timeout."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        timed_out = True
+    wall = time.perf_counter() - started
+    if log is not None:
+        log.write_text(f"$ {shlex.join(argv)}\n{output}", encoding="utf-8")
+    return Done(proc.returncode, wall, output, timed_out)
+
+
+def base_env(pythonpath: list[Path]) -> dict[str, str]:
+    """The environment of every child: no PYTHONPATH of ours, plugins not autoloaded."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
+    return env
+
+
+# --- the targets --------------------------------------------------------------------------------
+
+
+def fetch_target(target: Target, python: str, src_dir: Path) -> Path:
+    """``<src_dir>/<module>.py`` from the pinned wheel, downloaded with pip when not there yet."""
+    dest = src_dir / f"{target.module}.py"
+    if dest.exists():
+        return dest
+    wheels = src_dir / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            python,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            target.requirement,
+            "-d",
+            str(wheels),
+        ],
+        check=True,
+    )
+    project, version = target.requirement.split("==")
+    wheel = next(wheels.glob(f"{project.replace('-', '_')}-{version}-*.whl"))
+    with zipfile.ZipFile(wheel) as archive:
+        dest.write_bytes(archive.read(target.member))
+    return dest
+
+
+def make_project(root: Path, source: Path, module: str) -> Path:
+    """A fresh project: the module, one existing test that imports it, pytest's settings."""
+    if root.exists():
+        shutil.rmtree(root)
+    (root / GENERATED).mkdir(parents=True)
+    shutil.copy(source, root / f"{module}.py")
+    (root / "tests" / "test_existing.py").write_text(
+        f"import {module}\n\n\ndef test_imports():\n    assert {module}.__name__ == {module!r}\n",
+        encoding="utf-8",
+    )
+    (root / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\ntestpaths = ["tests"]\n',
+        encoding="utf-8",
+    )
+    return root
+
+
+def public_functions(settings: Settings, project: Path, module: str) -> list[str]:
+    """The module's public functions (``__all__`` when it has one), as the measuring Python sees."""
+    done = run([settings.python, "-c", PUBLIC_FUNCTIONS, module], project, base_env([project]), 60)
+    if done.exit_code != 0:
+        raise RuntimeError(f"cannot import {module}: {done.output.strip()[-500:]}")
+    names: list[str] = json.loads(done.output.strip().splitlines()[-1])
+    return names
+
+
+# --- measuring ----------------------------------------------------------------------------------
+
+
+def pytest_argv(settings: Settings, data_file: Path) -> list[str]:
+    """coverage.py running pytest, plugins not autoloaded, the outcome plugin loaded."""
+    return [settings.python, "-m", "coverage", "run", f"--data-file={data_file}", "-m", "pytest"]
+
+
+def run_pytest(
+    settings: Settings, project: Path, module: str, selected: list[str], name: str
+) -> tuple[dict[str, Any], float]:
+    """pytest over ``selected`` under coverage: the outcomes, and the module's line coverage %."""
+    out = project / ".genbench"
+    out.mkdir(exist_ok=True)
+    (out / "_genbench_outcomes.py").write_text(OUTCOME_PLUGIN, encoding="utf-8")
+    data_file = out / f"{name}.coverage"
+    env = base_env([out, project])
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env["GENBENCH_OUTCOMES"] = str(out / f"{name}.outcomes.json")
+    argv = pytest_argv(settings, data_file)
+    argv += ["-q", "-p", "no:cacheprovider", "-p", "_genbench_outcomes", *selected]
+    done = run(argv, project, env, max(600, 10 * settings.budget), out / f"{name}.log")
+    if done.timed_out:
+        raise RuntimeError(f"pytest ({name}) timed out; see {out / (name + '.log')}")
+    outcomes: dict[str, Any] = json.loads(Path(env["GENBENCH_OUTCOMES"]).read_text("utf-8"))
+    return outcomes, line_coverage(settings, project, data_file, module)
+
+
+def line_coverage(settings: Settings, project: Path, data_file: Path, module: str) -> float:
+    """Line coverage % of ``<module>.py`` in a coverage data file, read by ``coverage json``."""
+    report = data_file.with_suffix(".json")
+    argv = [settings.python, "-m", "coverage", "json", f"--data-file={data_file}", "-q"]
+    argv += ["-o", str(report), f"--include={module}.py"]
+    done = run(argv, project, base_env([]), 120)
+    if done.exit_code != 0:
+        return 0.0  # "No data to report": the module was never imported
+    files = json.loads(report.read_text("utf-8"))["files"]
+    return float(files[f"{module}.py"]["summary"]["percent_covered"])
+
+
+def count_tests(path: Path) -> int:
+    """How many test functions a generated file defines (for a file that did not collect)."""
+    return len(re.findall(r"^\s*(?:async\s+)?def test_", path.read_text("utf-8"), re.M))
+
+
+def classify(project: Path, outcomes: dict[str, Any]) -> tuple[list[str], int, list[str]]:
+    """Generated tests kept (node ids), how many dropped, and notes on files that did not load."""
+    prefix = GENERATED + "/"
+    results: dict[str, str] = outcomes["outcomes"]
+    kept = [n for n, o in results.items() if n.startswith(prefix) and o in KEPT]
+    dropped = sum(1 for n, o in results.items() if n.startswith(prefix) and o not in KEPT)
+    notes = []
+    for nodeid in outcomes["collect_errors"]:
+        if nodeid.startswith(prefix) and nodeid.endswith(".py"):
+            lost = count_tests(project / nodeid)
+            dropped += lost
+            notes.append(f"{nodeid} did not collect: its {lost} tests counted as dropped")
+    return kept, dropped, notes
+
+
+def measure(settings: Settings, project: Path, module: str, row: Row) -> None:
+    """Outcomes of the generated tests, then coverage with the existing test plus the kept ones."""
+    _, row.coverage_before = run_pytest(
+        settings, project, module, ["tests/test_existing.py"], "before"
+    )
+    if not any((project / GENERATED).rglob("*.py")):
+        row.kept, row.dropped, row.coverage_after = 0, 0, row.coverage_before
+        row.notes.append("no test file generated")
+        return
+    outcomes, _ = run_pytest(settings, project, module, ["tests"], "all")
+    kept, row.dropped, notes = classify(project, outcomes)
+    row.notes += notes
+    row.kept = len(kept)
+    after, row.coverage_after = run_pytest(
+        settings, project, module, ["tests/test_existing.py", *kept], "after"
+    )
+    flaky = [n for n in kept if after["outcomes"].get(n) not in KEPT]
+    if flaky:
+        row.notes.append(f"{len(flaky)} kept tests did not pass again in the coverage run")
+
+
+# --- the tools ----------------------------------------------------------------------------------
+
+
+def qbench_available(settings: Settings) -> str | None:
+    """None when ``python -m pytest_qbench.cli generate`` runs from the checkout, else why not."""
+    env = base_env([settings.qbench_checkout])
+    probe = "import pytest_qbench, sys; sys.stdout.write(pytest_qbench.__file__)"
+    where = run([settings.python, "-c", probe], settings.work_dir, env, 60)
+    if where.exit_code != 0:
+        return f"pytest_qbench does not import from {settings.qbench_checkout}"
+    if not Path(where.output.strip()).resolve().is_relative_to(settings.qbench_checkout.resolve()):
+        return f"pytest_qbench imports from {where.output.strip()}, not the checkout"
+    argv = [settings.python, "-m", "pytest_qbench.cli", "generate", "--help"]
+    done = run(argv, settings.work_dir, env, 60)
+    if done.exit_code != 0:
+        return (
+            f"qbench generate not available in {settings.qbench_checkout} "
+            f"(`{shlex.join(argv[1:])}` exited {done.exit_code})"
+        )
+    return None
+
+
+def find_numbers(data: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    """Every value under one of ``keys`` anywhere in qbench's JSON, by dotted path."""
+    found: dict[str, Any] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                where = f"{path}.{key}" if path else key
+                if any(k in key for k in keys) and not isinstance(value, dict | list):
+                    found[where] = value
+                walk(value, where)
+
+    walk(data, "")
+    return found
+
+
+def run_qbench(settings: Settings, project: Path, module: str, strategy: str, row: Row) -> None:
+    """``qbench generate MODULE.py --strategy S --timeout T --out tests/generated --json``."""
+    argv = [settings.python, "-m", "pytest_qbench.cli", "generate", f"{module}.py"]
+    argv += ["--strategy", strategy, "--timeout", str(settings.budget), "--out", GENERATED]
+    argv += ["--json"]
+    row.commands.append(f"PYTHONPATH={settings.qbench_checkout} {shlex.join(argv)}")
+    env = base_env([settings.qbench_checkout])
+    done = run(argv, project, env, 3 * settings.budget + 120, project / "tool.log")
+    row.wall_s = done.wall_s
+    if done.timed_out or done.exit_code != 0:
+        row.notes.append(f"qbench generate exited {done.exit_code}, timed out: {done.timed_out}")
+    try:
+        own = json.loads(done.output[done.output.index("{") :])
+    except ValueError:
+        row.notes.append("qbench generate printed no JSON")
+        return
+    keys = ("count", "coverage", "kept", "dropped", "percentage")
+    row.notes.append(f"qbench's own figures: {json.dumps(find_numbers(own, keys))}")
+
+
+def run_pynguin(settings: Settings, project: Path, module: str, round_: int, row: Row) -> None:
+    """Pynguin (its own Python 3.10) with the budget as search time, its tests as pytest files."""
+    out = project / ".pynguin-out"
+    argv = [settings.pynguin, "--project-path", str(project), "--module-name", module]
+    argv += ["--output-path", str(out), "--maximum-search-time", str(settings.budget)]
+    argv += ["--maximum-mutation-time", str(settings.pynguin_mutation_time)]
+    argv += ["--seed", str(round_), "--no-rich"]
+    row.commands.append(f"PYNGUIN_DANGER_AWARE=1 {shlex.join(argv)}")
+    env = base_env([])
+    env["PYNGUIN_DANGER_AWARE"] = "1"
+    scratch = Path(tempfile.mkdtemp(prefix="pynguin-", dir=project.parent))
+    limit = 3 * settings.budget + settings.pynguin_mutation_time + 120
+    done = run(argv, scratch, env, limit, project / "tool.log")
+    row.wall_s = done.wall_s
+    if done.timed_out or done.exit_code != 0:
+        row.notes.append(f"pynguin exited {done.exit_code}, timed out: {done.timed_out}")
+    for path in out.glob("test_*.py") if out.exists() else []:
+        shutil.copy(path, project / GENERATED / f"test_pynguin_{path.name[5:]}")
+
+
+def run_hypothesis_write(settings: Settings, project: Path, module: str, row: Row) -> None:
+    """``hypothesis write --style pytest`` on the module's public functions, within the budget.
+
+    First one command naming them all (so that the ghostwriter can pair round-trips); if that
+    fails, one command per function until the budget is spent, each failure noted.
+    """
+    functions = [f"{module}.{name}" for name in public_functions(settings, project, module)]
+    env = base_env([project])
+    started = time.perf_counter()
+    argv = [settings.hypothesis, "write", "--style", "pytest", *functions]
+    row.commands.append(f"PYTHONPATH=. {shlex.join(argv)} > {GENERATED}/test_hypothesis_write.py")
+    done = run(argv, project, env, settings.budget)
+    if done.exit_code == 0 and not done.timed_out:
+        (project / GENERATED / "test_hypothesis_write.py").write_text(done.output, "utf-8")
+    else:
+        row.notes.append(f"one command for all {len(functions)} functions failed: one each")
+        write_one_by_one(settings, project, functions, started, row)
+    row.wall_s = time.perf_counter() - started
+
+
+def write_one_by_one(
+    settings: Settings, project: Path, functions: list[str], started: float, row: Row
+) -> None:
+    """``hypothesis write`` per function, while the budget lasts."""
+    env = base_env([project])
+    failed = []
+    for function in functions:
+        left = settings.budget - (time.perf_counter() - started)
+        if left <= 0:
+            row.notes.append(f"budget spent before {function}")
+            break
+        argv = [settings.hypothesis, "write", "--style", "pytest", function]
+        done = run(argv, project, env, left)
+        if done.exit_code == 0 and not done.timed_out:
+            name = f"test_hw_{function.rsplit('.', 1)[1]}.py"
+            (project / GENERATED / name).write_text(done.output, "utf-8")
+        else:
+            failed.append(function)
+    if failed:
+        row.notes.append(f"hypothesis write failed on {', '.join(failed)}")
+    row.commands.append(f"PYTHONPATH=. {settings.hypothesis} write --style pytest FUNC (each)")
+
+
+def run_tool(settings: Settings, project: Path, module: str, tool: str, round_: int) -> Row:
+    """One tool on one module: generate, then measure."""
+    row = Row(module=module, tool=tool, round=round_)
+    if tool == "qbench":
+        run_qbench(settings, project, module, "hybrid", row)
+    elif tool == "qbench-hypothesis":
+        run_qbench(settings, project, module, "hypothesis", row)
+    elif tool == "pynguin":
+        run_pynguin(settings, project, module, round_, row)
+    else:
+        run_hypothesis_write(settings, project, module, row)
+    measure(settings, project, module, row)
+    return row
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+
+def median(values: list[Any]) -> float | None:
+    """Median of the values that are not None."""
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def fmt(value: float | None, spec: str) -> str:
+    """A number, or a dash."""
+    return "–" if value is None else format(value, spec)
+
+
+def table(rows: list[Row]) -> str:
+    """The Markdown table, medians over rounds."""
+    lines = [
+        "| module | tool | coverage before | coverage after | tests kept | tests dropped | wall s |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    keys = list(dict.fromkeys((r.module, r.tool) for r in rows))
+    for module, tool in keys:
+        same = [r for r in rows if (r.module, r.tool) == (module, tool)]
+        label = TARGETS[module].label if module in TARGETS else module
+        if all(r.skipped for r in same):
+            lines.append(f"| {label} | {tool} | skipped | | | | |")
+            continue
+        cells = [
+            fmt(median([r.coverage_before for r in same]), ".1f") + " %",
+            fmt(median([r.coverage_after for r in same]), ".1f") + " %",
+            fmt(median([r.kept for r in same]), "g"),
+            fmt(median([r.dropped for r in same]), "g"),
+            fmt(median([r.wall_s for r in same]), ".1f"),
+        ]
+        lines.append(f"| {label} | {tool} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def notes(rows: list[Row]) -> str:
+    """Every row's notes and commands."""
+    out: list[str] = []
+    for row in rows:
+        head = f"- {row.module} / {row.tool} / round {row.round}"
+        out.extend(f"{head}: {note}" for note in row.notes)
+        out.extend(f"{head}: `{command}`" for command in row.commands)
+    return "\n".join(out)
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget", type=int, default=60, help="seconds per module per tool")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--modules", nargs="+", choices=sorted(TARGETS), default=sorted(TARGETS))
+    parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(DEFAULT_TOOLS))
+    parser.add_argument("--python", default=sys.executable, help="runs pytest and coverage")
+    parser.add_argument("--pynguin", default="/tmp/pynguin310/bin/pynguin")
+    parser.add_argument(
+        "--pynguin-mutation-time",
+        type=int,
+        default=None,
+        help="Pynguin's --maximum-mutation-time (assertion generation), default the budget",
+    )
+    parser.add_argument("--hypothesis", default="/tmp/hypwrite/bin/hypothesis")
+    parser.add_argument("--qbench-checkout", type=Path, default=CHECKOUT)
+    parser.add_argument("--work-dir", type=Path, default=WORK_DIR)
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--md", type=Path, help="write the table, notes and commands here")
+    return parser.parse_args(argv)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """Settings from the command line."""
+    mutation = args.budget if args.pynguin_mutation_time is None else args.pynguin_mutation_time
+    return Settings(
+        budget=args.budget,
+        python=args.python,
+        pynguin=args.pynguin,
+        hypothesis=args.hypothesis,
+        qbench_checkout=args.qbench_checkout.resolve(),
+        pynguin_mutation_time=mutation,
+        work_dir=args.work_dir.resolve(),
+    )
+
+
+def missing_tool(settings: Settings, tool: str) -> str | None:
+    """Why a tool cannot run here, or None."""
+    if tool.startswith("qbench"):
+        return qbench_available(settings)
+    path = settings.pynguin if tool == "pynguin" else settings.hypothesis
+    if not Path(path).exists() and shutil.which(path) is None:
+        option = "--pynguin" if tool == "pynguin" else "--hypothesis"
+        return f"{tool}: {path} not found (see benchmarks/README.md; or pass {option} PATH)"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every tool on every module, print the table."""
+    args = parse_args(argv)
+    settings = settings_of(args)
+    settings.work_dir.mkdir(parents=True, exist_ok=True)
+    sources = {
+        m: fetch_target(TARGETS[m], settings.python, settings.work_dir) for m in args.modules
+    }
+    missing = {tool: missing_tool(settings, tool) for tool in args.tools}
+    rows: list[Row] = []
+    for round_ in range(1, args.rounds + 1):
+        for module in args.modules:
+            for tool in args.tools:
+                if missing[tool]:
+                    rows.append(Row(module, tool, round_, skipped=True, notes=[str(missing[tool])]))
+                    continue
+                print(f"round {round_}: {tool} on {module} ...", file=sys.stderr, flush=True)
+                project = make_project(
+                    settings.work_dir / f"r{round_}" / module / tool, sources[module], module
+                )
+                rows.append(run_tool(settings, project, module, tool, round_))
+    text = report_text(settings, rows)
+    print(text)
+    if args.md:
+        args.md.write_text(text + "\n", encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2), encoding="utf-8")
+    return 0
+
+
+def report_text(settings: Settings, rows: list[Row]) -> str:
+    """Table, then notes and commands."""
+    head = (
+        f"Budget {settings.budget} s per module per tool; coverage is line coverage of the module "
+        f"measured by coverage.py under {settings.python} (pytest over the existing test plus "
+        "the kept generated tests)."
+    )
+    return f"{head}\n\n{table(rows)}\n\n{notes(rows)}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
