@@ -78,16 +78,52 @@ QBENCH = "qbench"
 # pytest-html 4.2 renders every row with JavaScript from a JSON blob: a <tbody> per test, whose
 # first <tr class="collapsible"> is the visible row.
 PYTEST_HTML_ROW = "#results-table tbody.results-table-row tr.collapsible"
-# qbench's page (templates/report.html.j2): the headline, one element per drawn result row.
+# qbench's page: the stable DOM hooks listed at the top of templates/report.html.j2.
 QBENCH_HEADLINE = "#headline"
-QBENCH_ROW = "[data-nodeid]"
-QBENCH_SEARCH = "input[type=search]"
-# True once at least one row is visible and every visible row's node id holds the query: the
-# rows a search leaves, whether the page hides the others or drops them (a virtual list).
-SEARCH_DONE_JS = """(query) => {
-    const rows = Array.from(document.querySelectorAll(%s));
-    const shown = rows.filter((row) => row.getClientRects().length > 0);
-    return shown.length > 0 && shown.every((row) => row.dataset.nodeid.includes(query));
+QBENCH_ROW = "#rows [data-nodeid]"
+QBENCH_SEARCH = "#search"
+QBENCH_COUNT = "#shown-count"
+# Types the query into the search box the way Playwright's fill() does (value, then an "input"
+# event) and resolves with the milliseconds, by the page's own clock, until the search is done:
+# the count of matching rows has changed (when the page has one), at least one row is visible,
+# and every visible row's node id holds the query. That is what a search leaves on screen,
+# whether the page hides the other rows or drops them (pages, a virtual list). Checked after
+# every DOM change and every animation frame; null after limitMs. Timed inside the page because
+# a round trip to Playwright costs 40-150 ms on a loaded machine, as much as the search itself.
+SEARCH_JS = """async ({query, searchSelector, countSelector, rowSelector, limitMs}) => {
+    const box = document.querySelector(searchSelector);
+    const count = document.querySelector(countSelector);
+    const before = count === null ? null : count.textContent;
+    const done = () => {
+        if (count !== null && count.textContent === before) return false;
+        const rows = Array.from(document.querySelectorAll(rowSelector));
+        const shown = rows.filter((row) => row.getClientRects().length > 0);
+        return shown.length > 0 && shown.every((row) => row.dataset.nodeid.includes(query));
+    };
+    return await new Promise((resolve) => {
+        let finished = false;
+        const finish = (value) => {
+            if (finished) return;
+            finished = true;
+            observer.disconnect();
+            resolve(value);
+        };
+        const check = () => {
+            if (!finished && done()) finish(performance.now() - started);
+        };
+        const observer = new MutationObserver(check);
+        observer.observe(document.body, {childList: true, subtree: true, characterData: true});
+        const frame = () => {
+            check();
+            if (!finished) requestAnimationFrame(frame);
+        };
+        box.focus();
+        const started = performance.now();
+        box.value = query;
+        box.dispatchEvent(new Event("input", {bubbles: true}));
+        requestAnimationFrame(frame);
+        setTimeout(() => finish(null), limitMs);
+    });
 }"""
 
 
@@ -177,23 +213,22 @@ def open_page(
 
 
 def search_time(page: Page, query: str, limit_s: float) -> float | None:
-    """Milliseconds from typing ``query`` into qbench's search box until only matches show."""
-    box = page.locator(QBENCH_SEARCH).first
-    box.click(timeout=limit_s * 1000)
-    started = time.perf_counter()
-    box.fill(query)
-    try:
-        page.wait_for_function(
-            SEARCH_DONE_JS % json.dumps(QBENCH_ROW),
-            arg=query,
-            timeout=limit_s * 1000,
-            polling="raf",
-        )
-    except Exception as exc:
-        if "Timeout" not in type(exc).__name__:
-            raise
-        return None
-    return (time.perf_counter() - started) * 1000
+    """Milliseconds from typing ``query`` into qbench's search box until only matches show.
+
+    None when the search did not settle within ``limit_s``.
+    """
+    page.locator(QBENCH_SEARCH).first.wait_for(state="visible", timeout=limit_s * 1000)
+    found = page.evaluate(
+        SEARCH_JS,
+        {
+            "query": query,
+            "searchSelector": QBENCH_SEARCH,
+            "countSelector": QBENCH_COUNT,
+            "rowSelector": QBENCH_ROW,
+            "limitMs": limit_s * 1000,
+        },
+    )
+    return None if found is None else float(found)
 
 
 def time_page(browser: Browser, config: str, path: Path, query: str, limit_s: float) -> PageTiming:
