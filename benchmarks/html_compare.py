@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -295,10 +296,11 @@ def show_seconds(value: float | None, limit_s: float) -> str:
 
 
 def median_or_none(values: Sequence[float | None]) -> float | None:
-    """The median, or None when any value is None (a timeout: the median is not known)."""
-    if not values or any(v is None for v in values):
+    """The median, a timeout (None) counting as longer than any value; None when it is one."""
+    if not values:
         return None
-    return statistics.median(v for v in values if v is not None)
+    middle = statistics.median(math.inf if v is None else v for v in values)
+    return None if math.isinf(middle) else middle
 
 
 def table_lines(
