@@ -27,9 +27,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -72,19 +74,26 @@ TARGETS = {
     "strutils": Target("strutils", "boltons==25.0.0", "boltons/strutils.py"),
 }
 
-# Loaded into the measuring pytest with ``-p``: each test's outcome, and files that did not
-# collect, written as JSON to $GENBENCH_OUTCOMES at the end of the session.
+# Loaded into the measuring pytest with ``-p``: one JSON line per event, appended to
+# $GENBENCH_OUTCOMES as it happens, so that a run killed by a test (out of memory, os._exit)
+# still says which tests finished and which one was running.
 OUTCOME_PLUGIN = """
 import json
 import os
 
-_outcomes = {}
-_collect_errors = []
+
+def _write(**event):
+    with open(os.environ["GENBENCH_OUTCOMES"], "a") as handle:
+        handle.write(json.dumps(event) + "\\n")
 
 
 def pytest_collectreport(report):
     if report.failed:
-        _collect_errors.append(report.nodeid)
+        _write(collect_error=report.nodeid)
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _write(start=nodeid)
 
 
 def pytest_runtest_logreport(report):
@@ -96,13 +105,11 @@ def pytest_runtest_logreport(report):
         outcome = "xpassed" if hasattr(report, "wasxfail") else "passed"
     else:
         return
-    if _outcomes.get(report.nodeid) not in ("failed", "error"):
-        _outcomes[report.nodeid] = outcome
+    _write(nodeid=report.nodeid, outcome=outcome)
 
 
 def pytest_sessionfinish(session):
-    with open(os.environ["GENBENCH_OUTCOMES"], "w") as handle:
-        json.dump({"outcomes": _outcomes, "collect_errors": _collect_errors}, handle)
+    _write(finished=True)
 """
 
 PUBLIC_FUNCTIONS = """
@@ -147,6 +154,7 @@ class Settings:
     qbench_checkout: Path
     pynguin_mutation_time: int
     work_dir: Path
+    memory_mib: int
 
 
 @dataclass
@@ -160,9 +168,18 @@ class Done:
 
 
 def run(
-    argv: list[str], cwd: Path, env: dict[str, str], timeout: float, log: Path | None = None
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    log: Path | None = None,
+    memory_mib: int | None = None,
 ) -> Done:
-    """Run a command in its own process group; kill the whole group at the timeout."""
+    """Run a command in its own process group; kill the whole group at the timeout.
+
+    ``memory_mib`` caps the child's address space: a generated test that builds a list of
+    billions of integers then fails with MemoryError instead of taking the shared machine's RAM.
+    """
     started = time.perf_counter()
     proc = subprocess.Popen(
         argv,
@@ -172,6 +189,7 @@ def run(
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=None if memory_mib is None else functools.partial(cap_memory, memory_mib),
     )
     try:
         output, _ = proc.communicate(timeout=timeout)
@@ -184,6 +202,12 @@ def run(
     if log is not None:
         log.write_text(f"$ {shlex.join(argv)}\n{output}", encoding="utf-8")
     return Done(proc.returncode, wall, output, timed_out)
+
+
+def cap_memory(mib: int) -> None:
+    """In the child: limit its address space to ``mib`` MiB."""
+    limit = mib * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def base_env(pythonpath: list[Path]) -> dict[str, str]:
@@ -255,39 +279,81 @@ def public_functions(settings: Settings, project: Path, module: str) -> list[str
 # --- measuring ----------------------------------------------------------------------------------
 
 
-def pytest_argv(settings: Settings, data_file: Path) -> list[str]:
-    """coverage.py running pytest, plugins not autoloaded, the outcome plugin loaded."""
-    return [settings.python, "-m", "coverage", "run", f"--data-file={data_file}", "-m", "pytest"]
+@dataclass
+class Outcomes:
+    """What one pytest run (or several, around tests that killed it) said about each test."""
+
+    results: dict[str, str] = field(default_factory=dict)
+    collect_errors: list[str] = field(default_factory=list)
+    crashed: list[str] = field(default_factory=list)
+    finished: bool = False
+
+
+def read_outcomes(path: Path, into: Outcomes) -> str | None:
+    """Add the events of one run to ``into``; return the test that was running when it died."""
+    running = None
+    lines = path.read_text("utf-8").splitlines() if path.exists() else []
+    for event in map(json.loads, lines):
+        if "start" in event:
+            running = event["start"]
+        elif "nodeid" in event:
+            if into.results.get(event["nodeid"]) not in ("failed", "error"):
+                into.results[event["nodeid"]] = event["outcome"]
+            running = None
+        elif "collect_error" in event:
+            into.collect_errors.append(event["collect_error"])
+        elif event.get("finished"):
+            into.finished = True
+    return None if into.finished else running
 
 
 def run_pytest(
-    settings: Settings, project: Path, module: str, selected: list[str], name: str
-) -> tuple[dict[str, Any], float]:
-    """pytest over ``selected`` under coverage: the outcomes, and the module's line coverage %."""
+    settings: Settings, project: Path, selected: list[str], name: str, skip: list[str]
+) -> tuple[Outcomes, Path]:
+    """pytest under coverage.py over ``selected`` less ``skip``: outcomes and the data file."""
     out = project / ".genbench"
     out.mkdir(exist_ok=True)
     (out / "_genbench_outcomes.py").write_text(OUTCOME_PLUGIN, encoding="utf-8")
     data_file = out / f"{name}.coverage"
+    events = out / f"{name}.events.jsonl"
+    events.unlink(missing_ok=True)
     env = base_env([out, project])
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["GENBENCH_OUTCOMES"] = str(out / f"{name}.outcomes.json")
-    argv = pytest_argv(settings, data_file)
-    argv += ["-q", "-p", "no:cacheprovider", "-p", "_genbench_outcomes", *selected]
-    done = run(argv, project, env, max(600, 10 * settings.budget), out / f"{name}.log")
-    if done.timed_out:
-        raise RuntimeError(f"pytest ({name}) timed out; see {out / (name + '.log')}")
-    outcomes: dict[str, Any] = json.loads(Path(env["GENBENCH_OUTCOMES"]).read_text("utf-8"))
-    return outcomes, line_coverage(settings, project, data_file, module)
+    env["GENBENCH_OUTCOMES"] = str(events)
+    argv = [settings.python, "-m", "coverage", "run", f"--data-file={data_file}", "-m", "pytest"]
+    argv += ["-q", "-p", "no:cacheprovider", "-p", "_genbench_outcomes"]
+    argv += ["--continue-on-collection-errors", *selected]
+    argv += [f"--deselect={nodeid}" for nodeid in skip]
+    timeout = max(600, 10 * settings.budget)
+    run(argv, project, env, timeout, out / f"{name}.log", settings.memory_mib)
+    outcomes = Outcomes()
+    outcomes.crashed += filter(None, [read_outcomes(events, outcomes)])
+    return outcomes, data_file
 
 
-def line_coverage(settings: Settings, project: Path, data_file: Path, module: str) -> float:
+def run_to_the_end(settings: Settings, project: Path, selected: list[str]) -> Outcomes:
+    """pytest over ``selected``; when a test kills the run, again without it and the finished."""
+    total = Outcomes()
+    for attempt in range(100):
+        skip = [*total.results, *total.crashed]
+        part, _ = run_pytest(settings, project, selected, f"all-{attempt}", skip)
+        total.results.update(part.results)
+        total.collect_errors += [e for e in part.collect_errors if e not in total.collect_errors]
+        total.crashed += part.crashed
+        if part.finished or not part.crashed:
+            total.finished = part.finished
+            break
+    return total
+
+
+def line_coverage(settings: Settings, project: Path, data_file: Path, module: str) -> float | None:
     """Line coverage % of ``<module>.py`` in a coverage data file, read by ``coverage json``."""
     report = data_file.with_suffix(".json")
     argv = [settings.python, "-m", "coverage", "json", f"--data-file={data_file}", "-q"]
     argv += ["-o", str(report), f"--include={module}.py"]
     done = run(argv, project, base_env([]), 120)
     if done.exit_code != 0:
-        return 0.0  # "No data to report": the module was never imported
+        return None
     files = json.loads(report.read_text("utf-8"))["files"]
     return float(files[f"{module}.py"]["summary"]["percent_covered"])
 
@@ -297,40 +363,43 @@ def count_tests(path: Path) -> int:
     return len(re.findall(r"^\s*(?:async\s+)?def test_", path.read_text("utf-8"), re.M))
 
 
-def classify(project: Path, outcomes: dict[str, Any]) -> tuple[list[str], int, list[str]]:
-    """Generated tests kept (node ids), how many dropped, and notes on files that did not load."""
+def classify(project: Path, outcomes: Outcomes) -> tuple[list[str], int, list[str]]:
+    """Generated tests kept (node ids), how many dropped, and notes on what was not a test run."""
     prefix = GENERATED + "/"
-    results: dict[str, str] = outcomes["outcomes"]
-    kept = [n for n, o in results.items() if n.startswith(prefix) and o in KEPT]
-    dropped = sum(1 for n, o in results.items() if n.startswith(prefix) and o not in KEPT)
-    notes = []
-    for nodeid in outcomes["collect_errors"]:
+    mine = {n: o for n, o in outcomes.results.items() if n.startswith(prefix)}
+    kept = [n for n, o in mine.items() if o in KEPT]
+    dropped = len(mine) - len(kept) + len(outcomes.crashed)
+    notes = [f"{n} killed the pytest run (counted as dropped)" for n in outcomes.crashed]
+    for nodeid in outcomes.collect_errors:
         if nodeid.startswith(prefix) and nodeid.endswith(".py"):
             lost = count_tests(project / nodeid)
             dropped += lost
             notes.append(f"{nodeid} did not collect: its {lost} tests counted as dropped")
+    if not outcomes.finished:
+        notes.append("the pytest run over the generated tests did not finish")
     return kept, dropped, notes
 
 
 def measure(settings: Settings, project: Path, module: str, row: Row) -> None:
     """Outcomes of the generated tests, then coverage with the existing test plus the kept ones."""
-    _, row.coverage_before = run_pytest(
-        settings, project, module, ["tests/test_existing.py"], "before"
-    )
+    existing = ["tests/test_existing.py"]
+    _, data_file = run_pytest(settings, project, existing, "before", [])
+    row.coverage_before = line_coverage(settings, project, data_file, module)
     if not any((project / GENERATED).rglob("*.py")):
         row.kept, row.dropped, row.coverage_after = 0, 0, row.coverage_before
         row.notes.append("no test file generated")
         return
-    outcomes, _ = run_pytest(settings, project, module, ["tests"], "all")
-    kept, row.dropped, notes = classify(project, outcomes)
+    kept, row.dropped, notes = classify(project, run_to_the_end(settings, project, ["tests"]))
     row.notes += notes
     row.kept = len(kept)
-    after, row.coverage_after = run_pytest(
-        settings, project, module, ["tests/test_existing.py", *kept], "after"
-    )
-    flaky = [n for n in kept if after["outcomes"].get(n) not in KEPT]
-    if flaky:
-        row.notes.append(f"{len(flaky)} kept tests did not pass again in the coverage run")
+    after, data_file = run_pytest(settings, project, [*existing, *kept], "after", [])
+    if not after.finished:
+        row.notes.append("the coverage run over the kept tests did not finish: no figure")
+        return
+    row.coverage_after = line_coverage(settings, project, data_file, module)
+    again = [n for n in kept if after.results.get(n) not in KEPT]
+    if again:
+        row.notes.append(f"{len(again)} kept tests did not pass again in the coverage run")
 
 
 # --- the tools ----------------------------------------------------------------------------------
@@ -378,7 +447,8 @@ def run_qbench(settings: Settings, project: Path, module: str, strategy: str, ro
     argv += ["--json"]
     row.commands.append(f"PYTHONPATH={settings.qbench_checkout} {shlex.join(argv)}")
     env = base_env([settings.qbench_checkout])
-    done = run(argv, project, env, 3 * settings.budget + 120, project / "tool.log")
+    limit = 3 * settings.budget + 120
+    done = run(argv, project, env, limit, project / "tool.log", settings.memory_mib)
     row.wall_s = done.wall_s
     if done.timed_out or done.exit_code != 0:
         row.notes.append(f"qbench generate exited {done.exit_code}, timed out: {done.timed_out}")
@@ -403,7 +473,7 @@ def run_pynguin(settings: Settings, project: Path, module: str, round_: int, row
     env["PYNGUIN_DANGER_AWARE"] = "1"
     scratch = Path(tempfile.mkdtemp(prefix="pynguin-", dir=project.parent))
     limit = 3 * settings.budget + settings.pynguin_mutation_time + 120
-    done = run(argv, scratch, env, limit, project / "tool.log")
+    done = run(argv, scratch, env, limit, project / "tool.log", settings.memory_mib)
     row.wall_s = done.wall_s
     if done.timed_out or done.exit_code != 0:
         row.notes.append(f"pynguin exited {done.exit_code}, timed out: {done.timed_out}")
@@ -422,7 +492,7 @@ def run_hypothesis_write(settings: Settings, project: Path, module: str, row: Ro
     started = time.perf_counter()
     argv = [settings.hypothesis, "write", "--style", "pytest", *functions]
     row.commands.append(f"PYTHONPATH=. {shlex.join(argv)} > {GENERATED}/test_hypothesis_write.py")
-    done = run(argv, project, env, settings.budget)
+    done = run(argv, project, env, settings.budget, None, settings.memory_mib)
     if done.exit_code == 0 and not done.timed_out:
         (project / GENERATED / "test_hypothesis_write.py").write_text(done.output, "utf-8")
     else:
@@ -443,7 +513,7 @@ def write_one_by_one(
             row.notes.append(f"budget spent before {function}")
             break
         argv = [settings.hypothesis, "write", "--style", "pytest", function]
-        done = run(argv, project, env, left)
+        done = run(argv, project, env, left, None, settings.memory_mib)
         if done.exit_code == 0 and not done.timed_out:
             name = f"test_hw_{function.rsplit('.', 1)[1]}.py"
             (project / GENERATED / name).write_text(done.output, "utf-8")
@@ -538,6 +608,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hypothesis", default="/tmp/hypwrite/bin/hypothesis")
     parser.add_argument("--qbench-checkout", type=Path, default=CHECKOUT)
     parser.add_argument("--work-dir", type=Path, default=WORK_DIR)
+    parser.add_argument(
+        "--memory-mib",
+        type=int,
+        default=4096,
+        help="address-space cap of every tool and pytest run (a generated test can allocate "
+        "without bound)",
+    )
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--md", type=Path, help="write the table, notes and commands here")
     return parser.parse_args(argv)
@@ -554,6 +631,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         qbench_checkout=args.qbench_checkout.resolve(),
         pynguin_mutation_time=mutation,
         work_dir=args.work_dir.resolve(),
+        memory_mib=args.memory_mib,
     )
 
 
@@ -569,7 +647,7 @@ def missing_tool(settings: Settings, tool: str) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every tool on every module, print the table."""
+    """Run every tool on every module, print the table (and write it after every row)."""
     args = parse_args(argv)
     settings = settings_of(args)
     settings.work_dir.mkdir(parents=True, exist_ok=True)
@@ -577,25 +655,38 @@ def main(argv: list[str] | None = None) -> int:
         m: fetch_target(TARGETS[m], settings.python, settings.work_dir) for m in args.modules
     }
     missing = {tool: missing_tool(settings, tool) for tool in args.tools}
+    for why in filter(None, missing.values()):
+        print(why, file=sys.stderr)
     rows: list[Row] = []
     for round_ in range(1, args.rounds + 1):
         for module in args.modules:
             for tool in args.tools:
-                if missing[tool]:
-                    rows.append(Row(module, tool, round_, skipped=True, notes=[str(missing[tool])]))
-                    continue
-                print(f"round {round_}: {tool} on {module} ...", file=sys.stderr, flush=True)
-                project = make_project(
-                    settings.work_dir / f"r{round_}" / module / tool, sources[module], module
-                )
-                rows.append(run_tool(settings, project, module, tool, round_))
-    text = report_text(settings, rows)
-    print(text)
+                rows.append(one_row(settings, sources[module], module, tool, round_, missing[tool]))
+                save(args, settings, rows)
+    print(report_text(settings, rows))
+    return 1 if any(r.coverage_after is None and not r.skipped for r in rows) else 0
+
+
+def one_row(
+    settings: Settings, source: Path, module: str, tool: str, round_: int, missing: str | None
+) -> Row:
+    """One tool on one module, or a skipped row saying why; an error becomes a note."""
+    if missing:
+        return Row(module, tool, round_, skipped=True, notes=[missing])
+    print(f"round {round_}: {tool} on {module} ...", file=sys.stderr, flush=True)
+    project = make_project(settings.work_dir / f"r{round_}" / module / tool, source, module)
+    try:
+        return run_tool(settings, project, module, tool, round_)
+    except (OSError, RuntimeError, ValueError, KeyError) as error:
+        return Row(module, tool, round_, notes=[f"failed: {error!r}; see {project}"])
+
+
+def save(args: argparse.Namespace, settings: Settings, rows: list[Row]) -> None:
+    """Write ``--md`` and ``--json`` with the rows so far."""
     if args.md:
-        args.md.write_text(text + "\n", encoding="utf-8")
+        args.md.write_text(report_text(settings, rows) + "\n", encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=2), encoding="utf-8")
-    return 0
 
 
 def report_text(settings: Settings, rows: list[Row]) -> str:
