@@ -141,6 +141,8 @@ class Row:
     commands: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     skipped: bool = False
+    own: dict[str, Any] = field(default_factory=dict)
+    """qbench's own JSON output (qbench rows only)."""
 
 
 @dataclass
@@ -380,8 +382,12 @@ def classify(project: Path, outcomes: Outcomes) -> tuple[list[str], int, list[st
     return kept, dropped, notes
 
 
-def measure(settings: Settings, project: Path, module: str, row: Row) -> None:
-    """Outcomes of the generated tests, then coverage with the existing test plus the kept ones."""
+def measure(settings: Settings, project: Path, module: str, row: Row, findings: list[str]) -> None:
+    """Outcomes of the generated tests, then coverage with the existing test plus the kept ones.
+
+    ``findings`` are files of tests that fail on purpose (qbench's strict xfails, possible bugs):
+    run, but counted apart, neither kept nor dropped, and left out of the coverage after.
+    """
     existing = ["tests/test_existing.py"]
     _, data_file = run_pytest(settings, project, existing, "before", [])
     row.coverage_before = line_coverage(settings, project, data_file, module)
@@ -390,6 +396,10 @@ def measure(settings: Settings, project: Path, module: str, row: Row) -> None:
         row.notes.append("no test file generated")
         return
     kept, row.dropped, notes = classify(project, run_to_the_end(settings, project, ["tests"]))
+    found = [n for n in kept if n.split("::")[0] in findings]
+    if found:
+        kept = [n for n in kept if n not in found]
+        notes.append(f"{len(found)} findings (strict xfails) in {', '.join(findings)}")
     row.notes += notes
     row.kept = len(kept)
     after, data_file = run_pytest(settings, project, [*existing, *kept], "after", [])
@@ -406,7 +416,7 @@ def measure(settings: Settings, project: Path, module: str, row: Row) -> None:
 
 
 def qbench_available(settings: Settings) -> str | None:
-    """None when ``python -m pytest_qbench.cli generate`` runs from the checkout, else why not."""
+    """None when ``python -m pytest_qbench generate`` runs from the checkout, else why not."""
     env = base_env([settings.qbench_checkout])
     probe = "import pytest_qbench, sys; sys.stdout.write(pytest_qbench.__file__)"
     where = run([settings.python, "-c", probe], settings.work_dir, env, 60)
@@ -414,7 +424,7 @@ def qbench_available(settings: Settings) -> str | None:
         return f"pytest_qbench does not import from {settings.qbench_checkout}"
     if not Path(where.output.strip()).resolve().is_relative_to(settings.qbench_checkout.resolve()):
         return f"pytest_qbench imports from {where.output.strip()}, not the checkout"
-    argv = [settings.python, "-m", "pytest_qbench.cli", "generate", "--help"]
+    argv = [settings.python, "-m", "pytest_qbench", "generate", "--help"]
     done = run(argv, settings.work_dir, env, 60)
     if done.exit_code != 0:
         return (
@@ -424,25 +434,9 @@ def qbench_available(settings: Settings) -> str | None:
     return None
 
 
-def find_numbers(data: Any, keys: tuple[str, ...]) -> dict[str, Any]:
-    """Every value under one of ``keys`` anywhere in qbench's JSON, by dotted path."""
-    found: dict[str, Any] = {}
-
-    def walk(node: Any, path: str) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                where = f"{path}.{key}" if path else key
-                if any(k in key for k in keys) and not isinstance(value, dict | list):
-                    found[where] = value
-                walk(value, where)
-
-    walk(data, "")
-    return found
-
-
 def run_qbench(settings: Settings, project: Path, module: str, strategy: str, row: Row) -> None:
     """``qbench generate MODULE.py --strategy S --timeout T --out tests/generated --json``."""
-    argv = [settings.python, "-m", "pytest_qbench.cli", "generate", f"{module}.py"]
+    argv = [settings.python, "-m", "pytest_qbench", "generate", f"{module}.py"]
     argv += ["--strategy", strategy, "--timeout", str(settings.budget), "--out", GENERATED]
     argv += ["--json"]
     row.commands.append(f"PYTHONPATH={settings.qbench_checkout} {shlex.join(argv)}")
@@ -452,13 +446,44 @@ def run_qbench(settings: Settings, project: Path, module: str, strategy: str, ro
     row.wall_s = done.wall_s
     if done.timed_out or done.exit_code != 0:
         row.notes.append(f"qbench generate exited {done.exit_code}, timed out: {done.timed_out}")
-    try:
-        own = json.loads(done.output[done.output.index("{") :])
-    except ValueError:
+    row.own = last_json(done.output)
+    if not row.own:
         row.notes.append("qbench generate printed no JSON")
-        return
-    keys = ("count", "coverage", "kept", "dropped", "percentage")
-    row.notes.append(f"qbench's own figures: {json.dumps(find_numbers(own, keys))}")
+
+
+def last_json(text: str) -> dict[str, Any]:
+    """The last JSON object in a command's output that starts a line (empty when none)."""
+    decoder = json.JSONDecoder()
+    for match in reversed(list(re.finditer(r"^\{", text, re.M))):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
+
+
+def with_qbench_figures(row: Row) -> None:
+    """qbench's own kept and dropped next to the measured ones: the tests it dropped are not in
+    its files, so they are added to the measured dropped; its figures go to the notes."""
+    own = row.own
+    dropped = own.get("dropped")
+    if isinstance(dropped, list) and row.dropped is not None:
+        row.dropped += len(dropped)
+    auto = own.get("auto_generated", {})
+    figures = {
+        "kept": own.get("kept"),
+        "dropped": len(dropped) if isinstance(dropped, list) else dropped,
+        "findings": len(own.get("findings") or []),
+        "coverage_before": own.get("coverage_before"),
+        "coverage_achieved": auto.get("coverage_achieved") if isinstance(auto, dict) else None,
+        "success": own.get("success"),
+        "problems": own.get("problems"),
+    }
+    row.notes.append(f"qbench's own figures: {json.dumps(figures)}")
+    if own.get("kept") is not None and own.get("kept") != row.kept:
+        row.notes.append(f"qbench says it kept {own.get('kept')}; {row.kept} of its tests pass")
 
 
 def run_pynguin(settings: Settings, project: Path, module: str, round_: int, row: Row) -> None:
@@ -535,7 +560,10 @@ def run_tool(settings: Settings, project: Path, module: str, tool: str, round_: 
         run_pynguin(settings, project, module, round_, row)
     else:
         run_hypothesis_write(settings, project, module, row)
-    measure(settings, project, module, row)
+    findings = row.own.get("findings_file")
+    measure(settings, project, module, row, [findings] if isinstance(findings, str) else [])
+    if row.own:
+        with_qbench_figures(row)
     return row
 
 
