@@ -51,7 +51,7 @@ from typing import Any
 CHECKOUT = Path(__file__).resolve().parent.parent
 WORK_DIR = CHECKOUT / "benchmarks" / ".work" / "genbench"
 GENERATED = "tests/generated"
-TOOLS = ("qbench", "qbench-hypothesis", "pynguin", "hypothesis-write")
+TOOLS = ("qbench", "qbench-hypothesis", "qbench+pynguin", "pynguin", "hypothesis-write")
 DEFAULT_TOOLS = ("qbench", "pynguin", "hypothesis-write")
 
 
@@ -157,6 +157,7 @@ class Settings:
     pynguin_mutation_time: int
     work_dir: Path
     memory_mib: int
+    qbench_args: list[str]
 
 
 @dataclass
@@ -365,18 +366,28 @@ def count_tests(path: Path) -> int:
     return len(re.findall(r"^\s*(?:async\s+)?def test_", path.read_text("utf-8"), re.M))
 
 
-def classify(project: Path, outcomes: Outcomes) -> tuple[list[str], int, list[str]]:
-    """Generated tests kept (node ids), how many dropped, and notes on what was not a test run."""
+def classify(
+    project: Path, outcomes: Outcomes, findings: list[str]
+) -> tuple[list[str], int, list[str]]:
+    """Generated tests kept (node ids), how many dropped, and notes on what was not a test run;
+    the tests of ``findings`` files are counted apart."""
     prefix = GENERATED + "/"
     mine = {n: o for n, o in outcomes.results.items() if n.startswith(prefix)}
+    found = [n for n in mine if n.split("::")[0] in findings]
+    mine = {n: o for n, o in mine.items() if n not in found}
     kept = [n for n, o in mine.items() if o in KEPT]
     dropped = len(mine) - len(kept) + len(outcomes.crashed)
     notes = [f"{n} killed the pytest run (counted as dropped)" for n in outcomes.crashed]
+    xfailed = sum(1 for o in mine.values() if o == "xfailed")
+    if xfailed:
+        notes.append(f"{xfailed} of the {len(kept)} kept are xfailed (expected exceptions)")
     for nodeid in outcomes.collect_errors:
         if nodeid.startswith(prefix) and nodeid.endswith(".py"):
             lost = count_tests(project / nodeid)
             dropped += lost
             notes.append(f"{nodeid} did not collect: its {lost} tests counted as dropped")
+    if found:
+        notes.append(f"{len(found)} findings (strict xfails) in {', '.join(findings)}: apart")
     if not outcomes.finished:
         notes.append("the pytest run over the generated tests did not finish")
     return kept, dropped, notes
@@ -395,11 +406,8 @@ def measure(settings: Settings, project: Path, module: str, row: Row, findings: 
         row.kept, row.dropped, row.coverage_after = 0, 0, row.coverage_before
         row.notes.append("no test file generated")
         return
-    kept, row.dropped, notes = classify(project, run_to_the_end(settings, project, ["tests"]))
-    found = [n for n in kept if n.split("::")[0] in findings]
-    if found:
-        kept = [n for n in kept if n not in found]
-        notes.append(f"{len(found)} findings (strict xfails) in {', '.join(findings)}")
+    outcomes = run_to_the_end(settings, project, ["tests"])
+    kept, row.dropped, notes = classify(project, outcomes, findings)
     row.notes += notes
     row.kept = len(kept)
     after, data_file = run_pytest(settings, project, [*existing, *kept], "after", [])
@@ -434,18 +442,28 @@ def qbench_available(settings: Settings) -> str | None:
     return None
 
 
-def run_qbench(settings: Settings, project: Path, module: str, strategy: str, row: Row) -> None:
-    """``qbench generate MODULE.py --strategy S --timeout T --out tests/generated --json``."""
+def run_qbench(settings: Settings, project: Path, module: str, tool: str, row: Row) -> None:
+    """``qbench generate MODULE.py --strategy S --out tests/generated --json [--qbench-args]``.
+
+    qbench generate has no total time budget (its ``--timeout`` is per generated test): it runs
+    to the end, killed only at ``max(600, 10 × budget)`` s; its wall time is in the table.
+    ``qbench+pynguin`` also hands it Pynguin's Python with the budget as Pynguin's search time.
+    """
+    strategy = "hypothesis" if tool == "qbench-hypothesis" else "hybrid"
     argv = [settings.python, "-m", "pytest_qbench", "generate", f"{module}.py"]
-    argv += ["--strategy", strategy, "--timeout", str(settings.budget), "--out", GENERATED]
-    argv += ["--json"]
+    argv += ["--strategy", strategy, "--out", GENERATED, "--json", *settings.qbench_args]
+    if tool == "qbench+pynguin":
+        python = str(Path(settings.pynguin).parent / "python")
+        argv += ["--pynguin-python", python, "--pynguin-seconds", str(settings.budget)]
     row.commands.append(f"PYTHONPATH={settings.qbench_checkout} {shlex.join(argv)}")
     env = base_env([settings.qbench_checkout])
-    limit = 3 * settings.budget + 120
+    limit = max(600, 10 * settings.budget)
     done = run(argv, project, env, limit, project / "tool.log", settings.memory_mib)
     row.wall_s = done.wall_s
-    if done.timed_out or done.exit_code != 0:
+    if done.timed_out or done.exit_code not in (0, 1):
         row.notes.append(f"qbench generate exited {done.exit_code}, timed out: {done.timed_out}")
+    elif done.exit_code == 1:
+        row.notes.append("qbench generate exited 1: goal not met, or a written test fails")
     row.own = last_json(done.output)
     if not row.own:
         row.notes.append("qbench generate printed no JSON")
@@ -552,10 +570,8 @@ def write_one_by_one(
 def run_tool(settings: Settings, project: Path, module: str, tool: str, round_: int) -> Row:
     """One tool on one module: generate, then measure."""
     row = Row(module=module, tool=tool, round=round_)
-    if tool == "qbench":
-        run_qbench(settings, project, module, "hybrid", row)
-    elif tool == "qbench-hypothesis":
-        run_qbench(settings, project, module, "hypothesis", row)
+    if tool.startswith("qbench"):
+        run_qbench(settings, project, module, tool, row)
     elif tool == "pynguin":
         run_pynguin(settings, project, module, round_, row)
     else:
@@ -635,6 +651,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--hypothesis", default="/tmp/hypwrite/bin/hypothesis")
     parser.add_argument("--qbench-checkout", type=Path, default=CHECKOUT)
+    parser.add_argument(
+        "--qbench-args", default="", help='more arguments of qbench generate, e.g. "--timeout 10"'
+    )
     parser.add_argument("--work-dir", type=Path, default=WORK_DIR)
     parser.add_argument(
         "--memory-mib",
@@ -660,6 +679,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         pynguin_mutation_time=mutation,
         work_dir=args.work_dir.resolve(),
         memory_mib=args.memory_mib,
+        qbench_args=shlex.split(args.qbench_args),
     )
 
 
