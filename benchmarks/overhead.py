@@ -94,8 +94,13 @@ def slot_pattern(seed: int = 1234) -> list[str]:
     return slots
 
 
-def module_source(module: int, count: int, pattern: Sequence[str]) -> tuple[str, dict[str, int]]:
-    """Source of one test module holding ``count`` tests, and its expected outcome counts."""
+def module_source(
+    module: int, count: int, pattern: Sequence[str], depth: int = RECURSION_DEPTH
+) -> tuple[str, dict[str, int]]:
+    """Source of one test module holding ``count`` tests, and its expected outcome counts.
+
+    A failing test fails ``depth + 1`` frames below itself (a recursive helper).
+    """
     kinds = [pattern[j % len(pattern)] for j in range(count)]
     outcomes: dict[str, int] = {}
     for kind in kinds:
@@ -106,7 +111,7 @@ def module_source(module: int, count: int, pattern: Sequence[str]) -> tuple[str,
         "",
         "import pytest",
         "",
-        f"DEPTH = {RECURSION_DEPTH}",
+        f"DEPTH = {depth}",
         "",
         "",
         "def _descend(level, value):",
@@ -184,9 +189,16 @@ def module_source(module: int, count: int, pattern: Sequence[str]) -> tuple[str,
     return "\n".join(lines).rstrip("\n") + "\n", outcomes
 
 
-def generate_suite(work_dir: Path, total: int, per_file: int) -> Suite:
-    """Write a suite of ``total`` tests, ``per_file`` per module (reused when already there)."""
-    path = work_dir / f"suite-{total}-{per_file}"
+def generate_suite(
+    work_dir: Path, total: int, per_file: int, depth: int = RECURSION_DEPTH
+) -> Suite:
+    """Write a suite of ``total`` tests, ``per_file`` per module (reused when already there).
+
+    ``depth``: how deep below the test its failures fail; a suite with another depth than the
+    default gets its own directory.
+    """
+    suffix = "" if depth == RECURSION_DEPTH else f"-d{depth}"
+    path = work_dir / f"suite-{total}-{per_file}{suffix}"
     manifest_path = path / "manifest.json"
     if manifest_path.is_file():
         manifest = json.loads(manifest_path.read_text())
@@ -203,7 +215,7 @@ def generate_suite(work_dir: Path, total: int, per_file: int) -> Suite:
     files = 0
     for start in range(0, total, per_file):
         count = min(per_file, total - start)
-        source, counts = module_source(files, count, pattern)
+        source, counts = module_source(files, count, pattern, depth)
         (tests / f"test_mod_{files:04d}.py").write_text(source)
         for outcome, n in counts.items():
             outcomes[outcome] = outcomes.get(outcome, 0) + n
