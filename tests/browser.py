@@ -1,7 +1,7 @@
 """Debian's Chromium driven by Playwright, for the HTML report's tests (a pytest plugin of
 tests/conftest.py).
 
-The ``page`` fixture opens a new page in one headless Chromium per session (per xdist worker).
+The ``page`` fixture opens a new page in one headless Chromium per test module.
 It uses the system's browser (``/usr/bin/chromium``, or ``$QBENCH_CHROMIUM``) through Playwright's
 ``executable_path``: no browser is downloaded. Chromium is started without the background
 services that reach for the network (this machine has none). Without the browser or the
@@ -70,9 +70,13 @@ class PageLog:
         return [*self.console_errors, *self.page_errors, *(f"dialog: {d}" for d in self.dialogs)]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the session; skips when Chromium or Playwright is missing."""
+    """One headless Chromium per test module; skips when Chromium or Playwright is missing.
+
+    Not per session: while Playwright's synchronous API is started, its event loop counts as
+    running in this thread, so the other tests' ``asyncio.run`` (the MCP client) would refuse to
+    start in the same xdist worker."""
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium: install Debian's chromium (or set QBENCH_CHROMIUM)")
