@@ -289,7 +289,7 @@
         link.setAttribute("download", "");
         item.appendChild(link);
       } else {
-        item.appendChild(el("p", "quiet", label + ": not stored with this report"));
+        item.appendChild(el("p", "quiet not-stored", label + ": not stored" + (typeof a.note === "string" ? " (" + a.note + ")" : " with this report")));
       }
       part.appendChild(item);
     }
