@@ -245,7 +245,7 @@
     if (a.metrics.length) {
       table(part, ["Metric", "Score", "Threshold", "Result", "Note"], a.metrics.map(([name, score, threshold, passed, skipped, note]) => [
         name,
-        score === null ? "–" : score,
+        score === null ? "–" : Number(score.toPrecision(3)),
         threshold === null ? "–" : threshold,
         skipped ? "skipped" : passed ? "passed" : "failed",
         note,
