@@ -1,7 +1,7 @@
 """Debian's Chromium driven by Playwright, for the HTML report's tests (a pytest plugin of
 tests/conftest.py).
 
-The ``page`` fixture opens a new page in one headless Chromium per session (per xdist worker).
+The ``page`` fixture opens a new page in one headless Chromium per test module (and xdist worker).
 It uses the system's browser (``/usr/bin/chromium``, or ``$QBENCH_CHROMIUM``) through Playwright's
 ``executable_path``: no browser is downloaded. Chromium is started without the background
 services that reach for the network (this machine has none). Without the browser or the
@@ -79,9 +79,13 @@ class PageLog:
         ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the session; skips when Chromium or Playwright is missing."""
+    """One headless Chromium for the test module; skips when Chromium or Playwright is missing.
+
+    Module, not session: while Playwright's sync API is started, its asyncio loop counts as
+    running in this thread, so ``asyncio.run`` in any later test of the same process (the MCP
+    server's tests) would fail with "Already running asyncio in this thread"."""
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium: install Debian's chromium (or set QBENCH_CHROMIUM)")

@@ -275,11 +275,13 @@ def test_attachments_of_a_real_run(
 ) -> None:
     """qbench.attach's PNG shows as an image (a data: URI that decodes), the log as text, the
     bytes as a download link to the stored file, the file over the cap with its note only."""
+    from playwright.sync_api import expect
+
     page = demo_page
     search(page, "test_checkout_page", 1)
     page.click("#rows li.row summary")
     items = page.locator("#rows .attachment")
-    assert items.count() == 4
+    expect(items).to_have_count(4)  # the row's detail is built once it is opened
     image = items.nth(0).locator("img")
     assert str(image.get_attribute("src")).startswith("data:image/png;base64,")
     page.wait_for_function(
@@ -317,15 +319,19 @@ def test_payloads_from_real_tests_stay_text(
 ) -> None:
     """Every row and every part opened: no dialog, no console error (a CSP violation is one),
     no page error, no request; the payloads show as text."""
+    from playwright.sync_api import expect
+
     path, run = xss
     assert run.summary == "5 failed, 6 passed"
     page.goto(path.as_uri())
     page.wait_for_selector("#rows li.row")
+    rows = page.locator("#rows li.row")
     for summary in page.locator("#rows li.row > details > summary").all():
         summary.click()
+    expect(page.locator("#rows .detail")).to_have_count(rows.count())
     for summary in page.locator("#rows details.sub > summary").all():
         summary.click()
-    page.wait_for_timeout(100)
+    expect(page.locator("#rows details.sub:not([open])")).to_have_count(0)
     assert page.locator("script").count() == 2  # the page's own: its data and its code
     assert page.locator("#rows img, #rows iframe, #rows object").count() == 0
     with_js = page.evaluate(
