@@ -1,15 +1,17 @@
 """Debian's Chromium driven by Playwright, for the HTML report's tests (a pytest plugin of
 tests/conftest.py).
 
-The ``page`` fixture opens a new page in one headless Chromium per test module.
+The ``page`` fixture opens a new page in one headless Chromium per test module (and xdist worker).
 It uses the system's browser (``/usr/bin/chromium``, or ``$QBENCH_CHROMIUM``) through Playwright's
 ``executable_path``: no browser is downloaded. Chromium is started without the background
 services that reach for the network (this machine has none). Without the browser or the
 ``playwright`` package, the tests that need it are skipped, saying so; ``.ci/run`` installs
 Debian's ``chromium`` when it is missing.
 
-Every page records its console errors and dialogs (``page_log``): a report's page must show
-neither, and an XSS payload that ran would show as a dialog.
+Every page records its console errors (a Content-Security-Policy violation is one), uncaught page
+errors, dialogs and requests for anything but ``file:``, ``data:`` and ``about:`` URLs
+(``page_log``): a report's page must show none, and an XSS payload that ran would show as a
+dialog.
 """
 
 from __future__ import annotations
@@ -64,19 +66,26 @@ class PageLog:
     console_errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
-        """Every console error, uncaught page error and dialog, in that order."""
-        return [*self.console_errors, *self.page_errors, *(f"dialog: {d}" for d in self.dialogs)]
+        """Every console error, uncaught page error, dialog and request off the disk, in that
+        order."""
+        return [
+            *self.console_errors,
+            *self.page_errors,
+            *(f"dialog: {d}" for d in self.dialogs),
+            *(f"request: {url}" for url in self.requests),
+        ]
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium per test module; skips when Chromium or Playwright is missing.
+    """One headless Chromium for the test module; skips when Chromium or Playwright is missing.
 
-    Not per session: while Playwright's synchronous API is started, its event loop counts as
-    running in this thread, so the other tests' ``asyncio.run`` (the MCP client) would refuse to
-    start in the same xdist worker."""
+    Module, not session: while Playwright's sync API is started, its asyncio loop counts as
+    running in this thread, so ``asyncio.run`` in any later test of the same process (the MCP
+    server's tests) would fail with "Already running asyncio in this thread"."""
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium: install Debian's chromium (or set QBENCH_CHROMIUM)")
@@ -100,12 +109,14 @@ def page_log() -> PageLog:
 
 @pytest.fixture
 def page(browser: Browser, page_log: PageLog) -> Iterator[Page]:
-    """A new page (its own context) whose console errors and dialogs go to ``page_log``."""
+    """A new page (its own context) whose console errors, dialogs and requests go to
+    ``page_log``."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     new_page = context.new_page()
     new_page.on("console", lambda msg: _log_console(page_log, msg))
     new_page.on("pageerror", lambda exc: page_log.page_errors.append(str(exc)))
     new_page.on("dialog", lambda dialog: _log_dialog(page_log, dialog))
+    new_page.on("request", lambda request: _log_request(page_log, request.url))
     try:
         yield new_page
     finally:
@@ -120,3 +131,8 @@ def _log_console(log: PageLog, message: Any) -> None:
 def _log_dialog(log: PageLog, dialog: Any) -> None:
     log.dialogs.append(f"{dialog.type}: {dialog.message}")
     dialog.dismiss()
+
+
+def _log_request(log: PageLog, url: str) -> None:
+    if not url.startswith(("file:", "data:", "about:")):
+        log.requests.append(url)

@@ -20,6 +20,7 @@ from pytest_qbench.report.html import Trend
 from pytest_qbench.report.html import TrendRun
 from pytest_qbench.report.html import render_html
 from pytest_qbench.report.html.attachments import EMBED_EACH
+from pytest_qbench.report.html.charts import axis_dates
 from pytest_qbench.report.html.page import embed_json
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.shapes import new
@@ -420,3 +421,24 @@ def test_coverage_agents_reruns_and_subtests() -> None:
     assert flaky_detail["reruns"] == 1 and flaky_detail["attempts"] == [["failed", 0.5, ""]]
     assert flaky_detail["sub"] == [["[x] (i=1)", "failed", ""]]
     assert page.data["fl"] == [1]
+
+
+def test_trend_axis_dates_gain_the_time_within_one_day() -> None:
+    """Runs on several days: the first and last dates; runs of one day: the date and times."""
+    days = [TrendRun(f"r{i}", f"2026-01-0{i + 1}T0{i}:30:00Z", 1, 1, 0, 1.0) for i in range(3)]
+    assert axis_dates(days) == ("2026-01-01", "2026-01-03")
+    hours = [TrendRun(f"r{i}", f"2026-01-01T0{i}:30:00Z", 1, 1, 0, 1.0) for i in range(3)]
+    assert axis_dates(hours) == ("2026-01-01 00:30", "02:30")
+    page = render_html(_report([_result("t.py::test_a")]), trend=Trend(hours, []))
+    assert ">2026-01-01 00:30</text>" in page and ">02:30</text>" in page
+
+
+def test_metric_min_and_max_are_rounded() -> None:
+    """A metric's minimum and maximum show three significant digits, not a float's repr."""
+    metric = dict(new("MetricResult", metric_name="f1", score=2 / 3, passed=True))
+    result = _result("t.py::test_a", metric_results=[metric], counted_as=["passed"])
+    report = _report([result])
+    report["summary"] = aggregate([result]).summary(1.0)
+    page = render_html(report)
+    row = page.split('<tr data-metric="f1">', 1)[1].split("</tr>", 1)[0]
+    assert "0.667" in row and "0.6666" not in row

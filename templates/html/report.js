@@ -245,7 +245,7 @@
     if (a.metrics.length) {
       table(part, ["Metric", "Score", "Threshold", "Result", "Note"], a.metrics.map(([name, score, threshold, passed, skipped, note]) => [
         name,
-        score === null ? "–" : score,
+        score === null ? "–" : Number(score.toPrecision(3)),
         threshold === null ? "–" : threshold,
         skipped ? "skipped" : passed ? "passed" : "failed",
         note,
@@ -289,7 +289,7 @@
         link.setAttribute("download", "");
         item.appendChild(link);
       } else {
-        item.appendChild(el("p", "quiet", label + ": not stored with this report"));
+        item.appendChild(el("p", "quiet not-stored", label + ": not stored" + (typeof a.note === "string" ? " (" + a.note + ")" : " with this report")));
       }
       part.appendChild(item);
     }

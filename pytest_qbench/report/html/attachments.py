@@ -46,7 +46,8 @@ def attachment_entry(
     link_base: Path | None,
     budget: AttachmentBudget,
 ) -> dict[str, Any]:
-    """``name``, ``mime``, ``size`` and one of ``img`` (a data: URI), ``text`` or ``href``."""
+    """``name``, ``mime``, ``size`` and one of ``img`` (a data: URI), ``text`` or ``href``; and
+    ``note`` when the record has one (why the file was not stored: its ``path`` is ``None``)."""
     if not isinstance(record, Mapping):
         return {"name": str(record), "mime": "", "size": 0}
     name, mime = str(record.get("name") or ""), str(record.get("mime") or "")
@@ -56,6 +57,9 @@ def attachment_entry(
         "mime": mime,
         "size": size if isinstance(size, int) else 0,
     }
+    note = record.get("note")
+    if isinstance(note, str) and note:
+        entry["note"] = note
     relative = safe_relative(record.get("path"))
     if relative is None or run_dir is None:
         return entry

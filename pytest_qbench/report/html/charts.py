@@ -146,6 +146,7 @@ def trend_line(
     if unit == "%":
         top = 100.0
     step = plot_w / max(1, len(runs) - 1)
+    first, last = axis_dates(runs)
     points, marks = [], []
     for i, (run, value) in enumerate(zip(runs, values, strict=True)):
         if value is None:
@@ -163,11 +164,20 @@ def trend_line(
         f'<text class="label" x="{left - 6}" y="{10 + plot_h}" text-anchor="end">0</text>',
         f'<polyline class="line {css}" fill="none" points="{" ".join(points)}"/>',
         *marks,
-        f'<text class="label" x="{left}" y="{height - 8}">{escape(runs[0].started_at[:10])}</text>',
+        f'<text class="label" x="{left}" y="{height - 8}">{escape(first)}</text>',
         f'<text class="label" x="{left + plot_w}" y="{height - 8}" text-anchor="end">'
-        f"{escape(runs[-1].started_at[:10])}</text>",
+        f"{escape(last)}</text>",
     ]
     return svg(name, width, height, body, f"{name} over {len(runs)} runs")
+
+
+def axis_dates(runs: Sequence[TrendRun]) -> tuple[str, str]:
+    """The first and last run's dates under a trend line; with the time (UTC) when both are on
+    the same day."""
+    first, last = runs[0].started_at, runs[-1].started_at
+    if first[:10] == last[:10]:
+        return first[:16].replace("T", " "), last[11:16]
+    return first[:10], last[:10]
 
 
 def trend_charts(runs: Sequence[TrendRun]) -> list[tuple[str, Markup]]:
