@@ -1,0 +1,8 @@
+"""``python -m pytest_qbench.cli``: the ``qbench`` command."""
+
+from __future__ import annotations
+
+from pytest_qbench.cli import main
+
+
+raise SystemExit(main())
