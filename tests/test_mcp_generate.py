@@ -74,18 +74,19 @@ def test_a():
     assert grade(95) == "A"
 """
 DAEMON_TEST = """\
-import os, subprocess, sys, time
+import os, signal, subprocess, sys, time
 
-def test_leaves_a_daemon():
+def test_leaves_a_daemon_and_stops_the_generation():
     code = "import time; time.sleep(120)"
     daemon = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     with open(os.environ["QBENCH_TEST_PIDS"], "w") as f:
         f.write(f"{os.getppid()} {daemon.pid}")
-    time.sleep(1.5)
+    time.sleep(1)
+    os.kill(os.getppid(), signal.SIGSTOP)
 """
-"""A test that leaves a process in a session of its own holding the output pipe (``-s``), so
-the generation waits on it until the server's timeout kills everything; it writes the
-generation's pid (its parent's: the generation runs the suite) and the daemon's."""
+"""A test of the project's suite that leaves a process in a session of its own, then stops its
+parent: the generation (which runs the suite), so that it never ends by itself. It writes the
+generation's pid and the daemon's."""
 
 
 def server(root: Path, *extra: str) -> StdioServerParameters:
@@ -271,18 +272,17 @@ def alive(pid: int) -> bool:
 
 
 TIMEOUT = 20
-"""The generation's timeout in the test of the timeout: its suite (which leaves the daemon) gets
-a quarter of it, which pytest's start on a loaded machine needs."""
+"""The generation's timeout in the test of the timeout: its suite (which stops it) gets a
+quarter of it, which pytest's start on a loaded machine needs."""
 
 
 def test_one_generation_at_a_time_and_the_timeout_kills_its_group(tmp_path: Path) -> None:
     """issue 14.3: while a generation runs, a second call is refused at once with its run id;
-    at the timeout the generation's process group and the process its suite left behind are
-    killed, and the call ends with a clear timeout error naming the run, whose log can be
+    at the timeout the generation (stopped: it would never end) and the process its suite left
+    in a session of its own are killed, and the call ends with a clear timeout error naming the run, whose log can be
     paged."""
     root = make_project(tmp_path / "project")
     (root / "tests" / "test_daemon.py").write_text(textwrap.dedent(DAEMON_TEST))
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\naddopts = -s\n")
     pids = tmp_path / "pids.txt"
     params = server(root, "--stop-grace", "1")
     params.env = {**(params.env or {}), "QBENCH_TEST_PIDS": str(pids)}
