@@ -5,4 +5,5 @@ from __future__ import annotations
 from pytest_qbench.cli import main
 
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
