@@ -70,9 +70,13 @@ class PageLog:
         return [*self.console_errors, *self.page_errors, *(f"dialog: {d}" for d in self.dialogs)]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the session; skips when Chromium or Playwright is missing."""
+    """One headless Chromium per test module; skips when Chromium or Playwright is missing.
+
+    Per module, not per session: Playwright's sync API keeps an asyncio loop running in the
+    thread while it is open, and every later test of the worker that runs a loop of its own
+    (``anyio.run``: the MCP client tests) would fail with "Already running asyncio"."""
     executable = chromium_path()
     if executable is None:
         pytest.skip("no Chromium: install Debian's chromium (or set QBENCH_CHROMIUM)")
