@@ -18,7 +18,7 @@ from pytest_qbench.generate.models import GenerateResult
 
 DATA = Path(__file__).parent / "data" / "generate"
 TIMEOUT = 15
-"""--timeout of the runs: one generated test's whole pytest process (a loaded CI machine takes
+"""--test-timeout of the runs: one generated test's whole pytest process (a loaded CI machine takes
 seconds to start one), so a hang costs this much, twice (its Hypothesis test and its probe)."""
 
 
@@ -54,7 +54,7 @@ class Generated:
             "generate",
             "textkit.py",
             "--json",
-            "--timeout",
+            "--test-timeout",
             str(TIMEOUT),
             "--max-examples",
             "20",
@@ -194,12 +194,12 @@ def test_needs_llm_review_lists_the_uninferrable_function_with_a_reason(
 
 
 def test_a_hanging_test_is_dropped_within_the_timeout(generated: Generated) -> None:
-    """issue 14 item 4: spin(n > 1000) never returns: its test is killed after --timeout and
+    """issue 14 item 4: spin(n > 1000) never returns: its test is killed after --test-timeout and
     dropped with a line saying so, and the run goes on."""
     hung = [d for d in generated.result.dropped if d.function == "spin" and "hung" in d.reason]
     assert hung, generated.result.dropped
     assert any(f"killed after {TIMEOUT}s" in d.reason for d in hung)
-    # the run waited for each hang only --timeout (a candidate) or a third of it (a probe call)
+    # the run waited for each hang only --test-timeout (a candidate) or a third of it (a probe call)
     assert generated.result.wall_seconds < 12 * TIMEOUT
     assert any(line.startswith("textkit.spin: ") for line in generated.result.problems)
 
@@ -244,7 +244,7 @@ def test_a_target_that_cannot_be_imported_is_a_clear_line(tmp_path: Path) -> Non
         "def f(x: int) -> int:\n    return x\n",
         encoding="utf-8",
     )
-    done = qbench(tmp_path, "generate", "broken.py", "--timeout", str(TIMEOUT))
+    done = qbench(tmp_path, "generate", "broken.py", "--test-timeout", str(TIMEOUT))
     assert done.returncode == 1, done.stderr
     assert "broken: cannot be imported: RuntimeError: needs a database" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
@@ -253,6 +253,74 @@ def test_a_target_that_cannot_be_imported_is_a_clear_line(tmp_path: Path) -> Non
         "  broken.py:7 f (complexity 1): its module cannot be imported: RuntimeError: needs a "
         "database" in done.stdout.splitlines()
     )
+
+
+MANY = "\n\n".join(
+    f"def f{i}(x: int) -> int:\n    if x > {i}:\n        return x - {i}\n    return {i}"
+    for i in range(40)
+)
+"""40 functions, each with a branch the ghostwriter's fuzz test reaches."""
+
+
+def test_the_budget_stops_new_candidates_and_lists_the_untried(tmp_path: Path) -> None:
+    """issue 14 fix: --timeout is the budget of the whole generation. With 40 functions and 4 s
+    the run stops starting candidates, still writes and measures what it kept, and lists the
+    functions not tried (output line, not_tried, needs_llm_review); the goal (100) is not met,
+    yet the generation succeeded: exit 0, as the seed's example."""
+    (tmp_path / "many.py").write_text(MANY + "\n", encoding="utf-8")
+    started = time.monotonic()
+    done = qbench(
+        tmp_path,
+        "generate",
+        "many.py",
+        "--json",
+        "--strategy",
+        "hypothesis",
+        "--timeout",
+        "4",
+        "--test-timeout",
+        "3",
+        "--max-examples",
+        "5",
+        "--coverage-goal",
+        "100",
+    )
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    result = GenerateResult.model_validate_json(done.stdout)
+    assert result.success and not result.goal_met
+    assert result.coverage_gap.percentage_needed > 0
+    assert len(result.not_tried) >= 10
+    (line,) = [p for p in result.problems if p.startswith("budget of 4 s reached: ")]
+    assert f"{len(result.not_tried)} functions not tried: many.f" in line
+    review = {item.function: item.reason for item in result.needs_llm_review}
+    untried = result.not_tried[0].split(":")[1]
+    assert "the budget of 4s (--timeout) was reached" in review[untried]
+    assert result.auto_generated.coverage_achieved >= result.coverage_before
+    # the budget (4 s) plus the final measurement and pytest's starts, not 40 candidates' runs
+    assert result.wall_seconds < 40, result.wall_seconds
+    assert took < 60
+
+
+def test_a_bad_option_value_is_a_usage_error(tmp_path: Path) -> None:
+    """A refused option value exits 2 (a usage error), naming the option."""
+    done = qbench(tmp_path, "generate", "m.py", "--timeout", "0")
+    assert done.returncode == 2
+    assert "--timeout input should be greater than 0" in done.stderr
+
+
+def test_python_m_pytest_qbench_cli_runs_qbench(tmp_path: Path) -> None:
+    """`python -m pytest_qbench.cli` is the qbench command too."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench.cli", "generate", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--test-timeout" in done.stdout
 
 
 def test_a_missing_target_is_a_usage_error(tmp_path: Path) -> None:
@@ -328,7 +396,7 @@ def test_pynguin_tests_are_verified_and_kept(tmp_path: Path) -> None:
         "--json",
         "--pynguin-seconds",
         "5",
-        "--timeout",
+        "--test-timeout",
         str(TIMEOUT),
     )
     result = GenerateResult.model_validate_json(done.stdout)

@@ -203,3 +203,27 @@ def test_imports_of_several_tests_are_merged() -> None:
         "import textkit",
         "from hypothesis import given, reject, settings, strategies as st",
     ]
+
+
+def test_a_child_returns_even_when_a_process_it_left_holds_its_output(tmp_path: Path) -> None:
+    """A daemon a child leaves in a session of its own keeps the child's stdout open: the wait
+    is for the child, not for the end of its output (a pipe would wait 60 s here)."""
+    import os
+    import signal
+    import sys
+    import time
+
+    from pytest_qbench.generate.process import run_child
+
+    code = (
+        "import subprocess, sys; "
+        "d = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], "
+        "start_new_session=True); print(d.pid, flush=True)"
+    )
+    started = time.monotonic()
+    finished = run_child([sys.executable, "-c", code], tmp_path, dict(os.environ), 30)
+    took = time.monotonic() - started
+    daemon = int(finished.output.split()[0])
+    os.kill(daemon, signal.SIGKILL)
+    assert finished.returncode == 0
+    assert took < 20

@@ -5,10 +5,12 @@ they pass and add coverage."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from pytest_qbench.cli.status import ERR
 from pytest_qbench.cli.status import OK
+from pytest_qbench.cli.status import USAGE
 from pytest_qbench.core.errors import QBenchError
 
 
@@ -27,8 +29,9 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         description="Measure TARGET's coverage with the project's tests, generate tests for its "
         "functions with uncovered lines, run each in a child process with a timeout (the "
         "target's code runs there), keep those that pass and add coverage, write them under "
-        "--out, and measure the coverage again. Exit 0 when the goal is met, 1 when it is not or "
-        "a written test fails, 2 on a usage error.",
+        "--out, and measure the coverage again. Exit 0 when the generation succeeded (even if the "
+        "goal is not met), 1 when it did not (a written test fails, the target cannot be "
+        "imported or found), 2 on a usage error.",
     )
     parser.add_argument(
         "target", metavar="TARGET", help="A module file, package directory or dotted module name"
@@ -56,7 +59,15 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     parser.add_argument(
         "--timeout",
         type=float,
-        default=30.0,
+        default=300.0,
+        metavar="S",
+        help="Seconds the whole generation may take: then no new candidate starts, what is done "
+        "is written and measured, and the functions not tried are listed. Default: %(default)g",
+    )
+    parser.add_argument(
+        "--test-timeout",
+        type=float,
+        default=20.0,
         metavar="S",
         help="Seconds one generated test, or one probe of the target, may run "
         "before its process group is killed. Default: %(default)g",
@@ -105,6 +116,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             strategy=args.strategy,
             out=args.out,
             timeout=args.timeout,
+            test_timeout=args.test_timeout,
             suite_timeout=args.suite_timeout,
             max_examples=args.max_examples,
             pynguin_python=args.pynguin_python,
@@ -113,16 +125,18 @@ def cmd_generate(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = "--" + str(problem["loc"][0]).replace("_", "-")
-        raise QBenchError(
+        refused = QBenchError(
             f"{where} {problem['msg'].lower()}, given: {problem['input']!r}",
             slug="generate-options",
-        ) from None
+        )
+        print(f"qbench: error: {refused}", file=sys.stderr)
+        return USAGE
     result = generate(request)
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
         print("\n".join(text_lines(result)))
-    return OK if result.success and result.goal_met else ERR
+    return OK if result.success else ERR
 
 
 def text_lines(result: GenerateResult) -> list[str]:
@@ -138,12 +152,12 @@ def text_lines(result: GenerateResult) -> list[str]:
         f"{made.coverage_achieved:.2f}% ({goal})",
         f"tests kept: {made.count} (hypothesis {made.generation_method.hypothesis}, template "
         f"{made.generation_method.template}, pynguin {made.generation_method.pynguin}); dropped: "
-        f"{sum(not d.reason.startswith('not run') for d in result.dropped)}; "
+        f"{sum(not d.reason.startswith(('not run', 'not tried')) for d in result.dropped)}; "
         f"wall time {result.wall_seconds:.1f}s",
     ]
     lines += [f"  wrote {path}" for path in made.files]
     skipped = [d for d in result.dropped if d.reason.startswith("not run")]
-    dropped = [d for d in result.dropped if not d.reason.startswith("not run")]
+    dropped = [d for d in result.dropped if not d.reason.startswith(("not run", "not tried"))]
     lines += bounded("dropped", [f"{d.test} ({d.function}): {d.reason}" for d in dropped])
     if skipped:
         lines.append(f"not run: {len(skipped)} tests of functions already covered by kept tests")

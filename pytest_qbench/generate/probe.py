@@ -35,9 +35,11 @@ def run_probe(
     calls: dict[str, tuple[str, Call]],
     scratch: Path,
     timeout: float,
+    limit: float | None = None,
 ) -> Probed:
     """Ghostwrite ``specs`` and probe ``calls`` (by id: module and call) in one child; each item
-    gets ``timeout`` seconds, the child as many as its items together."""
+    gets ``timeout`` seconds, the child as many as its items together, or ``limit`` seconds
+    when that is less (what is left of the generation's budget)."""
     results = scratch / "probe-results.json"
     request = {
         "results": str(results),
@@ -60,13 +62,20 @@ def run_probe(
     workdir = scratch / "probe"
     workdir.mkdir(exist_ok=True)
     budget = probe_timeout(timeout) * (len(specs) + len(calls)) + timeout * len(target.modules)
+    capped = limit is not None and limit < budget
+    if limit is not None:
+        budget = max(min(budget, limit), 0.5)
     command = [python(), "-m", "pytest_qbench.generate._child", str(request_file)]
     env = child_env(
         target.import_root, {"HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis")}
     )
     finished = run_child(command, workdir, env, budget)
     probed = _read(results)
-    if finished.timed_out:
+    if finished.timed_out and capped:
+        probed.problem = (
+            f"the probe was stopped after {budget:.3g}s: the budget (--timeout) ran out"
+        )
+    elif finished.timed_out:
         probed.problem = f"importing the target hung: killed after {budget:g}s"
     elif finished.returncode != 0:
         last = finished.tail().strip().splitlines()[-1:] or ["no output"]

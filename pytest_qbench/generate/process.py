@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,23 +53,29 @@ def child_env(import_root: Path, extra: dict[str, str] | None = None) -> dict[st
 def run_child(
     command: list[str], cwd: Path, env: dict[str, str], timeout: float, stdin: str = ""
 ) -> Finished:
-    """Run ``command``; kill its process group after ``timeout`` seconds."""
-    process = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=sys.platform != "win32",
-    )
-    try:
-        out, _ = process.communicate(stdin.encode(), timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        out = process.stdout.read() if process.stdout else b""
-        return Finished(None, out.decode(errors="replace"))
-    return Finished(process.returncode, out.decode(errors="replace"))
+    """Run ``command``; kill its process group after ``timeout`` seconds.
+
+    The output goes to a temporary file, not a pipe: a process the child leaves behind in a
+    session of its own (a daemon a test started) may hold it open, and waiting for the end of
+    a pipe would wait for that process; the wait is for the child itself."""
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=sys.platform != "win32",
+        )
+        try:
+            process.communicate(stdin.encode(), timeout=timeout)
+            code: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            kill_group(process)
+            code = None
+        output.seek(0)
+        return Finished(code, output.read().decode(errors="replace"))
 
 
 def python() -> str:

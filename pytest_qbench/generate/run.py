@@ -6,6 +6,10 @@
 4. verify each candidate alone (child pytest with coverage); keep those that pass and add lines,
    keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why;
 5. write the kept tests, then measure the existing suite plus the written files again.
+
+``request.timeout`` is the budget of steps 1-4: once spent, no new candidate starts and the
+functions not tried are listed; writing and the final measurement (step 5, bounded by
+``suite_timeout``) still happen.
 """
 
 from __future__ import annotations
@@ -53,13 +57,25 @@ from pytest_qbench.generate.writer import write_file
 
 PYTEST_OK = (0, 1, 5)
 """pytest's exit statuses of a suite that ran: passed, some failed, no tests."""
+MIN_CHILD_SECONDS = 0.5
+"""The least time a child is given when the budget is nearly spent."""
+MAX_NAMED = 20
+"""Functions named in the line that says which were not tried."""
 
 
 class Generation:
     """The state of one generation: the problems, the candidates kept, dropped and found."""
 
-    def __init__(self, request: models.GenerateRequest, scratch: Path) -> None:
+    def __init__(
+        self, request: models.GenerateRequest, scratch: Path, started: float | None = None
+    ) -> None:
         self.request = request
+        self.deadline = (time.monotonic() if started is None else started) + request.timeout
+        """When the budget (``request.timeout``) runs out (``time.monotonic``)."""
+        self.skipped: list[str] = []
+        """Functions (``module:qualname``) with a candidate not run because the budget ran out."""
+        self.judged: set[str] = set()
+        """Functions with a candidate that ran."""
         self.project = Path(request.project).resolve()
         self.scratch = scratch
         self.problems: list[str] = []
@@ -68,6 +84,11 @@ class Generation:
         self.kept: list[Candidate] = []
         self.findings: list[tuple[Candidate, str, str]] = []
         self.dropped: list[models.Dropped] = []
+        self.untried: list[str] = []
+        """Functions no candidate of which ran: the budget was spent."""
+        self.failed = False
+        """Whether the run did not succeed: a written file fails, or the target cannot be
+        imported at all."""
 
     def note(self, module: str, function: str, reason: str) -> None:
         """A reason ``function`` could not be covered, also one line of the output."""
@@ -77,6 +98,26 @@ class Generation:
     def explain(self, module: str, function: str, reason: str) -> None:
         """A reason ``function`` could not be covered (for needs_llm_review only)."""
         self.reasons.setdefault(f"{module}:{function}", []).append(reason)
+
+    def remaining(self) -> float:
+        """Seconds left of the budget (negative once it is spent)."""
+        return self.deadline - time.monotonic()
+
+    def out_of_time(self) -> bool:
+        """Whether the budget is spent."""
+        return self.remaining() <= 0
+
+    def limit(self, seconds: float) -> float:
+        """``seconds``, or less when the budget ends sooner (never below a floor)."""
+        return min(seconds, max(self.remaining(), MIN_CHILD_SECONDS))
+
+    def skip(self, module: str, function: str) -> None:
+        """``function`` had a candidate that the budget left unrun."""
+        self.skipped.append(f"{module}:{function}")
+
+    def budget_reason(self) -> str:
+        """Why a candidate was not run."""
+        return f"not tried: the budget of {self.request.timeout:g}s (--timeout) was reached"
 
 
 def generate(request: models.GenerateRequest) -> models.GenerateResult:
@@ -91,7 +132,7 @@ def generate(request: models.GenerateRequest) -> models.GenerateResult:
     check_writable(names)
     scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
     try:
-        run = Generation(request, scratch)
+        run = Generation(request, scratch, started)
         return _generate(run, target, methods, out, started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -130,16 +171,19 @@ def _generate(
     request = run.request
     lines = statements_of(target, run.project)
     ignore = [f"--ignore={out}"]
+    limit = run.limit(request.suite_timeout)
     before = run_with_coverage(
-        target, run.project, ignore, run.scratch, "before", request.suite_timeout, isolated=False
+        target, run.project, ignore, run.scratch, "before", limit, isolated=False
     )
     if before.finished.timed_out or before.finished.returncode not in PYTEST_OK:
+        option = "--suite-timeout" if limit == request.suite_timeout else "--timeout"
         run.problems.append(
             _suite_problem(
                 "the existing tests",
                 before.finished.returncode,
                 before.finished.tail(),
-                request.suite_timeout,
+                limit,
+                option,
             )
         )
     lines.absorb(before.executed)
@@ -147,9 +191,14 @@ def _generate(
     functions = _functions_with_gaps(target, lines)
     candidates = _candidates(run, target, functions, methods)
     batch = [c for c in candidates if c.method == "template"]
-    verdicts = verify_batch(batch, target, run.scratch, request.timeout * max(1, len(batch)))
+    verdicts: dict[str, Verdict] = {}
+    if batch and not run.out_of_time():
+        batch_limit = run.limit(request.test_timeout * len(batch))
+        verdicts = verify_batch(batch, target, run.scratch, batch_limit)
     for candidate in candidates:
-        if _still_uncovered(candidate, functions, lines):
+        if run.out_of_time():
+            _skip(run, candidate)
+        elif _still_uncovered(candidate, functions, lines):
             _judge(run, candidate, target, lines, verdicts.get(candidate.id))
         else:
             run.dropped.append(
@@ -160,6 +209,7 @@ def _generate(
                     reason="not run: its functions are covered already",
                 )
             )
+    _note_untried(run, functions)
     written, findings_file = _write(run, target, out)
     after = _measure_after(run, target, written, lines)
     return _result(run, target, functions, coverage_before, after, written, findings_file, started)
@@ -180,9 +230,48 @@ def _still_uncovered(
     return False
 
 
-def _suite_problem(what: str, code: int | None, tail: str, timeout: float) -> str:
+def _skip(run: Generation, candidate: Candidate) -> None:
+    """A candidate the budget left unrun."""
+    for function in candidate.functions:
+        run.skip(candidate.module, function)
+    run.dropped.append(
+        models.Dropped(
+            test=candidate.name,
+            function=candidate.functions[0],
+            method=candidate.method,
+            reason=run.budget_reason(),
+        )
+    )
+
+
+def _note_untried(run: Generation, functions: dict[str, list[Function]]) -> None:
+    """The functions of which no candidate ran because the budget was spent: a reason each
+    (needs_llm_review), one line of the output naming them, and ``not_tried``."""
+    skipped = set(run.skipped) - run.judged
+    untried = [
+        (module, function.qualname)
+        for module, gaps in functions.items()
+        for function in gaps
+        if f"{module}:{function.qualname}" in skipped
+    ]
+    if not untried:
+        return
+    for module, qualname in untried:
+        run.explain(module, qualname, run.budget_reason())
+    names = [f"{module}.{qualname}" for module, qualname in untried]
+    more = f", ... and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else ""
+    run.problems.append(
+        f"budget of {run.request.timeout:g} s reached: {len(names)} functions not tried: "
+        f"{', '.join(names[:MAX_NAMED])}{more}"
+    )
+    run.untried = [f"{module}:{qualname}" for module, qualname in untried]
+
+
+def _suite_problem(
+    what: str, code: int | None, tail: str, timeout: float, option: str = "--suite-timeout"
+) -> str:
     if code is None:
-        return f"{what} hung: killed after {timeout:g}s (--suite-timeout)"
+        return f"{what} hung: killed after {timeout:g}s ({option})"
     last = [line for line in tail.splitlines() if line.strip()][-1:] or ["no output"]
     return f"{what} ended with pytest exit status {code}: {last[0][:200]}"
 
@@ -218,8 +307,13 @@ def _candidates(
             if "template" in methods:
                 calls.update(_calls(run, module, function))
     probed = Probed()
-    if specs or calls:
-        probed = run_probe(target, specs, calls, run.scratch, run.request.timeout)
+    if (specs or calls) and not run.out_of_time():
+        probed = run_probe(
+            target, specs, calls, run.scratch, run.request.test_timeout, limit=run.remaining()
+        )
+    if probed.import_errors and set(probed.import_errors) >= {m.name for m in target.modules}:
+        run.failed = True
+        run.problems.append("FAILED: nothing could be verified: the target cannot be imported")
     for module, error in probed.import_errors.items():
         run.problems.append(f"{module}: cannot be imported: {error}")
         for function in functions.get(module, []):
@@ -229,9 +323,10 @@ def _candidates(
         run.problems.append(probed.problem)
     found = _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
     python = pynguin_python(run.request.pynguin_python)
-    if "pynguin" in methods and python is not None:
+    if "pynguin" in methods and python is not None and not run.out_of_time():
+        seconds = max(1, min(run.request.pynguin_seconds, int(run.remaining())))
         extra, problems = run_pynguin(
-            python, target, run.scratch, run.request.pynguin_seconds, run.request.timeout
+            python, target, run.scratch, seconds, run.limit(run.request.test_timeout)
         )
         found += extra
         run.problems += problems
@@ -254,6 +349,8 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
         result = probed.ghost.get(spec.id)
         function = spec.functions[0]
         if result is None:
+            if run.out_of_time():
+                run.skip(spec.module, function)
             continue
         if "code" not in result:
             why = "hung" if result.get("timeout") else result.get("error", "")
@@ -286,6 +383,9 @@ def _template_candidates(
     for ident, (module, call) in calls.items():
         outcome = probed.probes.get(ident)
         qualname = call.function.qualname
+        if outcome is None and run.out_of_time():
+            run.skip(module, qualname)
+            continue
         if outcome is None or outcome.get("timeout") or "error" in outcome:
             why = (
                 "hung"
@@ -316,7 +416,11 @@ def _judge(
     run: Generation, candidate: Candidate, target: Target, lines: Lines, verdict: Verdict | None
 ) -> None:
     if verdict is None:
-        verdict = verify(candidate, target, run.scratch, run.request.timeout)
+        verdict = verify(candidate, target, run.scratch, run.limit(run.request.test_timeout))
+    if verdict.outcome == "hung" and run.out_of_time():
+        _skip(run, candidate)  # stopped by the budget, not by its own hang
+        return
+    run.judged.update(f"{candidate.module}:{f}" for f in candidate.functions)
     function = candidate.functions[0]
     if verdict.outcome == "passed":
         if lines.adds(verdict.executed):
@@ -404,6 +508,7 @@ def _measure_after(run: Generation, target: Target, written: list[Path], lines: 
             isolated=False,
         )
         if measured.finished.returncode != 0:
+            run.failed = True
             run.problems.append(
                 _suite_problem(
                     "the written tests",
@@ -459,7 +564,7 @@ def _result(
         uncovered_lines=next(iter(by_file.values()), []) if len(target.modules) == 1 else [],
         uncovered_by_file=by_file,
     )
-    failed = any(p.startswith("FAILED") for p in run.problems)
+    failed = run.failed
     findings = [
         models.Finding(test=c.name, function=c.functions[0], falsifying_example=ex, error=err)
         for c, ex, err in run.findings
@@ -485,6 +590,7 @@ def _result(
         findings_file=findings_file,
         problems=run.problems,
         wall_seconds=round(time.monotonic() - started, 2),
+        not_tried=run.untried,
     )
 
 

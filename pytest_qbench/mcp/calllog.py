@@ -29,9 +29,14 @@ LOG_WAIT = 5.0
 """Seconds a busy index is waited for before a call goes unlogged."""
 MAX_TOOL_NAME = 100
 """Characters of a tool name that are logged (a client may call any name)."""
-REPLACES_RUN_OUTPUT = ("run_test_workflow", "get_test_failure", "run_build_workflow")
+REPLACES_RUN_OUTPUT = (
+    "run_test_workflow",
+    "get_test_failure",
+    "run_build_workflow",
+    "generate_tests_workflow",
+)
 """The tools whose response stands for a run's raw output (pytest's stdout and stderr; the
-checkers' logs of a check run)."""
+checkers' logs of a check run; a generation's result and log)."""
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +68,8 @@ class CallLog:
         self, tool: str, arguments: Mapping[str, Any], content: Mapping[str, Any] | None
     ) -> int:
         """Bytes of raw output a successful response of ``tool`` stood for: the run's stdout
-        and stderr for ``run_test_workflow`` (the run it made) and ``get_test_failure`` (the
+        and stderr for ``run_test_workflow`` and ``generate_tests_workflow`` (the run it made)
+        and ``get_test_failure`` (the
         run asked about), every checker's raw log for ``run_build_workflow`` (issue 13.7); 0
         for the others (``get_run_output``'s pages are the raw output)."""
         if tool not in REPLACES_RUN_OUTPUT:
@@ -72,7 +78,7 @@ class CallLog:
             if tool == "run_build_workflow" and content is not None:
                 run_dir = store.run_dir(self.config.qbench_dir, str(content["run_id"]))
                 return sum(log.stat().st_size for log in run_dir.glob("*.log") if log.is_file())
-            if tool == "run_test_workflow" and content is not None:
+            if tool in ("run_test_workflow", "generate_tests_workflow") and content is not None:
                 run_dir = store.run_dir(self.config.qbench_dir, str(content["run_id"]))
             else:
                 run_dir = runs.find_run(self.config, str(arguments["run_id"]))

@@ -65,7 +65,12 @@ def find_run(config: ServerConfig, run_id: str) -> Path:
 
 
 def _newest(runs: Path) -> Path:
-    dirs = [p for p in _run_dirs(runs) if not store.is_check_run(p)]  # issue 13: test runs only
+    # test runs only: not check runs (issue 13), nor generations (issue 14.3)
+    dirs = [
+        p
+        for p in _run_dirs(runs)
+        if not store.is_check_run(p) and not p.name.startswith("generate-")
+    ]
     if not dirs:
         raise ToolFailure(f"no runs in {runs} yet; run_test_workflow makes one")
     return max(dirs, key=lambda p: p.stat().st_mtime)

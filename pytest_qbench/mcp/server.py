@@ -44,6 +44,8 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
+from pytest_qbench.mcp.models import GenerateWorkflowResult
+from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunList
@@ -52,6 +54,7 @@ from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import SearchResult
 from pytest_qbench.mcp.models import SimilarTests
 from pytest_qbench.mcp.models import TestCaseDetail
+from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.schemas import compact_input
@@ -65,7 +68,9 @@ run_test_workflow to run tests (it returns failures only), get_test_failure for 
 full, get_run_output to page through pytest's output. search_tests, get_test_by_key and \
 find_similar_tests search the test catalog (build it with ingest_tests). list_runs and \
 flaky_tests read the run history. run_build_workflow runs the linter, the type checkers and \
-the build check and returns their errors only; get_run_output pages a checker's raw log."""
+the build check and returns their errors only; get_run_output pages a checker's raw log. \
+generate_tests_workflow writes unit tests for a module's uncovered functions (Hypothesis, \
+templates; no model), keeps those that pass and add coverage, and lists what needs a person."""
 
 Paths = Annotated[
     list[str] | str | None,
@@ -94,6 +99,7 @@ OUTPUTS: dict[str, type[BaseModel]] = {
     "ingest_tests": IngestReport,
     "check_health": Health,
     "run_build_workflow": BuildResult,
+    "generate_tests_workflow": GenerateWorkflowResult,
 }
 """Each tool's result model."""
 
@@ -434,6 +440,43 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
                     await anyio.to_thread.run_sync(tools.wait_for_checks)
                 raise
         return respond(result, texts.build_text(result, budget), budget)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+    async def generate_tests_workflow(
+        ctx: Context,
+        target_path: Annotated[
+            str,
+            Field(
+                description="A module file or package directory inside the project",
+                max_length=1000,
+            ),
+        ],
+        test_type: Annotated[TestType, Field(description="Only unit tests are generated")] = "unit",
+        coverage_goal: Annotated[
+            float, Field(ge=0, le=100, description="Line coverage aimed at, in percent")
+        ] = 85,
+        generation_strategy: Annotated[
+            GenerationStrategy,
+            Field(description="hybrid: hypothesis, template, pynguin; llm is refused (no model)"),
+        ] = "hybrid",
+        max_llm_budget: Annotated[int, Field(ge=0, description="Unused: tokens_used is 0")] = 10000,
+        timeout_seconds: Annotated[
+            float | None,
+            Field(gt=0, description="Kill the generation after this long (capped)"),
+        ] = None,
+    ) -> Annotated[CallToolResult, GenerateWorkflowResult]:
+        """Generate unit tests for a module's uncovered functions (Hypothesis, templates; the
+        target's code runs), keep under tests/generated/ those that pass and add coverage;
+        return the coverage measured, the gap and what needs a person. One at a time."""
+        del max_llm_budget  # qbench calls no model
+        with tool_errors():
+            process = tools.start_generation(
+                target_path, test_type, coverage_goal, generation_strategy, timeout_seconds
+            )
+            await supervise(tools, process, ctx)
+            call = partial(tools.finish_generation, process, test_type)
+            result = await anyio.to_thread.run_sync(call)
+        return respond(result, texts.generate_text(result, budget), budget)
 
     @server.tool(annotations=READ_ONLY)
     def check_health() -> Annotated[CallToolResult, Health]:

@@ -28,6 +28,7 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp import build
+from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp import search as finder
@@ -47,6 +48,8 @@ from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import CheckType
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
+from pytest_qbench.mcp.models import GenerateWorkflowResult
+from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import OutputStream
@@ -58,6 +61,7 @@ from pytest_qbench.mcp.models import SearchResult
 from pytest_qbench.mcp.models import SimilarityScope
 from pytest_qbench.mcp.models import SimilarTests
 from pytest_qbench.mcp.models import TestCaseDetail
+from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.models import ToolCallTotals
 from pytest_qbench.mcp.output import CHECK_STREAM
 from pytest_qbench.mcp.output import STREAM_FILES
@@ -119,6 +123,11 @@ class QBenchTools:
     def _busy(self) -> ToolFailure:
         """The refusal of a second run (a test run or a check run) while one goes on."""
         active = self.active
+        if active is not None and generation.is_generation(active.plan.run_id):
+            return ToolFailure(
+                f"a generation is running (run id {active.plan.run_id}, "
+                f"{active.elapsed():.0f}s so far); one at a time: wait for it, or cancel it"
+            )
         if active is not None:
             what = f" ({active.plan.run_id}, {active.elapsed():.0f}s so far)"
         else:
@@ -171,6 +180,46 @@ class QBenchTools:
             self.active_check = None
             self._lock.release()
         return build.build_result(report, strict, self.config.budget)
+
+    def start_generation(
+        self,
+        target_path: str,
+        test_type: TestType = "unit",
+        coverage_goal: float = 85.0,
+        strategy: GenerationStrategy = "hybrid",
+        timeout_seconds: float | None = None,
+    ) -> PytestProcess:
+        """Check the request and start ``qbench generate`` (issue 14.3) in its own process
+        group; the caller supervises it like a test run, then calls ``finish_generation``.
+
+        Raises:
+            ToolFailure: a refused argument, or a run or generation already going on.
+        """
+        generation.check_request(test_type, strategy)
+        plan = generation.plan_generation(
+            self.config, target_path, coverage_goal, strategy, timeout_seconds
+        )
+        process = self._start(plan)
+        plan.run_dir.mkdir(parents=True, exist_ok=True)  # get_run_output finds it meanwhile
+        return process
+
+    def finish_generation(
+        self, process: PytestProcess, test_type: TestType = "unit"
+    ) -> GenerateWorkflowResult:
+        """The ended generation's result, its output kept in its run directory.
+
+        Raises:
+            ToolFailure: it was stopped at the timeout, or ended without a result.
+        """
+        try:
+            code, _ = self._wrap_up(process)
+            result = generation.read_result(process.plan, code, process.stopped_by)
+            generation.store_result(process.plan, result)
+        finally:
+            self._release(process)
+        return generation.workflow_result(
+            process.plan.run_id, result, test_type, self.config.budget
+        )
 
     def wait_for_checks(self, seconds: float = 30.0) -> None:
         """Wait (at most ``seconds``) until no check run goes on: a cancelled
@@ -234,7 +283,7 @@ class QBenchTools:
         code = process.finish()
         run_dir = process.move_outputs()
         runs.write_meta(run_dir, process.meta(code))
-        if process.stopped_by is not None:
+        if process.stopped_by is not None and not generation.is_generation(process.plan.run_id):
             with contextlib.suppress(Exception):  # the run's own files stay the record
                 runs.repair(self.config, run_dir)
         return code, run_dir

@@ -15,6 +15,7 @@ from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
+from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunList
@@ -345,3 +346,26 @@ def health_text(health: Health, limit: int) -> str:
         *(f"Problem: {p}" for p in health.problems),
     ]
     return _cut(lines, limit)
+
+
+def generate_text(result: GenerateWorkflowResult, limit: int) -> str:
+    """A generation (issue 14.3): coverage before -> after, files, what needs a person."""
+    made = result.auto_generated
+    goal = (
+        "goal met"
+        if result.goal_met
+        else (f"{result.coverage_gap.percentage_needed:g} points short of the goal")
+    )
+    head = (
+        f"{'SUCCESS' if result.success else 'FAILED'} {result.run_id}: coverage "
+        f"{result.coverage_before:.2f}% -> {made.coverage_achieved:.2f}% ({goal}); "
+        f"{made.count} tests kept in {result.wall_seconds:.1f}s"
+    )
+    files = [f"wrote {path}" for path in made.files]
+    problems = [f"problem: {first_line(p)}" for p in result.problems]
+    review = [
+        f"needs a person: {item.file}:{item.line} {item.function}: {first_line(item.reason)}"
+        for item in result.needs_llm_review
+    ]
+    steps = ["Next steps:", *(f"- {s}" for s in result.next_steps)]
+    return fit_lines([head, *files, *problems, *review, *steps], limit, "[... {n} more lines]")
