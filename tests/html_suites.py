@@ -24,8 +24,10 @@ from pytest_qbench.report.html import render_html
 from pytest_qbench.report.shapes import new
 
 
-REPO = Path(pytest_qbench.__file__).resolve().parents[1]
-DEMO = REPO / "examples" / "demo"
+PACKAGE_PARENT = Path(pytest_qbench.__file__).resolve().parents[1]
+"""Where the tested pytest_qbench is imported from (the checkout, or site-packages under tox)."""
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo"
+"""The checkout's demo suite (not installed with the package)."""
 SUMMARY_LINE = re.compile(r"^=+ (?P<parts>.+?) in [0-9.]+s(?: \([^)]*\))? =+$", re.MULTILINE)
 PAYLOADS = (
     "<script>alert(1)</script>",
@@ -156,7 +158,7 @@ def run_pytest(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
         for k, v in os.environ.items()
         if not k.startswith(("PYTEST_", "GITHUB_", "QBENCH_")) and k not in ("CI", "COLUMNS")
     }
-    path = os.pathsep.join(p for p in (str(REPO), clean.get("PYTHONPATH", "")) if p)
+    path = os.pathsep.join(p for p in (str(PACKAGE_PARENT), clean.get("PYTHONPATH", "")) if p)
     clean.update(PYTHONPATH=path, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", COLUMNS="100")
     clean.update(env or {})
     done = subprocess.run(
