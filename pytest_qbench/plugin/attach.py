@@ -49,6 +49,8 @@ records_key = pytest.StashKey[list["AttachmentRecord"]]()
 """A test's attachment records, in the order attached."""
 sent_key = pytest.StashKey[int]()
 """How many of them already travel on an earlier report of the test."""
+teardown_key = pytest.StashKey[tuple[pytest.TestReport, list["AttachmentRecord"]]]()
+"""The test's last teardown report and the records it carried (see `records_for_report`)."""
 
 
 class Attacher:
@@ -213,6 +215,28 @@ def take_new_records(item: pytest.Item) -> list[AttachmentRecord]:
     sent = item.stash.get(sent_key, 0)
     item.stash[sent_key] = len(records)
     return records[sent:]
+
+
+def records_for_report(item: pytest.Item, report: pytest.TestReport) -> list[AttachmentRecord]:
+    """The attachment records ``report`` carries: those not yet sent, and at a rerun's setup
+    those of the previous attempt's teardown when that report was never logged.
+
+    pytest-rerunfailures before 16.7 stops at the failed call of an attempt it reruns: the
+    attempt's teardown report is made (its attachments taken) but never logged, and lacks the
+    ``rerun`` attribute the plugin sets on every report it handles; its records go with the next
+    attempt's setup instead of being lost.
+    """
+    records = take_new_records(item)
+    if report.when == "setup":
+        previous = item.stash.get(teardown_key, None)
+        if previous is not None:
+            del item.stash[teardown_key]
+            teardown, carried = previous
+            if not hasattr(teardown, "rerun"):
+                records = carried + records
+    elif report.when == "teardown" and records:
+        item.stash[teardown_key] = (report, records)
+    return records
 
 
 def attach_from_hook(item: pytest.Item, attacher: Attacher) -> None:

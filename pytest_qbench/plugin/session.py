@@ -37,7 +37,7 @@ from pytest_qbench.plugin.attach import Attacher
 from pytest_qbench.plugin.attach import attach_from_hook
 from pytest_qbench.plugin.attach import attacher_key
 from pytest_qbench.plugin.attach import format_size
-from pytest_qbench.plugin.attach import take_new_records
+from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -132,7 +132,7 @@ class QBenchWorker:
         if self.attacher is not None:
             if report.when == "teardown":
                 attach_from_hook(item, self.attacher)
-            attached = take_new_records(item)
+            attached = records_for_report(item, report)
             if attached:
                 setattr(report, ATTACH_ATTR, attached)
         if self.worker is not None and report.user_properties:
