@@ -31,6 +31,7 @@ from html_suites import build_xss
 
 
 if TYPE_CHECKING:
+    from playwright.sync_api import Browser
     from playwright.sync_api import Locator
     from playwright.sync_api import Page
 
@@ -70,8 +71,9 @@ def save_screenshot(page: Page, name: str, part: Locator | None = None) -> None:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
-    """examples/demo plus extras, three runs into one store; the last run's page."""
+def demo(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Path, Run]:
+    """examples/demo plus extras, three runs into one store; the last run's page (built only
+    when there is a browser to open it)."""
     return build_demo(tmp_path_factory.mktemp("demo"))
 
 
@@ -308,7 +310,7 @@ def test_attachments_of_a_real_run(
 
 
 @pytest.fixture(scope="module")
-def xss(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
+def xss(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Path, Run]:
     """Payloads in test ids, messages, output, properties, metadata, attachment names and
     agent answers; the page of that run."""
     return build_xss(tmp_path_factory.mktemp("xss"))
@@ -362,7 +364,7 @@ def test_payloads_from_real_tests_stay_text(
 
 
 @pytest.fixture(scope="module")
-def large(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+def large(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Path, list[str]]:
     """A 50 000-test page (5% failing) and each test's searchable text."""
     return build_large(tmp_path_factory.mktemp("large"))
 
