@@ -72,9 +72,9 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
     return Generated(tmp_path_factory.mktemp("gen"))
 
 
-def measure(root: Path) -> float:
-    """textkit.py's coverage by every test of the project, measured by qbench in a run of our
-    own (report.json), independently of qbench generate."""
+def measure(root: Path, module: str = "textkit.py") -> float:
+    """``module``'s coverage (textkit.py by default) by every test of the project, measured by
+    qbench in a run of our own (report.json), independently of qbench generate."""
     subprocess.run(
         [
             sys.executable,
@@ -97,7 +97,7 @@ def measure(root: Path) -> float:
         timeout=300,
     )
     report = json.loads((root / ".measure" / "runs" / "m" / "report.json").read_text("utf-8"))
-    (row,) = [f for f in report["coverage"]["files"] if f["path"] == "textkit.py"]
+    (row,) = [f for f in report["coverage"]["files"] if f["path"] == module]
     return float(row["percent"])
 
 
@@ -300,6 +300,45 @@ def test_the_budget_stops_new_candidates_and_lists_the_untried(tmp_path: Path) -
     # the budget (4 s) plus the final measurement and pytest's starts, not 40 candidates' runs
     assert result.wall_seconds < 40, result.wall_seconds
     assert took < 60
+
+
+def test_unannotated_arguments_get_a_guessed_type_that_raises_coverage(tmp_path: Path) -> None:
+    """issue 14 (fix): plainkit.py has no annotations; the argument types guessed from names
+    (text, word, count, names_list, line, width) let Hypothesis and the templates call its
+    functions, and each guess is said in the test file and in the output. Without the guess every
+    function is "no annotation and no default" and nothing is generated."""
+    root = tmp_path / "plain"
+    (root / "tests").mkdir(parents=True)
+    shutil.copy(DATA / "plainkit.py.txt", root / "plainkit.py")
+    shutil.copy(DATA / "test_plainkit.py.txt", root / "tests" / "test_plainkit.py")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    done = qbench(
+        root,
+        "generate",
+        "plainkit.py",
+        "--json",
+        "--test-timeout",
+        str(TIMEOUT),
+        "--max-examples",
+        "20",
+    )
+    result = GenerateResult.model_validate_json(done.stdout)
+    assert result.kept >= 3, result.problems
+    assert result.auto_generated.coverage_achieved >= result.coverage_before + 40
+    text = (root / "tests" / "generated" / "test_plainkit_generated.py").read_text("utf-8")
+    assert "# argument types guessed from names: text: str\n" in text
+    assert "count=st.integers(min_value=-10, max_value=100)" in text or "count=1" in text
+    assert (
+        "plainkit.shout: argument types guessed from names: text: str "
+        "(review the tests that use them)"
+    ) in result.problems
+    assert "plainkit.describe: argument `thing` has no annotation and no default" in (
+        result.problems
+    )
+    assert not result.findings, result.findings
+    assert measure(root, "plainkit.py") == pytest.approx(
+        result.auto_generated.coverage_achieved, abs=0.5
+    )
 
 
 def test_a_bad_option_value_is_a_usage_error(tmp_path: Path) -> None:
