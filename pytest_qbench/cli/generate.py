@@ -96,7 +96,8 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         type=int,
         default=60,
         metavar="S",
-        help="Pynguin's search time per module. Default: %(default)r",
+        help="Pynguin's search time and assertion (mutation) time per module, at most; less when "
+        "less of --timeout is left. Default: %(default)r",
     )
     parser.add_argument("--json", action="store_true", help="Print the result as JSON")
     parser.set_defaults(func=cmd_generate)

@@ -99,6 +99,8 @@ def ghostwrite(module: types.ModuleType, item: dict[str, Any], request: Any) -> 
     from hypothesis.extra import ghostwriter
 
     funcs = [_resolve(module, name) for name in item["functions"]]
+    for function, name, kind in item.get("guessed", []):
+        _annotate(_resolve(module, function), name, kind)
     except_ = _exceptions(module, item.get("except", []))
     kind = item["kind"]
     if kind == "roundtrip":
@@ -112,6 +114,15 @@ def ghostwrite(module: types.ModuleType, item: dict[str, Any], request: Any) -> 
     else:
         code = ghostwriter.fuzz(funcs[0], except_=except_)
     return {"code": code}
+
+
+def _annotate(function: Any, name: str, kind: str) -> None:
+    """Give ``function`` the guessed annotation ``name: kind`` (in this child only), so that
+    the ghostwriter infers a strategy for it (``kind`` is a type guess.py names: ``str``,
+    ``list[int]``, ...)."""
+    annotations = dict(getattr(function, "__annotations__", {}) or {})
+    annotations[name] = eval(kind, {"__builtins__": builtins})
+    function.__annotations__ = annotations
 
 
 def _shim_black() -> None:

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 
 from pytest_qbench.generate.functions import Function
+from pytest_qbench.generate.guess import Guess
+from pytest_qbench.generate.guess import guess_types
 from pytest_qbench.generate.templates import raised_names
 
 
@@ -24,6 +26,8 @@ PAIRS = (
 )
 IDEMPOTENT = re.compile(r"(sort|normali[sz]e|clean|canonical|dedup|strip|sanitize|sanitise)")
 BINARY = re.compile(r"^_?(add|merge|combine|union|concat|multiply|mul|gcd|lcm|max|min)(_|$)")
+GUESSED_INTS = (-10, 100)
+"""The range of the integers drawn for an argument guessed to be an int."""
 VARIANTS = re.compile(r"_(fast|slow|naive|reference|ref|old|new|v\d+)$")
 
 
@@ -36,6 +40,13 @@ class GhostSpec:
     module: str
     functions: tuple[str, ...]
     except_: tuple[str, ...]
+    guessed: tuple[tuple[str, Guess], ...] = ()
+    """``(function, guess)``: the types guessed for required unannotated arguments, given to the
+    ghostwriter as annotations (generate/guess.py)."""
+
+    def guesses(self) -> list[Guess]:
+        """The guesses, in order, each once."""
+        return list(dict.fromkeys(g for _, g in self.guessed))
 
 
 def ghost_specs(module: str, functions: list[Function]) -> list[GhostSpec]:
@@ -46,7 +57,10 @@ def ghost_specs(module: str, functions: list[Function]) -> list[GhostSpec]:
         for kind, names in _kinds(name, function, plain):
             raised = tuple(r for n in names for r in raised_names(plain[n].node))
             ident = f"{module}:{kind}:{'+'.join(names)}"
-            specs.append(GhostSpec(ident, kind, module, names, tuple(dict.fromkeys(raised))))
+            guessed = tuple((n, g) for n in names for g in required_guesses(plain[n]))
+            specs.append(
+                GhostSpec(ident, kind, module, names, tuple(dict.fromkeys(raised)), guessed)
+            )
     return specs
 
 
@@ -72,6 +86,17 @@ def _kinds(
     return kinds
 
 
+def required_guesses(function: Function) -> list[Guess]:
+    """The guessed types of ``function``'s required unannotated arguments (those with a
+    default keep the ghostwriter's own handling)."""
+    required = set(_required(function)) | {
+        a.arg
+        for a, d in zip(function.node.args.kwonlyargs, function.node.args.kw_defaults, strict=True)
+        if d is None
+    }
+    return [g for name, g in guess_types(function.node).items() if name in required]
+
+
 def _required(function: Function) -> list[str]:
     args = function.node.args
     return [a.arg for a in args.args[: len(args.args) - len(args.defaults)]]
@@ -83,3 +108,16 @@ def with_settings(code: str, max_examples: int) -> str:
     decorator = f"@settings(max_examples={max_examples}, deadline=None, derandomize=True)\n"
     code = re.sub(r"^@given\(", lambda m: decorator + m.group(0), code, flags=re.MULTILINE)
     return "from hypothesis import settings\n" + code
+
+
+def bound_guessed_ints(code: str, guesses: list[Guess]) -> str:
+    """``code`` with the strategy of each argument guessed to be an int bounded to
+    ``GUESSED_INTS``: a count or a width guessed from a name may size a loop or a string."""
+    low, high = GUESSED_INTS
+    for guess in guesses:
+        if guess.type == "int":
+            code = code.replace(
+                f"{guess.name}=st.integers()",
+                f"{guess.name}=st.integers(min_value={low}, max_value={high})",
+            )
+    return code

@@ -52,6 +52,7 @@ def run_probe(
                 "module": s.module,
                 "functions": list(s.functions),
                 "except": list(s.except_),
+                "guessed": [[function, g.name, g.type] for function, g in s.guessed],
             }
             for s in specs
         ],

@@ -6,11 +6,14 @@ budget; the test files it writes are read back as candidates."""
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import count_tests
 from pytest_qbench.generate.candidate import split_source
+from pytest_qbench.generate.process import Finished
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import run_child
 from pytest_qbench.generate.target import GenerateError
@@ -18,6 +21,13 @@ from pytest_qbench.generate.target import Target
 
 
 ENV_PYTHON = "QBENCH_PYNGUIN_PYTHON"
+STARTUP_SECONDS = 4
+"""Pynguin's start-up (import, analysis of the module) and the writing of its tests."""
+MARGIN = 0.15
+"""The share of Pynguin's wall time kept free: its last mutant finishes after its mutation
+time, and a loaded machine is slower."""
+SEARCH_SHARE = 0.6
+"""The share of the rest that goes to the search; the mutation analysis gets the remainder."""
 
 
 def pynguin_python(given: str | None) -> str | None:
@@ -35,51 +45,96 @@ def check_pynguin(interpreter: str) -> None:
         )
 
 
+@dataclass(frozen=True)
+class PynguinPlan:
+    """Pynguin's share of the budget for one module: its search and assertion (mutation) times
+    and the wall time after which its process group is killed."""
+
+    search: int
+    mutation: int
+    wall: float
+
+
+def plan_pynguin(wanted: int, seconds: float) -> PynguinPlan | None:
+    """How to run Pynguin in ``seconds`` of wall time: start-up (``STARTUP_SECONDS``) and a
+    margin (``MARGIN``) first, then the rest split between the search (``SEARCH_SHARE``) and the
+    mutation analysis that writes the assertions, each at most ``wanted`` (--pynguin-seconds);
+    ``None`` when less than a second of search would be left."""
+    work = seconds * (1 - MARGIN) - STARTUP_SECONDS
+    search = min(wanted, int(work * SEARCH_SHARE))
+    if search < 1:
+        return None
+    mutation = max(1, min(wanted, int(work - search)))
+    return PynguinPlan(search=search, mutation=mutation, wall=seconds)
+
+
 def run_pynguin(
-    interpreter: str, target: Target, scratch: Path, seconds: int, timeout: float
+    interpreter: str, target: Target, modules: list[str], scratch: Path, wanted: int, until: float
 ) -> tuple[list[Candidate], list[str]]:
-    """Pynguin's tests of each module of the target, and a line per module it failed on."""
+    """Pynguin's tests of each of ``modules``, run one after another so that the last ends by
+    ``until`` (``time.monotonic``), and a line per module it failed on or was not run on."""
     candidates: list[Candidate] = []
     problems: list[str] = []
     env = child_env(target.import_root, {"PYNGUIN_DANGER_AWARE": "1"})
     env.pop("PYTHONPATH", None)  # qbench's own packages are for this Python, not 3.10
-    for index, module in enumerate(target.modules):
+    for index, name in enumerate(modules):
+        share = (until - time.monotonic()) / (len(modules) - index)
+        plan = plan_pynguin(wanted, share)
+        if plan is None:
+            problems.append(
+                f"pynguin on {name}: not run: {max(share, 0):.0f} s of the budget left, too little "
+                "for its start-up and search (raise --timeout)"
+            )
+            continue
         out = scratch / "pynguin" / str(index)
         out.mkdir(parents=True)
-        command = [
-            interpreter,
-            "-m",
-            "pynguin",
-            "--project-path",
-            str(target.import_root),
-            "--output-path",
-            str(out),
-            "--module-name",
-            module.name,
-            "--maximum-search-time",
-            str(seconds),
-        ]
-        finished = run_child(command, out, env, seconds + timeout)
+        finished = run_child(_command(interpreter, target, name, out, plan), out, env, plan.wall)
         files = sorted(out.glob("test_*.py"))
-        if finished.timed_out or not files:
-            why = (
-                "hung"
-                if finished.timed_out
-                else (finished.tail(300).strip().splitlines() or ["no tests"])[-1]
-            )
-            problems.append(f"pynguin on {module.name}: no tests ({why})")
+        if not files:
+            problems.append(f"pynguin on {name}: no tests ({_why(finished, plan)})")
         for number, path in enumerate(files):
             imports, body = split_source(path.read_text(encoding="utf-8"))
-            functions = [module.name]
             candidates.append(
                 Candidate(
                     f"pynguin_{index}_{number}",
                     "pynguin",
-                    module.name,
-                    functions,
+                    name,
+                    [name],
                     imports,
                     body,
                     tests=count_tests(body),
                 )
             )
     return candidates, problems
+
+
+def _command(
+    interpreter: str, target: Target, module: str, out: Path, plan: PynguinPlan
+) -> list[str]:
+    return [
+        interpreter,
+        "-m",
+        "pynguin",
+        "--project-path",
+        str(target.import_root),
+        "--output-path",
+        str(out),
+        "--module-name",
+        module,
+        "--maximum-search-time",
+        str(plan.search),
+        "--maximum-mutation-time",
+        str(plan.mutation),
+        "--seed",
+        "1",
+        "--no-rich",
+    ]
+
+
+def _why(finished: Finished, plan: PynguinPlan) -> str:
+    if finished.timed_out:
+        return (
+            f"killed at the budget after {plan.wall:.0f} s (search {plan.search} s + assertions "
+            f"{plan.mutation} s + start-up) before it wrote its tests; raise --timeout"
+        )
+    return (finished.tail(300).strip().splitlines() or ["no tests"])[-1]

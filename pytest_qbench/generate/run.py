@@ -2,9 +2,11 @@
 
 1. measure the target's coverage with the project's existing tests (child pytest, ``--qbench-cov``);
 2. list its functions with uncovered lines, most uncovered first, then most complex;
-3. generate candidates (Hypothesis ghostwriter, templates, Pynguin) in child processes;
+3. generate candidates (Hypothesis ghostwriter, templates) in child processes;
 4. verify each candidate alone (child pytest with coverage); keep those that pass and add lines,
    keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why;
+   then Pynguin, on the modules still uncovered, with the time that is left (its search and
+   mutation times clipped to fit, ``VERIFY_SECONDS`` kept to verify its files the same way);
 5. write the kept tests, then measure the existing suite plus the written files again.
 
 ``request.timeout`` is the budget of steps 1-4: once spent, no new candidate starts and the
@@ -31,8 +33,11 @@ from pytest_qbench.generate.functions import Function
 from pytest_qbench.generate.functions import attach_uncovered
 from pytest_qbench.generate.functions import read_functions
 from pytest_qbench.generate.ghostwriter import GhostSpec
+from pytest_qbench.generate.ghostwriter import bound_guessed_ints
 from pytest_qbench.generate.ghostwriter import ghost_specs
 from pytest_qbench.generate.ghostwriter import with_settings
+from pytest_qbench.generate.guess import Guess
+from pytest_qbench.generate.guess import comment
 from pytest_qbench.generate.probe import Probed
 from pytest_qbench.generate.probe import run_probe
 from pytest_qbench.generate.pynguin import check_pynguin
@@ -61,6 +66,10 @@ MIN_CHILD_SECONDS = 0.5
 """The least time a child is given when the budget is nearly spent."""
 MAX_NAMED = 20
 """Functions named in the line that says which were not tried."""
+GUESS_MARK = "# argument types guessed from"
+"""The comment a test on guessed argument types carries (guess.comment)."""
+VERIFY_SECONDS = 10.0
+"""The end of the budget kept free of Pynguin to verify its files (at most --test-timeout)."""
 
 
 class Generation:
@@ -209,6 +218,8 @@ def _generate(
                     reason="not run: its functions are covered already",
                 )
             )
+    if "pynguin" in methods:
+        _pynguin(run, target, lines)
     _note_untried(run, functions)
     written, findings_file = _write(run, target, out)
     after = _measure_after(run, target, written, lines)
@@ -321,16 +332,27 @@ def _candidates(
     calls = {k: v for k, v in calls.items() if v[0] not in probed.import_errors}
     if probed.problem:
         run.problems.append(probed.problem)
-    found = _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
+    return _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
+
+
+def _pynguin(run: Generation, target: Target, lines: Lines) -> None:
+    """Pynguin last, on the modules still uncovered, with the time that is left less what
+    verifying its files takes; what was kept before is kept whatever Pynguin does."""
     python = pynguin_python(run.request.pynguin_python)
-    if "pynguin" in methods and python is not None and not run.out_of_time():
-        seconds = max(1, min(run.request.pynguin_seconds, int(run.remaining())))
-        extra, problems = run_pynguin(
-            python, target, run.scratch, seconds, run.limit(run.request.test_timeout)
-        )
-        found += extra
-        run.problems += problems
-    return found
+    modules = [m.name for m in target.modules if lines.missing(m.path)]
+    if python is None or not modules:
+        return
+    verifying = min(run.request.test_timeout, VERIFY_SECONDS)
+    until = run.deadline - verifying
+    found, problems = run_pynguin(
+        python, target, modules, run.scratch, run.request.pynguin_seconds, until
+    )
+    run.problems += problems
+    for candidate in found:
+        if run.out_of_time():
+            _skip(run, candidate)
+        else:
+            _judge(run, candidate, target, lines, None)
 
 
 def _calls(run: Generation, module: str, function: Function) -> dict[str, tuple[str, Call]]:
@@ -361,12 +383,24 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
             args = _nothing_args(code)
             run.note(spec.module, function, f"strategies could not be inferred for {args}")
             continue
-        imports, body = split_source(with_settings(code, run.request.max_examples))
+        guesses = spec.guesses()
+        code = bound_guessed_ints(with_settings(code, run.request.max_examples), guesses)
+        imports, body = split_source(code)
+        if guesses:
+            body = f"{comment(guesses)}\n{body}"
+            _note_guesses(run, spec.module, function, guesses)
         ident = spec.id.replace(":", "_").replace(".", "_").replace("+", "_")
         found.append(
             Candidate(ident, "hypothesis", spec.module, list(spec.functions), imports, body)
         )
     return found
+
+
+def _note_guesses(run: Generation, module: str, function: str, guesses: list[Guess]) -> None:
+    """One line of the output per function whose argument types were guessed."""
+    line = f"{module}.{function}: {comment(guesses)[2:]} (review the tests that use them)"
+    if line not in run.problems:
+        run.problems.append(line)
 
 
 def _nothing_args(code: str) -> str:
@@ -408,6 +442,8 @@ def _template_candidates(
                 models.Dropped(test=ident, function=qualname, method="template", reason=str(exc))
             )
             continue
+        if call.guessed:
+            _note_guesses(run, module, qualname, list(call.guessed))
         found.append(Candidate(ident, "template", module, [qualname], imports, body))
     return found
 
@@ -430,8 +466,10 @@ def _judge(
         reason = "adds no coverage"
     elif verdict.outcome == "finding":
         example, error = verdict.detail.split("|", 1)
-        run.findings.append((candidate, example, error))
-        return
+        if not _wrong_guess(candidate, error):
+            run.findings.append((candidate, example, error))
+            return
+        reason = f"{error} with {example}: likely a wrong type guess, not a bug"
     else:
         reason = (
             verdict.detail if verdict.outcome == "hung" else f"{verdict.outcome}: {verdict.detail}"
@@ -446,6 +484,13 @@ def _judge(
             test=candidate.name, function=function, method=candidate.method, reason=reason
         )
     )
+
+
+def _wrong_guess(candidate: Candidate, error: str) -> bool:
+    """Whether a failure is a type error of a test that runs on guessed argument types: no
+    finding (the guess, not the code, is likely wrong)."""
+    guessed = GUESS_MARK in candidate.body
+    return guessed and error.startswith(("TypeError", "AttributeError"))
 
 
 def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str | None]:

@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass
 
 from pytest_qbench.generate.functions import Function
+from pytest_qbench.generate.guess import Guess
+from pytest_qbench.generate.guess import comment
+from pytest_qbench.generate.guess import guess_types
 
 
 MAX_CALLS = 8
@@ -31,6 +34,8 @@ SIMPLE = {
 }
 FALSY = {"int": "0", "float": "0.0", "str": "''", "bytes": "b''", "list": "[]", "dict": "{}"}
 """The falsy value of a type, for ``not x`` and ``if x``."""
+GUESSED = {"list[str]": "['a']", "list[int]": "[1]"}
+"""Values of the guessed types that are not in ``SIMPLE`` (generate/guess.py)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,8 @@ class Call:
     init: dict[str, str] | None
     """The class's constructor arguments, for a method."""
     label: str
+    guessed: tuple[Guess, ...] = ()
+    """The types guessed for unannotated arguments of the call (generate/guess.py)."""
 
     def args_text(self) -> str:
         """``a=1, b='x'``."""
@@ -59,16 +66,27 @@ class NoValue(Exception):
 def template_calls(function: Function) -> list[Call]:
     """The calls to probe for ``function``; `NoValue` when a required argument has none."""
     init = None
-    if function.is_method:
-        init = {} if function.init is None else representative_args(function.init)
+    guessed: list[Guess] = []
+    if function.is_method and function.init is not None:
+        init = representative_args(function.init)
+        guessed += _used(function.init, init)
+    elif function.is_method:
+        init = {}
     base = representative_args(function.node)
-    calls = [Call(function, base, init, "call")]
+    guessed += _used(function.node, base)
+    calls = [Call(function, base, init, "call", tuple(guessed))]
     for name, value in boundary_values(function.node):
         if name in base or name in _params(function.node):
             args = {**base, name: value}
             if args != base and all(args != c.args for c in calls):
-                calls.append(Call(function, args, init, f"{name}_{slug(value)}"))
+                label = f"{name}_{slug(value)}"
+                calls.append(Call(function, args, init, label, tuple(guessed)))
     return calls[:MAX_CALLS]
+
+
+def _used(node: ast.FunctionDef | ast.AsyncFunctionDef, args: dict[str, str]) -> list[Guess]:
+    """The guesses behind the values of ``args``."""
+    return [g for name, g in guess_types(node).items() if name in args]
 
 
 def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -87,16 +105,20 @@ def representative_args(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[st
     required += [
         a for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d is None
     ]
+    guesses = guess_types(node)
     values: dict[str, str] = {}
     for index, arg in enumerate(required):
         if index == 0 and arg.arg in {"self", "cls"}:
             continue
-        values[arg.arg] = value_for(arg)
+        values[arg.arg] = value_for(arg, guesses.get(arg.arg))
     return values
 
 
-def value_for(arg: ast.arg) -> str:
-    """A representative value of ``arg``'s annotation; `NoValue` names the argument."""
+def value_for(arg: ast.arg, guess: Guess | None = None) -> str:
+    """A representative value of ``arg``'s annotation, or of its guessed type when it has none;
+    `NoValue` names the argument."""
+    if arg.annotation is None and guess is not None:
+        return GUESSED.get(guess.type) or SIMPLE[guess.type]
     if arg.annotation is None:
         raise NoValue(f"argument `{arg.arg}` has no annotation and no default")
     text = ast.unparse(arg.annotation).replace("typing.", "")
@@ -122,12 +144,13 @@ def boundary_values(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[
     """``(parameter, value)`` at the edges of the function's simple comparisons of a parameter
     with a constant, and the falsy value of a parameter tested for truth."""
     params = {a.arg: a for a in [*node.args.args, *node.args.kwonlyargs]}
+    guesses = guess_types(node)
     found: list[tuple[str, str]] = []
     for child in ast.walk(node):
         if isinstance(child, ast.Compare) and len(child.ops) == 1:
             found += _compare_edges(child, params)
         elif isinstance(child, ast.If | ast.While | ast.IfExp | ast.Assert):
-            found += _truth_edges(child.test, params)
+            found += _truth_edges(child.test, params, guesses)
     return list(dict.fromkeys(found))
 
 
@@ -160,12 +183,16 @@ def _constant(node: ast.expr) -> str | None:
     return None
 
 
-def _truth_edges(test: ast.expr, params: dict[str, ast.arg]) -> list[tuple[str, str]]:
+def _truth_edges(
+    test: ast.expr, params: dict[str, ast.arg], guesses: dict[str, Guess]
+) -> list[tuple[str, str]]:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test = test.operand
     if isinstance(test, ast.Name) and test.id in params:
         annotation = params[test.id].annotation
+        guess = guesses.get(test.id)
         text = ast.unparse(annotation) if annotation is not None else ""
+        text = guess.type if guess is not None and annotation is None else text
         falsy = FALSY.get(re.split(r"[\[|]", text)[0].strip())
         return [(test.id, falsy)] if falsy else []
     return []
@@ -213,4 +240,6 @@ def test_source(call: Call, module: str, outcome: dict[str, object]) -> tuple[st
         body = f"    assert {expression} == {outcome['returned']}\n"
     else:
         body = f"    {expression}  # returned {str(outcome.get('returned'))[:60]!s}: check it\n"
+    if call.guessed:
+        body = f"    {comment(list(call.guessed))}\n{body}"
     return f"def {name}() -> None:\n{body}", imports
