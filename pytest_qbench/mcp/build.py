@@ -155,7 +155,6 @@ def next_steps(
 
 def step(error: BuildError) -> str:
     """``Fix type error in a.py:142 (arg-type)``."""
-    what = {"lint": "lint", "type": "type", "build": "build"}[kind(error.tool)]
-    severity = "warning" if error.severity == "warning" else "error"
+    what = kind(error.tool)
     where = ":".join(str(part) for part in (error.file, error.line) if part is not None)
-    return f"Fix {what} {severity} in {where or 'the project'} ({error.error_type})"
+    return f"Fix {what} {error.severity} in {where or 'the project'} ({error.error_type})"
