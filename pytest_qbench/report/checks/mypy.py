@@ -12,10 +12,10 @@ from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.report.checks.spans import Snippets
 from pytest_qbench.report.checks.spans import Span
 from pytest_qbench.report.checks.spans import decode
+from pytest_qbench.report.checks.spans import error_warning_or_info
 from pytest_qbench.report.checks.spans import relative_file
 from pytest_qbench.report.checks.spans import text_lines
 from pytest_qbench.report.models import Diagnostic
-from pytest_qbench.report.models import Severity
 
 
 TOOL = "mypy.typecheck"
@@ -71,7 +71,7 @@ def _from_json(item: Any, cwd: Path, snippets: Snippets, span: Span) -> Diagnost
     message = str(item["message"]) + (f" ({item['hint']})" if item.get("hint") else "")
     return Diagnostic(
         tool=TOOL,
-        severity=_severity(str(item["severity"])),
+        severity=error_warning_or_info(str(item["severity"])),
         message=message,
         code=item.get("code"),
         file=file,
@@ -108,7 +108,7 @@ def _from_text(match: re.Match[str], cwd: Path, snippets: Snippets, span: Span) 
     line = int(match["line"]) if match["line"] else None
     return Diagnostic(
         tool=TOOL,
-        severity=_severity(match["severity"]),
+        severity=error_warning_or_info(match["severity"]),
         message=match["message"],
         code=match["code"],
         file=file,
@@ -120,10 +120,3 @@ def _from_text(match: re.Match[str], cwd: Path, snippets: Snippets, span: Span) 
         log_range=span.log_range(),
         byte_offsets=span.byte_offsets(),
     )
-
-
-def _severity(given: str) -> Severity:
-    """mypy's ``error``, ``warning`` and ``note`` (info)."""
-    if given in ("error", "warning"):
-        return "error" if given == "error" else "warning"
-    return "info"

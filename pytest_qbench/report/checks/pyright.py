@@ -12,10 +12,10 @@ from pytest_qbench.report.checks.spans import UNKNOWN
 from pytest_qbench.report.checks.spans import Snippets
 from pytest_qbench.report.checks.spans import Span
 from pytest_qbench.report.checks.spans import decode
+from pytest_qbench.report.checks.spans import error_warning_or_info
 from pytest_qbench.report.checks.spans import json_array_items
 from pytest_qbench.report.checks.spans import relative_file
 from pytest_qbench.report.models import Diagnostic
-from pytest_qbench.report.models import Severity
 
 
 TOOL = "pyright.typecheck"
@@ -66,7 +66,7 @@ def _diagnostic(item: Any, cwd: Path, snippets: Snippets) -> Diagnostic:
     line = _one_based(start.get("line"))
     return Diagnostic(
         tool=TOOL,
-        severity=_severity(str(item["severity"])),
+        severity=error_warning_or_info(str(item["severity"])),
         message=str(item["message"]),
         code=item.get("rule"),
         file=file,
@@ -80,10 +80,3 @@ def _diagnostic(item: Any, cwd: Path, snippets: Snippets) -> Diagnostic:
 
 def _one_based(value: object) -> int | None:
     return value + 1 if isinstance(value, int) and value >= 0 else None
-
-
-def _severity(given: str) -> Severity:
-    """pyright's ``error``, ``warning`` and ``information``."""
-    if given in ("error", "warning"):
-        return "error" if given == "error" else "warning"
-    return "info"

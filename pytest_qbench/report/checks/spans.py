@@ -11,6 +11,7 @@ from typing import Any
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.report.models import ByteOffsets
 from pytest_qbench.report.models import LogRange
+from pytest_qbench.report.models import Severity
 
 
 SNIPPET_MAX = 240
@@ -37,6 +38,16 @@ class Span:
 
 UNKNOWN = Span(0, 0, 0, 0)
 """A span the parser cannot tell."""
+
+
+def error_warning_or_info(given: str) -> Severity:
+    """A checker's ``error`` or ``warning`` as is; anything else (mypy's ``note``, pyright's
+    ``information``) is ``info``."""
+    if given == "error":
+        return "error"
+    if given == "warning":
+        return "warning"
+    return "info"
 
 
 def span_of(text: str, start: int, end: int) -> Span:
