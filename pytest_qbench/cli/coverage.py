@@ -74,9 +74,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
 
 def is_test_run(path: Path) -> bool:
     """A run directory of a test run (not of ``qbench check``, issue 13)."""
-    from pytest_qbench.report.store import is_check_run
-
-    return path.is_dir() and not is_check_run(path)
+    return path.is_dir() and not store.is_check_run(path)
 
 
 def find_data_file(run: str, qbench_dir: Path) -> Path:
