@@ -75,9 +75,10 @@ def record_run(
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
     history of each failing test. First, each static-check diagnostic of ``report`` gets its
-    ``history`` (``new``, ``existing since <run>``) from the runs indexed before. Retention deletes the run directories of the runs it removes
-    that are in ``qbench_dir`` (another machine's runs have theirs elsewhere). ``deselected``:
-    the node ids the run deselected, which ``qbench diff`` tells from removed tests.
+    ``history`` (``new``, ``existing since <run>``) from the runs indexed before. Retention
+    deletes the run directories of the runs it removes that are in ``qbench_dir`` (another
+    machine's runs have theirs elsewhere). ``deselected``: the node ids the run deselected,
+    which ``qbench diff`` tells from removed tests.
 
     Raises:
         HistoryError: the index cannot be used (locked for too long, damaged, newer,

@@ -69,9 +69,9 @@ class CallLog:
     ) -> int:
         """Bytes of raw output a successful response of ``tool`` stood for: the run's stdout
         and stderr for ``run_test_workflow`` and ``generate_tests_workflow`` (the run it made)
-        and ``get_test_failure`` (the
-        run asked about), every checker's raw log for ``run_build_workflow`` (issue 13.7); 0
-        for the others (``get_run_output``'s pages are the raw output)."""
+        and ``get_test_failure`` (the run asked about), every checker's raw log for
+        ``run_build_workflow`` (issue 13.7); 0 for the others (``get_run_output``'s pages are
+        the raw output)."""
         if tool not in REPLACES_RUN_OUTPUT:
             return 0
         with contextlib.suppress(QBenchError, OSError, TypeError, ValueError):
