@@ -7,6 +7,7 @@ Standard library and pytest only (imported whenever pytest starts).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pytest
@@ -109,7 +110,7 @@ class CheckSettings:
         return bool(self.tools)
 
 
-def read_check_settings(reader: OptionReader, environ: dict[str, str]) -> CheckSettings:
+def read_check_settings(reader: OptionReader, environ: Mapping[str, str]) -> CheckSettings:
     """Validate the static-check options; raise ``UsageError`` on the first problem."""
     tools = reader.parsed("check", parse_check_tools, ())
     max_errors = reader.parsed("max_errors", parse_count, None)

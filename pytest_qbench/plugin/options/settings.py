@@ -159,7 +159,7 @@ def read_settings(config: pytest.Config) -> Settings:
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
         db=read_db(reader),
         gates=read_gate_settings(config),
-        checks=read_check_settings(reader, dict(os.environ)),
+        checks=read_check_settings(reader, os.environ),
         attach=AttachLimits(
             max_size=reader.parsed("attach_max_size", parse_size, DEFAULT_ATTACH_MAX_SIZE),
             max_total=reader.parsed("attach_max_total", parse_size, DEFAULT_ATTACH_MAX_TOTAL),
