@@ -141,8 +141,7 @@ def row_message(result: TestResultRecord) -> str:
     """The line shown under a row (and searched): the failure's first line, or the reason."""
     failure = result["failure"] or result["teardown_failure"]
     if failure is not None:
-        first = failure["error_message"].strip().split("\n", 1)[0]
-        return f"{failure['error_type']}: {first}"[:300]
+        return _failure_line(failure)[:300]
     return (result["reason"] or "")[:300]
 
 
