@@ -113,8 +113,9 @@ def build_page(
         view = aggregator.view()
     assert view is not None
     env = env or make_html_environment()
-    context = page_context(record, view, trend or Trend(), data.to_json(), env)
-    context["charts"] = chart_context(record, view, trend or Trend(), data)
+    trend = trend or Trend()
+    context = page_context(record, view, trend, data.to_json(), env)
+    context["charts"] = chart_context(record, view, trend, data)
     context["row_counts"] = data.outcome_counts()
     context["row_total"] = len(data.outcome)
     try:
@@ -172,7 +173,7 @@ def page_context(
         "ok": run_ok(report),
         "view": view,
         "trend": trend,
-        "outcomes": [(name, _outcome_count(summary, name)) for name in OUTCOMES],
+        "outcomes": _outcome_counts(summary),
         "data_json": embed_json(data),
         "csp": csp,
         "style": Markup(style),
@@ -187,13 +188,11 @@ def chart_context(
     data: PageData,
 ) -> dict[str, Any]:
     """The SVG charts, by name."""
-    summary = report["summary"]
-    counts = [(name, _outcome_count(summary, name)) for name in OUTCOMES]
     slowest = [
         (r["nodeid"], float(r["duration"]), format_duration(r["duration"])) for r in view.slowest
     ]
     return {
-        "donut": charts.donut(counts),
+        "donut": charts.donut(_outcome_counts(report["summary"])),
         "histogram": charts.duration_histogram(data.durations) if data.durations else None,
         "slowest": charts.bars("slowest", slowest, "bar", "slowest tests") if slowest else None,
         "trend": charts.trend_charts(trend.runs) if trend.drawable else [],
@@ -205,8 +204,9 @@ def chart_context(
     }
 
 
-def _outcome_count(summary: Any, outcome: str) -> int:
-    return int(summary["errors" if outcome == "error" else outcome])
+def _outcome_counts(summary: Any) -> list[tuple[str, int]]:
+    """``(outcome, count)`` in `OUTCOMES` order, from the summary (which says ``errors``)."""
+    return [(name, int(summary["errors" if name == "error" else name])) for name in OUTCOMES]
 
 
 def _source(env: jinja2.Environment, name: str) -> str:
