@@ -11,6 +11,7 @@ run directory.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from typing import TYPE_CHECKING
 from typing import Any
@@ -84,9 +85,17 @@ class CheckCollector:
 
             timeout = self.settings.timeout
             limit = f"{timeout:g} s after the tests ended (--qbench-check-timeout)"
+            # One deadline for all: the timeout counts from the end of the tests, not per checker.
+            deadline = time.monotonic() + timeout
             try:
                 checks = [
-                    collect_one(one, self.config.rootpath, self.session.run_dir, timeout, limit)
+                    collect_one(
+                        one,
+                        self.config.rootpath,
+                        self.session.run_dir,
+                        max(0.0, deadline - time.monotonic()),
+                        limit,
+                    )
                     for one in self.running
                 ]
             finally:
