@@ -36,7 +36,7 @@ from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
 from pytest_qbench.plugin.attach import attach_from_hook
 from pytest_qbench.plugin.attach import attacher_key
-from pytest_qbench.plugin.attach import format_size
+from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
@@ -477,11 +477,10 @@ class QBenchSession(QBenchWorker):
         refused = budget.refused
         budget.admit(result["attachments"])
         if budget.refused and not refused:
-            limit = format_size(budget.max_total)
             self.note_warning(
                 "attachments",
-                f"{acc.nodeid}: attachments not stored: the run's attachments reached "
-                f"qbench_attach_max_total ({limit}); raise it in the ini file if you need them",
+                f"{acc.nodeid}: attachments not stored: {over_total(budget.max_total)}; "
+                "raise it in the ini file if you need them",
                 acc.file,
                 acc.line,
             )
