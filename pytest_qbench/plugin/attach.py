@@ -272,14 +272,14 @@ class AttachBudget:
     """Holds the run to ``qbench_attach_max_total`` where results arrive: under xdist each
     worker knows only its own files, so the files that take the run over are removed here."""
 
-    def __init__(self, run_dir: Path, max_total: int) -> None:
-        self.run_dir = run_dir
+    def __init__(self, max_total: int) -> None:
         self.max_total = max_total
         self.used = 0
         self.refused = 0
 
-    def admit(self, records: Iterable[AttachmentRecord]) -> None:
-        """Count each stored attachment; remove those beyond the cap and say so in their record."""
+    def admit(self, run_dir: Path, records: Iterable[AttachmentRecord]) -> None:
+        """Count each stored attachment; remove those beyond the cap (from ``run_dir``) and say
+        so in their record."""
         for record in records:
             path = record["path"]
             if path is None:
@@ -287,7 +287,7 @@ class AttachBudget:
             if self.used + record["size"] <= self.max_total:
                 self.used += record["size"]
                 continue
-            (self.run_dir / path).unlink(missing_ok=True)
+            (run_dir / path).unlink(missing_ok=True)
             record["path"], record["note"] = None, over_total(self.max_total)
             self.refused += 1
 

@@ -189,7 +189,7 @@ class QBenchSession(QBenchWorker):
         self.coverage: CoverageReportRecord | None = None
         self.gates: list[GateResultRecord] = []
         """``GateResult`` records of the gates asked for (coverage, metrics)."""
-        self.attach_budget = AttachBudget(self.run_dir, settings.attach.max_total)
+        self.attach_budget = AttachBudget(settings.attach.max_total)
         self.checks: list[CheckRunRecord] = []
         """The static checkers' runs (``--qbench-check``), without their diagnostics."""
         self.diagnostics: list[DiagnosticRecord] = []
@@ -261,7 +261,6 @@ class QBenchSession(QBenchWorker):
             self.terminal_stats = getattr(terminal, "stats", None)
             self.open_stream()
             self.enable_attachments(self.run_dir, self.settings.attach)
-            self.attach_budget = AttachBudget(self.run_dir, self.settings.attach.max_total)
 
     def claim_run_dir(self) -> None:
         """Make this run's directory, atomically: a run id that another run holds (even one
@@ -475,7 +474,7 @@ class QBenchSession(QBenchWorker):
         files); the first attachment removed for it is a warning."""
         budget = self.attach_budget
         refused = budget.refused
-        budget.admit(result["attachments"])
+        budget.admit(self.run_dir, result["attachments"])
         if budget.refused and not refused:
             self.note_warning(
                 "attachments",
