@@ -222,7 +222,7 @@ def _generate(
         _pynguin(run, target, lines)
     _note_untried(run, functions)
     written, findings_file = _write(run, target, out)
-    after = _measure_after(run, target, written, lines)
+    after = _measure_after(run, target, written, lines.statements, before.executed)
     return _result(run, target, functions, coverage_before, after, written, findings_file, started)
 
 
@@ -533,15 +533,17 @@ def _as_xfail(candidate: Candidate, example: str, error: str) -> Candidate:
     )
 
 
-def _measure_after(run: Generation, target: Target, written: list[Path], lines: Lines) -> Lines:
-    """The existing suite's lines plus those of the written files, run in the project with its
-    configuration: measured, never the sum of the candidates' runs."""
-    after = statements_of(target, run.project)
-    before_data = run.scratch / "runs" / "before"
-    from pytest_qbench.generate.coverage_gap import executed_lines
-    from pytest_qbench.report.coverage.reports import DATA_FILE
-
-    after.absorb(executed_lines(before_data / DATA_FILE, target))
+def _measure_after(
+    run: Generation,
+    target: Target,
+    written: list[Path],
+    statements: dict[Path, set[int]],
+    before: dict[Path, set[int]],
+) -> Lines:
+    """The existing suite's lines (``before``) plus those of the written files, run in the
+    project with its configuration: measured, never the sum of the candidates' runs."""
+    after = Lines(statements)
+    after.absorb(before)
     if written:
         measured = run_with_coverage(
             target,
