@@ -15,9 +15,6 @@ from pytest_qbench.generate.target import Target
 from pytest_qbench.report.coverage.reports import DATA_FILE
 
 
-PYTEST_NO_TESTS = 5
-
-
 @dataclass
 class Lines:
     """Statements and executed lines of each file of the target."""
