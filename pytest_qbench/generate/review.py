@@ -28,7 +28,7 @@ def review_items(
             items.append(
                 ReviewItem(
                     function=function.qualname,
-                    file=_relative(function.file, project),
+                    file=relative(function.file, project),
                     line=function.line,
                     reason="; ".join(dict.fromkeys(why)),
                     context=function.context,
@@ -54,7 +54,8 @@ def line_ranges(lines: list[int]) -> str:
     return ", ".join(parts)
 
 
-def _relative(path: Path, project: Path) -> str:
+def relative(path: Path, project: Path) -> str:
+    """``path`` relative to ``project``, with ``/`` separators; else as it is."""
     try:
         return path.relative_to(project).as_posix()
     except ValueError:
