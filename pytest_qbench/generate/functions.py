@@ -51,6 +51,10 @@ class Function:
         """``_name`` (dunders excepted)."""
         return self.name.startswith("_") and not self.name.startswith("__")
 
+    def lines_in(self, missing: set[int]) -> list[int]:
+        """The lines of ``missing`` in its span (``line`` to ``end_line``), sorted."""
+        return sorted(n for n in missing if self.line <= n <= self.end_line)
+
 
 def read_functions(path: Path) -> list[Function]:
     """Every top-level function and every method of a top-level class, in file order."""
@@ -149,4 +153,4 @@ def attach_uncovered(functions: list[Function], missing: set[int]) -> None:
     """Set each function's uncovered lines: the missing statements of its span (nested
     functions included; for a class's methods, only their own span)."""
     for function in functions:
-        function.uncovered = sorted(n for n in missing if function.line <= n <= function.end_line)
+        function.uncovered = function.lines_in(missing)

@@ -17,9 +17,7 @@ def review_items(
     items: list[ReviewItem] = []
     for module, gaps in functions.items():
         for function in gaps:
-            missing = sorted(
-                n for n in after.missing(function.file) if function.line <= n <= function.end_line
-            )
+            missing = function.lines_in(after.missing(function.file))
             if not missing:
                 continue
             why = reasons.get(f"{module}:{function.qualname}") or [

@@ -235,10 +235,10 @@ def _still_uncovered(
     if candidate.method == "pynguin":
         return True
     for function in functions.get(candidate.module, []):
-        if function.qualname in candidate.functions:
-            missing = lines.missing(function.file)
-            if any(function.line <= n <= function.end_line for n in missing):
-                return True
+        if function.qualname in candidate.functions and function.lines_in(
+            lines.missing(function.file)
+        ):
+            return True
     return False
 
 
