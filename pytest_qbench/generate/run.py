@@ -306,6 +306,7 @@ def _candidates(
     specs = []
     calls: dict[str, tuple[str, Call]] = {}
     for module, gaps in functions.items():
+        module_specs = ghost_specs(module, gaps) if "hypothesis" in methods else []
         for function in gaps:
             if function.is_async:
                 run.note(module, function.qualname, "async: not generated (needs an event loop)")
@@ -313,7 +314,7 @@ def _candidates(
             if "hypothesis" in methods:
                 specs += [
                     s
-                    for s in ghost_specs(module, gaps)
+                    for s in module_specs
                     if function.name == s.functions[0] and not function.is_method
                 ]
             if "template" in methods:
