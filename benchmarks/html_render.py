@@ -42,7 +42,8 @@ SKIP_REASONS = ("needs a GPU", "backend unavailable", "slow test; run with --run
 
 
 def make_result(index: int, rng: random.Random) -> dict[str, Any]:
-    """One result record: 4% failed, 1% errors, 5% skipped, 1% xfailed, the rest passed."""
+    """One result record: 4% failed, 1% errors, 5% skipped, 1% xfailed, 1% flaky (passed after
+    one rerun), the rest passed."""
     module = index // 100
     file = f"tests/pkg_{module // 50:02d}/test_mod_{module:04d}.py"
     name = f"test_case_{index}" if index % 10 else f"TestGroup.test_method[{index % 7}-x]"
@@ -71,6 +72,14 @@ def make_result(index: int, rng: random.Random) -> dict[str, Any]:
         result.update(outcome="skipped", counted_as=["skipped"], reason=SKIP_REASONS[index % 3])
     elif draw < 0.11:
         result.update(outcome="xfailed", counted_as=["xfailed"], reason=f"known bug #{index % 40}")
+    elif draw < 0.12:
+        attempt = new(
+            "Attempt",
+            outcome="failed",
+            duration=duration,
+            failure=make_failure(index, file, "call").model_dump(mode="json"),
+        )
+        result.update(reruns=1, attempts=[attempt], flaky=True, counted_as=["rerun", "passed"])
     return dict(result)
 
 

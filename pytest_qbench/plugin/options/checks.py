@@ -23,7 +23,8 @@ CHECK_TOOLS = ("ruff", "mypy", "pyright", "build")
 DEFAULT_CHECK_TIMEOUT = 300.0
 """Seconds a checker may still run after the tests are done before it is stopped."""
 TIMEOUT_ENV = "QBENCH_CHECK_TIMEOUT"
-"""Environment variable giving the timeout when neither the option nor the ini value does."""
+"""Environment variable giving the timeout: the command line wins over it, and it wins over the
+ini value (as ``QBENCH_DB`` does for ``--qbench-db``)."""
 
 
 def parse_check_tools(value: str) -> tuple[str, ...]:
@@ -114,12 +115,14 @@ def read_check_settings(reader: OptionReader, environ: Mapping[str, str]) -> Che
     """Validate the static-check options; raise ``UsageError`` on the first problem."""
     tools = reader.parsed("check", parse_check_tools, ())
     max_errors = reader.parsed("max_errors", parse_count, None)
-    timeout = reader.parsed("check_timeout", parse_timeout, None)
+    timeout = reader.cli("check_timeout")
     if timeout is None and environ.get(TIMEOUT_ENV):
         try:
             timeout = parse_timeout(environ[TIMEOUT_ENV])
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"${TIMEOUT_ENV} {exc}") from None
+    if timeout is None:
+        timeout = reader.parsed("check_timeout", parse_timeout, None)
     if max_errors is not None and not tools:
         raise pytest.UsageError(
             f"--qbench-max-errors needs checkers to count errors, and none runs, given: "

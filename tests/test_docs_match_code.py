@@ -1,0 +1,330 @@
+"""The reference docs against the code they describe: every option, ini value, command and
+default in docs/ is read next to the declaration it documents, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.cli import build_parser
+from pytest_qbench.plugin.options.declare import add_options
+
+
+DOCS = Path(__file__).parents[1] / "docs"
+README = Path(__file__).parents[1] / "README.md"
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+HTML_SOURCES = Path(__file__).parents[1] / "pytest_qbench" / "report" / "html"
+
+
+class RecordingParser:
+    """Stands in for pytest's parser and option group: records what qbench declares."""
+
+    def __init__(self) -> None:
+        self.options: dict[str, dict[str, Any]] = {}
+        self.inis: dict[str, dict[str, Any]] = {}
+
+    def getgroup(self, name: str, description: str = "") -> RecordingParser:
+        return self
+
+    def addoption(self, *names: str, **kwargs: Any) -> None:
+        for name in names:
+            self.options[name] = kwargs
+
+    def addini(self, name: str, help: str, type: Any = None, default: Any = None) -> None:
+        self.inis[name] = {"help": help, "type": type, "default": default}
+
+
+@pytest.fixture(scope="module")
+def declared() -> RecordingParser:
+    recorder = RecordingParser()
+    add_options(recorder)  # type: ignore[arg-type]
+    return recorder
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of every Markdown table row in ``text`` (header and rule rows included)."""
+    rows = []
+    for line in text.splitlines():
+        if line.startswith("|") and line.rstrip().endswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def code_spans(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def options_table() -> dict[str, list[str]]:
+    """docs/reference/options.md's option tables ("All options", "Agent evaluation"): first code
+    span of the first cell (the option, or the ini name when the option is `—`) -> the cells."""
+    text = (DOCS / "reference" / "options.md").read_text(encoding="utf-8")
+    table: dict[str, list[str]] = {}
+    for title in ("All options", "Agent evaluation"):
+        section = text.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+        table.update(_option_rows(section))
+    return table
+
+
+def _option_rows(section: str) -> dict[str, list[str]]:
+    table: dict[str, list[str]] = {}
+    for row in table_rows(section):
+        if row[0] in ("Command line", "ini") or set(row[0]) <= {"-"}:
+            continue  # a header or its rule
+        if code_spans(row[0]) and code_spans(row[0])[0].startswith("qbench_"):
+            row = ["—", *row]  # a table of ini values only
+        spans = code_spans(row[0]) or code_spans(row[1])
+        table[spans[0].split("=")[0].split("[")[0].split(" ")[0]] = row
+    return table
+
+
+def test_every_declared_option_is_documented_and_nothing_else(declared):
+    """Each ``--qbench-*`` option declared has a row in the options table, and each row names a
+    declared option (issue 19.14)."""
+    documented = {name for name in options_table() if name.startswith("--")}
+    in_code = {name for name in declared.options if name.startswith("--qbench-")}
+    assert in_code - documented == set(), "declared but not in docs/reference/options.md"
+    assert documented - in_code == set(), "documented but not declared"
+
+
+def test_each_documented_ini_name_is_the_options_twin(declared):
+    """The ini column names the ini value the option really has."""
+    for name, row in options_table().items():
+        inis = [span for span in code_spans(row[1]) if span.startswith("qbench_")]
+        if not inis:
+            continue
+        ini = inis[0].split(" ")[0]
+        assert ini in declared.inis, f"{name}: ini {ini} is not declared"
+        if name.startswith("--"):
+            dest = declared.options[name].get("dest", "")
+            assert ini in (dest, dest.rstrip("s"), f"{dest}s"), (name, ini, dest)
+
+
+def test_documented_defaults_match_the_help_and_the_declared_default(declared):
+    """Where the code states a default (``Default: X`` in the help, or a literal default the
+    parser falls back to), the table's default column says the same."""
+    checked = 0
+    for name, row in options_table().items():
+        if not name.startswith("--"):
+            continue
+        option = declared.options[name]
+        default_cell = row[2]
+        stated = re.search(r"Default: (.+)$", option.get("help", ""))
+        if stated:
+            words = stated.group(1).replace("$", "").replace(", else", " ").split()
+            for word in words:
+                if re.fullmatch(r"[\w.]+", word) and word not in ("in", "the"):
+                    assert word.rstrip(".") in default_cell, (name, word, default_cell)
+                    checked += 1
+        value = option.get("default")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert f"`{value:g}`" in default_cell, (name, value, default_cell)
+            checked += 1
+    assert checked >= 3
+
+
+def test_documented_defaults_are_the_constants_the_settings_use():
+    """The default column of the options whose default is a constant in the code."""
+    from pytest_qbench.core.limits import DEFAULT_ATTACH_MAX_SIZE
+    from pytest_qbench.core.limits import DEFAULT_ATTACH_MAX_TOTAL
+    from pytest_qbench.core.limits import MIB
+    from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT
+    from pytest_qbench.core.text import DEFAULT_MAX_TRACE
+    from pytest_qbench.plugin.options.agent import DEFAULT_MAX_REGRESSION
+    from pytest_qbench.plugin.options.checks import DEFAULT_CHECK_TIMEOUT
+    from pytest_qbench.plugin.options.values import CAPTURE_DEFAULT
+    from pytest_qbench.plugin.options.values import DEFAULT_KEEP_RUNS
+    from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
+
+    expected = {
+        "--qbench-max-output": f"`{DEFAULT_MAX_OUTPUT}`",
+        "--qbench-max-trace": f"`{DEFAULT_MAX_TRACE}`",
+        "--qbench-md-max-items": f"`{DEFAULT_MD_MAX_ITEMS}`",
+        "--qbench-keep-runs": f"`{DEFAULT_KEEP_RUNS}`",
+        "--qbench-capture": f"`{CAPTURE_DEFAULT}`",
+        "--qbench-check-timeout": f"`{DEFAULT_CHECK_TIMEOUT:g}`",
+        "--qbench-max-regression": f"`{DEFAULT_MAX_REGRESSION:g}`",
+        "--qbench-attach-max-size": f"`{DEFAULT_ATTACH_MAX_SIZE // MIB}MiB`",
+        "--qbench-attach-max-total": f"`{DEFAULT_ATTACH_MAX_TOTAL // MIB}MiB`",
+    }
+    table = options_table()
+    for option, default in expected.items():
+        assert default in table[option][2], (option, default, table[option][2])
+
+
+def test_check_timeout_environment_variable_comes_between_command_line_and_ini(
+    pytester, monkeypatch
+):
+    """``QBENCH_CHECK_TIMEOUT`` has ``QBENCH_DB``'s precedence, as the docs say: the command
+    line wins over it, and it wins over the ini value (issue 19.14)."""
+    pytester.makeini("[pytest]\nqbench_check_timeout = 7\n")
+    pytester.makepyfile(
+        conftest="""
+        import pytest
+        from pytest_qbench.plugin.options.settings import read_settings
+
+        def pytest_configure(config):
+            print("TIMEOUT", read_settings(config).checks.timeout)
+        """
+    )
+    pytester.makepyfile("def test_one(): pass")
+    monkeypatch.setenv("QBENCH_CHECK_TIMEOUT", "11")
+    with_env = pytester.runpytest_subprocess("-p", "qbench", "--qbench-check=ruff", "-s")
+    with_env.stdout.fnmatch_lines(["TIMEOUT 11.0"])
+    on_line = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-check=ruff", "--qbench-check-timeout=13", "-s"
+    )
+    on_line.stdout.fnmatch_lines(["TIMEOUT 13.0"])
+    monkeypatch.delenv("QBENCH_CHECK_TIMEOUT")
+    ini_only = pytester.runpytest_subprocess("-p", "qbench", "--qbench-check=ruff", "-s")
+    ini_only.stdout.fnmatch_lines(["TIMEOUT 7.0"])
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def cli_sections() -> dict[str, str]:
+    """docs/reference/cli.md cut at its headings: command name -> its section's text."""
+    text = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    parts = re.split(r"^#{2,3} ", text, flags=re.MULTILINE)
+    sections: dict[str, str] = {}
+    for part in parts[1:]:
+        heading, _, body = part.partition("\n")
+        match = re.fullmatch(r"qbench ([\w-]+)", heading.strip())
+        key = match.group(1) if match else heading.strip()
+        sections[key] = body
+    return sections
+
+
+HISTORY_COMMANDS = {"index", "runs", "mcp-log", "show", "diff", "flaky", "history", "gc"}
+
+
+def test_every_command_has_a_section_naming_each_of_its_options():
+    """Each ``qbench`` command has its section in docs/reference/cli.md, which names every
+    option of the command; the history commands' shared options are in their common table."""
+    sections = cli_sections()
+    shared = sections["The history commands"]
+    for name, parser in subcommands().items():
+        assert name in sections, f"qbench {name} has no section in docs/reference/cli.md"
+        text = sections[name] + (shared if name in HISTORY_COMMANDS else "")
+        for action in parser._actions:
+            if not action.option_strings or "-h" in action.option_strings:
+                continue
+            assert any(
+                re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text)
+                for flag in action.option_strings
+            ), (
+                f"qbench {name} {action.option_strings} is not in its section of docs/reference/cli.md"
+            )
+
+
+def test_every_option_in_a_usage_line_exists():
+    """The usage block of each command section names only options the command has."""
+    sections = cli_sections()
+    for name, parser in subcommands().items():
+        if name == "mcp":
+            continue  # its options are the server's, checked below against docs/mcp.md
+        usage = re.search(r"```text\n(qbench .*?)```", sections[name], flags=re.DOTALL)
+        if usage is None:
+            continue
+        known = {s for a in parser._actions for s in a.option_strings}
+        for flag in re.findall(r"\[(--?[\w-]+)", usage.group(1)):
+            assert flag in known, f"qbench {name}: {flag} in the usage line is not an option"
+
+
+def test_documented_cli_defaults_match_the_parser():
+    """A default in a command's options table is the parser's default."""
+    sections = cli_sections()
+    checked = 0
+    for name, parser in subcommands().items():
+        rows = table_rows(sections[name] + sections["The history commands"])
+        by_flag: dict[str, list[str]] = {}
+        for row in rows:
+            for span in code_spans(row[0]):
+                for flag in re.findall(r"--?[\w-]+", span):
+                    by_flag.setdefault(flag, row)
+        for action in parser._actions:
+            flag = max(action.option_strings or [""], key=len)
+            if flag not in by_flag or len(by_flag[flag]) < 3:
+                continue
+            default = action.default
+            cell = by_flag[flag][1]
+            if isinstance(default, bool):
+                assert ("off" in cell) == (default is False), (name, flag, cell)
+            elif isinstance(default, (int, float)):
+                assert f"`{default:g}`" in cell, (name, flag, default, cell)
+            elif isinstance(default, (str, Path)) and str(default):
+                assert f"`{default}`" in cell or str(default) in cell, (name, flag, cell)
+            else:
+                continue
+            checked += 1
+    assert checked >= 20
+
+
+def test_mcp_server_options_are_the_documented_ones():
+    """docs/mcp.md's option table lists exactly the server's options, with their defaults."""
+    from pytest_qbench.mcp.config import add_server_options
+
+    parser = argparse.ArgumentParser()
+    add_server_options(parser)
+    rows = {code_spans(r[0])[0].split()[0]: r for r in table_rows(_mcp_doc()) if code_spans(r[0])}
+    options = {
+        max(a.option_strings, key=len): a
+        for a in parser._actions
+        if a.option_strings and not {"-h", "--version"} & set(a.option_strings)
+    }
+    assert set(options) == {flag for flag in rows if flag.startswith("--")}
+    for flag, action in options.items():
+        if isinstance(action.default, (int, float)) and not isinstance(action.default, bool):
+            assert f"{action.default:g}" in rows[flag][1], (flag, action.default, rows[flag])
+
+
+def _mcp_doc() -> str:
+    return (DOCS / "mcp.md").read_text(encoding="utf-8")
+
+
+def test_readme_lists_every_gate(declared):
+    """The README's list of gates names every option whose help says it fails the run."""
+    gates = [
+        name
+        for name, option in declared.options.items()
+        if name.startswith("--") and "fail the run" in option.get("help", "").lower()
+    ]
+    assert len(gates) >= 4, gates
+    paragraph = README.read_text(encoding="utf-8").split("except through a gate", 1)[1]
+    for gate in gates:
+        assert gate in paragraph.split("\n\n", 1)[0], f"README.md's gate list misses {gate}"
+
+
+USER_DOCS = [
+    README,
+    *sorted(p for p in DOCS.rglob("*.md") if p.name not in ("changelog.md", "architecture.md")),
+]
+
+
+@pytest.mark.parametrize("path", USER_DOCS, ids=lambda p: p.name)
+def test_user_docs_cite_no_internal_issue_numbers(path):
+    """User docs explain behaviour in their own words: no "issue 13.7", no "the seed's"."""
+    text = path.read_text(encoding="utf-8")
+    assert not re.findall(r"\bissues? \d+(?:\.\d+)?\b", text, flags=re.IGNORECASE)
+    assert "seed's" not in text
+
+
+def test_benchmarks_readme_gives_the_page_search_pause_of_the_code():
+    """benchmarks/README.md and docs quote the HTML page's typing pause the page really has."""
+    sources = "".join(p.read_text(encoding="utf-8") for p in HTML_SOURCES.rglob("*.js"))
+    sources += "".join(p.read_text(encoding="utf-8") for p in HTML_SOURCES.rglob("*.py"))
+    templates = Path(__file__).parents[1] / "templates"
+    sources += "".join(p.read_text(encoding="utf-8") for p in templates.rglob("*.js"))
+    pause = re.findall(r"searchEl\.addEventListener\(\"input\".*?\}, (\d+)\);", sources, re.S)
+    assert pause, "the page's search pause was not found"
+    readme = (BENCHMARKS / "README.md").read_text(encoding="utf-8")
+    quoted = re.findall(r"waits (\d+) ms after the last keystroke", readme)
+    assert quoted, "benchmarks/README.md no longer quotes the pause"
+    assert set(quoted) <= set(pause), (quoted, pause)
