@@ -289,6 +289,8 @@
         link.href = a.href;
         link.setAttribute("download", "");
         item.appendChild(link);
+      } else if (typeof a.stored === "string") {
+        item.appendChild(el("p", "unlinked", noted + ": not linked, a browser would run its scripts; stored at " + a.stored + " (open it in an editor)"));
       } else {
         item.appendChild(el("p", "quiet not-stored", label + ": not stored" + (typeof a.note === "string" ? " (" + a.note + ")" : " with this report")));
       }

@@ -3,7 +3,8 @@
 An attachment record is ``{"name", "path", "mime", "size"}``, ``path`` POSIX and relative to the
 run directory. Its file is embedded when the renderer knows the run directory, the path stays
 inside it, the type is an image, text or JSON and it fits the caps; otherwise the page links to
-it, relative to the page (a link only from a path checked here: never a scheme, never absolute).
+it, relative to the page (a link only from a path checked here: never a scheme, never absolute),
+unless a browser would run it (HTML, SVG, XML, no extension): then its path is shown, unlinked.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ EMBED_EACH = 256 * 1024
 EMBED_TOTAL = 5 * 1024 * 1024
 """Bytes embedded in one page at most; the attachments after that are linked."""
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"})
+ACTIVE_SUFFIXES = frozenset(
+    {".htm", ".html", ".shtml", ".xht", ".xhtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt"}
+    | {".mht", ".mhtml", ".js", ".mjs"}
+)
+"""Extensions of files a browser renders, running their scripts."""
 TEXT_TYPES = frozenset({"application/json", "application/xml", "application/x-ndjson"})
 
 
@@ -46,8 +52,9 @@ def attachment_entry(
     link_base: Path | None,
     budget: AttachmentBudget,
 ) -> dict[str, Any]:
-    """``name``, ``mime``, ``size`` and one of ``img`` (a data: URI), ``text`` or ``href``; and
-    ``note`` when the record has one (why the file was not stored: its ``path`` is ``None``)."""
+    """``name``, ``mime``, ``size`` and one of ``img`` (a data: URI), ``text``, ``href`` or
+    ``stored`` (where a file a browser would run is, relative to the page: shown, not linked);
+    and ``note`` when the record has one (why the file was not stored, or was cut)."""
     if not isinstance(record, Mapping):
         return {"name": str(record), "mime": "", "size": 0}
     name, mime = str(record.get("name") or ""), str(record.get("mime") or "")
@@ -70,10 +77,29 @@ def attachment_entry(
     if embedded:
         entry.update(embedded)
         return entry
-    href = relative_href(target, link_base if link_base is not None else run_dir)
+    base = link_base if link_base is not None else run_dir
+    if is_active(relative.name, mime):
+        shown = relative_path(target, base)
+        if shown is not None:
+            entry["stored"] = shown
+        return entry
+    href = relative_href(target, base)
     if href is not None:
         entry["href"] = href
     return entry
+
+
+def is_active(file_name: str, mime: str) -> bool:
+    """Whether a browser opening the file (a ``file:`` URL) could run its scripts: HTML, SVG or
+    XML by its extension or its media type, or no extension at all (the browser then sniffs the
+    content, and ``<html><script>`` is HTML). Chromium ignores ``download`` on ``file:`` links
+    and navigates to them, so such a file is never linked."""
+    suffix = PurePosixPath(file_name).suffix.lower()
+    return (
+        not suffix
+        or suffix in ACTIVE_SUFFIXES
+        or any(word in mime.lower() for word in ("html", "svg", "xml", "javascript"))
+    )
 
 
 def safe_relative(path: object) -> PurePosixPath | None:
@@ -88,11 +114,16 @@ def safe_relative(path: object) -> PurePosixPath | None:
 
 def relative_href(target: Path, base: Path) -> str | None:
     """A percent-encoded relative URL from ``base`` to ``target`` (no scheme can appear)."""
+    relative = relative_path(target, base)
+    return None if relative is None else quote(relative, safe="/")
+
+
+def relative_path(target: Path, base: Path) -> str | None:
+    """The POSIX path of ``target`` relative to ``base``; ``None`` across Windows drives."""
     try:
-        relative = os.path.relpath(target, base)
+        return Path(os.path.relpath(target, base)).as_posix()
     except ValueError:  # another drive on Windows
         return None
-    return quote(Path(relative).as_posix(), safe="/")
 
 
 def _inside(target: Path, run_dir: Path) -> bool:
