@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ from pytest_qbench.report.attachments import dir_for_test
 from pytest_qbench.report.attachments import file_name
 from pytest_qbench.report.attachments import guess_mime
 from pytest_qbench.report.attachments import is_mime
+from pytest_qbench.report.attachments import is_text_type
 from pytest_qbench.report.attachments import unique_file_name
 from pytest_qbench.report.shapes import new
 
@@ -59,9 +61,13 @@ then would be listed in no report."""
 class Attacher:
     """Stores attachments in one run directory, within the caps."""
 
-    def __init__(self, run_dir: Path, limits: AttachLimits) -> None:
+    def __init__(
+        self, run_dir: Path, limits: AttachLimits, redact: Callable[[str], str] = str
+    ) -> None:
         self.run_dir = run_dir
         self.limits = limits
+        self.redact = redact
+        """Replaces secrets: in the test's id (its directory), names and texts stored."""
         self.used = 0
         """Bytes this process stored."""
         self.warned = False
@@ -84,32 +90,43 @@ class Attacher:
             )
         records = item.stash.setdefault(records_key, [])
         given, is_text, size, source = _read_data(data)
-        shown = clean_name(_check_name(name, given), f"attachment-{len(records) + 1}")
+        nodeid = self.redact(item.nodeid)
+        raw_name = self.redact(_check_name(name, given))
+        shown = clean_name(raw_name, f"attachment-{len(records) + 1}")
         record = new("Attachment", name=shown, mime=_check_mime(mime, shown, is_text), size=size)
         records.append(record)
         refusal = self.refusal(size)
         if refusal is not None:
             record["note"] = refusal
-            self.warn_once(f"{item.nodeid}: attachment {shown!r} not stored: {refusal}")
+            self.warn_once(f"{nodeid}: attachment {shown!r} not stored: {refusal}")
             return None
-        test_dir = dir_for_test(item.nodeid)
+        test_dir = dir_for_test(nodeid)
         taken = self.taken.setdefault(test_dir, set())
         relative = f"{ATTACHMENTS_DIR}/{test_dir}/{unique_file_name(file_name(shown), taken)}"
         target = self.run_dir / relative
-        chunks = BoundedChunks(source, self.room()) if source is not None else None
+        bounded = BoundedChunks(source, self.room()) if source is not None else None
+        chunks: Iterable[bytes] = bounded or [given_bytes(data)]
+        if is_text_type(record["mime"]):  # what a text holds is shown: its secrets go
+            chunks = [self.redact_bytes(b"".join(chunks))]
         cap_note = self.cut_note(size)  # before this file counts
         try:
-            record["size"] = write_bytes_atomic(target, chunks or [given_bytes(data)])
+            record["size"] = write_bytes_atomic(target, chunks)
         except OSError as exc:
             record["note"] = f"not stored: {exc.strerror or exc}"
-            self.warn_once(f"{item.nodeid}: attachment {shown!r} {record['note']}")
+            self.warn_once(f"{nodeid}: attachment {shown!r} {record['note']}")
             return None
         self.used += record["size"]
         record["path"] = relative
-        if chunks is not None and chunks.cut:
+        if bounded is not None and bounded.cut:
             record["note"] = cap_note
-            self.warn_once(f"{item.nodeid}: attachment {shown!r} {cap_note}")
+            self.warn_once(f"{nodeid}: attachment {shown!r} {cap_note}")
         return target
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """``data`` (UTF-8, undecodable bytes kept) with its secrets replaced."""
+        text = data.decode("utf-8", "surrogateescape")
+        redacted = self.redact(text)
+        return data if redacted == text else redacted.encode("utf-8", "surrogateescape")
 
     def room(self) -> int:
         """Bytes the next attachment may take: the smaller of the two caps."""

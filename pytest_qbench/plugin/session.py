@@ -97,7 +97,7 @@ class QBenchWorker:
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
-        self.attacher = Attacher(run_dir, limits)
+        self.attacher = Attacher(run_dir, limits, self.redact)
         self.config.stash[attacher_key] = self.attacher
 
     @pytest.hookimpl(tryfirst=True)

@@ -37,6 +37,7 @@ HASH_CHARS = 12
 UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 WINDOWS_DEVICE = re.compile(r"^(?:CON|PRN|AUX|NUL|COM[0-9]|LPT[0-9])$", re.IGNORECASE)
 """Names Windows reserves for devices, whatever the extension."""
+TEXT_TYPES = frozenset({"application/json", "application/xml", "application/x-ndjson"})
 DEFAULT_BINARY = "application/octet-stream"
 DEFAULT_TEXT = "text/plain"
 MIME = re.compile(
@@ -109,6 +110,11 @@ def guess_mime(name: str, is_text: bool) -> str:
     ``application/octet-stream`` for bytes."""
     guessed, _encoding = mimetypes.guess_type(name, strict=False)
     return guessed or (DEFAULT_TEXT if is_text else DEFAULT_BINARY)
+
+
+def is_text_type(mime: str) -> bool:
+    """Whether ``mime`` is text a page shows as such: ``text/*``, JSON, XML, NDJSON."""
+    return mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith(("+json", "+xml"))
 
 
 def is_mime(value: str) -> bool:
@@ -197,6 +203,7 @@ __all__ = [
     "file_name",
     "guess_mime",
     "is_mime",
+    "is_text_type",
     "read_chunks",
     "unique_file_name",
 ]

@@ -18,6 +18,8 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from pytest_qbench.report.attachments import is_text_type
+
 
 EMBED_EACH = 256 * 1024
 """Bytes: a larger attachment is linked, not embedded."""
@@ -29,7 +31,6 @@ ACTIVE_SUFFIXES = frozenset(
     | {".mht", ".mhtml", ".js", ".mjs"}
 )
 """Extensions of files a browser renders, running their scripts."""
-TEXT_TYPES = frozenset({"application/json", "application/xml", "application/x-ndjson"})
 
 
 @dataclass
@@ -134,7 +135,7 @@ def _inside(target: Path, run_dir: Path) -> bool:
 
 
 def _embedded(target: Path, mime: str, budget: AttachmentBudget) -> dict[str, str] | None:
-    kind = "img" if mime in IMAGE_TYPES else "text" if _is_text(mime) else None
+    kind = "img" if mime in IMAGE_TYPES else "text" if is_text_type(mime) else None
     if kind is None:
         return None
     try:
@@ -147,7 +148,3 @@ def _embedded(target: Path, mime: str, budget: AttachmentBudget) -> dict[str, st
     if kind == "img":
         return {"img": f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"}
     return {"text": raw.decode("utf-8", errors="replace")}
-
-
-def _is_text(mime: str) -> bool:
-    return mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith("+json")
