@@ -512,3 +512,171 @@ def test_merge_does_not_follow_a_link_out_of_the_shard(pytester: pytest.Pytester
     (attachment,) = merged.results[0].attachments
     assert attachment.path is None and attachment.note == "missing when merged"
     assert not any(p.read_text() == "do not copy" for p in out.parent.rglob("*.txt"))
+
+
+GROWING = """
+    import threading
+    from pathlib import Path
+
+    def test_growing(qbench, tmp_path):
+        log = tmp_path / "growing.log"
+        log.write_bytes(b"a" * 1000)
+        stop = threading.Event()
+
+        def grow():
+            with log.open("ab") as handle:
+                while not stop.is_set():
+                    handle.write(b"b" * 65536)
+
+        writer = threading.Thread(target=grow)
+        writer.start()
+        try:
+            qbench.attach(log)
+        finally:
+            stop.set()
+            writer.join()
+
+    def test_pagemap(qbench):
+        qbench.attach(Path("/proc/self/pagemap"))  # says 0 bytes, holds far more
+"""
+CAP = 64 * 1024
+
+
+def test_a_file_that_grows_or_lies_about_its_size_is_cut_at_the_cap(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A file whose size grows while it is copied, or that says 0 bytes (/proc/self/pagemap), is
+    copied up to the cap and no further: its record keeps the path, the stored size and a note."""
+    pytester.makeini("[pytest]\nqbench_attach_max_size = 64KiB\n")
+    pytester.makepyfile(GROWING)
+    pagemap = Path("/proc/self/pagemap").exists()
+    run = run_qbench(*([] if pagemap else ["-k", "growing"]), subprocess=True)
+    assert run.result.ret == 0
+    (growing,) = run.by_name("test_growing").attachments
+    if growing.path is not None:  # else the writer won the race: refused at once, as too big
+        assert len(stored(run, growing)) == growing.size <= CAP
+    if pagemap:
+        (record,) = run.by_name("test_pagemap").attachments
+        assert record.path is not None and record.size == CAP
+        assert len(stored(run, record)) == CAP
+        assert record.note == (
+            "truncated at qbench_attach_max_size (64.0 KiB): the file held more than its size "
+            "when attached (0 bytes)"
+        )
+    assert sum(f.stat().st_size for f in run.run_dir.rglob("*") if f.is_file()) < 2 * 1024 * 1024
+
+
+def test_a_growing_file_is_cut_at_the_run_total(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The run's total cap holds too: a file larger than what is left of it is cut there."""
+    if not Path("/proc/self/pagemap").exists():
+        pytest.skip("needs /proc/self/pagemap")
+    pytester.makeini("[pytest]\nqbench_attach_max_total = 10000\n")
+    pytester.makepyfile(
+        "from pathlib import Path\n"
+        "def test_two(qbench):\n"
+        "    qbench.attach(b'x' * 4000, name='first.bin')\n"
+        "    qbench.attach(Path('/proc/self/pagemap'))\n"
+    )
+    run = run_qbench(subprocess=True)
+    first, second = run.by_name("test_two").attachments
+    assert stored(run, first) == b"x" * 4000
+    assert second.size == 6000 and len(stored(run, second)) == 6000
+    assert second.note is not None and "qbench_attach_max_total" in second.note
+
+
+AFTER_THE_END = """
+    import threading
+    import pytest
+
+    kept = []
+    errors = []
+
+    @pytest.fixture
+    def keep(qbench):
+        kept.append(qbench)
+        return qbench
+
+    def test_first(keep):
+        keep.attach(b"in time", name="first.txt")
+
+    def test_second():
+        with pytest.raises(Exception) as info:
+            kept[0].attach(b"too late", name="late.txt")
+        print("MESSAGE", type(info.value).__name__, info.value)
+
+    def test_thread(qbench):
+        started = threading.Event()
+
+        def later():
+            started.wait()
+            try:
+                qbench.attach(b"from a thread", name="thread.txt")
+            except Exception as exc:
+                errors.append(exc)
+
+        threading.Thread(target=later, daemon=True, name="late-attacher").start()
+        pytest.thread_start = started
+
+    def test_after_thread():
+        pytest.thread_start.set()
+        for _ in range(500):
+            if errors:
+                break
+            __import__("time").sleep(0.01)
+        print("THREAD", type(errors[0]).__name__, errors[0])
+"""
+
+
+def test_attaching_after_the_test_ended_is_refused(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An attach after the test's report was made (a kept fixture, a thread after teardown)
+    raises AttachmentError naming the test and the fix; no file is written, the run goes on."""
+    pytester.makepyfile(AFTER_THE_END)
+    run = run_qbench("-s", subprocess=True)
+    run.result.assert_outcomes(passed=4)
+    out = run.result.stdout.str()
+    for marker in ("MESSAGE", "THREAD"):
+        line = next(line for line in out.splitlines() if f"{marker} " in line)
+        assert "AttachmentError qbench.attach: " in line
+        assert "has ended" in line and "attach while the test runs" in line
+    assert "test_first" in out.split("MESSAGE")[1] and "test_thread" in out.split("THREAD")[1]
+    assert [a.name for a in run.by_name("test_first").attachments] == ["first.txt"]
+    files = sorted(f.name for f in (run.run_dir / "attachments").rglob("*") if f.is_file())
+    assert files == ["first.txt"]
+
+
+@pytest.mark.parametrize(
+    ("name", "on_disk"),
+    [
+        ("CON", "CON_"),
+        ("aux", "aux_"),
+        ("NUL.txt", "NUL_.txt"),
+        ("com1.txt", "com1_.txt"),
+        ("LPT9.log", "LPT9_.log"),
+        ("prn.tar.gz", "prn_.tar.gz"),
+        ("Console.txt", "Console.txt"),
+        ("com10.txt", "com10.txt"),
+    ],
+)
+def test_windows_device_names_are_renamed(name: str, on_disk: str) -> None:
+    """A Windows device name (any case, any extension) is never a file name on disk."""
+    assert file_name(name) == on_disk
+
+
+def test_windows_device_names_renamed_in_a_run(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Attached as CON, aux, NUL.txt, com1.txt: the files on disk are renamed, the records keep
+    the names given."""
+    pytester.makepyfile(
+        "def test_devices(qbench):\n"
+        "    for name in ('CON', 'aux', 'NUL.txt', 'com1.txt'):\n"
+        "        qbench.attach(b'x', name=name)\n"
+    )
+    run = run_qbench(subprocess=True)
+    records = run.by_name("test_devices").attachments
+    assert [a.name for a in records] == ["CON", "aux", "NUL.txt", "com1.txt"]
+    assert [Path(a.path or "").name for a in records] == ["CON_", "aux_", "NUL_.txt", "com1_.txt"]

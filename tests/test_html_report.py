@@ -442,3 +442,37 @@ def test_metric_min_and_max_are_rounded() -> None:
     page = render_html(report)
     row = page.split('<tr data-metric="f1">', 1)[1].split("</tr>", 1)[0]
     assert "0.667" in row and "0.6666" not in row
+
+
+ACTIVE = [
+    ("chart.svg", "image/svg+xml"),
+    ("page.html", "text/html"),
+    ("page.HTM", "application/octet-stream"),
+    ("feed.xml", "application/xml"),
+    ("attachment-1", "application/octet-stream"),
+    ("plain.txt", "text/html"),
+]
+
+
+def test_active_attachments_are_never_linked(tmp_path: Path) -> None:
+    """An SVG, HTML or XML file (by extension or media type) or one without an extension, too big
+    to embed, is not a link (Chromium ignores ``download`` on file: URLs and would run its
+    script): the page shows where it is stored; a passive type is still linked."""
+    run_dir = tmp_path / ".qbench" / "runs" / "r"
+    files = run_dir / "attachments"
+    files.mkdir(parents=True)
+    script = "<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>"
+    attachments = []
+    for name, mime in [*ACTIVE, ("big.txt", "text/plain")]:
+        (files / name).write_text(script + " " * EMBED_EACH, encoding="utf-8")
+        size = EMBED_EACH + len(script)
+        attachments.append(
+            {"name": name, "path": f"attachments/{name}", "mime": mime, "size": size}
+        )
+    report = _report([_result("t.py::test_a", attachments=attachments)])
+    text = render_html(report, run_dir=run_dir, link_base=tmp_path / "site")
+    att = parse_page(text).detail_of("::test_a")["att"]
+    for (name, _mime), entry in zip(ACTIVE, att[:-1], strict=True):
+        assert "href" not in entry and "text" not in entry and "img" not in entry, entry
+        assert entry["stored"] == f"../.qbench/runs/r/attachments/{name}"
+    assert att[-1]["href"] == "../.qbench/runs/r/attachments/big.txt"

@@ -10,6 +10,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import sys
 import threading
 from contextlib import closing
 from datetime import datetime
@@ -512,3 +513,55 @@ def test_md_to_a_stdout_link_is_printed_not_replaced(pytester: pytest.Pytester) 
     )
     assert link.is_symlink()
     assert os.readlink(link) == "/proc/self/fd/1"
+
+
+# --- a symlink loop as an output is refused, never replaced -----------------------------------
+
+
+def make_loop(directory: Path) -> Path:
+    """``loop1 -> loop2 -> loop1``; returns ``loop1``."""
+    (directory / "loop1").symlink_to("loop2")
+    (directory / "loop2").symlink_to("loop1")
+    return directory / "loop1"
+
+
+def test_atomic_write_to_a_symlink_loop_is_refused_with_eloop(tmp_path: Path) -> None:
+    """A symlink loop is refused with the system's ELOOP, naming the path; both links stay."""
+    loop = make_loop(tmp_path)
+    with pytest.raises(OSError, match="Too many levels of symbolic links") as caught:
+        atomic.write_text_atomic(loop, "{}")
+    assert caught.value.errno == errno.ELOOP
+    assert caught.value.filename == str(loop)
+    assert loop.is_symlink() and (tmp_path / "loop2").is_symlink()
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["--qbench-json", "--qbench-md", "--qbench-html", "--qbench-digest", "--qbench-template"],
+)
+def test_symlink_loop_output_refused_at_start(pytester: pytest.Pytester, option: str) -> None:
+    """Every output option refuses a symlink loop before any test runs, with ELOOP's message."""
+    pytester.makepyfile("def test_ok(): pass")
+    loop = make_loop(pytester.path)
+    value = f"md.j2={loop}" if option == "--qbench-template" else str(loop)
+    if option == "--qbench-template":
+        (pytester.path / "md.j2").write_text("{{ summary }}")
+    result = pytester.runpytest("-p", "qbench", f"{option}={value}")
+    assert_refused(
+        result, f"*{option} is not writable, given: *loop1 (Too many levels of symbolic links)*"
+    )
+    assert loop.is_symlink() and (pytester.path / "loop2").is_symlink()
+
+
+def test_cli_output_to_a_symlink_loop_is_refused(pytester: pytest.Pytester) -> None:
+    """``qbench render -o LOOP`` says the system's message and leaves the links as they are."""
+    pytester.makepyfile("def test_ok(): pass")
+    pytester.runpytest("-p", "qbench", "--qbench-json=report.json")
+    loop = make_loop(pytester.path)
+    result = pytester.run(
+        sys.executable, "-m", "pytest_qbench", "render", "report.json", "-o", str(loop)
+    )
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["qbench: error: Too many levels of symbolic links: *loop1"])
+    assert loop.is_symlink() and (pytester.path / "loop2").is_symlink()

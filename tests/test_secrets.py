@@ -3,6 +3,7 @@ qbench writes or shows (issue 12.8, 12.9)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
 from datetime import timezone
@@ -157,3 +158,82 @@ def test_run_output_pages_are_redacted(tmp_path: Path, monkeypatch: pytest.Monke
         page = output_page(tmp_path, meta, stream, 0, 10, 20_000)
         assert "svc-token" not in page.text and "[redacted]" in page.text
         assert "svc-token" not in output_tail(tmp_path / f"{stream}.txt")
+
+
+SECRET_SUITE = """
+import os
+from pathlib import Path
+
+import pytest
+
+import calc
+
+
+@pytest.mark.parametrize("token", [os.environ["API_TOKEN"]])
+def test_login(token, qbench, tmp_path):
+    '''Logs in with the token.'''
+    assert calc.double(2) == 4
+    qbench.attach(b"\\x89PNG", name=f"shot-{token}.png")
+    qbench.attach(f"sent Authorization: Bearer {token}\\n", name="request.log")
+    out = tmp_path / f"{token}.json"
+    out.write_text('{"token": "%s"}' % token)
+    qbench.attach(out)
+"""
+
+
+def every_file_under(*roots: Path) -> list[Path]:
+    return [p for root in roots for p in [root, *root.rglob("*")] if p.is_file()]
+
+
+def test_secret_in_a_parametrized_id_reaches_no_file(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A secret in a parametrized id and in the test's attachments: no file of the run
+    (attachment directories and names, their texts, report.json, report.md, results.jsonl, the
+    HTML page, coverage-contexts.json, coverage.db, the index) nor the MCP catalog (catalog.sqlite,
+    search_tests) holds it, in any of its written forms, nor any path on disk."""
+    secret = "s3cr3tvalue0123456789"
+    monkeypatch.setenv("API_TOKEN", secret)
+    pytester.makepyfile(calc="def double(x):\n    return 2 * x\n", test_login=SECRET_SUITE)
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "qbench",
+        "--qbench-cov=calc",
+        "--qbench-cov-contexts",
+        "--qbench-html=out/report.html",
+        "--qbench-json=out/report.json",
+        "--qbench-md=out/report.md",
+    )
+    assert result.ret == 0, result.stdout.str()
+    run_dir = next((pytester.path / ".qbench" / "runs").iterdir())
+    assert (run_dir / "coverage-contexts.json").is_file()
+    records = [
+        a
+        for r in json.loads((run_dir / "report.json").read_text())["results"]
+        for a in r["attachments"]
+    ]
+    assert [a["name"] for a in records] == ["shot-[redacted].png", "request.log", "[redacted].json"]
+    assert all(a["path"] for a in records)
+
+    from pytest_qbench.mcp.config import ServerConfig
+    from pytest_qbench.mcp.service import QBenchTools
+
+    root = pytester.path.resolve()
+    tools = QBenchTools(ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0))
+    process = tools.start_collection()
+    tools.supervise(process)
+    report = tools.finish_collection(process)
+    assert report.added == 1
+    found = tools.search_tests("logs in with the token")
+    assert [r.uid for r in found.results] == ["test_login.py::test_login[[redacted]]"]
+    assert_no_secret(found.model_dump_json(), secret)
+
+    files = every_file_under(pytester.path / ".qbench", pytester.path / "out")
+    assert any(p.name == "catalog.sqlite" for p in files) and any(
+        p.name == "coverage.db" or p.suffix == ".db" or "coverage" in p.name for p in files
+    )
+    for path in files:
+        assert secret not in str(path.relative_to(pytester.path)), path
+        data = path.read_bytes()
+        assert secret.encode() not in data, path
+        assert_no_secret(data.decode("utf-8", "replace"), secret)

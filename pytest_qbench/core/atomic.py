@@ -6,11 +6,12 @@ ever read, never set: `current_umask` is safe in the MCP server's threads.
 
 Only a regular file (or a missing one) is replaced: a device or a FIFO (``/dev/null``,
 ``/dev/stdout``, a named pipe) is written in place, and a symlink is written through, atomically
-at its target, so the link stays a link.
+at its target, so the link stays a link; a symlink loop is refused (``ELOOP``).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -154,10 +155,15 @@ def descriptor_of(path: Path) -> int | None:
 
 def link_target(path: Path) -> Path:
     """The file a write to ``path`` must replace: ``path`` itself, or the final target of the
-    symlink ``path`` is (which may not exist yet)."""
+    symlink ``path`` is (which may not exist yet); `OSError` ``ELOOP`` for a symlink loop."""
     if not path.is_symlink():
         return path
-    return Path(os.path.realpath(path))
+    try:
+        return Path(os.path.realpath(path, strict=True))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # never replace a loop by a file: say the system's word
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from None
+    return Path(os.path.realpath(path))  # a dangling link: its target is made
 
 
 def current_umask() -> int:

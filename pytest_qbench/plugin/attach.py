@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,12 +26,13 @@ from pytest_qbench.core.errors import AttachmentError
 from pytest_qbench.core.limits import MIB
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.report.attachments import ATTACHMENTS_DIR
+from pytest_qbench.report.attachments import BoundedChunks
 from pytest_qbench.report.attachments import clean_name
 from pytest_qbench.report.attachments import dir_for_test
 from pytest_qbench.report.attachments import file_name
 from pytest_qbench.report.attachments import guess_mime
 from pytest_qbench.report.attachments import is_mime
-from pytest_qbench.report.attachments import read_chunks
+from pytest_qbench.report.attachments import is_text_type
 from pytest_qbench.report.attachments import unique_file_name
 from pytest_qbench.report.shapes import new
 
@@ -51,14 +53,21 @@ sent_key = pytest.StashKey[int]()
 """How many of them already travel on an earlier report of the test."""
 teardown_key = pytest.StashKey[tuple[pytest.TestReport, list["AttachmentRecord"]]]()
 """The test's last teardown report and the records it carried (see `records_for_report`)."""
+ended_key = pytest.StashKey[bool]()
+"""Set once the test's teardown report is made (until a rerun sets it up again): an attachment
+then would be listed in no report."""
 
 
 class Attacher:
     """Stores attachments in one run directory, within the caps."""
 
-    def __init__(self, run_dir: Path, limits: AttachLimits) -> None:
+    def __init__(
+        self, run_dir: Path, limits: AttachLimits, redact: Callable[[str], str] = str
+    ) -> None:
         self.run_dir = run_dir
         self.limits = limits
+        self.redact = redact
+        """Replaces secrets: in the test's id (its directory), names and texts stored."""
         self.used = 0
         """Bytes this process stored."""
         self.warned = False
@@ -71,30 +80,69 @@ class Attacher:
         """Store ``data`` (bytes, text, or a file's path) for ``item``; return where it went, or
         ``None`` when a cap refused it (the record says why)."""
         __tracebackhide__ = True
+        if item.stash.get(ended_key, False):
+            raise AttachmentError(
+                f"qbench.attach: {item.nodeid} has ended and its report is made, so the "
+                "attachment would be listed in no report; attach while the test runs (in the "
+                "test or its fixtures' teardown; join a thread that attaches before the test "
+                "returns, and keep no test's qbench fixture for a later one)",
+                slug="attach-ended",
+            )
         records = item.stash.setdefault(records_key, [])
         given, is_text, size, source = _read_data(data)
-        shown = clean_name(_check_name(name, given), f"attachment-{len(records) + 1}")
+        nodeid = self.redact(item.nodeid)
+        raw_name = self.redact(_check_name(name, given))
+        shown = clean_name(raw_name, f"attachment-{len(records) + 1}")
         record = new("Attachment", name=shown, mime=_check_mime(mime, shown, is_text), size=size)
         records.append(record)
         refusal = self.refusal(size)
         if refusal is not None:
             record["note"] = refusal
-            self.warn_once(f"{item.nodeid}: attachment {shown!r} not stored: {refusal}")
+            self.warn_once(f"{nodeid}: attachment {shown!r} not stored: {refusal}")
             return None
-        test_dir = dir_for_test(item.nodeid)
+        test_dir = dir_for_test(nodeid)
         taken = self.taken.setdefault(test_dir, set())
         relative = f"{ATTACHMENTS_DIR}/{test_dir}/{unique_file_name(file_name(shown), taken)}"
         target = self.run_dir / relative
-        chunks = read_chunks(source) if source is not None else [given_bytes(data)]
+        bounded = BoundedChunks(source, self.room()) if source is not None else None
+        chunks: Iterable[bytes] = bounded or [given_bytes(data)]
+        if is_text_type(record["mime"]):  # what a text holds is shown: its secrets go
+            chunks = [self.redact_bytes(b"".join(chunks))]
+        cap_note = self.cut_note(size)  # before this file counts
         try:
             record["size"] = write_bytes_atomic(target, chunks)
         except OSError as exc:
             record["note"] = f"not stored: {exc.strerror or exc}"
-            self.warn_once(f"{item.nodeid}: attachment {shown!r} {record['note']}")
+            self.warn_once(f"{nodeid}: attachment {shown!r} {record['note']}")
             return None
         self.used += record["size"]
         record["path"] = relative
+        if bounded is not None and bounded.cut:
+            record["note"] = cap_note
+            self.warn_once(f"{nodeid}: attachment {shown!r} {cap_note}")
         return target
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """``data`` (UTF-8, undecodable bytes kept) with its secrets replaced."""
+        text = data.decode("utf-8", "surrogateescape")
+        redacted = self.redact(text)
+        return data if redacted == text else redacted.encode("utf-8", "surrogateescape")
+
+    def room(self) -> int:
+        """Bytes the next attachment may take: the smaller of the two caps."""
+        return min(self.limits.max_size, self.limits.max_total - self.used)
+
+    def cut_note(self, size: int) -> str:
+        """The note of a file of ``size`` bytes (when attached) of which only `room` is copied."""
+        limits = self.limits
+        if limits.max_size <= limits.max_total - self.used:
+            cap = f"qbench_attach_max_size ({format_size(limits.max_size)})"
+        else:
+            cap = f"qbench_attach_max_total ({format_size(limits.max_total)})"
+        return (
+            f"truncated at {cap}: the file held more than its size when attached "
+            f"({format_size(size)})"
+        )
 
     def refusal(self, size: int) -> str | None:
         """Why an attachment of ``size`` bytes is not stored; ``None`` when it is."""
@@ -234,9 +282,16 @@ def records_for_report(item: pytest.Item, report: pytest.TestReport) -> list[Att
             teardown, carried = previous
             if not hasattr(teardown, "rerun"):
                 records = carried + records
-    elif report.when == "teardown" and records:
-        item.stash[teardown_key] = (report, records)
+    elif report.when == "teardown":
+        item.stash[ended_key] = True
+        if records:
+            item.stash[teardown_key] = (report, records)
     return records
+
+
+def reopen(item: pytest.Item) -> None:
+    """Let ``item`` attach again: its setup starts (the first time, or for a rerun)."""
+    item.stash[ended_key] = False
 
 
 def attach_from_hook(item: pytest.Item, attacher: Attacher) -> None:
@@ -299,5 +354,6 @@ __all__ = [
     "attach",
     "attach_from_hook",
     "attacher_key",
+    "reopen",
     "take_new_records",
 ]

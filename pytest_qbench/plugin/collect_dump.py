@@ -26,6 +26,7 @@ import pytest
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.options.declare import add_options
+from pytest_qbench.report.environment import Redactor
 
 
 DUMP_VARIABLE = "QBENCH_CATALOG_DUMP"
@@ -98,11 +99,13 @@ class CollectionDump:
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        redact = Redactor(os.environ)  # a secret in a parametrized id never reaches the catalog
         with self.target.open("w", encoding="utf-8") as handle:
             for item in session.items:
-                handle.write(json.dumps(_item_record(item), ensure_ascii=False) + "\n")
+                record = redact.data(_item_record(item))
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             for error in self.errors:
-                handle.write(json.dumps(error, ensure_ascii=False) + "\n")
+                handle.write(json.dumps(redact.data(error), ensure_ascii=False) + "\n")
 
 
 def _item_record(item: pytest.Item) -> dict[str, Any]:

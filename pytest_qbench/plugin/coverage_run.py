@@ -31,6 +31,7 @@ from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.environment import Redactor
 
 
 if TYPE_CHECKING:
@@ -178,10 +179,11 @@ class ContextSwitcher:
 
     def __init__(self, measurement: Measurement) -> None:
         self.measurement = measurement
+        self.redact = Redactor(os.environ)  # a secret in a parametrized id is no context
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
-        self.measurement.switch_context(item.nodeid)
+        self.measurement.switch_context(self.redact(item.nodeid))
         try:
             return (yield)
         finally:

@@ -38,6 +38,7 @@ from pytest_qbench.plugin.attach import attach_from_hook
 from pytest_qbench.plugin.attach import attacher_key
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
+from pytest_qbench.plugin.attach import reopen
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -96,8 +97,13 @@ class QBenchWorker:
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
-        self.attacher = Attacher(run_dir, limits)
+        self.attacher = Attacher(run_dir, limits, self.redact)
         self.config.stash[attacher_key] = self.attacher
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.attacher is not None:
+            reopen(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

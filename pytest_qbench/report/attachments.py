@@ -3,7 +3,8 @@ merged report.
 
 A test's files go to ``<run dir>/attachments/<test dir>/<file name>``. Everything a test gives
 is untrusted: the name keeps no path separator, control character or leading dot, and the file
-name on disk is plain ASCII (``[A-Za-z0-9._-]``), so no name can leave its directory. The test
+name on disk is plain ASCII (``[A-Za-z0-9._-]``), so no name can leave its directory, and never a
+Windows device name (``CON``, ``NUL.txt``). The test
 directory is a slug of the node id plus a hash of it, so two node ids never share one.
 """
 
@@ -34,6 +35,9 @@ MAX_SLUG = 60
 """Characters of the node id kept in a test's directory name."""
 HASH_CHARS = 12
 UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+WINDOWS_DEVICE = re.compile(r"^(?:CON|PRN|AUX|NUL|COM[0-9]|LPT[0-9])$", re.IGNORECASE)
+"""Names Windows reserves for devices, whatever the extension."""
+TEXT_TYPES = frozenset({"application/json", "application/xml", "application/x-ndjson"})
 DEFAULT_BINARY = "application/octet-stream"
 DEFAULT_TEXT = "text/plain"
 MIME = re.compile(
@@ -64,7 +68,17 @@ def file_name(name: str) -> str:
     safe_stem = UNSAFE_FILE_CHARS.sub("_", stem).lstrip("._-")
     safe_ext = UNSAFE_FILE_CHARS.sub("", ext)
     safe_stem = safe_stem[: MAX_FILE_NAME - len(safe_ext) - 1] or "attachment"
-    return f"{safe_stem}.{safe_ext}" if safe_ext else safe_stem
+    return not_a_device(f"{safe_stem}.{safe_ext}" if safe_ext else safe_stem)
+
+
+def not_a_device(name: str) -> str:
+    """``name``, with ``_`` after its first part when that is a Windows device name (``CON``,
+    ``aux``, ``NUL.txt``, ``com1.tar.gz``: any case, any extension), which Windows would open
+    as the device: ``CON_``, ``NUL_.txt``."""
+    first, dot, rest = name.partition(".")
+    if WINDOWS_DEVICE.match(first):
+        return f"{first}_{dot}{rest}"
+    return name
 
 
 def unique_file_name(name: str, taken: set[str]) -> str:
@@ -88,7 +102,7 @@ def dir_for_test(nodeid: str) -> str:
     (``test_shop.py__test_cart_2-3_-1a2b3c4d5e6f``), unique per node id."""
     digest = hashlib.sha256(nodeid.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
     slug = UNSAFE_FILE_CHARS.sub("_", nodeid.replace("::", "__")).strip("._-")[:MAX_SLUG]
-    return f"{slug}-{digest}" if slug else f"test-{digest}"
+    return not_a_device(f"{slug}-{digest}") if slug else f"test-{digest}"
 
 
 def guess_mime(name: str, is_text: bool) -> str:
@@ -96,6 +110,11 @@ def guess_mime(name: str, is_text: bool) -> str:
     ``application/octet-stream`` for bytes."""
     guessed, _encoding = mimetypes.guess_type(name, strict=False)
     return guessed or (DEFAULT_TEXT if is_text else DEFAULT_BINARY)
+
+
+def is_text_type(mime: str) -> bool:
+    """Whether ``mime`` is text a page shows as such: ``text/*``, JSON, XML, NDJSON."""
+    return mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith(("+json", "+xml"))
 
 
 def is_mime(value: str) -> bool:
@@ -108,6 +127,32 @@ def read_chunks(path: Path) -> Iterator[bytes]:
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK):
             yield chunk
+
+
+class BoundedChunks:
+    """The first ``limit`` bytes of the file at ``path``, by chunks of at most 1 MiB; ``cut``
+    tells, once iterated, whether the file held more.
+
+    A file's size when it is attached does not bound what a copy reads: it may grow meanwhile,
+    and a file of ``/proc`` says 0 bytes and holds gigabytes (``/proc/self/pagemap``).
+    """
+
+    def __init__(self, path: Path, limit: int) -> None:
+        self.path = path
+        self.limit = limit
+        self.cut = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        left = self.limit
+        with self.path.open("rb") as handle:
+            while chunk := handle.read(min(CHUNK, left + 1)):
+                if len(chunk) > left:  # one byte past the limit: the file holds more
+                    self.cut = True
+                    if left:
+                        yield chunk[:left]
+                    return
+                left -= len(chunk)
+                yield chunk
 
 
 def carry_attachments(sources: Sequence[tuple[TestReport, Path]], out_dir: Path) -> list[str]:
@@ -151,12 +196,14 @@ def _inside(path: Path, run_dir: Path) -> bool:
 
 __all__ = [
     "ATTACHMENTS_DIR",
+    "BoundedChunks",
     "carry_attachments",
     "clean_name",
     "dir_for_test",
     "file_name",
     "guess_mime",
     "is_mime",
+    "is_text_type",
     "read_chunks",
     "unique_file_name",
 ]

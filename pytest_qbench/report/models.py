@@ -191,7 +191,9 @@ class Attachment(QBenchModel):
     """Its size in bytes (of the data given, also when it was not stored)."""
     note: str | None = None
     """Why it was not stored (over ``qbench_attach_max_size`` or ``qbench_attach_max_total``,
-    unreadable, missing when merged); ``None`` when it was."""
+    unreadable, missing when merged), or, with a ``path``, why only its first bytes were
+    (``truncated at qbench_attach_max_size ...``: the file held more than its size when
+    attached); ``None`` when it was stored whole."""
 
 
 class Captured(QBenchModel):

@@ -275,19 +275,22 @@
     for (const a of list) {
       const item = el("div", "attachment");
       const label = a.name + " (" + (a.mime || "unknown type") + ", " + a.size + " bytes)";
+      const noted = typeof a.note === "string" ? label + " · " + a.note : label; // truncated
       if (typeof a.img === "string" && SAFE_IMG.test(a.img)) {
-        item.appendChild(el("p", null, label));
+        item.appendChild(el("p", null, noted));
         const img = el("img");
         img.alt = a.name;
         img.src = a.img;
         item.appendChild(img);
       } else if (typeof a.text === "string") {
-        collapsed(item, label, a.text);
+        collapsed(item, noted, a.text);
       } else if (typeof a.href === "string" && SAFE_HREF.test(a.href)) {
-        const link = el("a", null, label);
+        const link = el("a", null, noted);
         link.href = a.href;
         link.setAttribute("download", "");
         item.appendChild(link);
+      } else if (typeof a.stored === "string") {
+        item.appendChild(el("p", "unlinked", noted + ": not linked, a browser would run its scripts; stored at " + a.stored + " (open it in an editor)"));
       } else {
         item.appendChild(el("p", "quiet not-stored", label + ": not stored" + (typeof a.note === "string" ? " (" + a.note + ")" : " with this report")));
       }

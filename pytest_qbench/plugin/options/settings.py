@@ -320,7 +320,13 @@ def ensure_writable_file(path: Path, source: str) -> None:
             )
         return
     _check_creatable(path.parent, source, shown=path)
-    probe_directory(link_target(path).parent, source, shown=path)
+    try:
+        target = link_target(path)
+    except OSError as exc:  # a symlink loop
+        raise pytest.UsageError(
+            f"{source} is not writable, given: {path} ({exc.strerror}); choose another path"
+        ) from None
+    probe_directory(target.parent, source, shown=path)
 
 
 def probe_directory(directory: Path, source: str, shown: Path | None = None) -> None:

@@ -3,7 +3,8 @@
 An attachment record is ``{"name", "path", "mime", "size"}``, ``path`` POSIX and relative to the
 run directory. Its file is embedded when the renderer knows the run directory, the path stays
 inside it, the type is an image, text or JSON and it fits the caps; otherwise the page links to
-it, relative to the page (a link only from a path checked here: never a scheme, never absolute).
+it, relative to the page (a link only from a path checked here: never a scheme, never absolute),
+unless a browser would run it (HTML, SVG, XML, no extension): then its path is shown, unlinked.
 """
 
 from __future__ import annotations
@@ -17,13 +18,19 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from pytest_qbench.report.attachments import is_text_type
+
 
 EMBED_EACH = 256 * 1024
 """Bytes: a larger attachment is linked, not embedded."""
 EMBED_TOTAL = 5 * 1024 * 1024
 """Bytes embedded in one page at most; the attachments after that are linked."""
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"})
-TEXT_TYPES = frozenset({"application/json", "application/xml", "application/x-ndjson"})
+ACTIVE_SUFFIXES = frozenset(
+    {".htm", ".html", ".shtml", ".xht", ".xhtml", ".svg", ".svgz", ".xml", ".xsl", ".xslt"}
+    | {".mht", ".mhtml", ".js", ".mjs"}
+)
+"""Extensions of files a browser renders, running their scripts."""
 
 
 @dataclass
@@ -46,8 +53,9 @@ def attachment_entry(
     link_base: Path | None,
     budget: AttachmentBudget,
 ) -> dict[str, Any]:
-    """``name``, ``mime``, ``size`` and one of ``img`` (a data: URI), ``text`` or ``href``; and
-    ``note`` when the record has one (why the file was not stored: its ``path`` is ``None``)."""
+    """``name``, ``mime``, ``size`` and one of ``img`` (a data: URI), ``text``, ``href`` or
+    ``stored`` (where a file a browser would run is, relative to the page: shown, not linked);
+    and ``note`` when the record has one (why the file was not stored, or was cut)."""
     if not isinstance(record, Mapping):
         return {"name": str(record), "mime": "", "size": 0}
     name, mime = str(record.get("name") or ""), str(record.get("mime") or "")
@@ -70,10 +78,29 @@ def attachment_entry(
     if embedded:
         entry.update(embedded)
         return entry
-    href = relative_href(target, link_base if link_base is not None else run_dir)
+    base = link_base if link_base is not None else run_dir
+    if is_active(relative.name, mime):
+        shown = relative_path(target, base)
+        if shown is not None:
+            entry["stored"] = shown
+        return entry
+    href = relative_href(target, base)
     if href is not None:
         entry["href"] = href
     return entry
+
+
+def is_active(file_name: str, mime: str) -> bool:
+    """Whether a browser opening the file (a ``file:`` URL) could run its scripts: HTML, SVG or
+    XML by its extension or its media type, or no extension at all (the browser then sniffs the
+    content, and ``<html><script>`` is HTML). Chromium ignores ``download`` on ``file:`` links
+    and navigates to them, so such a file is never linked."""
+    suffix = PurePosixPath(file_name).suffix.lower()
+    return (
+        not suffix
+        or suffix in ACTIVE_SUFFIXES
+        or any(word in mime.lower() for word in ("html", "svg", "xml", "javascript"))
+    )
 
 
 def safe_relative(path: object) -> PurePosixPath | None:
@@ -88,11 +115,16 @@ def safe_relative(path: object) -> PurePosixPath | None:
 
 def relative_href(target: Path, base: Path) -> str | None:
     """A percent-encoded relative URL from ``base`` to ``target`` (no scheme can appear)."""
+    relative = relative_path(target, base)
+    return None if relative is None else quote(relative, safe="/")
+
+
+def relative_path(target: Path, base: Path) -> str | None:
+    """The POSIX path of ``target`` relative to ``base``; ``None`` across Windows drives."""
     try:
-        relative = os.path.relpath(target, base)
+        return Path(os.path.relpath(target, base)).as_posix()
     except ValueError:  # another drive on Windows
         return None
-    return quote(Path(relative).as_posix(), safe="/")
 
 
 def _inside(target: Path, run_dir: Path) -> bool:
@@ -103,7 +135,7 @@ def _inside(target: Path, run_dir: Path) -> bool:
 
 
 def _embedded(target: Path, mime: str, budget: AttachmentBudget) -> dict[str, str] | None:
-    kind = "img" if mime in IMAGE_TYPES else "text" if _is_text(mime) else None
+    kind = "img" if mime in IMAGE_TYPES else "text" if is_text_type(mime) else None
     if kind is None:
         return None
     try:
@@ -116,7 +148,3 @@ def _embedded(target: Path, mime: str, budget: AttachmentBudget) -> dict[str, st
     if kind == "img":
         return {"img": f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"}
     return {"text": raw.decode("utf-8", errors="replace")}
-
-
-def _is_text(mime: str) -> bool:
-    return mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith("+json")
