@@ -99,6 +99,7 @@ def test_every_input_schema_forbids_unknown_keys(root: Path) -> None:
         ("run_build_workflow", {"target": "frontend"}, "check_type", "ruff, mypy"),
         ("check_health", {"bogus_option": 1}, "no arguments", "bogus_option"),
         ("list_runs", {"limit": 2, "bogus_option": 1}, "limit", "bogus_option"),
+        ("run_build_workflow", {"check_type": "tsc"}, "'lint', 'typecheck'", "not supported yet"),
     ],
 )
 def test_an_unknown_argument_is_a_tool_error_naming_the_accepted_ones(

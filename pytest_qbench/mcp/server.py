@@ -37,6 +37,7 @@ from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 from pydantic import Field
+from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
@@ -144,6 +145,11 @@ class QBenchServer(MCPServer[Any]):
         try:
             await self._check_arguments(name, arguments)
             result = await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refused = with_scope(name, exc)
+            size = len(str(refused).encode())
+            await self._log(name, arguments, called_at, started, unwrapped(refused), size)
+            raise refused from exc.__cause__
         except BaseException as exc:
             size = len(str(exc).encode())
             await self._log(name, arguments, called_at, started, unwrapped(exc), size)
@@ -203,6 +209,17 @@ class QBenchServer(MCPServer[Any]):
             )
             for tool in await super().list_tools()
         ]
+
+
+def with_scope(name: str, exc: ToolError) -> ToolError:
+    """A refused value (``check_type: "tsc"``) told with what the tool does; other errors as
+    they are."""
+    scope = SCOPES.get(name)
+    if scope and isinstance(exc.__cause__, ValidationError):
+        told = ToolError(f"{exc}\n{name}: {scope}")
+        told.__cause__ = exc.__cause__
+        return told
+    return exc
 
 
 def described(description: str | None, note: str | None) -> str:

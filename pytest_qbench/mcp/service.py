@@ -237,13 +237,19 @@ class QBenchTools:
             return False
         if not process.overdue():
             return True
-        complete = process.progress().complete
+        complete = self._runs_tests(process) and process.progress().complete
         if complete and not process.extended:
             process.extend(self.config.finish_grace)
             return True
         process.complete_when_stopped = complete
         process.stop("timeout", self.config.stop_grace)
         return False
+
+    @staticmethod
+    def _runs_tests(process: PytestProcess) -> bool:
+        """Whether ``process`` is a test run (whose result stream says when all tests ended),
+        not a collection or a generation."""
+        return not process.plan.collection and not generation.is_generation(process.plan.run_id)
 
     def supervise(
         self,
