@@ -154,6 +154,25 @@ def test_a_run_whose_tests_all_finished_is_complete_though_its_session_end_is_sl
     assert data["success"] is True and data["summary"]["passed"] == 1
 
 
+def test_a_run_cut_while_a_test_runs_stays_partial_though_a_module_was_skipped(
+    root: Path,
+) -> None:
+    """A module skipped at collection has a result but is no collected test: it must not make
+    a run whose last test still runs look complete (and so get the grace, then pass as whole)."""
+    (root / "tests" / "test_skipped.py").write_text(
+        "import pytest\n\npytest.skip('not here', allow_module_level=True)\n"
+    )
+    (root / "tests" / "test_slow.py").write_text(
+        "import time\n\ndef test_slow():\n    time.sleep(120)\n"
+    )
+    config = server_config(root, finish_grace=1.0)
+    result = call(config, "run_test_workflow", {"timeout_seconds": 10})
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None
+    assert (data["partial"], data["timed_out"], data["success"]) == (True, True, False), data
+
+
 # --- paths that are not regular files ------------------------------------------------------
 
 

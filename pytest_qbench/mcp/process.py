@@ -144,8 +144,9 @@ class PytestProcess:
             self._stream_offset += len(complete)
             for line in complete.splitlines():
                 if line.startswith(store.RESULT_PREFIX.encode()):
-                    done += 1
-                    failed += _failed(line)
+                    test, failing = _result(line)
+                    done += test
+                    failed += failing
                 else:
                     self._other_record(line)
         if self._collected_count is None:
@@ -241,12 +242,17 @@ def _stream_start(stream: Path) -> datetime | None:
     return None
 
 
-def _failed(line: bytes) -> int:
+def _result(line: bytes) -> tuple[int, int]:
+    """Whether a result line is a test's (a module skipped at collection is a result, but
+    neither collected nor a test: its node id has no ``::``), and whether it failed."""
     try:
-        outcome = json.loads(line)["result"]["outcome"]
+        result = json.loads(line)["result"]
+        nodeid, outcome = result["nodeid"], result["outcome"]
     except (ValueError, KeyError, TypeError):
-        return 0
-    return 1 if outcome in ("failed", "error") else 0
+        return 0, 0
+    if "::" not in nodeid:
+        return 0, 0
+    return 1, 1 if outcome in ("failed", "error") else 0
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
