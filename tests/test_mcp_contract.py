@@ -256,7 +256,10 @@ def test_a_failing_test_with_a_million_character_id_stays_under_the_cap(root: Pa
         run = await client.call_tool("run_test_workflow", {"timeout_seconds": 300})
         assert run.structured_content is not None, text_of(run)
         run_id = run.structured_content["run_id"]
-        failure = await client.call_tool("get_test_failure", {"run_id": run_id, "test": "huge"})
+        [listed] = run.structured_content["failures"]
+        # the name as the run listed it, cut: get_test_failure finds the test from it
+        asked = {"run_id": run_id, "test": listed["test_name"]}
+        failure = await client.call_tool("get_test_failure", asked)
         return run, failure
 
     run, failure = with_client(config, work)
@@ -270,3 +273,4 @@ def test_a_failing_test_with_a_million_character_id_stays_under_the_cap(root: Pa
     [listed] = run.structured_content["failures"]
     assert listed["test_name"].startswith("tests/test_ok.py::test_huge[xxx")
     assert failure.structured_content["error_type"] == "AssertionError"
+    assert failure.structured_content["nodeid"] == listed["test_name"]
