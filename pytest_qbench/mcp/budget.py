@@ -3,14 +3,21 @@
 Sizes are bytes of compact JSON, as the structured result travels. A list is filled in order
 while there is room; an item that does not fit is tried once more in its short form, and when
 that does not fit either the rest are counted, not sent.
+
+Names are bounded too (`bound_name`: a node id can be a million characters long), and
+`bounded_content` is the last guard of every structured result: should it still be over the
+budget, its longest strings are cut until it fits.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 from typing import Generic
 from typing import TypeVar
 
@@ -21,6 +28,12 @@ from pytest_qbench.core.text import bound_text
 
 
 T = TypeVar("T", bound=BaseModel)
+
+NAME_CAP = 500
+"""Characters of a name (a node id, a file) in a response: its start and its end are kept."""
+NAME_CUT = re.compile(r"^(.*)\[\.\.\. qbench cut \d+ characters \.\.\.\](.*)$", re.DOTALL)
+MIN_STRING = 64
+"""The shortest cap ``bounded_content`` cuts strings to."""
 
 
 def json_size(model: BaseModel) -> int:
@@ -90,3 +103,46 @@ def _own_frame(lines: list[str], own_file: str | None) -> int | None:
         if line.startswith(prefix) and ": in " in line:
             return position
     return None
+
+
+def bound_name(name: str, limit: int = NAME_CAP) -> str:
+    """``name`` cut to about ``limit`` characters on one line: its first quarter and its end,
+    with the marker between (`name_matches` finds the whole name again from it)."""
+    if len(name) <= limit:
+        return name
+    head = limit // 4
+    tail = limit - head
+    marker = CUT_MARKER.format(count=len(name) - limit, hint="")
+    return f"{name[:head]}{marker}{name[len(name) - tail :]}"
+
+
+def name_matches(given: str, name: str) -> bool:
+    """Whether ``given`` is a part of ``name``, or ``name`` as `bound_name` cut it."""
+    if given in name:
+        return True
+    cut = NAME_CUT.match(given)
+    return cut is not None and name.startswith(cut[1]) and name.endswith(cut[2])
+
+
+def bounded_content(content: dict[str, Any], budget: int) -> dict[str, Any]:
+    """``content`` (a structured result) within ``budget`` bytes of JSON: when it is over, each
+    string (and key) is cut to a quarter of the budget, then to less, until it fits."""
+    limit = budget // 4
+    while _json_bytes(content) > budget and limit >= MIN_STRING:
+        content = _bound_strings(content, limit)
+        limit //= 2
+    return content
+
+
+def _json_bytes(data: Any) -> int:
+    return len(json.dumps(data, separators=(",", ":")).encode())
+
+
+def _bound_strings(data: Any, limit: int) -> Any:
+    if isinstance(data, str):
+        return bound_text(data, limit)
+    if isinstance(data, list):
+        return [_bound_strings(item, limit) for item in data]
+    if isinstance(data, dict):
+        return {bound_name(k, limit): _bound_strings(v, limit) for k, v in data.items()}
+    return data

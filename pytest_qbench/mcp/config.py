@@ -32,6 +32,9 @@ PYTHON_CHECK = "import pytest, pytest_qbench.plugin.collect_dump"
 """What the interpreter given by ``--python`` must import: pytest and qbench's pytest plugins."""
 STOP_GRACE = 5.0
 """Seconds pytest gets after an interrupt to write its reports, before the group is killed."""
+FINISH_GRACE = 30.0
+"""Seconds past its timeout a run gets when every test has its result and pytest is in its
+session end (writing reports, coverage, other plugins' hooks): such a run is complete."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class ServerConfig:
     budget: int = DEFAULT_BUDGET
     """Bytes of JSON of a structured result."""
     stop_grace: float = STOP_GRACE
+    finish_grace: float = FINISH_GRACE
+    """Seconds past the timeout for the session end of a run whose tests all finished."""
     coverage_sources: tuple[str, ...] = ()
     """What runs measure when the assistant asks for coverage without naming sources."""
     python: str = sys.executable
@@ -103,6 +108,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
         "before its process group is killed. Default: %(default)r",
     )
     parser.add_argument(
+        "--finish-grace",
+        type=_seconds,
+        default=FINISH_GRACE,
+        metavar="SECONDS",
+        help="When the timeout falls after every test had its result, how much longer pytest's "
+        "session end (reports, coverage) may take before the run is stopped. Default: %(default)r",
+    )
+    parser.add_argument(
         "--coverage-source",
         action="append",
         default=[],
@@ -134,6 +147,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_timeout=args.max_timeout,
         budget=args.budget,
         stop_grace=args.stop_grace,
+        finish_grace=args.finish_grace,
         coverage_sources=tuple(args.coverage_source),
         python=sys.executable if args.python is None else find_python(args.python, root),
     )

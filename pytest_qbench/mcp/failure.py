@@ -16,8 +16,10 @@ from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
+from pytest_qbench.mcp.budget import bound_name
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import json_size
+from pytest_qbench.mcp.budget import name_matches
 from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.models import Diagnostic
@@ -77,23 +79,24 @@ def find_result(report: TestReport, test: str) -> TestResult | Diagnostic:
     if exact:
         if exact[-1].outcome not in FAILING:
             raise ToolFailure(
-                f"{test} {exact[-1].outcome} in run {report.run.run_id}: there is no failure "
+                f"{bound_name(test)} {exact[-1].outcome} in run {report.run.run_id}: there is no failure "
                 "to show"
             )
         return exact[-1]
     failing = [r for r in report.results if r.outcome in FAILING]
-    matches = [r for r in failing if test and test in r.nodeid]
+    matches = [r for r in failing if test and name_matches(test, r.nodeid)]
     if len(matches) == 1:
         return matches[0]
     errors = [d for d in report.collection_errors if test and test in (d.nodeid or d.file or "")]
     if not matches and len(errors) == 1:
         return errors[0]
     listed = matches or failing
-    shown = ", ".join(r.nodeid for r in listed[:10]) or "none"
+    shown = ", ".join(bound_name(r.nodeid) for r in listed[:10]) or "none"
     more = f" (and {len(listed) - 10} more)" if len(listed) > 10 else ""
     what = "names several failing tests" if matches else "names no failing test"
     raise ToolFailure(
-        f"{test!r} {what} in run {report.run.run_id}; failing tests: {shown}{more}. Give a node id."
+        f"{bound_name(test)!r} {what} in run {report.run.run_id}; failing tests: {shown}{more}. "
+        "Give a node id."
     )
 
 
@@ -103,7 +106,7 @@ def _detail(
     if isinstance(found, Diagnostic):
         return FailureDetail(
             run_id=report.run.run_id,
-            nodeid=found.nodeid or found.file or "",
+            nodeid=bound_name(found.nodeid or found.file or ""),
             outcome="error",
             phase="collect",
             file=found.file,
@@ -119,7 +122,7 @@ def _detail(
     teardown = found.teardown_failure
     return FailureDetail(
         run_id=report.run.run_id,
-        nodeid=found.nodeid,
+        nodeid=bound_name(found.nodeid),
         outcome=found.outcome,
         phase=failure.phase if failure else "call",
         file=(failure.file if failure else None) or found.file,

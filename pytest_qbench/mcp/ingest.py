@@ -22,6 +22,7 @@ from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.mcp.catalog import CaseRecord
 from pytest_qbench.mcp.models import Rejection
+from pytest_qbench.mcp.paths import open_regular
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
 
@@ -57,12 +58,18 @@ def read_export(path: Path, source: str) -> tuple[list[CaseRecord], list[Rejecti
     """The cases of an export file, and the rejected ones with reasons.
 
     Raises:
-        ToolFailure: the file is too big, not JSON, or holds no list of cases.
+        ToolFailure: the file is not a regular file, too big, not JSON, or holds no list of
+            cases.
     """
-    if path.stat().st_size > MAX_FILE_BYTES:
+    try:
+        with open_regular(path, "source") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ToolFailure(f"{path.name} cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
         raise ToolFailure(f"{path.name} is larger than {MAX_FILE_BYTES} bytes; split the export")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ToolFailure(f"{path.name} is not JSON: {exc}") from None
     cases, rejected, seen = [], [], set()

@@ -97,7 +97,8 @@ class RunResult(QBenchModel):
     exit_meaning: str
     """pytest's exit status in words."""
     timed_out: bool = False
-    """The run hit timeout_seconds and was stopped: the results are partial."""
+    """The run hit timeout_seconds and was stopped: the results are partial, unless every
+    test had its result and only pytest's session end was cut (then partial is false)."""
     partial: bool = False
     """The run did not finish: tests after the cut never ran."""
     timeout_seconds: float

@@ -2,15 +2,20 @@
 
 A path is refused when it is empty, starts with ``-`` or ``@`` (an option, or pytest's
 ``@argsfile``), holds ``..``, is absolute outside the root, leads outside the root through a
-symlink, or does not exist. What comes back is relative to the root, so it is one argument of
-pytest's command line that pytest reads as a path and nothing else.
+symlink, does not exist, or is neither a regular file nor a directory (a FIFO, a socket, a
+device: reading one blocks forever or never ends). What comes back is relative to the root, so
+it is one argument of pytest's command line that pytest reads as a path and nothing else.
+A file the server reads itself is opened with `open_regular`, which checks the same again on
+the opened file (it may have been swapped since).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from pytest_qbench.core.errors import ToolFailure
 
@@ -60,7 +65,8 @@ def inside_root(root: Path, value: str, what: str) -> str:
     relative to it.
 
     Raises:
-        ToolFailure: ``..``, outside the root, a symlink out of it, or missing.
+        ToolFailure: ``..``, outside the root, a symlink out of it, missing, or neither a
+            regular file nor a directory.
     """
     given = Path(value)
     if ".." in given.parts:
@@ -74,6 +80,9 @@ def inside_root(root: Path, value: str, what: str) -> str:
         )
     if not candidate.exists():
         raise ToolFailure(f"{what} {value!r} does not exist in {root}")
+    kind = stat.S_IFMT(candidate.stat().st_mode)
+    if kind not in (stat.S_IFREG, stat.S_IFDIR):
+        raise not_regular(what, value, kind)
     relative = candidate.relative_to(root).as_posix()
     if relative == ".":
         return "."
@@ -91,3 +100,59 @@ def resolve_source(root: Path, value: str) -> str:
     if MODULE_NAME.match(text) and not (root / text).exists():
         return text
     return inside_root(root, text, "coverage_source")
+
+
+def inside_root_file(root: Path, path: Path, what: str) -> Path:
+    """``path`` (found under ``root``, say by a glob) when it resolves inside ``root`` to a
+    regular file.
+
+    Raises:
+        ToolFailure: it leads outside the root, or is not a regular file.
+    """
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root):
+        raise ToolFailure(f"{what} {path.name!r} leads outside the project root {root}")
+    kind = stat.S_IFMT(resolved.stat().st_mode)
+    if kind != stat.S_IFREG:
+        raise not_regular(what, path.relative_to(root).as_posix(), kind, directory=False)
+    return path
+
+
+def open_regular(path: Path, what: str) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file: opened without blocking (a FIFO
+    opens at once) and checked on the open descriptor, so a file swapped for a FIFO or a device
+    after an earlier check is refused too.
+
+    Raises:
+        ToolFailure: not a regular file.
+        OSError: it cannot be opened.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        kind = stat.S_IFMT(os.fstat(fd).st_mode)
+        if kind != stat.S_IFREG:
+            raise not_regular(what, path.name, kind, directory=False)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def not_regular(what: str, value: str, kind: int, directory: bool = True) -> ToolFailure:
+    """The refusal of a path that is not a regular file (nor a directory, where ``directory``
+    allows one)."""
+    found = KINDS.get(kind, "not a file")
+    allowed = "a regular file or a directory" if directory else "a regular file"
+    return ToolFailure(f"{what} {value!r} is {found}, not {allowed}; give {allowed} instead")

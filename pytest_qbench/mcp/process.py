@@ -34,6 +34,8 @@ from pytest_qbench.report.models import RunMeta
 COLLECTED = re.compile(rb"collected (\d+) items?|\[(\d+) items?\]")
 POLL_SECONDS = 0.25
 OUTPUT_NAMES = {"stdout": "stdout.txt", "stderr": "stderr.txt"}
+DESELECTED = b'{"kind":"deselected"'
+END = b'{"kind":"end"'
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,14 @@ class Progress:
     failed: int
     """Of which failed or errored."""
     total: int | None
-    """Tests collected, once pytest has said."""
+    """Tests selected (collected, less those deselected), once pytest has said."""
+    ended: bool = False
+    """pytest wrote the stream's end record: its session end is under way or done."""
+
+    @property
+    def complete(self) -> bool:
+        """Every selected test has its result (what is left is pytest's session end)."""
+        return self.ended or (self.total is not None and self.done >= self.total)
 
     @property
     def message(self) -> str:
@@ -63,7 +72,15 @@ class PytestProcess:
         self.started_at = datetime.now(timezone.utc)
         self.stopped_by: str | None = None
         """``timeout`` or ``cancelled`` when this server stopped the run."""
+        self.deadline = self.started + plan.timeout
+        """When the run is overdue (``extend`` moves it once)."""
+        self.extended = False
+        self.complete_when_stopped = False
+        """Every test had its result when this server stopped the run (in its session end)."""
         self._stream_offset = 0
+        self._collected_count: int | None = None
+        self._deselected = 0
+        self._ended = False
         self._pytest_start: datetime | None = None
         self._progress = Progress(0, 0, None)
         plan.staging.mkdir(parents=True, exist_ok=True)
@@ -104,14 +121,20 @@ class PytestProcess:
 
     def overdue(self) -> bool:
         """Whether the run has had its time."""
-        return time.monotonic() - self.started > self.plan.timeout
+        return time.monotonic() > self.deadline
+
+    def extend(self, grace: float) -> None:
+        """Give the run ``grace`` seconds more, once."""
+        if not self.extended:
+            self.extended = True
+            self.deadline = max(self.deadline, time.monotonic() + grace)
 
     def elapsed(self) -> float:
         """Seconds since the start."""
         return time.monotonic() - self.started
 
     def progress(self) -> Progress:
-        """Tests finished so far (read from the result stream), and the number collected."""
+        """Tests finished so far (read from the result stream), and the number selected."""
         stream = self.plan.run_dir / store.STREAM_NAME
         done, failed = self._progress.done, self._progress.failed
         with contextlib.suppress(OSError), stream.open("rb") as handle:
@@ -121,11 +144,24 @@ class PytestProcess:
             self._stream_offset += len(complete)
             for line in complete.splitlines():
                 if line.startswith(store.RESULT_PREFIX.encode()):
-                    done += 1
-                    failed += _failed(line)
-        total = self._progress.total if self._progress.total is not None else self._collected()
-        self._progress = Progress(done, failed, total)
+                    test, failing = _result(line)
+                    done += test
+                    failed += failing
+                else:
+                    self._other_record(line)
+        if self._collected_count is None:
+            self._collected_count = self._collected()
+        total = None if self._collected_count is None else self._collected_count - self._deselected
+        self._progress = Progress(done, failed, total, self._ended)
         return self._progress
+
+    def _other_record(self, line: bytes) -> None:
+        """Note a deselection or the end record of the stream."""
+        if line.startswith(DESELECTED):
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                self._deselected += int(json.loads(line)["count"])
+        elif line.startswith(END):
+            self._ended = True
 
     def _collected(self) -> int | None:
         with contextlib.suppress(OSError):
@@ -206,12 +242,17 @@ def _stream_start(stream: Path) -> datetime | None:
     return None
 
 
-def _failed(line: bytes) -> int:
+def _result(line: bytes) -> tuple[int, int]:
+    """Whether a result line is a test's (a module skipped at collection is a result, but
+    neither collected nor a test: its node id has no ``::``), and whether it failed."""
     try:
-        outcome = json.loads(line)["result"]["outcome"]
+        result = json.loads(line)["result"]
+        nodeid, outcome = result["nodeid"], result["outcome"]
     except (ValueError, KeyError, TypeError):
-        return 0
-    return 1 if outcome in ("failed", "error") else 0
+        return 0, 0
+    if "::" not in nodeid:
+        return 0, 0
+    return 1, 1 if outcome in ("failed", "error") else 0
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only

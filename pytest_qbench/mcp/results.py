@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
+from pytest_qbench.mcp.budget import bound_name
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import fit_items
 from pytest_qbench.mcp.budget import json_size
@@ -57,6 +58,8 @@ SLACK = 64
 MIN_STEPS = 2
 """Bytes kept free for the truncation counts, written after the lists are fitted."""
 TAIL_LINES = 30
+STEP_CAP = 1000
+"""Characters of a next step."""
 TAIL_CHARS = 1500
 
 
@@ -154,8 +157,10 @@ def build_result(
     report: TestReport,
     stopped_by: str | None,
     budget: int,
+    complete: bool = False,
 ) -> RunResult:
-    """The run's ``RunResult``, within ``budget`` bytes of JSON."""
+    """The run's ``RunResult``, within ``budget`` bytes of JSON; ``complete`` when every test
+    had its result before this server stopped the run (in its session end): not partial."""
     record = report.model_dump(mode="json")
     view = aggregate(record["results"], max_items=plan.max_failures).view()
     digest = build_digest(record, view, plan.max_failures)
@@ -167,9 +172,9 @@ def build_result(
         run_id=plan.run_id,
         success=digest["success"] and stopped_by is None,
         exit_code=code,
-        exit_meaning=_run_meaning(code, report, stopped_by, plan.timeout),
+        exit_meaning=_run_meaning(code, report, stopped_by, plan.timeout, complete),
         timed_out=stopped_by == "timeout",
-        partial=report.run.interrupted or stopped_by is not None,
+        partial=(report.run.interrupted or stopped_by is not None) and not complete,
         timeout_seconds=plan.timeout,
         summary=_counts(record["summary"]),
         coverage=_coverage(digest["coverage"]),
@@ -178,10 +183,17 @@ def build_result(
     return fit_result(base, failures, errors, view.failures.total + view.errors.total, budget)
 
 
-def _run_meaning(code: int, report: TestReport, stopped_by: str | None, timeout: float) -> str:
+def _run_meaning(
+    code: int, report: TestReport, stopped_by: str | None, timeout: float, complete: bool
+) -> str:
     """The exit status in words; status 2 after collection errors is no interruption."""
     if code == 2 and stopped_by is None and report.collection_errors and not report.run.interrupted:
         return "errors during collection; no tests ran"
+    if complete:
+        return (
+            f"every test had its result, but pytest's session end outlasted the timeout of "
+            f"{timeout:g}s and its grace, and was stopped (reports and coverage may be missing)"
+        )
     return exit_meaning(code, stopped_by, timeout)
 
 
@@ -236,6 +248,9 @@ def _fit_base(base: RunResult, budget: int) -> RunResult:
 
 def _failure(result: TestResultRecord, trace_cap: int) -> DigestFailure:
     shape = digest_failure(result)
+    shape["test_name"] = bound_name(shape["test_name"])
+    if shape["file"]:
+        shape["file"] = bound_name(shape["file"])
     failure = result["failure"]
     trace = failure["stack_trace"] if failure else ""
     shape["stack_trace"] = bound_trace(trace, trace_cap, result["file"])
@@ -268,6 +283,7 @@ def _coverage(coverage: DigestCoverageRecord | None) -> DigestCoverage | None:
 
 
 def _steps(steps: list[str], stopped_by: str | None, timeout: float) -> list[str]:
+    steps = [bound_name(step, STEP_CAP) for step in steps]  # they quote node ids
     if stopped_by != "timeout":
         return steps
     first = (

@@ -40,9 +40,26 @@ def compact_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 def compact_input(schema: dict[str, Any]) -> dict[str, Any]:
     """An input schema without titles, its optional values as type lists; defaults and
-    descriptions kept (they tell the assistant what leaving an argument out means)."""
+    descriptions kept (they tell the assistant what leaving an argument out means); no
+    argument but those listed (``additionalProperties: false``: the server refuses others)."""
     compacted: dict[str, Any] = _compact(schema, drop=("title",))
+    compacted["additionalProperties"] = False
     return compacted
+
+
+def unknown_arguments(
+    tool: str, schema: dict[str, Any], arguments: dict[str, Any], scope: str = ""
+) -> str | None:
+    """The refusal of the arguments ``schema`` does not list, naming the accepted ones (and
+    ``scope``, what the tool does and does not do); ``None`` when every one is known."""
+    accepted = list(schema.get("properties", {}))
+    unknown = [name for name in arguments if name not in accepted]
+    if not unknown:
+        return None
+    given = ", ".join(repr(name[:100]) for name in unknown[:10])
+    takes = f"accepts only: {', '.join(accepted)}" if accepted else "takes no arguments"
+    note = f"; {scope}" if scope else ""
+    return f"{tool} does not know the argument(s) {given}; it {takes}{note}"
 
 
 def _compact(node: Any, drop: tuple[str, ...] = ("title", "default")) -> Any:

@@ -10,13 +10,16 @@ cancellation the child's process group is killed before the cancellation goes on
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from datetime import timezone
 from functools import partial
+from types import MappingProxyType
 from typing import Annotated
 from typing import Any
 from typing import ClassVar
@@ -34,10 +37,12 @@ from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 from pydantic import Field
+from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.mcp import text as texts
+from pytest_qbench.mcp.budget import bounded_content
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
@@ -59,6 +64,7 @@ from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
+from pytest_qbench.mcp.schemas import unknown_arguments
 from pytest_qbench.mcp.service import QBenchTools
 
 
@@ -103,6 +109,18 @@ OUTPUTS: dict[str, type[BaseModel]] = {
 }
 """Each tool's result model."""
 
+SCOPES = {
+    "run_test_workflow": "it runs pytest only (other test runners, such as vitest or jest, are "
+    "not supported yet)",
+    "run_build_workflow": "it runs ruff, mypy (pyright if installed) and the Python build check "
+    "only (tsc, eslint and other checkers are not supported yet)",
+    "generate_tests_workflow": "it generates Python unit tests only",
+}
+"""What a tool does and does not do, told with a refused argument (a ``test_type`` or a
+``target`` the tool does not have)."""
+TIMED = ("run_test_workflow", "ingest_tests", "run_build_workflow", "generate_tests_workflow")
+"""The tools that stop what they started at a timeout."""
+
 
 class QBenchServer(MCPServer[Any]):
     """The SDK's server, listing each tool with short schemas: the output schema of its result
@@ -115,6 +133,8 @@ class QBenchServer(MCPServer[Any]):
 
     call_log: CallLog | None = None
     """Where each tool call is logged (``build_server`` sets it)."""
+    notes: Mapping[str, str] = MappingProxyType({})
+    """A sentence added to a tool's description (``build_server`` sets the timeouts')."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -123,7 +143,13 @@ class QBenchServer(MCPServer[Any]):
         index, off the event loop and shielded from cancellation."""
         started, called_at = time.monotonic(), datetime.now(timezone.utc)
         try:
+            await self._check_arguments(name, arguments)
             result = await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refused = with_scope(name, exc)
+            size = len(str(refused).encode())
+            await self._log(name, arguments, called_at, started, unwrapped(refused), size)
+            raise refused from exc.__cause__
         except BaseException as exc:
             size = len(str(exc).encode())
             await self._log(name, arguments, called_at, started, unwrapped(exc), size)
@@ -132,6 +158,16 @@ class QBenchServer(MCPServer[Any]):
         size = len(result.model_dump_json(by_alias=True, exclude_none=True).encode())
         await self._log(name, arguments, called_at, started, None, size, content)
         return result
+
+    async def _check_arguments(self, name: str, arguments: dict[str, Any]) -> None:
+        """Refuse an argument the tool does not list (the SDK would ignore it)."""
+        for tool in await super().list_tools():
+            if tool.name == name:
+                refusal = unknown_arguments(
+                    name, tool.input_schema, arguments, SCOPES.get(name, "")
+                )
+                if refusal:
+                    raise ToolError(refusal)
 
     async def _log(
         self,
@@ -161,16 +197,42 @@ class QBenchServer(MCPServer[Any]):
             await anyio.to_thread.run_sync(record)
 
     async def list_tools(self) -> list[MCPTool]:
-        """The tools, their output schemas short."""
+        """The tools, their output schemas short, their descriptions without the docstrings'
+        indentation."""
         return [
             tool.model_copy(
                 update={
+                    "description": described(tool.description, self.notes.get(tool.name)),
                     "input_schema": compact_input(tool.input_schema),
                     "output_schema": self.published.get(tool.name, tool.output_schema),
                 }
             )
             for tool in await super().list_tools()
         ]
+
+
+def with_scope(name: str, exc: ToolError) -> ToolError:
+    """A refused value (``check_type: "tsc"``) told with what the tool does; other errors as
+    they are."""
+    scope = SCOPES.get(name)
+    if scope and isinstance(exc.__cause__, ValidationError):
+        told = ToolError(f"{exc}\n{name}: {scope}")
+        told.__cause__ = exc.__cause__
+        return told
+    return exc
+
+
+def described(description: str | None, note: str | None) -> str:
+    """A tool's docstring as clients show it: dedented (``inspect.cleandoc``), ``note`` added."""
+    text = inspect.cleandoc(description or "")
+    return f"{text} {note}" if note else text
+
+
+def timeout_note(config: ServerConfig, name: str) -> str:
+    """The default timeout, as a tool's description states it."""
+    if name == "ingest_tests":
+        return f"Default timeout: {config.default_timeout:g}s."
+    return f"Default timeout: {config.default_timeout:g}s (max {config.max_timeout:g}s)."
 
 
 def unwrapped(exc: BaseException) -> BaseException:
@@ -183,20 +245,21 @@ def unwrapped(exc: BaseException) -> BaseException:
 
 def respond(model: BaseModel, summary: str, budget: int) -> CallToolResult:
     """The tool result: ``summary`` as text (at most ``budget`` bytes), ``model`` as structured
-    content."""
+    content (every string of it bounded, should it be over ``budget`` bytes)."""
     return CallToolResult(
         content=[TextContent(type="text", text=texts.bound_bytes(summary, budget))],
-        structured_content=model.model_dump(mode="json"),
+        structured_content=bounded_content(model.model_dump(mode="json"), budget),
     )
 
 
 @contextmanager
-def tool_errors() -> Iterator[None]:
-    """A qbench error becomes a tool error with its message (the model reads it and acts)."""
+def tool_errors(budget: int) -> Iterator[None]:
+    """A qbench error becomes a tool error with its message (the model reads it and acts), at
+    most ``budget`` bytes of it."""
     try:
         yield
     except QBenchError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(texts.bound_bytes(str(exc), budget)) from exc
 
 
 async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) -> None:
@@ -225,6 +288,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     budget = config.budget
     server = QBenchServer("pytest-qbench", version=__version__, instructions=INSTRUCTIONS)
     server.call_log = CallLog(config)
+    server.notes = {name: timeout_note(config, name) for name in TIMED}
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def run_test_workflow(
@@ -259,7 +323,8 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """Run the project's tests with pytest and return failures only: summary counts, each
         failure (test, file, line, error type, message, end of the trace), collection errors,
         coverage and next steps. Never passing tests, never raw output (get_run_output pages
-        it). One run at a time; stopped and marked partial at the timeout."""
+        it). One run at a time; stopped and marked partial at the timeout (once all tests have
+        results, the session end gets a grace period)."""
         request = RunRequest(
             test_path=[test_path] if isinstance(test_path, str) else test_path or [],
             keyword=keyword,
@@ -272,7 +337,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
             max_failures=max_failures,
             timeout_seconds=timeout_seconds,
         )
-        with tool_errors():
+        with tool_errors(budget):
             process = tools.start_run(request)
             await supervise(tools, process, ctx)
             result = await anyio.to_thread.run_sync(tools.finish_run, process)
@@ -285,7 +350,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     ) -> Annotated[CallToolResult, FailureDetail]:
         """One failed test of a run in full (bounded): message, trace (the test's own frame and
         the end), captured stdout/stderr/log, history."""
-        with tool_errors():
+        with tool_errors(budget):
             detail = tools.get_test_failure(run_id, test)
         return respond(detail, texts.failure_text(detail, budget), budget)
 
@@ -303,7 +368,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         limit: Annotated[int, Field(ge=1, le=1000, description="Lines in the page")] = 200,
     ) -> Annotated[CallToolResult, RunOutputPage]:
         """A page of a run's raw output, with the run's metadata (command, exit status)."""
-        with tool_errors():
+        with tool_errors(budget):
             page = tools.get_run_output(run_id, stream, offset, limit)
         return respond(page, texts.output_text(page, budget), budget)
 
@@ -312,7 +377,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         limit: Annotated[int, Field(ge=1, le=100, description="How many runs")] = 10,
     ) -> Annotated[CallToolResult, RunList]:
         """The most recent runs, newest first: id, start, exit status, counts."""
-        with tool_errors():
+        with tool_errors(budget):
             found = tools.list_runs(limit)
         return respond(found, texts.runs_text(found, budget), budget)
 
@@ -322,7 +387,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
     ) -> Annotated[CallToolResult, FlakyList]:
         """Tests whose outcome flipped at least twice in recent runs, flakiest first."""
-        with tool_errors():
+        with tool_errors(budget):
             found = tools.flaky_tests(limit, runs)
         return respond(found, texts.flaky_text(found, budget), budget)
 
@@ -343,7 +408,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     ) -> Annotated[CallToolResult, SearchResult]:
         """Ranked search (BM25) of the test catalog: node ids, docstrings, qbench_case fields
         and steps; filters, facets and a cursor for the next page."""
-        with tool_errors():
+        with tool_errors(budget):
             found = tools.search_tests(
                 query,
                 tags or [],
@@ -361,7 +426,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         key: Annotated[str, Field(description="Test-case key, e.g. FRAMED-1390", max_length=200)],
     ) -> Annotated[CallToolResult, TestCaseDetail]:
         """One test case by its key (qbench_case or an imported export), with its steps."""
-        with tool_errors():
+        with tool_errors(budget):
             case = tools.get_test_by_key(key)
         return respond(case, texts.case_text(case, budget), budget)
 
@@ -380,7 +445,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         ] = "all",
     ) -> Annotated[CallToolResult, SimilarTests]:
         """Test cases most like a given test (by key or node id), or like a text."""
-        with tool_errors():
+        with tool_errors(budget):
             found = tools.find_similar_tests(test, text, limit, scope)
         return respond(found, texts.similar_text(found, budget), budget)
 
@@ -399,7 +464,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         """Build or refresh the test catalog from pytest's collection or a test-case export
         (key, title, priority, tags, platforms, folder, steps): added, updated, removed and
         rejected records with reasons."""
-        with tool_errors():
+        with tool_errors(budget):
             if source.strip() == "pytest":
                 process = tools.start_collection()
                 await supervise(tools, process, ctx)
@@ -431,7 +496,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         given = [paths] if isinstance(paths, str) else paths or []
         stop = threading.Event()
         call = partial(tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop)
-        with tool_errors():
+        with tool_errors(budget):
             try:
                 result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             except BaseException:
@@ -469,7 +534,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         target's code runs), keep under tests/generated/ those that pass and add coverage;
         return the coverage measured, the gap and what needs a person. One at a time."""
         del max_llm_budget  # qbench calls no model
-        with tool_errors():
+        with tool_errors(budget):
             process = tools.start_generation(
                 target_path, test_type, coverage_goal, generation_strategy, timeout_seconds
             )
@@ -481,7 +546,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
     @server.tool(annotations=READ_ONLY)
     def check_health() -> Annotated[CallToolResult, Health]:
         """Versions, the run store, the history index, the catalog, and the limits."""
-        with tool_errors():
+        with tool_errors(budget):
             health = tools.check_health()
         return respond(health, texts.health_text(health, budget), budget)
 

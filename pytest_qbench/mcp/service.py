@@ -68,6 +68,7 @@ from pytest_qbench.mcp.output import STREAM_FILES
 from pytest_qbench.mcp.output import check_output_page
 from pytest_qbench.mcp.output import output_page
 from pytest_qbench.mcp.paths import inside_root
+from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import Progress
 from pytest_qbench.mcp.process import PytestProcess
@@ -229,13 +230,26 @@ class QBenchTools:
             time.sleep(POLL_SECONDS / 5)
 
     def step(self, process: PytestProcess) -> bool:
-        """One look at a run: False once it has ended (stopped when overdue)."""
+        """One look at a run: False once it has ended (stopped when overdue). A run overdue
+        after every test had its result is in its session end: it gets ``finish_grace`` more
+        seconds once, and when stopped after all is noted complete."""
         if process.poll() is not None:
             return False
-        if process.overdue():
-            process.stop("timeout", self.config.stop_grace)
-            return False
-        return True
+        if not process.overdue():
+            return True
+        complete = self._runs_tests(process) and process.progress().complete
+        if complete and not process.extended:
+            process.extend(self.config.finish_grace)
+            return True
+        process.complete_when_stopped = complete
+        process.stop("timeout", self.config.stop_grace)
+        return False
+
+    @staticmethod
+    def _runs_tests(process: PytestProcess) -> bool:
+        """Whether ``process`` is a test run (whose result stream says when all tests ended),
+        not a collection or a generation."""
+        return not process.plan.collection and not generation.is_generation(process.plan.run_id)
 
     def supervise(
         self,
@@ -261,7 +275,14 @@ class QBenchTools:
         try:
             code, run_dir = self._wrap_up(process)
             report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
-            return build_result(process.plan, code, report, process.stopped_by, self.config.budget)
+            return build_result(
+                process.plan,
+                code,
+                report,
+                process.stopped_by,
+                self.config.budget,
+                complete=process.complete_when_stopped,
+            )
         finally:
             self._release(process)
 
@@ -367,7 +388,8 @@ class QBenchTools:
         started = time.monotonic()
         relative = inside_root(self.config.root, source, "source")
         path = self.config.root / relative
-        files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        found = sorted(path.glob("*.json")) if path.is_dir() else [path]
+        files = [inside_root_file(self.config.root, f, "source") for f in found]
         if not files:
             raise ToolFailure(f"source {source!r} is a directory without .json files")
         reports = [self._ingest_one(f) for f in files]
@@ -471,6 +493,7 @@ class QBenchTools:
                 "max_timeout_seconds": self.config.max_timeout,
                 "budget_bytes": self.config.budget,
                 "stop_grace_seconds": self.config.stop_grace,
+                "finish_grace_seconds": self.config.finish_grace,
             },
             tool_calls=tool_calls,
             problems=problems,
