@@ -668,12 +668,12 @@ def _add_gc(sub: SubParsers) -> None:
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """``qbench gc``."""
+    from pytest_qbench.core.timefmt import to_index_time
     from pytest_qbench.history.files import dir_size
     from pytest_qbench.history.files import store_usage
     from pytest_qbench.history.indexer import prune_runs
     from pytest_qbench.history.indexer import remove_run_dirs
     from pytest_qbench.history.text import gc_lines
-    from pytest_qbench.history.timefmt import to_index_time
     from pytest_qbench.history.toollog import prune_tool_calls
     from pytest_qbench.report import store
 
@@ -719,7 +719,7 @@ def history_json(
     nodeid: str, summary: ExecutionSummary, results: list[PastResult]
 ) -> dict[str, Any]:
     """``qbench history --json``: the execution summary (Azure names) and every result."""
-    from pytest_qbench.history.timefmt import from_index_time
+    from pytest_qbench.core.timefmt import from_index_time
     from pytest_qbench.report.shapes import iso
 
     listed = [

@@ -24,13 +24,13 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
 from pytest_qbench.history.fingerprint import failure_location
 from pytest_qbench.history.fingerprint import fingerprint_of
-from pytest_qbench.history.timefmt import to_index_time
 from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.report.store import run_in_progress
 

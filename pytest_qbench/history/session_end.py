@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from typing import Literal
 from typing import cast
 
+from pytest_qbench.core.timefmt import from_index_time
+from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import FLAKY_FLIPS
 from pytest_qbench.history.analysis import as_outcome
@@ -33,8 +35,6 @@ from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.sql import FAILING
-from pytest_qbench.history.timefmt import from_index_time
-from pytest_qbench.history.timefmt import to_index_time
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new

@@ -289,10 +289,7 @@ TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_
 RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
 LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
 RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"
-RUN_AT_OFFSET = "SELECT run_id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?"
-RUNS_BY_PREFIX = (
-    "SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6"
-)
+RUN_IDS_NEWEST_FIRST = "SELECT run_id FROM runs ORDER BY started_at DESC, id DESC"
 COUNT_RUNS = "SELECT COUNT(*) FROM runs"
 
 RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.fingerprint,
