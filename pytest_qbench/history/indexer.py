@@ -28,6 +28,7 @@ from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.deselection import DeselectionSet
 from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
 from pytest_qbench.history.fingerprint import failure_location
 from pytest_qbench.history.fingerprint import fingerprint_of
@@ -85,6 +86,8 @@ def index_run(
 
     def work(cursor: Cursor) -> Indexed:
         done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
+        if done.replaced:  # the set it deselected may be no run's now
+            cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(cursor, run_ref, results(), done)
         _insert_deselected(cursor, run_ref, deselected)
@@ -187,9 +190,14 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
 
 
 def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> None:
-    rows = [(run_ref, nodeid) for nodeid in dict.fromkeys(nodeids)]
-    for start in range(0, len(rows), BATCH):
-        cursor.executemany(sql.INSERT_DESELECTED, rows[start : start + BATCH])
+    """Refer the run to the set of ids it deselected, stored when no run has it yet."""
+    if not nodeids:
+        return
+    found = DeselectionSet.of(nodeids)
+    cursor.execute(sql.HAS_DESELECTION_SET, (found.digest,))
+    if cursor.fetchone() is None:
+        cursor.execute(sql.INSERT_DESELECTION_SET, (found.digest, found.count, found.encoded()))
+    cursor.execute(sql.INSERT_RUN_DESELECTION, (run_ref, found.digest))
 
 
 CHECKED_STATUSES = ("clean", "failed")
@@ -383,6 +391,7 @@ def _delete_runs(cursor: Cursor, old: dict[int, str], live: Live) -> list[str]:
     if gone:
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
         cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
+        cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
     return [str(old[ref]) for ref in gone]
 
 

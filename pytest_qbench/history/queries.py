@@ -19,6 +19,7 @@ from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
+from pytest_qbench.history.deselection import decode
 from pytest_qbench.history.indexer import BATCH
 from pytest_qbench.report.runref import RunName
 from pytest_qbench.report.runref import choose
@@ -140,7 +141,11 @@ def run_deselected(index: Index, run_id: str) -> list[str]:
     """The node ids a run deselected, as far as the index knows (see ``sql.DESELECTED_TABLE``)."""
 
     def work(cursor: Cursor) -> list[str]:
-        cursor.execute(sql.DESELECTED_OF_RUN, (run_id,))
+        cursor.execute(sql.DESELECTION_SET_OF_RUN, (run_id,))
+        found = cursor.fetchone()
+        if found is not None:
+            return decode(str(found[0]))
+        cursor.execute(sql.DESELECTED_OF_RUN, (run_id,))  # a run indexed before schema 5
         return [row[0] for row in cursor.fetchall()]
 
     return index.read(work)
