@@ -170,7 +170,12 @@ def index_args(record: TestReportRecord) -> tuple[Record, Callable[[], list[Reco
     return cast("Record", record), lambda: results
 
 
-TABLES_SINCE = {2: ("deselected",), 3: ("tool_calls",), 4: ("diagnostics", "checked")}
+TABLES_SINCE = {
+    2: ("deselected",),
+    3: ("tool_calls",),
+    4: ("diagnostics", "checked"),
+    5: ("deselection_sets", "run_deselection"),
+}
 """The tables each schema version of the index added (for tests of its migrations)."""
 
 

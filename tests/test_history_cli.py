@@ -187,7 +187,7 @@ def test_show_lists_the_failures(qdir: Path, capsys: pytest.CaptureFixture[str])
     [
         ("20260102T03", "run '20260102T03' is ambiguous: it begins several run ids"),
         ("zzz", "no run 'zzz' in "),
-        ("last~3", "last~3 needs 4 indexed runs, and "),
+        ("last~3", "last~3 needs 4 runs, and "),
     ],
 )
 def test_show_explains_a_bad_reference(

@@ -3,6 +3,7 @@ locking, and real processes writing at the same time (issue 5)."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import sqlite3
 from datetime import datetime
@@ -204,6 +205,70 @@ def test_an_index_of_schema_1_gains_the_deselected_tests(history_db: HistoryDB) 
         assert sorted(run_deselected(index, "r2")) == ["t.py::b", "t.py::c"]
         index_run(index, *index_args(report("r3", 2, [result("a")])), keep_runs=1)
         assert history_db.query("SELECT COUNT(*) FROM deselected") == [(0,)]
+        assert history_db.query("SELECT COUNT(*) FROM deselection_sets") == [(0,)]
+    finally:
+        index.close()
+
+
+def test_deselection_is_stored_once_per_distinct_set(history_db: HistoryDB) -> None:
+    """A suite that deselects the same 5 000 tests in every run stores them once: each further
+    run adds a reference (the SQLite file grows by less than 8 KB a run, not by the ids), the
+    runs read their own sets back, and a set no run refers to any more goes with retention."""
+    same = [f"tests/test_stress.py::test_load[{i}]" for i in range(5000)]
+    other = [*same[:10], "tests/test_other.py::test_x"]
+
+    def total(table: str) -> object:
+        return history_db.query(f"SELECT COUNT(*) FROM {table}")[0][0]
+
+    index = history_db.open(create=True)
+    try:
+        index_run(index, *index_args(report("r0", 0, [result("a")])), deselected=same)
+        size = 0
+        if not history_db.url:
+            checkpoint(history_db.qbench_dir / "index.sqlite")
+            size = (history_db.qbench_dir / "index.sqlite").stat().st_size
+        for n in range(1, 11):
+            record = report(f"r{n}", n, [result("a")])
+            index_run(index, *index_args(record), deselected=list(reversed(same)))
+        if not history_db.url:
+            checkpoint(history_db.qbench_dir / "index.sqlite")
+            grown = (history_db.qbench_dir / "index.sqlite").stat().st_size - size
+            assert grown < 10 * 8192, grown
+        index_run(index, *index_args(report("r11", 11, [result("a")])), deselected=other)
+        assert total("deselection_sets") == 2
+        assert sorted(run_deselected(index, "r7")) == sorted(same)
+        assert sorted(run_deselected(index, "r11")) == sorted(set(other))
+        assert run_deselected(index, "r0") == sorted(same)
+        index_run(index, *index_args(report("r12", 12, [result("a")])), keep_runs=1)
+        assert (total("deselection_sets"), total("run_deselection")) == (0, 0)
+    finally:
+        index.close()
+
+
+def checkpoint(path: Path) -> None:
+    """Move SQLite's write-ahead log into the file, so that its size is the index's."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+
+
+def test_an_index_of_schema_4_keeps_its_deselected_tests(history_db: HistoryDB) -> None:
+    """A run indexed before schema 5 keeps its deselected tests (the old table is read for it)."""
+    index_reports(history_db.qbench_dir, report("r1", 0, [result("a")]), db=history_db.url)
+    make_index_of_schema(history_db, 4)
+    index = history_db.open()
+    try:
+        ref = index.read(lambda c: c.execute(sql.FIND_RUN_REF, ("r1",)).fetchone()[0])
+        index.write(
+            lambda c: c.execute(
+                "INSERT INTO deselected (run_ref, nodeid) VALUES (?, ?)", (ref, "t.py::x")
+            )
+        )
+    finally:
+        index.close()
+    index = history_db.open()
+    try:
+        assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]
+        assert run_deselected(index, "r1") == ["t.py::x"]
     finally:
         index.close()
 

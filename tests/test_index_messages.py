@@ -3,8 +3,12 @@ the real problem and its fix (issue 12.12)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +96,74 @@ def test_check_health_reports_a_corrupt_index(qdir: Path, monkeypatch: pytest.Mo
     assert health.status == "degraded"
     assert health.runs_indexed is None
     assert any("index.sqlite is not a usable qbench index" in p for p in health.problems)
+
+
+def _two_runs(qbench_dir: Path) -> None:
+    """A small run (``small``), and a run of 3 000 results (``big``) not indexed yet."""
+    from history_data import report
+    from history_data import result
+    from history_data import write_run
+
+    write_run(qbench_dir, report("small", 0, [result("test_a")]))
+    assert main(["index", "--dir", str(qbench_dir)]) == OK
+    many = [result(f"test_{i:05d}_" + "x" * 100, "failed") for i in range(3000)]
+    write_run(qbench_dir, report("big", 1, many))
+
+
+def test_a_full_disk_is_named_and_the_index_kept(
+    qdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite's SQLITE_FULL ("database or disk is full") while indexing says the disk is full
+    and never advises deleting the index, which still holds its runs afterwards. The disk is
+    made full for SQLite by ``PRAGMA max_page_count`` on qbench's own connection."""
+    _two_runs(qdir)
+    real_connect = sqlite3.connect
+
+    def full_connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = real_connect(*args, **kwargs)
+        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        conn.execute(f"PRAGMA max_page_count = {pages + 2}").fetchall()
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", full_connect)
+    capsys.readouterr()
+    assert main(["index", "--dir", str(qdir)]) == ERR
+    err = capsys.readouterr().err
+    assert "is full (database or disk is full)" in err and "the index is unchanged" in err
+    assert "delete" not in err and "not a usable qbench index" not in err
+    monkeypatch.setattr(sqlite3, "connect", real_connect)
+    assert main(["runs", "--dir", str(qdir), "--json"]) == OK
+    assert '"run_id": "small"' in capsys.readouterr().out
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="mounting a tmpfs needs root"
+)
+def test_a_full_file_system_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same on a real full file system (an 8 MiB tmpfs), where SQLite may say "disk I/O
+    error" rather than "disk is full"."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
+    try:
+        qbench_dir = mount / ".qbench"
+        _two_runs(qbench_dir)
+        filler = mount / "filler"
+        with contextlib.suppress(OSError), filler.open("wb") as handle:
+            while True:  # bounded by the file system's size
+                handle.write(b"\0" * 4096)
+                handle.flush()
+        capsys.readouterr()
+        assert main(["index", "--dir", str(qbench_dir)]) == ERR
+        err = capsys.readouterr().err
+        assert "is full" in err or "No space left on device" in err, err
+        assert "delete it" not in err and "not a usable qbench index" not in err
+        filler.unlink()
+        assert main(["runs", "--dir", str(qbench_dir), "--json"]) == OK
+        assert '"run_id": "small"' in capsys.readouterr().out
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.report import store
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.reports import REPORT_TYPES
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
+from pytest_qbench.report.runref import find_run_dir
 
 
 def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,7 +27,8 @@ def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         description="Load the coverage data a run kept (RUN_DIR/coverage.db, written when qbench "
         "measured with --qbench-cov) and write coverage.py's own report of it: xml (Cobertura, "
         "for Codecov and GitLab), lcov, html, json, or term / term-missing on stdout. RUN is a "
-        "run directory, a run id in --dir, or 'last'. The project's coverage configuration "
+        "run directory, or a run in --dir: a run id, a unique prefix of one, 'last' or 'last~N' "
+        "(N runs before the last, by start time). The project's coverage configuration "
         "(.coveragerc, pyproject.toml) in the current directory applies.",
     )
     parser.add_argument("run", metavar="RUN_DIR|RUN")
@@ -72,31 +73,12 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return OK
 
 
-def is_test_run(path: Path) -> bool:
-    """A run directory of a test run (not of ``qbench check``, issue 13)."""
-    return path.is_dir() and not store.is_check_run(path)
-
-
 def find_data_file(run: str, qbench_dir: Path) -> Path:
-    """The run's ``coverage.db``: RUN as a run directory, else a run id (or ``last``) in
-    ``qbench_dir``; `QBenchError` names what is missing."""
+    """The run's ``coverage.db``: RUN as a run directory, else a run in ``qbench_dir`` named as
+    every command names one (``report.runref``: an id, a unique prefix, ``last``, ``last~N``);
+    `QBenchError` names what is missing."""
     given = Path(run)
-    runs = qbench_dir / store.RUNS_DIR
-    if given.is_dir():
-        run_dir = given
-    elif run == "last":
-        found = sorted(p for p in runs.iterdir() if is_test_run(p)) if runs.is_dir() else []
-        if not found:
-            raise QBenchError(f"no runs in {runs}; give a run directory", slug="coverage-data")
-        run_dir = found[-1]
-    else:
-        run_dir = runs / run
-        if not run_dir.is_dir():
-            raise QBenchError(
-                f"no run {run!r}: neither a directory nor a run in {runs}; give a run directory "
-                "or a run id from 'qbench runs'",
-                slug="coverage-data",
-            )
+    run_dir = given if given.is_dir() else find_run_dir(qbench_dir, run)
     data_file = run_dir / DATA_FILE
     if not data_file.is_file():
         raise QBenchError(

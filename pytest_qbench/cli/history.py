@@ -184,6 +184,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pytest_qbench.history.database import open_index
     from pytest_qbench.history.files import run_sources
     from pytest_qbench.history.indexer import delete_old_runs
+    from pytest_qbench.history.indexer import live_runs_in
     from pytest_qbench.history.indexer import remove_run_dirs
     from pytest_qbench.history.text import index_lines
 
@@ -202,7 +203,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     try:
         indexed, skipped = _index_sources(index, sources, strict=bool(args.sources))
         removed = (
-            index.write(partial(delete_old_runs, keep=args.keep_runs)) if args.keep_runs else []
+            index.write(
+                partial(delete_old_runs, keep=args.keep_runs, live=live_runs_in(qbench_dir))
+            )
+            if args.keep_runs
+            else []
         )
     finally:
         index.close()
@@ -223,10 +228,18 @@ def _index_sources(
     ``strict`` (it was named), else it is skipped with a message."""
     from pytest_qbench.history.files import load_run
     from pytest_qbench.history.indexer import index_run
+    from pytest_qbench.report.store import run_in_progress
 
     indexed, skipped = [], 0
     holders: dict[str, Path] = {}
     for source in sources:
+        if run_in_progress(source):  # its run indexes it when it ends
+            print(
+                f"qbench: skipped {source}: its run is still going (it is indexed when it ends)",
+                file=sys.stderr,
+            )
+            skipped += 1 if strict else 0
+            continue
         try:
             loaded = load_run(source)
         except QBenchError as exc:
@@ -668,12 +681,13 @@ def _add_gc(sub: SubParsers) -> None:
 
 def cmd_gc(args: argparse.Namespace) -> int:
     """``qbench gc``."""
+    from pytest_qbench.core.timefmt import to_index_time
     from pytest_qbench.history.files import dir_size
     from pytest_qbench.history.files import store_usage
+    from pytest_qbench.history.indexer import live_runs_in
     from pytest_qbench.history.indexer import prune_runs
     from pytest_qbench.history.indexer import remove_run_dirs
     from pytest_qbench.history.text import gc_lines
-    from pytest_qbench.history.timefmt import to_index_time
     from pytest_qbench.history.toollog import prune_tool_calls
     from pytest_qbench.report import store
 
@@ -686,9 +700,12 @@ def cmd_gc(args: argparse.Namespace) -> int:
     before = None
     if args.older_than is not None:
         before = to_index_time(datetime.now(timezone.utc) - args.older_than)
-    work = partial(prune_runs, keep=args.keep or 0, before=before, dry_run=args.dry_run)
     calls = 0
     with _opened(args) as index:
+        live = live_runs_in(args.qbench_dir)
+        work = partial(
+            prune_runs, keep=args.keep or 0, before=before, dry_run=args.dry_run, live=live
+        )
         removed = index.read(work) if args.dry_run else index.write(work)
         if before is not None:  # the MCP tool-call log ages out the same way
             prune = partial(prune_tool_calls, before=before, dry_run=args.dry_run)
@@ -719,7 +736,7 @@ def history_json(
     nodeid: str, summary: ExecutionSummary, results: list[PastResult]
 ) -> dict[str, Any]:
     """``qbench history --json``: the execution summary (Azure names) and every result."""
-    from pytest_qbench.history.timefmt import from_index_time
+    from pytest_qbench.core.timefmt import from_index_time
     from pytest_qbench.report.shapes import iso
 
     listed = [

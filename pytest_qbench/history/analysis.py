@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
 
+from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
-from pytest_qbench.history.timefmt import from_index_time
 from pytest_qbench.report.shapes import iso
 
 

@@ -8,6 +8,7 @@ from dataclasses import field
 from dataclasses import replace
 from typing import Any
 
+from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
@@ -27,7 +28,6 @@ from pytest_qbench.history.session_end import WINDOW
 from pytest_qbench.history.session_end import build_history
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
-from pytest_qbench.history.timefmt import to_index_time
 
 
 @dataclass(frozen=True)

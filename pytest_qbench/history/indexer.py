@@ -24,13 +24,14 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.deselection import DeselectionSet
 from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
 from pytest_qbench.history.fingerprint import failure_location
 from pytest_qbench.history.fingerprint import fingerprint_of
-from pytest_qbench.history.timefmt import to_index_time
 from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.report.store import run_in_progress
 
@@ -64,6 +65,7 @@ def index_run(
     *,
     keep_runs: int = 0,
     deselected: Sequence[str] = (),
+    live: Live | None = None,
 ) -> Indexed:
     """Index ``report``'s run with ``results()``'s results, in one transaction.
 
@@ -77,18 +79,21 @@ def index_run(
             transaction has to be retried.
         keep_runs: Runs to keep; 0 keeps all.
         deselected: The node ids the run deselected, when known.
+        live: Whether a run is still going; retention leaves those (default: none is).
     """
     row = run_row(report)
     run_id = row[0]
 
     def work(cursor: Cursor) -> Indexed:
         done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
+        if done.replaced:  # the set it deselected may be no run's now
+            cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(cursor, run_ref, results(), done)
         _insert_deselected(cursor, run_ref, deselected)
         _insert_diagnostics(cursor, run_ref, report)
         if keep_runs:
-            done.removed = delete_old_runs(cursor, keep_runs, run_id)
+            done.removed = delete_old_runs(cursor, keep_runs, run_id, live or _never)
         return done
 
     with paused_gc():
@@ -185,9 +190,14 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
 
 
 def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> None:
-    rows = [(run_ref, nodeid) for nodeid in dict.fromkeys(nodeids)]
-    for start in range(0, len(rows), BATCH):
-        cursor.executemany(sql.INSERT_DESELECTED, rows[start : start + BATCH])
+    """Refer the run to the set of ids it deselected, stored when no run has it yet."""
+    if not nodeids:
+        return
+    found = DeselectionSet.of(nodeids)
+    cursor.execute(sql.HAS_DESELECTION_SET, (found.digest,))
+    if cursor.fetchone() is None:
+        cursor.execute(sql.INSERT_DESELECTION_SET, (found.digest, found.count, found.encoded()))
+    cursor.execute(sql.INSERT_RUN_DESELECTION, (run_ref, found.digest))
 
 
 CHECKED_STATUSES = ("clean", "failed")
@@ -310,26 +320,49 @@ def _metric_rows(run_ref: int, test_ref: int, result: Record) -> list[tuple[Any,
 # --- retention -------------------------------------------------------------------------------
 
 
-def delete_old_runs(cursor: Cursor, keep: int, spare: str = "") -> list[str]:
-    """Take the runs beyond the newest ``keep`` out of the index (never ``spare``); return their
-    ids. Tests and fingerprints no run refers to any more go too."""
+Live = Callable[[str], bool]
+"""Whether the run of an id is still going (or ending) here: retention leaves it alone."""
+
+
+def _never(_run_id: str) -> bool:
+    return False
+
+
+def live_runs_in(qbench_dir: Path | None) -> Live:
+    """Whether a run is going in ``qbench_dir``: its run directory there is locked by its run
+    (``store.RunLock``), which holds the lock until after it indexed itself. Another machine's
+    runs (no directory here) are never live."""
+    if qbench_dir is None:
+        return _never
+    runs = qbench_dir / RUNS_DIR
+
+    def live(run_id: str) -> bool:
+        return bool(SAFE_RUN_ID.match(run_id)) and run_in_progress(runs / run_id)
+
+    return live
+
+
+def delete_old_runs(cursor: Cursor, keep: int, spare: str = "", live: Live = _never) -> list[str]:
+    """Take the runs beyond the newest ``keep`` out of the index (never ``spare``, nor a run
+    still going: ``live``); return their ids. Tests and fingerprints no run refers to any more
+    go too."""
     cursor.execute(sql.RUNS_BEYOND, (spare, keep))
-    old = cursor.fetchall()
-    for ref, _run_id in old:
-        for statement in sql.DELETE_RUN_ROWS:
-            cursor.execute(statement, (ref,))
-    if old:
-        cursor.execute(sql.DELETE_ORPHAN_TESTS)
-        cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
-    return [str(run_id) for _ref, run_id in old]
+    old = {ref: str(run_id) for ref, run_id in cursor.fetchall()}
+    return _delete_runs(cursor, old, live)
 
 
 def prune_runs(
-    cursor: Cursor, keep: int, before: str | None, *, dry_run: bool = False
+    cursor: Cursor,
+    keep: int,
+    before: str | None,
+    *,
+    dry_run: bool = False,
+    live: Live = _never,
 ) -> list[str]:
     """``qbench gc``: take the runs beyond the newest ``keep`` (0: no such limit), and those
     started before ``before`` (an index time; ``None``: no such limit), out of the index; return
-    their ids, in the order they were indexed. With ``dry_run``, only find them."""
+    their ids, in the order they were indexed. A run still going (``live``) stays. With
+    ``dry_run``, only find them."""
     old: dict[int, str] = {}
     if keep:
         cursor.execute(sql.RUNS_BEYOND, ("", keep))
@@ -337,13 +370,29 @@ def prune_runs(
     if before is not None:
         cursor.execute(sql.RUNS_STARTED_BEFORE, (before,))
         old.update(cursor.fetchall())
-    if old and not dry_run:
-        for ref in old:
-            for statement in sql.DELETE_RUN_ROWS:
-                cursor.execute(statement, (ref,))
+    if dry_run:
+        return [str(old[ref]) for ref in sorted(old) if not live(str(old[ref]))]
+    return _delete_runs(cursor, old, live)
+
+
+def _delete_runs(cursor: Cursor, old: dict[int, str], live: Live) -> list[str]:
+    """Delete the runs ``old`` (``id`` to run id) but those still going; return the ids deleted,
+    in the order they were indexed.
+
+    Called inside the write transaction: a run that ends meanwhile waits for it to index
+    itself, and holds its directory's lock until it has, so a run seen here unlocked has ended,
+    and one seen locked keeps both its index rows and its directory (a later retention takes
+    them together).
+    """
+    gone = [ref for ref in sorted(old) if not live(str(old[ref]))]
+    for ref in gone:
+        for statement in sql.DELETE_RUN_ROWS:
+            cursor.execute(statement, (ref,))
+    if gone:
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
         cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
-    return [str(old[ref]) for ref in sorted(old)]
+        cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
+    return [str(old[ref]) for ref in gone]
 
 
 def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:

@@ -219,6 +219,13 @@ class PostgresIndex:
                 "runs (SELECT to read them)",
                 slug="db-permission",
             )
+        if isinstance(exc, errors.DiskFull):
+            return HistoryError(
+                f"{self.location}: the database server's disk is full ({self._one_line(exc)}): "
+                "nothing was written; free space on the server (or 'qbench gc' old runs), then "
+                "run again",
+                slug="disk-full",
+            )
         return HistoryError(
             f"{self.location}: {self._one_line(exc)} ({type(exc).__name__})", slug="db-error"
         )

@@ -14,15 +14,15 @@ from datetime import datetime
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
+from pytest_qbench.history.deselection import decode
 from pytest_qbench.history.indexer import BATCH
-from pytest_qbench.history.timefmt import from_index_time
-
-
-LAST = re.compile(r"^last(?:~(\d+))?$")
+from pytest_qbench.report.runref import RunName
+from pytest_qbench.report.runref import choose
 
 
 @dataclass(frozen=True)
@@ -118,39 +118,10 @@ def resolve_run(index: Index, ref: str) -> RunInfo:
 
 
 def _resolve(cursor: Cursor, ref: str, where: str) -> RunInfo:
-    match = LAST.match(ref)
-    if match:
-        back = int(match.group(1) or 0)
-        cursor.execute(sql.RUN_AT_OFFSET, (back,))
-        found = cursor.fetchone()
-        if found is None:
-            cursor.execute(sql.COUNT_RUNS)
-            count = cursor.fetchone()[0]
-            raise HistoryError(
-                f"{ref} needs {back + 1} indexed runs, and {where} holds {count}; "
-                "'qbench runs' lists them",
-                slug="run-not-found",
-            )
-        ref = found[0]
-    cursor.execute(sql.RUN_BY_ID, (ref,))
-    row = cursor.fetchone()
-    if row is not None:
-        return RunInfo.from_row(row)
-    cursor.execute(sql.RUNS_BY_PREFIX, (len(ref), ref))
-    candidates = [r[0] for r in cursor.fetchall()]
-    if len(candidates) == 1:
-        cursor.execute(sql.RUN_BY_ID, (candidates[0],))
-        return RunInfo.from_row(cursor.fetchone())
-    if candidates:
-        shown = ", ".join(candidates[:5]) + (", ..." if len(candidates) > 5 else "")
-        raise HistoryError(
-            f"run {ref!r} is ambiguous: it begins several run ids ({shown}); give more of the id",
-            slug="run-ambiguous",
-        )
-    raise HistoryError(
-        f"no run {ref!r} in {where}; 'qbench runs' lists the runs (or use last, last~1, ...)",
-        slug="run-not-found",
-    )
+    cursor.execute(sql.RUN_IDS_NEWEST_FIRST)
+    names = [RunName(str(row[0])) for row in cursor.fetchall()]
+    cursor.execute(sql.RUN_BY_ID, (choose(ref, names, where, "'qbench runs'"),))
+    return RunInfo.from_row(cursor.fetchone())
 
 
 def run_results(index: Index, run_id: str) -> dict[str, PastResult]:
@@ -170,7 +141,11 @@ def run_deselected(index: Index, run_id: str) -> list[str]:
     """The node ids a run deselected, as far as the index knows (see ``sql.DESELECTED_TABLE``)."""
 
     def work(cursor: Cursor) -> list[str]:
-        cursor.execute(sql.DESELECTED_OF_RUN, (run_id,))
+        cursor.execute(sql.DESELECTION_SET_OF_RUN, (run_id,))
+        found = cursor.fetchone()
+        if found is not None:
+            return decode(str(found[0]))
+        cursor.execute(sql.DESELECTED_OF_RUN, (run_id,))  # a run indexed before schema 5
         return [row[0] for row in cursor.fetchall()]
 
     return index.read(work)

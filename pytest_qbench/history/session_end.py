@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 from typing import Literal
 from typing import cast
 
+from pytest_qbench.core.timefmt import from_index_time
+from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import FLAKY_FLIPS
 from pytest_qbench.history.analysis import as_outcome
@@ -28,13 +30,12 @@ from pytest_qbench.history.diagnostics import mark_diagnostics
 from pytest_qbench.history.indexer import Indexed
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.indexer import live_runs_in
 from pytest_qbench.history.indexer import remove_run_dirs
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.sql import FAILING
-from pytest_qbench.history.timefmt import from_index_time
-from pytest_qbench.history.timefmt import to_index_time
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
@@ -91,7 +92,12 @@ def record_run(
         before = to_index_time(report["run"]["started_at"]) or ""
         mark_diagnostics(index, cast("Record", report), before)  # before it is in the index
         done = index_run(
-            index, cast("Record", report), records, keep_runs=keep_runs, deselected=deselected
+            index,
+            cast("Record", report),
+            records,
+            keep_runs=keep_runs,
+            deselected=deselected,
+            live=live_runs_in(qbench_dir),
         )
         histories = failing_histories(index, done, report["run"]["started_at"])
     finally:

@@ -13,12 +13,14 @@ order is time order in every engine.
 from __future__ import annotations
 
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
 ``diagnostics`` (the static checkers a test run ran with ``--qbench-check``, and the
-fingerprints of what they found: issue 13.5)."""
+fingerprints of what they found: issue 13.5); 5, ``deselection_sets`` and ``run_deselection``
+(each distinct set of deselected tests once, runs referring to it: ``deselected`` grew by every
+deselected id of every run; it is read still for the runs indexed before)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -36,6 +38,20 @@ DESELECTED_TABLE = """CREATE TABLE deselected (
 """The node ids a run deselected (``-k``, ``-m``, ``--deselect``, ``--lf``: pytest's
 ``pytest_deselected``). A run indexed from its files (``qbench index``), or of schema 1, has
 none, though its ``deselected`` count may say it deselected some."""
+
+DESELECTION_SETS_TABLE = """CREATE TABLE deselection_sets (
+        digest {key} PRIMARY KEY,
+        count INTEGER NOT NULL,
+        nodeids TEXT NOT NULL
+    )"""
+"""Each distinct set of deselected node ids, once (``history.deselection``): its digest, how
+many ids, and the sorted ids, compressed (base64 text)."""
+RUN_DESELECTION_TABLE = """CREATE TABLE run_deselection (
+        run_ref {ref} NOT NULL PRIMARY KEY REFERENCES runs (id),
+        digest {key} NOT NULL
+    )"""
+"""The set of node ids each run deselected (since schema 5; before, ``deselected``)."""
+RUN_DESELECTION_INDEX = "CREATE INDEX run_deselection_by_digest ON run_deselection (digest)"
 
 TOOL_CALLS_TABLE = """CREATE TABLE tool_calls (
         id {identity},
@@ -136,6 +152,9 @@ SCHEMA = (
         WHERE outcome IN {_FAILING_SQL} OR flaky = 1""",
     "CREATE INDEX results_by_fingerprint ON results (fingerprint) WHERE fingerprint IS NOT NULL",
     DESELECTED_TABLE,
+    DESELECTION_SETS_TABLE,
+    RUN_DESELECTION_TABLE,
+    RUN_DESELECTION_INDEX,
     """CREATE TABLE metrics (
         run_ref {ref} NOT NULL REFERENCES runs (id),
         test_ref {ref} NOT NULL REFERENCES tests (id),
@@ -160,6 +179,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: (DESELECTED_TABLE,),
     3: (TOOL_CALLS_TABLE, TOOL_CALLS_INDEX),
     4: (CHECKED_TABLE, DIAGNOSTICS_TABLE, DIAGNOSTICS_INDEX),
+    5: (DESELECTION_SETS_TABLE, RUN_DESELECTION_TABLE, RUN_DESELECTION_INDEX),
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -211,18 +231,22 @@ DELETE_RESULTS_OF = "DELETE FROM results WHERE run_ref = ?"
 DELETE_METRICS_OF = "DELETE FROM metrics WHERE run_ref = ?"
 DELETE_RUN = "DELETE FROM runs WHERE id = ?"
 DELETE_DESELECTED_OF = "DELETE FROM deselected WHERE run_ref = ?"
+DELETE_RUN_DESELECTION_OF = "DELETE FROM run_deselection WHERE run_ref = ?"
 DELETE_CHECKED_OF = "DELETE FROM checked WHERE run_ref = ?"
 DELETE_DIAGNOSTICS_OF = "DELETE FROM diagnostics WHERE run_ref = ?"
 DELETE_RUN_ROWS = (
     DELETE_RESULTS_OF,
     DELETE_METRICS_OF,
     DELETE_DESELECTED_OF,
+    DELETE_RUN_DESELECTION_OF,
     DELETE_CHECKED_OF,
     DELETE_DIAGNOSTICS_OF,
     DELETE_RUN,
 )
 """What deleting a run by its ``id`` takes, in this order (the run's row last: foreign keys)."""
-INSERT_DESELECTED = "INSERT INTO deselected (run_ref, nodeid) VALUES (?, ?)"
+HAS_DESELECTION_SET = "SELECT 1 FROM deselection_sets WHERE digest = ?"
+INSERT_DESELECTION_SET = "INSERT INTO deselection_sets (digest, count, nodeids) VALUES (?, ?, ?)"
+INSERT_RUN_DESELECTION = "INSERT INTO run_deselection (run_ref, digest) VALUES (?, ?)"
 INSERT_CHECKED = "INSERT INTO checked (run_ref, tool) VALUES (?, ?)"
 DIAGNOSTIC_COLUMNS = ("fingerprint", "tool", "severity", "code", "file", "line", "message")
 INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
@@ -256,6 +280,8 @@ DELETE_ORPHAN_TESTS = """DELETE FROM tests WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.test_ref = tests.id)"""
 DELETE_ORPHAN_FINGERPRINTS = """DELETE FROM fingerprints WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.fingerprint = fingerprints.fingerprint)"""
+DELETE_ORPHAN_DESELECTION_SETS = """DELETE FROM deselection_sets WHERE NOT EXISTS
+    (SELECT 1 FROM run_deselection d WHERE d.digest = deselection_sets.digest)"""
 
 # --- the MCP tool-call log ---------------------------------------------------------------------
 
@@ -289,10 +315,7 @@ TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_
 RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
 LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
 RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"
-RUN_AT_OFFSET = "SELECT run_id FROM runs ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET ?"
-RUNS_BY_PREFIX = (
-    "SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY started_at DESC LIMIT 6"
-)
+RUN_IDS_NEWEST_FIRST = "SELECT run_id FROM runs ORDER BY started_at DESC, id DESC"
 COUNT_RUNS = "SELECT COUNT(*) FROM runs"
 
 RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.fingerprint,
@@ -300,6 +323,10 @@ RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.f
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
     WHERE r.run_id = ?"""
 DESELECTED_OF_RUN = """SELECT d.nodeid FROM deselected d JOIN runs r ON r.id = d.run_ref
+    WHERE r.run_id = ?"""
+"""The node ids a run indexed before schema 5 deselected."""
+DESELECTION_SET_OF_RUN = """SELECT s.nodeids FROM run_deselection d
+    JOIN runs r ON r.id = d.run_ref JOIN deselection_sets s ON s.digest = d.digest
     WHERE r.run_id = ?"""
 CHECKED_OF_RUN = """SELECT c.tool FROM checked c JOIN runs r ON r.id = c.run_ref
     WHERE r.run_id = ?"""

@@ -16,6 +16,7 @@ WAL needs a local file system (not NFS or SMB), as SQLite documents.
 from __future__ import annotations
 
 import random
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -39,6 +40,10 @@ BUSY_TIMEOUT = 5.0
 DEFAULT_WAIT = 120.0
 """Seconds a transaction is retried for, in all, before giving up."""
 _BUSY_WORDS = ("locked", "busy")
+SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN = 10, 13, 14
+"""SQLite's primary result codes (``sqlite3`` has them as constants from Python 3.11 only)."""
+FULL_MARGIN = 1 << 20
+"""Free bytes under which an I/O error of the index is taken for a full disk."""
 
 
 class SQLiteIndex:
@@ -136,17 +141,38 @@ class SQLiteIndex:
             pause = min(pause * 2, 0.5)
 
     def _error(self, exc: sqlite3.Error) -> HistoryError:
-        if "readonly" in str(exc).lower():  # a healthy index this user may not change
+        code = _primary_code(exc)
+        text = str(exc).lower()
+        if "readonly" in text:  # a healthy index this user may not change
             return HistoryError(
                 f"{self.path} is read-only ({exc}): qbench needs to write to the index and "
                 "its directory, even to read it; make both writable, or run as their owner",
                 slug="index-read-only",
+            )
+        if code == SQLITE_FULL or "disk is full" in text or (code == SQLITE_IOERR and self._full()):
+            return HistoryError(
+                f"the disk of {self.path} is full ({exc}): nothing was written, and the index "
+                "is unchanged; free some space (qbench gc removes old runs), then run again",
+                slug="disk-full",
+            )
+        if code in (SQLITE_IOERR, SQLITE_CANTOPEN):
+            return HistoryError(
+                f"{self.path} could not be read or written ({exc}); the index itself may be "
+                "whole: check its disk and directory, then run again",
+                slug="index-io",
             )
         return HistoryError(
             f"{self.path} is not a usable qbench index ({exc}); delete it and run "
             "'qbench index' to rebuild it from the run directories",
             slug="index-broken",
         )
+
+    def _full(self) -> bool:
+        """Whether the index's file system has (almost) no space left."""
+        try:
+            return shutil.disk_usage(self.path.parent).free < FULL_MARGIN
+        except OSError:
+            return False
 
     def _set_pragmas(self) -> None:
         self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
@@ -188,3 +214,12 @@ class SQLiteIndex:
         cursor.execute(sql.GET_VERSION)
         row = cursor.fetchone()
         return int(row[0]) if row else None
+
+
+def _primary_code(exc: sqlite3.Error) -> int | None:
+    """SQLite's primary result code of ``exc`` (Python 3.11+), else ``None``; an I/O error is
+    also recognised by its message before that."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF
+    return SQLITE_IOERR if "disk i/o error" in str(exc).lower() else None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.text import strip_ansi
+from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import FlakyTest
@@ -24,7 +25,6 @@ from pytest_qbench.history.files import format_bytes
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
-from pytest_qbench.history.timefmt import from_index_time
 from pytest_qbench.history.toollog import ToolCall
 from pytest_qbench.history.toollog import ToolTotals
 

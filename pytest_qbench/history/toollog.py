@@ -18,11 +18,11 @@ from datetime import datetime
 from datetime import timezone
 from typing import Any
 
+from pytest_qbench.core.timefmt import from_index_time
+from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
-from pytest_qbench.history.timefmt import from_index_time
-from pytest_qbench.history.timefmt import to_index_time
 
 
 KEEP_TOOL_CALLS = 10_000

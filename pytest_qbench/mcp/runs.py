@@ -26,6 +26,9 @@ from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report import store
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.runref import LAST
+from pytest_qbench.report.runref import MCP_META
+from pytest_qbench.report.runref import find_run_dir
 from pytest_qbench.report.shapes import iso
 
 
@@ -33,53 +36,27 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestReportRecord
 
 
-META_NAME = "mcp-run.json"
+META_NAME = MCP_META
 """The run as this server started it (the real command line and exit status)."""
 MAX_LIST = 100
 
 
 def find_run(config: ServerConfig, run_id: str) -> Path:
-    """The directory of ``run_id``: an id, a unique prefix of one, or ``last``.
+    """The directory of ``run_id``: an id, a unique prefix of one, ``last`` or ``last~N``, by
+    the runs' recorded start times (``report.runref``, as every ``qbench`` command).
 
     Raises:
         ToolFailure: no such run, an ambiguous prefix, or an id that is not one.
     """
-    runs = config.qbench_dir / store.RUNS_DIR
-    if run_id == "last":
-        return _newest(runs)
-    if not SAFE_RUN_ID.match(run_id):
+    if not LAST.match(run_id) and not SAFE_RUN_ID.match(run_id):
         raise ToolFailure(
             f"run_id {run_id!r} is not a run id (letters, digits, '.', '_', '-'); "
             "list_runs gives the ids"
         )
-    exact = runs / run_id
-    if exact.is_dir():
-        return exact
-    found = sorted(p for p in _run_dirs(runs) if p.name.startswith(run_id))
-    if len(found) == 1:
-        return found[0]
-    if found:
-        shown = ", ".join(p.name for p in found[:5])
-        raise ToolFailure(f"run_id {run_id!r} begins several runs ({shown}); give more of it")
-    raise ToolFailure(f"no run {run_id!r} in {runs}; list_runs gives the ids, or use 'last'")
-
-
-def _newest(runs: Path) -> Path:
-    # test runs only: not check runs (issue 13), nor generations (issue 14.3)
-    dirs = [
-        p
-        for p in _run_dirs(runs)
-        if not store.is_check_run(p) and not p.name.startswith("generate-")
-    ]
-    if not dirs:
-        raise ToolFailure(f"no runs in {runs} yet; run_test_workflow makes one")
-    return max(dirs, key=lambda p: p.stat().st_mtime)
-
-
-def _run_dirs(runs: Path) -> list[Path]:
-    with contextlib.suppress(OSError):
-        return [p for p in runs.iterdir() if p.is_dir()]
-    return []
+    try:
+        return find_run_dir(config.qbench_dir, run_id, "list_runs")
+    except HistoryError as exc:
+        raise ToolFailure(str(exc)) from None
 
 
 def load_report(run_dir: Path) -> TestReport | None:

@@ -88,7 +88,11 @@ Paths = Annotated[
 Texts = Annotated[list[str] | None, Field(description="Any of these values (case-insensitive)")]
 RunId = Annotated[
     str,
-    Field(description="A run id from run_test_workflow or list_runs, or 'last'", max_length=128),
+    Field(
+        description="A run id from run_test_workflow or list_runs (or a unique prefix of one), "
+        "'last' or 'last~N' (N runs before the last, by start time)",
+        max_length=128,
+    ),
 ]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
