@@ -164,7 +164,10 @@ def test_snippets_only_from_regular_files_inside_the_project(tmp_path: Path) -> 
     ]
     results = [located(uri) for uri in uris]
     results += [located("src/ok.py"), located("src/big.py", 3_000_000)]
-    document = {"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "t"}}, "results": results}]}
+    document = {
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "t"}}, "results": results}],
+    }
     sarif = project / "x.sarif"
     sarif.write_text(json.dumps(document), encoding="utf-8")
     env = {**os.environ, "QBENCH_CANARY_TOKEN": "canary-7f3a"}

@@ -30,7 +30,8 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="Run static checkers (ruff, mypy, pyright, build) and list their errors",
         description="Run each checker as a child process in the working directory, with the "
         "project's own configuration (pyproject.toml, ruff.toml, mypy.ini...), on PATHS "
-        "(default: .). Store the run (check.json and each checker's raw output) in "
+        "(default: the files each checker's configuration names, such as mypy's files or "
+        "pyright's include; . for mypy when its configuration names none). Store the run (check.json and each checker's raw output) in "
         "<dir>/runs/<run id>/. Exit 0 when clean, 1 when a checker found errors or crashed, "
         f"3 when nothing failed but a checker could not run. Checkers: {', '.join(TOOLS)}.",
     )

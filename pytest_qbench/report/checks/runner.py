@@ -22,6 +22,7 @@ from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.report.checks import build
 from pytest_qbench.report.checks import mypy
+from pytest_qbench.report.checks import mypy_config
 from pytest_qbench.report.checks import pyright
 from pytest_qbench.report.checks import ruff
 from pytest_qbench.report.checks.stored import finish_check_run
@@ -69,7 +70,8 @@ def find_executable(name: str) -> str | None:
 
 
 def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """ruff, as installed beside this Python or on ``PATH``."""
+    """ruff, as installed beside this Python or on ``PATH``; without ``paths``, on what its
+    configuration includes."""
     executable = find_executable("ruff")
     if executable is None:
         raise NotInstalled("install ruff")
@@ -77,7 +79,8 @@ def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
 
 
 def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """mypy with JSON output where its version has it, else its text format."""
+    """mypy with JSON output where its version has it, else its text format; without
+    ``paths``, on what the project's configuration names (its ``files``...), else on ``.``."""
     if importlib.util.find_spec("mypy") is not None:
         base = [sys.executable, "-m", "mypy"]
         try:  # read from its metadata: no child process before the check starts
@@ -92,7 +95,8 @@ def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
         version = mypy_version(base, cwd)
     json_output = mypy.supports_json(version)
     parse = mypy.parse_mypy_json if json_output else mypy.parse_mypy_text
-    return Plan(mypy.TOOL, mypy.mypy_command(base, paths, json_output), mypy.OK_CODES, parse)
+    targets = paths or ([] if mypy_config.names_targets(cwd) else ["."])
+    return Plan(mypy.TOOL, mypy.mypy_command(base, targets, json_output), mypy.OK_CODES, parse)
 
 
 def mypy_version(base: list[str], cwd: Path) -> str:
@@ -104,7 +108,7 @@ def mypy_version(base: list[str], cwd: Path) -> str:
 
 
 def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """pyright, when installed."""
+    """pyright, when installed; without ``paths``, on what its configuration includes."""
     executable = find_executable("pyright")
     if executable is None:
         raise NotInstalled("install pyright")
@@ -120,7 +124,7 @@ def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
         return Plan(
             build.BUILD_TOOL, command, build.OK_CODES, build.parse_build, build.MERGE_STDERR
         )
-    command = build.compile_command(sys.executable, cwd, paths)
+    command = build.compile_command(sys.executable, cwd, paths or ["."])
     return Plan(build.COMPILE_TOOL, command, build.OK_CODES, build.parse_compile)
 
 
@@ -216,7 +220,7 @@ def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Starte
     started = now()
     scratch = tempfile.mkdtemp(prefix="qbench-check-")
     try:
-        plan = PLANNERS[name](cwd, paths or ["."], Path(scratch))
+        plan = PLANNERS[name](cwd, paths, Path(scratch))
     except NotInstalled as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         meta = RunMeta(
