@@ -180,3 +180,38 @@ def test_snippets_only_from_regular_files_inside_the_project(tmp_path: Path) -> 
     assert snippets == [None] * len(uris) + ["first = 1", None]
     assert b"root:" not in done.stdout and b"canary-7f3a" not in done.stdout
     assert b"outside-secret" not in done.stdout
+
+
+def test_deeply_nested_sarif_is_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 20.12: 200 000 nested arrays are refused in one line, not a RecursionError."""
+    path = tmp_path / "deep.sarif"
+    path.write_text('{"version": "2.1.0", "runs": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["ingest-sarif", str(path)]) == ERR
+    err = capsys.readouterr().err
+    assert err == f"qbench: error: {path}: $: JSON nested too deep; not valid SARIF 2.1.0\n"
+
+
+def test_huge_names_and_messages_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 20.12: 1 000 runs with 100 000-character tool names, rules and messages print a
+    bounded text and store bounded names."""
+    huge = "n" * 100_000
+    result = {**located(huge), "ruleId": huge, "level": "error", "message": {"text": huge}}
+    runs = [{"tool": {"driver": {"name": f"{i}{huge}"}}, "results": [result]} for i in range(1000)]
+    path = tmp_path / "wide.sarif"
+    path.write_text(json.dumps({"version": "2.1.0", "runs": runs}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["ingest-sarif", str(path)]) == ERR
+    out = capsys.readouterr().out
+    assert len(out) < 100_000 and out.count("\n") < 200
+    assert "more" in out
+    report, _ = ingest_sarif([path], tmp_path, tmp_path / ".qbench")
+    assert len(report.checks) == 1000
+    assert max(len(check.run.tool) for check in report.checks) <= 201
+    found = report.checks[0].diagnostics[0]
+    assert len(found.message) <= 5000 and len(found.code or "") <= 201
+    assert len(found.file or "") <= 1001

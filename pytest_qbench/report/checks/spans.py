@@ -44,6 +44,11 @@ UNKNOWN = Span(0, 0, 0, 0)
 """A span the parser cannot tell."""
 
 
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ``…`` marking the cut."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def error_warning_or_info(given: str) -> Severity:
     """A checker's ``error`` or ``warning`` as is; anything else (mypy's ``note``, pyright's
     ``information``) is ``info``."""
@@ -135,8 +140,7 @@ class Snippets:
         lines = self._lines(file)
         if lines is None or line > len(lines):
             return None
-        text = lines[line - 1].rstrip("\r\n")
-        return text if len(text) <= SNIPPET_MAX else text[:SNIPPET_MAX] + "…"
+        return cut(lines[line - 1].rstrip("\r\n"), SNIPPET_MAX)
 
     def _lines(self, file: str) -> list[str] | None:
         if file not in self._files:
