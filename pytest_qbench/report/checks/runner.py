@@ -20,7 +20,9 @@ from pathlib import Path
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.proctree import ProcessTree
 from pytest_qbench.report.checks import build
+from pytest_qbench.report.checks import capture
 from pytest_qbench.report.checks import mypy
 from pytest_qbench.report.checks import mypy_config
 from pytest_qbench.report.checks import pyright
@@ -202,6 +204,10 @@ class Started:
     scratch: str | None = None
     clock: float = 0.0
     """``time.monotonic()`` when it started."""
+    logs: tuple[capture.CappedLog, ...] = ()
+    """The threads writing its output and stderr logs (bounded)."""
+    tree: ProcessTree | None = None
+    """Its descendants, those that left its process group included (Linux)."""
 
 
 def remaining(one: Started, timeout: float) -> float:
@@ -242,25 +248,56 @@ def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Starte
         command=plan.command,
     )
     try:
-        with (
-            open(directory / f"{plan.tool}.log", "wb") as out,
-            open(directory / f"{plan.tool}.stderr.log", "wb") as err,
-        ):
-            process = subprocess.Popen(
-                plan.command,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT if plan.merge_stderr else err,
-                start_new_session=sys.platform != "win32",  # its own group: killed whole
-            )
+        process, logs = spawn(plan, cwd, directory)
     except OSError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         meta = meta.model_copy(update={"completed_at": now()})
         return Started(
             plan, meta, done=crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
         )
-    return Started(plan, meta, process=process, scratch=scratch, clock=time.monotonic())
+    tree = ProcessTree(process.pid) if sys.platform == "linux" else None
+    for log in logs:
+        log.watch = tree.snapshot if tree is not None and log is logs[0] else None
+        log.start()
+    return Started(
+        plan,
+        meta,
+        process=process,
+        scratch=scratch,
+        clock=time.monotonic(),
+        logs=logs,
+        tree=tree,
+    )
+
+
+def spawn(
+    plan: Plan, cwd: Path, directory: Path
+) -> tuple[subprocess.Popen[bytes], tuple[capture.CappedLog, ...]]:
+    """Start the checker with its stdout (and stderr) on pipes, each read into a capped log
+    (``<tool>.log``, ``<tool>.stderr.log``) by a thread not yet started."""
+    pipes = [os.pipe()] if plan.merge_stderr else [os.pipe(), os.pipe()]
+    try:
+        process = subprocess.Popen(
+            plan.command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=pipes[0][1],
+            stderr=subprocess.STDOUT if plan.merge_stderr else pipes[1][1],
+            start_new_session=sys.platform != "win32",  # its own group: killed whole
+        )
+    except OSError:
+        for read, write in pipes:
+            os.close(read)
+            os.close(write)
+        raise
+    for _, write in pipes:
+        os.close(write)
+    log = directory / f"{plan.tool}.log"
+    logs = [capture.CappedLog(pipes[0][0], log, capture.LOG_HEAD, capture.LOG_TAIL)]
+    if not plan.merge_stderr:
+        err = directory / f"{plan.tool}.stderr.log"
+        logs.append(capture.CappedLog(pipes[1][0], err, capture.STDERR_HEAD, capture.STDERR_TAIL))
+    return process, tuple(logs)
 
 
 def collect_one(
@@ -280,7 +317,7 @@ def collect_one(
     plan, process = one.plan, one.process
     try:
         if not wait_for(process, timeout, stop):
-            kill_group(process)
+            stop_tree(one)
             log, err = stored_logs(directory, plan.tool)
             meta = one.meta.model_copy(update={"completed_at": now()})
             if stop is not None and stop.is_set():
@@ -288,14 +325,21 @@ def collect_one(
             else:
                 why = f"did not finish in {limit or f'{timeout:g} s'} and was stopped"
             return crashed(meta, f"{plan.tool} {why}; raw output in {log}", log, err)
-        kill_group(process)  # what the checker started and left behind goes with it
+        stop_tree(one)  # what the checker started and left behind goes with it
     finally:
         if one.scratch:
             shutil.rmtree(one.scratch, ignore_errors=True)
     log, err = stored_logs(directory, plan.tool)
-    stdout = (directory / log).read_bytes() if log else b""
-    stderr = (directory / err).read_bytes() if err else b""
     meta = one.meta.model_copy(update={"completed_at": now(), "exit_code": process.returncode})
+    if one.logs and one.logs[0].cut:
+        note = (
+            f"{plan.tool} printed {one.logs[0].cut} bytes more than qbench keeps "
+            f"({capture.LOG_HEAD + capture.LOG_TAIL} bytes: its head and tail, with a note of "
+            f"the cut); its output was not read; raw output in {log}"
+        )
+        return crashed(meta, note, log, err)
+    stdout = (directory / log).read_bytes() if log else b""  # bounded: a capped log
+    stderr = (directory / err).read_bytes() if err else b""
     return judge(plan, meta, stdout, stderr, cwd, log, err)
 
 
@@ -314,12 +358,26 @@ def wait_for(
 
 
 def stop_all(running: list[Started]) -> None:
-    """Stop every checker still running (the session was interrupted, say), with its group."""
+    """Stop every checker still running (the session was interrupted, say), with its tree."""
     for one in running:
-        if one.process is not None:
-            kill_group(one.process)
+        stop_tree(one)
         if one.scratch:
             shutil.rmtree(one.scratch, ignore_errors=True)
+
+
+def stop_tree(one: Started) -> None:
+    """Kill the checker's process group and every descendant noted or found now (those that
+    left the group in a session of their own too), then close its logs (idempotent)."""
+    for log in one.logs:
+        log.stop_watching()
+    if one.process is not None:
+        if one.tree is not None:
+            one.tree.snapshot()
+            one.tree.kill_all()
+        kill_group(one.process)
+    for log in one.logs:
+        if log.is_alive():
+            log.finish()
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
