@@ -459,3 +459,35 @@ def test_a_checkers_daemon_in_a_new_session_is_killed(
         if pidfile.exists() and pidfile.read_text():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"mypy.ini": "[mypy]\nfiles = src\n"},
+        {"setup.cfg": "[mypy]\nfiles = src\n"},
+        {"setup.cfg": "[metadata]\nname = x\n", "pyproject.toml": '[tool.mypy]\nfiles = ["src"]\n'},
+        {"pyproject.toml": '[tool.mypy]\npackages = ["src"]\n'},
+        {"pyproject.toml": "[tool.mypy]\nstrict = true\n"},
+        {"mypy.ini": "[mypy]\n", "pyproject.toml": '[tool.mypy]\nfiles = ["src"]\n'},
+        {"pyproject.toml": '[tool.ruff]\nline-length = 99\n'},
+        {},
+    ],
+    ids=["mypy.ini", "setup.cfg", "pyproject-after-setup.cfg", "packages", "no-files",
+         "mypy.ini-first", "no-mypy-section", "no-config"],
+)  # fmt: skip
+def test_mypy_config_names_targets_as_mypy_itself_decides(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    """issue 19.3: qbench finds a configuration naming what to check exactly when mypy, run
+    with no path, does not stop with "Missing target module, package, files, or ..."."""
+    from pytest_qbench.report.checks.mypy_config import names_targets
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("X = 1\n", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    done = run([sys.executable, "-m", "mypy", "--no-incremental"], tmp_path)
+    missing = b"error: Missing target module" in done.stdout + done.stderr
+    assert names_targets(tmp_path) is not missing
