@@ -122,3 +122,84 @@ def test_schema_of_check_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert {"log_range", "byte_offsets", "end_line", "end_column", "code_snippet"} <= set(
         diagnostic
     )
+
+
+CONFIGURED = """\
+[tool.ruff]
+extend-exclude = ["scripts"]
+
+[tool.ruff.lint]
+select = ["F"]
+
+[tool.mypy]
+files = ["src"]
+"""
+
+
+def configured_project(root: Path, pyproject: str = CONFIGURED) -> Path:
+    """A clean ``src/`` the project's own configuration checks, a broken ``scripts/`` it does
+    not (a repository root, so mypy looks no further up for its configuration)."""
+    (root / ".git").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "src" / "ok.py").write_text("def one() -> int:\n    return 1\n", encoding="utf-8")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "bad.py").write_text('import os\n\nx: int = "s"\n', encoding="utf-8")
+    (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    return root
+
+
+def test_check_without_paths_runs_each_checker_as_the_project_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 19.3: no path given, mypy reads its own ``files`` and ruff its excludes (clean, as
+    the project's own mypy says); a path given narrows it to that path."""
+    import subprocess
+
+    project = configured_project(tmp_path)
+    monkeypatch.chdir(project)
+    own = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=project, capture_output=True, text=True, check=False
+    )
+    assert own.returncode == 0 and own.stdout.startswith("Success: no issues found in 1 source")
+    status, lines = check(["--tools", "ruff,mypy"], capsys)
+    assert (status, lines[:2]) == (OK, ["ruff.lint: clean", "mypy.typecheck: clean"])
+    report = CheckReport.model_validate_json(
+        (Path(lines[-1].rsplit(" ", 1)[1]) / "check.json").read_text("utf-8")
+    )
+    assert [check.run.command[-1] for check in report.checks] == ["--no-fix", "--no-pretty"]
+    status, lines = check(["--tools", "mypy", "scripts"], capsys)
+    assert status == ERR and lines[0] == "mypy.typecheck: 1 error"
+    assert lines[1].startswith("scripts/bad.py:3:10: error mypy.typecheck assignment:")
+
+
+def test_check_without_paths_or_mypy_files_checks_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 19.3: a project whose mypy configuration names no files gets ``.`` (mypy alone
+    would refuse to run), so every file is checked."""
+    project = configured_project(tmp_path, "[tool.mypy]\nstrict = false\n")
+    monkeypatch.chdir(project)
+    status, lines = check(["--tools", "mypy"], capsys)
+    assert status == ERR and lines[0] == "mypy.typecheck: 1 error"
+    assert lines[1].startswith("scripts/bad.py:3:10: error")
+
+
+def test_pyright_without_paths_reads_its_own_include(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 19.3: pyright is given no path when none is asked for (its ``include`` applies),
+    and the paths asked for otherwise. The started command is checked here with a harmless
+    executable in pyright's place; the real pyright runs in test_checks.py when installed."""
+    import shutil
+
+    from pytest_qbench.report.checks import runner
+
+    harmless = shutil.which("true")
+    assert harmless is not None
+    monkeypatch.setattr(runner, "find_executable", lambda name: harmless)
+    commands = []
+    for paths in ([], ["src"]):
+        started = runner.start_one("pyright", tmp_path, paths, tmp_path)
+        runner.stop_all([started])
+        commands.append(started.meta.command)
+    assert commands == [[harmless, "--outputjson"], [harmless, "--outputjson", "src"]]

@@ -345,3 +345,16 @@ def test_hanging_checker_on_path_never_hangs_pytest(
     run.result.stdout.fnmatch_lines(
         ["qbench: pyright.typecheck: crashed: pyright.typecheck did not finish in 1 s after*"]
     )
+
+
+def test_checkers_read_the_projects_own_file_lists(
+    project: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """issue 19.3: with ``[tool.mypy] files`` naming a clean module, mypy checks that module
+    only (mod.py has a type error mypy is not configured to check)."""
+    (project.path / ".git").mkdir()
+    project.makefile(".py", clean="def one() -> int:\n    return 1\n")
+    project.makepyprojecttoml('[tool.mypy]\nfiles = ["clean.py"]\n')
+    run = run_qbench("--qbench-check=mypy", subprocess=True)
+    assert [(c.run.tool, c.status) for c in run.report.checks] == [("mypy.typecheck", "clean")]
+    assert run.report.diagnostics == []

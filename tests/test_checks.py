@@ -3,6 +3,7 @@ a small project with deliberate errors, compared with what the tool prints itsel
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import re
@@ -394,3 +395,99 @@ def test_a_stop_event_and_a_total_timeout_stop_the_checkers(
     report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", total_timeout=0.5)
     assert time.monotonic() - started < 10
     assert report.checks[0].status == "crashed"
+
+
+def hostile_ruff(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """``ruff`` replaced by a hostile checker: ``python -c script``, read as ruff's output."""
+    from pytest_qbench.report.checks import runner
+
+    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+        command = [sys.executable, "-c", script]
+        return Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
+
+    monkeypatch.setitem(runner.PLANNERS, "ruff", plan)
+
+
+def test_a_checker_printing_without_end_is_stored_capped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 20.11: 100 MiB of output is stored as its head and tail with a note of the cut
+    (the log stays under 64 MiB), and the verdict is crashed, never clean."""
+    hostile_ruff(
+        monkeypatch,
+        "import sys\nfor _ in range(1600): sys.stdout.write('x' * 65536)\n"
+        "sys.stdout.write('END-OF-FLOOD')\n",
+    )
+    report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", 300)
+    [check] = report.checks
+    log = directory / "ruff.lint.log"
+    assert log.stat().st_size < 64 * 1024 * 1024 + 1000
+    data = log.read_bytes()
+    assert data.count(b"qbench cut") == 1 and data.endswith(b"END-OF-FLOOD")
+    assert check.status == "crashed" and "more than qbench keeps" in (check.note or "")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the process tree is traced through /proc")
+@pytest.mark.parametrize("ends", [True, False], ids=["checker-ends", "checker-times-out"])
+def test_a_checkers_daemon_in_a_new_session_is_killed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ends: bool
+) -> None:
+    """issue 20.11: a process the checker started in a session of its own (out of its process
+    group) is killed with it, whether the checker ends or is stopped at its timeout."""
+    import os
+    import signal
+
+    pidfile = tmp_path / "daemon.pid"
+    hostile_ruff(
+        monkeypatch,
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],"
+        " start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        f"time.sleep({'2' if ends else '600'})\n"
+        "print('[]')\n",
+    )
+    try:
+        report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", 3 if not ends else 60)
+        pid = int(pidfile.read_text())
+        deadline = time.monotonic() + 30
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(pid)
+        assert report.checks[0].status == ("clean" if ends else "crashed")
+    finally:
+        if pidfile.exists() and pidfile.read_text():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"mypy.ini": "[mypy]\nfiles = src\n"},
+        {"setup.cfg": "[mypy]\nfiles = src\n"},
+        {"setup.cfg": "[metadata]\nname = x\n", "pyproject.toml": '[tool.mypy]\nfiles = ["src"]\n'},
+        {"pyproject.toml": '[tool.mypy]\npackages = ["src"]\n'},
+        {"pyproject.toml": "[tool.mypy]\nstrict = true\n"},
+        {"mypy.ini": "[mypy]\n", "pyproject.toml": '[tool.mypy]\nfiles = ["src"]\n'},
+        {"pyproject.toml": '[tool.ruff]\nline-length = 99\n'},
+        {},
+    ],
+    ids=["mypy.ini", "setup.cfg", "pyproject-after-setup.cfg", "packages", "no-files",
+         "mypy.ini-first", "no-mypy-section", "no-config"],
+)  # fmt: skip
+def test_mypy_config_names_targets_as_mypy_itself_decides(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    """issue 19.3: qbench finds a configuration naming what to check exactly when mypy, run
+    with no path, does not stop with "Missing target module, package, files, or ..."."""
+    from pytest_qbench.report.checks.mypy_config import names_targets
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("X = 1\n", encoding="utf-8")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    done = run([sys.executable, "-m", "mypy", "--no-incremental"], tmp_path)
+    missing = b"error: Missing target module" in done.stdout + done.stderr
+    assert names_targets(tmp_path) is not missing

@@ -287,3 +287,15 @@ def test_the_log_of_the_check_run_going_on_can_be_paged(
         stop.set()
         worker.join(10)
     assert not worker.is_alive() and tools.active_check is None
+
+
+def test_without_paths_mypy_checks_the_files_the_project_configures(
+    root: Path, config: ServerConfig
+) -> None:
+    """issue 19.3: no paths given, mypy checks what ``[tool.mypy] files`` names (clean here),
+    not ``.`` (which has a type error outside those files)."""
+    (root / ".git").mkdir()
+    (root / "pyproject.toml").write_text('[tool.mypy]\nfiles = ["pkg/clean.py"]\n')
+    result = QBenchTools(config).run_build_workflow("typecheck")
+    assert [(c.tool, c.status) for c in result.checks] == [("mypy.typecheck", "clean")]
+    assert result.success is True and result.errors == []

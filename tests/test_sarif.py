@@ -4,6 +4,7 @@ malformed files refused with the JSON path of the problem."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,89 @@ def test_malformed_sarif_is_refused_with_its_json_path(
     assert main(["ingest-sarif", str(path)]) == ERR
     assert capsys.readouterr().err.startswith(f"qbench: error: {path}: {where}")
     assert not (tmp_path / ".qbench").exists()
+
+
+def located(uri: str, line: int = 1) -> dict[str, object]:
+    """A SARIF result at ``uri``'s line ``line``, with no snippet of its own."""
+    where = {"artifactLocation": {"uri": uri}, "region": {"startLine": line}}
+    return {"ruleId": "r", "message": {"text": "m"}, "locations": [{"physicalLocation": where}]}
+
+
+def test_snippets_only_from_regular_files_inside_the_project(tmp_path: Path) -> None:
+    """issue 20.6: a SARIF naming files outside the project, a device, a FIFO or a link out
+    reads none of them (nor hangs); a regular file inside is read, within a byte bound."""
+    import os
+    import subprocess
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "ok.py").write_text("first = 1\n", encoding="utf-8")
+    os.mkfifo(project / "src" / "fifo.py")
+    (project / "src" / "zero.py").symlink_to("/dev/zero")
+    (project / "src" / "out.py").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "secret.txt").write_text("outside-secret\n", encoding="utf-8")
+    with (project / "src" / "big.py").open("w", encoding="utf-8") as handle:
+        handle.write("x = 1\n" * 3_000_000)  # 18 MB: its last line is past the bound
+    uris = [
+        "file:///etc/passwd",
+        "/etc/passwd",
+        "../../../../../../../../etc/passwd",
+        "/proc/self/environ",
+        "src/fifo.py",
+        "src/zero.py",
+        "src/out.py",
+        "../secret.txt",
+    ]
+    results = [located(uri) for uri in uris]
+    results += [located("src/ok.py"), located("src/big.py", 3_000_000)]
+    document = {
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": {"name": "t"}}, "results": results}],
+    }
+    sarif = project / "x.sarif"
+    sarif.write_text(json.dumps(document), encoding="utf-8")
+    env = {**os.environ, "QBENCH_CANARY_TOKEN": "canary-7f3a"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench.cli", "ingest-sarif", "--json", str(sarif)],
+        cwd=project, env=env, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    report = CheckReport.model_validate_json(done.stdout)
+    snippets = [d.code_snippet for d in report.checks[0].diagnostics]
+    assert snippets == [None] * len(uris) + ["first = 1", None]
+    assert b"root:" not in done.stdout and b"canary-7f3a" not in done.stdout
+    assert b"outside-secret" not in done.stdout
+
+
+def test_deeply_nested_sarif_is_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 20.12: 200 000 nested arrays are refused in one line, not a RecursionError."""
+    path = tmp_path / "deep.sarif"
+    path.write_text('{"version": "2.1.0", "runs": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["ingest-sarif", str(path)]) == ERR
+    err = capsys.readouterr().err
+    assert err == f"qbench: error: {path}: $: JSON nested too deep; not valid SARIF 2.1.0\n"
+
+
+def test_huge_names_and_messages_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 20.12: 1 000 runs with 100 000-character tool names, rules and messages print a
+    bounded text and store bounded names."""
+    huge = "n" * 100_000
+    result = {**located(huge), "ruleId": huge, "level": "error", "message": {"text": huge}}
+    runs = [{"tool": {"driver": {"name": f"{i}{huge}"}}, "results": [result]} for i in range(1000)]
+    path = tmp_path / "wide.sarif"
+    path.write_text(json.dumps({"version": "2.1.0", "runs": runs}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(["ingest-sarif", str(path)]) == ERR
+    out = capsys.readouterr().out
+    assert len(out) < 100_000 and out.count("\n") < 200
+    assert "more" in out
+    report, _ = ingest_sarif([path], tmp_path, tmp_path / ".qbench")
+    assert len(report.checks) == 1000
+    assert max(len(check.run.tool) for check in report.checks) <= 201
+    found = report.checks[0].diagnostics[0]
+    assert len(found.message) <= 5000 and len(found.code or "") <= 201
+    assert len(found.file or "") <= 1001

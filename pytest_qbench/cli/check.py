@@ -4,6 +4,8 @@ the run and the raw logs in the run store, print the counts and the errors."""
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +19,10 @@ if TYPE_CHECKING:
     from pytest_qbench.report.models import Diagnostic
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+MAX_COUNT_LINES = 50
+"""Checkers (SARIF runs) given a count line; the rest are counted in one line."""
+MAX_PRINTED = 300
+"""Characters printed of a name, a place or a message."""
 
 
 def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +36,8 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="Run static checkers (ruff, mypy, pyright, build) and list their errors",
         description="Run each checker as a child process in the working directory, with the "
         "project's own configuration (pyproject.toml, ruff.toml, mypy.ini...), on PATHS "
-        "(default: .). Store the run (check.json and each checker's raw output) in "
+        "(default: the files each checker's configuration names, such as mypy's files or "
+        "pyright's include; . for mypy when its configuration names none). Store the run (check.json and each checker's raw output) in "
         "<dir>/runs/<run id>/. Exit 0 when clean, 1 when a checker found errors or crashed, "
         f"3 when nothing failed but a checker could not run. Checkers: {', '.join(TOOLS)}.",
     )
@@ -94,8 +101,11 @@ def cmd_ingest_sarif(args: argparse.Namespace) -> int:
 
 def show(report: CheckReport, directory: Path, as_json: bool, max_items: int) -> int:
     """Print the run (JSON, or the text lines and where it is stored); its exit status."""
-    if as_json:
-        print(report.model_dump_json(indent=1))
+    from pytest_qbench.report.store import CHECK_JSON
+
+    if as_json:  # the stored check.json, not a second dump of a report that may be large
+        with (directory / CHECK_JSON).open(encoding="utf-8") as stored:
+            shutil.copyfileobj(stored, sys.stdout)
     else:
         print("\n".join(text_lines(report, max_items)))
         print(f"qbench: check run {report.run.run_id} stored in {directory}")
@@ -121,8 +131,11 @@ def text_lines(report: CheckReport, max_items: int) -> list[str]:
     """Counts per tool and severity, then the diagnostics, errors first, at most ``max_items``."""
     lines = [
         count_line(check.run.tool, check.status, check.note, check.diagnostics)
-        for check in report.checks
+        for check in report.checks[:MAX_COUNT_LINES]
     ]
+    if len(report.checks) > MAX_COUNT_LINES:
+        more = len(report.checks) - MAX_COUNT_LINES
+        lines.append(f"... {more} more checkers (--json for all)")
     found = [item for check in report.checks for item in check.diagnostics]
     found.sort(key=lambda item: SEVERITY_ORDER[item.severity])
     lines.extend(diagnostic_line(item) for item in found[:max_items])
@@ -133,8 +146,9 @@ def text_lines(report: CheckReport, max_items: int) -> list[str]:
 
 def count_line(tool: str, status: str, note: str | None, found: list[Diagnostic]) -> str:
     """``ruff.lint: 2 errors, 1 warning`` or ``pyright.typecheck: not run: install pyright``."""
+    tool = bounded(tool)
     if status == "not_run":
-        return f"{tool}: {note}"
+        return f"{tool}: {bounded(note or '')}"
     counts: Counter[str] = Counter(item.severity for item in found)
     parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in SEVERITY_ORDER if counts[s]]
     state = "crashed" if status == "crashed" else ", ".join(parts) or "clean"
@@ -144,7 +158,13 @@ def count_line(tool: str, status: str, note: str | None, found: list[Diagnostic]
 def diagnostic_line(item: Diagnostic) -> str:
     """``a.py:5:12: error mypy.typecheck return-value: message`` (one line)."""
     where = ":".join(str(part) for part in (item.file, item.line, item.column) if part is not None)
-    code = f" {item.code}" if item.code else ""
-    message = " ".join(item.message.split())
-    message = message if len(message) <= 300 else message[:300] + "…"
-    return f"{where or '-'}: {item.severity} {item.tool}{code}: {message}"
+    code = f" {bounded(item.code)}" if item.code else ""
+    message = bounded(" ".join(item.message.split()))
+    return f"{bounded(where) or '-'}: {item.severity} {bounded(item.tool)}{code}: {message}"
+
+
+def bounded(text: str) -> str:
+    """``text`` cut to ``MAX_PRINTED`` characters, ``…`` marking the cut."""
+    from pytest_qbench.report.checks.spans import cut
+
+    return cut(text, MAX_PRINTED)

@@ -20,8 +20,11 @@ from pathlib import Path
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.proctree import ProcessTree
 from pytest_qbench.report.checks import build
+from pytest_qbench.report.checks import capture
 from pytest_qbench.report.checks import mypy
+from pytest_qbench.report.checks import mypy_config
 from pytest_qbench.report.checks import pyright
 from pytest_qbench.report.checks import ruff
 from pytest_qbench.report.checks.stored import finish_check_run
@@ -69,7 +72,8 @@ def find_executable(name: str) -> str | None:
 
 
 def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """ruff, as installed beside this Python or on ``PATH``."""
+    """ruff, as installed beside this Python or on ``PATH``; without ``paths``, on what its
+    configuration includes."""
     executable = find_executable("ruff")
     if executable is None:
         raise NotInstalled("install ruff")
@@ -77,7 +81,8 @@ def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
 
 
 def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """mypy with JSON output where its version has it, else its text format."""
+    """mypy with JSON output where its version has it, else its text format; without
+    ``paths``, on what the project's configuration names (its ``files``...), else on ``.``."""
     if importlib.util.find_spec("mypy") is not None:
         base = [sys.executable, "-m", "mypy"]
         try:  # read from its metadata: no child process before the check starts
@@ -92,7 +97,8 @@ def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
         version = mypy_version(base, cwd)
     json_output = mypy.supports_json(version)
     parse = mypy.parse_mypy_json if json_output else mypy.parse_mypy_text
-    return Plan(mypy.TOOL, mypy.mypy_command(base, paths, json_output), mypy.OK_CODES, parse)
+    targets = paths or ([] if mypy_config.names_targets(cwd) else ["."])
+    return Plan(mypy.TOOL, mypy.mypy_command(base, targets, json_output), mypy.OK_CODES, parse)
 
 
 def mypy_version(base: list[str], cwd: Path) -> str:
@@ -104,7 +110,7 @@ def mypy_version(base: list[str], cwd: Path) -> str:
 
 
 def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """pyright, when installed."""
+    """pyright, when installed; without ``paths``, on what its configuration includes."""
     executable = find_executable("pyright")
     if executable is None:
         raise NotInstalled("install pyright")
@@ -120,7 +126,7 @@ def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
         return Plan(
             build.BUILD_TOOL, command, build.OK_CODES, build.parse_build, build.MERGE_STDERR
         )
-    command = build.compile_command(sys.executable, cwd, paths)
+    command = build.compile_command(sys.executable, cwd, paths or ["."])
     return Plan(build.COMPILE_TOOL, command, build.OK_CODES, build.parse_compile)
 
 
@@ -198,6 +204,10 @@ class Started:
     scratch: str | None = None
     clock: float = 0.0
     """``time.monotonic()`` when it started."""
+    logs: tuple[capture.CappedLog, ...] = ()
+    """The threads writing its output and stderr logs (bounded)."""
+    tree: ProcessTree | None = None
+    """Its descendants, those that left its process group included (Linux)."""
 
 
 def remaining(one: Started, timeout: float) -> float:
@@ -216,7 +226,7 @@ def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Starte
     started = now()
     scratch = tempfile.mkdtemp(prefix="qbench-check-")
     try:
-        plan = PLANNERS[name](cwd, paths or ["."], Path(scratch))
+        plan = PLANNERS[name](cwd, paths, Path(scratch))
     except NotInstalled as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         meta = RunMeta(
@@ -238,25 +248,56 @@ def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Starte
         command=plan.command,
     )
     try:
-        with (
-            open(directory / f"{plan.tool}.log", "wb") as out,
-            open(directory / f"{plan.tool}.stderr.log", "wb") as err,
-        ):
-            process = subprocess.Popen(
-                plan.command,
-                cwd=cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT if plan.merge_stderr else err,
-                start_new_session=sys.platform != "win32",  # its own group: killed whole
-            )
+        process, logs = spawn(plan, cwd, directory)
     except OSError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         meta = meta.model_copy(update={"completed_at": now()})
         return Started(
             plan, meta, done=crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
         )
-    return Started(plan, meta, process=process, scratch=scratch, clock=time.monotonic())
+    tree = ProcessTree(process.pid) if sys.platform == "linux" else None
+    for log in logs:
+        log.watch = tree.snapshot if tree is not None and log is logs[0] else None
+        log.start()
+    return Started(
+        plan,
+        meta,
+        process=process,
+        scratch=scratch,
+        clock=time.monotonic(),
+        logs=logs,
+        tree=tree,
+    )
+
+
+def spawn(
+    plan: Plan, cwd: Path, directory: Path
+) -> tuple[subprocess.Popen[bytes], tuple[capture.CappedLog, ...]]:
+    """Start the checker with its stdout (and stderr) on pipes, each read into a capped log
+    (``<tool>.log``, ``<tool>.stderr.log``) by a thread not yet started."""
+    pipes = [os.pipe()] if plan.merge_stderr else [os.pipe(), os.pipe()]
+    try:
+        process = subprocess.Popen(
+            plan.command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=pipes[0][1],
+            stderr=subprocess.STDOUT if plan.merge_stderr else pipes[1][1],
+            start_new_session=sys.platform != "win32",  # its own group: killed whole
+        )
+    except OSError:
+        for read, write in pipes:
+            os.close(read)
+            os.close(write)
+        raise
+    for _, write in pipes:
+        os.close(write)
+    log = directory / f"{plan.tool}.log"
+    logs = [capture.CappedLog(pipes[0][0], log, capture.LOG_HEAD, capture.LOG_TAIL)]
+    if not plan.merge_stderr:
+        err = directory / f"{plan.tool}.stderr.log"
+        logs.append(capture.CappedLog(pipes[1][0], err, capture.STDERR_HEAD, capture.STDERR_TAIL))
+    return process, tuple(logs)
 
 
 def collect_one(
@@ -276,7 +317,7 @@ def collect_one(
     plan, process = one.plan, one.process
     try:
         if not wait_for(process, timeout, stop):
-            kill_group(process)
+            stop_tree(one)
             log, err = stored_logs(directory, plan.tool)
             meta = one.meta.model_copy(update={"completed_at": now()})
             if stop is not None and stop.is_set():
@@ -284,14 +325,21 @@ def collect_one(
             else:
                 why = f"did not finish in {limit or f'{timeout:g} s'} and was stopped"
             return crashed(meta, f"{plan.tool} {why}; raw output in {log}", log, err)
-        kill_group(process)  # what the checker started and left behind goes with it
+        stop_tree(one)  # what the checker started and left behind goes with it
     finally:
         if one.scratch:
             shutil.rmtree(one.scratch, ignore_errors=True)
     log, err = stored_logs(directory, plan.tool)
-    stdout = (directory / log).read_bytes() if log else b""
-    stderr = (directory / err).read_bytes() if err else b""
     meta = one.meta.model_copy(update={"completed_at": now(), "exit_code": process.returncode})
+    if one.logs and one.logs[0].cut:
+        note = (
+            f"{plan.tool} printed {one.logs[0].cut} bytes more than qbench keeps "
+            f"({capture.LOG_HEAD + capture.LOG_TAIL} bytes: its head and tail, with a note of "
+            f"the cut); its output was not read; raw output in {log}"
+        )
+        return crashed(meta, note, log, err)
+    stdout = (directory / log).read_bytes() if log else b""  # bounded: a capped log
+    stderr = (directory / err).read_bytes() if err else b""
     return judge(plan, meta, stdout, stderr, cwd, log, err)
 
 
@@ -310,12 +358,26 @@ def wait_for(
 
 
 def stop_all(running: list[Started]) -> None:
-    """Stop every checker still running (the session was interrupted, say), with its group."""
+    """Stop every checker still running (the session was interrupted, say), with its tree."""
     for one in running:
-        if one.process is not None:
-            kill_group(one.process)
+        stop_tree(one)
         if one.scratch:
             shutil.rmtree(one.scratch, ignore_errors=True)
+
+
+def stop_tree(one: Started) -> None:
+    """Kill the checker's process group and every descendant noted or found now (those that
+    left the group in a session of their own too), then close its logs (idempotent)."""
+    for log in one.logs:
+        log.stop_watching()
+    if one.process is not None:
+        if one.tree is not None:
+            one.tree.snapshot()
+            one.tree.kill_all()
+        kill_group(one.process)
+    for log in one.logs:
+        if log.is_alive():
+            log.finish()
 
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:

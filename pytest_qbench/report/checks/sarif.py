@@ -1,7 +1,8 @@
 """SARIF 2.1.0 from any tool (eslint, semgrep, bandit, CodeQL...) into diagnostics (issue 13):
 ``ruleId``, ``level``, ``message.text`` and the first location's ``physicalLocation`` (its
 ``artifactLocation.uri`` and ``region``). A malformed file is refused with the JSON path of the
-problem."""
+problem. Every name and message kept is bounded (a SARIF file is another tool's output, or an
+attacker's), and each result's JSON is let go once read, so a large file is held about once."""
 
 from __future__ import annotations
 
@@ -14,10 +15,18 @@ from urllib.parse import urlparse
 
 from pytest_qbench.core.errors import SarifFormatError
 from pytest_qbench.report.checks.spans import Snippets
+from pytest_qbench.report.checks.spans import cut
 from pytest_qbench.report.checks.spans import relative_file
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import Severity
 
+
+MAX_NAME = 200
+"""Characters kept of a tool's name and of a rule id."""
+MAX_FILE = 1000
+"""Characters kept of a result's file."""
+MAX_MESSAGE = 4000
+"""Characters kept of a result's message."""
 
 LEVELS: dict[str, Severity] = {
     "error": "error",
@@ -64,18 +73,24 @@ def parse_sarif(raw: bytes, source: str, cwd: Path) -> Iterator[tuple[str, list[
         document = json.loads(raw)
     except ValueError as exc:
         raise reader.fail("$", f"not JSON ({exc})") from None
+    except RecursionError:
+        raise reader.fail("$", "JSON nested too deep") from None
     if not isinstance(document, dict):
         raise reader.fail("$", "must be an object")
     version = reader.get(document, "$", "version", str, required=True)
     if version != "2.1.0":
         raise reader.fail("$.version", f"is {version!r}, only '2.1.0' is read")
     snippets = Snippets(cwd)
-    for index, run in enumerate(reader.get(document, "$", "runs", list, required=True)):
-        yield _read_run(reader, run, f"$.runs[{index}]", cwd, snippets)
+    files: dict[str, str] = {}
+    runs = reader.get(document, "$", "runs", list, required=True)
+    del document
+    for index, run in enumerate(runs):
+        runs[index] = None  # let it go once read
+        yield _read_run(reader, run, f"$.runs[{index}]", files, snippets)
 
 
 def _read_run(
-    reader: _Reader, run: Any, path: str, cwd: Path, snippets: Snippets
+    reader: _Reader, run: Any, path: str, files: dict[str, str], snippets: Snippets
 ) -> tuple[str, list[Diagnostic]]:
     if not isinstance(run, dict):
         raise reader.fail(path, "must be an object")
@@ -83,15 +98,23 @@ def _read_run(
     driver = reader.get(tool, f"{path}.tool", "driver", dict, required=True)
     name = reader.get(driver, f"{path}.tool.driver", "name", str, required=True)
     results = reader.get(run, path, "results", list, required=False) or []
-    found = [
-        _read_result(reader, result, f"{path}.results[{index}]", name, cwd, snippets)
-        for index, result in enumerate(results)
-    ]
+    name = cut(name, MAX_NAME)
+    found = []
+    for index, result in enumerate(results):
+        results[index] = None  # let it go once read
+        found.append(
+            _read_result(reader, result, f"{path}.results[{index}]", name, files, snippets)
+        )
     return name, found
 
 
 def _read_result(
-    reader: _Reader, result: Any, path: str, tool: str, cwd: Path, snippets: Snippets
+    reader: _Reader,
+    result: Any,
+    path: str,
+    tool: str,
+    files: dict[str, str],
+    snippets: Snippets,
 ) -> Diagnostic:
     if not isinstance(result, dict):
         raise reader.fail(path, "must be an object")
@@ -101,16 +124,18 @@ def _read_result(
         text = reader.get(message, f"{path}.message", "id", str, required=True)
     level = reader.get(result, path, "level", str, required=False) or "warning"
     if level not in LEVELS:
-        raise reader.fail(f"{path}.level", f"must be one of {', '.join(LEVELS)}, given {level!r}")
+        raise reader.fail(
+            f"{path}.level", f"must be one of {', '.join(LEVELS)}, given {level!r:.60}"
+        )
     rule = reader.get(result, path, "rule", dict, required=False) or {}
     code = reader.get(result, path, "ruleId", str, required=False)
     code = code or reader.get(rule, f"{path}.rule", "id", str, required=False)
-    where = _read_location(reader, result, path, cwd)
+    where = _read_location(reader, result, path, files, snippets.cwd)
     return Diagnostic(
         tool=tool,
         severity=LEVELS[level],
-        message=text,
-        code=code,
+        message=cut(text, MAX_MESSAGE),
+        code=cut(code, MAX_NAME) if code else code,
         file=where["file"],
         line=where["line"],
         column=where["column"],
@@ -120,7 +145,9 @@ def _read_result(
     )
 
 
-def _read_location(reader: _Reader, result: dict[str, Any], path: str, cwd: Path) -> dict[str, Any]:
+def _read_location(
+    reader: _Reader, result: dict[str, Any], path: str, files: dict[str, str], cwd: Path
+) -> dict[str, Any]:
     """The first location's file, region and snippet (all ``None`` when there is none)."""
     where: dict[str, Any] = dict.fromkeys(
         ("file", "line", "column", "end_line", "end_column", "snippet")
@@ -137,7 +164,9 @@ def _read_location(reader: _Reader, result: dict[str, Any], path: str, cwd: Path
     path = f"{path}.physicalLocation"
     artifact = reader.get(physical, path, "artifactLocation", dict, required=False) or {}
     uri = reader.get(artifact, f"{path}.artifactLocation", "uri", str, required=False)
-    where["file"] = _file_of(uri, cwd) if uri else None
+    if uri and uri not in files:
+        files[uri] = cut(_file_of(uri, cwd), MAX_FILE)
+    where["file"] = files[uri] if uri else None
     region = reader.get(physical, path, "region", dict, required=False) or {}
     path = f"{path}.region"
     for key, field in (

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,8 @@ from pytest_qbench.report.models import Severity
 
 SNIPPET_MAX = 240
 """Characters kept of a diagnostic's source line."""
+SOURCE_READ_MAX = 8 * 1024 * 1024
+"""Bytes of a checked file read for its snippets: a line past them has none."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,11 @@ class Span:
 
 UNKNOWN = Span(0, 0, 0, 0)
 """A span the parser cannot tell."""
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, ``…`` marking the cut."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def error_warning_or_info(given: str) -> Severity:
@@ -115,10 +124,13 @@ def relative_file(name: str, cwd: Path) -> str:
 
 
 class Snippets:
-    """Source lines of the checked files, each file read once."""
+    """Source lines of the checked files, each file read once: only regular files inside
+    ``cwd`` (a path or link leading out of it, a device, a FIFO has no snippet), at most
+    ``SOURCE_READ_MAX`` bytes of each."""
 
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
+        self._root = cwd.resolve()
         self._files: dict[str, list[str] | None] = {}
 
     def line(self, file: str | None, line: int | None) -> str | None:
@@ -128,15 +140,40 @@ class Snippets:
         lines = self._lines(file)
         if lines is None or line > len(lines):
             return None
-        text = lines[line - 1].rstrip("\r\n")
-        return text if len(text) <= SNIPPET_MAX else text[:SNIPPET_MAX] + "…"
+        return cut(lines[line - 1].rstrip("\r\n"), SNIPPET_MAX)
 
     def _lines(self, file: str) -> list[str] | None:
         if file not in self._files:
-            try:
-                source = (self.cwd / file).read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                self._files[file] = None
-            else:
-                self._files[file] = source.splitlines()
+            raw = read_source(self._root, file)
+            self._files[file] = None if raw is None else _whole_lines(raw)
         return self._files[file]
+
+
+def read_source(root: Path, file: str) -> bytes | None:
+    """At most ``SOURCE_READ_MAX`` bytes of ``file`` (relative to the resolved ``root``), or
+    ``None`` when it is not a regular file inside ``root`` once every link is followed.
+
+    A device or a FIFO is never opened (``stat`` first; opened non-blocking, checked again on
+    the open descriptor, in case it was swapped in between)."""
+    try:
+        path = (root / file).resolve()
+        if not path.is_relative_to(root) or not stat.S_ISREG(path.stat().st_mode):
+            return None
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: a link loop (Python < 3.13)
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None
+            return handle.read(SOURCE_READ_MAX)
+        except OSError:
+            return None
+
+
+def _whole_lines(raw: bytes) -> list[str]:
+    """The lines of ``raw`` (a line cut by the byte bound is left out)."""
+    lines = raw.decode("utf-8", errors="replace").splitlines(keepends=True)
+    if len(raw) == SOURCE_READ_MAX and lines and not lines[-1].endswith(("\n", "\r")):
+        lines.pop()
+    return lines

@@ -65,6 +65,7 @@ def finish_check_run(
     )
     meta = ReportMeta(qbench_version=__version__, created_at=now())
     report = CheckReport(meta=meta, run=run, paths=paths, checks=checks)
-    text = report.model_dump_json(indent=1) + "\n"
-    atomic.write_text_atomic(directory / store.CHECK_JSON, text)
+    # As bytes, written as they are: a run of many diagnostics is not held twice more as text.
+    raw = report.__pydantic_serializer__.to_json(report, indent=1)
+    atomic.write_bytes_atomic(directory / store.CHECK_JSON, (raw, b"\n"))
     return report
