@@ -275,6 +275,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
     from pytest_qbench.report.readers import load_source
+    from pytest_qbench.report.render import MARKDOWN_TEMPLATE
+    from pytest_qbench.report.render import template_option
 
     source: Path = args.source
     alone = args.template is None and args.output is None
@@ -306,7 +308,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         write_html(writer, source, args.html)
         if alone:
             return OK
-    writer.template(args.template or "report.md.j2", Path(args.output or "-"))
+    template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
+    writer.template(template, Path(args.output or "-"))
     return OK
 
 
