@@ -250,17 +250,11 @@ def write_report(report: TestReport, output: str, markdown: Path | None) -> None
 
 def counts_line(report: TestReport) -> str:
     """``12 tests: 1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
+    from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+    from pytest_qbench.core.summary_words import summary_parts
+
     s = report.summary
-    counts = {
-        "failed": s.failed,
-        "passed": s.passed,
-        "skipped": s.skipped,
-        "xfailed": s.xfailed,
-        "xpassed": s.xpassed,
-        "errors": s.errors,
-        "rerun": s.reruns,
-    }
-    parts = [f"{n} {word}" for word, n in counts.items() if n]
+    parts = summary_parts(s.model_dump(), (*OUTCOME_FIELDS, "reruns"))
     return f"{s.total} tests: {', '.join(parts) or 'none ran'}"
 
 

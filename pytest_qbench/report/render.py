@@ -30,6 +30,7 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from pytest_qbench.core.markdown import md_cell
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
+from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import ReportView
@@ -84,6 +86,7 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.globals["trace_fence"] = trace_fence
     env.filters.update(
         md_text=md_text,
         md_code=md_code,
@@ -99,8 +102,20 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         ranges=short_ranges,
         score_pair=score_pair,
         without_message=trace_without_message,
+        summary_parts=summary_parts,
     )
     return env
+
+
+PYTHON_TOOLS = frozenset({"pytest"})
+"""Runners whose traces are Python's (fenced ``pytb``); any other runner's (vitest, jest, go...)
+get a neutral ``text`` fence, so a viewer does not colour a JavaScript stack as Python."""
+
+
+def trace_fence(report: Mapping[str, Any]) -> str:
+    """The Markdown fence language of ``report``'s traces: ``pytb`` for pytest, else ``text``."""
+    tools = str(report["run"]["tool"]).split("+")  # merged reports: "pytest+vitest"
+    return "pytb" if all(tool in PYTHON_TOOLS for tool in tools) else "text"
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:
