@@ -8,6 +8,7 @@ pytest subprocess (so the patch never leaks into this process)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,25 @@ def test_error_at_start_without_gates_keeps_the_exit_status(pytester: pytest.Pyt
     result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-json=report.json")
     assert result.ret == pytest.ExitCode.OK
     result.stderr.fnmatch_lines([f"qbench: internal error at start*{INJECTED[:12]}*"])
+
+
+def test_coverage_gate_without_a_measurement_fails(pytester: pytest.Pytester) -> None:
+    """Under ``coverage run`` qbench does not measure, so --qbench-cov-fail-under has no total:
+    the gate fails (it passed silently before) and says why."""
+    coverage_project(pytester)
+    result = pytester.run(
+        sys.executable, "-m", "coverage", "run", "--source=pkg", "-m", "pytest",
+        "-p", "qbench", "--qbench-cov=pkg", "--qbench-cov-fail-under=10",
+        "--qbench-digest=digest.json",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines_random(
+        [
+            "qbench: coverage: coverage.py already measures this process*",
+            "qbench: no coverage was measured (see the coverage warning), so the required 10% "
+            "is not met",
+        ]
+    )
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False
+    assert any("--qbench-cov-fail-under" in step for step in digest["next_steps"])

@@ -32,6 +32,7 @@ from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.coverage.view import unmeasured_gate
 
 
 if TYPE_CHECKING:
@@ -266,6 +267,9 @@ class CoverageCollector:
     def _collect_and_judge(self) -> list[GateResultRecord]:
         self.collect()
         gate = self._gate()
+        if gate is None and self.settings.fail_under is not None:  # nothing measured: not met
+            gate = unmeasured_gate(self.settings.fail_under)
+            self.lines.append((gate["detail"], {"red": True, "bold": True}))
         return [] if gate is None else [gate]
 
     def _gate(self) -> GateResultRecord | None:
