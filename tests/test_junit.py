@@ -533,3 +533,16 @@ def test_huge_attribute_is_parsed_in_one_call(
     (tmp_path / "dtd.xml").write_text('<!DOCTYPE t [<!ENTITY a "b">]><t/>')
     with pytest.raises(JUnitFormatError, match="refuses DTDs"):
         junit.parse_xml(tmp_path / "dtd.xml")
+
+
+def test_non_python_traces_get_a_neutral_fence() -> None:
+    """vitest's JavaScript stacks are fenced as ``text`` in report.md, not as Python's ``pytb``
+    (issue 19.13); a pytest report's traces stay ``pytb``."""
+    from pytest_qbench.report.render import render
+
+    vitest = render(ingest(DATA / "vitest.xml"))
+    assert "```text\n" in vitest and "AssertionError" in vitest
+    assert "pytb" not in vitest
+    pytest_report = ingest(DATA / "vitest.xml")
+    pytest_report.run.tool = "pytest"
+    assert "```pytb\n" in render(pytest_report)

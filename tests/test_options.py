@@ -49,6 +49,11 @@ def assert_usage_error(result: pytest.RunResult, *patterns: str) -> None:
         (["--qbench-md-max-items=-3"], "*--qbench-md-max-items: must not be negative*"),
         (["--qbench-md-max-items=x"], "*--qbench-md-max-items: must be a whole number, given*"),
         (["--qbench-run-id=../escape"], "*--qbench-run-id: must be 1-128 letters*'../escape'*"),
+        (  # "ci-$BUILD_NUMBER" with the variable empty (issue 19.13)
+            ["--qbench-run-id=ci-"],
+            "*--qbench-run-id: must not end with '-', given: 'ci-' (an empty variable, as in "
+            '"ci-$BUILD_NUMBER"?); set the variable, or drop the *',
+        ),
         (["--qbench-template=nofile"], "*--qbench-template: must be TEMPLATE=OUTPUT*"),
     ],
 )

@@ -250,17 +250,11 @@ def write_report(report: TestReport, output: str, markdown: Path | None) -> None
 
 def counts_line(report: TestReport) -> str:
     """``12 tests: 1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
+    from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+    from pytest_qbench.core.summary_words import summary_parts
+
     s = report.summary
-    counts = {
-        "failed": s.failed,
-        "passed": s.passed,
-        "skipped": s.skipped,
-        "xfailed": s.xfailed,
-        "xpassed": s.xpassed,
-        "errors": s.errors,
-        "rerun": s.reruns,
-    }
-    parts = [f"{n} {word}" for word, n in counts.items() if n]
+    parts = summary_parts(s.model_dump(), (*OUTCOME_FIELDS, "reruns"))
     return f"{s.total} tests: {', '.join(parts) or 'none ran'}"
 
 
@@ -275,6 +269,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
     from pytest_qbench.report.readers import load_source
+    from pytest_qbench.report.render import MARKDOWN_TEMPLATE
+    from pytest_qbench.report.render import template_option
 
     source: Path = args.source
     alone = args.template is None and args.output is None
@@ -306,7 +302,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         write_html(writer, source, args.html)
         if alone:
             return OK
-    writer.template(args.template or "report.md.j2", Path(args.output or "-"))
+    template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
+    writer.template(template, Path(args.output or "-"))
     return OK
 
 

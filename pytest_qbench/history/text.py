@@ -10,6 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import plural
+from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import strip_ansi
 from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history.analysis import ExecutionSummary
@@ -31,15 +34,8 @@ from pytest_qbench.history.toollog import ToolTotals
 
 MAX_LISTED = 50
 """Items listed per section; ``--json`` has them all."""
-COUNT_WORDS = (
-    ("failed", "failed"),
-    ("passed", "passed"),
-    ("skipped", "skipped"),
-    ("xfailed", "xfailed"),
-    ("xpassed", "xpassed"),
-    ("errors", "errors"),
-    ("reruns", "rerun"),
-)
+COUNT_FIELDS = (*OUTCOME_FIELDS, "reruns")
+"""The counts of a run the index keeps, worded as pytest does (`summary_words`)."""
 
 
 def when(moment: datetime | None) -> str:
@@ -49,8 +45,7 @@ def when(moment: datetime | None) -> str:
 
 def counts_text(counts: Mapping[str, int]) -> str:
     """``1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
-    parts = [f"{counts[field]} {word}" for field, word in COUNT_WORDS if counts.get(field)]
-    return ", ".join(parts) or "none ran"
+    return ", ".join(summary_parts(counts, COUNT_FIELDS)) or "none ran"
 
 
 def one_line(text: str, limit: int = 100) -> str:
@@ -196,20 +191,20 @@ def selection_lines(diff: RunDiff) -> list[str]:
     ]
     if diff.not_selected_in_head:
         lines.append(
-            f"  {_plural(len(diff.not_selected_in_head), 'test')} of A not selected in B "
+            f"  {plural(len(diff.not_selected_in_head), 'test')} of A not selected in B "
             "(deselected, in files B did not collect, or left out by a selection the index "
             "does not know): not counted as removed"
         )
     if diff.not_selected_in_base:
         lines.append(
-            f"  {_plural(len(diff.not_selected_in_base), 'test')} of B not selected in A: "
+            f"  {plural(len(diff.not_selected_in_base), 'test')} of B not selected in A: "
             "not counted as new"
         )
     return lines
 
 
 def _selection_text(selection: Selection) -> str:
-    files = _plural(len(selection.files), "file")
+    files = plural(len(selection.files), "file")
     text = f"ran {selection.ran} tests of {files}, deselected {selection.deselected}"
     if not selection.known:
         text += " (which tests it left out is not recorded: -k, -m or node ids under pytest-xdist, or a run indexed from its files)"
@@ -219,12 +214,12 @@ def _selection_text(selection: Selection) -> str:
 def diff_summary(diff: RunDiff) -> str:
     """``1 new failure, 2 fixed, ...``."""
     parts = [
-        _plural(len(diff.new_failures), "new failure"),
+        plural(len(diff.new_failures), "new failure"),
         *([f"{len(diff.known_flaky)} known flaky"] if diff.known_flaky else []),
         f"{len(diff.fixed)} fixed",
         f"{len(diff.still_failing)} still failing",
-        _plural(len(diff.new_tests), "new test"),
-        _plural(len(diff.removed_tests), "removed test"),
+        plural(len(diff.new_tests), "new test"),
+        plural(len(diff.removed_tests), "removed test"),
         *(
             [f"{len(diff.not_selected_in_head)} not selected in B"]
             if diff.not_selected_in_head
@@ -236,13 +231,13 @@ def diff_summary(diff: RunDiff) -> str:
             else []
         ),
         f"{len(diff.slower)} slower",
-        _plural(len(diff.metric_changes), "metric change"),
+        plural(len(diff.metric_changes), "metric change"),
     ]
     if diff.diagnostics.compared:
         checks = diff.diagnostics
         parts += [
-            _plural(len(checks.new), "new diagnostic"),
-            _plural(len(checks.fixed), "fixed diagnostic"),
+            plural(len(checks.new), "new diagnostic"),
+            plural(len(checks.fixed), "fixed diagnostic"),
         ]
     return ", ".join(parts)
 
@@ -275,10 +270,6 @@ def _more(count: int) -> list[str]:
     return [f"  ...and {count - MAX_LISTED} more (--json lists all)"] if count > MAX_LISTED else []
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def _score(score: float | None) -> str:
     return "error" if score is None else f"{score:.3g}"
 
@@ -292,7 +283,7 @@ def _verdict(before: bool, after: bool) -> str:
 def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[str]:
     """``qbench flaky``."""
     if not flaky:
-        return [f"no test flipped {min_flips} times or more in the last {runs} runs"]
+        return [f"no test flipped {plural(min_flips, 'time')} or more in the last {runs} runs"]
     rows = [
         (
             f"{f.summary.flaky_indicator:.2f}",
@@ -303,9 +294,8 @@ def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[s
         )
         for f in flaky[:MAX_LISTED]
     ]
-    head = (
-        f"{_plural(len(flaky), 'test')} flipped {min_flips} times or more in the last {runs} runs:"
-    )
+    flipped = f"flipped {plural(min_flips, 'time')} or more in the last {runs} runs"
+    head = f"{plural(len(flaky), 'test')} {flipped}:"
     lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST"), rows)]
     return lines + _more(len(flaky))
 
@@ -367,10 +357,10 @@ def gc_lines(
         verb = "would remove" if dry_run else "removed"
         shown = ", ".join(removed[:MAX_LISTED]) + (", ..." if len(removed) > MAX_LISTED else "")
         space = f"would free {format_bytes(freed)}" if dry_run else f"freed {format_bytes(freed)}"
-        lines = [f"qbench: {verb} {_plural(len(removed), 'run')} ({space}): {shown}"]
+        lines = [f"qbench: {verb} {plural(len(removed), 'run')} ({space}): {shown}"]
     if tool_calls:
         verb = "would drop" if dry_run else "dropped"
-        lines.append(f"qbench: {verb} {_plural(tool_calls, 'MCP tool call')} from the log")
+        lines.append(f"qbench: {verb} {plural(tool_calls, 'MCP tool call')} from the log")
     if usage is not None:
         lines.append(f"qbench: now {usage_line(usage, hint=False)}")
     return lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from collections.abc import Sequence
 
+from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
@@ -60,21 +61,14 @@ def bound_bytes(text: str, limit: int) -> str:
     return data[: limit - len(marker.encode())].decode(errors="ignore") + marker
 
 
+COUNTED = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "errors", "reruns")
+"""The counts of an answer's first line, in pytest's words and order (`summary_words`)."""
+
+
 def counts_text(summary: dict[str, int | float]) -> str:
     """``3 failed, 10 passed, 1 error in 2.31s``: pytest's closing line."""
-    words = (
-        ("failed", "failed"),
-        ("passed", "passed"),
-        ("skipped", "skipped"),
-        ("xfailed", "xfailed"),
-        ("xpassed", "xpassed"),
-        ("errors", "error"),
-        ("reruns", "rerun"),
-        ("deselected", "deselected"),
-    )
-    parts = [f"{summary[name]} {word}" for name, word in words if summary.get(name)]
     took = f" in {summary['duration']:.2f}s" if "duration" in summary else ""
-    return f"{', '.join(parts) or 'no tests ran'}{took}"
+    return f"{summary_text(summary, COUNTED)}{took}"
 
 
 def run_text(result: RunResult, limit: int) -> str:

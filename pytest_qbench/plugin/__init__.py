@@ -9,8 +9,9 @@ The rest of the package, lowest first (each may import only those below it): ``o
 (declared, parsed, checked into ``Settings``), ``hookspecs`` and ``registered`` (the plugins
 qbench registered, all unregistered at ``pytest_unconfigure``); ``collectors`` (pytest's reports
 into records); ``agent/`` (the ``qbench`` fixture, marker and case files); ``session``
-(`QBenchSession`, the run's state); ``gates``, ``coverage_run`` and ``collect_dump`` (plugins
-registered beside the session). ``docs/architecture.md`` has the whole picture.
+(`QBenchSession`, the run's state); ``verdicts`` (the gates' verdicts and the exit status they
+set); ``gates``, ``coverage_run``, ``collect_dump`` and ``static_checks`` (plugins registered
+beside the session). ``docs/architecture.md`` has the whole picture.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from pytest_qbench.plugin.options.values import parse_thresholds
 if TYPE_CHECKING:
     from pytest_qbench.evaluation import Judge
     from pytest_qbench.plugin.agent.fixture import QBench
+    from pytest_qbench.plugin.options.settings import Settings
+    from pytest_qbench.plugin.session import QBenchSession
+    from pytest_qbench.plugin.verdicts import Verdicts
 
 
 SESSION_PLUGIN_NAME = "qbench-session"
@@ -83,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not is_enabled(config):
         return
+    from pytest_qbench.plugin import verdicts
     from pytest_qbench.plugin.options.settings import read_settings
     from pytest_qbench.plugin.session import QBenchSession
     from pytest_qbench.plugin.session import qbench_session_key
@@ -92,21 +97,35 @@ def pytest_configure(config: pytest.Config) -> None:
         session = QBenchSession(config, settings)
     except Exception as exc:  # a qbench bug must not stop the user's run
         sys.stderr.write(f"qbench: internal error at start, no reports for this run: {exc!r}\n")
+        verdicts.fail_at_start(config, settings, exc)  # nor drop its gates
         return
     config.stash[qbench_session_key] = session
     registered.register(config, session, SESSION_PLUGIN_NAME)
+    judged = verdicts.register(
+        config, verdicts.Verdicts(session.gates, session.note_internal_error, session.redact)
+    )
+    _register_gates(config, session, settings, judged)
+
+
+def _register_gates(
+    config: pytest.Config, session: QBenchSession, settings: Settings, judged: Verdicts
+) -> None:
+    """The plugins beside the session; one that cannot start fails the gates it holds."""
     if settings.coverage.active:
         from pytest_qbench.plugin import coverage_run
 
-        coverage_run.register(config, session, settings.coverage)
+        with judged.setting_up(settings, "coverage"):
+            coverage_run.register(config, session, settings.coverage, judged)
     if settings.gates.active:
         from pytest_qbench.plugin import gates
 
-        gates.register(config, session, settings.gates)
+        with judged.setting_up(settings, "metric_min", "baseline"):
+            gates.register(config, session, settings.gates, judged)
     if settings.checks.active:
         from pytest_qbench.plugin import static_checks
 
-        static_checks.register(config, session, settings.checks)
+        with judged.setting_up(settings, "max_errors"):
+            static_checks.register(config, session, settings.checks, judged)
 
 
 def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:

@@ -7,8 +7,9 @@
   no shared files); the controller combines it with its own.
 - With pytest-cov active, qbench measures nothing: it reads pytest-cov's combined data after
   pytest-cov has finished with it.
-- ``--qbench-cov-fail-under`` fails the run the way pytest-cov does: ``session.testsfailed`` is
-  raised in ``pytest_runtestloop``, so pytest's exit status becomes 1 through its own path.
+- ``--qbench-cov-fail-under`` is judged when the test loop ends, through
+  `pytest_qbench.plugin.verdicts`, which fails the run for every gate; an error while measuring
+  or judging fails the gate (pytest-cov's failed measurement is a total of 0, which fails too).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.coverage.view import unmeasured_gate
 from pytest_qbench.report.environment import Redactor
 
 
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     import coverage
 
     from pytest_qbench.plugin.session import QBenchSession
+    from pytest_qbench.plugin.verdicts import Verdicts
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import GateResultRecord
 
@@ -197,11 +200,16 @@ class CoverageCollector:
     """Collects the run's coverage where reports arrive, applies the gate, tells the user."""
 
     def __init__(
-        self, config: pytest.Config, session: QBenchSession, settings: CoverageSettings
+        self,
+        config: pytest.Config,
+        session: QBenchSession,
+        settings: CoverageSettings,
+        verdicts: Verdicts,
     ) -> None:
         self.config = config
         self.session = session
         self.settings = settings
+        self.verdicts = verdicts
         self.measurement = config.stash.get(measurement_key, None)
         self.worker_data: list[bytes] = []
         self.worker_unimported: list[list[str]] = []
@@ -240,14 +248,31 @@ class CoverageCollector:
             with self.session.guard("collecting coverage"):
                 self.collect()
             raise
-        with self.session.guard("collecting coverage"):
-            self.collect()
-            gate = self._gate()
-            if gate is not None:
-                self.session.gates.append(gate)
-                if gate["passed"] is False:
-                    session.testsfailed += 1  # pytest then exits with 1, as with pytest-cov
+        if self._gated():
+            self.verdicts.judge("coverage", "coverage", self._collect_and_judge)
+        else:
+            with self.session.guard("collecting coverage"):
+                self.collect()
         return result
+
+    def _gated(self) -> bool:
+        """Whether a threshold applies: the option's, or coverage's ``fail_under`` when qbench
+        measures (then an error while measuring fails the gate, as a failed measurement does
+        with pytest-cov)."""
+        if self.config.option.collectonly:
+            return False
+        if self.settings.fail_under is not None:
+            return True
+        measurement = self.measurement if self.settings.measure else None
+        return measurement is not None and _configured_fail_under(measurement.cov) is not None
+
+    def _collect_and_judge(self) -> list[GateResultRecord]:
+        self.collect()
+        gate = self._gate()
+        if gate is None and self.settings.fail_under is not None:  # nothing measured: not met
+            gate = unmeasured_gate(self.settings.fail_under)
+            self.lines.append((gate["detail"], {"red": True, "bold": True}))
+        return [] if gate is None else [gate]
 
     def _gate(self) -> GateResultRecord | None:
         """The coverage gate's ``GateResult``, when a threshold applies (no verdict without tests:
@@ -442,11 +467,13 @@ def save_data(data: coverage.CoverageData, path: Path) -> Path:
     return path
 
 
-def register(config: pytest.Config, session: QBenchSession, settings: CoverageSettings) -> None:
+def register(
+    config: pytest.Config, session: QBenchSession, settings: CoverageSettings, verdicts: Verdicts
+) -> None:
     """Register the collector where reports arrive, when the report gets coverage."""
     if not settings.active:
         return
-    collector = CoverageCollector(config, session, settings)
+    collector = CoverageCollector(config, session, settings, verdicts)
     registered.register(config, collector, PLUGIN_NAME)
     if settings.contexts and collector.measurement is not None:
         registered.register(config, ContextSwitcher(collector.measurement), CONTEXTS_PLUGIN_NAME)

@@ -22,6 +22,7 @@ from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.stats import ScoreAccumulator
 from pytest_qbench.core.stats import derived
 from pytest_qbench.core.stats import stats_mean
+from pytest_qbench.core.summary_words import FIELD_OF_KEY
 from pytest_qbench.report.gates.stats import pass_at_k
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
@@ -35,20 +36,8 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
-# pytest's summary-line words -> ReportSummary fields.
-CATEGORY_FIELDS = {
-    "passed": "passed",
-    "failed": "failed",
-    "error": "errors",
-    "skipped": "skipped",
-    "xfailed": "xfailed",
-    "xpassed": "xpassed",
-    "rerun": "reruns",
-    "subtests passed": "subtests_passed",
-    "subtests skipped": "subtests_skipped",
-    "deselected": "deselected",
-    "warnings": "warnings",
-}
+CATEGORY_FIELDS = FIELD_OF_KEY
+"""pytest's summary-line keys -> ReportSummary fields (`pytest_qbench.core.summary_words`)."""
 # Counted from the subtests themselves, so pytest-subtests' extra word must not count twice.
 IGNORED_CATEGORIES = frozenset({"subtests failed"})
 OUTCOME_CATEGORY = {

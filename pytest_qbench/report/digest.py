@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from typing import Any
 
+from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
@@ -144,9 +146,10 @@ def _nothing_failed(report: TestReportRecord) -> str:
         return f"pytest exited with status {exit_code} without a failing test: read its output"
     if summary["total"] == 0:
         return "No tests ran: check the test paths and the -k/-m selection"
+    counts = summary_text(summary, OUTCOME_FIELDS)
     if summary["passed"] == 0:
-        return f"None of the {summary['total']} tests passed or failed (all skipped or xfailed)"
-    return f"All {summary['passed']} tests that ran passed; nothing to fix"
+        return f"No test passed or failed ({counts})"
+    return f"No test failed ({counts}); nothing to fix"
 
 
 def _step_for(result: TestResultRecord) -> str:

@@ -91,7 +91,7 @@ class OutputWriter:
         """``report.md`` from the built-in (or the user's overriding) template."""
         return self.template(MARKDOWN_TEMPLATE, path)
 
-    def template(self, template: str, path: Path) -> Path:
+    def template(self, template: str | Path, path: Path) -> Path:
         """Any template, rendered to ``path``."""
         text = render(
             self.report,

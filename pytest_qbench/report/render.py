@@ -30,6 +30,7 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ from pytest_qbench.core.markdown import md_cell
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
+from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import ReportView
@@ -84,6 +86,7 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.globals["trace_fence"] = trace_fence
     env.filters.update(
         md_text=md_text,
         md_code=md_code,
@@ -99,8 +102,20 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         ranges=short_ranges,
         score_pair=score_pair,
         without_message=trace_without_message,
+        summary_parts=summary_parts,
     )
     return env
+
+
+PYTHON_TOOLS = frozenset({"pytest"})
+"""Runners whose traces are Python's (fenced ``pytb``); any other runner's (vitest, jest, go...)
+get a neutral ``text`` fence, so a viewer does not colour a JavaScript stack as Python."""
+
+
+def trace_fence(report: Mapping[str, Any]) -> str:
+    """The Markdown fence language of ``report``'s traces: ``pytb`` for pytest, else ``text``."""
+    tools = str(report["run"]["tool"]).split("+")  # merged reports: "pytest+vitest"
+    return "pytb" if all(tool in PYTHON_TOOLS for tool in tools) else "text"
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:
@@ -125,28 +140,51 @@ def _when(value: Any, fmt: str = "%Y-%m-%d %H:%M:%S UTC") -> str:
     return value.strftime(fmt) if isinstance(value, datetime) else ""
 
 
-def find_template(env: jinja2.Environment, name: str) -> jinja2.Template:
-    """Load a template by name (from the lookup path) or by file path.
+def find_template(env: jinja2.Environment, template: str | Path) -> jinja2.Template:
+    """Load a template: a ``Path`` is that file; a name comes from the lookup path (the user's
+    template directory, then the built-ins), and only a name the lookup path lacks is read as a
+    file. So a ``report.md.j2`` that happens to lie in the working directory never replaces the
+    built-in one: an option's value that names a file is passed as a ``Path``
+    (`template_option`).
 
     Raises:
         TemplateError: it does not exist or does not parse.
     """
     try:
-        path = Path(name)
-        if path.is_file():
-            return env.from_string(path.read_text(encoding="utf-8"))
-        return env.get_template(name)
+        if isinstance(template, Path):
+            return _from_file(env, template)
+        try:
+            return env.get_template(template)
+        except jinja2.TemplateNotFound:
+            if not Path(template).is_file():
+                raise
+            return _from_file(env, Path(template))
     except jinja2.TemplateNotFound:
         raise TemplateError(
-            f"template {name!r} not found; give a file path or put it in the template directory "
-            f"(built-ins: {', '.join(sorted(list_builtin_templates()))})",
+            f"template '{template}' not found; give a file path or put it in the template "
+            f"directory (built-ins: {', '.join(sorted(list_builtin_templates()))})",
             slug="template-missing",
         ) from None
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(
-            f"template {name!r} has a syntax error at line {exc.lineno}: {exc.message}",
+            f"template '{template}' has a syntax error at line {exc.lineno}: {exc.message}",
             slug="template-syntax",
         ) from None
+
+
+def _from_file(env: jinja2.Environment, path: Path) -> jinja2.Template:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise jinja2.TemplateNotFound(str(path)) from None
+    return env.from_string(text)
+
+
+def template_option(value: str, base: Path | None = None) -> str | Path:
+    """A template option's value (``--qbench-template``, ``qbench render --template``): the
+    file it names, relative to ``base`` (the working directory), else a name to look up."""
+    path = Path(value) if base is None else base / value
+    return path if path.is_file() else value
 
 
 def list_builtin_templates() -> list[str]:
@@ -157,7 +195,7 @@ def list_builtin_templates() -> list[str]:
 
 def render(
     report: Record | Any,
-    template: str = MARKDOWN_TEMPLATE,
+    template: str | Path = MARKDOWN_TEMPLATE,
     *,
     view: ReportView | None = None,
     results: Iterable[Record | Any] | None = None,
@@ -168,7 +206,7 @@ def render(
 
     Args:
         report: The report: a ``TestReport`` or its record (``model_dump(mode="json")``).
-        template: Template name (looked up) or path.
+        template: Template name (looked up first, see `find_template`) or path.
         view: Precomputed bounded selections; computed from ``results`` when omitted.
         results: Every result; ``report.results`` when omitted.
         env: A Jinja environment from ``make_environment``; built-ins only when omitted.
@@ -195,5 +233,5 @@ def render(
         )
     except Exception as exc:  # anything a template does wrong is the template's error
         raise TemplateError(
-            f"template {template!r} failed: {type(exc).__name__}: {exc}", slug="template-render"
+            f"template '{template}' failed: {type(exc).__name__}: {exc}", slug="template-render"
         ) from None

@@ -88,7 +88,7 @@ class Settings:
     html_path: Path | None = None
     """``--qbench-html``: the HTML report, also written as report.html into the run directory."""
     digest_path: Path | None = None
-    templates: tuple[tuple[str, Path], ...] = ()
+    templates: tuple[tuple[str | Path, Path], ...] = ()
     template_dir: Path | None = None
     capture: frozenset[str] = frozenset({"failed", "error"})
     limits: Limits = field(default_factory=Limits)
@@ -261,10 +261,13 @@ def _source(value: str, base: Path, flag: str) -> str:
     )
 
 
-def _templates(reader: OptionReader, template_dir: Path | None) -> tuple[tuple[str, Path], ...]:
+def _templates(
+    reader: OptionReader, template_dir: Path | None
+) -> tuple[tuple[str | Path, Path], ...]:
     from pytest_qbench.core.errors import TemplateError
     from pytest_qbench.report.render import find_template
     from pytest_qbench.report.render import make_environment
+    from pytest_qbench.report.render import template_option
 
     specs: list[tuple[str, Path, str]] = [
         (tmpl, reader.cli_dir / out, "--qbench-template")
@@ -278,10 +281,10 @@ def _templates(reader: OptionReader, template_dir: Path | None) -> tuple[tuple[s
                 raise pytest.UsageError(f"ini qbench_templates {exc}") from None
             specs.append((tmpl, reader.ini_dir / target, "ini qbench_templates"))
     env = make_environment(template_dir)
-    resolved = []
+    resolved: list[tuple[str | Path, Path]] = []
     for tmpl, out, source in specs:
         base = reader.cli_dir if source.startswith("--") else reader.ini_dir
-        name = str(base / tmpl) if (base / tmpl).is_file() else tmpl
+        name = template_option(tmpl, base)
         try:
             find_template(env, name)
         except TemplateError as exc:

@@ -24,6 +24,8 @@ from pytest_qbench.report.coverage.reports import parse_report_spec
 
 CAPTURE_DEFAULT = "failed,error"
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+RUN_ID_SEPARATORS = "._-"
+"""A run id ending in one of these lost its suffix: ``ci-$BUILD_NUMBER`` with the variable empty."""
 OUTPUT_OPTIONS = ("json", "md", "html", "digest", "templates")
 DEFAULT_MD_MAX_ITEMS = 50
 DEFAULT_KEEP_RUNS = 200
@@ -158,6 +160,11 @@ def parse_run_id(value: str) -> str:
         raise argparse.ArgumentTypeError(
             f"must be 1-128 letters, digits, '.', '_' or '-' and start with a letter or digit, "
             f"given: {value!r}; e.g. ci-1234"
+        )
+    if value[-1] in RUN_ID_SEPARATORS:
+        raise argparse.ArgumentTypeError(
+            f"must not end with {value[-1]!r}, given: {value!r} (an empty variable, as in "
+            f'"ci-$BUILD_NUMBER"?); set the variable, or drop the {value[-1]!r}'
         )
     return value
 

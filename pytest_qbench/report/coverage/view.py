@@ -91,6 +91,22 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
     )
 
 
+def unmeasured_gate(threshold: float) -> GateResultRecord:
+    """The coverage gate when no coverage was measured (coverage.py already measured the process,
+    pytest-cov had no data): it cannot be met, so it fails (the warning beside it says why)."""
+    return new(
+        "GateResult",
+        kind="coverage",
+        name="coverage",
+        passed=False,
+        threshold=threshold,
+        detail=(
+            f"no coverage was measured (see the coverage warning), so the required "
+            f"{threshold_text(threshold)} is not met"
+        ),
+    )
+
+
 def untested_steps(coverage: CoverageReportRecord, limit: int = 2) -> list[str]:
     """Next steps for files no test executed."""
     return [f"Add tests for {path} (0% covered)" for path in coverage["missing_files"][:limit]]

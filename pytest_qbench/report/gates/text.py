@@ -14,6 +14,8 @@ SHOWN_NEWLY_FAILING = 5
 ERRORED_SEPARATOR = "; errored in this run, so left out: "
 """Between a baseline gate's verdict and the tests whose metric errored (no score) in its
 ``detail``; the terminal shows them on a line of their own."""
+NOT_JUDGED = "not judged, so it fails: internal error in qbench: "
+"""How an errored gate's ``detail`` starts: qbench raised while judging or setting it up."""
 GATE_LABELS = {
     "coverage": "coverage gate",
     "metric_min": "metric gate",
@@ -25,6 +27,16 @@ GATE_LABELS = {
 def gate_label(gate: GateResultRecord) -> str:
     """``metric gate``, ``baseline gate``, ``coverage gate`` or ``error gate``."""
     return GATE_LABELS[gate["kind"]]
+
+
+def errored_detail(error: str) -> str:
+    """The ``detail`` of a gate qbench could not judge (``error``: the exception, one line)."""
+    return NOT_JUDGED + " ".join(error.split())
+
+
+def is_errored(gate: GateResultRecord) -> bool:
+    """Whether qbench raised while judging ``gate`` (it then failed)."""
+    return gate["passed"] is False and gate["detail"].startswith(NOT_JUDGED)
 
 
 def gate_lines(gate: GateResultRecord) -> list[tuple[str, dict[str, bool]]]:
@@ -51,6 +63,13 @@ def gate_step(gate: GateResultRecord) -> str | None:
     """The digest's next step for a failed metric gate."""
     if gate["passed"] is not False:
         return None
+    if is_errored(gate):
+        return (
+            f"The {gate_label(gate)} {gate['name']} was {gate['detail']}; fix the cause "
+            "(see the internal-error warning) or report it as a bug in qbench"
+        )
+    if gate["kind"] == "coverage" and gate["value"] is None:
+        return f"Measure coverage for --qbench-cov-fail-under: {gate['detail']}"
     if gate["kind"] == "metric_min" and gate["value"] is None:
         return f"Fix the metric name in --qbench-metric-min: {gate['detail']}"
     if gate["kind"] == "metric_min":
@@ -67,4 +86,4 @@ def gate_step(gate: GateResultRecord) -> str | None:
     return None
 
 
-__all__ = ["gate_label", "gate_lines", "gate_step"]
+__all__ = ["errored_detail", "gate_label", "gate_lines", "gate_step", "is_errored"]

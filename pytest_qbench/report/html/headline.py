@@ -5,27 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_qbench.core import summary_words as words
+
 
 def summary_parts(summary: Mapping[str, Any]) -> list[str]:
     """``["1 failed", "10 passed", "2 warnings"...]``: the counts that are not zero, in the order
     and the words of pytest's summary line (other plugins' words last)."""
-    s = summary
-    words = [
-        ("failed", s["failed"]),
-        ("passed", s["passed"]),
-        ("skipped", s["skipped"]),
-        ("deselected", s["deselected"]),
-        ("xfailed", s["xfailed"]),
-        ("xpassed", s["xpassed"]),
-        ("warning" if s["warnings"] == 1 else "warnings", s["warnings"]),
-        ("error" if s["errors"] == 1 else "errors", s["errors"]),
-        ("rerun", s["reruns"]),
-        ("subtests passed", s["subtests_passed"]),
-        ("subtests skipped", s["subtests_skipped"]),
-    ]
-    parts = [f"{n} {word}" for word, n in words if n]
-    parts.extend(f"{n} {word}" for word, n in s["other"].items() if n)
-    return parts
+    return words.summary_parts(summary, other=summary["other"])
 
 
 def run_ok(report: Mapping[str, Any]) -> bool:
