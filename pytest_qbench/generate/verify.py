@@ -155,7 +155,7 @@ def _lines_by_test(data_file: Path, target: Target) -> dict[str, dict[Path, set[
         return {}
     data = coverage.CoverageData(basename=str(data_file))
     data.read()
-    wanted = {str(m.path): m.path for m in target.modules}
+    wanted = {str(m.path): m.real for m in target.modules}
     found: dict[str, dict[Path, set[int]]] = {}
     for filename in data.measured_files():
         path = wanted.get(str(Path(filename).resolve()))
