@@ -6,11 +6,22 @@ outlives the generation. Real generations in subprocesses, on throwaway projects
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
+import pytest
+
+from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.models import GenerateResult
+from pytest_qbench.generate.process import OUTPUT_CAP
+from pytest_qbench.generate.process import child_env
+from pytest_qbench.generate.process import run_child
+from pytest_qbench.generate.target import resolve_target
+from pytest_qbench.generate.verify import verify
 
 
 TIMEOUT = 15
@@ -108,3 +119,96 @@ def test_a_destructive_module_leaves_the_project_untouched(tmp_path: Path) -> No
     assert "keep(" in kept
     for name in ("clear", "wipe", "save"):
         assert f"{name}(" not in kept
+
+
+def test_a_child_flooding_its_output_keeps_only_its_head_and_tail(tmp_path: Path) -> None:
+    """20.2: a child writing without end is read through a bounded sink: what is kept is its
+    first and last bytes with a note of what was cut, never the whole flood, on disk or in
+    memory."""
+    flood = (
+        "import sys\n"
+        "sys.stdout.write('FIRST\\n')\n"
+        "for _ in range(800):\n"
+        "    sys.stdout.write('x' * 65535 + '\\n')\n"
+        "sys.stdout.write('LAST\\n')\n"
+    )
+    finished = run_child([sys.executable, "-c", flood], tmp_path, child_env(tmp_path), 300)
+    assert finished.returncode == 0
+    assert len(finished.output) <= OUTPUT_CAP + 200
+    assert finished.output.startswith("FIRST\n") and finished.output.endswith("LAST\n")
+    assert "bytes of output cut" in finished.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_resource_error_is_no_finding(tmp_path: Path) -> None:
+    """20.2: a property test that fails on "no space left on device" (or a MemoryError) is a
+    resource error of the run, dropped with that reason, never a finding (a strict xfail that
+    would rerun it in every later suite run); any other error stays a finding."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "loud.py").write_text(
+        "import errno\n\n\n"
+        "def fill(n: int) -> int:\n"
+        "    if n > 2:\n"
+        "        raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "    return n\n\n\n"
+        "def halve(n: int) -> int:\n"
+        "    if n > 2:\n"
+        "        raise ValueError('too big')\n"
+        "    return n\n",
+        encoding="utf-8",
+    )
+    target = resolve_target("loud.py", root)
+    verdicts = {}
+    for name in ("fill", "halve"):
+        body = (
+            "@settings(max_examples=50, deadline=None, derandomize=True)\n"
+            "@given(n=st.integers())\n"
+            f"def test_fuzz_{name}(n):\n"
+            f"    loud.{name}(n=n)\n"
+        )
+        imports = ["import loud", "from hypothesis import given, settings, strategies as st"]
+        candidate = Candidate(name, "hypothesis", "loud", [name], imports, body)
+        verdicts[name] = verify(candidate, target, tmp_path / "scratch", 600)
+    assert verdicts["halve"].outcome == "finding", verdicts["halve"]
+    assert verdicts["fill"].outcome == "failed", verdicts["fill"]
+    assert verdicts["fill"].detail.startswith("resource error, not a finding: OSError")
+
+
+def marked_processes(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in command:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="reads /proc")
+def test_no_process_of_the_target_outlives_the_generation(tmp_path: Path) -> None:
+    """20.4: a function that starts a sleeper in a session of its own (``setsid``) leaves no
+    process behind once ``qbench generate`` has returned, on a normal end."""
+    marker = f"qbench-orphan-{uuid.uuid4().hex}"
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "spawn.py").write_text(
+        "import subprocess\nimport sys\n\n\n"
+        "def start(n: int) -> int:\n"
+        "    if n > 0:\n"
+        "        sleep = 'import time; time.sleep(300)'\n"
+        f"        subprocess.Popen(['setsid', sys.executable, '-c', sleep, {marker!r}])\n"
+        "    return n\n",
+        encoding="utf-8",
+    )
+    try:
+        result = generate(root, "spawn.py")
+        assert result.auto_generated.count >= 1, result.problems
+        assert marked_processes(marker) == []
+    finally:
+        for pid in marked_processes(marker):
+            os.kill(pid, signal.SIGKILL)
