@@ -212,3 +212,29 @@ def test_no_process_of_the_target_outlives_the_generation(tmp_path: Path) -> Non
     finally:
         for pid in marked_processes(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) -> None:
+    """20.3: ``die`` ends the shared probe child (``os._exit``); the functions after it are
+    still probed (each in a child of its own) and get their tests, and the line about ``die``
+    quotes its own child's output, not what another function printed."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "fatal.py").write_text(
+        "import os\n\n\n"
+        "def chatty(x: int) -> int:\n"
+        "    print('chatter of chatty')\n"
+        "    return x\n\n\n"
+        "def die(code: int) -> None:\n"
+        "    os._exit(code)\n\n\n"
+        "def after(x: int) -> int:\n"
+        "    return x + 1\n",
+        encoding="utf-8",
+    )
+    result = generate(root, "fatal.py")
+    kept = "\n".join((root / f).read_text(encoding="utf-8") for f in result.auto_generated.files)
+    assert "fatal.after(" in kept, (result.problems, result.dropped)
+    assert not [d for d in result.dropped if "not probed" in d.reason], result.dropped
+    (line,) = [p for p in result.problems if p.startswith("fatal.die: ended the child")]
+    assert "chatter" not in line, line
+    assert not [p for p in result.problems if "chatter" in p], result.problems

@@ -353,6 +353,8 @@ def _candidates(
     calls = {k: v for k, v in calls.items() if v[0] not in probed.import_errors}
     if probed.problem:
         run.problems.append(probed.problem)
+    for (module_name, qualname), why in probed.died.items():
+        run.note(module_name, qualname, why)
     return _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
 
 
