@@ -58,6 +58,7 @@ from pytest_qbench.generate.templates import test_source
 from pytest_qbench.generate.verify import Verdict
 from pytest_qbench.generate.verify import verify
 from pytest_qbench.generate.verify import verify_batch
+from pytest_qbench.generate.writer import check_inside
 from pytest_qbench.generate.writer import check_writable
 from pytest_qbench.generate.writer import file_names
 from pytest_qbench.generate.writer import render
@@ -148,7 +149,10 @@ def generate(request: models.GenerateRequest) -> models.GenerateResult:
     project = Path(request.project).resolve()
     target = resolve_target(request.target, project)
     methods = strategies(request)
-    out = (project / request.out).resolve()
+    out = project / request.out
+    names = [out / n for m in target.modules for n in file_names(m.name)]
+    check_inside([out, *names], project)
+    out = out.resolve()
     names = [out / n for m in target.modules for n in file_names(m.name)]
     check_writable(names)
     scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
