@@ -228,14 +228,7 @@ def _generate(
         elif _still_uncovered(candidate, functions, lines):
             _judge(run, candidate, target, lines, verdicts.get(candidate.id))
         else:
-            run.dropped.append(
-                models.Dropped(
-                    test=candidate.name,
-                    function=candidate.functions[0],
-                    method=candidate.method,
-                    reason="not run: its functions are covered already",
-                )
-            )
+            _drop(run, candidate, "not run: its functions are covered already")
     if "pynguin" in methods:
         _pynguin(run, target, lines)
     _note_untried(run, functions)
@@ -263,12 +256,17 @@ def _skip(run: Generation, candidate: Candidate) -> None:
     """A candidate the budget left unrun."""
     for function in candidate.functions:
         run.skip(candidate.module, function)
+    _drop(run, candidate, run.budget_reason())
+
+
+def _drop(run: Generation, candidate: Candidate, reason: str) -> None:
+    """A candidate not run, or not kept, with why."""
     run.dropped.append(
         models.Dropped(
             test=candidate.name,
             function=candidate.functions[0],
             method=candidate.method,
-            reason=run.budget_reason(),
+            reason=reason,
         )
     )
 
@@ -394,14 +392,7 @@ def _pynguin(run: Generation, target: Target, lines: Lines) -> None:
     run.problems += problems
     for candidate in found:
         if calls_any(candidate.body, run.unsafe):
-            run.dropped.append(
-                models.Dropped(
-                    test=candidate.name,
-                    function=candidate.functions[0],
-                    method=candidate.method,
-                    reason="calls a function not run with generated inputs (needs_llm_review)",
-                )
-            )
+            _drop(run, candidate, "calls a function not run with generated inputs")
         elif run.out_of_time():
             _skip(run, candidate)
         else:
