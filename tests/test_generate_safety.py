@@ -5,6 +5,7 @@ outlives the generation. Real generations in subprocesses, on throwaway projects
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import signal
@@ -16,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.generate.candidate import Candidate
+from pytest_qbench.generate.functions import Function
+from pytest_qbench.generate.functions import describe
+from pytest_qbench.generate.hazards import hazard
 from pytest_qbench.generate.models import GenerateResult
 from pytest_qbench.generate.process import OUTPUT_CAP
 from pytest_qbench.generate.process import child_env
@@ -238,3 +242,58 @@ def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) ->
     (line,) = [p for p in result.problems if p.startswith("fatal.die: ended the child")]
     assert "chatter" not in line, line
     assert not [p for p in result.problems if "chatter" in p], result.problems
+
+
+@pytest.mark.parametrize(
+    ("body", "call"),
+    [
+        ("os.system(cmd)", "os.system"),
+        ("subprocess.run(cmd, shell=True)", "subprocess.run(shell=True)"),
+        ("run(cmd, shell=flag)", "run(shell=True)"),
+        ("os.kill(pid, 9)", "os.kill"),
+        ("os.remove(DATA)", "os.remove"),
+        ("Path(cmd).unlink()", "Path(...).unlink"),
+        ("p = os.path.join(BASE, cmd)\n    open(p, 'a').write('x')", "open"),
+        ("Path(cmd).write_text('x')", "Path(...).write_text"),
+        ("shutil.copy(SRC, cmd)", "shutil.copy"),
+        ("helper(cmd)", "os.remove through helper"),
+    ],
+)
+def test_a_dangerous_call_is_named(body: str, call: str) -> None:
+    """20.1: what makes a function unsafe to run with generated inputs, read from its AST (a
+    helper of the same module it calls included)."""
+    source = f"def helper(x):\n    os.remove(x)\n\n\ndef f(cmd, pid):\n    {body}\n"
+    functions = {f.name: f for f in functions_of(source)}
+    why = hazard(functions["f"], list(functions.values()))
+    assert why is not None and f"it calls {call} (" in why
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return cmd.replace('a', pid)",
+        "items = [cmd]\n    items.remove(cmd)",
+        "open(cmd).read()",
+        "open(CONFIG, 'w').write(cmd)",
+        "subprocess.run([cmd], shell=False)",
+        "return os.path.join(BASE, cmd)",
+    ],
+)
+def test_a_harmless_call_is_not_flagged(body: str) -> None:
+    """20.1: replacing in a string, removing from a list, reading a file, writing to a fixed
+    path and running a command without a shell keep a function generated."""
+    source = f"def f(cmd, pid):\n    {body}\n"
+    (function,) = functions_of(source)
+    assert hazard(function, [function]) is None
+
+
+def functions_of(source: str) -> list[Function]:
+    """The functions of ``source``, read as qbench generate reads a module."""
+    path = Path("module_under_test.py")
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    return [
+        describe(node, None, None, path, lines)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    ]

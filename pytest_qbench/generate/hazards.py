@@ -26,7 +26,7 @@ WRITE_MODES = frozenset("wax+")
 WRITING = frozenset({"write_text", "write_bytes", "touch", "mkdir"})
 """Methods of a path that write to it."""
 MOVING = frozenset({"copy", "copy2", "copyfile", "copytree", "move", "rename", "replace"})
-"""Calls (``shutil.``, ``os.``, a path's) that write to their destination."""
+"""Calls of ``shutil`` and ``os`` that write to their second argument."""
 REASON = "not run with generated inputs: it calls {call} ({what}); test it by hand"
 
 
@@ -104,17 +104,18 @@ def _judge_call(call: ast.Call, tainted: set[str]) -> tuple[str, str] | None:
         return name, "deletes files"
     if owner == "os" and last in OS_CALLS:
         return name, OS_CALLS[last]
-    if owner == "subprocess" and any(
+    if any(
         k.arg == "shell" and not (isinstance(k.value, ast.Constant) and not k.value.value)
         for k in call.keywords
     ):
         return f"{name}(shell=True)", "runs a shell command"
     if name == "open" and call.args and _uses(call.args[0], tainted) and _writes(call):
         return name, "writes to a path from an argument"
+    if owner in ("shutil", "os") and last in MOVING and _uses_any(call.args[1:2], tainted):
+        return name, "writes to a path from an argument"
     if isinstance(call.func, ast.Attribute) and (
         (last in WRITING and _uses(call.func.value, tainted))
-        or (last == "open" and owner and _uses(call.func.value, tainted) and _writes(call, 0))
-        or (last in MOVING and any(_uses(a, tainted) for a in call.args[1:2]))
+        or (last == "open" and _uses(call.func.value, tainted) and _writes(call, 0))
     ):
         return name, "writes to a path from an argument"
     return None
@@ -166,16 +167,23 @@ def _assignment(node: ast.AST) -> tuple[ast.expr | None, list[ast.expr]]:
     return None, []
 
 
+def _uses_any(nodes: list[ast.expr], names: set[str]) -> bool:
+    return any(_uses(node, names) for node in nodes)
+
+
 def _uses(node: ast.expr, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
 def _dotted(node: ast.expr) -> str:
-    """``os.path.join`` for that attribute chain; ``name.attr`` ends in ``?`` parts otherwise."""
+    """``os.path.join`` for that attribute chain, ``Path(...).unlink`` through a call, ``?``
+    for any other expression."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         return f"{_dotted(node.value)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return f"{_dotted(node.func)}(...)"
     return "?"
 
 
