@@ -24,6 +24,7 @@ from pytest_qbench.generate.models import GenerateResult
 from pytest_qbench.generate.process import OUTPUT_CAP
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import run_child
+from pytest_qbench.generate.sandbox import Sandbox
 from pytest_qbench.generate.target import resolve_target
 from pytest_qbench.generate.verify import verify
 
@@ -297,3 +298,34 @@ def functions_of(source: str) -> list[Function]:
         for node in tree.body
         if isinstance(node, ast.FunctionDef)
     ]
+
+
+def test_the_copy_holds_no_way_out_and_reads_no_special_file(tmp_path: Path) -> None:
+    """20.1: the project's copy has no symbolic link out of it (a link to an outside file is a
+    copy of the file, one to an outside directory or a loop is left out), no FIFO (never read),
+    nothing of .git or .venv; it is made again when a child deleted a file of it."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref\n", encoding="utf-8")
+    (root / "mod.py").write_text("def f(x: int) -> int:\n    return x\n", encoding="utf-8")
+    (root / "inner.txt").write_text("inner\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside\n", encoding="utf-8")
+    (root / "to_file").symlink_to(outside / "secret.txt")
+    (root / "to_dir").symlink_to(outside, target_is_directory=True)
+    (root / "to_inner").symlink_to("inner.txt")
+    (root / "loop1").symlink_to(root / "loop2")
+    (root / "loop2").symlink_to(root / "loop1")
+    os.mkfifo(root / "fifo")
+    box = Sandbox(root, resolve_target("mod.py", root), tmp_path / "scratch")
+    copy = box.fresh()
+    names = sorted(p.name for p in copy.iterdir())
+    assert names == ["inner.txt", "mod.py", "to_file", "to_inner"]
+    assert not (copy / "to_file").is_symlink()
+    assert (copy / "to_file").read_text(encoding="utf-8") == "outside\n"
+    assert (copy / "to_inner").is_symlink()
+    assert box.target.modules[0].path == copy / "mod.py"
+    assert box.target.modules[0].real == root / "mod.py"
+    (copy / "mod.py").unlink()
+    assert (box.fresh() / "mod.py").is_file()

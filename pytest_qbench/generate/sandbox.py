@@ -11,6 +11,7 @@ import stat
 from dataclasses import replace
 from pathlib import Path
 
+from pytest_qbench.generate.target import GenerateError
 from pytest_qbench.generate.target import ModuleFile
 from pytest_qbench.generate.target import Target
 
@@ -76,7 +77,15 @@ def _base(project: Path, target: Target) -> Path:
     """What is copied: the project, or the import root above it when the project is itself a
     package (its parent makes it importable)."""
     root = target.import_root
-    return root if project.is_relative_to(root) else project
+    base = root if project.is_relative_to(root) else project
+    for module in target.modules:
+        if not module.path.is_relative_to(base):
+            raise GenerateError(
+                f"target {target.given!r} is outside the project {project}; its code runs only "
+                "in a copy of the project: run qbench generate from the project that holds it",
+                slug="generate-target",
+            )
+    return base
 
 
 def _relocated(target: Target, base: Path, tree: Path) -> Target:
@@ -121,11 +130,16 @@ def _cut_links_out(tree: Path) -> None:
     for directory, subdirectories, files in os.walk(tree):
         for name in [*subdirectories, *files]:
             link = Path(directory, name)
-            if not link.is_symlink() or link.resolve().is_relative_to(top):
+            if not link.is_symlink():
                 continue
-            pointed = link.resolve()
+            try:
+                pointed: Path | None = link.resolve()
+            except (OSError, RuntimeError):  # a loop
+                pointed = None
+            if pointed is not None and pointed.is_relative_to(top):
+                continue
             link.unlink()
-            if pointed.is_file():
+            if pointed is not None and pointed.is_file():
                 shutil.copy2(pointed, link)
 
 
