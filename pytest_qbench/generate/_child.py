@@ -38,6 +38,8 @@ def main(request_file: str) -> int:
         if module is not None:
             results["probes"][item["id"]] = _guarded(probe, module, item, request)
             _save(out, results)
+    results["done"] = True
+    _save(out, results)
     return 0
 
 

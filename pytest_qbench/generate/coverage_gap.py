@@ -108,7 +108,7 @@ def executed_lines(data_file: Path, target: Target) -> dict[Path, set[int]]:
         return {}
     data = coverage.CoverageData(basename=str(data_file))
     data.read()
-    wanted = {str(m.path): m.path for m in target.modules}
+    wanted = {str(m.path): m.real for m in target.modules}
     executed: dict[Path, set[int]] = {}
     for filename in data.measured_files():
         path = wanted.get(str(Path(filename).resolve()))

@@ -38,6 +38,8 @@ from pytest_qbench.generate.ghostwriter import ghost_specs
 from pytest_qbench.generate.ghostwriter import with_settings
 from pytest_qbench.generate.guess import Guess
 from pytest_qbench.generate.guess import comment
+from pytest_qbench.generate.hazards import calls_any
+from pytest_qbench.generate.hazards import hazard
 from pytest_qbench.generate.probe import Probed
 from pytest_qbench.generate.probe import run_probe
 from pytest_qbench.generate.pynguin import check_pynguin
@@ -45,6 +47,7 @@ from pytest_qbench.generate.pynguin import pynguin_python
 from pytest_qbench.generate.pynguin import run_pynguin
 from pytest_qbench.generate.review import relative
 from pytest_qbench.generate.review import review_items
+from pytest_qbench.generate.sandbox import Sandbox
 from pytest_qbench.generate.target import GenerateError
 from pytest_qbench.generate.target import Target
 from pytest_qbench.generate.target import resolve_target
@@ -55,6 +58,7 @@ from pytest_qbench.generate.templates import test_source
 from pytest_qbench.generate.verify import Verdict
 from pytest_qbench.generate.verify import verify
 from pytest_qbench.generate.verify import verify_batch
+from pytest_qbench.generate.writer import check_inside
 from pytest_qbench.generate.writer import check_writable
 from pytest_qbench.generate.writer import file_names
 from pytest_qbench.generate.writer import render
@@ -77,9 +81,15 @@ class Generation:
     """The state of one generation: the problems, the candidates kept, dropped and found."""
 
     def __init__(
-        self, request: models.GenerateRequest, scratch: Path, started: float | None = None
+        self,
+        request: models.GenerateRequest,
+        scratch: Path,
+        box: Sandbox,
+        started: float | None = None,
     ) -> None:
         self.request = request
+        self.box = box
+        """The project's disposable copy, where every child that runs the target's code works."""
         self.deadline = (time.monotonic() if started is None else started) + request.timeout
         """When the budget (``request.timeout``) runs out (``time.monotonic``)."""
         self.skipped: list[str] = []
@@ -94,6 +104,8 @@ class Generation:
         self.kept: list[Candidate] = []
         self.findings: list[tuple[Candidate, str, str]] = []
         self.dropped: list[models.Dropped] = []
+        self.unsafe: set[str] = set()
+        """Names of the functions never run with generated inputs (hazards.py)."""
         self.untried: list[str] = []
         """Functions no candidate of which ran: the budget was spent."""
         self.failed = False
@@ -137,12 +149,15 @@ def generate(request: models.GenerateRequest) -> models.GenerateResult:
     project = Path(request.project).resolve()
     target = resolve_target(request.target, project)
     methods = strategies(request)
-    out = (project / request.out).resolve()
+    out = project / request.out
+    names = [out / n for m in target.modules for n in file_names(m.name)]
+    check_inside([out, *names], project)
+    out = out.resolve()
     names = [out / n for m in target.modules for n in file_names(m.name)]
     check_writable(names)
     scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
     try:
-        run = Generation(request, scratch, started)
+        run = Generation(request, scratch, Sandbox(project, target, scratch), started)
         return _generate(run, target, methods, out, started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -180,10 +195,11 @@ def _generate(
 ) -> models.GenerateResult:
     request = run.request
     lines = statements_of(target, run.project)
-    ignore = [f"--ignore={out}"]
+    box = run.box
+    ignore = [f"--ignore={box.inside(out)}"]
     limit = run.limit(request.suite_timeout)
     before = run_with_coverage(
-        target, run.project, ignore, run.scratch, "before", limit, isolated=False
+        box.target, box.fresh(), ignore, run.scratch, "before", limit, isolated=False
     )
     if before.finished.timed_out or before.finished.returncode not in PYTEST_OK:
         option = "--suite-timeout" if limit == request.suite_timeout else "--timeout"
@@ -204,21 +220,15 @@ def _generate(
     verdicts: dict[str, Verdict] = {}
     if batch and not run.out_of_time():
         batch_limit = run.limit(request.test_timeout * len(batch))
-        verdicts = verify_batch(batch, target, run.scratch, batch_limit)
+        box.fresh()
+        verdicts = verify_batch(batch, box.target, run.scratch, batch_limit)
     for candidate in candidates:
         if run.out_of_time():
             _skip(run, candidate)
         elif _still_uncovered(candidate, functions, lines):
             _judge(run, candidate, target, lines, verdicts.get(candidate.id))
         else:
-            run.dropped.append(
-                models.Dropped(
-                    test=candidate.name,
-                    function=candidate.functions[0],
-                    method=candidate.method,
-                    reason="not run: its functions are covered already",
-                )
-            )
+            _drop(run, candidate, "not run: its functions are covered already")
     if "pynguin" in methods:
         _pynguin(run, target, lines)
     _note_untried(run, functions)
@@ -246,12 +256,17 @@ def _skip(run: Generation, candidate: Candidate) -> None:
     """A candidate the budget left unrun."""
     for function in candidate.functions:
         run.skip(candidate.module, function)
+    _drop(run, candidate, run.budget_reason())
+
+
+def _drop(run: Generation, candidate: Candidate, reason: str) -> None:
+    """A candidate not run, or not kept, with why."""
     run.dropped.append(
         models.Dropped(
             test=candidate.name,
             function=candidate.functions[0],
             method=candidate.method,
-            reason=run.budget_reason(),
+            reason=reason,
         )
     )
 
@@ -307,7 +322,11 @@ def _candidates(
     calls: dict[str, tuple[str, Call]] = {}
     for module, gaps in functions.items():
         module_specs = ghost_specs(module, gaps) if "hypothesis" in methods else []
+        unsafe = _hazardous(run, target, module, gaps)
+        module_specs = [s for s in module_specs if not unsafe & set(s.functions)]
         for function in gaps:
+            if function.qualname in unsafe:
+                continue
             if function.is_async:
                 run.note(module, function.qualname, "async: not generated (needs an event loop)")
                 continue
@@ -321,8 +340,10 @@ def _candidates(
                 calls.update(_calls(run, module, function))
     probed = Probed()
     if (specs or calls) and not run.out_of_time():
+        box = run.box
+        box.fresh()
         probed = run_probe(
-            target, specs, calls, run.scratch, run.request.test_timeout, limit=run.remaining()
+            box.target, specs, calls, run.scratch, run.request.test_timeout, limit=run.remaining()
         )
     if probed.import_errors and set(probed.import_errors) >= {m.name for m in target.modules}:
         run.failed = True
@@ -334,7 +355,24 @@ def _candidates(
     calls = {k: v for k, v in calls.items() if v[0] not in probed.import_errors}
     if probed.problem:
         run.problems.append(probed.problem)
+    for (module_name, qualname), why in probed.died.items():
+        run.note(module_name, qualname, why)
     return _ghost_candidates(run, specs, probed) + _template_candidates(run, calls, probed)
+
+
+def _hazardous(run: Generation, target: Target, module: str, gaps: list[Function]) -> set[str]:
+    """The functions of ``gaps`` that must not be run with generated inputs (hazards.py), each
+    with its reason; their names are also kept to drop Pynguin's tests that call them."""
+    path = next(m.path for m in target.modules if m.name == module)
+    every = read_functions(path)
+    found = set()
+    for function in gaps:
+        why = hazard(function, every)
+        if why is not None:
+            run.note(module, function.qualname, why)
+            found.add(function.qualname)
+            run.unsafe.add(function.name)
+    return found
 
 
 def _pynguin(run: Generation, target: Target, lines: Lines) -> None:
@@ -346,12 +384,16 @@ def _pynguin(run: Generation, target: Target, lines: Lines) -> None:
         return
     verifying = min(run.request.test_timeout, VERIFY_SECONDS)
     until = run.deadline - verifying
+    box = run.box
+    box.fresh()
     found, problems = run_pynguin(
-        python, target, modules, run.scratch, run.request.pynguin_seconds, until
+        python, box.target, modules, run.scratch, run.request.pynguin_seconds, until
     )
     run.problems += problems
     for candidate in found:
-        if run.out_of_time():
+        if calls_any(candidate.body, run.unsafe):
+            _drop(run, candidate, "calls a function not run with generated inputs")
+        elif run.out_of_time():
             _skip(run, candidate)
         else:
             _judge(run, candidate, target, lines, None)
@@ -454,7 +496,9 @@ def _judge(
     run: Generation, candidate: Candidate, target: Target, lines: Lines, verdict: Verdict | None
 ) -> None:
     if verdict is None:
-        verdict = verify(candidate, target, run.scratch, run.limit(run.request.test_timeout))
+        box = run.box
+        box.fresh()
+        verdict = verify(candidate, box.target, run.scratch, run.limit(run.request.test_timeout))
     if verdict.outcome == "hung" and run.out_of_time():
         _skip(run, candidate)  # stopped by the budget, not by its own hang
         return
@@ -547,10 +591,11 @@ def _measure_after(
     after = Lines(statements)
     after.absorb(before)
     if written:
+        box = run.box
         measured = run_with_coverage(
-            target,
-            run.project,
-            [str(p) for p in written],
+            box.target,
+            box.fresh(again=True),
+            [str(box.inside(p)) for p in written],
             run.scratch,
             "after",
             run.request.suite_timeout,

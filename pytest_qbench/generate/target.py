@@ -22,6 +22,13 @@ class ModuleFile:
     """Absolute path of the ``.py`` file."""
     name: str
     """Its import name (``pkg.sub.mod``)."""
+    origin: Path | None = None
+    """The project's file when ``path`` is its disposable copy (sandbox.py)."""
+
+    @property
+    def real(self) -> Path:
+        """The project's file: coverage measured in the copy is counted for it."""
+        return self.origin or self.path
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,11 @@ from pytest_qbench.report.coverage.reports import DATA_FILE
 Outcome = Literal["passed", "finding", "failed", "error", "hung", "empty"]
 FALSIFYING = re.compile(r"(Falsifying (explicit )?example|Failing test case): \w+\($")
 ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Failure|Exit|Interrupt)\b")
+RESOURCE_ERROR = re.compile(
+    r"^(MemoryError\b|OSError: \[Errno (28|122)\]|.*(No space left on device|Disk quota exceeded))"
+)
+"""A failure of the run's resources (a full disk, no memory), not of the function: never a
+finding (a strict xfail would rerun it in every later suite run)."""
 PYTEST_FAILED = 1
 PYTEST_NO_TESTS = 5
 
@@ -55,7 +60,10 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
     if finished.returncode == PYTEST_FAILED:
         example = falsifying_example(output)
         if example is not None and "ResolutionFailed" not in output:
-            return Verdict("finding", measured.executed, f"{example}|{finding_error(output)}")
+            found = finding_error(output)
+            if RESOURCE_ERROR.match(found):
+                return Verdict("failed", {}, f"resource error, not a finding: {found}")
+            return Verdict("finding", measured.executed, f"{example}|{found}")
         return Verdict("failed", {}, error)
     return Verdict("error", {}, error)
 
@@ -155,7 +163,7 @@ def _lines_by_test(data_file: Path, target: Target) -> dict[str, dict[Path, set[
         return {}
     data = coverage.CoverageData(basename=str(data_file))
     data.read()
-    wanted = {str(m.path): m.path for m in target.modules}
+    wanted = {str(m.path): m.real for m in target.modules}
     found: dict[str, dict[Path, set[int]]] = {}
     for filename in data.measured_files():
         path = wanted.get(str(Path(filename).resolve()))

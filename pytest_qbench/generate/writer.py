@@ -25,6 +25,19 @@ def file_names(module: str) -> tuple[str, str]:
     return f"test_{stem}_generated.py", f"test_{stem}_findings.py"
 
 
+def check_inside(paths: list[Path], project: Path) -> None:
+    """`GenerateError` when one of ``paths`` (the output directory, a file to write) resolves
+    outside ``project``: through a symbolic link, ``..`` or an absolute ``--out``."""
+    for path in paths:
+        resolved = path.resolve()
+        if not resolved.is_relative_to(project):
+            raise GenerateError(
+                f"{path} leads outside the project {project} (to {resolved}); qbench generate "
+                "writes only inside the project: remove the link, or give another --out",
+                slug="generate-out",
+            )
+
+
 def check_writable(paths: list[Path]) -> None:
     """`GenerateError` when one of ``paths`` exists and was not written by qbench."""
     for path in paths:
@@ -84,8 +97,11 @@ def _unique_names(body: str, seen: set[str]) -> str:
 
 
 def write_file(path: Path, text: str, project: Path) -> None:
-    """Write ``text`` to ``path`` atomically, formatted when a formatter is installed."""
+    """Write ``text`` to ``path`` atomically, formatted when a formatter is installed;
+    `GenerateError` when ``path`` leads outside ``project``."""
+    check_inside([path.parent], project)
     path.parent.mkdir(parents=True, exist_ok=True)
+    check_inside([path.parent, path], project)
     write_text_atomic(path, format_source(text, path, project))
 
 

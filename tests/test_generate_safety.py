@@ -1,0 +1,331 @@
+"""``qbench generate`` cannot touch the project (issue 20): the target's code runs only in a
+disposable copy, functions that delete, kill or shell out are never run with generated inputs,
+every child's output is bounded, a dying probe hides no function, and no process of the target
+outlives the generation. Real generations in subprocesses, on throwaway projects."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.generate.candidate import Candidate
+from pytest_qbench.generate.functions import Function
+from pytest_qbench.generate.functions import describe
+from pytest_qbench.generate.hazards import hazard
+from pytest_qbench.generate.models import GenerateResult
+from pytest_qbench.generate.process import OUTPUT_CAP
+from pytest_qbench.generate.process import child_env
+from pytest_qbench.generate.process import run_child
+from pytest_qbench.generate.sandbox import Sandbox
+from pytest_qbench.generate.target import resolve_target
+from pytest_qbench.generate.verify import verify
+
+
+TIMEOUT = 15
+"""--test-timeout of the runs (a safety net: no verdict here depends on it)."""
+
+
+def qbench(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest_qbench ARGS`` in ``cwd``, as a user runs ``qbench``."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def generate(root: Path, target: str, *args: str) -> GenerateResult:
+    """``qbench generate TARGET --json`` in ``root``: its validated result."""
+    done = qbench(
+        root, "generate", target, "--json", "--test-timeout", str(TIMEOUT), "--max-examples", "10"
+    )
+    assert done.stdout, done.stderr
+    return GenerateResult.model_validate_json(done.stdout)
+
+
+def snapshot(root: Path, skip: str = "tests/generated") -> dict[str, str]:
+    """Every file under ``root`` but ``skip``: its relative path and a hash of its bytes."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_file() and not relative.startswith(skip):
+            found[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+DESTRUCTIVE = """
+import os
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASE = os.path.join(HERE, "data")
+
+
+def clear(sub: str) -> None:
+    shutil.rmtree(os.path.join(BASE, sub))
+
+
+def wipe(sub: str = "../canary") -> None:
+    shutil.rmtree(os.path.join(HERE, sub), ignore_errors=True)
+
+
+def save(path: str, text: str) -> None:
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def reset(level: int) -> int:
+    # hidden from the AST: only the copy protects the project from this one
+    getattr(shutil, "rm" + "tree")(BASE, ignore_errors=True)
+    getattr(shutil, "rm" + "tree")(HERE, ignore_errors=True)
+    return level + 1
+
+
+def keep(x: int) -> int:
+    if x > 3:
+        return x - 3
+    return x
+"""
+
+
+def test_a_destructive_module_leaves_the_project_untouched(tmp_path: Path) -> None:
+    """20.1: the target's code (probe, candidates, verification, coverage) runs in a copy of the
+    project: data/, the sources and a canary beside the project are untouched byte for byte; the
+    functions that delete or write to a path from an argument are listed in needs_llm_review
+    with why, never run with generated inputs; the harmless one still gets its test."""
+    root = tmp_path / "proj"
+    (root / "data" / "sub").mkdir(parents=True)
+    (root / "data" / "sub" / "keep.txt").write_text("precious\n", encoding="utf-8")
+    (root / "data" / "top.txt").write_text("also precious\n", encoding="utf-8")
+    (root / "tests").mkdir()
+    (root / "destroy.py").write_text(DESTRUCTIVE, encoding="utf-8")
+    (tmp_path / "canary").mkdir()
+    (tmp_path / "canary" / "alive.txt").write_text("tweet\n", encoding="utf-8")
+    before = snapshot(root)
+    result = generate(root, "destroy.py")
+    assert snapshot(root) == before, result.problems
+    assert (tmp_path / "canary" / "alive.txt").read_text(encoding="utf-8") == "tweet\n"
+    review = {item.function: item.reason for item in result.needs_llm_review}
+    for name, call in (("clear", "shutil.rmtree"), ("wipe", "shutil.rmtree"), ("save", "open")):
+        assert name in review, result.needs_llm_review
+        assert "not run with generated inputs" in review[name] and call in review[name]
+    kept = "\n".join((root / f).read_text(encoding="utf-8") for f in result.auto_generated.files)
+    assert "keep(" in kept
+    for name in ("clear", "wipe", "save"):
+        assert f"{name}(" not in kept
+
+
+def test_a_child_flooding_its_output_keeps_only_its_head_and_tail(tmp_path: Path) -> None:
+    """20.2: a child writing without end is read through a bounded sink: what is kept is its
+    first and last bytes with a note of what was cut, never the whole flood, on disk or in
+    memory."""
+    flood = (
+        "import sys\n"
+        "sys.stdout.write('FIRST\\n')\n"
+        "for _ in range(800):\n"
+        "    sys.stdout.write('x' * 65535 + '\\n')\n"
+        "sys.stdout.write('LAST\\n')\n"
+    )
+    finished = run_child([sys.executable, "-c", flood], tmp_path, child_env(tmp_path), 300)
+    assert finished.returncode == 0
+    assert len(finished.output) <= OUTPUT_CAP + 200
+    assert finished.output.startswith("FIRST\n") and finished.output.endswith("LAST\n")
+    assert "bytes of output cut" in finished.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_resource_error_is_no_finding(tmp_path: Path) -> None:
+    """20.2: a property test that fails on "no space left on device" (or a MemoryError) is a
+    resource error of the run, dropped with that reason, never a finding (a strict xfail that
+    would rerun it in every later suite run); any other error stays a finding."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "loud.py").write_text(
+        "import errno\n\n\n"
+        "def fill(n: int) -> int:\n"
+        "    if n > 2:\n"
+        "        raise OSError(errno.ENOSPC, 'No space left on device')\n"
+        "    return n\n\n\n"
+        "def halve(n: int) -> int:\n"
+        "    if n > 2:\n"
+        "        raise ValueError('too big')\n"
+        "    return n\n",
+        encoding="utf-8",
+    )
+    target = resolve_target("loud.py", root)
+    verdicts = {}
+    for name in ("fill", "halve"):
+        body = (
+            "@settings(max_examples=50, deadline=None, derandomize=True)\n"
+            "@given(n=st.integers())\n"
+            f"def test_fuzz_{name}(n):\n"
+            f"    loud.{name}(n=n)\n"
+        )
+        imports = ["import loud", "from hypothesis import given, settings, strategies as st"]
+        candidate = Candidate(name, "hypothesis", "loud", [name], imports, body)
+        verdicts[name] = verify(candidate, target, tmp_path / "scratch", 600)
+    assert verdicts["halve"].outcome == "finding", verdicts["halve"]
+    assert verdicts["fill"].outcome == "failed", verdicts["fill"]
+    assert verdicts["fill"].detail.startswith("resource error, not a finding: OSError")
+
+
+def marked_processes(marker: str) -> list[int]:
+    """The processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in command:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="reads /proc")
+def test_no_process_of_the_target_outlives_the_generation(tmp_path: Path) -> None:
+    """20.4: a function that starts a sleeper in a session of its own (``setsid``) leaves no
+    process behind once ``qbench generate`` has returned, on a normal end."""
+    marker = f"qbench-orphan-{uuid.uuid4().hex}"
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "spawn.py").write_text(
+        "import subprocess\nimport sys\n\n\n"
+        "def start(n: int) -> int:\n"
+        "    if n > 0:\n"
+        "        sleep = 'import time; time.sleep(300)'\n"
+        f"        subprocess.Popen(['setsid', sys.executable, '-c', sleep, {marker!r}])\n"
+        "    return n\n",
+        encoding="utf-8",
+    )
+    try:
+        result = generate(root, "spawn.py")
+        assert result.auto_generated.count >= 1, result.problems
+        assert marked_processes(marker) == []
+    finally:
+        for pid in marked_processes(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) -> None:
+    """20.3: ``die`` ends the shared probe child (``os._exit``); the functions after it are
+    still probed (each in a child of its own) and get their tests, and the line about ``die``
+    quotes its own child's output, not what another function printed."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "fatal.py").write_text(
+        "import os\n\n\n"
+        "def chatty(x: int) -> int:\n"
+        "    print('chatter of chatty')\n"
+        "    return x\n\n\n"
+        "def die(code: int) -> None:\n"
+        "    os._exit(code)\n\n\n"
+        "def after(x: int) -> int:\n"
+        "    return x + 1\n",
+        encoding="utf-8",
+    )
+    result = generate(root, "fatal.py")
+    kept = "\n".join((root / f).read_text(encoding="utf-8") for f in result.auto_generated.files)
+    assert "fatal.after(" in kept, (result.problems, result.dropped)
+    assert not [d for d in result.dropped if "not probed" in d.reason], result.dropped
+    (line,) = [p for p in result.problems if p.startswith("fatal.die: ended the child")]
+    assert "chatter" not in line, line
+    assert not [p for p in result.problems if "chatter" in p], result.problems
+
+
+@pytest.mark.parametrize(
+    ("body", "call"),
+    [
+        ("os.system(cmd)", "os.system"),
+        ("subprocess.run(cmd, shell=True)", "subprocess.run(shell=True)"),
+        ("run(cmd, shell=flag)", "run(shell=True)"),
+        ("os.kill(pid, 9)", "os.kill"),
+        ("os.remove(DATA)", "os.remove"),
+        ("Path(cmd).unlink()", "Path(...).unlink"),
+        ("p = os.path.join(BASE, cmd)\n    open(p, 'a').write('x')", "open"),
+        ("Path(cmd).write_text('x')", "Path(...).write_text"),
+        ("shutil.copy(SRC, cmd)", "shutil.copy"),
+        ("helper(cmd)", "os.remove through helper"),
+    ],
+)
+def test_a_dangerous_call_is_named(body: str, call: str) -> None:
+    """20.1: what makes a function unsafe to run with generated inputs, read from its AST (a
+    helper of the same module it calls included)."""
+    source = f"def helper(x):\n    os.remove(x)\n\n\ndef f(cmd, pid):\n    {body}\n"
+    functions = {f.name: f for f in functions_of(source)}
+    why = hazard(functions["f"], list(functions.values()))
+    assert why is not None and f"it calls {call} (" in why
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "return cmd.replace('a', pid)",
+        "items = [cmd]\n    items.remove(cmd)",
+        "open(cmd).read()",
+        "open(CONFIG, 'w').write(cmd)",
+        "subprocess.run([cmd], shell=False)",
+        "return os.path.join(BASE, cmd)",
+    ],
+)
+def test_a_harmless_call_is_not_flagged(body: str) -> None:
+    """20.1: replacing in a string, removing from a list, reading a file, writing to a fixed
+    path and running a command without a shell keep a function generated."""
+    source = f"def f(cmd, pid):\n    {body}\n"
+    (function,) = functions_of(source)
+    assert hazard(function, [function]) is None
+
+
+def functions_of(source: str) -> list[Function]:
+    """The functions of ``source``, read as qbench generate reads a module."""
+    path = Path("module_under_test.py")
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    return [
+        describe(node, None, None, path, lines)
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+    ]
+
+
+def test_the_copy_holds_no_way_out_and_reads_no_special_file(tmp_path: Path) -> None:
+    """20.1: the project's copy has no symbolic link out of it (a link to an outside file is a
+    copy of the file, one to an outside directory or a loop is left out), no FIFO (never read),
+    nothing of .git or .venv; it is made again when a child deleted a file of it."""
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref\n", encoding="utf-8")
+    (root / "mod.py").write_text("def f(x: int) -> int:\n    return x\n", encoding="utf-8")
+    (root / "inner.txt").write_text("inner\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("outside\n", encoding="utf-8")
+    (root / "to_file").symlink_to(outside / "secret.txt")
+    (root / "to_dir").symlink_to(outside, target_is_directory=True)
+    (root / "to_inner").symlink_to("inner.txt")
+    (root / "loop1").symlink_to(root / "loop2")
+    (root / "loop2").symlink_to(root / "loop1")
+    os.mkfifo(root / "fifo")
+    box = Sandbox(root, resolve_target("mod.py", root), tmp_path / "scratch")
+    copy = box.fresh()
+    names = sorted(p.name for p in copy.iterdir())
+    assert names == ["inner.txt", "mod.py", "to_file", "to_inner"]
+    assert not (copy / "to_file").is_symlink()
+    assert (copy / "to_file").read_text(encoding="utf-8") == "outside\n"
+    assert (copy / "to_inner").is_symlink()
+    assert box.target.modules[0].path == copy / "mod.py"
+    assert box.target.modules[0].real == root / "mod.py"
+    (copy / "mod.py").unlink()
+    assert (box.fresh() / "mod.py").is_file()
