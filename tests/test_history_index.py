@@ -161,14 +161,38 @@ def test_history_of_a_test_failing_for_a_while() -> None:
 
 
 def test_history_of_a_test_that_flips_is_known_flaky() -> None:
-    """Two flips or more (a pass after reruns counts) make it known flaky."""
+    """Single-run failures between passes, the same failure each time, or a pass after
+    reruns, make it known flaky."""
     window = [past("r3", "passed"), past("r2", "failed"), past("r1", "passed")]
     history = build_history(Recent(window, window[0]), None, "r4")
     assert history["status"] == "known flaky"
-    assert history["summary"] == "known flaky: failed 2 of the last 4 runs, outcome flipped 3 times"
+    assert history["summary"] == (
+        "known flaky: failed 2 of the last 4 runs; "
+        "failed alone in 2 runs between passes, the same failure each time"
+    )
     assert history["flaky_indicator"] == 1.0
     rerun = [past("r2", "passed", flaky=True), past("r1", "passed")]
-    assert build_history(Recent(rerun, rerun[0]), None, "r3")["status"] == "known flaky"
+    assert build_history(Recent(rerun, rerun[0]), None, "r3")["summary"] == (
+        "known flaky: failed 1 of the last 3 runs; passed after a rerun in run r2"
+    )
+
+
+def test_history_of_a_regression_that_comes_back_is_not_flaky() -> None:
+    """Fail, fail, pass, pass, fail with the same failure: a new failure, not flaky; a failing
+    differently between passes is no alternation either."""
+    window = [
+        past("r6", "passed"),
+        past("r5", "passed"),
+        past("r4", "failed", "fp1"),
+        past("r3", "failed", "fp1"),
+    ]
+    history = build_history(Recent(window, window[0]), "fp1", "r7")
+    assert (history["status"], history["flips"]) == ("new failure", 2)
+    assert history["summary"].endswith(
+        "failed the same way in run r4 before: a regression that came back"
+    )
+    other = [past("r3", "passed"), past("r2", "failed", "fp0"), past("r1", "passed")]
+    assert build_history(Recent(other, other[0]), "fp1", "r4")["status"] == "new failure"
 
 
 # --- indexing ----------------------------------------------------------------------------------
@@ -292,7 +316,7 @@ def test_a_run_is_indexed_with_its_metadata_and_counts(history_db: HistoryDB) ->
         (run,) = list_runs(index, 5)
     finally:
         index.close()
-    assert (run.run_id, run.exit_code, run.branch, run.commit) == ("r1", 1, "dev", "abc123")
+    assert (run.run_id, run.exit_code, run.branch, run.commit) == ("r1", 1, "dev", "abc123-r1")
     assert run.counts["total"] == 2 and run.counts["errors"] == 1 and run.counts["passed"] == 1
     assert run.command == ["pytest", "-p", "qbench"]
     assert run.started_at == T0 and run.duration == 2.0

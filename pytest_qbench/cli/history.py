@@ -460,9 +460,10 @@ def _add_diff(sub: SubParsers) -> None:
         "diff",
         "Compare two runs: new failures, fixed, slower tests, metric changes",
         "Compare run B with run A (default: the last run with the one before; with one RUN, "
-        "that run with the last). Exit status 1 when B has new failures: tests failing or "
-        "erroring in B that did not fail in A (or were not in A), unless known flaky (the "
-        "verdict of B's report: the outcome flipped at least twice in its recent runs).",
+        "that run with the last). Exit status 1 when tests fail or error in B that did not fail "
+        "in A (or were not in A): new failures, and known flaky ones too (the verdict of B's "
+        "report, on evidence: a pass after rerun, a pass and a fail on one commit, single-run "
+        "failures between passes), which are listed apart.",
         cmd_diff,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN", help="A and B (ids, prefixes, last~N)")
@@ -508,7 +509,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         base, head = (resolve_run(index, ref) for ref in refs)
         diff = diff_runs(index, base, head, thresholds)
     _output(args, lambda: diff_json(diff), lambda: diff_lines(diff))
-    return NEW_FAILURES if diff.new_failures else OK
+    return NEW_FAILURES if diff.failed else OK
 
 
 def diff_json(diff: RunDiff) -> dict[str, Any]:
@@ -529,6 +530,7 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
         "thresholds": asdict(diff.thresholds),
         "new_failures": [change(c) for c in diff.new_failures],
         "known_flaky": [change(c) for c in diff.known_flaky],
+        "undecided": diff.undecided,
         "fixed": [change(c) for c in diff.fixed],
         "still_failing": [change(c) for c in diff.still_failing],
         "new_tests": diff.new_tests,
@@ -561,11 +563,15 @@ def _add_flaky(sub: SubParsers) -> None:
     parser = _parser(
         sub,
         "flaky",
-        "List tests whose outcome flips across recent runs",
+        "List the flaky tests of recent runs, with the evidence",
         "Tests whose outcome flipped (pass to fail or back; a pass after reruns counts as one "
-        "flip) at least K times in the last N runs, flakiest first, with the flaky indicator "
-        "(flips / (results - 1), 0 to 1) and the trend (Improving, Stable, Declining: the "
-        "failure share of the newer half of the results against the older half).",
+        "flip) at least K times in the last N runs and that are flaky on evidence (a pass after "
+        "rerun, a pass and a fail on one commit, single-run failures between passes with the "
+        "same failure; a failure repeating in consecutive runs is broken, not flaky; runs where "
+        "most tests failed are set aside), flakiest first, with the flaky indicator "
+        "(flips / (results - 1), 0 to 1), the trend (Improving, Stable, Declining: the "
+        "failure share of the newer half of the results against the older half) and the "
+        "evidence.",
         cmd_flaky,
     )
     _count(parser, "--runs", 30, "Runs looked at")

@@ -142,8 +142,11 @@ def diff_lines(diff: RunDiff) -> list[str]:
         f"{diff.head.counts['total']} tests: {counts_text(diff.head.counts)}",
     ]
     lines += selection_lines(diff)
-    lines += _changes("New failures", diff.new_failures, lambda c: failure_text(c.failure))
-    lines += _changes("Known flaky, failing again", diff.known_flaky, _flaky_again)
+    lines += _changes("New failures", diff.new_failures, _new_failure)
+    lines += _changes(
+        "Known flaky, failing again (they fail the comparison too)", diff.known_flaky, _flaky_again
+    )
+    lines += _section("Flaky or not undecided (internal error; counted as new)", diff.undecided)
     lines += _changes("Fixed", diff.fixed, lambda c: f"{c.before} -> {c.after}")
     lines += _changes("Still failing", diff.still_failing, _still)
     lines += _names("New tests", diff.new_tests)
@@ -247,6 +250,12 @@ def diff_summary(diff: RunDiff) -> str:
     return ", ".join(parts)
 
 
+def _new_failure(change: Change) -> str:
+    """What failed; on a second line, the test's history (a regression that came back...)."""
+    history = f"\n      {change.history}" if change.history else ""
+    return f"{failure_text(change.failure)}{history}"
+
+
 def _flaky_again(change: Change) -> str:
     return f"{change.history or ''}  {failure_text(change.failure)}".strip()
 
@@ -257,7 +266,8 @@ def _still(change: Change) -> str:
 
 
 def _changes(title: str, changes: Sequence[Change], detail: Callable[[Change], str]) -> list[str]:
-    return _section(title, [f"{c.nodeid}  {detail(c)}".rstrip() for c in changes])
+    items = [f"{c.nodeid}  {detail(c)}" for c in changes]
+    return _section(title, ["\n".join(line.rstrip() for line in i.split("\n")) for i in items])
 
 
 def _names(title: str, names: Sequence[str]) -> list[str]:
@@ -292,7 +302,11 @@ def _verdict(before: bool, after: bool) -> str:
 def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[str]:
     """``qbench flaky``."""
     if not flaky:
-        return [f"no test flipped {min_flips} times or more in the last {runs} runs"]
+        return [
+            f"no flaky test in the last {runs} runs (flipped {min_flips} times or more, on "
+            "evidence: a pass after rerun, a pass and a fail on one commit, or single-run "
+            "failures between passes)"
+        ]
     rows = [
         (
             f"{f.summary.flaky_indicator:.2f}",
@@ -300,13 +314,15 @@ def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[s
             f"{f.summary.failed_runs}/{f.summary.passed_runs + f.summary.failed_runs}",
             f.summary.trend,
             f.nodeid,
+            f.evidence,
         )
         for f in flaky[:MAX_LISTED]
     ]
     head = (
-        f"{_plural(len(flaky), 'test')} flipped {min_flips} times or more in the last {runs} runs:"
+        f"{_plural(len(flaky), 'flaky test')} in the last {runs} runs, flipped {min_flips} times "
+        "or more:"
     )
-    lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST"), rows)]
+    lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST", "EVIDENCE"), rows)]
     return lines + _more(len(flaky))
 
 

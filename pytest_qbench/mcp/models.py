@@ -289,7 +289,7 @@ class RunList(QBenchModel):
 
 
 class FlakyEntry(QBenchModel):
-    """A test whose outcome flips across recent runs."""
+    """A test whose outcome flips across recent runs, flaky on evidence."""
 
     nodeid: str
     """pytest's node id."""
@@ -305,6 +305,8 @@ class FlakyEntry(QBenchModel):
     """Improving, Stable or Declining."""
     last_failure: str | None = None
     """The last failure: error type, location and message, one line."""
+    evidence: str = ""
+    """Why it is flaky."""
 
 
 class FlakyList(QBenchModel):
