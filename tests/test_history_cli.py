@@ -285,7 +285,12 @@ def test_flaky_and_history_shapes(qdir: Path, capsys: pytest.CaptureFixture[str]
     assert (flaky["runs"], flaky["min_flips"], flaky["tests"]) == (30, 1, [])
     status, history = run_json(capsys, "history", "t.py::test_b")
     assert status == 0
-    assert set(history) == SUMMARY_KEYS | {"nodeid", "results"}
+    assert set(history) == SUMMARY_KEYS | {"nodeid", "results", "flaky", "verdict"}
+    assert (history["flaky"], history["verdict"]) == (
+        False,
+        "broken: failed in 3 consecutive runs (20260102T030405Z-aaa111, "
+        "20260102T031405Z-bbb222, 20260102T032405Z-bbb333)",
+    )
     assert (history["totalRuns"], history["failedRuns"], history["flakyIndicator"]) == (3, 3, 0.0)
     assert history["lastRunDate"] == "2026-01-02T03:24:05Z"
     assert set(history["results"][0]) == {

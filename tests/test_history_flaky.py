@@ -107,8 +107,8 @@ def test_a_regression_that_comes_back_is_a_new_failure_not_flaky(
     qbench diff (exit 1), qbench flaky and MCP all call it a regression that came back."""
     plans = ["", "", "target=fail", "target=fail", "", "", "target=fail"]
     runs = run_plans(pytester, run_qbench, plans)
-    status, summary = verdict(runs[-1])
-    assert (status, summary) == (
+    label, summary = verdict(runs[-1])
+    assert (label, summary) == (
         "new failure",
         "new failure: passed in the previous run r6; failed the same way in run r4 before: "
         "a regression that came back",
@@ -123,6 +123,12 @@ def test_a_regression_that_comes_back_is_a_new_failure_not_flaky(
     status, flaky, text = qbench(capsys, "flaky")
     assert (status, flaky["tests"]) == (0, [])
     assert text.startswith("no flaky test in the last 30 runs")
+    _, history, text = qbench(capsys, "history", TARGET)
+    assert (history["flaky"], history["verdict"]) == (
+        False,
+        "not flaky: failed in 2 consecutive runs (r3, r4) before",
+    )
+    assert "  verdict   not flaky: failed in 2 consecutive runs (r3, r4) before" in text
     assert mcp_history(pytester, "r7") == summary
 
 
@@ -132,8 +138,8 @@ def test_a_test_alternating_with_the_same_failure_is_flaky_and_still_fails_diff(
     """Pass, fail, pass, fail with the same failure: known flaky everywhere, with the evidence;
     qbench diff lists it apart and still exits 1 (qbench has no quarantine to excuse it)."""
     runs = run_plans(pytester, run_qbench, ["", "target=fail", "", "target=fail"])
-    status, summary = verdict(runs[-1])
-    assert (status, summary) == (
+    label, summary = verdict(runs[-1])
+    assert (label, summary) == (
         "known flaky",
         "known flaky: failed 2 of the last 4 runs; "
         "failed alone in 2 runs between passes, the same failure each time",
@@ -148,6 +154,9 @@ def test_a_test_alternating_with_the_same_failure_is_flaky_and_still_fails_diff(
     assert [(t["nodeid"], t["evidence"]) for t in flaky["tests"]] == [
         (TARGET, "failed alone in 2 runs between passes, the same failure each time")
     ]
+    _, history, text = qbench(capsys, "history", TARGET)
+    assert history["flaky"] is True
+    assert "  verdict   flaky: failed alone in 2 runs between passes, the same failure" in text
     assert mcp_history(pytester, "r4") == summary
 
 
@@ -209,8 +218,8 @@ def test_a_rule_that_cannot_decide_fails_closed(
     rule = importlib.import_module("pytest_qbench.history.flakiness")
     monkeypatch.setattr(rule, "classify", broken)
     pytester.path.joinpath("plan.txt").write_text("target=fail")
-    status, summary = verdict(run_qbench("--qbench-run-id=r4", run_dir="r4"))
-    assert status == "new failure"
+    label, summary = verdict(run_qbench("--qbench-run-id=r4", run_dir="r4"))
+    assert label == "new failure"
     assert summary.endswith("; flaky or not undecided, internal error RuntimeError: rule broke")
     status, diff, text = qbench(capsys, "diff")
     assert status == 1

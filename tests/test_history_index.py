@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+from dataclasses import replace
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -30,6 +31,8 @@ from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
+from pytest_qbench.history.flakiness import Verdict
+from pytest_qbench.history.flakiness import classify
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.indexer import remove_run_dirs
 from pytest_qbench.history.queries import PastResult
@@ -193,6 +196,51 @@ def test_history_of_a_regression_that_comes_back_is_not_flaky() -> None:
     )
     other = [past("r3", "passed"), past("r2", "failed", "fp0"), past("r1", "passed")]
     assert build_history(Recent(other, other[0]), "fp1", "r4")["status"] == "new failure"
+
+
+def seq(outcomes: str, fp: str = "fp1", commits: str = "") -> list[PastResult]:
+    """Results oldest first from letters: ``.`` passed, ``F`` failed, ``R`` passed after
+    reruns, ``O`` failed in an outage run; ``commits``: one letter per result (``-`` none)."""
+    found = []
+    for i, letter in enumerate(outcomes):
+        outcome = "passed" if letter in ".R" else "failed"
+        commit = commits[i] if commits and commits[i] != "-" else None
+        failing, ran = (20, 21) if letter == "O" else (1, 21)
+        found.append(
+            PastResult(f"r{i + 1}", "", outcome, 0.1, letter == "R", fp, None, commit, failing, ran)
+        )
+    return found
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "commits", "flaky", "reason"),
+    [
+        ("FF..F", "", False, "not flaky: failed in 2 consecutive runs (r1, r2) before"),
+        (".F.F", "", True, "failed alone in 2 runs between passes, the same failure each time"),
+        (".F.FF", "", False, "broken: failed in 2 consecutive runs (r4, r5)"),
+        ("R..", "", True, "passed after a rerun in run r1"),
+        ("RFF", "", False, "broken: failed in 2 consecutive runs (r2, r3)"),
+        ("..F", "abb", True, "passed in run r2 and failed in run r3 on the same commit b"),
+        ("..F", "abc", False, "not flaky: failed in one run, no evidence of flakiness"),
+        ("FF..F", "aaaaa", True, "passed in run r4 and failed in run r5 on the same commit a"),
+        (".O.O.F", "", False, "not flaky: failed in one run, no evidence of flakiness"),
+        (".F.O.F", "", True, "failed alone in 2 runs between passes, the same failure each time"),
+        ("...", "", False, ""),
+    ],
+)
+def test_the_flaky_rule(outcomes: str, commits: str, flaky: bool, reason: str) -> None:
+    """Flaky on evidence only; a failure repeating run after run is broken; outage runs are set
+    aside."""
+    assert classify(seq(outcomes, commits=commits)) == Verdict(flaky, reason)
+
+
+def test_the_flaky_rule_needs_the_same_failure_to_alternate() -> None:
+    """Single-run failures that fail differently are no alternation."""
+    results = [*seq(".F"), *seq(".F", fp="fp2")]
+    results = [replace(r, run_id=f"r{i}") for i, r in enumerate(results, 1)]
+    assert classify(results) == Verdict(
+        False, "not flaky: failed in single runs, but not the same way each time"
+    )
 
 
 # --- indexing ----------------------------------------------------------------------------------

@@ -604,7 +604,8 @@ def _add_history(sub: SubParsers) -> None:
         "One test's results across runs",
         "A test's execution summary over its last N results: totalRuns, passedRuns, failedRuns, "
         "lastRunDate, averageExecutionTime (seconds), flakyIndicator, executionTrend (Azure "
-        "DevOps' names, used by --json), and its outcomes.",
+        "DevOps' names, used by --json), its outcomes, and whether it is flaky (the rule of "
+        "qbench flaky, over these results).",
         cmd_history,
     )
     parser.add_argument("nodeid", metavar="NODEID", help="The test's pytest node id")
@@ -614,16 +615,22 @@ def _add_history(sub: SubParsers) -> None:
 def cmd_history(args: argparse.Namespace) -> int:
     """``qbench history``."""
     from pytest_qbench.history.analysis import execution_summary
+    from pytest_qbench.history.flakiness import judge
     from pytest_qbench.history.queries import results_of_test
     from pytest_qbench.history.text import history_lines
 
     with _opened(args) as index:
         results = results_of_test(index, args.nodeid, args.runs)
     summary = execution_summary(results)
+    verdict = judge(results)
     _output(
         args,
-        lambda: history_json(args.nodeid, summary, results),
-        lambda: history_lines(args.nodeid, summary, results),
+        lambda: {
+            **history_json(args.nodeid, summary, results),
+            "flaky": verdict.flaky,
+            "verdict": verdict.reason,
+        },
+        lambda: history_lines(args.nodeid, summary, results, verdict),
     )
     return OK
 

@@ -69,18 +69,19 @@ def classify(results: Sequence[PastResult]) -> Verdict:
     left out here)."""
     kept = [r for r in results if _ran(r) and not is_outage(r.run_failing, r.run_ran)]
     episodes = _failure_episodes(kept)
-    if not episodes:
-        return Verdict(False, "")
-    latest = episodes[-1]
-    if len(latest) >= 2:
-        return Verdict(False, f"broken: failed in {_consecutive(latest)}")
+    if episodes and len(episodes[-1]) >= 2:
+        return Verdict(False, f"broken: failed in {_consecutive(episodes[-1])}")
     evidence = _rerun_passed(kept) or _both_on_one_commit(kept) or _alternates(episodes)
     if evidence:
         return Verdict(True, evidence)
+    if not episodes:
+        return Verdict(False, "")
     longest = max(episodes, key=len)
     if len(longest) >= 2:
         return Verdict(False, f"not flaky: failed in {_consecutive(longest)} before")
-    return Verdict(False, "not flaky: no rerun passed, no pass and fail on one commit")
+    if len(episodes) == 1:
+        return Verdict(False, "not flaky: failed in one run, no evidence of flakiness")
+    return Verdict(False, "not flaky: failed in single runs, but not the same way each time")
 
 
 def _ran(result: PastResult) -> bool:

@@ -21,6 +21,7 @@ from pytest_qbench.history.diagnostics import diagnostic_line
 from pytest_qbench.history.diagnostics import unchecked_lines
 from pytest_qbench.history.files import StoreUsage
 from pytest_qbench.history.files import format_bytes
+from pytest_qbench.history.flakiness import Verdict
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
@@ -327,7 +328,7 @@ def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[s
 
 
 def history_lines(
-    nodeid: str, summary: ExecutionSummary, results: Sequence[PastResult]
+    nodeid: str, summary: ExecutionSummary, results: Sequence[PastResult], verdict: Verdict
 ) -> list[str]:
     """``qbench history``."""
     s = summary
@@ -340,8 +341,15 @@ def history_lines(
         f"  average   {format_duration(s.average_execution_time)}",
         f"  flaky     {s.flaky_indicator:.2f} ({s.flips} flips), trend {s.trend}",
         f"  outcomes  {outcome_strip(results)}  (oldest first)",
+        f"  verdict   {_verdict_text(verdict)}",
     ]
     return lines
+
+
+def _verdict_text(verdict: Verdict) -> str:
+    if verdict.flaky:
+        return f"flaky: {verdict.reason}"
+    return verdict.reason or "not flaky: never failed"
 
 
 OUTCOME_LETTERS = {
