@@ -227,3 +227,36 @@ def test_a_rule_that_cannot_decide_fails_closed(
     assert diff["known_flaky"] == []
     assert diff["undecided"] == [f"{TARGET}: RuntimeError: rule broke"]
     assert "Flaky or not undecided (internal error; counted as new) (1):" in text
+
+
+def test_a_test_in_a_new_file_is_a_new_test(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs with the same command line (the run id aside) select the same paths: a file only
+    the later run collected did not exist before, so its tests are new, and the tests of a
+    deleted file are removed, not "not selected"."""
+    pytester.makepyfile(test_a="def test_one(): pass\n")
+    run_qbench("--qbench-run-id=f1", run_dir="f1")
+    pytester.makepyfile(test_b="def test_brand_new(): pass\n")
+    run_qbench("--qbench-run-id", "f2", run_dir="f2")
+    status, diff, text = qbench(capsys, "diff", "f1", "f2")
+    assert status == 0
+    assert (diff["new_tests"], diff["not_selected_in_base"]) == (["test_b.py::test_brand_new"], [])
+    assert diff["selection"]["same"] is True
+    assert "New tests (1):\n  test_b.py::test_brand_new" in text
+    assert "not selected" not in text and "did not select the same tests" not in text
+    pytester.path.joinpath("test_b.py").unlink()
+    run_qbench("--qbench-run-id=f3", run_dir="f3")
+    _, back, _ = qbench(capsys, "diff", "f2", "f3")
+    assert (back["removed_tests"], back["not_selected_in_head"]) == (
+        ["test_b.py::test_brand_new"],
+        [],
+    )
+    run_qbench("test_a.py", "--qbench-run-id=f4", run_dir="f4")
+    pytester.makepyfile(test_c="def test_other(): pass\n")
+    run_qbench("--qbench-run-id=f5", run_dir="f5")
+    _, narrower, _ = qbench(capsys, "diff", "f4", "f5")  # f4 ran one file: it cannot tell
+    assert (narrower["new_tests"], narrower["not_selected_in_base"]) == (
+        [],
+        ["test_c.py::test_other"],
+    )

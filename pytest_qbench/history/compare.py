@@ -141,6 +141,33 @@ def selects_within_files(command: Sequence[str]) -> bool:
     return False
 
 
+RUN_ID_OPTION = "--qbench-run-id"
+
+
+def selection_args(command: Sequence[str]) -> list[str]:
+    """A run's command line without the program and the run id, which differ between runs
+    that select the same tests."""
+    kept: list[str] = []
+    args = iter(command[1:])
+    for arg in args:
+        if arg == RUN_ID_OPTION:
+            next(args, None)
+        elif not arg.startswith(f"{RUN_ID_OPTION}="):
+            kept.append(arg)
+    return kept
+
+
+def same_paths(base: RunInfo, head: RunInfo) -> bool:
+    """Whether the two runs collected from the same paths: the same tool, working directory and
+    command line (the run id aside). Then a file only one of them collected did not exist for
+    the other."""
+    return (
+        base.tool == head.tool
+        and base.cwd == head.cwd
+        and selection_args(base.command) == selection_args(head.command)
+    )
+
+
 def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) -> Selection:
     """What ``run`` (whose ``results`` these are) collected, as far as the index knows."""
     ids = frozenset(run_deselected(index, run.run_id))
@@ -150,13 +177,14 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     return Selection(len(results), count, files, ids, known)
 
 
-def collected(selection: Selection, nodeid: str) -> bool:
+def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:
     """Whether a run of this ``selection`` surely collected and selected ``nodeid``, had it
-    existed: its file was collected, the test was not deselected, and nothing unknown left
-    tests out."""
+    existed: its file was collected (or, with ``any_file``, the run collected from the same
+    paths as the other, so the file did not exist for it), the test was not deselected, and
+    nothing unknown left tests out."""
     return (
         selection.known
-        and file_of(nodeid) in selection.files
+        and (any_file or file_of(nodeid) in selection.files)
         and nodeid not in selection.deselected_ids
     )
 
@@ -189,6 +217,9 @@ class RunDiff:
     """Only in ``head``, and ``base`` did not select it, or cannot tell: not counted as new."""
     base_selection: Selection | None = None
     head_selection: Selection | None = None
+    same_paths: bool = False
+    """Whether both runs collected from the same paths (``same_paths``): their files may
+    differ only because files were added or deleted."""
     slower: list[Slower] = field(default_factory=list)
     metric_changes: list[MetricChange] = field(default_factory=list)
     diagnostics: DiagnosticDiff = field(default_factory=DiagnosticDiff)
@@ -210,13 +241,18 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     chosen_before = run_selection(index, base, before)
     chosen_after = run_selection(index, head, after)
     diff = RunDiff(
-        base, head, thresholds, base_selection=chosen_before, head_selection=chosen_after
+        base,
+        head,
+        thresholds,
+        base_selection=chosen_before,
+        head_selection=chosen_after,
+        same_paths=same_paths(base, head),
     )
     for nodeid in sorted(after.keys() - before.keys()):
-        new = collected(chosen_before, nodeid)
+        new = collected(chosen_before, nodeid, any_file=diff.same_paths)
         (diff.new_tests if new else diff.not_selected_in_base).append(nodeid)
     for nodeid in sorted(before.keys() - after.keys()):
-        gone = collected(chosen_after, nodeid)
+        gone = collected(chosen_after, nodeid, any_file=diff.same_paths)
         (diff.removed_tests if gone else diff.not_selected_in_head).append(nodeid)
     for nodeid in sorted(before.keys() | after.keys()):
         _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
@@ -233,7 +269,7 @@ def selections_differ(diff: RunDiff) -> bool:
     if base is None or head is None:
         return False
     return (
-        base.files != head.files
+        (base.files != head.files and not diff.same_paths)
         or base.deselected_ids != head.deselected_ids
         or base.deselected != head.deselected
         or not (base.known and head.known)
