@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import multiprocessing.connection  # noqa: F401 - see below
 import shutil
 import sys
 from pathlib import Path
@@ -20,6 +21,10 @@ from pytest_qbench.cli import main
 from conftest import QBenchRun
 from conftest import RunQBench
 
+
+# multiprocessing.connection is imported here, before any in-process pytester run: a run that
+# imported it first would drop it from sys.modules when it ends, the MCP client would import it
+# again, and later tests pickling connections (concurrent index writers) would fail.
 
 SUITE = """
     import pathlib
