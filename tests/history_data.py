@@ -78,9 +78,16 @@ def result(
 
 
 def report(
-    run_id: str, minutes: float, results: list[TestResultRecord], *, branch: str | None = "main"
+    run_id: str,
+    minutes: float,
+    results: list[TestResultRecord],
+    *,
+    branch: str | None = "main",
+    commit: str | None = None,
 ) -> TestReportRecord:
-    """A report record of ``results``, started ``minutes`` after T0."""
+    """A report record of ``results``, started ``minutes`` after T0, in CI on ``branch`` (none
+    without one) and ``commit`` (default: ``abc123-<run_id>``, each run its own commit, as
+    when each CI run tests a new push)."""
     counts: dict[str, int] = {}
     for r in results:
         outcome: str = r["outcome"]
@@ -88,7 +95,8 @@ def report(
         counts[field] = counts.get(field, 0) + 1
     started = T0 + timedelta(minutes=minutes)
     failing = counts.get("failed", 0) + counts.get("errors", 0)
-    ci = CIInfo(provider="github-actions", branch=branch, commit="abc123") if branch else None
+    sha = commit or f"abc123-{run_id}"
+    ci = CIInfo(provider="github-actions", branch=branch, commit=sha) if branch else None
     model = TestReport(
         meta=ReportMeta(qbench_version="0.1.0", created_at=started),
         run=RunMeta(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import sqlite3
+from dataclasses import replace
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -31,6 +32,8 @@ from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
+from pytest_qbench.history.flakiness import Verdict
+from pytest_qbench.history.flakiness import classify
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.indexer import remove_run_dirs
 from pytest_qbench.history.queries import PastResult
@@ -162,14 +165,83 @@ def test_history_of_a_test_failing_for_a_while() -> None:
 
 
 def test_history_of_a_test_that_flips_is_known_flaky() -> None:
-    """Two flips or more (a pass after reruns counts) make it known flaky."""
+    """Single-run failures between passes, the same failure each time, or a pass after
+    reruns, make it known flaky."""
     window = [past("r3", "passed"), past("r2", "failed"), past("r1", "passed")]
     history = build_history(Recent(window, window[0]), None, "r4")
     assert history["status"] == "known flaky"
-    assert history["summary"] == "known flaky: failed 2 of the last 4 runs, outcome flipped 3 times"
+    assert history["summary"] == (
+        "known flaky: failed 2 of the last 4 runs; "
+        "failed alone in 2 runs between passes, the same failure each time"
+    )
     assert history["flaky_indicator"] == 1.0
     rerun = [past("r2", "passed", flaky=True), past("r1", "passed")]
-    assert build_history(Recent(rerun, rerun[0]), None, "r3")["status"] == "known flaky"
+    assert build_history(Recent(rerun, rerun[0]), None, "r3")["summary"] == (
+        "known flaky: failed 1 of the last 3 runs; passed after a rerun in run r2"
+    )
+
+
+def test_history_of_a_regression_that_comes_back_is_not_flaky() -> None:
+    """Fail, fail, pass, pass, fail with the same failure: a new failure, not flaky; a failing
+    differently between passes is no alternation either."""
+    window = [
+        past("r6", "passed"),
+        past("r5", "passed"),
+        past("r4", "failed", "fp1"),
+        past("r3", "failed", "fp1"),
+    ]
+    history = build_history(Recent(window, window[0]), "fp1", "r7")
+    assert (history["status"], history["flips"]) == ("new failure", 2)
+    assert history["summary"].endswith(
+        "failed the same way in run r4 before: a regression that came back"
+    )
+    other = [past("r3", "passed"), past("r2", "failed", "fp0"), past("r1", "passed")]
+    assert build_history(Recent(other, other[0]), "fp1", "r4")["status"] == "new failure"
+
+
+def seq(outcomes: str, fp: str = "fp1", commits: str = "") -> list[PastResult]:
+    """Results oldest first from letters: ``.`` passed, ``F`` failed, ``R`` passed after
+    reruns, ``O`` failed in an outage run; ``commits``: one letter per result (``-`` none)."""
+    found = []
+    for i, letter in enumerate(outcomes):
+        outcome = "passed" if letter in ".R" else "failed"
+        commit = commits[i] if commits and commits[i] != "-" else None
+        failing, ran = (20, 21) if letter == "O" else (1, 21)
+        found.append(
+            PastResult(f"r{i + 1}", "", outcome, 0.1, letter == "R", fp, None, commit, failing, ran)
+        )
+    return found
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "commits", "flaky", "reason"),
+    [
+        ("FF..F", "", False, "not flaky: failed in 2 consecutive runs (r1, r2) before"),
+        (".F.F", "", True, "failed alone in 2 runs between passes, the same failure each time"),
+        (".F.FF", "", False, "broken: failed in 2 consecutive runs (r4, r5)"),
+        ("R..", "", True, "passed after a rerun in run r1"),
+        ("RFF", "", False, "broken: failed in 2 consecutive runs (r2, r3)"),
+        ("..F", "abb", True, "passed in run r2 and failed in run r3 on the same commit b"),
+        ("..F", "abc", False, "not flaky: failed in one run, no evidence of flakiness"),
+        ("FF..F", "aaaaa", True, "passed in run r4 and failed in run r5 on the same commit a"),
+        (".O.O.F", "", False, "not flaky: failed in one run, no evidence of flakiness"),
+        (".F.O.F", "", True, "failed alone in 2 runs between passes, the same failure each time"),
+        ("...", "", False, ""),
+    ],
+)
+def test_the_flaky_rule(outcomes: str, commits: str, flaky: bool, reason: str) -> None:
+    """Flaky on evidence only; a failure repeating run after run is broken; outage runs are set
+    aside."""
+    assert classify(seq(outcomes, commits=commits)) == Verdict(flaky, reason)
+
+
+def test_the_flaky_rule_needs_the_same_failure_to_alternate() -> None:
+    """Single-run failures that fail differently are no alternation."""
+    results = [*seq(".F"), *seq(".F", fp="fp2")]
+    results = [replace(r, run_id=f"r{i}") for i, r in enumerate(results, 1)]
+    assert classify(results) == Verdict(
+        False, "not flaky: failed in single runs, but not the same way each time"
+    )
 
 
 # --- indexing ----------------------------------------------------------------------------------
@@ -357,7 +429,7 @@ def test_a_run_is_indexed_with_its_metadata_and_counts(history_db: HistoryDB) ->
         (run,) = list_runs(index, 5)
     finally:
         index.close()
-    assert (run.run_id, run.exit_code, run.branch, run.commit) == ("r1", 1, "dev", "abc123")
+    assert (run.run_id, run.exit_code, run.branch, run.commit) == ("r1", 1, "dev", "abc123-r1")
     assert run.counts["total"] == 2 and run.counts["errors"] == 1 and run.counts["passed"] == 1
     assert run.command == ["pytest", "-p", "qbench"]
     assert run.started_at == T0 and run.duration == 2.0

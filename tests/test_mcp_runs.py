@@ -290,9 +290,12 @@ def test_history_runs_and_flaky_tests(tools: QBenchTools, project: Path) -> None
     listed = tools.list_runs(2).runs
     assert [r.run_id for r in listed] == [results[2].run_id, results[1].run_id]
     assert listed[0].summary["passed"] == 1 and listed[1].summary["failed"] == 1
+    assert tools.flaky_tests(10).tests == []  # one failure between passes: no evidence yet
+    results.append(run(tools))
     [flaky] = tools.flaky_tests(10).tests
     assert flaky.nodeid == "tests/test_suite.py::test_flaky"
-    assert (flaky.flips, flaky.runs, flaky.failed, flaky.flaky_indicator) == (2, 3, 1, 1.0)
+    assert (flaky.flips, flaky.runs, flaky.failed, flaky.flaky_indicator) == (3, 4, 2, 1.0)
+    assert flaky.evidence == "failed alone in 2 runs between passes, the same failure each time"
     assert flaky.last_failure is not None and "AssertionError" in flaky.last_failure
     detail = tools.get_test_failure(results[1].run_id, "test_flaky")
     assert detail.history == f"new failure: passed in the previous run {results[0].run_id}"

@@ -473,9 +473,10 @@ def _add_diff(sub: SubParsers) -> None:
         "diff",
         "Compare two runs: new failures, fixed, slower tests, metric changes",
         "Compare run B with run A (default: the last run with the one before; with one RUN, "
-        "that run with the last). Exit status 1 when B has new failures: tests failing or "
-        "erroring in B that did not fail in A (or were not in A), unless known flaky (the "
-        "verdict of B's report: the outcome flipped at least twice in its recent runs).",
+        "that run with the last). Exit status 1 when tests fail or error in B that did not fail "
+        "in A (or were not in A): new failures, and known flaky ones too (the verdict of B's "
+        "report, on evidence: a pass after rerun, a pass and a fail on one commit, single-run "
+        "failures between passes), which are listed apart.",
         cmd_diff,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN", help="A and B (ids, prefixes, last~N)")
@@ -521,7 +522,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         base, head = (resolve_run(index, ref) for ref in refs)
         diff = diff_runs(index, base, head, thresholds)
     _output(args, lambda: diff_json(diff), lambda: diff_lines(diff))
-    return NEW_FAILURES if diff.new_failures else OK
+    return NEW_FAILURES if diff.failed else OK
 
 
 def diff_json(diff: RunDiff) -> dict[str, Any]:
@@ -542,6 +543,7 @@ def diff_json(diff: RunDiff) -> dict[str, Any]:
         "thresholds": asdict(diff.thresholds),
         "new_failures": [change(c) for c in diff.new_failures],
         "known_flaky": [change(c) for c in diff.known_flaky],
+        "undecided": diff.undecided,
         "fixed": [change(c) for c in diff.fixed],
         "still_failing": [change(c) for c in diff.still_failing],
         "new_tests": diff.new_tests,
@@ -574,11 +576,15 @@ def _add_flaky(sub: SubParsers) -> None:
     parser = _parser(
         sub,
         "flaky",
-        "List tests whose outcome flips across recent runs",
+        "List the flaky tests of recent runs, with the evidence",
         "Tests whose outcome flipped (pass to fail or back; a pass after reruns counts as one "
-        "flip) at least K times in the last N runs, flakiest first, with the flaky indicator "
-        "(flips / (results - 1), 0 to 1) and the trend (Improving, Stable, Declining: the "
-        "failure share of the newer half of the results against the older half).",
+        "flip) at least K times in the last N runs and that are flaky on evidence (a pass after "
+        "rerun, a pass and a fail on one commit, single-run failures between passes with the "
+        "same failure; a failure repeating in consecutive runs is broken, not flaky; runs where "
+        "most tests failed are set aside), flakiest first, with the flaky indicator "
+        "(flips / (results - 1), 0 to 1), the trend (Improving, Stable, Declining: the "
+        "failure share of the newer half of the results against the older half) and the "
+        "evidence.",
         cmd_flaky,
     )
     _count(parser, "--runs", 30, "Runs looked at")
@@ -611,7 +617,8 @@ def _add_history(sub: SubParsers) -> None:
         "One test's results across runs",
         "A test's execution summary over its last N results: totalRuns, passedRuns, failedRuns, "
         "lastRunDate, averageExecutionTime (seconds), flakyIndicator, executionTrend (Azure "
-        "DevOps' names, used by --json), and its outcomes.",
+        "DevOps' names, used by --json), its outcomes, and whether it is flaky (the rule of "
+        "qbench flaky, over these results).",
         cmd_history,
     )
     parser.add_argument("nodeid", metavar="NODEID", help="The test's pytest node id")
@@ -621,16 +628,22 @@ def _add_history(sub: SubParsers) -> None:
 def cmd_history(args: argparse.Namespace) -> int:
     """``qbench history``."""
     from pytest_qbench.history.analysis import execution_summary
+    from pytest_qbench.history.flakiness import judge
     from pytest_qbench.history.queries import results_of_test
     from pytest_qbench.history.text import history_lines
 
     with _opened(args) as index:
         results = results_of_test(index, args.nodeid, args.runs)
     summary = execution_summary(results)
+    verdict = judge(results)
     _output(
         args,
-        lambda: history_json(args.nodeid, summary, results),
-        lambda: history_lines(args.nodeid, summary, results),
+        lambda: {
+            **history_json(args.nodeid, summary, results),
+            "flaky": verdict.flaky,
+            "verdict": verdict.reason,
+        },
+        lambda: history_lines(args.nodeid, summary, results, verdict),
     )
     return OK
 

@@ -4,6 +4,7 @@ Modules, each small, imports pointing one way:
 
 - ``fingerprint``: the same failure recognised across runs (stdlib only);
 - ``analysis``: flips, flaky indicator and trend of a sequence of outcomes (pure);
+- ``flakiness``: the one rule that calls a test flaky or broken, and outage runs (pure);
 - ``sql``: every statement, portable SQL shared by all backends;
 - ``backend``: the ``Index`` protocol a backend implements; ``sqlite``: the embedded backend
   (WAL, ``BEGIN IMMEDIATE``, retries), ``<qbench dir>/index.sqlite``; ``postgres``: the shared

@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 Trend = Literal["Improving", "Stable", "Declining"]
 TREND_TOLERANCE = 0.1
 """Difference of failure shares below which the trend is ``Stable``."""
-FLAKY_FLIPS = 2
-"""Flips from which a failing test is ``known flaky`` in its history."""
 
 
 @dataclass(frozen=True)

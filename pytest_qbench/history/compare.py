@@ -14,6 +14,7 @@ from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.diagnostics import DiagnosticDiff
 from pytest_qbench.history.diagnostics import diff_diagnostics
+from pytest_qbench.history.flakiness import judge
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
@@ -25,7 +26,7 @@ from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_metrics
 from pytest_qbench.history.queries import run_results
 from pytest_qbench.history.session_end import WINDOW
-from pytest_qbench.history.session_end import build_history
+from pytest_qbench.history.session_end import judged_history
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
 
@@ -56,8 +57,9 @@ class Change:
     same_failure: bool | None = None
     """For a test failing in both: whether with the same fingerprint."""
     history: str | None = None
-    """For a known flaky test failing in the later run: its history's summary, as that run's
-    report has it (``known flaky: failed 3 of the last 7 runs, ...``)."""
+    """For a test failing in the later run and not in the earlier: its history's summary, as
+    that run's report has it (``known flaky: failed 3 of the last 7 runs; ...``, ``new
+    failure: passed in the previous run r6; ...``)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,33 @@ def selects_within_files(command: Sequence[str]) -> bool:
     return False
 
 
+RUN_ID_OPTION = "--qbench-run-id"
+
+
+def selection_args(command: Sequence[str]) -> list[str]:
+    """A run's command line without the program and the run id, which differ between runs
+    that select the same tests."""
+    kept: list[str] = []
+    args = iter(command[1:])
+    for arg in args:
+        if arg == RUN_ID_OPTION:
+            next(args, None)
+        elif not arg.startswith(f"{RUN_ID_OPTION}="):
+            kept.append(arg)
+    return kept
+
+
+def same_paths(base: RunInfo, head: RunInfo) -> bool:
+    """Whether the two runs collected from the same paths: the same tool, working directory and
+    command line (the run id aside). Then a file only one of them collected did not exist for
+    the other."""
+    return (
+        base.tool == head.tool
+        and base.cwd == head.cwd
+        and selection_args(base.command) == selection_args(head.command)
+    )
+
+
 def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) -> Selection:
     """What ``run`` (whose ``results`` these are) collected, as far as the index knows."""
     ids = frozenset(run_deselected(index, run.run_id))
@@ -148,13 +177,14 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     return Selection(len(results), count, files, ids, known)
 
 
-def collected(selection: Selection, nodeid: str) -> bool:
+def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:
     """Whether a run of this ``selection`` surely collected and selected ``nodeid``, had it
-    existed: its file was collected, the test was not deselected, and nothing unknown left
-    tests out."""
+    existed: its file was collected (or, with ``any_file``, the run collected from the same
+    paths as the other, so the file did not exist for it), the test was not deselected, and
+    nothing unknown left tests out."""
     return (
         selection.known
-        and file_of(nodeid) in selection.files
+        and (any_file or file_of(nodeid) in selection.files)
         and nodeid not in selection.deselected_ids
     )
 
@@ -168,7 +198,11 @@ class RunDiff:
     thresholds: Thresholds
     new_failures: list[Change] = field(default_factory=list)
     known_flaky: list[Change] = field(default_factory=list)
-    """Failing in ``head``, not in ``base``, and known flaky in ``head``'s history: not new."""
+    """Failing in ``head``, not in ``base``, and known flaky in ``head``'s history: listed
+    apart from the new failures, and failing the comparison like them."""
+    undecided: list[str] = field(default_factory=list)
+    """``nodeid: error`` of the failures whose flaky verdict failed with an internal error
+    (they count as new failures)."""
     fixed: list[Change] = field(default_factory=list)
     still_failing: list[Change] = field(default_factory=list)
     new_tests: list[str] = field(default_factory=list)
@@ -183,10 +217,19 @@ class RunDiff:
     """Only in ``head``, and ``base`` did not select it, or cannot tell: not counted as new."""
     base_selection: Selection | None = None
     head_selection: Selection | None = None
+    same_paths: bool = False
+    """Whether both runs collected from the same paths (``same_paths``): their files may
+    differ only because files were added or deleted."""
     slower: list[Slower] = field(default_factory=list)
     metric_changes: list[MetricChange] = field(default_factory=list)
     diagnostics: DiagnosticDiff = field(default_factory=DiagnosticDiff)
     """New and fixed static-check diagnostics, of the checkers both runs ran (issue 13.5)."""
+
+    @property
+    def failed(self) -> bool:
+        """Whether ``head`` fails the comparison: a test failing in it and not in ``base``,
+        known flaky or not (only a quarantine could excuse a failure, and qbench has none)."""
+        return bool(self.new_failures or self.known_flaky or self.undecided)
 
 
 def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds) -> RunDiff:
@@ -198,13 +241,18 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     chosen_before = run_selection(index, base, before)
     chosen_after = run_selection(index, head, after)
     diff = RunDiff(
-        base, head, thresholds, base_selection=chosen_before, head_selection=chosen_after
+        base,
+        head,
+        thresholds,
+        base_selection=chosen_before,
+        head_selection=chosen_after,
+        same_paths=same_paths(base, head),
     )
     for nodeid in sorted(after.keys() - before.keys()):
-        new = collected(chosen_before, nodeid)
+        new = collected(chosen_before, nodeid, any_file=diff.same_paths)
         (diff.new_tests if new else diff.not_selected_in_base).append(nodeid)
     for nodeid in sorted(before.keys() - after.keys()):
-        gone = collected(chosen_after, nodeid)
+        gone = collected(chosen_after, nodeid, any_file=diff.same_paths)
         (diff.removed_tests if gone else diff.not_selected_in_head).append(nodeid)
     for nodeid in sorted(before.keys() | after.keys()):
         _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
@@ -221,7 +269,7 @@ def selections_differ(diff: RunDiff) -> bool:
     if base is None or head is None:
         return False
     return (
-        base.files != head.files
+        (base.files != head.files and not diff.same_paths)
         or base.deselected_ids != head.deselected_ids
         or base.deselected != head.deselected
         or not (base.known and head.known)
@@ -252,10 +300,12 @@ def _classify(
 
 
 def _set_aside_known_flaky(index: Index, diff: RunDiff, after: dict[str, PastResult]) -> None:
-    """Move the new failures that ``head``'s report calls known flaky to ``known_flaky``.
+    """Move the new failures that ``head``'s report calls known flaky to ``known_flaky`` (they
+    still fail the comparison); give every new failure its history line.
 
-    The verdict is the one the run's report gives each failing test (``build_history``): the
-    test's last results before ``head`` started, and its failure in ``head``.
+    The verdict is the one the run's report gives each failing test (``judged_history``): the
+    test's last results before ``head`` started, and its failure in ``head``. When the rule
+    cannot decide, the failure stays new and the error is in ``undecided``.
     """
     if not diff.new_failures:
         return
@@ -263,14 +313,15 @@ def _set_aside_known_flaky(index: Index, diff: RunDiff, after: dict[str, PastRes
     before = to_index_time(head.started_at) or ""
     nodeids = [c.nodeid for c in diff.new_failures]
     recent = recent_results(index, nodeids, before, head.run_id, WINDOW)
-    new_failures = []
+    new_failures: list[Change] = []
     for change in diff.new_failures:
         past = recent.get(change.nodeid, Recent([], None))
-        history = build_history(past, after[change.nodeid].fingerprint, head.run_id)
-        if history["status"] == "known flaky":
-            diff.known_flaky.append(replace(change, history=history["summary"]))
-        else:
-            new_failures.append(change)
+        fp = after[change.nodeid].fingerprint
+        history, verdict = judged_history(past, fp, head.run_id, head.commit)
+        judged = replace(change, history=history["summary"])
+        if verdict.error:
+            diff.undecided.append(f"{change.nodeid}: {verdict.error}")
+        (diff.known_flaky if verdict.flaky else new_failures).append(judged)
     diff.new_failures = new_failures
 
 
@@ -309,32 +360,43 @@ def _metric_changes(index: Index, base: str, head: str, t: Thresholds) -> list[M
 
 @dataclass(frozen=True)
 class FlakyTest:
-    """A test whose outcome flipped in the runs looked at."""
+    """A test whose outcome flipped in the runs looked at, and that the flaky rule
+    (``flakiness.classify``) calls flaky."""
 
     nodeid: str
     summary: ExecutionSummary
     last_failure: FailureInfo | None
+    evidence: str = ""
+    """Why it is flaky (``passed after a rerun in run r5``...)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The node id, the execution summary (Azure names) and the last failure."""
+        """The node id, the execution summary (Azure names), the evidence and the last
+        failure."""
         failure = self.last_failure
         return {
             "nodeid": self.nodeid,
             **self.summary.to_json(),
+            "evidence": self.evidence,
             "lastFailure": None if failure is None else failure_json(failure),
         }
 
 
 def find_flaky(index: Index, runs: int, min_flips: int) -> list[FlakyTest]:
-    """Tests with at least ``min_flips`` flips in the last ``runs`` runs, flakiest first."""
-    found: list[tuple[str, ExecutionSummary, PastResult | None]] = []
+    """Tests with at least ``min_flips`` flips in the last ``runs`` runs that the flaky rule
+    calls flaky, flakiest first. A test whose failure repeats in consecutive runs is broken,
+    not flaky, and is not listed; nor is one the rule could not decide on."""
+    found: list[tuple[str, ExecutionSummary, PastResult | None, str]] = []
     for nodeid, results in flaky_candidates(index, runs).items():
         summary = execution_summary(results)
-        if summary.flips >= min_flips:
+        if summary.flips < min_flips:
+            continue
+        verdict = judge(results)
+        if verdict.flaky:
             failing = [r for r in results if r.outcome in FAILING]
-            found.append((nodeid, summary, failing[-1] if failing else None))
-    infos = failure_infos(index, (f.fingerprint for _n, _s, f in found if f and f.fingerprint))
-    flaky = [FlakyTest(n, s, _failure(f, infos) if f else None) for n, s, f in found]
+            found.append((nodeid, summary, failing[-1] if failing else None, verdict.reason))
+    fps = (f.fingerprint for _n, _s, f, _e in found if f and f.fingerprint)
+    infos = failure_infos(index, fps)
+    flaky = [FlakyTest(n, s, _failure(f, infos) if f else None, e) for n, s, f, e in found]
     return sorted(flaky, key=lambda f: (-f.summary.flaky_indicator, -f.summary.flips, f.nodeid))
 
 

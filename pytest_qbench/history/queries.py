@@ -87,6 +87,12 @@ class PastResult:
     fingerprint: str | None
     message: str | None = None
     """First line of the failure's message (failed and errored results)."""
+    commit: str | None = None
+    """The commit the run tested, as the CI recorded it (read for flaky verdicts)."""
+    run_failing: int = 0
+    """The run's failed and errored tests (read for flaky verdicts: ``flakiness.is_outage``)."""
+    run_ran: int = 0
+    """The run's tests that passed or failed, skips left out (read for flaky verdicts)."""
 
 
 @dataclass(frozen=True)
@@ -204,10 +210,7 @@ def results_of_test(index: Index, nodeid: str, limit: int) -> list[PastResult]:
         rows = cursor.fetchall()
         if not rows:
             raise _unknown_test(cursor, nodeid, index.location)
-        return [
-            PastResult(run_id, started, outcome, float(duration), bool(flaky), fp, message)
-            for run_id, started, outcome, duration, flaky, fp, message in reversed(rows)
-        ]
+        return [judged_result(row) for row in reversed(rows)]
 
     return index.read(work)
 
@@ -261,10 +264,8 @@ def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:
         found: dict[str, list[PastResult]] = {}
         for chunk in _chunks(refs):
             cursor.execute(sql.flaky_sequences(len(chunk)), [*chunk, runs])
-            for nodeid, run_id, started, outcome, duration, flaky, fp, msg in cursor.fetchall():
-                found.setdefault(nodeid, []).append(
-                    PastResult(run_id, started, outcome, float(duration), bool(flaky), fp, msg)
-                )
+            for nodeid, *row in cursor.fetchall():
+                found.setdefault(nodeid, []).append(judged_result(row))
         return found
 
     return index.read(work)
@@ -293,16 +294,24 @@ def recent_results(
         found: dict[str, Recent] = {}
         for chunk in _chunks(list(dict.fromkeys(nodeids))):
             cursor.execute(sql.recent_results_of(len(chunk)), [*chunk, before, own_ref, window])
-            for nodeid, rid, started, outcome, flaky, fp, rank in cursor.fetchall():
-                past = PastResult(rid, started, outcome, 0.0, bool(flaky), fp)
+            for rank, nodeid, *row in cursor.fetchall():
+                past = judged_result(row)
                 recent = found.setdefault(nodeid, Recent([], None))
                 if rank <= window:
                     recent.window.append(past)
-                if recent.last_pass is None and outcome not in sql.FAILING:
+                if recent.last_pass is None and past.outcome not in sql.FAILING:
                     found[nodeid] = Recent(recent.window, past)
         return found
 
     return index.read(work) if nodeids else {}
+
+
+def judged_result(row: Sequence[Any]) -> PastResult:
+    """A result from the columns of ``sql.JUDGED_RESULT``."""
+    run_id, started, outcome, duration, flaky, fp, message, commit, failing, ran = row
+    return PastResult(
+        run_id, started, outcome, float(duration), bool(flaky), fp, message, commit, failing, ran
+    )
 
 
 def _chunks(items: Sequence[Any]) -> list[list[Any]]:

@@ -20,13 +20,15 @@ from typing import cast
 from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.analysis import FAIL
-from pytest_qbench.history.analysis import FLAKY_FLIPS
 from pytest_qbench.history.analysis import as_outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.diagnostics import mark_diagnostics
+from pytest_qbench.history.flakiness import Verdict
+from pytest_qbench.history.flakiness import is_outage
+from pytest_qbench.history.flakiness import judge
 from pytest_qbench.history.indexer import Indexed
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
@@ -99,7 +101,9 @@ def record_run(
             deselected=deselected,
             live=live_runs_in(qbench_dir),
         )
-        histories = failing_histories(index, done, report["run"]["started_at"])
+        ci = report["environment"]["ci"]
+        commit = ci["commit"] if ci else None
+        histories = failing_histories(index, done, report["run"]["started_at"], commit)
     finally:
         index.close()
     notes = _remove_old_runs(qbench_dir, done.removed, keep_runs)
@@ -178,8 +182,11 @@ def _light_record(raw: str) -> Record:
     return head if "outcome" in head and "duration" in head else json.loads(raw)
 
 
-def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str, TestHistoryRecord]:
-    """``TestHistory`` records of the run's failing tests: one query for all of them."""
+def failing_histories(
+    index: Index, done: Indexed, started_at: str, commit: str | None = None
+) -> dict[str, TestHistoryRecord]:
+    """``TestHistory`` records of the run's failing tests: one query for all of them. ``commit``:
+    the one the run tested, as the CI recorded it."""
     if not done.failing:
         return {}
     before = to_index_time(started_at) or ""
@@ -187,13 +194,23 @@ def failing_histories(index: Index, done: Indexed, started_at: str) -> dict[str,
     recent = recent_results(index, nodeids, before, done.run_id, WINDOW)
     empty = Recent([], None)
     return {
-        nodeid: build_history(recent.get(nodeid, empty), fp, done.run_id)
+        nodeid: build_history(recent.get(nodeid, empty), fp, done.run_id, commit)
         for nodeid, fp in done.failing
     }
 
 
-def build_history(recent: Recent, fp: str | None, run_id: str) -> TestHistoryRecord:
-    """The ``TestHistory`` record of a test failing in ``run_id``, from its recent past."""
+def build_history(
+    recent: Recent, fp: str | None, run_id: str, commit: str | None = None
+) -> TestHistoryRecord:
+    """The ``TestHistory`` record of a test failing in ``run_id`` (on ``commit``, when the CI
+    recorded one), from its recent past."""
+    return judged_history(recent, fp, run_id, commit)[0]
+
+
+def judged_history(
+    recent: Recent, fp: str | None, run_id: str, commit: str | None = None
+) -> tuple[TestHistoryRecord, Verdict]:
+    """``build_history``, with the flaky verdict it is built on."""
     window = recent.window  # newest first
     outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
     outcomes.append(FAIL)
@@ -205,8 +222,10 @@ def build_history(recent: Recent, fp: str | None, run_id: str) -> TestHistoryRec
             break
         first_failed = past.run_id
     last_pass = recent.last_pass
-    status, summary = _status(window, flips, failed, first_failed, fp)
-    return new(
+    now = PastResult(run_id, "", "failed", 0.0, False, fp, commit=commit)
+    verdict = judge([*reversed(window), now])
+    status, summary = _status(window, verdict, failed, first_failed, fp)
+    record = new(
         "TestHistory",
         status=status,
         summary=summary,
@@ -220,20 +239,38 @@ def build_history(recent: Recent, fp: str | None, run_id: str) -> TestHistoryRec
         fingerprint=fp,
         same_failure_runs=sum(1 for r in window if fp is not None and r.fingerprint == fp),
     )
+    return record, verdict
 
 
 def _status(
-    window: list[PastResult], flips: int, failed: int, first_failed: str, fp: str | None
+    window: list[PastResult], verdict: Verdict, failed: int, first_failed: str, fp: str | None
 ) -> tuple[Literal["new failure", "failing", "known flaky"], str]:
     of_last = f"failed {failed + 1} of the last {len(window) + 1} runs"
-    if flips >= FLAKY_FLIPS:
-        return "known flaky", f"known flaky: {of_last}, outcome flipped {flips} times"
+    if verdict.flaky:
+        return "known flaky", f"known flaky: {of_last}; {verdict.reason}"
+    if verdict.error:
+        status, summary = _status(window, Verdict(False, ""), failed, first_failed, fp)
+        return status, f"{summary}; {verdict.reason}"
     if not window:
         return "new failure", "new failure: first run of this test"
     previous = window[0]
     if previous.outcome not in FAILING:
-        return "new failure", f"new failure: passed in the previous run {previous.run_id}"
+        return "new failure", f"new failure: passed in the previous run {previous.run_id}" + (
+            _came_back(window, fp)
+        )
     same = (
         "same failure" if fp is not None and previous.fingerprint == fp else "failing differently"
     )
     return "failing", f"{of_last}, since {first_failed} ({same})"
+
+
+def _came_back(window: list[PastResult], fp: str | None) -> str:
+    """For a test failing again after passes: the earlier run it failed the same way in (not
+    an outage run)."""
+    failing = (
+        r for r in window if r.outcome in FAILING and not is_outage(r.run_failing, r.run_ran)
+    )
+    earlier = next(failing, None)
+    if earlier is None or fp is None or earlier.fingerprint != fp:
+        return ""
+    return f"; failed the same way in run {earlier.run_id} before: a regression that came back"

@@ -365,8 +365,12 @@ def fingerprints_in(count: int) -> str:
     )
 
 
-TEST_RESULTS = """SELECT r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
-        res.fingerprint, res.message
+JUDGED_RESULT = """r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
+        res.fingerprint, res.message, r.commit_sha, r.failed + r.errors, r.total - r.skipped"""
+"""A test's result in a run, with what a flaky verdict needs of the run: its commit, its failed
+and errored tests, and its tests that passed or failed (``queries.judged_result``)."""
+
+TEST_RESULTS = f"""SELECT {JUDGED_RESULT}
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
     WHERE t.nodeid = ?
     ORDER BY r.started_at DESC, r.id DESC LIMIT ?"""
@@ -382,8 +386,7 @@ FLAKY_CANDIDATES = f"""SELECT DISTINCT res.test_ref FROM results res
 
 def flaky_sequences(count: int) -> str:
     """Every result of ``count`` tests in the last ``?`` runs, oldest first per test."""
-    return f"""SELECT t.nodeid, r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
-            res.fingerprint, res.message
+    return f"""SELECT t.nodeid, {JUDGED_RESULT}
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
         WHERE res.test_ref IN ({", ".join("?" * count)})
         AND res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
@@ -394,10 +397,13 @@ def recent_results_of(count: int) -> str:
     """For ``count`` node ids: their last ``?`` results that passed or failed in runs started
     before ``?``, plus the last pass of each (of all runs), newest first.
 
-    Columns: nodeid, run_id, started_at, outcome, flaky, fingerprint, rank (1 = newest).
+    Columns: rank (1 = newest), nodeid, then ``JUDGED_RESULT``'s.
     """
-    return f"""SELECT nodeid, run_id, started_at, outcome, flaky, fingerprint, k FROM (
-        SELECT t.nodeid, r.run_id, r.started_at, res.outcome, res.flaky, res.fingerprint,
+    return f"""SELECT k, nodeid, run_id, started_at, outcome, duration, flaky, fingerprint,
+            message, commit_sha, failing, ran FROM (
+        SELECT t.nodeid, r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
+            res.fingerprint, res.message, r.commit_sha, r.failed + r.errors AS failing,
+            r.total - r.skipped AS ran,
             ROW_NUMBER() OVER (
                 PARTITION BY res.test_ref ORDER BY r.started_at DESC, r.id DESC) AS k,
             ROW_NUMBER() OVER (

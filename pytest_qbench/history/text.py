@@ -25,6 +25,7 @@ from pytest_qbench.history.diagnostics import diagnostic_line
 from pytest_qbench.history.diagnostics import unchecked_lines
 from pytest_qbench.history.files import StoreUsage
 from pytest_qbench.history.files import format_bytes
+from pytest_qbench.history.flakiness import Verdict
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
@@ -137,8 +138,11 @@ def diff_lines(diff: RunDiff) -> list[str]:
         f"{diff.head.counts['total']} tests: {counts_text(diff.head.counts)}",
     ]
     lines += selection_lines(diff)
-    lines += _changes("New failures", diff.new_failures, lambda c: failure_text(c.failure))
-    lines += _changes("Known flaky, failing again", diff.known_flaky, _flaky_again)
+    lines += _changes("New failures", diff.new_failures, _new_failure)
+    lines += _changes(
+        "Known flaky, failing again (they fail the comparison too)", diff.known_flaky, _flaky_again
+    )
+    lines += _section("Flaky or not undecided (internal error; counted as new)", diff.undecided)
     lines += _changes("Fixed", diff.fixed, lambda c: f"{c.before} -> {c.after}")
     lines += _changes("Still failing", diff.still_failing, _still)
     lines += _names("New tests", diff.new_tests)
@@ -242,6 +246,12 @@ def diff_summary(diff: RunDiff) -> str:
     return ", ".join(parts)
 
 
+def _new_failure(change: Change) -> str:
+    """What failed; on a second line, the test's history (a regression that came back...)."""
+    history = f"\n      {change.history}" if change.history else ""
+    return f"{failure_text(change.failure)}{history}"
+
+
 def _flaky_again(change: Change) -> str:
     return f"{change.history or ''}  {failure_text(change.failure)}".strip()
 
@@ -252,7 +262,8 @@ def _still(change: Change) -> str:
 
 
 def _changes(title: str, changes: Sequence[Change], detail: Callable[[Change], str]) -> list[str]:
-    return _section(title, [f"{c.nodeid}  {detail(c)}".rstrip() for c in changes])
+    items = [f"{c.nodeid}  {detail(c)}" for c in changes]
+    return _section(title, ["\n".join(line.rstrip() for line in i.split("\n")) for i in items])
 
 
 def _names(title: str, names: Sequence[str]) -> list[str]:
@@ -283,7 +294,11 @@ def _verdict(before: bool, after: bool) -> str:
 def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[str]:
     """``qbench flaky``."""
     if not flaky:
-        return [f"no test flipped {plural(min_flips, 'time')} or more in the last {runs} runs"]
+        return [
+            f"no flaky test in the last {runs} runs (flipped {plural(min_flips, 'time')} or "
+            "more, on evidence: a pass after rerun, a pass and a fail on one commit, or "
+            "single-run failures between passes)"
+        ]
     rows = [
         (
             f"{f.summary.flaky_indicator:.2f}",
@@ -291,17 +306,20 @@ def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[s
             f"{f.summary.failed_runs}/{f.summary.passed_runs + f.summary.failed_runs}",
             f.summary.trend,
             f.nodeid,
+            f.evidence,
         )
         for f in flaky[:MAX_LISTED]
     ]
-    flipped = f"flipped {plural(min_flips, 'time')} or more in the last {runs} runs"
-    head = f"{plural(len(flaky), 'test')} {flipped}:"
-    lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST"), rows)]
+    head = (
+        f"{plural(len(flaky), 'flaky test')} in the last {runs} runs, flipped "
+        f"{plural(min_flips, 'time')} or more:"
+    )
+    lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST", "EVIDENCE"), rows)]
     return lines + _more(len(flaky))
 
 
 def history_lines(
-    nodeid: str, summary: ExecutionSummary, results: Sequence[PastResult]
+    nodeid: str, summary: ExecutionSummary, results: Sequence[PastResult], verdict: Verdict
 ) -> list[str]:
     """``qbench history``."""
     s = summary
@@ -314,8 +332,15 @@ def history_lines(
         f"  average   {format_duration(s.average_execution_time)}",
         f"  flaky     {s.flaky_indicator:.2f} ({s.flips} flips), trend {s.trend}",
         f"  outcomes  {outcome_strip(results)}  (oldest first)",
+        f"  verdict   {_verdict_text(verdict)}",
     ]
     return lines
+
+
+def _verdict_text(verdict: Verdict) -> str:
+    if verdict.flaky:
+        return f"flaky: {verdict.reason}"
+    return verdict.reason or "not flaky: never failed"
 
 
 OUTCOME_LETTERS = {

@@ -290,7 +290,7 @@ class RunList(QBenchModel):
 
 
 class FlakyEntry(QBenchModel):
-    """A test whose outcome flips across recent runs."""
+    """A test whose outcome flips across recent runs, flaky on evidence."""
 
     nodeid: str
     """pytest's node id."""
@@ -306,6 +306,8 @@ class FlakyEntry(QBenchModel):
     """Improving, Stable or Declining."""
     last_failure: str | None = None
     """The last failure: error type, location and message, one line."""
+    evidence: str = ""
+    """Why it is flaky."""
 
 
 class FlakyList(QBenchModel):

@@ -184,7 +184,8 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
 
 
 def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
-    """Tests whose outcome flipped at least twice in the last ``runs`` runs, flakiest first."""
+    """Tests whose outcome flipped at least twice in the last ``runs`` runs and that the flaky
+    rule calls flaky, flakiest first."""
     from pytest_qbench.history.compare import find_flaky
 
     limit, runs = _limit(limit), _limit(runs, "runs", 1000)
@@ -204,6 +205,7 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
             runs=f.summary.total_runs,
             failed=f.summary.failed_runs,
             trend=f.summary.trend,
+            evidence=f.evidence,
             last_failure=(
                 None
                 if f.last_failure is None
@@ -213,7 +215,7 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
         )
         for f in found
     ]
-    note = None if tests else f"no test flipped twice or more in the last {runs} runs"
+    note = None if tests else f"no flaky test in the last {runs} runs"
     return FlakyList(runs_window=runs, tests=tests, note=note)
 
 

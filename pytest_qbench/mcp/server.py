@@ -390,7 +390,8 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,
         runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
     ) -> Annotated[CallToolResult, FlakyList]:
-        """Tests whose outcome flipped at least twice in recent runs, flakiest first."""
+        """Tests flaky on evidence (never a failure repeating run after run), flakiest
+        first."""
         with tool_errors(budget):
             found = tools.flaky_tests(limit, runs)
         return respond(found, texts.flaky_text(found, budget), budget)

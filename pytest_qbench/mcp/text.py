@@ -231,7 +231,9 @@ def flaky_text(flaky: FlakyList, limit: int) -> str:
         return flaky.note or "no flaky tests"
     lines = [
         f"{t.nodeid}: flaky {t.flaky_indicator:.2f}, {t.flips} flips, failed {t.failed} of "
-        f"{t.runs}, {t.trend}" + (f"; last: {first_line(t.last_failure)}" if t.last_failure else "")
+        f"{t.runs}, {t.trend}"
+        + (f" ({t.evidence})" if t.evidence else "")
+        + (f"; last: {first_line(t.last_failure)}" if t.last_failure else "")
         for t in flaky.tests
     ]
     return fit_lines(lines, limit, "... {n} more tests")

@@ -311,9 +311,11 @@ class TestHistory(QBenchModel):
     """
 
     status: HistoryStatus
-    """``known flaky`` when the outcome flipped at least twice in the window and this run
-    (a pass after reruns counts as a flip); else ``new failure`` when the test passed the last
-    time it ran, or never ran before; else ``failing``."""
+    """``known flaky`` on evidence over the window and this run (a pass after reruns, a pass
+    and a fail on one commit, or single-run failures between passes with the same failure; a
+    failure repeating in consecutive runs is never flaky, and outage runs, where most tests
+    failed, are set aside); else ``new failure`` when the test passed the last time it ran, or
+    never ran before; else ``failing``."""
     summary: str
     """The status in words, one line: ``new failure``, ``failed 3 of the last 10 runs``..."""
     runs: int

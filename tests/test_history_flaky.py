@@ -1,0 +1,267 @@
+"""Flaky or broken, through real pytest runs: a failure that repeats in consecutive runs is a
+regression, not flaky; flaky needs evidence (a pass after rerun, both outcomes on one commit,
+single-run failures between passes); outage runs are set aside; one verdict for the report,
+``qbench diff``, ``qbench flaky`` and MCP's ``get_test_failure``; a flaky failure still fails
+``qbench diff``."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import multiprocessing.connection  # noqa: F401 - see below
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.cli import main
+
+from conftest import QBenchRun
+from conftest import RunQBench
+
+
+# multiprocessing.connection is imported here, before any in-process pytester run: a run that
+# imported it first would drop it from sys.modules when it ends, the MCP client would import it
+# again, and later tests pickling connections (concurrent index writers) would fail.
+
+SUITE = """
+    import pathlib
+
+    import pytest
+
+    def check(name):
+        plan = dict(w.split("=") for w in pathlib.Path("plan.txt").read_text().split())
+        assert plan.get(name, "pass") == "pass"
+
+    def test_target():
+        check("down")
+        check("target")
+
+    def test_stable():
+        pass
+
+    @pytest.mark.parametrize("i", range(12))
+    def test_many(i):
+        check("down")
+"""
+TARGET = "test_suite.py::test_target"
+
+
+def run_plans(
+    pytester: pytest.Pytester, run_qbench: RunQBench, plans: list[str], *, prefix: str = "r"
+) -> list[QBenchRun]:
+    """SUITE once per plan (``target=fail``, ``down=fail``...), run ids ``r1``, ``r2``..."""
+    pytester.makepyfile(test_suite=SUITE)
+    runs = []
+    for number, plan in enumerate(plans, 1):
+        pytester.path.joinpath("plan.txt").write_text(plan)
+        run_id = f"{prefix}{number}"
+        runs.append(run_qbench(f"--qbench-run-id={run_id}", run_dir=run_id))
+    return runs
+
+
+def verdict(run: QBenchRun) -> tuple[str, str]:
+    """The status and summary of test_target's history in ``run``'s report."""
+    history = run.by_name("test_target").history
+    assert history is not None
+    return history.status, history.summary
+
+
+def qbench(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    """``qbench ARGS`` in process: exit status, the ``--json`` output parsed, the text output."""
+    capsys.readouterr()
+    status = main([*args, "--json", "--dir", ".qbench"])
+    data = json.loads(capsys.readouterr().out)
+    assert main([*args, "--dir", ".qbench"]) == status
+    return status, data, capsys.readouterr().out
+
+
+def mcp_history(pytester: pytest.Pytester, run_id: str) -> str | None:
+    """The history line MCP's ``get_test_failure`` gives an assistant: ``qbench-mcp`` over
+    stdio, through the SDK's client."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from test_mcp_server import structured
+
+    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("qbench-mcp is not installed next to this Python")
+    params = StdioServerParameters(
+        command=script, args=["--root", str(pytester.path)], cwd=str(pytester.path)
+    )
+
+    async def main() -> Any:
+        with anyio.fail_after(300), (pytester.path / "mcp-stderr.txt").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                arguments = {"run_id": run_id, "test": TARGET}
+                return await client.call_tool("get_test_failure", arguments)
+
+    history: str | None = structured(anyio.run(main))["history"]
+    return history
+
+
+def test_a_regression_that_comes_back_is_a_new_failure_not_flaky(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fails in runs 3 and 4 (same failure), passes in 5 and 6, fails again in 7: the report,
+    qbench diff (exit 1), qbench flaky and MCP all call it a regression that came back."""
+    plans = ["", "", "target=fail", "target=fail", "", "", "target=fail"]
+    runs = run_plans(pytester, run_qbench, plans)
+    label, summary = verdict(runs[-1])
+    assert (label, summary) == (
+        "new failure",
+        "new failure: passed in the previous run r6; failed the same way in run r4 before: "
+        "a regression that came back",
+    )
+    status, diff, text = qbench(capsys, "diff")
+    assert status == 1
+    assert [c["nodeid"] for c in diff["new_failures"]] == [TARGET]
+    assert diff["new_failures"][0]["history"] == summary
+    assert diff["known_flaky"] == []
+    assert f"New failures (1):\n  {TARGET}  AssertionError at test_suite.py:" in text
+    assert "1 new failure, 0 fixed" in text
+    status, flaky, text = qbench(capsys, "flaky")
+    assert (status, flaky["tests"]) == (0, [])
+    assert text.startswith("no flaky test in the last 30 runs")
+    _, history, text = qbench(capsys, "history", TARGET)
+    assert (history["flaky"], history["verdict"]) == (
+        False,
+        "not flaky: failed in 2 consecutive runs (r3, r4) before",
+    )
+    assert "  verdict   not flaky: failed in 2 consecutive runs (r3, r4) before" in text
+    assert mcp_history(pytester, "r7") == summary
+
+
+def test_a_test_alternating_with_the_same_failure_is_flaky_and_still_fails_diff(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pass, fail, pass, fail with the same failure: known flaky everywhere, with the evidence;
+    qbench diff lists it apart and still exits 1 (qbench has no quarantine to excuse it)."""
+    runs = run_plans(pytester, run_qbench, ["", "target=fail", "", "target=fail"])
+    label, summary = verdict(runs[-1])
+    assert (label, summary) == (
+        "known flaky",
+        "known flaky: failed 2 of the last 4 runs; "
+        "failed alone in 2 runs between passes, the same failure each time",
+    )
+    status, diff, text = qbench(capsys, "diff")
+    assert status == 1
+    assert diff["new_failures"] == []
+    assert [(c["nodeid"], c["history"]) for c in diff["known_flaky"]] == [(TARGET, summary)]
+    assert "Known flaky, failing again (they fail the comparison too) (1):" in text
+    assert "0 new failures, 1 known flaky, 0 fixed" in text
+    _, flaky, _ = qbench(capsys, "flaky")
+    assert [(t["nodeid"], t["evidence"]) for t in flaky["tests"]] == [
+        (TARGET, "failed alone in 2 runs between passes, the same failure each time")
+    ]
+    _, history, text = qbench(capsys, "history", TARGET)
+    assert history["flaky"] is True
+    assert "  verdict   flaky: failed alone in 2 runs between passes, the same failure" in text
+    assert mcp_history(pytester, "r4") == summary
+
+
+def test_a_pass_and_a_fail_on_one_commit_is_flaky(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Passed on a commit in CI (run c3), then failed on the same commit: flaky at its first
+    failure. Failing again on the next commit is a failure repeating run after run: failing."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    pytester.makepyfile(test_suite=SUITE)
+    for run_id, sha, plan in [("c1", "1" * 40, ""), ("c2", "2" * 40, ""), ("c3", "3" * 40, "")]:
+        monkeypatch.setenv("GITHUB_SHA", sha)
+        pytester.path.joinpath("plan.txt").write_text(plan)
+        run_qbench(f"--qbench-run-id={run_id}", run_dir=run_id)
+    pytester.path.joinpath("plan.txt").write_text("target=fail")
+    again = run_qbench("--qbench-run-id=c3-again", run_dir="c3-again")
+    assert verdict(again) == (
+        "known flaky",
+        f"known flaky: failed 1 of the last 4 runs; passed in run c3 and failed in run c3-again "
+        f"on the same commit {'3' * 12}",
+    )
+    monkeypatch.setenv("GITHUB_SHA", "4" * 40)
+    other = run_qbench("--qbench-run-id=c4", run_dir="c4")
+    assert verdict(other)[0] == "failing"  # fails in consecutive runs
+    status, diff, _ = qbench(capsys, "diff", "c3", "c3-again")
+    assert (status, [c["nodeid"] for c in diff["known_flaky"]]) == (1, [TARGET])
+
+
+def test_outage_runs_do_not_make_healthy_tests_flaky(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs where most tests fail at once are set aside: the tests failing only then are not
+    flaky, and a test failing alone after passing around two outages is a new failure."""
+    plans = ["", "down=fail", "", "down=fail", "", "target=fail"]
+    runs = run_plans(pytester, run_qbench, plans)
+    assert verdict(runs[-1]) == ("new failure", "new failure: passed in the previous run r5")
+    status, flaky, _ = qbench(capsys, "flaky")
+    assert (status, flaky["tests"]) == (0, [])
+
+
+def test_a_rule_that_cannot_decide_fails_closed(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the flaky rule raises, the failure is not excused: qbench diff counts it as new,
+    names the error and exits 1; the run's report says the rule could not decide."""
+    run_plans(pytester, run_qbench, ["", "target=fail", ""])
+
+    def broken(results: object) -> object:
+        raise RuntimeError("rule broke")
+
+    # the module sys.modules holds now (pytester's runs dropped the ones they imported), which
+    # the next run and qbench diff use
+    rule = importlib.import_module("pytest_qbench.history.flakiness")
+    monkeypatch.setattr(rule, "classify", broken)
+    pytester.path.joinpath("plan.txt").write_text("target=fail")
+    label, summary = verdict(run_qbench("--qbench-run-id=r4", run_dir="r4"))
+    assert label == "new failure"
+    assert summary.endswith("; flaky or not undecided, internal error RuntimeError: rule broke")
+    status, diff, text = qbench(capsys, "diff")
+    assert status == 1
+    assert [c["nodeid"] for c in diff["new_failures"]] == [TARGET]
+    assert diff["known_flaky"] == []
+    assert diff["undecided"] == [f"{TARGET}: RuntimeError: rule broke"]
+    assert "Flaky or not undecided (internal error; counted as new) (1):" in text
+
+
+def test_a_test_in_a_new_file_is_a_new_test(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Runs with the same command line (the run id aside) select the same paths: a file only
+    the later run collected did not exist before, so its tests are new, and the tests of a
+    deleted file are removed, not "not selected"."""
+    pytester.makepyfile(test_a="def test_one(): pass\n")
+    run_qbench("--qbench-run-id=f1", run_dir="f1")
+    pytester.makepyfile(test_b="def test_brand_new(): pass\n")
+    run_qbench("--qbench-run-id", "f2", run_dir="f2")
+    status, diff, text = qbench(capsys, "diff", "f1", "f2")
+    assert status == 0
+    assert (diff["new_tests"], diff["not_selected_in_base"]) == (["test_b.py::test_brand_new"], [])
+    assert diff["selection"]["same"] is True
+    assert "New tests (1):\n  test_b.py::test_brand_new" in text
+    assert "not selected" not in text and "did not select the same tests" not in text
+    pytester.path.joinpath("test_b.py").unlink()
+    run_qbench("--qbench-run-id=f3", run_dir="f3")
+    _, back, _ = qbench(capsys, "diff", "f2", "f3")
+    assert (back["removed_tests"], back["not_selected_in_head"]) == (
+        ["test_b.py::test_brand_new"],
+        [],
+    )
+    run_qbench("test_a.py", "--qbench-run-id=f4", run_dir="f4")
+    pytester.makepyfile(test_c="def test_other(): pass\n")
+    run_qbench("--qbench-run-id=f5", run_dir="f5")
+    _, narrower, _ = qbench(capsys, "diff", "f4", "f5")  # f4 ran one file: it cannot tell
+    assert (narrower["new_tests"], narrower["not_selected_in_base"]) == (
+        [],
+        ["test_c.py::test_other"],
+    )
