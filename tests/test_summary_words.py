@@ -175,9 +175,7 @@ def test_flaky_listing_counts_flips_in_english() -> None:
     """``qbench flaky --min-flips 1`` says "flipped 1 time", not "flipped 1 times"."""
     from pytest_qbench.history.text import flaky_lines
 
-    assert flaky_lines([], runs=5, min_flips=1) == [
-        "no test flipped 1 time or more in the last 5 runs"
-    ]
-    assert flaky_lines([], runs=5, min_flips=2) == [
-        "no test flipped 2 times or more in the last 5 runs"
-    ]
+    (one,) = flaky_lines([], runs=5, min_flips=1)
+    assert "flipped 1 time or more" in one
+    (two,) = flaky_lines([], runs=5, min_flips=2)
+    assert "flipped 2 times or more" in two
