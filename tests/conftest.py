@@ -15,13 +15,18 @@ from pytest_qbench.report.models import TestResult
 pytest_plugins = ["pytester", "postgres_server", "browser"]
 
 
+CI_MARKERS = ("GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "CIRCLECI", "BUILDKITE", "JENKINS_URL")
+"""The variables by which qbench recognises a CI provider: under one, every run of the outer
+suite would record the same commit, and the history tests would see flaky tests everywhere."""
+
+
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytester with no plugin autoloading (so every run says `-p qbench` itself), fixed width,
     no colour, and no CI variables leaking in from the outer run."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.setenv("COLUMNS", "80")
-    for name in ("NO_COLOR", "FORCE_COLOR", "PYTEST_ADDOPTS", "GITHUB_STEP_SUMMARY"):
+    for name in ("NO_COLOR", "FORCE_COLOR", "PYTEST_ADDOPTS", "GITHUB_STEP_SUMMARY", *CI_MARKERS):
         monkeypatch.delenv(name, raising=False)
     return pytester
 
