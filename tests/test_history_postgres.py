@@ -156,7 +156,9 @@ def test_without_psycopg_the_error_names_the_extra(
     ran = pytester.runpytest("-p", "qbench")
     assert ran.ret == pytest.ExitCode.USAGE_ERROR
     ran.stderr.fnmatch_lines(
-        ["ERROR: $QBENCH_DB is a PostgreSQL URL, which needs psycopg (*); install it: * -m pip install *"]
+        [
+            "ERROR: $QBENCH_DB is a PostgreSQL URL, which needs psycopg (*); install it: * -m pip install *"
+        ]
     )
 
 

@@ -453,7 +453,15 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
             _note_guesses(run, spec.module, function, guesses)
         ident = spec.id.replace(":", "_").replace(".", "_").replace("+", "_")
         found.append(
-            Candidate(ident, "hypothesis", spec.module, list(spec.functions), imports, body)
+            Candidate(
+                ident,
+                "hypothesis",
+                spec.module,
+                list(spec.functions),
+                imports,
+                body,
+                declared=spec.except_,
+            )
         )
     return found
 
@@ -536,10 +544,13 @@ def _judge(
         reason = "adds no coverage"
     elif verdict.outcome == "finding":
         example, error = verdict.detail.split("|", 1)
-        if not _wrong_guess(candidate, error):
+        if _declared(candidate, error):
+            reason = f"{error} with {example}: an input it rejects as it declares, not a bug"
+        elif not _wrong_guess(candidate, error):
             run.findings.append((candidate, example, error))
             return
-        reason = f"{error} with {example}: likely a wrong type guess, not a bug"
+        else:
+            reason = f"{error} with {example}: likely a wrong type guess, not a bug"
     else:
         reason = (
             verdict.detail if verdict.outcome == "hung" else f"{verdict.outcome}: {verdict.detail}"
@@ -556,6 +567,13 @@ def _judge(
             test=candidate.name, function=function, method=candidate.method, reason=reason
         )
     )
+
+
+def _declared(candidate: Candidate, error: str) -> bool:
+    """Whether a failure is an exception the candidate's functions declare (``ValueError: ...``
+    against ``raise ValueError`` or a docstring's ``Raises: ValueError``)."""
+    raised = error.split(":", 1)[0].strip().rsplit(".", 1)[-1]
+    return raised in {name.rsplit(".", 1)[-1] for name in candidate.declared}
 
 
 def _wrong_guess(candidate: Candidate, error: str) -> bool:
@@ -575,7 +593,7 @@ def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str 
         if kept:
             tests = sum(c.tests for c in kept)
             text = render(kept, command, f"{tests} tests of {module.name}", [])
-            write_file(out / tests_name, text, run.project)
+            run.problems += write_file(out / tests_name, text, run.project)
             written.append(out / tests_name)
         found = [
             _as_xfail(c, example, error)
@@ -585,7 +603,7 @@ def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str 
         if found:
             what = f"possible bugs in {module.name}: review each"
             text = render(found, command, what, ["import pytest", "from hypothesis import example"])
-            write_file(out / findings_name, text, run.project)
+            run.problems += write_file(out / findings_name, text, run.project)
             written.append(out / findings_name)
             findings_file = str((out / findings_name).relative_to(run.project))
     return written, findings_file
