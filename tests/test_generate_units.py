@@ -264,5 +264,5 @@ def test_the_header_is_wrapped_at_the_line_length() -> None:
     assert lines[0].startswith(HEADER) and max(map(len, lines)) <= 60, lines
     assert lines[-1] == "import x"
     at = lines.index("# Regenerate with:")
-    joined = " ".join(line[4:].rstrip(" \\") for line in lines[at + 1 : -1])
+    joined = " ".join(line[2:].rstrip(" \\") for line in lines[at + 1 : -1])
     assert joined == command

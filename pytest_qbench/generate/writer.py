@@ -110,11 +110,13 @@ def wrap_header(text: str, width: int) -> str:
         return text
     lines = textwrap.wrap(first[2:], width - 2, break_long_words=False, break_on_hyphens=False)
     wrapped = [f"# {line}" for line in lines]
-    command = textwrap.wrap(
-        second[len(REGENERATE) :], width - 6, break_long_words=False, break_on_hyphens=False
-    )
+    command = [second[len(REGENERATE) :]]
+    if len(command[0]) > width - 2:  # the last line needs no room for a backslash
+        command = textwrap.wrap(
+            command[0], width - 4, break_long_words=False, break_on_hyphens=False
+        )
     wrapped.append(REGENERATE.rstrip())
-    wrapped += [f"#   {part} \\" for part in command[:-1]] + [f"#   {command[-1]}"]
+    wrapped += [f"# {part} \\" for part in command[:-1]] + [f"# {command[-1]}"]
     return "\n".join(wrapped) + "\n" + rest
 
 
