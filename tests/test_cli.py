@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from datetime import datetime
@@ -469,3 +470,32 @@ def test_coverage_without_data(
     assert "has no coverage data (coverage.db)" in capsys.readouterr().err
     assert main(["coverage", "nope"]) == ERR
     assert "qbench: error: no run 'nope'" in capsys.readouterr().err
+
+
+REPO = Path(__file__).resolve().parent.parent
+INSTALL = re.compile(r"(?:pip|pipx|uv tool|uv pip) install(?P<args>[^`\n]*)")
+FROM_INDEX = re.compile(r"""^['"]?pytest-qbench(\[[\w,]+\])?['"]?$""")
+
+
+def test_install_commands_in_the_docs_work_from_a_checkout() -> None:
+    """No package index has pytest-qbench: every install command of the docs names a checkout or
+    a wheel, except where the line says it is the form for a published release."""
+    pages = [REPO / "README.md", *(REPO / "docs").rglob("*.md"), *(REPO / "examples").rglob("*.md")]
+    wrong = [
+        f"{page.relative_to(REPO)}:{number}: {line.strip()}"
+        for page in pages
+        if page.name != "changelog.md"
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        for found in INSTALL.finditer(line)
+        if any(FROM_INDEX.match(word) for word in found["args"].split())
+        and "published release" not in line
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_a_missing_extra_names_a_command_that_installs_it() -> None:
+    """The hint installs the extra's own requirements (on the package index) into this Python."""
+    from pytest_qbench.core.install import install_extra
+
+    assert install_extra("mcp") == f"{sys.executable} -m pip install 'mcp<3,>=2.3'"
+    assert install_extra("generate") == f"{sys.executable} -m pip install 'hypothesis>=6.100'"

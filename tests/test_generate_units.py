@@ -227,3 +227,42 @@ def test_a_child_returns_even_when_a_process_it_left_holds_its_output(tmp_path: 
     os.kill(daemon, signal.SIGKILL)
     assert finished.returncode == 0
     assert took < 20
+
+
+def test_declared_exceptions_come_from_the_body_and_the_docstring() -> None:
+    """An exception is declared when the function raises it by name (dotted too) or names it
+    in its docstring's Raises section (Google, NumPy) or a ``:raises X:`` field; a later
+    section's words are not exceptions."""
+    from pytest_qbench.generate.templates import declared_names
+
+    google = function_node(
+        'def f(x):\n    """Parse.\n\n    Args:\n        x: text\n\n    Raises:\n'
+        "        ValueError: when x is bad.\n            More: here.\n"
+        '        errors.Invalid: other\n\n    Returns:\n        Thing: it\n    """\n'
+        "    raise KeyError(x)\n"
+    )
+    assert declared_names(google) == ["KeyError", "ValueError", "errors.Invalid"]
+    numpy = function_node(
+        'def f(x):\n    """Parse.\n\n    Raises\n    ------\n    TypeError\n        If wrong.\n'
+        '\n    Returns\n    -------\n    int\n    """\n'
+    )
+    assert declared_names(numpy) == ["TypeError"]
+    sphinx = function_node('def f(x):\n    """:raises ValueError: bad"""\n    raise exc.Boom()\n')
+    assert declared_names(sphinx) == ["exc.Boom", "ValueError"]
+
+
+def test_the_header_is_wrapped_at_the_line_length() -> None:
+    """The header keeps its first words (the mark of a file qbench may overwrite), fits the
+    width, and gives the command on lines of its own."""
+    from pytest_qbench.generate.writer import HEADER
+    from pytest_qbench.generate.writer import header
+    from pytest_qbench.generate.writer import wrap_header
+
+    command = "qbench generate src/pkg/a_long_module_name.py --strategy hybrid --out tests/gen"
+    text = wrap_header(header(command, "12 tests of pkg.a_long_module_name") + "import x\n", 60)
+    lines = text.splitlines()
+    assert lines[0].startswith(HEADER) and max(map(len, lines)) <= 60, lines
+    assert lines[-1] == "import x"
+    at = lines.index("# Regenerate with:")
+    joined = " ".join(line[2:].rstrip(" \\") for line in lines[at + 1 : -1])
+    assert joined == command

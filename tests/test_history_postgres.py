@@ -149,14 +149,16 @@ def test_without_psycopg_the_error_names_the_extra(
         require_psycopg("--db")
     message = str(info.value)
     assert message.startswith("--db is a PostgreSQL URL, which needs psycopg (")
-    assert message.endswith("; pip install 'pytest-qbench[postgres]'")
+    assert message.endswith(f"; install it: {sys.executable} -m pip install 'psycopg[binary]>=3.1'")
     assert "\n" not in message and info.value.slug == "postgres-missing"
     pytester.makepyfile(test_one="def test_ok(): pass")
     monkeypatch.setenv(ENV_VAR, "postgresql://ci@db/q")
     ran = pytester.runpytest("-p", "qbench")
     assert ran.ret == pytest.ExitCode.USAGE_ERROR
     ran.stderr.fnmatch_lines(
-        ["ERROR: $QBENCH_DB is a PostgreSQL URL, which needs psycopg (*); pip install *"]
+        [
+            "ERROR: $QBENCH_DB is a PostgreSQL URL, which needs psycopg (*); install it: * -m pip install *"
+        ]
     )
 
 

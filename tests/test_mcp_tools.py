@@ -596,15 +596,12 @@ def test_without_the_extra_both_commands_say_what_to_install(
     from pytest_qbench.mcp import launch
 
     assert main(["mcp", "--root", str(root)]) == 1
-    assert capsys.readouterr().err == (
-        "qbench: error: qbench mcp requires the 'mcp' extra: pip install 'pytest-qbench[mcp]'\n"
-    )
+    hint = f"qbench mcp requires the 'mcp' extra; install it: {sys.executable} -m pip install"
+    assert capsys.readouterr().err == f"qbench: error: {hint} 'mcp<3,>=2.3'\n"
     assert launch.main(["--root", str(root)]) == 1
     out, err = capsys.readouterr()
     assert out == ""
-    assert err == (
-        "qbench-mcp: error: qbench mcp requires the 'mcp' extra: pip install 'pytest-qbench[mcp]'\n"
-    )
+    assert err == f"qbench-mcp: error: {hint} 'mcp<3,>=2.3'\n"
 
 
 def test_server_options(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -668,7 +665,11 @@ def test_python_option_names_the_interpreter_of_the_runs(
     assert main(["mcp", "--root", str(tmp_path), "--python", str(bare)]) == 1
     err = capsys.readouterr().err
     assert "cannot import pytest and pytest-qbench (ModuleNotFoundError: No module" in err
-    assert f"install them in that environment: {bare} -m pip install pytest-qbench" in err
+    from pytest_qbench.core.install import qbench_source
+
+    assert (
+        f"install them in that environment: {bare} -m pip install pytest {qbench_source()}" in err
+    )
 
 
 def test_run_text_keeps_the_assertion_explanation_in_full() -> None:

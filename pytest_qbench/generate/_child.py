@@ -88,7 +88,10 @@ def _resolve(module: types.ModuleType, qualname: str) -> Any:
 def _exceptions(module: types.ModuleType, names: list[str]) -> tuple[type[Exception], ...]:
     found: list[type[Exception]] = []
     for name in names:
-        value = getattr(module, name, getattr(builtins, name, None))
+        try:
+            value = _resolve(module, name)  # dotted too: errors.Invalid
+        except AttributeError:
+            value = getattr(builtins, name, None)
         if isinstance(value, type) and issubclass(value, Exception):
             found.append(value)
     return tuple(found)

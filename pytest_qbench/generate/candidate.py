@@ -26,6 +26,9 @@ class Candidate:
     """Test functions in ``body``."""
     example: str | None = field(default=None)
     """The falsifying example, once verification found one."""
+    declared: tuple[str, ...] = ()
+    """The exceptions its functions declare (raise by name, or name in their docstrings):
+    a failure with one of them is an invalid input, not a finding."""
 
     @property
     def name(self) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pytest_qbench.generate.functions import Function
 from pytest_qbench.generate.guess import Guess
 from pytest_qbench.generate.guess import guess_types
-from pytest_qbench.generate.templates import raised_names
+from pytest_qbench.generate.templates import declared_names
 
 
 PAIRS = (
@@ -55,7 +55,7 @@ def ghost_specs(module: str, functions: list[Function]) -> list[GhostSpec]:
     specs: list[GhostSpec] = []
     for name, function in plain.items():
         for kind, names in _kinds(name, function, plain):
-            raised = tuple(r for n in names for r in raised_names(plain[n].node))
+            raised = tuple(r for n in names for r in declared_names(plain[n].node))
             ident = f"{module}:{kind}:{'+'.join(names)}"
             guessed = tuple((n, g) for n in names for g in required_guesses(plain[n]))
             specs.append(

@@ -19,10 +19,12 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+from pytest_qbench.core.install import install_extra
 from pytest_qbench.generate import models
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import split_source
@@ -101,6 +103,9 @@ class Generation:
         self.problems: list[str] = []
         self.reasons: dict[str, list[str]] = {}
         """Why a function was not covered, by qualified name (``module:qualname``)."""
+        self.doubts: list[tuple[str, str, str]] = []
+        """``(module, function, reason)``: a Hypothesis test of the function that could not be
+        made, said only when no other Hypothesis test of it is kept (`settle_doubts`)."""
         self.kept: list[Candidate] = []
         self.findings: list[tuple[Candidate, str, str]] = []
         self.dropped: list[models.Dropped] = []
@@ -109,13 +114,38 @@ class Generation:
         self.untried: list[str] = []
         """Functions no candidate of which ran: the budget was spent."""
         self.failed = False
-        """Whether the run did not succeed: a written file fails, or the target cannot be
-        imported at all."""
+        """Whether the run did not succeed: a written file fails, the target cannot be imported
+        at all, or nothing was kept while a generator asked for could not run."""
+        self.missing: dict[str, str] = {}
+        """The generators asked for that cannot run here, each with what it needs."""
+
+    def not_run(self, missing: dict[str, str]) -> None:
+        """The generators that cannot run here: one line of the output each."""
+        self.missing = missing
+        self.problems += [f"{name} did not run: it needs {why}" for name, why in missing.items()]
 
     def note(self, module: str, function: str, reason: str) -> None:
         """A reason ``function`` could not be covered, also one line of the output."""
         self.explain(module, function, reason)
         self.problems.append(f"{module}.{function}: {reason}")
+
+    def doubt(self, module: str, function: str, reason: str) -> None:
+        """A reason one Hypothesis test of ``function`` could not be made."""
+        self.doubts.append((module, function, reason))
+
+    def settle_doubts(self) -> None:
+        """The doubts about functions no kept Hypothesis test exercises, as notes: the output
+        never says Hypothesis could not test a function whose Hypothesis test it wrote."""
+        tested = {
+            (c.module, f)
+            for c in [*self.kept, *(found[0] for found in self.findings)]
+            if c.method == "hypothesis"
+            for f in c.functions
+        }
+        for module, function, reason in self.doubts:
+            if (module, function) not in tested:
+                self.note(module, function, reason)
+        self.doubts = []
 
     def explain(self, module: str, function: str, reason: str) -> None:
         """A reason ``function`` could not be covered (for needs_llm_review only)."""
@@ -158,36 +188,49 @@ def generate(request: models.GenerateRequest) -> models.GenerateResult:
     scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
     try:
         run = Generation(request, scratch, Sandbox(project, target, scratch), started)
+        run.not_run(unavailable(request))
         return _generate(run, target, methods, out, started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def strategies(request: models.GenerateRequest) -> list[str]:
-    """The generators to use, in order; `GenerateError` when one cannot run here."""
-    chosen = {
-        "hybrid": ["hypothesis", "template", "pynguin"],
-    }.get(request.strategy, [request.strategy])
-    if "hypothesis" in chosen and importlib.util.find_spec("hypothesis") is None:
-        if request.strategy == "hypothesis":
-            raise GenerateError(
-                "--strategy hypothesis needs Hypothesis: pip install 'pytest-qbench[generate]'",
-                slug="generate-extra",
-            )
-        chosen.remove("hypothesis")
+    """The generators to use, in order; `GenerateError` when the one asked for cannot run here
+    (hybrid goes on without those that cannot: `unavailable`)."""
+    missing = unavailable(request)
+    if request.strategy in missing:
+        slug = "generate-pynguin" if request.strategy == "pynguin" else "generate-extra"
+        raise GenerateError(
+            f"--strategy {request.strategy} needs {missing[request.strategy]}", slug=slug
+        )
     python = pynguin_python(request.pynguin_python)
-    if "pynguin" in chosen:
-        if python is None:
-            if request.strategy == "pynguin":
-                raise GenerateError(
-                    "--strategy pynguin needs a Python 3.10 with pynguin installed: give "
-                    "--pynguin-python PATH or set QBENCH_PYNGUIN_PYTHON",
-                    slug="generate-pynguin",
-                )
-            chosen.remove("pynguin")
-        else:
-            check_pynguin(python)
+    chosen = [name for name in _chosen(request) if name not in missing]
+    if "pynguin" in chosen and python is not None:
+        check_pynguin(python)
     return chosen
+
+
+def _chosen(request: models.GenerateRequest) -> list[str]:
+    return {"hybrid": ["hypothesis", "template", "pynguin"]}.get(
+        request.strategy, [request.strategy]
+    )
+
+
+def unavailable(request: models.GenerateRequest) -> dict[str, str]:
+    """The generators of ``request.strategy`` that cannot run here, each with what it needs."""
+    chosen = _chosen(request)
+    missing = {}
+    if "hypothesis" in chosen and importlib.util.find_spec("hypothesis") is None:
+        missing["hypothesis"] = (
+            f"Hypothesis, which {sys.executable} cannot import; install it: "
+            f"{install_extra('generate')}"
+        )
+    if "pynguin" in chosen and pynguin_python(request.pynguin_python) is None:
+        missing["pynguin"] = (
+            "a Python 3.10 with pynguin installed: give --pynguin-python PATH or set "
+            "QBENCH_PYNGUIN_PYTHON"
+        )
+    return missing
 
 
 def _generate(
@@ -231,7 +274,9 @@ def _generate(
             _drop(run, candidate, "not run: its functions are covered already")
     if "pynguin" in methods:
         _pynguin(run, target, lines)
+    run.settle_doubts()
     _note_untried(run, functions)
+    _fail_without_generator(run, functions)
     written, findings_file = _write(run, target, out)
     after = _measure_after(run, target, written, lines.statements, before.executed)
     return _result(run, target, functions, coverage_before, after, written, findings_file, started)
@@ -292,6 +337,19 @@ def _note_untried(run: Generation, functions: dict[str, list[Function]]) -> None
         f"{', '.join(names[:MAX_NAMED])}{more}"
     )
     run.untried = [f"{module}:{qualname}" for module, qualname in untried]
+
+
+def _fail_without_generator(run: Generation, functions: dict[str, list[Function]]) -> None:
+    """Fail closed: with Hypothesis asked for and missing, a run that kept nothing for functions
+    with uncovered lines is not a success (what it would have found is unknown)."""
+    if "hypothesis" not in run.missing or run.kept or run.findings:
+        return
+    if any(functions.values()):
+        run.failed = True
+        run.problems.append(
+            "FAILED: no test was kept, and hypothesis could not run (see above): install it, or "
+            "give --strategy template to use the templates alone"
+        )
 
 
 def _suite_problem(
@@ -420,12 +478,14 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
             continue
         if "code" not in result:
             why = "hung" if result.get("timeout") else result.get("error", "")
-            run.note(spec.module, function, f"ghostwriter ({spec.kind}) failed: {why}")
+            run.doubt(spec.module, function, f"ghostwriter ({spec.kind}) failed: {why}")
             continue
         code: str = result["code"]
         if "st.nothing()" in code:
             args = _nothing_args(code)
-            run.note(spec.module, function, f"strategies could not be inferred for {args}")
+            run.doubt(
+                spec.module, function, f"strategies could not be inferred for {args}{_kind(spec)}"
+            )
             continue
         guesses = spec.guesses()
         code = bound_guessed_ints(with_settings(code, run.request.max_examples), guesses)
@@ -435,9 +495,25 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
             _note_guesses(run, spec.module, function, guesses)
         ident = spec.id.replace(":", "_").replace(".", "_").replace("+", "_")
         found.append(
-            Candidate(ident, "hypothesis", spec.module, list(spec.functions), imports, body)
+            Candidate(
+                ident,
+                "hypothesis",
+                spec.module,
+                list(spec.functions),
+                imports,
+                body,
+                declared=spec.except_,
+            )
         )
     return found
+
+
+def _kind(spec: GhostSpec) -> str:
+    """`` (in its roundtrip test with decode)``: which test, when not its own fuzz test."""
+    others = [f for f in spec.functions if f != spec.functions[0]]
+    if spec.kind == "fuzz":
+        return ""
+    return f" (in its {spec.kind} test{' with ' + ', '.join(others) if others else ''})"
 
 
 def _note_guesses(run: Generation, module: str, function: str, guesses: list[Guess]) -> None:
@@ -512,17 +588,22 @@ def _judge(
         reason = "adds no coverage"
     elif verdict.outcome == "finding":
         example, error = verdict.detail.split("|", 1)
-        if not _wrong_guess(candidate, error):
+        if _declared(candidate, error):
+            reason = f"{error} with {example}: an input it rejects as it declares, not a bug"
+        elif not _wrong_guess(candidate, error):
             run.findings.append((candidate, example, error))
             return
-        reason = f"{error} with {example}: likely a wrong type guess, not a bug"
+        else:
+            reason = f"{error} with {example}: likely a wrong type guess, not a bug"
     else:
         reason = (
             verdict.detail if verdict.outcome == "hung" else f"{verdict.outcome}: {verdict.detail}"
         )
         if "Could not resolve" in verdict.detail:
             what = verdict.detail.split("Could not resolve", 1)[1].split(" to a strategy")[0]
-            run.note(candidate.module, function, f"no strategy for {what.strip()}")
+            run.doubt(
+                candidate.module, function, f"{candidate.name}: no strategy for {what.strip()}"
+            )
         elif verdict.outcome in ("hung", "error"):
             run.note(candidate.module, function, f"{candidate.name} {reason}")
     run.dropped.append(
@@ -530,6 +611,13 @@ def _judge(
             test=candidate.name, function=function, method=candidate.method, reason=reason
         )
     )
+
+
+def _declared(candidate: Candidate, error: str) -> bool:
+    """Whether a failure is an exception the candidate's functions declare (``ValueError: ...``
+    against ``raise ValueError`` or a docstring's ``Raises: ValueError``)."""
+    raised = error.split(":", 1)[0].strip().rsplit(".", 1)[-1]
+    return raised in {name.rsplit(".", 1)[-1] for name in candidate.declared}
 
 
 def _wrong_guess(candidate: Candidate, error: str) -> bool:
@@ -549,7 +637,7 @@ def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str 
         if kept:
             tests = sum(c.tests for c in kept)
             text = render(kept, command, f"{tests} tests of {module.name}", [])
-            write_file(out / tests_name, text, run.project)
+            run.problems += write_file(out / tests_name, text, run.project)
             written.append(out / tests_name)
         found = [
             _as_xfail(c, example, error)
@@ -559,7 +647,7 @@ def _write(run: Generation, target: Target, out: Path) -> tuple[list[Path], str 
         if found:
             what = f"possible bugs in {module.name}: review each"
             text = render(found, command, what, ["import pytest", "from hypothesis import example"])
-            write_file(out / findings_name, text, run.project)
+            run.problems += write_file(out / findings_name, text, run.project)
             written.append(out / findings_name)
             findings_file = str((out / findings_name).relative_to(run.project))
     return written, findings_file

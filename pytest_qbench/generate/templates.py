@@ -34,6 +34,28 @@ SIMPLE = {
 }
 FALSY = {"int": "0", "float": "0.0", "str": "''", "bytes": "b''", "list": "[]", "dict": "{}"}
 """The falsy value of a type, for ``not x`` and ``if x``."""
+SECTIONS = frozenset(
+    {
+        "Args",
+        "Arguments",
+        "Parameters",
+        "Returns",
+        "Yields",
+        "Examples",
+        "Example",
+        "Notes",
+        "Note",
+        "See Also",
+        "Warns",
+        "Warnings",
+        "Attributes",
+        "References",
+        "Todo",
+    }
+)
+"""Docstring section headings: the end of a ``Raises`` section."""
+SINGLETONS = frozenset({"None", "True", "False"})
+"""Values a test compares with ``is``, never ``==`` (pycodestyle's E711 and E712)."""
 GUESSED = {"list[str]": "['a']", "list[int]": "[1]"}
 """Values of the guessed types that are not in ``SIMPLE`` (generate/guess.py)."""
 
@@ -206,7 +228,42 @@ def raised_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
             exc = child.exc.func if isinstance(child.exc, ast.Call) else child.exc
             if isinstance(exc, ast.Name):
                 names.append(exc.id)
+            elif isinstance(exc, ast.Attribute) and isinstance(exc.value, ast.Name):
+                names.append(f"{exc.value.id}.{exc.attr}")
     return list(dict.fromkeys(names))
+
+
+def declared_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The exceptions the function declares: those it raises by name, and those its docstring's
+    ``Raises`` section (Google or NumPy style) or ``:raises X:`` fields name. An input it
+    rejects with one of them is an invalid input, not a bug."""
+    doc = ast.get_docstring(node) or ""
+    names = raised_names(node) + re.findall(r":raises?\s+([A-Za-z_][\w.]*)", doc)
+    lines = doc.splitlines()
+    for index, line in enumerate(lines):
+        if line.strip() in ("Raises:", "Raises"):
+            names += _raises_section(lines[index + 1 :], len(line) - len(line.lstrip()))
+    return list(dict.fromkeys(names))
+
+
+def _raises_section(lines: list[str], heading: int) -> list[str]:
+    """The class names of a ``Raises`` section's entries (``ValueError: why`` or NumPy's
+    ``ValueError`` then an indented line), up to the next section."""
+    names: list[str] = []
+    entry: int | None = None
+    for index, line in enumerate(lines):
+        text = line.strip()
+        if not text or set(text) == {"-"}:
+            continue
+        indent = len(line) - len(line.lstrip())
+        following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+        if indent < heading or text.rstrip(":") in SECTIONS or set(following or "x") == {"-"}:
+            break
+        entry = indent if entry is None else entry
+        found = re.match(r"([A-Za-z_][\w.]*)\s*(:|$)", text)
+        if indent == entry and found and found.group(1).split(".")[-1][:1].isupper():
+            names.append(found.group(1))
+    return names
 
 
 def slug(value: str) -> str:
@@ -229,15 +286,17 @@ def test_source(call: Call, module: str, outcome: dict[str, object]) -> tuple[st
     imports = [f"import {module}"]
     if "raised" in outcome:
         raised = str(outcome["raised"])
-        if raised not in raised_names(function.node):
+        if raised not in {name.rsplit(".", 1)[-1] for name in declared_names(function.node)}:
             raise ValueError(
-                f"the call {expression} raised {raised}, which it does not raise itself"
+                f"the call {expression} raised {raised}, which it neither raises nor declares"
             )
         imports.append("import pytest")
         qualified = raised if outcome.get("module") == "builtins" else f"{module}.{raised}"
         body = f"    with pytest.raises({qualified}):\n        {expression}\n"
     elif outcome.get("literal"):
-        body = f"    assert {expression} == {outcome['returned']}\n"
+        returned = str(outcome["returned"])
+        compare = "is" if returned in SINGLETONS else "=="
+        body = f"    assert {expression} {compare} {returned}\n"
     else:
         body = f"    {expression}  # returned {str(outcome.get('returned'))[:60]!s}: check it\n"
     if call.guessed:

@@ -50,7 +50,7 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
     )
     finished = measured.finished
     if finished.timed_out:
-        return Verdict("hung", {}, f"hung: killed after {timeout:g}s (--timeout)")
+        return Verdict("hung", {}, f"hung: killed after {timeout:g}s (--test-timeout)")
     output = finished.output
     if finished.returncode == 0:
         return Verdict("passed", measured.executed, "")

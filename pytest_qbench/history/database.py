@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.install import install_extra
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.dburl import ENV_VAR
@@ -89,7 +90,7 @@ def require_psycopg(source: str = "the history database") -> None:
     except ImportError as exc:
         raise HistoryError(
             f"{source} is a PostgreSQL URL, which needs psycopg ({exc}); "
-            "pip install 'pytest-qbench[postgres]'",
+            f"install it: {install_extra('postgres')}",
             slug="postgres-missing",
         ) from None
 

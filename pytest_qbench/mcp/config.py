@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.install import install_qbench
 
 
 DEFAULT_TIMEOUT = 50.0
@@ -174,7 +175,7 @@ def find_python(value: str, root: Path) -> str:
     if problem:
         raise QBenchError(
             f"--python {value}: {found} cannot import pytest and pytest-qbench ({problem}); "
-            f"install them in that environment: {found} -m pip install pytest-qbench",
+            f"install them in that environment: {install_qbench(found)}",
             slug="mcp-python",
         )
     return found

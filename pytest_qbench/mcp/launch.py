@@ -13,12 +13,12 @@ from collections.abc import Sequence
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.install import install_extra
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.config import add_server_options
 from pytest_qbench.mcp.config import config_from_args
 
 
-MISSING_EXTRA = "qbench mcp requires the 'mcp' extra: pip install 'pytest-qbench[mcp]'"
 SDK_MODULES = frozenset({"mcp", "mcp_types", "anyio", "starlette", "httpx2", "sse_starlette"})
 DESCRIPTION = (
     "Serve pytest-qbench's MCP tools over stdio: run the tests, read failures and raw output "
@@ -64,9 +64,14 @@ def load_server() -> Callable[[ServerConfig], None]:
         from pytest_qbench.mcp.server import serve
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in SDK_MODULES:
-            raise QBenchError(MISSING_EXTRA, slug="mcp-extra") from None
+            raise QBenchError(missing_extra(), slug="mcp-extra") from None
         raise
     return serve
+
+
+def missing_extra() -> str:
+    """The line that says what to install when the MCP SDK is missing."""
+    return f"qbench mcp requires the 'mcp' extra; install it: {install_extra('mcp')}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
