@@ -370,7 +370,7 @@ def test_qbench_index_keep_runs_spares_a_run_in_progress(
     finally:
         os.close(held)
     assert live.is_dir()
-    assert "it is still running" in capsys.readouterr().err
+    assert "its run is still going" in capsys.readouterr().err
 
 
 def test_run_dir_deleted_mid_run_is_made_again(pytester: pytest.Pytester) -> None:

@@ -141,7 +141,7 @@ def line_length(path: Path, project: Path) -> int:
     when ruff is not installed or says nothing)."""
     ruff = find_executable("ruff")
     if ruff:
-        done = _run([ruff, "check", "--show-settings", str(path)], "", project)
+        done = _run([ruff, "check", "--no-cache", "--show-settings", str(path)], "", project)
         found = re.search(r"^linter\.line_length = (\d+)$", done[1] if done else "", re.MULTILINE)
         if found:
             return int(found.group(1))
@@ -154,7 +154,9 @@ def format_source(text: str, path: Path, project: Path) -> str:
     ruff = find_executable("ruff")
     if ruff:
         fixed = _run(
-            [ruff, "check", "--fix", "--quiet", f"--stdin-filename={path}", "-"], text, project
+            [ruff, "check", "--no-cache", "--fix", "--quiet", f"--stdin-filename={path}", "-"],
+            text,
+            project,
         )
         if fixed is not None and fixed[0] in (0, 1) and fixed[1].strip():
             text = fixed[1]
@@ -170,7 +172,9 @@ def lint_problems(path: Path, project: Path) -> list[str]:
     ruff = find_executable("ruff")
     if not ruff:
         return []
-    done = _run([ruff, "check", "--output-format=concise", "--quiet", str(path)], "", project)
+    done = _run(
+        [ruff, "check", "--no-cache", "--output-format=concise", "--quiet", str(path)], "", project
+    )
     if done is None or done[0] == 0:
         return []
     found = [line for line in done[1].splitlines() if line.strip()]
@@ -187,7 +191,8 @@ def lint_problems(path: Path, project: Path) -> list[str]:
 
 def _run(command: list[str], text: str, project: Path) -> tuple[int, str] | None:
     """``command`` with ``text`` on stdin, from ``project``: its status and stdout, or ``None``
-    when it cannot run or times out."""
+    when it cannot run or times out. (ruff check runs with ``--no-cache``: the project gets
+    nothing but the written files, no ``.ruff_cache``.)"""
     try:
         done = subprocess.run(
             command,

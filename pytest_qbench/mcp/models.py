@@ -97,8 +97,8 @@ class RunResult(QBenchModel):
     exit_meaning: str
     """pytest's exit status in words."""
     timed_out: bool = False
-    """The run hit timeout_seconds and was stopped: the results are partial, unless every
-    test had its result and only pytest's session end was cut (then partial is false)."""
+    """The run hit timeout_seconds and was stopped: the results are partial, unless only
+    pytest's session end was cut (then partial is false)."""
     partial: bool = False
     """The run did not finish: tests after the cut never ran."""
     timeout_seconds: float
@@ -290,7 +290,7 @@ class RunList(QBenchModel):
 
 
 class FlakyEntry(QBenchModel):
-    """A test whose outcome flips across recent runs, flaky on evidence."""
+    """A test whose outcome flips across recent runs, on evidence."""
 
     nodeid: str
     """pytest's node id."""
@@ -528,8 +528,7 @@ class GenerateTruncation(QBenchModel):
 
 
 class GenerateWorkflowResult(QBenchModel):
-    """A test generation (issue 14.3): the seed's ``generate_tests_workflow`` output, with the
-    run id of its log."""
+    """A test generation: ``qbench generate``'s output, with the run id of its log."""
 
     run_id: str
     """For get_run_output: stdout is the whole result (JSON), stderr the log."""

@@ -89,8 +89,8 @@ Texts = Annotated[list[str] | None, Field(description="Any of these values (case
 RunId = Annotated[
     str,
     Field(
-        description="A run id from run_test_workflow or list_runs (or a unique prefix of one), "
-        "'last' or 'last~N' (N runs before the last, by start time)",
+        description="A run id (or unique prefix) from run_test_workflow or list_runs, 'last' "
+        "or 'last~N' (N runs before the last)",
         max_length=128,
     ),
 ]
@@ -390,8 +390,7 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
         limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,
         runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
     ) -> Annotated[CallToolResult, FlakyList]:
-        """Tests flaky on evidence (never a failure repeating run after run), flakiest
-        first."""
+        """Tests flaky on evidence, never a repeating failure; flakiest first."""
         with tool_errors(budget):
             found = tools.flaky_tests(limit, runs)
         return respond(found, texts.flaky_text(found, budget), budget)

@@ -312,9 +312,8 @@ class TestHistory(QBenchModel):
 
     status: HistoryStatus
     """``known flaky`` on evidence over the window and this run (a pass after reruns, a pass
-    and a fail on one commit, or single-run failures between passes with the same failure; a
-    failure repeating in consecutive runs is never flaky, and outage runs, where most tests
-    failed, are set aside); else ``new failure`` when the test passed the last time it ran, or
+    and a fail on one commit, single-run failures between passes), never for a failure that
+    repeats run after run; else ``new failure`` when the test passed the last time it ran, or
     never ran before; else ``failing``."""
     summary: str
     """The status in words, one line: ``new failure``, ``failed 3 of the last 10 runs``..."""
@@ -459,7 +458,7 @@ class Diagnostic(QBenchModel):
     byte_offsets: ByteOffsets = Field(default_factory=ByteOffsets)
     """The bytes of the check's stored raw log this came from (zeros when unknown)."""
     history: str | None = None
-    """For a static checker's diagnostic in a test run's report (issue 13.5): ``new`` (no
+    """For a static checker's diagnostic in a test run's report: ``new`` (no
     earlier run of that checker in the history index had it, or none ran) or ``existing since
     <run id>`` (the earlier runs of the checker had it since that run); ``None`` when the run was
     not indexed, or in ``qbench check`` reports."""
