@@ -79,6 +79,38 @@ def _new(model: str, /, **values: Any) -> Record:
     return record
 
 
+@cache
+def _defaults(model: str) -> dict[str, Any]:
+    """The fields of ``model`` that have a default, with it (as JSON)."""
+    return {name: value for name, value in _shapes()[model].items() if value != REQUIRED}
+
+
+_NO_DEFAULT = object()
+
+
+def compact(model: str, record: Mapping[str, Any]) -> Record:
+    """``record`` without its fields that hold their default: what the files store.
+
+    Only top-level fields are left out (a nested record is kept whole), and required fields are
+    always kept. ``expand`` (and pydantic's ``model_validate``) restores the record. The record
+    itself is left alone: in-process readers see every field.
+    """
+    defaults = _defaults(model)
+    return {k: v for k, v in record.items() if v != defaults.get(k, _NO_DEFAULT)}
+
+
+def expand(model: str, record: Mapping[str, Any]) -> Record:
+    """A record read from a file, with the fields ``compact`` left out restored (list and dict
+    defaults are fresh objects); the inverse of ``compact``. Unknown fields are kept as read."""
+    layout = _layout(model)
+    full = layout.template.copy()
+    full.update(record)
+    for name, make in layout.fresh:
+        if name not in record:
+            full[name] = make()
+    return full
+
+
 if TYPE_CHECKING:
     from pytest_qbench.report.records import ReportSummaryRecord
     from pytest_qbench.report.records import new as new  # typed overloads, generated

@@ -25,10 +25,13 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import cast
 
 from pytest_qbench.core import atomic
 from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.shapes import expand
 
 
 if TYPE_CHECKING:
@@ -46,6 +49,9 @@ REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
 RESULT_PREFIX = '{"kind":"result","result":'
+RESULT = "TestResult"
+"""The model of a result; its records are stored ``compact`` (fields at their default left out)
+and read back through ``expand`` or the model."""
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -179,8 +185,8 @@ class StreamWriter:
         self._write(dumps(record).encode())
 
     def write_result(self, result: TestResultRecord) -> None:
-        """One finished test (a ``TestResult`` record)."""
-        self._write(f"{RESULT_PREFIX}{dumps(result)}}}".encode())
+        """One finished test (a ``TestResult`` record, without its fields at their default)."""
+        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}".encode())
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
@@ -260,6 +266,7 @@ class StreamWriter:
 
 def iter_result_json(stream: Path, check: bool = False) -> Iterator[str]:
     """The raw JSON of every result in a stream, in order (no parsing: this is the fast path).
+    Fields at their default are not in it: parse with ``read_result``, which restores them.
 
     With ``check``, each result is parsed, and a line that is not whole JSON (torn by a failed
     write) is skipped: for a stream whose writer reported ``damaged``.
@@ -272,6 +279,12 @@ def iter_result_json(stream: Path, check: bool = False) -> Iterator[str]:
                 if check and not _is_json_object(item):
                     continue
                 yield item
+
+
+def read_result(raw: str) -> TestResultRecord:
+    """A result's JSON (from ``iter_result_json``) as a whole record: the fields left out at
+    their default restored."""
+    return cast("TestResultRecord", expand(RESULT, json.loads(raw)))
 
 
 def repair_stream(stream: Path) -> int:
@@ -304,8 +317,9 @@ def write_report_json(
     patches: Mapping[str, Record] | None = None,
     check: bool = False,
 ) -> None:
-    """Write a ``TestReport`` record as JSON; a ``stream``'s results are spliced in unparsed
-    (parsed, and torn lines skipped, with ``check``: a stream whose writer was ``damaged``).
+    """Write a ``TestReport`` record as JSON, each result ``compact``; a ``stream``'s results
+    (compact already) are spliced in unparsed (parsed, and torn lines skipped, with ``check``:
+    a stream whose writer was ``damaged``).
 
     Compact JSON of a list is its items' JSON joined by commas, so the file is exactly the
     report's JSON with the stream's results as ``results``, without holding them in memory.
@@ -325,7 +339,7 @@ def write_report_json(
                 handle.write(item if first else "," + item)
                 first = False
         for result in report["results"]:
-            handle.write(("" if first else ",") + dumps(result))
+            handle.write(("" if first else ",") + dumps(compact(RESULT, result)))
             first = False
         handle.write(head[cut:])
 
@@ -344,4 +358,4 @@ def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
         return item
     result = json.loads(item)
     patch = patches.get(result["nodeid"])
-    return item if patch is None else dumps({**result, **patch})
+    return item if patch is None else dumps(compact(RESULT, {**result, **patch}))
