@@ -1,9 +1,11 @@
 """Records: plain JSON data shaped exactly like the models, built without importing pydantic.
 
 The pytest plugin works on records, so that a run costs pytest no more memory than it must;
-``report.json`` then holds exactly what ``TestReport.model_dump_json()`` would (a test checks
-that every report qbench writes is a fixed point of the model); only the spelling of some
-floats differs (``1e-05`` where pydantic writes ``0.00001``), not their value. The shapes come from
+``report.json`` then holds exactly what ``TestReport.model_dump_json()`` would, except that each
+test result is stored ``compact`` (its fields at their default left out; ``expand`` and the
+model restore them), and a test checks that every report qbench writes is a fixed point of the
+model; only the spelling of some floats differs (``1e-05`` where pydantic writes ``0.00001``),
+not their value. The shapes come from
 ``shapes.json``, generated from ``models.py``: ``python -m pytest_qbench.report.shapes`` rewrites it,
 and a test fails when it is stale. The same command rewrites ``records.py``, a ``TypedDict`` per
 model and the overloads that type ``new`` (``new("GateResult", ...)`` is a ``GateResultRecord``),
