@@ -18,12 +18,14 @@ import errno
 import json
 import os
 import secrets
+import sys
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import IO
 from typing import TYPE_CHECKING
 from typing import cast
 
@@ -311,7 +313,7 @@ def _is_json_object(text: str) -> bool:
 
 
 def write_report_json(
-    path: Path,
+    path: Path | str,
     report: TestReportRecord,
     stream: Path | None,
     patches: Mapping[str, Record] | None = None,
@@ -324,24 +326,40 @@ def write_report_json(
     Compact JSON of a list is its items' JSON joined by commas, so the file is exactly the
     report's JSON with the stream's results as ``results``, without holding them in memory.
     ``patches`` (node id to fields) amends failed and errored results of the stream, which are
-    parsed for it: their ``history`` is known only when the run has ended.
+    parsed for it: their ``history`` is known only when the run has ended. ``-`` is stdout
+    (the JSON, then a newline).
     """
+    if str(path) == "-":
+        _write_report(sys.stdout, report, stream, patches, check)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return
+    with atomic.atomic_writer(Path(path)) as handle:
+        _write_report(handle, report, stream, patches, check)
+
+
+def _write_report(
+    handle: IO[str],
+    report: TestReportRecord,
+    stream: Path | None,
+    patches: Mapping[str, Record] | None,
+    check: bool,
+) -> None:
     head = dumps({**report, "results": []})
     marker = '"results":[]'
     cut = head.index(marker) + len(marker) - 1
-    with atomic.atomic_writer(path) as handle:
-        handle.write(head[:cut])
-        first = True
-        if stream is not None:
-            for item in iter_result_json(stream, check):
-                if patches:
-                    item = patch_result_json(item, patches)
-                handle.write(item if first else "," + item)
-                first = False
-        for result in report["results"]:
-            handle.write(("" if first else ",") + dumps(compact(RESULT, result)))
+    handle.write(head[:cut])
+    first = True
+    if stream is not None:
+        for item in iter_result_json(stream, check):
+            if patches:
+                item = patch_result_json(item, patches)
+            handle.write(item if first else "," + item)
             first = False
-        handle.write(head[cut:])
+    for result in report["results"]:
+        handle.write(("" if first else ",") + dumps(compact(RESULT, result)))
+        first = False
+    handle.write(head[cut:])
 
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
