@@ -13,7 +13,6 @@ into DIR (``QBENCH_SCREENSHOTS=docs/images pytest tests/test_html_browser.py``).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -28,6 +27,8 @@ from html_suites import Run
 from html_suites import build_demo
 from html_suites import build_large
 from html_suites import build_xss
+
+from pytest_qbench.report.models import TestReport
 
 
 if TYPE_CHECKING:
@@ -79,11 +80,10 @@ def demo(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Pa
 
 @pytest.fixture(scope="module")
 def demo_report(demo: tuple[Path, Run]) -> dict[str, Any]:
-    """The last demo run's report.json."""
-    data: dict[str, Any] = json.loads(
-        (demo[0].parent / ".qbench" / "runs" / "demo-3" / "report.json").read_text("utf-8")
-    )
-    return data
+    """The last demo run's report.json, every field filled in (the file leaves out a result's
+    fields at their default)."""
+    text = (demo[0].parent / ".qbench" / "runs" / "demo-3" / "report.json").read_text("utf-8")
+    return TestReport.model_validate_json(text).model_dump(mode="json")
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from pytest_qbench.report.models import TestReport
 
 from conftest import QBenchRun
 from conftest import RunQBench
+from conftest import compact_report
 
 
 DATA = Path(__file__).parent / "data" / "junit"
@@ -342,10 +343,13 @@ def test_cli_merge_and_render(
 def test_cli_merge_run_directories_to_stdout(
     two_reports: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Run directories are accepted; ``-o -`` prints the JSON and the note goes to stderr."""
+    """Run directories are accepted; ``-o -`` prints the JSON (as a report.json: each result
+    without its fields at their default) and the note goes to stderr."""
     assert main(["merge", *(str(p.parent) for p in two_reports), "-o", "-"]) == OK
     captured = capsys.readouterr()
+    assert captured.out.endswith("}\n")
     assert json.loads(captured.out)["summary"]["total"] == 2
+    assert json.loads(captured.out) == compact_report(TestReport.model_validate_json(captured.out))
     assert captured.err.startswith("qbench: merged 2 reports")
 
 

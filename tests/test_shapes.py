@@ -240,6 +240,34 @@ def test_new_keeps_given_values(result: models.TestResult) -> None:
     assert list(record) == list(dumped)
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(result_strategy)
+def test_compact_leaves_out_defaults_and_expand_restores_them(result: models.TestResult) -> None:
+    """compact() drops exactly the top-level fields at their default; expand() and the model
+    both give the whole result back, in field order."""
+    dumped = result.model_dump(mode="json")
+    stored = shapes.compact("TestResult", dumped)
+    defaults = shapes._defaults("TestResult")
+    assert set(dumped) - set(stored) == {k for k, v in dumped.items() if v == defaults.get(k, [1])}
+    assert {"nodeid", "test_name", "file", "outcome"} <= set(stored)
+    restored = shapes.expand("TestResult", stored)
+    assert restored == dumped
+    assert list(restored) == list(dumped)
+    assert models.TestResult.model_validate(stored) == result
+
+
+def test_compact_of_a_bare_result_keeps_its_required_fields_only() -> None:
+    """A result with nothing set is stored as its required fields; expand() gives fresh lists."""
+    record = new("TestResult", nodeid="t.py::t", test_name="t", file="t.py", outcome="passed")
+    stored = shapes.compact("TestResult", record)
+    assert stored == {"nodeid": "t.py::t", "test_name": "t", "file": "t.py", "outcome": "passed"}
+    assert record["markers"] == []  # the record itself is left alone
+    first, second = (shapes.expand("TestResult", stored) for _ in range(2))
+    assert first == record
+    first["markers"].append("slow")
+    assert second["markers"] == []
+
+
 def test_new_keeps_text_that_reads_like_the_required_marker() -> None:
     """A value that happens to be the text ``<required>`` (user data) is a value, not a gap."""
     text = "".join(["<req", "uired>"])  # built at run time, as user data is

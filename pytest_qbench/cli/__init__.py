@@ -232,16 +232,12 @@ def cmd_ingest_junit(args: argparse.Namespace) -> int:
 
 def write_report(report: TestReport, output: str, markdown: Path | None) -> None:
     """Write ``report`` as JSON to ``output`` (``-`` is stdout) and, if asked, as Markdown."""
-    from pytest_qbench.core import atomic
     from pytest_qbench.report import store
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
 
     record = cast("TestReportRecord", report.model_dump(mode="json"))
-    if output == "-":
-        atomic.write_text_atomic("-", report.model_dump_json() + "\n")
-    else:
-        store.write_report_json(Path(output), record, None)
+    store.write_report_json(output if output == "-" else Path(output), record, None)
     if markdown is not None:
         view = aggregate(record["results"]).view()
         writer = OutputWriter(record, None, view, template_dir=None, max_items=50)

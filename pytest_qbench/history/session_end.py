@@ -165,7 +165,8 @@ def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Reco
 
     Most results only tell their node id, outcome and duration: of their JSON line only the head
     is parsed, the fields before ``durations`` (which hold no nested value, so that the head cut
-    there and closed is an object of its own). Other lines are parsed whole.
+    there and closed is an object of its own). Other lines are parsed whole, with the fields the
+    stream leaves out at their default restored.
     """
     if stream is not None:
         for raw in store.iter_result_json(stream):
@@ -176,10 +177,13 @@ def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Reco
 def _light_record(raw: str) -> Record:
     cut = raw.find(_HEAD_END)
     if cut < 0 or any(mark in raw for mark in _NEEDS_ALL):
-        full: Record = json.loads(raw)
-        return full
+        return _whole_record(raw)
     head: Record = json.loads(raw[:cut] + "}")
-    return head if "outcome" in head and "duration" in head else json.loads(raw)
+    return head if "outcome" in head and "duration" in head else _whole_record(raw)
+
+
+def _whole_record(raw: str) -> Record:
+    return cast("Record", store.read_result(raw))
 
 
 def failing_histories(

@@ -8,7 +8,6 @@ line, and a next step in the digest.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator
 from collections.abc import Iterator
 from functools import partial
@@ -95,8 +94,7 @@ class GateCollector:
         path = self.session.stream_path
         if path.exists():
             for raw in store.iter_result_json(path):
-                result: TestResultRecord = json.loads(raw)
-                yield result
+                yield store.read_result(raw)
         yield from self.session.unstreamed
 
     @pytest.hookimpl

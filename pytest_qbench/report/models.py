@@ -6,6 +6,8 @@ reads ``report.json``. ``TestReport.model_json_schema()`` is checked into ``docs
 Schema history (``SCHEMA_VERSION``):
 
 1. First release: results, summary, run metadata, environment, diagnostics, stream records.
+   Within 1, the files leave out a test result's fields at their default; not a bump: the
+   schema never required those fields, and the models of 1 restore them when they read.
 """
 
 from __future__ import annotations

@@ -50,8 +50,7 @@ class StreamResults:
         for raw in store.iter_result_json(self.stream, self.check):
             if self.patches:
                 raw = store.patch_result_json(raw, self.patches)
-            result: TestResultRecord = json.loads(raw)
-            yield result
+            yield store.read_result(raw)
         yield from self.after
 
     def __len__(self) -> int:

@@ -1,9 +1,11 @@
 """Records: plain JSON data shaped exactly like the models, built without importing pydantic.
 
 The pytest plugin works on records, so that a run costs pytest no more memory than it must;
-``report.json`` then holds exactly what ``TestReport.model_dump_json()`` would (a test checks
-that every report qbench writes is a fixed point of the model); only the spelling of some
-floats differs (``1e-05`` where pydantic writes ``0.00001``), not their value. The shapes come from
+``report.json`` then holds exactly what ``TestReport.model_dump_json()`` would, except that each
+test result is stored ``compact`` (its fields at their default left out; ``expand`` and the
+model restore them), and a test checks that every report qbench writes is a fixed point of the
+model; only the spelling of some floats differs (``1e-05`` where pydantic writes ``0.00001``),
+not their value. The shapes come from
 ``shapes.json``, generated from ``models.py``: ``python -m pytest_qbench.report.shapes`` rewrites it,
 and a test fails when it is stale. The same command rewrites ``records.py``, a ``TypedDict`` per
 model and the overloads that type ``new`` (``new("GateResult", ...)`` is a ``GateResultRecord``),
@@ -77,6 +79,38 @@ def _new(model: str, /, **values: Any) -> Record:
         if name not in values:
             record[name] = make()
     return record
+
+
+@cache
+def _defaults(model: str) -> dict[str, Any]:
+    """The fields of ``model`` that have a default, with it (as JSON)."""
+    return {name: value for name, value in _shapes()[model].items() if value != REQUIRED}
+
+
+_NO_DEFAULT = object()
+
+
+def compact(model: str, record: Mapping[str, Any]) -> Record:
+    """``record`` without its fields that hold their default: what the files store.
+
+    Only top-level fields are left out (a nested record is kept whole), and required fields are
+    always kept. ``expand`` (and pydantic's ``model_validate``) restores the record. The record
+    itself is left alone: in-process readers see every field.
+    """
+    defaults = _defaults(model)
+    return {k: v for k, v in record.items() if v != defaults.get(k, _NO_DEFAULT)}
+
+
+def expand(model: str, record: Mapping[str, Any]) -> Record:
+    """A record read from a file, with the fields ``compact`` left out restored (list and dict
+    defaults are fresh objects); the inverse of ``compact``. Unknown fields are kept as read."""
+    layout = _layout(model)
+    full = layout.template.copy()
+    full.update(record)
+    for name, make in layout.fresh:
+        if name not in record:
+            full[name] = make()
+    return full
 
 
 if TYPE_CHECKING:

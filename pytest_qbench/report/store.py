@@ -18,17 +18,22 @@ import errno
 import json
 import os
 import secrets
+import sys
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import IO
 from typing import TYPE_CHECKING
+from typing import cast
 
 from pytest_qbench.core import atomic
 from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.shapes import expand
 
 
 if TYPE_CHECKING:
@@ -46,6 +51,9 @@ REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
 RESULT_PREFIX = '{"kind":"result","result":'
+RESULT = "TestResult"
+"""The model of a result; its records are stored ``compact`` (fields at their default left out)
+and read back through ``expand`` or the model."""
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -179,8 +187,8 @@ class StreamWriter:
         self._write(dumps(record).encode())
 
     def write_result(self, result: TestResultRecord) -> None:
-        """One finished test (a ``TestResult`` record)."""
-        self._write(f"{RESULT_PREFIX}{dumps(result)}}}".encode())
+        """One finished test (a ``TestResult`` record, without its fields at their default)."""
+        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}".encode())
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
@@ -260,6 +268,7 @@ class StreamWriter:
 
 def iter_result_json(stream: Path, check: bool = False) -> Iterator[str]:
     """The raw JSON of every result in a stream, in order (no parsing: this is the fast path).
+    Fields at their default are not in it: parse with ``read_result``, which restores them.
 
     With ``check``, each result is parsed, and a line that is not whole JSON (torn by a failed
     write) is skipped: for a stream whose writer reported ``damaged``.
@@ -272,6 +281,12 @@ def iter_result_json(stream: Path, check: bool = False) -> Iterator[str]:
                 if check and not _is_json_object(item):
                     continue
                 yield item
+
+
+def read_result(raw: str) -> TestResultRecord:
+    """A result's JSON (from ``iter_result_json``) as a whole record: the fields left out at
+    their default restored."""
+    return cast("TestResultRecord", expand(RESULT, json.loads(raw)))
 
 
 def repair_stream(stream: Path) -> int:
@@ -298,36 +313,53 @@ def _is_json_object(text: str) -> bool:
 
 
 def write_report_json(
-    path: Path,
+    path: Path | str,
     report: TestReportRecord,
     stream: Path | None,
     patches: Mapping[str, Record] | None = None,
     check: bool = False,
 ) -> None:
-    """Write a ``TestReport`` record as JSON; a ``stream``'s results are spliced in unparsed
-    (parsed, and torn lines skipped, with ``check``: a stream whose writer was ``damaged``).
+    """Write a ``TestReport`` record as JSON, each result ``compact``; a ``stream``'s results
+    (compact already) are spliced in unparsed (parsed, and torn lines skipped, with ``check``:
+    a stream whose writer was ``damaged``).
 
     Compact JSON of a list is its items' JSON joined by commas, so the file is exactly the
     report's JSON with the stream's results as ``results``, without holding them in memory.
     ``patches`` (node id to fields) amends failed and errored results of the stream, which are
-    parsed for it: their ``history`` is known only when the run has ended.
+    parsed for it: their ``history`` is known only when the run has ended. ``-`` is stdout
+    (the JSON, then a newline).
     """
+    if str(path) == "-":
+        _write_report(sys.stdout, report, stream, patches, check)
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        return
+    with atomic.atomic_writer(Path(path)) as handle:
+        _write_report(handle, report, stream, patches, check)
+
+
+def _write_report(
+    handle: IO[str],
+    report: TestReportRecord,
+    stream: Path | None,
+    patches: Mapping[str, Record] | None,
+    check: bool,
+) -> None:
     head = dumps({**report, "results": []})
     marker = '"results":[]'
     cut = head.index(marker) + len(marker) - 1
-    with atomic.atomic_writer(path) as handle:
-        handle.write(head[:cut])
-        first = True
-        if stream is not None:
-            for item in iter_result_json(stream, check):
-                if patches:
-                    item = patch_result_json(item, patches)
-                handle.write(item if first else "," + item)
-                first = False
-        for result in report["results"]:
-            handle.write(("" if first else ",") + dumps(result))
+    handle.write(head[:cut])
+    first = True
+    if stream is not None:
+        for item in iter_result_json(stream, check):
+            if patches:
+                item = patch_result_json(item, patches)
+            handle.write(item if first else "," + item)
             first = False
-        handle.write(head[cut:])
+    for result in report["results"]:
+        handle.write(("" if first else ",") + dumps(compact(RESULT, result)))
+        first = False
+    handle.write(head[cut:])
 
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
@@ -344,4 +376,4 @@ def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
         return item
     result = json.loads(item)
     patch = patches.get(result["nodeid"])
-    return item if patch is None else dumps({**result, **patch})
+    return item if patch is None else dumps(compact(RESULT, {**result, **patch}))
