@@ -16,6 +16,7 @@ import pytest
 from pytest_qbench.generate.models import GenerateResult
 
 
+pytestmark = pytest.mark.generation
 DATA = Path(__file__).parent / "data" / "generate"
 TIMEOUT = 600
 """--test-timeout of the runs whose code never hangs: a safety net no test that returns reaches,
@@ -222,7 +223,7 @@ def test_a_hanging_test_is_dropped_within_the_timeout(tmp_path: Path) -> None:
     dropped with a line saying so, spin needs a person, and the run goes on (half's test is
     kept). The timeout is scaled to the machine's load: a test that returns is never killed."""
     (tmp_path / "hangs.py").write_text(HANGS, encoding="utf-8")
-    hang = scaled(30)
+    hang = scaled(15)
     done = qbench(
         tmp_path,
         *("generate", "hangs.py", "--json", "--strategy", "hypothesis", "--timeout", BUDGET),
@@ -606,6 +607,7 @@ def test_problems_never_deny_a_hypothesis_test_that_was_kept(tmp_path: Path) -> 
 LINTED = '''"""Roots and names."""
 
 import math
+
 
 
 def root(number: int) -> int:

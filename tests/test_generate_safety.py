@@ -29,6 +29,7 @@ from pytest_qbench.generate.target import resolve_target
 from pytest_qbench.generate.verify import verify
 
 
+pytestmark = pytest.mark.generation
 TIMEOUT = 15
 """--test-timeout of the runs (a safety net: no verdict here depends on it)."""
 
@@ -67,6 +68,7 @@ def snapshot(root: Path, skip: str = "tests/generated") -> dict[str, str]:
 DESTRUCTIVE = """
 import os
 import shutil
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = os.path.join(HERE, "data")

@@ -34,7 +34,10 @@ from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.generation import workflow_result
 
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux process groups and /proc")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="Linux process groups and /proc"),
+    pytest.mark.generation,
+]
 
 CALC = '''\
 """A small module: one function is tested, the others are not."""
