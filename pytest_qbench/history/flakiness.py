@@ -1,6 +1,6 @@
 """Flaky or broken: the one rule that labels a failing test, for the run's report (and so MCP's
 ``get_test_failure``), ``qbench diff``, ``qbench flaky``, ``qbench history`` and MCP's
-``get_flaky_tests``. Pure functions, no database.
+``flaky_tests``. Pure functions, no database.
 
 A test is flaky only on evidence that its outcome does not follow from the code it runs:
 
