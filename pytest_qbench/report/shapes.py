@@ -73,12 +73,7 @@ def _new(model: str, /, **values: Any) -> Record:
         raise KeyError(f"{model} has no field(s) {sorted(given - layout.names)}")
     if not layout.required <= given:
         raise KeyError(f"{model} needs field(s) {sorted(layout.required - given)}")
-    record = layout.template.copy()
-    record.update(values)
-    for name, make in layout.fresh:
-        if name not in values:
-            record[name] = make()
-    return record
+    return expand(model, values)
 
 
 @cache
