@@ -15,6 +15,7 @@ from history_data import write_run
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
+from pytest_qbench.evaluation.schema_check import validate
 from pytest_qbench.history.dburl import ENV_VAR
 from pytest_qbench.report import store
 
@@ -439,6 +440,33 @@ def test_index_checks_a_report_with_the_models(
     assert err.startswith(f"qbench: error: {bad} is not a qbench report: {detail}"), err
     assert len(err.splitlines()) == 1
     assert "bad-1" not in run_text(capsys, "runs")[1]
+
+
+SCHEMAS = Path(__file__).parent.parent / "docs" / "schemas"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["runs"],
+        ["show", "last"],
+        ["diff"],
+        ["history", "t.py::test_b"],
+        ["mcp-log"],
+        ["index"],
+        ["gc", "--keep", "1", "--dry-run"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_json_output_follows_its_published_schema(
+    qdir: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    """Each history command's --json output conforms to the schema of its model, as checked
+    into docs/schemas/ (``qbench schema --model NAME``), unknown keys refused."""
+    schema = json.loads((SCHEMAS / f"{args[0]}.json").read_text(encoding="utf-8"))
+    assert schema["additionalProperties"] is False
+    _, data = run_json(capsys, *args)
+    assert validate(data, schema) is None
 
 
 def test_commands_need_a_qbench_directory(

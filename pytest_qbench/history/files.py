@@ -206,15 +206,6 @@ class StoreUsage:
     coverage: int
     """Bytes of the runs' coverage data files (``.coverage*``, ``*.db``)."""
 
-    def to_json(self) -> dict[str, Any]:
-        """``{"path", "bytes", "run_dirs", "coverage_bytes"}``."""
-        return {
-            "path": str(self.path),
-            "bytes": self.total,
-            "run_dirs": self.run_dirs,
-            "coverage_bytes": self.coverage,
-        }
-
 
 def store_usage(qbench_dir: Path) -> StoreUsage:
     """The size of ``qbench_dir``, its run directories and their coverage data."""
