@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from pytest_qbench.report.models import TestReport
     from pytest_qbench.report.records import TestReportRecord
 
+from pytest_qbench.cli.schemas import DEFAULT
+from pytest_qbench.cli.schemas import MODELS
+from pytest_qbench.cli.schemas import schema_for
 from pytest_qbench.cli.status import ERR
 from pytest_qbench.cli.status import OK
 
@@ -102,12 +105,17 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
 
-    schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
+    schema = sub.add_parser(
+        "schema", help="Print the JSON Schema of report.json, or of a command's --json output"
+    )
     schema.add_argument(
         "--model",
-        choices=["report", "digest", "stream", "check"],
-        default="report",
-        help="Which schema. Default: %(default)r",
+        choices=list(MODELS),
+        default=DEFAULT,
+        metavar="NAME",
+        help=f"Which schema: {', '.join(MODELS)} (report.json, the failure digest, a line of "
+        "results.jsonl, check.json, then the --json output of that command). "
+        "Default: %(default)r",
     )
     schema.set_defaults(func=cmd_schema)
     return parser
@@ -307,22 +315,3 @@ def cmd_schema(args: argparse.Namespace) -> int:
     """``qbench schema``: the JSON Schema, as checked into docs/."""
     print(json.dumps(schema_for(args.model), indent=2))
     return OK
-
-
-def schema_for(model: str) -> dict[str, object]:
-    """The JSON Schema of ``report``, ``digest``, ``stream`` (one line of results.jsonl) or
-    ``check`` (a ``qbench check`` run's check.json, issue 13)."""
-    from pydantic import TypeAdapter
-
-    from pytest_qbench.report.models import CheckReport
-    from pytest_qbench.report.models import FailureDigest
-    from pytest_qbench.report.models import StreamRecord
-    from pytest_qbench.report.models import TestReport
-
-    if model == "check":
-        return CheckReport.model_json_schema(mode="serialization")
-    if model == "digest":
-        return FailureDigest.model_json_schema(mode="serialization")
-    if model == "stream":
-        return TypeAdapter(StreamRecord).json_schema(mode="serialization")
-    return TestReport.model_json_schema(mode="serialization")

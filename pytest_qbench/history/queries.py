@@ -95,9 +95,16 @@ class PastResult:
     """The run's tests that passed or failed, skips left out (read for flaky verdicts)."""
 
 
+JSON_CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}
+"""pydantic's configuration of the dataclasses that are part of a command's ``--json`` output
+(a plain dict: pydantic is imported only by the models that use them)."""
+
+
 @dataclass(frozen=True)
 class FailureInfo:
     """What a fingerprint stands for: error type, location and an example message."""
+
+    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
 
     error_type: str
     location: str
