@@ -77,6 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="Write the HTML report (one self-contained file) to OUT, with the trend of the "
         "run store holding the run. Alone, nothing else is written",
     )
+    render.add_argument(
+        "--ctrf",
+        type=Path,
+        metavar="OUT",
+        help="Write the run as a CTRF document to OUT ('-' for stdout), with insights from the "
+        "run store's history index. Alone, nothing else is written",
+    )
     render.set_defaults(func=cmd_render)
 
     add_merge_parser(sub)
@@ -270,7 +277,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     source: Path = args.source
     alone = args.template is None and args.output is None
-    rebuild = source.is_dir() and alone and args.html is None
+    rebuild = source.is_dir() and alone and args.html is None and args.ctrf is None
     model = load_source(source)
     report = cast("TestReportRecord", model.model_dump(mode="json"))
     view = aggregate(report["results"], max_items=args.max_items).view()
@@ -296,8 +303,12 @@ def cmd_render(args: argparse.Namespace) -> int:
         from pytest_qbench.cli.html import write_html
 
         write_html(writer, source, args.html)
-        if alone:
-            return OK
+    if args.ctrf is not None:
+        from pytest_qbench.cli.ctrf import write_ctrf
+
+        write_ctrf(writer, source, args.ctrf)
+    if alone and (args.html is not None or args.ctrf is not None):
+        return OK
     template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
     writer.template(template, Path(args.output or "-"))
     return OK
