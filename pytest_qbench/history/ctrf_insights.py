@@ -65,11 +65,7 @@ def load_ctrf_history(
 def ctrf_history(index: Index, run_id: str, nodeids: Iterable[str]) -> CtrfHistory | None:
     """The insights of run ``run_id`` (``None`` when it is not indexed)."""
 
-    def work(cursor: Cursor) -> list[RunInfo]:
-        cursor.execute(RUNS_UP_TO, (run_id, WINDOW + 1))
-        return [RunInfo.from_row(row) for row in cursor.fetchall()]
-
-    runs = index.read(work)
+    runs = runs_up_to(index, run_id, WINDOW + 1)
     if not runs or runs[0].run_id != run_id:
         return None
     wanted = set(nodeids)
@@ -80,6 +76,17 @@ def ctrf_history(index: Index, run_id: str, nodeids: Iterable[str]) -> CtrfHisto
         tests=_test_insights(wanted, current, before, executions),
         baseline=_baseline(runs[1]) if len(runs) > 1 else None,
     )
+
+
+def runs_up_to(index: Index, run_id: str, count: int) -> list[RunInfo]:
+    """Run ``run_id`` and the runs that started before it, newest first, ``count`` at most
+    (none when ``run_id`` is not indexed)."""
+
+    def work(cursor: Cursor) -> list[RunInfo]:
+        cursor.execute(RUNS_UP_TO, (run_id, count))
+        return [RunInfo.from_row(row) for row in cursor.fetchall()]
+
+    return index.read(work)
 
 
 def _executions(results: dict[str, PastResult], wanted: set[str]) -> dict[str, _Execution]:
