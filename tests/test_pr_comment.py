@@ -159,6 +159,7 @@ def test_ten_thousand_failures_fit_with_the_new_failures_first() -> None:
     first = lines.index("#### New failures (10000)")
     assert first < 8
     assert lines[first + 2].startswith("- `tests/test_many.py::test_0` AssertionError")
+    assert lines[first + 3].startswith("- `tests/test_many.py::test_1` ")  # not test_10
     assert "- … and 9850 more (`qbench diff` lists them all)" in lines
     assert "#### Fixed (1)" in lines  # the other sections still fit
 

@@ -8,6 +8,7 @@ note. A hidden marker on the first line lets ``--post`` find the comment again a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -150,8 +151,14 @@ def _section(
     if not changes:
         return []
     lines = ["", f"#### {title} ({len(changes)})", ""]
-    lines += [f"- {md_code(c.nodeid)} {detail(c)}".rstrip() for c in changes[:cap]]
+    shown = sorted(changes, key=lambda c: natural(c.nodeid))[:cap]
+    lines += [f"- {md_code(c.nodeid)} {detail(c)}".rstrip() for c in shown]
     return lines + _more(len(changes) - cap)
+
+
+def natural(nodeid: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that puts ``test[2]`` before ``test[10]``."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", nodeid))
 
 
 def _more(hidden: int) -> list[str]:
