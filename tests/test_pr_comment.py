@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from datetime import timezone
 from http.server import BaseHTTPRequestHandler
@@ -291,3 +292,11 @@ def test_post_without_token_fails_naming_it(
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     assert main(["pr-comment", "--dir", str(tmp_path), "--post"]) == 1
     assert "--post needs GITHUB_TOKEN" in capsys.readouterr().err
+
+
+def test_a_returning_failure_says_so() -> None:
+    head, diff, fingerprints = ten_thousand()
+    came_back = "new failure: failed the same way in run r3 before: a regression that came back"
+    diff.new_failures = [replace(diff.new_failures[0], history=came_back)]
+    line = next(x for x in pr_comment(head, diff, fingerprints).splitlines() if "test_0`" in x)
+    assert "**returning failure**" in line and "run r3" in line
