@@ -80,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="Write the HTML report (one self-contained file) to OUT, with the trend of the "
         "run store holding the run. Alone, nothing else is written",
     )
+    render.add_argument(
+        "--ctrf",
+        type=Path,
+        metavar="OUT",
+        help="Write the run as a CTRF document to OUT ('-' for stdout), with insights from the "
+        "run store's history index. Alone, nothing else is written",
+    )
     render.set_defaults(func=cmd_render)
 
     add_merge_parser(sub)
@@ -95,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.cli.history import add_history_parsers
 
     add_history_parsers(sub)
+    from pytest_qbench.cli.pr_comment import add_pr_comment_parser
+
+    add_pr_comment_parser(sub)
     from pytest_qbench.cli.generate import add_generate_parser
 
     add_generate_parser(sub)
@@ -278,7 +288,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     source: Path = args.source
     alone = args.template is None and args.output is None
-    rebuild = source.is_dir() and alone and args.html is None
+    rebuild = source.is_dir() and alone and args.html is None and args.ctrf is None
     model = load_source(source)
     report = cast("TestReportRecord", model.model_dump(mode="json"))
     view = aggregate(report["results"], max_items=args.max_items).view()
@@ -304,8 +314,12 @@ def cmd_render(args: argparse.Namespace) -> int:
         from pytest_qbench.cli.html import write_html
 
         write_html(writer, source, args.html)
-        if alone:
-            return OK
+    if args.ctrf is not None:
+        from pytest_qbench.cli.ctrf import write_ctrf
+
+        write_ctrf(writer, source, args.ctrf)
+    if alone and (args.html is not None or args.ctrf is not None):
+        return OK
     template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
     writer.template(template, Path(args.output or "-"))
     return OK

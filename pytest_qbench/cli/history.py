@@ -464,6 +464,22 @@ def _add_diff(sub: SubParsers) -> None:
         cmd_diff,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN", help="A and B (ids, prefixes, last~N)")
+    add_slower_options(parser)
+    parser.add_argument(
+        "--metric-delta",
+        type=_non_negative,
+        default=default.metric_delta,
+        metavar="D",
+        help="A metric score changed when it moved by D or more (or passed or failed anew). "
+        "Default: %(default)r",
+    )
+
+
+def add_slower_options(parser: argparse.ArgumentParser) -> None:
+    """``--slower-pct`` and ``--slower-secs``: when a test counts as slower."""
+    from pytest_qbench.history.compare import Thresholds
+
+    default = Thresholds()
     parser.add_argument(
         "--slower-pct",
         type=_non_negative,
@@ -478,14 +494,6 @@ def _add_diff(sub: SubParsers) -> None:
         default=default.slower_secs,
         metavar="SECONDS",
         help="...and SECONDS more. Default: %(default)r",
-    )
-    parser.add_argument(
-        "--metric-delta",
-        type=_non_negative,
-        default=default.metric_delta,
-        metavar="D",
-        help="A metric score changed when it moved by D or more (or passed or failed anew). "
-        "Default: %(default)r",
     )
 
 

@@ -747,6 +747,8 @@ class QBenchSession(QBenchWorker):
             jobs.append(("--qbench-html", self.settings.html_path, partial(self._html, writer)))
         if self.settings.digest_path:
             jobs.append(("--qbench-digest", self.settings.digest_path, writer.digest))
+        if self.settings.ctrf_path:
+            jobs.append(("--qbench-ctrf", self.settings.ctrf_path, partial(self._ctrf, writer)))
         for template, out in self.settings.templates:
             jobs.append((f"--qbench-template {template}", out, partial(writer.template, template)))
         summary_path = self._step_summary_path()
@@ -774,6 +776,20 @@ class QBenchSession(QBenchWorker):
             self.unwritable.append(run_html)
             self.notes.append(f"could not write {self._shown(run_html)}: {exc.strerror or exc}")
         return writer.html(path, trend, self.run_dir)
+
+    def _ctrf(self, writer: OutputWriter, path: Path) -> Path:
+        """``--qbench-ctrf``: the CTRF document, with the insights of the history index."""
+        from pytest_qbench.history.ctrf_insights import load_ctrf_history
+
+        try:
+            history = load_ctrf_history(
+                self.settings.qbench_dir, self.settings.db, self.run_id, writer.nodeids()
+            )
+        except Exception as exc:
+            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+            self.notes.append(f"no insights in the CTRF document: {detail}")
+            history = None
+        return writer.ctrf(path, history)
 
     def _trend(self) -> Trend | None:
         """The last runs from the history index, for the HTML report; ``None`` when there is
