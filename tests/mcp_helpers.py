@@ -11,7 +11,7 @@ import pytest
 
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 STUBBORN = """

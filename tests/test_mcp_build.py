@@ -18,7 +18,7 @@ from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.build import build_result
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 from pytest_qbench.report.checks import ruff
 from pytest_qbench.report.checks.runner import PLANNERS
 from pytest_qbench.report.checks.runner import Plan

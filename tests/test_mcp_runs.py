@@ -23,7 +23,7 @@ from mcp_helpers import write
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")

@@ -31,7 +31,7 @@ from pytest_qbench.mcp.ingest import export_case
 from pytest_qbench.mcp.ingest import read_export
 from pytest_qbench.mcp.paths import resolve_test_path
 from pytest_qbench.mcp.results import build_result
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 from pytest_qbench.report.models import CoverageFile
 from pytest_qbench.report.models import CoverageReport
 from pytest_qbench.report.models import Environment

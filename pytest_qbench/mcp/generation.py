@@ -22,6 +22,7 @@ from pytest_qbench.generate.models import GenerateResult
 from pytest_qbench.generate.models import ReviewItem
 from pytest_qbench.mcp.budget import fit_items
 from pytest_qbench.mcp.budget import json_size
+from pytest_qbench.mcp.command import GENERATION_PREFIX
 from pytest_qbench.mcp.command import RunPlan
 from pytest_qbench.mcp.command import effective_timeout
 from pytest_qbench.mcp.config import ServerConfig
@@ -35,8 +36,6 @@ from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report import store
 
 
-PREFIX = "generate-"
-"""The run id of a generation starts with it."""
 OUT = "tests/generated"
 """Where the generated tests are written, relative to the project root."""
 BUDGET_SHARE = 0.6
@@ -85,7 +84,7 @@ def plan_generation(
     """
     target = inside_root(config.root, safe_text(target_path, "target_path"), "target_path")
     timeout = effective_timeout(config, timeout_seconds)
-    run_id = PREFIX + store.new_run_id()
+    run_id = GENERATION_PREFIX + store.new_run_id()
     argv = [config.python, "-m", "pytest_qbench", "generate", target, "--json"]
     argv += ["--strategy", strategy, "--coverage-goal", f"{coverage_goal:g}", "--out", OUT]
     argv += ["--timeout", f"{timeout * BUDGET_SHARE:.3g}"]
@@ -100,11 +99,6 @@ def plan_generation(
         max_failures=0,
         verbose=False,
     )
-
-
-def is_generation(run_id: str) -> bool:
-    """Whether a run id is a generation's."""
-    return run_id.startswith(PREFIX)
 
 
 def read_result(plan: RunPlan, code: int, stopped_by: str | None) -> GenerateResult:

@@ -68,7 +68,7 @@ from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
 from pytest_qbench.mcp.schemas import unknown_arguments
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 INSTRUCTIONS = """\

@@ -39,6 +39,7 @@ from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import RunPlan
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.command import effective_timeout
+from pytest_qbench.mcp.command import is_generation
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
@@ -82,8 +83,9 @@ MAX_REJECTIONS = 50
 """Rejections listed in an ingest report (all are counted)."""
 
 
-class QBenchTools:
-    """Every tool of the MCP server, for one project."""
+class RunService:
+    """The run lifecycle of one project's server: one run (a test run, a collection, a
+    generation, a check run) at a time, started, watched, stopped and finished."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
@@ -124,7 +126,7 @@ class QBenchTools:
     def _busy(self) -> ToolFailure:
         """The refusal of a second run (a test run or a check run) while one goes on."""
         active = self.active
-        if active is not None and generation.is_generation(active.plan.run_id):
+        if active is not None and is_generation(active.plan.run_id):
             return ToolFailure(
                 f"a generation is running (run id {active.plan.run_id}, "
                 f"{active.elapsed():.0f}s so far); one at a time: wait for it, or cancel it"
@@ -249,7 +251,7 @@ class QBenchTools:
     def _runs_tests(process: PytestProcess) -> bool:
         """Whether ``process`` is a test run (whose result stream says when all tests ended),
         not a collection or a generation."""
-        return not process.plan.collection and not generation.is_generation(process.plan.run_id)
+        return not process.plan.collection and not is_generation(process.plan.run_id)
 
     def supervise(
         self,
@@ -304,7 +306,7 @@ class QBenchTools:
         code = process.finish()
         run_dir = process.move_outputs()
         runs.write_meta(run_dir, process.meta(code))
-        if process.stopped_by is not None and not generation.is_generation(process.plan.run_id):
+        if process.stopped_by is not None and not is_generation(process.plan.run_id):
             with contextlib.suppress(Exception):  # the run's own files stay the record
                 runs.repair(self.config, run_dir)
         return code, run_dir

@@ -1,0 +1,15 @@
+"""``QBenchTools``: every MCP tool as a method, for one project, without the SDK.
+
+Each tool's logic lives in its own module (``testrun``, ``failure``, ``output``,
+``run_history``, ``search``, ``ingest``, ``build``, ``generation``, ``health``); this class
+gives them the run lifecycle they share (``service.RunService``) and one object to call them on
+(``server`` and the tests do).
+"""
+
+from __future__ import annotations
+
+from pytest_qbench.mcp.service import RunService
+
+
+class QBenchTools(RunService):
+    """Every tool of the MCP server, for one project."""
