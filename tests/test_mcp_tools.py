@@ -16,6 +16,7 @@ import pytest
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import CUT_MARKER
+from pytest_qbench.mcp import search
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import json_size
@@ -757,5 +758,5 @@ def test_search_scores_discriminate_and_name_the_matched_fields(config: ServerCo
     by_key = {hit.key: hit for hit in found.results}
     assert by_key["PAY-2"].matched_fields == ["title", "steps"]
     assert all(hit.matched_fields == ["description"] for hit in found.results[2:])
-    assert "matched in title, description" in texts.search_text(found, 12_000)
+    assert "matched in title, description" in search.search_text(found, 12_000)
     assert tools.search_tests("", limit=1).results[0].score == 0.0

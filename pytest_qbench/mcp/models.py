@@ -18,7 +18,6 @@ from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
 from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import RunMeta
-from pytest_qbench.report.models import TestStep
 
 
 OutputStream = str
@@ -36,9 +35,6 @@ tests only (issue 14.3)."""
 GenerationStrategy = Literal["hybrid", "hypothesis", "template", "pynguin", "llm"]
 """The generators ``generate_tests_workflow`` uses (the seed's enum plus qbench's own); ``llm``
 is refused: qbench calls no model."""
-
-SimilarityScope = Literal["all", "docs", "steps"]
-"""What ``find_similar_tests`` compares: everything, the descriptive text, or the steps."""
 
 
 class RunCounts(QBenchModel):
@@ -319,118 +315,6 @@ class FlakyList(QBenchModel):
     """The tests."""
     note: str | None = None
     """Why the list is empty, when it is."""
-
-
-class TestCaseRef(QBenchModel):
-    """A test case in the catalog, briefly."""
-
-    uid: str
-    """Catalog id: the node id of a pytest test, the key of an imported case."""
-    source: str
-    """``pytest`` or ``json:<file>`` (an imported export)."""
-    key: str | None = None
-    """External key (JIRA...)."""
-    title: str | None = None
-    """Title."""
-    nodeid: str | None = None
-    """pytest node id (pytest tests)."""
-
-
-class CaseFields(QBenchModel):
-    """What every view of a test case shows."""
-
-    uid: str
-    """Catalog id: the node id of a pytest test, the key of an imported case."""
-    source: str
-    """``pytest`` or ``json:<file>`` (an imported export)."""
-    key: str | None = None
-    """External key (JIRA...)."""
-    title: str | None = None
-    """Title."""
-    nodeid: str | None = None
-    """pytest node id (pytest tests)."""
-    path: str | None = None
-    """Test file."""
-    line: int | None = None
-    """Line of the test."""
-    folder: str | None = None
-    """Folder in the test-case manager."""
-    priority: str | None = None
-    """Priority."""
-    tags: list[str] = Field(default_factory=list)
-    """Tags."""
-    platforms: list[str] = Field(default_factory=list)
-    """Platforms."""
-    markers: list[str] = Field(default_factory=list)
-    """pytest markers."""
-
-
-class SearchHit(CaseFields):
-    """A test case that matched, with its score."""
-
-    score: float
-    """Relevance to the query relative to its best match: 1 for the best, 0.5 for half its BM25
-    score; 0 when no query was given."""
-    bm25: float = 0.0
-    """Raw BM25 score (higher is better), comparable within one query only."""
-    matched_fields: list[str] = Field(default_factory=list)
-    """Fields holding a word of the query: key, title, name, description, tags, steps, location."""
-    summary: str = ""
-    """The start of the description or docstring."""
-    matched_steps: list[int] = Field(default_factory=list)
-    """Steps (1-based) that hold a word of the query."""
-
-
-class Facets(QBenchModel):
-    """Counts of values among all matches (top 10 each)."""
-
-    tags: dict[str, int] = Field(default_factory=dict)
-    """Tag -> matches."""
-    priority: dict[str, int] = Field(default_factory=dict)
-    """Priority -> matches."""
-    platforms: dict[str, int] = Field(default_factory=dict)
-    """Platform -> matches."""
-    markers: dict[str, int] = Field(default_factory=dict)
-    """Marker -> matches."""
-
-
-class SearchResult(QBenchModel):
-    """Ranked matches from the test catalog."""
-
-    total: int
-    """Matches in all."""
-    results: list[SearchHit] = Field(default_factory=list)
-    """This page of matches, best first."""
-    facets: Facets = Field(default_factory=Facets)
-    """Values among all matches, to narrow the search."""
-    next_cursor: str | None = None
-    """Pass it as cursor for the next page; ``None`` at the end."""
-    catalog_size: int = 0
-    """Test cases in the catalog."""
-    note: str | None = None
-    """Why there are no results, when there are none."""
-
-
-class TestCaseDetail(CaseFields):
-    """One test case in full."""
-
-    description: str | None = None
-    """Description or docstring (bounded)."""
-    steps: list[TestStep] = Field(default_factory=list)
-    """Steps with action and expected result (bounded)."""
-    steps_omitted: int = 0
-    """Steps left out to fit the size budget."""
-    linked: list[TestCaseRef] = Field(default_factory=list)
-    """Other catalog records with the same key (the pytest test and its imported case)."""
-
-
-class SimilarTests(QBenchModel):
-    """Test cases like a given one (or like a text), most similar first."""
-
-    reference: TestCaseRef | None = None
-    """The test compared with (``None`` when a text was given)."""
-    results: list[SearchHit] = Field(default_factory=list)
-    """Similar test cases."""
 
 
 class Rejection(QBenchModel):

@@ -44,6 +44,7 @@ from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.mcp import search
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
 from pytest_qbench.mcp.calllog import CallLog
@@ -59,15 +60,15 @@ from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunList
 from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import SearchResult
-from pytest_qbench.mcp.models import SimilarTests
-from pytest_qbench.mcp.models import TestCaseDetail
 from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
 from pytest_qbench.mcp.schemas import unknown_arguments
+from pytest_qbench.mcp.search import SearchResult
+from pytest_qbench.mcp.search import SimilarTests
+from pytest_qbench.mcp.search import TestCaseDetail
 from pytest_qbench.mcp.tools import QBenchTools
 
 
@@ -449,7 +450,7 @@ def flaky_tests(
     return tools.flaky_tests(limit, runs)
 
 
-@tool(READ_ONLY, texts.search_text)
+@tool(READ_ONLY, search.search_text)
 def search_tests(
     tools: QBenchTools,
     query: Annotated[str, Field(description="Words to look for", max_length=1000)] = "",
@@ -479,7 +480,7 @@ def search_tests(
     )
 
 
-@tool(READ_ONLY, texts.case_text)
+@tool(READ_ONLY, search.case_text)
 def get_test_by_key(
     tools: QBenchTools,
     key: Annotated[str, Field(description="Test-case key, e.g. FRAMED-1390", max_length=200)],
@@ -488,7 +489,7 @@ def get_test_by_key(
     return tools.get_test_by_key(key)
 
 
-@tool(READ_ONLY, texts.similar_text)
+@tool(READ_ONLY, search.similar_text)
 def find_similar_tests(
     tools: QBenchTools,
     test: Annotated[

@@ -31,9 +31,7 @@ from pytest_qbench.mcp import build
 from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
-from pytest_qbench.mcp import search as finder
 from pytest_qbench.mcp.catalog import CaseRecord
-from pytest_qbench.mcp.catalog import Filters
 from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import RunPlan
@@ -58,10 +56,6 @@ from pytest_qbench.mcp.models import Rejection
 from pytest_qbench.mcp.models import RunList
 from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import SearchResult
-from pytest_qbench.mcp.models import SimilarityScope
-from pytest_qbench.mcp.models import SimilarTests
-from pytest_qbench.mcp.models import TestCaseDetail
 from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.models import ToolCallTotals
 from pytest_qbench.mcp.output import CHECK_STREAM
@@ -352,38 +346,6 @@ class RunService:
         return runs.flaky(self.config, limit, runs_window)
 
     # --- the catalog ---------------------------------------------------------------------
-
-    def search_tests(
-        self,
-        query: str = "",
-        tags: Sequence[str] = (),
-        priority: Sequence[str] = (),
-        markers: Sequence[str] = (),
-        platforms: Sequence[str] = (),
-        path: str | None = None,
-        limit: int = 10,
-        cursor: str | None = None,
-    ) -> SearchResult:
-        """Ranked search over the catalog."""
-        filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
-        with open_catalog(self.config.catalog_path) as catalog:
-            return finder.search(catalog, query, filters, limit, cursor, self.config.budget)
-
-    def get_test_by_key(self, key: str) -> TestCaseDetail:
-        """One test case by its key."""
-        with open_catalog(self.config.catalog_path) as catalog:
-            return finder.case_detail(catalog, key, self.config.budget)
-
-    def find_similar_tests(
-        self,
-        test: str | None = None,
-        text: str | None = None,
-        limit: int = 10,
-        scope: SimilarityScope = "all",
-    ) -> SimilarTests:
-        """Test cases like a given one, or like a text."""
-        with open_catalog(self.config.catalog_path) as catalog:
-            return finder.similar(catalog, test, text, limit, scope, self.config.budget)
 
     def ingest_file(self, source: str) -> IngestReport:
         """Import a JSON export (a file, or every ``.json`` file of a directory)."""

@@ -22,10 +22,6 @@ from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunList
 from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import SearchHit
-from pytest_qbench.mcp.models import SearchResult
-from pytest_qbench.mcp.models import SimilarTests
-from pytest_qbench.mcp.models import TestCaseDetail
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 
@@ -162,10 +158,11 @@ def failure_text(detail: FailureDetail, limit: int) -> str:
         text = getattr(detail, name)
         if text:
             lines += [f"Captured {name}:", text]
-    return _cut(lines, limit)
+    return cut_lines(lines, limit)
 
 
-def _cut(lines: Sequence[str], limit: int) -> str:
+def cut_lines(lines: Sequence[str], limit: int) -> str:
+    """``lines`` joined, cut to ``limit`` characters with a marker where they were cut."""
     text = "\n".join(lines)
     return text if len(text) <= limit else f"{text[: limit - 40]}\n[... cut to {limit} characters]"
 
@@ -209,7 +206,7 @@ def output_text(page: RunOutputPage, limit: int) -> str:
     if page.next_offset is not None:
         head += f" (next: offset={page.next_offset})"
     lines = [head, *([page.note] if page.note else []), page.text]
-    return _cut(lines, limit)
+    return cut_lines(lines, limit)
 
 
 def runs_text(runs: RunList, limit: int) -> str:
@@ -237,73 +234,6 @@ def flaky_text(flaky: FlakyList, limit: int) -> str:
         for t in flaky.tests
     ]
     return fit_lines(lines, limit, "... {n} more tests")
-
-
-def _hit_line(number: int, found: SearchHit) -> str:
-    label = found.key or found.nodeid or found.uid
-    bits = [f"{number}. {found.title or label} [{label}] score {found.score:.3f}"]
-    if found.priority:
-        bits.append(f"priority {found.priority}")
-    if found.tags:
-        bits.append(f"tags {', '.join(found.tags)}")
-    if found.matched_fields:
-        bits.append(f"matched in {', '.join(found.matched_fields)}")
-    if found.matched_steps:
-        bits.append(f"steps {','.join(map(str, found.matched_steps))}")
-    line = "; ".join(bits)
-    return f"{line}\n   {found.summary}" if found.summary else line
-
-
-def search_text(result: SearchResult, limit: int) -> str:
-    """The matches, best first, and the facets."""
-    if not result.results:
-        return result.note or f"no matches among {result.catalog_size} test cases"
-    head = f"{result.total} matches among {result.catalog_size} test cases"
-    if result.next_cursor:
-        head += f"; more with cursor={result.next_cursor}"
-    lines = [head, *(_hit_line(n, h) for n, h in enumerate(result.results, start=1))]
-    facets = result.facets
-    for name in ("tags", "priority", "platforms", "markers"):
-        values = getattr(facets, name)
-        if values:
-            lines.append(f"{name}: " + ", ".join(f"{k} ({v})" for k, v in values.items()))
-    return fit_lines(lines, limit, "... {n} more lines in the structured result")
-
-
-def case_text(case: TestCaseDetail, limit: int) -> str:
-    """The case with its steps."""
-    lines = [f"{case.title or case.uid} [{case.key or case.uid}] ({case.source})"]
-    for name in ("nodeid", "priority", "folder"):
-        value = getattr(case, name)
-        if value:
-            lines.append(f"{name}: {value}")
-    for name in ("tags", "platforms", "markers"):
-        values = getattr(case, name)
-        if values:
-            lines.append(f"{name}: {', '.join(values)}")
-    if case.description:
-        lines.append(case.description)
-    for step in case.steps:
-        lines.append(f"{step.index}. {step.action}")
-        if step.expected:
-            lines.append(f"   Expected: {step.expected}")
-    if case.steps_omitted:
-        lines.append(f"... {case.steps_omitted} more steps")
-    lines += [f"Also: {other.uid} ({other.source})" for other in case.linked]
-    return _cut(lines, limit)
-
-
-def similar_text(found: SimilarTests, limit: int) -> str:
-    """The similar cases, most similar first."""
-    head = (
-        f"Tests similar to {found.reference.uid}:"
-        if found.reference
-        else "Tests similar to the text:"
-    )
-    if not found.results:
-        return f"{head} none"
-    lines = [head, *(_hit_line(n, h) for n, h in enumerate(found.results, start=1))]
-    return fit_lines(lines, limit, "... {n} more")
 
 
 def ingest_text(report: IngestReport, limit: int) -> str:
@@ -341,7 +271,7 @@ def health_text(health: Health, limit: int) -> str:
         "Tool calls logged: " + (_tool_calls_text(health) or "none"),
         *(f"Problem: {p}" for p in health.problems),
     ]
-    return _cut(lines, limit)
+    return cut_lines(lines, limit)
 
 
 def generate_text(result: GenerateWorkflowResult, limit: int) -> str:

@@ -8,8 +8,13 @@ gives them the run lifecycle they share (``service.RunService``) and one object 
 
 from __future__ import annotations
 
+from pytest_qbench.mcp import search
 from pytest_qbench.mcp.service import RunService
 
 
 class QBenchTools(RunService):
     """Every tool of the MCP server, for one project."""
+
+    search_tests = search.search_tests
+    get_test_by_key = search.get_test_by_key
+    find_similar_tests = search.find_similar_tests
