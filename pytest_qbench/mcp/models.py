@@ -113,55 +113,6 @@ class RunResult(QBenchModel):
     """What the size budget left out."""
 
 
-class FailureDetail(QBenchModel):
-    """One failed or errored test in full (bounded), with its captured output."""
-
-    run_id: str
-    """The run."""
-    nodeid: str
-    """pytest's node id."""
-    outcome: str
-    """``failed`` or ``error``."""
-    phase: str
-    """The phase that failed: setup, call, teardown or collect."""
-    file: str | None = None
-    """File of the failing line in the user's code."""
-    line: int | None = None
-    """1-based failing line."""
-    error_type: str
-    """Exception class name."""
-    error_message: str
-    """The exception's message (bounded)."""
-    stack_trace: str
-    """The traceback: the test's own frame, then the end (bounded)."""
-    falsifying_example: str | None = None
-    """Hypothesis' falsifying example."""
-    teardown_error: str | None = None
-    """A teardown error that followed the failure, one line."""
-    qbench_checks: list[str] = Field(default_factory=list)
-    """Failing agent-evaluation metrics and tool checks of the test."""
-    stdout: str = ""
-    """Captured standard output (its end)."""
-    stderr: str = ""
-    """Captured standard error (its end)."""
-    log: str = ""
-    """Captured log records (their end)."""
-    duration: float = 0.0
-    """Seconds the test took."""
-    reruns: int = 0
-    """How many times it was rerun."""
-    markers: list[str] = Field(default_factory=list)
-    """Marker names on the test."""
-    key: str | None = None
-    """Test-case key from qbench_case (e.g. a JIRA key)."""
-    title: str | None = None
-    """Test-case title from qbench_case."""
-    history: str | None = None
-    """What earlier runs say: ``new failure``, ``failed 3 of the last 10 runs``..."""
-    cut: list[str] = Field(default_factory=list)
-    """Fields cut shorter than usual to fit the size budget."""
-
-
 class RunOutputPage(QBenchModel):
     """A page of a run's raw output, by lines."""
 

@@ -44,14 +44,15 @@ from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.failure import FailureDetail
 from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
@@ -402,7 +403,7 @@ async def run_test_workflow(
     return await anyio.to_thread.run_sync(tools.finish_run, process)
 
 
-@tool(READ_ONLY, texts.failure_text)
+@tool(READ_ONLY, failure.failure_text)
 def get_test_failure(
     tools: QBenchTools,
     run_id: RunId,

@@ -42,10 +42,8 @@ from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.config import run_python
-from pytest_qbench.mcp.failure import failure_detail
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import CheckType
-from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
@@ -311,11 +309,6 @@ class RunService:
             self._lock.release()
 
     # --- stored runs ---------------------------------------------------------------------
-
-    def get_test_failure(self, run_id: str, test: str) -> FailureDetail:
-        """One failure of a stored run, in full (bounded)."""
-        report = runs.require_report(runs.find_run(self.config, run_id))
-        return failure_detail(report, test, self.config.budget)
 
     def get_run_output(
         self, run_id: str, stream: OutputStream = "stdout", offset: int = 0, limit: int = 200

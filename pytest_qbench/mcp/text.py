@@ -14,7 +14,6 @@ from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import FailureDetail
 from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import Health
@@ -136,29 +135,6 @@ def _coverage_line(coverage: DigestCoverage) -> str:
         f"Coverage: {coverage.percentage:.2f}% ({coverage.lines_covered}/"
         f"{coverage.lines_total} lines){gate}"
     )
-
-
-def failure_text(detail: FailureDetail, limit: int) -> str:
-    """The failure: where, what, the trace, then the captured output."""
-    where = f"{detail.file}:{detail.line}" if detail.line else detail.file or "?"
-    lines = [
-        f"{detail.nodeid} {detail.outcome} in {detail.phase} (run {detail.run_id}): "
-        f"{detail.error_type} at {where}",
-        detail.error_message,
-    ]
-    if detail.history:
-        lines.append(f"History: {detail.history}")
-    lines += [f"qbench: {check}" for check in detail.qbench_checks]
-    lines += ["Trace:", detail.stack_trace]
-    if detail.falsifying_example:
-        lines.append(detail.falsifying_example)
-    if detail.teardown_error:
-        lines.append(f"Then in teardown: {detail.teardown_error}")
-    for name in ("stdout", "stderr", "log"):
-        text = getattr(detail, name)
-        if text:
-            lines += [f"Captured {name}:", text]
-    return cut_lines(lines, limit)
 
 
 def cut_lines(lines: Sequence[str], limit: int) -> str:
