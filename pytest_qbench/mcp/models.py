@@ -17,13 +17,7 @@ from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
 from pytest_qbench.report.models import QBenchModel
-from pytest_qbench.report.models import RunMeta
 
-
-OutputStream = str
-"""Which raw output of a run ``get_run_output`` pages through: ``stdout``, ``stderr`` or
-``markdown`` of a test run; a checker's log (``ruff.lint``, ``mypy.typecheck.stderr``) of a
-check run (issue 13.7)."""
 
 CheckType = Literal["lint", "typecheck", "build", "all"]
 """What ``run_build_workflow`` checks (issue 13.7)."""
@@ -111,27 +105,6 @@ class RunResult(QBenchModel):
     """What to do next, most useful first."""
     truncated: Truncation = Field(default_factory=Truncation)
     """What the size budget left out."""
-
-
-class RunOutputPage(QBenchModel):
-    """A page of a run's raw output, by lines."""
-
-    run: RunMeta
-    """The run: id, tool, start and end, exit status, working directory, command."""
-    stream: OutputStream
-    """Which output."""
-    offset: int
-    """0-based line the page starts at."""
-    text: str
-    """The lines (each cut at 2000 characters)."""
-    lines: int
-    """Lines in this page."""
-    total_lines: int
-    """Lines in the whole output."""
-    next_offset: int | None = None
-    """Where the next page starts; ``None`` at the end."""
-    note: str | None = None
-    """Why the page is empty or short, when it is."""
 
 
 class BuildSummary(QBenchModel):

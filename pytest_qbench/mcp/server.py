@@ -45,6 +45,7 @@ from pydantic import ValidationError
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import output
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
@@ -59,9 +60,9 @@ from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunList
-from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import TestType
+from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.schemas import compact_input
@@ -414,7 +415,7 @@ def get_test_failure(
     return tools.get_test_failure(run_id, test)
 
 
-@tool(READ_ONLY, texts.output_text)
+@tool(READ_ONLY, output.output_text)
 def get_run_output(
     tools: QBenchTools,
     run_id: RunId,

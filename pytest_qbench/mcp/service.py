@@ -49,17 +49,11 @@ from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
-from pytest_qbench.mcp.models import OutputStream
 from pytest_qbench.mcp.models import Rejection
 from pytest_qbench.mcp.models import RunList
-from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.models import ToolCallTotals
-from pytest_qbench.mcp.output import CHECK_STREAM
-from pytest_qbench.mcp.output import STREAM_FILES
-from pytest_qbench.mcp.output import check_output_page
-from pytest_qbench.mcp.output import output_page
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.process import POLL_SECONDS
@@ -68,7 +62,6 @@ from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.results import build_result
 from pytest_qbench.mcp.results import check_exit
 from pytest_qbench.mcp.results import output_tail
-from pytest_qbench.report import store
 
 
 MAX_REJECTIONS = 50
@@ -309,26 +302,6 @@ class RunService:
             self._lock.release()
 
     # --- stored runs ---------------------------------------------------------------------
-
-    def get_run_output(
-        self, run_id: str, stream: OutputStream = "stdout", offset: int = 0, limit: int = 200
-    ) -> RunOutputPage:
-        """A page of a run's raw output (of the run going on, too); of a check run, a checker's
-        raw log (issue 13.7)."""
-        if stream not in STREAM_FILES and not CHECK_STREAM.match(stream):
-            raise ToolFailure(
-                f"stream {stream!r} is none of stdout, stderr, markdown (a test run's) and no "
-                "checker's log (a check run's, e.g. ruff.lint, mypy.typecheck.stderr)"
-            )
-        run_dir = runs.find_run(self.config, run_id)
-        if store.is_check_run(run_dir) or run_dir.name == self.active_check:
-            return check_output_page(run_dir, stream, offset, limit, self.config.budget)
-        active = self.active
-        if active is not None and active.plan.run_dir == run_dir:
-            meta, source = active.meta(None), active.plan.staging
-        else:
-            meta, source = runs.read_meta(run_dir), run_dir
-        return output_page(source, meta, stream, offset, limit, self.config.budget)
 
     def list_runs(self, limit: int = 10) -> RunList:
         """The most recent runs."""

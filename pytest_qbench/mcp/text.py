@@ -19,7 +19,6 @@ from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunList
-from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
@@ -165,24 +164,6 @@ def build_text(result: BuildResult, limit: int) -> str:
     more = [f"... {result.truncated} more not listed (size budget)"] if result.truncated else []
     steps = ["Next steps:", *(f"- {s}" for s in result.next_steps)]
     return fit_lines([head, *checks, *errors, *more, *steps], limit, "[... {n} more lines]")
-
-
-def output_text(page: RunOutputPage, limit: int) -> str:
-    """A header, then the lines."""
-    end = page.offset + page.lines
-    if page.total_lines == 0:
-        head = f"Run {page.run.run_id} {page.stream}: empty"
-    elif page.lines == 0:
-        head = f"Run {page.run.run_id} {page.stream}: no lines from offset {page.offset}"
-    else:
-        head = (
-            f"Run {page.run.run_id} {page.stream}, lines {page.offset + 1}-{end} "
-            f"of {page.total_lines}"
-        )
-    if page.next_offset is not None:
-        head += f" (next: offset={page.next_offset})"
-    lines = [head, *([page.note] if page.note else []), page.text]
-    return cut_lines(lines, limit)
 
 
 def runs_text(runs: RunList, limit: int) -> str:

@@ -9,6 +9,7 @@ gives them the run lifecycle they share (``service.RunService``) and one object 
 from __future__ import annotations
 
 from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import output
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp.service import RunService
 
@@ -20,3 +21,4 @@ class QBenchTools(RunService):
     get_test_by_key = search.get_test_by_key
     find_similar_tests = search.find_similar_tests
     get_test_failure = failure.get_test_failure
+    get_run_output = output.get_run_output
