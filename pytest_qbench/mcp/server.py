@@ -46,6 +46,7 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import output
+from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
@@ -54,17 +55,17 @@ from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.failure import FailureDetail
 from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
-from pytest_qbench.mcp.models import RunList
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
+from pytest_qbench.mcp.run_history import FlakyList
+from pytest_qbench.mcp.run_history import RunList
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
 from pytest_qbench.mcp.schemas import unknown_arguments
@@ -433,7 +434,7 @@ def get_run_output(
     return tools.get_run_output(run_id, stream, offset, limit)
 
 
-@tool(READ_ONLY, texts.runs_text)
+@tool(READ_ONLY, run_history.runs_text)
 def list_runs(
     tools: QBenchTools,
     limit: Annotated[int, Field(ge=1, le=100, description="How many runs")] = 10,
@@ -442,7 +443,7 @@ def list_runs(
     return tools.list_runs(limit)
 
 
-@tool(READ_ONLY, texts.flaky_text)
+@tool(READ_ONLY, run_history.flaky_text)
 def flaky_tests(
     tools: QBenchTools,
     limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,

@@ -44,13 +44,11 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.config import run_python
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import CheckType
-from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import Rejection
-from pytest_qbench.mcp.models import RunList
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.models import ToolCallTotals
@@ -302,14 +300,6 @@ class RunService:
             self._lock.release()
 
     # --- stored runs ---------------------------------------------------------------------
-
-    def list_runs(self, limit: int = 10) -> RunList:
-        """The most recent runs."""
-        return runs.recent_runs(self.config, limit)
-
-    def flaky_tests(self, limit: int = 10, runs_window: int = 30) -> FlakyList:
-        """Tests whose outcome flips across recent runs."""
-        return runs.flaky(self.config, limit, runs_window)
 
     # --- the catalog ---------------------------------------------------------------------
 

@@ -14,11 +14,9 @@ from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import FlakyList
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
-from pytest_qbench.mcp.models import RunList
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
@@ -164,33 +162,6 @@ def build_text(result: BuildResult, limit: int) -> str:
     more = [f"... {result.truncated} more not listed (size budget)"] if result.truncated else []
     steps = ["Next steps:", *(f"- {s}" for s in result.next_steps)]
     return fit_lines([head, *checks, *errors, *more, *steps], limit, "[... {n} more lines]")
-
-
-def runs_text(runs: RunList, limit: int) -> str:
-    """One line per run."""
-    if not runs.runs:
-        return runs.note or "no runs"
-    lines = [
-        f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
-        f"{counts_text({**run.summary, 'duration': run.duration})}"
-        + ("  (interrupted)" if run.interrupted else "")
-        for run in runs.runs
-    ]
-    return fit_lines(lines, limit, "... {n} more runs")
-
-
-def flaky_text(flaky: FlakyList, limit: int) -> str:
-    """One line per flaky test."""
-    if not flaky.tests:
-        return flaky.note or "no flaky tests"
-    lines = [
-        f"{t.nodeid}: flaky {t.flaky_indicator:.2f}, {t.flips} flips, failed {t.failed} of "
-        f"{t.runs}, {t.trend}"
-        + (f" ({t.evidence})" if t.evidence else "")
-        + (f"; last: {first_line(t.last_failure)}" if t.last_failure else "")
-        for t in flaky.tests
-    ]
-    return fit_lines(lines, limit, "... {n} more tests")
 
 
 def ingest_text(report: IngestReport, limit: int) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import output
+from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp.service import RunService
 
@@ -22,3 +23,5 @@ class QBenchTools(RunService):
     find_similar_tests = search.find_similar_tests
     get_test_failure = failure.get_test_failure
     get_run_output = output.get_run_output
+    list_runs = run_history.list_runs
+    flaky_tests = run_history.flaky_tests
