@@ -209,57 +209,6 @@ class IngestReport(QBenchModel):
     """Seconds."""
 
 
-class ToolCallTotals(QBenchModel):
-    """One tool's calls in the server's tool-call log."""
-
-    tool: str
-    calls: int
-    """Calls logged."""
-    success_rate: float
-    """Share of them that succeeded, 0 to 1."""
-    median_duration: float
-    """Seconds."""
-    bytes_saved: int
-    """Raw output the responses replaced, less the responses."""
-
-
-class Health(QBenchModel):
-    """The server's state and limits."""
-
-    status: Literal["ok", "degraded"]
-    """``degraded`` when something below is not usable."""
-    qbench_version: str
-    """pytest-qbench version."""
-    mcp_version: str
-    """MCP SDK version."""
-    python: str
-    """Python version of the interpreter that runs pytest."""
-    pytest_version: str | None = None
-    """pytest version, as installed for that interpreter."""
-    interpreter: str
-    """The interpreter that runs pytest (``--python``; by default the server's own)."""
-    project_root: str
-    """Every test path resolves inside this directory."""
-    qbench_dir: str
-    """The run store."""
-    store_writable: bool
-    """Whether the run store can be written."""
-    runs_indexed: int | None = None
-    """Runs in the history index (``None`` without one)."""
-    catalog_size: int = 0
-    """Test cases in the catalog."""
-    fts5: bool
-    """Whether SQLite has FTS5 (the catalog needs it)."""
-    run_in_progress: str | None = None
-    """The run going on now, if any."""
-    limits: dict[str, float] = Field(default_factory=dict)
-    """Timeouts (seconds) and response budgets (bytes)."""
-    tool_calls: list[ToolCallTotals] = Field(default_factory=list)
-    """The tool-call log's totals per tool (``qbench mcp-log`` lists the calls)."""
-    problems: list[str] = Field(default_factory=list)
-    """What is wrong, when degraded."""
-
-
 class GenerateTruncation(QBenchModel):
     """What ``generate_tests_workflow`` left out to stay within the size budget."""
 

@@ -45,6 +45,7 @@ from pydantic import ValidationError
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import health
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
@@ -54,10 +55,10 @@ from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.failure import FailureDetail
+from pytest_qbench.mcp.health import Health
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
-from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import TestType
@@ -607,7 +608,7 @@ async def generate_tests_workflow(
     return await anyio.to_thread.run_sync(call)
 
 
-@tool(READ_ONLY, texts.health_text)
+@tool(READ_ONLY, health.health_text)
 def check_health(tools: QBenchTools) -> Health:
     """Versions, the run store, the history index, the catalog, and the limits."""
     return tools.check_health()

@@ -11,21 +11,13 @@ goes on is refused.
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import platform
 import shutil
-import sqlite3
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_qbench._version import __version__
-from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp import build
 from pytest_qbench.mcp import generation
@@ -41,17 +33,14 @@ from pytest_qbench.mcp.command import is_generation
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.config import run_python
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import CheckType
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
-from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import Rejection
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.models import TestType
-from pytest_qbench.mcp.models import ToolCallTotals
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.process import POLL_SECONDS
@@ -377,93 +366,6 @@ class RunService:
 
     # --- health --------------------------------------------------------------------------
 
-    def check_health(self) -> Health:
-        """Versions, the store, the index, the catalog, the limits."""
-        problems: list[str] = []
-        writable = _writable(self.config.qbench_dir, problems)
-        fts5 = _has_fts5()
-        if not fts5:
-            problems.append("SQLite has no FTS5: the test catalog cannot work")
-        catalog_size = 0
-        try:
-            with open_catalog(self.config.catalog_path) as catalog:
-                catalog_size = catalog.size()
-        except ToolFailure as exc:
-            problems.append(str(exc))
-        python, pytest_version = _interpreter(self.config.python, problems)
-        runs_indexed = self._runs_indexed(problems)
-        tool_calls = self._tool_calls() if runs_indexed is not None else []
-        active = self.active
-        return Health(
-            status="ok" if not problems else "degraded",
-            qbench_version=__version__,
-            mcp_version=_version("mcp") or "not installed",
-            python=python,
-            pytest_version=pytest_version,
-            interpreter=self.config.python,
-            project_root=str(self.config.root),
-            qbench_dir=str(self.config.qbench_dir),
-            store_writable=writable,
-            runs_indexed=runs_indexed,
-            catalog_size=catalog_size,
-            fts5=fts5,
-            run_in_progress=active.plan.run_id if active else self.active_check,
-            limits={
-                "default_timeout_seconds": self.config.default_timeout,
-                "max_timeout_seconds": self.config.max_timeout,
-                "budget_bytes": self.config.budget,
-                "stop_grace_seconds": self.config.stop_grace,
-                "finish_grace_seconds": self.config.finish_grace,
-            },
-            tool_calls=tool_calls,
-            problems=problems,
-        )
-
-    def _runs_indexed(self, problems: list[str]) -> int | None:
-        """The runs in the index; ``None`` without one. An index that cannot be read is a
-        problem, not "no index yet"."""
-        from pytest_qbench.history import sql
-
-        try:
-            index = runs.open_history(self.config)
-        except HistoryError as exc:
-            if exc.slug not in ("index-missing", "no-qbench-dir"):
-                problems.append(str(exc))
-            return None
-        try:
-            return int(index.read(lambda c: c.execute(sql.COUNT_RUNS).fetchone()[0]))
-        except HistoryError as exc:
-            problems.append(str(exc))
-            return None
-        finally:
-            index.close()
-
-    def _tool_calls(self) -> list[ToolCallTotals]:
-        """The tool-call log's totals per tool (none when the index cannot be read: the runs
-        count says why)."""
-        from pytest_qbench.history.toollog import tool_totals
-
-        try:
-            index = runs.open_history(self.config)
-        except HistoryError:
-            return []
-        try:
-            totals = tool_totals(index)
-        except HistoryError:
-            return []
-        finally:
-            index.close()
-        return [
-            ToolCallTotals(
-                tool=t.tool,
-                calls=t.calls,
-                success_rate=round(t.success_rate, 4),
-                median_duration=round(t.median_duration, 3),
-                bytes_saved=t.saved_bytes,
-            )
-            for t in totals
-        ]
-
 
 def _collection_failure(process: PytestProcess, code: int) -> str:
     staging = process.plan.staging
@@ -505,50 +407,3 @@ def _combine(reports: list[IngestReport], source: str, took: float) -> IngestRep
 
 def _remove_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
-
-
-def _writable(directory: Path, problems: list[str]) -> bool:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=directory):
-            return True
-    except OSError as exc:
-        problems.append(f"the run store {directory} is not writable: {exc.strerror}")
-        return False
-
-
-def _has_fts5() -> bool:
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a)")
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        conn.close()
-    return True
-
-
-def _interpreter(python: str, problems: list[str]) -> tuple[str, str | None]:
-    """The Python and pytest versions of the interpreter that runs pytest (asked, when it is
-    not the server's own)."""
-    if python == sys.executable:
-        return platform.python_version(), _version("pytest")
-    code = "import platform, pytest; print(platform.python_version(), pytest.__version__)"
-    try:
-        done = run_python(python, code, timeout=30)
-        versions = done.stdout.split()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        versions, done = [], None
-        problems.append(f"the interpreter {python} cannot be run: {exc}")
-    if len(versions) == 2:
-        return versions[0], versions[1]
-    if done is not None:
-        problems.append(f"the interpreter {python} cannot import pytest; install it there")
-    return "unknown", None
-
-
-def _version(distribution: str) -> str | None:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None

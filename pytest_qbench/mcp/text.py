@@ -15,7 +15,6 @@ from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import GenerateWorkflowResult
-from pytest_qbench.mcp.models import Health
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.report.models import Diagnostic
@@ -174,32 +173,6 @@ def ingest_text(report: IngestReport, limit: int) -> str:
     lines += [f"Collection error: {error}" for error in report.collection_errors]
     lines += [f"Rejected {r.record}: {r.reason}" for r in report.rejected]
     return fit_lines(lines, limit, "... {n} more")
-
-
-def _tool_calls_text(health: Health) -> str:
-    return "; ".join(
-        f"{t.tool} {t.calls} ({t.success_rate:.0%} ok, median {t.median_duration:.2f}s, "
-        f"{t.bytes_saved} bytes saved)"
-        for t in health.tool_calls
-    )
-
-
-def health_text(health: Health, limit: int) -> str:
-    """Status, versions, sizes, limits."""
-    lines = [
-        f"Status: {health.status}",
-        f"pytest-qbench {health.qbench_version}, mcp {health.mcp_version}, Python "
-        f"{health.python}, pytest {health.pytest_version or 'not found'}",
-        f"Project root: {health.project_root}",
-        f"Run store: {health.qbench_dir} ({'writable' if health.store_writable else 'NOT writable'})",
-        f"Runs indexed: {health.runs_indexed if health.runs_indexed is not None else 'no index yet'}",
-        f"Catalog: {health.catalog_size} test cases (FTS5 {'yes' if health.fts5 else 'NO'})",
-        f"Run in progress: {health.run_in_progress or 'none'}",
-        "Limits: " + ", ".join(f"{k}={v:g}" for k, v in health.limits.items()),
-        "Tool calls logged: " + (_tool_calls_text(health) or "none"),
-        *(f"Problem: {p}" for p in health.problems),
-    ]
-    return cut_lines(lines, limit)
 
 
 def generate_text(result: GenerateWorkflowResult, limit: int) -> str:

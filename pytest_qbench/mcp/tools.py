@@ -9,6 +9,7 @@ gives them the run lifecycle they share (``service.RunService``) and one object 
 from __future__ import annotations
 
 from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import health
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
@@ -25,3 +26,4 @@ class QBenchTools(RunService):
     get_run_output = output.get_run_output
     list_runs = run_history.list_runs
     flaky_tests = run_history.flaky_tests
+    check_health = health.check_health
