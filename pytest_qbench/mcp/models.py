@@ -19,9 +19,6 @@ from pytest_qbench.report.models import DigestFailure
 from pytest_qbench.report.models import QBenchModel
 
 
-CheckType = Literal["lint", "typecheck", "build", "all"]
-"""What ``run_build_workflow`` checks (issue 13.7)."""
-
 TestType = Literal["unit", "integration", "e2e", "all"]
 """What ``generate_tests_workflow`` is asked to generate (the seed's enum); qbench generates unit
 tests only (issue 14.3)."""
@@ -105,74 +102,6 @@ class RunResult(QBenchModel):
     """What to do next, most useful first."""
     truncated: Truncation = Field(default_factory=Truncation)
     """What the size budget left out."""
-
-
-class BuildSummary(QBenchModel):
-    """Counts of a build workflow run (issue 13.7)."""
-
-    total_errors: int = 0
-    """All errors (a crashed checker is one)."""
-    type_errors: int = 0
-    """mypy, pyright."""
-    lint_errors: int = 0
-    """ruff."""
-    build_errors: int = 0
-    """Build or compile."""
-    warnings: int = 0
-    """Listed only when strict."""
-    duration_seconds: float = 0.0
-    """Seconds."""
-
-
-class BuildError(QBenchModel):
-    """One error (or, when strict, warning) of a checker."""
-
-    file: str | None = None
-    """Relative to the project root."""
-    line: int | None = None
-    """1-based line."""
-    column: int | None = None
-    """1-based column."""
-    error_type: str
-    """The code (``arg-type``, ``F401``)."""
-    severity: Literal["error", "warning"]
-    """How serious it is."""
-    message: str
-    """Bounded."""
-    code_snippet: str | None = None
-    """The source line."""
-    tool: str
-    """``ruff.lint``, ``mypy.typecheck``..."""
-
-
-class CheckerStatus(QBenchModel):
-    """How one checker ended."""
-
-    tool: str
-    """Also the get_run_output stream of its log."""
-    status: str
-    """clean, failed, crashed, not_run."""
-    note: str | None = None
-    """What went wrong."""
-
-
-class BuildResult(QBenchModel):
-    """A build workflow run (issue 13.7): errors only, never raw logs."""
-
-    run_id: str
-    """The check run's id, for get_run_output."""
-    success: bool
-    """No error (nor, when strict, warning), no checker crashed or missing."""
-    summary: BuildSummary
-    """Counts."""
-    errors: list[BuildError] = Field(default_factory=list)
-    """Errors, then warnings when strict."""
-    checks: list[CheckerStatus] = Field(default_factory=list)
-    """How each checker ended."""
-    next_steps: list[str] = Field(default_factory=list)
-    """What to do next, most useful first."""
-    truncated: int = 0
-    """Errors not listed (size budget)."""
 
 
 class Rejection(QBenchModel):

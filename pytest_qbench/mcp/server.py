@@ -44,6 +44,7 @@ from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import health
 from pytest_qbench.mcp import output
@@ -51,12 +52,12 @@ from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
+from pytest_qbench.mcp.build import BuildResult
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.failure import FailureDetail
 from pytest_qbench.mcp.health import Health
-from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import IngestReport
@@ -537,7 +538,7 @@ async def ingest_tests(
     return report
 
 
-@tool(WRITES, texts.build_text)
+@tool(WRITES, build.build_text)
 async def run_build_workflow(
     tools: QBenchTools,
     check_type: Annotated[

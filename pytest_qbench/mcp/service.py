@@ -15,11 +15,12 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
-from pytest_qbench.mcp import build
 from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
@@ -28,13 +29,10 @@ from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import RunPlan
 from pytest_qbench.mcp.command import RunRequest
-from pytest_qbench.mcp.command import effective_timeout
 from pytest_qbench.mcp.command import is_generation
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import CheckType
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import IngestReport
@@ -111,50 +109,22 @@ class RunService:
             f"a run is going on{what}; one runs at a time: wait for it, or cancel it"
         )
 
-    def run_build_workflow(
-        self,
-        check_type: CheckType = "all",
-        paths: Sequence[str] = (),
-        strict: bool = False,
-        timeout_seconds: float | None = None,
-        stop: threading.Event | None = None,
-    ) -> BuildResult:
-        """Run the checkers of ``check_type`` on ``paths`` (issue 13.7), stored as a check run;
-        its errors (and warnings when ``strict``). The checkers run one after the other, each
-        in its own process group, killed at the timeout or when ``stop`` is set.
+    @contextmanager
+    def check_run(self) -> Iterator[Callable[[Path], None]]:
+        """Hold the one-run slot for a check run (issue 13.7); the check run is named (in
+        ``active_check``) once the callback given gets its directory.
 
         Raises:
-            ToolFailure: a refused argument, or a run already going on.
+            ToolFailure: a run already going on.
         """
-        from pytest_qbench.report.checks.runner import find_executable
-        from pytest_qbench.report.checks.runner import run_checks
-
-        names = build.checkers(check_type, find_executable("pyright") is not None)
-        relative = build.check_paths(self.config.root, paths)
-        timeout = effective_timeout(self.config, timeout_seconds)
         if not self._lock.acquire(blocking=False):
             raise self._busy()
         self.active_check = "starting"
         try:
-            report, _ = run_checks(
-                names,
-                self.config.root,
-                relative,
-                self.config.qbench_dir,
-                timeout,
-                total_timeout=timeout,
-                stop=stop,
-                tool="run_build_workflow",
-                on_start=lambda directory: setattr(self, "active_check", directory.name),
-            )
-        except OSError as exc:
-            raise ToolFailure(
-                f"cannot run the checkers: {exc}; check the run store {self.config.qbench_dir}"
-            ) from None
+            yield lambda directory: setattr(self, "active_check", directory.name)
         finally:
             self.active_check = None
             self._lock.release()
-        return build.build_result(report, strict, self.config.budget)
 
     def start_generation(
         self,

@@ -13,7 +13,6 @@ from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
-from pytest_qbench.mcp.models import BuildResult
 from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunResult
@@ -137,30 +136,6 @@ def cut_lines(lines: Sequence[str], limit: int) -> str:
     """``lines`` joined, cut to ``limit`` characters with a marker where they were cut."""
     text = "\n".join(lines)
     return text if len(text) <= limit else f"{text[: limit - 40]}\n[... cut to {limit} characters]"
-
-
-def build_text(result: BuildResult, limit: int) -> str:
-    """The build workflow in a line per error (issue 13.7)."""
-    counts = result.summary
-    head = (
-        f"{'PASSED' if result.success else 'FAILED'} {result.run_id}: "
-        f"{counts.total_errors} error(s) ({counts.type_errors} type, {counts.lint_errors} lint, "
-        f"{counts.build_errors} build), {counts.warnings} warning(s) in "
-        f"{counts.duration_seconds:.2f}s"
-    )
-    checks = [
-        f"{check.tool}: {check.status}" + (f" ({first_line(check.note)})" if check.note else "")
-        for check in result.checks
-    ]
-    errors = []
-    for error in result.errors:
-        where = ":".join(str(p) for p in (error.file, error.line, error.column) if p is not None)
-        errors.append(
-            f"{where or '-'}: {error.severity} {error.error_type}: {first_line(error.message)}"
-        )
-    more = [f"... {result.truncated} more not listed (size budget)"] if result.truncated else []
-    steps = ["Next steps:", *(f"- {s}" for s in result.next_steps)]
-    return fit_lines([head, *checks, *errors, *more, *steps], limit, "[... {n} more lines]")
 
 
 def ingest_text(report: IngestReport, limit: int) -> str:

@@ -8,6 +8,7 @@ gives them the run lifecycle they share (``service.RunService``) and one object 
 
 from __future__ import annotations
 
+from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import health
 from pytest_qbench.mcp import output
@@ -27,3 +28,4 @@ class QBenchTools(RunService):
     list_runs = run_history.list_runs
     flaky_tests = run_history.flaky_tests
     check_health = health.check_health
+    run_build_workflow = build.run_build_workflow
