@@ -46,6 +46,7 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import health
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
@@ -57,12 +58,12 @@ from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.failure import FailureDetail
+from pytest_qbench.mcp.generation import GenerateWorkflowResult
+from pytest_qbench.mcp.generation import GenerationStrategy
+from pytest_qbench.mcp.generation import TestType
 from pytest_qbench.mcp.health import Health
-from pytest_qbench.mcp.models import GenerateWorkflowResult
-from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
@@ -572,7 +573,7 @@ async def run_build_workflow(
     return result
 
 
-@tool(WRITES, texts.generate_text)
+@tool(WRITES, generation.generate_text)
 async def generate_tests_workflow(
     tools: QBenchTools,
     ctx: Context,

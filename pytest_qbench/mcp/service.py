@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
-from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.catalog import CaseRecord
@@ -33,12 +32,9 @@ from pytest_qbench.mcp.command import is_generation
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import GenerateWorkflowResult
-from pytest_qbench.mcp.models import GenerationStrategy
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import Rejection
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import TestType
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.process import POLL_SECONDS
@@ -73,9 +69,14 @@ class RunService:
             ToolFailure: a refused argument, or a run already going on.
         """
         plan = plan_run(self.config, request)
-        return self._start(plan)
+        return self.start(plan)
 
-    def _start(self, plan: RunPlan) -> PytestProcess:
+    def start(self, plan: RunPlan) -> PytestProcess:
+        """Start the child ``plan`` describes, holding the one-run slot until ``release``.
+
+        Raises:
+            ToolFailure: a run already going on, or the child cannot be started.
+        """
         if not self._lock.acquire(blocking=False):
             raise self._busy()
         try:
@@ -125,46 +126,6 @@ class RunService:
         finally:
             self.active_check = None
             self._lock.release()
-
-    def start_generation(
-        self,
-        target_path: str,
-        test_type: TestType = "unit",
-        coverage_goal: float = 85.0,
-        strategy: GenerationStrategy = "hybrid",
-        timeout_seconds: float | None = None,
-    ) -> PytestProcess:
-        """Check the request and start ``qbench generate`` (issue 14.3) in its own process
-        group; the caller supervises it like a test run, then calls ``finish_generation``.
-
-        Raises:
-            ToolFailure: a refused argument, or a run or generation already going on.
-        """
-        generation.check_request(test_type, strategy)
-        plan = generation.plan_generation(
-            self.config, target_path, coverage_goal, strategy, timeout_seconds
-        )
-        process = self._start(plan)
-        plan.run_dir.mkdir(parents=True, exist_ok=True)  # get_run_output finds it meanwhile
-        return process
-
-    def finish_generation(
-        self, process: PytestProcess, test_type: TestType = "unit"
-    ) -> GenerateWorkflowResult:
-        """The ended generation's result, its output kept in its run directory.
-
-        Raises:
-            ToolFailure: it was stopped at the timeout, or ended without a result.
-        """
-        try:
-            code, _ = self._wrap_up(process)
-            result = generation.read_result(process.plan, code, process.stopped_by)
-            generation.store_result(process.plan, result)
-        finally:
-            self._release(process)
-        return generation.workflow_result(
-            process.plan.run_id, result, test_type, self.config.budget
-        )
 
     def wait_for_checks(self, seconds: float = 30.0) -> None:
         """Wait (at most ``seconds``) until no check run goes on: a cancelled
@@ -217,7 +178,7 @@ class RunService:
             ToolFailure: pytest ended with a usage error, an internal error or a crash.
         """
         try:
-            code, run_dir = self._wrap_up(process)
+            code, run_dir = self.wrap_up(process)
             report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
             return build_result(
                 process.plan,
@@ -228,7 +189,7 @@ class RunService:
                 complete=process.complete_when_stopped,
             )
         finally:
-            self._release(process)
+            self.release(process)
 
     def abandon(self, process: PytestProcess) -> None:
         """The client cancelled: kill the run's process group and keep what it wrote (a
@@ -236,13 +197,13 @@ class RunService:
         try:
             process.stop("cancelled", self.config.stop_grace)
             if process.plan.collection:
-                _remove_staging(process.plan.staging)
+                remove_staging(process.plan.staging)
             else:
-                self._wrap_up(process)
+                self.wrap_up(process)
         finally:
-            self._release(process)
+            self.release(process)
 
-    def _wrap_up(self, process: PytestProcess) -> tuple[int, Path]:
+    def wrap_up(self, process: PytestProcess) -> tuple[int, Path]:
         """Sweep the process group, move the output into the run directory, record the run,
         repair the reports of a killed run."""
         code = process.finish()
@@ -253,7 +214,8 @@ class RunService:
                 runs.repair(self.config, run_dir)
         return code, run_dir
 
-    def _release(self, process: PytestProcess) -> None:
+    def release(self, process: PytestProcess) -> None:
+        """Give the one-run slot back (once ``process`` has ended)."""
         if self.active is process:
             self.active = None
             self._lock.release()
@@ -307,7 +269,7 @@ class RunService:
         Raises:
             ToolFailure: a run is going on.
         """
-        return self._start(plan_collection(self.config, timeout))
+        return self.start(plan_collection(self.config, timeout))
 
     def finish_collection(self, process: PytestProcess) -> IngestReport:
         """Replace the catalog's pytest tests with what the collection found.
@@ -325,8 +287,8 @@ class RunService:
             keep = [e["nodeid"] for e in errors if e["nodeid"]]
             report = self._replace("pytest", cases, rejected, keep)
         finally:
-            self._release(process)
-            _remove_staging(process.plan.staging)
+            self.release(process)
+            remove_staging(process.plan.staging)
         return report.model_copy(
             update={
                 "collection_errors": [ingest.error_line(e) for e in errors[:20]],
@@ -375,5 +337,6 @@ def _combine(reports: list[IngestReport], source: str, took: float) -> IngestRep
     )
 
 
-def _remove_staging(staging: Path) -> None:
+def remove_staging(staging: Path) -> None:
+    """Remove a staging directory and what is left in it."""
     shutil.rmtree(staging, ignore_errors=True)

@@ -11,9 +11,7 @@ from collections.abc import Sequence
 
 from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import error_line
-from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
-from pytest_qbench.mcp.models import GenerateWorkflowResult
 from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.report.models import Diagnostic
@@ -148,26 +146,3 @@ def ingest_text(report: IngestReport, limit: int) -> str:
     lines += [f"Collection error: {error}" for error in report.collection_errors]
     lines += [f"Rejected {r.record}: {r.reason}" for r in report.rejected]
     return fit_lines(lines, limit, "... {n} more")
-
-
-def generate_text(result: GenerateWorkflowResult, limit: int) -> str:
-    """A generation (issue 14.3): coverage before -> after, files, what needs a person."""
-    made = result.auto_generated
-    goal = (
-        "goal met"
-        if result.goal_met
-        else (f"{result.coverage_gap.percentage_needed:g} points short of the goal")
-    )
-    head = (
-        f"{'SUCCESS' if result.success else 'FAILED'} {result.run_id}: coverage "
-        f"{result.coverage_before:.2f}% -> {made.coverage_achieved:.2f}% ({goal}); "
-        f"{made.count} tests kept in {result.wall_seconds:.1f}s"
-    )
-    files = [f"wrote {path}" for path in made.files]
-    problems = [f"problem: {first_line(p)}" for p in result.problems]
-    review = [
-        f"needs a person: {item.file}:{item.line} {item.function}: {first_line(item.reason)}"
-        for item in result.needs_llm_review
-    ]
-    steps = ["Next steps:", *(f"- {s}" for s in result.next_steps)]
-    return fit_lines([head, *files, *problems, *review, *steps], limit, "[... {n} more lines]")

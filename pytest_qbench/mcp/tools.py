@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import health
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
@@ -29,3 +30,5 @@ class QBenchTools(RunService):
     flaky_tests = run_history.flaky_tests
     check_health = health.check_health
     run_build_workflow = build.run_build_workflow
+    start_generation = generation.start_generation
+    finish_generation = generation.finish_generation
