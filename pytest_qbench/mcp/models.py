@@ -88,37 +88,3 @@ class RunResult(QBenchModel):
     """What to do next, most useful first."""
     truncated: Truncation = Field(default_factory=Truncation)
     """What the size budget left out."""
-
-
-class Rejection(QBenchModel):
-    """A record that was not taken into the catalog, or only partly."""
-
-    record: str
-    """Which record: its key, node id or position in the file."""
-    reason: str
-    """Why."""
-
-
-class IngestReport(QBenchModel):
-    """What an ingest did to the catalog."""
-
-    source: str
-    """``pytest`` or ``json:<file>``."""
-    added: int = 0
-    """New records."""
-    updated: int = 0
-    """Records that changed."""
-    unchanged: int = 0
-    """Records as they were."""
-    removed: int = 0
-    """Records of this source that are gone."""
-    rejected: list[Rejection] = Field(default_factory=list)
-    """Records refused or taken in part, with reasons (bounded)."""
-    rejected_total: int = 0
-    """Rejections in all."""
-    collection_errors: list[str] = Field(default_factory=list)
-    """pytest collection errors (their files' tests were kept as they were)."""
-    catalog_size: int = 0
-    """Records in the catalog afterwards."""
-    duration: float = 0.0
-    """Seconds."""

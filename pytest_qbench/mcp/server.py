@@ -48,6 +48,7 @@ from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import health
+from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
@@ -62,7 +63,7 @@ from pytest_qbench.mcp.generation import GenerateWorkflowResult
 from pytest_qbench.mcp.generation import GenerationStrategy
 from pytest_qbench.mcp.generation import TestType
 from pytest_qbench.mcp.health import Health
-from pytest_qbench.mcp.models import IngestReport
+from pytest_qbench.mcp.ingest import IngestReport
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
@@ -514,7 +515,7 @@ def find_similar_tests(
     return tools.find_similar_tests(test, text, limit, scope)
 
 
-@tool(WRITES, texts.ingest_text)
+@tool(WRITES, ingest.ingest_text)
 async def ingest_tests(
     tools: QBenchTools,
     ctx: Context,

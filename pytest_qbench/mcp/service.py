@@ -16,37 +16,22 @@ import threading
 import time
 from collections.abc import Callable
 from collections.abc import Iterator
-from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
-from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
-from pytest_qbench.mcp.catalog import CaseRecord
-from pytest_qbench.mcp.catalog import open_catalog
-from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import RunPlan
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.command import is_generation
-from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import IngestReport
-from pytest_qbench.mcp.models import Rejection
 from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.paths import inside_root
-from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import Progress
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.results import build_result
 from pytest_qbench.mcp.results import check_exit
-from pytest_qbench.mcp.results import output_tail
-
-
-MAX_REJECTIONS = 50
-"""Rejections listed in an ingest report (all are counted)."""
 
 
 class RunService:
@@ -224,117 +209,7 @@ class RunService:
 
     # --- the catalog ---------------------------------------------------------------------
 
-    def ingest_file(self, source: str) -> IngestReport:
-        """Import a JSON export (a file, or every ``.json`` file of a directory)."""
-        started = time.monotonic()
-        relative = inside_root(self.config.root, source, "source")
-        path = self.config.root / relative
-        found = sorted(path.glob("*.json")) if path.is_dir() else [path]
-        files = [inside_root_file(self.config.root, f, "source") for f in found]
-        if not files:
-            raise ToolFailure(f"source {source!r} is a directory without .json files")
-        reports = [self._ingest_one(f) for f in files]
-        return _combine(reports, relative, time.monotonic() - started)
-
-    def _ingest_one(self, path: Path) -> IngestReport:
-        label = f"json:{path.relative_to(self.config.root).as_posix()}"
-        cases, rejected = ingest.read_export(path, label)
-        return self._replace(label, cases, rejected)
-
-    def _replace(
-        self,
-        source: str,
-        cases: list[CaseRecord],
-        rejected: list[Rejection],
-        keep: Sequence[str] = (),
-    ) -> IngestReport:
-        """Make the catalog's cases of ``source`` exactly ``cases``; the report of it."""
-        with open_catalog(self.config.catalog_path, create=True) as catalog:
-            counts = catalog.replace_source(source, cases, keep)
-            size = catalog.size()
-        return IngestReport(
-            source=source,
-            added=counts.added,
-            updated=counts.updated,
-            unchanged=counts.unchanged,
-            removed=counts.removed,
-            rejected=rejected[:MAX_REJECTIONS],
-            rejected_total=len(rejected),
-            catalog_size=size,
-        )
-
-    def start_collection(self, timeout: float | None = None) -> PytestProcess:
-        """Start ``pytest --collect-only`` with the catalog's collection plugin.
-
-        Raises:
-            ToolFailure: a run is going on.
-        """
-        return self.start(plan_collection(self.config, timeout))
-
-    def finish_collection(self, process: PytestProcess) -> IngestReport:
-        """Replace the catalog's pytest tests with what the collection found.
-
-        Raises:
-            ToolFailure: pytest refused to collect, or was stopped.
-        """
-        try:
-            code = process.finish()
-            dump = process.plan.staging / COLLECTION_DUMP
-            if process.stopped_by or code not in (0, 2, 5) or not dump.is_file():
-                raise ToolFailure(_collection_failure(process, code))
-            cases, rejected, errors = ingest.collected_cases(dump)
-            # a file that failed to collect keeps its tests in the catalog as they were
-            keep = [e["nodeid"] for e in errors if e["nodeid"]]
-            report = self._replace("pytest", cases, rejected, keep)
-        finally:
-            self.release(process)
-            remove_staging(process.plan.staging)
-        return report.model_copy(
-            update={
-                "collection_errors": [ingest.error_line(e) for e in errors[:20]],
-                "duration": round(process.elapsed(), 3),
-            }
-        )
-
     # --- health --------------------------------------------------------------------------
-
-
-def _collection_failure(process: PytestProcess, code: int) -> str:
-    staging = process.plan.staging
-    if process.stopped_by == "timeout":
-        reason = f"collecting took longer than {process.plan.timeout:g}s and was stopped"
-    else:
-        reason = f"pytest --collect-only exited with status {code}"
-    tails = [
-        f"--- end of pytest's {name} ---\n{tail}"
-        for name in ("stderr", "stdout")
-        if (tail := output_tail(staging / f"{name}.txt"))
-    ]
-    return "\n".join(
-        [
-            f"{reason}; the catalog was not changed.",
-            "What to do: fix what pytest reports below (a conftest.py, the configuration), "
-            "then call ingest_tests again.",
-            *tails,
-        ]
-    )
-
-
-def _combine(reports: list[IngestReport], source: str, took: float) -> IngestReport:
-    if len(reports) == 1:
-        return reports[0].model_copy(update={"duration": round(took, 3)})
-    rejected = [r for report in reports for r in report.rejected]
-    return IngestReport(
-        source=f"json:{source}",
-        added=sum(r.added for r in reports),
-        updated=sum(r.updated for r in reports),
-        unchanged=sum(r.unchanged for r in reports),
-        removed=sum(r.removed for r in reports),
-        rejected=rejected[:MAX_REJECTIONS],
-        rejected_total=sum(r.rejected_total for r in reports),
-        catalog_size=reports[-1].catalog_size,
-        duration=round(took, 3),
-    )
 
 
 def remove_staging(staging: Path) -> None:

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import trace_without_message
-from pytest_qbench.mcp.models import IngestReport
 from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
@@ -134,15 +133,3 @@ def cut_lines(lines: Sequence[str], limit: int) -> str:
     """``lines`` joined, cut to ``limit`` characters with a marker where they were cut."""
     text = "\n".join(lines)
     return text if len(text) <= limit else f"{text[: limit - 40]}\n[... cut to {limit} characters]"
-
-
-def ingest_text(report: IngestReport, limit: int) -> str:
-    """The counts, then the rejections."""
-    lines = [
-        f"Ingested {report.source}: {report.added} added, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {report.removed} removed, {report.rejected_total} "
-        f"rejected; catalog: {report.catalog_size} test cases ({report.duration:.1f}s)"
-    ]
-    lines += [f"Collection error: {error}" for error in report.collection_errors]
-    lines += [f"Rejected {r.record}: {r.reason}" for r in report.rejected]
-    return fit_lines(lines, limit, "... {n} more")

@@ -12,6 +12,7 @@ from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import health
+from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
@@ -32,3 +33,6 @@ class QBenchTools(RunService):
     run_build_workflow = build.run_build_workflow
     start_generation = generation.start_generation
     finish_generation = generation.finish_generation
+    ingest_file = ingest.ingest_file
+    start_collection = ingest.start_collection
+    finish_collection = ingest.finish_collection
