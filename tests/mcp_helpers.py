@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_qbench.mcp.command import RunRequest
-from pytest_qbench.mcp.models import RunResult
+from pytest_qbench.mcp.testrun import RunResult
 from pytest_qbench.mcp.tools import QBenchTools
 
 

@@ -12,7 +12,7 @@ from mcp_helpers import run
 from mcp_helpers import write
 
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.text import run_text
+from pytest_qbench.mcp.testrun import run_text
 from pytest_qbench.mcp.tools import QBenchTools
 
 

@@ -32,7 +32,7 @@ from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.paths import open_regular
-from pytest_qbench.mcp.results import output_tail
+from pytest_qbench.mcp.runs import output_tail
 from pytest_qbench.mcp.service import remove_staging
 from pytest_qbench.mcp.text import fit_lines
 from pytest_qbench.report.models import QBenchModel

@@ -8,6 +8,7 @@ cannot reach outside ``<qbench dir>/runs/``.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
@@ -16,8 +17,10 @@ from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.text import bound_text
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.report import store
+from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.runref import LAST
@@ -144,3 +147,23 @@ def open_history(config: ServerConfig, *, create: bool = False, wait: float | No
 
     db = configured_db(None, config.root)
     return open_index(config.qbench_dir, db, create=create, wait=wait)
+
+
+TAIL_LINES = 30
+
+
+TAIL_CHARS = 1500
+
+
+def output_tail(path: Path) -> str:
+    """The last lines of an output file, bounded."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - 16 * TAIL_CHARS))
+            data = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    tail = Redactor(os.environ)("\n".join(data.rstrip().split("\n")[-TAIL_LINES:]))
+    return bound_text(tail, TAIL_CHARS, keep="tail")

@@ -52,6 +52,7 @@ from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
+from pytest_qbench.mcp import testrun
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
 from pytest_qbench.mcp.build import BuildResult
@@ -64,7 +65,6 @@ from pytest_qbench.mcp.generation import GenerationStrategy
 from pytest_qbench.mcp.generation import TestType
 from pytest_qbench.mcp.health import Health
 from pytest_qbench.mcp.ingest import IngestReport
-from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
@@ -76,6 +76,7 @@ from pytest_qbench.mcp.schemas import unknown_arguments
 from pytest_qbench.mcp.search import SearchResult
 from pytest_qbench.mcp.search import SimilarTests
 from pytest_qbench.mcp.search import TestCaseDetail
+from pytest_qbench.mcp.testrun import RunResult
 from pytest_qbench.mcp.tools import QBenchTools
 
 
@@ -356,7 +357,7 @@ async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) ->
         raise
 
 
-@tool(WRITES, texts.run_text)
+@tool(WRITES, testrun.run_text)
 async def run_test_workflow(
     tools: QBenchTools,
     ctx: Context,

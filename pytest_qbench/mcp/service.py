@@ -1,11 +1,12 @@
-"""The tools, without the SDK: ``QBenchTools`` has one method per MCP tool.
+"""The run lifecycle, without the SDK: starting, watching, stopping and finishing the child
+processes the tools start (a pytest run, a collection for the catalog, a generation), and the
+one-run slot a check run holds too. Each tool's own logic lives in its module.
 
-A run (and a collection for the catalog) is a ``PytestProcess``: ``start_run`` checks the
-request and starts pytest; the caller then calls ``step`` until it returns False (the SDK layer
-from its event loop, ``supervise`` here with ``time.sleep``), reporting ``progress`` as it goes;
-``finish_run`` turns the finished run into its result. On cancellation the caller calls
-``abandon``, which kills the process group. One run at a time: a second ``start_*`` while one
-goes on is refused.
+A child is a ``PytestProcess``: a tool builds its ``RunPlan`` and calls ``start``; the caller
+then calls ``step`` until it returns False (the SDK layer from its event loop, ``supervise``
+here with ``time.sleep``), reporting ``progress`` as it goes; the tool finishes it
+(``wrap_up``, ``release``). On cancellation the caller calls ``abandon``, which kills the
+process group. One run at a time: a second ``start`` while one goes on is refused.
 """
 
 from __future__ import annotations
@@ -22,16 +23,11 @@ from pathlib import Path
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.command import RunPlan
-from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.command import is_generation
-from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import RunResult
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import Progress
 from pytest_qbench.mcp.process import PytestProcess
-from pytest_qbench.mcp.results import build_result
-from pytest_qbench.mcp.results import check_exit
 
 
 class RunService:
@@ -44,17 +40,6 @@ class RunService:
         self.active: PytestProcess | None = None
         self.active_check: str | None = None
         """The id of the check run going on (issue 13.7)."""
-
-    # --- running pytest ------------------------------------------------------------------
-
-    def start_run(self, request: RunRequest) -> PytestProcess:
-        """Check ``request`` and start pytest.
-
-        Raises:
-            ToolFailure: a refused argument, or a run already going on.
-        """
-        plan = plan_run(self.config, request)
-        return self.start(plan)
 
     def start(self, plan: RunPlan) -> PytestProcess:
         """Start the child ``plan`` describes, holding the one-run slot until ``release``.
@@ -156,26 +141,6 @@ class RunService:
                 return
             sleep(POLL_SECONDS)
 
-    def finish_run(self, process: PytestProcess) -> RunResult:
-        """The ended run's result.
-
-        Raises:
-            ToolFailure: pytest ended with a usage error, an internal error or a crash.
-        """
-        try:
-            code, run_dir = self.wrap_up(process)
-            report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
-            return build_result(
-                process.plan,
-                code,
-                report,
-                process.stopped_by,
-                self.config.budget,
-                complete=process.complete_when_stopped,
-            )
-        finally:
-            self.release(process)
-
     def abandon(self, process: PytestProcess) -> None:
         """The client cancelled: kill the run's process group and keep what it wrote (a
         collection keeps nothing)."""
@@ -204,12 +169,6 @@ class RunService:
         if self.active is process:
             self.active = None
             self._lock.release()
-
-    # --- stored runs ---------------------------------------------------------------------
-
-    # --- the catalog ---------------------------------------------------------------------
-
-    # --- health --------------------------------------------------------------------------
 
 
 def remove_staging(staging: Path) -> None:

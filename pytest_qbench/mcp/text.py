@@ -10,18 +10,6 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 
 from pytest_qbench.core.summary_words import summary_text
-from pytest_qbench.core.text import error_line
-from pytest_qbench.core.text import trace_without_message
-from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.report.models import Diagnostic
-from pytest_qbench.report.models import DigestCoverage
-
-
-TRACE_LINES = 4
-MESSAGE_LINES = 20
-"""Lines of a failure's message in run_test_workflow's text (the rest: get_test_failure)."""
-MESSAGE_LINE = 300
-"""Characters of one of them."""
 
 
 def fit_lines(blocks: Iterable[str], limit: int, more: str = "") -> str:
@@ -56,77 +44,6 @@ def counts_text(summary: dict[str, int | float]) -> str:
     """``3 failed, 10 passed, 1 error in 2.31s``: pytest's closing line."""
     took = f" in {summary['duration']:.2f}s" if "duration" in summary else ""
     return f"{summary_text(summary, COUNTED)}{took}"
-
-
-def run_text(result: RunResult, limit: int) -> str:
-    """The run in a few lines per failure."""
-    status = "PASSED" if result.success else "FAILED"
-    if result.success and not result.summary.total:
-        status = "NO TESTS RAN"
-    head = [
-        f"{status}: {counts_text(result.summary.model_dump())} (run {result.run_id}; exit "
-        f"{result.exit_code}: {result.exit_meaning})"
-    ]
-    if result.partial:
-        head.append("Partial results: the run did not finish.")
-    blocks = [_collection_error_line(d) for d in result.collection_errors]
-    shown = len(result.failures) + result.truncated.failures
-    if result.failures:
-        blocks.append(f"Failures ({len(result.failures)} of {shown} listed):")
-    for number, failure in enumerate(result.failures, start=1):
-        where = f"{failure.file}:{failure.line}" if failure.line else failure.file or "?"
-        trace = trace_without_message(
-            failure.stack_trace, failure.error_type, failure.error_message
-        )
-        block = [
-            f"{number}. {failure.test_name} [{failure.outcome}] {failure.error_type} at {where}",
-            *(f"   {line}" for line in message_lines(failure.error_message)),
-            *(f"   | {line}" for line in _trace_end(trace)),
-        ]
-        blocks.append("\n".join(block))
-    if result.coverage is not None:
-        blocks.append(_coverage_line(result.coverage))
-    blocks += [f"Next: {step}" for step in result.next_steps]
-    if result.failures or result.truncated.failures:
-        blocks.append(
-            f'Details: get_test_failure(run_id="{result.run_id}", test="<node id>"); raw '
-            f'output: get_run_output(run_id="{result.run_id}")'
-        )
-    return fit_lines([*head, *blocks], limit, "... {n} more lines in the structured result")
-
-
-def _collection_error_line(diagnostic: Diagnostic) -> str:
-    """``Collection error: test_x.py at test_x.py:1: ModuleNotFoundError: ...``: the cause,
-    not only pytest's headline."""
-    where = f"{diagnostic.file}:{diagnostic.line}" if diagnostic.line else diagnostic.file
-    name = diagnostic.nodeid or diagnostic.file or "?"
-    at = f" at {where}" if where and where != name else ""
-    return f"Collection error: {name}{at}: {error_line(diagnostic.message, 300)}"
-
-
-def message_lines(message: str) -> list[str]:
-    """The message's lines: pytest's assertion explanation in full (``+  where 3 = f(1)``...),
-    each line cut at ``MESSAGE_LINE`` characters, at most ``MESSAGE_LINES`` of them."""
-    lines = [line for line in message.splitlines() if line.strip()] or [""]
-    kept = [line.rstrip()[:MESSAGE_LINE] for line in lines[:MESSAGE_LINES]]
-    if len(lines) > MESSAGE_LINES:
-        kept.append(f"... {len(lines) - MESSAGE_LINES} more lines: get_test_failure has them")
-    return kept
-
-
-def _trace_end(trace: str) -> list[str]:
-    lines = [line for line in trace.splitlines() if line.strip()]
-    return lines[-TRACE_LINES:]
-
-
-def _coverage_line(coverage: DigestCoverage) -> str:
-    gate = ""
-    if coverage.threshold is not None:
-        gate = f" (threshold {coverage.threshold:g}%: {'met' if coverage.met else 'NOT met'})"
-    return (
-        f"Coverage: {coverage.percentage:.2f}% ({coverage.lines_covered}/"
-        f"{coverage.lines_total} lines){gate}"
-    )
 
 
 def cut_lines(lines: Sequence[str], limit: int) -> str:

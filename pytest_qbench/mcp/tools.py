@@ -16,6 +16,7 @@ from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
+from pytest_qbench.mcp import testrun
 from pytest_qbench.mcp.service import RunService
 
 
@@ -36,3 +37,5 @@ class QBenchTools(RunService):
     ingest_file = ingest.ingest_file
     start_collection = ingest.start_collection
     finish_collection = ingest.finish_collection
+    start_run = testrun.start_run
+    finish_run = testrun.finish_run
