@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -209,6 +208,8 @@ def _writable(directory: Path, problems: list[str]) -> bool:
 
 
 def _has_fts5() -> bool:
+    import sqlite3
+
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a)")
