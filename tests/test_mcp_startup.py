@@ -91,3 +91,17 @@ def test_a_tool_imports_its_machinery_when_first_called(
     calls = list(loaded)[1 : list(loaded).index(call) + 1]
     expected = sorted(module for module, needed in NEEDED_BY.items() if needed in calls)
     assert sorted(set(NEEDED_BY) & set(loaded[call])) == expected
+
+
+def test_each_tool_is_one_module() -> None:
+    """A tool's result model (its function's return annotation, the output schema) and its
+    text live in one module of their own, not in the SDK module nor the run lifecycle."""
+    from pytest_qbench.mcp.server import OUTPUTS
+    from pytest_qbench.mcp.server import REGISTERED
+
+    assert [spec.name for spec in REGISTERED] == list(OUTPUTS)
+    homes = {spec.name: (spec.model.__module__, spec.text.__module__) for spec in REGISTERED}
+    shared = {f"pytest_qbench.mcp.{name}" for name in ("server", "service", "tools", "text")}
+    for name, (model_home, text_home) in homes.items():
+        assert model_home == text_home, name
+        assert model_home not in shared, name
