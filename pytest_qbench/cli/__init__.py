@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from pytest_qbench.report.models import TestReport
     from pytest_qbench.report.records import TestReportRecord
 
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,8 +10,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import OK
 
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
 from pytest_qbench.generate.target import Target
@@ -25,8 +26,6 @@ RESOURCE_ERROR = re.compile(
 )
 """A failure of the run's resources (a full disk, no memory), not of the function: never a
 finding (a strict xfail would rerun it in every later suite run)."""
-PYTEST_FAILED = 1
-PYTEST_NO_TESTS = 5
 
 
 @dataclass(frozen=True)
@@ -52,12 +51,12 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
     if finished.timed_out:
         return Verdict("hung", {}, f"hung: killed after {timeout:g}s (--test-timeout)")
     output = finished.output
-    if finished.returncode == 0:
+    if finished.returncode == PytestExit.OK:
         return Verdict("passed", measured.executed, "")
-    if finished.returncode == PYTEST_NO_TESTS:
+    if finished.returncode == PytestExit.NO_TESTS_COLLECTED:
         return Verdict("empty", {}, "no test collected")
     error = error_line(output)
-    if finished.returncode == PYTEST_FAILED:
+    if finished.returncode == PytestExit.TESTS_FAILED:
         example = falsifying_example(output)
         if example is not None and "ResolutionFailed" not in output:
             found = finding_error(output)

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+from pytest_qbench.core.exit_codes import WROTE_RESULTS
+from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.mcp.budget import bound_name
 from pytest_qbench.mcp.budget import bound_trace
@@ -41,15 +44,6 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
-EXIT_MEANINGS = {
-    0: "all tests passed",
-    1: "tests failed",
-    2: "interrupted",
-    3: "internal error",
-    4: "usage error",
-    5: "no tests collected",
-}
-DATA_EXITS = (0, 1, 5)
 TRACE_CAP = 2000
 VERBOSE_TRACE_CAP = 5000
 SHORT_MESSAGE = 300
@@ -73,7 +67,7 @@ def exit_meaning(code: int | None, stopped_by: str | None, timeout: float) -> st
         return "unknown"
     if code < 0:
         return f"killed by signal {_signal_name(-code)}"
-    return EXIT_MEANINGS.get(code, f"exit status {code}, which pytest does not use")
+    return PYTEST_MEANINGS.get(code, f"exit status {code}, which pytest does not use")
 
 
 def check_exit(
@@ -85,7 +79,9 @@ def check_exit(
         ToolFailure: usage error, internal error, an interruption, a crash, or no results.
     """
     if report is not None and (
-        stopped_by is not None or code in DATA_EXITS or (code == 2 and report.collection_errors)
+        stopped_by is not None
+        or code in WROTE_RESULTS
+        or (code == PytestExit.INTERRUPTED and report.collection_errors)
     ):
         return report
     raise ToolFailure(failure_message(plan, code, report, stopped_by))
@@ -114,19 +110,19 @@ def failure_message(
 def _advice(code: int, report: TestReport | None, stopped_by: str | None, python: str) -> str:
     if stopped_by is not None:
         return "pytest stopped before it wrote any result; run again with a longer timeout."
-    if code == 4:
+    if code == PytestExit.USAGE_ERROR:
         return (
             "pytest refused its command line or the project's configuration: check test_path, "
             "keyword and markers, and the configuration or conftest.py it names below."
         )
-    if code == 3:
+    if code == PytestExit.INTERNAL_ERROR:
         return (
             "a plugin or conftest.py raised inside pytest (INTERNALERROR below); fix it, or "
             "run pytest yourself to see the whole traceback."
         )
-    if code == 2:
+    if code == PytestExit.INTERRUPTED:
         return "the run was interrupted from outside this server (Ctrl-C, a signal); run again."
-    if code in DATA_EXITS:
+    if code in WROTE_RESULTS:
         return (
             "pytest ran, but qbench wrote no results: check that pytest-qbench is installed "
             f"for {python}, the interpreter the server runs pytest with (--python)."

@@ -77,7 +77,6 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
-INTERRUPTED = 2
 
 
 class QBenchWorker:
@@ -556,7 +555,7 @@ class QBenchSession(QBenchWorker):
         self.run["exit_code"] = exitstatus
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
-        stopped = exitstatus == INTERRUPTED and not self.collection_errors
+        stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
         self.run["interrupted"] = self.interrupted or stopped
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts

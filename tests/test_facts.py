@@ -1,0 +1,41 @@
+"""Facts defined once (``core/``): each agrees with what it names, and the places that
+used to keep their own copy say the same as it."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.mcp.results import exit_meaning
+from pytest_qbench.report.merge import merged_exit_code
+from pytest_qbench.report.models import ReportSummary
+
+from conftest import RunQBench
+
+
+def test_pytest_exit_codes_are_pytests() -> None:
+    """``PytestExit`` names every exit status of the installed pytest, with its value."""
+    ours = {e.name: e.value for e in PytestExit}
+    assert {e.name: e.value for e in pytest.ExitCode}.items() <= ours.items()
+    assert set(PYTEST_MEANINGS) == set(PytestExit)
+
+
+def test_max_warnings_exit_is_known(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """pytest 9's ``--max-warnings`` exit status (6) is one pytest uses: the MCP answer says
+    what it means, and merging it with a shard whose tests failed keeps the failure."""
+    if "MAX_WARNINGS_ERROR" not in pytest.ExitCode.__members__:
+        pytest.skip("pytest before 9 has no --max-warnings")
+    pytester.makeini("[pytest]\nfilterwarnings =\n    default\n")  # not this suite's "error"
+    pytester.makepyfile("import warnings\ndef test_ok():\n    warnings.warn(UserWarning('w'))\n")
+    run = run_qbench("--max-warnings=0")
+    code = run.result.ret
+    assert code == pytest.ExitCode.MAX_WARNINGS_ERROR
+    assert exit_meaning(code, None, 60) == PYTEST_MEANINGS[PytestExit.MAX_WARNINGS_ERROR]
+    warned = run.report.model_copy(deep=True)
+    warned.run.exit_code = int(code)
+    failed = run.report.model_copy(deep=True)
+    failed.run.exit_code = int(pytest.ExitCode.TESTS_FAILED)
+    failed.summary = ReportSummary(total=1, failed=1)
+    merged = merged_exit_code([warned, failed], ReportSummary(total=2, passed=1, failed=1))
+    assert merged == pytest.ExitCode.TESTS_FAILED
