@@ -39,3 +39,27 @@ def test_max_warnings_exit_is_known(pytester: pytest.Pytester, run_qbench: RunQB
     failed.summary = ReportSummary(total=1, failed=1)
     merged = merged_exit_code([warned, failed], ReportSummary(total=2, passed=1, failed=1))
     assert merged == pytest.ExitCode.TESTS_FAILED
+
+
+def test_ci_is_recorded_and_secrets_redacted(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI detection and redaction (``core/ci.py``, ``core/redact.py``) in a real run: the
+    provider, commit, branch and job link, and no secret in the command line stored."""
+    for name, value in {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_SHA": "abc123",
+        "GITHUB_REF_NAME": "main",
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_RUN_ID": "42",
+        "SERVICE_TOKEN": "s3cr3t-value",
+    }.items():
+        monkeypatch.setenv(name, value)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    run = run_qbench("-k", "s3cr3t-value or test_ok")
+    ci = run.report.environment.ci
+    assert ci is not None
+    assert (ci.provider, ci.commit, ci.branch) == ("github-actions", "abc123", "main")
+    assert ci.build_url == "https://github.com/o/r/actions/runs/42"
+    assert "s3cr3t-value" not in (run.run_dir / "report.json").read_text(encoding="utf-8")

@@ -20,7 +20,7 @@ class PytestExit(IntEnum):
     """pytest 9: every test passed, but there were more warnings than ``--max-warnings``."""
 
 
-PYTEST_MEANINGS = {
+PYTEST_MEANINGS: dict[int, str] = {
     PytestExit.OK: "all tests passed",
     PytestExit.TESTS_FAILED: "tests failed",
     PytestExit.INTERRUPTED: "interrupted",

@@ -16,12 +16,12 @@ from datetime import timezone
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.models import OutputStream
 from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report import store
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 
 

@@ -18,6 +18,7 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import WROTE_RESULTS
 from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.mcp.budget import bound_name
 from pytest_qbench.mcp.budget import bound_trace
@@ -31,7 +32,6 @@ from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.digest import build_digest
 from pytest_qbench.report.digest import digest_failure
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure

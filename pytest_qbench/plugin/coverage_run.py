@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from pytest_qbench.core import atomic
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
@@ -33,7 +34,6 @@ from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
 from pytest_qbench.report.coverage.view import unmeasured_gate
-from pytest_qbench.report.environment import Redactor
 
 
 if TYPE_CHECKING:

@@ -31,6 +31,7 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
@@ -55,7 +56,6 @@ from pytest_qbench.plugin.options.settings import Settings
 from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.environment import describe_environment
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new

@@ -49,7 +49,7 @@ from pytest_qbench.report.store import new_run_id
 
 # pytest's exit codes, worst first; 1 and 5 are decided by the merged tests (see merged_exit_code).
 # 6 (--max-warnings) ranks below 1 because pytest checks the warnings only when every test passed.
-SEVERITY = {
+SEVERITY: dict[int, int] = {
     PytestExit.INTERNAL_ERROR: 6,
     PytestExit.INTERRUPTED: 5,
     PytestExit.USAGE_ERROR: 4,
