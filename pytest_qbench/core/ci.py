@@ -16,6 +16,17 @@ class CIFacts(TypedDict, total=False):
     build_url: str | None
 
 
+PROVIDERS: tuple[tuple[str, str, str, tuple[str, ...], str | None], ...] = (
+    ("GITLAB_CI", "gitlab-ci", "CI_COMMIT_SHA", ("CI_COMMIT_REF_NAME",), "CI_JOB_URL"),
+    ("TF_BUILD", "azure-pipelines", "BUILD_SOURCEVERSION", ("BUILD_SOURCEBRANCHNAME",), None),
+    ("CIRCLECI", "circleci", "CIRCLE_SHA1", ("CIRCLE_BRANCH",), "CIRCLE_BUILD_URL"),
+    ("BUILDKITE", "buildkite", "BUILDKITE_COMMIT", ("BUILDKITE_BRANCH",), "BUILDKITE_BUILD_URL"),
+    ("JENKINS_URL", "jenkins", "GIT_COMMIT", ("BRANCH_NAME", "GIT_BRANCH"), "BUILD_URL"),
+)
+"""(variable that marks the provider, provider, commit variable, branch variables (first set
+wins), job link variable) of the providers other than GitHub Actions, which builds its link."""
+
+
 def detect_ci(environ: Mapping[str, str]) -> CIFacts | None:
     """Recognise the CI provider from its environment variables (``None``: not on a CI)."""
     get = environ.get
@@ -29,40 +40,15 @@ def detect_ci(environ: Mapping[str, str]) -> CIFacts | None:
             branch=branch,
             build_url=url,
         )
-    if get("GITLAB_CI"):
-        return CIFacts(
-            provider="gitlab-ci",
-            commit=get("CI_COMMIT_SHA"),
-            branch=get("CI_COMMIT_REF_NAME"),
-            build_url=get("CI_JOB_URL"),
-        )
-    if get("TF_BUILD"):
-        return CIFacts(
-            provider="azure-pipelines",
-            commit=get("BUILD_SOURCEVERSION"),
-            branch=get("BUILD_SOURCEBRANCHNAME"),
-        )
-    if get("CIRCLECI"):
-        return CIFacts(
-            provider="circleci",
-            commit=get("CIRCLE_SHA1"),
-            branch=get("CIRCLE_BRANCH"),
-            build_url=get("CIRCLE_BUILD_URL"),
-        )
-    if get("BUILDKITE"):
-        return CIFacts(
-            provider="buildkite",
-            commit=get("BUILDKITE_COMMIT"),
-            branch=get("BUILDKITE_BRANCH"),
-            build_url=get("BUILDKITE_BUILD_URL"),
-        )
-    if get("JENKINS_URL"):
-        return CIFacts(
-            provider="jenkins",
-            commit=get("GIT_COMMIT"),
-            branch=get("BRANCH_NAME") or get("GIT_BRANCH"),
-            build_url=get("BUILD_URL"),
-        )
+    for marker, provider, commit, branches, url in PROVIDERS:
+        if get(marker):
+            branch = next((b for name in branches if (b := get(name))), None)
+            return CIFacts(
+                provider=provider,
+                commit=get(commit),
+                branch=branch,
+                build_url=get(url) if url else None,
+            )
     if get("CI"):
         return CIFacts(provider="unknown")
     return None
