@@ -114,8 +114,8 @@ def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> li
     """Delete the run directories of the runs retention ``removed``; the lines saying so."""
     if not removed:
         return []
+    from pytest_qbench.core.numbers import format_bytes
     from pytest_qbench.history.files import dir_size
-    from pytest_qbench.history.files import format_bytes
 
     dirs_here = [store.run_dir(qbench_dir, run_id) for run_id in removed]
     sizes = {d: dir_size(d) for d in dirs_here if d.is_dir() and not d.is_symlink()}
