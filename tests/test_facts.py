@@ -63,3 +63,20 @@ def test_ci_is_recorded_and_secrets_redacted(
     assert (ci.provider, ci.commit, ci.branch) == ("github-actions", "abc123", "main")
     assert ci.build_url == "https://github.com/o/r/actions/runs/42"
     assert "s3cr3t-value" not in (run.run_dir / "report.json").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0"])
+def test_seconds_are_parsed_alike(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """A number of seconds is refused alike by the plugin and by ``qbench mcp`` (which took an
+    infinite timeout), with the same message."""
+    from pytest_qbench.cli import main
+
+    message = f"must be a number of seconds more than 0, given: {value!r}; e.g. 300"
+    with pytest.raises(SystemExit):
+        main(["mcp", "--default-timeout", value])
+    assert f"--default-timeout: {message}" in capsys.readouterr().err
+    result = pytester.runpytest("-p", "qbench", f"--qbench-check-timeout={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--qbench-check-timeout: {message}*"])

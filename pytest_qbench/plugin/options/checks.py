@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import parse_count
-from pytest_qbench.plugin.options.values import parse_finite
 
 
 CHECK_TOOLS = ("ruff", "mypy", "pyright", "build")
@@ -39,13 +39,6 @@ def parse_check_tools(value: str) -> tuple[str, ...]:
             f"use a comma list of {', '.join(CHECK_TOOLS)}, e.g. ruff,mypy"
         )
     return names
-
-
-def parse_timeout(value: str) -> float:
-    """Seconds, more than 0 (``type=`` for argparse)."""
-    return parse_finite(
-        value, minimum=0, above=True, what="a number of seconds more than 0", example="300"
-    )
 
 
 def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -79,7 +72,7 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "--qbench-check-timeout",
         dest="qbench_check_timeout",
         metavar="SECONDS",
-        type=parse_timeout,
+        type=parse_seconds,
         default=None,
         help="How long a checker may still run once the tests are done before it is stopped. "
         f"Default: ${TIMEOUT_ENV}, else {DEFAULT_CHECK_TIMEOUT:g}",
@@ -118,11 +111,11 @@ def read_check_settings(reader: OptionReader, environ: Mapping[str, str]) -> Che
     timeout = reader.cli("check_timeout")
     if timeout is None and environ.get(TIMEOUT_ENV):
         try:
-            timeout = parse_timeout(environ[TIMEOUT_ENV])
+            timeout = parse_seconds(environ[TIMEOUT_ENV])
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"${TIMEOUT_ENV} {exc}") from None
     if timeout is None:
-        timeout = reader.parsed("check_timeout", parse_timeout, None)
+        timeout = reader.parsed("check_timeout", parse_seconds, None)
     if max_errors is not None and not tools:
         raise pytest.UsageError(
             f"--qbench-max-errors needs checkers to count errors, and none runs, given: "
