@@ -3,6 +3,8 @@ used to keep their own copy say the same as it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
@@ -80,3 +82,32 @@ def test_seconds_are_parsed_alike(
     result = pytester.runpytest("-p", "qbench", f"--qbench-check-timeout={value}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--qbench-check-timeout: {message}*"])
+
+
+def test_in_lists_span_batches(tmp_path: Path) -> None:
+    """Queries whose ``IN (...)`` list is longer than one batch (``sql.BATCH``) read every
+    value, in a real SQLite index: indexing, failure_infos, flaky_candidates, recent_results."""
+    from history_data import index_reports
+    from history_data import report
+    from history_data import result
+
+    from pytest_qbench.history import queries
+    from pytest_qbench.history import sql
+    from pytest_qbench.history.database import open_index
+
+    count = sql.BATCH * 2 + 1
+    names = [f"test_{i}" for i in range(count)]
+    first = report("r1", 0, [result(n, "failed", line=i + 1) for i, n in enumerate(names)])
+    second = report("r2", 1, [result(n) for n in names])
+    index_reports(tmp_path, first, second)
+    index = open_index(tmp_path, None)
+    try:
+        failing = queries.run_failures(index, "r1")
+        assert len(failing) == count
+        fingerprints = [r.fingerprint for r in queries.run_results(index, "r1").values()]
+        assert len(queries.failure_infos(index, fingerprints)) == count
+        assert len(queries.flaky_candidates(index, 5)) == count
+        nodeids = [f"t.py::{n}" for n in names]
+        assert len(queries.recent_results(index, nodeids, "9999", "none", 5)) == count
+    finally:
+        index.close()

@@ -8,7 +8,6 @@ run's stream), never all held at once.
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import re
 import shutil
@@ -37,8 +36,6 @@ from pytest_qbench.report.store import run_in_progress
 
 
 Record = dict[str, Any]
-BATCH = 500
-"""Results per batch; also the most ``?`` in one ``IN (...)`` list (SQLite allows 999 or more)."""
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
 SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -163,7 +160,7 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
 
 def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed) -> None:
     with_metrics: set[int] = set()
-    for batch in _batches(results, BATCH):
+    for batch in sql.batches(results):
         ids = _test_ids(cursor, [r["nodeid"] for r in batch])
         rows, prints, metrics = {}, {}, {}
         for result in batch:
@@ -238,18 +235,12 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
             1,
         ]
     values = [tuple(row) for row in rows.values()]
-    for start in range(0, len(values), BATCH):
-        cursor.executemany(sql.INSERT_DIAGNOSTIC, values[start : start + BATCH])
-
-
-def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
+    for batch in sql.batches(values):
+        cursor.executemany(sql.INSERT_DIAGNOSTIC, batch)
 
 
 def _test_ids(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
-    """The ids of ``nodeids`` (at most ``BATCH``), those not in the index yet added."""
+    """The ids of ``nodeids`` (at most ``sql.BATCH``), those not in the index yet added."""
     wanted = list(dict.fromkeys(nodeids))
     ids = _known_tests(cursor, wanted)
     missing = [nodeid for nodeid in wanted if nodeid not in ids]
