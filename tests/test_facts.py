@@ -111,3 +111,32 @@ def test_in_lists_span_batches(tmp_path: Path) -> None:
         assert len(queries.recent_results(index, nodeids, "9999", "none", 5)) == count
     finally:
         index.close()
+
+
+CHAINED = """
+    def test_chained():
+        try:
+            {}["key"]
+        except KeyError as exc:
+            raise RuntimeError("outer") from exc
+"""
+
+
+def test_error_lines_agree(pytester: pytest.Pytester) -> None:
+    """The error line of a failure is the one pytest's short summary names, whoever picks it:
+    ``qbench generate``'s verdict took the first ``E`` line (the inner KeyError of a chained
+    exception), the MCP catalog's collection errors the last line with its ``E`` prefix."""
+    from pytest_qbench.generate import verify
+    from pytest_qbench.mcp import ingest
+
+    pytester.makepyfile(test_chained=CHAINED)
+    output = pytester.runpytest_subprocess("-q", "-x", "-p", "no:cacheprovider")
+    assert "FAILED test_chained.py::test_chained - RuntimeError: outer" in output.stdout.str()
+    assert verify.error_line(output.stdout.str()) == "RuntimeError: outer"
+
+    pytester.makepyfile(test_broken="import nope_qbench_missing\n")
+    recorded = pytester.inline_run("--collect-only", "test_broken.py")
+    (failed,) = [r for r in recorded.getreports("pytest_collectreport") if r.failed]
+    error = {"nodeid": failed.nodeid, "message": failed.longreprtext}
+    expected = "test_broken.py: ModuleNotFoundError: No module named 'nope_qbench_missing'"
+    assert ingest.error_line(error) == expected

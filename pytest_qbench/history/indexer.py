@@ -23,6 +23,7 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_qbench.core.text import first_line
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
@@ -231,7 +232,7 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
             diagnostic.get("code"),
             diagnostic.get("file"),
             diagnostic.get("line"),
-            first_line(diagnostic.get("message")),
+            _example(diagnostic.get("message")),
             1,
         ]
     values = [tuple(row) for row in rows.values()]
@@ -265,7 +266,7 @@ def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> 
         int(result.get("reruns") or 0),
         int(bool(result.get("flaky"))),
         fp,
-        first_line(failure.get("error_message")) if failure else None,
+        _example(failure.get("error_message")) if failure else None,
     )
 
 
@@ -275,16 +276,13 @@ def _fingerprint_row(fp: str, result: Record) -> tuple[str, str, str, str]:
         fp,
         str(failure.get("error_type") or ""),
         failure_location(failure, str(result.get("file") or "")),
-        first_line(failure.get("error_message")),
+        _example(failure.get("error_message")),
     )
 
 
-def first_line(message: object) -> str:
+def _example(message: object) -> str:
     """The first non-blank line of a failure message, bounded."""
-    for line in str(message or "").splitlines():
-        if line.strip():
-            return line.strip()[:MAX_EXAMPLE]
-    return ""
+    return first_line(str(message or ""), MAX_EXAMPLE)
 
 
 def _metric_rows(run_ref: int, test_ref: int, result: Record) -> list[tuple[Any, ...]]:
