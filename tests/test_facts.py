@@ -113,26 +113,31 @@ def test_in_lists_span_batches(tmp_path: Path) -> None:
         index.close()
 
 
-CHAINED = """
-    def test_chained():
-        try:
-            {}["key"]
-        except KeyError as exc:
-            raise RuntimeError("outer") from exc
+CHAINED = """\
+def f():
+    try:
+        {}["key"]
+    except KeyError as exc:
+        raise RuntimeError("outer") from exc
 """
 
 
-def test_error_lines_agree(pytester: pytest.Pytester) -> None:
+def test_error_lines_agree(pytester: pytest.Pytester, tmp_path: Path) -> None:
     """The error line of a failure is the one pytest's short summary names, whoever picks it:
     ``qbench generate``'s verdict took the first ``E`` line (the inner KeyError of a chained
     exception), the MCP catalog's collection errors the last line with its ``E`` prefix."""
-    from pytest_qbench.generate import verify
+    from pytest_qbench.generate.candidate import Candidate
+    from pytest_qbench.generate.target import resolve_target
+    from pytest_qbench.generate.verify import verify
     from pytest_qbench.mcp import ingest
 
-    pytester.makepyfile(test_chained=CHAINED)
-    output = pytester.runpytest_subprocess("-q", "-x", "-p", "no:cacheprovider")
-    assert "FAILED test_chained.py::test_chained - RuntimeError: outer" in output.stdout.str()
-    assert verify.error_line(output.stdout.str()) == "RuntimeError: outer"
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "chain.py").write_text(CHAINED, encoding="utf-8")
+    body = "def test_f():\n    chain.f()\n"
+    candidate = Candidate("f", "template", "chain", ["f"], ["import chain"], body)
+    verdict = verify(candidate, resolve_target("chain.py", root), tmp_path / "scratch", 600)
+    assert (verdict.outcome, verdict.detail) == ("failed", "RuntimeError: outer")
 
     pytester.makepyfile(test_broken="import nope_qbench_missing\n")
     recorded = pytester.inline_run("--collect-only", "test_broken.py")
@@ -140,3 +145,21 @@ def test_error_lines_agree(pytester: pytest.Pytester) -> None:
     error = {"nodeid": failed.nodeid, "message": failed.longreprtext}
     expected = "test_broken.py: ModuleNotFoundError: No module named 'nope_qbench_missing'"
     assert ingest.error_line(error) == expected
+
+
+def test_checker_names_are_read_alike(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``qbench check --tools`` and ``--qbench-check`` read checker names by one rule and
+    refuse an unknown one with the same message."""
+    from pytest_qbench.cli import main
+
+    message = (
+        "has unknown checker(s) pylint, given: 'ruff,pylint'; use a comma list of ruff, mypy, "
+        "pyright, build, e.g. ruff,mypy"
+    )
+    assert main(["check", "--tools", "ruff,pylint"]) == 1
+    assert f"qbench: error: --tools {message}" in capsys.readouterr().err
+    result = pytester.runpytest("-p", "qbench", "--qbench-check=ruff,pylint")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--qbench-check: {message}*"])

@@ -16,10 +16,10 @@ from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import parse_count
+from pytest_qbench.report.checks.names import TOOLS
+from pytest_qbench.report.checks.names import parse_checker_names
 
 
-CHECK_TOOLS = ("ruff", "mypy", "pyright", "build")
-"""The checkers ``--qbench-check`` takes (``report/checks/runner.py``'s ``TOOLS``)."""
 DEFAULT_CHECK_TIMEOUT = 300.0
 """Seconds a checker may still run after the tests are done before it is stopped."""
 TIMEOUT_ENV = "QBENCH_CHECK_TIMEOUT"
@@ -29,16 +29,10 @@ ini value (as ``QBENCH_DB`` does for ``--qbench-db``)."""
 
 def parse_check_tools(value: str) -> tuple[str, ...]:
     """``ruff,mypy``: checker names, in order, without repeats (``type=`` for argparse)."""
-    names = tuple(
-        dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip())
-    )
-    unknown = [name for name in names if name not in CHECK_TOOLS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: {value!r}; "
-            f"use a comma list of {', '.join(CHECK_TOOLS)}, e.g. ruff,mypy"
-        )
-    return names
+    try:
+        return parse_checker_names(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -50,7 +44,7 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         type=parse_check_tools,
         default=None,
         help="Run static checkers while the tests run and put their diagnostics in the report: "
-        f"a comma list of {', '.join(CHECK_TOOLS)}",
+        f"a comma list of {', '.join(TOOLS)}",
     )
     parser.addini("qbench_check", "Checkers to run, like --qbench-check", type="linelist")
     group.addoption(
