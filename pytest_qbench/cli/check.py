@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from pytest_qbench.report.models import CheckReport
     from pytest_qbench.report.models import Diagnostic
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 MAX_COUNT_LINES = 50
 """Checkers (SARIF runs) given a count line; the rest are counted in one line."""
 MAX_PRINTED = 300
@@ -129,6 +128,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def text_lines(report: CheckReport, max_items: int) -> list[str]:
     """Counts per tool and severity, then the diagnostics, errors first, at most ``max_items``."""
+    from pytest_qbench.report.checks.intest import SEVERITY_ORDER
+
     lines = [
         count_line(check.run.tool, check.status, check.note, check.diagnostics)
         for check in report.checks[:MAX_COUNT_LINES]
@@ -146,12 +147,13 @@ def text_lines(report: CheckReport, max_items: int) -> list[str]:
 
 def count_line(tool: str, status: str, note: str | None, found: list[Diagnostic]) -> str:
     """``ruff.lint: 2 errors, 1 warning`` or ``pyright.typecheck: not run: install pyright``."""
+    from pytest_qbench.report.checks.intest import severity_text
+
     tool = bounded(tool)
     if status == "not_run":
         return f"{tool}: {bounded(note or '')}"
     counts: Counter[str] = Counter(item.severity for item in found)
-    parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in SEVERITY_ORDER if counts[s]]
-    state = "crashed" if status == "crashed" else ", ".join(parts) or "clean"
+    state = "crashed" if status == "crashed" else severity_text(counts)
     return f"{tool}: {state}"
 
 

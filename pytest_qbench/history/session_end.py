@@ -115,6 +115,7 @@ def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> li
     if not removed:
         return []
     from pytest_qbench.core.numbers import format_bytes
+    from pytest_qbench.core.summary_words import plural
     from pytest_qbench.history.files import dir_size
 
     dirs_here = [store.run_dir(qbench_dir, run_id) for run_id in removed]
@@ -122,7 +123,7 @@ def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> li
     problems = remove_run_dirs(qbench_dir, removed)
     gone = [size for d, size in sizes.items() if not d.exists()]
     deleted, freed = len(gone), sum(gone)
-    runs = f"{len(removed)} old run{'' if len(removed) == 1 else 's'}"
+    runs = plural(len(removed), "old run")
     dirs = f"{deleted} run director{'y' if deleted == 1 else 'ies'}"
     shown = ", ".join(removed[:5]) + (", ..." if len(removed) > 5 else "")
     note = (

@@ -27,6 +27,7 @@ import pytest
 
 from pytest_qbench.core import atomic
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
@@ -418,7 +419,7 @@ class CoverageCollector:
             detail += f", {record['branches_covered']}/{record['branches_total']} branches"
         missing = len(record["missing_files"])
         if missing:
-            detail += f", {missing} file{'s' if missing != 1 else ''} never executed"
+            detail += f", {plural(missing, 'file')} never executed"
         by = " (measured by pytest-cov)" if record["measured_by"] == "pytest-cov" else ""
         self.lines.append((f"coverage {total} ({detail}){by}", {}))
         gate = self._gate()

@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
@@ -141,8 +142,7 @@ def _nothing_failed(report: TestReportRecord) -> str:
     summary, exit_code = report["summary"], report["run"]["exit_code"]
     if report["run"]["collect_only"]:
         collected = report["run"]["collected"] or 0
-        tests = "test" if collected == 1 else "tests"
-        return f"Collected {collected} {tests} without running them (--collect-only)"
+        return f"Collected {plural(collected, 'test')} without running them (--collect-only)"
     if exit_code not in (*RAN_CLEAN, None):
         return f"pytest exited with status {exit_code} without a failing test: read its output"
     if summary["total"] == 0:
