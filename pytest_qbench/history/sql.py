@@ -296,6 +296,8 @@ def find_tests(count: int) -> str:
 
 # --- retention -------------------------------------------------------------------------------
 
+# run_id <> ?: the run being indexed stays even when ``keep`` runs started after it (an older
+# report indexed late, or a machine whose clock is behind)
 RUNS_BEYOND = """SELECT id, run_id FROM runs WHERE run_id <> ? AND id NOT IN
     (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)"""
 RUNS_STARTED_BEFORE = "SELECT id, run_id FROM runs WHERE started_at < ?"
@@ -335,6 +337,8 @@ TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_
 
 # --- reading ---------------------------------------------------------------------------------
 
+# Runs are ordered by started_at, then id: shards started together can record the same time,
+# and the id (insertion order) keeps "last" and "last~N" stable between calls.
 RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
 LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
 RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"

@@ -78,6 +78,7 @@ def check_exit(
     Raises:
         ToolFailure: usage error, internal error, an interruption, a crash, or no results.
     """
+    # pytest exits 2 (interrupted) after collection errors too: then the results say why
     if report is not None and (
         stopped_by is not None
         or code in WROTE_RESULTS

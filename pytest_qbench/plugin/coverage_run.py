@@ -138,6 +138,8 @@ class WorkerCoverage:
         self.config = config
         self.measurement = measurement
 
+    # tryfirst: the outermost wrapper, so the data is taken after every other plugin's loop
+    # ended; session data crosses xdist only in workeroutput, sent when the worker finishes
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self) -> Generator[None, object, object]:
         try:
@@ -185,6 +187,8 @@ class ContextSwitcher:
         self.measurement = measurement
         self.redact = Redactor(os.environ)  # a secret in a parametrized id is no context
 
+    # tryfirst: the outermost wrapper, so the test's context also covers the work other
+    # plugins' wrappers do around the test
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         self.measurement.switch_context(self.redact(item.nodeid))

@@ -99,6 +99,7 @@ class QBenchWorker:
         self.attacher = Attacher(run_dir, limits, self.redact)
         self.config.stash[attacher_key] = self.attacher
 
+    # tryfirst: before pytest's own setup runs the fixtures, which may already attach
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.attacher is not None:
@@ -374,6 +375,9 @@ class QBenchSession(QBenchWorker):
         collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
         self.interrupted = not (collection_stop and self.collection_errors)
 
+    # trylast, reading session.exitstatus rather than the argument: the gates' wrapper
+    # (verdicts.py) has set the final status by now. pytest 9's --max-warnings status (6) is
+    # set by the terminal reporter's wrapper after every implementation, so it is not seen here.
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         with self.guard("pytest_sessionfinish"):
