@@ -163,3 +163,29 @@ def test_checker_names_are_read_alike(
     result = pytester.runpytest("-p", "qbench", "--qbench-check=ruff,pylint")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*--qbench-check: {message}*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["check", "--timeout", "nan"],
+            "--timeout: must be a number of seconds more than 0, given: 'nan'; e.g. 300",
+        ),
+        (
+            ["render", "r.json", "--max-items", "-1"],
+            "--max-items: must not be negative, given: -1; use 0 or more",
+        ),
+    ],
+)
+def test_cli_numbers_are_parsed_as_the_plugins(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """``qbench check --timeout`` and ``qbench render --max-items`` refuse what the plugin's
+    twins refuse (a NaN timeout ran the checkers; a negative count was taken), before any work."""
+    from pytest_qbench.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(args)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_seconds
 
 
 if TYPE_CHECKING:
@@ -49,7 +51,7 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_common_options(parser)
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=parse_seconds,
         default=DEFAULT_TIMEOUT,
         help="Seconds a checker may take before it is stopped. Default: %(default)g",
     )
@@ -82,7 +84,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         help="The qbench directory the run is stored in. Default: %(default)s",
     )
     parser.add_argument(
-        "--max-items", type=int, default=50, help="Diagnostics listed. Default: %(default)r"
+        "--max-items", type=parse_count, default=50, help="Diagnostics listed. Default: %(default)r"
     )
 
 
@@ -116,11 +118,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pytest_qbench.report.checks.runner import parse_tools
     from pytest_qbench.report.checks.runner import run_checks
 
-    if args.max_items < 0 or args.timeout <= 0:
-        raise QBenchError(
-            "--max-items must be 0 or more and --timeout more than 0; e.g. --max-items 50",
-            slug="check-options",
-        )
     names = parse_tools(args.tools)
     report, directory = run_checks(names, Path.cwd(), list(args.paths), args.dir, args.timeout)
     return show(report, directory, args.json, args.max_items)

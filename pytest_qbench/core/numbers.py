@@ -41,6 +41,16 @@ def parse_whole(
     return number
 
 
+def parse_cap(value: str) -> int:
+    """A non-negative character count (``type=`` for argparse)."""
+    return parse_whole(value, what="a whole number of characters", example="20000")
+
+
+def parse_count(value: str) -> int:
+    """A non-negative number of items (``type=`` for argparse)."""
+    return parse_whole(value, example="50")
+
+
 def parse_finite(value: str, *, minimum: float, above: bool, what: str, example: str) -> float:
     """A finite number of ``minimum`` or more (more than it when ``above``): NaN and infinity
     are refused, since no timeout or threshold means them.
@@ -77,4 +87,11 @@ def format_bytes(count: int) -> str:
     return f"{size:.1f} {BYTE_UNITS[-1]}"
 
 
-__all__ = ["format_bytes", "parse_finite", "parse_seconds", "parse_whole"]
+__all__ = [
+    "format_bytes",
+    "parse_cap",
+    "parse_count",
+    "parse_finite",
+    "parse_seconds",
+    "parse_whole",
+]

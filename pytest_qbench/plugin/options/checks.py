@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.plugin.options.values import parse_count
 from pytest_qbench.report.checks.names import TOOLS
 from pytest_qbench.report.checks.names import parse_checker_names
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench.core.numbers import parse_whole
 from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from pytest_qbench.core.text import DEFAULT_MAX_TRACE as DEFAULT_MAX_TRACE
 from pytest_qbench.core.types import OUTCOMES
@@ -40,16 +39,6 @@ def number_ini_type(kind: type[int] | type[float]) -> Any:
     if pytest.version_tuple[:2] >= (9, 2):
         return kind | str
     return "string"
-
-
-def parse_cap(value: str) -> int:
-    """A non-negative character count (``type=`` for argparse)."""
-    return parse_whole(value, what="a whole number of characters", example="20000")
-
-
-def parse_count(value: str) -> int:
-    """A non-negative number of items (``type=`` for argparse)."""
-    return parse_whole(value, example="50")
 
 
 SIZE = re.compile(r"^\s*(\d+)\s*(|b|bytes?|kib|k|mib|m|gib|g)\s*$", re.IGNORECASE)
