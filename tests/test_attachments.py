@@ -220,7 +220,7 @@ def test_caps_keep_a_note_and_warn_once(pytester: pytest.Pytester, run_qbench: R
     first, second = run.by_name("test_more").attachments
     assert stored(run, first) == b"z" * 900
     assert second.path is None
-    assert second.note == "the run's attachments reached qbench_attach_max_total (1000 bytes)"
+    assert second.note == "the run's attachments reached qbench_attach_max_total (1000 B)"
     files = list((run.run_dir / "attachments").rglob("*.bin"))
     assert sorted(f.name for f in files) == ["a.bin", "small.bin"]
     assert "big.bin · `application/octet-stream` · not stored: 2.9 KiB over" in run.markdown
@@ -561,7 +561,7 @@ def test_a_file_that_grows_or_lies_about_its_size_is_cut_at_the_cap(
         assert len(stored(run, record)) == CAP
         assert record.note == (
             "truncated at qbench_attach_max_size (64.0 KiB): the file held more than its size "
-            "when attached (0 bytes)"
+            "when attached (0 B)"
         )
     assert sum(f.stat().st_size for f in run.run_dir.rglob("*") if f.is_file()) < 2 * 1024 * 1024
 

@@ -12,10 +12,10 @@ from test_checks import make_project
 
 from pytest_qbench.cli import main
 from pytest_qbench.cli.coverage import find_data_file
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import INCOMPLETE
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import INCOMPLETE
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.history.files import run_sources
 from pytest_qbench.report.models import CheckReport
 

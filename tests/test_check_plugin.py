@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench.plugin.options.checks import CHECK_TOOLS
 from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.names import TOOLS
 from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import TOOLS
 from pytest_qbench.report.checks.runner import NotInstalled
 from pytest_qbench.report.checks.runner import Plan
 
@@ -50,8 +49,8 @@ def fake_plan(command: list[str]) -> Callable[[Path, list[str], Path], Plan]:
 
 
 def test_tool_names_match_the_runner() -> None:
-    """issue 13.4: --qbench-check takes exactly the checkers qbench check runs."""
-    assert CHECK_TOOLS == TOOLS
+    """issue 13.4: --qbench-check and qbench check take exactly the checkers the runner plans."""
+    assert tuple(PLANNERS) == TOOLS
 
 
 def test_diagnostics_in_report_json_md_digest_annotations(

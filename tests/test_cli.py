@@ -18,8 +18,8 @@ import pytest
 
 from pytest_qbench._version import __version__
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.types import Outcome
 from pytest_qbench.report import models
 from pytest_qbench.report import readers

@@ -28,6 +28,7 @@ from postgres_server import open_and_create
 
 from pytest_qbench.cli import main
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.history.database import configured_db
 from pytest_qbench.history.database import ini_value
 from pytest_qbench.history.database import open_index
@@ -38,7 +39,6 @@ from pytest_qbench.history.dburl import redact
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.session_end import record_run
-from pytest_qbench.report.environment import Redactor
 
 from conftest import RunQBench
 

@@ -13,7 +13,7 @@ from html_page import check_page_is_self_contained
 from html_page import parse_page
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.html import FlakyTest
 from pytest_qbench.report.html import Trend

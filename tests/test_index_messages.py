@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools

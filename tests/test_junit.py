@@ -14,9 +14,9 @@ from xml.parsers import expat
 import pytest
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import JUnitFormatError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.report import junit
 from pytest_qbench.report.aggregate import aggregate

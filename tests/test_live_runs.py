@@ -20,7 +20,7 @@ import pytest
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.history.dburl import ENV_VAR
 from pytest_qbench.report.store import run_in_progress
 

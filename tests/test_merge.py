@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import MergeError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report import junit
 from pytest_qbench.report.merge import Source
 from pytest_qbench.report.merge import merge_reports

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 
 
 MOD = "def f(x):\n    if x:\n        return 1\n    return 2\n"

@@ -15,9 +15,9 @@ from test_checks import ruff_executable
 from test_checks import run
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import SarifFormatError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report.checks.ingest import ingest_sarif
 from pytest_qbench.report.checks.sarif import parse_sarif
 from pytest_qbench.report.models import CheckReport

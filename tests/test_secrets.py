@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.mcp.output import output_page
 from pytest_qbench.mcp.runs import output_tail
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 
 from conftest import RunQBench

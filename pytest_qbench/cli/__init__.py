@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 from pytest_qbench.cli.schemas import DEFAULT
 from pytest_qbench.cli.schemas import MODELS
 from pytest_qbench.cli.schemas import schema_for
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_count
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--template-dir", type=Path, help="Directory searched before the built-ins")
     render.add_argument("-o", "--output", help="Output file, '-' for stdout. Default: stdout")
     render.add_argument(
-        "--max-items", type=int, default=50, help="Items listed per section. Default: %(default)r"
+        "--max-items",
+        type=parse_count,
+        default=50,
+        help="Items listed per section. Default: %(default)r",
     )
     render.add_argument(
         "--html",

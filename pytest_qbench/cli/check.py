@@ -10,15 +10,16 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_seconds
 
 
 if TYPE_CHECKING:
     from pytest_qbench.report.models import CheckReport
     from pytest_qbench.report.models import Diagnostic
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 MAX_COUNT_LINES = 50
 """Checkers (SARIF runs) given a count line; the rest are counted in one line."""
 MAX_PRINTED = 300
@@ -27,9 +28,9 @@ MAX_PRINTED = 300
 
 def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench check``'s arguments."""
+    from pytest_qbench.report.checks.names import TOOLS
     from pytest_qbench.report.checks.runner import DEFAULT_TIMEOUT
     from pytest_qbench.report.checks.runner import DEFAULT_TOOLS
-    from pytest_qbench.report.checks.runner import TOOLS
 
     parser = sub.add_parser(
         "check",
@@ -50,7 +51,7 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     add_common_options(parser)
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=parse_seconds,
         default=DEFAULT_TIMEOUT,
         help="Seconds a checker may take before it is stopped. Default: %(default)g",
     )
@@ -83,7 +84,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
         help="The qbench directory the run is stored in. Default: %(default)s",
     )
     parser.add_argument(
-        "--max-items", type=int, default=50, help="Diagnostics listed. Default: %(default)r"
+        "--max-items", type=parse_count, default=50, help="Diagnostics listed. Default: %(default)r"
     )
 
 
@@ -117,11 +118,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     from pytest_qbench.report.checks.runner import parse_tools
     from pytest_qbench.report.checks.runner import run_checks
 
-    if args.max_items < 0 or args.timeout <= 0:
-        raise QBenchError(
-            "--max-items must be 0 or more and --timeout more than 0; e.g. --max-items 50",
-            slug="check-options",
-        )
     names = parse_tools(args.tools)
     report, directory = run_checks(names, Path.cwd(), list(args.paths), args.dir, args.timeout)
     return show(report, directory, args.json, args.max_items)
@@ -129,6 +125,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def text_lines(report: CheckReport, max_items: int) -> list[str]:
     """Counts per tool and severity, then the diagnostics, errors first, at most ``max_items``."""
+    from pytest_qbench.report.checks.intest import SEVERITY_ORDER
+
     lines = [
         count_line(check.run.tool, check.status, check.note, check.diagnostics)
         for check in report.checks[:MAX_COUNT_LINES]
@@ -146,12 +144,13 @@ def text_lines(report: CheckReport, max_items: int) -> list[str]:
 
 def count_line(tool: str, status: str, note: str | None, found: list[Diagnostic]) -> str:
     """``ruff.lint: 2 errors, 1 warning`` or ``pyright.typecheck: not run: install pyright``."""
+    from pytest_qbench.report.checks.intest import severity_text
+
     tool = bounded(tool)
     if status == "not_run":
         return f"{tool}: {bounded(note or '')}"
     counts: Counter[str] = Counter(item.severity for item in found)
-    parts = [f"{counts[s]} {s}{'s' if counts[s] != 1 else ''}" for s in SEVERITY_ORDER if counts[s]]
-    state = "crashed" if status == "crashed" else ", ".join(parts) or "clean"
+    state = "crashed" if status == "crashed" else severity_text(counts)
     return f"{tool}: {state}"
 
 

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.reports import REPORT_TYPES
 from pytest_qbench.report.coverage.reports import CoverageReportSpec

@@ -8,10 +8,10 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
-from pytest_qbench.cli.status import USAGE
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.exit_codes import USAGE
 
 
 if TYPE_CHECKING:

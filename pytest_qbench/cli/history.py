@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import re
 import sys
 from collections.abc import Callable
@@ -25,10 +24,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
-from pytest_qbench.cli.status import ERR
-from pytest_qbench.cli.status import OK
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_finite
+from pytest_qbench.core.numbers import parse_whole
 
 
 if TYPE_CHECKING:
@@ -96,23 +97,14 @@ MAX_COUNT = 1_000_000_000
 
 
 def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, given: {value!r}") from None
-    if not 1 <= number <= MAX_COUNT:  # SQLite's integers end at 2**63: refuse before it does
-        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_COUNT}, given: {value}")
-    return number
+    # SQLite's integers end at 2**63: refuse a larger count before it does
+    return parse_whole(value, minimum=1, maximum=MAX_COUNT)
 
 
 def _non_negative(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, given: {value!r}") from None
-    if not 0 <= number < math.inf:  # NaN and infinity too
-        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, given: {value}")
-    return number
+    return parse_finite(
+        value, minimum=0, above=False, what="a finite number, 0 or more", example="10"
+    )
 
 
 @contextmanager

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
-from pytest_qbench.cli.status import OK
+from pytest_qbench.core.exit_codes import OK
 
 
 if TYPE_CHECKING:

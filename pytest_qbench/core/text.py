@@ -53,14 +53,20 @@ def first_line(text: str, limit: int = 200) -> str:
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
+_NAMED_ERROR = re.compile(
+    r"^(?:INTERNALERROR> )?([A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit|Interrupt)\b.*)"
+)
 
 
 def error_line(text: str, limit: int = 200) -> str:
-    """The line of pytest's failure text that says what went wrong: the exception of its last
-    ``E   `` block (``ModuleNotFoundError: No module named 'x'``), else its first line.
+    """The line of pytest's failure text or output that says what went wrong: the exception of
+    its last ``E   `` block (``ModuleNotFoundError: No module named 'x'``); without one, its
+    last line naming an exception (a plain traceback, an ``INTERNALERROR>``), else its first
+    line.
 
     A collection error's first line is only pytest's headline ("ImportError while importing
-    test module ..."); the cause is at the end of the traceback.
+    test module ..."); the cause is at the end of the traceback. With chained exceptions the
+    last block is the one pytest's short summary names.
     """
     block: list[str] = []
     last: list[str] = []
@@ -72,7 +78,10 @@ def error_line(text: str, limit: int = 200) -> str:
     last = block or last
     named = [line for line in last if line and _EXCEPTION_LINE.match(line)]
     found = named[0] if named else next((line for line in last if line), "")
-    return found[:limit] if found else first_line(text, limit)
+    if found:
+        return found[:limit]
+    naming = [m[1] for line in text.splitlines() if (m := _NAMED_ERROR.match(line.strip()))]
+    return naming[-1][:limit] if naming else first_line(text, limit)
 
 
 SHORT_MESSAGE = 120

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.text import error_line
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
 from pytest_qbench.generate.target import Target
@@ -25,8 +27,6 @@ RESOURCE_ERROR = re.compile(
 )
 """A failure of the run's resources (a full disk, no memory), not of the function: never a
 finding (a strict xfail would rerun it in every later suite run)."""
-PYTEST_FAILED = 1
-PYTEST_NO_TESTS = 5
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,12 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
     if finished.timed_out:
         return Verdict("hung", {}, f"hung: killed after {timeout:g}s (--test-timeout)")
     output = finished.output
-    if finished.returncode == 0:
+    if finished.returncode == PytestExit.OK:
         return Verdict("passed", measured.executed, "")
-    if finished.returncode == PYTEST_NO_TESTS:
+    if finished.returncode == PytestExit.NO_TESTS_COLLECTED:
         return Verdict("empty", {}, "no test collected")
-    error = error_line(output)
-    if finished.returncode == PYTEST_FAILED:
+    error = error_line(output, 300) or "no output"
+    if finished.returncode == PytestExit.TESTS_FAILED:
         example = falsifying_example(output)
         if example is not None and "ResolutionFailed" not in output:
             found = finding_error(output)
@@ -66,15 +66,6 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
             return Verdict("finding", measured.executed, f"{example}|{found}")
         return Verdict("failed", {}, error)
     return Verdict("error", {}, error)
-
-
-def error_line(output: str) -> str:
-    """The first ``E   `` line of pytest's output, else its last non-empty line."""
-    for line in output.splitlines():
-        if line.startswith("E   "):
-            return line[4:].strip()[:300]
-    lines = [line for line in output.splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no output"
 
 
 def falsifying_example(output: str) -> str | None:
@@ -112,7 +103,7 @@ def finding_error(output: str) -> str:
     for line in reversed(lines[:stop]):
         if ERROR_LINE.match(line.strip()):
             return line.strip()[:300]
-    return error_line(output)
+    return error_line(output, 300) or "no output"
 
 
 def verify_batch(

@@ -17,7 +17,6 @@ from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
-from pytest_qbench.history.indexer import BATCH
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import checked_tools
 from pytest_qbench.history.queries import JSON_CONFIG
@@ -49,8 +48,7 @@ def mark_diagnostics(index: Index, report: Record, before: str) -> None:
         runs = [(int(ref), str(rid), str(tool)) for ref, rid, tool in cursor.fetchall()]
         refs = list(dict.fromkeys(ref for ref, _rid, _tool in runs))
         had: set[tuple[int, str]] = set()
-        for start in range(0, len(refs), BATCH):
-            chunk = refs[start : start + BATCH]
+        for chunk in sql.batches(refs):
             cursor.execute(sql.diagnostics_of_runs(len(chunk)), chunk)
             had.update((int(ref), str(fp)) for ref, fp in cursor.fetchall())
         return runs, had

@@ -230,13 +230,3 @@ def _files(root: Path) -> Iterator[tuple[Path, int]]:
             path = Path(folder, name)
             with contextlib.suppress(OSError):  # deleted meanwhile
                 yield path, path.lstat().st_size
-
-
-def format_bytes(count: int) -> str:
-    """``512 B``, ``12.3 KiB``, ``4.0 MiB``, ``1.2 GiB``."""
-    size = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"  # not reached

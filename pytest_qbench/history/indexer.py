@@ -8,7 +8,6 @@ run's stream), never all held at once.
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 import re
 import shutil
@@ -24,6 +23,7 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_qbench.core.text import first_line
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
@@ -37,8 +37,6 @@ from pytest_qbench.report.store import run_in_progress
 
 
 Record = dict[str, Any]
-BATCH = 500
-"""Results per batch; also the most ``?`` in one ``IN (...)`` list (SQLite allows 999 or more)."""
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
 SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -163,7 +161,7 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
 
 def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed) -> None:
     with_metrics: set[int] = set()
-    for batch in _batches(results, BATCH):
+    for batch in sql.batches(results):
         ids = _test_ids(cursor, [r["nodeid"] for r in batch])
         rows, prints, metrics = {}, {}, {}
         for result in batch:
@@ -234,22 +232,16 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
             diagnostic.get("code"),
             diagnostic.get("file"),
             diagnostic.get("line"),
-            first_line(diagnostic.get("message")),
+            _example(diagnostic.get("message")),
             1,
         ]
     values = [tuple(row) for row in rows.values()]
-    for start in range(0, len(values), BATCH):
-        cursor.executemany(sql.INSERT_DIAGNOSTIC, values[start : start + BATCH])
-
-
-def _batches(items: Iterable[Record], size: int) -> Iterator[list[Record]]:
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
+    for batch in sql.batches(values):
+        cursor.executemany(sql.INSERT_DIAGNOSTIC, batch)
 
 
 def _test_ids(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
-    """The ids of ``nodeids`` (at most ``BATCH``), those not in the index yet added."""
+    """The ids of ``nodeids`` (at most ``sql.BATCH``), those not in the index yet added."""
     wanted = list(dict.fromkeys(nodeids))
     ids = _known_tests(cursor, wanted)
     missing = [nodeid for nodeid in wanted if nodeid not in ids]
@@ -274,7 +266,7 @@ def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> 
         int(result.get("reruns") or 0),
         int(bool(result.get("flaky"))),
         fp,
-        first_line(failure.get("error_message")) if failure else None,
+        _example(failure.get("error_message")) if failure else None,
     )
 
 
@@ -284,16 +276,13 @@ def _fingerprint_row(fp: str, result: Record) -> tuple[str, str, str, str]:
         fp,
         str(failure.get("error_type") or ""),
         failure_location(failure, str(result.get("file") or "")),
-        first_line(failure.get("error_message")),
+        _example(failure.get("error_message")),
     )
 
 
-def first_line(message: object) -> str:
+def _example(message: object) -> str:
     """The first non-blank line of a failure message, bounded."""
-    for line in str(message or "").splitlines():
-        if line.strip():
-            return line.strip()[:MAX_EXAMPLE]
-    return ""
+    return first_line(str(message or ""), MAX_EXAMPLE)
 
 
 def _metric_rows(run_ref: int, test_ref: int, result: Record) -> list[tuple[Any, ...]]:

@@ -74,6 +74,9 @@ WRITE_LOCK = 0x716265_6E6368
 """Key of the advisory lock that serialises writers ("qbench" in ASCII)."""
 SCHEMA_LOCK = WRITE_LOCK + 1
 """Key of the advisory lock held while the tables are created or migrated."""
+# A read of several statements sees one snapshot, though writers commit meanwhile; writers are
+# serialised by WRITE_LOCK already, so READ COMMITTED is enough for them and never fails them
+# with serialization errors.
 READ_BEGIN = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 WRITE_BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED"
 DEFAULT_WAIT = 120.0

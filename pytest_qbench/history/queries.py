@@ -20,7 +20,6 @@ from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
 from pytest_qbench.history.deselection import decode
-from pytest_qbench.history.indexer import BATCH
 from pytest_qbench.report.runref import RunName
 from pytest_qbench.report.runref import choose
 
@@ -196,7 +195,7 @@ def failure_infos(index: Index, fingerprints: Iterable[str]) -> dict[str, Failur
 
     def work(cursor: Cursor) -> dict[str, FailureInfo]:
         found: dict[str, FailureInfo] = {}
-        for chunk in _chunks(wanted):
+        for chunk in sql.batches(wanted):
             cursor.execute(sql.fingerprints_in(len(chunk)), chunk)
             for fp, etype, loc, msg in cursor.fetchall():
                 found[fp] = FailureInfo(etype, loc, msg)
@@ -269,7 +268,7 @@ def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:
         cursor.execute(sql.FLAKY_CANDIDATES, (runs,))
         refs = [row[0] for row in cursor.fetchall()]
         found: dict[str, list[PastResult]] = {}
-        for chunk in _chunks(refs):
+        for chunk in sql.batches(refs):
             cursor.execute(sql.flaky_sequences(len(chunk)), [*chunk, runs])
             for nodeid, *row in cursor.fetchall():
                 found.setdefault(nodeid, []).append(judged_result(row))
@@ -299,7 +298,7 @@ def recent_results(
         own = cursor.fetchone()
         own_ref = own[0] if own else -1
         found: dict[str, Recent] = {}
-        for chunk in _chunks(list(dict.fromkeys(nodeids))):
+        for chunk in sql.batches(dict.fromkeys(nodeids)):
             cursor.execute(sql.recent_results_of(len(chunk)), [*chunk, before, own_ref, window])
             for rank, nodeid, *row in cursor.fetchall():
                 past = judged_result(row)
@@ -319,7 +318,3 @@ def judged_result(row: Sequence[Any]) -> PastResult:
     return PastResult(
         run_id, started, outcome, float(duration), bool(flaky), fp, message, commit, failing, ran
     )
-
-
-def _chunks(items: Sequence[Any]) -> list[list[Any]]:
-    return [list(items[i : i + BATCH]) for i in range(0, len(items), BATCH)]

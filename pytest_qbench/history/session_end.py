@@ -114,15 +114,16 @@ def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> li
     """Delete the run directories of the runs retention ``removed``; the lines saying so."""
     if not removed:
         return []
+    from pytest_qbench.core.numbers import format_bytes
+    from pytest_qbench.core.summary_words import plural
     from pytest_qbench.history.files import dir_size
-    from pytest_qbench.history.files import format_bytes
 
     dirs_here = [store.run_dir(qbench_dir, run_id) for run_id in removed]
     sizes = {d: dir_size(d) for d in dirs_here if d.is_dir() and not d.is_symlink()}
     problems = remove_run_dirs(qbench_dir, removed)
     gone = [size for d, size in sizes.items() if not d.exists()]
     deleted, freed = len(gone), sum(gone)
-    runs = f"{len(removed)} old run{'' if len(removed) == 1 else 's'}"
+    runs = plural(len(removed), "old run")
     dirs = f"{deleted} run director{'y' if deleted == 1 else 'ies'}"
     shown = ", ".join(removed[:5]) + (", ..." if len(removed) > 5 else "")
     note = (

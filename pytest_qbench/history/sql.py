@@ -12,6 +12,31 @@ order is time order in every engine.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
+from collections.abc import Iterator
+from typing import TypeVar
+
+
+_T = TypeVar("_T")
+
+BATCH = 500
+"""The most values in one ``IN (...)`` list, and the rows written per batch: SQLite before 3.32
+takes at most 999 ``?`` in one statement, and a statement with fewer is faster to prepare."""
+
+
+def marks(count: int) -> str:
+    """``?, ?, ?``: the placeholders of an ``IN (...)`` list of ``count`` values (at most
+    ``BATCH``: split longer lists with `batches`)."""
+    return ", ".join("?" * count)
+
+
+def batches(items: Iterable[_T], size: int = BATCH) -> Iterator[list[_T]]:
+    """``items`` in lists of at most ``size``, in order (an iterable is read lazily)."""
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
+
 
 SCHEMA_VERSION = 5
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
@@ -223,9 +248,7 @@ RUN_COLUMNS = (
     "qbench_version",
     "indexed_at",
 )
-INSERT_RUN = (
-    f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({', '.join('?' * len(RUN_COLUMNS))})"
-)
+INSERT_RUN = f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks(len(RUN_COLUMNS))})"
 FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"
 DELETE_RESULTS_OF = "DELETE FROM results WHERE run_ref = ?"
 DELETE_METRICS_OF = "DELETE FROM metrics WHERE run_ref = ?"
@@ -251,7 +274,7 @@ INSERT_CHECKED = "INSERT INTO checked (run_ref, tool) VALUES (?, ?)"
 DIAGNOSTIC_COLUMNS = ("fingerprint", "tool", "severity", "code", "file", "line", "message")
 INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
     (run_ref, {", ".join(DIAGNOSTIC_COLUMNS)}, occurrences)
-    VALUES (?, {", ".join("?" * len(DIAGNOSTIC_COLUMNS))}, ?)"""
+    VALUES (?, {marks(len(DIAGNOSTIC_COLUMNS))}, ?)"""
 INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
 INSERT_RESULT = """INSERT INTO results
     (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message)
@@ -268,11 +291,13 @@ INSERT_METRIC = """INSERT INTO metrics (run_ref, test_ref, metric, seq, score, t
 
 def find_tests(count: int) -> str:
     """The ids of ``count`` node ids."""
-    return f"SELECT id, nodeid FROM tests WHERE nodeid IN ({', '.join('?' * count)})"
+    return f"SELECT id, nodeid FROM tests WHERE nodeid IN ({marks(count)})"
 
 
 # --- retention -------------------------------------------------------------------------------
 
+# run_id <> ?: the run being indexed stays even when ``keep`` runs started after it (an older
+# report indexed late, or a machine whose clock is behind)
 RUNS_BEYOND = """SELECT id, run_id FROM runs WHERE run_id <> ? AND id NOT IN
     (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)"""
 RUNS_STARTED_BEFORE = "SELECT id, run_id FROM runs WHERE started_at < ?"
@@ -297,7 +322,7 @@ TOOL_CALL_COLUMNS = (
 )
 INSERT_TOOL_CALL = (
     f"INSERT INTO tool_calls ({', '.join(TOOL_CALL_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(TOOL_CALL_COLUMNS))})"
+    f"VALUES ({marks(len(TOOL_CALL_COLUMNS))})"
 )
 TOOL_CALLS_BEYOND = """DELETE FROM tool_calls WHERE id <=
     (SELECT id FROM tool_calls ORDER BY id DESC LIMIT 1 OFFSET ?)"""
@@ -312,6 +337,8 @@ TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_
 
 # --- reading ---------------------------------------------------------------------------------
 
+# Runs are ordered by started_at, then id: shards started together can record the same time,
+# and the id (insertion order) keeps "last" and "last~N" stable between calls.
 RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
 LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
 RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"
@@ -342,9 +369,7 @@ CHECKED_BEFORE = """SELECT r.id, r.run_id, c.tool FROM checked c JOIN runs r ON 
 
 def diagnostics_of_runs(count: int) -> str:
     """The fingerprints of ``count`` runs' diagnostics (by the runs' ``id``)."""
-    return (
-        f"SELECT run_ref, fingerprint FROM diagnostics WHERE run_ref IN ({', '.join('?' * count)})"
-    )
+    return f"SELECT run_ref, fingerprint FROM diagnostics WHERE run_ref IN ({marks(count)})"
 
 
 METRICS_OF_RUN = """SELECT t.nodeid, m.metric, m.seq, m.score, m.passed
@@ -361,7 +386,7 @@ def fingerprints_in(count: int) -> str:
     """Error type, location and an example message of ``count`` fingerprints."""
     return (
         "SELECT fingerprint, error_type, location, message FROM fingerprints "
-        f"WHERE fingerprint IN ({', '.join('?' * count)})"
+        f"WHERE fingerprint IN ({marks(count)})"
     )
 
 
@@ -388,7 +413,7 @@ def flaky_sequences(count: int) -> str:
     """Every result of ``count`` tests in the last ``?`` runs, oldest first per test."""
     return f"""SELECT t.nodeid, {JUDGED_RESULT}
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
-        WHERE res.test_ref IN ({", ".join("?" * count)})
+        WHERE res.test_ref IN ({marks(count)})
         AND res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
         ORDER BY res.test_ref, r.started_at, r.id"""
 
@@ -411,7 +436,7 @@ def recent_results_of(count: int) -> str:
                     THEN 1 ELSE 0 END
                 ORDER BY r.started_at DESC, r.id DESC) AS kk
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
-        WHERE t.nodeid IN ({", ".join("?" * count)}) AND r.started_at < ? AND r.id <> ?
+        WHERE t.nodeid IN ({marks(count)}) AND r.started_at < ? AND r.id <> ?
         AND res.outcome IN {_RAN_SQL}
     ) ranked
     WHERE k <= ? OR (kk = 1 AND outcome NOT IN {_FAILING_SQL})

@@ -114,6 +114,8 @@ class SQLiteIndex:
             result = work(cursor)
             cursor.execute("COMMIT")
         except BaseException:
+            # SQLite may have rolled back already (a full disk or I/O error ends the
+            # transaction), and a ROLLBACK outside one fails, hiding the real error
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             raise
@@ -137,6 +139,7 @@ class SQLiteIndex:
                     ) from None
             except sqlite3.DatabaseError as exc:
                 raise self._error(exc) from None
+            # jitter: processes that collided on the lock retry apart, not together again
             time.sleep(pause * random.uniform(0.5, 1.5))
             pause = min(pause * 2, 0.5)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.numbers import format_bytes
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_parts
@@ -25,7 +26,6 @@ from pytest_qbench.history.compare import selections_differ
 from pytest_qbench.history.diagnostics import diagnostic_line
 from pytest_qbench.history.diagnostics import unchecked_lines
 from pytest_qbench.history.files import StoreUsage
-from pytest_qbench.history.files import format_bytes
 from pytest_qbench.history.flakiness import Verdict
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult

@@ -16,11 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report import store
-from pytest_qbench.report.environment import Redactor
 
 
 LOG_WAIT = 5.0

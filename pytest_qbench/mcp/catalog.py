@@ -23,6 +23,7 @@ from dataclasses import field
 from pathlib import Path
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.history import sql
 
 
 SCHEMA_VERSION = 1
@@ -303,7 +304,7 @@ class Catalog:
         found: dict[int, list[str]] = {}
         if not case_ids or fts_query(query) is None:
             return found
-        marks = ", ".join("?" * len(case_ids))
+        marks = sql.marks(len(case_ids))
         for column in columns:
             rows = self.conn.execute(
                 f"SELECT rowid FROM cases_fts WHERE cases_fts MATCH ? AND rowid IN ({marks})",
@@ -394,13 +395,13 @@ def filter_sql(filters: Filters) -> tuple[list[str], list[object]]:
         ("marker", filters.markers),
     ):
         if values:
-            marks = ", ".join("?" * len(values))
+            marks = sql.marks(len(values))
             conditions.append(
                 f"c.id IN (SELECT case_id FROM labels WHERE kind = ? AND value IN ({marks}))"
             )
             params += [kind, *values]
     if filters.priority:
-        marks = ", ".join("?" * len(filters.priority))
+        marks = sql.marks(len(filters.priority))
         conditions.append(f"lower(c.priority) IN ({marks})")
         params += [p.lower() for p in filters.priority]
     if filters.path:

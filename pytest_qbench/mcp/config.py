@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.install import install_qbench
+from pytest_qbench.core.numbers import parse_seconds
+from pytest_qbench.core.numbers import parse_whole
 
 
 DEFAULT_TIMEOUT = 50.0
@@ -88,21 +90,21 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--default-timeout",
-        type=_seconds,
+        type=parse_seconds,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
         help="Timeout of a run when the assistant gives none. Default: %(default)r",
     )
     parser.add_argument(
         "--max-timeout",
-        type=_seconds,
+        type=parse_seconds,
         default=MAX_TIMEOUT,
         metavar="SECONDS",
         help="Longest timeout an assistant may ask for. Default: %(default)r",
     )
     parser.add_argument(
         "--stop-grace",
-        type=_seconds,
+        type=parse_seconds,
         default=STOP_GRACE,
         metavar="SECONDS",
         help="After a timeout or a cancellation, how long pytest may take to write its reports "
@@ -110,7 +112,7 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--finish-grace",
-        type=_seconds,
+        type=parse_seconds,
         default=FINISH_GRACE,
         metavar="SECONDS",
         help="When the timeout falls after every test had its result, how much longer pytest's "
@@ -210,23 +212,7 @@ def _import_problem(python: str) -> str | None:
     return lines[-1] if lines else f"exit status {done.returncode}"
 
 
-def _seconds(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, given: {value!r}") from None
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, given: {value}")
-    return number
-
-
 def _budget(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number of bytes, given: {value!r}"
-        ) from None
-    if not 4_000 <= number <= MAX_BUDGET:
-        raise argparse.ArgumentTypeError(f"must be from 4000 to {MAX_BUDGET} bytes, given: {value}")
-    return number
+    return parse_whole(
+        value, minimum=4_000, maximum=MAX_BUDGET, what="a whole number of bytes", unit=" bytes"
+    )

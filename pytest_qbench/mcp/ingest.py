@@ -26,7 +26,7 @@ from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
-from pytest_qbench.core.text import first_line
+from pytest_qbench.core.text import error_line as text_error_line
 from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.paths import inside_root
@@ -325,9 +325,8 @@ def _lines(dump: Path) -> Iterator[dict[str, Any]]:
 
 
 def error_line(error: dict[str, str]) -> str:
-    """A collection error, one line: where, and the last line of pytest's message."""
-    lines = [line for line in error["message"].splitlines() if line.strip()]
-    return f"{error['nodeid'] or '?'}: {first_line(lines[-1] if lines else '', 200)}"
+    """A collection error, one line: where, and what went wrong (`core.text.error_line`)."""
+    return f"{error['nodeid'] or '?'}: {text_error_line(error['message'])}"
 
 
 def ingest_file(tools: RunService, source: str) -> IngestReport:

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.mcp.text import cut_lines
 from pytest_qbench.report import store
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import RunMeta
 

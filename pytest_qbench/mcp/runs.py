@@ -17,10 +17,10 @@ from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.report import store
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.runref import LAST

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+from pytest_qbench.core.exit_codes import WROTE_RESULTS
+from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import trace_without_message
@@ -123,15 +126,6 @@ class RunResult(QBenchModel):
     """What the size budget left out."""
 
 
-EXIT_MEANINGS = {
-    0: "all tests passed",
-    1: "tests failed",
-    2: "interrupted",
-    3: "internal error",
-    4: "usage error",
-    5: "no tests collected",
-}
-DATA_EXITS = (0, 1, 5)
 TRACE_CAP = 2000
 VERBOSE_TRACE_CAP = 5000
 SHORT_MESSAGE = 300
@@ -153,7 +147,7 @@ def exit_meaning(code: int | None, stopped_by: str | None, timeout: float) -> st
         return "unknown"
     if code < 0:
         return f"killed by signal {_signal_name(-code)}"
-    return EXIT_MEANINGS.get(code, f"exit status {code}, which pytest does not use")
+    return PYTEST_MEANINGS.get(code, f"exit status {code}, which pytest does not use")
 
 
 def check_exit(
@@ -164,8 +158,11 @@ def check_exit(
     Raises:
         ToolFailure: usage error, internal error, an interruption, a crash, or no results.
     """
+    # pytest exits 2 (interrupted) after collection errors too: then the results say why
     if report is not None and (
-        stopped_by is not None or code in DATA_EXITS or (code == 2 and report.collection_errors)
+        stopped_by is not None
+        or code in WROTE_RESULTS
+        or (code == PytestExit.INTERRUPTED and report.collection_errors)
     ):
         return report
     raise ToolFailure(failure_message(plan, code, report, stopped_by))
@@ -194,19 +191,19 @@ def failure_message(
 def _advice(code: int, report: TestReport | None, stopped_by: str | None, python: str) -> str:
     if stopped_by is not None:
         return "pytest stopped before it wrote any result; run again with a longer timeout."
-    if code == 4:
+    if code == PytestExit.USAGE_ERROR:
         return (
             "pytest refused its command line or the project's configuration: check test_path, "
             "keyword and markers, and the configuration or conftest.py it names below."
         )
-    if code == 3:
+    if code == PytestExit.INTERNAL_ERROR:
         return (
             "a plugin or conftest.py raised inside pytest (INTERNALERROR below); fix it, or "
             "run pytest yourself to see the whole traceback."
         )
-    if code == 2:
+    if code == PytestExit.INTERRUPTED:
         return "the run was interrupted from outside this server (Ctrl-C, a signal); run again."
-    if code in DATA_EXITS:
+    if code in WROTE_RESULTS:
         return (
             "pytest ran, but qbench wrote no results: check that pytest-qbench is installed "
             f"for {python}, the interpreter the server runs pytest with (--python)."

@@ -182,6 +182,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return case_file
 
 
+# trylast: after pytest's own implementation applied the parametrize marks, so the repeat's
+# index ends the id (test[a-1], not test[1-a]): ids join in the order parametrize is called
 @pytest.hookimpl(trylast=True)
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``--qbench-repeat N``: run each agent test N times (ids after the test's own)."""
@@ -190,6 +192,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         agent_hooks.parametrize_repeats(metafunc, count)
 
 
+# trylast: the items left once -k, -m and other plugins deselected theirs, so an agent test
+# that does not run registers nothing
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Register the agent-evaluation hooks when a collected test uses the fixture or marker."""

@@ -23,8 +23,8 @@ import pytest
 
 from pytest_qbench.core.atomic import write_bytes_atomic
 from pytest_qbench.core.errors import AttachmentError
-from pytest_qbench.core.limits import MIB
 from pytest_qbench.core.limits import AttachLimits
+from pytest_qbench.core.numbers import format_bytes
 from pytest_qbench.report.attachments import ATTACHMENTS_DIR
 from pytest_qbench.report.attachments import BoundedChunks
 from pytest_qbench.report.attachments import clean_name
@@ -136,21 +136,19 @@ class Attacher:
         """The note of a file of ``size`` bytes (when attached) of which only `room` is copied."""
         limits = self.limits
         if limits.max_size <= limits.max_total - self.used:
-            cap = f"qbench_attach_max_size ({format_size(limits.max_size)})"
+            cap = f"qbench_attach_max_size ({format_bytes(limits.max_size)})"
         else:
-            cap = f"qbench_attach_max_total ({format_size(limits.max_total)})"
+            cap = f"qbench_attach_max_total ({format_bytes(limits.max_total)})"
         return (
             f"truncated at {cap}: the file held more than its size when attached "
-            f"({format_size(size)})"
+            f"({format_bytes(size)})"
         )
 
     def refusal(self, size: int) -> str | None:
         """Why an attachment of ``size`` bytes is not stored; ``None`` when it is."""
         limits = self.limits
         if size > limits.max_size:
-            return (
-                f"{format_size(size)} over qbench_attach_max_size ({format_size(limits.max_size)})"
-            )
+            return f"{format_bytes(size)} over qbench_attach_max_size ({format_bytes(limits.max_size)})"
         if self.used + size > limits.max_total:
             return over_total(limits.max_total)
         return None
@@ -229,18 +227,9 @@ def _check_mime(mime: object, name: str, is_text: bool) -> str:
     return mime.lower()
 
 
-def format_size(size: int) -> str:
-    """``12.0 MiB``, ``512 KiB``, ``10 bytes``."""
-    if size >= MIB:
-        return f"{size / MIB:.1f} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size} bytes"
-
-
 def over_total(max_total: int) -> str:
     """The note of an attachment beyond the run's total cap."""
-    return f"the run's attachments reached qbench_attach_max_total ({format_size(max_total)})"
+    return f"the run's attachments reached qbench_attach_max_total ({format_bytes(max_total)})"
 
 
 def attach(item: pytest.Item, data: Any, name: str | None, mime: str | None) -> Path | None:

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.options.declare import add_options
-from pytest_qbench.report.environment import Redactor
 
 
 DUMP_VARIABLE = "QBENCH_CATALOG_DUMP"

@@ -29,13 +29,13 @@ import pytest
 
 from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.repeat import repeat_index
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 

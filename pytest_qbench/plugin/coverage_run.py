@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 
 from pytest_qbench.core import atomic
+from pytest_qbench.core.redact import Redactor
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
@@ -33,7 +35,6 @@ from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
 from pytest_qbench.report.coverage.view import unmeasured_gate
-from pytest_qbench.report.environment import Redactor
 
 
 if TYPE_CHECKING:
@@ -137,6 +138,8 @@ class WorkerCoverage:
         self.config = config
         self.measurement = measurement
 
+    # tryfirst: the outermost wrapper, so the data is taken after every other plugin's loop
+    # ended; session data crosses xdist only in workeroutput, sent when the worker finishes
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self) -> Generator[None, object, object]:
         try:
@@ -184,6 +187,8 @@ class ContextSwitcher:
         self.measurement = measurement
         self.redact = Redactor(os.environ)  # a secret in a parametrized id is no context
 
+    # tryfirst: the outermost wrapper, so the test's context also covers the work other
+    # plugins' wrappers do around the test
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         self.measurement.switch_context(self.redact(item.nodeid))
@@ -418,7 +423,7 @@ class CoverageCollector:
             detail += f", {record['branches_covered']}/{record['branches_total']} branches"
         missing = len(record["missing_files"])
         if missing:
-            detail += f", {missing} file{'s' if missing != 1 else ''} never executed"
+            detail += f", {plural(missing, 'file')} never executed"
         by = " (measured by pytest-cov)" if record["measured_by"] == "pytest-cov" else ""
         self.lines.append((f"coverage {total} ({detail}){by}", {}))
         gate = self._gate()

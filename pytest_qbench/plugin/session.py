@@ -31,6 +31,7 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
@@ -55,7 +56,6 @@ from pytest_qbench.plugin.options.settings import Settings
 from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
-from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.environment import describe_environment
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
@@ -77,7 +77,6 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
-INTERRUPTED = 2
 
 
 class QBenchWorker:
@@ -100,6 +99,7 @@ class QBenchWorker:
         self.attacher = Attacher(run_dir, limits, self.redact)
         self.config.stash[attacher_key] = self.attacher
 
+    # tryfirst: before pytest's own setup runs the fixtures, which may already attach
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.attacher is not None:
@@ -375,6 +375,9 @@ class QBenchSession(QBenchWorker):
         collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
         self.interrupted = not (collection_stop and self.collection_errors)
 
+    # trylast, reading session.exitstatus rather than the argument: the gates' wrapper
+    # (verdicts.py) has set the final status by now. pytest 9's --max-warnings status (6) is
+    # set by the terminal reporter's wrapper after every implementation, so it is not seen here.
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         with self.guard("pytest_sessionfinish"):
@@ -556,7 +559,7 @@ class QBenchSession(QBenchWorker):
         self.run["exit_code"] = exitstatus
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
-        stopped = exitstatus == INTERRUPTED and not self.collection_errors
+        stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
         self.run["interrupted"] = self.interrupted or stopped
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts

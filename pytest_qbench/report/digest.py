@@ -10,7 +10,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from typing import Any
 
+from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
@@ -52,7 +54,7 @@ def build_digest(
         summary["failed"] == 0
         and summary["errors"] == 0
         and not run["interrupted"]
-        and run["exit_code"] in (0, 5, None)
+        and run["exit_code"] in (*RAN_CLEAN, None)
         and (coverage is None or coverage["met"] is not False)
         and not any(gate["passed"] is False for gate in report["gates"])
     )
@@ -140,9 +142,8 @@ def _nothing_failed(report: TestReportRecord) -> str:
     summary, exit_code = report["summary"], report["run"]["exit_code"]
     if report["run"]["collect_only"]:
         collected = report["run"]["collected"] or 0
-        tests = "test" if collected == 1 else "tests"
-        return f"Collected {collected} {tests} without running them (--collect-only)"
-    if exit_code not in (0, 5, None):
+        return f"Collected {plural(collected, 'test')} without running them (--collect-only)"
+    if exit_code not in (*RAN_CLEAN, None):
         return f"pytest exited with status {exit_code} without a failing test: read its output"
     if summary["total"] == 0:
         return "No tests ran: check the test paths and the -k/-m selection"

@@ -1,213 +1,19 @@
-"""Where the tests run: Python, platform, plugins, CI; and keeping secrets out of reports."""
+"""Where the tests run: Python, platform, plugins and CI (``core/ci.py``), as the report's
+``environment`` block."""
 
 from __future__ import annotations
 
-import json
 import platform
-import re
-from collections.abc import Iterable
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
-from typing import Any
 
 from pytest_qbench._version import __version__
+from pytest_qbench.core.ci import detect_ci
 from pytest_qbench.report.shapes import new
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.report.records import CIInfoRecord
     from pytest_qbench.report.records import EnvironmentRecord
-
-
-SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE|DSN",
-    re.IGNORECASE,
-)
-REDACTED = "[redacted]"
-MIN_SECRET_LENGTH = 6
-URL_PASSWORD = re.compile(
-    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:)(?P<password>[^\s/@]+)(?=@)"
-)
-"""The password of a URL (``postgresql://user:PASSWORD@host/db``)."""
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name suggests its value is a secret."""
-    return bool(SECRET_NAME.search(name))
-
-
-def secret_values(environ: Mapping[str, str]) -> set[str]:
-    """The secrets of an environment: secret-looking variables' values and URLs' passwords."""
-    values = {
-        value
-        for name, value in environ.items()
-        if is_secret_name(name) and len(value) >= MIN_SECRET_LENGTH
-    }
-    values.update(  # QBENCH_DB, DATABASE_URL, ...: a URL's password is secret, whatever the name
-        found["password"]
-        for value in environ.values()
-        for found in URL_PASSWORD.finditer(value)
-        if len(found["password"]) >= MIN_SECRET_LENGTH
-    )
-    return values
-
-
-CURRENT_TEST_VARIABLE = "PYTEST_CURRENT_TEST"
-"""Set by pytest for every phase of every test: a change of it alone is no new secret."""
-
-
-def environment_snapshot(environ: Mapping[str, str]) -> dict[Any, Any]:
-    """A copy of ``environ`` to compare with a later one, without ``PYTEST_CURRENT_TEST``.
-
-    ``os.environ`` is copied from its underlying dict (no decoding of every name and value), so
-    taking and comparing a snapshot costs microseconds.
-    """
-    data = getattr(environ, "_data", None)
-    snapshot: dict[Any, Any] = data.copy() if isinstance(data, dict) else dict(environ)
-    snapshot.pop(CURRENT_TEST_VARIABLE, None)
-    snapshot.pop(CURRENT_TEST_VARIABLE.encode(), None)
-    return snapshot
-
-
-def written_forms(secret: str) -> set[str]:
-    """The ways a secret appears in text: as is, escaped as pytest writes it in a test id
-    (``unicode_escape``), in a ``repr`` of the string or of its UTF-8 bytes, in JSON, and each
-    line of a multi-line secret."""
-    forms = {
-        secret,
-        secret.encode("unicode_escape").decode("ascii"),
-        repr(secret)[1:-1],
-        repr(secret.encode("utf-8", "surrogateescape"))[2:-1],
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-    }
-    forms.update(line for line in secret.splitlines() if len(line) >= MIN_SECRET_LENGTH)
-    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
-
-
-class Redactor:
-    """Replaces the values of secret-looking environment variables wherever they appear in text,
-    in every form they are written in (escaped, ``repr``, bytes, JSON)."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._known: frozenset[str] = frozenset()  # replaced, never changed: handed out as is
-        self._secrets: list[str] = []
-        self._snapshot: dict[Any, Any] = environment_snapshot(environ)
-        self.learn(secret_values(environ))
-
-    @property
-    def known(self) -> frozenset[str]:
-        """The secret values this redactor replaces (not their written forms)."""
-        return self._known
-
-    def learn(self, values: Iterable[str]) -> bool:
-        """Redact ``values`` from now on too; return whether any was new."""
-        new_values = set(values) - self._known
-        if not new_values:
-            return False
-        self._known = self._known | new_values
-        forms = set(self._secrets)
-        for value in new_values:
-            forms |= written_forms(value)
-        # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = sorted(forms, key=len, reverse=True)
-        return True
-
-    def refresh(self, environ: Mapping[str, str]) -> bool:
-        """Learn the secrets set since the last look (``monkeypatch.setenv`` in a test); cheap
-        when nothing changed. Return whether a new secret was found.
-
-        Runs after every test phase: a copy and a comparison of the environment (a few
-        microseconds) tell whether anything but ``PYTEST_CURRENT_TEST``, which pytest sets for
-        every phase, changed; only then is every variable looked at again.
-        """
-        snapshot = environment_snapshot(environ)
-        if snapshot == self._snapshot:
-            return False
-        self._snapshot = snapshot
-        return self.learn(secret_values(environ))
-
-    def __call__(self, text: str) -> str:
-        """Return ``text`` with every secret value replaced by ``[redacted]``."""
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
-
-    def data(self, value: Any) -> Any:
-        """Redact every string inside JSON data (lists, dicts, pairs)."""
-        if not self._secrets:
-            return value
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.data(v) for k, v in value.items()}
-        return value
-
-    def argv(self, args: Iterable[str]) -> list[str]:
-        """Redact a command line, including ``--token=value`` style arguments and the passwords
-        of URLs (``--qbench-db=postgresql://user:PASSWORD@host/db``)."""
-        return [URL_PASSWORD.sub(rf"\g<head>{REDACTED}", self(arg)) for arg in args]
-
-
-def detect_ci(environ: Mapping[str, str]) -> CIInfoRecord | None:
-    """Recognise the CI provider from its environment variables."""
-    get = environ.get
-    if get("GITHUB_ACTIONS") == "true":
-        server, repo, run = get("GITHUB_SERVER_URL"), get("GITHUB_REPOSITORY"), get("GITHUB_RUN_ID")
-        url = f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
-        branch = get("GITHUB_HEAD_REF") or get("GITHUB_REF_NAME")
-        return new(
-            "CIInfo",
-            provider="github-actions",
-            commit=get("GITHUB_SHA"),
-            branch=branch,
-            build_url=url,
-        )
-    if get("GITLAB_CI"):
-        return new(
-            "CIInfo",
-            provider="gitlab-ci",
-            commit=get("CI_COMMIT_SHA"),
-            branch=get("CI_COMMIT_REF_NAME"),
-            build_url=get("CI_JOB_URL"),
-        )
-    if get("TF_BUILD"):
-        return new(
-            "CIInfo",
-            provider="azure-pipelines",
-            commit=get("BUILD_SOURCEVERSION"),
-            branch=get("BUILD_SOURCEBRANCHNAME"),
-        )
-    if get("CIRCLECI"):
-        return new(
-            "CIInfo",
-            provider="circleci",
-            commit=get("CIRCLE_SHA1"),
-            branch=get("CIRCLE_BRANCH"),
-            build_url=get("CIRCLE_BUILD_URL"),
-        )
-    if get("BUILDKITE"):
-        return new(
-            "CIInfo",
-            provider="buildkite",
-            commit=get("BUILDKITE_COMMIT"),
-            branch=get("BUILDKITE_BRANCH"),
-            build_url=get("BUILDKITE_BUILD_URL"),
-        )
-    if get("JENKINS_URL"):
-        return new(
-            "CIInfo",
-            provider="jenkins",
-            commit=get("GIT_COMMIT"),
-            branch=get("BRANCH_NAME") or get("GIT_BRANCH"),
-            build_url=get("BUILD_URL"),
-        )
-    if get("CI"):
-        return new("CIInfo", provider="unknown")
-    return None
 
 
 def describe_environment(
@@ -222,5 +28,5 @@ def describe_environment(
         pytest_version=pytest_version,
         qbench_version=__version__,
         plugins=dict(sorted(plugins.items())),
-        ci=detect_ci(environ),
+        ci=None if (ci := detect_ci(environ)) is None else new("CIInfo", **ci),
     )

@@ -39,12 +39,12 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import JUnitFormatError
 from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.redact import Redactor
+from pytest_qbench.core.redact import is_secret_name
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
 from pytest_qbench.report.aggregate import aggregate
-from pytest_qbench.report.environment import Redactor
-from pytest_qbench.report.environment import is_secret_name
 from pytest_qbench.report.models import Attempt
 from pytest_qbench.report.models import Captured
 from pytest_qbench.report.models import Diagnostic

@@ -32,6 +32,7 @@ from typing import cast
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import MergeError
+from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import Attempt
 from pytest_qbench.report.models import Diagnostic
@@ -47,9 +48,16 @@ from pytest_qbench.report.store import new_run_id
 
 
 # pytest's exit codes, worst first; 1 and 5 are decided by the merged tests (see merged_exit_code).
-INTERNAL_ERROR, INTERRUPTED, USAGE_ERROR, TESTS_FAILED, NO_TESTS = 3, 2, 4, 1, 5
-SEVERITY = {INTERNAL_ERROR: 5, INTERRUPTED: 4, USAGE_ERROR: 3, TESTS_FAILED: 1, 0: 0}
-UNKNOWN_SEVERITY = 2  # an exit code pytest does not use, from another tool or a signal
+# 6 (--max-warnings) ranks below 1 because pytest checks the warnings only when every test passed.
+SEVERITY: dict[int, int] = {
+    PytestExit.INTERNAL_ERROR: 6,
+    PytestExit.INTERRUPTED: 5,
+    PytestExit.USAGE_ERROR: 4,
+    PytestExit.TESTS_FAILED: 2,
+    PytestExit.MAX_WARNINGS_ERROR: 1,
+    PytestExit.OK: 0,
+}
+UNKNOWN_SEVERITY = 3  # an exit code pytest does not use, from another tool or a signal
 COUNT_FIELDS = (
     "total",
     "passed",
@@ -340,9 +348,10 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     """The worst meaningful exit code of the shards.
 
     Worst first: 3 (internal error), 2 (interrupted), 4 (usage error), a code pytest does not
-    use, 1 (tests failed), 0. A shard's 1 caused by its failing tests is decided again by the
-    merged tests (a failure that passed in a rerun shard is no longer a failure); a 1 without
-    failing tests (a gate such as a coverage threshold) stays. 5 (no tests collected) counts only
+    use, 1 (tests failed), 6 (more warnings than ``--max-warnings``), 0. A shard's 1 caused by
+    its failing tests is decided again by the merged tests (a failure that passed in a rerun
+    shard is no longer a failure); a 1 without failing tests (a gate such as a coverage
+    threshold) stays. 5 (no tests collected) counts only
     when every shard has it. Unknown codes (``None``: a JUnit import, a process that died, which
     is then marked ``interrupted``) are left out; ``None`` when every one is unknown.
     """
@@ -352,14 +361,14 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
         code = report.run.exit_code
         if code is None:
             continue
-        if code == TESTS_FAILED and report.summary.failed + report.summary.errors > 0:
-            code = TESTS_FAILED if tests_failed else 0
+        if code == PytestExit.TESTS_FAILED and report.summary.failed + report.summary.errors > 0:
+            code = PytestExit.TESTS_FAILED if tests_failed else PytestExit.OK
         codes.append(code)
     if not codes:
         return None
-    meaningful = [c for c in codes if c != NO_TESTS]
+    meaningful = [c for c in codes if c != PytestExit.NO_TESTS_COLLECTED]
     if not meaningful:
-        return NO_TESTS
+        return PytestExit.NO_TESTS_COLLECTED
     return max(meaningful, key=lambda c: SEVERITY.get(c, UNKNOWN_SEVERITY))
 
 

@@ -17,9 +17,10 @@ from typing import cast
 
 import pytest
 
+from pytest_qbench.core.numbers import parse_finite
+from pytest_qbench.core.numbers import parse_whole
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.plugin.options.values import parse_finite
 from pytest_qbench.plugin.options.values import split_metric_value
 
 
@@ -52,13 +53,7 @@ def parse_regression(value: str) -> float:
 
 def parse_repeat(value: str) -> int:
     """A number of runs, 1 or more (``type=`` for argparse)."""
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, given: {value!r}")
-    return number
+    return parse_whole(value, minimum=1, what="a whole number of 1 or more")
 
 
 def add_agent_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.plugin.options.values import parse_count
-from pytest_qbench.plugin.options.values import parse_finite
+from pytest_qbench.report.checks.names import TOOLS
+from pytest_qbench.report.checks.names import parse_checker_names
 
 
-CHECK_TOOLS = ("ruff", "mypy", "pyright", "build")
-"""The checkers ``--qbench-check`` takes (``report/checks/runner.py``'s ``TOOLS``)."""
 DEFAULT_CHECK_TIMEOUT = 300.0
 """Seconds a checker may still run after the tests are done before it is stopped."""
 TIMEOUT_ENV = "QBENCH_CHECK_TIMEOUT"
@@ -29,23 +29,10 @@ ini value (as ``QBENCH_DB`` does for ``--qbench-db``)."""
 
 def parse_check_tools(value: str) -> tuple[str, ...]:
     """``ruff,mypy``: checker names, in order, without repeats (``type=`` for argparse)."""
-    names = tuple(
-        dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip())
-    )
-    unknown = [name for name in names if name not in CHECK_TOOLS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: {value!r}; "
-            f"use a comma list of {', '.join(CHECK_TOOLS)}, e.g. ruff,mypy"
-        )
-    return names
-
-
-def parse_timeout(value: str) -> float:
-    """Seconds, more than 0 (``type=`` for argparse)."""
-    return parse_finite(
-        value, minimum=0, above=True, what="a number of seconds more than 0", example="300"
-    )
+    try:
+        return parse_checker_names(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -57,7 +44,7 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         type=parse_check_tools,
         default=None,
         help="Run static checkers while the tests run and put their diagnostics in the report: "
-        f"a comma list of {', '.join(CHECK_TOOLS)}",
+        f"a comma list of {', '.join(TOOLS)}",
     )
     parser.addini("qbench_check", "Checkers to run, like --qbench-check", type="linelist")
     group.addoption(
@@ -79,7 +66,7 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "--qbench-check-timeout",
         dest="qbench_check_timeout",
         metavar="SECONDS",
-        type=parse_timeout,
+        type=parse_seconds,
         default=None,
         help="How long a checker may still run once the tests are done before it is stopped. "
         f"Default: ${TIMEOUT_ENV}, else {DEFAULT_CHECK_TIMEOUT:g}",
@@ -118,11 +105,11 @@ def read_check_settings(reader: OptionReader, environ: Mapping[str, str]) -> Che
     timeout = reader.cli("check_timeout")
     if timeout is None and environ.get(TIMEOUT_ENV):
         try:
-            timeout = parse_timeout(environ[TIMEOUT_ENV])
+            timeout = parse_seconds(environ[TIMEOUT_ENV])
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"${TIMEOUT_ENV} {exc}") from None
     if timeout is None:
-        timeout = reader.parsed("check_timeout", parse_timeout, None)
+        timeout = reader.parsed("check_timeout", parse_seconds, None)
     if max_errors is not None and not tools:
         raise pytest.UsageError(
             f"--qbench-max-errors needs checkers to count errors, and none runs, given: "

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.core.numbers import parse_cap
+from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.plugin.options.agent import add_agent_options
 from pytest_qbench.plugin.options.agent import gates_asked
 from pytest_qbench.plugin.options.checks import add_check_options
@@ -22,9 +24,7 @@ from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
 from pytest_qbench.plugin.options.values import OUTPUT_OPTIONS
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.plugin.options.values import parse_cap
 from pytest_qbench.plugin.options.values import parse_capture
-from pytest_qbench.plugin.options.values import parse_count
 from pytest_qbench.plugin.options.values import parse_cov_report
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id

@@ -23,6 +23,8 @@ from pytest_qbench.core.limits import DEFAULT_ATTACH_MAX_SIZE
 from pytest_qbench.core.limits import DEFAULT_ATTACH_MAX_TOTAL
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.numbers import parse_cap
+from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
 from pytest_qbench.plugin.options.checks import CheckSettings
@@ -35,9 +37,7 @@ from pytest_qbench.plugin.options.values import DEFAULT_MAX_OUTPUT
 from pytest_qbench.plugin.options.values import DEFAULT_MAX_TRACE
 from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
 from pytest_qbench.plugin.options.values import OptionReader
-from pytest_qbench.plugin.options.values import parse_cap
 from pytest_qbench.plugin.options.values import parse_capture
-from pytest_qbench.plugin.options.values import parse_count
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_size

@@ -41,28 +41,6 @@ def number_ini_type(kind: type[int] | type[float]) -> Any:
     return "string"
 
 
-def parse_cap(value: str) -> int:
-    """A non-negative character count (``type=`` for argparse)."""
-    return _non_negative(value, "a whole number of characters", "20000")
-
-
-def parse_count(value: str) -> int:
-    """A non-negative number of items (``type=`` for argparse)."""
-    return _non_negative(value, "a whole number", "50")
-
-
-def _non_negative(value: str, kind: str, example: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be {kind}, given: {value!r}; e.g. {example}"
-        ) from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, given: {value}; use 0 or more")
-    return number
-
-
 SIZE = re.compile(r"^\s*(\d+)\s*(|b|bytes?|kib|k|mib|m|gib|g)\s*$", re.IGNORECASE)
 SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -102,18 +80,6 @@ def parse_template_spec(value: str) -> tuple[str, str]:
             f"must be TEMPLATE=OUTPUT, given: {value!r}; e.g. junit.xml.j2=reports/junit.xml"
         )
     return template.strip(), output.strip()
-
-
-def parse_finite(value: str, *, minimum: float, above: bool, what: str, example: str) -> float:
-    """A finite number of ``minimum`` or more (more than it when ``above``); else
-    ``argparse.ArgumentTypeError`` saying it must be ``what``, with an ``example``."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = math.nan
-    if not (math.isfinite(number) and (number > minimum if above else number >= minimum)):
-        raise argparse.ArgumentTypeError(f"must be {what}, given: {value!r}; e.g. {example}")
-    return number
 
 
 def parse_percent(value: str) -> float:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import cast
 
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.shapes import new
 
 
@@ -61,8 +63,13 @@ def count_line(check: CheckRunRecord | dict[str, Any], counts: dict[str, int]) -
         return f"{tool}: {check['note']}"
     if check["status"] == "crashed":
         return f"{tool}: crashed: {check['note']}"
-    parts = [f"{n} {s}{'s' if n != 1 else ''}" for s in SEVERITY_ORDER if (n := counts.get(s, 0))]
-    return f"{tool}: {', '.join(parts) or 'clean'}"
+    return f"{tool}: {severity_text(counts)}"
+
+
+def severity_text(counts: Mapping[str, int]) -> str:
+    """``2 errors, 1 warning`` (worst first), or ``clean``."""
+    parts = [plural(n, s) for s in SEVERITY_ORDER if (n := counts.get(s, 0))]
+    return ", ".join(parts) or "clean"
 
 
 def where(item: DiagnosticRecord | dict[str, Any]) -> str:
@@ -94,9 +101,7 @@ def max_errors_gate(counts: dict[str, dict[str, int]], maximum: int) -> GateResu
     by_tool = ", ".join(
         f"{tool} {per['error']}" for tool, per in counts.items() if per.get("error")
     )
-    detail = f"{errors} checker error{'s' if errors != 1 else ''}" + (
-        f" ({by_tool})" if by_tool else ""
-    )
+    detail = plural(errors, "checker error") + (f" ({by_tool})" if by_tool else "")
     passed = errors <= maximum
     detail += f", {'at most' if passed else 'more than'} the {maximum} allowed"
     return new(

@@ -27,6 +27,7 @@ from pytest_qbench.report.checks import mypy
 from pytest_qbench.report.checks import mypy_config
 from pytest_qbench.report.checks import pyright
 from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.names import parse_checker_names
 from pytest_qbench.report.checks.stored import finish_check_run
 from pytest_qbench.report.checks.stored import new_check_dir
 from pytest_qbench.report.checks.stored import now
@@ -36,7 +37,6 @@ from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import RunMeta
 
 
-TOOLS = ("ruff", "mypy", "pyright", "build")
 """Every checker, by the name ``--tools`` takes."""
 DEFAULT_TOOLS = ("ruff", "mypy")
 DEFAULT_TIMEOUT = 900.0
@@ -145,15 +145,10 @@ def parse_tools(given: str) -> list[str]:
     Raises:
         QBenchError: an unknown name.
     """
-    names = list(dict.fromkeys(name.strip() for name in given.split(",") if name.strip()))
-    unknown = [name for name in names if name not in PLANNERS]
-    if unknown or not names:
-        raise QBenchError(
-            f"--tools has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: "
-            f"{given!r}; use a comma list of {', '.join(TOOLS)}",
-            slug="check-options",
-        )
-    return names
+    try:
+        return list(parse_checker_names(given))
+    except ValueError as exc:
+        raise QBenchError(f"--tools {exc}", slug="check-options") from None
 
 
 def run_checks(

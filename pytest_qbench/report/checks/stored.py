@@ -9,18 +9,14 @@ from pathlib import Path
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core import atomic
+from pytest_qbench.core.exit_codes import ERR
+from pytest_qbench.core.exit_codes import INCOMPLETE
+from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report import store
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import RunMeta
-
-
-CLEAN = 0
-FAILED = 1
-"""A checker found errors, or crashed."""
-INCOMPLETE = 3
-"""No errors, but a checker asked for did not run."""
 
 
 def now() -> datetime:
@@ -39,10 +35,10 @@ def new_check_dir(qbench_dir: Path, started: datetime) -> Path:
 def exit_status(checks: list[CheckRun]) -> int:
     """1 on an error or a crash, 3 when a checker did not run, else 0."""
     if any(check.status in ("failed", "crashed") for check in checks):
-        return FAILED
+        return ERR
     if any(check.status == "not_run" for check in checks):
         return INCOMPLETE
-    return CLEAN
+    return OK
 
 
 def finish_check_run(

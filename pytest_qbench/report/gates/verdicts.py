@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.stats import stats_mean
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.gates.stats import CONFIDENCE
 from pytest_qbench.report.gates.stats import paired_interval
 from pytest_qbench.report.gates.text import ERRORED_SEPARATOR
@@ -133,7 +134,7 @@ def metric_min_gate(
         value=mean,
         threshold=minimum,
         n=stats["n"],
-        detail=f"mean {shown} {verdict} the required {required} ({_count(stats['n'], 'score')})",
+        detail=f"mean {shown} {verdict} the required {required} ({plural(stats['n'], 'score')})",
     )
 
 
@@ -213,7 +214,7 @@ def _compare(
     if interval is None:
         gate["n"] = len(common)
         gate["detail"] = (
-            f"{_count(len(common), 'test')} in both runs: too few to tell a drop from noise"
+            f"{plural(len(common), 'test')} in both runs: too few to tell a drop from noise"
         )
         return gate
     before = sum(baseline[t].mean for t in common) / len(common)
@@ -250,7 +251,7 @@ def _baseline_detail(
     allowed: float,
 ) -> str:
     after = before - drop
-    ci = f"{CONFIDENCE:.0%} CI {low:.3f} to {high:.3f} over {_count(n, 'test')} in both runs"
+    ci = f"{CONFIDENCE:.0%} CI {low:.3f} to {high:.3f} over {plural(n, 'test')} in both runs"
     moved = f"mean {before:.3f} -> {after:.3f}, a drop of {drop:.3f} ({ci})"
     if not passed:
         return f"{moved}: more than the {allowed:g} allowed"
@@ -259,10 +260,6 @@ def _baseline_detail(
     if not significant:
         return f"{moved}: within noise"
     return f"{moved}: within the {allowed:g} allowed"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 __all__ = [

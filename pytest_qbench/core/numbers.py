@@ -1,0 +1,97 @@
+"""Numbers given on a command line and shown to people, one rule each: the ``type=`` parsers of
+the plugin's options, the ``qbench`` commands and the MCP server's options (they raise
+``argparse.ArgumentTypeError``, which argparse and pytest show as ``<option>: <message>``),
+and byte sizes in words."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+
+def parse_whole(
+    value: str,
+    *,
+    minimum: int = 0,
+    maximum: int | None = None,
+    what: str = "a whole number",
+    example: str | None = None,
+    unit: str = "",
+) -> int:
+    """A whole number from ``minimum`` to ``maximum`` (no upper bound when ``None``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a whole number (``must be {what}``), or out of range.
+    """
+    hint = f"; e.g. {example}" if example else ""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {what}, given: {value!r}{hint}") from None
+    if maximum is not None and not minimum <= number <= maximum:
+        raise argparse.ArgumentTypeError(
+            f"must be from {minimum} to {maximum}{unit}, given: {value}"
+        )
+    if number < minimum:
+        raise argparse.ArgumentTypeError(
+            f"must not be negative, given: {value}; use 0 or more"
+            if minimum == 0
+            else f"must be a whole number of {minimum} or more, given: {value}"
+        )
+    return number
+
+
+def parse_cap(value: str) -> int:
+    """A non-negative character count (``type=`` for argparse)."""
+    return parse_whole(value, what="a whole number of characters", example="20000")
+
+
+def parse_count(value: str) -> int:
+    """A non-negative number of items (``type=`` for argparse)."""
+    return parse_whole(value, example="50")
+
+
+def parse_finite(value: str, *, minimum: float, above: bool, what: str, example: str) -> float:
+    """A finite number of ``minimum`` or more (more than it when ``above``): NaN and infinity
+    are refused, since no timeout or threshold means them.
+
+    Raises:
+        argparse.ArgumentTypeError: saying it must be ``what``, with an ``example``.
+    """
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and (number > minimum if above else number >= minimum)):
+        raise argparse.ArgumentTypeError(f"must be {what}, given: {value!r}; e.g. {example}")
+    return number
+
+
+def parse_seconds(value: str) -> float:
+    """A number of seconds, more than 0 and finite (``type=`` for argparse)."""
+    return parse_finite(
+        value, minimum=0, above=True, what="a number of seconds more than 0", example="300"
+    )
+
+
+BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def format_bytes(count: int) -> str:
+    """``512 B``, ``12.3 KiB``, ``4.0 MiB``, ``1.2 GiB``: a size as people read it."""
+    size = float(count)
+    for unit in BYTE_UNITS[:-1]:
+        if abs(size) < 1024:
+            return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} {BYTE_UNITS[-1]}"
+
+
+__all__ = [
+    "format_bytes",
+    "parse_cap",
+    "parse_count",
+    "parse_finite",
+    "parse_seconds",
+    "parse_whole",
+]

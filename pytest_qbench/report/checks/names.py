@@ -1,0 +1,30 @@
+"""The checkers qbench runs, by name, and reading a comma list of them: one rule for
+``--qbench-check``, its ini value and ``qbench check --tools``. Standard library only
+(the plugin imports it whenever pytest starts)."""
+
+from __future__ import annotations
+
+
+TOOLS = ("ruff", "mypy", "pyright", "build")
+"""The checkers, in the order they are listed."""
+
+
+def parse_checker_names(value: str) -> tuple[str, ...]:
+    """``ruff,mypy`` (or one a line): checker names, in order, without repeats.
+
+    Raises:
+        ValueError: an unknown name, or none; its message follows the option's name.
+    """
+    names = tuple(
+        dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip())
+    )
+    unknown = [name for name in names if name not in TOOLS]
+    if unknown or not names:
+        raise ValueError(
+            f"has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: {value!r}; "
+            f"use a comma list of {', '.join(TOOLS)}, e.g. ruff,mypy"
+        )
+    return names
+
+
+__all__ = ["TOOLS", "parse_checker_names"]
