@@ -14,8 +14,8 @@ import pytest
 
 from pytest_qbench.plugin.options.checks import CHECK_TOOLS
 from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.names import TOOLS
 from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import TOOLS
 from pytest_qbench.report.checks.runner import NotInstalled
 from pytest_qbench.report.checks.runner import Plan
 

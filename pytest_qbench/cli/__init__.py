@@ -264,15 +264,14 @@ def cmd_render(args: argparse.Namespace) -> int:
     from pytest_qbench.report import store
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
-    from pytest_qbench.report.readers import load_source
+    from pytest_qbench.report.readers import load_source_record
     from pytest_qbench.report.render import MARKDOWN_TEMPLATE
     from pytest_qbench.report.render import template_option
 
     source: Path = args.source
     alone = args.template is None and args.output is None
     rebuild = source.is_dir() and alone and args.html is None
-    model = load_source(source)
-    report = cast("TestReportRecord", model.model_dump(mode="json"))
+    report = load_source_record(source)
     view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,
@@ -286,8 +285,9 @@ def cmd_render(args: argparse.Namespace) -> int:
             writer.json(source / store.REPORT_JSON),
             writer.markdown(source / store.REPORT_MD),
         ]
-        state = "interrupted run" if model.run.interrupted else "run"
-        print(f"qbench: rebuilt {state} {model.run.run_id}: {', '.join(map(str, written))}")
+        run = report["run"]
+        state = "interrupted run" if run["interrupted"] else "run"
+        print(f"qbench: rebuilt {state} {run['run_id']}: {', '.join(map(str, written))}")
         from pytest_qbench.cli.history import index_rebuilt
 
         index_rebuilt(source, report)

@@ -465,7 +465,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _add_diff(sub: SubParsers) -> None:
-    from pytest_qbench.history.compare import Thresholds
+    from pytest_qbench.history.thresholds import Thresholds
 
     default = Thresholds()
     parser = _parser(
@@ -507,10 +507,10 @@ def _add_diff(sub: SubParsers) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """``qbench diff``."""
-    from pytest_qbench.history.compare import Thresholds
     from pytest_qbench.history.compare import diff_runs
     from pytest_qbench.history.queries import resolve_run
     from pytest_qbench.history.text import diff_lines
+    from pytest_qbench.history.thresholds import Thresholds
 
     if len(args.runs) > 2:
         raise HistoryError(

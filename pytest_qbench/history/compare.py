@@ -29,18 +29,7 @@ from pytest_qbench.history.session_end import WINDOW
 from pytest_qbench.history.session_end import judged_history
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """What counts as a change worth reporting."""
-
-    slower_pct: float = 50.0
-    """A test is slower when it took at least this many percent longer..."""
-    slower_secs: float = 0.1
-    """...and at least this many seconds longer (so tiny tests' noise is not a regression)."""
-    metric_delta: float = 0.05
-    """A metric score changed when it moved by at least this much (or passed or failed anew)."""
+from pytest_qbench.history.thresholds import Thresholds
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import cast
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError
@@ -29,6 +32,11 @@ from pytest_qbench.report.models import StreamResult
 from pytest_qbench.report.models import StreamStart
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.record_schema import record_validator
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestReportRecord
 
 
 REPORT_FIX = "Re-render it with the qbench version that wrote it, or upgrade qbench."
@@ -43,8 +51,28 @@ def read_report(path: Path) -> TestReport:
     Raises:
         ReportFormatError: the file is missing, not JSON, of another schema version, or invalid.
     """
+    return _report_model(path, _report_text(path))
+
+
+def read_report_record(path: Path) -> TestReportRecord:
+    """``read_report(path)`` as a record (``model_dump(mode="json")``), validated by the same
+    rules but without building the models (``record_schema``): what the renderers take.
+
+    Raises:
+        ReportFormatError: as ``read_report``, with the same words.
+    """
+    text = _report_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        record = record_validator(TestReport).validate_json(text)
+    except ValidationError:  # the model says why, as it always did
+        return cast("TestReportRecord", _report_model(path, text).model_dump(mode="json"))
+    _refuse_other_version(path, record["meta"]["schema_version"], "Upgrade qbench.")
+    return cast("TestReportRecord", record)
+
+
+def _report_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ReportFormatError(
             f"cannot read report {path}: {exc.strerror}", slug="report-read"
@@ -53,6 +81,9 @@ def read_report(path: Path) -> TestReport:
         raise ReportFormatError(
             f"{path} is not a qbench report: not UTF-8 text", slug="report-invalid"
         ) from None
+
+
+def _report_model(path: Path, text: str) -> TestReport:
     try:
         report = TestReport.model_validate_json(text)
     except ValidationError as exc:
@@ -240,6 +271,21 @@ def refuse_newer_report(path: Path) -> None:
 
 def load_source(source: Path) -> TestReport:
     """A report from ``report.json``, or from a run directory (its stream first)."""
+    report = _load(source, read_report)
+    return report if isinstance(report, TestReport) else TestReport.model_validate(report)
+
+
+def load_source_record(source: Path) -> TestReportRecord:
+    """``load_source(source)`` as a record; from ``report.json``, no model is built."""
+    report = _load(source, read_report_record)
+    if isinstance(report, TestReport):
+        return cast("TestReportRecord", report.model_dump(mode="json"))
+    return report
+
+
+def _load(
+    source: Path, read: Callable[[Path], TestReport | TestReportRecord]
+) -> TestReport | TestReportRecord:
     from pytest_qbench.report import store
 
     if source.is_dir():
@@ -252,9 +298,9 @@ def load_source(source: Path) -> TestReport:
                 print(f"qbench: {note}", file=sys.stderr)
             return report_from_stream(contents)
         if (source / store.REPORT_JSON).is_file():
-            return read_report(source / store.REPORT_JSON)
+            return read(source / store.REPORT_JSON)
         raise ReportFormatError(
             f"{source} holds neither {store.STREAM_NAME} nor {store.REPORT_JSON}: not a run directory",
             slug="not-a-run",
         )
-    return read_report(source)
+    return read(source)
