@@ -18,8 +18,10 @@ the model's own words.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from functools import cache
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel
@@ -112,10 +114,19 @@ def _transform(node: Any) -> Any:
         if isinstance(node.get("default"), BaseModel):
             out["default"] = _dump(node["default"])
         elif isinstance(factory, type) and issubclass(factory, BaseModel):
-            out["default_factory"] = lambda: _dump(factory())
+            out["default_factory"] = _copies(_dump(factory()))
     if kind in ("datetime", "tuple"):
         return _after(to_jsonable_python, out)
     return out
+
+
+def _copies(dumped: Any) -> Callable[[], Any]:
+    """Fresh copies of a default model's dump: dumped once, as building the model for each
+    result would cost what the records save (a flat dict is copied cheaply)."""
+    nested = not isinstance(dumped, dict) or any(
+        isinstance(value, (dict, list)) for value in dumped.values()
+    )
+    return partial(copy.deepcopy, dumped) if nested else dumped.copy
 
 
 def _typed_dict(node: Schema) -> Schema:
