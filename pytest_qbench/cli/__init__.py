@@ -260,8 +260,9 @@ def note(output: str, message: str) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    """``qbench render``."""
-    from pytest_qbench.report import store
+    """``qbench render``: the outputs are written as at the end of a live run (``Publisher``)."""
+    from pytest_qbench.history.publish import OutputPlan
+    from pytest_qbench.history.publish import Publisher
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
     from pytest_qbench.report.readers import load_source_record
@@ -280,26 +281,34 @@ def cmd_render(args: argparse.Namespace) -> int:
         template_dir=args.template_dir,
         max_items=args.max_items,
     )
+    plan = OutputPlan(run_dir=source if rebuild else None)
+    if args.html is not None:
+        from functools import partial
+
+        from pytest_qbench.cli.html import store_trend
+
+        plan.html = args.html
+        plan.attachments_dir = source if source.is_dir() else source.parent
+        plan.trend = partial(store_trend, plan.attachments_dir, report["run"]["started_at"])
+    if not rebuild and not (alone and args.html is not None):
+        template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
+        plan.templates = [(template, Path(args.output or "-"))]
+    publisher = Publisher(writer, plan, strict=True)
+    try:
+        written = publisher.publish()
+    finally:
+        for line in publisher.notes:
+            print(f"qbench: {line}", file=sys.stderr)
+        if args.html is not None and args.html in publisher.written:
+            out = str(args.html)
+            print(f"qbench: wrote {out}", file=sys.stderr if out == "-" else sys.stdout)
     if rebuild:
-        written = [
-            writer.json(source / store.REPORT_JSON),
-            writer.markdown(source / store.REPORT_MD),
-        ]
         run = report["run"]
         state = "interrupted run" if run["interrupted"] else "run"
         print(f"qbench: rebuilt {state} {run['run_id']}: {', '.join(map(str, written))}")
         from pytest_qbench.cli.history import index_rebuilt
 
         index_rebuilt(source, report)
-        return OK
-    if args.html is not None:
-        from pytest_qbench.cli.html import write_html
-
-        write_html(writer, source, args.html)
-        if alone:
-            return OK
-    template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
-    writer.template(template, Path(args.output or "-"))
     return OK
 
 
