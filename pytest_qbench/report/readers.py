@@ -6,12 +6,14 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import TypeVar
 from typing import cast
 
 from pydantic import TypeAdapter
@@ -37,8 +39,10 @@ from pytest_qbench.report.record_schema import record_validator
 
 if TYPE_CHECKING:
     from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
 
 
+ReportT = TypeVar("ReportT", "TestReport", "TestReportRecord")
 REPORT_FIX = "Re-render it with the qbench version that wrote it, or upgrade qbench."
 STREAM_FIX = "Rebuild the run with the qbench version that wrote it, or upgrade qbench."
 SCHEMA_VERSION_FIELD = re.compile(r'"schema_version"\s*:\s*(-?[0-9]{1,9})\b')
@@ -206,6 +210,24 @@ def _add_record(contents: StreamContents, record: StreamRecord) -> None:
 def report_from_stream(contents: StreamContents) -> TestReport:
     """Rebuild a ``TestReport`` from a parsed stream; a stream without an end record is a run
     that died, and is marked ``interrupted``."""
+    return _stream_report(contents, contents.results).model_copy(
+        update={"results": contents.results}
+    )
+
+
+def report_record_from_stream(contents: StreamContents) -> TestReportRecord:
+    """``report_from_stream(contents)`` as a record, each result dumped once (the summary is
+    counted from the dumps)."""
+    results = [cast("TestResultRecord", r.model_dump(mode="json")) for r in contents.results]
+    record = cast("TestReportRecord", _stream_report(contents, results).model_dump(mode="json"))
+    record["results"] = results
+    return record
+
+
+def _stream_report(
+    contents: StreamContents, results: Sequence[TestResult] | Sequence[TestResultRecord]
+) -> TestReport:
+    """The report of a parsed stream without its results, counted from ``results``."""
     start = contents.start
     if start is None:  # read_stream refuses such streams; this keeps mypy informed
         raise ReportFormatError("stream has no start record", slug="stream-invalid")
@@ -222,9 +244,7 @@ def report_from_stream(contents: StreamContents) -> TestReport:
             update={"interrupted": True, "completed_at": _last_finish(contents)}
         )
     finished = run.completed_at or run.started_at
-    agg = aggregate(
-        contents.results, contents.collection_errors, contents.warnings, contents.deselected
-    )
+    agg = aggregate(results, contents.collection_errors, contents.warnings, contents.deselected)
     return TestReport(
         meta=ReportMeta(
             qbench_version=start.meta.qbench_version, created_at=datetime.now(timezone.utc)
@@ -234,7 +254,6 @@ def report_from_stream(contents: StreamContents) -> TestReport:
         summary=ReportSummary.model_validate(
             agg.summary((finished - run.started_at).total_seconds())
         ),
-        results=contents.results,
         collection_errors=contents.collection_errors,
         warnings=contents.warnings,
         sections=sections,
@@ -271,21 +290,19 @@ def refuse_newer_report(path: Path) -> None:
 
 def load_source(source: Path) -> TestReport:
     """A report from ``report.json``, or from a run directory (its stream first)."""
-    report = _load(source, read_report)
-    return report if isinstance(report, TestReport) else TestReport.model_validate(report)
+    return _load(source, read_report, report_from_stream)
 
 
 def load_source_record(source: Path) -> TestReportRecord:
     """``load_source(source)`` as a record; from ``report.json``, no model is built."""
-    report = _load(source, read_report_record)
-    if isinstance(report, TestReport):
-        return cast("TestReportRecord", report.model_dump(mode="json"))
-    return report
+    return _load(source, read_report_record, report_record_from_stream)
 
 
 def _load(
-    source: Path, read: Callable[[Path], TestReport | TestReportRecord]
-) -> TestReport | TestReportRecord:
+    source: Path,
+    read: Callable[[Path], ReportT],
+    rebuild: Callable[[StreamContents], ReportT],
+) -> ReportT:
     from pytest_qbench.report import store
 
     if source.is_dir():
@@ -296,7 +313,7 @@ def _load(
             note = contents.damage_note(stream)
             if note:
                 print(f"qbench: {note}", file=sys.stderr)
-            return report_from_stream(contents)
+            return rebuild(contents)
         if (source / store.REPORT_JSON).is_file():
             return read(source / store.REPORT_JSON)
         raise ReportFormatError(
