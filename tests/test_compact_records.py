@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.cli import main
-from pytest_qbench.cli import schema_for
-from pytest_qbench.evaluation._jsonschema import validate
+from pytest_qbench.cli.schemas import schema_for
+from pytest_qbench.evaluation.schema_check import validate
 from pytest_qbench.report import shapes
 from pytest_qbench.report import store
 from pytest_qbench.report.models import TestReport

@@ -41,23 +41,51 @@ def function_node(source: str) -> ast.FunctionDef:
             "        pass\n",
             3,
         ),
-        ("def f(x):\n    return [i for i in x if i if i > 1]\n", 3),
+        ("def f(x):\n    return [i for i in x if i if i > 1]\n", 4),
+        ("def f(x):\n    for i in x:\n        pass\n    else:\n        pass\n", 3),
+        (
+            "def f(x):\n    try:\n        pass\n    except A:\n        pass\n    else:\n        pass\n",
+            3,
+        ),
         (
             "def f(x):\n    match x:\n        case 1:\n            pass\n        case _:\n"
             "            pass\n",
-            3,
+            2,
         ),
         (
             "def f(x):\n    def g(y):\n        if y:\n            pass\n    return 1 if x else 2\n",
             2,
         ),
-        ("def f(x):\n    assert x\n    with x:\n        pass\n", 2),
+        ("def f(x):\n    assert x and x > 1\n    with x:\n        pass\n", 2),
     ],
 )
 def test_complexity_counts_the_documented_branches(source: str, expected: int) -> None:
-    """McCabe's number: 1 + if/elif, ternary, for, while, except, assert, match case,
-    comprehension if, extra boolean operand; nested functions and with do not count."""
+    """McCabe's number as radon counts it: 1 + if/elif, ternary, for, while, a loop's or a
+    try's else, except, assert, a match case but a catch-all, a comprehension's for and if, an
+    extra boolean operand; nested functions and with do not count."""
     assert complexity(function_node(source)) == expected
+
+
+def test_complexity_agrees_with_radon_on_every_function_of_the_package() -> None:
+    """The score is the one radon gives (McCabe's, as radon counts it), on each of the package's
+    own functions and methods."""
+    from radon.complexity import cc_visit  # type: ignore[import-untyped]
+
+    package = Path(__file__).resolve().parents[1] / "pytest_qbench"
+    compared, differ = 0, []
+    for path in sorted(package.rglob("*.py")):
+        radon: dict[tuple[str, int], int] = {}
+        for block in cc_visit(path.read_text(encoding="utf-8")):
+            for method in getattr(block, "methods", []):
+                radon[f"{block.name}.{method.name}", method.lineno] = method.complexity
+            radon[block.name, block.lineno] = block.complexity
+        for function in read_functions(path):
+            compared += 1
+            expected = radon[function.qualname, function.line]
+            if function.complexity != expected:
+                differ.append(f"{path.name}:{function.line} {function.complexity} != {expected}")
+    assert compared > 1000
+    assert differ == []
 
 
 def test_functions_and_methods_with_spans_and_context(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from history_data import write_run
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
+from pytest_qbench.evaluation.schema_check import validate
 from pytest_qbench.history.dburl import ENV_VAR
 from pytest_qbench.report import store
 
@@ -407,6 +408,65 @@ def test_index_refuses_what_is_not_a_report(
     assert status == 1
     assert "qbench: skipped " in err and "zz-broken" in err
     assert out.count("qbench: indexed") == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "detail"),
+    [
+        ({"run": {"started_at": "yesterday"}}, "run.started_at: Input should be a valid datetime"),
+        ({"run": {"exit_code": "1"}}, "run.exit_code: Input should be a valid integer"),
+        ({"summary": {"passed": True}}, "summary.passed: Input should be a valid integer"),
+        ({"summary": {"other": {"rerun": -1}}}, "summary: Value error, rerun must be 0 or more"),
+        ({"results": [{"nodeid": "t.py::a", "outcome": "won"}]}, "results.0.outcome: Input "),
+    ],
+    ids=["date", "exit-code", "bool-count", "negative-other", "outcome"],
+)
+def test_index_checks_a_report_with_the_models(
+    qdir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: dict[str, dict[str, Any] | list[Any]],
+    detail: str,
+) -> None:
+    """The fields of report.json the index stores are checked as the models check them; the
+    error names the file and the field, and nothing is indexed."""
+    data: Any = json.loads(json.dumps(report("bad-1", 30, [result("test_a")])))
+    for key, value in change.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) else value
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    status, out, err = run_text(capsys, "index", str(bad))
+    assert (status, out) == (1, "")
+    assert err.startswith(f"qbench: error: {bad} is not a qbench report: {detail}"), err
+    assert len(err.splitlines()) == 1
+    assert "bad-1" not in run_text(capsys, "runs")[1]
+
+
+SCHEMAS = Path(__file__).parent.parent / "docs" / "schemas"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["runs"],
+        ["show", "last"],
+        ["diff"],
+        ["history", "t.py::test_b"],
+        ["mcp-log"],
+        ["index"],
+        ["gc", "--keep", "1", "--dry-run"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_json_output_follows_its_published_schema(
+    qdir: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    """Each history command's --json output conforms to the schema of its model, as checked
+    into docs/schemas/ (``qbench schema --model NAME``), unknown keys refused."""
+    schema = json.loads((SCHEMAS / f"{args[0]}.json").read_text(encoding="utf-8"))
+    assert schema["additionalProperties"] is False
+    _, data = run_json(capsys, *args)
+    assert validate(data, schema) is None
 
 
 def test_commands_need_a_qbench_directory(

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from pytest_qbench.report.models import TestReport
     from pytest_qbench.report.records import TestReportRecord
 
+from pytest_qbench.cli.schemas import DEFAULT
+from pytest_qbench.cli.schemas import MODELS
+from pytest_qbench.cli.schemas import schema_for
 from pytest_qbench.cli.status import ERR
 from pytest_qbench.cli.status import OK
 
@@ -77,6 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="Write the HTML report (one self-contained file) to OUT, with the trend of the "
         "run store holding the run. Alone, nothing else is written",
     )
+    render.add_argument(
+        "--ctrf",
+        type=Path,
+        metavar="OUT",
+        help="Write the run as a CTRF document to OUT ('-' for stdout), with insights from the "
+        "run store's history index. Alone, nothing else is written",
+    )
     render.set_defaults(func=cmd_render)
 
     add_merge_parser(sub)
@@ -92,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.cli.history import add_history_parsers
 
     add_history_parsers(sub)
+    from pytest_qbench.cli.pr_comment import add_pr_comment_parser
+
+    add_pr_comment_parser(sub)
     from pytest_qbench.cli.generate import add_generate_parser
 
     add_generate_parser(sub)
@@ -102,12 +115,17 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
 
-    schema = sub.add_parser("schema", help="Print the JSON Schema of report.json")
+    schema = sub.add_parser(
+        "schema", help="Print the JSON Schema of report.json, or of a command's --json output"
+    )
     schema.add_argument(
         "--model",
-        choices=["report", "digest", "stream", "check"],
-        default="report",
-        help="Which schema. Default: %(default)r",
+        choices=list(MODELS),
+        default=DEFAULT,
+        metavar="NAME",
+        help=f"Which schema: {', '.join(MODELS)} (report.json, the failure digest, a line of "
+        "results.jsonl, check.json, then the --json output of that command). "
+        "Default: %(default)r",
     )
     schema.set_defaults(func=cmd_schema)
     return parser
@@ -261,6 +279,8 @@ def note(output: str, message: str) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """``qbench render``: the outputs are written as at the end of a live run (``Publisher``)."""
+    from functools import partial
+
     from pytest_qbench.history.publish import OutputPlan
     from pytest_qbench.history.publish import Publisher
     from pytest_qbench.report.aggregate import aggregate
@@ -271,7 +291,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     source: Path = args.source
     alone = args.template is None and args.output is None
-    rebuild = source.is_dir() and alone and args.html is None
+    extras = args.html is not None or args.ctrf is not None
+    rebuild = source.is_dir() and alone and not extras
     report = load_source_record(source)
     view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
@@ -281,16 +302,19 @@ def cmd_render(args: argparse.Namespace) -> int:
         template_dir=args.template_dir,
         max_items=args.max_items,
     )
-    plan = OutputPlan(run_dir=source if rebuild else None)
+    run_dir = source if source.is_dir() else source.parent
+    plan = OutputPlan(run_dir=source if rebuild else None, attachments_dir=run_dir)
     if args.html is not None:
-        from functools import partial
-
         from pytest_qbench.cli.html import store_trend
 
         plan.html = args.html
-        plan.attachments_dir = source if source.is_dir() else source.parent
-        plan.trend = partial(store_trend, plan.attachments_dir, report["run"]["started_at"])
-    if not rebuild and not (alone and args.html is not None):
+        plan.trend = partial(store_trend, run_dir, report["run"]["started_at"])
+    if args.ctrf is not None:
+        from pytest_qbench.cli.ctrf import store_history
+
+        plan.ctrf = args.ctrf
+        plan.ctrf_history = partial(store_history, run_dir, report["run"]["run_id"])
+    if not rebuild and not (alone and extras):
         template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
         plan.templates = [(template, Path(args.output or "-"))]
     publisher = Publisher(writer, plan, strict=True)
@@ -302,6 +326,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         if args.html is not None and args.html in publisher.written:
             out = str(args.html)
             print(f"qbench: wrote {out}", file=sys.stderr if out == "-" else sys.stdout)
+        if args.ctrf is not None and args.ctrf in publisher.written and str(args.ctrf) != "-":
+            print(f"qbench: wrote {args.ctrf}")
     if rebuild:
         run = report["run"]
         state = "interrupted run" if run["interrupted"] else "run"
@@ -316,22 +342,3 @@ def cmd_schema(args: argparse.Namespace) -> int:
     """``qbench schema``: the JSON Schema, as checked into docs/."""
     print(json.dumps(schema_for(args.model), indent=2))
     return OK
-
-
-def schema_for(model: str) -> dict[str, object]:
-    """The JSON Schema of ``report``, ``digest``, ``stream`` (one line of results.jsonl) or
-    ``check`` (a ``qbench check`` run's check.json, issue 13)."""
-    from pydantic import TypeAdapter
-
-    from pytest_qbench.report.models import CheckReport
-    from pytest_qbench.report.models import FailureDigest
-    from pytest_qbench.report.models import StreamRecord
-    from pytest_qbench.report.models import TestReport
-
-    if model == "check":
-        return CheckReport.model_json_schema(mode="serialization")
-    if model == "digest":
-        return FailureDigest.model_json_schema(mode="serialization")
-    if model == "stream":
-        return TypeAdapter(StreamRecord).json_schema(mode="serialization")
-    return TestReport.model_json_schema(mode="serialization")

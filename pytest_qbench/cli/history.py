@@ -32,11 +32,10 @@ from pytest_qbench.core.errors import QBenchError
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.history.analysis import ExecutionSummary
+    from pydantic import BaseModel
+
     from pytest_qbench.history.backend import Index
-    from pytest_qbench.history.compare import RunDiff
-    from pytest_qbench.history.queries import PastResult
-    from pytest_qbench.history.queries import RunInfo
+    from pytest_qbench.history.json_models import IndexedRunJson
 
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -145,11 +144,17 @@ def _local_dir(given: Path | None, db: str | None) -> Path | None:
 
 
 def _output(
-    args: argparse.Namespace, data: Callable[[], Any], lines: Callable[[], list[str]]
+    args: argparse.Namespace,
+    data: Callable[[], BaseModel | dict[str, Any]],
+    lines: Callable[[], list[str]],
 ) -> None:
-    """``data()`` as JSON with ``--json``, else ``lines()``."""
+    """``data()`` (the command's model, ``history/json_models.py``; ``qbench flaky`` still
+    gives a dict) as JSON with ``--json``, else ``lines()``."""
     if args.json:
-        print(json.dumps(data(), indent=2, ensure_ascii=False))
+        shown = data()
+        if not isinstance(shown, dict):
+            shown = shown.model_dump(mode="json")
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         print("\n".join(lines()))
 
@@ -186,6 +191,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pytest_qbench.history.indexer import delete_old_runs
     from pytest_qbench.history.indexer import live_runs_in
     from pytest_qbench.history.indexer import remove_run_dirs
+    from pytest_qbench.history.json_models import IndexOutput
     from pytest_qbench.history.text import index_lines
 
     if args.keep_runs < 0:
@@ -215,7 +221,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"qbench: {line}", file=sys.stderr)
     _output(
         args,
-        lambda: {"index": index.location, "indexed": indexed, "removed": removed},
+        lambda: IndexOutput(index=index.location, indexed=indexed, removed=removed),
         lambda: index_lines(indexed, removed, None if sources else qbench_dir),
     )
     return ERR if skipped else OK
@@ -223,11 +229,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def _index_sources(
     index: Index, sources: list[Path], *, strict: bool
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[IndexedRunJson], int]:
     """Index each source, one transaction each. A source that cannot be read is an error when
     ``strict`` (it was named), else it is skipped with a message."""
     from pytest_qbench.history.files import load_run
     from pytest_qbench.history.indexer import index_run
+    from pytest_qbench.history.json_models import IndexedRunJson
     from pytest_qbench.report.store import run_in_progress
 
     indexed, skipped = [], 0
@@ -265,12 +272,12 @@ def _index_sources(
             continue
         done = index_run(index, loaded.report, partial(_results_of, loaded.report))
         indexed.append(
-            {
-                "run_id": done.run_id,
-                "source": str(source),
-                "results": done.results,
-                "replaced": done.replaced,
-            }
+            IndexedRunJson(
+                run_id=done.run_id,
+                source=str(source),
+                results=done.results,
+                replaced=done.replaced,
+            )
         )
     return indexed, skipped
 
@@ -345,6 +352,9 @@ def _add_runs(sub: SubParsers) -> None:
 def cmd_runs(args: argparse.Namespace) -> int:
     """``qbench runs``: the runs, then the size of the qbench directory."""
     from pytest_qbench.history.files import store_usage
+    from pytest_qbench.history.json_models import RunJson
+    from pytest_qbench.history.json_models import RunsOutput
+    from pytest_qbench.history.json_models import StoreUsageJson
     from pytest_qbench.history.queries import list_runs
     from pytest_qbench.history.text import runs_lines
     from pytest_qbench.history.text import usage_line
@@ -354,10 +364,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     usage = store_usage(args.qbench_dir) if args.qbench_dir is not None else None
     _output(
         args,
-        lambda: {
-            "runs": [run_json(run) for run in runs],
-            "store": usage.to_json() if usage else None,
-        },
+        lambda: RunsOutput(runs=[RunJson.of(run) for run in runs], store=StoreUsageJson.of(usage)),
         lambda: runs_lines(runs) + (["", usage_line(usage)] if usage else []),
     )
     return OK
@@ -380,6 +387,9 @@ def _add_mcp_log(sub: SubParsers) -> None:
 
 def cmd_mcp_log(args: argparse.Namespace) -> int:
     """``qbench mcp-log``."""
+    from pytest_qbench.history.json_models import McpLogOutput
+    from pytest_qbench.history.json_models import ToolCallJson
+    from pytest_qbench.history.json_models import ToolTotalsJson
     from pytest_qbench.history.text import mcp_log_lines
     from pytest_qbench.history.toollog import recent_calls
     from pytest_qbench.history.toollog import tool_totals
@@ -389,37 +399,13 @@ def cmd_mcp_log(args: argparse.Namespace) -> int:
         totals = tool_totals(index)
     _output(
         args,
-        lambda: {
-            "calls": [call.to_json() for call in calls],
-            "totals": [t.to_json() for t in totals],
-        },
+        lambda: McpLogOutput(
+            calls=[ToolCallJson.of(call) for call in calls],
+            totals=[ToolTotalsJson.of(t) for t in totals],
+        ),
         lambda: mcp_log_lines(calls, totals),
     )
     return OK
-
-
-def run_json(run: RunInfo) -> dict[str, Any]:
-    """A run as JSON: the report's ``run`` fields, ``summary`` counts, environment bits."""
-    from pytest_qbench.report.shapes import iso
-
-    return {
-        "run_id": run.run_id,
-        "tool": run.tool,
-        "started_at": iso(run.started_at),
-        "completed_at": iso(run.completed_at),
-        "exit_code": run.exit_code,
-        "interrupted": run.interrupted,
-        "cwd": run.cwd,
-        "command": run.command,
-        "summary": {**run.counts, "duration": run.duration},
-        "branch": run.branch,
-        "commit": run.commit,
-        "ci_provider": run.ci_provider,
-        "build_url": run.build_url,
-        "python": run.python,
-        "platform": run.platform,
-        "qbench_version": run.qbench_version,
-    }
 
 
 def _add_show(sub: SubParsers) -> None:
@@ -437,7 +423,7 @@ def _add_show(sub: SubParsers) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """``qbench show``."""
-    from pytest_qbench.history.compare import failure_json
+    from pytest_qbench.history.json_models import ShowOutput
     from pytest_qbench.history.queries import resolve_run
     from pytest_qbench.history.queries import run_failures
     from pytest_qbench.history.text import run_lines
@@ -451,13 +437,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         report = store.run_dir(args.qbench_dir, run.run_id) / store.REPORT_MD
         shown = report if report.is_file() else None
 
-    def data() -> dict[str, Any]:
-        listed = [
-            {"nodeid": n, "outcome": o, **(failure_json(i) if i else {})} for n, o, i in failures
-        ]
-        return {**run_json(run), "report": shown and str(shown), "failures": listed}
-
-    _output(args, data, lambda: run_lines(run, failures, shown))
+    _output(
+        args,
+        lambda: ShowOutput.build(run, failures, str(shown) if shown else None),
+        lambda: run_lines(run, failures, shown),
+    )
     return OK
 
 
@@ -480,6 +464,22 @@ def _add_diff(sub: SubParsers) -> None:
         cmd_diff,
     )
     parser.add_argument("runs", nargs="*", metavar="RUN", help="A and B (ids, prefixes, last~N)")
+    add_slower_options(parser)
+    parser.add_argument(
+        "--metric-delta",
+        type=_non_negative,
+        default=default.metric_delta,
+        metavar="D",
+        help="A metric score changed when it moved by D or more (or passed or failed anew). "
+        "Default: %(default)r",
+    )
+
+
+def add_slower_options(parser: argparse.ArgumentParser) -> None:
+    """``--slower-pct`` and ``--slower-secs``: when a test counts as slower."""
+    from pytest_qbench.history.thresholds import Thresholds
+
+    default = Thresholds()
     parser.add_argument(
         "--slower-pct",
         type=_non_negative,
@@ -495,19 +495,12 @@ def _add_diff(sub: SubParsers) -> None:
         metavar="SECONDS",
         help="...and SECONDS more. Default: %(default)r",
     )
-    parser.add_argument(
-        "--metric-delta",
-        type=_non_negative,
-        default=default.metric_delta,
-        metavar="D",
-        help="A metric score changed when it moved by D or more (or passed or failed anew). "
-        "Default: %(default)r",
-    )
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """``qbench diff``."""
     from pytest_qbench.history.compare import diff_runs
+    from pytest_qbench.history.json_models import DiffOutput
     from pytest_qbench.history.queries import resolve_run
     from pytest_qbench.history.text import diff_lines
     from pytest_qbench.history.thresholds import Thresholds
@@ -521,52 +514,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     with _opened(args) as index:
         base, head = (resolve_run(index, ref) for ref in refs)
         diff = diff_runs(index, base, head, thresholds)
-    _output(args, lambda: diff_json(diff), lambda: diff_lines(diff))
+    _output(args, lambda: DiffOutput.of(diff), lambda: diff_lines(diff))
     return NEW_FAILURES if diff.failed else OK
-
-
-def diff_json(diff: RunDiff) -> dict[str, Any]:
-    """A run comparison as JSON."""
-    from dataclasses import asdict
-
-    def change(c: Any) -> dict[str, Any]:
-        item = asdict(c)
-        if c.same_failure is None:
-            del item["same_failure"]
-        if c.history is None:
-            del item["history"]
-        return item
-
-    return {
-        "base": run_json(diff.base),
-        "head": run_json(diff.head),
-        "thresholds": asdict(diff.thresholds),
-        "new_failures": [change(c) for c in diff.new_failures],
-        "known_flaky": [change(c) for c in diff.known_flaky],
-        "undecided": diff.undecided,
-        "fixed": [change(c) for c in diff.fixed],
-        "still_failing": [change(c) for c in diff.still_failing],
-        "new_tests": diff.new_tests,
-        "removed_tests": diff.removed_tests,
-        "selection": selection_json(diff),
-        "not_selected_in_head": diff.not_selected_in_head,
-        "not_selected_in_base": diff.not_selected_in_base,
-        "slower": [asdict(s) for s in diff.slower],
-        "metric_changes": [asdict(m) for m in diff.metric_changes],
-        "diagnostics": diff.diagnostics.to_json(),
-    }
-
-
-def selection_json(diff: RunDiff) -> dict[str, Any]:
-    """What each run selected, and whether the two may differ."""
-    from pytest_qbench.history.compare import selections_differ
-
-    base, head = diff.base_selection, diff.head_selection
-    return {
-        "same": not selections_differ(diff),
-        "base": base.to_json() if base else None,
-        "head": head.to_json() if head else None,
-    }
 
 
 # --- qbench flaky / history --------------------------------------------------------------------
@@ -629,6 +578,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     """``qbench history``."""
     from pytest_qbench.history.analysis import execution_summary
     from pytest_qbench.history.flakiness import judge
+    from pytest_qbench.history.json_models import HistoryOutput
+    from pytest_qbench.history.json_models import PastResultJson
     from pytest_qbench.history.queries import results_of_test
     from pytest_qbench.history.text import history_lines
 
@@ -638,11 +589,12 @@ def cmd_history(args: argparse.Namespace) -> int:
     verdict = judge(results)
     _output(
         args,
-        lambda: {
-            **history_json(args.nodeid, summary, results),
-            "flaky": verdict.flaky,
-            "verdict": verdict.reason,
-        },
+        lambda: HistoryOutput(
+            **HistoryOutput.fields_of(args.nodeid, summary),
+            results=[PastResultJson.of(r) for r in results],
+            flaky=verdict.flaky,
+            verdict=verdict.reason,
+        ),
         lambda: history_lines(args.nodeid, summary, results, verdict),
     )
     return OK
@@ -700,6 +652,8 @@ def cmd_gc(args: argparse.Namespace) -> int:
     from pytest_qbench.history.indexer import live_runs_in
     from pytest_qbench.history.indexer import prune_runs
     from pytest_qbench.history.indexer import remove_run_dirs
+    from pytest_qbench.history.json_models import GcOutput
+    from pytest_qbench.history.json_models import StoreUsageJson
     from pytest_qbench.history.text import gc_lines
     from pytest_qbench.history.toollog import prune_tool_calls
     from pytest_qbench.report import store
@@ -732,36 +686,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
     usage = store_usage(qbench_dir) if qbench_dir is not None else None
     _output(
         args,
-        lambda: {
-            "index": index.location,
-            "dry_run": args.dry_run,
-            "removed": removed,
-            "freed_bytes": freed,
-            "tool_calls_removed": calls,
-            "store": usage.to_json() if usage else None,
-        },
+        lambda: GcOutput(
+            index=index.location,
+            dry_run=args.dry_run,
+            removed=removed,
+            freed_bytes=freed,
+            tool_calls_removed=calls,
+            store=StoreUsageJson.of(usage),
+        ),
         lambda: gc_lines(removed, freed, usage, dry_run=args.dry_run, tool_calls=calls),
     )
     return OK
-
-
-def history_json(
-    nodeid: str, summary: ExecutionSummary, results: list[PastResult]
-) -> dict[str, Any]:
-    """``qbench history --json``: the execution summary (Azure names) and every result."""
-    from pytest_qbench.core.timefmt import from_index_time
-    from pytest_qbench.report.shapes import iso
-
-    listed = [
-        {
-            "run_id": r.run_id,
-            "started_at": iso(from_index_time(r.started_at)),
-            "outcome": r.outcome,
-            "duration": r.duration,
-            "rerun_passed": r.flaky,
-            "fingerprint": r.fingerprint,
-            "message": r.message,
-        }
-        for r in results
-    ]
-    return {"nodeid": nodeid, **summary.to_json(), "results": listed}

@@ -1,4 +1,4 @@
-"""The descendants of a process, traced through Linux's ``/proc`` and killed whole.
+"""The descendants of a process, found with `psutil` and killed whole.
 
 A child may start a process in a new session (``setsid``, a daemon), which leaves its process
 group, so killing the group misses it. ``ProcessTree`` follows the parent links instead: the
@@ -7,6 +7,8 @@ cannot fork), looked for again until no new one appears, then killed. A process 
 exited before a snapshot saw it is reparented to init and no longer traced back: a daemon that
 double-forks between two snapshots can escape. Used by the MCP server's runs (when it has no
 cgroup) and by the static checkers.
+
+psutil is imported when a tree is first traced, not with this module.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ import contextlib
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+
+if TYPE_CHECKING:
+    import psutil
 
 
 PROC = Path("/proc")
@@ -23,85 +30,72 @@ KILL_ROUNDS = 20
 
 
 class ProcessTree:
-    """The descendants of pytest, traced through ``/proc``. Each process is known by its pid and
-    start time, so a pid the system gave to another process since is never signalled."""
+    """The descendants of pytest. Each is held as a `psutil.Process`, which knows its start
+    time, so a pid the system gave to another process since is never signalled."""
 
     kind = "process tree"
 
     def __init__(self, pid: int) -> None:
-        self.known: dict[int, int] = {}
-        """pid -> start time of every process of the run seen so far."""
-        self.known.update(self._alive({pid: _start_time(pid)}))
+        import psutil
+
         self.pid = pid
+        self.known: dict[int, psutil.Process] = {}
+        """Every process of the run seen so far, by pid."""
+        with contextlib.suppress(psutil.Error):
+            root = psutil.Process(pid)
+            if _alive(root):
+                self.known[pid] = root
 
     def snapshot(self) -> None:
         """Note the run's processes now: before pytest is interrupted and may exit, which would
         hand its children to init, out of the tree."""
-        table = _processes()
-        self.known.update(self._descendants(table))
+        self.known.update(self._descendants())
 
     def kill_all(self) -> None:
         """Stop the tree, look again until nothing new was born, then kill all of it."""
-        stopped: dict[int, int] = {}
+        import psutil
+
+        stopped: dict[int, psutil.Process] = {}
         for _ in range(KILL_ROUNDS):
-            table = _processes()
-            new = {
-                pid: start for pid, start in self._descendants(table).items() if pid not in stopped
-            }
+            new = {pid: p for pid, p in self._descendants().items() if pid not in stopped}
             if not new:
                 break
-            signal_all(list(new), signal.SIGSTOP)
+            for process in new.values():
+                with contextlib.suppress(psutil.Error):
+                    process.suspend()
             stopped.update(new)
             self.known.update(new)
-        signal_all(list(stopped), signal.SIGKILL)
+        for process in stopped.values():
+            with contextlib.suppress(psutil.Error):
+                process.kill()
 
     def close(self) -> None:
         """Nothing to release."""
 
-    def _descendants(self, table: dict[int, tuple[int, int]]) -> dict[int, int]:
-        """Every live process whose parent chain leads to a known process that still lives."""
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, _start) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        roots = [pid for pid, start in self.known.items() if table.get(pid, (0, -1))[1] == start]
-        found: dict[int, int] = {}
-        while roots:
-            pid = roots.pop()
-            if pid in found or pid not in table:
-                continue
-            found[pid] = table[pid][1]
-            roots.extend(children.get(pid, []))
+    def _descendants(self) -> dict[int, psutil.Process]:
+        """Every live known process and every live process below one of them."""
+        import psutil
+
+        found: dict[int, psutil.Process] = {}
+        for pid, process in self.known.items():
+            if pid in found or not _alive(process):
+                continue  # found under another; or gone, and its pid may be another's now
+            found[pid] = process
+            with contextlib.suppress(psutil.Error):
+                for child in process.children(recursive=True):
+                    if _alive(child):
+                        found.setdefault(child.pid, child)
         return found
 
-    @staticmethod
-    def _alive(candidates: dict[int, int | None]) -> dict[int, int]:
-        return {pid: start for pid, start in candidates.items() if start is not None}
 
+def _alive(process: psutil.Process) -> bool:
+    """Still the same process (not a pid reused since), and not a zombie."""
+    import psutil
 
-def _processes() -> dict[int, tuple[int, int]]:
-    """Each live process (zombies left out): its parent and start time, from ``/proc``."""
-    table: dict[int, tuple[int, int]] = {}
-    with contextlib.suppress(OSError):
-        for entry in PROC.iterdir():
-            if entry.name.isdigit():
-                fields = _stat_fields(int(entry.name))
-                if fields and fields[0] != "Z":
-                    table[int(entry.name)] = (int(fields[1]), int(fields[19]))
-    return table
-
-
-def _start_time(pid: int) -> int | None:
-    fields = _stat_fields(pid)
-    return int(fields[19]) if fields and fields[0] != "Z" else None
-
-
-def _stat_fields(pid: int) -> list[str]:
-    """The fields of ``/proc/<pid>/stat`` after the command name (state first)."""
     try:
-        stat = (PROC / str(pid) / "stat").read_text()
-    except OSError:
-        return []
-    return stat.rsplit(")", 1)[1].split()
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def signal_all(pids: list[int], sig: signal.Signals) -> None:

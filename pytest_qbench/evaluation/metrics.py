@@ -19,14 +19,14 @@ from numbers import Real
 from typing import Any
 from typing import Literal
 
-from pytest_qbench.evaluation._jsonschema import SchemaError
-from pytest_qbench.evaluation._jsonschema import validate
 from pytest_qbench.evaluation.registry import MetricError
 from pytest_qbench.evaluation.registry import MissingField
 from pytest_qbench.evaluation.registry import metric
 from pytest_qbench.evaluation.sample import Sample
 from pytest_qbench.evaluation.sample import Verdict
 from pytest_qbench.evaluation.sample import as_text
+from pytest_qbench.evaluation.schema_check import SchemaError
+from pytest_qbench.evaluation.schema_check import validate
 
 
 # ---------------------------------------------------------------- text
@@ -341,7 +341,7 @@ def json_valid(sample: Sample, *, allow_code_fence: bool = False) -> Verdict:
 def json_schema(
     sample: Sample, *, schema: dict[str, Any] | bool, allow_code_fence: bool = False
 ) -> Verdict:
-    """1 when the response is JSON that conforms to ``schema`` (a JSON Schema subset), else 0."""
+    """1 when the response is JSON that conforms to ``schema`` (a JSON Schema), else 0."""
     try:
         instance = parse_json(sample.response, allow_code_fence=allow_code_fence)
     except (TypeError, ValueError) as exc:

@@ -15,6 +15,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.diagnostics import DiagnosticDiff
 from pytest_qbench.history.diagnostics import diff_diagnostics
 from pytest_qbench.history.flakiness import judge
+from pytest_qbench.history.json_config import JSON_CONFIG
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
@@ -55,6 +56,8 @@ class Change:
 class Slower:
     """A test that passed in both runs and took notably longer in the second."""
 
+    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
+
     nodeid: str
     before: float
     after: float
@@ -63,6 +66,8 @@ class Slower:
 @dataclass(frozen=True)
 class MetricChange:
     """A metric score of a test that moved, or passed or failed anew."""
+
+    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
 
     nodeid: str
     metric: str
@@ -104,15 +109,6 @@ class Selection:
     which tests it deselected (all of them), or it deselected none and nothing on its command
     line selects within files (``-k``, ``-m``, node ids; under pytest-xdist pytest counts no
     deselected tests)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"ran", "deselected", "files", "deselected_known"}``."""
-        return {
-            "ran": self.ran,
-            "deselected": self.deselected,
-            "files": len(self.files),
-            "deselected_known": self.known,
-        }
 
 
 def file_of(nodeid: str) -> str:

@@ -79,6 +79,14 @@ def open_index(
     return SQLiteIndex(qbench_dir / INDEX_NAME, create=create)
 
 
+def existing_index(qbench_dir: Path | None, db: str | None) -> Index | None:
+    """``open_index`` of an index that exists; ``None`` when there is no URL and no
+    ``index.sqlite`` (it is never created here)."""
+    if db is None and (qbench_dir is None or not (qbench_dir / INDEX_NAME).is_file()):
+        return None
+    return open_index(qbench_dir, db)
+
+
 def require_psycopg(source: str = "the history database") -> None:
     """Import psycopg, which a PostgreSQL database needs; ``source`` names the setting.
 

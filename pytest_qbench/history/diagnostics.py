@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
-from typing import Any
 
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
@@ -21,6 +20,7 @@ from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
 from pytest_qbench.history.indexer import BATCH
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import checked_tools
+from pytest_qbench.history.json_config import JSON_CONFIG
 
 
 WINDOW = 50
@@ -72,6 +72,8 @@ def mark_diagnostics(index: Index, report: Record, before: str) -> None:
 class IndexedDiagnostic:
     """One fingerprint of a run's diagnostics, as the index holds it."""
 
+    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
+
     fingerprint: str
     tool: str
     severity: str
@@ -80,19 +82,6 @@ class IndexedDiagnostic:
     line: int | None
     message: str
     occurrences: int
-
-    def to_json(self) -> dict[str, Any]:
-        """Every field."""
-        return {
-            "fingerprint": self.fingerprint,
-            "tool": self.tool,
-            "severity": self.severity,
-            "code": self.code,
-            "file": self.file,
-            "line": self.line,
-            "message": self.message,
-            "occurrences": self.occurrences,
-        }
 
 
 @dataclass
@@ -107,16 +96,6 @@ class DiagnosticDiff:
     """Checkers only the other run ran."""
     new: list[IndexedDiagnostic] = field(default_factory=list)
     fixed: list[IndexedDiagnostic] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"compared", "only_in_base", "only_in_head", "new", "fixed"}``."""
-        return {
-            "compared": self.compared,
-            "only_in_base": self.only_base,
-            "only_in_head": self.only_head,
-            "new": [d.to_json() for d in self.new],
-            "fixed": [d.to_json() for d in self.fixed],
-        }
 
 
 def run_diagnostics(index: Index, run_id: str) -> tuple[list[str], list[IndexedDiagnostic]]:

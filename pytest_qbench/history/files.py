@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-import math
 import os
 from collections.abc import Iterable
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ReportFormatError
-from pytest_qbench.core.types import OUTCOMES
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import paused_gc
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 
 QBENCH_DIR = ".qbench"
@@ -108,17 +112,19 @@ def _from_stream(source: Path) -> LoadedRun:
 
 
 def read_report_record(path: Path) -> Record:
-    """A ``report.json`` as plain data, with the fields the index reads checked (not the whole
-    model: a large report loads in a fraction of the time).
+    """A ``report.json`` as plain data, with the fields the index reads checked by the models:
+    ``meta.schema_version``, ``run`` (`RunMeta`), ``summary`` (`ReportSummary`) and each
+    result's ``nodeid`` and ``outcome`` (not whole `TestResult` models: a large report loads in
+    a fraction of the time).
 
     Raises:
-        ReportFormatError: unreadable, not JSON, another schema version, or fields missing.
+        ReportFormatError: unreadable, not JSON, another schema version, or a field invalid.
     """
-    # The models' schema version, without importing pydantic (shapes.json is made from them).
-    schema_version = new("ReportMeta", qbench_version="", created_at="")["schema_version"]
     try:
-        with path.open(encoding="utf-8") as handle, paused_gc():
-            data = json.load(handle)
+        with path.open("rb") as handle:
+            text = handle.read()
+        with paused_gc():
+            data = json.loads(text)
     except OSError as exc:
         raise ReportFormatError(
             f"cannot read report {path}: {exc.strerror}", slug="report-read"
@@ -129,55 +135,56 @@ def read_report_record(path: Path) -> Record:
         ) from None
     except RecursionError:
         raise _invalid(path, "(top level): JSON nested too deep") from None
-    version = _get(data, path, "meta", "schema_version")
-    if version != schema_version:
+    _refuse_other_version(data, path)
+    from pydantic import ValidationError
+
+    from pytest_qbench.report.readers import first_error
+
+    try:
+        # JSON's strict mode: a count is a JSON integer (not true, nor "5"), a time a string.
+        _indexed_report().validate_json(text, strict=True)
+    except ValidationError as exc:
+        raise _invalid(path, first_error(exc)) from None
+    return dict(data)
+
+
+def _refuse_other_version(data: Any, path: Path) -> None:
+    # The models' schema version, without importing pydantic (shapes.json is made from them).
+    schema_version = new("ReportMeta", qbench_version="", created_at="")["schema_version"]
+    meta = data.get("meta") if isinstance(data, dict) else None
+    version = meta.get("schema_version", schema_version) if isinstance(meta, dict) else None
+    if version != schema_version and isinstance(version, int):
         raise ReportFormatError(
             f"{path} has schema_version {version}; this qbench reads {schema_version}. "
             "Upgrade qbench.",
             slug="schema-version",
         )
-    for keys in (("run", "run_id"), ("run", "started_at"), ("summary", "total")):
-        _get(data, path, *keys)
-    _check_summary(_get(data, path, "summary"), path)
-    results = _get(data, path, "results")
-    if not isinstance(results, list):
-        raise _invalid(path, "results: not a list")
-    for position, result in enumerate(results):
-        _check_result(result, path, position)
-    return dict(data)
 
 
-def _check_summary(summary: dict[str, Any], path: Path) -> None:
-    """The counts the index stores are whole numbers, 0 or more; the duration is finite."""
-    for name, default in new("ReportSummary").items():
-        value = summary.get(name, default)
-        if isinstance(default, int) and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 0
-        ):
-            raise _invalid(
-                path, f"summary.{name}: must be a whole number, 0 or more, given {value}"
-            )
-        if isinstance(default, float) and (
-            not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0
-        ):
-            raise _invalid(
-                path, f"summary.{name}: must be a finite number, 0 or more, given {value}"
-            )
+@functools.cache
+def _indexed_report() -> TypeAdapter[Any]:
+    """The validator of the parts of a report the index reads (built once, when first used)."""
+    from pydantic import TypeAdapter
+    from typing_extensions import TypedDict
 
+    from pytest_qbench.core.types import Outcome
+    from pytest_qbench.report.models import ReportSummary
+    from pytest_qbench.report.models import RunMeta
 
-def _check_result(result: Any, path: Path, position: int) -> None:
-    if not isinstance(result, dict) or not isinstance(result.get("nodeid"), str):
-        raise _invalid(path, f"results.{position}.nodeid: Field required")
-    if result.get("outcome") not in OUTCOMES:
-        raise _invalid(path, f"results.{position}.outcome: not one of {', '.join(OUTCOMES)}")
+    class IndexedMeta(TypedDict):
+        schema_version: int
 
+    class IndexedResult(TypedDict):
+        nodeid: str
+        outcome: Outcome
 
-def _get(data: Any, path: Path, *keys: str) -> Any:
-    for depth, key in enumerate(keys):
-        if not isinstance(data, dict) or key not in data:
-            raise _invalid(path, f"{'.'.join(keys[: depth + 1])}: Field required")
-        data = data[key]
-    return data
+    class IndexedReport(TypedDict):
+        meta: IndexedMeta
+        run: RunMeta
+        summary: ReportSummary
+        results: list[IndexedResult]
+
+    return TypeAdapter(IndexedReport)
 
 
 def _invalid(path: Path, detail: str) -> ReportFormatError:
@@ -198,15 +205,6 @@ class StoreUsage:
     """Run directories in ``runs/``."""
     coverage: int
     """Bytes of the runs' coverage data files (``.coverage*``, ``*.db``)."""
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"path", "bytes", "run_dirs", "coverage_bytes"}``."""
-        return {
-            "path": str(self.path),
-            "bytes": self.total,
-            "run_dirs": self.run_dirs,
-            "coverage_bytes": self.coverage,
-        }
 
 
 def store_usage(qbench_dir: Path) -> StoreUsage:

@@ -20,6 +20,7 @@ from dataclasses import field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.report import store
@@ -28,6 +29,7 @@ from pytest_qbench.report.shapes import new
 
 if TYPE_CHECKING:
     from pytest_qbench.report.aggregate import ReportView
+    from pytest_qbench.report.ctrf import CtrfHistory
     from pytest_qbench.report.html.trend import Trend
     from pytest_qbench.report.outputs import OutputWriter
     from pytest_qbench.report.records import DiagnosticRecord
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 Job = Callable[[Path], Path]
+T = TypeVar("T")
 
 
 @dataclass
@@ -58,6 +61,11 @@ class OutputPlan:
     trend: Callable[[], Trend | None] | None = None
     """Loads the last runs for the HTML page, only when it is written."""
     digest: Path | None = None
+    ctrf: Path | None = None
+    """The CTRF document."""
+    ctrf_history: Callable[[list[str]], CtrfHistory | None] | None = None
+    """Loads the insights of the history index for the given node ids, only when ``ctrf`` is
+    written."""
     templates: Sequence[tuple[str | Path, Path]] = ()
     """Templates (names or paths) rendered to files (``-`` is stdout)."""
     step_summary: Path | None = None
@@ -97,6 +105,8 @@ class Publisher:
             jobs.append(("--qbench-html", plan.html, self._html))
         if plan.digest:
             jobs.append(("--qbench-digest", plan.digest, writer.digest))
+        if plan.ctrf:
+            jobs.append(("--qbench-ctrf", plan.ctrf, self._ctrf))
         for template, out in plan.templates:
             jobs.append((f"--qbench-template {template}", out, partial(writer.template, template)))
         if plan.step_summary is not None:
@@ -153,19 +163,51 @@ class Publisher:
     def _trend(self) -> Trend | None:
         if self.plan.trend is None:
             return None
+        return self._from_index(self.plan.trend, "no trend in the HTML report")
+
+    def _ctrf(self, path: Path) -> Path:
+        """The CTRF document, with the insights of the history index when there are some."""
+        history = None
+        loader = self.plan.ctrf_history
+        if loader is not None:
+            nodeids = self.writer.nodeids()
+            history = self._from_index(lambda: loader(nodeids), "no insights in the CTRF document")
+        return self.writer.ctrf(path, history)
+
+    def _from_index(self, load: Callable[[], T], missing: str) -> T | None:
+        """What ``load`` reads from the history index; ``None`` and a note when it cannot."""
         try:
-            return self.plan.trend()
+            return load()
         except Exception as exc:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
-            self.notes.append(f"no trend in the HTML report: {detail}")
+            self.notes.append(f"{missing}: {detail}")
             return None
 
 
 def index_trend(qbench_dir: Path, db: str | None) -> Callable[[], Trend | None]:
-    """The trend loader of a live run: the last runs of its history index."""
-    from pytest_qbench.history.trend import load_trend
+    """The trend loader of a live run: the last runs of its history index (the module is
+    imported only when a page is written)."""
 
-    return partial(load_trend, qbench_dir, db)
+    def load() -> Trend | None:
+        from pytest_qbench.history.trend import load_trend
+
+        return load_trend(qbench_dir, db)
+
+    return load
+
+
+def index_insights(
+    qbench_dir: Path, db: str | None, run_id: str
+) -> Callable[[list[str]], CtrfHistory | None]:
+    """The CTRF insights loader of a live run: its tests' history in its history index
+    (imported only when the document is written)."""
+
+    def load(nodeids: list[str]) -> CtrfHistory | None:
+        from pytest_qbench.history.ctrf_insights import load_ctrf_history
+
+        return load_ctrf_history(qbench_dir, db, run_id, nodeids)
+
+    return load
 
 
 def add_history(

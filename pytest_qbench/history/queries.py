@@ -21,6 +21,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
 from pytest_qbench.history.deselection import decode
 from pytest_qbench.history.indexer import BATCH
+from pytest_qbench.history.json_config import JSON_CONFIG
 from pytest_qbench.report.runref import RunName
 from pytest_qbench.report.runref import choose
 
@@ -98,6 +99,8 @@ class PastResult:
 @dataclass(frozen=True)
 class FailureInfo:
     """What a fingerprint stands for: error type, location and an example message."""
+
+    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
 
     error_type: str
     location: str

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
@@ -31,6 +32,10 @@ from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.toollog import ToolCall
 from pytest_qbench.history.toollog import ToolTotals
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.history.json_models import IndexedRunJson
 
 
 MAX_LISTED = 50
@@ -392,12 +397,12 @@ def gc_lines(
 
 
 def index_lines(
-    indexed: Sequence[Mapping[str, object]], removed: Sequence[str], empty_dir: Path | None
+    indexed: Sequence[IndexedRunJson], removed: Sequence[str], empty_dir: Path | None
 ) -> list[str]:
     """``qbench index``: one line per run indexed; the runs retention removed."""
     lines = [
-        f"qbench: indexed {item['run_id']}{' (again)' if item['replaced'] else ''}: "
-        f"{item['results']} results from {item['source']}"
+        f"qbench: indexed {item.run_id}{' (again)' if item.replaced else ''}: "
+        f"{item.results} results from {item.source}"
         for item in indexed
     ]
     if removed:

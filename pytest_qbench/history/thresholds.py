@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_qbench.history.json_config import JSON_CONFIG
+
 
 @dataclass(frozen=True)
 class Thresholds:
     """What counts as a change worth reporting."""
+
+    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
 
     slower_pct: float = 50.0
     """A test is slower when it took at least this many percent longer..."""

@@ -54,20 +54,6 @@ class ToolCall:
         """Raw output the assistant did not read: what the response replaced, less itself."""
         return max(0, self.replaced_bytes - self.response_bytes)
 
-    def to_json(self) -> dict[str, Any]:
-        """The call as JSON (``qbench mcp-log --json``)."""
-        return {
-            "called_at": self.called_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-            "tool": self.tool,
-            "arguments": dict(self.arguments),
-            "success": self.success,
-            "error_type": self.error_type,
-            "duration": self.duration,
-            "response_bytes": self.response_bytes,
-            "replaced_bytes": self.replaced_bytes,
-            "saved_bytes": self.saved_bytes,
-        }
-
 
 @dataclass(frozen=True)
 class ToolTotals:
@@ -86,19 +72,6 @@ class ToolTotals:
     def success_rate(self) -> float:
         """Share of the calls that succeeded, 0 to 1."""
         return self.succeeded / self.calls if self.calls else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """The totals as JSON."""
-        return {
-            "tool": self.tool,
-            "calls": self.calls,
-            "succeeded": self.succeeded,
-            "success_rate": round(self.success_rate, 4),
-            "median_duration": round(self.median_duration, 6),
-            "response_bytes": self.response_bytes,
-            "replaced_bytes": self.replaced_bytes,
-            "saved_bytes": self.saved_bytes,
-        }
 
 
 def bound_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

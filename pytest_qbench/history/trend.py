@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.compare import find_flaky
-from pytest_qbench.history.database import open_index
+from pytest_qbench.history.database import existing_index
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.report.html.trend import FlakyTest
@@ -34,9 +33,9 @@ def load_trend(
     Raises:
         HistoryError: the index exists but cannot be read.
     """
-    if db is None and (qbench_dir is None or not (qbench_dir / INDEX_NAME).is_file()):
+    index = existing_index(qbench_dir, db)
+    if index is None:
         return None
-    index = open_index(qbench_dir, db)
     try:
         listed = list_runs(index, runs)
         flaky = find_flaky(index, runs, MIN_FLIPS)[:MAX_FLAKY]

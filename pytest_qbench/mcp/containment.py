@@ -6,9 +6,8 @@ pytest's process group, so killing the group misses it. Two ways reach it:
 - ``CgroupJail``: on Linux with a writable cgroup v2 hierarchy, pytest is moved into a cgroup of
   its own right after it starts (before it imports anything, let alone runs a test); everything
   it starts is born inside, whatever its session, and killing the cgroup kills all of it.
-- ``ProcessTree`` (the fallback, Linux ``/proc``, in ``core/proctree.py``; the static checkers
-  use it too): the descendants of pytest, found by walking the
-  parent links, are stopped (so they cannot fork), looked for again until no new one appears,
+- ``ProcessTree`` (the fallback, with psutil, in ``core/proctree.py``; the static checkers
+  use it too): the descendants of pytest, found through their parent links, are stopped (so they cannot fork), looked for again until no new one appears,
   then killed. A process whose parent already exited is reparented to init and no longer traced
   back: a daemon that double-forks while pytest still runs can escape; the docs name the limit.
 

@@ -688,6 +688,8 @@ class QBenchSession(QBenchWorker):
             html=settings.html_path,
             trend=publish.index_trend(settings.qbench_dir, settings.db),
             digest=settings.digest_path,
+            ctrf=settings.ctrf_path,
+            ctrf_history=publish.index_insights(settings.qbench_dir, settings.db, self.run_id),
             templates=settings.templates,
             step_summary=publish.step_summary_path(settings.github_summary),
         )

@@ -22,6 +22,7 @@ from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.ctrf import CtrfHistory
     from pytest_qbench.report.html.page import Page
     from pytest_qbench.report.html.trend import Trend
     from pytest_qbench.report.records import TestReportRecord
@@ -127,6 +128,17 @@ class OutputWriter:
             link_base=path.parent if str(path) != "-" else None,
             max_items=self.max_items,
         )
+
+    def ctrf(self, path: Path, history: CtrfHistory | None = None) -> Path:
+        """The CTRF document; ``history`` adds its insights and baseline."""
+        from pytest_qbench.report.ctrf import render_ctrf
+
+        atomic.write_text_atomic(path, render_ctrf(self.report, self._results(), history))
+        return path
+
+    def nodeids(self) -> list[str]:
+        """The node ids of the report's results."""
+        return [str(result["nodeid"]) for result in self._results()]
 
     def digest(self, path: Path) -> Path:
         """The failure digest as JSON."""

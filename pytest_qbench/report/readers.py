@@ -91,7 +91,7 @@ def _report_model(path: Path, text: str) -> TestReport:
     try:
         report = TestReport.model_validate_json(text)
     except ValidationError as exc:
-        invalid = _first_error(exc)
+        invalid = first_error(exc)
     else:
         _refuse_other_version(path, report.meta.schema_version, "Upgrade qbench.")
         return report
@@ -116,7 +116,8 @@ def _refuse_other_version(path: Path, version: int | None, fix: str) -> None:
         )
 
 
-def _first_error(exc: ValidationError) -> str:
+def first_error(exc: ValidationError) -> str:
+    """The first problem pydantic found, as ``<field path>: <message>``."""
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "(top level)"
     return f"{where}: {err['msg']}"

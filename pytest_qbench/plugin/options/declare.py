@@ -73,6 +73,15 @@ def add_options(parser: pytest.Parser) -> None:
         "PATH",
         "Write the failure digest (failures only, next steps) as JSON to PATH",
     )
+    _option(
+        group,
+        parser,
+        "--qbench-ctrf",
+        "ctrf",
+        "PATH",
+        "Write the run as a CTRF document (Common Test Report Format JSON, with insights from "
+        "the history) to PATH",
+    )
     group.addoption(
         "--qbench-template",
         dest="qbench_templates",

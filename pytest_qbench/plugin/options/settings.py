@@ -88,6 +88,8 @@ class Settings:
     html_path: Path | None = None
     """``--qbench-html``: the HTML report, also written as report.html into the run directory."""
     digest_path: Path | None = None
+    ctrf_path: Path | None = None
+    """``--qbench-ctrf``: the CTRF document."""
     templates: tuple[tuple[str | Path, Path], ...] = ()
     template_dir: Path | None = None
     capture: frozenset[str] = frozenset({"failed", "error"})
@@ -127,7 +129,7 @@ def read_settings(config: pytest.Config) -> Settings:
     if run_id is not None and (runs / run_id).exists():
         raise run_id_taken(run_id, runs)
     outputs: dict[str, Path | None] = {}
-    for name in ("json", "md", "html", "digest"):
+    for name in ("json", "md", "html", "digest", "ctrf"):
         path, source = reader.path(name)
         if path is not None:
             ensure_writable_file(path, source)
@@ -145,6 +147,7 @@ def read_settings(config: pytest.Config) -> Settings:
         md_path=outputs["md"],
         html_path=outputs["html"],
         digest_path=outputs["digest"],
+        ctrf_path=outputs["ctrf"],
         templates=_templates(reader, template_dir),
         template_dir=template_dir,
         capture=reader.parsed("capture", parse_capture, parse_capture(CAPTURE_DEFAULT)),

@@ -26,7 +26,7 @@ CAPTURE_DEFAULT = "failed,error"
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 RUN_ID_SEPARATORS = "._-"
 """A run id ending in one of these lost its suffix: ``ci-$BUILD_NUMBER`` with the variable empty."""
-OUTPUT_OPTIONS = ("json", "md", "html", "digest", "templates")
+OUTPUT_OPTIONS = ("json", "md", "html", "digest", "templates", "ctrf")
 DEFAULT_MD_MAX_ITEMS = 50
 DEFAULT_KEEP_RUNS = 200
 

@@ -1,0 +1,163 @@
+"""``qbench pr-comment``: the Markdown of one pull-request comment, printed, written or posted."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+from pytest_qbench.cli.status import OK
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.cli.github_comment import Target
+    from pytest_qbench.history.pr_comment import Coverage
+    from pytest_qbench.history.queries import RunInfo
+
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+
+
+def add_pr_comment_parser(sub: SubParsers) -> None:
+    """``qbench pr-comment``'s arguments."""
+    from pytest_qbench.cli.history import _parser
+    from pytest_qbench.cli.history import _positive
+    from pytest_qbench.cli.history import add_slower_options
+
+    parser = _parser(
+        sub,
+        "pr-comment",
+        "Markdown for one pull-request comment: what changed against a base run",
+        "Write the Markdown of a pull-request comment for RUN (default: the last run) against "
+        "--base: the counts and their change, new failures first (with fingerprints; a "
+        "returning failure says so), fixed tests, known flaky failures set aside, tests added "
+        "and removed, the slowest changes, coverage. At most 65 536 characters (cut with a "
+        "note). With --post, create or update the pull request's comment on GitHub.",
+        cmd_pr_comment,
+    )
+    parser.add_argument("run", nargs="?", default="last", metavar="RUN", help="Default: last")
+    parser.add_argument(
+        "--base",
+        metavar="RUN|BRANCH",
+        help="The run to compare with (id, prefix, last~N), or a branch: its newest run. "
+        "Default: the run indexed before RUN",
+    )
+    parser.add_argument("-o", "--output", help="Write the Markdown here. Default: stdout")
+    parser.add_argument(
+        "--post",
+        action="store_true",
+        help="Create or update the comment on the pull request through GitHub's REST API "
+        "(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_EVENT_PATH)",
+    )
+    parser.add_argument(
+        "--pr", type=_positive, metavar="NUMBER", help="The pull request. Default: the event's"
+    )
+    parser.add_argument(
+        "--body",
+        type=Path,
+        metavar="FILE",
+        help="Post this comment, written before by 'qbench pr-comment -o FILE' (a second "
+        "workflow, for pull requests from forks), instead of one from the index",
+    )
+    add_slower_options(parser)
+
+
+def cmd_pr_comment(args: argparse.Namespace) -> int:
+    """``qbench pr-comment``."""
+    from pytest_qbench.cli.history import _opened
+    from pytest_qbench.history.compare import diff_runs
+    from pytest_qbench.history.pr_comment import base_run
+    from pytest_qbench.history.pr_comment import head_fingerprints
+    from pytest_qbench.history.pr_comment import pr_comment
+    from pytest_qbench.history.queries import resolve_run
+    from pytest_qbench.history.thresholds import Thresholds
+
+    target = None
+    if args.post:  # a missing token or event is said before any work
+        from pytest_qbench.cli.github_comment import target_from_env
+
+        target = target_from_env(os.environ, args.pr)
+    if args.body is not None:
+        return _post_prepared(args.body, target)
+    thresholds = Thresholds(slower_pct=args.slower_pct, slower_secs=args.slower_secs)
+    with _opened(args) as index:
+        head = resolve_run(index, args.run)
+        base = base_run(index, head, args.base)
+        diff = diff_runs(index, base, head, thresholds) if base is not None else None
+        fingerprints = head_fingerprints(index, head.run_id)
+    coverage = _coverage(args.qbench_dir, head, base)
+    body = pr_comment(head, diff, fingerprints, coverage)
+    posted: dict[str, Any] | None = None
+    if target is not None:
+        posted = _post(target, body)
+    if args.json:
+        data = {
+            "head": head.run_id,
+            "base": base.run_id if base else None,
+            "body": body,
+            "length": len(body),
+            "posted": posted,
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    elif args.output:
+        from pytest_qbench.core.atomic import write_text_atomic
+
+        write_text_atomic(args.output, body)
+    elif not args.post:
+        sys.stdout.write(body)
+    return OK
+
+
+def _post_prepared(path: Path, target: Target | None) -> int:
+    """``--body FILE --post``: post a comment written earlier (bounded, with the marker)."""
+    from pytest_qbench.core.errors import QBenchError
+    from pytest_qbench.history.pr_comment import MARKER
+    from pytest_qbench.history.pr_comment import trim
+
+    if target is None:
+        raise QBenchError("--body FILE is for posting a prepared comment; add --post")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise QBenchError(f"cannot read --body {path}: {exc.strerror or exc}") from None
+    _post(target, trim(text if text.startswith(MARKER) else f"{MARKER}\n{text}"))
+    return OK
+
+
+def _post(target: Target, body: str) -> dict[str, Any]:
+    """Create or update the comment; say which on stderr."""
+    from pytest_qbench.cli.github_comment import post_comment
+    from pytest_qbench.history.pr_comment import MARKER
+
+    action, comment_id = post_comment(target, body, MARKER)
+    print(
+        f"qbench: {action} comment {comment_id} on pull request #{target.number}", file=sys.stderr
+    )
+    return {"action": action, "comment_id": comment_id, "pull_request": target.number}
+
+
+def _coverage(qbench_dir: Path | None, head: RunInfo, base: RunInfo | None) -> Coverage:
+    """Total coverage of both runs, from their ``report.json`` in the run store (when there)."""
+    from pytest_qbench.history.pr_comment import Coverage
+
+    return Coverage(
+        head=_percentage(qbench_dir, head.run_id),
+        base=_percentage(qbench_dir, base.run_id) if base is not None else None,
+    )
+
+
+def _percentage(qbench_dir: Path | None, run_id: str) -> float | None:
+    from pytest_qbench.report import store
+
+    if qbench_dir is None:
+        return None
+    path = qbench_dir / store.RUNS_DIR / run_id / store.REPORT_JSON
+    try:
+        coverage = json.loads(path.read_text(encoding="utf-8")).get("coverage") or {}
+    except (OSError, ValueError):
+        return None
+    value = coverage.get("percentage")
+    return float(value) if isinstance(value, (int, float)) else None

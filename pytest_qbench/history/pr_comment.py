@@ -1,0 +1,244 @@
+"""The Markdown of one pull-request comment: what changed from a base run to this run.
+
+New failures come first (they are the first screen, whatever is cut), then fixed tests, the
+known flaky failures set aside, tests added and removed, the slowest changes and the coverage.
+The text never exceeds GitHub's limit of 65 536 characters: what does not fit is cut with a
+note. A hidden marker on the first line lets ``--post`` find the comment again and update it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.markdown import md_code
+from pytest_qbench.core.markdown import md_text
+from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import SUMMARY_KEYS
+from pytest_qbench.core.summary_words import plural
+from pytest_qbench.core.summary_words import pluralize
+from pytest_qbench.history import sql
+from pytest_qbench.history.backend import Cursor
+from pytest_qbench.history.backend import Index
+from pytest_qbench.history.compare import Change
+from pytest_qbench.history.compare import RunDiff
+from pytest_qbench.history.ctrf_insights import runs_up_to
+from pytest_qbench.history.queries import RunInfo
+from pytest_qbench.history.queries import resolve_run
+from pytest_qbench.history.queries import run_results
+from pytest_qbench.history.text import failure_text
+
+
+MARKER = "<!-- pytest-qbench:pr-comment -->"
+"""The hidden first line by which ``--post`` finds its own comment."""
+MAX_CHARS = 65_536
+"""GitHub refuses a comment body longer than this."""
+MAX_SLOWER = 10
+"""Slowest changes listed."""
+MAX_NEW = 150
+"""New failures listed (about 45 000 characters at most); the rest are counted."""
+MAX_OTHER = 50
+"""Tests listed in each other section."""
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Total coverage of the head run and the base run (percent), when measured."""
+
+    head: float | None = None
+    base: float | None = None
+
+
+def pr_comment(
+    head: RunInfo,
+    diff: RunDiff | None,
+    fingerprints: Mapping[str, str] | None = None,
+    coverage: Coverage | None = None,
+    limit: int = MAX_CHARS,
+) -> str:
+    """The comment for run ``head`` compared with ``diff.base`` (``diff`` is ``None`` when
+    there is no base run: the counts only). ``fingerprints``: the head run's failures' by node
+    id."""
+    fingerprints = fingerprints or {}
+    lines = [MARKER, _headline(head, diff), "", _counts_line(head, diff.base if diff else None)]
+    lines += _coverage_lines(coverage)
+    if diff is not None:
+        new = diff.new_failures
+        lines += _section("New failures", new, lambda c: _new(c, fingerprints), MAX_NEW)
+        lines += _section("Fixed", diff.fixed, lambda c: f"was {c.before}, now {c.after}")
+        lines += _section(
+            "Known flaky failures, set aside", diff.known_flaky, lambda c: _new(c, fingerprints)
+        )
+        lines += _names("Tests added", diff.new_tests)
+        lines += _names("Tests removed", diff.removed_tests)
+        lines += _slowest(diff)
+    return trim("\n".join(lines) + "\n", limit)
+
+
+def trim(text: str, limit: int = MAX_CHARS) -> str:
+    """``text``, or its first lines with a note saying how much was cut, within ``limit``."""
+    if len(text) <= limit:
+        return text
+    lines = text.splitlines()
+    kept: list[str] = []
+    size = 0
+    budget = limit - 200  # room for the note
+    for line in lines:
+        if size + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    cut = len(lines) - len(kept)
+    note = (
+        f"\n> :scissors: {plural(cut, 'more line')} cut: GitHub limits a comment to "
+        f"{MAX_CHARS:,} characters. `qbench diff` lists everything."
+    )
+    return "\n".join(kept) + "\n" + note + "\n"
+
+
+def _headline(head: RunInfo, diff: RunDiff | None) -> str:
+    failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
+    if diff is None:
+        verdict = "failing" if failing else "passing"
+        return f"### qbench: {verdict} (no base run to compare with)"
+    parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
+    if diff.known_flaky:
+        parts.append(f"{len(diff.known_flaky)} known flaky")
+    icon = ":x:" if diff.new_failures or diff.undecided else ":white_check_mark:"
+    return f"### {icon} qbench: {', '.join(parts)}"
+
+
+def _counts_line(head: RunInfo, base: RunInfo | None) -> str:
+    words = dict(SUMMARY_KEYS)
+    parts = []
+    for field in OUTCOME_FIELDS:
+        now = head.counts.get(field, 0)
+        then = base.counts.get(field, 0) if base else 0
+        if now or then:
+            change = f" ({now - then:+d})" if base is not None and now != then else ""
+            parts.append(f"{pluralize(now, words[field])}{change}")
+    total = head.counts.get("total", 0)
+    against = f" · against run {md_code(base.run_id)}{_where(base)}" if base is not None else ""
+    return f"**{plural(total, 'test')}**: {', '.join(parts) or 'none ran'}{against}"
+
+
+def _where(run: RunInfo) -> str:
+    bits = [
+        f"on {md_code(run.branch)}" if run.branch else "",
+        md_code(run.commit[:12]) if run.commit else "",
+    ]
+    shown = " ".join(bit for bit in bits if bit)
+    return f" ({shown})" if shown else ""
+
+
+def _coverage_lines(coverage: Coverage | None) -> list[str]:
+    if coverage is None or coverage.head is None:
+        return []
+    change = ""
+    if coverage.base is not None:
+        change = f" ({coverage.head - coverage.base:+.2f} points)"
+    return ["", f"**Coverage**: {coverage.head:.2f}%{change}"]
+
+
+def _section(
+    title: str, changes: Sequence[Change], detail: Callable[[Change], str], cap: int = MAX_OTHER
+) -> list[str]:
+    if not changes:
+        return []
+    lines = ["", f"#### {title} ({len(changes)})", ""]
+    shown = sorted(changes, key=lambda c: natural(c.nodeid))[:cap]
+    lines += [f"- {md_code(c.nodeid)} {detail(c)}".rstrip() for c in shown]
+    return lines + _more(len(changes) - cap)
+
+
+def natural(nodeid: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key that puts ``test[2]`` before ``test[10]``."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", nodeid))
+
+
+def _more(hidden: int) -> list[str]:
+    if hidden <= 0:
+        return []
+    return [f"- … and {hidden} more (`qbench diff` lists them all)"]
+
+
+def _new(change: Change, fingerprints: Mapping[str, str]) -> str:
+    text = md_text(failure_text(change.failure), 300)
+    fp = fingerprints.get(change.nodeid)
+    fingerprint = f" · fingerprint {md_code(fp[:12])}" if fp else ""
+    came_back = (
+        " · **returning failure**" if change.history and "came back" in change.history else ""
+    )
+    history = f"<br>{md_text(change.history, 200)}" if change.history else ""
+    return f"{text}{fingerprint}{came_back}{history}"
+
+
+def _names(title: str, names: Sequence[str]) -> list[str]:
+    if not names:
+        return []
+    listed = [f"- {md_code(n)}" for n in names[:MAX_OTHER]]
+    return ["", f"#### {title} ({len(names)})", "", *listed, *_more(len(names) - MAX_OTHER)]
+
+
+def _slowest(diff: RunDiff) -> list[str]:
+    slower = sorted(diff.slower, key=lambda s: s.after - s.before, reverse=True)[:MAX_SLOWER]
+    if not slower:
+        return []
+    t = diff.thresholds
+    lines = ["", f"#### Slowest changes (at least {t.slower_pct:g}% and {t.slower_secs:g}s)", ""]
+    lines += [
+        f"- {md_code(s.nodeid)} {format_duration(s.before)} → {format_duration(s.after)} "
+        f"(+{format_duration(s.after - s.before)})"
+        for s in slower
+    ]
+    return lines
+
+
+RUN_ON_BRANCH = (
+    f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.branch = ? AND r.run_id <> ? "
+    "ORDER BY r.started_at DESC, r.id DESC LIMIT 1"
+)
+
+
+def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
+    """The run to compare ``head`` with: ``ref`` as a run (id, prefix, ``last~N``), else the
+    newest other run on the branch ``ref``; without ``ref``, the run indexed before ``head``
+    (``None`` when there is none).
+
+    Raises:
+        HistoryError: ``ref`` names neither a run nor a branch with runs.
+    """
+    if ref is None:
+        earlier = runs_up_to(index, head.run_id, 2)
+        return earlier[1] if len(earlier) > 1 else None
+    try:
+        return resolve_run(index, ref)
+    except HistoryError as exc:
+        run_error = exc
+
+    def work(cursor: Cursor) -> RunInfo | None:
+        cursor.execute(RUN_ON_BRANCH, (ref, head.run_id))
+        row = cursor.fetchone()
+        return RunInfo.from_row(row) if row else None
+
+    found = index.read(work)
+    if found is None:
+        raise HistoryError(
+            f"--base {ref!r} is neither a run nor a branch with runs in the index "
+            f"({run_error}); give a run id, last~N, or a branch that CI ran on"
+        )
+    return found
+
+
+def head_fingerprints(index: Index, run_id: str) -> dict[str, str]:
+    """The failures' fingerprints of run ``run_id``, by node id."""
+    return {
+        nodeid: result.fingerprint
+        for nodeid, result in run_results(index, run_id).items()
+        if result.fingerprint
+    }
