@@ -20,12 +20,12 @@ import pytest
 from pytest_qbench.cli import main
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import RunDiff
-from pytest_qbench.history.compare import Thresholds
 from pytest_qbench.history.pr_comment import MARKER
 from pytest_qbench.history.pr_comment import MAX_CHARS
 from pytest_qbench.history.pr_comment import pr_comment
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import RunInfo
+from pytest_qbench.history.thresholds import Thresholds
 
 
 SUITE = """

@@ -282,19 +282,22 @@ def note(output: str, message: str) -> None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    """``qbench render``."""
-    from pytest_qbench.report import store
+    """``qbench render``: the outputs are written as at the end of a live run (``Publisher``)."""
+    from functools import partial
+
+    from pytest_qbench.history.publish import OutputPlan
+    from pytest_qbench.history.publish import Publisher
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
-    from pytest_qbench.report.readers import load_source
+    from pytest_qbench.report.readers import load_source_record
     from pytest_qbench.report.render import MARKDOWN_TEMPLATE
     from pytest_qbench.report.render import template_option
 
     source: Path = args.source
     alone = args.template is None and args.output is None
-    rebuild = source.is_dir() and alone and args.html is None and args.ctrf is None
-    model = load_source(source)
-    report = cast("TestReportRecord", model.model_dump(mode="json"))
+    extras = args.html is not None or args.ctrf is not None
+    rebuild = source.is_dir() and alone and not extras
+    report = load_source_record(source)
     view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,
@@ -303,29 +306,39 @@ def cmd_render(args: argparse.Namespace) -> int:
         template_dir=args.template_dir,
         max_items=args.max_items,
     )
+    run_dir = source if source.is_dir() else source.parent
+    plan = OutputPlan(run_dir=source if rebuild else None, attachments_dir=run_dir)
+    if args.html is not None:
+        from pytest_qbench.cli.html import store_trend
+
+        plan.html = args.html
+        plan.trend = partial(store_trend, run_dir, report["run"]["started_at"])
+    if args.ctrf is not None:
+        from pytest_qbench.cli.ctrf import store_history
+
+        plan.ctrf = args.ctrf
+        plan.ctrf_history = partial(store_history, run_dir, report["run"]["run_id"])
+    if not rebuild and not (alone and extras):
+        template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
+        plan.templates = [(template, Path(args.output or "-"))]
+    publisher = Publisher(writer, plan, strict=True)
+    try:
+        written = publisher.publish()
+    finally:
+        for line in publisher.notes:
+            print(f"qbench: {line}", file=sys.stderr)
+        if args.html is not None and args.html in publisher.written:
+            out = str(args.html)
+            print(f"qbench: wrote {out}", file=sys.stderr if out == "-" else sys.stdout)
+        if args.ctrf is not None and args.ctrf in publisher.written and str(args.ctrf) != "-":
+            print(f"qbench: wrote {args.ctrf}")
     if rebuild:
-        written = [
-            writer.json(source / store.REPORT_JSON),
-            writer.markdown(source / store.REPORT_MD),
-        ]
-        state = "interrupted run" if model.run.interrupted else "run"
-        print(f"qbench: rebuilt {state} {model.run.run_id}: {', '.join(map(str, written))}")
+        run = report["run"]
+        state = "interrupted run" if run["interrupted"] else "run"
+        print(f"qbench: rebuilt {state} {run['run_id']}: {', '.join(map(str, written))}")
         from pytest_qbench.cli.history import index_rebuilt
 
         index_rebuilt(source, report)
-        return OK
-    if args.html is not None:
-        from pytest_qbench.cli.html import write_html
-
-        write_html(writer, source, args.html)
-    if args.ctrf is not None:
-        from pytest_qbench.cli.ctrf import write_ctrf
-
-        write_ctrf(writer, source, args.ctrf)
-    if alone and (args.html is not None or args.ctrf is not None):
-        return OK
-    template = template_option(args.template) if args.template else MARKDOWN_TEMPLATE
-    writer.template(template, Path(args.output or "-"))
     return OK
 
 

@@ -28,9 +28,9 @@ MAX_PRINTED = 300
 
 def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench check``'s arguments."""
+    from pytest_qbench.report.checks.names import DEFAULT_TIMEOUT
+    from pytest_qbench.report.checks.names import DEFAULT_TOOLS
     from pytest_qbench.report.checks.names import TOOLS
-    from pytest_qbench.report.checks.runner import DEFAULT_TIMEOUT
-    from pytest_qbench.report.checks.runner import DEFAULT_TOOLS
 
     parser = sub.add_parser(
         "check",

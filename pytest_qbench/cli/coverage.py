@@ -16,7 +16,6 @@ from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.reports import REPORT_TYPES
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
-from pytest_qbench.report.runref import find_run_dir
 
 
 def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,6 +77,8 @@ def find_data_file(run: str, qbench_dir: Path) -> Path:
     every command names one (``report.runref``: an id, a unique prefix, ``last``, ``last~N``);
     `QBenchError` names what is missing."""
     given = Path(run)
+    from pytest_qbench.report.runref import find_run_dir
+
     run_dir = given if given.is_dir() else find_run_dir(qbench_dir, run)
     data_file = run_dir / DATA_FILE
     if not data_file.is_file():

@@ -1,5 +1,5 @@
-"""``qbench render ... --ctrf OUT``: a stored, merged or crashed run as a CTRF document, with the
-insights of the run store that holds it."""
+"""``qbench render ... --ctrf OUT``: the insights of the run store that holds the rendered run (the
+document itself is written by ``history/publish.py``, as at the end of a live run)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,6 @@ from pytest_qbench.core.errors import QBenchError
 
 if TYPE_CHECKING:
     from pytest_qbench.report.ctrf import CtrfHistory
-    from pytest_qbench.report.outputs import OutputWriter
-
-
-def write_ctrf(writer: OutputWriter, source: Path, out: Path) -> Path:
-    """Write the CTRF document of ``source`` (a run directory or a report file) to ``out``."""
-    run_dir = source if source.is_dir() else source.parent
-    history = store_history(run_dir, writer.report["run"]["run_id"], writer.nodeids())
-    writer.ctrf(out, history)
-    if str(out) != "-":
-        print(f"qbench: wrote {out}")
-    return out
 
 
 def store_history(run_dir: Path, run_id: str, nodeids: list[str]) -> CtrfHistory | None:

@@ -441,7 +441,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def _add_diff(sub: SubParsers) -> None:
-    from pytest_qbench.history.compare import Thresholds
+    from pytest_qbench.history.thresholds import Thresholds
 
     default = Thresholds()
     parser = _parser(
@@ -469,7 +469,7 @@ def _add_diff(sub: SubParsers) -> None:
 
 def add_slower_options(parser: argparse.ArgumentParser) -> None:
     """``--slower-pct`` and ``--slower-secs``: when a test counts as slower."""
-    from pytest_qbench.history.compare import Thresholds
+    from pytest_qbench.history.thresholds import Thresholds
 
     default = Thresholds()
     parser.add_argument(
@@ -491,11 +491,11 @@ def add_slower_options(parser: argparse.ArgumentParser) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """``qbench diff``."""
-    from pytest_qbench.history.compare import Thresholds
     from pytest_qbench.history.compare import diff_runs
     from pytest_qbench.history.json_models import DiffOutput
     from pytest_qbench.history.queries import resolve_run
     from pytest_qbench.history.text import diff_lines
+    from pytest_qbench.history.thresholds import Thresholds
 
     if len(args.runs) > 2:
         raise HistoryError(

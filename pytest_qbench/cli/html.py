@@ -1,5 +1,5 @@
-"""``qbench render ... --html OUT``: the HTML report of a stored, merged or crashed run, with
-the trend of the run store that holds it."""
+"""``qbench render ... --html OUT``: the trend of the run store that holds the rendered run (the
+page itself is written by ``history/publish.py``, as at the end of a live run)."""
 
 from __future__ import annotations
 
@@ -12,16 +12,6 @@ from pytest_qbench.core.errors import QBenchError
 
 if TYPE_CHECKING:
     from pytest_qbench.report.html.trend import Trend
-    from pytest_qbench.report.outputs import OutputWriter
-
-
-def write_html(writer: OutputWriter, source: Path, out: Path) -> Path:
-    """Write the page of ``source`` (a run directory or a report file) to ``out``."""
-    run_dir = source if source.is_dir() else source.parent
-    trend = store_trend(run_dir, writer.report["run"]["started_at"])
-    writer.html(out, trend, run_dir)
-    print(f"qbench: wrote {out}", file=sys.stderr if str(out) == "-" else sys.stdout)
-    return out
 
 
 def store_trend(run_dir: Path, until: str) -> Trend | None:

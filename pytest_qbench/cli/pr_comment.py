@@ -68,12 +68,12 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
 def cmd_pr_comment(args: argparse.Namespace) -> int:
     """``qbench pr-comment``."""
     from pytest_qbench.cli.history import _opened
-    from pytest_qbench.history.compare import Thresholds
     from pytest_qbench.history.compare import diff_runs
     from pytest_qbench.history.pr_comment import base_run
     from pytest_qbench.history.pr_comment import head_fingerprints
     from pytest_qbench.history.pr_comment import pr_comment
     from pytest_qbench.history.queries import resolve_run
+    from pytest_qbench.history.thresholds import Thresholds
 
     target = None
     if args.post:  # a missing token or event is said before any work

@@ -15,7 +15,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.diagnostics import DiagnosticDiff
 from pytest_qbench.history.diagnostics import diff_diagnostics
 from pytest_qbench.history.flakiness import judge
-from pytest_qbench.history.queries import JSON_CONFIG
+from pytest_qbench.history.json_config import JSON_CONFIG
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import Recent
@@ -30,20 +30,7 @@ from pytest_qbench.history.session_end import WINDOW
 from pytest_qbench.history.session_end import judged_history
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """What counts as a change worth reporting."""
-
-    __pydantic_config__ = JSON_CONFIG  # the --json output's model (history/json_models.py)
-
-    slower_pct: float = 50.0
-    """A test is slower when it took at least this many percent longer..."""
-    slower_secs: float = 0.1
-    """...and at least this many seconds longer (so tiny tests' noise is not a regression)."""
-    metric_delta: float = 0.05
-    """A metric score changed when it moved by at least this much (or passed or failed anew)."""
+from pytest_qbench.history.thresholds import Thresholds
 
 
 @dataclass(frozen=True)

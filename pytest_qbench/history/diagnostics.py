@@ -19,7 +19,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import checked_tools
-from pytest_qbench.history.queries import JSON_CONFIG
+from pytest_qbench.history.json_config import JSON_CONFIG
 
 
 WINDOW = 50

@@ -15,9 +15,9 @@ from pydantic import Field
 
 from pytest_qbench.history.compare import MetricChange
 from pytest_qbench.history.compare import Slower
-from pytest_qbench.history.compare import Thresholds
 from pytest_qbench.history.diagnostics import IndexedDiagnostic
 from pytest_qbench.history.queries import FailureInfo
+from pytest_qbench.history.thresholds import Thresholds
 from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.shapes import iso
 

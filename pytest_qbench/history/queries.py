@@ -20,6 +20,7 @@ from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
 from pytest_qbench.history.deselection import decode
+from pytest_qbench.history.json_config import JSON_CONFIG
 from pytest_qbench.report.runref import RunName
 from pytest_qbench.report.runref import choose
 
@@ -92,11 +93,6 @@ class PastResult:
     """The run's failed and errored tests (read for flaky verdicts: ``flakiness.is_outage``)."""
     run_ran: int = 0
     """The run's tests that passed or failed, skips left out (read for flaky verdicts)."""
-
-
-JSON_CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}
-"""pydantic's configuration of the dataclasses that are part of a command's ``--json`` output
-(a plain dict: pydantic is imported only by the models that use them)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -28,7 +27,6 @@ from typing import cast
 import pytest
 
 from pytest_qbench._version import __version__
-from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
@@ -63,13 +61,10 @@ from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.report.html.trend import Trend
-    from pytest_qbench.report.outputs import OutputWriter
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import GateResultRecord
-    from pytest_qbench.report.records import TestHistoryRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -179,8 +174,6 @@ class QBenchSession(QBenchWorker):
         self.deselected: list[str] = []
         """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
-        self.unwritable: list[Path] = []
-        """Outputs the system refused to write (a full disk, a read-only directory)."""
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
         self.interrupted = False
@@ -189,7 +182,6 @@ class QBenchSession(QBenchWorker):
         """Writes to the stream that failed (a full disk)."""
         self.stream_damaged = False
         """The stream holds a torn line that could not be taken out."""
-        self.indexed = False
         self.run_lock = store.RunLock(self.run_dir)
         self.terminal_stats: dict[str, list[Any]] | None = None
         self.coverage: CoverageReportRecord | None = None
@@ -594,9 +586,7 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
-        self.write_outputs(report, self.index_run(report))
-        if not self.report_written():
-            self.forget_run()
+        self.publish(report)
 
     def restore_run_dir(self, report: TestReportRecord) -> None:
         """When the run directory was deleted while the run went on (by hand, say: retention
@@ -638,55 +628,6 @@ class QBenchSession(QBenchWorker):
         else:
             self.stream.reopen()
 
-    def report_written(self) -> bool:
-        """Whether this run's ``report.json`` was written."""
-        return self.run_dir / store.REPORT_JSON in self.written
-
-    def forget_run(self) -> None:
-        """Take the run out of the history index again: its report.json was not written."""
-        if not self.indexed:
-            return
-        from pytest_qbench.history.session_end import forget_run
-
-        with suppress(Exception):
-            forget_run(self.settings.qbench_dir, self.run_id, self.settings.db)
-        self.notes.append("run not indexed: its report.json could not be written")
-
-    def index_run(self, report: TestReportRecord) -> dict[str, TestHistoryRecord]:
-        """Index the run in the history index; return the failing tests' history.
-
-        A failure here is a warning: the reports are written all the same, without history. A run
-        in which no test ran (``--collect-only``, a ``-k`` matching nothing) is not indexed.
-        """
-        from pytest_qbench.history.session_end import record_run
-
-        if not report["summary"]["total"] or report["run"]["collect_only"]:
-            return {}
-        stream = self.stream_path if self.stream_path.exists() else None
-        try:
-            recorded = record_run(
-                self.settings.qbench_dir,
-                report,
-                stream,
-                self.unstreamed,
-                self.settings.keep_runs,
-                self.settings.db,
-                self.deselected,
-            )
-        except Exception as exc:
-            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
-            message = f"run not indexed, so no history in its reports: {detail}"
-            self.notes.append(message)
-            report["warnings"].append(
-                new(
-                    "Diagnostic", tool="qbench", severity="warning", code="history", message=message
-                )
-            )
-            return {}
-        self.indexed = True
-        self.notes.extend(recorded.problems)
-        return recorded.histories
-
     def _report_hooks(self, report: TestReportRecord) -> TestReportRecord:
         """Let other plugins change the report and add Markdown sections (as models)."""
         hook = self.config.hook
@@ -710,133 +651,67 @@ class QBenchSession(QBenchWorker):
             return record
         return report
 
-    def write_outputs(
-        self, report: TestReportRecord, history: dict[str, TestHistoryRecord] | None = None
-    ) -> None:
-        """Write report.json, report.md and every extra output; one failing does not stop the rest.
+    def publish(self, report: TestReportRecord) -> None:
+        """Index the run, then write report.json, report.md and every extra output (one failing
+        does not stop the rest); a run whose report.json was not written leaves the index again.
+        The failing tests' history from the index goes into their results."""
+        from pytest_qbench.history import publish
+        from pytest_qbench.report.outputs import OutputWriter
 
-        ``history`` (node id to ``TestHistory`` record) goes into the failing tests' results.
-        """
-        from pytest_qbench.report import outputs
-
+        settings = self.settings
         stream = self.stream_path if self.stream_path.exists() else None
+        indexed = publish.index_live_run(
+            settings.qbench_dir,
+            report,
+            stream,
+            self.unstreamed,
+            settings.keep_runs,
+            settings.db,
+            self.deselected,
+        )
+        self.notes.extend(indexed.notes)
         if self.unstreamed:  # report.json gets them after the stream's
             report["results"] = self.unstreamed
         view = self.aggregator.view()
-        for result in [*view.failures.items, *view.errors.items, *self.unstreamed]:
-            if history and result["nodeid"] in history:
-                result["history"] = history[result["nodeid"]]
-        writer = outputs.OutputWriter(
+        publish.add_history([*view.failures.items, *view.errors.items], indexed.histories)
+        publish.add_history(self.unstreamed, indexed.histories)
+        writer = OutputWriter(
             report=report,
             stream=stream,
             view=view,
-            template_dir=self.settings.template_dir,
-            max_items=self.settings.md_max_items,
-            patches={nodeid: {"history": h} for nodeid, h in (history or {}).items()},
+            template_dir=settings.template_dir,
+            max_items=settings.md_max_items,
+            patches=publish.history_patches(indexed.histories),
             check=self.stream_damaged,
         )
-        run_json, run_md = self.run_dir / store.REPORT_JSON, self.run_dir / store.REPORT_MD
-        jobs: list[tuple[str, Path, Callable[[Path], Path]]] = [
-            ("report.json", run_json, writer.json),
-            ("report.md", run_md, writer.markdown),
-        ]
-        if self.settings.json_path:
-            copy_json = partial(self._copy_or, writer.copy, writer.json, run_json)
-            jobs.append(("--qbench-json", self.settings.json_path, copy_json))
-        if self.settings.md_path:
-            copy_md = partial(self._copy_or, writer.copy, writer.markdown, run_md)
-            jobs.append(("--qbench-md", self.settings.md_path, copy_md))
-        if self.settings.html_path:
-            jobs.append(("--qbench-html", self.settings.html_path, partial(self._html, writer)))
-        if self.settings.digest_path:
-            jobs.append(("--qbench-digest", self.settings.digest_path, writer.digest))
-        if self.settings.ctrf_path:
-            jobs.append(("--qbench-ctrf", self.settings.ctrf_path, partial(self._ctrf, writer)))
-        for template, out in self.settings.templates:
-            jobs.append((f"--qbench-template {template}", out, partial(writer.template, template)))
-        summary_path = self._step_summary_path()
-        if summary_path is not None:
-            jobs.append(("$GITHUB_STEP_SUMMARY", summary_path, writer.step_summary))
-        for name, path, job in jobs:
-            try:
-                self.written.append(job(path))
-            except QBenchError as exc:  # the user's template, not a qbench bug
-                self.notes.append(f"could not write {name}: {exc}")
-            except OSError as exc:  # the user's disk or path, not a qbench bug
-                self.unwritable.append(path)
-                self.notes.append(f"could not write {self._shown(path)}: {exc.strerror or exc}")
-            except Exception as exc:
-                self.note_internal_error(f"writing {name}", exc)
-
-    def _html(self, writer: OutputWriter, path: Path) -> Path:
-        """``--qbench-html``: report.html into the run directory and a copy to ``path``, with
-        the trend of the history index when there is one."""
-        run_html = self.run_dir / store.REPORT_HTML
-        trend = self._trend()
-        try:
-            self.written.append(writer.html(run_html, trend, self.run_dir))
-        except OSError as exc:  # the copy for the user is still written
-            self.unwritable.append(run_html)
-            self.notes.append(f"could not write {self._shown(run_html)}: {exc.strerror or exc}")
-        return writer.html(path, trend, self.run_dir)
-
-    def _ctrf(self, writer: OutputWriter, path: Path) -> Path:
-        """``--qbench-ctrf``: the CTRF document, with the insights of the history index."""
-        from pytest_qbench.history.ctrf_insights import load_ctrf_history
-
-        try:
-            history = load_ctrf_history(
-                self.settings.qbench_dir, self.settings.db, self.run_id, writer.nodeids()
+        plan = publish.OutputPlan(
+            run_dir=self.run_dir,
+            json=settings.json_path,
+            markdown=settings.md_path,
+            html=settings.html_path,
+            trend=publish.index_trend(settings.qbench_dir, settings.db),
+            digest=settings.digest_path,
+            ctrf=settings.ctrf_path,
+            ctrf_history=publish.index_insights(settings.qbench_dir, settings.db, self.run_id),
+            templates=settings.templates,
+            step_summary=publish.step_summary_path(settings.github_summary),
+        )
+        publisher = publish.Publisher(writer, plan, shown=self._shown)
+        self.written.extend(publisher.publish())
+        self.notes.extend(publisher.notes)
+        for where, exc in publisher.internal_errors:
+            self.note_internal_error(where, exc)
+        if indexed.indexed and self.run_dir / store.REPORT_JSON not in self.written:
+            self.notes.extend(
+                publish.forget_unwritten_run(settings.qbench_dir, self.run_id, settings.db)
             )
-        except Exception as exc:
-            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
-            self.notes.append(f"no insights in the CTRF document: {detail}")
-            history = None
-        return writer.ctrf(path, history)
-
-    def _trend(self) -> Trend | None:
-        """The last runs from the history index, for the HTML report; ``None`` when there is
-        no index or it cannot be read (a note says why)."""
-        from pytest_qbench.history.trend import load_trend
-
-        try:
-            return load_trend(self.settings.qbench_dir, self.settings.db)
-        except Exception as exc:
-            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
-            self.notes.append(f"no trend in the HTML report: {detail}")
-            return None
-
-    def _copy_or(
-        self,
-        copy: Callable[[Path, Path], Path],
-        write: Callable[[Path], Path],
-        source: Path,
-        path: Path,
-    ) -> Path:
-        """``path`` as a copy of ``source``; written from the report itself when the disk refused
-        ``source`` (the run directory could not be written, say)."""
-        return write(path) if source in self.unwritable else copy(source, path)
-
-    def _step_summary_path(self) -> Path | None:
-        if not self.settings.github_summary:
-            return None
-        from pytest_qbench.report.github import step_summary_path
-
-        return step_summary_path(os.environ)
 
     def _annotations(self) -> list[str]:
         """GitHub workflow commands for the failures and the failed gates."""
-        from pytest_qbench.report import github
+        from pytest_qbench.history.publish import github_annotations
 
-        view = self.aggregator.view()
-        failed = [*view.failures.items, *view.errors.items]
-        root = github.checkout_prefix(self.config.rootpath, os.environ)
         found = self.diagnostics[: self.settings.md_max_items]
-        return [
-            *github.failure_annotations(failed, root),
-            *github.diagnostic_annotations(found, root),
-            *github.gate_annotations(self.gates),
-        ]
+        return github_annotations(self.aggregator.view(), found, self.gates, self.config.rootpath)
 
     def _shown_paths(self) -> list[str]:
         return [self._shown(path) for path in self.written]

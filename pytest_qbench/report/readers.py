@@ -5,11 +5,16 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import TypeVar
+from typing import cast
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError
@@ -29,8 +34,15 @@ from pytest_qbench.report.models import StreamResult
 from pytest_qbench.report.models import StreamStart
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
+from pytest_qbench.report.record_schema import record_validator
 
 
+if TYPE_CHECKING:
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
+
+
+ReportT = TypeVar("ReportT", "TestReport", "TestReportRecord")
 REPORT_FIX = "Re-render it with the qbench version that wrote it, or upgrade qbench."
 STREAM_FIX = "Rebuild the run with the qbench version that wrote it, or upgrade qbench."
 SCHEMA_VERSION_FIELD = re.compile(r'"schema_version"\s*:\s*(-?[0-9]{1,9})\b')
@@ -43,8 +55,28 @@ def read_report(path: Path) -> TestReport:
     Raises:
         ReportFormatError: the file is missing, not JSON, of another schema version, or invalid.
     """
+    return _report_model(path, _report_text(path))
+
+
+def read_report_record(path: Path) -> TestReportRecord:
+    """``read_report(path)`` as a record (``model_dump(mode="json")``), validated by the same
+    rules but without building the models (``record_schema``): what the renderers take.
+
+    Raises:
+        ReportFormatError: as ``read_report``, with the same words.
+    """
+    text = _report_text(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        record = record_validator(TestReport).validate_json(text)
+    except ValidationError:  # the model says why, as it always did
+        return cast("TestReportRecord", _report_model(path, text).model_dump(mode="json"))
+    _refuse_other_version(path, record["meta"]["schema_version"], "Upgrade qbench.")
+    return cast("TestReportRecord", record)
+
+
+def _report_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ReportFormatError(
             f"cannot read report {path}: {exc.strerror}", slug="report-read"
@@ -53,6 +85,9 @@ def read_report(path: Path) -> TestReport:
         raise ReportFormatError(
             f"{path} is not a qbench report: not UTF-8 text", slug="report-invalid"
         ) from None
+
+
+def _report_model(path: Path, text: str) -> TestReport:
     try:
         report = TestReport.model_validate_json(text)
     except ValidationError as exc:
@@ -176,6 +211,24 @@ def _add_record(contents: StreamContents, record: StreamRecord) -> None:
 def report_from_stream(contents: StreamContents) -> TestReport:
     """Rebuild a ``TestReport`` from a parsed stream; a stream without an end record is a run
     that died, and is marked ``interrupted``."""
+    return _stream_report(contents, contents.results).model_copy(
+        update={"results": contents.results}
+    )
+
+
+def report_record_from_stream(contents: StreamContents) -> TestReportRecord:
+    """``report_from_stream(contents)`` as a record, each result dumped once (the summary is
+    counted from the dumps)."""
+    results = [cast("TestResultRecord", r.model_dump(mode="json")) for r in contents.results]
+    record = cast("TestReportRecord", _stream_report(contents, results).model_dump(mode="json"))
+    record["results"] = results
+    return record
+
+
+def _stream_report(
+    contents: StreamContents, results: Sequence[TestResult] | Sequence[TestResultRecord]
+) -> TestReport:
+    """The report of a parsed stream without its results, counted from ``results``."""
     start = contents.start
     if start is None:  # read_stream refuses such streams; this keeps mypy informed
         raise ReportFormatError("stream has no start record", slug="stream-invalid")
@@ -192,9 +245,7 @@ def report_from_stream(contents: StreamContents) -> TestReport:
             update={"interrupted": True, "completed_at": _last_finish(contents)}
         )
     finished = run.completed_at or run.started_at
-    agg = aggregate(
-        contents.results, contents.collection_errors, contents.warnings, contents.deselected
-    )
+    agg = aggregate(results, contents.collection_errors, contents.warnings, contents.deselected)
     return TestReport(
         meta=ReportMeta(
             qbench_version=start.meta.qbench_version, created_at=datetime.now(timezone.utc)
@@ -204,7 +255,6 @@ def report_from_stream(contents: StreamContents) -> TestReport:
         summary=ReportSummary.model_validate(
             agg.summary((finished - run.started_at).total_seconds())
         ),
-        results=contents.results,
         collection_errors=contents.collection_errors,
         warnings=contents.warnings,
         sections=sections,
@@ -241,6 +291,19 @@ def refuse_newer_report(path: Path) -> None:
 
 def load_source(source: Path) -> TestReport:
     """A report from ``report.json``, or from a run directory (its stream first)."""
+    return _load(source, read_report, report_from_stream)
+
+
+def load_source_record(source: Path) -> TestReportRecord:
+    """``load_source(source)`` as a record; from ``report.json``, no model is built."""
+    return _load(source, read_report_record, report_record_from_stream)
+
+
+def _load(
+    source: Path,
+    read: Callable[[Path], ReportT],
+    rebuild: Callable[[StreamContents], ReportT],
+) -> ReportT:
     from pytest_qbench.report import store
 
     if source.is_dir():
@@ -251,11 +314,11 @@ def load_source(source: Path) -> TestReport:
             note = contents.damage_note(stream)
             if note:
                 print(f"qbench: {note}", file=sys.stderr)
-            return report_from_stream(contents)
+            return rebuild(contents)
         if (source / store.REPORT_JSON).is_file():
-            return read_report(source / store.REPORT_JSON)
+            return read(source / store.REPORT_JSON)
         raise ReportFormatError(
             f"{source} holds neither {store.STREAM_NAME} nor {store.REPORT_JSON}: not a run directory",
             slug="not-a-run",
         )
-    return read_report(source)
+    return read(source)

@@ -1,12 +1,16 @@
-"""The checkers qbench runs, by name, and reading a comma list of them: one rule for
-``--qbench-check``, its ini value and ``qbench check --tools``. Standard library only
-(the plugin imports it whenever pytest starts)."""
+"""The checkers qbench runs, by name, their defaults, and reading a comma list of them: one rule
+for ``--qbench-check``, its ini value and ``qbench check --tools``. Standard library only, apart
+from the checkers' machinery: the plugin imports it whenever pytest starts, and ``qbench``'s
+parser shows the names without loading the checkers."""
 
 from __future__ import annotations
 
 
 TOOLS = ("ruff", "mypy", "pyright", "build")
-"""The checkers, in the order they are listed."""
+"""Every checker, by the name ``--tools`` takes, in the order they are listed."""
+DEFAULT_TOOLS = ("ruff", "mypy")
+DEFAULT_TIMEOUT = 900.0
+"""Seconds a checker may take before it is stopped and reported as crashed."""
 
 
 def parse_checker_names(value: str) -> tuple[str, ...]:
@@ -27,4 +31,4 @@ def parse_checker_names(value: str) -> tuple[str, ...]:
     return names
 
 
-__all__ = ["TOOLS", "parse_checker_names"]
+__all__ = ["DEFAULT_TIMEOUT", "DEFAULT_TOOLS", "TOOLS", "parse_checker_names"]

@@ -27,6 +27,7 @@ from pytest_qbench.report.checks import mypy
 from pytest_qbench.report.checks import mypy_config
 from pytest_qbench.report.checks import pyright
 from pytest_qbench.report.checks import ruff
+from pytest_qbench.report.checks.names import DEFAULT_TIMEOUT
 from pytest_qbench.report.checks.names import parse_checker_names
 from pytest_qbench.report.checks.stored import finish_check_run
 from pytest_qbench.report.checks.stored import new_check_dir
@@ -37,10 +38,6 @@ from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import RunMeta
 
 
-"""Every checker, by the name ``--tools`` takes."""
-DEFAULT_TOOLS = ("ruff", "mypy")
-DEFAULT_TIMEOUT = 900.0
-"""Seconds a checker may take before it is stopped and reported as crashed."""
 POLL_SECONDS = 0.1
 """How often a wait looks whether it was asked to stop."""
 

@@ -1,0 +1,308 @@
+"""Publishing a finished report: indexing it, and writing every output asked for.
+
+One code path for the end of a live run (``QBenchSession``) and ``qbench render``: each builds an
+``OutputPlan`` (which files, where) and hands it to ``Publisher`` with an ``OutputWriter`` (how
+each format is written). One output failing never stops the others; each failure becomes a note
+(a live run: its report must still be written) or, with ``strict``, an error (the CLI).
+
+A new output format is a field of ``OutputPlan``, a method of ``OutputWriter`` and one line in
+``Publisher.jobs``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import TypeVar
+
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.report import store
+from pytest_qbench.report.shapes import new
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.aggregate import ReportView
+    from pytest_qbench.report.ctrf import CtrfHistory
+    from pytest_qbench.report.html.trend import Trend
+    from pytest_qbench.report.outputs import OutputWriter
+    from pytest_qbench.report.records import DiagnosticRecord
+    from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import TestHistoryRecord
+    from pytest_qbench.report.records import TestReportRecord
+    from pytest_qbench.report.records import TestResultRecord
+
+Job = Callable[[Path], Path]
+T = TypeVar("T")
+
+
+@dataclass
+class OutputPlan:
+    """Which outputs to write for one report, and where."""
+
+    run_dir: Path | None = None
+    """Where ``report.json`` and ``report.md`` go (and ``report.html`` with ``html``); ``None``:
+    neither is written."""
+    json: Path | None = None
+    """``--qbench-json``: a copy of ``report.json`` (written from the report without a run
+    directory)."""
+    markdown: Path | None = None
+    """``--qbench-md``: a copy of ``report.md``."""
+    html: Path | None = None
+    """The HTML page."""
+    attachments_dir: Path | None = None
+    """The run directory holding the attachments the HTML page embeds or links."""
+    trend: Callable[[], Trend | None] | None = None
+    """Loads the last runs for the HTML page, only when it is written."""
+    digest: Path | None = None
+    ctrf: Path | None = None
+    """The CTRF document."""
+    ctrf_history: Callable[[list[str]], CtrfHistory | None] | None = None
+    """Loads the insights of the history index for the given node ids, only when ``ctrf`` is
+    written."""
+    templates: Sequence[tuple[str | Path, Path]] = ()
+    """Templates (names or paths) rendered to files (``-`` is stdout)."""
+    step_summary: Path | None = None
+    """GitHub's ``$GITHUB_STEP_SUMMARY`` file, appended to."""
+
+
+@dataclass
+class Publisher:
+    """Writes an ``OutputPlan`` with an ``OutputWriter``; records what was written and why not."""
+
+    writer: OutputWriter
+    plan: OutputPlan
+    shown: Callable[[Path], str] = str
+    """How a path is named in a note (relative to where pytest started, in a live run)."""
+    strict: bool = False
+    """Raise the first failure (the CLI) instead of noting it and going on (a live run)."""
+    written: list[Path] = field(default_factory=list)
+    unwritable: list[Path] = field(default_factory=list)
+    """Outputs the system refused to write (a full disk, a read-only directory)."""
+    notes: list[str] = field(default_factory=list)
+    internal_errors: list[tuple[str, Exception]] = field(default_factory=list)
+    """Bugs of qbench met while writing (where, the exception), for the caller to report."""
+
+    def jobs(self) -> list[tuple[str, Path, Job]]:
+        """Every output of the plan: its name in a note, its path, what writes it."""
+        plan, writer = self.plan, self.writer
+        jobs: list[tuple[str, Path, Job]] = []
+        run_json = run_md = None
+        if plan.run_dir is not None:
+            run_json, run_md = plan.run_dir / store.REPORT_JSON, plan.run_dir / store.REPORT_MD
+            jobs += [("report.json", run_json, writer.json), ("report.md", run_md, writer.markdown)]
+        if plan.json:
+            jobs.append(("--qbench-json", plan.json, self._copy_of(run_json, writer.json)))
+        if plan.markdown:
+            jobs.append(("--qbench-md", plan.markdown, self._copy_of(run_md, writer.markdown)))
+        if plan.html:
+            jobs.append(("--qbench-html", plan.html, self._html))
+        if plan.digest:
+            jobs.append(("--qbench-digest", plan.digest, writer.digest))
+        if plan.ctrf:
+            jobs.append(("--qbench-ctrf", plan.ctrf, self._ctrf))
+        for template, out in plan.templates:
+            jobs.append((f"--qbench-template {template}", out, partial(writer.template, template)))
+        if plan.step_summary is not None:
+            jobs.append(("$GITHUB_STEP_SUMMARY", plan.step_summary, writer.step_summary))
+        return jobs
+
+    def publish(self) -> list[Path]:
+        """Write every output; return the paths written."""
+        for name, path, job in self.jobs():
+            self._run(name, path, job)
+        return self.written
+
+    def _run(self, name: str, path: Path, job: Job) -> None:
+        try:
+            self.written.append(job(path))
+        except Exception as exc:
+            if self.strict:
+                raise
+            if isinstance(exc, QBenchError):  # the user's template, not a qbench bug
+                self.notes.append(f"could not write {name}: {exc}")
+            elif isinstance(exc, OSError):  # the user's disk or path, not a qbench bug
+                self.unwritable.append(path)
+                self.notes.append(f"could not write {self.shown(path)}: {exc.strerror or exc}")
+            else:
+                self.internal_errors.append((f"writing {name}", exc))
+
+    def _copy_of(self, source: Path | None, write: Job) -> Job:
+        """``path`` as a copy of ``source``; written from the report itself without one, or when
+        the disk refused ``source`` (the run directory could not be written, say)."""
+
+        def job(path: Path) -> Path:
+            if source is None or source in self.unwritable:
+                return write(path)
+            return self.writer.copy(source, path)
+
+        return job
+
+    def _html(self, path: Path) -> Path:
+        """The HTML page at ``path`` (in a live run, also ``report.html`` in the run directory),
+        with the trend of the history index when there is one."""
+        trend = self._trend()
+        run_dir = self.plan.run_dir
+        if run_dir is not None:
+            run_html = run_dir / store.REPORT_HTML
+            try:
+                self.written.append(self.writer.html(run_html, trend, run_dir))
+            except OSError as exc:  # the copy for the user is still written
+                if self.strict:
+                    raise
+                self.unwritable.append(run_html)
+                self.notes.append(f"could not write {self.shown(run_html)}: {exc.strerror or exc}")
+        return self.writer.html(path, trend, self.plan.attachments_dir or run_dir)
+
+    def _trend(self) -> Trend | None:
+        if self.plan.trend is None:
+            return None
+        return self._from_index(self.plan.trend, "no trend in the HTML report")
+
+    def _ctrf(self, path: Path) -> Path:
+        """The CTRF document, with the insights of the history index when there are some."""
+        history = None
+        loader = self.plan.ctrf_history
+        if loader is not None:
+            nodeids = self.writer.nodeids()
+            history = self._from_index(lambda: loader(nodeids), "no insights in the CTRF document")
+        return self.writer.ctrf(path, history)
+
+    def _from_index(self, load: Callable[[], T], missing: str) -> T | None:
+        """What ``load`` reads from the history index; ``None`` and a note when it cannot."""
+        try:
+            return load()
+        except Exception as exc:
+            detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+            self.notes.append(f"{missing}: {detail}")
+            return None
+
+
+def index_trend(qbench_dir: Path, db: str | None) -> Callable[[], Trend | None]:
+    """The trend loader of a live run: the last runs of its history index (the module is
+    imported only when a page is written)."""
+
+    def load() -> Trend | None:
+        from pytest_qbench.history.trend import load_trend
+
+        return load_trend(qbench_dir, db)
+
+    return load
+
+
+def index_insights(
+    qbench_dir: Path, db: str | None, run_id: str
+) -> Callable[[list[str]], CtrfHistory | None]:
+    """The CTRF insights loader of a live run: its tests' history in its history index
+    (imported only when the document is written)."""
+
+    def load(nodeids: list[str]) -> CtrfHistory | None:
+        from pytest_qbench.history.ctrf_insights import load_ctrf_history
+
+        return load_ctrf_history(qbench_dir, db, run_id, nodeids)
+
+    return load
+
+
+def add_history(
+    results: Sequence[TestResultRecord], history: Mapping[str, TestHistoryRecord] | None
+) -> None:
+    """Give each of ``results`` that failed its ``TestHistory`` record (by node id)."""
+    if not history:
+        return
+    for result in results:
+        if result["nodeid"] in history:
+            result["history"] = history[result["nodeid"]]
+
+
+def history_patches(
+    history: Mapping[str, TestHistoryRecord] | None,
+) -> dict[str, dict[str, object]]:
+    """The fields to set on the stream's failed results when they are spliced in: their history."""
+    return {nodeid: {"history": h} for nodeid, h in (history or {}).items()}
+
+
+@dataclass
+class Indexed:
+    """What indexing a live run gave."""
+
+    histories: dict[str, TestHistoryRecord] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    indexed: bool = False
+
+
+def index_live_run(
+    qbench_dir: Path,
+    report: TestReportRecord,
+    stream: Path | None,
+    unstreamed: Sequence[TestResultRecord],
+    keep_runs: int,
+    db: str | None,
+    deselected: Sequence[str],
+) -> Indexed:
+    """Index a finished run in the history index; the failing tests' history comes back.
+
+    A failure here is a note and a warning in ``report``: the reports are written all the same,
+    without history. A run in which no test ran (``--collect-only``, a ``-k`` matching nothing)
+    is not indexed.
+    """
+    from pytest_qbench.history.session_end import record_run
+
+    if not report["summary"]["total"] or report["run"]["collect_only"]:
+        return Indexed()
+    try:
+        recorded = record_run(qbench_dir, report, stream, unstreamed, keep_runs, db, deselected)
+    except Exception as exc:
+        detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+        message = f"run not indexed, so no history in its reports: {detail}"
+        warning = new(
+            "Diagnostic", tool="qbench", severity="warning", code="history", message=message
+        )
+        report["warnings"].append(warning)
+        return Indexed(notes=[message])
+    return Indexed(recorded.histories, list(recorded.problems), indexed=True)
+
+
+def forget_unwritten_run(qbench_dir: Path, run_id: str, db: str | None) -> list[str]:
+    """Take a run out of the history index again, as its report.json was not written; the note
+    saying so."""
+    from contextlib import suppress
+
+    from pytest_qbench.history.session_end import forget_run
+
+    with suppress(Exception):
+        forget_run(qbench_dir, run_id, db)
+    return ["run not indexed: its report.json could not be written"]
+
+
+def step_summary_path(enabled: bool) -> Path | None:
+    """``$GITHUB_STEP_SUMMARY`` when the step summary is asked for and GitHub names one."""
+    if not enabled:
+        return None
+    from pytest_qbench.report.github import step_summary_path as from_env
+
+    return from_env(os.environ)
+
+
+def github_annotations(
+    view: ReportView,
+    diagnostics: Sequence[DiagnosticRecord],
+    gates: Sequence[GateResultRecord],
+    rootpath: Path,
+) -> list[str]:
+    """GitHub workflow commands for the failures, the checkers' findings and the failed gates."""
+    from pytest_qbench.report import github
+
+    failed = [*view.failures.items, *view.errors.items]
+    root = github.checkout_prefix(rootpath, os.environ)
+    return [
+        *github.failure_annotations(failed, root),
+        *github.diagnostic_annotations(diagnostics, root),
+        *github.gate_annotations(gates),
+    ]

@@ -1,0 +1,90 @@
+"""history/publish.py: the outputs of a finished report, written alike at the end of a pytest
+run and by ``qbench render``; one output failing does not stop the others."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_store import report_of
+from test_store import result
+
+from pytest_qbench.history.publish import OutputPlan
+from pytest_qbench.history.publish import Publisher
+from pytest_qbench.report import store
+from pytest_qbench.report.aggregate import aggregate
+from pytest_qbench.report.outputs import OutputWriter
+
+
+def writer_of(report_path: Path | None = None) -> OutputWriter:
+    report = report_of([result("test_a"), result("test_b", "failed")])
+    if report_path is not None:
+        store.write_report_json(report_path, report, None)
+    view = aggregate(report["results"]).view()
+    return OutputWriter(report, None, view, template_dir=None, max_items=50)
+
+
+def test_every_output_of_the_plan_is_written_and_a_failing_one_is_a_note(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()  # a directory where a file should go: the disk refuses it
+    plan = OutputPlan(
+        run_dir=run_dir,
+        json=tmp_path / "copy.json",
+        markdown=blocked,
+        html=tmp_path / "page.html",
+        digest=tmp_path / "digest.json",
+    )
+    publisher = Publisher(writer_of(), plan)
+    written = publisher.publish()
+    assert written == [
+        run_dir / "report.json",
+        run_dir / "report.md",
+        tmp_path / "copy.json",
+        run_dir / "report.html",
+        tmp_path / "page.html",
+        tmp_path / "digest.json",
+    ]
+    assert publisher.unwritable == [blocked]
+    assert [n.split(":")[0] for n in publisher.notes] == [f"could not write {blocked}"]
+    assert json.loads((tmp_path / "copy.json").read_text()) == json.loads(
+        (run_dir / "report.json").read_text()
+    )
+    with pytest.raises(OSError):
+        Publisher(writer_of(), OutputPlan(markdown=blocked), strict=True).publish()
+
+
+def test_qbench_render_writes_what_the_plan_writes(tmp_path: Path) -> None:
+    """``qbench render REPORT --html OUT -o MD`` writes the same files as a Publisher given the
+    same plan (the CLI goes through it)."""
+    source = tmp_path / "report.json"
+    writer = writer_of(source)
+    Publisher(
+        writer,
+        OutputPlan(
+            html=tmp_path / "expected.html",
+            attachments_dir=tmp_path,
+            templates=[("report.md.j2", tmp_path / "expected.md")],
+        ),
+    ).publish()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_qbench",
+            "render",
+            str(source),
+            "--html",
+            str(tmp_path / "got.html"),
+            "-o",
+            str(tmp_path / "got.md"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    assert (tmp_path / "got.md").read_text() == (tmp_path / "expected.md").read_text()
+    assert (tmp_path / "got.html").read_bytes() == (tmp_path / "expected.html").read_bytes()
