@@ -31,6 +31,7 @@ from pytest_qbench.history.ctrf_insights import runs_up_to
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import resolve_run
 from pytest_qbench.history.queries import run_results
+from pytest_qbench.history.session_end import CAME_BACK
 from pytest_qbench.history.text import failure_text
 
 
@@ -171,9 +172,7 @@ def _new(change: Change, fingerprints: Mapping[str, str]) -> str:
     text = md_text(failure_text(change.failure), 300)
     fp = fingerprints.get(change.nodeid)
     fingerprint = f" · fingerprint {md_code(fp[:12])}" if fp else ""
-    came_back = (
-        " · **returning failure**" if change.history and "came back" in change.history else ""
-    )
+    came_back = " · **returning failure**" if change.history and CAME_BACK in change.history else ""
     history = f"<br>{md_text(change.history, 200)}" if change.history else ""
     return f"{text}{fingerprint}{came_back}{history}"
 

@@ -278,4 +278,8 @@ def _came_back(window: list[PastResult], fp: str | None) -> str:
     earlier = next(failing, None)
     if earlier is None or fp is None or earlier.fingerprint != fp:
         return ""
-    return f"; failed the same way in run {earlier.run_id} before: a regression that came back"
+    return f"; failed the same way in run {earlier.run_id} before: {CAME_BACK}"
+
+
+CAME_BACK = "a regression that came back"
+"""How a failure's history names a returning regression (`qbench pr-comment` looks for it)."""
