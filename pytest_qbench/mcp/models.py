@@ -278,6 +278,8 @@ class RunEntry(QBenchModel):
     """The commit, on CI."""
     has_output: bool = False
     """Whether its raw output is stored (runs started by this server)."""
+    shard: str | None = None
+    """The CI shard the run was (``2/4``, ``queue NAME``); ``None`` for a whole run."""
 
 
 class RunList(QBenchModel):

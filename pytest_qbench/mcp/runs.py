@@ -177,6 +177,7 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
             branch=info.branch,
             commit=info.commit,
             has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
+            shard=info.shard,
         )
         for info in infos
     ]

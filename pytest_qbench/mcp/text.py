@@ -220,6 +220,7 @@ def runs_text(runs: RunList, limit: int) -> str:
         f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
         f"{counts_text({**run.summary, 'duration': run.duration})}"
         + ("  (interrupted)" if run.interrupted else "")
+        + (f"  shard {run.shard}" if run.shard else "")
         for run in runs.runs
     ]
     return fit_lines(lines, limit, "... {n} more runs")
