@@ -311,14 +311,18 @@ def recent_results(
     return index.read(work) if nodeids else {}
 
 
-def phase_timings(index: Index, nodeids: Sequence[str], runs: int) -> dict[str, list[Timing]]:
-    """The phase seconds of each node id's last ``runs`` results that passed or failed (a
-    result indexed before phase times were kept counts its whole duration as the call)."""
+def phase_timings(
+    index: Index, nodeids: Sequence[str], runs: int, commit: str | None = None
+) -> dict[str, list[Timing]]:
+    """The phase seconds of each node id's last ``runs`` results that passed or failed, in
+    runs of another commit than ``commit`` (the shards of one CI pipeline test one commit: a
+    shard that finished first must not change the plan of one that starts later). A result
+    indexed before phase times were kept counts its whole duration as the call."""
 
     def work(cursor: Cursor) -> dict[str, list[Timing]]:
         found: dict[str, list[Timing]] = {}
         for chunk in _chunks(list(dict.fromkeys(nodeids))):
-            cursor.execute(sql.phase_timings_of(len(chunk)), [*chunk, runs])
+            cursor.execute(sql.phase_timings_of(len(chunk)), [*chunk, commit or "", runs])
             for nodeid, duration, setup, teardown in cursor.fetchall():
                 before, after = float(setup or 0.0), float(teardown or 0.0)
                 call = max(0.0, float(duration) - before - after)

@@ -138,7 +138,8 @@ def plan_shards(
     share = total / count if total > 0 else 1.0
     best: tuple[tuple[Unit, ...], ...] | None = None
     best_span = math.inf
-    for factor in PIECE_FACTORS:
+    # without history the fixtures are unknown: a module is cut only when bigger than a share
+    for factor in PIECE_FACTORS[:2] if by_count else PIECE_FACTORS:
         units = cut_units(modules, share * factor)
         shards = assign(units, count)
         span = max((sum(unit.expected for unit in shard) for shard in shards), default=0.0)

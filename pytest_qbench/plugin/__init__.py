@@ -30,6 +30,8 @@ from pytest_qbench.plugin.agent import hooks as agent_hooks
 from pytest_qbench.plugin.options.declare import add_options
 from pytest_qbench.plugin.options.declare import coverage_asked
 from pytest_qbench.plugin.options.declare import is_enabled
+from pytest_qbench.plugin.options.shards import read_shard_settings
+from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import parse_thresholds
 
 
@@ -93,6 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_qbench.plugin.session import qbench_session_key
 
     settings = read_settings(config)  # a UsageError stops pytest, as it should
+    shard = read_shard_settings(OptionReader(config))
     try:
         session = QBenchSession(config, settings)
     except Exception as exc:  # a qbench bug must not stop the user's run
@@ -105,6 +108,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config, verdicts.Verdicts(session.gates, session.note_internal_error, session.redact)
     )
     _register_gates(config, session, settings, judged)
+    if shard.active:
+        from pytest_qbench.plugin import shards
+
+        shards.register(config, session, shard)
 
 
 def _register_gates(
