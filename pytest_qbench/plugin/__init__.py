@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 
 SESSION_PLUGIN_NAME = "qbench-session"
+SHARD_PLUGIN_NAME = "qbench-shard"
 WORKER_FLAG = "qbench"
 ATTACH_FLAG = "qbench_attach"
 COVERAGE_FLAG = "qbench_cov"
@@ -108,10 +109,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config, verdicts.Verdicts(session.gates, session.note_internal_error, session.redact)
     )
     _register_gates(config, session, settings, judged)
-    if shard.active:
-        from pytest_qbench.plugin import shards
+    if shard.queue:
+        from pytest_qbench.plugin.queue import QueuePlugin
 
-        shards.register(config, session, shard)
+        registered.register(config, QueuePlugin(session, shard), SHARD_PLUGIN_NAME)
+    elif shard.count:
+        from pytest_qbench.plugin.shards import ShardPlugin
+
+        registered.register(config, ShardPlugin(session, shard), SHARD_PLUGIN_NAME)
 
 
 def _register_gates(

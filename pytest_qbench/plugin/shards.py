@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.shards import ShardSettings
 
 
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import ShardInfoRecord
 
 
-PLUGIN_NAME = "qbench-shard"
 HISTORY_RUNS = 5
 """A test's last results (that passed or failed) whose median is its expected time."""
 
@@ -68,8 +66,11 @@ class ShardPlugin:
             terminalreporter.write_line(f"qbench: {self.summary}")
 
 
-def read_timings(session: QBenchSession, nodeids: list[str]) -> dict[str, list[Timing]]:
-    """The recorded phase times of ``nodeids`` (none without an index yet).
+def read_timings(
+    session: QBenchSession, nodeids: list[str], source: str = "--qbench-shard"
+) -> dict[str, list[Timing]]:
+    """The recorded phase times of ``nodeids`` (none without an index yet); ``source``: the
+    option that plans, for the message.
 
     Raises:
         pytest.UsageError: the index exists but cannot be read: a shard planned without it
@@ -91,9 +92,11 @@ def read_timings(session: QBenchSession, nodeids: list[str]) -> dict[str, list[T
         finally:
             index.close()
     except HistoryError as exc:
+        if exc.slug == "index-missing":  # a database without runs yet: no history
+            return {}
         raise pytest.UsageError(
-            f"--qbench-shard cannot read the history it plans from: {exc}; every shard must "
-            "read the same history, so fix it (or run without --qbench-shard)"
+            f"{source} cannot read the history it plans from: {exc}; every machine must read "
+            f"the same history, so fix it (or run without {source})"
         ) from None
 
 
@@ -111,13 +114,3 @@ def shard_record(shard: ShardSettings, plan: Plan) -> ShardInfoRecord:
         expected=None if plan.by_count else round(plan.expected[mine], 3),
         plan=[] if plan.by_count else [round(value, 3) for value in plan.expected],
     )
-
-
-def register(config: pytest.Config, session: QBenchSession, shard: ShardSettings) -> None:
-    """Register the shard's plugin (``--qbench-shard``) or the queue's (``--qbench-queue``)."""
-    if shard.queue:
-        from pytest_qbench.plugin.queue import QueuePlugin
-
-        registered.register(config, QueuePlugin(session, shard), PLUGIN_NAME)
-        return
-    registered.register(config, ShardPlugin(session, shard), PLUGIN_NAME)
