@@ -3,6 +3,8 @@ the plan on the terminal and in the run (issue 25)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from pytest_qbench.cli import main
@@ -57,7 +59,10 @@ def nodeids(run_qbench: RunQBench, *args: str, run_id: str) -> list[str]:
 
 
 def test_shards_run_each_test_once_whole_modules_with_the_plan_recorded(
-    suite: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+    suite: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     everything = nodeids(run_qbench, run_id="base")
     index = open_index(suite.path / ".qbench", None)
@@ -99,6 +104,36 @@ def test_shards_run_each_test_once_whole_modules_with_the_plan_recorded(
     # test_a (fixture 0.15 s) and test_b (0.05 s call) are the big ones: not on one shard
     with_a = next(kept for kept in shards if "test_a.py::test_one" in kept)
     assert "test_b.py::test_one" not in with_a
+    # qbench shards: from the index (expected times from the run store), and the merged report
+    qbench_dir = str(suite.path / ".qbench")
+    capsys.readouterr()
+    assert main(["shards", "--dir", qbench_dir]) == 0
+    shown = capsys.readouterr().out
+    assert shown.splitlines()[0].split() == ["SHARD", "RUN", "TESTS", "EXPECTED", "ACTUAL"]
+    assert [line.split()[:2] for line in shown.splitlines()[1:3]] == [["1/2", "s1"], ["2/2", "s2"]]
+    assert "x the mean, " in shown and "x the ideal" in shown and "(the plan / 2)" in shown
+    merged = suite.path / "merged.json"
+    runs = suite.path / ".qbench" / "runs"
+    assert (
+        main(
+            [
+                "merge",
+                str(runs / "s1"),
+                str(runs / "s2"),
+                "-o",
+                str(merged),
+                "--md",
+                str(suite.path / "merged.md"),
+            ]
+        )
+        == 0
+    )
+    markdown = (suite.path / "merged.md").read_text()
+    assert "## Shards" in markdown and "| 1/2 | `s1` | " in markdown and "× the ideal" in markdown
+    capsys.readouterr()
+    assert main(["shards", str(merged), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [row["label"] for row in data["shards"]] == ["1/2", "2/2"] and data["over_ideal"] > 0
 
 
 def test_without_history_the_shards_split_by_test_count(
