@@ -11,6 +11,8 @@ from pytest_qbench.cli import main
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import phase_timings
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.service import QBenchTools
 
 from conftest import RunQBench
 
@@ -166,6 +168,8 @@ def test_qbench_runs_shows_the_shard(
         assert [run.shard for run in list_runs(index, 5)] == ["1/2"]
     finally:
         index.close()
+    tools = QBenchTools(ServerConfig(root=suite.path, qbench_dir=suite.path / ".qbench"))
+    assert [run.shard for run in tools.list_runs().runs] == ["1/2"]  # the MCP tool
     capsys.readouterr()
     assert main(["runs", "--dir", str(suite.path / ".qbench")]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -112,7 +112,9 @@ def from_report(path: Path) -> Balance:
         data = json.loads(path.read_text(encoding="utf-8"))
         shards = data["shards"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise HistoryError(f"{path} is not a merged qbench report ({exc})", slug="report") from None
+        raise HistoryError(
+            f"{path} is not a merged qbench report ({exc})", slug="not-sharded"
+        ) from None
     rows, planned = [], None
     for shard in shards:
         info = shard["run"].get("shard") or {}
@@ -128,7 +130,7 @@ def from_report(path: Path) -> Balance:
         )
     if not rows:
         raise HistoryError(
-            f"{path} holds no shards: merge the shards' reports first", slug="report"
+            f"{path} holds no shards: merge the shards' reports first", slug="not-sharded"
         )
     return Balance(rows, planned)
 
