@@ -133,3 +133,34 @@ def test_four_processes_on_postgresql(suite: Path, postgres_server: PostgresServ
     assert [p.returncode for p in processes] == [0, 0, 0, 0], outputs
     runs = [ran(suite, p.name) for p in (suite / ".qbench" / "runs").iterdir()]
     assert sorted(n for nodeids in runs for n in nodeids) == everything()
+
+
+def test_a_queue_goes_with_its_runs_under_retention(tmp_path: Path) -> None:
+    """A queue created before the oldest run the index keeps is removed with the runs."""
+    from history_data import index_args
+    from history_data import report
+    from history_data import result
+
+    from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.indexer import index_run
+    from pytest_qbench.history.queue import claim_next
+    from pytest_qbench.history.queue import create_queue
+    from pytest_qbench.history.shardplan import Unit
+
+    index = open_index(tmp_path, None, create=True)
+    try:
+        units = [Unit("a.py", ("a.py::t",), 1.0), Unit("b.py", ("b.py::t",), 0.5)]
+        assert create_queue(index, "old", units) and not create_queue(index, "old", units)
+        assert create_queue(index, "new", units)
+        index.write(
+            lambda c: c.execute(
+                "UPDATE queue_units SET created_at = '2026-01-02T03:04:30.000000Z' WHERE queue = 'old'"
+            )
+        )
+        for minute in range(3):  # runs at T0 + 0, 1, 2 minutes; keep the last one
+            index_run(index, *index_args(report(f"r{minute}", minute, [result("a")])), keep_runs=1)
+        assert claim_next(index, "old", "w", "r", 60) is None  # gone with the runs before it
+        claim = claim_next(index, "new", "w", "r", 60)
+        assert claim is not None and claim.unit == "a.py"  # longest first
+    finally:
+        index.close()

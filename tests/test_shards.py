@@ -191,6 +191,10 @@ def test_qbench_runs_shows_the_shard(
             "--qbench-shard and --qbench-queue exclude each other*",
         ),
         (["--qbench-queue=-bad"], "--qbench-queue must be 1-128 letters*given: '-bad'*"),
+        (
+            ["--qbench-shard=1/2", "-p", "xdist", "-n", "2"],
+            "--qbench-shard * pytest-xdist, given: -n 2; use -n 0*",
+        ),
     ],
 )
 def test_bad_values_are_refused_before_any_test_runs(

@@ -101,6 +101,7 @@ def read_shard_settings(
         return _queue(queue, queue_source, reader, environ)
     if not shard:
         return ShardSettings()
+    _refuse_xdist(reader, shard_source, "deselects on the controller, which xdist's workers do not")
     if shard.strip().lower() == "auto":
         found = ci_matrix(environ)
         if found is None:
@@ -136,17 +137,21 @@ def _queue(
             f"{source} must be 1-128 letters, digits or . _ : / -, starting with a letter or "
             f"digit, given: {name!r} (an empty variable?); e.g. --qbench-queue=$CI_PIPELINE_ID"
         )
-    if getattr(reader.config.option, "numprocesses", None):
-        raise pytest.UsageError(
-            f"{source} pulls tests one module at a time and cannot run under pytest-xdist, "
-            f"given: -n {reader.config.option.numprocesses}; use -n 0 with the queue, or "
-            "--qbench-shard=I/N with -n"
-        )
+    _refuse_xdist(reader, source, "pulls tests one module at a time in this process")
     matrix = ci_matrix(environ)
     worker = environ.get(QUEUE_WORKER_VAR) or (
         f"job-{matrix[0]}" if matrix else f"{os.uname().nodename}-{os.getpid()}"
     )
     return ShardSettings(queue=name, worker=worker, machines=matrix[1] if matrix else 0)
+
+
+def _refuse_xdist(reader: OptionReader, source: str, why: str) -> None:
+    workers = getattr(reader.config.option, "numprocesses", None)
+    if workers:
+        raise pytest.UsageError(
+            f"{source} {why}, so it cannot run under pytest-xdist, given: -n {workers}; use "
+            "-n 0 (or more CI machines) with it"
+        )
 
 
 def ci_matrix(environ: Mapping[str, str]) -> tuple[int, int] | None:
