@@ -36,6 +36,7 @@ RUN_KEYS = {
     "python",
     "platform",
     "qbench_version",
+    "shard",
 }
 SUMMARY_KEYS = {
     "totalRuns",

@@ -449,6 +449,7 @@ def run_json(run: RunInfo) -> dict[str, Any]:
         "python": run.python,
         "platform": run.platform,
         "qbench_version": run.qbench_version,
+        "shard": run.shard,
     }
 
 
