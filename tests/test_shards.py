@@ -132,6 +132,10 @@ def test_shards_run_each_test_once_whole_modules_with_the_plan_recorded(
     )
     markdown = (suite.path / "merged.md").read_text()
     assert "## Shards" in markdown and "| 1/2 | `s1` | " in markdown and "× the ideal" in markdown
+    page = suite.path / "merged.html"
+    assert main(["render", str(merged), "--html", str(page)]) == 0
+    table = page.read_text().split('id="shards"', 1)[1].split("</section>", 1)[0]
+    assert "<th>Expected</th>" in table and "–" not in table  # both shards have their plan
     capsys.readouterr()
     assert main(["shards", str(merged), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
