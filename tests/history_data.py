@@ -183,8 +183,11 @@ TABLES_SINCE = {
     3: ("tool_calls",),
     4: ("diagnostics", "checked"),
     5: ("deselection_sets", "run_deselection"),
+    6: ("queue_units",),
 }
 """The tables each schema version of the index added (for tests of its migrations)."""
+COLUMNS_SINCE = {6: (("results", "setup"), ("results", "teardown"), ("runs", "shard"))}
+"""The columns each schema version added to older tables."""
 
 
 def make_index_of_schema(history_db: HistoryDB, version: int) -> None:
@@ -196,6 +199,10 @@ def make_index_of_schema(history_db: HistoryDB, version: int) -> None:
             if since > version:
                 for table in tables:
                     cursor.execute(f"DROP TABLE {table}")
+        for since, columns in COLUMNS_SINCE.items():
+            if since > version:
+                for table, column in columns:
+                    cursor.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         cursor.execute(sql.UPDATE_VERSION, (str(version),))
 
     index = history_db.open()

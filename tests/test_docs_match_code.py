@@ -202,7 +202,7 @@ def cli_sections() -> dict[str, str]:
     return sections
 
 
-HISTORY_COMMANDS = {"index", "runs", "mcp-log", "show", "diff", "flaky", "history", "gc"}
+HISTORY_COMMANDS = {"index", "runs", "mcp-log", "show", "diff", "flaky", "history", "gc", "shards"}
 
 
 def test_every_command_has_a_section_naming_each_of_its_options():

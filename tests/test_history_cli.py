@@ -37,6 +37,7 @@ RUN_KEYS = {
     "python",
     "platform",
     "qbench_version",
+    "shard",
 }
 SUMMARY_KEYS = {
     "totalRuns",

@@ -102,6 +102,7 @@ REQUIRED: dict[str, dict[str, Any]] = {
     "ReportSection": {"title": "Coverage", "body": "91%"},
     "ReportSummary": {},
     "RunMeta": {"run_id": "r1", "started_at": T0, "cwd": "/src", "command": ["pytest", "-x"]},
+    "ShardInfo": {"index": 2},
     "Shard": {
         "source": "shard-1/report.json",
         "run": RUN,

@@ -54,6 +54,7 @@ def add_history_parsers(sub: SubParsers) -> None:
     _add_flaky(sub)
     _add_history(sub)
     _add_gc(sub)
+    _add_shards(sub)
 
 
 # --- shared -------------------------------------------------------------------------------------
@@ -339,6 +340,35 @@ def _add_runs(sub: SubParsers) -> None:
         cmd_runs,
     )
     _count(parser, "-n", 20, "How many runs")
+
+
+def _add_shards(sub: SubParsers) -> None:
+    parser = _parser(
+        sub,
+        "shards",
+        "How balanced the last sharded run was (--qbench-shard, --qbench-queue)",
+        "Each shard of a sharded run: its tests, expected and actual time; then the slowest "
+        "shard over the mean and over the ideal (the plan's total over the shards). RUN is one "
+        "of the shards' runs (an id, a prefix, 'last', 'last~N'; default: the newest run that "
+        "was a shard) or a merged report.json (qbench merge).",
+        cmd_shards,
+    )
+    parser.add_argument("run", metavar="RUN", nargs="?")
+
+
+def cmd_shards(args: argparse.Namespace) -> int:
+    """``qbench shards``."""
+    from pytest_qbench.history.shardview import balance_lines
+    from pytest_qbench.history.shardview import from_index
+    from pytest_qbench.history.shardview import from_report
+
+    if args.run and Path(args.run).is_file():
+        balance = from_report(Path(args.run))
+    else:
+        with _opened(args) as index:
+            balance = from_index(index, args.run, args.qbench_dir)
+    _output(args, balance.to_json, lambda: balance_lines(balance))
+    return OK
 
 
 def cmd_runs(args: argparse.Namespace) -> int:

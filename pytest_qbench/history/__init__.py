@@ -17,6 +17,9 @@ Modules, each small, imports pointing one way:
 - ``toollog``: the MCP server's tool-call log (recording, recent calls, totals per tool);
 - ``session_end``: what the pytest plugin calls when a run ends (index, then failing tests'
   history);
+- ``shardplan``: CI shards planned from recorded phase times (pure); ``queue``: the queue of
+  units machines pull from (``--qbench-queue``); ``shardview``: how balanced a sharded run was
+  (``qbench shards``);
 - ``files``, ``compare``, ``text``: what the ``qbench`` history subcommands read and print
   (the subcommands themselves are ``pytest_qbench.cli.history``).
 

@@ -51,6 +51,15 @@ class Index(Protocol):
     def read(self, work: Callable[[Cursor], T]) -> T:
         """Run ``work`` on one consistent snapshot."""
 
+    def claim(self, work: Callable[[Cursor], T]) -> T:
+        """Run ``work`` in one short write transaction that does not wait for the writers'
+        lock (a queue's claims: rows it selects with ``row_lock`` are locked for it)."""
+
+    row_lock: str
+    """What a ``SELECT`` appends to lock the rows it returns and skip rows another
+    transaction holds (PostgreSQL: ``FOR UPDATE SKIP LOCKED``; SQLite: nothing, its write
+    transactions run one at a time)."""
+
     def insert_id(self, cursor: Cursor, sql: str, parameters: Sequence[Any]) -> int:
         """Run an ``INSERT`` into a table with an identity column; return the new row's id."""
 

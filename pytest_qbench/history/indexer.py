@@ -138,10 +138,20 @@ def run_row(report: Record) -> tuple[Any, ...]:
         "platform": environment.get("platform"),
         "qbench_version": environment.get("qbench_version"),
         "indexed_at": to_index_time(datetime.now(timezone.utc)),
+        "shard": shard_label(run.get("shard")),
     }
     for name in sql.COUNT_COLUMNS:
         values[name] = int(summary.get(name, 0))
     return tuple(values[name] for name in sql.RUN_COLUMNS)
+
+
+def shard_label(shard: Record | None) -> str | None:
+    """How a run's shard is shown and stored: ``2/4``, ``queue NAME``; ``None``: not a shard."""
+    if not shard:
+        return None
+    if shard.get("queue"):
+        return f"queue {shard['queue']}"
+    return f"{shard.get('index')}/{shard.get('count')}"
 
 
 def delete_run(cursor: Cursor, run_id: str) -> bool:
@@ -258,6 +268,7 @@ def _known_tests(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
 
 def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> tuple[Any, ...]:
     failure = result.get("failure") if result["outcome"] in sql.FAILING else None
+    phases = result.get("durations") or {}
     return (
         run_ref,
         test_ref,
@@ -267,6 +278,8 @@ def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> 
         int(bool(result.get("flaky"))),
         fp,
         _example(failure.get("error_message")) if failure else None,
+        float(phases.get("setup") or 0.0),
+        float(phases.get("teardown") or 0.0),
     )
 
 
@@ -381,6 +394,7 @@ def _delete_runs(cursor: Cursor, old: dict[int, str], live: Live) -> list[str]:
         cursor.execute(sql.DELETE_ORPHAN_TESTS)
         cursor.execute(sql.DELETE_ORPHAN_FINGERPRINTS)
         cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
+        cursor.execute(sql.DELETE_OLD_QUEUES)
     return [str(old[ref]) for ref in gone]
 
 

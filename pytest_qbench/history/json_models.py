@@ -87,6 +87,8 @@ class RunJson(QBenchModel):
     python: str | None
     platform: str | None
     qbench_version: str | None
+    shard: str | None = None
+    """The CI shard the run was (``2/4``, ``queue NAME``); ``None`` for a whole run."""
 
     @classmethod
     def of(cls, run: RunInfo) -> RunJson:
@@ -112,6 +114,7 @@ def _run_fields(run: RunInfo) -> dict[str, Any]:
         "python": run.python,
         "platform": run.platform,
         "qbench_version": run.qbench_version,
+        "shard": run.shard,
     }
 
 

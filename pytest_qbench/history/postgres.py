@@ -122,6 +122,14 @@ class PostgresIndex:
         """Run ``work`` on one snapshot (a read-only ``REPEATABLE READ`` transaction)."""
         return self._retrying(lambda _deadline: self._transaction(work, READ_BEGIN, None))
 
+    row_lock = " FOR UPDATE SKIP LOCKED"
+    """Rows a claim selects are locked for it; rows another claim holds are skipped."""
+
+    def claim(self, work: Callable[[Cursor], T]) -> T:
+        """Run ``work`` in a ``READ COMMITTED`` transaction without the writers' lock: a queue
+        machine claiming its next unit never waits for a run being indexed."""
+        return self._retrying(lambda _deadline: self._transaction(work, WRITE_BEGIN, None))
+
     def insert_id(self, cursor: Cursor, sql_text: str, parameters: Sequence[Any]) -> int:
         """``INSERT`` a row and return its identity column (``RETURNING id``)."""
         cursor.execute(f"{sql_text} RETURNING id", parameters)

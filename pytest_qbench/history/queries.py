@@ -21,6 +21,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
 from pytest_qbench.history.deselection import decode
 from pytest_qbench.history.json_config import JSON_CONFIG
+from pytest_qbench.history.shardplan import Timing
 from pytest_qbench.report.runref import RunName
 from pytest_qbench.report.runref import choose
 
@@ -46,6 +47,9 @@ class RunInfo:
     python: str | None
     platform: str | None
     qbench_version: str | None
+    shard: str | None = None
+    """The CI shard the run was: ``2/4`` (``--qbench-shard``), ``queue NAME``
+    (``--qbench-queue``); ``None`` for a whole run."""
 
     @classmethod
     def from_row(cls, row: Row) -> RunInfo:
@@ -71,6 +75,7 @@ class RunInfo:
             python=v["python"],
             platform=v["platform"],
             qbench_version=v["qbench_version"],
+            shard=v["shard"],
         )
 
 
@@ -303,6 +308,27 @@ def recent_results(
                     recent.window.append(past)
                 if recent.last_pass is None and past.outcome not in sql.FAILING:
                     found[nodeid] = Recent(recent.window, past)
+        return found
+
+    return index.read(work) if nodeids else {}
+
+
+def phase_timings(
+    index: Index, nodeids: Sequence[str], runs: int, commit: str | None = None
+) -> dict[str, list[Timing]]:
+    """The phase seconds of each node id's last ``runs`` results that passed or failed, in
+    runs of another commit than ``commit`` (the shards of one CI pipeline test one commit: a
+    shard that finished first must not change the plan of one that starts later). A result
+    indexed before phase times were kept counts its whole duration as the call."""
+
+    def work(cursor: Cursor) -> dict[str, list[Timing]]:
+        found: dict[str, list[Timing]] = {}
+        for chunk in sql.batches(dict.fromkeys(nodeids)):
+            cursor.execute(sql.phase_timings_of(len(chunk)), [*chunk, commit or "", runs])
+            for nodeid, duration, setup, teardown in cursor.fetchall():
+                before, after = float(setup or 0.0), float(teardown or 0.0)
+                call = max(0.0, float(duration) - before - after)
+                found.setdefault(nodeid, []).append(Timing(before, call, after))
         return found
 
     return index.read(work) if nodeids else {}

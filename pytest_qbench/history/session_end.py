@@ -164,10 +164,10 @@ _NEEDS_ALL = (
 def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
     """What indexing needs of each result of a run's stream (then ``extra``), parsed cheaply.
 
-    Most results only tell their node id, outcome and duration: of their JSON line only the head
-    is parsed, the fields before ``durations`` (which hold no nested value, so that the head cut
-    there and closed is an object of its own). Other lines are parsed whole, with the fields the
-    stream leaves out at their default restored.
+    Most results only tell their node id, outcome and durations: of their JSON line only the
+    head is parsed, the fields up to ``durations`` and that object (which hold no nested value
+    but it, so that the head cut after it and closed is an object of its own). Other lines are
+    parsed whole, with the fields the stream leaves out at their default restored.
     """
     if stream is not None:
         for raw in store.iter_result_json(stream):
@@ -176,8 +176,9 @@ def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Reco
 
 
 def _light_record(raw: str) -> Record:
-    cut = raw.find(_HEAD_END)
-    if cut < 0 or any(mark in raw for mark in _NEEDS_ALL):
+    start = raw.find(_HEAD_END)
+    cut = raw.find("}", start) + 1  # the end of the durations object
+    if start < 0 or cut <= 0 or any(mark in raw for mark in _NEEDS_ALL):
         return _whole_record(raw)
     head: Record = json.loads(raw[:cut] + "}")
     return head if "outcome" in head and "duration" in head else _whole_record(raw)

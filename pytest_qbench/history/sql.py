@@ -38,14 +38,16 @@ def batches(items: Iterable[_T], size: int = BATCH) -> Iterator[list[_T]]:
         yield batch
 
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
 ``diagnostics`` (the static checkers a test run ran with ``--qbench-check``, and the
 fingerprints of what they found: issue 13.5); 5, ``deselection_sets`` and ``run_deselection``
 (each distinct set of deselected tests once, runs referring to it: ``deselected`` grew by every
-deselected id of every run; it is read still for the runs indexed before)."""
+deselected id of every run; it is read still for the runs indexed before); 6, a result's
+``setup`` and ``teardown`` seconds, a run's ``shard``, and ``queue_units`` (CI shards planned
+from the history, and the queue they pull from)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -118,6 +120,33 @@ diagnostic_fingerprint``: tool, code, file and message without numbers, not the 
 per fingerprint with the first such diagnostic's severity, line and message (bounded) and how
 many the run had."""
 DIAGNOSTICS_INDEX = "CREATE INDEX diagnostics_by_fingerprint ON diagnostics (fingerprint)"
+
+QUEUE_TABLE = """CREATE TABLE queue_units (
+        queue {key} NOT NULL,
+        unit {key} NOT NULL,
+        position INTEGER NOT NULL,
+        nodeids TEXT NOT NULL,
+        expected DOUBLE PRECISION NOT NULL,
+        created_at {key} NOT NULL,
+        owner TEXT,
+        run_id TEXT,
+        lease_until DOUBLE PRECISION,
+        done INTEGER NOT NULL,
+        PRIMARY KEY (queue, unit)
+    )"""
+"""The units of each ``--qbench-queue`` (``history.queue``): their tests (node ids, one a
+line), their expected seconds and place in the queue (longest first), and who holds them: the
+machine's identity (``owner``), its run, until when its lease runs (seconds since the epoch),
+and whether it ran them to the end."""
+SHARD_SCHEMA = (
+    "ALTER TABLE results ADD COLUMN setup DOUBLE PRECISION",
+    "ALTER TABLE results ADD COLUMN teardown DOUBLE PRECISION",
+    "ALTER TABLE runs ADD COLUMN shard TEXT",
+    QUEUE_TABLE,
+)
+"""Schema 6: the phase times the shard planner reads (``NULL`` in results indexed before:
+their whole ``duration`` counts as the call), the shard a run was (``2/4``, ``queue NAME``),
+the queues."""
 
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -195,6 +224,7 @@ SCHEMA = (
     CHECKED_TABLE,
     DIAGNOSTICS_TABLE,
     DIAGNOSTICS_INDEX,
+    *SHARD_SCHEMA,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -205,6 +235,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (TOOL_CALLS_TABLE, TOOL_CALLS_INDEX),
     4: (CHECKED_TABLE, DIAGNOSTICS_TABLE, DIAGNOSTICS_INDEX),
     5: (DESELECTION_SETS_TABLE, RUN_DESELECTION_TABLE, RUN_DESELECTION_INDEX),
+    6: SHARD_SCHEMA,
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -247,6 +278,7 @@ RUN_COLUMNS = (
     "platform",
     "qbench_version",
     "indexed_at",
+    "shard",
 )
 INSERT_RUN = f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks(len(RUN_COLUMNS))})"
 FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"
@@ -277,11 +309,12 @@ INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
     VALUES (?, {marks(len(DIAGNOSTIC_COLUMNS))}, ?)"""
 INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
 INSERT_RESULT = """INSERT INTO results
-    (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message, setup, teardown)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (run_ref, test_ref) DO UPDATE SET
         outcome = excluded.outcome, duration = excluded.duration, reruns = excluded.reruns,
-        flaky = excluded.flaky, fingerprint = excluded.fingerprint, message = excluded.message"""
+        flaky = excluded.flaky, fingerprint = excluded.fingerprint, message = excluded.message,
+        setup = excluded.setup, teardown = excluded.teardown"""
 INSERT_FINGERPRINT = """INSERT INTO fingerprints (fingerprint, error_type, location, message)
     VALUES (?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING"""
 DELETE_METRICS_OF_TEST = "DELETE FROM metrics WHERE run_ref = ? AND test_ref = ?"
@@ -307,6 +340,9 @@ DELETE_ORPHAN_FINGERPRINTS = """DELETE FROM fingerprints WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.fingerprint = fingerprints.fingerprint)"""
 DELETE_ORPHAN_DESELECTION_SETS = """DELETE FROM deselection_sets WHERE NOT EXISTS
     (SELECT 1 FROM run_deselection d WHERE d.digest = deselection_sets.digest)"""
+DELETE_OLD_QUEUES = """DELETE FROM queue_units WHERE created_at <
+    (SELECT MIN(started_at) FROM runs)"""
+"""Queues created before the oldest run still indexed (they go with their runs)."""
 
 # --- the MCP tool-call log ---------------------------------------------------------------------
 
@@ -441,3 +477,18 @@ def recent_results_of(count: int) -> str:
     ) ranked
     WHERE k <= ? OR (kk = 1 AND outcome NOT IN {_FAILING_SQL})
     ORDER BY nodeid, k"""
+
+
+def phase_timings_of(count: int) -> str:
+    """For ``count`` node ids: their last ``?`` results that passed or failed in runs of
+    another commit than ``?``, with the phase seconds (``setup`` and ``teardown`` are ``NULL``
+    before schema 6)."""
+    return f"""SELECT nodeid, duration, setup, teardown FROM (
+        SELECT t.nodeid, res.duration, res.setup, res.teardown,
+            ROW_NUMBER() OVER (
+                PARTITION BY res.test_ref ORDER BY r.started_at DESC, r.id DESC) AS k
+        FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
+        WHERE t.nodeid IN ({marks(count)}) AND res.outcome IN {_RAN_SQL}
+        AND (r.commit_sha IS NULL OR r.commit_sha <> ?)
+    ) ranked
+    WHERE k <= ?"""

@@ -93,6 +93,13 @@ class SQLiteIndex:
         """Run ``work`` in one read transaction (one snapshot of the index)."""
         return self._retrying(lambda: self._transaction(work, "BEGIN"))
 
+    row_lock = ""
+    """SQLite's write transactions run one at a time: no row locks needed."""
+
+    def claim(self, work: Callable[[Cursor], T]) -> T:
+        """A write transaction (``BEGIN IMMEDIATE``, as ``write``)."""
+        return self.write(work)
+
     def insert_id(self, cursor: Cursor, sql_text: str, parameters: Sequence[Any]) -> int:
         """``INSERT`` a row; its ``INTEGER PRIMARY KEY`` is the cursor's ``lastrowid``."""
         cursor.execute(sql_text, parameters)

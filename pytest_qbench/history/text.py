@@ -77,6 +77,7 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
     """``qbench runs`` (the line of ``usage_line`` follows)."""
     if not runs:
         return ["no runs indexed"]
+    sharded = any(run.shard for run in runs)  # the column only where a run was a CI shard
     rows = [
         (
             run.run_id,
@@ -84,11 +85,13 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
             f"{run.counts['total']} tests: {counts_text(run.counts)}",
             format_duration(run.duration),
             "-" if run.exit_code is None else str(run.exit_code),
+            *((run.shard or "-",) if sharded else ()),
             run.branch or "-",
         )
         for run in runs
     ]
-    return table(("RUN", "STARTED (UTC)", "TESTS", "DURATION", "EXIT", "BRANCH"), rows)
+    shard = ("SHARD",) if sharded else ()
+    return table(("RUN", "STARTED (UTC)", "TESTS", "DURATION", "EXIT", *shard, "BRANCH"), rows)
 
 
 def run_lines(
@@ -106,6 +109,8 @@ def run_lines(
         f"command   {one_line(' '.join(run.command), 200)}",
         f"cwd       {run.cwd}",
     ]
+    if run.shard:
+        lines.append(f"shard     {run.shard}")
     if run.python or run.platform:
         lines.append(f"python    {run.python or '-'} on {run.platform or '-'}")
     if run.ci_provider or run.branch or run.commit:

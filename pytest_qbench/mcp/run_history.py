@@ -49,6 +49,8 @@ class RunEntry(QBenchModel):
     """The commit, on CI."""
     has_output: bool = False
     """Whether its raw output is stored (runs started by this server)."""
+    shard: str | None = None
+    """The CI shard the run was (``2/4``, ``queue NAME``); ``None`` for a whole run."""
 
 
 class RunList(QBenchModel):
@@ -121,6 +123,7 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
             branch=info.branch,
             commit=info.commit,
             has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
+            shard=info.shard,
         )
         for info in infos
     ]
@@ -177,6 +180,7 @@ def runs_text(runs: RunList, limit: int) -> str:
         f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
         f"{counts_text({**run.summary, 'duration': run.duration})}"
         + ("  (interrupted)" if run.interrupted else "")
+        + (f"  shard {run.shard}" if run.shard else "")
         for run in runs.runs
     ]
     return fit_lines(lines, limit, "... {n} more runs")

@@ -30,6 +30,8 @@ from pytest_qbench.plugin.agent import hooks as agent_hooks
 from pytest_qbench.plugin.options.declare import add_options
 from pytest_qbench.plugin.options.declare import coverage_asked
 from pytest_qbench.plugin.options.declare import is_enabled
+from pytest_qbench.plugin.options.shards import read_shard_settings
+from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import parse_thresholds
 
 
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 
 
 SESSION_PLUGIN_NAME = "qbench-session"
+SHARD_PLUGIN_NAME = "qbench-shard"
 WORKER_FLAG = "qbench"
 ATTACH_FLAG = "qbench_attach"
 COVERAGE_FLAG = "qbench_cov"
@@ -93,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_qbench.plugin.session import qbench_session_key
 
     settings = read_settings(config)  # a UsageError stops pytest, as it should
+    shard = read_shard_settings(OptionReader(config))
     try:
         session = QBenchSession(config, settings)
     except Exception as exc:  # a qbench bug must not stop the user's run
@@ -105,6 +109,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config, verdicts.Verdicts(session.gates, session.note_internal_error, session.redact)
     )
     _register_gates(config, session, settings, judged)
+    if shard.queue:
+        from pytest_qbench.plugin.queue import QueuePlugin
+
+        registered.register(config, QueuePlugin(session, shard), SHARD_PLUGIN_NAME)
+    elif shard.count:
+        from pytest_qbench.plugin.shards import ShardPlugin
+
+        registered.register(config, ShardPlugin(session, shard), SHARD_PLUGIN_NAME)
 
 
 def _register_gates(

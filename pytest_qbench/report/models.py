@@ -63,6 +63,28 @@ class ReportMeta(QBenchModel):
     """When the report was written (UTC)."""
 
 
+class ShardInfo(QBenchModel):
+    """The CI shard a run was: planned from the history (``--qbench-shard``) or pulled from a
+    queue (``--qbench-queue``)."""
+
+    index: int = Field(ge=1)
+    """Which shard, from 1 (for a queue: 1)."""
+    count: int | None = None
+    """How many shards there are; ``None`` for a queue, whose machines are not counted."""
+    queue: str | None = None
+    """The queue's name (``--qbench-queue``); ``None`` for a planned shard."""
+    worker: str | None = None
+    """The machine's identity in the queue (a retried machine gets back its own units)."""
+    by_count: bool = False
+    """No test had history: the tests were split by their number, not their time."""
+    units: int = 0
+    """Units this shard ran (modules, or pieces of one)."""
+    expected: float | None = None
+    """Seconds this shard was expected to take (``None`` when split by count)."""
+    plan: list[float] = Field(default_factory=list)
+    """Every shard's expected seconds, in shard order (empty for a queue)."""
+
+
 class RunMeta(QBenchModel):
     """One run of the test tool."""
 
@@ -86,6 +108,8 @@ class RunMeta(QBenchModel):
     collect_only: bool = False
     """True for ``pytest --collect-only``: the tests were collected and none ran. Such a run is
     a collection, kept out of the history index (and so out of ``qbench diff``)."""
+    shard: ShardInfo | None = None
+    """The CI shard this run was (``--qbench-shard``, ``--qbench-queue``); ``None`` otherwise."""
     collected: int | None = None
     """Tests a collect-only run collected and kept (deselected ones are not counted: pytest's
     "N tests collected", or N in "N/M tests collected"); null in a run that ran its tests."""

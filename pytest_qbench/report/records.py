@@ -347,6 +347,7 @@ class RunMetaRecord(TypedDict):
     command: list[str]
     interrupted: bool
     collect_only: bool
+    shard: ShardInfoRecord | None
     collected: int | None
 
 
@@ -357,6 +358,19 @@ class ShardRecord(TypedDict):
     run: RunMetaRecord
     environment: EnvironmentRecord
     summary: ReportSummaryRecord
+
+
+class ShardInfoRecord(TypedDict):
+    """A record of ``ShardInfo``: every field, defaults filled in."""
+
+    index: int
+    count: int | None
+    queue: str | None
+    worker: str | None
+    by_count: bool
+    units: int
+    expected: float | None
+    plan: list[float]
 
 
 class StreamDeselectedRecord(TypedDict):
@@ -878,6 +892,7 @@ if TYPE_CHECKING:
         command: list[str],
         interrupted: bool = ...,
         collect_only: bool = ...,
+        shard: ShardInfoRecord | None = ...,
         collected: int | None = ...,
     ) -> RunMetaRecord: ...
 
@@ -891,6 +906,21 @@ if TYPE_CHECKING:
         environment: EnvironmentRecord,
         summary: ReportSummaryRecord,
     ) -> ShardRecord: ...
+
+    @overload
+    def new(
+        model: Literal["ShardInfo"],
+        /,
+        *,
+        index: int,
+        count: int | None = ...,
+        queue: str | None = ...,
+        worker: str | None = ...,
+        by_count: bool = ...,
+        units: int = ...,
+        expected: float | None = ...,
+        plan: list[float] = ...,
+    ) -> ShardInfoRecord: ...
 
     @overload
     def new(

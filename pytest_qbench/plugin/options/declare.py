@@ -16,6 +16,8 @@ from pytest_qbench.plugin.options.agent import add_agent_options
 from pytest_qbench.plugin.options.agent import gates_asked
 from pytest_qbench.plugin.options.checks import add_check_options
 from pytest_qbench.plugin.options.checks import checks_asked
+from pytest_qbench.plugin.options.shards import add_shard_options
+from pytest_qbench.plugin.options.shards import shards_asked
 from pytest_qbench.plugin.options.values import CAPTURE_DEFAULT
 from pytest_qbench.plugin.options.values import DEFAULT_KEEP_RUNS
 from pytest_qbench.plugin.options.values import DEFAULT_MAX_OUTPUT
@@ -169,6 +171,7 @@ def add_options(parser: pytest.Parser) -> None:
     _github_options(group, parser)
     add_agent_options(group, parser)
     add_check_options(group, parser)
+    add_shard_options(group, parser)
     parser.addini(
         "qbench_thresholds",
         "Default thresholds of agent-evaluation metrics, one metric=value per line "
@@ -323,7 +326,7 @@ def is_enabled(config: pytest.Config) -> bool:
     for name in ("cov_fail_under", "max_errors"):  # 0 is a value; read_settings checks it
         if reader.cli(name) is not None:
             return True
-    if gates_asked(reader) or checks_asked(reader):
+    if gates_asked(reader) or checks_asked(reader) or shards_asked(reader):
         return True
     return switched_on or any(reader.ini(name) for name in (*OUTPUT_OPTIONS, "cov"))
 

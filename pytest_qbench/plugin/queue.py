@@ -1,0 +1,196 @@
+"""``--qbench-queue=NAME``: pull the units of the suite from a queue in the history database.
+
+After collection the machine plans the units (as ``--qbench-shard`` does, modules kept whole,
+cut when longer than half a machine's share) and fills the queue unless another machine did
+(``history.queue``). pytest's run loop is then this plugin's: claim a unit, run its tests,
+mark it done, claim the next (claimed before the unit's last test, so that fixtures shared
+with it are not torn down in between), until the queue is empty. The tests this machine never
+ran are reported deselected at the end, so pytest's closing line says "N deselected".
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+import pytest
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.history.backend import Index
+    from pytest_qbench.history.queue import Claim
+    from pytest_qbench.plugin.options.shards import ShardSettings
+    from pytest_qbench.plugin.session import QBenchSession
+
+
+LEASE_VAR = "QBENCH_QUEUE_LEASE"
+"""Seconds a claimed unit stays its machine's without a sign of life (default ``LEASE``)."""
+LEASE = 300.0
+POLL = 2.0
+"""Seconds at most between looks at a queue whose last units others hold."""
+DEFAULT_MACHINES = 4
+"""Machines assumed when the CI does not say how many run the queue (sizes the units)."""
+
+
+class QueuePlugin:
+    """Runs the units this machine claims from the queue."""
+
+    def __init__(self, session: QBenchSession, shard: ShardSettings) -> None:
+        self.session = session
+        self.shard = shard
+        self.name = str(shard.queue)
+        self.lease = lease_seconds()
+        self.index: Index | None = None
+        self.created = False
+        self.by_count = False
+        self.units = 0
+        self.expected = 0.0
+        self.ran: set[str] = set()
+        self.renewed = 0.0
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from pytest_qbench.history.database import open_index
+        from pytest_qbench.history.queue import create_queue
+        from pytest_qbench.history.shardplan import plan_units
+        from pytest_qbench.plugin.shards import read_timings
+
+        redact = self.session.redact
+        nodeids = [redact(item.nodeid) for item in items]
+        machines = self.shard.machines or DEFAULT_MACHINES
+        units, self.by_count = plan_units(
+            nodeids, read_timings(self.session, nodeids, "--qbench-queue"), 1 / (2 * machines)
+        )
+        settings = self.session.settings
+        self.index = open_index(settings.qbench_dir, settings.db, create=True)
+        self.created = create_queue(self.index, self.name, units)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        if session.config.option.collectonly or self.index is None:
+            return None  # pytest's own loop
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            return None  # pytest's own loop stops for the collection errors
+        items = {self.session.redact(item.nodeid): item for item in session.items}
+        try:
+            self._run(session, items)
+        finally:
+            rest = [item for nodeid, item in items.items() if nodeid not in self.ran]
+            if rest:
+                session.config.hook.pytest_deselected(items=rest)
+            self._record()
+        return True
+
+    def _run(self, session: pytest.Session, items: dict[str, pytest.Item]) -> None:
+        claim = self._claim(wait=True)
+        while claim is not None:
+            mine = [items[nodeid] for nodeid in claim.nodeids if nodeid in items]
+            following = None
+            for position, item in enumerate(mine):
+                last = position == len(mine) - 1
+                if last:  # a free unit only: waiting here could wait for a machine waiting on us
+                    following = self._claim(wait=False)
+                nextitem = mine[position + 1] if not last else _first(following, items)
+                self.ran.add(self.session.redact(item.nodeid))
+                item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                if session.shouldfail:
+                    raise session.Failed(session.shouldfail)
+                if session.shouldstop:
+                    raise session.Interrupted(session.shouldstop)
+                self._keep_alive()
+            self._finish(claim)
+            claim = following if following is not None else self._claim(wait=True)
+
+    def _claim(self, *, wait: bool) -> Claim | None:
+        """The next unit; with ``wait``, when none is free but others hold some, wait for them
+        to finish or for a lease to run out (a machine that died), so that its unit still
+        runs."""
+        from pytest_qbench.history.queue import claim_next
+        from pytest_qbench.history.queue import held_until
+
+        assert self.index is not None
+        while True:
+            claim = claim_next(
+                self.index, self.name, self.shard.worker, self.session.run_id, self.lease
+            )
+            if claim is not None or not wait:
+                break
+            held = held_until(self.index, self.name, self.session.run_id)
+            if held is None:
+                break
+            self._keep_alive()
+            time.sleep(min(max(held - time.time(), 0.05), POLL))
+        if claim is not None:
+            self.units += 1
+            self.expected += claim.expected
+            self.renewed = time.monotonic()
+        return claim
+
+    def _finish(self, claim: Claim) -> None:
+        from pytest_qbench.history.queue import finish
+
+        assert self.index is not None
+        finish(self.index, self.name, claim.unit, self.session.run_id)
+
+    def _keep_alive(self) -> None:
+        """Renew the leases of the units held, a few times per lease."""
+        from pytest_qbench.history.queue import renew
+
+        if self.index is not None and time.monotonic() - self.renewed > self.lease / 4:
+            renew(self.index, self.name, self.session.run_id, self.lease)
+            self.renewed = time.monotonic()
+
+    def _record(self) -> None:
+        from pytest_qbench.report.shapes import new
+
+        self.session.run["shard"] = new(
+            "ShardInfo",
+            index=1,
+            queue=self.name,
+            worker=self.shard.worker,
+            by_count=self.by_count,
+            units=self.units,
+            expected=None if self.by_count else round(self.expected, 3),
+        )
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        made = "created" if self.created else "joined"
+        terminalreporter.write_line(
+            f"qbench: queue {self.name} ({made}): ran {self.units} units, {len(self.ran)} "
+            f"tests as {self.shard.worker}"
+        )
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self) -> None:
+        if self.index is not None:
+            self.index.close()
+            self.index = None
+
+
+def _first(claim: Claim | None, items: dict[str, pytest.Item]) -> pytest.Item | None:
+    if claim is None:
+        return None
+    return next((items[nodeid] for nodeid in claim.nodeids if nodeid in items), None)
+
+
+def lease_seconds() -> float:
+    """``QBENCH_QUEUE_LEASE``, else ``LEASE``.
+
+    Raises:
+        pytest.UsageError: not a number of seconds above 0.
+    """
+    raw = os.environ.get(LEASE_VAR, "")
+    if not raw:
+        return LEASE
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise pytest.UsageError(
+            f"${LEASE_VAR} must be seconds above 0, given: {raw!r}; e.g. {LEASE_VAR}=300"
+        )
+    return value

@@ -1,0 +1,166 @@
+"""``--qbench-queue=NAME``: several real pytest processes pulling units from one queue in the
+history database; a killed machine's unit taken by another; a retried machine gets back its own
+units (issue 25). SQLite here (processes on one machine); PostgreSQL in
+test_history_postgres.py's style at the end, with a real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from postgres_server import PostgresServer
+
+
+MODULE = """
+import time
+import pytest
+
+@pytest.fixture(scope="module")
+def fixture():
+    time.sleep(0.05)
+    yield
+
+def test_one(fixture):
+    time.sleep({sleep})
+
+def test_two(fixture):
+    pass
+
+def test_three(fixture):
+    pass
+"""
+CONFTEST = """
+import os
+
+def pytest_runtest_call(item):
+    if os.environ.get("QBENCH_QUEUE_WORKER") == "victim":
+        os._exit(9)  # the machine dies in its first test
+"""
+MODULES = 4
+
+
+@pytest.fixture
+def suite(tmp_path: Path) -> Path:
+    for number in range(MODULES):
+        (tmp_path / f"test_m{number}.py").write_text(MODULE.format(sleep=0.02 * number))
+    (tmp_path / "conftest.py").write_text(CONFTEST)
+    return tmp_path
+
+
+def everything() -> list[str]:
+    return sorted(
+        f"test_m{n}.py::test_{name}" for n in range(MODULES) for name in ("one", "two", "three")
+    )
+
+
+def start(suite: Path, worker: str, *args: str, lease: str = "300") -> subprocess.Popen[str]:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI", "GITHUB"))},
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "QBENCH_QUEUE_WORKER": worker,
+        "QBENCH_QUEUE_LEASE": lease,
+    }
+    command = [sys.executable, "-m", "pytest", "-p", "qbench", "-p", "no:cacheprovider"]
+    return subprocess.Popen(
+        [*command, f"--qbench-run-id={worker}-{len(list(suite.glob('.qbench/runs/*')))}", *args],
+        cwd=suite,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> str:
+    out, _ = process.communicate(timeout=180)
+    return out
+
+
+def ran(suite: Path, run_id: str) -> list[str]:
+    report = json.loads((suite / ".qbench" / "runs" / run_id / "report.json").read_text())
+    return [result["nodeid"] for result in report["results"]]
+
+
+def test_processes_pulling_one_queue_run_every_test_exactly_once(suite: Path) -> None:
+    processes = [start(suite, f"w{n}", "--qbench-queue=pipeline-1") for n in range(3)]
+    outputs = [finish(p) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0], outputs
+    runs = {p.name: ran(suite, p.name) for p in (suite / ".qbench" / "runs").iterdir()}
+    assert sorted(n for nodeids in runs.values() for n in nodeids) == everything()
+    joined = "\n".join(outputs)
+    assert joined.count("(created)") == 1 and joined.count("(joined)") == 2
+    assert " deselected in " in joined
+
+
+def test_a_killed_machines_unit_is_run_by_another_after_its_lease(suite: Path) -> None:
+    victim = start(suite, "victim", "--qbench-queue=pipeline-2", lease="1")
+    finish(victim)
+    assert victim.returncode == 9
+    survivor = start(suite, "survivor", "--qbench-queue=pipeline-2")
+    out = finish(survivor)
+    assert survivor.returncode == 0, out
+    (run_id,) = [
+        p.name for p in (suite / ".qbench" / "runs").iterdir() if p.name.startswith("survivor")
+    ]
+    assert sorted(ran(suite, run_id)) == everything()  # the victim's claimed unit too
+
+
+def test_a_retried_machine_gets_back_its_own_units(suite: Path) -> None:
+    first = start(suite, "job-1", "--qbench-queue=pipeline-3")
+    other = start(suite, "job-2", "--qbench-queue=pipeline-3")
+    assert finish(first) and finish(other) and (first.returncode, other.returncode) == (0, 0)
+    retried = start(suite, "job-1", "--qbench-queue=pipeline-3")
+    out = finish(retried)
+    assert retried.returncode == 0, out
+    runs = sorted((suite / ".qbench" / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
+    names = [p.name for p in runs]
+    first_run = next(n for n in names if n.startswith("job-1-0"))
+    retry_run = next(n for n in names if n.startswith("job-1") and n != first_run)
+    assert sorted(ran(suite, retry_run)) == sorted(ran(suite, first_run))
+
+
+@pytest.mark.usefixtures("suite")
+def test_four_processes_on_postgresql(suite: Path, postgres_server: PostgresServer) -> None:
+    url = postgres_server.new_database()
+    processes = [
+        start(suite, f"pg{n}", "--qbench-queue=pipeline-pg", f"--qbench-db={url}") for n in range(4)
+    ]
+    outputs = [finish(p) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0, 0, 0], outputs
+    runs = [ran(suite, p.name) for p in (suite / ".qbench" / "runs").iterdir()]
+    assert sorted(n for nodeids in runs for n in nodeids) == everything()
+
+
+def test_a_queue_goes_with_its_runs_under_retention(tmp_path: Path) -> None:
+    """A queue created before the oldest run the index keeps is removed with the runs."""
+    from history_data import index_args
+    from history_data import report
+    from history_data import result
+
+    from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.indexer import index_run
+    from pytest_qbench.history.queue import claim_next
+    from pytest_qbench.history.queue import create_queue
+    from pytest_qbench.history.shardplan import Unit
+
+    index = open_index(tmp_path, None, create=True)
+    try:
+        units = [Unit("a.py", ("a.py::t",), 1.0), Unit("b.py", ("b.py::t",), 0.5)]
+        assert create_queue(index, "old", units) and not create_queue(index, "old", units)
+        assert create_queue(index, "new", units)
+        index.write(
+            lambda c: c.execute(
+                "UPDATE queue_units SET created_at = '2026-01-02T03:04:30.000000Z' WHERE queue = 'old'"
+            )
+        )
+        for minute in range(3):  # runs at T0 + 0, 1, 2 minutes; keep the last one
+            index_run(index, *index_args(report(f"r{minute}", minute, [result("a")])), keep_runs=1)
+        assert claim_next(index, "old", "w", "r", 60) is None  # gone with the runs before it
+        claim = claim_next(index, "new", "w", "r", 60)
+        assert claim is not None and claim.unit == "a.py"  # longest first
+    finally:
+        index.close()
