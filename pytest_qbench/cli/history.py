@@ -605,7 +605,7 @@ def _add_flaky(sub: SubParsers) -> None:
     )
 
 
-DEFAULT_RUNS = 50
+DEFAULT_RUNS = 40
 """``qbench flaky --runs``: the monitors' default window."""
 
 

@@ -65,7 +65,7 @@ MONITORS: tuple[Monitor, ...] = ("pass-on-retry", "same-commit", "failure-rate")
 class Monitors:
     """The monitors' settings (ini ``qbench_flaky_*``, ``qbench flaky``'s options)."""
 
-    window: int = 50
+    window: int = 40
     """Newest results of a test looked at (outage runs left out)."""
     min_evidence: int = 2
     """Runs of evidence a flaky monitor needs."""
