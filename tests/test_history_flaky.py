@@ -277,3 +277,23 @@ def test_a_test_in_a_new_file_is_a_new_test(
         [],
         ["test_c.py::test_other"],
     )
+
+
+def test_the_monitors_settings_come_from_the_ini_file(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """ini qbench_flaky_monitors changes what the report's history calls flaky (here: evidence
+    in 3 runs needed, so 2 single-run failures are not enough); a bad setting is a usage error
+    naming the ini option, the key and the value."""
+    pytester.makeini("[pytest]\nqbench_flaky_monitors = min_evidence=3, outage_share=0.6\n")
+    runs = run_plans(pytester, run_qbench, ["", "target=fail", "", "target=fail"])
+    assert verdict(runs[-1])[0] == "new failure"
+    pytester.makeini("[pytest]\nqbench_flaky_monitors = min_evidence=0\n")
+    bad = pytester.runpytest("-p", "qbench")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        [
+            "*ini qbench_flaky_monitors monitor setting min_evidence must be a whole number of 1 or "
+            "more, given: '0'; fix the ini value*"
+        ]
+    )

@@ -77,7 +77,7 @@ def record_run(
     keep_runs: int,
     db: str | None = None,
     deselected: Sequence[str] = (),
-    monitors: Monitors = DEFAULT_MONITORS,
+    monitors: Monitors | None = None,
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
@@ -107,7 +107,8 @@ def record_run(
         )
         ci = report["environment"]["ci"]
         commit = ci["commit"] if ci else None
-        histories = failing_histories(index, done, report["run"]["started_at"], commit, monitors)
+        started = report["run"]["started_at"]
+        histories = failing_histories(index, done, started, commit, monitors or DEFAULT_MONITORS)
     finally:
         index.close()
     notes = _remove_old_runs(qbench_dir, done.removed, keep_runs)

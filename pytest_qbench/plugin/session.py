@@ -669,6 +669,7 @@ class QBenchSession(QBenchWorker):
                 self.settings.keep_runs,
                 self.settings.db,
                 self.deselected,
+                self.settings.monitors,
             )
         except Exception as exc:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
