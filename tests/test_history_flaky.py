@@ -127,7 +127,7 @@ def test_a_regression_that_comes_back_is_a_new_failure_not_flaky(
     assert "1 new failure, 0 fixed" in text
     status, flaky, text = qbench(capsys, "flaky")
     assert (status, flaky["tests"]) == (0, [])
-    assert text.startswith("no flaky test in the last 30 runs")
+    assert text.startswith("no flaky or broken test in the last 40 runs")
     _, history, text = qbench(capsys, "history", TARGET)
     assert (history["flaky"], history["verdict"]) == (
         False,
@@ -147,7 +147,7 @@ def test_a_test_alternating_with_the_same_failure_is_flaky_and_still_fails_diff(
     assert (label, summary) == (
         "known flaky",
         "known flaky: failed 2 of the last 4 runs; "
-        "failed alone in 2 runs between passes, the same failure each time",
+        "failed alone in 2 of 4 runs between passes, the same failure each time (r2, r4)",
     )
     status, diff, text = qbench(capsys, "diff")
     assert status == 1
@@ -157,11 +157,11 @@ def test_a_test_alternating_with_the_same_failure_is_flaky_and_still_fails_diff(
     assert "0 new failures, 1 known flaky, 0 fixed" in text
     _, flaky, _ = qbench(capsys, "flaky")
     assert [(t["nodeid"], t["evidence"]) for t in flaky["tests"]] == [
-        (TARGET, "failed alone in 2 runs between passes, the same failure each time")
+        (TARGET, "failed alone in 2 of 4 runs between passes, the same failure each time (r2, r4)")
     ]
     _, history, text = qbench(capsys, "history", TARGET)
     assert history["flaky"] is True
-    assert "  verdict   flaky: failed alone in 2 runs between passes, the same failure" in text
+    assert "  verdict   flaky: failed alone in 2 of 4 runs between passes, the same failure" in text
     assert mcp_history(pytester, "r4") == summary
 
 
@@ -171,21 +171,33 @@ def test_a_pass_and_a_fail_on_one_commit_is_flaky(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Passed on a commit in CI (run c3), then failed on the same commit: flaky at its first
-    failure. Failing again on the next commit is a failure repeating run after run: failing."""
+    """Passed on a commit in CI, then failed on the same commit: evidence, but one piece is not
+    enough (a healthy test's one-off failure); the second commit that passes and fails makes it
+    flaky (monitor same-commit). Failing again on the next commit is a failure repeating run
+    after run: failing."""
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     pytester.makepyfile(test_suite=SUITE)
-    for run_id, sha, plan in [("c1", "1" * 40, ""), ("c2", "2" * 40, ""), ("c3", "3" * 40, "")]:
+    verdicts = []
+    for run_id, sha, plan in [
+        ("c2", "2" * 40, ""),
+        ("c2-again", "2" * 40, "target=fail"),
+        ("c3", "3" * 40, ""),
+        ("c3-again", "3" * 40, "target=fail"),
+    ]:
         monkeypatch.setenv("GITHUB_SHA", sha)
         pytester.path.joinpath("plan.txt").write_text(plan)
-        run_qbench(f"--qbench-run-id={run_id}", run_dir=run_id)
-    pytester.path.joinpath("plan.txt").write_text("target=fail")
-    again = run_qbench("--qbench-run-id=c3-again", run_dir="c3-again")
-    assert verdict(again) == (
+        verdicts.append(run_qbench(f"--qbench-run-id={run_id}", run_dir=run_id))
+    assert verdict(verdicts[1]) == ("new failure", "new failure: passed in the previous run c2")
+    assert verdict(verdicts[3]) == (
         "known flaky",
-        f"known flaky: failed 1 of the last 4 runs; passed in run c3 and failed in run c3-again "
-        f"on the same commit {'3' * 12}",
+        "known flaky: failed 2 of the last 4 runs; passed and failed on the same commit for 2 "
+        f"commits, newest: passed in run c3 and failed in run c3-again on the same commit "
+        f"{'3' * 12}",
     )
+    _, flaky, _ = qbench(capsys, "flaky")
+    assert [(t["monitor"], t["evidence_commits"]) for t in flaky["tests"]] == [
+        ("same-commit", ["2" * 40, "3" * 40])
+    ]
     monkeypatch.setenv("GITHUB_SHA", "4" * 40)
     other = run_qbench("--qbench-run-id=c4", run_dir="c4")
     assert verdict(other)[0] == "failing"  # fails in consecutive runs
@@ -215,7 +227,7 @@ def test_a_rule_that_cannot_decide_fails_closed(
     names the error and exits 1; the run's report says the rule could not decide."""
     run_plans(pytester, run_qbench, ["", "target=fail", ""])
 
-    def broken(results: object) -> object:
+    def broken(*args: object) -> object:
         raise RuntimeError("rule broke")
 
     # the module sys.modules holds now (pytester's runs dropped the ones they imported), which
@@ -264,4 +276,24 @@ def test_a_test_in_a_new_file_is_a_new_test(
     assert (narrower["new_tests"], narrower["not_selected_in_base"]) == (
         [],
         ["test_c.py::test_other"],
+    )
+
+
+def test_the_monitors_settings_come_from_the_ini_file(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """ini qbench_flaky_monitors changes what the report's history calls flaky (here: evidence
+    in 3 runs needed, so 2 single-run failures are not enough); a bad setting is a usage error
+    naming the ini option, the key and the value."""
+    pytester.makeini("[pytest]\nqbench_flaky_monitors = min_evidence=3, outage_share=0.6\n")
+    runs = run_plans(pytester, run_qbench, ["", "target=fail", "", "target=fail"])
+    assert verdict(runs[-1])[0] == "new failure"
+    pytester.makeini("[pytest]\nqbench_flaky_monitors = min_evidence=0\n")
+    bad = pytester.runpytest("-p", "qbench")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        [
+            "*ini qbench_flaky_monitors monitor setting min_evidence must be a whole number of 1 or "
+            "more, given: '0'; fix the ini value*"
+        ]
     )

@@ -32,8 +32,11 @@ from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
+from pytest_qbench.history.flakiness import Monitors
 from pytest_qbench.history.flakiness import Verdict
+from pytest_qbench.history.flakiness import assess
 from pytest_qbench.history.flakiness import classify
+from pytest_qbench.history.flakiness import examine
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.indexer import remove_run_dirs
 from pytest_qbench.history.queries import PastResult
@@ -172,12 +175,16 @@ def test_history_of_a_test_that_flips_is_known_flaky() -> None:
     assert history["status"] == "known flaky"
     assert history["summary"] == (
         "known flaky: failed 2 of the last 4 runs; "
-        "failed alone in 2 runs between passes, the same failure each time"
+        "failed alone in 2 of 4 runs between passes, the same failure each time (r2, r4)"
     )
     assert history["flaky_indicator"] == 1.0
-    rerun = [past("r2", "passed", flaky=True), past("r1", "passed")]
-    assert build_history(Recent(rerun, rerun[0]), None, "r3")["summary"] == (
-        "known flaky: failed 1 of the last 3 runs; passed after a rerun in run r2"
+    rerun = [
+        past("r3", "passed", flaky=True),
+        past("r2", "passed"),
+        past("r1", "passed", flaky=True),
+    ]
+    assert build_history(Recent(rerun, rerun[0]), None, "r4")["summary"] == (
+        "known flaky: failed 1 of the last 4 runs; passed after a rerun in 2 runs (r1, r3)"
     )
 
 
@@ -217,22 +224,117 @@ def seq(outcomes: str, fp: str = "fp1", commits: str = "") -> list[PastResult]:
     ("outcomes", "commits", "flaky", "reason"),
     [
         ("FF..F", "", False, "not flaky: failed in 2 consecutive runs (r1, r2) before"),
-        (".F.F", "", True, "failed alone in 2 runs between passes, the same failure each time"),
+        (
+            ".F.F",
+            "",
+            True,
+            "failed alone in 2 of 4 runs between passes, the same failure each time (r2, r4)",
+        ),
         (".F.FF", "", False, "broken: failed in 2 consecutive runs (r4, r5)"),
-        ("R..", "", True, "passed after a rerun in run r1"),
+        (
+            "R..",
+            "",
+            False,
+            "not flaky yet: passed after a rerun in 1 run (r1); a monitor needs evidence in 2 runs",
+        ),
+        ("R.R.", "", True, "passed after a rerun in 2 runs (r1, r3)"),
         ("RFF", "", False, "broken: failed in 2 consecutive runs (r2, r3)"),
-        ("..F", "abb", True, "passed in run r2 and failed in run r3 on the same commit b"),
+        (
+            "..F.F",
+            "abbcc",
+            True,
+            "passed and failed on the same commit for 2 commits, newest: passed in run r4 and "
+            "failed in run r5 on the same commit c",
+        ),
         ("..F", "abc", False, "not flaky: failed in one run, no evidence of flakiness"),
-        ("FF..F", "aaaaa", True, "passed in run r4 and failed in run r5 on the same commit a"),
+        (
+            "FF..F",
+            "aaaaa",
+            False,
+            "not flaky yet: passed in run r4 and failed in run r5 on the same commit a; a "
+            "monitor needs evidence in 2 runs",
+        ),
         (".O.O.F", "", False, "not flaky: failed in one run, no evidence of flakiness"),
-        (".F.O.F", "", True, "failed alone in 2 runs between passes, the same failure each time"),
+        (
+            ".F.O.F",
+            "",
+            True,
+            "failed alone in 2 of 5 runs between passes, the same failure each time (r2, r6)",
+        ),
         ("...", "", False, ""),
+        (
+            "R.R" + "." * 31,
+            "",
+            False,
+            "recovered: no evidence in the last 30 runs (passed after a rerun in 2 runs (r1, r3))",
+        ),
     ],
 )
 def test_the_flaky_rule(outcomes: str, commits: str, flaky: bool, reason: str) -> None:
-    """Flaky on evidence only; a failure repeating run after run is broken; outage runs are set
-    aside."""
+    """Flaky on evidence in two runs at least; a failure repeating run after run is broken;
+    outage runs are set aside; a flaky test recovers after 30 runs without evidence."""
     assert classify(seq(outcomes, commits=commits)) == Verdict(flaky, reason)
+
+
+def test_the_monitors_name_status_monitor_evidence_and_score() -> None:
+    """Each monitor names itself, its runs and commits; the score is the share of runs with a
+    failure or a rerun; broken comes first and says since when."""
+    rerun = assess(seq("R.R."))
+    assert (rerun.status, rerun.monitor, rerun.runs, rerun.score) == (
+        "flaky",
+        "pass-on-retry",
+        ("r1", "r3"),
+        0.5,
+    )
+    commit = assess(seq("..F.F", commits="abbcc"))
+    assert (commit.monitor, commit.runs, commit.commits) == (
+        "same-commit",
+        ("r2", "r3", "r4", "r5"),
+        ("b", "c"),
+    )
+    rate = assess(seq(".F.F.F"))
+    assert (rate.monitor, rate.runs, rate.looked_at) == ("failure-rate", ("r2", "r4", "r6"), 6)
+    broken = assess(seq("R.R.FFF"))
+    assert (broken.status, broken.monitor, broken.since, broken.score) == (
+        "broken",
+        "broken",
+        "r5",
+        round(5 / 7, 4),
+    )
+
+
+def test_the_monitors_settings() -> None:
+    """The failure-rate monitor's minimum runs, the evidence needed, the window, the outage
+    share and the recovery period are settings."""
+    assert assess(seq(".F.F"), Monitors(min_runs=5)).status == "healthy"
+    assert assess(seq("R.."), Monitors(min_evidence=1)).status == "flaky"
+    assert assess(seq("R.R" + "." * 5), Monitors(window=5)).status == "healthy"
+    assert assess(seq("R.R" + "." * 5), Monitors(recovery=4)).reason.startswith("recovered")
+    # 20 of 21 failing is an outage by default; with a share of 0.99 it is not
+    assert assess(seq(".O.O."), Monitors(outage_share=0.99)).status == "flaky"
+    assert assess(seq(".O.O.")).status == "healthy"
+
+
+def test_broken_needs_the_same_failure_since_a_point() -> None:
+    """Two failures in a row that fail differently are not broken; with the same failure they
+    are, even after evidence of flakiness."""
+    different = [*seq("..F"), *seq("F", fp="fp2")]
+    different = [replace(r, run_id=f"r{i}") for i, r in enumerate(different, 1)]
+    assert assess(different).status == "healthy"
+    assert assess(seq("R.R.FF")).status == "broken"
+
+
+def test_a_monitor_that_raises_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``examine`` turns a monitor's error into a healthy status naming the error (so nothing is
+    quarantined or excused on a guess)."""
+    from pytest_qbench.history import flakiness
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("monitor broke")
+
+    monkeypatch.setitem(flakiness._EVIDENCE, "pass-on-retry", broken)
+    found = examine(seq("R.R."))
+    assert (found.status, found.error) == ("healthy", "RuntimeError: monitor broke")
 
 
 def test_the_flaky_rule_needs_the_same_failure_to_alternate() -> None:

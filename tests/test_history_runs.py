@@ -98,8 +98,8 @@ def test_the_markdown_shows_the_history_line(three_runs: list[QBenchRun]) -> Non
     """Each failure block of report.md has its history in one line."""
     markdown = three_runs[2].markdown
     assert (
-        "History: known flaky: failed 2 of the last 3 runs; failed alone in 2 runs between "
-        "passes, the same failure each time" in markdown
+        "History: known flaky: failed 2 of the last 3 runs; failed alone in 2 of 3 runs between "
+        "passes, the same failure each time (r1, r3)" in markdown
     )
     assert "History: new failure: passed in the previous run r2" in markdown
 
@@ -114,16 +114,23 @@ def test_qbench_flaky_finds_the_flipping_test(
     assert status == 0
     assert [t["nodeid"] for t in data["tests"]] == ["test_suite.py::test_flaky"]
     (flaky,) = data["tests"]
-    assert {k: flaky[k] for k in ("totalRuns", "passedRuns", "failedRuns", "flips")} == {
-        "totalRuns": 3,
-        "passedRuns": 1,
-        "failedRuns": 2,
+    assert {k: flaky[k] for k in ("results", "failed_runs", "flips", "score")} == {
+        "results": 3,
+        "failed_runs": 2,
         "flips": 2,
+        "score": 0.6667,
     }
-    assert (flaky["flakyIndicator"], flaky["executionTrend"]) == (1.0, "Stable")
-    assert flaky["lastFailure"]["error_type"] == "AssertionError"
-    assert flaky["lastFailure"]["location"] == "test_suite.py:8"
-    assert flaky["evidence"] == "failed alone in 2 runs between passes, the same failure each time"
+    assert (flaky["flaky_indicator"], flaky["trend"]) == (1.0, "Stable")
+    assert flaky["last_failure"]["error_type"] == "AssertionError"
+    assert flaky["last_failure"]["location"] == "test_suite.py:8"
+    assert flaky["evidence"] == (
+        "failed alone in 2 of 3 runs between passes, the same failure each time (r1, r3)"
+    )
+    assert (flaky["status"], flaky["monitor"], flaky["evidence_runs"]) == (
+        "flaky",
+        "failure-rate",
+        ["r1", "r3"],
+    )
     _, once = qbench_json(capsys, "flaky", "--min-flips", "1")
     assert [t["nodeid"] for t in once["tests"]] == ["test_suite.py::test_flaky"]
 

@@ -547,36 +547,62 @@ def _add_flaky(sub: SubParsers) -> None:
     parser = _parser(
         sub,
         "flaky",
-        "List the flaky tests of recent runs, with the evidence",
-        "Tests whose outcome flipped (pass to fail or back; a pass after reruns counts as one "
-        "flip) at least K times in the last N runs and that are flaky on evidence (a pass after "
-        "rerun, a pass and a fail on one commit, single-run failures between passes with the "
-        "same failure; a failure repeating in consecutive runs is broken, not flaky; runs where "
-        "most tests failed are set aside), flakiest first, with the flaky indicator "
-        "(flips / (results - 1), 0 to 1), the trend (Improving, Stable, Declining: the "
-        "failure share of the newer half of the results against the older half) and the "
-        "evidence.",
+        "List the flaky and broken tests of recent runs, with the monitor and the evidence",
+        "Each test that failed or passed after a rerun in the last N runs gets a status: broken "
+        "(failing every run since a point with the same failure, at least twice), flaky (on "
+        "evidence in several runs from a monitor: pass-on-retry, a pass after a rerun; "
+        "same-commit, a pass and a fail on one commit; failure-rate, single-run failures "
+        "between passes with the same failure), or healthy (a flaky test recovers after a "
+        "period without evidence). Runs where most tests failed (outages) are set aside. Listed: "
+        "flaky tests (flakiest first), then broken ones, with the monitor that decided, the "
+        "score (share of runs with a failure or rerun), the runs failed and the evidence.",
         cmd_flaky,
     )
-    _count(parser, "--runs", 30, "Runs looked at")
-    _count(parser, "--min-flips", 2, "Flips a test needs to be listed", metavar="K")
+    _count(parser, "--runs", DEFAULT_RUNS, "Runs looked at (also the monitors' window)")
+    _count(parser, "--min-flips", 0, "Flips a test needs to be listed", metavar="K")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="List the healthy tests that failed or were rerun too, with why they are not flaky",
+    )
+    parser.add_argument(
+        "--monitor",
+        action="append",
+        default=[],
+        type=_monitor_setting,
+        metavar="KEY=VALUE",
+        help="A monitor setting, as the ini option qbench_flaky_monitors takes: min_evidence, "
+        "min_runs, min_rate, recovery, outage_share, outage_min_failing (repeatable)",
+    )
+
+
+DEFAULT_RUNS = 40
+"""``qbench flaky --runs``: the monitors' default window."""
+
+
+def _monitor_setting(value: str) -> str:
+    from pytest_qbench.history.flakiness import parse_monitors
+
+    try:
+        parse_monitors([value])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def cmd_flaky(args: argparse.Namespace) -> int:
     """``qbench flaky``."""
-    from pytest_qbench.history.compare import find_flaky
+    from pytest_qbench.history.flakiness import parse_monitors
+    from pytest_qbench.history.flaky_list import list_statuses
     from pytest_qbench.history.text import flaky_lines
 
+    monitors = parse_monitors([f"window={args.runs}", *args.monitor])
     with _opened(args) as index:
-        flaky = find_flaky(index, args.runs, args.min_flips)
+        found = list_statuses(index, args.runs, args.min_flips, monitors, args.all)
     _output(
         args,
-        lambda: {
-            "runs": args.runs,
-            "min_flips": args.min_flips,
-            "tests": [f.to_json() for f in flaky],
-        },
-        lambda: flaky_lines(flaky, args.runs, args.min_flips),
+        lambda: found.model_dump(mode="json"),
+        lambda: flaky_lines(found.tests, args.runs, args.min_flips),
     )
     return OK
 

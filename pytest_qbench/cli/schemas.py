@@ -25,6 +25,7 @@ MODELS: dict[str, str] = {
     "history": "pytest_qbench.history.json_models:HistoryOutput",
     "gc": "pytest_qbench.history.json_models:GcOutput",
     "mcp-log": "pytest_qbench.history.json_models:McpLogOutput",
+    "flaky": "pytest_qbench.history.flaky_list:FlakyStatusList",
 }
 """Name -> the model (or annotated type, for ``stream``) whose JSON Schema it prints."""
 

@@ -14,7 +14,11 @@ from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.diagnostics import DiagnosticDiff
 from pytest_qbench.history.diagnostics import diff_diagnostics
-from pytest_qbench.history.flakiness import judge
+from pytest_qbench.history.flakiness import DEFAULT_MONITORS
+from pytest_qbench.history.flakiness import Assessment
+from pytest_qbench.history.flakiness import Monitors
+from pytest_qbench.history.flakiness import Status
+from pytest_qbench.history.flakiness import examine
 from pytest_qbench.history.json_config import JSON_CONFIG
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
@@ -297,7 +301,9 @@ def _set_aside_known_flaky(index: Index, diff: RunDiff, after: dict[str, PastRes
     head = diff.head
     before = to_index_time(head.started_at) or ""
     nodeids = [c.nodeid for c in diff.new_failures]
-    recent = recent_results(index, nodeids, before, head.run_id, WINDOW)
+    recent = recent_results(
+        index, nodeids, before, head.run_id, max(WINDOW, DEFAULT_MONITORS.window)
+    )
     new_failures: list[Change] = []
     for change in diff.new_failures:
         past = recent.get(change.nodeid, Recent([], None))
@@ -345,14 +351,16 @@ def _metric_changes(index: Index, base: str, head: str, t: Thresholds) -> list[M
 
 @dataclass(frozen=True)
 class FlakyTest:
-    """A test whose outcome flipped in the runs looked at, and that the flaky rule
-    (``flakiness.classify``) calls flaky."""
+    """A test that failed or was rerun in the runs looked at, with the monitors' assessment
+    (``flakiness.assess``)."""
 
     nodeid: str
     summary: ExecutionSummary
     last_failure: FailureInfo | None
     evidence: str = ""
-    """Why it is flaky (``passed after a rerun in run r5``...)."""
+    """Why it is flaky (``passed after a rerun in 2 runs (r5, r9)``...), or why not."""
+    assessment: Assessment | None = None
+    """Its status, the monitor that decided it, the evidence's runs and commits, its score."""
 
     def to_json(self) -> dict[str, Any]:
         """The node id, the execution summary (Azure names), the evidence and the last
@@ -366,23 +374,38 @@ class FlakyTest:
         }
 
 
-def find_flaky(index: Index, runs: int, min_flips: int) -> list[FlakyTest]:
-    """Tests with at least ``min_flips`` flips in the last ``runs`` runs that the flaky rule
-    calls flaky, flakiest first. A test whose failure repeats in consecutive runs is broken,
-    not flaky, and is not listed; nor is one the rule could not decide on."""
-    found: list[tuple[str, ExecutionSummary, PastResult | None, str]] = []
+def find_flaky(
+    index: Index,
+    runs: int,
+    min_flips: int,
+    monitors: Monitors = DEFAULT_MONITORS,
+    statuses: Sequence[Status] = ("flaky",),
+) -> list[FlakyTest]:
+    """Tests that failed or were rerun in the last ``runs`` runs, with at least ``min_flips``
+    flips, whose status (``flakiness.examine``) is one of ``statuses``, flakiest first. A test
+    whose failure repeats in consecutive runs is broken, not flaky; one the monitors could not
+    decide on is healthy, the error named."""
+    found: list[tuple[str, ExecutionSummary, PastResult | None, Assessment]] = []
     for nodeid, results in flaky_candidates(index, runs).items():
         summary = execution_summary(results)
         if summary.flips < min_flips:
             continue
-        verdict = judge(results)
-        if verdict.flaky:
+        assessment = examine(results, monitors)
+        if assessment.status in statuses:
             failing = [r for r in results if r.outcome in FAILING]
-            found.append((nodeid, summary, failing[-1] if failing else None, verdict.reason))
-    fps = (f.fingerprint for _n, _s, f, _e in found if f and f.fingerprint)
+            found.append((nodeid, summary, failing[-1] if failing else None, assessment))
+    fps = (f.fingerprint for _n, _s, f, _a in found if f and f.fingerprint)
     infos = failure_infos(index, fps)
-    flaky = [FlakyTest(n, s, _failure(f, infos) if f else None, e) for n, s, f, e in found]
-    return sorted(flaky, key=lambda f: (-f.summary.flaky_indicator, -f.summary.flips, f.nodeid))
+    flaky = [
+        FlakyTest(n, s, _failure(f, infos) if f else None, a.reason, a) for n, s, f, a in found
+    ]
+    return sorted(flaky, key=_flakiest_first)
+
+
+def _flakiest_first(test: FlakyTest) -> tuple[int, float, int, str]:
+    status = test.assessment.status if test.assessment else "healthy"
+    order = ("flaky", "broken", "healthy").index(status)
+    return order, -test.summary.flaky_indicator, -test.summary.flips, test.nodeid
 
 
 def failure_json(info: FailureInfo) -> dict[str, str]:

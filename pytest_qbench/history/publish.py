@@ -28,6 +28,7 @@ from pytest_qbench.report.shapes import new
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.history.flakiness import Monitors
     from pytest_qbench.report.aggregate import ReportView
     from pytest_qbench.report.ctrf import CtrfHistory
     from pytest_qbench.report.html.trend import Trend
@@ -245,6 +246,7 @@ def index_live_run(
     keep_runs: int,
     db: str | None,
     deselected: Sequence[str],
+    monitors: Monitors | None = None,
 ) -> Indexed:
     """Index a finished run in the history index; the failing tests' history comes back.
 
@@ -257,7 +259,9 @@ def index_live_run(
     if not report["summary"]["total"] or report["run"]["collect_only"]:
         return Indexed()
     try:
-        recorded = record_run(qbench_dir, report, stream, unstreamed, keep_runs, db, deselected)
+        recorded = record_run(
+            qbench_dir, report, stream, unstreamed, keep_runs, db, deselected, monitors
+        )
     except Exception as exc:
         detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
         message = f"run not indexed, so no history in its reports: {detail}"

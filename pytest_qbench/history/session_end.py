@@ -26,6 +26,8 @@ from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.diagnostics import mark_diagnostics
+from pytest_qbench.history.flakiness import DEFAULT_MONITORS
+from pytest_qbench.history.flakiness import Monitors
 from pytest_qbench.history.flakiness import Verdict
 from pytest_qbench.history.flakiness import is_outage
 from pytest_qbench.history.flakiness import judge
@@ -50,7 +52,8 @@ if TYPE_CHECKING:
 
 
 WINDOW = 10
-"""Earlier runs of a test that its history looks at."""
+"""Earlier runs of a test that its history counts (the flaky monitors look at their own
+window, ``Monitors.window``)."""
 
 
 @dataclass
@@ -74,6 +77,7 @@ def record_run(
     keep_runs: int,
     db: str | None = None,
     deselected: Sequence[str] = (),
+    monitors: Monitors | None = None,
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
@@ -103,7 +107,8 @@ def record_run(
         )
         ci = report["environment"]["ci"]
         commit = ci["commit"] if ci else None
-        histories = failing_histories(index, done, report["run"]["started_at"], commit)
+        started = report["run"]["started_at"]
+        histories = failing_histories(index, done, started, commit, monitors or DEFAULT_MONITORS)
     finally:
         index.close()
     notes = _remove_old_runs(qbench_dir, done.removed, keep_runs)
@@ -189,7 +194,11 @@ def _whole_record(raw: str) -> Record:
 
 
 def failing_histories(
-    index: Index, done: Indexed, started_at: str, commit: str | None = None
+    index: Index,
+    done: Indexed,
+    started_at: str,
+    commit: str | None = None,
+    monitors: Monitors = DEFAULT_MONITORS,
 ) -> dict[str, TestHistoryRecord]:
     """``TestHistory`` records of the run's failing tests: one query for all of them. ``commit``:
     the one the run tested, as the CI recorded it."""
@@ -197,27 +206,37 @@ def failing_histories(
         return {}
     before = to_index_time(started_at) or ""
     nodeids = [nodeid for nodeid, _fp in done.failing]
-    recent = recent_results(index, nodeids, before, done.run_id, WINDOW)
+    recent = recent_results(index, nodeids, before, done.run_id, max(WINDOW, monitors.window))
     empty = Recent([], None)
     return {
-        nodeid: build_history(recent.get(nodeid, empty), fp, done.run_id, commit)
+        nodeid: build_history(recent.get(nodeid, empty), fp, done.run_id, commit, monitors)
         for nodeid, fp in done.failing
     }
 
 
 def build_history(
-    recent: Recent, fp: str | None, run_id: str, commit: str | None = None
+    recent: Recent,
+    fp: str | None,
+    run_id: str,
+    commit: str | None = None,
+    monitors: Monitors = DEFAULT_MONITORS,
 ) -> TestHistoryRecord:
     """The ``TestHistory`` record of a test failing in ``run_id`` (on ``commit``, when the CI
     recorded one), from its recent past."""
-    return judged_history(recent, fp, run_id, commit)[0]
+    return judged_history(recent, fp, run_id, commit, monitors)[0]
 
 
 def judged_history(
-    recent: Recent, fp: str | None, run_id: str, commit: str | None = None
+    recent: Recent,
+    fp: str | None,
+    run_id: str,
+    commit: str | None = None,
+    monitors: Monitors = DEFAULT_MONITORS,
 ) -> tuple[TestHistoryRecord, Verdict]:
-    """``build_history``, with the flaky verdict it is built on."""
-    window = recent.window  # newest first
+    """``build_history``, with the flaky verdict it is built on (over the monitors' window,
+    the counts over the last ``WINDOW`` runs)."""
+    judged = list(reversed(recent.window[: monitors.window]))
+    window = recent.window[:WINDOW]  # newest first
     outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
     outcomes.append(FAIL)
     flips = count_flips(outcomes)
@@ -229,7 +248,7 @@ def judged_history(
         first_failed = past.run_id
     last_pass = recent.last_pass
     now = PastResult(run_id, "", "failed", 0.0, False, fp, commit=commit)
-    verdict = judge([*reversed(window), now])
+    verdict = judge([*judged, now], monitors)
     status, summary = _status(window, verdict, failed, first_failed, fp)
     record = new(
         "TestHistory",

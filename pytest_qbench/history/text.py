@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -19,7 +20,6 @@ from pytest_qbench.core.text import strip_ansi
 from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.compare import Change
-from pytest_qbench.history.compare import FlakyTest
 from pytest_qbench.history.compare import RunDiff
 from pytest_qbench.history.compare import Selection
 from pytest_qbench.history.compare import selections_differ
@@ -27,6 +27,7 @@ from pytest_qbench.history.diagnostics import diagnostic_line
 from pytest_qbench.history.diagnostics import unchecked_lines
 from pytest_qbench.history.files import StoreUsage
 from pytest_qbench.history.flakiness import Verdict
+from pytest_qbench.history.flaky_list import FlakyStatus
 from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import PastResult
 from pytest_qbench.history.queries import RunInfo
@@ -301,31 +302,34 @@ def _verdict(before: bool, after: bool) -> str:
     return "  (now passing)" if after else "  (now failing)"
 
 
-def flaky_lines(flaky: Sequence[FlakyTest], runs: int, min_flips: int) -> list[str]:
-    """``qbench flaky``."""
-    if not flaky:
+def flaky_lines(tests: Sequence[FlakyStatus], runs: int, min_flips: int) -> list[str]:
+    """``qbench flaky``: each test's status, the monitor that decided it, its score, the share of
+    runs it failed in, and the evidence."""
+    flips = f", flipped {plural(min_flips, 'time')} or more" if min_flips else ""
+    if not tests:
         return [
-            f"no flaky test in the last {runs} runs (flipped {plural(min_flips, 'time')} or "
-            "more, on evidence: a pass after rerun, a pass and a fail on one commit, or "
-            "single-run failures between passes)"
+            f"no flaky or broken test in the last {runs} runs{flips} (flaky on evidence in "
+            "several runs: a pass after rerun, a pass and a fail on one commit, or single-run "
+            "failures between passes; runs where most tests failed set aside)"
         ]
     rows = [
         (
-            f"{f.summary.flaky_indicator:.2f}",
-            str(f.summary.flips),
-            f"{f.summary.failed_runs}/{f.summary.passed_runs + f.summary.failed_runs}",
-            f.summary.trend,
-            f.nodeid,
-            f.evidence,
+            t.status,
+            t.monitor or "-",
+            f"{t.score:.2f}",
+            f"{t.failed_runs}/{t.results}",
+            t.nodeid,
+            t.evidence or "-",
         )
-        for f in flaky[:MAX_LISTED]
+        for t in tests[:MAX_LISTED]
     ]
-    head = (
-        f"{plural(len(flaky), 'flaky test')} in the last {runs} runs, flipped "
-        f"{plural(min_flips, 'time')} or more:"
+    counts = Counter(t.status for t in tests)
+    said = ", ".join(
+        plural(counts[s], f"{s} test") for s in ("flaky", "broken", "healthy") if counts[s]
     )
-    lines = [head, *table(("FLAKY", "FLIPS", "FAILED", "TREND", "TEST", "EVIDENCE"), rows)]
-    return lines + _more(len(flaky))
+    head = f"{said} in the last {runs} runs{flips}:"
+    lines = [head, *table(("STATUS", "MONITOR", "SCORE", "FAILED", "TEST", "EVIDENCE"), rows)]
+    return lines + _more(len(tests))
 
 
 def history_lines(

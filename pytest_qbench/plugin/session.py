@@ -668,6 +668,7 @@ class QBenchSession(QBenchWorker):
             settings.keep_runs,
             settings.db,
             self.deselected,
+            settings.monitors,
         )
         self.notes.extend(indexed.notes)
         if self.unstreamed:  # report.json gets them after the stream's

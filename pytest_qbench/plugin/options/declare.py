@@ -282,6 +282,13 @@ def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         default=False,
     )
     parser.addini(
+        "qbench_flaky_monitors",
+        "Settings of the flaky monitors, KEY=VALUE pairs separated by spaces or commas: "
+        "min_evidence, min_runs, min_rate, recovery, outage_share, outage_min_failing, window "
+        "(as qbench flaky --monitor). Default: none (the monitors' defaults)",
+        default="",
+    )
+    parser.addini(
         "qbench_github_summary",
         "Append the Markdown summary to $GITHUB_STEP_SUMMARY when it is set. Default: true",
         type="bool",

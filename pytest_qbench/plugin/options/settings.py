@@ -13,6 +13,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -45,6 +46,10 @@ from pytest_qbench.plugin.options.values import parse_template_spec
 from pytest_qbench.plugin.options.values import read_cov_reports
 from pytest_qbench.report import store
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.history.flakiness import Monitors
 
 
 PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -99,6 +104,8 @@ class Settings:
     annotations: bool = False
     github_summary: bool = True
     keep_runs: int = DEFAULT_KEEP_RUNS
+    monitors: Monitors | None = None
+    """The flaky monitors' settings (ini ``qbench_flaky_monitors``); ``None``: the defaults."""
     db: str | None = None
     """The PostgreSQL URL of the history database; ``None``: the run store's index.sqlite."""
     gates: GateSettings = field(default_factory=GateSettings)
@@ -160,6 +167,7 @@ def read_settings(config: pytest.Config) -> Settings:
         annotations=bool(reader.cli("annotations") or reader.ini("annotations")),
         github_summary=bool(reader.ini("github_summary")),
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
+        monitors=reader.parsed("flaky_monitors", parse_flaky_monitors, None),
         db=read_db(reader),
         gates=read_gate_settings(config),
         checks=read_check_settings(reader, os.environ),
@@ -168,6 +176,16 @@ def read_settings(config: pytest.Config) -> Settings:
             max_total=reader.parsed("attach_max_total", parse_size, DEFAULT_ATTACH_MAX_TOTAL),
         ),
     )
+
+
+def parse_flaky_monitors(text: str) -> Monitors:
+    """``min_evidence=3 outage_share=0.6`` as the monitors' settings."""
+    from pytest_qbench.history.flakiness import parse_monitors
+
+    try:
+        return parse_monitors([text])
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; fix the ini value") from None
 
 
 def read_db(reader: OptionReader) -> str | None:
