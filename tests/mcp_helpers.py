@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_qbench.mcp.command import RunRequest
-from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.testrun import RunResult
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 STUBBORN = """

@@ -460,7 +460,7 @@ def test_the_mcp_tools_read_the_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
 ) -> None:
     """list_runs and flaky_tests read the database the project's configuration names."""
-    from pytest_qbench.mcp import runs
+    from pytest_qbench.mcp import run_history as runs
     from pytest_qbench.mcp.config import ServerConfig
 
     records = [

@@ -17,7 +17,7 @@ from pytest_qbench.cli.status import ERR
 from pytest_qbench.cli.status import OK
 from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 @pytest.fixture

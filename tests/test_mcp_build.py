@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.core.errors import ToolFailure
-from pytest_qbench.mcp import text as texts
+from pytest_qbench.mcp import build
 from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.build import build_result
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 from pytest_qbench.report.checks import ruff
 from pytest_qbench.report.checks.runner import PLANNERS
 from pytest_qbench.report.checks.runner import Plan
@@ -82,7 +82,7 @@ def test_build_workflow_returns_the_type_and_the_lint_error(config: ServerConfig
     assert statuses["python.compile"] == "clean"
     run_dir = config.qbench_dir / "runs" / result.run_id
     assert (run_dir / "check.json").is_file() and (run_dir / "mypy.typecheck.log").is_file()
-    assert "FAILED" in texts.build_text(result, 5000)
+    assert "FAILED" in build.build_text(result, 5000)
 
 
 def test_check_types_choose_the_checkers(config: ServerConfig) -> None:
@@ -240,7 +240,7 @@ def test_500_errors_stay_within_the_budget() -> None:
     assert result.summary.total_errors == 500
     assert result.truncated == 500 - len(result.errors) > 0
     assert result.errors[0].file == "pkg/m0.py"
-    assert len(texts.build_text(result, 12_000)) <= 12_000
+    assert len(build.build_text(result, 12_000)) <= 12_000
 
 
 def test_the_call_log_counts_the_checkers_logs_as_replaced(config: ServerConfig) -> None:

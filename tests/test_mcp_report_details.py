@@ -12,8 +12,8 @@ from mcp_helpers import run
 from mcp_helpers import write
 
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.service import QBenchTools
-from pytest_qbench.mcp.text import run_text
+from pytest_qbench.mcp.testrun import run_text
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")

@@ -23,7 +23,7 @@ from mcp_helpers import write
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
@@ -506,7 +506,7 @@ def test_runs_use_the_python_option(project: Path, tmp_path: Path) -> None:
 def test_one_start_time_and_an_empty_stream_says_so(tools: QBenchTools) -> None:
     """list_runs and get_run_output give a run the same started_at (pytest's); an empty stream
     is called empty, not a page past its end (issue 11.14)."""
-    from pytest_qbench.mcp import text as texts
+    from pytest_qbench.mcp import output
     from pytest_qbench.report.shapes import iso
 
     result = run(tools)
@@ -515,10 +515,10 @@ def test_one_start_time_and_an_empty_stream_says_so(tools: QBenchTools) -> None:
     assert iso(page.run.started_at) == listed.started_at
     assert page.total_lines == 0
     assert page.note == f"the stderr of run {result.run_id} is empty: pytest wrote nothing to it"
-    shown = texts.output_text(page, 4000)
+    shown = output.output_text(page, 4000)
     assert shown.startswith(f"Run {result.run_id} stderr: empty\n") and "past the end" not in shown
     beyond = tools.get_run_output(result.run_id, offset=5000)
-    assert texts.output_text(beyond, 4000).startswith(
+    assert output.output_text(beyond, 4000).startswith(
         f"Run {result.run_id} stdout: no lines from offset 5000\noffset 5000 is past the end"
     )
 

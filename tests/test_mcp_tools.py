@@ -16,6 +16,8 @@ import pytest
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import CUT_MARKER
+from pytest_qbench.mcp import search
+from pytest_qbench.mcp import testrun
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import json_size
@@ -30,8 +32,8 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.ingest import export_case
 from pytest_qbench.mcp.ingest import read_export
 from pytest_qbench.mcp.paths import resolve_test_path
-from pytest_qbench.mcp.results import build_result
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.testrun import build_result
+from pytest_qbench.mcp.tools import QBenchTools
 from pytest_qbench.report.models import CoverageFile
 from pytest_qbench.report.models import CoverageReport
 from pytest_qbench.report.models import Environment
@@ -291,7 +293,7 @@ def test_500_failures_stay_within_the_budget(config: ServerConfig, budget: int) 
     assert result.truncated.budget_bytes == budget
     assert "tests/test_f.py:10: in test_a" in result.failures[0].stack_trace
     assert result.failures[0].stack_trace.endswith("assert 1 == 2")
-    summary = texts.run_text(result, budget)
+    summary = testrun.run_text(result, budget)
     assert len(summary) <= budget
     assert summary.startswith("FAILED: 500 failed, 3 passed")
 
@@ -675,8 +677,8 @@ def test_python_option_names_the_interpreter_of_the_runs(
 def test_run_text_keeps_the_assertion_explanation_in_full() -> None:
     """run_test_workflow's text shows every line of pytest's assertion explanation (the middle
     '+  where' lines too), once, before the end of the trace (issue 11.14)."""
-    from pytest_qbench.mcp.models import RunCounts
-    from pytest_qbench.mcp.models import RunResult
+    from pytest_qbench.mcp.testrun import RunCounts
+    from pytest_qbench.mcp.testrun import RunResult
     from pytest_qbench.report.models import DigestFailure
 
     explanation = [
@@ -713,7 +715,7 @@ def test_run_text_keeps_the_assertion_explanation_in_full() -> None:
         summary=RunCounts(total=1, failed=1),
         failures=[failure],
     )
-    text = texts.run_text(result, 12_000)
+    text = testrun.run_text(result, 12_000)
     for line in explanation:
         assert text.count(line) == 1, line
     assert "   | E   AssertionError: (message shown above)" in text
@@ -721,7 +723,7 @@ def test_run_text_keeps_the_assertion_explanation_in_full() -> None:
     many = failure.model_copy(
         update={"error_message": "\n".join(f"line {n}" for n in range(30)), "stack_trace": ""}
     )
-    text = texts.run_text(result.model_copy(update={"failures": [many]}), 12_000)
+    text = testrun.run_text(result.model_copy(update={"failures": [many]}), 12_000)
     assert "line 19" in text and "line 20" not in text
     assert "... 10 more lines: get_test_failure has them" in text
 
@@ -757,5 +759,5 @@ def test_search_scores_discriminate_and_name_the_matched_fields(config: ServerCo
     by_key = {hit.key: hit for hit in found.results}
     assert by_key["PAY-2"].matched_fields == ["title", "steps"]
     assert all(hit.matched_fields == ["description"] for hit in found.results[2:])
-    assert "matched in title, description" in texts.search_text(found, 12_000)
+    assert "matched in title, description" in search.search_text(found, 12_000)
     assert tools.search_tests("", limit=1).results[0].score == 0.0

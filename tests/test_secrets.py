@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_qbench.mcp.output import output_page
-from pytest_qbench.mcp.results import output_tail
+from pytest_qbench.mcp.runs import output_tail
 from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 
@@ -216,7 +216,7 @@ def test_secret_in_a_parametrized_id_reaches_no_file(
     assert all(a["path"] for a in records)
 
     from pytest_qbench.mcp.config import ServerConfig
-    from pytest_qbench.mcp.service import QBenchTools
+    from pytest_qbench.mcp.tools import QBenchTools
 
     root = pytester.path.resolve()
     tools = QBenchTools(ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0))

@@ -1,23 +1,105 @@
-"""``run_build_workflow`` without the SDK (issue 13.7): which checkers a check type means, and
-a stored check run as the seed's build result (errors only, within the size budget)."""
+"""``run_build_workflow`` (issue 13.7): which checkers a check type means, running them as a
+check run, the stored check run as the build result (errors only, within the size budget), its
+result model and its text. The checkers' machinery is imported when the tool is first called."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Literal
+
+from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.text import first_line
 from pytest_qbench.mcp.budget import fit_items
 from pytest_qbench.mcp.budget import json_size
-from pytest_qbench.mcp.models import BuildError
-from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import BuildSummary
-from pytest_qbench.mcp.models import CheckerStatus
-from pytest_qbench.mcp.models import CheckType
+from pytest_qbench.mcp.command import effective_timeout
 from pytest_qbench.mcp.paths import inside_root
 from pytest_qbench.mcp.paths import safe_text
+from pytest_qbench.mcp.text import fit_lines
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import QBenchModel
+
+
+if TYPE_CHECKING:
+    import threading
+
+    from pytest_qbench.mcp.service import RunService
+
+
+CheckType = Literal["lint", "typecheck", "build", "all"]
+"""What ``run_build_workflow`` checks (issue 13.7)."""
+
+
+class BuildSummary(QBenchModel):
+    """Counts of a build workflow run (issue 13.7)."""
+
+    total_errors: int = 0
+    """All errors (a crashed checker is one)."""
+    type_errors: int = 0
+    """mypy, pyright."""
+    lint_errors: int = 0
+    """ruff."""
+    build_errors: int = 0
+    """Build or compile."""
+    warnings: int = 0
+    """Listed only when strict."""
+    duration_seconds: float = 0.0
+    """Seconds."""
+
+
+class BuildError(QBenchModel):
+    """One error (or, when strict, warning) of a checker."""
+
+    file: str | None = None
+    """Relative to the project root."""
+    line: int | None = None
+    """1-based line."""
+    column: int | None = None
+    """1-based column."""
+    error_type: str
+    """The code (``arg-type``, ``F401``)."""
+    severity: Literal["error", "warning"]
+    """How serious it is."""
+    message: str
+    """Bounded."""
+    code_snippet: str | None = None
+    """The source line."""
+    tool: str
+    """``ruff.lint``, ``mypy.typecheck``..."""
+
+
+class CheckerStatus(QBenchModel):
+    """How one checker ended."""
+
+    tool: str
+    """Also the get_run_output stream of its log."""
+    status: str
+    """clean, failed, crashed, not_run."""
+    note: str | None = None
+    """What went wrong."""
+
+
+class BuildResult(QBenchModel):
+    """A build workflow run (issue 13.7): errors only, never raw logs."""
+
+    run_id: str
+    """The check run's id, for get_run_output."""
+    success: bool
+    """No error (nor, when strict, warning), no checker crashed or missing."""
+    summary: BuildSummary
+    """Counts."""
+    errors: list[BuildError] = Field(default_factory=list)
+    """Errors, then warnings when strict."""
+    checks: list[CheckerStatus] = Field(default_factory=list)
+    """How each checker ended."""
+    next_steps: list[str] = Field(default_factory=list)
+    """What to do next, most useful first."""
+    truncated: int = 0
+    """Errors not listed (size budget)."""
 
 
 CHECKERS: dict[str, tuple[str, ...]] = {
@@ -158,3 +240,68 @@ def step(error: BuildError) -> str:
     what = kind(error.tool)
     where = ":".join(str(part) for part in (error.file, error.line) if part is not None)
     return f"Fix {what} {error.severity} in {where or 'the project'} ({error.error_type})"
+
+
+def run_build_workflow(
+    tools: RunService,
+    check_type: CheckType = "all",
+    paths: Sequence[str] = (),
+    strict: bool = False,
+    timeout_seconds: float | None = None,
+    stop: threading.Event | None = None,
+) -> BuildResult:
+    """Run the checkers of ``check_type`` on ``paths`` (issue 13.7), stored as a check run;
+    its errors (and warnings when ``strict``). The checkers run one after the other, each
+    in its own process group, killed at the timeout or when ``stop`` is set.
+
+    Raises:
+        ToolFailure: a refused argument, or a run already going on.
+    """
+    from pytest_qbench.report.checks.runner import find_executable
+    from pytest_qbench.report.checks.runner import run_checks
+
+    names = checkers(check_type, find_executable("pyright") is not None)
+    relative = check_paths(tools.config.root, paths)
+    timeout = effective_timeout(tools.config, timeout_seconds)
+    with tools.check_run() as started:
+        try:
+            report, _ = run_checks(
+                names,
+                tools.config.root,
+                relative,
+                tools.config.qbench_dir,
+                timeout,
+                total_timeout=timeout,
+                stop=stop,
+                tool="run_build_workflow",
+                on_start=started,
+            )
+        except OSError as exc:
+            raise ToolFailure(
+                f"cannot run the checkers: {exc}; check the run store {tools.config.qbench_dir}"
+            ) from None
+    return build_result(report, strict, tools.config.budget)
+
+
+def build_text(result: BuildResult, limit: int) -> str:
+    """The build workflow in a line per error (issue 13.7)."""
+    counts = result.summary
+    head = (
+        f"{'PASSED' if result.success else 'FAILED'} {result.run_id}: "
+        f"{counts.total_errors} error(s) ({counts.type_errors} type, {counts.lint_errors} lint, "
+        f"{counts.build_errors} build), {counts.warnings} warning(s) in "
+        f"{counts.duration_seconds:.2f}s"
+    )
+    checks = [
+        f"{check.tool}: {check.status}" + (f" ({first_line(check.note)})" if check.note else "")
+        for check in result.checks
+    ]
+    errors = []
+    for error in result.errors:
+        where = ":".join(str(p) for p in (error.file, error.line, error.column) if p is not None)
+        errors.append(
+            f"{where or '-'}: {error.severity} {error.error_type}: {first_line(error.message)}"
+        )
+    more = [f"... {result.truncated} more not listed (size budget)"] if result.truncated else []
+    steps = ["Next steps:", *(f"- {s}" for s in result.next_steps)]
+    return fit_lines([head, *checks, *errors, *more, *steps], limit, "[... {n} more lines]")

@@ -16,8 +16,6 @@ from datetime import datetime
 from typing import Any
 
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.history.toollog import ToolCall
-from pytest_qbench.history.toollog import record_call
 from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.process import OUTPUT_NAMES
@@ -103,6 +101,9 @@ class CallLog:
         """Log one call; ``error`` is what it failed with, ``content`` its structured result.
         Never raises: a log that cannot be written is a warning."""
         try:
+            from pytest_qbench.history.toollog import ToolCall
+            from pytest_qbench.history.toollog import record_call
+
             call = ToolCall(
                 tool=tool[:MAX_TOOL_NAME],
                 arguments=self.redact(arguments),

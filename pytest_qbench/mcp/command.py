@@ -190,3 +190,12 @@ def _max_failures(value: int) -> int:
     if not 1 <= value <= MAX_FAILURES:
         raise ToolFailure(f"max_failures must be from 1 to {MAX_FAILURES}, given: {value}")
     return value
+
+
+GENERATION_PREFIX = "generate-"
+"""The run id of a generation (``generation.plan_generation``) starts with it."""
+
+
+def is_generation(run_id: str) -> bool:
+    """Whether a run id is a generation's."""
+    return run_id.startswith(GENERATION_PREFIX)

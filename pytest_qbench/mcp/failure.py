@@ -1,4 +1,5 @@
-"""``get_test_failure``: one failed test of a stored run, in full but bounded.
+"""``get_test_failure``: one failed test of a stored run, in full but bounded; its result
+model (``FailureDetail``) and its text.
 
 The test is named by its node id, or by any part of it that names one failing test only. The
 response is cut in levels until it fits the budget: captured output first, then the trace
@@ -11,25 +12,79 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import cast
 
+from pydantic import Field
+
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
+from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.budget import bound_name
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.budget import name_matches
-from pytest_qbench.mcp.models import FailureDetail
+from pytest_qbench.mcp.text import cut_lines
 from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import Failure
+from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.mcp.service import RunService
     from pytest_qbench.report.records import TestResultRecord
+
+
+class FailureDetail(QBenchModel):
+    """One failed or errored test in full (bounded), with its captured output."""
+
+    run_id: str
+    """The run."""
+    nodeid: str
+    """pytest's node id."""
+    outcome: str
+    """``failed`` or ``error``."""
+    phase: str
+    """The phase that failed: setup, call, teardown or collect."""
+    file: str | None = None
+    """File of the failing line in the user's code."""
+    line: int | None = None
+    """1-based failing line."""
+    error_type: str
+    """Exception class name."""
+    error_message: str
+    """The exception's message (bounded)."""
+    stack_trace: str
+    """The traceback: the test's own frame, then the end (bounded)."""
+    falsifying_example: str | None = None
+    """Hypothesis' falsifying example."""
+    teardown_error: str | None = None
+    """A teardown error that followed the failure, one line."""
+    qbench_checks: list[str] = Field(default_factory=list)
+    """Failing agent-evaluation metrics and tool checks of the test."""
+    stdout: str = ""
+    """Captured standard output (its end)."""
+    stderr: str = ""
+    """Captured standard error (its end)."""
+    log: str = ""
+    """Captured log records (their end)."""
+    duration: float = 0.0
+    """Seconds the test took."""
+    reruns: int = 0
+    """How many times it was rerun."""
+    markers: list[str] = Field(default_factory=list)
+    """Marker names on the test."""
+    key: str | None = None
+    """Test-case key from qbench_case (e.g. a JIRA key)."""
+    title: str | None = None
+    """Test-case title from qbench_case."""
+    history: str | None = None
+    """What earlier runs say: ``new failure``, ``failed 3 of the last 10 runs``..."""
+    cut: list[str] = Field(default_factory=list)
+    """Fields cut shorter than usual to fit the size budget."""
 
 
 FAILING = ("failed", "error")
@@ -175,3 +230,32 @@ def _cut(found: TestResult | Diagnostic, caps: Caps) -> list[str]:
         if captured and len(getattr(captured, name)) > caps.captured:
             cut.append(name)
     return cut
+
+
+def failure_text(detail: FailureDetail, limit: int) -> str:
+    """The failure: where, what, the trace, then the captured output."""
+    where = f"{detail.file}:{detail.line}" if detail.line else detail.file or "?"
+    lines = [
+        f"{detail.nodeid} {detail.outcome} in {detail.phase} (run {detail.run_id}): "
+        f"{detail.error_type} at {where}",
+        detail.error_message,
+    ]
+    if detail.history:
+        lines.append(f"History: {detail.history}")
+    lines += [f"qbench: {check}" for check in detail.qbench_checks]
+    lines += ["Trace:", detail.stack_trace]
+    if detail.falsifying_example:
+        lines.append(detail.falsifying_example)
+    if detail.teardown_error:
+        lines.append(f"Then in teardown: {detail.teardown_error}")
+    for name in ("stdout", "stderr", "log"):
+        text = getattr(detail, name)
+        if text:
+            lines += [f"Captured {name}:", text]
+    return cut_lines(lines, limit)
+
+
+def get_test_failure(tools: RunService, run_id: str, test: str) -> FailureDetail:
+    """One failure of a stored run, in full (bounded)."""
+    report = runs.require_report(runs.find_run(tools.config, run_id))
+    return failure_detail(report, test, tools.config.budget)

@@ -1,4 +1,6 @@
-"""What fills the catalog: pytest's collection, and test-case exports in JSON.
+"""``ingest_tests``: what fills the catalog (pytest's collection, and test-case exports in JSON),
+its result model (``IngestReport``) and its text. The catalog itself is imported when the tool
+is first called.
 
 An export is a JSON list of cases (or an object holding one under ``tests``, ``testCases``,
 ``cases``, ``items`` or ``data``). A case needs a key and a title; it may have a priority, tags,
@@ -11,20 +13,69 @@ is rejected with the reason, and the others are taken.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
+
+from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
-from pytest_qbench.mcp.catalog import CaseRecord
-from pytest_qbench.mcp.models import Rejection
+from pytest_qbench.mcp.command import COLLECTION_DUMP
+from pytest_qbench.mcp.command import plan_collection
+from pytest_qbench.mcp.paths import inside_root
+from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.paths import open_regular
-from pytest_qbench.report.casemeta import CaseMarkerError
-from pytest_qbench.report.casemeta import build_metadata
+from pytest_qbench.mcp.runs import output_tail
+from pytest_qbench.mcp.service import remove_staging
+from pytest_qbench.mcp.text import fit_lines
+from pytest_qbench.report.models import QBenchModel
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.mcp.catalog import CaseRecord
+    from pytest_qbench.mcp.process import PytestProcess
+    from pytest_qbench.mcp.service import RunService
+
+
+class Rejection(QBenchModel):
+    """A record that was not taken into the catalog, or only partly."""
+
+    record: str
+    """Which record: its key, node id or position in the file."""
+    reason: str
+    """Why."""
+
+
+class IngestReport(QBenchModel):
+    """What an ingest did to the catalog."""
+
+    source: str
+    """``pytest`` or ``json:<file>``."""
+    added: int = 0
+    """New records."""
+    updated: int = 0
+    """Records that changed."""
+    unchanged: int = 0
+    """Records as they were."""
+    removed: int = 0
+    """Records of this source that are gone."""
+    rejected: list[Rejection] = Field(default_factory=list)
+    """Records refused or taken in part, with reasons (bounded)."""
+    rejected_total: int = 0
+    """Rejections in all."""
+    collection_errors: list[str] = Field(default_factory=list)
+    """pytest collection errors (their files' tests were kept as they were)."""
+    catalog_size: int = 0
+    """Records in the catalog afterwards."""
+    duration: float = 0.0
+    """Seconds."""
 
 
 MAX_FILE_BYTES = 20_000_000
@@ -125,6 +176,8 @@ def export_case(item: Any, source: str) -> CaseRecord:
     description = _text(
         item, tuple(f for f in DESCRIPTION_FIELDS if f != title_field), "description", None
     )
+    from pytest_qbench.mcp.catalog import CaseRecord
+
     return CaseRecord(
         uid=key,
         source=source,
@@ -221,6 +274,9 @@ def _expected(value: Any, index: int) -> str | None:
 def collected_cases(dump: Path) -> tuple[list[CaseRecord], list[Rejection], list[dict[str, str]]]:
     """The tests of a collection dump (``plugin/collect_dump.py``), tests whose ``qbench_case`` is
     malformed (taken without its fields), and the collection errors."""
+    from pytest_qbench.report.casemeta import CaseMarkerError
+    from pytest_qbench.report.casemeta import build_metadata
+
     cases, rejected, errors = [], [], []
     for line in _lines(dump):
         if "error" in line:
@@ -241,6 +297,8 @@ def collected_cases(dump: Path) -> tuple[list[CaseRecord], list[Rejection], list
 
 def pytest_case(line: dict[str, Any], metadata: Mapping[str, Any]) -> CaseRecord:
     """A collected test as a catalog record."""
+    from pytest_qbench.mcp.catalog import CaseRecord
+
     return CaseRecord(
         uid=line["nodeid"],
         source="pytest",
@@ -270,3 +328,136 @@ def error_line(error: dict[str, str]) -> str:
     """A collection error, one line: where, and the last line of pytest's message."""
     lines = [line for line in error["message"].splitlines() if line.strip()]
     return f"{error['nodeid'] or '?'}: {first_line(lines[-1] if lines else '', 200)}"
+
+
+def ingest_file(tools: RunService, source: str) -> IngestReport:
+    """Import a JSON export (a file, or every ``.json`` file of a directory)."""
+    started = time.monotonic()
+    relative = inside_root(tools.config.root, source, "source")
+    path = tools.config.root / relative
+    found = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    files = [inside_root_file(tools.config.root, f, "source") for f in found]
+    if not files:
+        raise ToolFailure(f"source {source!r} is a directory without .json files")
+    reports = [_ingest_one(tools, f) for f in files]
+    return _combine(reports, relative, time.monotonic() - started)
+
+
+def _ingest_one(tools: RunService, path: Path) -> IngestReport:
+    label = f"json:{path.relative_to(tools.config.root).as_posix()}"
+    cases, rejected = read_export(path, label)
+    return _replace(tools, label, cases, rejected)
+
+
+def _replace(
+    tools: RunService,
+    source: str,
+    cases: list[CaseRecord],
+    rejected: list[Rejection],
+    keep: Sequence[str] = (),
+) -> IngestReport:
+    """Make the catalog's cases of ``source`` exactly ``cases``; the report of it."""
+    from pytest_qbench.mcp.catalog import open_catalog
+
+    with open_catalog(tools.config.catalog_path, create=True) as catalog:
+        counts = catalog.replace_source(source, cases, keep)
+        size = catalog.size()
+    return IngestReport(
+        source=source,
+        added=counts.added,
+        updated=counts.updated,
+        unchanged=counts.unchanged,
+        removed=counts.removed,
+        rejected=rejected[:MAX_REJECTIONS],
+        rejected_total=len(rejected),
+        catalog_size=size,
+    )
+
+
+def start_collection(tools: RunService, timeout: float | None = None) -> PytestProcess:
+    """Start ``pytest --collect-only`` with the catalog's collection plugin.
+
+    Raises:
+        ToolFailure: a run is going on.
+    """
+    return tools.start(plan_collection(tools.config, timeout))
+
+
+def finish_collection(tools: RunService, process: PytestProcess) -> IngestReport:
+    """Replace the catalog's pytest tests with what the collection found.
+
+    Raises:
+        ToolFailure: pytest refused to collect, or was stopped.
+    """
+    try:
+        code = process.finish()
+        dump = process.plan.staging / COLLECTION_DUMP
+        if process.stopped_by or code not in (0, 2, 5) or not dump.is_file():
+            raise ToolFailure(_collection_failure(process, code))
+        cases, rejected, errors = collected_cases(dump)
+        # a file that failed to collect keeps its tests in the catalog as they were
+        keep = [e["nodeid"] for e in errors if e["nodeid"]]
+        report = _replace(tools, "pytest", cases, rejected, keep)
+    finally:
+        tools.release(process)
+        remove_staging(process.plan.staging)
+    return report.model_copy(
+        update={
+            "collection_errors": [error_line(e) for e in errors[:20]],
+            "duration": round(process.elapsed(), 3),
+        }
+    )
+
+
+MAX_REJECTIONS = 50
+"""Rejections listed in an ingest report (all are counted)."""
+
+
+def _collection_failure(process: PytestProcess, code: int) -> str:
+    staging = process.plan.staging
+    if process.stopped_by == "timeout":
+        reason = f"collecting took longer than {process.plan.timeout:g}s and was stopped"
+    else:
+        reason = f"pytest --collect-only exited with status {code}"
+    tails = [
+        f"--- end of pytest's {name} ---\n{tail}"
+        for name in ("stderr", "stdout")
+        if (tail := output_tail(staging / f"{name}.txt"))
+    ]
+    return "\n".join(
+        [
+            f"{reason}; the catalog was not changed.",
+            "What to do: fix what pytest reports below (a conftest.py, the configuration), "
+            "then call ingest_tests again.",
+            *tails,
+        ]
+    )
+
+
+def _combine(reports: list[IngestReport], source: str, took: float) -> IngestReport:
+    if len(reports) == 1:
+        return reports[0].model_copy(update={"duration": round(took, 3)})
+    rejected = [r for report in reports for r in report.rejected]
+    return IngestReport(
+        source=f"json:{source}",
+        added=sum(r.added for r in reports),
+        updated=sum(r.updated for r in reports),
+        unchanged=sum(r.unchanged for r in reports),
+        removed=sum(r.removed for r in reports),
+        rejected=rejected[:MAX_REJECTIONS],
+        rejected_total=sum(r.rejected_total for r in reports),
+        catalog_size=reports[-1].catalog_size,
+        duration=round(took, 3),
+    )
+
+
+def ingest_text(report: IngestReport, limit: int) -> str:
+    """The counts, then the rejections."""
+    lines = [
+        f"Ingested {report.source}: {report.added} added, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.removed} removed, {report.rejected_total} "
+        f"rejected; catalog: {report.catalog_size} test cases ({report.duration:.1f}s)"
+    ]
+    lines += [f"Collection error: {error}" for error in report.collection_errors]
+    lines += [f"Rejected {r.record}: {r.reason}" for r in report.rejected]
+    return fit_lines(lines, limit, "... {n} more")

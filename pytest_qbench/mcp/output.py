@@ -1,4 +1,5 @@
-"""``get_run_output``: pages of a run's raw output, by lines, within the size budget.
+"""``get_run_output``: pages of a run's raw output, by lines, within the size budget; its
+result model (``RunOutputPage``) and its text.
 
 The server keeps pytest's stdout and stderr of the runs it starts (``stdout.txt``,
 ``stderr.txt`` in the run directory); ``markdown`` pages through ``report.md``, which every run
@@ -14,15 +15,48 @@ import re
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.budget import json_size
-from pytest_qbench.mcp.models import OutputStream
-from pytest_qbench.mcp.models import RunOutputPage
 from pytest_qbench.mcp.process import OUTPUT_NAMES
+from pytest_qbench.mcp.text import cut_lines
 from pytest_qbench.report import store
 from pytest_qbench.report.environment import Redactor
+from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import RunMeta
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.mcp.service import RunService
+
+
+OutputStream = str
+"""Which raw output of a run ``get_run_output`` pages through: ``stdout``, ``stderr`` or
+``markdown`` of a test run; a checker's log (``ruff.lint``, ``mypy.typecheck.stderr``) of a
+check run (issue 13.7)."""
+
+
+class RunOutputPage(QBenchModel):
+    """A page of a run's raw output, by lines."""
+
+    run: RunMeta
+    """The run: id, tool, start and end, exit status, working directory, command."""
+    stream: OutputStream
+    """Which output."""
+    offset: int
+    """0-based line the page starts at."""
+    text: str
+    """The lines (each cut at 2000 characters)."""
+    lines: int
+    """Lines in this page."""
+    total_lines: int
+    """Lines in the whole output."""
+    next_offset: int | None = None
+    """Where the next page starts; ``None`` at the end."""
+    note: str | None = None
+    """Why the page is empty or short, when it is."""
 
 
 MAX_LINE = 2000
@@ -167,3 +201,46 @@ def _missing(stream: OutputStream, run_id: str) -> str:
         f"run {run_id} has no stored {stream}: only runs started by this server keep pytest's "
         "raw output; stream='markdown' gives the run's report"
     )
+
+
+def output_text(page: RunOutputPage, limit: int) -> str:
+    """A header, then the lines."""
+    end = page.offset + page.lines
+    if page.total_lines == 0:
+        head = f"Run {page.run.run_id} {page.stream}: empty"
+    elif page.lines == 0:
+        head = f"Run {page.run.run_id} {page.stream}: no lines from offset {page.offset}"
+    else:
+        head = (
+            f"Run {page.run.run_id} {page.stream}, lines {page.offset + 1}-{end} "
+            f"of {page.total_lines}"
+        )
+    if page.next_offset is not None:
+        head += f" (next: offset={page.next_offset})"
+    lines = [head, *([page.note] if page.note else []), page.text]
+    return cut_lines(lines, limit)
+
+
+def get_run_output(
+    tools: RunService,
+    run_id: str,
+    stream: OutputStream = "stdout",
+    offset: int = 0,
+    limit: int = 200,
+) -> RunOutputPage:
+    """A page of a run's raw output (of the run going on, too); of a check run, a checker's
+    raw log (issue 13.7)."""
+    if stream not in STREAM_FILES and not CHECK_STREAM.match(stream):
+        raise ToolFailure(
+            f"stream {stream!r} is none of stdout, stderr, markdown (a test run's) and no "
+            "checker's log (a check run's, e.g. ruff.lint, mypy.typecheck.stderr)"
+        )
+    run_dir = runs.find_run(tools.config, run_id)
+    if store.is_check_run(run_dir) or run_dir.name == tools.active_check:
+        return check_output_page(run_dir, stream, offset, limit, tools.config.budget)
+    active = tools.active
+    if active is not None and active.plan.run_dir == run_dir:
+        meta, source = active.meta(None), active.plan.staging
+    else:
+        meta, source = runs.read_meta(run_dir), run_dir
+    return output_page(source, meta, stream, offset, limit, tools.config.budget)

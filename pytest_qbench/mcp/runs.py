@@ -1,4 +1,5 @@
-"""Stored runs: finding one by id, loading its report, its metadata file, the history index.
+"""Stored runs, for every tool that reads them: finding one by id, loading its report, its
+metadata file, the history index (imported when first opened).
 
 Run ids are checked against the run store's id rule before they name a directory, so an id
 cannot reach outside ``<qbench dir>/runs/``.
@@ -7,6 +8,7 @@ cannot reach outside ``<qbench dir>/runs/``.
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
@@ -15,30 +17,24 @@ from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.errors import ToolFailure
-from pytest_qbench.history.backend import Index
-from pytest_qbench.history.indexer import SAFE_RUN_ID
+from pytest_qbench.core.text import bound_text
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import FlakyEntry
-from pytest_qbench.mcp.models import FlakyList
-from pytest_qbench.mcp.models import RunEntry
-from pytest_qbench.mcp.models import RunList
-from pytest_qbench.mcp.process import OUTPUT_NAMES
 from pytest_qbench.report import store
+from pytest_qbench.report.environment import Redactor
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.runref import LAST
 from pytest_qbench.report.runref import MCP_META
 from pytest_qbench.report.runref import find_run_dir
-from pytest_qbench.report.shapes import iso
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.history.backend import Index
     from pytest_qbench.report.records import TestReportRecord
 
 
 META_NAME = MCP_META
 """The run as this server started it (the real command line and exit status)."""
-MAX_LIST = 100
 
 
 def find_run(config: ServerConfig, run_id: str) -> Path:
@@ -48,6 +44,8 @@ def find_run(config: ServerConfig, run_id: str) -> Path:
     Raises:
         ToolFailure: no such run, an ambiguous prefix, or an id that is not one.
     """
+    from pytest_qbench.history.indexer import SAFE_RUN_ID
+
     if not LAST.match(run_id) and not SAFE_RUN_ID.match(run_id):
         raise ToolFailure(
             f"run_id {run_id!r} is not a run id (letters, digits, '.', '_', '-'); "
@@ -151,75 +149,21 @@ def open_history(config: ServerConfig, *, create: bool = False, wait: float | No
     return open_index(config.qbench_dir, db, create=create, wait=wait)
 
 
-def recent_runs(config: ServerConfig, limit: int) -> RunList:
-    """The ``limit`` most recent indexed runs, newest first."""
-    from pytest_qbench.history.queries import list_runs
+TAIL_LINES = 30
 
-    limit = _limit(limit)
+
+TAIL_CHARS = 1500
+
+
+def output_tail(path: Path) -> str:
+    """The last lines of an output file, bounded."""
     try:
-        index = open_history(config)
-    except HistoryError as exc:
-        return RunList(note=str(exc))
-    try:
-        infos = list_runs(index, limit)
-    finally:
-        index.close()
-    runs_dir = config.qbench_dir / store.RUNS_DIR
-    entries = [
-        RunEntry(
-            run_id=info.run_id,
-            started_at=iso(info.started_at) or "",
-            completed_at=iso(info.completed_at),
-            exit_code=info.exit_code,
-            interrupted=info.interrupted,
-            summary=info.counts,
-            duration=info.duration,
-            branch=info.branch,
-            commit=info.commit,
-            has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
-        )
-        for info in infos
-    ]
-    return RunList(runs=entries, note=None if entries else "the history index holds no runs yet")
-
-
-def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
-    """Tests whose outcome flipped at least twice in the last ``runs`` runs and that the flaky
-    rule calls flaky, flakiest first."""
-    from pytest_qbench.history.compare import find_flaky
-
-    limit, runs = _limit(limit), _limit(runs, "runs", 1000)
-    try:
-        index = open_history(config)
-    except HistoryError as exc:
-        return FlakyList(runs_window=runs, note=str(exc))
-    try:
-        found = find_flaky(index, runs, 2)[:limit]
-    finally:
-        index.close()
-    tests = [
-        FlakyEntry(
-            nodeid=f.nodeid,
-            flaky_indicator=f.summary.flaky_indicator,
-            flips=f.summary.flips,
-            runs=f.summary.total_runs,
-            failed=f.summary.failed_runs,
-            trend=f.summary.trend,
-            evidence=f.evidence,
-            last_failure=(
-                None
-                if f.last_failure is None
-                else f"{f.last_failure.error_type} at {f.last_failure.location}: "
-                f"{f.last_failure.message}"
-            ),
-        )
-        for f in found
-    ]
-    note = None if tests else f"no flaky test in the last {runs} runs"
-    return FlakyList(runs_window=runs, tests=tests, note=note)
-
-
-def _limit(value: int, what: str = "limit", most: int = MAX_LIST) -> int:
-    if not 1 <= value <= most:
-        raise ToolFailure(f"{what} must be from 1 to {most}, given: {value}")
-    return value
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - 16 * TAIL_CHARS))
+            data = handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    tail = Redactor(os.environ)("\n".join(data.rstrip().split("\n")[-TAIL_LINES:]))
+    return bound_text(tail, TAIL_CHARS, keep="tail")

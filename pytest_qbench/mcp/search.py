@@ -1,4 +1,6 @@
-"""``search_tests``, ``get_test_by_key`` and ``find_similar_tests`` over the catalog.
+"""The catalog's tools: ``search_tests``, ``get_test_by_key`` and ``find_similar_tests``, their
+result models and their text. The catalog itself (``catalog``: SQLite FTS5) is imported when one
+of them is first called.
 
 Each hit has its raw BM25 score (``bm25``: the negated FTS5 rank, higher is better) and
 ``score``, that divided by the best match's of the same query, so the best match is 1.0 and the
@@ -16,27 +18,144 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import Literal
+
+from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.mcp.budget import fit_items
 from pytest_qbench.mcp.budget import json_size
-from pytest_qbench.mcp.catalog import SCOPES
-from pytest_qbench.mcp.catalog import CaseRecord
-from pytest_qbench.mcp.catalog import Catalog
-from pytest_qbench.mcp.catalog import Filters
-from pytest_qbench.mcp.catalog import Match
-from pytest_qbench.mcp.catalog import query_words
-from pytest_qbench.mcp.models import CaseFields
-from pytest_qbench.mcp.models import Facets
-from pytest_qbench.mcp.models import SearchHit
-from pytest_qbench.mcp.models import SearchResult
-from pytest_qbench.mcp.models import SimilarityScope
-from pytest_qbench.mcp.models import SimilarTests
-from pytest_qbench.mcp.models import TestCaseDetail
-from pytest_qbench.mcp.models import TestCaseRef
+from pytest_qbench.mcp.text import cut_lines
+from pytest_qbench.mcp.text import fit_lines
+from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import TestStep
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.mcp.catalog import CaseRecord
+    from pytest_qbench.mcp.catalog import Catalog
+    from pytest_qbench.mcp.catalog import Filters
+    from pytest_qbench.mcp.catalog import Match
+    from pytest_qbench.mcp.service import RunService
+
+
+SimilarityScope = Literal["all", "docs", "steps"]
+"""What ``find_similar_tests`` compares: everything, the descriptive text, or the steps."""
+
+
+class TestCaseRef(QBenchModel):
+    """A test case in the catalog, briefly."""
+
+    uid: str
+    """Catalog id: the node id of a pytest test, the key of an imported case."""
+    source: str
+    """``pytest`` or ``json:<file>`` (an imported export)."""
+    key: str | None = None
+    """External key (JIRA...)."""
+    title: str | None = None
+    """Title."""
+    nodeid: str | None = None
+    """pytest node id (pytest tests)."""
+
+
+class CaseFields(QBenchModel):
+    """What every view of a test case shows."""
+
+    uid: str
+    """Catalog id: the node id of a pytest test, the key of an imported case."""
+    source: str
+    """``pytest`` or ``json:<file>`` (an imported export)."""
+    key: str | None = None
+    """External key (JIRA...)."""
+    title: str | None = None
+    """Title."""
+    nodeid: str | None = None
+    """pytest node id (pytest tests)."""
+    path: str | None = None
+    """Test file."""
+    line: int | None = None
+    """Line of the test."""
+    folder: str | None = None
+    """Folder in the test-case manager."""
+    priority: str | None = None
+    """Priority."""
+    tags: list[str] = Field(default_factory=list)
+    """Tags."""
+    platforms: list[str] = Field(default_factory=list)
+    """Platforms."""
+    markers: list[str] = Field(default_factory=list)
+    """pytest markers."""
+
+
+class SearchHit(CaseFields):
+    """A test case that matched, with its score."""
+
+    score: float
+    """Relevance to the query relative to its best match: 1 for the best, 0.5 for half its BM25
+    score; 0 when no query was given."""
+    bm25: float = 0.0
+    """Raw BM25 score (higher is better), comparable within one query only."""
+    matched_fields: list[str] = Field(default_factory=list)
+    """Fields holding a word of the query: key, title, name, description, tags, steps, location."""
+    summary: str = ""
+    """The start of the description or docstring."""
+    matched_steps: list[int] = Field(default_factory=list)
+    """Steps (1-based) that hold a word of the query."""
+
+
+class Facets(QBenchModel):
+    """Counts of values among all matches (top 10 each)."""
+
+    tags: dict[str, int] = Field(default_factory=dict)
+    """Tag -> matches."""
+    priority: dict[str, int] = Field(default_factory=dict)
+    """Priority -> matches."""
+    platforms: dict[str, int] = Field(default_factory=dict)
+    """Platform -> matches."""
+    markers: dict[str, int] = Field(default_factory=dict)
+    """Marker -> matches."""
+
+
+class SearchResult(QBenchModel):
+    """Ranked matches from the test catalog."""
+
+    total: int
+    """Matches in all."""
+    results: list[SearchHit] = Field(default_factory=list)
+    """This page of matches, best first."""
+    facets: Facets = Field(default_factory=Facets)
+    """Values among all matches, to narrow the search."""
+    next_cursor: str | None = None
+    """Pass it as cursor for the next page; ``None`` at the end."""
+    catalog_size: int = 0
+    """Test cases in the catalog."""
+    note: str | None = None
+    """Why there are no results, when there are none."""
+
+
+class TestCaseDetail(CaseFields):
+    """One test case in full."""
+
+    description: str | None = None
+    """Description or docstring (bounded)."""
+    steps: list[TestStep] = Field(default_factory=list)
+    """Steps with action and expected result (bounded)."""
+    steps_omitted: int = 0
+    """Steps left out to fit the size budget."""
+    linked: list[TestCaseRef] = Field(default_factory=list)
+    """Other catalog records with the same key (the pytest test and its imported case)."""
+
+
+class SimilarTests(QBenchModel):
+    """Test cases like a given one (or like a text), most similar first."""
+
+    reference: TestCaseRef | None = None
+    """The test compared with (``None`` when a text was given)."""
+    results: list[SearchHit] = Field(default_factory=list)
+    """Similar test cases."""
 
 
 MAX_RESULTS = 50
@@ -60,6 +179,8 @@ def search(
     Raises:
         ToolFailure: a limit out of range, too many filter values, or a cursor of another search.
     """
+    from pytest_qbench.mcp.catalog import query_words
+
     _check(limit, filters)
     fingerprint = _fingerprint(query, filters)
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
@@ -238,6 +359,10 @@ def similar(
     Raises:
         ToolFailure: neither or both given, or no such test.
     """
+    from pytest_qbench.mcp.catalog import SCOPES
+    from pytest_qbench.mcp.catalog import Filters
+    from pytest_qbench.mcp.catalog import query_words
+
     if (test is None) == (text is None):
         raise ToolFailure("give either test (a key or a node id) or text, not both")
     _check(limit, Filters())
@@ -269,3 +394,112 @@ def reference_text(record: CaseRecord, scope: SimilarityScope) -> str:
     if scope == "all":
         parts.append(steps)
     return " ".join(parts)
+
+
+def _hit_line(number: int, found: SearchHit) -> str:
+    label = found.key or found.nodeid or found.uid
+    bits = [f"{number}. {found.title or label} [{label}] score {found.score:.3f}"]
+    if found.priority:
+        bits.append(f"priority {found.priority}")
+    if found.tags:
+        bits.append(f"tags {', '.join(found.tags)}")
+    if found.matched_fields:
+        bits.append(f"matched in {', '.join(found.matched_fields)}")
+    if found.matched_steps:
+        bits.append(f"steps {','.join(map(str, found.matched_steps))}")
+    line = "; ".join(bits)
+    return f"{line}\n   {found.summary}" if found.summary else line
+
+
+def search_text(result: SearchResult, limit: int) -> str:
+    """The matches, best first, and the facets."""
+    if not result.results:
+        return result.note or f"no matches among {result.catalog_size} test cases"
+    head = f"{result.total} matches among {result.catalog_size} test cases"
+    if result.next_cursor:
+        head += f"; more with cursor={result.next_cursor}"
+    lines = [head, *(_hit_line(n, h) for n, h in enumerate(result.results, start=1))]
+    facets = result.facets
+    for name in ("tags", "priority", "platforms", "markers"):
+        values = getattr(facets, name)
+        if values:
+            lines.append(f"{name}: " + ", ".join(f"{k} ({v})" for k, v in values.items()))
+    return fit_lines(lines, limit, "... {n} more lines in the structured result")
+
+
+def case_text(case: TestCaseDetail, limit: int) -> str:
+    """The case with its steps."""
+    lines = [f"{case.title or case.uid} [{case.key or case.uid}] ({case.source})"]
+    for name in ("nodeid", "priority", "folder"):
+        value = getattr(case, name)
+        if value:
+            lines.append(f"{name}: {value}")
+    for name in ("tags", "platforms", "markers"):
+        values = getattr(case, name)
+        if values:
+            lines.append(f"{name}: {', '.join(values)}")
+    if case.description:
+        lines.append(case.description)
+    for step in case.steps:
+        lines.append(f"{step.index}. {step.action}")
+        if step.expected:
+            lines.append(f"   Expected: {step.expected}")
+    if case.steps_omitted:
+        lines.append(f"... {case.steps_omitted} more steps")
+    lines += [f"Also: {other.uid} ({other.source})" for other in case.linked]
+    return cut_lines(lines, limit)
+
+
+def similar_text(found: SimilarTests, limit: int) -> str:
+    """The similar cases, most similar first."""
+    head = (
+        f"Tests similar to {found.reference.uid}:"
+        if found.reference
+        else "Tests similar to the text:"
+    )
+    if not found.results:
+        return f"{head} none"
+    lines = [head, *(_hit_line(n, h) for n, h in enumerate(found.results, start=1))]
+    return fit_lines(lines, limit, "... {n} more")
+
+
+def search_tests(
+    tools: RunService,
+    query: str = "",
+    tags: Sequence[str] = (),
+    priority: Sequence[str] = (),
+    markers: Sequence[str] = (),
+    platforms: Sequence[str] = (),
+    path: str | None = None,
+    limit: int = 10,
+    cursor: str | None = None,
+) -> SearchResult:
+    """Ranked search over the catalog."""
+    from pytest_qbench.mcp.catalog import Filters
+    from pytest_qbench.mcp.catalog import open_catalog
+
+    filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
+    with open_catalog(tools.config.catalog_path) as catalog:
+        return search(catalog, query, filters, limit, cursor, tools.config.budget)
+
+
+def get_test_by_key(tools: RunService, key: str) -> TestCaseDetail:
+    """One test case by its key."""
+    from pytest_qbench.mcp.catalog import open_catalog
+
+    with open_catalog(tools.config.catalog_path) as catalog:
+        return case_detail(catalog, key, tools.config.budget)
+
+
+def find_similar_tests(
+    tools: RunService,
+    test: str | None = None,
+    text: str | None = None,
+    limit: int = 10,
+    scope: SimilarityScope = "all",
+) -> SimilarTests:
+    """Test cases like a given one, or like a text."""
+    from pytest_qbench.mcp.catalog import open_catalog
+
+    with open_catalog(tools.config.catalog_path) as catalog:
+        return similar(catalog, test, text, limit, scope, tools.config.budget)

@@ -1,9 +1,10 @@
 """The MCP server (``qbench-mcp``, ``qbench mcp``): the one module that imports the MCP SDK.
 
-Each tool is a thin function over ``service.QBenchTools``: the SDK validates the
-arguments against the signature, the tool returns its pydantic result as structured content
-(the model is the tool's output schema) with a compact text next to it, and a ``ToolFailure``
-becomes a tool error carrying its message. ``run_test_workflow`` and ``ingest_tests`` watch
+Each tool is one function decorated with ``@tool``: its first parameter is the
+``QBenchTools``, the others are its arguments (the SDK validates them against the signature),
+and it returns its result model (its return annotation, the tool's output schema: ``OUTPUTS``).
+The decorator does the rest for every tool: the result goes out as structured content with a
+compact text next to it, and a ``QBenchError`` becomes a tool error carrying its message. ``run_test_workflow`` and ``ingest_tests`` watch
 their pytest child from the event loop: progress notifications while tests run, and on
 cancellation the child's process group is killed before the cancellation goes on.
 """
@@ -13,17 +14,19 @@ from __future__ import annotations
 import inspect
 import threading
 import time
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone
 from functools import partial
 from types import MappingProxyType
 from typing import Annotated
 from typing import Any
-from typing import ClassVar
 from typing import Literal
+from typing import get_type_hints
 
 import anyio
 import anyio.to_thread
@@ -41,31 +44,40 @@ from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.mcp import build
+from pytest_qbench.mcp import failure
+from pytest_qbench.mcp import generation
+from pytest_qbench.mcp import health
+from pytest_qbench.mcp import ingest
+from pytest_qbench.mcp import output
+from pytest_qbench.mcp import run_history
+from pytest_qbench.mcp import search
+from pytest_qbench.mcp import testrun
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
+from pytest_qbench.mcp.build import BuildResult
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import FailureDetail
-from pytest_qbench.mcp.models import FlakyList
-from pytest_qbench.mcp.models import GenerateWorkflowResult
-from pytest_qbench.mcp.models import GenerationStrategy
-from pytest_qbench.mcp.models import Health
-from pytest_qbench.mcp.models import IngestReport
-from pytest_qbench.mcp.models import RunList
-from pytest_qbench.mcp.models import RunOutputPage
-from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import SearchResult
-from pytest_qbench.mcp.models import SimilarTests
-from pytest_qbench.mcp.models import TestCaseDetail
-from pytest_qbench.mcp.models import TestType
+from pytest_qbench.mcp.failure import FailureDetail
+from pytest_qbench.mcp.generation import GenerateWorkflowResult
+from pytest_qbench.mcp.generation import GenerationStrategy
+from pytest_qbench.mcp.generation import TestType
+from pytest_qbench.mcp.health import Health
+from pytest_qbench.mcp.ingest import IngestReport
+from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
+from pytest_qbench.mcp.run_history import FlakyList
+from pytest_qbench.mcp.run_history import RunList
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
 from pytest_qbench.mcp.schemas import unknown_arguments
-from pytest_qbench.mcp.service import QBenchTools
+from pytest_qbench.mcp.search import SearchResult
+from pytest_qbench.mcp.search import SimilarTests
+from pytest_qbench.mcp.search import TestCaseDetail
+from pytest_qbench.mcp.testrun import RunResult
+from pytest_qbench.mcp.tools import QBenchTools
 
 
 INSTRUCTIONS = """\
@@ -96,22 +108,7 @@ RunId = Annotated[
 ]
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-
-OUTPUTS: dict[str, type[BaseModel]] = {
-    "run_test_workflow": RunResult,
-    "get_test_failure": FailureDetail,
-    "get_run_output": RunOutputPage,
-    "list_runs": RunList,
-    "flaky_tests": FlakyList,
-    "search_tests": SearchResult,
-    "get_test_by_key": TestCaseDetail,
-    "find_similar_tests": SimilarTests,
-    "ingest_tests": IngestReport,
-    "check_health": Health,
-    "run_build_workflow": BuildResult,
-    "generate_tests_workflow": GenerateWorkflowResult,
-}
-"""Each tool's result model."""
+WRITES = ToolAnnotations(read_only_hint=False, open_world_hint=False)
 
 SCOPES = {
     "run_test_workflow": "it runs pytest only (other test runners, such as vitest or jest, are "
@@ -131,10 +128,8 @@ class QBenchServer(MCPServer[Any]):
     model (``schemas.compact_schema``; results are still validated against the model itself),
     the input schema without titles."""
 
-    published: ClassVar[dict[str, dict[str, Any]]] = {
-        name: compact_schema(model) for name, model in OUTPUTS.items()
-    }
-
+    published: Mapping[str, dict[str, Any]] = MappingProxyType({})
+    """Each tool's short output schema (``build_server`` sets it from ``OUTPUTS``)."""
     call_log: CallLog | None = None
     """Where each tool call is logged (``build_server`` sets it)."""
     notes: Mapping[str, str] = MappingProxyType({})
@@ -266,6 +261,82 @@ def tool_errors(budget: int) -> Iterator[None]:
         raise ToolError(texts.bound_bytes(str(exc), budget)) from exc
 
 
+ToolFunction = Callable[..., Any]
+"""A tool's function: its first parameter is the ``QBenchTools``, the others are the tool's
+arguments (and the SDK's ``Context``), its return annotation is its result model."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as ``@tool`` registered it: its function, its annotations, its text."""
+
+    function: ToolFunction
+    annotations: ToolAnnotations
+    text: Callable[[Any, int], str]
+
+    @property
+    def name(self) -> str:
+        """The tool's name: its function's."""
+        return self.function.__name__
+
+    @property
+    def model(self) -> type[BaseModel]:
+        """The tool's result model: its function's return annotation."""
+        model = get_type_hints(self.function)["return"]
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise TypeError(f"tool {self.name} must return a pydantic model, not {model!r}")
+        return model
+
+    def bound(self, tools: QBenchTools) -> ToolFunction:
+        """The function the SDK calls: ``tools`` given, a qbench error turned into a tool error
+        (``tool_errors``), the result returned as structured content and text (``respond``).
+        Its signature is the tool's arguments and ``Annotated[CallToolResult, model]``."""
+        function, render, budget = self.function, self.text, tools.config.budget
+        signature = inspect.signature(function, eval_str=True)
+        parameters = list(signature.parameters.values())[1:]
+        returns = Annotated[CallToolResult, self.model]
+
+        async def call_async(*args: Any, **kwargs: Any) -> CallToolResult:
+            with tool_errors(budget):
+                result = await function(tools, *args, **kwargs)
+            return respond(result, render(result, budget), budget)
+
+        def call_sync(*args: Any, **kwargs: Any) -> CallToolResult:
+            with tool_errors(budget):
+                result = function(tools, *args, **kwargs)
+            return respond(result, render(result, budget), budget)
+
+        # a sync tool stays sync: the SDK runs it in a worker thread, off the event loop
+        call: ToolFunction = call_async if inspect.iscoroutinefunction(function) else call_sync
+        call.__name__ = call.__qualname__ = self.name
+        call.__doc__ = function.__doc__
+        call.__module__ = function.__module__
+        setattr(  # noqa: B010 (a function has no declared __signature__)
+            call,
+            "__signature__",
+            signature.replace(parameters=parameters, return_annotation=returns),
+        )
+        call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+        return call
+
+
+REGISTERED: list[ToolSpec] = []
+"""Every tool, in the order it is listed."""
+
+
+def tool(
+    annotations: ToolAnnotations, text: Callable[[Any, int], str]
+) -> Callable[[ToolFunction], ToolFunction]:
+    """Register a tool: ``text`` renders its result (at most the budget's bytes) next to the
+    structured content; the SDK reads the arguments' schema from the function's signature."""
+
+    def register(function: ToolFunction) -> ToolFunction:
+        REGISTERED.append(ToolSpec(function, annotations, text))
+        return function
+
+    return register
+
+
 async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) -> None:
     """Wait for pytest, reporting the tests finished; on cancellation (or any error) kill its
     process group first, shielded, then let the cancellation go on."""
@@ -286,274 +357,282 @@ async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) ->
         raise
 
 
+@tool(WRITES, testrun.run_text)
+async def run_test_workflow(
+    tools: QBenchTools,
+    ctx: Context,
+    test_path: Paths = None,
+    keyword: Annotated[
+        str | None, Field(description="pytest -k expression, e.g. 'login and not slow'")
+    ] = None,
+    markers: Annotated[
+        str | None, Field(description="pytest -m expression, e.g. 'not integration'")
+    ] = None,
+    coverage: Annotated[bool, Field(description="Measure coverage")] = False,
+    coverage_threshold: Annotated[
+        float | None,
+        Field(ge=0, le=100, description="Fail the run below this coverage percentage"),
+    ] = None,
+    coverage_source: Annotated[
+        list[str] | None,
+        Field(description="Directories or packages to measure (default: the project's)"),
+    ] = None,
+    fail_fast: Annotated[bool, Field(description="Stop at the first failure (-x)")] = False,
+    verbose: Annotated[
+        bool, Field(description="Verbose pytest output (-v) and longer traces")
+    ] = False,
+    max_failures: Annotated[
+        int, Field(ge=1, le=100, description="Failures listed in full; the rest are counted")
+    ] = 10,
+    timeout_seconds: Annotated[
+        float | None, Field(gt=0, description="Stop the run after this long (capped)")
+    ] = None,
+) -> RunResult:
+    """Run the project's tests with pytest and return failures only: summary counts, each
+    failure (test, file, line, error type, message, end of the trace), collection errors,
+    coverage and next steps. Never passing tests, never raw output (get_run_output pages
+    it). One run at a time; stopped and marked partial at the timeout (once all tests have
+    results, the session end gets a grace period)."""
+    request = RunRequest(
+        test_path=[test_path] if isinstance(test_path, str) else test_path or [],
+        keyword=keyword,
+        markers=markers,
+        coverage=coverage,
+        coverage_threshold=coverage_threshold,
+        coverage_source=coverage_source or [],
+        fail_fast=fail_fast,
+        verbose=verbose,
+        max_failures=max_failures,
+        timeout_seconds=timeout_seconds,
+    )
+    process = tools.start_run(request)
+    await supervise(tools, process, ctx)
+    return await anyio.to_thread.run_sync(tools.finish_run, process)
+
+
+@tool(READ_ONLY, failure.failure_text)
+def get_test_failure(
+    tools: QBenchTools,
+    run_id: RunId,
+    test: Annotated[str, Field(description="Node id of the failed test (or a unique part)")],
+) -> FailureDetail:
+    """One failed test of a run in full (bounded): message, trace (the test's own frame and
+    the end), captured stdout/stderr/log, history."""
+    return tools.get_test_failure(run_id, test)
+
+
+@tool(READ_ONLY, output.output_text)
+def get_run_output(
+    tools: QBenchTools,
+    run_id: RunId,
+    stream: Annotated[
+        str,
+        Field(
+            description="stdout, stderr or markdown; of a check run: a checker, e.g. ruff.lint",
+            max_length=100,
+        ),
+    ] = "stdout",
+    offset: Annotated[int, Field(ge=0, description="First line (0-based)")] = 0,
+    limit: Annotated[int, Field(ge=1, le=1000, description="Lines in the page")] = 200,
+) -> RunOutputPage:
+    """A page of a run's raw output, with the run's metadata (command, exit status)."""
+    return tools.get_run_output(run_id, stream, offset, limit)
+
+
+@tool(READ_ONLY, run_history.runs_text)
+def list_runs(
+    tools: QBenchTools,
+    limit: Annotated[int, Field(ge=1, le=100, description="How many runs")] = 10,
+) -> RunList:
+    """The most recent runs, newest first: id, start, exit status, counts."""
+    return tools.list_runs(limit)
+
+
+@tool(READ_ONLY, run_history.flaky_text)
+def flaky_tests(
+    tools: QBenchTools,
+    limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,
+    runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
+) -> FlakyList:
+    """Tests flaky on evidence, never a repeating failure; flakiest first."""
+    return tools.flaky_tests(limit, runs)
+
+
+@tool(READ_ONLY, search.search_text)
+def search_tests(
+    tools: QBenchTools,
+    query: Annotated[str, Field(description="Words to look for", max_length=1000)] = "",
+    tags: Texts = None,
+    priority: Texts = None,
+    markers: Texts = None,
+    platforms: Texts = None,
+    path: Annotated[
+        str | None, Field(description="Glob or prefix of the test file or folder")
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=50, description="Results in the page")] = 10,
+    cursor: Annotated[
+        str | None, Field(description="next_cursor of the previous page", max_length=200)
+    ] = None,
+) -> SearchResult:
+    """Ranked search (BM25) of the test catalog: node ids, docstrings, qbench_case fields
+    and steps; filters, facets and a cursor for the next page."""
+    return tools.search_tests(
+        query,
+        tags or [],
+        priority or [],
+        markers or [],
+        platforms or [],
+        path,
+        limit,
+        cursor,
+    )
+
+
+@tool(READ_ONLY, search.case_text)
+def get_test_by_key(
+    tools: QBenchTools,
+    key: Annotated[str, Field(description="Test-case key, e.g. FRAMED-1390", max_length=200)],
+) -> TestCaseDetail:
+    """One test case by its key (qbench_case or an imported export), with its steps."""
+    return tools.get_test_by_key(key)
+
+
+@tool(READ_ONLY, search.similar_text)
+def find_similar_tests(
+    tools: QBenchTools,
+    test: Annotated[
+        str | None, Field(description="Key or node id of the reference test", max_length=1000)
+    ] = None,
+    text: Annotated[
+        str | None, Field(description="Or: a text to compare with", max_length=4000)
+    ] = None,
+    limit: Annotated[int, Field(ge=1, le=50, description="How many")] = 10,
+    scope: Annotated[
+        Literal["all", "docs", "steps"],
+        Field(description="Compare everything, the descriptions, or the steps"),
+    ] = "all",
+) -> SimilarTests:
+    """Test cases most like a given test (by key or node id), or like a text."""
+    return tools.find_similar_tests(test, text, limit, scope)
+
+
+@tool(WRITES, ingest.ingest_text)
+async def ingest_tests(
+    tools: QBenchTools,
+    ctx: Context,
+    source: Annotated[
+        str,
+        Field(
+            description="'pytest' (collect the project's tests) or a JSON export file (or "
+            "directory of them) inside the project",
+            max_length=1000,
+        ),
+    ] = "pytest",
+) -> IngestReport:
+    """Build or refresh the test catalog from pytest's collection or a test-case export
+    (key, title, priority, tags, platforms, folder, steps): added, updated, removed and
+    rejected records with reasons."""
+    if source.strip() == "pytest":
+        process = tools.start_collection()
+        await supervise(tools, process, ctx)
+        report = await anyio.to_thread.run_sync(tools.finish_collection, process)
+    else:
+        report = await anyio.to_thread.run_sync(partial(tools.ingest_file, source))
+    return report
+
+
+@tool(WRITES, build.build_text)
+async def run_build_workflow(
+    tools: QBenchTools,
+    check_type: Annotated[
+        Literal["lint", "typecheck", "build", "all"],
+        Field(
+            description="lint: ruff; typecheck: mypy (pyright if installed); build: "
+            "python -m build (or compile)"
+        ),
+    ] = "all",
+    paths: Annotated[
+        list[str] | str | None,
+        Field(description="Files or directories inside the project; default: all"),
+    ] = None,
+    strict: Annotated[bool, Field(description="List warnings too, and fail on them")] = False,
+    timeout_seconds: Annotated[
+        float | None, Field(gt=0, description="Stop after this long (capped)")
+    ] = None,
+) -> BuildResult:
+    """Run ruff, mypy and the build check (the project's own configuration); return
+    errors only: file, line, column, code, message. get_run_output pages the raw logs."""
+    given = [paths] if isinstance(paths, str) else paths or []
+    stop = threading.Event()
+    call = partial(tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop)
+    try:
+        result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+    except BaseException:
+        stop.set()  # the checker's process group is killed at its next look (0.1 s)
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(tools.wait_for_checks)
+        raise
+    return result
+
+
+@tool(WRITES, generation.generate_text)
+async def generate_tests_workflow(
+    tools: QBenchTools,
+    ctx: Context,
+    target_path: Annotated[
+        str,
+        Field(
+            description="A module file or package directory inside the project",
+            max_length=1000,
+        ),
+    ],
+    test_type: Annotated[TestType, Field(description="Only unit tests are generated")] = "unit",
+    coverage_goal: Annotated[
+        float, Field(ge=0, le=100, description="Line coverage aimed at, in percent")
+    ] = 85,
+    generation_strategy: Annotated[
+        GenerationStrategy,
+        Field(description="hybrid: hypothesis, template, pynguin; llm is refused (no model)"),
+    ] = "hybrid",
+    max_llm_budget: Annotated[int, Field(ge=0, description="Unused: tokens_used is 0")] = 10000,
+    timeout_seconds: Annotated[
+        float | None,
+        Field(gt=0, description="Kill the generation after this long (capped)"),
+    ] = None,
+) -> GenerateWorkflowResult:
+    """Generate unit tests for a module's uncovered functions (Hypothesis, templates; the
+    target's code runs), keep under tests/generated/ those that pass and add coverage;
+    return the coverage measured, the gap and what needs a person. One at a time."""
+    del max_llm_budget  # qbench calls no model
+    process = tools.start_generation(
+        target_path, test_type, coverage_goal, generation_strategy, timeout_seconds
+    )
+    await supervise(tools, process, ctx)
+    call = partial(tools.finish_generation, process, test_type)
+    return await anyio.to_thread.run_sync(call)
+
+
+@tool(READ_ONLY, health.health_text)
+def check_health(tools: QBenchTools) -> Health:
+    """Versions, the run store, the history index, the catalog, and the limits."""
+    return tools.check_health()
+
+
+OUTPUTS: Mapping[str, type[BaseModel]] = MappingProxyType(
+    {spec.name: spec.model for spec in REGISTERED}
+)
+"""Each tool's result model: the return annotation of its function."""
+
+
 def build_server(config: ServerConfig) -> MCPServer[Any]:
     """The server with every tool, for the project ``config`` names."""
     tools = QBenchTools(config)
-    budget = config.budget
     server = QBenchServer("pytest-qbench", version=__version__, instructions=INSTRUCTIONS)
     server.call_log = CallLog(config)
     server.notes = {name: timeout_note(config, name) for name in TIMED}
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def run_test_workflow(
-        ctx: Context,
-        test_path: Paths = None,
-        keyword: Annotated[
-            str | None, Field(description="pytest -k expression, e.g. 'login and not slow'")
-        ] = None,
-        markers: Annotated[
-            str | None, Field(description="pytest -m expression, e.g. 'not integration'")
-        ] = None,
-        coverage: Annotated[bool, Field(description="Measure coverage")] = False,
-        coverage_threshold: Annotated[
-            float | None,
-            Field(ge=0, le=100, description="Fail the run below this coverage percentage"),
-        ] = None,
-        coverage_source: Annotated[
-            list[str] | None,
-            Field(description="Directories or packages to measure (default: the project's)"),
-        ] = None,
-        fail_fast: Annotated[bool, Field(description="Stop at the first failure (-x)")] = False,
-        verbose: Annotated[
-            bool, Field(description="Verbose pytest output (-v) and longer traces")
-        ] = False,
-        max_failures: Annotated[
-            int, Field(ge=1, le=100, description="Failures listed in full; the rest are counted")
-        ] = 10,
-        timeout_seconds: Annotated[
-            float | None, Field(gt=0, description="Stop the run after this long (capped)")
-        ] = None,
-    ) -> Annotated[CallToolResult, RunResult]:
-        """Run the project's tests with pytest and return failures only: summary counts, each
-        failure (test, file, line, error type, message, end of the trace), collection errors,
-        coverage and next steps. Never passing tests, never raw output (get_run_output pages
-        it). One run at a time; stopped and marked partial at the timeout (once all tests have
-        results, the session end gets a grace period)."""
-        request = RunRequest(
-            test_path=[test_path] if isinstance(test_path, str) else test_path or [],
-            keyword=keyword,
-            markers=markers,
-            coverage=coverage,
-            coverage_threshold=coverage_threshold,
-            coverage_source=coverage_source or [],
-            fail_fast=fail_fast,
-            verbose=verbose,
-            max_failures=max_failures,
-            timeout_seconds=timeout_seconds,
-        )
-        with tool_errors(budget):
-            process = tools.start_run(request)
-            await supervise(tools, process, ctx)
-            result = await anyio.to_thread.run_sync(tools.finish_run, process)
-        return respond(result, texts.run_text(result, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def get_test_failure(
-        run_id: RunId,
-        test: Annotated[str, Field(description="Node id of the failed test (or a unique part)")],
-    ) -> Annotated[CallToolResult, FailureDetail]:
-        """One failed test of a run in full (bounded): message, trace (the test's own frame and
-        the end), captured stdout/stderr/log, history."""
-        with tool_errors(budget):
-            detail = tools.get_test_failure(run_id, test)
-        return respond(detail, texts.failure_text(detail, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def get_run_output(
-        run_id: RunId,
-        stream: Annotated[
-            str,
-            Field(
-                description="stdout, stderr or markdown; of a check run: a checker, e.g. ruff.lint",
-                max_length=100,
-            ),
-        ] = "stdout",
-        offset: Annotated[int, Field(ge=0, description="First line (0-based)")] = 0,
-        limit: Annotated[int, Field(ge=1, le=1000, description="Lines in the page")] = 200,
-    ) -> Annotated[CallToolResult, RunOutputPage]:
-        """A page of a run's raw output, with the run's metadata (command, exit status)."""
-        with tool_errors(budget):
-            page = tools.get_run_output(run_id, stream, offset, limit)
-        return respond(page, texts.output_text(page, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def list_runs(
-        limit: Annotated[int, Field(ge=1, le=100, description="How many runs")] = 10,
-    ) -> Annotated[CallToolResult, RunList]:
-        """The most recent runs, newest first: id, start, exit status, counts."""
-        with tool_errors(budget):
-            found = tools.list_runs(limit)
-        return respond(found, texts.runs_text(found, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def flaky_tests(
-        limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,
-        runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
-    ) -> Annotated[CallToolResult, FlakyList]:
-        """Tests flaky on evidence, never a repeating failure; flakiest first."""
-        with tool_errors(budget):
-            found = tools.flaky_tests(limit, runs)
-        return respond(found, texts.flaky_text(found, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def search_tests(
-        query: Annotated[str, Field(description="Words to look for", max_length=1000)] = "",
-        tags: Texts = None,
-        priority: Texts = None,
-        markers: Texts = None,
-        platforms: Texts = None,
-        path: Annotated[
-            str | None, Field(description="Glob or prefix of the test file or folder")
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=50, description="Results in the page")] = 10,
-        cursor: Annotated[
-            str | None, Field(description="next_cursor of the previous page", max_length=200)
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchResult]:
-        """Ranked search (BM25) of the test catalog: node ids, docstrings, qbench_case fields
-        and steps; filters, facets and a cursor for the next page."""
-        with tool_errors(budget):
-            found = tools.search_tests(
-                query,
-                tags or [],
-                priority or [],
-                markers or [],
-                platforms or [],
-                path,
-                limit,
-                cursor,
-            )
-        return respond(found, texts.search_text(found, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def get_test_by_key(
-        key: Annotated[str, Field(description="Test-case key, e.g. FRAMED-1390", max_length=200)],
-    ) -> Annotated[CallToolResult, TestCaseDetail]:
-        """One test case by its key (qbench_case or an imported export), with its steps."""
-        with tool_errors(budget):
-            case = tools.get_test_by_key(key)
-        return respond(case, texts.case_text(case, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def find_similar_tests(
-        test: Annotated[
-            str | None, Field(description="Key or node id of the reference test", max_length=1000)
-        ] = None,
-        text: Annotated[
-            str | None, Field(description="Or: a text to compare with", max_length=4000)
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=50, description="How many")] = 10,
-        scope: Annotated[
-            Literal["all", "docs", "steps"],
-            Field(description="Compare everything, the descriptions, or the steps"),
-        ] = "all",
-    ) -> Annotated[CallToolResult, SimilarTests]:
-        """Test cases most like a given test (by key or node id), or like a text."""
-        with tool_errors(budget):
-            found = tools.find_similar_tests(test, text, limit, scope)
-        return respond(found, texts.similar_text(found, budget), budget)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def ingest_tests(
-        ctx: Context,
-        source: Annotated[
-            str,
-            Field(
-                description="'pytest' (collect the project's tests) or a JSON export file (or "
-                "directory of them) inside the project",
-                max_length=1000,
-            ),
-        ] = "pytest",
-    ) -> Annotated[CallToolResult, IngestReport]:
-        """Build or refresh the test catalog from pytest's collection or a test-case export
-        (key, title, priority, tags, platforms, folder, steps): added, updated, removed and
-        rejected records with reasons."""
-        with tool_errors(budget):
-            if source.strip() == "pytest":
-                process = tools.start_collection()
-                await supervise(tools, process, ctx)
-                report = await anyio.to_thread.run_sync(tools.finish_collection, process)
-            else:
-                report = await anyio.to_thread.run_sync(partial(tools.ingest_file, source))
-        return respond(report, texts.ingest_text(report, budget), budget)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def run_build_workflow(
-        check_type: Annotated[
-            Literal["lint", "typecheck", "build", "all"],
-            Field(
-                description="lint: ruff; typecheck: mypy (pyright if installed); build: "
-                "python -m build (or compile)"
-            ),
-        ] = "all",
-        paths: Annotated[
-            list[str] | str | None,
-            Field(description="Files or directories inside the project; default: all"),
-        ] = None,
-        strict: Annotated[bool, Field(description="List warnings too, and fail on them")] = False,
-        timeout_seconds: Annotated[
-            float | None, Field(gt=0, description="Stop after this long (capped)")
-        ] = None,
-    ) -> Annotated[CallToolResult, BuildResult]:
-        """Run ruff, mypy and the build check (the project's own configuration); return
-        errors only: file, line, column, code, message. get_run_output pages the raw logs."""
-        given = [paths] if isinstance(paths, str) else paths or []
-        stop = threading.Event()
-        call = partial(tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop)
-        with tool_errors(budget):
-            try:
-                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
-            except BaseException:
-                stop.set()  # the checker's process group is killed at its next look (0.1 s)
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(tools.wait_for_checks)
-                raise
-        return respond(result, texts.build_text(result, budget), budget)
-
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
-    async def generate_tests_workflow(
-        ctx: Context,
-        target_path: Annotated[
-            str,
-            Field(
-                description="A module file or package directory inside the project",
-                max_length=1000,
-            ),
-        ],
-        test_type: Annotated[TestType, Field(description="Only unit tests are generated")] = "unit",
-        coverage_goal: Annotated[
-            float, Field(ge=0, le=100, description="Line coverage aimed at, in percent")
-        ] = 85,
-        generation_strategy: Annotated[
-            GenerationStrategy,
-            Field(description="hybrid: hypothesis, template, pynguin; llm is refused (no model)"),
-        ] = "hybrid",
-        max_llm_budget: Annotated[int, Field(ge=0, description="Unused: tokens_used is 0")] = 10000,
-        timeout_seconds: Annotated[
-            float | None,
-            Field(gt=0, description="Kill the generation after this long (capped)"),
-        ] = None,
-    ) -> Annotated[CallToolResult, GenerateWorkflowResult]:
-        """Generate unit tests for a module's uncovered functions (Hypothesis, templates; the
-        target's code runs), keep under tests/generated/ those that pass and add coverage;
-        return the coverage measured, the gap and what needs a person. One at a time."""
-        del max_llm_budget  # qbench calls no model
-        with tool_errors(budget):
-            process = tools.start_generation(
-                target_path, test_type, coverage_goal, generation_strategy, timeout_seconds
-            )
-            await supervise(tools, process, ctx)
-            call = partial(tools.finish_generation, process, test_type)
-            result = await anyio.to_thread.run_sync(call)
-        return respond(result, texts.generate_text(result, budget), budget)
-
-    @server.tool(annotations=READ_ONLY)
-    def check_health() -> Annotated[CallToolResult, Health]:
-        """Versions, the run store, the history index, the catalog, and the limits."""
-        with tool_errors(budget):
-            health = tools.check_health()
-        return respond(health, texts.health_text(health, budget), budget)
-
+    server.published = {name: compact_schema(model) for name, model in OUTPUTS.items()}
+    for spec in REGISTERED:
+        server.add_tool(spec.bound(tools), annotations=spec.annotations)
     return server
 
 

@@ -1,89 +1,38 @@
-"""The tools, without the SDK: ``QBenchTools`` has one method per MCP tool.
+"""The run lifecycle, without the SDK: starting, watching, stopping and finishing the child
+processes the tools start (a pytest run, a collection for the catalog, a generation), and the
+one-run slot a check run holds too. Each tool's own logic lives in its module.
 
-A run (and a collection for the catalog) is a ``PytestProcess``: ``start_run`` checks the
-request and starts pytest; the caller then calls ``step`` until it returns False (the SDK layer
-from its event loop, ``supervise`` here with ``time.sleep``), reporting ``progress`` as it goes;
-``finish_run`` turns the finished run into its result. On cancellation the caller calls
-``abandon``, which kills the process group. One run at a time: a second ``start_*`` while one
-goes on is refused.
+A child is a ``PytestProcess``: a tool builds its ``RunPlan`` and calls ``start``; the caller
+then calls ``step`` until it returns False (the SDK layer from its event loop, ``supervise``
+here with ``time.sleep``), reporting ``progress`` as it goes; the tool finishes it
+(``wrap_up``, ``release``). On cancellation the caller calls ``abandon``, which kills the
+process group. One run at a time: a second ``start`` while one goes on is refused.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import platform
 import shutil
-import sqlite3
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
-from collections.abc import Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from pytest_qbench._version import __version__
-from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ToolFailure
-from pytest_qbench.mcp import build
-from pytest_qbench.mcp import generation
-from pytest_qbench.mcp import ingest
 from pytest_qbench.mcp import runs
-from pytest_qbench.mcp import search as finder
-from pytest_qbench.mcp.catalog import CaseRecord
-from pytest_qbench.mcp.catalog import Filters
-from pytest_qbench.mcp.catalog import open_catalog
-from pytest_qbench.mcp.command import COLLECTION_DUMP
 from pytest_qbench.mcp.command import RunPlan
-from pytest_qbench.mcp.command import RunRequest
-from pytest_qbench.mcp.command import effective_timeout
-from pytest_qbench.mcp.command import plan_collection
-from pytest_qbench.mcp.command import plan_run
+from pytest_qbench.mcp.command import is_generation
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.config import run_python
-from pytest_qbench.mcp.failure import failure_detail
-from pytest_qbench.mcp.models import BuildResult
-from pytest_qbench.mcp.models import CheckType
-from pytest_qbench.mcp.models import FailureDetail
-from pytest_qbench.mcp.models import FlakyList
-from pytest_qbench.mcp.models import GenerateWorkflowResult
-from pytest_qbench.mcp.models import GenerationStrategy
-from pytest_qbench.mcp.models import Health
-from pytest_qbench.mcp.models import IngestReport
-from pytest_qbench.mcp.models import OutputStream
-from pytest_qbench.mcp.models import Rejection
-from pytest_qbench.mcp.models import RunList
-from pytest_qbench.mcp.models import RunOutputPage
-from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import SearchResult
-from pytest_qbench.mcp.models import SimilarityScope
-from pytest_qbench.mcp.models import SimilarTests
-from pytest_qbench.mcp.models import TestCaseDetail
-from pytest_qbench.mcp.models import TestType
-from pytest_qbench.mcp.models import ToolCallTotals
-from pytest_qbench.mcp.output import CHECK_STREAM
-from pytest_qbench.mcp.output import STREAM_FILES
-from pytest_qbench.mcp.output import check_output_page
-from pytest_qbench.mcp.output import output_page
-from pytest_qbench.mcp.paths import inside_root
-from pytest_qbench.mcp.paths import inside_root_file
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import Progress
 from pytest_qbench.mcp.process import PytestProcess
-from pytest_qbench.mcp.results import build_result
-from pytest_qbench.mcp.results import check_exit
-from pytest_qbench.mcp.results import output_tail
-from pytest_qbench.report import store
 
 
-MAX_REJECTIONS = 50
-"""Rejections listed in an ingest report (all are counted)."""
-
-
-class QBenchTools:
-    """Every tool of the MCP server, for one project."""
+class RunService:
+    """The run lifecycle of one project's server: one run (a test run, a collection, a
+    generation, a check run) at a time, started, watched, stopped and finished."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
@@ -92,18 +41,12 @@ class QBenchTools:
         self.active_check: str | None = None
         """The id of the check run going on (issue 13.7)."""
 
-    # --- running pytest ------------------------------------------------------------------
-
-    def start_run(self, request: RunRequest) -> PytestProcess:
-        """Check ``request`` and start pytest.
+    def start(self, plan: RunPlan) -> PytestProcess:
+        """Start the child ``plan`` describes, holding the one-run slot until ``release``.
 
         Raises:
-            ToolFailure: a refused argument, or a run already going on.
+            ToolFailure: a run already going on, or the child cannot be started.
         """
-        plan = plan_run(self.config, request)
-        return self._start(plan)
-
-    def _start(self, plan: RunPlan) -> PytestProcess:
         if not self._lock.acquire(blocking=False):
             raise self._busy()
         try:
@@ -124,7 +67,7 @@ class QBenchTools:
     def _busy(self) -> ToolFailure:
         """The refusal of a second run (a test run or a check run) while one goes on."""
         active = self.active
-        if active is not None and generation.is_generation(active.plan.run_id):
+        if active is not None and is_generation(active.plan.run_id):
             return ToolFailure(
                 f"a generation is running (run id {active.plan.run_id}, "
                 f"{active.elapsed():.0f}s so far); one at a time: wait for it, or cancel it"
@@ -137,90 +80,22 @@ class QBenchTools:
             f"a run is going on{what}; one runs at a time: wait for it, or cancel it"
         )
 
-    def run_build_workflow(
-        self,
-        check_type: CheckType = "all",
-        paths: Sequence[str] = (),
-        strict: bool = False,
-        timeout_seconds: float | None = None,
-        stop: threading.Event | None = None,
-    ) -> BuildResult:
-        """Run the checkers of ``check_type`` on ``paths`` (issue 13.7), stored as a check run;
-        its errors (and warnings when ``strict``). The checkers run one after the other, each
-        in its own process group, killed at the timeout or when ``stop`` is set.
+    @contextmanager
+    def check_run(self) -> Iterator[Callable[[Path], None]]:
+        """Hold the one-run slot for a check run (issue 13.7); the check run is named (in
+        ``active_check``) once the callback given gets its directory.
 
         Raises:
-            ToolFailure: a refused argument, or a run already going on.
+            ToolFailure: a run already going on.
         """
-        from pytest_qbench.report.checks.runner import find_executable
-        from pytest_qbench.report.checks.runner import run_checks
-
-        names = build.checkers(check_type, find_executable("pyright") is not None)
-        relative = build.check_paths(self.config.root, paths)
-        timeout = effective_timeout(self.config, timeout_seconds)
         if not self._lock.acquire(blocking=False):
             raise self._busy()
         self.active_check = "starting"
         try:
-            report, _ = run_checks(
-                names,
-                self.config.root,
-                relative,
-                self.config.qbench_dir,
-                timeout,
-                total_timeout=timeout,
-                stop=stop,
-                tool="run_build_workflow",
-                on_start=lambda directory: setattr(self, "active_check", directory.name),
-            )
-        except OSError as exc:
-            raise ToolFailure(
-                f"cannot run the checkers: {exc}; check the run store {self.config.qbench_dir}"
-            ) from None
+            yield lambda directory: setattr(self, "active_check", directory.name)
         finally:
             self.active_check = None
             self._lock.release()
-        return build.build_result(report, strict, self.config.budget)
-
-    def start_generation(
-        self,
-        target_path: str,
-        test_type: TestType = "unit",
-        coverage_goal: float = 85.0,
-        strategy: GenerationStrategy = "hybrid",
-        timeout_seconds: float | None = None,
-    ) -> PytestProcess:
-        """Check the request and start ``qbench generate`` (issue 14.3) in its own process
-        group; the caller supervises it like a test run, then calls ``finish_generation``.
-
-        Raises:
-            ToolFailure: a refused argument, or a run or generation already going on.
-        """
-        generation.check_request(test_type, strategy)
-        plan = generation.plan_generation(
-            self.config, target_path, coverage_goal, strategy, timeout_seconds
-        )
-        process = self._start(plan)
-        plan.run_dir.mkdir(parents=True, exist_ok=True)  # get_run_output finds it meanwhile
-        return process
-
-    def finish_generation(
-        self, process: PytestProcess, test_type: TestType = "unit"
-    ) -> GenerateWorkflowResult:
-        """The ended generation's result, its output kept in its run directory.
-
-        Raises:
-            ToolFailure: it was stopped at the timeout, or ended without a result.
-        """
-        try:
-            code, _ = self._wrap_up(process)
-            result = generation.read_result(process.plan, code, process.stopped_by)
-            generation.store_result(process.plan, result)
-        finally:
-            self._release(process)
-        return generation.workflow_result(
-            process.plan.run_id, result, test_type, self.config.budget
-        )
 
     def wait_for_checks(self, seconds: float = 30.0) -> None:
         """Wait (at most ``seconds``) until no check run goes on: a cancelled
@@ -249,7 +124,7 @@ class QBenchTools:
     def _runs_tests(process: PytestProcess) -> bool:
         """Whether ``process`` is a test run (whose result stream says when all tests ended),
         not a collection or a generation."""
-        return not process.plan.collection and not generation.is_generation(process.plan.run_id)
+        return not process.plan.collection and not is_generation(process.plan.run_id)
 
     def supervise(
         self,
@@ -266,369 +141,36 @@ class QBenchTools:
                 return
             sleep(POLL_SECONDS)
 
-    def finish_run(self, process: PytestProcess) -> RunResult:
-        """The ended run's result.
-
-        Raises:
-            ToolFailure: pytest ended with a usage error, an internal error or a crash.
-        """
-        try:
-            code, run_dir = self._wrap_up(process)
-            report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
-            return build_result(
-                process.plan,
-                code,
-                report,
-                process.stopped_by,
-                self.config.budget,
-                complete=process.complete_when_stopped,
-            )
-        finally:
-            self._release(process)
-
     def abandon(self, process: PytestProcess) -> None:
         """The client cancelled: kill the run's process group and keep what it wrote (a
         collection keeps nothing)."""
         try:
             process.stop("cancelled", self.config.stop_grace)
             if process.plan.collection:
-                _remove_staging(process.plan.staging)
+                remove_staging(process.plan.staging)
             else:
-                self._wrap_up(process)
+                self.wrap_up(process)
         finally:
-            self._release(process)
+            self.release(process)
 
-    def _wrap_up(self, process: PytestProcess) -> tuple[int, Path]:
+    def wrap_up(self, process: PytestProcess) -> tuple[int, Path]:
         """Sweep the process group, move the output into the run directory, record the run,
         repair the reports of a killed run."""
         code = process.finish()
         run_dir = process.move_outputs()
         runs.write_meta(run_dir, process.meta(code))
-        if process.stopped_by is not None and not generation.is_generation(process.plan.run_id):
+        if process.stopped_by is not None and not is_generation(process.plan.run_id):
             with contextlib.suppress(Exception):  # the run's own files stay the record
                 runs.repair(self.config, run_dir)
         return code, run_dir
 
-    def _release(self, process: PytestProcess) -> None:
+    def release(self, process: PytestProcess) -> None:
+        """Give the one-run slot back (once ``process`` has ended)."""
         if self.active is process:
             self.active = None
             self._lock.release()
 
-    # --- stored runs ---------------------------------------------------------------------
 
-    def get_test_failure(self, run_id: str, test: str) -> FailureDetail:
-        """One failure of a stored run, in full (bounded)."""
-        report = runs.require_report(runs.find_run(self.config, run_id))
-        return failure_detail(report, test, self.config.budget)
-
-    def get_run_output(
-        self, run_id: str, stream: OutputStream = "stdout", offset: int = 0, limit: int = 200
-    ) -> RunOutputPage:
-        """A page of a run's raw output (of the run going on, too); of a check run, a checker's
-        raw log (issue 13.7)."""
-        if stream not in STREAM_FILES and not CHECK_STREAM.match(stream):
-            raise ToolFailure(
-                f"stream {stream!r} is none of stdout, stderr, markdown (a test run's) and no "
-                "checker's log (a check run's, e.g. ruff.lint, mypy.typecheck.stderr)"
-            )
-        run_dir = runs.find_run(self.config, run_id)
-        if store.is_check_run(run_dir) or run_dir.name == self.active_check:
-            return check_output_page(run_dir, stream, offset, limit, self.config.budget)
-        active = self.active
-        if active is not None and active.plan.run_dir == run_dir:
-            meta, source = active.meta(None), active.plan.staging
-        else:
-            meta, source = runs.read_meta(run_dir), run_dir
-        return output_page(source, meta, stream, offset, limit, self.config.budget)
-
-    def list_runs(self, limit: int = 10) -> RunList:
-        """The most recent runs."""
-        return runs.recent_runs(self.config, limit)
-
-    def flaky_tests(self, limit: int = 10, runs_window: int = 30) -> FlakyList:
-        """Tests whose outcome flips across recent runs."""
-        return runs.flaky(self.config, limit, runs_window)
-
-    # --- the catalog ---------------------------------------------------------------------
-
-    def search_tests(
-        self,
-        query: str = "",
-        tags: Sequence[str] = (),
-        priority: Sequence[str] = (),
-        markers: Sequence[str] = (),
-        platforms: Sequence[str] = (),
-        path: str | None = None,
-        limit: int = 10,
-        cursor: str | None = None,
-    ) -> SearchResult:
-        """Ranked search over the catalog."""
-        filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
-        with open_catalog(self.config.catalog_path) as catalog:
-            return finder.search(catalog, query, filters, limit, cursor, self.config.budget)
-
-    def get_test_by_key(self, key: str) -> TestCaseDetail:
-        """One test case by its key."""
-        with open_catalog(self.config.catalog_path) as catalog:
-            return finder.case_detail(catalog, key, self.config.budget)
-
-    def find_similar_tests(
-        self,
-        test: str | None = None,
-        text: str | None = None,
-        limit: int = 10,
-        scope: SimilarityScope = "all",
-    ) -> SimilarTests:
-        """Test cases like a given one, or like a text."""
-        with open_catalog(self.config.catalog_path) as catalog:
-            return finder.similar(catalog, test, text, limit, scope, self.config.budget)
-
-    def ingest_file(self, source: str) -> IngestReport:
-        """Import a JSON export (a file, or every ``.json`` file of a directory)."""
-        started = time.monotonic()
-        relative = inside_root(self.config.root, source, "source")
-        path = self.config.root / relative
-        found = sorted(path.glob("*.json")) if path.is_dir() else [path]
-        files = [inside_root_file(self.config.root, f, "source") for f in found]
-        if not files:
-            raise ToolFailure(f"source {source!r} is a directory without .json files")
-        reports = [self._ingest_one(f) for f in files]
-        return _combine(reports, relative, time.monotonic() - started)
-
-    def _ingest_one(self, path: Path) -> IngestReport:
-        label = f"json:{path.relative_to(self.config.root).as_posix()}"
-        cases, rejected = ingest.read_export(path, label)
-        return self._replace(label, cases, rejected)
-
-    def _replace(
-        self,
-        source: str,
-        cases: list[CaseRecord],
-        rejected: list[Rejection],
-        keep: Sequence[str] = (),
-    ) -> IngestReport:
-        """Make the catalog's cases of ``source`` exactly ``cases``; the report of it."""
-        with open_catalog(self.config.catalog_path, create=True) as catalog:
-            counts = catalog.replace_source(source, cases, keep)
-            size = catalog.size()
-        return IngestReport(
-            source=source,
-            added=counts.added,
-            updated=counts.updated,
-            unchanged=counts.unchanged,
-            removed=counts.removed,
-            rejected=rejected[:MAX_REJECTIONS],
-            rejected_total=len(rejected),
-            catalog_size=size,
-        )
-
-    def start_collection(self, timeout: float | None = None) -> PytestProcess:
-        """Start ``pytest --collect-only`` with the catalog's collection plugin.
-
-        Raises:
-            ToolFailure: a run is going on.
-        """
-        return self._start(plan_collection(self.config, timeout))
-
-    def finish_collection(self, process: PytestProcess) -> IngestReport:
-        """Replace the catalog's pytest tests with what the collection found.
-
-        Raises:
-            ToolFailure: pytest refused to collect, or was stopped.
-        """
-        try:
-            code = process.finish()
-            dump = process.plan.staging / COLLECTION_DUMP
-            if process.stopped_by or code not in (0, 2, 5) or not dump.is_file():
-                raise ToolFailure(_collection_failure(process, code))
-            cases, rejected, errors = ingest.collected_cases(dump)
-            # a file that failed to collect keeps its tests in the catalog as they were
-            keep = [e["nodeid"] for e in errors if e["nodeid"]]
-            report = self._replace("pytest", cases, rejected, keep)
-        finally:
-            self._release(process)
-            _remove_staging(process.plan.staging)
-        return report.model_copy(
-            update={
-                "collection_errors": [ingest.error_line(e) for e in errors[:20]],
-                "duration": round(process.elapsed(), 3),
-            }
-        )
-
-    # --- health --------------------------------------------------------------------------
-
-    def check_health(self) -> Health:
-        """Versions, the store, the index, the catalog, the limits."""
-        problems: list[str] = []
-        writable = _writable(self.config.qbench_dir, problems)
-        fts5 = _has_fts5()
-        if not fts5:
-            problems.append("SQLite has no FTS5: the test catalog cannot work")
-        catalog_size = 0
-        try:
-            with open_catalog(self.config.catalog_path) as catalog:
-                catalog_size = catalog.size()
-        except ToolFailure as exc:
-            problems.append(str(exc))
-        python, pytest_version = _interpreter(self.config.python, problems)
-        runs_indexed = self._runs_indexed(problems)
-        tool_calls = self._tool_calls() if runs_indexed is not None else []
-        active = self.active
-        return Health(
-            status="ok" if not problems else "degraded",
-            qbench_version=__version__,
-            mcp_version=_version("mcp") or "not installed",
-            python=python,
-            pytest_version=pytest_version,
-            interpreter=self.config.python,
-            project_root=str(self.config.root),
-            qbench_dir=str(self.config.qbench_dir),
-            store_writable=writable,
-            runs_indexed=runs_indexed,
-            catalog_size=catalog_size,
-            fts5=fts5,
-            run_in_progress=active.plan.run_id if active else self.active_check,
-            limits={
-                "default_timeout_seconds": self.config.default_timeout,
-                "max_timeout_seconds": self.config.max_timeout,
-                "budget_bytes": self.config.budget,
-                "stop_grace_seconds": self.config.stop_grace,
-                "finish_grace_seconds": self.config.finish_grace,
-            },
-            tool_calls=tool_calls,
-            problems=problems,
-        )
-
-    def _runs_indexed(self, problems: list[str]) -> int | None:
-        """The runs in the index; ``None`` without one. An index that cannot be read is a
-        problem, not "no index yet"."""
-        from pytest_qbench.history import sql
-
-        try:
-            index = runs.open_history(self.config)
-        except HistoryError as exc:
-            if exc.slug not in ("index-missing", "no-qbench-dir"):
-                problems.append(str(exc))
-            return None
-        try:
-            return int(index.read(lambda c: c.execute(sql.COUNT_RUNS).fetchone()[0]))
-        except HistoryError as exc:
-            problems.append(str(exc))
-            return None
-        finally:
-            index.close()
-
-    def _tool_calls(self) -> list[ToolCallTotals]:
-        """The tool-call log's totals per tool (none when the index cannot be read: the runs
-        count says why)."""
-        from pytest_qbench.history.toollog import tool_totals
-
-        try:
-            index = runs.open_history(self.config)
-        except HistoryError:
-            return []
-        try:
-            totals = tool_totals(index)
-        except HistoryError:
-            return []
-        finally:
-            index.close()
-        return [
-            ToolCallTotals(
-                tool=t.tool,
-                calls=t.calls,
-                success_rate=round(t.success_rate, 4),
-                median_duration=round(t.median_duration, 3),
-                bytes_saved=t.saved_bytes,
-            )
-            for t in totals
-        ]
-
-
-def _collection_failure(process: PytestProcess, code: int) -> str:
-    staging = process.plan.staging
-    if process.stopped_by == "timeout":
-        reason = f"collecting took longer than {process.plan.timeout:g}s and was stopped"
-    else:
-        reason = f"pytest --collect-only exited with status {code}"
-    tails = [
-        f"--- end of pytest's {name} ---\n{tail}"
-        for name in ("stderr", "stdout")
-        if (tail := output_tail(staging / f"{name}.txt"))
-    ]
-    return "\n".join(
-        [
-            f"{reason}; the catalog was not changed.",
-            "What to do: fix what pytest reports below (a conftest.py, the configuration), "
-            "then call ingest_tests again.",
-            *tails,
-        ]
-    )
-
-
-def _combine(reports: list[IngestReport], source: str, took: float) -> IngestReport:
-    if len(reports) == 1:
-        return reports[0].model_copy(update={"duration": round(took, 3)})
-    rejected = [r for report in reports for r in report.rejected]
-    return IngestReport(
-        source=f"json:{source}",
-        added=sum(r.added for r in reports),
-        updated=sum(r.updated for r in reports),
-        unchanged=sum(r.unchanged for r in reports),
-        removed=sum(r.removed for r in reports),
-        rejected=rejected[:MAX_REJECTIONS],
-        rejected_total=sum(r.rejected_total for r in reports),
-        catalog_size=reports[-1].catalog_size,
-        duration=round(took, 3),
-    )
-
-
-def _remove_staging(staging: Path) -> None:
+def remove_staging(staging: Path) -> None:
+    """Remove a staging directory and what is left in it."""
     shutil.rmtree(staging, ignore_errors=True)
-
-
-def _writable(directory: Path, problems: list[str]) -> bool:
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=directory):
-            return True
-    except OSError as exc:
-        problems.append(f"the run store {directory} is not writable: {exc.strerror}")
-        return False
-
-
-def _has_fts5() -> bool:
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5 (a)")
-    except sqlite3.OperationalError:
-        return False
-    finally:
-        conn.close()
-    return True
-
-
-def _interpreter(python: str, problems: list[str]) -> tuple[str, str | None]:
-    """The Python and pytest versions of the interpreter that runs pytest (asked, when it is
-    not the server's own)."""
-    if python == sys.executable:
-        return platform.python_version(), _version("pytest")
-    code = "import platform, pytest; print(platform.python_version(), pytest.__version__)"
-    try:
-        done = run_python(python, code, timeout=30)
-        versions = done.stdout.split()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        versions, done = [], None
-        problems.append(f"the interpreter {python} cannot be run: {exc}")
-    if len(versions) == 2:
-        return versions[0], versions[1]
-    if done is not None:
-        problems.append(f"the interpreter {python} cannot import pytest; install it there")
-    return "unknown", None
-
-
-def _version(distribution: str) -> str | None:
-    try:
-        return importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
-        return None

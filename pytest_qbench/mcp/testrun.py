@@ -1,4 +1,6 @@
-"""A finished run into a ``RunResult``: failures only, bounded; pytest's exit status mapped.
+"""``run_test_workflow``: a run request started as a pytest child, the finished run into a
+``RunResult`` (failures only, bounded; pytest's exit status mapped), the result model and its
+text. The report's aggregation and digest are imported when a run is first finished.
 
 Failed tests and collection errors are data. A usage error (4), an internal error (3), an
 interruption this server did not cause (2 without collection errors) and a crash (a signal,
@@ -8,37 +10,117 @@ and what to do.
 
 from __future__ import annotations
 
-import os
 import signal
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import error_line
+from pytest_qbench.core.text import trace_without_message
+from pytest_qbench.mcp import runs
 from pytest_qbench.mcp.budget import bound_name
 from pytest_qbench.mcp.budget import bound_trace
 from pytest_qbench.mcp.budget import fit_items
 from pytest_qbench.mcp.budget import json_size
 from pytest_qbench.mcp.command import RunPlan
-from pytest_qbench.mcp.models import RunCounts
-from pytest_qbench.mcp.models import RunResult
-from pytest_qbench.mcp.models import Truncation
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.process import OUTPUT_NAMES
-from pytest_qbench.report.aggregate import aggregate
-from pytest_qbench.report.digest import build_digest
-from pytest_qbench.report.digest import digest_failure
-from pytest_qbench.report.environment import Redactor
+from pytest_qbench.mcp.runs import output_tail
+from pytest_qbench.mcp.text import counts_text
+from pytest_qbench.mcp.text import fit_lines
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
+from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import TestReport
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.mcp.process import PytestProcess
+    from pytest_qbench.mcp.service import RunService
     from pytest_qbench.report.records import DigestCoverageRecord
     from pytest_qbench.report.records import ReportSummaryRecord
     from pytest_qbench.report.records import TestResultRecord
+
+
+class RunCounts(QBenchModel):
+    """A run's counts, as pytest's closing line gives them."""
+
+    total: int = 0
+    """Tests with a result."""
+    passed: int = 0
+    """Passed tests."""
+    failed: int = 0
+    """Failed tests."""
+    errors: int = 0
+    """Setup/teardown errors and collection errors."""
+    skipped: int = 0
+    """Skipped tests."""
+    xfailed: int = 0
+    """Expected failures."""
+    xpassed: int = 0
+    """Unexpected passes."""
+    reruns: int = 0
+    """Reruns by pytest-rerunfailures."""
+    flaky: int = 0
+    """Tests that passed only after reruns."""
+    deselected: int = 0
+    """Tests deselected by -k/-m."""
+    warnings: int = 0
+    """pytest warnings."""
+    duration: float = 0.0
+    """Seconds the session took."""
+    pass_rate: float | None = None
+    """Percent passed among passed, failed and errors; null when no test ran."""
+
+
+class Truncation(QBenchModel):
+    """What was left out or shortened to keep a response within its size budget."""
+
+    failures: int = 0
+    """Failed or errored tests not listed (ask get_test_failure for any of them)."""
+    collection_errors: int = 0
+    """Collection errors not listed."""
+    shortened: int = 0
+    """Listed items whose message or trace was cut shorter than usual to fit."""
+    budget_bytes: int = 0
+    """The budget of the structured result, in bytes of JSON."""
+
+
+class RunResult(QBenchModel):
+    """One run of the test suite: failures only, never passing tests or raw output."""
+
+    run_id: str
+    """The run's id: get_test_failure and get_run_output take it."""
+    success: bool
+    """True when nothing failed or errored, the run finished and every configured gate held."""
+    exit_code: int | None
+    """pytest's exit status (negative: killed by that signal)."""
+    exit_meaning: str
+    """pytest's exit status in words."""
+    timed_out: bool = False
+    """The run hit timeout_seconds and was stopped: the results are partial, unless only
+    pytest's session end was cut (then partial is false)."""
+    partial: bool = False
+    """The run did not finish: tests after the cut never ran."""
+    timeout_seconds: float
+    """The timeout the run had (the server's maximum caps what was asked)."""
+    summary: RunCounts
+    """Counts of the tests that ran."""
+    failures: list[DigestFailure] = Field(default_factory=list)
+    """Failed and errored tests, first ones first: where, what, and the end of the trace."""
+    collection_errors: list[Diagnostic] = Field(default_factory=list)
+    """Files that could not be collected (their tests did not run)."""
+    coverage: DigestCoverage | None = None
+    """Coverage totals and the least covered files, when measured."""
+    next_steps: list[str] = Field(default_factory=list)
+    """What to do next, most useful first."""
+    truncated: Truncation = Field(default_factory=Truncation)
+    """What the size budget left out."""
 
 
 EXIT_MEANINGS = {
@@ -57,10 +139,8 @@ SHORT_TRACE = 600
 SLACK = 64
 MIN_STEPS = 2
 """Bytes kept free for the truncation counts, written after the lists are fitted."""
-TAIL_LINES = 30
 STEP_CAP = 1000
 """Characters of a next step."""
-TAIL_CHARS = 1500
 
 
 def exit_meaning(code: int | None, stopped_by: str | None, timeout: float) -> str:
@@ -137,20 +217,6 @@ def _advice(code: int, report: TestReport | None, stopped_by: str | None, python
     )
 
 
-def output_tail(path: Path) -> str:
-    """The last lines of an output file, bounded."""
-    try:
-        with path.open("rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - 16 * TAIL_CHARS))
-            data = handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-    tail = Redactor(os.environ)("\n".join(data.rstrip().split("\n")[-TAIL_LINES:]))
-    return bound_text(tail, TAIL_CHARS, keep="tail")
-
-
 def build_result(
     plan: RunPlan,
     code: int,
@@ -162,6 +228,9 @@ def build_result(
     """The run's ``RunResult``, within ``budget`` bytes of JSON; ``complete`` when every test
     had its result before this server stopped the run (in its session end): not partial."""
     record = report.model_dump(mode="json")
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.digest import build_digest
+
     view = aggregate(record["results"], max_items=plan.max_failures).view()
     digest = build_digest(record, view, plan.max_failures)
     chosen = [*view.failures.items, *view.errors.items][: plan.max_failures]
@@ -247,6 +316,8 @@ def _fit_base(base: RunResult, budget: int) -> RunResult:
 
 
 def _failure(result: TestResultRecord, trace_cap: int) -> DigestFailure:
+    from pytest_qbench.report.digest import digest_failure
+
     shape = digest_failure(result)
     shape["test_name"] = bound_name(shape["test_name"])
     if shape["file"]:
@@ -298,3 +369,116 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
+
+
+TRACE_LINES = 4
+
+
+MESSAGE_LINES = 20
+"""Lines of a failure's message in run_test_workflow's text (the rest: get_test_failure)."""
+
+
+MESSAGE_LINE = 300
+"""Characters of one of them."""
+
+
+def run_text(result: RunResult, limit: int) -> str:
+    """The run in a few lines per failure."""
+    status = "PASSED" if result.success else "FAILED"
+    if result.success and not result.summary.total:
+        status = "NO TESTS RAN"
+    head = [
+        f"{status}: {counts_text(result.summary.model_dump())} (run {result.run_id}; exit "
+        f"{result.exit_code}: {result.exit_meaning})"
+    ]
+    if result.partial:
+        head.append("Partial results: the run did not finish.")
+    blocks = [_collection_error_line(d) for d in result.collection_errors]
+    shown = len(result.failures) + result.truncated.failures
+    if result.failures:
+        blocks.append(f"Failures ({len(result.failures)} of {shown} listed):")
+    for number, failure in enumerate(result.failures, start=1):
+        where = f"{failure.file}:{failure.line}" if failure.line else failure.file or "?"
+        trace = trace_without_message(
+            failure.stack_trace, failure.error_type, failure.error_message
+        )
+        block = [
+            f"{number}. {failure.test_name} [{failure.outcome}] {failure.error_type} at {where}",
+            *(f"   {line}" for line in message_lines(failure.error_message)),
+            *(f"   | {line}" for line in _trace_end(trace)),
+        ]
+        blocks.append("\n".join(block))
+    if result.coverage is not None:
+        blocks.append(_coverage_line(result.coverage))
+    blocks += [f"Next: {step}" for step in result.next_steps]
+    if result.failures or result.truncated.failures:
+        blocks.append(
+            f'Details: get_test_failure(run_id="{result.run_id}", test="<node id>"); raw '
+            f'output: get_run_output(run_id="{result.run_id}")'
+        )
+    return fit_lines([*head, *blocks], limit, "... {n} more lines in the structured result")
+
+
+def _collection_error_line(diagnostic: Diagnostic) -> str:
+    """``Collection error: test_x.py at test_x.py:1: ModuleNotFoundError: ...``: the cause,
+    not only pytest's headline."""
+    where = f"{diagnostic.file}:{diagnostic.line}" if diagnostic.line else diagnostic.file
+    name = diagnostic.nodeid or diagnostic.file or "?"
+    at = f" at {where}" if where and where != name else ""
+    return f"Collection error: {name}{at}: {error_line(diagnostic.message, 300)}"
+
+
+def message_lines(message: str) -> list[str]:
+    """The message's lines: pytest's assertion explanation in full (``+  where 3 = f(1)``...),
+    each line cut at ``MESSAGE_LINE`` characters, at most ``MESSAGE_LINES`` of them."""
+    lines = [line for line in message.splitlines() if line.strip()] or [""]
+    kept = [line.rstrip()[:MESSAGE_LINE] for line in lines[:MESSAGE_LINES]]
+    if len(lines) > MESSAGE_LINES:
+        kept.append(f"... {len(lines) - MESSAGE_LINES} more lines: get_test_failure has them")
+    return kept
+
+
+def _trace_end(trace: str) -> list[str]:
+    lines = [line for line in trace.splitlines() if line.strip()]
+    return lines[-TRACE_LINES:]
+
+
+def _coverage_line(coverage: DigestCoverage) -> str:
+    gate = ""
+    if coverage.threshold is not None:
+        gate = f" (threshold {coverage.threshold:g}%: {'met' if coverage.met else 'NOT met'})"
+    return (
+        f"Coverage: {coverage.percentage:.2f}% ({coverage.lines_covered}/"
+        f"{coverage.lines_total} lines){gate}"
+    )
+
+
+def start_run(tools: RunService, request: RunRequest) -> PytestProcess:
+    """Check ``request`` and start pytest.
+
+    Raises:
+        ToolFailure: a refused argument, or a run already going on.
+    """
+    plan = plan_run(tools.config, request)
+    return tools.start(plan)
+
+
+def finish_run(tools: RunService, process: PytestProcess) -> RunResult:
+    """The ended run's result.
+
+    Raises:
+        ToolFailure: pytest ended with a usage error, an internal error or a crash.
+    """
+    try:
+        code, run_dir = tools.wrap_up(process)
+        report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
+        return build_result(
+            process.plan,
+            code,
+            report,
+            process.stopped_by,
+            tools.config.budget,
+            complete=process.complete_when_stopped,
+        )
+    finally:
+        tools.release(process)

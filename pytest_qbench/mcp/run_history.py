@@ -1,0 +1,206 @@
+"""The run history's tools: ``list_runs`` (the most recent runs) and ``flaky_tests`` (tests
+flaky on evidence), their result models and their text. The history index's queries are
+imported when one of them is first called.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.text import first_line
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.process import OUTPUT_NAMES
+from pytest_qbench.mcp.runs import open_history
+from pytest_qbench.mcp.text import counts_text
+from pytest_qbench.mcp.text import fit_lines
+from pytest_qbench.report import store
+from pytest_qbench.report.models import QBenchModel
+from pytest_qbench.report.shapes import iso
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.mcp.service import RunService
+
+
+class RunEntry(QBenchModel):
+    """One indexed run."""
+
+    run_id: str
+    """The run's id."""
+    started_at: str
+    """When it started (ISO 8601, UTC)."""
+    completed_at: str | None = None
+    """When it ended; ``None`` when it died."""
+    exit_code: int | None = None
+    """pytest's exit status."""
+    interrupted: bool = False
+    """Cut short (Ctrl-C, a timeout, a crash)."""
+    summary: dict[str, int] = Field(default_factory=dict)
+    """Counts: total, passed, failed, errors, skipped, ..."""
+    duration: float = 0.0
+    """Seconds."""
+    branch: str | None = None
+    """The branch, on CI."""
+    commit: str | None = None
+    """The commit, on CI."""
+    has_output: bool = False
+    """Whether its raw output is stored (runs started by this server)."""
+
+
+class RunList(QBenchModel):
+    """The most recent runs, newest first."""
+
+    runs: list[RunEntry] = Field(default_factory=list)
+    """The runs."""
+    note: str | None = None
+    """Why the list is empty, when it is."""
+
+
+class FlakyEntry(QBenchModel):
+    """A test whose outcome flips across recent runs, on evidence."""
+
+    nodeid: str
+    """pytest's node id."""
+    flaky_indicator: float
+    """flips / (results - 1), 0 to 1: 1 alternates every run."""
+    flips: int
+    """Outcome changes (a pass after reruns counts as one)."""
+    runs: int
+    """Results looked at."""
+    failed: int
+    """Of which failed or errored."""
+    trend: str
+    """Improving, Stable or Declining."""
+    last_failure: str | None = None
+    """The last failure: error type, location and message, one line."""
+    evidence: str = ""
+    """Why it is flaky."""
+
+
+class FlakyList(QBenchModel):
+    """Flaky tests, flakiest first."""
+
+    runs_window: int
+    """Runs looked at."""
+    tests: list[FlakyEntry] = Field(default_factory=list)
+    """The tests."""
+    note: str | None = None
+    """Why the list is empty, when it is."""
+
+
+MAX_LIST = 100
+
+
+def recent_runs(config: ServerConfig, limit: int) -> RunList:
+    """The ``limit`` most recent indexed runs, newest first."""
+    from pytest_qbench.history.queries import list_runs
+
+    limit = _limit(limit)
+    try:
+        index = open_history(config)
+    except HistoryError as exc:
+        return RunList(note=str(exc))
+    try:
+        infos = list_runs(index, limit)
+    finally:
+        index.close()
+    runs_dir = config.qbench_dir / store.RUNS_DIR
+    entries = [
+        RunEntry(
+            run_id=info.run_id,
+            started_at=iso(info.started_at) or "",
+            completed_at=iso(info.completed_at),
+            exit_code=info.exit_code,
+            interrupted=info.interrupted,
+            summary=info.counts,
+            duration=info.duration,
+            branch=info.branch,
+            commit=info.commit,
+            has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
+        )
+        for info in infos
+    ]
+    return RunList(runs=entries, note=None if entries else "the history index holds no runs yet")
+
+
+def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
+    """Tests whose outcome flipped at least twice in the last ``runs`` runs and that the flaky
+    rule calls flaky, flakiest first."""
+    from pytest_qbench.history.compare import find_flaky
+
+    limit, runs = _limit(limit), _limit(runs, "runs", 1000)
+    try:
+        index = open_history(config)
+    except HistoryError as exc:
+        return FlakyList(runs_window=runs, note=str(exc))
+    try:
+        found = find_flaky(index, runs, 2)[:limit]
+    finally:
+        index.close()
+    tests = [
+        FlakyEntry(
+            nodeid=f.nodeid,
+            flaky_indicator=f.summary.flaky_indicator,
+            flips=f.summary.flips,
+            runs=f.summary.total_runs,
+            failed=f.summary.failed_runs,
+            trend=f.summary.trend,
+            evidence=f.evidence,
+            last_failure=(
+                None
+                if f.last_failure is None
+                else f"{f.last_failure.error_type} at {f.last_failure.location}: "
+                f"{f.last_failure.message}"
+            ),
+        )
+        for f in found
+    ]
+    note = None if tests else f"no flaky test in the last {runs} runs"
+    return FlakyList(runs_window=runs, tests=tests, note=note)
+
+
+def _limit(value: int, what: str = "limit", most: int = MAX_LIST) -> int:
+    if not 1 <= value <= most:
+        raise ToolFailure(f"{what} must be from 1 to {most}, given: {value}")
+    return value
+
+
+def runs_text(runs: RunList, limit: int) -> str:
+    """One line per run."""
+    if not runs.runs:
+        return runs.note or "no runs"
+    lines = [
+        f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
+        f"{counts_text({**run.summary, 'duration': run.duration})}"
+        + ("  (interrupted)" if run.interrupted else "")
+        for run in runs.runs
+    ]
+    return fit_lines(lines, limit, "... {n} more runs")
+
+
+def flaky_text(flaky: FlakyList, limit: int) -> str:
+    """One line per flaky test."""
+    if not flaky.tests:
+        return flaky.note or "no flaky tests"
+    lines = [
+        f"{t.nodeid}: flaky {t.flaky_indicator:.2f}, {t.flips} flips, failed {t.failed} of "
+        f"{t.runs}, {t.trend}"
+        + (f" ({t.evidence})" if t.evidence else "")
+        + (f"; last: {first_line(t.last_failure)}" if t.last_failure else "")
+        for t in flaky.tests
+    ]
+    return fit_lines(lines, limit, "... {n} more tests")
+
+
+def list_runs(tools: RunService, limit: int = 10) -> RunList:
+    """The most recent runs."""
+    return recent_runs(tools.config, limit)
+
+
+def flaky_tests(tools: RunService, limit: int = 10, runs_window: int = 30) -> FlakyList:
+    """Tests whose outcome flips across recent runs."""
+    return flaky(tools.config, limit, runs_window)
