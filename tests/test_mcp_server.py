@@ -181,7 +181,8 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # 42.8 KB before; under 32 KB for ten tools, then run_build_workflow (issue 13.7) and
     # generate_tests_workflow (issue 14.3, 4.4 KB); then additionalProperties: false on each
     # input schema and the default timeouts in four descriptions (issue 19.6, 19.5: 0.45 KB)
-    assert len(json.dumps(listed, separators=(",", ":"))) < 38_500
+    # ; expand, include_siblings, and each hit's cases and similarity (+0.6 KB)
+    assert len(json.dumps(listed, separators=(",", ":"))) < 39_100
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(
         len(json.dumps(m.model_json_schema(), separators=(",", ":"))) for m in OUTPUTS.values()
