@@ -78,9 +78,11 @@ class _WordLlama:
         return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, DIMENSIONS))
 
 
-@cache
 def embedder() -> Embedder | None:
-    """The loaded model (once per process), or ``None`` without the extra."""
-    if not available():
-        return None
+    """The loaded model (loaded once per process), or ``None`` without the extra."""
+    return _loaded() if available() else None
+
+
+@cache
+def _loaded() -> Embedder:
     return _WordLlama()

@@ -115,10 +115,12 @@ def for_reference(
     exclude = reference.uid if reference else None
     bm25 = catalog.ranked(query, Filters(), SCOPES[scope], exclude)
     vector = None
-    if reference is not None:
-        vector = vectors.reference_vector(catalog, reference.uid, scope)
-    elif (engine := _engine(catalog)) is not None:
-        vector = vectors.query_vector(engine, query)
+    if (engine := _engine(catalog)) is not None:
+        vector = (
+            vectors.reference_vector(catalog, reference.uid, scope)
+            if reference is not None
+            else vectors.query_vector(engine, query)
+        )
     ranked = bm25_scored(bm25)
     if vector is not None:
         ranked = fused(bm25, vectors.nearest(catalog, vector, Filters(), scope, exclude))

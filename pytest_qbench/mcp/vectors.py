@@ -23,6 +23,9 @@ from pytest_qbench.mcp.embed import Embedder
 CHUNK = 2048
 CANDIDATES = 200
 """Most similar cases that take part in a hybrid ranking (BM25 matches always do)."""
+MIN_SIMILARITY = 0.25
+"""Below this cosine a case is not taken as similar: with this model unrelated test texts
+score about 0.05 to 0.2, texts about the same behaviour 0.5 and more."""
 
 
 def docs_text(record: CaseRecord) -> str:
@@ -94,7 +97,7 @@ def nearest(
     return [
         (Ranked(rows[i][0], rows[i][1], 0.0), float(similarity[i]))
         for i in order
-        if similarity[i] > 0
+        if similarity[i] >= MIN_SIMILARITY
     ]
 
 
