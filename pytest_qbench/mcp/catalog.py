@@ -365,25 +365,27 @@ class Catalog:
                 found.setdefault(case_id, []).append(column)
         return found
 
-    def facets(self, query: str, filters: Filters) -> dict[str, dict[str, int]]:
-        """The 10 commonest tags, platforms, markers and priorities among all matches."""
-        matched, params = self._matched(query, filters, FTS_COLUMNS, None)
+    def facets(self, case_ids: Sequence[int]) -> dict[str, dict[str, int]]:
+        """The 10 commonest tags, platforms, markers and priorities among these cases (all
+        the matches: held in a temporary table once, rather than matched again per facet)."""
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS matched (id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM matched")
+        self.conn.executemany("INSERT OR IGNORE INTO matched VALUES (?)", ((i,) for i in case_ids))
         found: dict[str, dict[str, int]] = {}
         for kind in LABEL_KINDS:
             found[kind] = dict(
                 self.conn.execute(
-                    f"{matched} SELECT l.value, count(*) AS n FROM labels l JOIN matched m "
+                    "SELECT l.value, count(*) AS n FROM labels l JOIN temp.matched m "
                     "ON m.id = l.case_id WHERE l.kind = ? GROUP BY l.value ORDER BY n DESC, "
                     "l.value LIMIT 10",
-                    [*params, kind],
+                    (kind,),
                 ).fetchall()
             )
         found["priority"] = dict(
             self.conn.execute(
-                f"{matched} SELECT c.priority, count(*) AS n FROM cases c JOIN matched m "
+                "SELECT c.priority, count(*) AS n FROM cases c JOIN temp.matched m "
                 "ON m.id = c.id WHERE c.priority IS NOT NULL GROUP BY c.priority "
-                "ORDER BY n DESC, c.priority LIMIT 10",
-                params,
+                "ORDER BY n DESC, c.priority LIMIT 10"
             ).fetchall()
         )
         return found

@@ -92,14 +92,15 @@ def grouped(scored: Sequence[Scored], expand: bool) -> list[Scored]:
     return [replace(hit, cases=counts[name]) for name, hit in order.items()]
 
 
-def for_query(catalog: Catalog, query: str, filters: Filters, expand: bool) -> list[Scored]:
-    """``search_tests``' ranking: BM25, fused with the vectors' when the catalog has them."""
+def for_query(catalog: Catalog, query: str, filters: Filters) -> list[Scored]:
+    """``search_tests``' ranking of every matching case (before ``grouped``): BM25, fused
+    with the vectors' when the catalog has them."""
     bm25 = catalog.ranked(query, filters)
     engine = _engine(catalog)
     if engine is None or not query_words(query):
-        return grouped(bm25_scored(bm25), expand)
+        return bm25_scored(bm25)
     found = vectors.nearest(catalog, vectors.query_vector(engine, query), filters, "all")
-    return grouped(fused(bm25, found), expand)
+    return fused(bm25, found)
 
 
 def for_reference(

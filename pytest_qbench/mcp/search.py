@@ -187,15 +187,17 @@ def search(
     """
     from pytest_qbench.mcp.catalog import FTS_COLUMNS
     from pytest_qbench.mcp.ranking import for_query
+    from pytest_qbench.mcp.ranking import grouped
 
     _check(limit, filters)
     fingerprint = _fingerprint(query, filters, expand)
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
     size = catalog.size()
-    ranked = for_query(catalog, query, filters, expand)
+    matches = for_query(catalog, query, filters)
+    ranked = grouped(matches, expand)
     base = SearchResult(
         total=len(ranked),
-        facets=_facets(catalog.facets(query, filters)),
+        facets=_facets(catalog.facets([m.case_id for m in matches])),
         catalog_size=size,
         note=None if size else EMPTY_NOTE,
     )
