@@ -3,6 +3,7 @@ groups, cancelling."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,12 @@ def quiet_children(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest children load only the plugins they are told to (faster), with no outer options."""
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+
+
+def bm25_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The catalog ranks by BM25 alone, as without the ``[search]`` extra (wordllama cannot
+    be imported)."""
+    monkeypatch.setitem(sys.modules, "wordllama", None)
 
 
 def group_alive(pgid: int) -> list[int]:

@@ -54,11 +54,14 @@ NEEDED_BY = {
     "pytest_qbench.report.gates": None,
     "pytest_qbench.report.casemeta": None,
     "pytest_qbench.report.checks.runner": None,
+    "wordllama": None,
+    "numpy": None,
 }
 """Heavy modules and the first of the calls above that needs them: search_tests opens the
 catalog (SQLite FTS5), and every call is logged in the history index afterwards; list_runs
 queries the index. ``None``: none of them does (run_test_workflow, ingest_tests,
-run_build_workflow or generate_tests_workflow do)."""
+run_build_workflow or generate_tests_workflow do; the embedding model and numpy load only
+when ingest_tests embeds or a catalog with vectors is searched)."""
 
 
 @pytest.fixture(scope="module")

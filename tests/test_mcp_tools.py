@@ -13,6 +13,7 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
+from mcp_helpers import bm25_only
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import CUT_MARKER
@@ -58,7 +59,8 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def config(root: Path) -> ServerConfig:
+def config(root: Path, monkeypatch: pytest.MonkeyPatch) -> ServerConfig:
+    bm25_only(monkeypatch)  # these tests pin BM25's ranking; test_mcp_search the hybrid one
     return ServerConfig(root=root, qbench_dir=root / ".qbench")
 
 

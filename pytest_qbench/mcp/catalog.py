@@ -26,7 +26,8 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.history import sql
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2 added ``vectors``; a version 1 catalog gains the table when opened."""
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS cases (
@@ -51,6 +52,12 @@ SCHEMA = (
         PRIMARY KEY (case_id, kind, value)
     ) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS labels_value ON labels (kind, value)",
+    """CREATE TABLE IF NOT EXISTS vectors (
+        case_id INTEGER PRIMARY KEY REFERENCES cases (id) ON DELETE CASCADE,
+        model TEXT NOT NULL,
+        docs BLOB NOT NULL,
+        steps BLOB
+    )""",
     """CREATE VIRTUAL TABLE IF NOT EXISTS cases_fts USING fts5 (
         name, title, key, description, tags, steps, location,
         tokenize = 'porter unicode61 remove_diacritics 2'
@@ -72,6 +79,11 @@ SCOPES = {
     "docs": ("name", "title", "description", "tags"),
     "steps": ("steps",),
 }
+FUNCTION_SQL = (
+    "CASE WHEN c.nodeid IS NOT NULL AND instr(c.nodeid, '[') > 0 "
+    "THEN substr(c.nodeid, 1, instr(c.nodeid, '[') - 1) ELSE c.uid END"
+)
+"""A case's test function: its node id up to the parameters' ``[``, else its uid."""
 LABEL_KINDS = ("tag", "platform", "marker")
 MAX_TERMS = 32
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -159,14 +171,14 @@ class Filters:
     """A glob (``tests/api/*``) or a prefix (``tests/api``) of the file path or the folder."""
 
 
-@dataclass
-class Match:
-    """A matching case and its BM25 rank (lower is better; 0 without a query)."""
+@dataclass(frozen=True)
+class Ranked:
+    """A matching case, before its record is read: its row, its test function, its BM25 rank."""
 
-    record: CaseRecord
+    case_id: int
+    function: str
+    """The node id without its parameters (a parametrized case's group); the uid otherwise."""
     rank: float
-    fields: tuple[str, ...] = ()
-    """The full-text columns (``FTS_COLUMNS``) that hold a word of the query."""
 
 
 @dataclass
@@ -256,45 +268,85 @@ class Catalog:
             return
         self.conn.execute("DELETE FROM cases_fts WHERE rowid = ?", row)
         self.conn.execute("DELETE FROM labels WHERE case_id = ?", row)
+        self.conn.execute("DELETE FROM vectors WHERE case_id = ?", row)
         self.conn.execute("DELETE FROM cases WHERE id = ?", row)
 
-    def search(
+    def ranked(
         self,
         query: str,
         filters: Filters,
-        limit: int,
-        offset: int,
         columns: Sequence[str] = FTS_COLUMNS,
         exclude: str | None = None,
-    ) -> tuple[list[Match], int]:
-        """A page of cases matching ``query`` (any of its words) and ``filters``, best first,
-        and the number of matches."""
+    ) -> list[Ranked]:
+        """Every case matching ``query`` and ``filters`` but ``exclude`` (a uid), best first
+        (all cases, rank 0, without a query)."""
         matched, params = self._matched(query, filters, columns, exclude)
-        total = self.conn.execute(f"{matched} SELECT count(*) FROM matched", params).fetchone()[0]
         rows = self.conn.execute(
-            f"{matched} SELECT c.id, c.record, m.rank FROM matched m JOIN cases c ON c.id = m.id "
-            "ORDER BY m.rank, coalesce(c.path, c.folder, ''), c.uid LIMIT ? OFFSET ?",
-            [*params, limit, offset],
+            f"{matched} SELECT c.id, {FUNCTION_SQL}, m.rank FROM matched m JOIN cases c "
+            "ON c.id = m.id ORDER BY m.rank, coalesce(c.path, c.folder, ''), c.uid",
+            params,
         ).fetchall()
-        fields = self.matched_fields(query, columns, [row[0] for row in rows])
-        return [
-            Match(CaseRecord.from_json(text), rank, tuple(fields.get(case_id, ())))
-            for case_id, text, rank in rows
-        ], int(total)
+        return [Ranked(int(i), str(f), float(r)) for i, f, r in rows]
 
-    def best_rank(
-        self,
-        query: str,
-        filters: Filters,
-        columns: Sequence[str] = FTS_COLUMNS,
-        exclude: str | None = None,
-    ) -> float:
-        """The BM25 rank of the best match of ``query`` and ``filters`` (0.0 without one)."""
-        matched, params = self._matched(query, filters, columns, exclude)
+    def records(self, case_ids: Sequence[int]) -> dict[int, CaseRecord]:
+        """The records of these rows."""
+        found: dict[int, CaseRecord] = {}
+        for start in range(0, len(case_ids), 500):
+            chunk = case_ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self.conn.execute(
+                f"SELECT id, record FROM cases WHERE id IN ({marks})", list(chunk)
+            ).fetchall()
+            found.update((int(i), CaseRecord.from_json(text)) for i, text in rows)
+        return found
+
+    def unembedded(self, model: str) -> list[tuple[int, CaseRecord]]:
+        """Cases without a vector of ``model`` (new, changed, or embedded by another model)."""
+        rows = self.conn.execute(
+            "SELECT c.id, c.record FROM cases c LEFT JOIN vectors v ON v.case_id = c.id "
+            "AND v.model = ? WHERE v.case_id IS NULL ORDER BY c.id",
+            (model,),
+        ).fetchall()
+        return [(int(i), CaseRecord.from_json(text)) for i, text in rows]
+
+    def store_vectors(self, model: str, rows: Sequence[tuple[int, bytes, bytes | None]]) -> None:
+        """Keep ``(case id, docs vector, steps vector)`` rows, in one transaction."""
+        with self.conn:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                [(case_id, model, docs, steps) for case_id, docs, steps in rows],
+            )
+
+    def vectors(
+        self, model: str, filters: Filters, exclude: str | None = None
+    ) -> list[tuple[int, str, bytes, bytes | None]]:
+        """``(case id, test function, docs vector, steps vector)`` of the cases that pass
+        ``filters``, but ``exclude`` (a uid)."""
+        conditions, params = filter_sql(filters)
+        if exclude is not None:
+            conditions.append("c.uid != ?")
+            params.append(exclude)
+        where = " AND ".join(["v.model = ?", *conditions])
+        rows = self.conn.execute(
+            f"SELECT c.id, {FUNCTION_SQL}, v.docs, v.steps FROM vectors v JOIN cases c "
+            f"ON c.id = v.case_id WHERE {where}",
+            [model, *params],
+        ).fetchall()
+        return [(int(i), str(f), d, st) for i, f, d, st in rows]
+
+    def vector_of(self, model: str, uid: str) -> tuple[bytes, bytes | None] | None:
+        """The stored vectors of a case."""
         row = self.conn.execute(
-            f"{matched} SELECT rank FROM matched ORDER BY rank LIMIT 1", params
+            "SELECT v.docs, v.steps FROM vectors v JOIN cases c ON c.id = v.case_id "
+            "WHERE c.uid = ? AND v.model = ?",
+            (uid, model),
         ).fetchone()
-        return float(row[0]) if row else 0.0
+        return None if row is None else (row[0], row[1])
+
+    def embedded(self, model: str) -> int:
+        """Cases with a vector of ``model``."""
+        row = self.conn.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,))
+        return int(row.fetchone()[0])
 
     def matched_fields(
         self, query: str, columns: Sequence[str], case_ids: Sequence[int]
@@ -314,25 +366,27 @@ class Catalog:
                 found.setdefault(case_id, []).append(column)
         return found
 
-    def facets(self, query: str, filters: Filters) -> dict[str, dict[str, int]]:
-        """The 10 commonest tags, platforms, markers and priorities among all matches."""
-        matched, params = self._matched(query, filters, FTS_COLUMNS, None)
+    def facets(self, case_ids: Sequence[int]) -> dict[str, dict[str, int]]:
+        """The 10 commonest tags, platforms, markers and priorities among these cases (all
+        the matches: held in a temporary table once, rather than matched again per facet)."""
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS matched (id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM matched")
+        self.conn.executemany("INSERT OR IGNORE INTO matched VALUES (?)", ((i,) for i in case_ids))
         found: dict[str, dict[str, int]] = {}
         for kind in LABEL_KINDS:
             found[kind] = dict(
                 self.conn.execute(
-                    f"{matched} SELECT l.value, count(*) AS n FROM labels l JOIN matched m "
+                    "SELECT l.value, count(*) AS n FROM labels l JOIN temp.matched m "
                     "ON m.id = l.case_id WHERE l.kind = ? GROUP BY l.value ORDER BY n DESC, "
                     "l.value LIMIT 10",
-                    [*params, kind],
+                    (kind,),
                 ).fetchall()
             )
         found["priority"] = dict(
             self.conn.execute(
-                f"{matched} SELECT c.priority, count(*) AS n FROM cases c JOIN matched m "
+                "SELECT c.priority, count(*) AS n FROM cases c JOIN temp.matched m "
                 "ON m.id = c.id WHERE c.priority IS NOT NULL GROUP BY c.priority "
-                "ORDER BY n DESC, c.priority LIMIT 10",
-                params,
+                "ORDER BY n DESC, c.priority LIMIT 10"
             ).fetchall()
         )
         return found
@@ -439,6 +493,13 @@ def fts_texts(record: CaseRecord) -> tuple[str, ...]:
     )
 
 
+def function_of(record: CaseRecord) -> str:
+    """The test function of a case, as ``FUNCTION_SQL`` computes it."""
+    if record.nodeid and "[" in record.nodeid:
+        return record.nodeid.split("[", 1)[0]
+    return record.uid
+
+
 def split_words(text: str) -> str:
     """``TestCart::test_addItem[de]`` -> ``Test Cart test add Item de``: the words of a name."""
     return " ".join(WORD.findall(CAMEL.sub(" ", text.replace("_", " "))))
@@ -483,6 +544,8 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
     row = None
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
         row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+    if row is not None and int(row[0]) == 1:
+        row = None  # version 1 lacks only ``vectors``: the statements below add it
     if row is not None and int(row[0]) != SCHEMA_VERSION:
         raise ToolFailure(
             f"the catalog {path} has schema version {row[0]}, this qbench {SCHEMA_VERSION}; "

@@ -42,6 +42,19 @@ class ToolCallTotals(QBenchModel):
     """Raw output the responses replaced, less the responses."""
 
 
+class EmbedderHealth(QBenchModel):
+    """The embedding model of the catalog's hybrid ranking."""
+
+    provider: str | None = None
+    """``wordllama``; ``None`` without the ``[search]`` extra."""
+    model: str | None = None
+    dimensions: int = 0
+    items_embedded: int = 0
+    """Catalog cases with a vector of this model."""
+    ranking: str
+    """Hybrid (BM25 and vectors) or BM25 only, and why."""
+
+
 class Health(QBenchModel):
     """The server's state and limits."""
 
@@ -68,6 +81,8 @@ class Health(QBenchModel):
     catalog_size: int = 0
     """Test cases in the catalog."""
     fts5: bool
+    embedder: EmbedderHealth
+    """The catalog's embedding model (provider, model, dimensions, cases embedded)."""
     """Whether SQLite has FTS5 (the catalog needs it)."""
     run_in_progress: str | None = None
     """The run going on now, if any."""
@@ -97,6 +112,7 @@ def health_text(health: Health, limit: int) -> str:
         f"Run store: {health.qbench_dir} ({'writable' if health.store_writable else 'NOT writable'})",
         f"Runs indexed: {health.runs_indexed if health.runs_indexed is not None else 'no index yet'}",
         f"Catalog: {health.catalog_size} test cases (FTS5 {'yes' if health.fts5 else 'NO'})",
+        _embedder_text(health.embedder),
         f"Run in progress: {health.run_in_progress or 'none'}",
         "Limits: " + ", ".join(f"{k}={v:g}" for k, v in health.limits.items()),
         "Tool calls logged: " + (_tool_calls_text(health) or "none"),
@@ -108,16 +124,18 @@ def health_text(health: Health, limit: int) -> str:
 def check_health(tools: RunService) -> Health:
     """Versions, the store, the index, the catalog, the limits."""
     from pytest_qbench.mcp.catalog import open_catalog
+    from pytest_qbench.mcp.embed import MODEL
 
     problems: list[str] = []
     writable = _writable(tools.config.qbench_dir, problems)
     fts5 = _has_fts5()
     if not fts5:
         problems.append("SQLite has no FTS5: the test catalog cannot work")
-    catalog_size = 0
+    catalog_size = embedded = 0
     try:
         with open_catalog(tools.config.catalog_path) as catalog:
             catalog_size = catalog.size()
+            embedded = catalog.embedded(MODEL)
     except ToolFailure as exc:
         problems.append(str(exc))
     python, pytest_version = _interpreter(tools.config.python, problems)
@@ -137,6 +155,7 @@ def check_health(tools: RunService) -> Health:
         runs_indexed=runs_indexed,
         catalog_size=catalog_size,
         fts5=fts5,
+        embedder=_embedder(embedded),
         run_in_progress=active.plan.run_id if active else tools.active_check,
         limits={
             "default_timeout_seconds": tools.config.default_timeout,
@@ -205,6 +224,35 @@ def _writable(directory: Path, problems: list[str]) -> bool:
     except OSError as exc:
         problems.append(f"the run store {directory} is not writable: {exc.strerror}")
         return False
+
+
+def _embedder(embedded: int) -> EmbedderHealth:
+    """The embedder as installed (found, not loaded) and the catalog's vectors of its model."""
+    from pytest_qbench.mcp import embed
+
+    found = embed.info()
+    if found.provider is None:
+        ranking = embed.INSTALL_HINT
+    elif embedded:
+        ranking = "hybrid: BM25 and vector similarity, reciprocal rank fusion"
+    else:
+        ranking = "BM25 only until ingest_tests embeds the catalog"
+    return EmbedderHealth(
+        provider=found.provider,
+        model=found.model,
+        dimensions=found.dimensions,
+        items_embedded=embedded,
+        ranking=ranking,
+    )
+
+
+def _embedder_text(found: EmbedderHealth) -> str:
+    if found.provider is None:
+        return f"Embedder: none ({found.ranking})"
+    return (
+        f"Embedder: {found.provider} {found.model} ({found.dimensions} dimensions, "
+        f"{found.items_embedded} cases embedded; {found.ranking})"
+    )
 
 
 def _has_fts5() -> bool:

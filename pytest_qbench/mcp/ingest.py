@@ -40,6 +40,7 @@ from pytest_qbench.report.models import QBenchModel
 
 if TYPE_CHECKING:
     from pytest_qbench.mcp.catalog import CaseRecord
+    from pytest_qbench.mcp.catalog import Catalog
     from pytest_qbench.mcp.process import PytestProcess
     from pytest_qbench.mcp.service import RunService
 
@@ -74,6 +75,8 @@ class IngestReport(QBenchModel):
     """pytest collection errors (their files' tests were kept as they were)."""
     catalog_size: int = 0
     """Records in the catalog afterwards."""
+    embedded: int = 0
+    """Records given vectors now: new or changed ones (0 without the ``[search]`` extra)."""
     duration: float = 0.0
     """Seconds."""
 
@@ -361,6 +364,7 @@ def _replace(
     with open_catalog(tools.config.catalog_path, create=True) as catalog:
         counts = catalog.replace_source(source, cases, keep)
         size = catalog.size()
+        embedded = _embed(catalog)
     return IngestReport(
         source=source,
         added=counts.added,
@@ -370,7 +374,29 @@ def _replace(
         rejected=rejected[:MAX_REJECTIONS],
         rejected_total=len(rejected),
         catalog_size=size,
+        embedded=embedded,
     )
+
+
+def _embed(catalog: Catalog) -> int:
+    """Give the cases without a vector one, with the ``[search]`` extra; how many.
+
+    Raises:
+        ToolFailure: the model failed (the catalog's cases are stored; search stays BM25 for
+            the cases without a vector).
+    """
+    from pytest_qbench.mcp import vectors
+    from pytest_qbench.mcp.embed import embedder
+
+    try:
+        engine = embedder()
+        return vectors.embed_missing(catalog, engine) if engine else 0
+    except Exception as exc:  # the model is third-party code: any failure is reported
+        raise ToolFailure(
+            f"the catalog was updated, but embedding its cases failed ({type(exc).__name__}: "
+            f"{exc}); search ranks them by BM25 only; reinstall pytest-qbench[search] and "
+            "call ingest_tests again"
+        ) from None
 
 
 def start_collection(tools: RunService, timeout: float | None = None) -> PytestProcess:
@@ -446,6 +472,7 @@ def _combine(reports: list[IngestReport], source: str, took: float) -> IngestRep
         rejected=rejected[:MAX_REJECTIONS],
         rejected_total=sum(r.rejected_total for r in reports),
         catalog_size=reports[-1].catalog_size,
+        embedded=sum(r.embedded for r in reports),
         duration=round(took, 3),
     )
 
@@ -455,7 +482,8 @@ def ingest_text(report: IngestReport, limit: int) -> str:
     lines = [
         f"Ingested {report.source}: {report.added} added, {report.updated} updated, "
         f"{report.unchanged} unchanged, {report.removed} removed, {report.rejected_total} "
-        f"rejected; catalog: {report.catalog_size} test cases ({report.duration:.1f}s)"
+        f"rejected; catalog: {report.catalog_size} test cases, {report.embedded} embedded "
+        f"now ({report.duration:.1f}s)"
     ]
     lines += [f"Collection error: {error}" for error in report.collection_errors]
     lines += [f"Rejected {r.record}: {r.reason}" for r in report.rejected]

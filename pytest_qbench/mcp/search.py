@@ -3,10 +3,11 @@ result models and their text. The catalog itself (``catalog``: SQLite FTS5) is i
 of them is first called.
 
 Each hit has its raw BM25 score (``bm25``: the negated FTS5 rank, higher is better) and
-``score``, that divided by the best match's of the same query, so the best match is 1.0 and the
-others keep BM25's spread (rather than a squashing such as ``x / (1 + x)``, which put the top
-ten of 83 matches between 0.928 and 0.932). ``matched_fields`` says which fields hold a word of
-the query. A page's order is the ranking's. A cursor is opaque to the caller: it holds the next offset and
+``score`` in 0..1 (``ranking``): BM25 alone, that divided by the best match's of the same
+query; with embeddings (the ``[search]`` extra), reciprocal rank fusion of BM25 and vector
+similarity. A hit stands for a test function: its best case, with the number of its matching
+parametrized cases (``expand`` lists them one by one). ``matched_fields`` says which fields
+hold a word of the query. A page's order is the ranking's. A cursor is opaque to the caller: it holds the next offset and
 a hash of the query and filters, so it cannot be replayed on another search.
 """
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from pytest_qbench.mcp.catalog import CaseRecord
     from pytest_qbench.mcp.catalog import Catalog
     from pytest_qbench.mcp.catalog import Filters
-    from pytest_qbench.mcp.catalog import Match
+    from pytest_qbench.mcp.ranking import Scored
     from pytest_qbench.mcp.service import RunService
 
 
@@ -94,10 +95,13 @@ class SearchHit(CaseFields):
     """A test case that matched, with its score."""
 
     score: float
-    """Relevance to the query relative to its best match: 1 for the best, 0.5 for half its BM25
-    score; 0 when no query was given."""
+    """Relevance 0..1 (1 for the best; 0 when no query was given; docs: catalog tools)."""
     bm25: float = 0.0
     """Raw BM25 score (higher is better), comparable within one query only."""
+    similarity: float | None = None
+    """Cosine similarity of the embeddings, if any."""
+    cases: int = 1
+    """Matching parametrized cases of this test function."""
     matched_fields: list[str] = Field(default_factory=list)
     """Fields holding a word of the query: key, title, name, description, tags, steps, location."""
     summary: str = ""
@@ -173,36 +177,52 @@ def search(
     limit: int,
     cursor: str | None,
     budget: int,
+    expand: bool = False,
 ) -> SearchResult:
-    """A page of matches, the facets of all matches, and the next cursor.
+    """A page of matches (one per test function unless ``expand``), the facets of all
+    matches, and the next cursor.
 
     Raises:
         ToolFailure: a limit out of range, too many filter values, or a cursor of another search.
     """
-    from pytest_qbench.mcp.catalog import query_words
+    from pytest_qbench.mcp.catalog import FTS_COLUMNS
+    from pytest_qbench.mcp.ranking import for_query
+    from pytest_qbench.mcp.ranking import grouped
 
     _check(limit, filters)
-    fingerprint = _fingerprint(query, filters)
+    fingerprint = _fingerprint(query, filters, expand)
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
     size = catalog.size()
-    matches, total = catalog.search(query, filters, limit, offset)
-    best = catalog.best_rank(query, filters)
-    words = query_words(query)
+    matches = for_query(catalog, query, filters)
+    ranked = grouped(matches, expand)
     base = SearchResult(
-        total=total,
-        facets=_facets(catalog.facets(query, filters)),
+        total=len(ranked),
+        facets=_facets(catalog.facets([m.case_id for m in matches])),
         catalog_size=size,
         note=None if size else EMPTY_NOTE,
     )
-    hits = [hit(m, words, best) for m in matches]
+    hits = hits_of(catalog, ranked[offset : offset + limit], query, FTS_COLUMNS)
     fitted = fit_items(hits, budget - json_size(base) - 200, _brief)
     end = offset + len(fitted.items)
     return base.model_copy(
         update={
             "results": fitted.items,
-            "next_cursor": encode_cursor(end, fingerprint) if end < total else None,
+            "next_cursor": encode_cursor(end, fingerprint) if end < len(ranked) else None,
         }
     )
+
+
+def hits_of(
+    catalog: Catalog, page: Sequence[Scored], query: str, columns: Sequence[str]
+) -> list[SearchHit]:
+    """The page's cases as the tools return them, with the fields and steps that matched."""
+    from pytest_qbench.mcp.catalog import query_words
+
+    ids = [item.case_id for item in page]
+    records = catalog.records(ids)
+    fields = catalog.matched_fields(query, columns, ids)
+    words = query_words(query)
+    return [hit(records[item.case_id], item, fields.get(item.case_id, []), words) for item in page]
 
 
 def _check(limit: int, filters: Filters) -> None:
@@ -213,14 +233,17 @@ def _check(limit: int, filters: Filters) -> None:
             raise ToolFailure(f"{name} takes at most {MAX_FILTER_VALUES} values")
 
 
-def hit(match: Match, words: Sequence[str], best: float) -> SearchHit:
-    """A match as the tools return it; ``best`` is the rank of the query's best match."""
-    record = match.record
+def hit(
+    record: CaseRecord, scored: Scored, fields: Sequence[str], words: Sequence[str]
+) -> SearchHit:
+    """A ranked case as the tools return it."""
     return SearchHit(
         **case_fields(record),
-        score=score(match.rank, best),
-        bm25=float(f"{max(0.0, -match.rank):.4g}"),
-        matched_fields=list(match.fields),
+        score=scored.score,
+        bm25=float(f"{max(0.0, scored.bm25):.4g}"),
+        similarity=scored.similarity,
+        cases=scored.cases,
+        matched_fields=list(fields),
         summary=bound_text(record.description or "", SUMMARY_CHARS, keep="head"),
         matched_steps=matched_steps(record, words),
     )
@@ -231,14 +254,6 @@ def case_fields(record: CaseRecord) -> dict[str, Any]:
     fields = {name: getattr(record, name) for name in CaseFields.model_fields}
     fields["title"] = record.title or (record.nodeid or "").rsplit("::", 1)[-1] or None
     return fields
-
-
-def score(rank: float, best: float) -> float:
-    """BM25's rank (negative, lower is better) relative to the query's best, 0..1, higher is
-    better: 1.0 for the best match; 0 without a query."""
-    if best >= 0:
-        return 0.0
-    return round(min(1.0, rank / best), 3)
 
 
 def matched_steps(record: CaseRecord, words: Sequence[str]) -> list[int]:
@@ -263,8 +278,8 @@ def _facets(raw: dict[str, dict[str, int]]) -> Facets:
     )
 
 
-def _fingerprint(query: str, filters: Filters) -> str:
-    text = json.dumps([query, asdict(filters)], sort_keys=True, default=list)
+def _fingerprint(query: str, filters: Filters, expand: bool) -> str:
+    text = json.dumps([query, asdict(filters), expand], sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -353,15 +368,17 @@ def similar(
     limit: int,
     scope: SimilarityScope,
     budget: int,
+    include_siblings: bool = False,
 ) -> SimilarTests:
-    """Cases most like ``test`` (a key or a node id) or like ``text``.
+    """Cases most like ``test`` (a key or a node id) or like ``text``, one per test function;
+    the reference's own parametrized siblings only when ``include_siblings``.
 
     Raises:
         ToolFailure: neither or both given, or no such test.
     """
     from pytest_qbench.mcp.catalog import SCOPES
     from pytest_qbench.mcp.catalog import Filters
-    from pytest_qbench.mcp.catalog import query_words
+    from pytest_qbench.mcp.ranking import for_reference
 
     if (test is None) == (text is None):
         raise ToolFailure("give either test (a key or a node id) or text, not both")
@@ -373,12 +390,9 @@ def similar(
         if reference is None:
             raise ToolFailure(f"no test {test!r} in the catalog; search_tests finds its key")
         query = reference_text(reference, scope)
-    exclude = reference.uid if reference else None
-    matches, _total = catalog.search(query, Filters(), limit, 0, SCOPES[scope], exclude)
-    best = min((m.rank for m in matches), default=0.0)  # the first page holds the best
-    words = query_words(query)
+    ranked = for_reference(catalog, reference, query, scope, include_siblings)[:limit]
     base = SimilarTests(reference=ref(reference) if reference else None)
-    hits = [hit(m, words, best) for m in matches]
+    hits = hits_of(catalog, ranked, query, SCOPES[scope])
     fitted = fit_items(hits, budget - json_size(base) - 64, _brief)
     return base.model_copy(update={"results": fitted.items})
 
@@ -399,6 +413,8 @@ def reference_text(record: CaseRecord, scope: SimilarityScope) -> str:
 def _hit_line(number: int, found: SearchHit) -> str:
     label = found.key or found.nodeid or found.uid
     bits = [f"{number}. {found.title or label} [{label}] score {found.score:.3f}"]
+    if found.cases > 1:
+        bits.append(f"{found.cases} parametrized cases (expand lists them)")
     if found.priority:
         bits.append(f"priority {found.priority}")
     if found.tags:
@@ -473,14 +489,15 @@ def search_tests(
     path: str | None = None,
     limit: int = 10,
     cursor: str | None = None,
+    expand: bool = False,
 ) -> SearchResult:
-    """Ranked search over the catalog."""
+    """Ranked search over the catalog, one hit per test function unless ``expand``."""
     from pytest_qbench.mcp.catalog import Filters
     from pytest_qbench.mcp.catalog import open_catalog
 
     filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
     with open_catalog(tools.config.catalog_path) as catalog:
-        return search(catalog, query, filters, limit, cursor, tools.config.budget)
+        return search(catalog, query, filters, limit, cursor, tools.config.budget, expand)
 
 
 def get_test_by_key(tools: RunService, key: str) -> TestCaseDetail:
@@ -497,9 +514,11 @@ def find_similar_tests(
     text: str | None = None,
     limit: int = 10,
     scope: SimilarityScope = "all",
+    include_siblings: bool = False,
 ) -> SimilarTests:
     """Test cases like a given one, or like a text."""
     from pytest_qbench.mcp.catalog import open_catalog
 
     with open_catalog(tools.config.catalog_path) as catalog:
-        return similar(catalog, test, text, limit, scope, tools.config.budget)
+        budget = tools.config.budget
+        return similar(catalog, test, text, limit, scope, budget, include_siblings)

@@ -473,9 +473,11 @@ def search_tests(
     cursor: Annotated[
         str | None, Field(description="next_cursor of the previous page", max_length=200)
     ] = None,
+    expand: Annotated[bool, Field(description="One hit per parametrized case")] = False,
 ) -> SearchResult:
-    """Ranked search (BM25) of the test catalog: node ids, docstrings, qbench_case fields
-    and steps; filters, facets and a cursor for the next page."""
+    """Ranked search of the test catalog (BM25, hybrid with embeddings): node ids,
+    docstrings, qbench_case fields and steps; one hit per test function; filters, facets and a
+    cursor for the next page."""
     return tools.search_tests(
         query,
         tags or [],
@@ -485,6 +487,7 @@ def search_tests(
         path,
         limit,
         cursor,
+        expand,
     )
 
 
@@ -511,9 +514,13 @@ def find_similar_tests(
         Literal["all", "docs", "steps"],
         Field(description="Compare everything, the descriptions, or the steps"),
     ] = "all",
+    include_siblings: Annotated[
+        bool, Field(description="Keep the reference's own parametrized cases")
+    ] = False,
 ) -> SimilarTests:
-    """Test cases most like a given test (by key or node id), or like a text."""
-    return tools.find_similar_tests(test, text, limit, scope)
+    """Test cases most like a given test (by key or node id), or like a text; one per test
+    function."""
+    return tools.find_similar_tests(test, text, limit, scope, include_siblings)
 
 
 @tool(WRITES, ingest.ingest_text)

@@ -1,0 +1,214 @@
+"""The catalog tools through a real MCP client: one hit per test function, a reference test's
+own parametrized siblings left out of its look-alikes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import quiet_children
+
+
+pytest.importorskip("mcp")
+
+import anyio
+from mcp import Client
+from mcp import StdioServerParameters
+from mcp.types import CallToolResult
+
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.server import build_server
+
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+
+FLAGS = """
+    import pytest
+
+    VALUES = [f"{word}-{n}" for word in ("on", "yes", "true", "1", "y", "enabled") for n in range(5)]
+
+    @pytest.mark.parametrize("value", VALUES)
+    def test_boolean_flag_from_envvar(value):
+        '''A boolean flag takes its value from an environment variable.'''
+
+    def test_boolean_flag_default_is_false():
+        '''An unset boolean flag is false.'''
+
+    def test_integer_option_from_envvar():
+        '''An integer option reads its environment variable.'''
+"""
+EXPORT = {
+    "testCases": [
+        {
+            "key": "CLI-7",
+            "title": "Boolean flag reads 'on' from the environment",
+            "tags": ["envvar", "flags"],
+            "steps": [
+                {
+                    "action": "Set the flag's environment variable to on",
+                    "expected": "The flag is true",
+                }
+            ],
+        },
+        {"key": "CLI-8", "title": "Help page lists every command", "tags": ["help"]},
+    ]
+}
+FUNCTION = "tests/test_flags.py::test_boolean_flag_from_envvar"
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> ServerConfig:
+    """A project whose catalog holds 30 cases of one function, two other tests and an export."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        quiet_children(monkeypatch)
+        root = tmp_path_factory.mktemp("search") / "project"
+        (root / "tests").mkdir(parents=True)
+        (root / "tests" / "test_flags.py").write_text(textwrap.dedent(FLAGS))
+        (root / "cases.json").write_text(json.dumps(EXPORT))
+        config = ServerConfig(root=root.resolve(), qbench_dir=root / ".qbench", stop_grace=1.0)
+
+        async def ingest(client: Client) -> list[CallToolResult]:
+            return [
+                await client.call_tool("ingest_tests", {}),
+                await client.call_tool("ingest_tests", {"source": "cases.json"}),
+            ]
+
+        pytest_ingest, export_ingest = call(config, ingest)
+        assert structured(pytest_ingest)["added"] == 32
+        assert structured(export_ingest)["added"] == 2
+    return config
+
+
+def call(config: ServerConfig, work: Any) -> Any:
+    async def main() -> Any:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            return await work(client)
+
+    return anyio.run(main)
+
+
+def tool(config: ServerConfig, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def work(client: Client) -> CallToolResult:
+        return await client.call_tool(name, arguments)
+
+    return structured(call(config, work))
+
+
+def tool_text(
+    config: ServerConfig, name: str, arguments: dict[str, Any]
+) -> tuple[dict[str, Any], str]:
+    async def work(client: Client) -> CallToolResult:
+        return await client.call_tool(name, arguments)
+
+    result = call(config, work)
+    [content] = result.content
+    assert content.type == "text"
+    return structured(result), content.text
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def test_search_gives_one_hit_per_test_function(config: ServerConfig) -> None:
+    """30 parametrized cases are one hit that counts them; the imported case that says the
+    same in other words is on the first page too."""
+    found, text = tool_text(config, "search_tests", {"query": "boolean flag envvar"})
+    uids = [hit["uid"] for hit in found["results"]]
+    functions = [uid.split("[")[0] for uid in uids]
+    assert len(functions) == len(set(functions)) == found["total"] == 4
+    assert set(uids[:2]) == {"CLI-7", uids[functions.index(FUNCTION)]}
+    counts = {hit["uid"].split("[")[0]: hit["cases"] for hit in found["results"]}
+    assert counts.pop(FUNCTION) == 30 and set(counts.values()) == {1}
+    assert "30 parametrized cases" in text
+
+
+def test_expand_lists_every_case(config: ServerConfig) -> None:
+    """expand: true lists the parametrized cases one by one, with cursors."""
+    found = tool(config, "search_tests", {"query": "boolean flag envvar", "expand": True})
+    assert found["total"] >= 33
+    uids = [hit["uid"] for hit in found["results"]]
+    assert len(uids) == len(set(uids)) == 10 and found["next_cursor"]
+    assert sum(uid.startswith(f"{FUNCTION}[") for uid in uids) >= 8
+    assert all(hit["cases"] == 1 for hit in found["results"])
+
+
+def test_similar_leaves_out_the_references_siblings(config: ServerConfig) -> None:
+    """A parametrized case's look-alikes are other tests, not its own siblings, unless asked."""
+    found = tool(config, "find_similar_tests", {"test": f"{FUNCTION}[on-0]"})
+    uids = [hit["uid"] for hit in found["results"]]
+    assert uids and not any(uid.startswith(FUNCTION) for uid in uids)
+    assert "CLI-7" in uids
+    assert len(uids) == len({uid.split("[")[0] for uid in uids})
+    asked = tool(
+        config, "find_similar_tests", {"test": f"{FUNCTION}[on-0]", "include_siblings": True}
+    )
+    siblings = [hit for hit in asked["results"] if hit["uid"].startswith(FUNCTION)]
+    assert len(siblings) == 1 and siblings[0]["cases"] == 29
+
+
+def test_health_names_the_embedder(config: ServerConfig) -> None:
+    """check_health names the model, its dimensions and how many cases have a vector."""
+    pytest.importorskip("wordllama")
+    embedder = tool(config, "check_health", {})["embedder"]
+    assert (embedder["provider"], embedder["model"], embedder["dimensions"]) == (
+        "wordllama",
+        "l2_supercat",
+        256,
+    )
+    assert embedder["items_embedded"] == 34
+    assert embedder["ranking"].startswith("hybrid")
+
+
+def test_hybrid_ranking_finds_other_words(config: ServerConfig) -> None:
+    """Words the catalog does not hold still find the case that means the same; scores are
+    0..1 and each hit has its cosine similarity."""
+    pytest.importorskip("wordllama")
+    found = tool(config, "search_tests", {"query": "switch enabled by an environment setting"})
+    first = found["results"][0]
+    assert first["uid"] == "CLI-7" and first["score"] == 1.0 and first["similarity"] > 0.25
+    assert all(0 < hit["score"] <= 1 for hit in found["results"])
+    assert "CLI-8" not in [hit["uid"] for hit in found["results"]]
+    similar = tool(config, "find_similar_tests", {"test": "CLI-7", "scope": "docs"})
+    assert similar["results"][0]["uid"].startswith(f"{FUNCTION}[")
+
+
+def test_unchanged_cases_are_not_embedded_again(config: ServerConfig) -> None:
+    """A second ingest of the same tests embeds nothing."""
+    pytest.importorskip("wordllama")
+    again = tool(config, "ingest_tests", {"source": "cases.json"})
+    assert (again["unchanged"], again["embedded"]) == (2, 0)
+
+
+def test_without_the_extra_search_is_bm25_only(config: ServerConfig, tmp_path: Path) -> None:
+    """A qbench-mcp whose Python cannot import wordllama says "BM25 only" and still searches."""
+    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("qbench-mcp is not installed next to this Python")
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['wordllama'] = None\n")
+    params = StdioServerParameters(
+        command=script,
+        args=["--root", str(config.root), "--qbench-dir", str(config.qbench_dir)],
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        cwd=str(config.root),
+    )
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        with anyio.fail_after(60):
+            async with Client(params) as client:
+                health = await client.call_tool("check_health", {})
+                found = await client.call_tool("search_tests", {"query": "boolean flag"})
+                return structured(health), structured(found)
+
+    health, found = anyio.run(main)
+    assert health["embedder"]["provider"] is None
+    assert health["embedder"]["ranking"].startswith("BM25 only")
+    assert found["results"] and all(hit["similarity"] is None for hit in found["results"])
