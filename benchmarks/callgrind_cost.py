@@ -48,7 +48,7 @@ def instructions(python: str, config: Config, suite_dir: Path, out: Path) -> int
     env = child_env(config.pythonpath)
     env["PYTHONHASHSEED"] = "0"  # the same sets and dicts in every run
     done = subprocess.run(argv, cwd=suite_dir, env=env, capture_output=True, check=False)
-    if done.returncode != EXPECTED_EXIT:
+    if done.returncode not in (0, EXPECTED_EXIT):  # a small suite may hold no failing test
         tail = done.stdout.decode(errors="replace")[-2000:]
         raise SystemExit(f"{config.name} exited {done.returncode}:\n{tail}")
     for line in profile.read_text().splitlines():
