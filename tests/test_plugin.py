@@ -308,6 +308,22 @@ def test_not_asked_imports_nothing_heavy(
     assert not (pytester.path / ".qbench").exists()
 
 
+def test_asked_defers_jinja_to_the_end(pytester: pytest.Pytester) -> None:
+    """With reports asked for but no ``--qbench-template``, Jinja is not imported while the
+    tests run (only when report.md is written): pytest's start-up stays cheap."""
+    pytester.makepyfile(
+        """
+        import sys
+        def test_a():
+            print("JINJA WHILE TESTING:", "jinja2" in sys.modules)
+        """
+    )
+    flags = ("-s", "-p", "qbench", "-p", "no:cacheprovider", "--qbench-dir=.q")
+    result = pytester.runpytest_subprocess(*flags)
+    result.stdout.fnmatch_lines(["*JINJA WHILE TESTING: False*"])
+    assert list((pytester.path / ".q").glob("runs/*/report.md"))
+
+
 @pytest.mark.parametrize(
     "ini",
     [

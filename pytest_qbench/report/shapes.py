@@ -131,9 +131,13 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+"""One encoder for every record: ``json.dumps`` with options builds a new one per call."""
+
+
 def dumps(record: Mapping[str, object]) -> str:
     """Compact JSON like pydantic's (UTF-8, no spaces; floats in Python's spelling)."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODE(record)
 
 
 def pass_rate(summary: ReportSummaryRecord) -> float | None:

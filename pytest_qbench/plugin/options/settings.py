@@ -285,11 +285,6 @@ def _source(value: str, base: Path, flag: str) -> str:
 def _templates(
     reader: OptionReader, template_dir: Path | None
 ) -> tuple[tuple[str | Path, Path], ...]:
-    from pytest_qbench.core.errors import TemplateError
-    from pytest_qbench.report.render import find_template
-    from pytest_qbench.report.render import make_environment
-    from pytest_qbench.report.render import template_option
-
     specs: list[tuple[str, Path, str]] = [
         (tmpl, reader.cli_dir / out, "--qbench-template")
         for tmpl, out in reader.cli("templates") or []
@@ -301,6 +296,13 @@ def _templates(
             except argparse.ArgumentTypeError as exc:
                 raise pytest.UsageError(f"ini qbench_templates {exc}") from None
             specs.append((tmpl, reader.ini_dir / target, "ini qbench_templates"))
+    if not specs:  # most runs: Jinja is imported at the end, not at pytest's start-up
+        return ()
+    from pytest_qbench.core.errors import TemplateError
+    from pytest_qbench.report.render import find_template
+    from pytest_qbench.report.render import make_environment
+    from pytest_qbench.report.render import template_option
+
     env = make_environment(template_dir)
     resolved: list[tuple[str | Path, Path]] = []
     for tmpl, out, source in specs:
