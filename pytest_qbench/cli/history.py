@@ -367,7 +367,9 @@ def cmd_shards(args: argparse.Namespace) -> int:
     else:
         with _opened(args) as index:
             balance = from_index(index, args.run, args.qbench_dir)
-    _output(args, balance.to_json, lambda: balance_lines(balance))
+    from pytest_qbench.history.json_models import ShardsOutput
+
+    _output(args, lambda: ShardsOutput.of(balance), lambda: balance_lines(balance))
     return OK
 
 

@@ -94,14 +94,17 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
     if target is not None:
         posted = _post(target, body)
     if args.json:
-        data = {
-            "head": head.run_id,
-            "base": base.run_id if base else None,
-            "body": body,
-            "length": len(body),
-            "posted": posted,
-        }
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        from pytest_qbench.history.json_models import PostedComment
+        from pytest_qbench.history.json_models import PrCommentOutput
+
+        data = PrCommentOutput(
+            head=head.run_id,
+            base=base.run_id if base else None,
+            body=body,
+            length=len(body),
+            posted=None if posted is None else PostedComment(**posted),
+        )
+        print(json.dumps(data.model_dump(mode="json"), indent=2, ensure_ascii=False))
     elif args.output:
         from pytest_qbench.core.atomic import write_text_atomic
 

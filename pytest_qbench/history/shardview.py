@@ -62,17 +62,6 @@ class Balance:
         """The plan's total over the shards: what each would take, perfectly balanced."""
         return None if self.planned is None else self.planned / len(self.rows)
 
-    def to_json(self) -> dict[str, Any]:
-        """The balance as JSON data (``--json``)."""
-        return {
-            "shards": [row.__dict__ for row in self.rows],
-            "slowest": round(self.slowest, 3),
-            "mean": round(self.mean, 3),
-            "ideal": None if self.ideal is None else round(self.ideal, 3),
-            "over_mean": round(self.slowest / self.mean, 4) if self.mean else None,
-            "over_ideal": round(self.slowest / self.ideal, 4) if self.ideal else None,
-        }
-
 
 def balance_lines(balance: Balance) -> list[str]:
     """The shards' table and the slowest shard against the mean and the ideal."""
