@@ -367,7 +367,7 @@ def cmd_shards(args: argparse.Namespace) -> int:
     else:
         with _opened(args) as index:
             balance = from_index(index, args.run, args.qbench_dir)
-    from pytest_qbench.history.json_models import ShardsOutput
+    from pytest_qbench.history.shardview import ShardsOutput
 
     _output(args, lambda: ShardsOutput.of(balance), lambda: balance_lines(balance))
     return OK

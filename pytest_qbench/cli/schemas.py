@@ -26,7 +26,7 @@ MODELS: dict[str, str] = {
     "gc": "pytest_qbench.history.json_models:GcOutput",
     "mcp-log": "pytest_qbench.history.json_models:McpLogOutput",
     "flaky": "pytest_qbench.history.flaky_list:FlakyStatusList",
-    "shards": "pytest_qbench.history.json_models:ShardsOutput",
+    "shards": "pytest_qbench.history.shardview:ShardsOutput",
     "pr-comment": "pytest_qbench.history.json_models:PrCommentOutput",
 }
 """Name -> the model (or annotated type, for ``stream``) whose JSON Schema it prints."""

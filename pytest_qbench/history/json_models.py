@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from pytest_qbench.history.files import StoreUsage
     from pytest_qbench.history.queries import PastResult
     from pytest_qbench.history.queries import RunInfo
-    from pytest_qbench.history.shardview import Balance
     from pytest_qbench.history.toollog import ToolCall
     from pytest_qbench.history.toollog import ToolTotals
 
@@ -458,48 +457,6 @@ class McpLogOutput(QBenchModel):
     calls: list[ToolCallJson]
     """Newest first."""
     totals: list[ToolTotalsJson]
-
-
-class ShardJson(QBenchModel):
-    """One shard of a sharded run."""
-
-    label: str
-    """``2/4``, or ``queue NAME`` with the machine's number."""
-    run_id: str
-    tests: int
-    """Tests it ran."""
-    actual: float
-    """Seconds the shard's session took."""
-    expected: float | None = None
-    """Seconds the plan expected; ``None`` without a plan."""
-
-
-class ShardsOutput(QBenchModel):
-    """``qbench shards --json``: how balanced a sharded run was."""
-
-    shards: list[ShardJson]
-    slowest: float
-    """Seconds of the slowest shard."""
-    mean: float
-    """The shards' mean seconds."""
-    ideal: float | None
-    """The plan's total over the number of shards; ``None`` without a plan."""
-    over_mean: float | None
-    """The slowest shard over the mean."""
-    over_ideal: float | None
-    """The slowest shard over the ideal; ``None`` without a plan."""
-
-    @classmethod
-    def of(cls, balance: Balance) -> ShardsOutput:
-        """The model of a sharded run's balance."""
-        return cls(
-            shards=[ShardJson(**asdict(row)) for row in balance.rows],
-            slowest=round(balance.slowest, 3),
-            mean=round(balance.mean, 3),
-            ideal=None if balance.ideal is None else round(balance.ideal, 3),
-            over_mean=round(balance.slowest / balance.mean, 4) if balance.mean else None,
-            over_ideal=round(balance.slowest / balance.ideal, 4) if balance.ideal else None,
-        )
 
 
 class PostedComment(QBenchModel):
