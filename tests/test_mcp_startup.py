@@ -48,7 +48,7 @@ NEEDED_BY = {
     "pytest_qbench.history.backend": "search_tests",
     "pytest_qbench.history.toollog": "search_tests",
     "pytest_qbench.history.queries": "list_runs",
-    "pytest_qbench.history.indexer": "list_runs",
+    "pytest_qbench.history.indexer": None,
     "pytest_qbench.report.aggregate": None,
     "pytest_qbench.report.digest": None,
     "pytest_qbench.report.gates": None,
