@@ -23,6 +23,9 @@ from pytest_qbench.report.checks.sarif import parse_sarif
 from pytest_qbench.report.models import CheckReport
 
 
+pytestmark = pytest.mark.engine
+
+
 def ruff_sarif(project: Path) -> Path:
     """ruff's own SARIF for the project, written to a file."""
     done = run([ruff_executable(), "check", "--output-format", "sarif", "."], project)
