@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,23 @@ pytest_plugins = ["pytester", "postgres_server", "browser"]
 CI_MARKERS = ("GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "CIRCLECI", "BUILDKITE", "JENKINS_URL")
 """The variables by which qbench recognises a CI provider: under one, every run of the outer
 suite would record the same commit, and the history tests would see flaky tests everywhere."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests (``qbench generate``'s end-to-end runs, marked ``generation``) first,
+    the rest in their order: under pytest-xdist no worker is left running one alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("generation") is None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One mypy cache for every mypy the tests of this process run (``MYPY_CACHE_DIR``): each
+    runs in a fresh project, where mypy would build its cache of the standard library's stubs
+    again (seconds each). mypy checks each cached module against its source, so a project's own
+    modules are checked anew; what it prints does not depend on the cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MYPY_CACHE_DIR", str(tmp_path_factory.mktemp("mypy-cache")))
+        yield
 
 
 @pytest.fixture

@@ -14,6 +14,9 @@ import pytest
 import pytest_qbench
 
 
+pytestmark = pytest.mark.engine
+
+
 PACKAGE = Path(pytest_qbench.__file__).parent
 PYPROJECT = Path(__file__).parent.parent / "pyproject.toml"
 

@@ -20,6 +20,9 @@ from pytest_qbench.history.files import run_sources
 from pytest_qbench.report.models import CheckReport
 
 
+pytestmark = pytest.mark.engine
+
+
 def check(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
     """Run ``qbench check ARGS``; its status and stdout lines."""
     status = main(["check", *args])

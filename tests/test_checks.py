@@ -31,6 +31,9 @@ from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import Diagnostic
 
 
+pytestmark = pytest.mark.engine
+
+
 MODULE = '''\
 """Deliberate errors: é in a docstring, so byte offsets and characters differ."""
 import os
@@ -488,6 +491,6 @@ def test_mypy_config_names_targets_as_mypy_itself_decides(
     (tmp_path / "src" / "__init__.py").write_text("X = 1\n", encoding="utf-8")
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
-    done = run([sys.executable, "-m", "mypy", "--no-incremental"], tmp_path)
+    done = run([sys.executable, "-m", "mypy"], tmp_path)
     missing = b"error: Missing target module" in done.stdout + done.stderr
     assert names_targets(tmp_path) is not missing

@@ -83,6 +83,11 @@ class Generated:
         self.out = self.root / "tests" / "generated"
 
 
+SHARED = pytest.mark.xdist_group("test_generate.generated")
+"""The tests of the shared run: one worker runs them under ``--dist loadgroup``, so the
+generation is made once, not once per worker."""
+
+
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
     """The shared generation run."""
@@ -118,6 +123,7 @@ def measure(root: Path, module: str = "textkit.py") -> float:
     return float(row["percent"])
 
 
+@SHARED
 def test_json_output_validates_and_coverage_rises_as_measured(generated: Generated) -> None:
     """issue 14 item 2: the output has the seed's shape; coverage_achieved is what a run of the
     existing tests plus the written ones measures, and is above the coverage before."""
@@ -145,6 +151,7 @@ def measure_without_generated(root: Path) -> float:
     return measure(copy)
 
 
+@SHARED
 def test_written_files_pass_under_plain_pytest_with_a_header(generated: Generated) -> None:
     """issue 14 item 1: the kept tests pass under pytest without qbench, the findings xfail; each
     file says how to regenerate it."""
@@ -186,6 +193,7 @@ def test_written_files_pass_under_plain_pytest_with_a_header(generated: Generate
     assert " 1 xfailed" in done.stdout and " failed" not in done.stdout
 
 
+@SHARED
 def test_a_real_bug_is_a_strict_xfail_with_its_falsifying_example(generated: Generated) -> None:
     """issue 14 item 1: ratio(a, 0) divides by zero: the finding is kept, never silently."""
     (finding,) = generated.result.findings
@@ -198,6 +206,7 @@ def test_a_real_bug_is_a_strict_xfail_with_its_falsifying_example(generated: Gen
     assert generated.result.findings_file == "tests/generated/test_textkit_findings.py"
 
 
+@SHARED
 def test_needs_llm_review_lists_the_uninferrable_function_with_a_reason(
     generated: Generated,
 ) -> None:
@@ -238,6 +247,7 @@ def test_a_hanging_test_is_dropped_within_the_timeout(tmp_path: Path) -> None:
     assert result.kept == 1 and "half" not in review, result.problems
 
 
+@SHARED
 def test_text_output_lists_coverage_kept_files_and_what_needs_a_human(
     generated: Generated,
 ) -> None:

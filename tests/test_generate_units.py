@@ -22,6 +22,9 @@ from pytest_qbench.generate.verify import finding_error
 from pytest_qbench.generate.writer import merge_imports
 
 
+pytestmark = pytest.mark.engine
+
+
 def function_node(source: str) -> ast.FunctionDef:
     """The first function of ``source``."""
     node = ast.parse(source).body[0]

@@ -20,6 +20,9 @@ from pytest_qbench.history.dburl import ENV_VAR
 from pytest_qbench.report import store
 
 
+pytestmark = pytest.mark.engine
+
+
 RUN_KEYS = {
     "run_id",
     "tool",

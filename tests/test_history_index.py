@@ -54,6 +54,9 @@ from pytest_qbench.history.toollog import tool_totals
 from pytest_qbench.report.records import TestResultRecord
 
 
+pytestmark = pytest.mark.engine
+
+
 P, F = Outcome(failed=False), Outcome(failed=True)
 R = Outcome(failed=False, rerun_passed=True)
 

@@ -165,6 +165,7 @@ def test_without_psycopg_the_error_names_the_extra(
 # --- connection problems -----------------------------------------------------------------------
 
 
+@pytest.mark.engine
 def test_an_unreachable_server_is_one_line_naming_the_url_and_the_fix(
     postgres_server: PostgresServer,
 ) -> None:
@@ -181,6 +182,7 @@ def test_an_unreachable_server_is_one_line_naming_the_url_and_the_fix(
     assert info.value.slug == "db-connect"
 
 
+@pytest.mark.engine
 def test_a_wrong_password_or_database_is_a_connect_error(postgres_server: PostgresServer) -> None:
     """The server's refusal is in the message; the password is not."""
     wrong = postgres_server.url().replace(postgres_server.password, "wrong-pass")
@@ -199,6 +201,7 @@ def test_a_url_libpq_refuses_is_a_url_error() -> None:
     assert info.value.slug == "db-url"
 
 
+@pytest.mark.engine
 def test_a_lost_connection_is_made_again(db_url: str, postgres_server: PostgresServer) -> None:
     """The server ends the session (a restart, a proxy's timeout): the next transaction
     reconnects and succeeds."""
@@ -215,6 +218,7 @@ def test_a_lost_connection_is_made_again(db_url: str, postgres_server: PostgresS
         index.close()
 
 
+@pytest.mark.engine
 def test_values_json_cannot_carry_are_indexed_too(db_url: str) -> None:
     """A NUL in a failure message (PostgreSQL text holds none) and a NaN score (JSON has none)
     are indexed: the NUL as U+FFFD, the NaN as NaN. The models refuse a NaN score (issue 12.11),
@@ -239,6 +243,7 @@ def test_values_json_cannot_carry_are_indexed_too(db_url: str) -> None:
 # --- permissions -------------------------------------------------------------------------------
 
 
+@pytest.mark.engine
 def test_what_each_database_user_may_do(db_url: str, postgres_server: PostgresServer) -> None:
     """A user without CREATE cannot make the tables; with SELECT only it reads the history and
     cannot record runs; each refusal says which privileges are needed."""
@@ -302,6 +307,7 @@ def _read_runs(url: str, start: multiprocessing.synchronize.Event, seen: Any) ->
     seen.put(sorted(counts))
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("keep", [0, 10])
 def test_machines_writing_at_the_same_time_lose_no_run(db_url: str, keep: int) -> None:
     """Four processes start on an empty database at once (so they race to create the tables)
@@ -339,6 +345,7 @@ def test_machines_writing_at_the_same_time_lose_no_run(db_url: str, keep: int) -
     assert set(seen.get(timeout=10)) <= {RESULTS_EACH}
 
 
+@pytest.mark.engine
 def test_machines_starting_on_an_empty_database_create_the_tables_once(
     postgres_server: PostgresServer,
 ) -> None:
@@ -351,6 +358,7 @@ def test_machines_starting_on_an_empty_database_create_the_tables_once(
         assert run_at_once(start, procs) == [0] * 4
 
 
+@pytest.mark.engine
 def test_a_writer_waits_for_the_lock_then_gives_up_clearly(db_url: str) -> None:
     """Another writer holding the lock longer than `wait`: a clear error, nothing written; once
     it is free, the same write succeeds."""
@@ -374,6 +382,7 @@ def test_a_writer_waits_for_the_lock_then_gives_up_clearly(db_url: str) -> None:
         index.close()
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("sqlstate", ["40001", "40P01"])
 def test_a_serialization_failure_or_deadlock_retries_the_transaction(
     db_url: str, sqlstate: str
@@ -404,6 +413,7 @@ def test_a_serialization_failure_or_deadlock_retries_the_transaction(
 # --- retention across machines -----------------------------------------------------------------
 
 
+@pytest.mark.engine
 def test_retention_deletes_runs_everywhere_and_directories_here(
     tmp_path: Path, db_url: str
 ) -> None:
@@ -435,6 +445,7 @@ def test_retention_deletes_runs_everywhere_and_directories_here(
 # --- the commands and the MCP tools ------------------------------------------------------------
 
 
+@pytest.mark.engine
 def test_commands_use_the_database_without_a_qbench_directory(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -456,6 +467,7 @@ def test_commands_use_the_database_without_a_qbench_directory(
     assert "cannot connect to the history database" in capsys.readouterr().err
 
 
+@pytest.mark.engine
 def test_the_mcp_tools_read_the_database(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_url: str
 ) -> None:

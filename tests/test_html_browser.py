@@ -37,6 +37,11 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 
+pytestmark = pytest.mark.xdist_group("test_html_browser")
+"""One worker runs the module under ``--dist loadgroup``: its Chromium and its pages (module
+fixtures) are made once, not once per worker."""
+
+
 OUTCOME_WORDS = {
     "failed": "failed",
     "passed": "passed",

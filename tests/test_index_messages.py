@@ -20,6 +20,9 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools
 
 
+pytestmark = pytest.mark.engine
+
+
 @pytest.fixture
 def qdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty qbench directory, the local index (no database) configured."""

@@ -171,6 +171,11 @@ class Session:
                 return calls
 
 
+SHARED = pytest.mark.xdist_group("test_mcp_generate.session")
+"""The tests of the shared generation: one worker runs them under ``--dist loadgroup``, so the
+generation is made once, not once per worker."""
+
+
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
     """The shared generation."""
@@ -195,6 +200,7 @@ def measure(root: Path, module: str) -> float:
     return float(row["percent"])
 
 
+@SHARED
 def test_the_generation_returns_the_seed_shape_and_raises_coverage(session: Session) -> None:
     """issue 14.3: the seed's output (success, auto_generated, needs_llm_review, coverage_gap,
     tokens_used, next_steps) plus the run id; coverage_achieved is above the coverage before and
@@ -229,6 +235,7 @@ def test_the_generation_returns_the_seed_shape_and_raises_coverage(session: Sess
     assert any("get_run_output" in step for step in result["next_steps"])
 
 
+@SHARED
 def test_get_run_output_pages_the_generations_output(session: Session) -> None:
     """issue 14.3: the child's stdout (the whole result as JSON) and stderr are the run's
     output, paged by get_run_output with the generation's run id."""
@@ -241,6 +248,7 @@ def test_get_run_output_pages_the_generations_output(session: Session) -> None:
     assert (session.root / ".qbench" / "runs" / run_id / "generation.json").is_file()
 
 
+@SHARED
 def test_paths_outside_the_project_and_unsupported_requests_are_refused(
     session: Session,
 ) -> None:
@@ -258,6 +266,7 @@ def test_paths_outside_the_project_and_unsupported_requests_are_refused(
     assert len([r for r in runs if r.startswith("generate-")]) == 1
 
 
+@SHARED
 def test_the_generation_is_in_the_tool_call_log(session: Session) -> None:
     """issue 14.3: the tool-call log counts the calls of generate_tests_workflow."""
     totals = {t["tool"]: t for t in structured(session.calls["health"])["tool_calls"]}

@@ -29,6 +29,9 @@ from pytest_qbench.evaluation import evaluate
 from pytest_qbench.evaluation import get
 
 
+pytestmark = pytest.mark.engine
+
+
 SAMPLE = Sample("Paris", input="Capital of France?", ground_truth="Paris")
 
 
