@@ -100,8 +100,9 @@ def _store(args: argparse.Namespace) -> Iterator[QuarantineStore]:
         return
     db = configured_db(args.db, Path.cwd())
     qbench_dir = args.dir
-    if db is None and qbench_dir is None and args.action == "add":
-        qbench_dir = _dir_or_new()
+    if db is None and args.action == "add":  # the first quarantined test creates the index
+        qbench_dir = qbench_dir or _dir_or_new()
+        qbench_dir.mkdir(parents=True, exist_ok=True)
     elif db is None:
         qbench_dir = find_qbench_dir(qbench_dir)
     index = open_index(qbench_dir, db, create=args.action == "add")
@@ -119,6 +120,4 @@ def _dir_or_new() -> Path:
     try:
         return find_qbench_dir(None)
     except HistoryError:
-        created = Path.cwd() / QBENCH_DIR
-        created.mkdir()
-        return created
+        return Path.cwd() / QBENCH_DIR

@@ -18,6 +18,9 @@ from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.compare import find_flaky
+from pytest_qbench.history.flakiness import DEFAULT_MONITORS
+from pytest_qbench.history.flakiness import Monitors
 
 
 FILE_INI = "qbench_quarantine_file"
@@ -139,6 +142,21 @@ def failed_before_with(index: Index, nodeid: str, fingerprint: str) -> bool:
     return index.read(work)
 
 
+def quarantined_tests(
+    index: Index | None, file: Path | None, auto: bool, monitors: Monitors = DEFAULT_MONITORS
+) -> dict[str, str]:
+    """The quarantined tests and why: those listed (in ``file``, else in ``index``), and with
+    ``auto`` those the flaky monitors call flaky in ``index`` (never broken ones)."""
+    store: QuarantineStore | None = FileQuarantine(file) if file is not None else None
+    if store is None and index is not None:
+        store = IndexQuarantine(index)
+    found = {e.nodeid: e.reason or "quarantined" for e in (store.entries() if store else [])}
+    if auto and index is not None:
+        for test in find_flaky(index, monitors.window, 0, monitors, ("flaky",)):
+            found.setdefault(test.nodeid, f"flaky: {test.evidence}")
+    return found
+
+
 __all__ = [
     "FILE_INI",
     "FileQuarantine",
@@ -147,4 +165,5 @@ __all__ = [
     "Quarantined",
     "failed_before_with",
     "file_path",
+    "quarantined_tests",
 ]
