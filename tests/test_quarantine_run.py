@@ -149,3 +149,24 @@ def test_a_bad_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(
         ["*ini qbench_quarantine must be off, on or auto, given: 'sometimes'*"]
     )
+
+
+def test_a_run_stopped_early_stays_failed(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    history(pytester, run_qbench, "target=old")
+    quarantine(pytester, TARGET)
+    done = run(pytester, run_qbench, "r1", "target=old", "--qbench-quarantine=on", "-x")
+    assert done.result.ret == 1
+    assert lines(done)[-1] == (
+        "qbench: quarantine: the run stopped early: the quarantine does not change its status"
+    )
+
+
+def test_the_quarantine_file_of_the_repository(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    history(pytester, run_qbench, "target=old")
+    pytester.makeini("[pytest]\nqbench_quarantine = on\nqbench_quarantine_file = quarantine.txt\n")
+    pytester.path.joinpath("quarantine.txt").write_text(f"# reviewed\n{TARGET}  # ticket 7\n")
+    done = run(pytester, run_qbench, "r1", "target=old")
+    assert done.result.ret == 0
+    assert f"{TARGET} failed and is quarantined (ticket 7); a known failure" in lines(done)[0]
