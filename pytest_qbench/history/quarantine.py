@@ -150,7 +150,7 @@ def quarantined_tests(
     store: QuarantineStore | None = FileQuarantine(file) if file is not None else None
     if store is None and index is not None:
         store = IndexQuarantine(index)
-    found = {e.nodeid: e.reason or "quarantined" for e in (store.entries() if store else [])}
+    found = {e.nodeid: e.reason or "no reason given" for e in (store.entries() if store else [])}
     if auto and index is not None:
         for test in find_flaky(index, monitors.window, 0, monitors, ("flaky",)):
             found.setdefault(test.nodeid, f"flaky: {test.evidence}")
