@@ -184,6 +184,7 @@ TABLES_SINCE = {
     4: ("diagnostics", "checked"),
     5: ("deselection_sets", "run_deselection"),
     6: ("queue_units",),
+    7: ("quarantine",),
 }
 """The tables each schema version of the index added (for tests of its migrations)."""
 COLUMNS_SINCE = {6: (("results", "setup"), ("results", "teardown"), ("runs", "shard"))}

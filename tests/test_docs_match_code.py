@@ -189,6 +189,16 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
     return dict(action.choices)
 
 
+def all_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The actions of ``parser`` and of its own subcommands (``qbench quarantine add``...)."""
+    found = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.extend(all_actions(sub))
+    return found
+
+
 def cli_sections() -> dict[str, str]:
     """docs/reference/cli.md cut at its headings: command name -> its section's text."""
     text = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
@@ -213,7 +223,7 @@ def test_every_command_has_a_section_naming_each_of_its_options():
     for name, parser in subcommands().items():
         assert name in sections, f"qbench {name} has no section in docs/reference/cli.md"
         text = sections[name] + (shared if name in HISTORY_COMMANDS else "")
-        for action in parser._actions:
+        for action in all_actions(parser):
             if not action.option_strings or "-h" in action.option_strings:
                 continue
             assert any(
@@ -233,7 +243,7 @@ def test_every_option_in_a_usage_line_exists():
         usage = re.search(r"```text\n(qbench .*?)```", sections[name], flags=re.DOTALL)
         if usage is None:
             continue
-        known = {s for a in parser._actions for s in a.option_strings}
+        known = {s for a in all_actions(parser) for s in a.option_strings}
         for flag in re.findall(r"\[(--?[\w-]+)", usage.group(1)):
             assert flag in known, f"qbench {name}: {flag} in the usage line is not an option"
 

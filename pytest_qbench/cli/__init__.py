@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.cli.history import add_history_parsers
 
     add_history_parsers(sub)
+    from pytest_qbench.cli.quarantine import add_quarantine_parser
+
+    add_quarantine_parser(sub)
     from pytest_qbench.cli.pr_comment import add_pr_comment_parser
 
     add_pr_comment_parser(sub)

@@ -38,7 +38,7 @@ def batches(items: Iterable[_T], size: int = BATCH) -> Iterator[list[_T]]:
         yield batch
 
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
@@ -47,7 +47,8 @@ fingerprints of what they found: issue 13.5); 5, ``deselection_sets`` and ``run_
 (each distinct set of deselected tests once, runs referring to it: ``deselected`` grew by every
 deselected id of every run; it is read still for the runs indexed before); 6, a result's
 ``setup`` and ``teardown`` seconds, a run's ``shard``, and ``queue_units`` (CI shards planned
-from the history, and the queue they pull from)."""
+from the history, and the queue they pull from); 7, ``quarantine`` (the tests ``qbench
+quarantine add`` set aside)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -148,6 +149,13 @@ SHARD_SCHEMA = (
 their whole ``duration`` counts as the call), the shard a run was (``2/4``, ``queue NAME``),
 the queues."""
 
+QUARANTINE_TABLE = """CREATE TABLE quarantine (
+        nodeid {key} PRIMARY KEY,
+        reason TEXT NOT NULL,
+        added_at {key} NOT NULL
+    )"""
+"""The quarantined tests (``history.quarantine``): node id, why, when (an index time)."""
+
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE runs (
@@ -225,6 +233,7 @@ SCHEMA = (
     DIAGNOSTICS_TABLE,
     DIAGNOSTICS_INDEX,
     *SHARD_SCHEMA,
+    QUARANTINE_TABLE,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -236,6 +245,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     4: (CHECKED_TABLE, DIAGNOSTICS_TABLE, DIAGNOSTICS_INDEX),
     5: (DESELECTION_SETS_TABLE, RUN_DESELECTION_TABLE, RUN_DESELECTION_INDEX),
     6: SHARD_SCHEMA,
+    7: (QUARANTINE_TABLE,),
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -492,3 +502,15 @@ def phase_timings_of(count: int) -> str:
         AND (r.commit_sha IS NULL OR r.commit_sha <> ?)
     ) ranked
     WHERE k <= ?"""
+
+
+# --- the quarantine --------------------------------------------------------------------------
+
+QUARANTINE_ADD = """INSERT INTO quarantine (nodeid, reason, added_at) VALUES (?, ?, ?)
+    ON CONFLICT (nodeid) DO UPDATE SET reason = excluded.reason"""
+QUARANTINE_REMOVE = "DELETE FROM quarantine WHERE nodeid = ?"
+QUARANTINE_LIST = "SELECT nodeid, reason, added_at FROM quarantine ORDER BY nodeid"
+FAILED_BEFORE_WITH = """SELECT 1 FROM results JOIN tests ON tests.id = results.test_ref
+    WHERE tests.nodeid = ? AND results.fingerprint = ? AND results.outcome IN ('failed', 'error')
+    LIMIT 1"""
+"""Whether a test failed with a fingerprint in an indexed run."""

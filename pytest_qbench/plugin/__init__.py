@@ -109,6 +109,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config, verdicts.Verdicts(session.gates, session.note_internal_error, session.redact)
     )
     _register_gates(config, session, settings, judged)
+    if settings.quarantine != "off":
+        from pytest_qbench.plugin import quarantine
+
+        quarantine.register(config, session, settings, judged)
     if shard.queue:
         from pytest_qbench.plugin.queue import QueuePlugin
 

@@ -176,6 +176,8 @@ class QBenchSession(QBenchWorker):
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
+        self.result_listeners: list[Callable[[TestResultRecord], None]] = []
+        """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
         self.stream_failures = 0
@@ -489,6 +491,9 @@ class QBenchSession(QBenchWorker):
         result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id
         result["test_name"] = self.redact(result["test_name"])
         self.aggregator.add_result(result)
+        for listener in self.result_listeners:
+            with self.guard(f"reading the result of {result['nodeid']}"):
+                listener(result)
         self.unstreamed.append(result)
         self._drain_unstreamed()
 

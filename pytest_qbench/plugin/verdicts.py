@@ -6,7 +6,9 @@ whose set-up failed, is a failed ``GateResult`` that names the gate and the inte
 verdict qbench could not reach fails closed, it never passes. `Verdicts.pytest_sessionfinish`,
 the outermost wrapper, turns any failed gate into exit status 1, before the report records the
 exit status and before the terminal summary; it never touches a status other than 0 or 5 (no
-tests collected), so a run that failed or was interrupted keeps its own.
+tests collected), so a run that failed or was interrupted keeps its own. One exception, asked
+for with ``--qbench-quarantine``: it first turns 1 into 0 when every failure is a quarantined
+test's known failure (``Verdicts.forgive``, ``plugin/quarantine.py``; an error there keeps 1).
 """
 
 from __future__ import annotations
@@ -61,6 +63,9 @@ class Verdicts:
         self.redact = redact
         self.errored: list[GateResultRecord] = []
         """The gates qbench could not judge; their terminal lines are written here."""
+        self.forgive: Callable[[pytest.Session], bool] | None = None
+        """``--qbench-quarantine``: whether a failed run's failures are all quarantined known
+        ones (``plugin/quarantine.py``); the only way its status 1 becomes 0."""
 
     def judge(
         self, kind: GateKind, name: str, decide: Callable[[], list[GateResultRecord]]
@@ -110,9 +115,22 @@ class Verdicts:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
         # before the other implementations: the report and the summary see the final status
+        if session.exitstatus == pytest.ExitCode.TESTS_FAILED and self._forgiven(session):
+            session.exitstatus = pytest.ExitCode.OK
         if self.failed() and session.exitstatus in GATE_FAILING_STATUSES:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return (yield)
+
+    def _forgiven(self, session: pytest.Session) -> bool:
+        """The quarantine's answer; an error in it keeps the run failed, named."""
+        if self.forgive is None:
+            return False
+        try:
+            return self.forgive(session)
+        except Exception as exc:
+            if self.note is not None:
+                self.note("the quarantine (the run stays failed)", exc)
+            return False
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

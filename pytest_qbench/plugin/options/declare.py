@@ -29,6 +29,7 @@ from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_cov_report
 from pytest_qbench.plugin.options.values import parse_percent
+from pytest_qbench.plugin.options.values import parse_quarantine
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
@@ -288,6 +289,24 @@ def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "(as qbench flaky --monitor). Default: none (the monitors' defaults)",
         default="",
     )
+    _option(
+        group,
+        parser,
+        "--qbench-quarantine",
+        "quarantine",
+        "off|on|auto",
+        "A quarantined test (qbench quarantine add) still runs, but its failure does not fail "
+        "the run unless it is new for that test (a failure fingerprint never seen in its "
+        "history). auto also quarantines the tests the flaky monitors call flaky, never "
+        "broken ones. Default: off",
+        parse_quarantine,
+    )
+    parser.addini(
+        "qbench_quarantine_file",
+        "The quarantine as a text file of the repository (one node id a line, # comments), "
+        "instead of the history database; relative to this file. Default: none",
+        default="",
+    )
     parser.addini(
         "qbench_github_summary",
         "Append the Markdown summary to $GITHUB_STEP_SUMMARY when it is set. Default: true",
@@ -327,6 +346,7 @@ def is_enabled(config: pytest.Config) -> bool:
         for name in (
             *OUTPUT_OPTIONS,
             *("dir", "run_id", "db", "cov", "cov_contexts", "cov_report", "annotations"),
+            "quarantine",
         )
     ):
         return True

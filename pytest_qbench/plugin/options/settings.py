@@ -40,6 +40,7 @@ from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_percent
+from pytest_qbench.plugin.options.values import parse_quarantine
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
@@ -106,6 +107,10 @@ class Settings:
     keep_runs: int = DEFAULT_KEEP_RUNS
     monitors: Monitors | None = None
     """The flaky monitors' settings (ini ``qbench_flaky_monitors``); ``None``: the defaults."""
+    quarantine: str = "off"
+    """``--qbench-quarantine``: ``off``, ``on`` or ``auto``."""
+    quarantine_file: Path | None = None
+    """Ini ``qbench_quarantine_file``; ``None``: the quarantine is in the history database."""
     db: str | None = None
     """The PostgreSQL URL of the history database; ``None``: the run store's index.sqlite."""
     gates: GateSettings = field(default_factory=GateSettings)
@@ -168,6 +173,8 @@ def read_settings(config: pytest.Config) -> Settings:
         github_summary=bool(reader.ini("github_summary")),
         keep_runs=reader.parsed("keep_runs", parse_count, DEFAULT_KEEP_RUNS),
         monitors=reader.parsed("flaky_monitors", parse_flaky_monitors, None),
+        quarantine=reader.parsed("quarantine", parse_quarantine, "off"),
+        quarantine_file=reader.path("quarantine_file")[0],
         db=read_db(reader),
         gates=read_gate_settings(config),
         checks=read_check_settings(reader, os.environ),

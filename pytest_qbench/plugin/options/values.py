@@ -206,3 +206,18 @@ class OptionReader:
             return parse(text)
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"ini qbench_{name} {exc}") from None
+
+
+QUARANTINE_MODES = ("off", "on", "auto")
+"""``--qbench-quarantine``'s values."""
+
+
+def parse_quarantine(value: str) -> str:
+    """``off``, ``on`` or ``auto`` (``type=`` for argparse)."""
+    mode = value.strip().lower()
+    if mode not in QUARANTINE_MODES:
+        raise argparse.ArgumentTypeError(
+            f"must be off, on or auto, given: {value!r}; use on (the listed tests) or auto (and "
+            "the tests the flaky monitors call flaky)"
+        )
+    return mode
