@@ -17,6 +17,7 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import cast
 
 import pytest
@@ -565,3 +566,29 @@ def test_cli_output_to_a_symlink_loop_is_refused(pytester: pytest.Pytester) -> N
     assert result.ret != 0
     result.stderr.fnmatch_lines(["qbench: error: Too many levels of symbolic links: *loop1"])
     assert loop.is_symlink() and (pytester.path / "loop2").is_symlink()
+
+
+def test_a_directory_another_process_removes_during_the_probe_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four pytest processes starting at once in a fresh project (a queue's machines) each
+    create ``.qbench``, probe it and remove what they made: one process's directory can vanish
+    between its mkdir and its probe file. That is not "not writable": the directory is made
+    again. The other process's removal is played here at that exact point."""
+    import tempfile
+
+    from pytest_qbench.plugin.options import settings
+
+    directory = tmp_path / ".qbench"
+    real = tempfile.NamedTemporaryFile
+    removed: list[Path] = []
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        if not removed:
+            directory.rmdir()  # the other process cleans up the directory it made
+            removed.append(directory)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(settings.tempfile, "NamedTemporaryFile", racing)
+    settings.probe_directory(directory, "--qbench-dir")
+    assert removed and not directory.exists()  # probed, then removed: nothing left behind

@@ -368,9 +368,7 @@ def probe_directory(directory: Path, source: str, shown: Path | None = None) -> 
     naming the path and the system's reason when that fails."""
     made = [d for d in (directory, *directory.parents) if not d.exists()]
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(prefix=".qbench-probe.", suffix=".tmp", dir=directory):
-            pass
+        _probe(directory)
     except OSError as exc:
         raise pytest.UsageError(
             f"{source} is not writable, given: {shown or directory} (cannot create a file in "
@@ -380,6 +378,24 @@ def probe_directory(directory: Path, source: str, shown: Path | None = None) -> 
         for path in made:  # innermost first
             with suppress(OSError):
                 path.rmdir()
+
+
+PROBE_ATTEMPTS = 5
+
+
+def _probe(directory: Path) -> None:
+    # Several pytest processes starting at once in a fresh project (CI shards, a queue's
+    # machines) each create the directory, probe it and remove what they made: another
+    # process can remove the directory between this one's mkdir and its probe. Then the
+    # directory is created again, a few times, before the error counts.
+    for attempt in range(PROBE_ATTEMPTS):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(prefix=".qbench-probe.", suffix=".tmp", dir=directory):
+                return
+        except FileNotFoundError:
+            if attempt == PROBE_ATTEMPTS - 1:
+                raise
 
 
 def _check_creatable(directory: Path, source: str, shown: Path | None = None) -> None:
