@@ -589,6 +589,6 @@ def test_a_directory_another_process_removes_during_the_probe_is_made_again(
             removed.append(directory)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(settings.tempfile, "NamedTemporaryFile", racing)
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", racing)
     settings.probe_directory(directory, "--qbench-dir")
     assert removed and not directory.exists()  # probed, then removed: nothing left behind
