@@ -65,9 +65,11 @@ def run_on(
 
 @pytest.fixture
 def history(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """main: b fails, then flip passes only after a rerun (flaky evidence); the pull request:
-    a fails anew, b is fixed, flip fails (known flaky), test_gone removed, test_new added."""
+    """main: b fails, and twice flip passes only after a rerun (flaky evidence: the monitors
+    want it in two runs); the pull request: a fails anew, b is fixed, flip fails (known flaky),
+    test_gone removed, test_new added."""
     pytester.makepyfile(test_suite=SUITE, test_gone="def test_gone():\n    pass\n")
+    run_on(pytester, monkeypatch, "main", "c0", "b,flip-once", "main0")
     run_on(pytester, monkeypatch, "main", "c1", "b", "main1")
     run_on(pytester, monkeypatch, "main", "c2", "b,flip-once", "main2")
     (pytester.path / "test_gone.py").unlink()
