@@ -889,9 +889,7 @@ class DigestFailure(QBenchModel):
     stack_trace: str
     """End of the traceback (bounded)."""
     history: str | None = None
-    """What the failure is, from the history index (``TestHistory.summary``): ``new failure``,
-    ``broken since run <run>``, ``known flaky`` with its evidence, or ``quarantined`` (``known
-    failure``: not a bug to fix; ``NEW failure``: a real break)."""
+    """Its label: new, broken since run X, known flaky or quarantined."""
 
 
 class DigestCoverage(QBenchModel):
