@@ -142,6 +142,7 @@ def test_assertion_failure() -> None:
         "error_type": "AssertionError",
         "error_message": "assert 5 == 6",
         "stack_trace": "",
+        "history": None,
     }
 
 

@@ -78,15 +78,13 @@ def qbench(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, st
     return status, data, capsys.readouterr().out
 
 
-def mcp_history(pytester: pytest.Pytester, run_id: str) -> str | None:
-    """The history line MCP's ``get_test_failure`` gives an assistant: ``qbench-mcp`` over
-    stdio, through the SDK's client."""
+def mcp_call(pytester: pytest.Pytester, tool: str, arguments: dict[str, Any]) -> Any:
+    """Call ``tool`` of ``qbench-mcp`` over stdio, through the SDK's client."""
     pytest.importorskip("mcp")
     import anyio
     from mcp import Client
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
-    from test_mcp_server import structured
 
     script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
     if script is None:
@@ -98,10 +96,17 @@ def mcp_history(pytester: pytest.Pytester, run_id: str) -> str | None:
     async def main() -> Any:
         with anyio.fail_after(300), (pytester.path / "mcp-stderr.txt").open("w") as errlog:
             async with Client(stdio_client(params, errlog=errlog)) as client:
-                arguments = {"run_id": run_id, "test": TARGET}
-                return await client.call_tool("get_test_failure", arguments)
+                return await client.call_tool(tool, arguments)
 
-    history: str | None = structured(anyio.run(main))["history"]
+    return anyio.run(main)
+
+
+def mcp_history(pytester: pytest.Pytester, run_id: str) -> str | None:
+    """The history line MCP's ``get_test_failure`` gives an assistant."""
+    from test_mcp_server import structured
+
+    answer = mcp_call(pytester, "get_test_failure", {"run_id": run_id, "test": TARGET})
+    history: str | None = structured(answer)["history"]
     return history
 
 
@@ -135,6 +140,21 @@ def test_a_regression_that_comes_back_is_a_new_failure_not_flaky(
     )
     assert "  verdict   not flaky: failed in 2 consecutive runs (r3, r4) before" in text
     assert mcp_history(pytester, "r7") == summary
+
+
+def test_a_test_failing_the_same_way_run_after_run_is_broken_since_its_first_failure(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Passes, then fails twice the same way: report.md and MCP's get_test_failure both say
+    "broken since run r2", the one label the run decided."""
+    runs = run_plans(pytester, run_qbench, ["", "target=fail", "target=fail"])
+    label, summary = verdict(runs[-1])
+    assert (label, summary) == (
+        "broken",
+        "broken since run r2: failed 2 of the last 3 runs (same failure)",
+    )
+    assert f"History: {summary}" in runs[-1].markdown
+    assert mcp_history(pytester, "r3") == summary
 
 
 def test_a_test_alternating_with_the_same_failure_is_flaky_and_still_fails_diff(
@@ -200,7 +220,7 @@ def test_a_pass_and_a_fail_on_one_commit_is_flaky(
     ]
     monkeypatch.setenv("GITHUB_SHA", "4" * 40)
     other = run_qbench("--qbench-run-id=c4", run_dir="c4")
-    assert verdict(other)[0] == "failing"  # fails in consecutive runs
+    assert verdict(other)[0] == "broken"  # fails in consecutive runs, the same way
     status, diff, _ = qbench(capsys, "diff", "c3", "c3-again")
     assert (status, [c["nodeid"] for c in diff["known_flaky"]]) == (1, [TARGET])
 

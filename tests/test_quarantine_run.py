@@ -170,3 +170,35 @@ def test_the_quarantine_file_of_the_repository(
     done = run(pytester, run_qbench, "r1", "target=old")
     assert done.result.ret == 0
     assert f"{TARGET} failed and is quarantined (ticket 7); a known failure" in lines(done)[0]
+
+
+def test_a_quarantined_known_failure_is_labelled_everywhere(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """report.md and MCP's run_test_workflow call a quarantined test's known failure
+    quarantined, and tell an assistant not to fix it; a new failure is labelled NEW."""
+    from test_history_flaky import mcp_call
+    from test_mcp_server import structured
+
+    history(pytester, run_qbench, "target=old")
+    quarantine(pytester, TARGET)
+    done = run(pytester, run_qbench, "r1", "target=old", "--qbench-quarantine=on")
+    label = done.by_name("test_target").history
+    assert label is not None and label.status == "quarantined"
+    assert label.summary.startswith(
+        "quarantined (known failure: a quarantined flaky test's usual failure, not a bug to fix)"
+    )
+    assert f"History: {label.summary}" in done.markdown
+    pytester.makeini("[pytest]\nqbench_quarantine = on\n")
+    answer = mcp_call(pytester, "run_test_workflow", {})
+    failures = structured(answer)["failures"]
+    assert [(f["test_name"], f["history"][:26]) for f in failures] == [
+        (TARGET, "quarantined (known failure")
+    ]
+    assert f"Do not fix {TARGET}: a quarantined flaky test's known failure" in " ".join(
+        structured(answer)["next_steps"]
+    )
+    assert "History: quarantined (known failure" in answer.content[0].text
+    pytester.path.joinpath("plan.txt").write_text("target=new")
+    failures = structured(mcp_call(pytester, "run_test_workflow", {}))["failures"]
+    assert failures[0]["history"].startswith("quarantined (NEW failure")

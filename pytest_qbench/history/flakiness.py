@@ -117,6 +117,8 @@ class Verdict:
     (r3, r4)``...; empty when the results hold no failure."""
     error: str | None = None
     """The internal error that kept the rule from deciding (then the test is not flaky)."""
+    broken_since: str | None = None
+    """For a test the monitors call broken, the run it has been failing since."""
 
 
 def is_outage(failing: int, ran: int, monitors: Monitors = DEFAULT_MONITORS) -> bool:
@@ -138,7 +140,8 @@ def judge(results: Sequence[PastResult], monitors: Monitors = DEFAULT_MONITORS) 
 def classify(results: Sequence[PastResult], monitors: Monitors = DEFAULT_MONITORS) -> Verdict:
     """Whether ``assess`` calls the test flaky, and why (or why not)."""
     found = assess(results, monitors)
-    return Verdict(found.status == "flaky", found.reason)
+    since = found.since if found.status == "broken" else None
+    return Verdict(found.status == "flaky", found.reason, broken_since=since)
 
 
 def examine(results: Sequence[PastResult], monitors: Monitors = DEFAULT_MONITORS) -> Assessment:

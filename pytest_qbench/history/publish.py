@@ -247,6 +247,7 @@ def index_live_run(
     db: str | None,
     deselected: Sequence[str],
     monitors: Monitors | None = None,
+    quarantined: Mapping[str, bool] | None = None,
 ) -> Indexed:
     """Index a finished run in the history index; the failing tests' history comes back.
 
@@ -260,7 +261,7 @@ def index_live_run(
         return Indexed()
     try:
         recorded = record_run(
-            qbench_dir, report, stream, unstreamed, keep_runs, db, deselected, monitors
+            qbench_dir, report, stream, unstreamed, keep_runs, db, deselected, monitors, quarantined
         )
     except Exception as exc:
         detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -46,6 +47,7 @@ from pytest_qbench.report.shapes import new
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.models import HistoryStatus
     from pytest_qbench.report.records import TestHistoryRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
@@ -78,6 +80,7 @@ def record_run(
     db: str | None = None,
     deselected: Sequence[str] = (),
     monitors: Monitors | None = None,
+    quarantined: Mapping[str, bool] | None = None,
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
@@ -85,7 +88,8 @@ def record_run(
     ``history`` (``new``, ``existing since <run>``) from the runs indexed before. Retention
     deletes the run directories of the runs it removes that are in ``qbench_dir`` (another
     machine's runs have theirs elsewhere). ``deselected``: the node ids the run deselected,
-    which ``qbench diff`` tells from removed tests.
+    which ``qbench diff`` tells from removed tests. ``quarantined``: the quarantined tests that
+    failed, by node id, and whether their failure's fingerprint is known.
 
     Raises:
         HistoryError: the index cannot be used (locked for too long, damaged, newer,
@@ -108,7 +112,9 @@ def record_run(
         ci = report["environment"]["ci"]
         commit = ci["commit"] if ci else None
         started = report["run"]["started_at"]
-        histories = failing_histories(index, done, started, commit, monitors or DEFAULT_MONITORS)
+        histories = failing_histories(
+            index, done, started, commit, monitors or DEFAULT_MONITORS, quarantined or {}
+        )
     finally:
         index.close()
     notes = _remove_old_runs(qbench_dir, done.removed, keep_runs)
@@ -199,17 +205,21 @@ def failing_histories(
     started_at: str,
     commit: str | None = None,
     monitors: Monitors = DEFAULT_MONITORS,
+    quarantined: Mapping[str, bool] | None = None,
 ) -> dict[str, TestHistoryRecord]:
     """``TestHistory`` records of the run's failing tests: one query for all of them. ``commit``:
-    the one the run tested, as the CI recorded it."""
+    the one the run tested, as the CI recorded it; ``quarantined``: see ``record_run``."""
     if not done.failing:
         return {}
     before = to_index_time(started_at) or ""
     nodeids = [nodeid for nodeid, _fp in done.failing]
     recent = recent_results(index, nodeids, before, done.run_id, max(WINDOW, monitors.window))
     empty = Recent([], None)
+    quarantined = quarantined or {}
     return {
-        nodeid: build_history(recent.get(nodeid, empty), fp, done.run_id, commit, monitors)
+        nodeid: judged_history(
+            recent.get(nodeid, empty), fp, done.run_id, commit, monitors, quarantined.get(nodeid)
+        )[0]
         for nodeid, fp in done.failing
     }
 
@@ -232,9 +242,11 @@ def judged_history(
     run_id: str,
     commit: str | None = None,
     monitors: Monitors = DEFAULT_MONITORS,
+    quarantined: bool | None = None,
 ) -> tuple[TestHistoryRecord, Verdict]:
     """``build_history``, with the flaky verdict it is built on (over the monitors' window,
-    the counts over the last ``WINDOW`` runs)."""
+    the counts over the last ``WINDOW`` runs). ``quarantined``: for a quarantined test, whether
+    its failure's fingerprint is known (None: not quarantined)."""
     judged = list(reversed(recent.window[: monitors.window]))
     window = recent.window[:WINDOW]  # newest first
     outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
@@ -249,7 +261,10 @@ def judged_history(
     last_pass = recent.last_pass
     now = PastResult(run_id, "", "failed", 0.0, False, fp, commit=commit)
     verdict = judge([*judged, now], monitors)
+    status: HistoryStatus
     status, summary = _status(window, verdict, failed, first_failed, fp)
+    if quarantined is not None:
+        status, summary = "quarantined", _quarantined(summary, known=quarantined)
     record = new(
         "TestHistory",
         status=status,
@@ -267,9 +282,20 @@ def judged_history(
     return record, verdict
 
 
+def _quarantined(summary: str, *, known: bool) -> str:
+    """The label of a quarantined test's failure: whether it is one its history knows."""
+    if known:
+        return f"quarantined (known failure: {QUARANTINE_ADVICE}); {summary}"
+    return f"quarantined (NEW failure: its fingerprint was never seen before); {summary}"
+
+
+QUARANTINE_ADVICE = "a quarantined flaky test's usual failure, not a bug to fix"
+"""What a quarantined known failure's label tells a reader (and an assistant)."""
+
+
 def _status(
     window: list[PastResult], verdict: Verdict, failed: int, first_failed: str, fp: str | None
-) -> tuple[Literal["new failure", "failing", "known flaky"], str]:
+) -> tuple[Literal["new failure", "failing", "broken", "known flaky"], str]:
     of_last = f"failed {failed + 1} of the last {len(window) + 1} runs"
     if verdict.flaky:
         return "known flaky", f"known flaky: {of_last}; {verdict.reason}"
@@ -286,6 +312,8 @@ def _status(
     same = (
         "same failure" if fp is not None and previous.fingerprint == fp else "failing differently"
     )
+    if verdict.broken_since:
+        return "broken", f"broken since run {verdict.broken_since}: {of_last} ({same})"
     return "failing", f"{of_last}, since {first_failed} ({same})"
 
 

@@ -401,6 +401,7 @@ def run_text(result: RunResult, limit: int) -> str:
         )
         block = [
             f"{number}. {failure.test_name} [{failure.outcome}] {failure.error_type} at {where}",
+            *([f"   History: {failure.history}"] if failure.history else []),
             *(f"   {line}" for line in message_lines(failure.error_message)),
             *(f"   | {line}" for line in _trace_end(trace)),
         ]

@@ -120,6 +120,7 @@ class QuarantinePlugin:
             nodeid for nodeid in dict.fromkeys(self.failing) if nodeid in self.quarantined
         ]
         self.judged = self._judge(quarantined)
+        self.session.quarantined = {j.nodeid: j.known for j in self.judged}
         others = len(self.failing) - sum(self.failing.count(n) for n in quarantined)
         new = [j for j in self.judged if not j.known]
         if session.shouldstop or session.shouldfail:

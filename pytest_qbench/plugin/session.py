@@ -177,6 +177,9 @@ class QBenchSession(QBenchWorker):
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
+        self.quarantined: dict[str, bool] = {}
+        """The quarantined tests that failed, and whether each failure is a known one (set by
+        the quarantine when the session ends, before the run is indexed)."""
         """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
@@ -674,6 +677,7 @@ class QBenchSession(QBenchWorker):
             settings.db,
             self.deselected,
             settings.monitors,
+            self.quarantined,
         )
         self.notes.extend(indexed.notes)
         if self.unstreamed:  # report.json gets them after the stream's

@@ -92,6 +92,7 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
         error_type=failure["error_type"] if failure else "Failed",
         error_message=bound_text(message, DIGEST_MAX_MESSAGE),
         stack_trace=bound_text(trace, DIGEST_MAX_TRACE, keep="tail"),
+        history=history["summary"] if (history := result.get("history")) else None,
     )
 
 
@@ -155,6 +156,12 @@ def _nothing_failed(report: TestReportRecord) -> str:
 
 def _step_for(result: TestResultRecord) -> str:
     failure, nodeid = result["failure"], result["nodeid"]
+    history = result.get("history")
+    if history and history["status"] == "quarantined" and KNOWN_QUARANTINED in history["summary"]:
+        return (
+            f"Do not fix {nodeid}: a quarantined flaky test's known failure (its fingerprint is "
+            "not new); change it only if the failure's fingerprint is new"
+        )
     if failure is None:
         return f"Look at {nodeid}: it {result['outcome']} without a traceback"
     where = _location(failure["file"] or result["file"], failure["line"] or result["line"])
@@ -172,6 +179,10 @@ def _step_for(result: TestResultRecord) -> str:
     if kind in ("ModuleNotFoundError", "ImportError"):
         return f"Fix the import at {where}: {first_line(failure['error_message'], 120)}"
     return f"Fix the {kind} raised at {where} ({nodeid})"
+
+
+KNOWN_QUARANTINED = "quarantined (known failure"
+"""How a quarantined test's known failure's history begins (``history/session_end.py``)."""
 
 
 def _location(file: str, line: int | None) -> str:

@@ -325,7 +325,7 @@ class MetricResult(QBenchModel):
     """Whether an error of this metric fails the test."""
 
 
-HistoryStatus = Literal["new failure", "failing", "known flaky"]
+HistoryStatus = Literal["new failure", "failing", "broken", "known flaky", "quarantined"]
 """What the run store says about a failing test."""
 
 
@@ -340,7 +340,10 @@ class TestHistory(QBenchModel):
     """``known flaky`` on evidence over the window and this run (a pass after reruns, a pass
     and a fail on one commit, single-run failures between passes), never for a failure that
     repeats run after run; else ``new failure`` when the test passed the last time it ran, or
-    never ran before; else ``failing``."""
+    never ran before; ``broken`` when the monitors find it failing the same way in every run
+    since a point (``broken since run <run>``); else ``failing``. ``quarantined`` overrides
+    them all for a quarantined test (its summary says ``known failure`` or ``NEW failure``).
+    The one label every view (report.md, the HTML page, the digest, MCP) shows."""
     summary: str
     """The status in words, one line: ``new failure``, ``failed 3 of the last 10 runs``..."""
     runs: int
@@ -885,6 +888,8 @@ class DigestFailure(QBenchModel):
     """Exception message (bounded)."""
     stack_trace: str
     """End of the traceback (bounded)."""
+    history: str | None = None
+    """Its label: new, broken since run X, known flaky or quarantined."""
 
 
 class DigestCoverage(QBenchModel):

@@ -159,6 +159,7 @@ class DigestFailureRecord(TypedDict):
     error_type: str
     error_message: str
     stack_trace: str
+    history: str | None
 
 
 class EnvironmentRecord(TypedDict):
@@ -442,7 +443,7 @@ class TestCaseMetadataRecord(TypedDict):
 class TestHistoryRecord(TypedDict):
     """A record of ``TestHistory``: every field, defaults filled in."""
 
-    status: Literal["new failure", "failing", "known flaky"]
+    status: Literal["new failure", "failing", "broken", "known flaky", "quarantined"]
     summary: str
     runs: int
     failed: int
@@ -690,6 +691,7 @@ if TYPE_CHECKING:
         error_type: str,
         error_message: str,
         stack_trace: str,
+        history: str | None = ...,
     ) -> DigestFailureRecord: ...
 
     @overload
@@ -1007,7 +1009,7 @@ if TYPE_CHECKING:
         model: Literal["TestHistory"],
         /,
         *,
-        status: Literal["new failure", "failing", "known flaky"],
+        status: Literal["new failure", "failing", "broken", "known flaky", "quarantined"],
         summary: str,
         runs: int,
         failed: int,
