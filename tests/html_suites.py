@@ -175,10 +175,10 @@ def run_pytest(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
 
 
 def build_demo(root: Path) -> tuple[Path, Run]:
-    """examples/demo with the extras, run three times into one store, as CI runs one commit
-    three times (the second run fails ``test_stock_sync``: a pass and a fail on one commit make
-    it flaky on evidence); the last run with coverage writes ``report.html``. Returns the page
-    and the last run."""
+    """examples/demo with the extras, run four times into one store, as CI runs two commits
+    twice each (``test_stock_sync`` fails once on each commit: a pass and a fail on two commits
+    are the same-commit monitor's evidence that it is flaky); the last run with coverage writes
+    ``report.html``. Returns the page and the last run."""
     project = root / "demo"
     shutil.copytree(
         DEMO, project, ignore=shutil.ignore_patterns(".qbench", "__pycache__", "*.html")
@@ -186,9 +186,12 @@ def build_demo(root: Path) -> tuple[Path, Run]:
     (project / "test_extras.py").write_text(EXTRAS, encoding="utf-8")
     (project / "stock.py").write_text(STOCK, encoding="utf-8")
     common = (f"--qbench-attach-max-size={ATTACH_CAP}",)
-    ci = {"GITHUB_ACTIONS": "true", "GITHUB_SHA": "0ddba11c0ffee"}
-    for n in (1, 2):
-        run_pytest(project, *common, f"--qbench-run-id=demo-{n}", env={**ci, "DEMO_RUN": str(n)})
+    ci = {"GITHUB_ACTIONS": "true"}
+    first, second = "0ddba11c0ffee", "5ca1ab1ec0de"
+    # DEMO_RUN=2 is the run in which test_stock_sync fails
+    for n, failing, sha in ((0, True, second), (1, False, first), (2, True, first)):
+        env = {**ci, "GITHUB_SHA": sha, "DEMO_RUN": "2" if failing else str(n)}
+        run_pytest(project, *common, f"--qbench-run-id=demo-{n}", env=env)
     last = run_pytest(
         project,
         *common,
@@ -196,7 +199,7 @@ def build_demo(root: Path) -> tuple[Path, Run]:
         "--qbench-cov=shop",
         "--qbench-cov=stock",
         "--qbench-html=report.html",
-        env={**ci, "DEMO_RUN": "3"},
+        env={**ci, "GITHUB_SHA": second, "DEMO_RUN": "3"},
     )
     return project / "report.html", last
 

@@ -217,11 +217,10 @@ def test_failure_in_two_clicks(demo_page: Page, demo_report: dict[str, Any]) -> 
     save_screenshot(page, "html-failure", page.locator("#tests"))
 
 
-def test_charts_and_the_trend_after_three_runs(
-    demo_page: Page, demo_report: dict[str, Any]
-) -> None:
+def test_charts_and_the_trend_after_four_runs(demo_page: Page, demo_report: dict[str, Any]) -> None:
     """The donut (one arc per outcome), the histogram and the slowest tests are drawn; after
-    three runs into the store, the trend lines and the flaky test that flipped twice."""
+    four runs into the store, the trend lines and the flaky test that failed once on each of
+    two commits."""
     page = demo_page
     counts = demo_report["summary"]
     outcomes = [
@@ -240,6 +239,7 @@ def test_charts_and_the_trend_after_three_runs(
         assert chart.evaluate(DRAWN) > 0, name
     points = trend.locator("svg.chart[data-chart=trend-pass-rate] title").all_text_contents()
     assert [p.split(" · ")[0] for p in points if p.startswith("demo-")] == [
+        "demo-0",
         "demo-1",
         "demo-2",
         "demo-3",
