@@ -121,6 +121,10 @@ def test_hostile_suite_reconciles_with_pytest(pytester: pytest.Pytester, xdist: 
     document = valid_ctrf(pytester.path / "out" / "ctrf.json")
     outcomes = result.parseoutcomes()
     assert pytest_counts(document) == {k: v for k, v in outcomes.items() if v}
+    if not hasattr(pytest, "SubtestReport"):
+        # pytest 8 has no subtests fixture: its two tests error in setup; the document agrees
+        # with pytest's line (above), the per-test expectations below are pytest 9's.
+        return
     summary = document["results"]["summary"]
     # pytest: 5 failed (a failed subtest and its test count twice), 4 errors (one of them the
     # collection error, one the teardown after a failure); CTRF: one status per test.
