@@ -302,3 +302,40 @@ def test_a_returning_failure_says_so() -> None:
     diff.new_failures = [replace(diff.new_failures[0], history=came_back)]
     line = next(x for x in pr_comment(head, diff, fingerprints).splitlines() if "test_0`" in x)
     assert "**returning failure**" in line and "run r3" in line
+
+
+def test_a_quarantined_known_failure_is_set_aside(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """a failed before as it fails now: quarantined, it is set aside; b, quarantined too, fails
+    for the first time (its fingerprint is new): still a new failure."""
+    # the failure messages do not show which other tests are broken: a fails the same way
+    pytester.makepyfile(
+        test_suite="""
+        import os
+
+        BROKEN = os.environ.get("BROKEN", "").split(",")
+        A_BROKEN, B_BROKEN = "a" in BROKEN, "b" in BROKEN
+
+        def test_a():
+            assert not A_BROKEN, "a broke"
+
+        def test_b():
+            assert not B_BROKEN, "b broke"
+        """
+    )
+    # a failed twice in a row (one episode: not flaky by the failure-rate monitor), was fixed
+    run_on(pytester, monkeypatch, "main", "c1", "a", "r1")
+    run_on(pytester, monkeypatch, "main", "c2", "a", "r2")
+    run_on(pytester, monkeypatch, "main", "c3", "", "r3")
+    run_on(pytester, monkeypatch, "feature", "c4", "a,b", "r4")
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    qbench_dir = str(pytester.path / ".qbench")
+    for nodeid in ("test_suite.py::test_a", "test_suite.py::test_b"):
+        assert main(["quarantine", "add", nodeid, "--dir", qbench_dir]) == 0
+    capsys.readouterr()
+    text = comment(capsys, "--dir", qbench_dir, "r4", "--base", "r3")
+    assert "1 new failure, 0 fixed, 1 quarantined" in text.splitlines()[1]
+    assert "test_suite.py::test_b" in section(text, "New failures")
+    assert "test_suite.py::test_a" not in section(text, "New failures")
+    assert "test_suite.py::test_a" in section(text, "Quarantined known failures")

@@ -62,6 +62,12 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         help="Post this comment, written before by 'qbench pr-comment -o FILE' (a second "
         "workflow, for pull requests from forks), instead of one from the index",
     )
+    parser.add_argument(
+        "--quarantine-file",
+        type=Path,
+        metavar="FILE",
+        help="The quarantine kept in this file (as qbench_quarantine_file), not in the index",
+    )
     add_slower_options(parser)
 
 
@@ -72,6 +78,7 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
     from pytest_qbench.history.pr_comment import base_run
     from pytest_qbench.history.pr_comment import head_fingerprints
     from pytest_qbench.history.pr_comment import pr_comment
+    from pytest_qbench.history.pr_comment import quarantined_known
     from pytest_qbench.history.queries import resolve_run
     from pytest_qbench.history.thresholds import Thresholds
 
@@ -88,8 +95,13 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
         base = base_run(index, head, args.base)
         diff = diff_runs(index, base, head, thresholds) if base is not None else None
         fingerprints = head_fingerprints(index, head.run_id)
+        quarantined = (
+            set()
+            if diff is None
+            else quarantined_known(index, head, diff, fingerprints, args.quarantine_file)
+        )
     coverage = _coverage(args.qbench_dir, head, base)
-    body = pr_comment(head, diff, fingerprints, coverage)
+    body = pr_comment(head, diff, fingerprints, coverage, quarantined=quarantined)
     posted: dict[str, Any] | None = None
     if target is not None:
         posted = _post(target, body)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Mapping
 from collections.abc import Sequence
+from copy import copy
 from dataclasses import dataclass
+from pathlib import Path
 
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.markdown import format_duration
@@ -61,12 +64,22 @@ def pr_comment(
     fingerprints: Mapping[str, str] | None = None,
     coverage: Coverage | None = None,
     limit: int = MAX_CHARS,
+    quarantined: Collection[str] = (),
 ) -> str:
     """The comment for run ``head`` compared with ``diff.base`` (``diff`` is ``None`` when
     there is no base run: the counts only). ``fingerprints``: the head run's failures' by node
-    id."""
+    id; ``quarantined``: the new failures that are quarantined tests' known failures (set
+    aside)."""
     fingerprints = fingerprints or {}
-    lines = [MARKER, _headline(head, diff), "", _counts_line(head, diff.base if diff else None)]
+    set_aside: list[Change] = []
+    if diff is not None and quarantined:
+        diff, set_aside = _set_aside_quarantined(diff, quarantined)
+    lines = [
+        MARKER,
+        _headline(head, diff, len(set_aside)),
+        "",
+        _counts_line(head, diff.base if diff else None),
+    ]
     lines += _coverage_lines(coverage)
     if diff is not None:
         new = diff.new_failures
@@ -75,10 +88,42 @@ def pr_comment(
         lines += _section(
             "Known flaky failures, set aside", diff.known_flaky, lambda c: _new(c, fingerprints)
         )
+        lines += _section(
+            "Quarantined known failures, set aside",
+            set_aside,
+            lambda c: _new(c, fingerprints),
+        )
         lines += _names("Tests added", diff.new_tests)
         lines += _names("Tests removed", diff.removed_tests)
         lines += _slowest(diff)
     return trim("\n".join(lines) + "\n", limit)
+
+
+def _set_aside_quarantined(
+    diff: RunDiff, quarantined: Collection[str]
+) -> tuple[RunDiff, list[Change]]:
+    """``diff`` without the quarantined known failures among its new failures, and those."""
+    moved = copy(diff)
+    moved.new_failures = [c for c in diff.new_failures if c.nodeid not in quarantined]
+    return moved, [c for c in diff.new_failures if c.nodeid in quarantined]
+
+
+def quarantined_known(
+    index: Index, head: RunInfo, diff: RunDiff, fingerprints: Mapping[str, str], file: Path | None
+) -> set[str]:
+    """The new failures of ``diff`` that are quarantined tests (in ``file``, else in the index)
+    failing as they failed before ``head``: the quarantine does not fail a run for them."""
+    from pytest_qbench.history.quarantine import failed_before_with
+    from pytest_qbench.history.quarantine import quarantined_tests
+
+    listed = quarantined_tests(index, file, auto=False)
+    return {
+        c.nodeid
+        for c in diff.new_failures
+        if c.nodeid in listed
+        and (fp := fingerprints.get(c.nodeid))
+        and failed_before_with(index, c.nodeid, fp, before_run=head.run_id)
+    }
 
 
 def trim(text: str, limit: int = MAX_CHARS) -> str:
@@ -102,7 +147,7 @@ def trim(text: str, limit: int = MAX_CHARS) -> str:
     return "\n".join(kept) + "\n" + note + "\n"
 
 
-def _headline(head: RunInfo, diff: RunDiff | None) -> str:
+def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
     if diff is None:
         verdict = "failing" if failing else "passing"
@@ -110,6 +155,8 @@ def _headline(head: RunInfo, diff: RunDiff | None) -> str:
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
     if diff.known_flaky:
         parts.append(f"{len(diff.known_flaky)} known flaky")
+    if quarantined:
+        parts.append(f"{quarantined} quarantined")
     icon = ":x:" if diff.new_failures or diff.undecided else ":white_check_mark:"
     return f"### {icon} qbench: {', '.join(parts)}"
 

@@ -132,11 +132,17 @@ def file_path(folder: Path, value: str) -> Path:
     return path if path.is_absolute() else folder / path
 
 
-def failed_before_with(index: Index, nodeid: str, fingerprint: str) -> bool:
-    """Whether ``nodeid`` failed with ``fingerprint`` in a run indexed in ``index``."""
+def failed_before_with(
+    index: Index, nodeid: str, fingerprint: str, before_run: str | None = None
+) -> bool:
+    """Whether ``nodeid`` failed with ``fingerprint`` in a run indexed in ``index`` (started
+    before the run ``before_run``, when given: the run being judged is indexed already)."""
 
     def work(cursor: Cursor) -> bool:
-        cursor.execute(sql.FAILED_BEFORE_WITH, (nodeid, fingerprint))
+        if before_run is None:
+            cursor.execute(sql.FAILED_BEFORE_WITH, (nodeid, fingerprint))
+        else:
+            cursor.execute(sql.FAILED_BEFORE_RUN_WITH, (nodeid, fingerprint, before_run))
         return cursor.fetchone() is not None
 
     return index.read(work)

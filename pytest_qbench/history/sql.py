@@ -514,3 +514,9 @@ FAILED_BEFORE_WITH = """SELECT 1 FROM results JOIN tests ON tests.id = results.t
     WHERE tests.nodeid = ? AND results.fingerprint = ? AND results.outcome IN ('failed', 'error')
     LIMIT 1"""
 """Whether a test failed with a fingerprint in an indexed run."""
+FAILED_BEFORE_RUN_WITH = """SELECT 1 FROM results JOIN tests ON tests.id = results.test_ref
+    JOIN runs ON runs.id = results.run_ref
+    WHERE tests.nodeid = ? AND results.fingerprint = ? AND results.outcome IN ('failed', 'error')
+    AND runs.started_at < (SELECT started_at FROM runs WHERE run_id = ?)
+    LIMIT 1"""
+"""Whether a test failed with a fingerprint in a run indexed before the run named."""
