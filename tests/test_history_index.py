@@ -161,9 +161,9 @@ def test_history_of_a_test_failing_for_a_while() -> None:
     window = [past("r4", "failed", "fp1"), past("r3", "error", "fp0"), past("r2", "skipped")]
     window = [w for w in window if w.outcome != "skipped"] + [past("r1", "passed")]
     history = build_history(Recent(window, window[-1]), "fp1", "r5")
-    assert history["status"] == "failing"
+    assert history["status"] == "broken"
     assert (history["same_failure_runs"], history["last_passed_run"]) == (1, "r1")
-    assert history["summary"] == "failed 3 of the last 4 runs, since r3 (same failure)"
+    assert history["summary"] == "broken since run r4: failed 3 of the last 4 runs (same failure)"
     assert history["flips"] == 1
     assert history["flaky_indicator"] == 0.333
     other = build_history(Recent(window, window[-1]), "fp9", "r5")
@@ -276,7 +276,10 @@ def seq(outcomes: str, fp: str = "fp1", commits: str = "") -> list[PastResult]:
 def test_the_flaky_rule(outcomes: str, commits: str, flaky: bool, reason: str) -> None:
     """Flaky on evidence in two runs at least; a failure repeating run after run is broken;
     outage runs are set aside; a flaky test recovers after 30 runs without evidence."""
-    assert classify(seq(outcomes, commits=commits)) == Verdict(flaky, reason)
+    verdict = classify(seq(outcomes, commits=commits))
+    assert (verdict.flaky, verdict.reason, verdict.error) == (flaky, reason, None)
+    # a broken test names the run it has been failing since, and only a broken one
+    assert (verdict.broken_since is not None) == reason.startswith("broken")
 
 
 def test_the_monitors_name_status_monitor_evidence_and_score() -> None:

@@ -77,8 +77,8 @@ def test_failing_tests_carry_their_history(three_runs: list[QBenchRun]) -> None:
     assert new_failure.summary == "new failure: first run of this test"
     fixed = second.by_name("test_fixed").history
     assert fixed is not None
-    assert fixed.status == "failing"
-    assert fixed.summary == "failed 2 of the last 2 runs, since r1 (same failure)"
+    assert fixed.status == "broken"
+    assert fixed.summary == "broken since run r1: failed 2 of the last 2 runs (same failure)"
     flaky = third.by_name("test_flaky").history
     assert flaky is not None
     assert (flaky.status, flaky.flips, flaky.flaky_indicator) == ("known flaky", 2, 1.0)
@@ -481,7 +481,9 @@ def test_history_under_xdist(pytester: pytest.Pytester) -> None:
         )
     data = json.loads((pytester.path / ".qbench/runs/x2/report.json").read_text())
     (bad,) = [r for r in data["results"] if r["nodeid"] == "test_x.py::test_bad"]
-    assert bad["history"]["summary"] == "failed 2 of the last 2 runs, since x1 (same failure)"
+    assert bad["history"]["summary"] == (
+        "broken since run x1: failed 2 of the last 2 runs (same failure)"
+    )
 
 
 def test_a_run_without_tests_is_not_indexed(
