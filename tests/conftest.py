@@ -22,9 +22,15 @@ CI_MARKERS = ("GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "CIRCLECI", "BUILDKITE"
 suite would record the same commit, and the history tests would see flaky tests everywhere."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker given here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests (``qbench generate``'s end-to-end runs, marked ``generation``) first,
-    the rest in their order: under pytest-xdist no worker is left running one alone at the end."""
+    """Every test that uses ``pytester`` runs pytest with qbench: it is marked ``runs_pytest``
+    (tox's pytestmin env runs those on the oldest pytest). The longest tests (``qbench
+    generate``'s end-to-end runs, marked ``generation``) go first, the rest in their order: under
+    pytest-xdist no worker is left running one alone at the end."""
+    for item in items:
+        if "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.runs_pytest)
     items.sort(key=lambda item: item.get_closest_marker("generation") is None)
 
 
