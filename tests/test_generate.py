@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from machine_load import scaled
 from shared_setup import shared_dir
 
 from pytest_qbench.generate.models import GenerateResult
@@ -24,12 +25,6 @@ however loaded the machine, so what is kept depends on what the generator decide
 fast the machine was (the hang is tested apart, with a timeout scaled to the load)."""
 BUDGET = "3600"
 """--timeout (the whole generation's budget) of the runs that do not test the budget."""
-
-
-def scaled(seconds: float) -> float:
-    """``seconds`` on an idle machine, times the machine's load per core when it is busier."""
-    load = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 1.0
-    return float(round(seconds * max(1.0, load)))
 
 
 def qbench(cwd: Path, *args: str, timeout: float = 3600) -> subprocess.CompletedProcess[str]:
