@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings
 
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
@@ -17,14 +19,29 @@ from pytest_qbench.report.shapes import compact
 pytest_plugins = ["pytester", "postgres_server", "browser"]
 
 
+settings.register_profile(
+    "qbench-tests", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("qbench-tests")
+"""Hypothesis' two verdicts that time decides (a 200 ms deadline per example, and input
+generation "too slow") are off: on 2 busy cores they failed property tests whose code was right
+(a test's verdict must never depend on the machine's load)."""
+
+
 CI_MARKERS = ("GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "CIRCLECI", "BUILDKITE", "JENKINS_URL")
 """The variables by which qbench recognises a CI provider: under one, every run of the outer
 suite would record the same commit, and the history tests would see flaky tests everywhere."""
 
 
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker given here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests (``qbench generate``'s end-to-end runs, marked ``generation``) first,
-    the rest in their order: under pytest-xdist no worker is left running one alone at the end."""
+    """Every test that uses ``pytester`` runs pytest with qbench: it is marked ``runs_pytest``
+    (tox's pytestmin env runs those on the oldest pytest). The longest tests (``qbench
+    generate``'s end-to-end runs, marked ``generation``) go first, the rest in their order: under
+    pytest-xdist no worker is left running one alone at the end."""
+    for item in items:
+        if "pytester" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.runs_pytest)
     items.sort(key=lambda item: item.get_closest_marker("generation") is None)
 
 

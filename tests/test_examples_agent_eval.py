@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 
+pytestmark = pytest.mark.runs_pytest  # the example's pytest commands, with qbench
+
+
 EXAMPLE = Path(__file__).parent.parent / "examples" / "agent_eval"
 COMMAND = re.compile(r"^\$ (?P<command>.+?)(?:\s+# exit (?P<status>\d+).*)?$")
 

@@ -8,10 +8,11 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from machine_load import scaled
+from shared_setup import shared_dir
 
 from pytest_qbench.generate.models import GenerateResult
 
@@ -24,12 +25,6 @@ however loaded the machine, so what is kept depends on what the generator decide
 fast the machine was (the hang is tested apart, with a timeout scaled to the load)."""
 BUDGET = "3600"
 """--timeout (the whole generation's budget) of the runs that do not test the budget."""
-
-
-def scaled(seconds: float) -> float:
-    """``seconds`` on an idle machine, times the machine's load per core when it is busier."""
-    load = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 1.0
-    return float(round(seconds * max(1.0, load)))
 
 
 def qbench(cwd: Path, *args: str, timeout: float = 3600) -> subprocess.CompletedProcess[str]:
@@ -57,41 +52,50 @@ def make_project(root: Path, spin: bool = True) -> Path:
     return root
 
 
+def generate(root: Path) -> None:
+    """The project in ``root`` and one ``qbench generate textkit.py --json`` run in it, its
+    outcome kept in ``root/outcome.json`` (the hanging ``spin`` is left out: a hang is the one
+    thing a timeout decides, tested apart)."""
+    make_project(root, spin=False)
+    done = qbench(
+        root,
+        "generate",
+        "textkit.py",
+        "--json",
+        "--test-timeout",
+        str(TIMEOUT),
+        "--timeout",
+        BUDGET,
+        "--max-examples",
+        "20",
+        "--coverage-goal",
+        "80",
+    )
+    outcome = {"args": done.args, "returncode": done.returncode}
+    outcome |= {"stdout": done.stdout, "stderr": done.stderr}
+    (root / "outcome.json").write_text(json.dumps(outcome), encoding="utf-8")
+
+
 class Generated:
-    """One ``qbench generate textkit.py --json`` run, shared by the tests of this module; the
-    hanging ``spin`` is left out (a hang is the one thing a timeout decides: tested apart)."""
+    """The generation run shared by the tests of this module (and by every xdist worker)."""
 
     def __init__(self, root: Path) -> None:
-        self.root = make_project(root, spin=False)
-        started = time.monotonic()
-        self.done = qbench(
-            self.root,
-            "generate",
-            "textkit.py",
-            "--json",
-            "--test-timeout",
-            str(TIMEOUT),
-            "--timeout",
-            BUDGET,
-            "--max-examples",
-            "20",
-            "--coverage-goal",
-            "80",
-        )
-        self.seconds = time.monotonic() - started
+        self.root = root
+        outcome = json.loads((root / "outcome.json").read_text(encoding="utf-8"))
+        self.done = subprocess.CompletedProcess[str](**outcome)
         self.result = GenerateResult.model_validate_json(self.done.stdout)
         self.out = self.root / "tests" / "generated"
 
 
 SHARED = pytest.mark.xdist_group("test_generate.generated")
-"""The tests of the shared run: one worker runs them under ``--dist loadgroup``, so the
-generation is made once, not once per worker."""
+"""The tests of the shared run: one worker would run them under ``--dist loadgroup`` (when
+pytest-xdist can group); the generation is made once per run in any case (``shared_dir``)."""
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
     """The shared generation run."""
-    return Generated(tmp_path_factory.mktemp("gen"))
+    return Generated(shared_dir(tmp_path_factory, "test_generate.generated", generate))
 
 
 def measure(root: Path, module: str = "textkit.py") -> float:

@@ -27,6 +27,7 @@ from html_suites import Run
 from html_suites import build_demo
 from html_suites import build_large
 from html_suites import build_xss
+from shared_setup import shared_dir
 
 from pytest_qbench.report.models import TestReport
 
@@ -76,11 +77,19 @@ def save_screenshot(page: Page, name: str, part: Locator | None = None) -> None:
     )
 
 
+def make_demo(directory: Path) -> None:
+    """``build_demo`` in ``directory``, the last run's output kept in ``last-run.txt``."""
+    _, run = build_demo(directory)
+    (directory / "last-run.txt").write_text(run.stdout, encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Path, Run]:
-    """examples/demo plus extras, three runs into one store; the last run's page (built only
-    when there is a browser to open it)."""
-    return build_demo(tmp_path_factory.mktemp("demo"))
+    """examples/demo plus extras, four runs into one store; the last run's page (built only
+    when there is a browser to open it, once for every xdist worker: ``shared_dir``)."""
+    directory = shared_dir(tmp_path_factory, "test_html_browser.demo", make_demo)
+    last = (directory / "last-run.txt").read_text(encoding="utf-8")
+    return directory / "demo" / "report.html", Run(last)
 
 
 @pytest.fixture(scope="module")

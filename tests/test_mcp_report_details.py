@@ -16,7 +16,10 @@ from pytest_qbench.mcp.testrun import run_text
 from pytest_qbench.mcp.tools import QBenchTools
 
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups"),
+    pytest.mark.runs_pytest,  # what pytest children with qbench say of collection errors
+]
 
 
 @pytest.fixture(autouse=True)

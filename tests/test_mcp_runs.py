@@ -26,7 +26,10 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools
 
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups"),
+    pytest.mark.runs_pytest,  # the server runs pytest with qbench and its collect_dump plugin
+]
 
 SUITE = """
     import pytest

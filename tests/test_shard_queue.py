@@ -15,6 +15,9 @@ import pytest
 from postgres_server import PostgresServer
 
 
+pytestmark = pytest.mark.runs_pytest  # pytest with qbench pulling its tests from the queue
+
+
 MODULE = """
 import time
 import pytest

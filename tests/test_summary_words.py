@@ -148,6 +148,7 @@ def test_closing_line_words(
     assert ", ".join(outcomes) in capsys.readouterr().out  # qbench runs
 
 
+@pytest.mark.runs_pytest
 @pytest.mark.parametrize(
     ("count", "key", "text"),
     [
