@@ -14,7 +14,7 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.shapes import compact
 
 
-pytest_plugins = ["pytester", "postgres_server", "browser"]
+pytest_plugins = ["pytester", "postgres_server", "browser", "node_tools"]
 
 
 CI_MARKERS = ("GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "CIRCLECI", "BUILDKITE", "JENKINS_URL")

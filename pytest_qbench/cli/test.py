@@ -88,7 +88,14 @@ def cmd_test(args: argparse.Namespace) -> int:
         build=args.build,
         python=args.python,
     )
-    command = ["qbench", "test", "--runner", args.runner, *(["--build"] if args.build else []), *args.paths]
+    command = [
+        "qbench",
+        "test",
+        "--runner",
+        args.runner,
+        *(["--build"] if args.build else []),
+        *args.paths,
+    ]
     report = build_report(gathered, run_id, started, command, root)
     publish(report, args.dir, run_dir, args.html)
     print_summary(report, run_dir)
@@ -135,8 +142,14 @@ def print_summary(report: TestReport, run_dir: Path) -> None:
         if result.outcome in ("failed", "error"):
             failure = result.failure
             where = f"{failure.file}:{failure.line}" if failure and failure.line else result.file
-            message = failure.error_message.splitlines()[0] if failure and failure.error_message else ""
-            print(f"{result.outcome.upper()} [{result.runner}] {result.nodeid} ({where}): {message[:200]}")
+            message = (
+                failure.error_message.splitlines()[0] if failure and failure.error_message else ""
+            )
+            print(
+                f"{result.outcome.upper()} [{result.runner}] {result.nodeid} ({where}): {message[:200]}"
+            )
     if report.summary.projects_build_failed:
         print(f"projects_build_failed: {report.summary.projects_build_failed}")
-    print(f"qbench: {report.run.tool}: {counts_line(report)}; run {report.run.run_id} stored in {run_dir}")
+    print(
+        f"qbench: {report.run.tool}: {counts_line(report)}; run {report.run.run_id} stored in {run_dir}"
+    )

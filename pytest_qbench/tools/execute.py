@@ -60,6 +60,10 @@ def run_supervised(
     ended = runner.wait_for(process, timeout, stop)
     runner.stop_tree(handle)
     if not ended:
-        why = "was cancelled" if stop is not None and stop.is_set() else f"did not finish in {timeout:g} s"
+        why = (
+            "was cancelled"
+            if stop is not None and stop.is_set()
+            else f"did not finish in {timeout:g} s"
+        )
         return Finished(None, log, f"{name} {why} and was stopped", started, time.time())
     return Finished(process.returncode, log, None, started, time.time())

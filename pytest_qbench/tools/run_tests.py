@@ -16,6 +16,7 @@ from dataclasses import field
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 from pytest_qbench._version import __version__
@@ -90,7 +91,7 @@ def parse_choice(value: str) -> list[RunnerName] | None:
             f"--runner has unknown runner {value!r}; use one of {', '.join(CHOICES)}",
             slug="test-options",
         )
-    return [value]  # type: ignore[list-item]
+    return [value]
 
 
 def applicable(root: Path) -> list[RunnerName]:
@@ -178,9 +179,15 @@ def run_js(
             selected = paths_in(package.path, root, paths)
             if paths and not selected:
                 continue
-            run_js_unit(name, module, package, project, root, selected, log_dir, timeout, gathered, stop)
+            run_js_unit(
+                name, module, package, project, root, selected, log_dir, timeout, gathered, stop
+            )
     if not found:
-        gathered.problems.append(problem(name, f"{name}: no package.json under {root} lists {name}", "runner-not-applicable"))
+        gathered.problems.append(
+            problem(
+                name, f"{name}: no package.json under {root} lists {name}", "runner-not-applicable"
+            )
+        )
 
 
 def runner_units(project: Package, detect: Callable[[Package], bool]) -> list[Package]:
@@ -202,7 +209,7 @@ def paths_in(package: Path, root: Path, paths: list[str]) -> list[str]:
 
 def run_js_unit(
     name: str,
-    module: object,
+    module: ModuleType,
     package: Package,
     project: Package,
     root: Path,
@@ -221,24 +228,42 @@ def run_js_unit(
         return
     with tempfile.TemporaryDirectory(prefix=f"qbench-{name}-") as scratch:
         output = Path(scratch) / "report.json"
-        command = module.command(binary, output, paths)  # type: ignore[attr-defined]
+        command = module.command(binary, output, paths)
         log_name = f"{name}-{len([d for d in log_dir.glob(f'{name}-*.log')]) + 1}"
         done = run_supervised(command, package.path, log_dir, log_name, timeout, stop)
         if done.problem is not None:
-            gathered.problems.append(problem(name, f"{label}: {done.problem}; raw output in {done.log.name}", "runner-crashed"))
+            gathered.problems.append(
+                problem(
+                    name,
+                    f"{label}: {done.problem}; raw output in {done.log.name}",
+                    "runner-crashed",
+                )
+            )
             return
-        if done.exit_code not in module.OK_CODES or not output.is_file():  # type: ignore[attr-defined]
+        if done.exit_code not in module.OK_CODES or not output.is_file():
             why = f"exit code {done.exit_code}" + ("" if output.is_file() else ", no JSON report")
-            gathered.problems.append(problem(name, f"{label} crashed: {why}; raw output in {done.log.name}", "runner-crashed"))
+            gathered.problems.append(
+                problem(
+                    name, f"{label} crashed: {why}; raw output in {done.log.name}", "runner-crashed"
+                )
+            )
             return
         try:
-            results = module.parse(output.read_bytes(), root, package.path)  # type: ignore[attr-defined]
+            results = module.parse(output.read_bytes(), root, package.path)
         except CheckOutputError as exc:
-            gathered.problems.append(problem(name, f"{label}: {exc}; raw output in {done.log.name}", "runner-crashed"))
+            gathered.problems.append(
+                problem(name, f"{label}: {exc}; raw output in {done.log.name}", "runner-crashed")
+            )
             return
     gathered.results += results
     if done.exit_code != 0 and not any(r.outcome in ("failed", "error") for r in results):
-        gathered.problems.append(problem(name, f"{label} exited {done.exit_code} with no failed test; raw output in {done.log.name}", "runner-crashed"))
+        gathered.problems.append(
+            problem(
+                name,
+                f"{label} exited {done.exit_code} with no failed test; raw output in {done.log.name}",
+                "runner-crashed",
+            )
+        )
 
 
 def run_pytest(
@@ -255,18 +280,37 @@ def run_pytest(
     with tempfile.TemporaryDirectory(prefix="qbench-pytest-") as scratch:
         output = Path(scratch) / "report.json"
         command = [
-            python or sys.executable, "-m", "pytest", "-p", "qbench",
-            f"--qbench-dir={Path(scratch) / 'store'}", f"--qbench-json={output}", *args, *paths,
+            python or sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "qbench",
+            f"--qbench-dir={Path(scratch) / 'store'}",
+            f"--qbench-json={output}",
+            *args,
+            *paths,
         ]
         done = run_supervised(command, root, log_dir, "pytest", timeout, stop)
         if done.problem is not None:
-            gathered.problems.append(problem("pytest", f"pytest: {done.problem}; raw output in {done.log.name}", "runner-crashed"))
+            gathered.problems.append(
+                problem(
+                    "pytest",
+                    f"pytest: {done.problem}; raw output in {done.log.name}",
+                    "runner-crashed",
+                )
+            )
             return
         try:
             report = TestReport.model_validate_json(output.read_bytes())
         except (OSError, ValueError) as exc:
             why = f"exit code {done.exit_code}, no readable report ({type(exc).__name__})"
-            gathered.problems.append(problem("pytest", f"pytest crashed: {why}; raw output in {done.log.name}", "runner-crashed"))
+            gathered.problems.append(
+                problem(
+                    "pytest",
+                    f"pytest crashed: {why}; raw output in {done.log.name}",
+                    "runner-crashed",
+                )
+            )
             return
     gathered.results += report.results
     gathered.problems += report.collection_errors
@@ -275,7 +319,13 @@ def run_pytest(
     gathered.environment = report.environment
     data = done.exit_code in PYTEST_DATA or (done.exit_code == 2 and report.collection_errors)
     if not data:
-        gathered.problems.append(problem("pytest", f"pytest exited {done.exit_code}; raw output in {done.log.name}", "runner-crashed"))
+        gathered.problems.append(
+            problem(
+                "pytest",
+                f"pytest exited {done.exit_code}; raw output in {done.log.name}",
+                "runner-crashed",
+            )
+        )
 
 
 def problem(tool: str, message: str, code: str) -> Diagnostic:
@@ -299,8 +349,6 @@ def environment() -> Environment:
 def started_now() -> datetime:
     """Now, UTC."""
     return datetime.now(timezone.utc)
-
-
 
 
 def build_report(

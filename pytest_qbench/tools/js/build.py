@@ -60,20 +60,62 @@ def build_project(
         started = now()
         tool = f"{manager_name}.build"
         if manager is None:
-            meta = RunMeta(run_id="", tool=tool, started_at=started, completed_at=now(), cwd=str(project.path), command=[])
-            note = f"not run: {manager_name} is not installed (install it, or add it to the project)"
-            runs.append(CheckRun(run=meta, status="not_run", note=note, package=name, diagnostics=[_error(tool, f"{name}: {note}", where, root)]))
+            meta = RunMeta(
+                run_id="",
+                tool=tool,
+                started_at=started,
+                completed_at=now(),
+                cwd=str(project.path),
+                command=[],
+            )
+            note = (
+                f"not run: {manager_name} is not installed (install it, or add it to the project)"
+            )
+            runs.append(
+                CheckRun(
+                    run=meta,
+                    status="not_run",
+                    note=note,
+                    package=name,
+                    diagnostics=[_error(tool, f"{name}: {note}", where, root)],
+                )
+            )
             continue
         command = build_command(manager, manager_name, package)
         log_name = f"{tool}-{len(runs) + 1}"
         done = run_supervised(command, project.path, log_dir, log_name, timeout, stop)
-        meta = RunMeta(run_id="", tool=tool, started_at=started, completed_at=now(), exit_code=done.exit_code, cwd=str(project.path), command=command)
+        meta = RunMeta(
+            run_id="",
+            tool=tool,
+            started_at=started,
+            completed_at=now(),
+            exit_code=done.exit_code,
+            cwd=str(project.path),
+            command=command,
+        )
         log = done.log.name if done.log.is_file() else None
         if done.problem is not None:
-            runs.append(CheckRun(run=meta, status="crashed", note=done.problem, log=log, package=name, diagnostics=[_error(tool, f"{name}: {done.problem}", where, root)]))
+            runs.append(
+                CheckRun(
+                    run=meta,
+                    status="crashed",
+                    note=done.problem,
+                    log=log,
+                    package=name,
+                    diagnostics=[_error(tool, f"{name}: {done.problem}", where, root)],
+                )
+            )
         elif done.exit_code != 0:
             message = f"{name}: build failed (exit code {done.exit_code}): {_tail(done.log)}"
-            runs.append(CheckRun(run=meta, status="failed", log=log, package=name, diagnostics=[_error(tool, message, where, root)]))
+            runs.append(
+                CheckRun(
+                    run=meta,
+                    status="failed",
+                    log=log,
+                    package=name,
+                    diagnostics=[_error(tool, message, where, root)],
+                )
+            )
         else:
             runs.append(CheckRun(run=meta, status="clean", log=log, package=name))
     return runs

@@ -35,7 +35,9 @@ OUTCOMES: dict[str, tuple[str, list[str]]] = {
 }
 """A runner's status as qbench's outcome, and how the runner's own summary line counts it
 (``todo`` has its own word there, as in ``1 skipped | 1 todo``)."""
-FRAME = re.compile(r"^\s*at (?:.*? \()?(?:file://)?(?P<file>[^()\s]+?):(?P<line>\d+):(?P<col>\d+)\)?\s*$")
+FRAME = re.compile(
+    r"^\s*at (?:.*? \()?(?:file://)?(?P<file>[^()\s]+?):(?P<line>\d+):(?P<col>\d+)\)?\s*$"
+)
 """A V8 stack frame: ``at fn (/path/x.test.ts:4:37)`` or ``at /path/x.test.ts:4:37``."""
 ERROR_TYPE = re.compile(r"^(?P<type>[A-Z][A-Za-z0-9_$.]*(?:Error|Exception)?): (?P<rest>.*)$")
 """``AssertionError: expected 2 to be 3`` (the first line of a failure message)."""
@@ -62,9 +64,15 @@ def parse_report(raw: bytes, root: Path, runner: str, cwd: Path) -> list[TestRes
 def file_results(item: dict[str, Any], root: Path, runner: str, cwd: Path) -> list[TestResult]:
     """One test file's tests; a file that failed outside its tests as one ``error`` result."""
     file = relative(str(item["name"]), root, cwd)
-    results = [test_result(test, file, root, runner, cwd) for test in item.get("assertionResults") or []]
+    results = [
+        test_result(test, file, root, runner, cwd) for test in item.get("assertionResults") or []
+    ]
     message = strip_ansi(str(item.get("message") or "")).strip()
-    if item.get("status") == "failed" and message and not any(r.outcome == "failed" for r in results):
+    if (
+        item.get("status") == "failed"
+        and message
+        and not any(r.outcome == "failed" for r in results)
+    ):
         results.append(file_error(file, message, root, runner, cwd))
     return results
 
@@ -89,7 +97,9 @@ def test_result(test: dict[str, Any], file: str, root: Path, runner: str, cwd: P
         nodeid=SEPARATOR.join([file, *titles, title]),
         test_name=SEPARATOR.join([*titles, title]),
         file=file,
-        line=line if isinstance(line, int) else (failure.line if failure and failure.file == file else None),
+        line=line
+        if isinstance(line, int)
+        else (failure.line if failure and failure.file == file else None),
         outcome=outcome,  # type: ignore[arg-type]
         duration=seconds,
         failure=failure,
