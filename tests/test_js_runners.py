@@ -48,6 +48,9 @@ describe('cart', () => {
 """
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
+# runs no pytest; the module fixture's run is shared on one xdist worker
+pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("js_runners")]
+
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
