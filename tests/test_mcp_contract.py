@@ -95,7 +95,7 @@ def test_every_input_schema_forbids_unknown_keys(root: Path) -> None:
 @pytest.mark.parametrize(
     ("tool", "arguments", "accepted", "said"),
     [
-        ("run_test_workflow", {"test_type": "vitest"}, "test_path", "pytest only"),
+        ("run_test_workflow", {"test_type": "mocha"}, "'vitest'", "pytest, vitest and jest"),
         ("run_build_workflow", {"target": "frontend"}, "check_type", "ruff, mypy"),
         ("check_health", {"bogus_option": 1}, "no arguments", "bogus_option"),
         ("list_runs", {"limit": 2, "bogus_option": 1}, "limit", "bogus_option"),

@@ -149,6 +149,7 @@ def test_every_tool_is_listed_with_its_schemas(config: ServerConfig) -> None:
         "verbose",
         "max_failures",
         "timeout_seconds",
+        "test_type",
     }
     assert "ctx" not in run.input_schema["properties"]
     assert {"run_id", "failures", "truncated", "next_steps"} <= set(run.output_schema["properties"])
@@ -186,7 +187,9 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # ; then expand, include_siblings, each hit's cases and similarity, ingest's embedded and
     # check_health's embedder (issue 24: 38 477 -> 39 699 bytes, +1.2 KB); then the run's CI
     # shard, in list_runs and in get_run_output's RunMeta (issue 25: -> 40 976 bytes, +1.3 KB)
-    assert len(json.dumps(listed, separators=(",", ":"))) < 41_100
+    # ; then run_test_workflow's test_type (pytest, vitest, jest, all) and each failure's runner
+    # (issue 22: -> 41 256 bytes, +0.3 KB; descriptions already cut to a few words)
+    assert len(json.dumps(listed, separators=(",", ":"))) < 41_400
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(
         len(json.dumps(m.model_json_schema(), separators=(",", ":"))) for m in OUTPUTS.values()

@@ -15,9 +15,6 @@ from pytest_qbench.core.numbers import parse_seconds
 if TYPE_CHECKING:
     from pytest_qbench.report.models import TestReport
 
-KEEP_RUNS = 200
-"""Runs the store keeps (pytest's ``qbench_keep_runs`` default)."""
-
 
 def add_test_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench test``'s arguments."""
@@ -103,32 +100,16 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def publish(report: TestReport, qbench_dir: Path, run_dir: Path, html: Path | None) -> None:
-    """Index the run, then write its outputs (``Publisher``, as at the end of a pytest run)."""
+    """Index the run, then write its outputs, as at the end of a pytest run."""
     from typing import cast
 
     from pytest_qbench.history.database import configured_db
-    from pytest_qbench.history.publish import OutputPlan
-    from pytest_qbench.history.publish import Publisher
-    from pytest_qbench.history.publish import add_history
-    from pytest_qbench.history.publish import index_live_run
-    from pytest_qbench.history.publish import index_trend
-    from pytest_qbench.report.aggregate import aggregate
-    from pytest_qbench.report.outputs import OutputWriter
+    from pytest_qbench.history.publish import publish_test_run
     from pytest_qbench.report.records import TestReportRecord
 
     record = cast("TestReportRecord", report.model_dump(mode="json"))
     db = configured_db(None, Path.cwd())
-    indexed = index_live_run(qbench_dir, record, None, record["results"], KEEP_RUNS, db, [])
-    add_history(record["results"], indexed.histories)
-    view = aggregate(record["results"]).view()
-    writer = OutputWriter(record, None, view, template_dir=None, max_items=50)
-    plan = OutputPlan(run_dir=run_dir, attachments_dir=run_dir)
-    if html is not None:
-        plan.html = html
-        plan.trend = index_trend(qbench_dir, db)
-    publisher = Publisher(writer, plan, strict=True)
-    publisher.publish()
-    for line in [*indexed.notes, *publisher.notes]:
+    for line in publish_test_run(record, qbench_dir, run_dir, html=html, db=db):
         print(f"qbench: {line}", file=sys.stderr)
 
 

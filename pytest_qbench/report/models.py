@@ -899,7 +899,7 @@ class DigestFailure(QBenchModel):
     history: str | None = None
     """Its label: new, broken since run X, known flaky or quarantined."""
     runner: str = "pytest"
-    """The test runner that ran it: ``pytest``, ``vitest``, ``jest``."""
+    """Its test runner."""
 
 
 class DigestCoverage(QBenchModel):

@@ -389,3 +389,22 @@ def build_report(
         coverage=gathered.coverage,
         checks=gathered.checks,
     )
+
+
+def merge_report(report: TestReport, gathered: Gathered) -> TestReport:
+    """``report`` (pytest's) with the other runners' results, problems and builds added: one
+    run, its summary the sum, its exit status failed when either failed."""
+    others = build_report(gathered, report.run.run_id, started_now(), [], Path(report.run.cwd))
+    code = report.run.exit_code
+    if gathered.exit_code and code in (0, 5, None):
+        code = gathered.exit_code
+    tool = "+".join(dict.fromkeys([report.run.tool, *gathered.runners]))
+    return report.model_copy(
+        update={
+            "run": report.run.model_copy(update={"exit_code": code, "tool": tool}),
+            "summary": report.summary + others.summary,
+            "results": [*report.results, *others.results],
+            "collection_errors": [*report.collection_errors, *others.collection_errors],
+            "checks": [*report.checks, *others.checks],
+        }
+    )
