@@ -195,7 +195,7 @@ def test_pyright_without_paths_reads_its_own_include(
     executable in pyright's place; the real pyright runs in test_checks.py when installed."""
     import shutil
 
-    from pytest_qbench.report.checks import runner
+    from pytest_qbench.tools import runner
 
     harmless = shutil.which("true")
     assert harmless is not None

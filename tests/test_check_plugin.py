@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.names import TOOLS
-from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import NotInstalled
-from pytest_qbench.report.checks.runner import Plan
+from pytest_qbench.tools.names import TOOLS
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.runner import PLANNERS
+from pytest_qbench.tools.runner import NotInstalled
+from pytest_qbench.tools.runner import Plan
 
 from conftest import RunQBench
 

@@ -18,17 +18,17 @@ import pytest
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.report.checks import build
-from pytest_qbench.report.checks import mypy
-from pytest_qbench.report.checks import pyright
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import Plan
-from pytest_qbench.report.checks.runner import find_executable
-from pytest_qbench.report.checks.runner import parse_tools
-from pytest_qbench.report.checks.runner import run_checks
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.tools.python import build
+from pytest_qbench.tools.python import mypy
+from pytest_qbench.tools.python import pyright
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.runner import PLANNERS
+from pytest_qbench.tools.runner import Plan
+from pytest_qbench.tools.runner import find_executable
+from pytest_qbench.tools.runner import parse_tools
+from pytest_qbench.tools.runner import run_checks
 
 
 pytestmark = pytest.mark.engine
@@ -402,7 +402,7 @@ def test_a_stop_event_and_a_total_timeout_stop_the_checkers(
 
 def hostile_ruff(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
     """``ruff`` replaced by a hostile checker: ``python -c script``, read as ruff's output."""
-    from pytest_qbench.report.checks import runner
+    from pytest_qbench.tools import runner
 
     def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan:
         command = [sys.executable, "-c", script]
@@ -484,7 +484,7 @@ def test_mypy_config_names_targets_as_mypy_itself_decides(
 ) -> None:
     """issue 19.3: qbench finds a configuration naming what to check exactly when mypy, run
     with no path, does not stop with "Missing target module, package, files, or ..."."""
-    from pytest_qbench.report.checks.mypy_config import names_targets
+    from pytest_qbench.tools.python.mypy_config import names_targets
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "src").mkdir()

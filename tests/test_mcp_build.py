@@ -19,15 +19,15 @@ from pytest_qbench.mcp.build import build_result
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import Plan
-from pytest_qbench.report.checks.runner import find_executable
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import RunMeta
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.runner import PLANNERS
+from pytest_qbench.tools.runner import Plan
+from pytest_qbench.tools.runner import find_executable
 
 
 pytestmark = pytest.mark.skipif(

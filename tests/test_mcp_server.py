@@ -574,9 +574,9 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
 ) -> None:
     """issue 13.7: a cancelled run_build_workflow kills the checker's process group (a process
     it started too) before the cancellation goes on; the server is free for the next call."""
-    from pytest_qbench.report.checks import ruff
-    from pytest_qbench.report.checks.runner import PLANNERS
-    from pytest_qbench.report.checks.runner import Plan
+    from pytest_qbench.tools.python import ruff
+    from pytest_qbench.tools.runner import PLANNERS
+    from pytest_qbench.tools.runner import Plan
 
     code = (
         "import subprocess, sys, time; "

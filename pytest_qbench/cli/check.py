@@ -28,9 +28,9 @@ MAX_PRINTED = 300
 
 def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench check``'s arguments."""
-    from pytest_qbench.report.checks.names import DEFAULT_TIMEOUT
-    from pytest_qbench.report.checks.names import DEFAULT_TOOLS
-    from pytest_qbench.report.checks.names import TOOLS
+    from pytest_qbench.tools.names import DEFAULT_TIMEOUT
+    from pytest_qbench.tools.names import DEFAULT_TOOLS
+    from pytest_qbench.tools.names import TOOLS
 
     parser = sub.add_parser(
         "check",
@@ -115,8 +115,8 @@ def show(report: CheckReport, directory: Path, as_json: bool, max_items: int) ->
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``qbench check``."""
-    from pytest_qbench.report.checks.runner import parse_tools
-    from pytest_qbench.report.checks.runner import run_checks
+    from pytest_qbench.tools.runner import parse_tools
+    from pytest_qbench.tools.runner import run_checks
 
     names = parse_tools(args.tools)
     report, directory = run_checks(names, Path.cwd(), list(args.paths), args.dir, args.timeout)

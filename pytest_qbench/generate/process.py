@@ -17,7 +17,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_qbench.report.checks.runner import kill_group
+from pytest_qbench.tools.runner import kill_group
 
 
 OUTPUT_TAIL = 4000

@@ -16,8 +16,8 @@ from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.report.checks.names import TOOLS
-from pytest_qbench.report.checks.names import parse_checker_names
+from pytest_qbench.tools.names import TOOLS
+from pytest_qbench.tools.names import parse_checker_names
 
 
 DEFAULT_CHECK_TIMEOUT = 300.0

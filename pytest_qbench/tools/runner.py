@@ -21,14 +21,6 @@ from pathlib import Path
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.proctree import ProcessTree
-from pytest_qbench.report.checks import build
-from pytest_qbench.report.checks import capture
-from pytest_qbench.report.checks import mypy
-from pytest_qbench.report.checks import mypy_config
-from pytest_qbench.report.checks import pyright
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.names import DEFAULT_TIMEOUT
-from pytest_qbench.report.checks.names import parse_checker_names
 from pytest_qbench.report.checks.stored import finish_check_run
 from pytest_qbench.report.checks.stored import new_check_dir
 from pytest_qbench.report.checks.stored import now
@@ -36,6 +28,14 @@ from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import RunMeta
+from pytest_qbench.tools import capture
+from pytest_qbench.tools.names import DEFAULT_TIMEOUT
+from pytest_qbench.tools.names import parse_checker_names
+from pytest_qbench.tools.python import build
+from pytest_qbench.tools.python import mypy
+from pytest_qbench.tools.python import mypy_config
+from pytest_qbench.tools.python import pyright
+from pytest_qbench.tools.python import ruff
 
 
 POLL_SECONDS = 0.1
