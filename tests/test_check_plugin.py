@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.names import TOOLS
 from pytest_qbench.tools.python import ruff
 from pytest_qbench.tools.runner import PLANNERS
-from pytest_qbench.tools.runner import NotInstalled
-from pytest_qbench.tools.runner import Plan
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Plan
 
 from conftest import RunQBench
 
@@ -42,7 +43,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def fake_plan(command: list[str]) -> Callable[[Path, list[str], Path], Plan]:
+def fake_plan(command: list[str]) -> Callable[[Path, list[str], Path], Plan[Diagnostic]]:
     """A ruff planner running ``command`` instead (its output read as ruff's)."""
     plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
     return lambda cwd, paths, scratch: plan
@@ -137,7 +138,7 @@ def test_missing_checker_is_not_run_and_not_clean(
     """issue 13.4: a checker that is not installed is "not run: install X" in the report and
     on the terminal, never clean, and never fails the run (not even under a gate)."""
 
-    def missing(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    def missing(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
         raise NotInstalled("install ruff")
 
     monkeypatch.setitem(PLANNERS, "ruff", missing)

@@ -25,10 +25,10 @@ from pytest_qbench.tools.python import mypy
 from pytest_qbench.tools.python import pyright
 from pytest_qbench.tools.python import ruff
 from pytest_qbench.tools.runner import PLANNERS
-from pytest_qbench.tools.runner import Plan
 from pytest_qbench.tools.runner import find_executable
 from pytest_qbench.tools.runner import parse_tools
 from pytest_qbench.tools.runner import run_checks
+from pytest_qbench.tools.spec import Plan
 
 
 pytestmark = pytest.mark.engine
@@ -315,7 +315,7 @@ def test_build_check_without_build_byte_compiles(
     assert rows(report.checks[0].diagnostics) == [("bad.py", 1, 7, "SyntaxError")]
 
 
-def fake_planner(plan: Plan) -> Callable[[Path, list[str], Path], Plan]:
+def fake_planner(plan: Plan[Diagnostic]) -> Callable[[Path, list[str], Path], Plan[Diagnostic]]:
     """A planner that returns ``plan`` whatever the project."""
     return lambda cwd, paths, scratch: plan
 
@@ -404,7 +404,7 @@ def hostile_ruff(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
     """``ruff`` replaced by a hostile checker: ``python -c script``, read as ruff's output."""
     from pytest_qbench.tools import runner
 
-    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
         command = [sys.executable, "-c", script]
         return Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
 

@@ -26,8 +26,8 @@ from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.tools.python import ruff
 from pytest_qbench.tools.runner import PLANNERS
-from pytest_qbench.tools.runner import Plan
 from pytest_qbench.tools.runner import find_executable
+from pytest_qbench.tools.spec import Plan
 
 
 pytestmark = pytest.mark.skipif(

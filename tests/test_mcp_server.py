@@ -576,7 +576,7 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
     it started too) before the cancellation goes on; the server is free for the next call."""
     from pytest_qbench.tools.python import ruff
     from pytest_qbench.tools.runner import PLANNERS
-    from pytest_qbench.tools.runner import Plan
+    from pytest_qbench.tools.spec import Plan
 
     code = (
         "import subprocess, sys, time; "

@@ -36,28 +36,12 @@ from pytest_qbench.tools.python import mypy
 from pytest_qbench.tools.python import mypy_config
 from pytest_qbench.tools.python import pyright
 from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Plan
 
 
 POLL_SECONDS = 0.1
 """How often a wait looks whether it was asked to stop."""
-
-Parser = Callable[[bytes, Path], list[Diagnostic]]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How to run one checker: its tool name, command, documented exit statuses and parser."""
-
-    tool: str
-    command: list[str]
-    ok_codes: frozenset[int]
-    parse: Parser
-    merge_stderr: bool = False
-    """Whether stderr goes into the same log as stdout (the parser reads both)."""
-
-
-class NotInstalled(Exception):
-    """A checker that cannot run here; the message is the note (``install X``)."""
 
 
 def find_executable(name: str) -> str | None:
@@ -68,7 +52,7 @@ def find_executable(name: str) -> str | None:
     return shutil.which(name)
 
 
-def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """ruff, as installed beside this Python or on ``PATH``; without ``paths``, on what its
     configuration includes."""
     executable = find_executable("ruff")
@@ -77,7 +61,7 @@ def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
     return Plan(ruff.TOOL, ruff.ruff_command(executable, paths), ruff.OK_CODES, ruff.parse_ruff)
 
 
-def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """mypy with JSON output where its version has it, else its text format; without
     ``paths``, on what the project's configuration names (its ``files``...), else on ``.``."""
     if importlib.util.find_spec("mypy") is not None:
@@ -106,7 +90,7 @@ def mypy_version(base: list[str], cwd: Path) -> str:
     return done.stdout
 
 
-def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """pyright, when installed; without ``paths``, on what its configuration includes."""
     executable = find_executable("pyright")
     if executable is None:
@@ -115,7 +99,7 @@ def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
     return Plan(pyright.TOOL, command, pyright.OK_CODES, pyright.parse_pyright)
 
 
-def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """``python -m build`` for a project with a pyproject.toml and ``build`` importable, else
     byte-compiling the sources."""
     if (cwd / "pyproject.toml").is_file() and importlib.util.find_spec("build") is not None:
@@ -127,7 +111,7 @@ def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
     return Plan(build.COMPILE_TOOL, command, build.OK_CODES, build.parse_compile)
 
 
-PLANNERS: dict[str, Callable[[Path, list[str], Path], Plan]] = {
+PLANNERS: dict[str, Callable[[Path, list[str], Path], Plan[Diagnostic]]] = {
     "ruff": plan_ruff,
     "mypy": plan_mypy,
     "pyright": plan_pyright,
@@ -189,7 +173,7 @@ class Started:
     """A checker started as a child process (or already decided: not installed, could not
     start); `collect_one` waits for it and reads its output."""
 
-    plan: Plan | None
+    plan: Plan[Diagnostic] | None
     meta: RunMeta
     process: subprocess.Popen[bytes] | None = None
     done: CheckRun | None = None
@@ -263,7 +247,7 @@ def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Starte
 
 
 def spawn(
-    plan: Plan, cwd: Path, directory: Path
+    plan: Plan[Diagnostic], cwd: Path, directory: Path
 ) -> tuple[subprocess.Popen[bytes], tuple[capture.CappedLog, ...]]:
     """Start the checker with its stdout (and stderr) on pipes, each read into a capped log
     (``<tool>.log``, ``<tool>.stderr.log``) by a thread not yet started."""
@@ -276,6 +260,7 @@ def spawn(
             stdout=pipes[0][1],
             stderr=subprocess.STDOUT if plan.merge_stderr else pipes[1][1],
             start_new_session=sys.platform != "win32",  # its own group: killed whole
+            env={**os.environ, **plan.env} if plan.env else None,
         )
     except OSError:
         for read, write in pipes:
@@ -318,11 +303,17 @@ def collect_one(
                 why = f"did not finish in {limit or f'{timeout:g} s'} and was stopped"
             return crashed(meta, f"{plan.tool} {why}; raw output in {log}", log, err)
         stop_tree(one)  # what the checker started and left behind goes with it
+        output = keep_output(plan, directory)
     finally:
         if one.scratch:
             shutil.rmtree(one.scratch, ignore_errors=True)
     log, err = stored_logs(directory, plan.tool)
     meta = one.meta.model_copy(update={"completed_at": now(), "exit_code": process.returncode})
+    if plan.output is not None:
+        if output is None:
+            note = f"{plan.tool} wrote no output file {plan.output.name}; raw output in {log}"
+            return crashed(meta, note, log, err)
+        log = output
     if one.logs and one.logs[0].cut:
         note = (
             f"{plan.tool} printed {one.logs[0].cut} bytes more than qbench keeps "
@@ -333,6 +324,19 @@ def collect_one(
     stdout = (directory / log).read_bytes() if log else b""  # bounded: a capped log
     stderr = (directory / err).read_bytes() if err else b""
     return judge(plan, meta, stdout, stderr, cwd, log, err)
+
+
+def keep_output(plan: Plan[Diagnostic], directory: Path) -> str | None:
+    """The tool's output file (``Plan.output``) copied into the run directory as
+    ``<tool>.output<suffix>``; its name, or ``None`` when there is no such file or it is
+    larger than a log is kept."""
+    if plan.output is None or not plan.output.is_file():
+        return None
+    if plan.output.stat().st_size > capture.LOG_HEAD + capture.LOG_TAIL:
+        return None
+    name = f"{plan.tool}.output{plan.output.suffix}"
+    shutil.copyfile(plan.output, directory / name)
+    return name
 
 
 def wait_for(
@@ -384,7 +388,7 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
 
 
 def judge(
-    plan: Plan,
+    plan: Plan[Diagnostic],
     meta: RunMeta,
     stdout: bytes,
     stderr: bytes,

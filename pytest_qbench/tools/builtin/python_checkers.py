@@ -1,0 +1,70 @@
+"""The Python back end's checkers as a plugin: ruff, mypy, pyright and ``python.build``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.tools import runner
+from pytest_qbench.tools.builtin.detect import is_python_project
+from pytest_qbench.tools.hookspecs import hookimpl
+from pytest_qbench.tools.python import mypy
+from pytest_qbench.tools.python import pyright
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.python.build import BUILD_TOOL
+from pytest_qbench.tools.spec import Checker
+from pytest_qbench.tools.spec import Plan
+from pytest_qbench.tools.spec import Planner
+
+
+def _planner(key: str) -> Planner[Diagnostic]:
+    """The runner's planner of ``key``, looked up when the checker runs."""
+
+    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
+        return runner.PLANNERS[key](cwd, paths, scratch)
+
+    return plan
+
+
+@hookimpl
+def qbench_checkers() -> list[Checker]:
+    """ruff (lint), mypy and pyright (typecheck), ``python.build`` (build; ``build`` too)."""
+    return [
+        Checker(
+            "ruff",
+            "lint",
+            "backend",
+            ruff.TOOL,
+            is_python_project,
+            _planner("ruff"),
+            description="ruff check, JSON output",
+        ),
+        Checker(
+            "mypy",
+            "typecheck",
+            "backend",
+            mypy.TOOL,
+            is_python_project,
+            _planner("mypy"),
+            description="mypy, JSON lines (text before 1.11)",
+        ),
+        Checker(
+            "pyright",
+            "typecheck",
+            "backend",
+            pyright.TOOL,
+            is_python_project,
+            _planner("pyright"),
+            description="pyright --outputjson",
+        ),
+        Checker(
+            "python.build",
+            "build",
+            "backend",
+            BUILD_TOOL,
+            is_python_project,
+            _planner("build"),
+            description="python -m build, else byte-compiling the sources",
+            aliases=("build",),
+        ),
+    ]
