@@ -574,8 +574,9 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
 ) -> None:
     """issue 13.7: a cancelled run_build_workflow kills the checker's process group (a process
     it started too) before the cancellation goes on; the server is free for the next call."""
+    from tools_plugins import replace_planner
+
     from pytest_qbench.tools.python import ruff
-    from pytest_qbench.tools.runner import PLANNERS
     from pytest_qbench.tools.spec import Plan
 
     code = (
@@ -584,7 +585,7 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
         "print(child.pid, flush=True); time.sleep(60)"
     )
     plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    replace_planner(monkeypatch, "ruff", lambda cwd, paths, scratch: plan)
     runs = config.qbench_dir / "runs"
 
     def grandchild() -> int | None:

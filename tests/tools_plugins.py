@@ -4,9 +4,16 @@ that ``importlib.metadata`` finds them in a child process as it finds any instal
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.tools.registry import registry
+from pytest_qbench.tools.spec import Planner
 
 
 GOOD_PLUGIN = '''
@@ -72,3 +79,11 @@ def environment_with(site: Path) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def replace_planner(monkeypatch: pytest.MonkeyPatch, name: str, planner: Planner[Any]) -> None:
+    """The registered checker ``name`` planned by ``planner`` for this test (in this process)."""
+    found = registry()
+    registered = found.checker(name)
+    tool = dataclasses.replace(registered.tool, plan=planner)
+    monkeypatch.setitem(found.checkers, tool.name, dataclasses.replace(registered, tool=tool))

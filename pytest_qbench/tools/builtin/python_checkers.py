@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pytest_qbench.report.models import Diagnostic
-from pytest_qbench.tools import runner
 from pytest_qbench.tools.builtin.detect import is_python_project
 from pytest_qbench.tools.hookspecs import hookimpl
 from pytest_qbench.tools.python import mypy
+from pytest_qbench.tools.python import plans
 from pytest_qbench.tools.python import pyright
 from pytest_qbench.tools.python import ruff
 from pytest_qbench.tools.python.build import BUILD_TOOL
 from pytest_qbench.tools.spec import Checker
-from pytest_qbench.tools.spec import Plan
-from pytest_qbench.tools.spec import Planner
-
-
-def _planner(key: str) -> Planner[Diagnostic]:
-    """The runner's planner of ``key``, looked up when the checker runs."""
-
-    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
-        return runner.PLANNERS[key](cwd, paths, scratch)
-
-    return plan
 
 
 @hookimpl
@@ -36,7 +22,7 @@ def qbench_checkers() -> list[Checker]:
             "backend",
             ruff.TOOL,
             is_python_project,
-            _planner("ruff"),
+            plans.plan_ruff,
             description="ruff check, JSON output",
         ),
         Checker(
@@ -45,7 +31,7 @@ def qbench_checkers() -> list[Checker]:
             "backend",
             mypy.TOOL,
             is_python_project,
-            _planner("mypy"),
+            plans.plan_mypy,
             description="mypy, JSON lines (text before 1.11)",
         ),
         Checker(
@@ -54,7 +40,7 @@ def qbench_checkers() -> list[Checker]:
             "backend",
             pyright.TOOL,
             is_python_project,
-            _planner("pyright"),
+            plans.plan_pyright,
             description="pyright --outputjson",
         ),
         Checker(
@@ -63,7 +49,7 @@ def qbench_checkers() -> list[Checker]:
             "backend",
             BUILD_TOOL,
             is_python_project,
-            _planner("build"),
+            plans.plan_build,
             description="python -m build, else byte-compiling the sources",
             aliases=("build",),
         ),
