@@ -104,6 +104,9 @@ class Checker:
     description: str = ""
     aliases: tuple[str, ...] = ()
     """Other names it is known by (older option values)."""
+    optional: bool = False
+    """Run by a selection of kinds or targets only where ``installed`` says it is (pyright);
+    named explicitly, it runs, or is "not run" when missing."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,11 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         f"a comma list of {', '.join(TOOLS)}",
     )
     parser.addini("qbench_check", "Checkers to run, like --qbench-check", type="linelist")
+    parser.addini(
+        "qbench_frontend",
+        "The JavaScript/TypeScript front end's directory, for qbench check and the MCP build "
+        "workflow (default: the nearest directory with a package.json)",
+    )
     group.addoption(
         "--qbench-max-errors",
         dest="qbench_max_errors",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pytest_qbench.tools.builtin.detect import is_python_project
+from pytest_qbench.tools.executables import find_executable
 from pytest_qbench.tools.hookspecs import hookimpl
 from pytest_qbench.tools.python import mypy
 from pytest_qbench.tools.python import plans
@@ -41,7 +42,9 @@ def qbench_checkers() -> list[Checker]:
             pyright.TOOL,
             is_python_project,
             plans.plan_pyright,
+            installed=lambda root: find_executable("pyright") is not None,
             description="pyright --outputjson",
+            optional=True,
         ),
         Checker(
             "python.build",
