@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qbench.core.supervise import OUTPUT_CAP
+from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.functions import Function
 from pytest_qbench.generate.functions import describe
 from pytest_qbench.generate.hazards import hazard
 from pytest_qbench.generate.models import GenerateResult
-from pytest_qbench.generate.process import OUTPUT_CAP
 from pytest_qbench.generate.process import child_env
-from pytest_qbench.generate.process import run_child
 from pytest_qbench.generate.sandbox import Sandbox
 from pytest_qbench.generate.target import resolve_target
 from pytest_qbench.generate.verify import verify
@@ -139,7 +139,9 @@ def test_a_child_flooding_its_output_keeps_only_its_head_and_tail(tmp_path: Path
         "    sys.stdout.write('x' * 65535 + '\\n')\n"
         "sys.stdout.write('LAST\\n')\n"
     )
-    finished = run_child([sys.executable, "-c", flood], tmp_path, child_env(tmp_path), 300)
+    finished = run(
+        [sys.executable, "-c", flood], cwd=tmp_path, env=child_env(tmp_path), timeout=300
+    )
     assert finished.returncode == 0
     assert len(finished.output) <= OUTPUT_CAP + 200
     assert finished.output.startswith("FIRST\n") and finished.output.endswith("LAST\n")
@@ -214,6 +216,55 @@ def test_no_process_of_the_target_outlives_the_generation(tmp_path: Path) -> Non
     )
     try:
         result = generate(root, "spawn.py")
+        assert result.auto_generated.count >= 1, result.problems
+        assert marked_processes(marker) == []
+    finally:
+        for pid in marked_processes(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+DOUBLE_FORK = (
+    "import os, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        time.sleep(300)\n"
+    "    os._exit(0)\n"
+)
+"""A daemon: forks, the child leaves the session (``setsid``) and forks again; the grandchild
+sleeps, reparented to init, in no process group or tree of its starter."""
+
+
+def cgroup_here() -> bool:
+    from pytest_qbench.core.cgroup import cgroup_base
+
+    return sys.platform == "linux" and cgroup_base() is not None
+
+
+@pytest.mark.skipif(
+    not cgroup_here(),
+    reason="no writable cgroup v2 here: without one, a daemon that drops its environment "
+    "and double-forks can escape (the supervisor's documented limit)",
+)
+def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(tmp_path: Path) -> None:
+    """A function that starts a daemon (double fork, ``setsid``) with an environment of its own
+    (so no variable qbench set reaches it) leaves no process behind once ``qbench generate`` has
+    returned: every child of the generation runs in a cgroup of its own."""
+    marker = f"qbench-daemon-{uuid.uuid4().hex}"
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "daemon.py").write_text(
+        "import subprocess\nimport sys\n\n"
+        f"CODE = {DOUBLE_FORK!r}\n\n\n"
+        "def serve(n: int) -> int:\n"
+        "    if n > 0:\n"
+        f"        argv = [sys.executable, '-c', CODE, {marker!r}]\n"
+        "        subprocess.run(argv, env={'PATH': '/usr/bin:/bin'}, check=True)\n"
+        "    return n\n",
+        encoding="utf-8",
+    )
+    try:
+        result = generate(root, "daemon.py")
         assert result.auto_generated.count >= 1, result.problems
         assert marked_processes(marker) == []
     finally:

@@ -244,7 +244,7 @@ def test_a_child_returns_even_when_a_process_it_left_holds_its_output(tmp_path: 
     import sys
     import time
 
-    from pytest_qbench.generate.process import run_child
+    from pytest_qbench.core.supervise import run
 
     code = (
         "import subprocess, sys; "
@@ -252,7 +252,7 @@ def test_a_child_returns_even_when_a_process_it_left_holds_its_output(tmp_path: 
         "start_new_session=True); print(d.pid, flush=True)"
     )
     started = time.monotonic()
-    finished = run_child([sys.executable, "-c", code], tmp_path, dict(os.environ), 30)
+    finished = run([sys.executable, "-c", code], cwd=tmp_path, timeout=30)
     took = time.monotonic() - started
     daemon = int(finished.output.split()[0])
     os.kill(daemon, signal.SIGKILL)

@@ -428,7 +428,7 @@ def alive(pid: int) -> bool:
 @pytest.fixture(params=["cgroup", "process tree"])
 def containment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Each way a run's processes are held: a cgroup (where one can be made here), its tree."""
-    from pytest_qbench.mcp import containment as module
+    from pytest_qbench.core import cgroup as module
 
     if sys.platform != "linux":
         pytest.skip("Linux /proc and cgroups")
@@ -453,6 +453,40 @@ def test_a_process_in_a_new_session_dies_with_the_run(
     tools.supervise(process)
     result = tools.finish_run(process)
     assert result.timed_out is (sleep > timeout)
+    daemon = int((project / "daemon.pid").read_text())
+    deadline = time.monotonic() + 5
+    while alive(daemon) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(daemon)
+
+
+DOUBLE_FORKED = """
+    import os, time
+    from pathlib import Path
+
+    def test_starts_a_daemon():
+        if os.fork() == 0:
+            os.setsid()
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(120)
+            else:
+                Path("daemon.pid").write_text(str(pid))
+            os._exit(0)
+        while not Path("daemon.pid").is_file():
+            time.sleep(0.01)
+"""
+
+
+def test_a_double_forked_daemon_dies_with_the_run(
+    tools: QBenchTools, project: Path, containment: str
+) -> None:
+    """A test that starts a daemon (fork, ``setsid``, fork again; its parent exits at once, so
+    no look at the process tree sees it) leaves nothing alive once run_test_workflow's run ended:
+    the cgroup, or else the cookie of its environment, finds it."""
+    write(project, "tests/test_z_daemon.py", DOUBLE_FORKED)
+    result = run(tools, test_path="tests/test_z_daemon.py")
+    assert result.success, result
     daemon = int((project / "daemon.pid").read_text())
     deadline = time.monotonic() + 5
     while alive(daemon) and time.monotonic() < deadline:
@@ -528,7 +562,7 @@ def test_one_start_time_and_an_empty_stream_says_so(tools: QBenchTools) -> None:
 def test_cgroups_of_dead_servers_are_swept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An empty cgroup left by a server that was killed mid-run is removed when the next run
     makes its own; a live server's is kept (issue 12.13)."""
-    from pytest_qbench.mcp import containment as module
+    from pytest_qbench.core import cgroup as module
 
     dead = tmp_path / "qbench-999999999-20260101T000000Z-abcdef"
     live = tmp_path / f"qbench-{os.getpid()}-20260101T000000Z-abcdef"

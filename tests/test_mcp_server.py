@@ -577,9 +577,10 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
 ) -> None:
     """issue 13.7: a cancelled run_build_workflow kills the checker's process group (a process
     it started too) before the cancellation goes on; the server is free for the next call."""
-    from pytest_qbench.report.checks import ruff
-    from pytest_qbench.report.checks.runner import PLANNERS
-    from pytest_qbench.report.checks.runner import Plan
+    from tools_plugins import replace_planner
+
+    from pytest_qbench.tools.python import ruff
+    from pytest_qbench.tools.spec import Plan
 
     code = (
         "import subprocess, sys, time; "
@@ -587,7 +588,7 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
         "print(child.pid, flush=True); time.sleep(60)"
     )
     plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    replace_planner(monkeypatch, "ruff", lambda cwd, paths, scratch: plan)
     runs = config.qbench_dir / "runs"
 
     def grandchild() -> int | None:

@@ -5,8 +5,8 @@ group, so killing the group misses it. ``ProcessTree`` follows the parent links 
 descendants are noted while the child runs (``snapshot``), and at the end stopped (so they
 cannot fork), looked for again until no new one appears, then killed. A process whose parent
 exited before a snapshot saw it is reparented to init and no longer traced back: a daemon that
-double-forks between two snapshots can escape. Used by the MCP server's runs (when it has no
-cgroup) and by the static checkers.
+double-forks between two snapshots can escape (the supervisor's cookie then finds it, unless it
+dropped its environment). Used by the supervisor (``core/supervise.py``) when it has no cgroup.
 
 psutil is imported when a tree is first traced, not with this module.
 """
@@ -51,8 +51,9 @@ class ProcessTree:
         hand its children to init, out of the tree."""
         self.known.update(self._descendants())
 
-    def kill_all(self) -> None:
-        """Stop the tree, look again until nothing new was born, then kill all of it."""
+    def kill_all(self) -> set[int]:
+        """Stop the tree, look again until nothing new was born, then kill all of it; the
+        processes killed."""
         import psutil
 
         stopped: dict[int, psutil.Process] = {}
@@ -68,6 +69,7 @@ class ProcessTree:
         for process in stopped.values():
             with contextlib.suppress(psutil.Error):
                 process.kill()
+        return set(stopped)
 
     def close(self) -> None:
         """Nothing to release."""

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
-from pytest_qbench.generate.process import Finished
+from pytest_qbench.core.supervise import Ending
+from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
-from pytest_qbench.generate.process import run_child
 from pytest_qbench.generate.target import Target
 from pytest_qbench.report.coverage.reports import DATA_FILE
 
@@ -49,7 +49,7 @@ class Lines:
 class Measured:
     """A pytest run with coverage: how it ended and what it executed."""
 
-    finished: Finished
+    finished: Ending
     executed: dict[Path, set[int]]
 
 
@@ -95,7 +95,7 @@ def run_with_coverage(
     env = child_env(target.import_root)
     if isolated:
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(scratch / "hypothesis")
-    finished = run_child([*command, *args], cwd, env, timeout)
+    finished = run([*command, *args], cwd=cwd, env=env, timeout=timeout, name="generate")
     data_file = scratch / "runs" / run_id / DATA_FILE
     return Measured(finished, executed_lines(data_file, target))
 

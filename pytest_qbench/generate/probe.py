@@ -13,11 +13,11 @@ from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from pytest_qbench.core.supervise import Ending
+from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.ghostwriter import GhostSpec
-from pytest_qbench.generate.process import Finished
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
-from pytest_qbench.generate.process import run_child
 from pytest_qbench.generate.target import Target
 from pytest_qbench.generate.templates import Call
 
@@ -86,7 +86,7 @@ def _run(
     name: str,
     timeout: float,
     budget: float,
-) -> tuple[Finished, Probed]:
+) -> tuple[Ending, Probed]:
     """One child importing ``modules`` and probing ``ghost`` and ``probes``, its files named
     after ``name``."""
     results = scratch / f"{name}-results.json"
@@ -105,7 +105,7 @@ def _run(
     env = child_env(
         target.import_root, {"HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis")}
     )
-    finished = run_child(command, workdir, env, budget)
+    finished = run(command, cwd=workdir, env=env, timeout=budget, name="probe")
     return finished, _read(results)
 
 
@@ -152,7 +152,7 @@ def _one_at_a_time(
             probed.probes.setdefault(item["id"], {"error": why})
 
 
-def _last_lines(finished: Finished, count: int) -> str:
+def _last_lines(finished: Ending, count: int) -> str:
     lines = [line.strip() for line in finished.tail().splitlines() if line.strip()]
     return " | ".join(lines[-count:])[:300] or "no output"
 

@@ -10,12 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_qbench.core.supervise import Ending
+from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import count_tests
 from pytest_qbench.generate.candidate import split_source
-from pytest_qbench.generate.process import Finished
 from pytest_qbench.generate.process import child_env
-from pytest_qbench.generate.process import run_child
 from pytest_qbench.generate.target import GenerateError
 from pytest_qbench.generate.target import Target
 
@@ -88,7 +88,9 @@ def run_pynguin(
             continue
         out = scratch / "pynguin" / str(index)
         out.mkdir(parents=True)
-        finished = run_child(_command(interpreter, target, name, out, plan), out, env, plan.wall)
+        finished = run(
+            _command(interpreter, target, name, out, plan), cwd=out, env=env, timeout=plan.wall
+        )
         files = sorted(out.glob("test_*.py"))
         if not files:
             problems.append(f"pynguin on {name}: no tests ({_why(finished, plan)})")
@@ -131,7 +133,7 @@ def _command(
     ]
 
 
-def _why(finished: Finished, plan: PynguinPlan) -> str:
+def _why(finished: Ending, plan: PynguinPlan) -> str:
     if finished.timed_out:
         return (
             f"killed at the budget after {plan.wall:.0f} s (search {plan.search} s + assertions "

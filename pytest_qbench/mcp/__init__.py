@@ -19,7 +19,7 @@ Shared building blocks, imports pointing one way:
 
 - ``tools``: ``QBenchTools``, every tool as a method over the run lifecycle;
 - ``service``: the run lifecycle (start, watch, stop, finish a child; one run at a time);
-- ``process``, ``containment``: the child in its own process group: progress, stop, kill;
+- ``process``: the pytest child (through ``core/supervise.py``): progress, stop, kill;
 - ``command``: a request into the child's argument list (no shell, no free-form arguments);
 - ``config``: the server's settings and their command-line options;
 - ``paths``: every path an assistant gives, resolved inside the project root or refused;

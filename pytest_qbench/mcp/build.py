@@ -257,8 +257,8 @@ def run_build_workflow(
     Raises:
         ToolFailure: a refused argument, or a run already going on.
     """
-    from pytest_qbench.report.checks.runner import find_executable
-    from pytest_qbench.report.checks.runner import run_checks
+    from pytest_qbench.tools.executables import find_executable
+    from pytest_qbench.tools.runner import run_checks
 
     names = checkers(check_type, find_executable("pyright") is not None)
     relative = check_paths(tools.config.root, paths)

@@ -1,11 +1,12 @@
 """The pytest child: its own process group, no stdin, output to files, progress, stop and kill.
 
-The child leads a new session (``start_new_session``), so everything it starts (xdist workers,
-servers a test launched) is in its process group, and stopping the run kills the group: an
-interrupt first, so that pytest writes its reports marked ``interrupted``, then ``SIGKILL`` for
-whatever is left. A process a test starts in a session of its own leaves the group; on Linux the
-run's cgroup (or, without one, its process tree) reaches it too (``containment.py``). When the
-run ends normally the same sweep runs: nothing a test started outlives the run.
+The child runs through the one supervisor (``core/supervise.py``): it leads a new session, so
+everything it starts (xdist workers, servers a test launched) is in its process group, and
+stopping the run interrupts the group first, so that pytest writes its reports marked
+``interrupted``, then kills the whole tree: its cgroup where one can be made (else its process
+tree), its process group, and every process carrying its cookie (a daemon a test started that
+double-forked into a session of its own). When the run ends normally the same sweep runs:
+nothing a test started outlives the run.
 """
 
 from __future__ import annotations
@@ -14,9 +15,6 @@ import contextlib
 import json
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,9 +22,9 @@ from datetime import timezone
 from pathlib import Path
 from typing import IO
 
+from pytest_qbench.core.supervise import Child
+from pytest_qbench.core.supervise import Containment
 from pytest_qbench.mcp.command import RunPlan
-from pytest_qbench.mcp.containment import Containment
-from pytest_qbench.mcp.containment import contain
 from pytest_qbench.report import store
 from pytest_qbench.report.models import RunMeta
 
@@ -88,36 +86,32 @@ class PytestProcess:
             (plan.staging / name).open("wb") for name in OUTPUT_NAMES.values()
         ]
         try:
-            self.proc: subprocess.Popen[bytes] = subprocess.Popen(
+            self.child = Child(
                 plan.argv,
                 cwd=plan.cwd,
-                stdin=subprocess.DEVNULL,
+                env={**os.environ, **plan.env},
                 stdout=self._outputs[0],
                 stderr=self._outputs[1],
-                env={**os.environ, **plan.env},
-                start_new_session=NEW_SESSION,
-                creationflags=GROUP_FLAGS,
+                name=plan.run_id,
             )
         except BaseException:
             self._close_outputs()
             raise
-        self.containment: Containment | None = (
-            contain(self.proc.pid, plan.run_id) if sys.platform == "linux" else None
-        )
+
+    @property
+    def containment(self) -> Containment | None:
         """What holds every process of the run, beyond its process group (Linux)."""
+        return self.child.containment
 
     @property
     def pid(self) -> int:
         """The pytest process (and its process group) id."""
-        return self.proc.pid
+        return self.child.pid
 
     def poll(self) -> int | None:
         """pytest's exit status, or ``None`` while it runs (the run's processes are noted, so
         that those a test detached are found at the end even without a cgroup)."""
-        code = self.proc.poll()
-        if code is None and self.containment is not None:
-            self.containment.snapshot()
-        return code
+        return self.child.poll()
 
     def overdue(self) -> bool:
         """Whether the run has had its time."""
@@ -173,27 +167,17 @@ class PytestProcess:
 
     def stop(self, reason: str, grace: float) -> None:
         """Interrupt the run (pytest then writes its reports), and after ``grace`` seconds kill
-        its whole process group. Blocks until the group is gone."""
+        its whole tree. Blocks until the tree is gone."""
         self.stopped_by = self.stopped_by or reason
-        if self.proc.poll() is None:
-            if self.containment is not None:
-                self.containment.snapshot()
-            _interrupt(self.proc)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(grace)
+        self.child.stop(grace)
         self.finish()
 
     def finish(self) -> int:
-        """Kill what is left of the run (its cgroup or process tree, its process group), reap
-        pytest, close the output files."""
-        if self.containment is not None:
-            self.containment.kill_all()
-        _kill_group(self.proc)
-        code = self.proc.wait()
-        if self.containment is not None:
-            self.containment.close()
+        """Kill what is left of the run (every process a test started), reap pytest, close the
+        output files."""
+        ending = self.child.finish()
         self._close_outputs()
-        return code
+        return ending.exit_status
 
     def meta(self, exit_code: int | None) -> RunMeta:
         """The run as this server ran it: the real argument list, the exit status (``None``
@@ -253,35 +237,3 @@ def _result(line: bytes) -> tuple[int, int]:
     if "::" not in nodeid:
         return 0, 0
     return 1, 1 if outcome in ("failed", "error") else 0
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    NEW_SESSION = False
-    GROUP_FLAGS = subprocess.CREATE_NEW_PROCESS_GROUP
-
-    def _interrupt(proc: subprocess.Popen[bytes]) -> None:
-        with contextlib.suppress(OSError):
-            proc.send_signal(signal.CTRL_BREAK_EVENT)
-
-    def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-        if proc.poll() is None:
-            subprocess.run(
-                ["taskkill", "/F", "/T", "/PID", str(proc.pid)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
-
-else:
-    NEW_SESSION = True
-    GROUP_FLAGS = 0
-
-    def _interrupt(proc: subprocess.Popen[bytes]) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGINT)
-
-    def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-        # a group's id stays reserved while any member lives, even after pytest was reaped
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)

@@ -1,20 +1,18 @@
-"""One tool run as a supervised child process: an argument list (no shell), its own process
-group, its output (stdout and stderr together) into a capped log, a timeout, and its whole tree
-killed at the end (what it left behind too). The supervision of the static checkers
-(``report/checks/runner.py``), reused."""
+"""One tool run as a supervised child process (``core/supervise.py``): an argument list (no
+shell), a session of its own, a timeout, its whole tree killed at its end (what it left behind
+too); its stdout and stderr captured together (bounded: head and tail) into ``<name>.log``."""
 
 from __future__ import annotations
 
-import sys
+import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_qbench.core.proctree import ProcessTree
-from pytest_qbench.report.checks import runner
-from pytest_qbench.report.checks.stored import now
-from pytest_qbench.report.models import RunMeta
+from pytest_qbench.core import supervise
+from pytest_qbench.core.atomic import write_text_atomic
 
 
 @dataclass(frozen=True)
@@ -41,29 +39,29 @@ def run_supervised(
     name: str,
     timeout: float,
     stop: threading.Event | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Finished:
     """Run ``command`` in ``cwd`` up to ``timeout`` seconds (or until ``stop`` is set), its
-    output into ``log_dir/<name>.log``; then kill its whole process tree."""
-    plan = runner.Plan(name, command, frozenset(), lambda raw, cwd: [], merge_stderr=True)
+    output into ``log_dir/<name>.log``, ``env`` added to this process's environment; then kill
+    its whole process tree."""
     log = log_dir / f"{name}.log"
     started = time.time()
+    full_env = {**os.environ, **env} if env else None
     try:
-        process, logs = runner.spawn(plan, cwd, log_dir)
+        child = supervise.start(
+            command, cwd=cwd, env=full_env, capture=True, timeout=timeout, name=name
+        )
     except OSError as exc:
         return Finished(None, log, f"could not start {command[0]}: {exc}", started, time.time())
-    tree = ProcessTree(process.pid) if sys.platform == "linux" else None
-    for one in logs:
-        one.watch = tree.snapshot if tree is not None else None
-        one.start()
-    meta = RunMeta(run_id=name, tool=name, started_at=now(), cwd=str(cwd), command=command)
-    handle = runner.Started(plan, meta, process, logs=logs, tree=tree)
-    ended = runner.wait_for(process, timeout, stop)
-    runner.stop_tree(handle)
+    try:
+        ended = child.wait(cancel=stop)
+    except BaseException:
+        child.stop()
+        raise
+    ending = child.finish() if ended else child.stop()
+    write_text_atomic(log, ending.output)
     if not ended:
-        why = (
-            "was cancelled"
-            if stop is not None and stop.is_set()
-            else f"did not finish in {timeout:g} s"
-        )
+        cancelled = stop is not None and stop.is_set() and not ending.timed_out
+        why = "was cancelled" if cancelled else f"did not finish in {timeout:g} s"
         return Finished(None, log, f"{name} {why} and was stopped", started, time.time())
-    return Finished(process.returncode, log, None, started, time.time())
+    return Finished(ending.exit_status, log, None, started, time.time())

@@ -1,17 +1,9 @@
-"""Every process a run starts, found and killed: a cgroup where one can be made, else the tree.
+"""A cgroup v2 of a child's own, where the system lets this process make one (Linux).
 
-A test may start a process in a new session (``start_new_session=True``, a daemon), which leaves
-pytest's process group, so killing the group misses it. Two ways reach it:
-
-- ``CgroupJail``: on Linux with a writable cgroup v2 hierarchy, pytest is moved into a cgroup of
-  its own right after it starts (before it imports anything, let alone runs a test); everything
-  it starts is born inside, whatever its session, and killing the cgroup kills all of it.
-- ``ProcessTree`` (the fallback, with psutil, in ``core/proctree.py``; the static checkers
-  use it too): the descendants of pytest, found through their parent links, are stopped (so they cannot fork), looked for again until no new one appears,
-  then killed. A process whose parent already exited is reparented to init and no longer traced
-  back: a daemon that double-forks while pytest still runs can escape; the docs name the limit.
-
-Elsewhere the process group alone is killed (``process.py``).
+A child moved into it right after it starts (before it runs any code of the user's) has every
+process it starts born inside, whatever its session: a daemon that double-forks and calls
+``setsid`` included. Killing the cgroup kills all of it. ``core/supervise.py`` uses it first;
+the process tree (``core/proctree.py``) and the cookie in the environment are its fallbacks.
 """
 
 from __future__ import annotations
@@ -21,34 +13,10 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Protocol
 
 from pytest_qbench.core.proctree import KILL_ROUNDS
 from pytest_qbench.core.proctree import PROC
-from pytest_qbench.core.proctree import ProcessTree
 from pytest_qbench.core.proctree import signal_all
-
-
-class Containment(Protocol):
-    """What holds a run's processes."""
-
-    kind: str
-    """``cgroup`` or ``process tree``."""
-
-    def snapshot(self) -> None:
-        """Note the processes of the run now (before pytest may exit)."""
-
-    def kill_all(self) -> None:
-        """Kill every process of the run that is still alive."""
-
-    def close(self) -> None:
-        """Release what holds the run (a cgroup directory)."""
-
-
-def contain(pid: int, name: str) -> Containment:
-    """A cgroup for ``pid`` named after the run when one can be made, else its process tree."""
-    jail = CgroupJail.create(pid, name)
-    return jail if jail is not None else ProcessTree(pid)
 
 
 def cgroup_base() -> Path | None:
@@ -129,19 +97,23 @@ class CgroupJail:
             return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
         return []
 
-    def kill_all(self) -> None:
-        """``cgroup.kill`` (Linux 5.14+), else kill the members until none is left."""
+    def kill_all(self) -> set[int]:
+        """``cgroup.kill`` (Linux 5.14+), else kill the members until none is left; the
+        processes that were still in it."""
         killer = self.path / "cgroup.kill"
+        killed: set[int] = set()
         for _ in range(KILL_ROUNDS * 10):
             members = self.members()
             if not members:
-                return
+                return killed
+            killed.update(members)
             if killer.is_file():
                 with contextlib.suppress(OSError):
                     killer.write_text("1")
             else:
                 signal_all(members, signal.SIGKILL)
             time.sleep(0.01)
+        return killed
 
     def close(self) -> None:
         """Remove the cgroup (it can go once it is empty)."""

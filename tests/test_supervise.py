@@ -1,0 +1,130 @@
+"""The one process supervisor (``core/supervise.py``) on real processes: a timeout kills the
+child's grandchildren, those in its process group and a daemon that double-forked into a
+session of its own; a normal end kills what the child left behind; the ending says how it
+ended. Each way a tree is held is tried: a cgroup where one can be made here, else the process
+tree and the cookie."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.core import supervise
+
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux /proc and cgroups")
+
+DAEMON = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(300)
+    os._exit(0)
+"""
+"""Double fork and ``setsid``: the grandchild sleeps, reparented to init."""
+
+
+def marked(marker: str) -> list[int]:
+    """The live (not zombie) processes whose command line holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in command and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def gone(marker: str) -> bool:
+    """Whether no process with ``marker`` lives, waiting 5 s at most (init reaps the dead)."""
+    deadline = time.monotonic() + 5
+    while marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not marked(marker)
+
+
+@pytest.fixture(params=["cgroup", "process tree"])
+def held_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    from pytest_qbench.core import cgroup
+
+    if request.param == "cgroup" and cgroup.cgroup_base() is None:
+        pytest.skip("no writable cgroup v2 here")
+    if request.param == "process tree":
+        monkeypatch.setattr(cgroup, "cgroup_base", lambda: None)
+    return str(request.param)
+
+
+def parent(marker: str, then: str) -> list[str]:
+    """A child that starts a sleeper in its group and a daemon (both named by ``marker``),
+    says so, then runs ``then``."""
+    code = (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}])\n"
+        f"subprocess.run([sys.executable, '-c', {DAEMON!r}, {marker!r}], check=True)\n"
+        "print('started', flush=True)\n"
+        f"{then}\n"
+    )
+    return [sys.executable, "-c", code]
+
+
+def test_a_timeout_kills_every_grandchild(tmp_path: Path, held_by: str) -> None:
+    """The child hangs: at its timeout it, its sleeper and its daemon are killed, and the
+    ending says it timed out, with its leftovers."""
+    marker = f"qbench-sup-{uuid.uuid4().hex}"
+    ending = supervise.run(parent(marker, "import time; time.sleep(300)"), cwd=tmp_path, timeout=3)
+    assert (ending.timed_out, ending.stopped, ending.returncode) == (True, True, None)
+    assert ending.exit_status < 0 and ending.held_by == held_by
+    assert ending.leftovers >= 2 and "started" in ending.output
+    assert gone(marker)
+
+
+def test_a_normal_end_kills_what_the_child_left(tmp_path: Path, held_by: str) -> None:
+    """The child exits 3 after starting a sleeper and a daemon: the ending has its status, not
+    timed out, and both are killed."""
+    marker = f"qbench-sup-{uuid.uuid4().hex}"
+    ending = supervise.run(parent(marker, "raise SystemExit(3)"), cwd=tmp_path, timeout=120)
+    assert (ending.returncode, ending.exit_status, ending.timed_out) == (3, 3, False)
+    assert ending.leftovers >= 2 and ending.output == "started\n"
+    assert gone(marker)
+
+
+def test_a_clean_child_leaves_nothing(tmp_path: Path) -> None:
+    """A child that starts nothing: no leftovers, its output and stdin as given."""
+    code = "import sys; sys.stdout.write(sys.stdin.read().upper())"
+    ending = supervise.run([sys.executable, "-c", code], cwd=tmp_path, timeout=120, stdin=b"hello")
+    assert (ending.returncode, ending.leftovers, ending.output) == (0, 0, "HELLO")
+
+
+def test_the_non_blocking_child_stops_on_request(tmp_path: Path) -> None:
+    """start, wait with a deadline, stop: output to a file, the interrupt seen by the child
+    within the grace, its daemon killed."""
+    marker = f"qbench-sup-{uuid.uuid4().hex}"
+    then = (
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGINT, lambda *a: sys.exit(7))\n"
+        "time.sleep(300)"
+    )
+    with (tmp_path / "out.txt").open("wb") as out:
+        child = supervise.start(
+            parent(marker, then), cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT
+        )
+        assert child.wait(0.2) is False  # it sleeps until stopped
+        deadline = time.monotonic() + 60
+        while b"started" not in (tmp_path / "out.txt").read_bytes():
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.05)
+        ending = child.stop(grace=30)
+    assert (ending.exit_status, ending.stopped, ending.timed_out) == (7, True, False)
+    assert child.finish() is ending
+    assert gone(marker)
