@@ -248,3 +248,29 @@ def test_workspaces_of_package_json(tmp_path: Path) -> None:
         "build",
     ]
     assert build_command("npm", "npm", None) == ["npm", "run", "build"]
+
+
+def test_vitest_and_jest_are_runners_of_the_plugin_interface(tmp_path: Path) -> None:
+    """vitest and jest are built-in plugins of the runner interface: detected from package.json
+    (here a front end one directory down), planned with the project's own binary, and not
+    installed (never planned through a download) when it is missing."""
+    from pytest_qbench.tools.registry import load_registry
+    from pytest_qbench.tools.spec import NotInstalled
+
+    runners = load_registry(entry_points=False).runners
+    assert {"pytest", "vitest", "jest"} <= set(runners)
+    web = tmp_path / "web"
+    write_json(web / "package.json", {"name": "web", "devDependencies": {"vitest": "3.2.4"}})
+    vitest, jest = runners["vitest"].tool, runners["jest"].tool
+    assert vitest.applies(tmp_path) and not jest.applies(tmp_path)
+    assert vitest.installed is not None and not vitest.installed(tmp_path)
+    with pytest.raises(NotInstalled, match="node_modules/.bin/vitest"):
+        vitest.plan(web, [], tmp_path)
+    binary = web / "node_modules" / ".bin" / "vitest"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("")
+    plan = vitest.plan(web, ["src/a.test.ts"], tmp_path)
+    assert plan.command[0] == str(binary) and plan.output == tmp_path / "vitest.json"
+    assert (
+        f"--outputFile.json={plan.output}" in plan.command and plan.command[-1] == "src/a.test.ts"
+    )

@@ -16,7 +16,6 @@ from dataclasses import field
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
-from types import ModuleType
 from typing import Literal
 
 from pytest_qbench._version import __version__
@@ -36,9 +35,10 @@ from pytest_qbench.tools.js import jest
 from pytest_qbench.tools.js import vitest
 from pytest_qbench.tools.js.build import build_project
 from pytest_qbench.tools.js.project import Package
-from pytest_qbench.tools.js.project import find_binary
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Runner
 
 
 RunnerName = Literal["pytest", "vitest", "jest"]
@@ -52,6 +52,7 @@ PYTEST_DATA = frozenset({0, 1, 5})
 """pytest's exit statuses that mean its report is the answer (5: no tests collected)."""
 PYTHON_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")
 """Files that make a project a Python one (pytest applies)."""
+CRASHED = "runner-crashed"
 
 
 @dataclass
@@ -179,9 +180,7 @@ def run_js(
             selected = paths_in(package.path, root, paths)
             if paths and not selected:
                 continue
-            run_js_unit(
-                name, module, package, project, root, selected, log_dir, timeout, gathered, stop
-            )
+            run_js_unit(name, package, root, selected, log_dir, timeout, gathered, stop)
     if not found:
         gathered.problems.append(
             problem(
@@ -209,9 +208,7 @@ def paths_in(package: Path, root: Path, paths: list[str]) -> list[str]:
 
 def run_js_unit(
     name: str,
-    module: ModuleType,
     package: Package,
-    project: Package,
     root: Path,
     paths: list[str],
     log_dir: Path,
@@ -219,51 +216,86 @@ def run_js_unit(
     gathered: Gathered,
     stop: threading.Event | None,
 ) -> None:
-    """One runner in one package: its JSON report parsed, or a problem saying why not."""
-    label = f"{name} ({package.name})"
-    binary = find_binary(name, package.path, project.path)
-    if binary is None:
-        message = f"{label}: not installed: no node_modules/.bin/{name} (run the package manager's install)"
-        gathered.problems.append(problem(name, message, "runner-not-installed"))
-        return
+    """One runner (of the plugin registry) in one package."""
+    from pytest_qbench.tools.registry import registry
+
+    runner = registry().runner(name).tool
+    run_plugin(runner, package.path, root, paths, log_dir, timeout, gathered, stop, package.name)
+
+
+def run_plugin(
+    runner: Runner,
+    cwd: Path,
+    root: Path,
+    paths: list[str],
+    log_dir: Path,
+    timeout: float,
+    gathered: Gathered,
+    stop: threading.Event | None,
+    where: str,
+) -> None:
+    """A runner of the plugin interface planned and run in ``cwd``: its machine-readable
+    report parsed, its results' files made relative to ``root``; or a problem saying why not
+    (not installed, crashed, timed out, an undocumented exit status, an unreadable report)."""
+    label = f"{runner.name} ({where})"
+    name = runner.name
+    log_name = f"{name}-{len(list(log_dir.glob(f'{name}-*.log'))) + 1}"
     with tempfile.TemporaryDirectory(prefix=f"qbench-{name}-") as scratch:
-        output = Path(scratch) / "report.json"
-        command = module.command(binary, output, paths)
-        log_name = f"{name}-{len([d for d in log_dir.glob(f'{name}-*.log')]) + 1}"
-        done = run_supervised(command, package.path, log_dir, log_name, timeout, stop)
-        if done.problem is not None:
-            gathered.problems.append(
-                problem(
-                    name,
-                    f"{label}: {done.problem}; raw output in {done.log.name}",
-                    "runner-crashed",
-                )
-            )
+        try:
+            plan = runner.plan(cwd, paths, Path(scratch))
+        except NotInstalled as exc:
+            gathered.problems.append(problem(name, f"{label}: {exc}", "runner-not-installed"))
             return
-        if done.exit_code not in module.OK_CODES or not output.is_file():
-            why = f"exit code {done.exit_code}" + ("" if output.is_file() else ", no JSON report")
-            gathered.problems.append(
-                problem(
-                    name, f"{label} crashed: {why}; raw output in {done.log.name}", "runner-crashed"
-                )
-            )
+        done = run_supervised(plan.command, cwd, log_dir, log_name, timeout, stop, plan.env)
+        raw_in = f"raw output in {done.log.name}"
+        if done.problem is not None:
+            gathered.problems.append(problem(name, f"{label}: {done.problem}; {raw_in}", CRASHED))
+            return
+        source = plan.output or done.log  # without a report file: its output (stdout+stderr)
+        if done.exit_code not in plan.ok_codes or not source.is_file():
+            why = f"exit code {done.exit_code}" + ("" if source.is_file() else ", no report")
+            gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
             return
         try:
-            results = module.parse(output.read_bytes(), root, package.path)
+            results = plan.parse(source.read_bytes(), cwd)
         except CheckOutputError as exc:
-            gathered.problems.append(
-                problem(name, f"{label}: {exc}; raw output in {done.log.name}", "runner-crashed")
-            )
+            gathered.problems.append(problem(name, f"{label}: {exc}; {raw_in}", CRASHED))
             return
-    gathered.results += results
+    gathered.results += [rebase(result, cwd, root, name) for result in results]
     if done.exit_code != 0 and not any(r.outcome in ("failed", "error") for r in results):
-        gathered.problems.append(
-            problem(
-                name,
-                f"{label} exited {done.exit_code} with no failed test; raw output in {done.log.name}",
-                "runner-crashed",
-            )
-        )
+        message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
+        gathered.problems.append(problem(name, message, CRASHED))
+
+
+def rebase(result: TestResult, cwd: Path, root: Path, runner: str) -> TestResult:
+    """``result`` (files relative to ``cwd``) with its files relative to ``root``, naming its
+    runner."""
+    try:
+        prefix = cwd.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        prefix = "."
+    if prefix == ".":
+        return result.model_copy(update={"runner": runner})
+
+    def moved(path: str | None) -> str | None:
+        if path is None or path.startswith(("/", "..")):
+            return path
+        return f"{prefix}/{path}"
+
+    failure = result.failure
+    if failure is not None:
+        failure = failure.model_copy(update={"file": moved(failure.file)})
+    nodeid = result.nodeid
+    if nodeid.startswith(result.file):
+        nodeid = f"{prefix}/{nodeid}"
+    return result.model_copy(
+        update={
+            "nodeid": nodeid,
+            "file": moved(result.file),
+            "failure": failure,
+            "runner": runner,
+        }
+    )
 
 
 def run_pytest(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from pytest_qbench.tools.builtin import js_runners
 from pytest_qbench.tools.builtin import node_checkers
 from pytest_qbench.tools.builtin import pytest_runner
 from pytest_qbench.tools.builtin import python_checkers
@@ -13,5 +14,6 @@ BUILTIN_PLUGINS: dict[str, ModuleType] = {
     "builtin.python": python_checkers,
     "builtin.node": node_checkers,
     "builtin.pytest": pytest_runner,
+    "builtin.js": js_runners,
 }
 """The built-in plugins by name, registered before any installed one (their names win)."""

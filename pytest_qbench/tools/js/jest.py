@@ -32,6 +32,7 @@ def command(binary: Path, output: Path, paths: list[str]) -> list[str]:
     ]
 
 
-def parse(raw: bytes, root: Path, cwd: Path) -> list[TestResult]:
-    """The tests of jest's JSON report."""
-    return results.parse_report(raw, root, NAME, cwd)
+def parse(raw: bytes, cwd: Path) -> list[TestResult]:
+    """The tests of jest's JSON report, ids relative to ``cwd`` (the plugin interface's
+    parser: the caller rebases them onto the project's root)."""
+    return results.parse_report(raw, cwd, NAME, cwd)
