@@ -206,6 +206,22 @@ def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Pa
     errors = [d for d in report.collection_errors if d.tool == "pnpm.build"]
     assert len(errors) == 1 and "@mono/bad" in errors[0].message and "TS2322" in errors[0].message
 
+    # the same builds as the checker plugin js.build of `qbench check`
+    check = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "check", "--checker", "js.build", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert check.returncode == 1, check.stdout + check.stderr
+    [run] = json.loads(check.stdout)["checks"]
+    assert (run["run"]["tool"], run["status"]) == ("js.build", "failed")
+    assert [(d["file"], "@mono/bad" in d["message"]) for d in run["diagnostics"]] == [
+        ("packages/bad/package.json", True)
+    ]
+
 
 @pytest.mark.parametrize(
     ("lock", "manager"),
@@ -264,7 +280,7 @@ def test_vitest_and_jest_are_runners_of_the_plugin_interface(tmp_path: Path) -> 
     vitest, jest = runners["vitest"].tool, runners["jest"].tool
     assert vitest.applies(tmp_path) and not jest.applies(tmp_path)
     assert vitest.installed is not None and not vitest.installed(tmp_path)
-    with pytest.raises(NotInstalled, match="node_modules/.bin/vitest"):
+    with pytest.raises(NotInstalled, match=r"node_modules/\.bin/vitest"):
         vitest.plan(web, [], tmp_path)
     binary = web / "node_modules" / ".bin" / "vitest"
     binary.parent.mkdir(parents=True)

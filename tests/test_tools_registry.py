@@ -38,8 +38,9 @@ def test_builtins_are_plugins_of_the_interface() -> None:
         "python.build": ("build", "backend"),
         "tsc": ("typecheck", "frontend"),
         "eslint": ("lint", "frontend"),
+        "js.build": ("build", "frontend"),
     }
-    assert list(found.runners) == ["pytest"]
+    assert list(found.runners) == ["pytest", "vitest", "jest"]
     assert found.checker("build").tool.name == "python.build"  # its older name
     with pytest.raises(QBenchError, match=r"unknown checker 'nope'; registered checkers: ruff, "):
         found.checker("nope")

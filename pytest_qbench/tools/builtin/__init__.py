@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from pytest_qbench.tools.builtin import js_build
 from pytest_qbench.tools.builtin import js_runners
 from pytest_qbench.tools.builtin import node_checkers
 from pytest_qbench.tools.builtin import pytest_runner
@@ -15,5 +16,6 @@ BUILTIN_PLUGINS: dict[str, ModuleType] = {
     "builtin.node": node_checkers,
     "builtin.pytest": pytest_runner,
     "builtin.js": js_runners,
+    "builtin.js_build": js_build,
 }
 """The built-in plugins by name, registered before any installed one (their names win)."""
