@@ -290,3 +290,19 @@ def test_vitest_and_jest_are_runners_of_the_plugin_interface(tmp_path: Path) -> 
     assert (
         f"--outputFile.json={plan.output}" in plan.command and plan.command[-1] == "src/a.test.ts"
     )
+
+
+def test_unknown_runner_is_refused_with_the_registered_ones(tmp_path: Path) -> None:
+    """``--runner mocha`` (no plugin registers it): a one-line error listing the registered
+    runners; nothing runs, nothing is stored."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "test", "--runner", "mocha"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "unknown runner 'mocha'; registered runners: pytest, vitest, jest" in done.stderr
+    assert not (tmp_path / ".qbench").exists()

@@ -32,8 +32,9 @@ def add_test_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--runner",
         default="all",
-        choices=["pytest", "vitest", "jest", "all"],
-        help="Which runner; all: every runner that applies to the project. Default: %(default)s",
+        metavar="NAME",
+        help="pytest, vitest, jest, a plugin's runner, or all: every runner that applies to "
+        "the project. Default: %(default)s",
     )
     parser.add_argument(
         "--build",
@@ -70,6 +71,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     from pytest_qbench.tools.run_tests import run_tests
     from pytest_qbench.tools.run_tests import started_now
 
+    chosen = parse_choice(args.runner)
     root = Path.cwd()
     started = started_now()
     run_id = store.new_run_id(started)
@@ -78,7 +80,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     run_dir.mkdir(parents=True)
     gathered = run_tests(
         root,
-        parse_choice(args.runner),
+        chosen,
         list(args.paths),
         run_dir,
         timeout=args.timeout,

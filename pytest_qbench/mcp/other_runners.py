@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 from typing import Literal
-from typing import cast
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp.command import RunRequest
@@ -67,8 +66,7 @@ def add_other_runners(
     from pytest_qbench.tools.run_tests import merge_report
     from pytest_qbench.tools.run_tests import run_tests
 
-    names = cast("list[Literal['pytest', 'vitest', 'jest']]", others)
-    gathered = run_tests(plan.cwd, names, paths, plan.run_dir, timeout=plan.timeout)
+    gathered = run_tests(plan.cwd, others, paths, plan.run_dir, timeout=plan.timeout)
     merged = merge_report(report, gathered)
     write_reports(merged, plan, index=False)
     return merged
@@ -92,9 +90,8 @@ def run_without_pytest(
     plan = plan_run(tools.config, request)
     started = started_now()
     plan.run_dir.mkdir(parents=True)
-    names = cast("list[Literal['pytest', 'vitest', 'jest']]", runners)
     paths = list(request.test_path)
-    gathered = run_tests(plan.cwd, names, paths, plan.run_dir, timeout=plan.timeout, stop=stop)
+    gathered = run_tests(plan.cwd, runners, paths, plan.run_dir, timeout=plan.timeout, stop=stop)
     command = ["qbench-mcp", "run_test_workflow", "--test-type", ",".join(runners), *paths]
     report = build_report(gathered, plan.run_id, started, command, plan.cwd)
     write_reports(report, plan, index=True, db=configured_db(None, tools.config.root))

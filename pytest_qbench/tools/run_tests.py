@@ -79,32 +79,54 @@ class Gathered:
         return sum(1 for check in self.checks if check.status != "clean")
 
 
-def parse_choice(value: str) -> list[RunnerName] | None:
-    """``vitest`` as ``["vitest"]``; ``all`` as ``None`` (every runner that applies).
+def parse_choice(value: str) -> list[str] | None:
+    """``vitest`` as ``["vitest"]``; ``all`` as ``None`` (every runner that applies); any
+    runner a plugin registered by its name.
 
     Raises:
-        QBenchError: an unknown runner.
+        QBenchError: an unknown runner (the message lists the registered ones).
     """
     if value == "all":
         return None
     if value not in RUNNERS:
-        raise QBenchError(
-            f"--runner has unknown runner {value!r}; use one of {', '.join(CHOICES)}",
-            slug="test-options",
-        )
+        from pytest_qbench.tools.registry import registry
+
+        try:
+            registry().runner(value)
+        except QBenchError as exc:
+            raise QBenchError(f"--runner: {exc}; or all", slug="test-options") from None
     return [value]
 
 
-def applicable(root: Path) -> list[RunnerName]:
+def applicable(root: Path) -> list[str]:
     """The runners that apply to ``root``: pytest for a Python project (or one with no
-    JavaScript project at all), vitest and jest for a JavaScript project listing them."""
-    found: list[RunnerName] = []
+    JavaScript project at all), vitest and jest for a JavaScript project listing them, and
+    each runner of an installed plugin that says it applies."""
+    found: list[str] = []
     packages = [p for project in find_projects(root) for p in units(project)]
     if not packages or is_python(root):
         found.append("pytest")
     for name, module in (("vitest", vitest), ("jest", jest)):
         if any(module.detect(p) for p in packages):
-            found.append(name)  # type: ignore[arg-type]
+            found.append(name)
+    return found + plugin_runners(root)
+
+
+def plugin_runners(root: Path) -> list[str]:
+    """The runners of installed plugins (not the built-in ones) that apply to ``root``; one
+    whose detection raises is listed (it then fails when run, never passes silently)."""
+    from pytest_qbench.tools.registry import registry
+
+    found = []
+    for name, registered in registry().runners.items():
+        if name in RUNNERS:
+            continue
+        try:
+            applies = registered.tool.applies(root)
+        except Exception:  # a third party's code: run it, and let it fail visibly
+            applies = True
+        if applies:
+            found.append(name)
     return found
 
 
@@ -122,7 +144,7 @@ def units(project: Package) -> list[Package]:
 
 def run_tests(
     root: Path,
-    chosen: list[RunnerName] | None,
+    chosen: list[str] | None,
     paths: list[str],
     log_dir: Path,
     *,
@@ -152,15 +174,17 @@ def run_tests(
             on_runner(name)
         if name == "pytest":
             run_pytest(root, paths, log_dir, timeout, gathered, pytest_args or [], python, stop)
-        else:
+        elif name in ("vitest", "jest"):
             run_js(name, root, paths, log_dir, timeout, gathered, skipped, stop)
+        else:
+            run_third_party(name, root, paths, log_dir, timeout, gathered, stop)
     failed = any(r.outcome in ("failed", "error") for r in gathered.results)
     gathered.exit_code = 1 if failed or gathered.problems else 0
     return gathered
 
 
 def run_js(
-    name: RunnerName,
+    name: str,
     root: Path,
     paths: list[str],
     log_dir: Path,
@@ -206,6 +230,22 @@ def paths_in(package: Path, root: Path, paths: list[str]) -> list[str]:
     return [p for p in inside if p != "."]
 
 
+def run_third_party(
+    name: str,
+    root: Path,
+    paths: list[str],
+    log_dir: Path,
+    timeout: float,
+    gathered: Gathered,
+    stop: threading.Event | None,
+) -> None:
+    """A runner an installed plugin registered, in the project's root."""
+    from pytest_qbench.tools.registry import registry
+
+    runner = registry().runner(name).tool
+    run_plugin(runner, root, root, paths, log_dir, timeout, gathered, stop, root.name)
+
+
 def run_js_unit(
     name: str,
     package: Package,
@@ -245,6 +285,10 @@ def run_plugin(
             plan = runner.plan(cwd, paths, Path(scratch))
         except NotInstalled as exc:
             gathered.problems.append(problem(name, f"{label}: {exc}", "runner-not-installed"))
+            return
+        except Exception as exc:  # a third party's planner: its failure is the runner's
+            message = f"{label} could not be planned: {type(exc).__name__}: {str(exc)[:300]}"
+            gathered.problems.append(problem(name, message, CRASHED))
             return
         done = run_supervised(plan.command, cwd, log_dir, log_name, timeout, stop, plan.env)
         raw_in = f"raw output in {done.log.name}"
