@@ -14,9 +14,12 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from pytest_qbench.report.models import TestReport
 
 
 PINS = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
@@ -71,3 +74,19 @@ def node_tools() -> Path:
 def link_tools(project: Path, tools: Path) -> None:
     """Give ``project`` the cached ``node_modules`` (a link), as its own install would."""
     (project / "node_modules").symlink_to(tools / "node_modules", target_is_directory=True)
+
+
+def qbench_test(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], TestReport, Path]:
+    """``qbench test ARGS`` in ``cwd``: the process, its stored report and its run directory."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "test", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    runs = sorted((cwd / ".qbench" / "runs").iterdir())
+    assert len(runs) == 1, done.stderr
+    report = TestReport.model_validate_json((runs[0] / "report.json").read_bytes())
+    return done, report, runs[0]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from node_tools import link_tools
+from node_tools import qbench_test
 
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.tools.js.build import build_command
@@ -55,22 +56,6 @@ pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("js_runners")]
 def write_json(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
-
-
-def qbench_test(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], TestReport, Path]:
-    """``qbench test ARGS`` in ``cwd``: the process, its stored report and its run directory."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "test", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    runs = sorted((cwd / ".qbench" / "runs").iterdir())
-    assert len(runs) == 1, done.stderr
-    report = TestReport.model_validate_json((runs[0] / "report.json").read_bytes())
-    return done, report, runs[0]
 
 
 def runner_line(log: Path, word: str) -> dict[str, int]:

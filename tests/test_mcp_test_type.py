@@ -5,7 +5,6 @@ test and the failing vitest test, each naming its runner, through a real MCP cli
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 from mcp_helpers import quiet_children
 from node_tools import link_tools
+from node_tools import qbench_test
 
 
 pytest.importorskip("mcp")
@@ -117,16 +117,8 @@ def test_vitest_alone_starts_no_pytest(project: Path) -> None:
 def test_qbench_test_runner_all_is_one_run(project: Path) -> None:
     """``qbench test --runner all``: one run, one report.json with the Python and the
     TypeScript failures, exit status 1."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "test", "--runner", "all"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done, report, _ = qbench_test(project, "--runner", "all")
     assert done.returncode == 1, done.stdout + done.stderr
-    [report] = stored(project)
     failed = {(r.runner, r.nodeid) for r in report.results if r.outcome == "failed"}
     assert failed == {
         ("pytest", "tests/test_calc.py::test_total"),

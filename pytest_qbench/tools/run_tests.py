@@ -177,7 +177,7 @@ def run_tests(
         elif name in ("vitest", "jest"):
             run_js(name, root, paths, log_dir, timeout, gathered, skipped, stop)
         else:
-            run_third_party(name, root, paths, log_dir, timeout, gathered, stop)
+            run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
     failed = any(r.outcome in ("failed", "error") for r in gathered.results)
     gathered.exit_code = 1 if failed or gathered.problems else 0
     return gathered
@@ -204,7 +204,7 @@ def run_js(
             selected = paths_in(package.path, root, paths)
             if paths and not selected:
                 continue
-            run_js_unit(name, package, root, selected, log_dir, timeout, gathered, stop)
+            run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
     if not found:
         gathered.problems.append(
             problem(
@@ -230,8 +230,9 @@ def paths_in(package: Path, root: Path, paths: list[str]) -> list[str]:
     return [p for p in inside if p != "."]
 
 
-def run_third_party(
+def run_registered(
     name: str,
+    cwd: Path,
     root: Path,
     paths: list[str],
     log_dir: Path,
@@ -239,28 +240,12 @@ def run_third_party(
     gathered: Gathered,
     stop: threading.Event | None,
 ) -> None:
-    """A runner an installed plugin registered, in the project's root."""
+    """The runner registered as ``name`` (a built-in plugin's or an installed one's) in
+    ``cwd``: a JavaScript package, or the root for a plugin's runner."""
     from pytest_qbench.tools.registry import registry
 
     runner = registry().runner(name).tool
-    run_plugin(runner, root, root, paths, log_dir, timeout, gathered, stop, root.name)
-
-
-def run_js_unit(
-    name: str,
-    package: Package,
-    root: Path,
-    paths: list[str],
-    log_dir: Path,
-    timeout: float,
-    gathered: Gathered,
-    stop: threading.Event | None,
-) -> None:
-    """One runner (of the plugin registry) in one package."""
-    from pytest_qbench.tools.registry import registry
-
-    runner = registry().runner(name).tool
-    run_plugin(runner, package.path, root, paths, log_dir, timeout, gathered, stop, package.name)
+    run_plugin(runner, cwd, root, paths, log_dir, timeout, gathered, stop, cwd.name)
 
 
 def run_plugin(
