@@ -30,6 +30,7 @@ from pytest_qbench.report.models import ReportSummary
 from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
+from pytest_qbench.tools.builtin.detect import is_python_project
 from pytest_qbench.tools.execute import run_supervised
 from pytest_qbench.tools.js import jest
 from pytest_qbench.tools.js import vitest
@@ -50,8 +51,6 @@ DEFAULT_TIMEOUT = 900.0
 """Seconds one runner may take before it is stopped (and its results count as an error)."""
 PYTEST_DATA = frozenset({0, 1, 5})
 """pytest's exit statuses that mean its report is the answer (5: no tests collected)."""
-PYTHON_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "conftest.py")
-"""Files that make a project a Python one (pytest applies)."""
 CRASHED = "runner-crashed"
 
 
@@ -104,7 +103,7 @@ def applicable(root: Path) -> list[str]:
     each runner of an installed plugin that says it applies."""
     found: list[str] = []
     packages = [p for project in find_projects(root) for p in units(project)]
-    if not packages or is_python(root):
+    if not packages or is_python_project(root):
         found.append("pytest")
     for name, module in (("vitest", vitest), ("jest", jest)):
         if any(module.detect(p) for p in packages):
@@ -128,13 +127,6 @@ def plugin_runners(root: Path) -> list[str]:
         if applies:
             found.append(name)
     return found
-
-
-def is_python(root: Path) -> bool:
-    """Whether ``root`` looks like a Python project."""
-    if any((root / name).is_file() for name in PYTHON_MARKERS):
-        return True
-    return any(root.glob("test_*.py")) or any(root.glob("tests/**/*.py"))
 
 
 def units(project: Package) -> list[Package]:
