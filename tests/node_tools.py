@@ -1,20 +1,22 @@
-"""Real JavaScript tools for the tests (issue 22): vitest, jest and pnpm at pinned versions,
-installed from the npm registry once into a cache shared by every test session
-(``~/.cache/qbench-tests/npm/<key>``, the key naming the pins and Node's major version), never
-on each test. Without ``node`` and ``npm`` the tests that need them are skipped, saying so.
+"""Real JavaScript tools from the npm registry for the tests: TypeScript and ESLint for the
+front-end checkers, vitest, jest and pnpm for the runners and workspaces, each set installed
+once into a cache keyed by its pinned versions (``~/.cache/qbench-tests/npm/...``) and reused
+between tests and runs; a test skips, saying why, when ``node``/``npm`` are missing.
 
 A fixture project links the cache's ``node_modules``, as if its own install had put them there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -22,53 +24,95 @@ import pytest
 from pytest_qbench.report.models import TestReport
 
 
-PINS = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
-"""The tools and their versions (vitest 3 runs on Node 20)."""
-INSTALL_TIMEOUT = 900
+PACKAGES = {"typescript": "5.9.3", "eslint": "9.9.1"}
+"""The pinned versions installed for the checkers."""
+RUNNER_PACKAGES = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
+"""The pinned versions installed for the runners (vitest 3 runs on Node 20)."""
+INSTALL_TIMEOUT = 600.0
 
 
-def node_major() -> str:
-    """``20`` for Node 20.x."""
-    done = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True)
-    return done.stdout.strip().lstrip("v").split(".", 1)[0]
+def cache_dir(packages: Mapping[str, str] = PACKAGES) -> Path:
+    """Where the pinned packages are installed."""
+    key = "-".join(f"{name}{version}" for name, version in sorted(packages.items()))
+    return Path.home() / ".cache" / "qbench-tests" / "npm" / key
 
 
-def cache_dir() -> Path:
-    """Where the pinned tools are installed."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    key = hashlib.sha256(json.dumps([PINS, node_major()]).encode()).hexdigest()[:12]
-    return base / "qbench-tests" / "npm" / key
+def node_modules(packages: Mapping[str, str] = PACKAGES) -> Path:
+    """The cache's ``node_modules`` with ``packages`` (tsc and eslint by default), installed
+    on first use (one process at a time, under a file lock); skips the test when Node or npm is
+    missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip(f"node and npm are needed to install {', '.join(packages)} (not on PATH)")
+    root = cache_dir(packages)
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / ".lock"):
+        done = root / "node_modules" / ".installed"
+        if not done.is_file():
+            _install(root, packages)
+            done.write_text(json.dumps(packages))
+    return root / "node_modules"
 
 
-def install(target: Path) -> None:
-    """``npm install`` of the pins into ``target`` (under a lock: parallel sessions wait)."""
-    target.mkdir(parents=True, exist_ok=True)
-    with (target.parent / f"{target.name}.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / ".installed").is_file():
-            return
-        manifest = {"name": "qbench-test-tools", "private": True, "devDependencies": PINS}
-        (target / "package.json").write_text(json.dumps(manifest))
-        done = subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=target,
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm install of {PINS} failed:\n{done.stderr[-3000:]}"
-        (target / ".installed").write_text("")
+def _install(root: Path, packages: Mapping[str, str]) -> None:
+    manifest = {"name": "qbench-test-tools", "private": True, "devDependencies": dict(packages)}
+    (root / "package.json").write_text(json.dumps(manifest))
+    done = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=INSTALL_TIMEOUT,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"npm install of {packages} failed (no registry?): {done.stderr[-500:]}")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+TS_ERROR = """\
+function greet(name: string): string {
+  return "hello " + name;
+}
+
+export const count: number = 3;
+export const greeting = greet(count);
+"""
+"""Line 6, column 31: ``count`` (a number) given for a string: TS2345."""
+JS_ERROR = "export const used = 1;\nconst unused = 2;\n"
+"""Line 2, column 7: ``unused`` is never used (no-unused-vars, an error by the config)."""
+ESLINT_CONFIG = 'export default [{ rules: { "no-unused-vars": "error" } }];\n'
+
+
+def frontend_project(directory: Path) -> Path:
+    """A TypeScript front end in ``directory`` (made): package.json, tsconfig.json,
+    ``src/greet.ts`` with a TS2345 error, ``src/extra.js`` with an eslint error, an ESLint
+    flat config, and the cached tools as its ``node_modules``."""
+    modules = node_modules()
+    (directory / "src").mkdir(parents=True)
+    manifest = {"name": "web", "private": True, "type": "module"}
+    (directory / "package.json").write_text(json.dumps(manifest))
+    tsconfig = {"compilerOptions": {"strict": True, "noEmit": True}, "include": ["src/**/*.ts"]}
+    (directory / "tsconfig.json").write_text(json.dumps(tsconfig))
+    (directory / "src" / "greet.ts").write_text(TS_ERROR)
+    (directory / "src" / "extra.js").write_text(JS_ERROR)
+    (directory / "eslint.config.js").write_text(ESLINT_CONFIG)
+    os.symlink(modules, directory / "node_modules")
+    return directory
 
 
 @pytest.fixture(scope="session")
 def node_tools() -> Path:
     """The directory whose ``node_modules`` holds the pinned vitest, jest and pnpm."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("node and npm are needed for the JavaScript runners' tests (install Node.js)")
-    target = cache_dir()
-    install(target)
-    return target
+    return node_modules(RUNNER_PACKAGES).parent
 
 
 def link_tools(project: Path, tools: Path) -> None:

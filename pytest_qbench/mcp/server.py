@@ -114,8 +114,7 @@ WRITES = ToolAnnotations(read_only_hint=False, open_world_hint=False)
 
 SCOPES = {
     "run_test_workflow": "it runs pytest, vitest and jest (test_type)",
-    "run_build_workflow": "it runs ruff, mypy (pyright if installed) and the Python build check "
-    "only (tsc, eslint and other checkers are not supported yet)",
+    "run_build_workflow": "it runs the registered checkers (qbench check --list)",
     "generate_tests_workflow": "it generates Python unit tests only",
 }
 """What a tool does and does not do, told with a refused argument (a ``test_type`` or a
@@ -571,12 +570,10 @@ async def ingest_tests(
 async def run_build_workflow(
     tools: QBenchTools,
     check_type: Annotated[
-        Literal["lint", "typecheck", "build", "all"],
-        Field(
-            description="lint: ruff; typecheck: mypy (pyright if installed); build: "
-            "python -m build (or compile)"
-        ),
+        Literal["lint", "typecheck", "build", "both", "all"],
+        Field(description="both=typecheck+build"),
     ] = "all",
+    target: Literal["auto", "frontend", "backend", "both"] = "auto",
     paths: Annotated[
         list[str] | str | None,
         Field(description="Files or directories inside the project; default: all"),
@@ -586,11 +583,13 @@ async def run_build_workflow(
         float | None, Field(gt=0, description="Stop after this long (capped)")
     ] = None,
 ) -> BuildResult:
-    """Run ruff, mypy and the build check (the project's own configuration); return
-    errors only: file, line, column, code, message. get_run_output pages the raw logs."""
+    """Run ruff, mypy, tsc, eslint (the project's config); return errors only: file,
+    line, column, code, message; get_run_output pages raw logs."""
     given = [paths] if isinstance(paths, str) else paths or []
     stop = threading.Event()
-    call = partial(tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop)
+    call = partial(
+        tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop, target=target
+    )
     try:
         result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     except BaseException:
