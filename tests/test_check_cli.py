@@ -98,7 +98,7 @@ def test_check_unknown_tool_is_one_line(
     assert main(["check", "--tools", "flake9"]) == ERR
     err = capsys.readouterr().err
     assert err.startswith(
-        "qbench: error: --tools: unknown checker 'flake9'; registered checkers: ruff, mypy, "
+        "qbench: error: --checker: unknown checker 'flake9'; registered checkers: ruff, mypy, "
     )
     assert not (tmp_path / ".qbench").exists()
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -17,9 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from pytest_qbench.core import supervise
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.core.proctree import ProcessTree
 from pytest_qbench.report.checks.stored import finish_check_run
 from pytest_qbench.report.checks.stored import new_check_dir
 from pytest_qbench.report.checks.stored import now
@@ -105,15 +103,13 @@ class Started:
 
     plan: Plan[Diagnostic] | None
     meta: RunMeta
-    process: subprocess.Popen[bytes] | None = None
+    child: supervise.Child | None = None
     done: CheckRun | None = None
     scratch: str | None = None
     clock: float = 0.0
     """``time.monotonic()`` when it started."""
     logs: tuple[capture.CappedLog, ...] = ()
     """The threads writing its output and stderr logs (bounded)."""
-    tree: ProcessTree | None = None
-    """Its descendants, those that left its process group included (Linux)."""
     cwd: Path | None = None
     """The directory it runs in, when not the project's root (a front-end checker)."""
 
@@ -161,25 +157,24 @@ def start_one(
         command=plan.command,
     )
     try:
-        process, logs = spawn(plan, cwd, directory)
+        child, logs = spawn(plan, cwd, directory)
     except OSError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         meta = meta.model_copy(update={"completed_at": now()})
         return Started(
             plan, meta, done=crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
         )
-    tree = ProcessTree(process.pid) if sys.platform == "linux" else None
+    watch = child.containment.snapshot if child.containment is not None else None
+    logs[0].watch = watch  # its tree noted while it runs, even when nobody waits for it
     for log in logs:
-        log.watch = tree.snapshot if tree is not None and log is logs[0] else None
         log.start()
     return Started(
         plan,
         meta,
-        process=process,
+        child=child,
         scratch=scratch,
         clock=time.monotonic(),
         logs=logs,
-        tree=tree,
         cwd=cwd,
     )
 
@@ -222,19 +217,19 @@ def not_planned(
 
 def spawn(
     plan: Plan[Diagnostic], cwd: Path, directory: Path
-) -> tuple[subprocess.Popen[bytes], tuple[capture.CappedLog, ...]]:
-    """Start the checker with its stdout (and stderr) on pipes, each read into a capped log
+) -> tuple[supervise.Child, tuple[capture.CappedLog, ...]]:
+    """Start the checker through the process supervisor (its own session, its whole tree
+    killed at its end) with its stdout (and stderr) on pipes, each read into a capped log
     (``<tool>.log``, ``<tool>.stderr.log``) by a thread not yet started."""
     pipes = [os.pipe()] if plan.merge_stderr else [os.pipe(), os.pipe()]
     try:
-        process = subprocess.Popen(
+        child = supervise.start(
             plan.command,
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            env={**os.environ, **plan.env} if plan.env else None,
             stdout=pipes[0][1],
             stderr=subprocess.STDOUT if plan.merge_stderr else pipes[1][1],
-            start_new_session=sys.platform != "win32",  # its own group: killed whole
-            env={**os.environ, **plan.env} if plan.env else None,
+            name=plan.tool,
         )
     except OSError:
         for read, write in pipes:
@@ -248,7 +243,7 @@ def spawn(
     if not plan.merge_stderr:
         err = directory / f"{plan.tool}.stderr.log"
         logs.append(capture.CappedLog(pipes[1][0], err, capture.STDERR_HEAD, capture.STDERR_TAIL))
-    return process, tuple(logs)
+    return child, tuple(logs)
 
 
 def collect_one(
@@ -263,9 +258,9 @@ def collect_one(
     read its verdict; one still running then is stopped with its whole process group and
     reported as crashed (the note says it did not finish in ``limit``, by default the timeout,
     or that it was cancelled)."""
-    if one.done is not None or one.process is None or one.plan is None:
+    if one.done is not None or one.child is None or one.plan is None:
         return one.done or crashed(one.meta, f"{one.meta.tool} did not start", None, None)
-    plan, process = one.plan, one.process
+    plan, process = one.plan, one.child.process
     try:
         if not wait_for(process, timeout, stop):
             stop_tree(one)
@@ -354,29 +349,16 @@ def stop_all(running: list[Started]) -> None:
 
 
 def stop_tree(one: Started) -> None:
-    """Kill the checker's process group and every descendant noted or found now (those that
-    left the group in a session of their own too), then close its logs (idempotent)."""
+    """Kill the checker's whole tree through the supervisor (its group, its cgroup or noted
+    descendants, those that left the group in a session of their own too), then close its
+    logs (idempotent)."""
     for log in one.logs:
         log.stop_watching()
-    if one.process is not None:
-        if one.tree is not None:
-            one.tree.snapshot()
-            one.tree.kill_all()
-        kill_group(one.process)
+    if one.child is not None:
+        one.child.finish()
     for log in one.logs:
         if log.is_alive():
             log.finish()
-
-
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the checker's process group (POSIX; the process alone elsewhere) and reap it."""
-    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        if process.poll() is None:
-            process.kill()
-    else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 def judge(
