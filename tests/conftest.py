@@ -16,7 +16,7 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.shapes import compact
 
 
-pytest_plugins = ["pytester", "postgres_server", "browser"]
+pytest_plugins = ["pytester", "postgres_server", "browser", "node_tools"]
 
 
 settings.register_profile(

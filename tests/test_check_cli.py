@@ -95,9 +95,11 @@ def test_check_unknown_tool_is_one_line(
 ) -> None:
     """issue 13: an unknown checker is refused before anything runs."""
     monkeypatch.chdir(tmp_path)
-    assert main(["check", "--tools", "eslint"]) == ERR
+    assert main(["check", "--tools", "flake9"]) == ERR
     err = capsys.readouterr().err
-    assert err.startswith("qbench: error: --tools has unknown checker(s) eslint")
+    assert err.startswith(
+        "qbench: error: --checker: unknown checker 'flake9'; registered checkers: ruff, mypy, "
+    )
     assert not (tmp_path / ".qbench").exists()
 
 
@@ -195,11 +197,12 @@ def test_pyright_without_paths_reads_its_own_include(
     executable in pyright's place; the real pyright runs in test_checks.py when installed."""
     import shutil
 
-    from pytest_qbench.report.checks import runner
+    from pytest_qbench.tools import runner
+    from pytest_qbench.tools.python import plans
 
     harmless = shutil.which("true")
     assert harmless is not None
-    monkeypatch.setattr(runner, "find_executable", lambda name: harmless)
+    monkeypatch.setattr(plans, "find_executable", lambda name: harmless)
     commands = []
     for paths in ([], ["src"]):
         started = runner.start_one("pyright", tmp_path, paths, tmp_path)

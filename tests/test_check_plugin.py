@@ -11,12 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tools_plugins import replace_planner
 
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.names import TOOLS
-from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import NotInstalled
-from pytest_qbench.report.checks.runner import Plan
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.tools.names import TOOLS
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.registry import load_registry
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Plan
 
 from conftest import RunQBench
 
@@ -42,15 +44,21 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def fake_plan(command: list[str]) -> Callable[[Path, list[str], Path], Plan]:
+def fake_plan(command: list[str]) -> Callable[[Path, list[str], Path], Plan[Diagnostic]]:
     """A ruff planner running ``command`` instead (its output read as ruff's)."""
     plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
     return lambda cwd, paths, scratch: plan
 
 
 def test_tool_names_match_the_runner() -> None:
-    """issue 13.4: --qbench-check and qbench check take exactly the checkers the runner plans."""
-    assert tuple(PLANNERS) == TOOLS
+    """issue 13.4: every name --qbench-check takes is a registered built-in checker's."""
+    found = load_registry(entry_points=False)
+    assert [found.checker(name).tool.name for name in TOOLS] == [
+        "ruff",
+        "mypy",
+        "pyright",
+        "python.build",
+    ]
 
 
 def test_diagnostics_in_report_json_md_digest_annotations(
@@ -137,10 +145,10 @@ def test_missing_checker_is_not_run_and_not_clean(
     """issue 13.4: a checker that is not installed is "not run: install X" in the report and
     on the terminal, never clean, and never fails the run (not even under a gate)."""
 
-    def missing(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    def missing(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
         raise NotInstalled("install ruff")
 
-    monkeypatch.setitem(PLANNERS, "ruff", missing)
+    replace_planner(monkeypatch, "ruff", missing)
     run = run_qbench("--qbench-check=ruff", "--qbench-max-errors=0")
     assert run.result.ret == 0
     (check,) = run.report.checks
@@ -155,7 +163,7 @@ def test_crashing_checker_is_an_error_diagnostic(
     """issue 13.4: a checker that crashes is one error diagnostic naming it; the tests' results
     are all there."""
     command = [sys.executable, "-c", "import sys; print('boom'); sys.exit(7)"]
-    monkeypatch.setitem(PLANNERS, "ruff", fake_plan(command))
+    replace_planner(monkeypatch, "ruff", fake_plan(command))
     run = run_qbench("--qbench-check=ruff")
     assert run.result.ret == 0 and run.report.summary.passed == 1
     (diagnostic,) = run.report.diagnostics
@@ -174,7 +182,7 @@ def test_hanging_checker_is_stopped_at_the_timeout(
     """issue 13.4: a checker still running after the tests is stopped at the timeout, with a
     note; pytest does not hang and loses no result."""
     command = [sys.executable, "-c", "import time; time.sleep(120)"]
-    monkeypatch.setitem(PLANNERS, "ruff", fake_plan(command))
+    replace_planner(monkeypatch, "ruff", fake_plan(command))
     monkeypatch.setenv("QBENCH_CHECK_TIMEOUT", "0.5")
     run = run_qbench("--qbench-check=ruff")
     assert run.result.ret == 0 and run.report.summary.passed == 1
@@ -200,7 +208,7 @@ def test_checkers_run_while_the_tests_run(
         "    time.sleep(0.05)\n"
         "print('[]' if pathlib.Path('test-ran').exists() else 'no test seen')\n"
     )
-    monkeypatch.setitem(PLANNERS, "ruff", fake_plan([sys.executable, "-c", checker]))
+    replace_planner(monkeypatch, "ruff", fake_plan([sys.executable, "-c", checker]))
     project.makepyfile(
         test_one="""
         import pathlib, time
@@ -264,7 +272,7 @@ def test_exit_during_the_tests_stops_the_checkers(
     """issue 13.4: pytest.exit (like Ctrl-C) stops the checkers at once, with a note; the run
     does not wait for them."""
     command = [sys.executable, "-c", "import time; time.sleep(120)"]
-    monkeypatch.setitem(PLANNERS, "ruff", fake_plan(command))
+    replace_planner(monkeypatch, "ruff", fake_plan(command))
     project.makepyfile(test_one="import pytest\n\ndef test_stop():\n    pytest.exit('enough')\n")
     run = run_qbench("--qbench-check=ruff", "--qbench-check-timeout=60")
     assert run.report.checks == []
@@ -298,7 +306,7 @@ def test_annotations_and_markdown_escape_checker_text(
         "url": None,
     }
     script = f"import json; print(json.dumps([{item!r}])); raise SystemExit(1)"
-    monkeypatch.setitem(PLANNERS, "ruff", fake_plan([sys.executable, "-c", script]))
+    replace_planner(monkeypatch, "ruff", fake_plan([sys.executable, "-c", script]))
     run = run_qbench("--qbench-check=ruff", "--qbench-annotations")
     (diagnostic,) = run.report.diagnostics
     assert (diagnostic.code, diagnostic.line, diagnostic.column) == ("X1", 2, 3)

@@ -15,20 +15,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tools_plugins import replace_planner
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.report.checks import build
-from pytest_qbench.report.checks import mypy
-from pytest_qbench.report.checks import pyright
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import Plan
-from pytest_qbench.report.checks.runner import find_executable
-from pytest_qbench.report.checks.runner import parse_tools
-from pytest_qbench.report.checks.runner import run_checks
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.tools.executables import find_executable
+from pytest_qbench.tools.python import build
+from pytest_qbench.tools.python import mypy
+from pytest_qbench.tools.python import pyright
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.runner import parse_tools
+from pytest_qbench.tools.runner import run_checks
+from pytest_qbench.tools.spec import Plan
 
 
 pytestmark = pytest.mark.engine
@@ -315,7 +315,7 @@ def test_build_check_without_build_byte_compiles(
     assert rows(report.checks[0].diagnostics) == [("bad.py", 1, 7, "SyntaxError")]
 
 
-def fake_planner(plan: Plan) -> Callable[[Path, list[str], Path], Plan]:
+def fake_planner(plan: Plan[Diagnostic]) -> Callable[[Path, list[str], Path], Plan[Diagnostic]]:
     """A planner that returns ``plan`` whatever the project."""
     return lambda cwd, paths, scratch: plan
 
@@ -326,7 +326,7 @@ def test_hanging_checker_is_stopped_and_reported(
     """issue 13: a checker running past the timeout is stopped, a crash with a clear note."""
     command = [sys.executable, "-c", "import time; print('[', flush=True); time.sleep(60)"]
     plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    replace_planner(monkeypatch, "ruff", fake_planner(plan))
     report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=0.5)
     check = report.checks[0]
     assert check.status == "crashed" and check.note is not None
@@ -340,7 +340,7 @@ def test_unparsable_output_with_a_good_exit_status_is_a_crash(
     """issue 13: exit 0 with output that is not the tool's JSON is a crash, never clean."""
     command = [sys.executable, "-c", "print('all good!')"]
     plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    replace_planner(monkeypatch, "ruff", fake_planner(plan))
     report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench")
     check = report.checks[0]
     assert (check.status, check.run.exit_code) == ("crashed", 0)
@@ -371,7 +371,7 @@ def test_a_stopped_checker_takes_its_process_group_with_it(
     """issue 13.7: at the timeout the checker's whole process group is killed, a process it
     started included."""
     plan = Plan(ruff.TOOL, [sys.executable, "-c", GRANDCHILD], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    replace_planner(monkeypatch, "ruff", fake_planner(plan))
     report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=1.5)
     assert report.checks[0].status == "crashed"
     grandchild = int((directory / "ruff.lint.log").read_text().split()[0])
@@ -388,7 +388,7 @@ def test_a_stop_event_and_a_total_timeout_stop_the_checkers(
     total timeout bounds all checkers together."""
     command = [sys.executable, "-c", "import time; time.sleep(60)"]
     plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", fake_planner(plan))
+    replace_planner(monkeypatch, "ruff", fake_planner(plan))
     stop = threading.Event()
     stop.set()
     report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", stop=stop)
@@ -402,13 +402,12 @@ def test_a_stop_event_and_a_total_timeout_stop_the_checkers(
 
 def hostile_ruff(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
     """``ruff`` replaced by a hostile checker: ``python -c script``, read as ruff's output."""
-    from pytest_qbench.report.checks import runner
 
-    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan:
+    def plan(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
         command = [sys.executable, "-c", script]
         return Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
 
-    monkeypatch.setitem(runner.PLANNERS, "ruff", plan)
+    replace_planner(monkeypatch, "ruff", plan)
 
 
 def test_a_checker_printing_without_end_is_stored_capped(
@@ -484,7 +483,7 @@ def test_mypy_config_names_targets_as_mypy_itself_decides(
 ) -> None:
     """issue 19.3: qbench finds a configuration naming what to check exactly when mypy, run
     with no path, does not stop with "Missing target module, package, files, or ..."."""
-    from pytest_qbench.report.checks.mypy_config import names_targets
+    from pytest_qbench.tools.python.mypy_config import names_targets
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "src").mkdir()

@@ -16,8 +16,8 @@ from test_store import result
 from pytest_qbench.report import store
 
 
-CHECKERS = "pytest_qbench.report.checks."
-NOT_MACHINERY = {CHECKERS + "names", CHECKERS + "intest"}
+CHECKERS = "pytest_qbench.tools."
+NOT_MACHINERY = {CHECKERS + "names"}
 """The checkers' names, and how a report shows their findings (the digest uses it)."""
 LOADED = """
 import contextlib, io, json, sys

@@ -143,6 +143,7 @@ def test_assertion_failure() -> None:
         "error_message": "assert 5 == 6",
         "stack_trace": "",
         "history": None,
+        "runner": "pytest",
     }
 
 

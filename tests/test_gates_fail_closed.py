@@ -124,7 +124,7 @@ def test_coverage_gate_error_fails_the_run(
     ("module", "attribute"),
     [
         ("pytest_qbench.report.checks.intest", "max_errors_gate"),  # the verdict
-        ("pytest_qbench.report.checks.runner", "start_checks"),  # the checkers' start
+        ("pytest_qbench.tools.runner", "start_checks"),  # the checkers' start
     ],
 )
 def test_max_errors_gate_error_fails_the_run(

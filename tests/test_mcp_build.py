@@ -11,6 +11,7 @@ from datetime import timezone
 from pathlib import Path
 
 import pytest
+from tools_plugins import replace_planner
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp import build
@@ -19,15 +20,14 @@ from pytest_qbench.mcp.build import build_result
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.runner import PLANNERS
-from pytest_qbench.report.checks.runner import Plan
-from pytest_qbench.report.checks.runner import find_executable
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import RunMeta
+from pytest_qbench.tools.executables import find_executable
+from pytest_qbench.tools.python import ruff
+from pytest_qbench.tools.spec import Plan
 
 
 pytestmark = pytest.mark.skipif(
@@ -155,7 +155,7 @@ def test_a_hanging_checker_is_killed_with_its_group_at_the_timeout(
     """issue 13.7: at timeout_seconds the checker's process group is killed; the result says it
     crashed and where its log is; the lock is free again."""
     plan = Plan(ruff.TOOL, [sys.executable, "-c", GRANDCHILD], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    replace_planner(monkeypatch, "ruff", lambda cwd, paths, scratch: plan)
     tools = QBenchTools(config)
     started = time.monotonic()
     result = tools.run_build_workflow("lint", timeout_seconds=1.0)
@@ -181,7 +181,7 @@ def test_a_stop_event_ends_the_check_run(
 ) -> None:
     """issue 13.7: the event the server sets on cancellation stops the checker at once."""
     plan = Plan(ruff.TOOL, [sys.executable, "-c", GRANDCHILD], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    replace_planner(monkeypatch, "ruff", lambda cwd, paths, scratch: plan)
     tools = QBenchTools(config)
     stop = threading.Event()
     threading.Timer(0.5, stop.set).start()
@@ -261,7 +261,7 @@ def test_the_log_of_the_check_run_going_on_can_be_paged(
     exit status yet); a test run is refused meanwhile; the stop event then ends it."""
     code = "import time; print('partial line', flush=True); time.sleep(60)"
     plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    replace_planner(monkeypatch, "ruff", lambda cwd, paths, scratch: plan)
     tools = QBenchTools(config)
     stop = threading.Event()
     worker = threading.Thread(target=tools.run_build_workflow, args=("lint", (), False, 60, stop))

@@ -95,11 +95,11 @@ def test_every_input_schema_forbids_unknown_keys(root: Path) -> None:
 @pytest.mark.parametrize(
     ("tool", "arguments", "accepted", "said"),
     [
-        ("run_test_workflow", {"test_type": "vitest"}, "test_path", "pytest only"),
-        ("run_build_workflow", {"target": "frontend"}, "check_type", "ruff, mypy"),
+        ("run_test_workflow", {"test_type": "mocha"}, "'vitest'", "pytest, vitest and jest"),
+        ("run_build_workflow", {"strict_mode": True}, "target", "registered checkers"),
         ("check_health", {"bogus_option": 1}, "no arguments", "bogus_option"),
         ("list_runs", {"limit": 2, "bogus_option": 1}, "limit", "bogus_option"),
-        ("run_build_workflow", {"check_type": "tsc"}, "'lint', 'typecheck'", "not supported yet"),
+        ("run_build_workflow", {"check_type": "tsc"}, "'lint', 'typecheck'", "registered"),
     ],
 )
 def test_an_unknown_argument_is_a_tool_error_naming_the_accepted_ones(

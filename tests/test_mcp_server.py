@@ -149,6 +149,7 @@ def test_every_tool_is_listed_with_its_schemas(config: ServerConfig) -> None:
         "verbose",
         "max_failures",
         "timeout_seconds",
+        "test_type",
     }
     assert "ctx" not in run.input_schema["properties"]
     assert {"run_id", "failures", "truncated", "next_steps"} <= set(run.output_schema["properties"])
@@ -186,7 +187,9 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # ; then expand, include_siblings, each hit's cases and similarity, ingest's embedded and
     # check_health's embedder (issue 24: 38 477 -> 39 699 bytes, +1.2 KB); then the run's CI
     # shard, in list_runs and in get_run_output's RunMeta (issue 25: -> 40 976 bytes, +1.3 KB)
-    assert len(json.dumps(listed, separators=(",", ":"))) < 41_100
+    # ; then run_test_workflow's test_type (pytest, vitest, jest, all) and each failure's runner
+    # (issue 22: -> 41 256 bytes, +0.3 KB; descriptions already cut to a few words)
+    assert len(json.dumps(listed, separators=(",", ":"))) < 41_400
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(
         len(json.dumps(m.model_json_schema(), separators=(",", ":"))) for m in OUTPUTS.values()
@@ -574,9 +577,10 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
 ) -> None:
     """issue 13.7: a cancelled run_build_workflow kills the checker's process group (a process
     it started too) before the cancellation goes on; the server is free for the next call."""
-    from pytest_qbench.report.checks import ruff
-    from pytest_qbench.report.checks.runner import PLANNERS
-    from pytest_qbench.report.checks.runner import Plan
+    from tools_plugins import replace_planner
+
+    from pytest_qbench.tools.python import ruff
+    from pytest_qbench.tools.spec import Plan
 
     code = (
         "import subprocess, sys, time; "
@@ -584,7 +588,7 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
         "print(child.pid, flush=True); time.sleep(60)"
     )
     plan = Plan(ruff.TOOL, [sys.executable, "-c", code], ruff.OK_CODES, ruff.parse_ruff)
-    monkeypatch.setitem(PLANNERS, "ruff", lambda cwd, paths, scratch: plan)
+    replace_planner(monkeypatch, "ruff", lambda cwd, paths, scratch: plan)
     runs = config.qbench_dir / "runs"
 
     def grandchild() -> int | None:

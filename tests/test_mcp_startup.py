@@ -53,7 +53,7 @@ NEEDED_BY = {
     "pytest_qbench.report.digest": None,
     "pytest_qbench.report.gates": None,
     "pytest_qbench.report.casemeta": None,
-    "pytest_qbench.report.checks.runner": None,
+    "pytest_qbench.tools.runner": None,
     "wordllama": None,
     "numpy": None,
 }

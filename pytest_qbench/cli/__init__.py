@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     from pytest_qbench.cli.generate import add_generate_parser
 
     add_generate_parser(sub)
+    from pytest_qbench.cli.test import add_test_parser
+
+    add_test_parser(sub)
     sub.add_parser(
         "mcp",
         help="Serve the MCP tools over stdio (needs the 'mcp' extra); qbench mcp --help lists "

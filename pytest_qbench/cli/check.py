@@ -28,9 +28,9 @@ MAX_PRINTED = 300
 
 def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench check``'s arguments."""
-    from pytest_qbench.report.checks.names import DEFAULT_TIMEOUT
-    from pytest_qbench.report.checks.names import DEFAULT_TOOLS
-    from pytest_qbench.report.checks.names import TOOLS
+    from pytest_qbench.tools.names import DEFAULT_TIMEOUT
+    from pytest_qbench.tools.names import DEFAULT_TOOLS
+    from pytest_qbench.tools.names import TOOLS
 
     parser = sub.add_parser(
         "check",
@@ -40,13 +40,30 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "(default: the files each checker's configuration names, such as mypy's files or "
         "pyright's include; . for mypy when its configuration names none). Store the run (check.json and each checker's raw output) in "
         "<dir>/runs/<run id>/. Exit 0 when clean, 1 when a checker found errors or crashed, "
-        f"3 when nothing failed but a checker could not run. Checkers: {', '.join(TOOLS)}.",
+        f"3 when nothing failed but a checker could not run. Checkers: {', '.join(TOOLS)}, tsc, eslint, and those of installed plugins.",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="Files or directories to check")
     parser.add_argument(
+        "--checker",
         "--tools",
-        default=",".join(DEFAULT_TOOLS),
-        help="Comma list of checkers. Default: %(default)s",
+        dest="checkers",
+        action="append",
+        metavar="NAME",
+        help="A registered checker (repeatable, or a comma list; --list shows them). Default: "
+        f"{','.join(DEFAULT_TOOLS)} for the back end, the front end's tsc and eslint",
+    )
+    parser.add_argument(
+        "--target",
+        choices=("frontend", "backend", "both"),
+        help="The Python back end, the JavaScript/TypeScript front end (qbench_frontend, else "
+        "the nearest directory with a package.json) or both. Default: both when there is a "
+        "front end, else backend",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        dest="list_checkers",
+        help="List the registered checkers (kind, target, distribution, applies, installed)",
     )
     add_common_options(parser)
     parser.add_argument(
@@ -115,12 +132,64 @@ def show(report: CheckReport, directory: Path, as_json: bool, max_items: int) ->
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``qbench check``."""
-    from pytest_qbench.report.checks.runner import parse_tools
-    from pytest_qbench.report.checks.runner import run_checks
+    from pytest_qbench.tools.runner import run_checks
 
-    names = parse_tools(args.tools)
-    report, directory = run_checks(names, Path.cwd(), list(args.paths), args.dir, args.timeout)
+    root = Path.cwd()
+    if args.list_checkers:
+        from pytest_qbench.cli.check_list import print_checkers
+
+        return print_checkers(root, configured_frontend(root))
+    frontend, names = chosen_checkers(args, root)
+    report, directory = run_checks(
+        names, root, list(args.paths), args.dir, args.timeout, frontend=frontend
+    )
     return show(report, directory, args.json, args.max_items)
+
+
+def configured_frontend(root: Path) -> str | None:
+    """``qbench_frontend`` of the pytest configuration file found from ``root``."""
+    from pytest_qbench.history.database import ini_value
+
+    found = ini_value(root, "qbench_frontend")
+    return found[1] if found else None
+
+
+def chosen_checkers(args: argparse.Namespace, root: Path) -> tuple[Path | None, list[str]]:
+    """The front end's directory and the checkers to run: those named (``--checker``), else
+    the default back-end ones and the front end's that apply, as ``--target`` asks.
+
+    Raises:
+        QBenchError: an unknown checker, or a front end asked for and not found.
+    """
+    from pytest_qbench.tools.frontend import find_frontend
+    from pytest_qbench.tools.names import DEFAULT_TOOLS
+    from pytest_qbench.tools.registry import registry
+    from pytest_qbench.tools.runner import parse_tools
+    from pytest_qbench.tools.select import checkers_for
+    from pytest_qbench.tools.select import default_target
+    from pytest_qbench.tools.select import targets_of
+    from pytest_qbench.tools.spec import KINDS
+
+    frontend = find_frontend(root, configured_frontend(root))
+    target = args.target or default_target(frontend)
+    if target != "backend" and frontend is None:
+        raise QBenchError(
+            f"--target {target}: no front end found under {root} (no package.json); name its "
+            "directory with qbench_frontend in the pytest configuration, e.g. qbench_frontend = web",
+            slug="check-options",
+        )
+    if args.checkers:
+        return frontend, parse_tools(",".join(args.checkers), "--checker")
+    names = list(DEFAULT_TOOLS) if target != "frontend" else []
+    if target != "backend":
+        names += checkers_for(registry(), KINDS, targets_of("frontend"), root, frontend)
+    if not names:
+        raise QBenchError(
+            f"--target frontend: no front-end checker applies to {frontend} (no tsconfig.json, "
+            "no eslint configuration); name one with --checker",
+            slug="check-options",
+        )
+    return frontend, names
 
 
 def text_lines(report: CheckReport, max_items: int) -> list[str]:

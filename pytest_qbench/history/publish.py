@@ -311,3 +311,35 @@ def github_annotations(
         *github.diagnostic_annotations(diagnostics, root),
         *github.gate_annotations(gates),
     ]
+
+
+def publish_test_run(
+    report: TestReportRecord,
+    qbench_dir: Path,
+    run_dir: Path,
+    *,
+    html: Path | None = None,
+    db: str | None = None,
+    keep_runs: int = 200,
+    index: bool = True,
+) -> list[str]:
+    """Write a run that ``qbench test`` (or the MCP server) gathered from several runners as a
+    pytest run's end does: indexed (unless ``index`` is false: pytest's own end indexed it
+    already), then report.json, report.md and, when asked, the HTML page; the notes to show."""
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.outputs import OutputWriter
+
+    notes: list[str] = []
+    if index:
+        indexed = index_live_run(qbench_dir, report, None, report["results"], keep_runs, db, [])
+        add_history(report["results"], indexed.histories)
+        notes += indexed.notes
+    view = aggregate(report["results"]).view()
+    writer = OutputWriter(report, None, view, template_dir=None, max_items=50)
+    plan = OutputPlan(run_dir=run_dir, attachments_dir=run_dir)
+    if html is not None:
+        plan.html = html
+        plan.trend = index_trend(qbench_dir, db)
+    publisher = Publisher(writer, plan, strict=True)
+    publisher.publish()
+    return notes + publisher.notes

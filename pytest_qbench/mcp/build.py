@@ -28,10 +28,15 @@ if TYPE_CHECKING:
     import threading
 
     from pytest_qbench.mcp.service import RunService
+    from pytest_qbench.tools.spec import Kind
 
 
-CheckType = Literal["lint", "typecheck", "build", "all"]
-"""What ``run_build_workflow`` checks (issue 13.7)."""
+CheckType = Literal["lint", "typecheck", "build", "both", "all"]
+"""What ``run_build_workflow`` checks (issue 13.7); ``both`` is the design notes' typecheck and
+build (issue 22)."""
+Target = Literal["auto", "frontend", "backend", "both"]
+"""Which half of the project ``run_build_workflow`` checks (issue 22); ``auto``: both when the
+project has a front end, else the back end."""
 
 
 class BuildSummary(QBenchModel):
@@ -102,16 +107,17 @@ class BuildResult(QBenchModel):
     """Errors not listed (size budget)."""
 
 
-CHECKERS: dict[str, tuple[str, ...]] = {
-    "lint": ("ruff",),
-    "typecheck": ("mypy", "pyright"),
+CHECK_KINDS: dict[str, tuple[Kind, ...]] = {
+    "lint": ("lint",),
+    "typecheck": ("typecheck",),
     "build": ("build",),
-    "all": ("ruff", "mypy", "pyright", "build"),
+    "both": ("typecheck", "build"),
+    "all": ("lint", "typecheck", "build"),
 }
-"""The checkers of each check type; pyright only where it is installed."""
-KINDS = {"ruff.lint": "lint", "mypy.typecheck": "type", "pyright.typecheck": "type"}
-"""A checker's kind of error; every other checker (``python.build``, ``python.compile``) is
-the build."""
+"""The kinds of checkers each check type runs (pyright only where it is installed)."""
+KIND_WORDS = {"lint": "lint", "typecheck": "type"}
+"""A checker's kind of error, by its tool's suffix (``mypy.typecheck``); every other checker
+(``python.build``, ``python.compile``) is the build."""
 MAX_MESSAGE = 2000
 """Characters of a message in a result."""
 SHORT_MESSAGE = 200
@@ -122,17 +128,48 @@ CRASHED = "checker-crashed"
 """The code of the error a crashed checker is reported as (``runner.crashed``)."""
 
 
-def checkers(check_type: CheckType, pyright_installed: bool) -> list[str]:
-    """The checker names (``runner.PLANNERS`` keys) ``check_type`` runs.
+def checkers(
+    check_type: CheckType, target: Target | None, root: Path
+) -> tuple[Path | None, list[str]]:
+    """The front end's directory and the registered checkers ``check_type`` runs on
+    ``target`` (default: both when the project has a front end, else the back end).
 
     Raises:
-        ToolFailure: an unknown check type.
+        ToolFailure: an unknown check type or target, a front end asked for and not found.
     """
-    if check_type not in CHECKERS:
+    from pytest_qbench.core.errors import QBenchError
+    from pytest_qbench.history.database import ini_value
+    from pytest_qbench.tools.frontend import find_frontend
+    from pytest_qbench.tools.registry import registry
+    from pytest_qbench.tools.select import TARGET_CHOICES
+    from pytest_qbench.tools.select import checkers_for
+    from pytest_qbench.tools.select import default_target
+    from pytest_qbench.tools.select import targets_of
+
+    if check_type not in CHECK_KINDS:
         raise ToolFailure(
-            f"check_type {check_type!r} is not one of {', '.join(CHECKERS)}; e.g. 'typecheck'"
+            f"check_type {check_type!r} is not one of {', '.join(CHECK_KINDS)}; e.g. 'typecheck'"
         )
-    return [name for name in CHECKERS[check_type] if name != "pyright" or pyright_installed]
+    if target is not None and target != "auto" and target not in TARGET_CHOICES:
+        raise ToolFailure(f"target {target!r} is not one of {', '.join(TARGET_CHOICES)}")
+    configured = ini_value(root, "qbench_frontend")
+    try:
+        frontend = find_frontend(root, configured[1] if configured else None)
+    except QBenchError as exc:
+        raise ToolFailure(str(exc)) from None
+    chosen = default_target(frontend) if target is None or target == "auto" else target
+    if chosen != "backend" and frontend is None:
+        raise ToolFailure(
+            f"target {chosen!r}: no front end (package.json) under the project root; set "
+            "qbench_frontend in the pytest configuration"
+        )
+    names = checkers_for(registry(), CHECK_KINDS[check_type], targets_of(chosen), root, frontend)
+    if not names:
+        raise ToolFailure(
+            f"no checker of check_type {check_type!r} applies to target {chosen!r} "
+            "(qbench check --list shows the checkers and where they apply)"
+        )
+    return frontend, names
 
 
 def check_paths(root: Path, paths: Sequence[str]) -> list[str]:
@@ -177,7 +214,7 @@ def build_result(report: CheckReport, strict: bool, budget: int) -> BuildResult:
 
 def kind(tool: str) -> str:
     """``lint``, ``type`` or ``build``."""
-    return KINDS.get(tool, "build")
+    return KIND_WORDS.get(tool.rpartition(".")[2], "build")
 
 
 def duration(report: CheckReport) -> float:
@@ -249,18 +286,19 @@ def run_build_workflow(
     strict: bool = False,
     timeout_seconds: float | None = None,
     stop: threading.Event | None = None,
+    target: Target | None = None,
 ) -> BuildResult:
-    """Run the checkers of ``check_type`` on ``paths`` (issue 13.7), stored as a check run;
-    its errors (and warnings when ``strict``). The checkers run one after the other, each
-    in its own process group, killed at the timeout or when ``stop`` is set.
+    """Run the checkers of ``check_type`` for ``target`` on ``paths`` (issues 13.7, 22),
+    stored as a check run; its errors (and warnings when ``strict``). The checkers run one
+    after the other, each in its own process group, killed at the timeout or when ``stop`` is
+    set; a front-end checker runs in the front end's directory.
 
     Raises:
         ToolFailure: a refused argument, or a run already going on.
     """
-    from pytest_qbench.report.checks.runner import find_executable
-    from pytest_qbench.report.checks.runner import run_checks
+    from pytest_qbench.tools.runner import run_checks
 
-    names = checkers(check_type, find_executable("pyright") is not None)
+    frontend, names = checkers(check_type, target, tools.config.root)
     relative = check_paths(tools.config.root, paths)
     timeout = effective_timeout(tools.config, timeout_seconds)
     with tools.check_run() as started:
@@ -275,6 +313,7 @@ def run_build_workflow(
                 stop=stop,
                 tool="run_build_workflow",
                 on_start=started,
+                frontend=frontend,
             )
         except OSError as exc:
             raise ToolFailure(

@@ -49,6 +49,7 @@ from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import generation
 from pytest_qbench.mcp import health
 from pytest_qbench.mcp import ingest
+from pytest_qbench.mcp import other_runners
 from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
@@ -65,6 +66,7 @@ from pytest_qbench.mcp.generation import GenerationStrategy
 from pytest_qbench.mcp.generation import TestType
 from pytest_qbench.mcp.health import Health
 from pytest_qbench.mcp.ingest import IngestReport
+from pytest_qbench.mcp.other_runners import TestType as RunnerType
 from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
@@ -111,10 +113,8 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, open_world_hint=False)
 
 SCOPES = {
-    "run_test_workflow": "it runs pytest only (other test runners, such as vitest or jest, are "
-    "not supported yet)",
-    "run_build_workflow": "it runs ruff, mypy (pyright if installed) and the Python build check "
-    "only (tsc, eslint and other checkers are not supported yet)",
+    "run_test_workflow": "it runs pytest, vitest and jest (test_type)",
+    "run_build_workflow": "it runs the registered checkers (qbench check --list)",
     "generate_tests_workflow": "it generates Python unit tests only",
 }
 """What a tool does and does not do, told with a refused argument (a ``test_type`` or a
@@ -387,10 +387,11 @@ async def run_test_workflow(
     timeout_seconds: Annotated[
         float | None, Field(gt=0, description="Stop the run after this long (capped)")
     ] = None,
+    test_type: Annotated[RunnerType, Field(description="all: each that applies")] = "all",
 ) -> RunResult:
-    """Run the project's tests with pytest and return failures only: summary counts, each
-    failure (test, file, line, error type, message, end of the trace), collection errors,
-    coverage and next steps. Never passing tests, never raw output (get_run_output pages
+    """Run the project's tests (pytest, vitest, jest) and return failures only: summary counts,
+    each failure (test, file, line, error type, message, end of the trace), collection
+    errors, coverage and next steps. Never passing tests, never raw output (get_run_output pages
     it). One run at a time; stopped and marked partial at the timeout (once all tests have
     results, the session end gets a grace period)."""
     request = RunRequest(
@@ -405,9 +406,26 @@ async def run_test_workflow(
         max_failures=max_failures,
         timeout_seconds=timeout_seconds,
     )
+    runners = other_runners.choose_runners(tools, test_type)
+    others = [name for name in runners if name != "pytest"]
+    if "pytest" not in runners:
+        return await without_pytest(tools, request, runners)
     process = tools.start_run(request)
     await supervise(tools, process, ctx)
-    return await anyio.to_thread.run_sync(tools.finish_run, process)
+    extend = partial(other_runners.add_other_runners, others, list(request.test_path))
+    finish = partial(tools.finish_run, process, extend if others else None)
+    return await anyio.to_thread.run_sync(finish)
+
+
+async def without_pytest(tools: QBenchTools, request: RunRequest, runners: list[str]) -> RunResult:
+    """vitest and/or jest alone; a cancellation stops them (their process trees killed)."""
+    stop = threading.Event()
+    run = partial(other_runners.run_without_pytest, tools, request, runners, stop)
+    try:
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    except BaseException:
+        stop.set()
+        raise
 
 
 @tool(READ_ONLY, failure.failure_text)
@@ -552,12 +570,10 @@ async def ingest_tests(
 async def run_build_workflow(
     tools: QBenchTools,
     check_type: Annotated[
-        Literal["lint", "typecheck", "build", "all"],
-        Field(
-            description="lint: ruff; typecheck: mypy (pyright if installed); build: "
-            "python -m build (or compile)"
-        ),
+        Literal["lint", "typecheck", "build", "both", "all"],
+        Field(description="both=typecheck+build"),
     ] = "all",
+    target: Literal["auto", "frontend", "backend", "both"] = "auto",
     paths: Annotated[
         list[str] | str | None,
         Field(description="Files or directories inside the project; default: all"),
@@ -567,11 +583,13 @@ async def run_build_workflow(
         float | None, Field(gt=0, description="Stop after this long (capped)")
     ] = None,
 ) -> BuildResult:
-    """Run ruff, mypy and the build check (the project's own configuration); return
-    errors only: file, line, column, code, message. get_run_output pages the raw logs."""
+    """Run ruff, mypy, tsc, eslint (the project's config); return errors only: file,
+    line, column, code, message; get_run_output pages raw logs."""
     given = [paths] if isinstance(paths, str) else paths or []
     stop = threading.Event()
-    call = partial(tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop)
+    call = partial(
+        tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop, target=target
+    )
     try:
         result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
     except BaseException:

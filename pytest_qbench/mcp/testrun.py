@@ -11,6 +11,7 @@ and what to do.
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -399,8 +400,10 @@ def run_text(result: RunResult, limit: int) -> str:
         trace = trace_without_message(
             failure.stack_trace, failure.error_type, failure.error_message
         )
+        runner = "" if failure.runner == "pytest" else f"{failure.runner} "
         block = [
-            f"{number}. {failure.test_name} [{failure.outcome}] {failure.error_type} at {where}",
+            f"{number}. {runner}{failure.test_name} [{failure.outcome}] {failure.error_type} "
+            f"at {where}",
             *([f"   History: {failure.history}"] if failure.history else []),
             *(f"   {line}" for line in message_lines(failure.error_message)),
             *(f"   | {line}" for line in _trace_end(trace)),
@@ -461,8 +464,13 @@ def start_run(tools: RunService, request: RunRequest) -> PytestProcess:
     return tools.start(plan)
 
 
-def finish_run(tools: RunService, process: PytestProcess) -> RunResult:
-    """The ended run's result.
+def finish_run(
+    tools: RunService,
+    process: PytestProcess,
+    extend: Callable[[RunPlan, TestReport], TestReport] | None = None,
+) -> RunResult:
+    """The ended run's result; ``extend`` adds to its report what other runners (vitest,
+    jest) found, unless the run was stopped.
 
     Raises:
         ToolFailure: pytest ended with a usage error, an internal error or a crash.
@@ -470,6 +478,9 @@ def finish_run(tools: RunService, process: PytestProcess) -> RunResult:
     try:
         code, run_dir = tools.wrap_up(process)
         report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
+        if extend is not None and process.stopped_by is None:
+            report = extend(process.plan, report)
+            code = report.run.exit_code if report.run.exit_code is not None else code
         return build_result(
             process.plan,
             code,

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from pytest_qbench.plugin.options.checks import CheckSettings
     from pytest_qbench.plugin.session import QBenchSession
     from pytest_qbench.plugin.verdicts import Verdicts
-    from pytest_qbench.report.checks.runner import Started
     from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.tools.runner import Started
 
 PLUGIN_NAME = "qbench-checks"
 
@@ -59,7 +59,7 @@ class CheckCollector:
         if self.config.option.collectonly:
             return
         try:
-            from pytest_qbench.report.checks.runner import start_checks
+            from pytest_qbench.tools.runner import start_checks
 
             self.running = start_checks(
                 list(self.settings.tools), self.config.rootpath, [], self.session.run_dir
@@ -107,8 +107,8 @@ class CheckCollector:
         """The checkers' runs and findings into the session; their counts per tool."""
         from pytest_qbench.report.checks.intest import count_line
         from pytest_qbench.report.checks.intest import report_parts
-        from pytest_qbench.report.checks.runner import collect_one
-        from pytest_qbench.report.checks.runner import stop_all
+        from pytest_qbench.tools.runner import collect_one
+        from pytest_qbench.tools.runner import stop_all
 
         timeout = self.settings.timeout
         limit = f"{timeout:g} s after the tests ended (--qbench-check-timeout)"
@@ -137,7 +137,7 @@ class CheckCollector:
     def stop(self) -> None:
         """Stop the checkers still running; nothing of theirs goes into the report."""
         with self.session.guard("stopping the static checkers"):
-            from pytest_qbench.report.checks.runner import stop_all
+            from pytest_qbench.tools.runner import stop_all
 
             stop_all(self.running)
             self.collected = True
@@ -155,7 +155,7 @@ class CheckCollector:
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.running and not self.collected:  # the session never reached the test loop
-            from pytest_qbench.report.checks.runner import stop_all
+            from pytest_qbench.tools.runner import stop_all
 
             stop_all(self.running)
 

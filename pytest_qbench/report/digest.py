@@ -93,6 +93,7 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
         error_message=bound_text(message, DIGEST_MAX_MESSAGE),
         stack_trace=bound_text(trace, DIGEST_MAX_TRACE, keep="tail"),
         history=history["summary"] if (history := result.get("history")) else None,
+        runner=result.get("runner", "pytest"),
     )
 
 

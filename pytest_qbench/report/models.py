@@ -436,6 +436,8 @@ class TestResult(QBenchModel):
     """Which run of the test this is under ``--qbench-repeat`` (1 to N; ``None`` otherwise)."""
     attachments: list[Attachment] = Field(default_factory=list)
     """Files the test attached, in the order attached (see ``Attachment``)."""
+    runner: str = "pytest"
+    """The test runner that ran it: ``pytest``, ``vitest``, ``jest`` (``qbench test``)."""
 
 
 class LogRange(QBenchModel):
@@ -595,6 +597,9 @@ class ReportSummary(QBenchModel):
     diagnostics: dict[str, dict[str, int]] = Field(default_factory=dict)
     """The static checkers' findings (``--qbench-check``) per tool and severity, e.g.
     ``{"ruff.lint": {"error": 2}}`` (every finding, also those the report leaves out)."""
+    projects_build_failed: int = 0
+    """Workspace packages whose ``build`` script failed (``qbench test --build``): their tests
+    did not run."""
 
     @model_validator(mode="before")
     @classmethod
@@ -834,6 +839,9 @@ class CheckRun(QBenchModel):
     """File name of its standard error in the run directory, when it wrote any."""
     diagnostics: list[Diagnostic] = Field(default_factory=list)
     """What it found, in its own order."""
+    package: str | None = None
+    """The workspace package it ran for (a monorepo's per-package build); ``None`` for a
+    project-wide checker."""
 
 
 class TestReport(QBenchModel):
@@ -890,6 +898,8 @@ class DigestFailure(QBenchModel):
     """End of the traceback (bounded)."""
     history: str | None = None
     """Its label: new, broken since run X, known flaky or quarantined."""
+    runner: str = "pytest"
+    """Its test runner."""
 
 
 class DigestCoverage(QBenchModel):

@@ -83,6 +83,7 @@ class CheckRunRecord(TypedDict):
     log: str | None
     stderr_log: str | None
     diagnostics: list[DiagnosticRecord]
+    package: str | None
 
 
 class CoverageFileRecord(TypedDict):
@@ -160,6 +161,7 @@ class DigestFailureRecord(TypedDict):
     error_message: str
     stack_trace: str
     history: str | None
+    runner: str
 
 
 class EnvironmentRecord(TypedDict):
@@ -328,6 +330,7 @@ class _ReportSummaryStored(TypedDict):
     metric_stats: dict[str, MetricStatsRecord]
     attachments: int
     diagnostics: dict[str, dict[str, int]]
+    projects_build_failed: int
 
 
 class ReportSummaryRecord(_ReportSummaryStored, total=False):
@@ -509,6 +512,7 @@ class TestResultRecord(TypedDict):
     test_input: str | None
     repeat: int | None
     attachments: list[AttachmentRecord]
+    runner: str
 
 
 class TestStepRecord(TypedDict):
@@ -605,6 +609,7 @@ if TYPE_CHECKING:
         log: str | None = ...,
         stderr_log: str | None = ...,
         diagnostics: list[DiagnosticRecord] = ...,
+        package: str | None = ...,
     ) -> CheckRunRecord: ...
 
     @overload
@@ -692,6 +697,7 @@ if TYPE_CHECKING:
         error_message: str,
         stack_trace: str,
         history: str | None = ...,
+        runner: str = ...,
     ) -> DigestFailureRecord: ...
 
     @overload
@@ -878,6 +884,7 @@ if TYPE_CHECKING:
         metric_stats: dict[str, MetricStatsRecord] = ...,
         attachments: int = ...,
         diagnostics: dict[str, dict[str, int]] = ...,
+        projects_build_failed: int = ...,
     ) -> ReportSummaryRecord: ...
 
     @overload
@@ -1079,6 +1086,7 @@ if TYPE_CHECKING:
         test_input: str | None = ...,
         repeat: int | None = ...,
         attachments: list[AttachmentRecord] = ...,
+        runner: str = ...,
     ) -> TestResultRecord: ...
 
     @overload

@@ -16,8 +16,8 @@ from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.report.checks.names import TOOLS
-from pytest_qbench.report.checks.names import parse_checker_names
+from pytest_qbench.tools.names import TOOLS
+from pytest_qbench.tools.names import parse_checker_names
 
 
 DEFAULT_CHECK_TIMEOUT = 300.0
@@ -47,6 +47,11 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         f"a comma list of {', '.join(TOOLS)}",
     )
     parser.addini("qbench_check", "Checkers to run, like --qbench-check", type="linelist")
+    parser.addini(
+        "qbench_frontend",
+        "The JavaScript/TypeScript front end's directory, for qbench check and the MCP build "
+        "workflow (default: the nearest directory with a package.json)",
+    )
     group.addoption(
         "--qbench-max-errors",
         dest="qbench_max_errors",

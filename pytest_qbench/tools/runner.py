@@ -4,31 +4,20 @@ run (issue 13): ``<qbench-dir>/runs/<run id>/check.json`` and each checker's raw
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
-import importlib.util
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
+from pytest_qbench.core import supervise
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
-from pytest_qbench.core.proctree import ProcessTree
-from pytest_qbench.report.checks import build
-from pytest_qbench.report.checks import capture
-from pytest_qbench.report.checks import mypy
-from pytest_qbench.report.checks import mypy_config
-from pytest_qbench.report.checks import pyright
-from pytest_qbench.report.checks import ruff
-from pytest_qbench.report.checks.names import DEFAULT_TIMEOUT
-from pytest_qbench.report.checks.names import parse_checker_names
 from pytest_qbench.report.checks.stored import finish_check_run
 from pytest_qbench.report.checks.stored import new_check_dir
 from pytest_qbench.report.checks.stored import now
@@ -36,116 +25,37 @@ from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import RunMeta
+from pytest_qbench.tools import capture
+from pytest_qbench.tools.names import DEFAULT_TIMEOUT
+from pytest_qbench.tools.spec import Checker
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Plan
 
 
 POLL_SECONDS = 0.1
 """How often a wait looks whether it was asked to stop."""
 
-Parser = Callable[[bytes, Path], list[Diagnostic]]
 
-
-@dataclass(frozen=True)
-class Plan:
-    """How to run one checker: its tool name, command, documented exit statuses and parser."""
-
-    tool: str
-    command: list[str]
-    ok_codes: frozenset[int]
-    parse: Parser
-    merge_stderr: bool = False
-    """Whether stderr goes into the same log as stdout (the parser reads both)."""
-
-
-class NotInstalled(Exception):
-    """A checker that cannot run here; the message is the note (``install X``)."""
-
-
-def find_executable(name: str) -> str | None:
-    """``name`` beside this Python (its virtual environment) first, else on ``PATH``."""
-    beside = Path(sys.executable).parent / name
-    if beside.is_file():
-        return str(beside)
-    return shutil.which(name)
-
-
-def plan_ruff(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """ruff, as installed beside this Python or on ``PATH``; without ``paths``, on what its
-    configuration includes."""
-    executable = find_executable("ruff")
-    if executable is None:
-        raise NotInstalled("install ruff")
-    return Plan(ruff.TOOL, ruff.ruff_command(executable, paths), ruff.OK_CODES, ruff.parse_ruff)
-
-
-def plan_mypy(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """mypy with JSON output where its version has it, else its text format; without
-    ``paths``, on what the project's configuration names (its ``files``...), else on ``.``."""
-    if importlib.util.find_spec("mypy") is not None:
-        base = [sys.executable, "-m", "mypy"]
-        try:  # read from its metadata: no child process before the check starts
-            version = f"mypy {importlib.metadata.version('mypy')}"
-        except importlib.metadata.PackageNotFoundError:
-            version = mypy_version(base, cwd)
-    else:
-        found = find_executable("mypy")
-        if found is None:
-            raise NotInstalled("install mypy")
-        base = [found]
-        version = mypy_version(base, cwd)
-    json_output = mypy.supports_json(version)
-    parse = mypy.parse_mypy_json if json_output else mypy.parse_mypy_text
-    targets = paths or ([] if mypy_config.names_targets(cwd) else ["."])
-    return Plan(mypy.TOOL, mypy.mypy_command(base, targets, json_output), mypy.OK_CODES, parse)
-
-
-def mypy_version(base: list[str], cwd: Path) -> str:
-    """What ``mypy --version`` prints."""
-    done = subprocess.run(
-        [*base, "--version"], cwd=cwd, capture_output=True, text=True, check=False
-    )
-    return done.stdout
-
-
-def plan_pyright(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """pyright, when installed; without ``paths``, on what its configuration includes."""
-    executable = find_executable("pyright")
-    if executable is None:
-        raise NotInstalled("install pyright")
-    command = pyright.pyright_command(executable, paths)
-    return Plan(pyright.TOOL, command, pyright.OK_CODES, pyright.parse_pyright)
-
-
-def plan_build(cwd: Path, paths: list[str], scratch: Path) -> Plan:
-    """``python -m build`` for a project with a pyproject.toml and ``build`` importable, else
-    byte-compiling the sources."""
-    if (cwd / "pyproject.toml").is_file() and importlib.util.find_spec("build") is not None:
-        command = build.build_command(sys.executable, str(scratch))
-        return Plan(
-            build.BUILD_TOOL, command, build.OK_CODES, build.parse_build, build.MERGE_STDERR
-        )
-    command = build.compile_command(sys.executable, cwd, paths or ["."])
-    return Plan(build.COMPILE_TOOL, command, build.OK_CODES, build.parse_compile)
-
-
-PLANNERS: dict[str, Callable[[Path, list[str], Path], Plan]] = {
-    "ruff": plan_ruff,
-    "mypy": plan_mypy,
-    "pyright": plan_pyright,
-    "build": plan_build,
-}
-TOOL_NAMES = {"ruff": ruff.TOOL, "mypy": mypy.TOOL, "pyright": pyright.TOOL, "build": "build"}
-
-
-def parse_tools(given: str) -> list[str]:
-    """``ruff,mypy`` as a list of checker names, in order, without repeats.
+def parse_tools(given: str, option: str = "--tools") -> list[str]:
+    """``ruff,mypy`` (or several such values) as a list of registered checker names, in
+    order, without repeats.
 
     Raises:
-        QBenchError: an unknown name.
+        QBenchError: no name, or one no registered checker has (the message lists them).
     """
-    try:
-        return list(parse_checker_names(given))
-    except ValueError as exc:
-        raise QBenchError(f"--tools {exc}", slug="check-options") from None
+    from pytest_qbench.tools.registry import registry
+
+    names = list(dict.fromkeys(n.strip() for n in given.replace("\n", ",").split(",")))
+    names = [name for name in names if name]
+    if not names:
+        raise QBenchError(f"{option} names no checker, given: {given!r}", slug="check-options")
+    found = registry()
+    for name in names:
+        try:
+            found.checker(name)
+        except QBenchError as exc:
+            raise QBenchError(f"{option}: {exc}", slug="check-options") from None
+    return names
 
 
 def run_checks(
@@ -159,20 +69,22 @@ def run_checks(
     stop: threading.Event | None = None,
     tool: str = "check",
     on_start: Callable[[Path], None] | None = None,
+    frontend: Path | None = None,
 ) -> tuple[CheckReport, Path]:
     """Run each checker in ``cwd`` on ``paths`` (all at once) and store the run; return it and
     its directory.
 
     ``timeout`` bounds each checker, ``total_timeout`` all of them together; ``stop``, once
     set, stops every checker still running; ``tool`` names the run (``qbench.<tool>``);
-    ``on_start`` is told the run directory before the checkers start.
+    ``on_start`` is told the run directory before the checkers start; the front-end checkers
+    run in ``frontend`` (default: ``cwd``).
     """
     started = now()
     directory = new_check_dir(qbench_dir, started)
     if on_start is not None:
         on_start(directory)
     deadline = None if total_timeout is None else time.monotonic() + total_timeout
-    running = start_checks(names, cwd, paths, directory)
+    running = start_checks(names, cwd, paths, directory, frontend)
     checks = []
     for one in running:
         wait = remaining(one, timeout)
@@ -189,17 +101,17 @@ class Started:
     """A checker started as a child process (or already decided: not installed, could not
     start); `collect_one` waits for it and reads its output."""
 
-    plan: Plan | None
+    plan: Plan[Diagnostic] | None
     meta: RunMeta
-    process: subprocess.Popen[bytes] | None = None
+    child: supervise.Child | None = None
     done: CheckRun | None = None
     scratch: str | None = None
     clock: float = 0.0
     """``time.monotonic()`` when it started."""
     logs: tuple[capture.CappedLog, ...] = ()
     """The threads writing its output and stderr logs (bounded)."""
-    tree: ProcessTree | None = None
-    """Its descendants, those that left its process group included (Linux)."""
+    cwd: Path | None = None
+    """The directory it runs in, when not the project's root (a front-end checker)."""
 
 
 def remaining(one: Started, timeout: float) -> float:
@@ -207,30 +119,35 @@ def remaining(one: Started, timeout: float) -> float:
     return max(0.0, one.clock + timeout - time.monotonic())
 
 
-def start_checks(names: list[str], cwd: Path, paths: list[str], directory: Path) -> list[Started]:
-    """Start each checker in ``cwd`` on ``paths`` as a child process writing its raw output to
-    ``directory``; they run while the caller goes on."""
-    return [start_one(name, cwd, paths, directory) for name in names]
+def start_checks(
+    names: list[str], cwd: Path, paths: list[str], directory: Path, frontend: Path | None = None
+) -> list[Started]:
+    """Start each checker in ``cwd`` on ``paths`` (a front-end checker in ``frontend``, by
+    default ``cwd`` too) as a child process writing its raw output to ``directory``; they run
+    while the caller goes on."""
+    return [start_one(name, cwd, paths, directory, frontend) for name in names]
 
 
-def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Started:
-    """One checker started (its stdout to ``<tool>.log``, its stderr to ``<tool>.stderr.log``)."""
+def start_one(
+    name: str, root: Path, paths: list[str], directory: Path, frontend: Path | None = None
+) -> Started:
+    """One registered checker started (its stdout to ``<tool>.log``, its stderr to
+    ``<tool>.stderr.log``), in ``root``, or in ``frontend`` for a front-end checker."""
+    from pytest_qbench.tools.registry import registry
+
     started = now()
+    checker = registry().checker(name).tool
+    cwd, paths = where_to_run(checker, root, paths, frontend)
     scratch = tempfile.mkdtemp(prefix="qbench-check-")
     try:
-        plan = PLANNERS[name](cwd, paths, Path(scratch))
-    except NotInstalled as exc:
+        plan = checker.plan(cwd, paths, Path(scratch))
+    except Exception as exc:  # NotInstalled, or a third party's planner failing
         shutil.rmtree(scratch, ignore_errors=True)
-        meta = RunMeta(
-            run_id=directory.name,
-            tool=TOOL_NAMES[name],
-            started_at=started,
-            completed_at=now(),
-            cwd=str(cwd),
-            command=[],
-        )
-        return Started(
-            None, meta, done=CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+        return not_planned(checker.tool, exc, directory, cwd, started)
+    if not isinstance(plan, Plan):
+        shutil.rmtree(scratch, ignore_errors=True)
+        return not_planned(
+            checker.tool, TypeError(f"planned {plan!r:.100}"), directory, cwd, started
         )
     meta = RunMeta(
         run_id=directory.name,
@@ -240,42 +157,79 @@ def start_one(name: str, cwd: Path, paths: list[str], directory: Path) -> Starte
         command=plan.command,
     )
     try:
-        process, logs = spawn(plan, cwd, directory)
+        child, logs = spawn(plan, cwd, directory)
     except OSError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
         meta = meta.model_copy(update={"completed_at": now()})
         return Started(
             plan, meta, done=crashed(meta, f"{plan.tool} could not start: {exc}", None, None)
         )
-    tree = ProcessTree(process.pid) if sys.platform == "linux" else None
+    watch = child.containment.snapshot if child.containment is not None else None
+    logs[0].watch = watch  # its tree noted while it runs, even when nobody waits for it
     for log in logs:
-        log.watch = tree.snapshot if tree is not None and log is logs[0] else None
         log.start()
     return Started(
         plan,
         meta,
-        process=process,
+        child=child,
         scratch=scratch,
         clock=time.monotonic(),
         logs=logs,
-        tree=tree,
+        cwd=cwd,
     )
 
 
+def where_to_run(
+    checker: Checker, root: Path, paths: list[str], frontend: Path | None
+) -> tuple[Path, list[str]]:
+    """The directory a checker runs in and its paths: a front-end checker runs in the
+    front end's directory on those of ``paths`` inside it (relative to it; none: what its own
+    configuration names), any other in ``root`` on ``paths``."""
+    if checker.target != "frontend" or frontend is None or frontend == root:
+        return root, paths
+    inside = []
+    for given in paths:
+        with contextlib.suppress(ValueError):
+            inside.append(str((root / given).resolve().relative_to(frontend.resolve())))
+    return frontend, inside
+
+
+def not_planned(
+    tool: str, exc: Exception, directory: Path, cwd: Path, started: datetime
+) -> Started:
+    """A checker that could not be planned: "not run" when not installed, else crashed (a
+    third party's planner that raised)."""
+    meta = RunMeta(
+        run_id=directory.name,
+        tool=tool,
+        started_at=started,
+        completed_at=now(),
+        cwd=str(cwd),
+        command=[],
+    )
+    if isinstance(exc, NotInstalled):
+        return Started(
+            None, meta, done=CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
+        )
+    note = f"{tool} could not be planned: {type(exc).__name__}: {str(exc)[:300]}"
+    return Started(None, meta, done=crashed(meta, note, None, None))
+
+
 def spawn(
-    plan: Plan, cwd: Path, directory: Path
-) -> tuple[subprocess.Popen[bytes], tuple[capture.CappedLog, ...]]:
-    """Start the checker with its stdout (and stderr) on pipes, each read into a capped log
+    plan: Plan[Diagnostic], cwd: Path, directory: Path
+) -> tuple[supervise.Child, tuple[capture.CappedLog, ...]]:
+    """Start the checker through the process supervisor (its own session, its whole tree
+    killed at its end) with its stdout (and stderr) on pipes, each read into a capped log
     (``<tool>.log``, ``<tool>.stderr.log``) by a thread not yet started."""
     pipes = [os.pipe()] if plan.merge_stderr else [os.pipe(), os.pipe()]
     try:
-        process = subprocess.Popen(
+        child = supervise.start(
             plan.command,
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            env={**os.environ, **plan.env} if plan.env else None,
             stdout=pipes[0][1],
             stderr=subprocess.STDOUT if plan.merge_stderr else pipes[1][1],
-            start_new_session=sys.platform != "win32",  # its own group: killed whole
+            name=plan.tool,
         )
     except OSError:
         for read, write in pipes:
@@ -289,7 +243,7 @@ def spawn(
     if not plan.merge_stderr:
         err = directory / f"{plan.tool}.stderr.log"
         logs.append(capture.CappedLog(pipes[1][0], err, capture.STDERR_HEAD, capture.STDERR_TAIL))
-    return process, tuple(logs)
+    return child, tuple(logs)
 
 
 def collect_one(
@@ -304,9 +258,9 @@ def collect_one(
     read its verdict; one still running then is stopped with its whole process group and
     reported as crashed (the note says it did not finish in ``limit``, by default the timeout,
     or that it was cancelled)."""
-    if one.done is not None or one.process is None or one.plan is None:
+    if one.done is not None or one.child is None or one.plan is None:
         return one.done or crashed(one.meta, f"{one.meta.tool} did not start", None, None)
-    plan, process = one.plan, one.process
+    plan, process = one.plan, one.child.process
     try:
         if not wait_for(process, timeout, stop):
             stop_tree(one)
@@ -318,11 +272,17 @@ def collect_one(
                 why = f"did not finish in {limit or f'{timeout:g} s'} and was stopped"
             return crashed(meta, f"{plan.tool} {why}; raw output in {log}", log, err)
         stop_tree(one)  # what the checker started and left behind goes with it
+        output = keep_output(plan, directory)
     finally:
         if one.scratch:
             shutil.rmtree(one.scratch, ignore_errors=True)
     log, err = stored_logs(directory, plan.tool)
     meta = one.meta.model_copy(update={"completed_at": now(), "exit_code": process.returncode})
+    if plan.output is not None:
+        if output is None:
+            note = f"{plan.tool} wrote no output file {plan.output.name}; raw output in {log}"
+            return crashed(meta, note, log, err)
+        log = output
     if one.logs and one.logs[0].cut:
         note = (
             f"{plan.tool} printed {one.logs[0].cut} bytes more than qbench keeps "
@@ -332,7 +292,38 @@ def collect_one(
         return crashed(meta, note, log, err)
     stdout = (directory / log).read_bytes() if log else b""  # bounded: a capped log
     stderr = (directory / err).read_bytes() if err else b""
-    return judge(plan, meta, stdout, stderr, cwd, log, err)
+    if one.cwd is None or one.cwd == cwd:
+        return judge(plan, meta, stdout, stderr, cwd, log, err)
+    return rebased(judge(plan, meta, stdout, stderr, one.cwd, log, err), one.cwd, cwd)
+
+
+def rebased(check: CheckRun, ran_in: Path, root: Path) -> CheckRun:
+    """The diagnostics of a checker run in ``ran_in`` (a front end) with their files made
+    relative to the project's ``root``."""
+    try:
+        prefix = ran_in.resolve().relative_to(root.resolve())
+    except ValueError:
+        return check
+    found = [
+        item.model_copy(update={"file": (prefix / item.file).as_posix()})
+        if item.file and not Path(item.file).is_absolute()
+        else item
+        for item in check.diagnostics
+    ]
+    return check.model_copy(update={"diagnostics": found})
+
+
+def keep_output(plan: Plan[Diagnostic], directory: Path) -> str | None:
+    """The tool's output file (``Plan.output``) copied into the run directory as
+    ``<tool>.output<suffix>``; its name, or ``None`` when there is no such file or it is
+    larger than a log is kept."""
+    if plan.output is None or not plan.output.is_file():
+        return None
+    if plan.output.stat().st_size > capture.LOG_HEAD + capture.LOG_TAIL:
+        return None
+    name = f"{plan.tool}.output{plan.output.suffix}"
+    shutil.copyfile(plan.output, directory / name)
+    return name
 
 
 def wait_for(
@@ -358,33 +349,20 @@ def stop_all(running: list[Started]) -> None:
 
 
 def stop_tree(one: Started) -> None:
-    """Kill the checker's process group and every descendant noted or found now (those that
-    left the group in a session of their own too), then close its logs (idempotent)."""
+    """Kill the checker's whole tree through the supervisor (its group, its cgroup or noted
+    descendants, those that left the group in a session of their own too), then close its
+    logs (idempotent)."""
     for log in one.logs:
         log.stop_watching()
-    if one.process is not None:
-        if one.tree is not None:
-            one.tree.snapshot()
-            one.tree.kill_all()
-        kill_group(one.process)
+    if one.child is not None:
+        one.child.finish()
     for log in one.logs:
         if log.is_alive():
             log.finish()
 
 
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the checker's process group (POSIX; the process alone elsewhere) and reap it."""
-    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        if process.poll() is None:
-            process.kill()
-    else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
 def judge(
-    plan: Plan,
+    plan: Plan[Diagnostic],
     meta: RunMeta,
     stdout: bytes,
     stderr: bytes,
@@ -398,9 +376,10 @@ def judge(
         return crashed(meta, crash_note(plan.tool, code, stderr or stdout, err or log), log, err)
     try:
         found = plan.parse(stdout, cwd)
-    except CheckOutputError as exc:
+    except Exception as exc:  # CheckOutputError, or a third party's parser failing
+        why = exc if isinstance(exc, CheckOutputError) else f"{type(exc).__name__}: {exc}"
         note = (
-            f"{plan.tool} crashed: exit code {code}, unparsable output ({exc}); raw output in {log}"
+            f"{plan.tool} crashed: exit code {code}, unparsable output ({why}); raw output in {log}"
         )
         return crashed(meta, note, log, err)
     if code != 0 and not found:

@@ -3,7 +3,7 @@
 A checker that prints gigabytes must not fill the disk nor the memory: a thread reads each
 pipe and writes the first ``head`` bytes to the log, keeps only the last ``tail`` bytes in
 memory, and at the end writes a note of what was cut, then that tail. The same thread notes the
-checker's descendants now and then (``ProcessTree.snapshot``), so that one that left the process
+checker's descendants now and then (its supervisor's containment), so that one that left the process
 group (``setsid``) and whose parent then exited is still known when the tree is killed.
 """
 

@@ -1,0 +1,72 @@
+"""The TypeScript/JavaScript front end's checkers as a plugin: tsc and eslint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.tools.hookspecs import hookimpl
+from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import tsc
+from pytest_qbench.tools.node.bins import has_bin
+from pytest_qbench.tools.node.bins import project_bin
+from pytest_qbench.tools.spec import Checker
+from pytest_qbench.tools.spec import Plan
+
+
+def has_tsconfig(root: Path) -> bool:
+    """A ``tsconfig.json`` at ``root``."""
+    return (root / "tsconfig.json").is_file()
+
+
+def has_eslint_config(root: Path) -> bool:
+    """An ESLint configuration file at ``root``, or ``eslintConfig`` in its package.json."""
+    if any((root / name).is_file() for name in eslint.CONFIG_FILES):
+        return True
+    try:
+        manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "eslintConfig" in manifest
+
+
+def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
+    """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
+    ignores the configuration)."""
+    executable = project_bin(cwd, "tsc", "typescript")
+    return Plan(tsc.TOOL, tsc.tsc_command(executable), tsc.OK_CODES, tsc.parse_tsc)
+
+
+def plan_eslint(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
+    """The project's eslint on ``paths`` (default: ``.``)."""
+    executable = project_bin(cwd, "eslint", "eslint")
+    command = eslint.eslint_command(executable, paths)
+    return Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint)
+
+
+@hookimpl
+def qbench_checkers() -> list[Checker]:
+    """tsc (typecheck) and eslint (lint), for the front end."""
+    return [
+        Checker(
+            "tsc",
+            "typecheck",
+            "frontend",
+            tsc.TOOL,
+            has_tsconfig,
+            plan_tsc,
+            installed=lambda root: has_bin(root, "tsc"),
+            description="node_modules/.bin/tsc --noEmit --pretty false",
+        ),
+        Checker(
+            "eslint",
+            "lint",
+            "frontend",
+            eslint.TOOL,
+            has_eslint_config,
+            plan_eslint,
+            installed=lambda root: has_bin(root, "eslint"),
+            description="node_modules/.bin/eslint -f json",
+        ),
+    ]

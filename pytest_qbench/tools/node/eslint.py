@@ -1,0 +1,76 @@
+"""ESLint's JSON formatter (``eslint -f json``) into diagnostics: an array of files, each with
+its messages (severity 2 an error, 1 a warning; the rule as the code)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.report.checks.spans import Snippets
+from pytest_qbench.report.checks.spans import Span
+from pytest_qbench.report.checks.spans import decode
+from pytest_qbench.report.checks.spans import json_array_items
+from pytest_qbench.report.checks.spans import relative_file
+from pytest_qbench.report.models import Diagnostic
+
+
+TOOL = "eslint.lint"
+OK_CODES = frozenset({0, 1})
+"""ESLint's documented exit statuses: 0 no error, 1 errors found (2 a configuration problem or
+an internal error)."""
+CONFIG_FILES = (
+    "eslint.config.js",
+    "eslint.config.mjs",
+    "eslint.config.cjs",
+    "eslint.config.ts",
+    "eslint.config.mts",
+    "eslint.config.cts",
+    ".eslintrc.js",
+    ".eslintrc.cjs",
+    ".eslintrc.json",
+    ".eslintrc.yaml",
+    ".eslintrc.yml",
+    ".eslintrc",
+)
+"""The files an ESLint configuration lives in (flat config first, then the legacy ones)."""
+
+
+def eslint_command(executable: str, paths: list[str]) -> list[str]:
+    """The command: the project's configuration applies, qbench adds no rule."""
+    return [executable, "-f", "json", *(paths or ["."])]
+
+
+def parse_eslint(raw: bytes, cwd: Path) -> list[Diagnostic]:
+    """Every message of every file ESLint printed, in its order.
+
+    Raises:
+        CheckOutputError: the output is not ESLint's JSON array of files.
+    """
+    snippets = Snippets(cwd)
+    found: list[Diagnostic] = []
+    for item, span in json_array_items(decode(raw), "eslint"):
+        try:
+            file = relative_file(str(item["filePath"]), cwd)
+            found.extend(_diagnostic(one, file, snippets, span) for one in item["messages"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckOutputError(f"eslint printed an item without {exc}: {item!r:.200}") from None
+    return found
+
+
+def _diagnostic(message: Any, file: str, snippets: Snippets, span: Span) -> Diagnostic:
+    line = message.get("line")
+    return Diagnostic(
+        tool=TOOL,
+        severity="error" if int(message["severity"]) == 2 else "warning",
+        message=str(message["message"]),
+        code=message.get("ruleId") or ("parse-error" if message.get("fatal") else None),
+        file=file,
+        line=line,
+        column=message.get("column"),
+        end_line=message.get("endLine"),
+        end_column=message.get("endColumn"),
+        code_snippet=snippets.line(file, line),
+        log_range=span.log_range(),
+        byte_offsets=span.byte_offsets(),
+    )

@@ -1,0 +1,72 @@
+"""TypeScript's ``tsc --noEmit --pretty false`` into diagnostics: its lines
+``file(line,col): error TS2345: message`` (a message's further lines indented below it)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.report.checks.spans import Snippets
+from pytest_qbench.report.checks.spans import Span
+from pytest_qbench.report.checks.spans import decode
+from pytest_qbench.report.checks.spans import error_warning_or_info
+from pytest_qbench.report.checks.spans import relative_file
+from pytest_qbench.report.checks.spans import text_lines
+from pytest_qbench.report.models import Diagnostic
+
+
+TOOL = "tsc.typecheck"
+OK_CODES = frozenset({0, 1, 2})
+"""tsc's exit statuses: 0 clean, 1 errors (outputs skipped), 2 errors (outputs generated);
+any other is a crash, and 1 or 2 without a single message is one too."""
+_LINE = re.compile(
+    r"^(?:(?P<file>.+?)\((?P<line>\d+),(?P<column>\d+)\): )?"
+    r"(?P<severity>error|warning|message) (?P<code>TS\d+): (?P<message>.*)$"
+)
+
+
+def tsc_command(executable: str) -> list[str]:
+    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule."""
+    return [executable, "--noEmit", "--pretty", "false"]
+
+
+def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
+    """Every message tsc printed, in its order, with its further lines joined to it.
+
+    Raises:
+        CheckOutputError: a line that is neither a message nor the indented rest of one.
+    """
+    snippets = Snippets(cwd)
+    found: list[Diagnostic] = []
+    for line, span in text_lines(decode(raw)):
+        if not line.strip():
+            continue
+        match = _LINE.match(line)
+        if match is not None:
+            found.append(_diagnostic(match, cwd, snippets, span))
+        elif line[0].isspace() and found:
+            found[-1] = found[-1].model_copy(
+                update={"message": f"{found[-1].message} {line.strip()}"}
+            )
+        else:
+            raise CheckOutputError(f"tsc printed a line not in its message format: {line:.200}")
+    return found
+
+
+def _diagnostic(match: re.Match[str], cwd: Path, snippets: Snippets, span: Span) -> Diagnostic:
+    file = relative_file(match["file"], cwd) if match["file"] else None
+    line = int(match["line"]) if match["line"] else None
+    severity = "info" if match["severity"] == "message" else match["severity"]
+    return Diagnostic(
+        tool=TOOL,
+        severity=error_warning_or_info(severity),
+        message=match["message"],
+        code=match["code"],
+        file=file,
+        line=line,
+        column=int(match["column"]) if match["column"] else None,
+        code_snippet=snippets.line(file, line),
+        log_range=span.log_range(),
+        byte_offsets=span.byte_offsets(),
+    )

@@ -1,0 +1,463 @@
+"""Run the chosen test runners (pytest, vitest, jest) on one project and gather their results
+into one report: each result names its runner; a runner that could not run or did not end as
+documented is an error (``collection_errors``), never a pass.
+
+Shared by ``qbench test`` and the MCP server's ``run_test_workflow``.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import datetime
+from datetime import timezone
+from pathlib import Path
+from typing import Literal
+
+from pytest_qbench._version import __version__
+from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.report.models import CheckRun
+from pytest_qbench.report.models import CoverageReport
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Environment
+from pytest_qbench.report.models import ReportMeta
+from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.models import TestResult
+from pytest_qbench.tools.builtin.detect import is_python_project
+from pytest_qbench.tools.execute import run_supervised
+from pytest_qbench.tools.js import jest
+from pytest_qbench.tools.js import vitest
+from pytest_qbench.tools.js.build import build_project
+from pytest_qbench.tools.js.project import Package
+from pytest_qbench.tools.js.project import find_projects
+from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Runner
+
+
+RunnerName = Literal["pytest", "vitest", "jest"]
+RUNNERS: tuple[RunnerName, ...] = ("pytest", "vitest", "jest")
+"""Every test runner, in the order they run."""
+CHOICES = (*RUNNERS, "all")
+"""What ``--runner`` and ``test_type`` take (``all``: every runner that applies)."""
+DEFAULT_TIMEOUT = 900.0
+"""Seconds one runner may take before it is stopped (and its results count as an error)."""
+PYTEST_DATA = frozenset({0, 1, 5})
+"""pytest's exit statuses that mean its report is the answer (5: no tests collected)."""
+CRASHED = "runner-crashed"
+
+
+@dataclass
+class Gathered:
+    """What the runners gave."""
+
+    runners: list[str] = field(default_factory=list)
+    """The runners that ran (or were asked for and could not)."""
+    results: list[TestResult] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)
+    """Runners that could not run, crashed or timed out; packages that did not build."""
+    warnings: list[Diagnostic] = field(default_factory=list)
+    checks: list[CheckRun] = field(default_factory=list)
+    """Each workspace package's build, when asked for."""
+    coverage: CoverageReport | None = None
+    environment: Environment | None = None
+    """pytest's, when pytest ran."""
+    exit_code: int = 0
+    """0 when every runner ran and nothing failed; 1 otherwise."""
+
+    @property
+    def projects_build_failed(self) -> int:
+        """Packages whose build did not succeed."""
+        return sum(1 for check in self.checks if check.status != "clean")
+
+
+def parse_choice(value: str) -> list[str] | None:
+    """``vitest`` as ``["vitest"]``; ``all`` as ``None`` (every runner that applies); any
+    runner a plugin registered by its name.
+
+    Raises:
+        QBenchError: an unknown runner (the message lists the registered ones).
+    """
+    if value == "all":
+        return None
+    if value not in RUNNERS:
+        from pytest_qbench.tools.registry import registry
+
+        try:
+            registry().runner(value)
+        except QBenchError as exc:
+            raise QBenchError(f"--runner: {exc}; or all", slug="test-options") from None
+    return [value]
+
+
+def applicable(root: Path) -> list[str]:
+    """The runners that apply to ``root``: pytest for a Python project (or one with no
+    JavaScript project at all), vitest and jest for a JavaScript project listing them, and
+    each runner of an installed plugin that says it applies."""
+    found: list[str] = []
+    packages = [p for project in find_projects(root) for p in units(project)]
+    if not packages or is_python_project(root):
+        found.append("pytest")
+    for name, module in (("vitest", vitest), ("jest", jest)):
+        if any(module.detect(p) for p in packages):
+            found.append(name)
+    return found + plugin_runners(root)
+
+
+def plugin_runners(root: Path) -> list[str]:
+    """The runners of installed plugins (not the built-in ones) that apply to ``root``; one
+    whose detection raises is listed (it then fails when run, never passes silently)."""
+    from pytest_qbench.tools.registry import registry
+
+    found = []
+    for name, registered in registry().runners.items():
+        if name in RUNNERS:
+            continue
+        try:
+            applies = registered.tool.applies(root)
+        except Exception:  # a third party's code: run it, and let it fail visibly
+            applies = True
+        if applies:
+            found.append(name)
+    return found
+
+
+def units(project: Package) -> list[Package]:
+    """The packages a runner is run in: the workspace packages, then the project itself."""
+    return [*workspace_packages(project), project]
+
+
+def run_tests(
+    root: Path,
+    chosen: list[str] | None,
+    paths: list[str],
+    log_dir: Path,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    build: bool = False,
+    pytest_args: list[str] | None = None,
+    python: str | None = None,
+    stop: threading.Event | None = None,
+    on_runner: Callable[[str], None] | None = None,
+) -> Gathered:
+    """Run each runner of ``chosen`` (``None``: every one that applies) in ``root``; its raw
+    output goes to ``log_dir``. With ``build``, each JavaScript workspace package's ``build``
+    script runs first, and a package that fails to build has its tests skipped."""
+    names = chosen if chosen is not None else applicable(root)
+    gathered = Gathered(runners=list(names))
+    skipped: set[Path] = set()
+    if build:
+        for project in find_projects(root):
+            runs = build_project(project, root, log_dir, timeout, stop)
+            gathered.checks += runs
+            for run in runs:
+                gathered.problems += run.diagnostics
+                if run.status != "clean":
+                    skipped |= {p.path for p in units(project) if p.name == run.package}
+    for name in names:
+        if on_runner is not None:
+            on_runner(name)
+        if name == "pytest":
+            run_pytest(root, paths, log_dir, timeout, gathered, pytest_args or [], python, stop)
+        elif name in ("vitest", "jest"):
+            run_js(name, root, paths, log_dir, timeout, gathered, skipped, stop)
+        else:
+            run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
+    failed = any(r.outcome in ("failed", "error") for r in gathered.results)
+    gathered.exit_code = 1 if failed or gathered.problems else 0
+    return gathered
+
+
+def run_js(
+    name: str,
+    root: Path,
+    paths: list[str],
+    log_dir: Path,
+    timeout: float,
+    gathered: Gathered,
+    skipped: set[Path],
+    stop: threading.Event | None,
+) -> None:
+    """vitest or jest, in each package that uses it."""
+    module = vitest if name == "vitest" else jest
+    found = False
+    for project in find_projects(root):
+        for package in runner_units(project, module.detect):
+            found = True
+            if package.path in skipped:
+                continue
+            selected = paths_in(package.path, root, paths)
+            if paths and not selected:
+                continue
+            run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
+    if not found:
+        gathered.problems.append(
+            problem(
+                name, f"{name}: no package.json under {root} lists {name}", "runner-not-applicable"
+            )
+        )
+
+
+def runner_units(project: Package, detect: Callable[[Package], bool]) -> list[Package]:
+    """The workspace packages using the runner; else the project itself, when it does."""
+    using = [p for p in workspace_packages(project) if detect(p)]
+    return using or ([project] if detect(project) else [])
+
+
+def paths_in(package: Path, root: Path, paths: list[str]) -> list[str]:
+    """``paths`` (relative to ``root``) that are inside ``package``, relative to it."""
+    inside = []
+    for given in paths:
+        try:
+            inside.append((root / given).resolve().relative_to(package.resolve()).as_posix())
+        except ValueError:
+            continue
+    return [p for p in inside if p != "."]
+
+
+def run_registered(
+    name: str,
+    cwd: Path,
+    root: Path,
+    paths: list[str],
+    log_dir: Path,
+    timeout: float,
+    gathered: Gathered,
+    stop: threading.Event | None,
+) -> None:
+    """The runner registered as ``name`` (a built-in plugin's or an installed one's) in
+    ``cwd``: a JavaScript package, or the root for a plugin's runner."""
+    from pytest_qbench.tools.registry import registry
+
+    runner = registry().runner(name).tool
+    run_plugin(runner, cwd, root, paths, log_dir, timeout, gathered, stop, cwd.name)
+
+
+def run_plugin(
+    runner: Runner,
+    cwd: Path,
+    root: Path,
+    paths: list[str],
+    log_dir: Path,
+    timeout: float,
+    gathered: Gathered,
+    stop: threading.Event | None,
+    where: str,
+) -> None:
+    """A runner of the plugin interface planned and run in ``cwd``: its machine-readable
+    report parsed, its results' files made relative to ``root``; or a problem saying why not
+    (not installed, crashed, timed out, an undocumented exit status, an unreadable report)."""
+    label = f"{runner.name} ({where})"
+    name = runner.name
+    log_name = f"{name}-{len(list(log_dir.glob(f'{name}-*.log'))) + 1}"
+    with tempfile.TemporaryDirectory(prefix=f"qbench-{name}-") as scratch:
+        try:
+            plan = runner.plan(cwd, paths, Path(scratch))
+        except NotInstalled as exc:
+            gathered.problems.append(problem(name, f"{label}: {exc}", "runner-not-installed"))
+            return
+        except Exception as exc:  # a third party's planner: its failure is the runner's
+            message = f"{label} could not be planned: {type(exc).__name__}: {str(exc)[:300]}"
+            gathered.problems.append(problem(name, message, CRASHED))
+            return
+        done = run_supervised(plan.command, cwd, log_dir, log_name, timeout, stop, plan.env)
+        raw_in = f"raw output in {done.log.name}"
+        if done.problem is not None:
+            gathered.problems.append(problem(name, f"{label}: {done.problem}; {raw_in}", CRASHED))
+            return
+        source = plan.output or done.log  # without a report file: its output (stdout+stderr)
+        if done.exit_code not in plan.ok_codes or not source.is_file():
+            why = f"exit code {done.exit_code}" + ("" if source.is_file() else ", no report")
+            gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
+            return
+        try:
+            results = plan.parse(source.read_bytes(), cwd)
+        except CheckOutputError as exc:
+            gathered.problems.append(problem(name, f"{label}: {exc}; {raw_in}", CRASHED))
+            return
+    gathered.results += [rebase(result, cwd, root, name) for result in results]
+    if done.exit_code != 0 and not any(r.outcome in ("failed", "error") for r in results):
+        message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
+        gathered.problems.append(problem(name, message, CRASHED))
+
+
+def rebase(result: TestResult, cwd: Path, root: Path, runner: str) -> TestResult:
+    """``result`` (files relative to ``cwd``) with its files relative to ``root``, naming its
+    runner."""
+    try:
+        prefix = cwd.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        prefix = "."
+    if prefix == ".":
+        return result.model_copy(update={"runner": runner})
+
+    def moved(path: str | None) -> str | None:
+        if path is None or path.startswith(("/", "..")):
+            return path
+        return f"{prefix}/{path}"
+
+    failure = result.failure
+    if failure is not None:
+        failure = failure.model_copy(update={"file": moved(failure.file)})
+    nodeid = result.nodeid
+    if nodeid.startswith(result.file):
+        nodeid = f"{prefix}/{nodeid}"
+    return result.model_copy(
+        update={
+            "nodeid": nodeid,
+            "file": moved(result.file),
+            "failure": failure,
+            "runner": runner,
+        }
+    )
+
+
+def run_pytest(
+    root: Path,
+    paths: list[str],
+    log_dir: Path,
+    timeout: float,
+    gathered: Gathered,
+    args: list[str],
+    python: str | None,
+    stop: threading.Event | None,
+) -> None:
+    """pytest with qbench's plugin, as a child process; its report.json read back."""
+    with tempfile.TemporaryDirectory(prefix="qbench-pytest-") as scratch:
+        output = Path(scratch) / "report.json"
+        command = [
+            python or sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "qbench",
+            f"--qbench-dir={Path(scratch) / 'store'}",
+            f"--qbench-json={output}",
+            *args,
+            *paths,
+        ]
+        done = run_supervised(command, root, log_dir, "pytest", timeout, stop)
+        if done.problem is not None:
+            gathered.problems.append(
+                problem(
+                    "pytest",
+                    f"pytest: {done.problem}; raw output in {done.log.name}",
+                    "runner-crashed",
+                )
+            )
+            return
+        try:
+            report = TestReport.model_validate_json(output.read_bytes())
+        except (OSError, ValueError) as exc:
+            why = f"exit code {done.exit_code}, no readable report ({type(exc).__name__})"
+            gathered.problems.append(
+                problem(
+                    "pytest",
+                    f"pytest crashed: {why}; raw output in {done.log.name}",
+                    "runner-crashed",
+                )
+            )
+            return
+    gathered.results += report.results
+    gathered.problems += report.collection_errors
+    gathered.warnings += report.warnings
+    gathered.coverage = report.coverage
+    gathered.environment = report.environment
+    data = done.exit_code in PYTEST_DATA or (done.exit_code == 2 and report.collection_errors)
+    if not data:
+        gathered.problems.append(
+            problem(
+                "pytest",
+                f"pytest exited {done.exit_code}; raw output in {done.log.name}",
+                "runner-crashed",
+            )
+        )
+
+
+def problem(tool: str, message: str, code: str) -> Diagnostic:
+    """A runner that could not give its results: an error."""
+    return Diagnostic(tool=tool, severity="error", message=message, code=code)
+
+
+def environment() -> Environment:
+    """Where ``qbench test`` ran, when pytest did not say."""
+    import platform
+
+    return Environment(
+        python=platform.python_version(),
+        implementation=platform.python_implementation(),
+        platform=platform.platform(),
+        pytest_version="",
+        qbench_version=__version__,
+    )
+
+
+def started_now() -> datetime:
+    """Now, UTC."""
+    return datetime.now(timezone.utc)
+
+
+def build_report(
+    gathered: Gathered, run_id: str, started: datetime, command: list[str], cwd: Path
+) -> TestReport:
+    """One report of the run: every runner's results, the runners' problems as collection
+    errors (counted among ``errors``), the packages' builds as ``checks``."""
+    from pytest_qbench.report.aggregate import Aggregator
+
+    aggregator = Aggregator(slowest=0)
+    results = [r.model_dump(mode="json") for r in gathered.results]
+    for record in results:
+        aggregator.add_result(record)
+    for diagnostic in gathered.problems:
+        aggregator.add_collection_error(diagnostic)
+    completed = started_now()
+    duration = (completed - started).total_seconds()
+    summary = ReportSummary.model_validate(
+        {**aggregator.summary(duration), "projects_build_failed": gathered.projects_build_failed}
+    )
+    run = RunMeta(
+        run_id=run_id,
+        tool="+".join(gathered.runners) or "none",
+        started_at=started,
+        completed_at=completed,
+        exit_code=gathered.exit_code,
+        cwd=str(cwd),
+        command=command,
+    )
+    return TestReport(
+        meta=ReportMeta(qbench_version=__version__, created_at=completed),
+        run=run,
+        environment=gathered.environment or environment(),
+        summary=summary,
+        results=gathered.results,
+        collection_errors=gathered.problems,
+        warnings=gathered.warnings,
+        coverage=gathered.coverage,
+        checks=gathered.checks,
+    )
+
+
+def merge_report(report: TestReport, gathered: Gathered) -> TestReport:
+    """``report`` (pytest's) with the other runners' results, problems and builds added: one
+    run, its summary the sum, its exit status failed when either failed."""
+    others = build_report(gathered, report.run.run_id, started_now(), [], Path(report.run.cwd))
+    code = report.run.exit_code
+    if gathered.exit_code and code in (0, 5, None):
+        code = gathered.exit_code
+    tool = "+".join(dict.fromkeys([report.run.tool, *gathered.runners]))
+    return report.model_copy(
+        update={
+            "run": report.run.model_copy(update={"exit_code": code, "tool": tool}),
+            "summary": report.summary + others.summary,
+            "results": [*report.results, *others.results],
+            "collection_errors": [*report.collection_errors, *others.collection_errors],
+            "checks": [*report.checks, *others.checks],
+        }
+    )

@@ -1,0 +1,136 @@
+"""Real JavaScript tools from the npm registry for the tests: TypeScript and ESLint for the
+front-end checkers, vitest, jest and pnpm for the runners and workspaces, each set installed
+once into a cache keyed by its pinned versions (``~/.cache/qbench-tests/npm/...``) and reused
+between tests and runs; a test skips, saying why, when ``node``/``npm`` are missing.
+
+A fixture project links the cache's ``node_modules``, as if its own install had put them there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from pytest_qbench.report.models import TestReport
+
+
+PACKAGES = {"typescript": "5.9.3", "eslint": "9.9.1"}
+"""The pinned versions installed for the checkers."""
+RUNNER_PACKAGES = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
+"""The pinned versions installed for the runners (vitest 3 runs on Node 20)."""
+INSTALL_TIMEOUT = 600.0
+
+
+def cache_dir(packages: Mapping[str, str] = PACKAGES) -> Path:
+    """Where the pinned packages are installed."""
+    key = "-".join(f"{name}{version}" for name, version in sorted(packages.items()))
+    return Path.home() / ".cache" / "qbench-tests" / "npm" / key
+
+
+def node_modules(packages: Mapping[str, str] = PACKAGES) -> Path:
+    """The cache's ``node_modules`` with ``packages`` (tsc and eslint by default), installed
+    on first use (one process at a time, under a file lock); skips the test when Node or npm is
+    missing."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        pytest.skip(f"node and npm are needed to install {', '.join(packages)} (not on PATH)")
+    root = cache_dir(packages)
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root / ".lock"):
+        done = root / "node_modules" / ".installed"
+        if not done.is_file():
+            _install(root, packages)
+            done.write_text(json.dumps(packages))
+    return root / "node_modules"
+
+
+def _install(root: Path, packages: Mapping[str, str]) -> None:
+    manifest = {"name": "qbench-test-tools", "private": True, "devDependencies": dict(packages)}
+    (root / "package.json").write_text(json.dumps(manifest))
+    done = subprocess.run(
+        ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=INSTALL_TIMEOUT,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"npm install of {packages} failed (no registry?): {done.stderr[-500:]}")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+TS_ERROR = """\
+function greet(name: string): string {
+  return "hello " + name;
+}
+
+export const count: number = 3;
+export const greeting = greet(count);
+"""
+"""Line 6, column 31: ``count`` (a number) given for a string: TS2345."""
+JS_ERROR = "export const used = 1;\nconst unused = 2;\n"
+"""Line 2, column 7: ``unused`` is never used (no-unused-vars, an error by the config)."""
+ESLINT_CONFIG = 'export default [{ rules: { "no-unused-vars": "error" } }];\n'
+
+
+def frontend_project(directory: Path) -> Path:
+    """A TypeScript front end in ``directory`` (made): package.json, tsconfig.json,
+    ``src/greet.ts`` with a TS2345 error, ``src/extra.js`` with an eslint error, an ESLint
+    flat config, and the cached tools as its ``node_modules``."""
+    modules = node_modules()
+    (directory / "src").mkdir(parents=True)
+    manifest = {"name": "web", "private": True, "type": "module"}
+    (directory / "package.json").write_text(json.dumps(manifest))
+    tsconfig = {"compilerOptions": {"strict": True, "noEmit": True}, "include": ["src/**/*.ts"]}
+    (directory / "tsconfig.json").write_text(json.dumps(tsconfig))
+    (directory / "src" / "greet.ts").write_text(TS_ERROR)
+    (directory / "src" / "extra.js").write_text(JS_ERROR)
+    (directory / "eslint.config.js").write_text(ESLINT_CONFIG)
+    os.symlink(modules, directory / "node_modules")
+    return directory
+
+
+@pytest.fixture(scope="session")
+def node_tools() -> Path:
+    """The directory whose ``node_modules`` holds the pinned vitest, jest and pnpm."""
+    return node_modules(RUNNER_PACKAGES).parent
+
+
+def link_tools(project: Path, tools: Path) -> None:
+    """Give ``project`` the cached ``node_modules`` (a link), as its own install would."""
+    (project / "node_modules").symlink_to(tools / "node_modules", target_is_directory=True)
+
+
+def qbench_test(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], TestReport, Path]:
+    """``qbench test ARGS`` in ``cwd``: the process, its stored report and its run directory."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "test", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    runs = sorted((cwd / ".qbench" / "runs").iterdir())
+    assert len(runs) == 1, done.stderr
+    report = TestReport.model_validate_json((runs[0] / "report.json").read_bytes())
+    return done, report, runs[0]

@@ -1,0 +1,293 @@
+"""vitest and jest run by ``qbench test`` (issue 22): their JSON reports read into results named
+by runner, counts equal to the runner's own summary line, the project's own binaries (a missing
+one fails the run), and a pnpm workspace built package by package."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from node_tools import link_tools
+from node_tools import qbench_test
+
+from pytest_qbench.report.models import TestReport
+from pytest_qbench.tools.js.build import build_command
+from pytest_qbench.tools.js.project import package_manager
+from pytest_qbench.tools.js.project import read_package
+from pytest_qbench.tools.js.project import workspace_packages
+
+
+VITEST_TESTS = """\
+import { describe, it, expect } from 'vitest'
+
+describe('math', () => {
+  describe('add', () => {
+    it('adds', () => { expect(1 + 1).toBe(2) })
+    it('carries', () => {
+      expect(9 + 1).toBe(11)
+    })
+  })
+  it.skip('skipped', () => {})
+  it.todo('later')
+})
+
+it('top level', () => { expect([1, 2]).toHaveLength(2) })
+"""
+JEST_TESTS = """\
+describe('cart', () => {
+  test('total', () => { expect(2 + 2).toBe(4) })
+  test('broken', () => {
+    expect(2 + 2).toBe(5)
+  })
+  test.skip('skip me', () => {})
+})
+"""
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+# runs no pytest; the module fixture's run is shared on one xdist worker
+pytestmark = [pytest.mark.engine, pytest.mark.xdist_group("js_runners")]
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def runner_line(log: Path, word: str) -> dict[str, int]:
+    """The runner's own summary line (``Tests  1 failed | 3 passed | 1 skipped | 1 todo (6)``),
+    read from its console output as the oracle: ``{"failed": 1, ..., "total": 6}``."""
+    text = ANSI.sub("", log.read_text(encoding="utf-8"))
+    line = next(line for line in text.splitlines() if line.strip().startswith(word))
+    counts = {name: int(n) for n, name in re.findall(r"(\d+) (failed|passed|skipped|todo)", line)}
+    total = re.search(r"\((\d+)\)|(\d+) total", line)
+    assert total is not None, line
+    counts["total"] = int(total[1] or total[2])
+    return counts
+
+
+def qbench_counts(report: TestReport) -> dict[str, int]:
+    s = report.summary
+    counts = {"failed": s.failed, "passed": s.passed, "skipped": s.skipped, **s.other}
+    return {k: v for k, v in counts.items() if v} | {"total": s.total}
+
+
+@pytest.fixture(scope="module")
+def vitest_run(node_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, ...]:
+    """One ``qbench test --runner vitest`` on a project with a failing, a skipped and a todo
+    test, shared by the tests reading it."""
+    project = tmp_path_factory.mktemp("vitest-project")
+    write_json(project / "package.json", {"name": "web", "devDependencies": {"vitest": "3.2.4"}})
+    (project / "src").mkdir()
+    (project / "src" / "math.test.ts").write_text(VITEST_TESTS)
+    link_tools(project, node_tools)
+    return qbench_test(project, "--runner", "vitest")
+
+
+def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> None:
+    """The counts of a vitest run are vitest's own line, and a failing test fails the run."""
+    done, report, run_dir = vitest_run
+    assert done.returncode == 1, done.stdout + done.stderr
+    oracle = runner_line(run_dir / "vitest-1.log", "Tests")
+    assert oracle == {"failed": 1, "passed": 2, "skipped": 1, "todo": 1, "total": 5}
+    assert qbench_counts(report) == oracle
+    assert {r.runner for r in report.results} == {"vitest"}
+    assert (run_dir / "report.md").is_file()
+
+
+def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) -> None:
+    """The failing test's id is ``file > describe > name``, with its line, the failing line and
+    the assertion's message, from vitest's JSON report."""
+    _, report, _ = vitest_run
+    failed = [r for r in report.results if r.outcome == "failed"]
+    assert [r.nodeid for r in failed] == ["src/math.test.ts > math > add > carries"]
+    result = failed[0]
+    assert (result.file, result.line, result.test_name) == (
+        "src/math.test.ts",
+        6,
+        "math > add > carries",
+    )
+    assert result.failure is not None
+    assert result.failure.error_type == "AssertionError"
+    assert "expected 10 to be 11" in result.failure.error_message
+    assert (result.failure.file, result.failure.line) == ("src/math.test.ts", 7)
+    todo = next(r for r in report.results if r.nodeid.endswith("later"))
+    assert (todo.outcome, todo.counted_as) == ("skipped", ["todo"])
+
+
+def test_jest_results_and_counts(node_tools: Path, tmp_path: Path) -> None:
+    """jest's ``--json`` report: ids, the test's line, the failing line, counts equal to jest's
+    own ``Tests:`` line."""
+    write_json(tmp_path / "package.json", {"name": "api", "devDependencies": {"jest": "29.7.0"}})
+    (tmp_path / "cart.test.js").write_text(JEST_TESTS)
+    link_tools(tmp_path, node_tools)
+    done, report, run_dir = qbench_test(tmp_path, "--runner", "jest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    oracle = runner_line(run_dir / "jest-1.log", "Tests:")
+    assert qbench_counts(report) == oracle == {"failed": 1, "passed": 1, "skipped": 1, "total": 3}
+    broken = next(r for r in report.results if r.outcome == "failed")
+    assert (broken.nodeid, broken.line, broken.runner) == (
+        "cart.test.js > cart > broken",
+        3,
+        "jest",
+    )
+    assert broken.failure is not None
+    assert (broken.failure.file, broken.failure.line) == ("cart.test.js", 4)
+    assert "Expected: 5" in broken.failure.error_message
+
+
+def test_missing_binary_is_not_installed_and_fails(tmp_path: Path) -> None:
+    """A project listing vitest without node_modules/.bin/vitest: the runner is "not
+    installed", an error that fails the run, never a clean pass."""
+    write_json(tmp_path / "package.json", {"name": "web", "devDependencies": {"vitest": "3.2.4"}})
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 1
+    assert [d.code for d in report.collection_errors] == ["runner-not-installed"]
+    assert "not installed" in report.collection_errors[0].message
+    assert report.summary.errors == 1 and report.run.exit_code == 1
+    assert "not installed" in done.stdout
+
+
+def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Path) -> None:
+    """A pnpm workspace (pnpm from the registry): each package's build script runs on its own;
+    the one that fails is named with its status, counted in projects_build_failed, and its
+    tests do not run, while the others' do."""
+    write_json(tmp_path / "package.json", {"name": "mono", "private": True})
+    (tmp_path / "pnpm-workspace.yaml").write_text("packages:\n  - 'packages/*'\n")
+    (tmp_path / "pnpm-lock.yaml").write_text("lockfileVersion: '9.0'\n")
+    good, bad = tmp_path / "packages" / "good", tmp_path / "packages" / "bad"
+    test = "import { it, expect } from 'vitest'\nit('works', () => { expect(1).toBe(1) })\n"
+    for package, script in ((good, "node -e \"console.log('built')\""), (bad, "node build.js")):
+        name = f"@mono/{package.name}"
+        write_json(
+            package / "package.json",
+            {"name": name, "scripts": {"build": script}, "devDependencies": {"vitest": "3.2.4"}},
+        )
+        (package / "a.test.ts").write_text(test)
+        link_tools(package, node_tools)
+    (bad / "build.js").write_text(
+        "console.error('src/index.ts(3,7): error TS2322: no');\nprocess.exit(2)\n"
+    )
+    write_json(tmp_path / "packages" / "docs" / "package.json", {"name": "@mono/docs"})
+    (tmp_path / "node_modules" / ".bin").mkdir(parents=True)
+    (tmp_path / "node_modules" / ".bin" / "pnpm").symlink_to(
+        node_tools / "node_modules" / ".bin" / "pnpm"
+    )
+
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest", "--build")
+
+    assert done.returncode == 1
+    statuses = {c.package: (c.status, c.run.tool, c.run.command[1:]) for c in report.checks}
+    assert statuses == {
+        "@mono/bad": ("failed", "pnpm.build", ["--filter", "@mono/bad", "run", "build"]),
+        "@mono/good": ("clean", "pnpm.build", ["--filter", "@mono/good", "run", "build"]),
+    }
+    assert report.summary.projects_build_failed == 1
+    assert [r.nodeid for r in report.results] == ["packages/good/a.test.ts > works"]
+    errors = [d for d in report.collection_errors if d.tool == "pnpm.build"]
+    assert len(errors) == 1 and "@mono/bad" in errors[0].message and "TS2322" in errors[0].message
+
+    # the same builds as the checker plugin js.build of `qbench check`
+    check = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "check", "--checker", "js.build", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert check.returncode == 1, check.stdout + check.stderr
+    [run] = json.loads(check.stdout)["checks"]
+    assert (run["run"]["tool"], run["status"]) == ("js.build", "failed")
+    assert [(d["file"], "@mono/bad" in d["message"]) for d in run["diagnostics"]] == [
+        ("packages/bad/package.json", True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lock", "manager"),
+    [
+        ("package-lock.json", "npm"),
+        ("pnpm-lock.yaml", "pnpm"),
+        ("yarn.lock", "yarn"),
+        (None, "npm"),
+    ],
+)
+def test_package_manager_from_lock_file(tmp_path: Path, lock: str | None, manager: str) -> None:
+    """The lock file names the package manager (npm without one)."""
+    write_json(tmp_path / "package.json", {"name": "x"})
+    if lock:
+        (tmp_path / lock).write_text("")
+    package = read_package(tmp_path)
+    assert package is not None and package_manager(package) == manager
+
+
+def test_workspaces_of_package_json(tmp_path: Path) -> None:
+    """package.json's ``workspaces`` (yarn's object form too), ``!`` excluding; the build
+    command of each manager."""
+    write_json(
+        tmp_path / "package.json",
+        {"name": "x", "workspaces": {"packages": ["apps/*", "!apps/old"]}},
+    )
+    for name in ("web", "old"):
+        write_json(tmp_path / "apps" / name / "package.json", {"name": name})
+    (tmp_path / "apps" / "notes").mkdir()
+    root = read_package(tmp_path)
+    assert root is not None
+    packages = workspace_packages(root)
+    assert [p.name for p in packages] == ["web"]
+    assert build_command("npm", "npm", packages[0]) == ["npm", "run", "build", "--workspace", "web"]
+    assert build_command("yarn", "yarn", packages[0]) == [
+        "yarn",
+        "workspace",
+        "web",
+        "run",
+        "build",
+    ]
+    assert build_command("npm", "npm", None) == ["npm", "run", "build"]
+
+
+def test_vitest_and_jest_are_runners_of_the_plugin_interface(tmp_path: Path) -> None:
+    """vitest and jest are built-in plugins of the runner interface: detected from package.json
+    (here a front end one directory down), planned with the project's own binary, and not
+    installed (never planned through a download) when it is missing."""
+    from pytest_qbench.tools.registry import load_registry
+    from pytest_qbench.tools.spec import NotInstalled
+
+    runners = load_registry(entry_points=False).runners
+    assert {"pytest", "vitest", "jest"} <= set(runners)
+    web = tmp_path / "web"
+    write_json(web / "package.json", {"name": "web", "devDependencies": {"vitest": "3.2.4"}})
+    vitest, jest = runners["vitest"].tool, runners["jest"].tool
+    assert vitest.applies(tmp_path) and not jest.applies(tmp_path)
+    assert vitest.installed is not None and not vitest.installed(tmp_path)
+    with pytest.raises(NotInstalled, match=r"node_modules/\.bin/vitest"):
+        vitest.plan(web, [], tmp_path)
+    binary = web / "node_modules" / ".bin" / "vitest"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("")
+    plan = vitest.plan(web, ["src/a.test.ts"], tmp_path)
+    assert plan.command[0] == str(binary) and plan.output == tmp_path / "vitest.json"
+    assert (
+        f"--outputFile.json={plan.output}" in plan.command and plan.command[-1] == "src/a.test.ts"
+    )
+
+
+def test_unknown_runner_is_refused_with_the_registered_ones(tmp_path: Path) -> None:
+    """``--runner mocha`` (no plugin registers it): a one-line error listing the registered
+    runners; nothing runs, nothing is stored."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "test", "--runner", "mocha"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "unknown runner 'mocha'; registered runners: pytest, vitest, jest" in done.stderr
+    assert not (tmp_path / ".qbench").exists()

@@ -1,0 +1,128 @@
+"""``run_test_workflow``'s ``test_type`` and ``qbench test --runner all`` on a project with a
+Python package and a TypeScript front end (issue 22): one answer holding the failing pytest
+test and the failing vitest test, each naming its runner, through a real MCP client."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import quiet_children
+from node_tools import link_tools
+from node_tools import qbench_test
+
+
+pytest.importorskip("mcp")
+
+import anyio
+from mcp import Client
+from mcp.types import CallToolResult
+
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.server import build_server
+from pytest_qbench.report.models import TestReport
+
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups"),
+    pytest.mark.xdist_group("js_runners"),
+]
+
+PY_TEST = "def test_total():\n    assert sum([1, 2]) == 4\n"
+TS_TEST = """\
+import { describe, it, expect } from 'vitest'
+
+describe('price', () => {
+  it('rounds', () => {
+    expect(Math.round(2.5)).toBe(2)
+  })
+  it('adds', () => { expect(1 + 2).toBe(3) })
+})
+"""
+
+
+@pytest.fixture(autouse=True)
+def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet_children(monkeypatch)
+
+
+@pytest.fixture
+def project(tmp_path: Path, node_tools: Path) -> Path:
+    """A Python package's tests beside a ``web/`` front end tested with vitest."""
+    root = (tmp_path / "project").resolve()
+    (root / "tests").mkdir(parents=True)
+    (root / "tests" / "test_calc.py").write_text(PY_TEST)
+    web = root / "web"
+    (web / "src").mkdir(parents=True)
+    manifest = {"name": "web", "private": True, "devDependencies": {"vitest": "3.2.4"}}
+    (web / "package.json").write_text(json.dumps(manifest))
+    (web / "src" / "price.test.ts").write_text(TS_TEST)
+    link_tools(web, node_tools)
+    return root
+
+
+def call(root: Path, arguments: dict[str, Any]) -> CallToolResult:
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=2.0)
+
+    async def main() -> CallToolResult:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            return await client.call_tool("run_test_workflow", arguments)
+
+    result: CallToolResult = anyio.run(main)
+    return result
+
+
+def stored(root: Path) -> list[TestReport]:
+    runs = sorted((root / ".qbench" / "runs").iterdir())
+    return [TestReport.model_validate_json((r / "report.json").read_bytes()) for r in runs]
+
+
+def test_default_runs_every_runner_that_applies(project: Path) -> None:
+    """No test_type: pytest and vitest both run; one answer with both failures at their lines,
+    each naming its runner; the stored run holds both."""
+    result = call(project, {})
+    assert not result.is_error, result
+    content = result.structured_content
+    assert content is not None
+    assert content["success"] is False
+    assert (content["summary"]["failed"], content["summary"]["passed"]) == (2, 1)
+    found = {(f["runner"], f["test_name"], f["file"], f["line"]) for f in content["failures"]}
+    assert found == {
+        ("pytest", "tests/test_calc.py::test_total", "tests/test_calc.py", 2),
+        ("vitest", "web/src/price.test.ts > price > rounds", "web/src/price.test.ts", 5),
+    }
+    [report] = stored(project)
+    assert {r.runner for r in report.results} == {"pytest", "vitest"}
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "vitest web/src/price.test.ts > price > rounds" in text
+
+
+def test_vitest_alone_starts_no_pytest(project: Path) -> None:
+    """test_type vitest: only vitest's results, in a stored run; a pytest-only argument is
+    refused, not ignored."""
+    content = call(project, {"test_type": "vitest"}).structured_content
+    assert content is not None
+    assert [f["runner"] for f in content["failures"]] == ["vitest"]
+    assert content["summary"]["total"] == 2 and content["success"] is False
+    [report] = stored(project)
+    assert {r.runner for r in report.results} == {"vitest"}
+    refused = call(project, {"test_type": "vitest", "keyword": "total"})
+    assert refused.is_error
+    assert "keyword" in refused.content[0].text  # type: ignore[union-attr]
+
+
+def test_qbench_test_runner_all_is_one_run(project: Path) -> None:
+    """``qbench test --runner all``: one run, one report.json with the Python and the
+    TypeScript failures, exit status 1."""
+    done, report, _ = qbench_test(project, "--runner", "all")
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = {(r.runner, r.nodeid) for r in report.results if r.outcome == "failed"}
+    assert failed == {
+        ("pytest", "tests/test_calc.py::test_total"),
+        ("vitest", "web/src/price.test.ts > price > rounds"),
+    }
+    assert report.summary.failed == 2 and report.run.tool == "pytest+vitest"
+    assert "FAILED [vitest] web/src/price.test.ts > price > rounds" in done.stdout

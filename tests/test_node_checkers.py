@@ -1,0 +1,98 @@
+"""The front end's checkers (issue 22): the real tsc and eslint, installed from the npm registry
+into a cached directory (``node_tools``), run by ``qbench check`` on a project with a Python back
+end and a TypeScript front end in ``web/``; their errors at their files, lines and columns."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from node_tools import frontend_project
+
+
+QBENCH = str(Path(sys.executable).parent / "qbench")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python package at the root, a TypeScript front end in ``web/``."""
+    root = tmp_path_factory.mktemp("fullstack")
+    (root / "pyproject.toml").write_text('[project]\nname = "app"\nversion = "0"\n')
+    (root / "app.py").write_text("VALUE = 1\n")
+    frontend_project(root / "web")
+    return root
+
+
+def check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
+    """``qbench check ARGS --json`` run for real: its exit status and check.json."""
+    done = subprocess.run(
+        [QBENCH, "check", *args, "--json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def places(check: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [
+        (d["file"], d["line"], d["column"], d["code"], d["severity"]) for d in check["diagnostics"]
+    ]
+
+
+def test_tsc_finds_ts2345_at_its_line_and_column(project: Path) -> None:
+    status, report = check(["--checker", "tsc"], project)
+    [tsc] = report["checks"]
+    assert (tsc["run"]["tool"], tsc["status"], status) == ("tsc.typecheck", "failed", 1)
+    assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
+    assert (
+        "'number' is not assignable to parameter of type 'string'"
+        in (tsc["diagnostics"][0]["message"])
+    )
+    assert tsc["run"]["command"][0].endswith("web/node_modules/.bin/tsc")
+
+
+def test_eslint_error_with_its_rule(project: Path) -> None:
+    status, report = check(["--checker", "eslint"], project)
+    [eslint] = report["checks"]
+    assert (eslint["run"]["tool"], eslint["status"], status) == ("eslint.lint", "failed", 1)
+    assert places(eslint) == [("web/src/extra.js", 2, 7, "no-unused-vars", "error")]
+
+
+def test_target_both_gives_python_and_typescript_errors(project: Path) -> None:
+    (project / "bad.py").write_text("import os\n")
+    try:
+        status, report = check(["--target", "both", "--checker", "ruff,tsc"], project)
+    finally:
+        (project / "bad.py").unlink()
+    found = {d["tool"]: (d["file"], d["line"]) for c in report["checks"] for d in c["diagnostics"]}
+    assert status == 1
+    assert found == {"ruff.lint": ("bad.py", 1), "tsc.typecheck": ("web/src/greet.ts", 6)}
+
+
+def test_target_frontend_runs_the_checkers_that_apply(project: Path) -> None:
+    status, report = check(["--target", "frontend"], project)
+    assert status == 1
+    assert [(c["run"]["tool"], c["status"]) for c in report["checks"]] == [
+        ("tsc.typecheck", "failed"),
+        ("eslint.lint", "failed"),
+    ]
+
+
+def test_missing_binary_is_not_installed_never_clean(tmp_path: Path) -> None:
+    """A front end whose node_modules lacks tsc: "not run", exit 3, never clean."""
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "package.json").write_text("{}")
+    (web / "tsconfig.json").write_text("{}")
+    status, report = check(["--target", "frontend"], tmp_path)
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("not_run", 3)
+    assert "npm install --save-dev typescript" in tsc["note"]
