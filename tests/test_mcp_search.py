@@ -253,3 +253,21 @@ def test_catalog_is_kept_between_calls_and_read_again_after_an_ingest(tmp_path: 
     if embed_available():
         # the vectors were read into one matrix, used by every call until the ingest
         assert seen["matrix"] is not None and seen["matrix"].scopes["all"].shape == (2, 256)
+
+
+def test_a_reference_tests_words_include_its_class() -> None:
+    """find_similar_tests' BM25 looks for the reference's whole name, class included, as its
+    vector embeds it: tests of one class test one thing (measured by catalog_quality.py)."""
+    from pytest_qbench.mcp.catalog import CaseRecord
+    from pytest_qbench.mcp.search import reference_text
+
+    nodeid = "tests/test_more.py::ChunkedTests::test_even"
+    record = CaseRecord(uid=nodeid, source="pytest", nodeid=nodeid, description="Even length.")
+    assert reference_text(record, "all").split() == [
+        "Even",
+        "length.",
+        "Chunked",
+        "Tests",
+        "test",
+        "even",
+    ]

@@ -400,12 +400,15 @@ def similar(
 
 def reference_text(record: CaseRecord, scope: SimilarityScope) -> str:
     """The words of a case that its look-alikes should share."""
+    from pytest_qbench.mcp.catalog import split_words
+
     steps = " ".join(f"{a} {e or ''}" for a, e in record.steps)
     if scope == "steps":
         return steps
     parts = [record.title or "", record.description or "", " ".join(record.tags)]
     if record.nodeid:
-        parts.append(record.nodeid.rsplit("::", 1)[-1].replace("_", " "))
+        # the whole name, class included, as the vectors embed it (``vectors.docs_text``)
+        parts.append(split_words(record.nodeid.split("::", 1)[-1]))
     if scope == "all":
         parts.append(steps)
     return " ".join(parts)
