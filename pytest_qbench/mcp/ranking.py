@@ -134,6 +134,7 @@ def fused(
     # BM25's matches after its HEAD best ones come after every other case in the fused order
     # (1 / (K + rank) is below any vector hit's value), in BM25's order: only the head and
     # the vector hits are sorted, which is the same order at a fraction of the cost.
+    nearest = [item for item in nearest if item[0] in memo.functions]  # see bm25_ranked
     value = {case_id: 1 / (K + rank) for rank, (case_id, _r) in enumerate(bm25[:HEAD], start=1)}
     similar = dict(nearest)
     tail = [case_id for case_id, _r in bm25[HEAD:]]
@@ -167,11 +168,13 @@ def bm25_ranked(
     ``limit`` only, when given), best first; ties by path or folder, then uid."""
     order = memo.order
     found = catalog.bm25(query, columns, limit)
-    if allowed is not None or exclude is not None:
-        found = [
-            item for item in found if item[0] != exclude and (allowed is None or item[0] in allowed)
-        ]
-    found.sort(key=lambda item: order.get(item[0], -1))
+    # a case the snapshot lacks was ingested by another process since: left out this time
+    found = [
+        item
+        for item in found
+        if item[0] in order and item[0] != exclude and (allowed is None or item[0] in allowed)
+    ]
+    found.sort(key=lambda item: order[item[0]])
     found.sort(key=itemgetter(1))  # stable: ties keep the order above
     return found
 
