@@ -23,6 +23,7 @@ from mcp import StdioServerParameters
 from mcp.types import CallToolResult
 
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.embed import available as embed_available
 from pytest_qbench.mcp.server import build_server
 
 
@@ -212,3 +213,61 @@ def test_without_the_extra_search_is_bm25_only(config: ServerConfig, tmp_path: P
     assert health["embedder"]["provider"] is None
     assert health["embedder"]["ranking"].startswith("BM25 only")
     assert found["results"] and all(hit["similarity"] is None for hit in found["results"])
+
+
+def test_catalog_is_kept_between_calls_and_read_again_after_an_ingest(tmp_path: Path) -> None:
+    """The server reads the catalog's cases (and vectors) once, keeps them across calls, and
+    reads them again only after an ingest changed the catalog."""
+    from pytest_qbench.mcp import snapshot
+
+    root = tmp_path / "project"
+    root.mkdir()
+    cases = root / "cases.json"
+    cases.write_text(json.dumps(EXPORT))
+    config = ServerConfig(root=root.resolve(), qbench_dir=root / ".qbench", stop_grace=1.0)
+    key = str(config.catalog_path)
+    new_case = {"key": "CLI-9", "title": "Version option prints the version", "tags": ["help"]}
+
+    async def work(client: Client) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        structured(await client.call_tool("ingest_tests", {"source": "cases.json"}))
+        structured(await client.call_tool("search_tests", {"query": "boolean flag"}))
+        first = snapshot._KEPT[key]
+        structured(await client.call_tool("find_similar_tests", {"test": "CLI-7"}))
+        structured(await client.call_tool("search_tests", {"query": "help page"}))
+        seen["kept"] = (snapshot.LOADS[key], snapshot._KEPT[key] is first)
+        seen["matrix"] = first.matrices.get("l2_supercat")
+        cases.write_text(json.dumps({"testCases": [*EXPORT["testCases"], new_case]}))
+        structured(await client.call_tool("ingest_tests", {"source": "cases.json"}))
+        found = structured(await client.call_tool("search_tests", {"query": "version option"}))
+        seen["after_ingest"] = (snapshot.LOADS[key], found["results"][0]["key"])
+        structured(await client.call_tool("ingest_tests", {"source": "cases.json"}))
+        structured(await client.call_tool("search_tests", {"query": "version option"}))
+        seen["unchanged_ingest"] = snapshot.LOADS[key]
+        return seen
+
+    seen = call(config, work)
+    assert seen["kept"] == (1, True)
+    assert seen["after_ingest"] == (2, "CLI-9")
+    assert seen["unchanged_ingest"] == 2
+    if embed_available():
+        # the vectors were read into one matrix, used by every call until the ingest
+        assert seen["matrix"] is not None and seen["matrix"].scopes["all"].shape == (2, 256)
+
+
+def test_a_reference_tests_words_include_its_class() -> None:
+    """find_similar_tests' BM25 looks for the reference's whole name, class included, as its
+    vector embeds it: tests of one class test one thing (measured by catalog_quality.py)."""
+    from pytest_qbench.mcp.catalog import CaseRecord
+    from pytest_qbench.mcp.search import reference_text
+
+    nodeid = "tests/test_more.py::ChunkedTests::test_even"
+    record = CaseRecord(uid=nodeid, source="pytest", nodeid=nodeid, description="Even length.")
+    assert reference_text(record, "all").split() == [
+        "Even",
+        "length.",
+        "Chunked",
+        "Tests",
+        "test",
+        "even",
+    ]

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import sqlite3
+import uuid
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
@@ -63,6 +64,7 @@ SCHEMA = (
         tokenize = 'porter unicode61 remove_diacritics 2'
     )""",
 )
+TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
 FTS_COLUMNS = ("name", "title", "key", "description", "tags", "steps", "location")
 WEIGHTS = {
     "name": 4.0,
@@ -194,8 +196,21 @@ class Counts:
 class Catalog:
     """The catalog file, opened for one operation (``with open_catalog(...) as catalog``)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
         self.conn = conn
+        self.path = path
+        """The file (``None`` for the empty catalog of a missing file)."""
+
+    def generation(self) -> str:
+        """A token that changes whenever an ingest changes the cases or their vectors."""
+        row = self.conn.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
+        return "" if row is None else str(row[0])
+
+    def _changed(self) -> None:
+        """Give the catalog a new generation (inside the writing transaction)."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (uuid.uuid4().hex,)
+        )
 
     def size(self) -> int:
         """Test cases stored."""
@@ -229,6 +244,8 @@ class Catalog:
                 if not any(uid.startswith(prefix) for prefix in keep):
                     self._delete(uid)
                     counts.removed += 1
+            if counts.added or counts.updated or counts.removed:
+                self._changed()
         return counts
 
     def _insert(self, record: CaseRecord, digest: str) -> None:
@@ -271,22 +288,54 @@ class Catalog:
         self.conn.execute("DELETE FROM vectors WHERE case_id = ?", row)
         self.conn.execute("DELETE FROM cases WHERE id = ?", row)
 
-    def ranked(
-        self,
-        query: str,
-        filters: Filters,
-        columns: Sequence[str] = FTS_COLUMNS,
-        exclude: str | None = None,
-    ) -> list[Ranked]:
-        """Every case matching ``query`` and ``filters`` but ``exclude`` (a uid), best first
-        (all cases, rank 0, without a query)."""
-        matched, params = self._matched(query, filters, columns, exclude)
-        rows = self.conn.execute(
-            f"{matched} SELECT c.id, {FUNCTION_SQL}, m.rank FROM matched m JOIN cases c "
-            "ON c.id = m.id ORDER BY m.rank, coalesce(c.path, c.folder, ''), c.uid",
-            params,
+    def bm25(
+        self, query: str, columns: Sequence[str] = FTS_COLUMNS, limit: int | None = None
+    ) -> list[tuple[int, float]]:
+        """``(case id, BM25 rank)`` of every case matching ``query`` (the rank is negative,
+        lower is better), or of the best ``limit``, in no order; every case with rank 0
+        without a query."""
+        fts = fts_query(query, columns)
+        if fts is None:
+            return self.conn.execute("SELECT id, 0.0 FROM cases").fetchall()
+        weights = ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS)
+        best = "" if limit is None else f" ORDER BY 2 LIMIT {int(limit)}"
+        return self.conn.execute(
+            f"SELECT rowid, bm25(cases_fts, {weights}) FROM cases_fts WHERE cases_fts MATCH ?"
+            + best,
+            (fts,),
         ).fetchall()
-        return [Ranked(int(i), str(f), float(r)) for i, f, r in rows]
+
+    def allowed(self, filters: Filters) -> set[int] | None:
+        """The cases that pass ``filters``; ``None`` (all of them) without filters."""
+        conditions, params = filter_sql(filters)
+        if not conditions:
+            return None
+        rows = self.conn.execute(
+            f"SELECT c.id FROM cases c WHERE {' AND '.join(conditions)}", params
+        ).fetchall()
+        return {int(i) for (i,) in rows}
+
+    def documents_with(self, word: str) -> int:
+        """Cases that hold ``word`` (stemmed as the full-text index does)."""
+        fts = fts_query(word)
+        if fts is None:
+            return 0
+        row = self.conn.execute("SELECT count(*) FROM cases_fts WHERE cases_fts MATCH ?", (fts,))
+        return int(row.fetchone()[0])
+
+    def index_rows(self) -> list[tuple[int, str, str, str | None]]:
+        """``(case id, test function, uid, priority)`` of every case, in the order ties of
+        BM25 are broken by (path or folder, then uid)."""
+        rows = self.conn.execute(
+            f"SELECT c.id, {FUNCTION_SQL}, c.uid, c.priority FROM cases c "
+            "ORDER BY coalesce(c.path, c.folder, ''), c.uid"
+        ).fetchall()
+        return [(int(i), str(f), str(u), p) for i, f, u, p in rows]
+
+    def label_rows(self) -> list[tuple[int, str, str]]:
+        """``(case id, kind, value)`` of every tag, platform and marker."""
+        rows = self.conn.execute("SELECT case_id, kind, value FROM labels").fetchall()
+        return [(int(i), str(k), str(v)) for i, k, v in rows]
 
     def records(self, case_ids: Sequence[int]) -> dict[int, CaseRecord]:
         """The records of these rows."""
@@ -316,23 +365,14 @@ class Catalog:
                 "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
                 [(case_id, model, docs, steps) for case_id, docs, steps in rows],
             )
+            self._changed()
 
-    def vectors(
-        self, model: str, filters: Filters, exclude: str | None = None
-    ) -> list[tuple[int, str, bytes, bytes | None]]:
-        """``(case id, test function, docs vector, steps vector)`` of the cases that pass
-        ``filters``, but ``exclude`` (a uid)."""
-        conditions, params = filter_sql(filters)
-        if exclude is not None:
-            conditions.append("c.uid != ?")
-            params.append(exclude)
-        where = " AND ".join(["v.model = ?", *conditions])
+    def vector_rows(self, model: str) -> list[tuple[int, bytes, bytes | None]]:
+        """``(case id, docs vector, steps vector)`` of every case embedded by ``model``."""
         rows = self.conn.execute(
-            f"SELECT c.id, {FUNCTION_SQL}, v.docs, v.steps FROM vectors v JOIN cases c "
-            f"ON c.id = v.case_id WHERE {where}",
-            [model, *params],
+            "SELECT case_id, docs, steps FROM vectors WHERE model = ? ORDER BY case_id", (model,)
         ).fetchall()
-        return [(int(i), str(f), d, st) for i, f, d, st in rows]
+        return [(int(i), d, st) for i, d, st in rows]
 
     def vector_of(self, model: str, uid: str) -> tuple[bytes, bytes | None] | None:
         """The stored vectors of a case."""
@@ -352,67 +392,32 @@ class Catalog:
         self, query: str, columns: Sequence[str], case_ids: Sequence[int]
     ) -> dict[int, list[str]]:
         """For each of ``case_ids``, the columns that hold a word of ``query`` (FTS5 decides,
-        stemming included), in ``columns`` order."""
+        stemming included), in ``columns`` order. The cases' texts are copied into a temporary
+        full-text table first: matching a long query against the whole catalog once per
+        column costs far more than matching it against a page of cases."""
         found: dict[int, list[str]] = {}
         if not case_ids or fts_query(query) is None:
             return found
+        names = ", ".join(FTS_COLUMNS)
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.page_fts USING fts5 ({names}, {TOKENIZE})"
+        )
+        self.conn.execute("DELETE FROM temp.page_fts")
         marks = sql.marks(len(case_ids))
+        self.conn.execute(
+            f"INSERT INTO temp.page_fts (rowid, {names}) SELECT rowid, {names} FROM cases_fts "
+            f"WHERE rowid IN ({marks})",
+            list(case_ids),
+        )
         for column in columns:
             rows = self.conn.execute(
-                f"SELECT rowid FROM cases_fts WHERE cases_fts MATCH ? AND rowid IN ({marks})",
-                [fts_query(query, [column]), *case_ids],
+                "SELECT rowid FROM temp.page_fts WHERE page_fts MATCH ?",
+                [fts_query(query, [column])],
             ).fetchall()
             for (case_id,) in rows:
                 found.setdefault(case_id, []).append(column)
+        self.conn.execute("DELETE FROM temp.page_fts")
         return found
-
-    def facets(self, case_ids: Sequence[int]) -> dict[str, dict[str, int]]:
-        """The 10 commonest tags, platforms, markers and priorities among these cases (all
-        the matches: held in a temporary table once, rather than matched again per facet)."""
-        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS matched (id INTEGER PRIMARY KEY)")
-        self.conn.execute("DELETE FROM matched")
-        self.conn.executemany("INSERT OR IGNORE INTO matched VALUES (?)", ((i,) for i in case_ids))
-        found: dict[str, dict[str, int]] = {}
-        for kind in LABEL_KINDS:
-            found[kind] = dict(
-                self.conn.execute(
-                    "SELECT l.value, count(*) AS n FROM labels l JOIN temp.matched m "
-                    "ON m.id = l.case_id WHERE l.kind = ? GROUP BY l.value ORDER BY n DESC, "
-                    "l.value LIMIT 10",
-                    (kind,),
-                ).fetchall()
-            )
-        found["priority"] = dict(
-            self.conn.execute(
-                "SELECT c.priority, count(*) AS n FROM cases c JOIN temp.matched m "
-                "ON m.id = c.id WHERE c.priority IS NOT NULL GROUP BY c.priority "
-                "ORDER BY n DESC, c.priority LIMIT 10"
-            ).fetchall()
-        )
-        return found
-
-    def _matched(
-        self, query: str, filters: Filters, columns: Sequence[str], exclude: str | None
-    ) -> tuple[str, list[object]]:
-        """``WITH matched(id, rank) AS (...)`` for the query and filters, and its parameters."""
-        conditions, params = filter_sql(filters)
-        if exclude is not None:
-            conditions.append("c.uid != ?")
-            params.append(exclude)
-        where = " AND ".join(conditions) or "1"
-        fts = fts_query(query, columns)
-        if fts is None:
-            return (
-                f"WITH matched AS (SELECT c.id AS id, 0.0 AS rank FROM cases c WHERE {where})",
-                params,
-            )
-        weights = ", ".join(str(WEIGHTS[c]) for c in FTS_COLUMNS)
-        return (
-            "WITH matched AS (SELECT c.id AS id, bm25(cases_fts, "
-            f"{weights}) AS rank FROM cases_fts JOIN cases c ON c.id = cases_fts.rowid "
-            f"WHERE cases_fts MATCH ? AND {where})",
-            [fts, *params],
-        )
 
     def by_key(self, key: str) -> list[CaseRecord]:
         """Cases with this key (case-insensitive), pytest tests first."""
@@ -530,7 +535,7 @@ def open_catalog(path: Path, *, create: bool = False) -> Iterator[Catalog]:
         raise ToolFailure(f"cannot open the catalog {path}: {exc}") from None
     try:
         _prepare(conn, path)
-        yield Catalog(conn)
+        yield Catalog(conn, None if target == ":memory:" else path)
     except sqlite3.DatabaseError as exc:
         raise ToolFailure(
             f"the catalog {path} cannot be used ({exc}); delete it and call ingest_tests"
@@ -559,6 +564,9 @@ def _prepare(conn: sqlite3.Connection, path: Path) -> None:
                 conn.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
+                )
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('generation', ?)", (uuid.uuid4().hex,)
                 )
         except sqlite3.OperationalError as exc:
             if "fts5" in str(exc):

@@ -187,21 +187,21 @@ def search(
     """
     from pytest_qbench.mcp.catalog import FTS_COLUMNS
     from pytest_qbench.mcp.ranking import for_query
-    from pytest_qbench.mcp.ranking import grouped
 
     _check(limit, filters)
     fingerprint = _fingerprint(query, filters, expand)
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
     size = catalog.size()
-    matches = for_query(catalog, query, filters)
-    ranked = grouped(matches, expand)
+    ranking = for_query(catalog, query, filters)
+    ranked = ranking.grouped(expand)
     base = SearchResult(
         total=len(ranked),
-        facets=_facets(catalog.facets([m.case_id for m in matches])),
+        facets=_facets(ranking.memo.facets(ranking.order)),
         catalog_size=size,
         note=None if size else EMPTY_NOTE,
     )
-    hits = hits_of(catalog, ranked[offset : offset + limit], query, FTS_COLUMNS)
+    page = [ranking.scored(case_id, cases) for case_id, cases in ranked[offset : offset + limit]]
+    hits = hits_of(catalog, page, query, FTS_COLUMNS)
     fitted = fit_items(hits, budget - json_size(base) - 200, _brief)
     end = offset + len(fitted.items)
     return base.model_copy(
@@ -390,7 +390,8 @@ def similar(
         if reference is None:
             raise ToolFailure(f"no test {test!r} in the catalog; search_tests finds its key")
         query = reference_text(reference, scope)
-    ranked = for_reference(catalog, reference, query, scope, include_siblings)[:limit]
+    ranking = for_reference(catalog, reference, query, scope, include_siblings)
+    ranked = [ranking.scored(case_id, cases) for case_id, cases in ranking.grouped(False)[:limit]]
     base = SimilarTests(reference=ref(reference) if reference else None)
     hits = hits_of(catalog, ranked, query, SCOPES[scope])
     fitted = fit_items(hits, budget - json_size(base) - 64, _brief)
@@ -399,12 +400,15 @@ def similar(
 
 def reference_text(record: CaseRecord, scope: SimilarityScope) -> str:
     """The words of a case that its look-alikes should share."""
+    from pytest_qbench.mcp.catalog import split_words
+
     steps = " ".join(f"{a} {e or ''}" for a, e in record.steps)
     if scope == "steps":
         return steps
     parts = [record.title or "", record.description or "", " ".join(record.tags)]
     if record.nodeid:
-        parts.append(record.nodeid.rsplit("::", 1)[-1].replace("_", " "))
+        # the whole name, class included, as the vectors embed it (``vectors.docs_text``)
+        parts.append(split_words(record.nodeid.split("::", 1)[-1]))
     if scope == "all":
         parts.append(steps)
     return " ".join(parts)

@@ -4,8 +4,7 @@ Each case has two vectors: ``docs`` (its name split into words, title, descripti
 docstring, tags) and ``steps`` (its steps' actions and expected results; none without steps).
 The ``all`` scope compares their normalized sum. Vectors are stored as ``float32`` bytes in the
 catalog's ``vectors`` table; similarity is computed in this process (numpy, one matrix
-product). Reading the vectors from SQLite dominates: about 0.1 s at 2 000 cases, 0.4 s at
-20 000 (a matrix kept between calls would remove it; not done yet).
+product) over the matrices a ``Snapshot`` keeps between calls.
 """
 
 from __future__ import annotations
@@ -14,11 +13,10 @@ from typing import Any
 
 from pytest_qbench.mcp.catalog import CaseRecord
 from pytest_qbench.mcp.catalog import Catalog
-from pytest_qbench.mcp.catalog import Filters
-from pytest_qbench.mcp.catalog import Ranked
 from pytest_qbench.mcp.catalog import split_words
 from pytest_qbench.mcp.embed import MODEL
 from pytest_qbench.mcp.embed import Embedder
+from pytest_qbench.mcp.snapshot import Matrix
 
 
 CHUNK = 2048
@@ -80,43 +78,31 @@ def scoped(docs: bytes, steps: bytes | None, scope: str) -> Any:
 
 
 def nearest(
-    catalog: Catalog,
+    matrix: Matrix | None,
     vector: Any,
-    filters: Filters,
+    allowed: set[int] | None,
     scope: str,
-    exclude: str | None = None,
-) -> list[tuple[Ranked, float]]:
-    """The cases most similar to ``vector`` (cosine), best first, at most ``CANDIDATES``."""
+    exclude: int | None = None,
+) -> list[tuple[int, float]]:
+    """``(case id, cosine)`` of the cases most similar to ``vector`` among ``allowed`` (all
+    when ``None``) but ``exclude``, best first, at most ``CANDIDATES``."""
     import numpy as np
 
-    rows = catalog.vectors(MODEL, filters, exclude)
-    if not rows or vector is None:
+    if matrix is None or vector is None or not len(matrix.ids):
         return []
-    similarity = _matrix(rows, scope) @ np.asarray(vector, dtype=np.float32)
-    order = np.argsort(-similarity, kind="stable")[:CANDIDATES]
+    similarity = matrix.scopes[scope] @ np.asarray(vector, dtype=np.float32)
+    if allowed is not None:
+        keep = np.isin(matrix.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+        similarity = np.where(keep, similarity, -np.inf)
+    if exclude is not None:
+        similarity = np.where(matrix.ids == exclude, -np.inf, similarity)
+    count = min(CANDIDATES, len(similarity))
+    best = np.argpartition(-similarity, count - 1)[:count]
+    # ties by case id, so the order never depends on argpartition's
+    best = best[np.lexsort((matrix.ids[best], -similarity[best]))]
     return [
-        (Ranked(rows[i][0], rows[i][1], 0.0), float(similarity[i]))
-        for i in order
-        if similarity[i] >= MIN_SIMILARITY
+        (int(matrix.ids[i]), float(similarity[i])) for i in best if similarity[i] >= MIN_SIMILARITY
     ]
-
-
-def _matrix(rows: list[tuple[int, str, bytes, bytes | None]], scope: str) -> Any:
-    """The rows' vectors for ``scope``, one matrix built from the joined bytes."""
-    import numpy as np
-
-    docs = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float32)
-    docs = docs.reshape(len(rows), -1)
-    if scope == "docs":
-        return docs
-    blank = bytes(docs.shape[1] * 4)
-    steps = np.frombuffer(b"".join(row[3] or blank for row in rows), dtype=np.float32)
-    steps = steps.reshape(len(rows), -1)
-    if scope == "steps":
-        return steps
-    both = docs + steps
-    norms = np.linalg.norm(both, axis=1, keepdims=True)
-    return both / np.where(norms == 0, 1, norms)
 
 
 def query_vector(embedder: Embedder, text: str) -> Any:
