@@ -128,3 +128,38 @@ def test_the_non_blocking_child_stops_on_request(tmp_path: Path) -> None:
     assert (ending.exit_status, ending.stopped, ending.timed_out) == (7, True, False)
     assert child.finish() is ending
     assert gone(marker)
+
+
+def test_a_supervisor_inside_a_supervised_child_leaves_no_cgroup(tmp_path: Path) -> None:
+    """A supervised child that supervises its own child (``qbench generate`` under the MCP
+    server) and is killed at its timeout: the inner child dies with it, and both cgroups are
+    removed, the inner one left behind by the killed supervisor included."""
+    from pytest_qbench.core import cgroup
+
+    base = cgroup.cgroup_base()
+    if sys.platform != "linux" or base is None:
+        pytest.skip("no writable cgroup v2 here")
+    marker = f"qbench-sup-{uuid.uuid4().hex}"
+    inner = (
+        "import sys, time\n"
+        "from pytest_qbench.core import supervise\n"
+        "child = supervise.start(\n"
+        f"    [sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}], cwd='.'\n"
+        ")\n"
+        "print(child.held_by, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    with (tmp_path / "out.txt").open("wb") as out:
+        child = supervise.start([sys.executable, "-c", inner], cwd=tmp_path, stdout=out)
+        assert child.held_by == "cgroup"
+        jail = child.containment
+        assert isinstance(jail, cgroup.CgroupJail)
+        deadline = time.monotonic() + 60
+        while b"cgroup" not in (tmp_path / "out.txt").read_bytes():
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.05)
+        assert [p for p in jail.path.iterdir() if p.is_dir()]  # the inner cgroup
+        ending = child.stop()
+    assert ending.leftovers >= 1
+    assert gone(marker)
+    assert not jail.path.exists()

@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_merge_parser(sub)
     add_ingest_junit_parser(sub)
+    from pytest_qbench.cli.dotnet import add_ingest_trx_parser
+
+    add_ingest_trx_parser(sub)
     from pytest_qbench.cli.check import add_check_parser
     from pytest_qbench.cli.check import add_ingest_sarif_parser
 
@@ -168,9 +171,6 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
 
 def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``qbench ingest-junit``'s arguments."""
-    from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT
-    from pytest_qbench.core.text import DEFAULT_MAX_TRACE
-
     ingest = sub.add_parser(
         "ingest-junit",
         help="Read JUnit XML of other test runners into a qbench report",
@@ -181,19 +181,27 @@ def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentPar
     ingest.add_argument("sources", nargs="+", type=Path, metavar="FILE.xml|DIR")
     add_output_options(ingest)
     ingest.add_argument("--tool", help="Name of the test runner. Default: detected from the XML")
-    ingest.add_argument(
+    add_limit_options(ingest)
+    ingest.set_defaults(func=cmd_ingest_junit)
+
+
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """``--max-output`` and ``--max-trace`` of the commands reading other runners' results."""
+    from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT
+    from pytest_qbench.core.text import DEFAULT_MAX_TRACE
+
+    parser.add_argument(
         "--max-output",
         type=int,
         default=DEFAULT_MAX_OUTPUT,
         help="Characters kept per captured stream. Default: %(default)r",
     )
-    ingest.add_argument(
+    parser.add_argument(
         "--max-trace",
         type=int,
         default=DEFAULT_MAX_TRACE,
         help="Characters kept per stack trace. Default: %(default)r",
     )
-    ingest.set_defaults(func=cmd_ingest_junit)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -92,9 +92,19 @@ class CgroupJail:
         """Nothing to note: the cgroup holds every process."""
 
     def members(self) -> list[int]:
-        """The processes in the cgroup."""
+        """The processes in the cgroup and in the cgroups below it (a supervisor inside the
+        child, such as ``qbench generate`` under the MCP server, makes its own)."""
+        found: list[int] = []
+        for group in [self.path, *self._below()]:
+            with contextlib.suppress(OSError):
+                found.extend(int(p) for p in (group / "cgroup.procs").read_text().split())
+        return found
+
+    def _below(self) -> list[Path]:
+        """The cgroups below this one, deepest first."""
         with contextlib.suppress(OSError):
-            return [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+            below = [p for p in self.path.rglob("*") if p.is_dir()]
+            return sorted(below, key=lambda p: len(p.parts), reverse=True)
         return []
 
     def kill_all(self) -> set[int]:
@@ -116,8 +126,12 @@ class CgroupJail:
         return killed
 
     def close(self) -> None:
-        """Remove the cgroup (it can go once it is empty)."""
+        """Remove the cgroup, and those below it that a killed supervisor left (each can go
+        once it is empty)."""
         for _ in range(100):
+            for group in self._below():
+                with contextlib.suppress(OSError):
+                    group.rmdir()
             try:
                 self.path.rmdir()
                 return

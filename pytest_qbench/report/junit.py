@@ -144,8 +144,8 @@ class _Context:
 
 
 @dataclass
-class _FileRead:
-    """What one XML file holds."""
+class FileRead:
+    """What one file of test results holds."""
 
     tool: str
     results: list[TestResult]
@@ -181,6 +181,13 @@ def read_junit(
         raise JUnitFormatError(f"no JUnit XML file in {given}", slug="junit-read")
     redact = Redactor(os.environ)
     files = [_read_file(path, tool, limits or Limits(), redact) for path in xml_files]
+    return assemble_report(files, command or ["qbench", "ingest-junit", *map(str, paths)])
+
+
+def assemble_report(files: Sequence[FileRead], command: list[str]) -> TestReport:
+    """One report of the files read (one run): their results, summed duration, the earliest
+    start and the latest end, one runner name per runner (``a+b``); exit status 1 when a test
+    failed or errored. Shared by the readers of other runners' files (JUnit, TRX, NUnit)."""
     results = [r for f in files for r in f.results]
     duration = round(sum(f.duration for f in files), 6)
     summary = ReportSummary.model_validate(aggregate(results, slowest=0).summary(duration))
@@ -194,7 +201,7 @@ def read_junit(
         completed_at=max(f.completed for f in files),
         exit_code=1 if summary.failed + summary.errors else 0,
         cwd=os.getcwd(),
-        command=command or ["qbench", "ingest-junit", *map(str, paths)],
+        command=command,
     )
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
@@ -213,7 +220,7 @@ def read_junit(
     )
 
 
-def _read_file(path: Path, tool: str | None, limits: Limits, redact: Redactor) -> _FileRead:
+def _read_file(path: Path, tool: str | None, limits: Limits, redact: Redactor) -> FileRead:
     root = parse_xml(path)
     if root.tag not in ("testsuites", "testsuite"):
         raise JUnitFormatError(
@@ -233,7 +240,7 @@ def _read_file(path: Path, tool: str | None, limits: Limits, redact: Redactor) -
         results.extend(fold_pytest_teardowns(found) if ctx.tool == "pytest" else found)
     duration = _file_duration(root) or round(sum(r.duration for r in results), 6)
     started, completed = _file_times(path, suites, duration)
-    return _FileRead(
+    return FileRead(
         tool=tool or ctx.tool,
         results=results,
         started=started,

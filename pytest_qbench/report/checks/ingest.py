@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_qbench.core.errors import SarifFormatError
+from pytest_qbench.report import msbuild
 from pytest_qbench.report.checks.sarif import parse_sarif
 from pytest_qbench.report.checks.stored import finish_check_run
 from pytest_qbench.report.checks.stored import new_check_dir
@@ -36,6 +37,8 @@ def read_sarif_file(path: Path, cwd: Path) -> SarifFile:
         raw = path.read_bytes()
     except OSError as exc:
         raise SarifFormatError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    if path.suffix.lower() in msbuild.LOG_SUFFIXES:  # an MSBuild build log, not SARIF
+        return SarifFile(path, raw, [(msbuild.TOOL, msbuild.parse_msbuild(raw, cwd))])
     return SarifFile(path, raw, list(parse_sarif(raw, str(path), cwd)))
 
 
