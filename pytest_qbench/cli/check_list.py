@@ -10,7 +10,6 @@ from pathlib import Path
 from pytest_qbench.core.exit_codes import ERR
 from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.tools.frontend import find_frontend
-from pytest_qbench.tools.registry import registry
 from pytest_qbench.tools.spec import Checker
 from pytest_qbench.tools.spec import NotInstalled
 
@@ -21,6 +20,8 @@ COLUMNS = ("name", "kind", "target", "distribution", "applies", "installed")
 def print_checkers(root: Path, configured: str | None) -> int:
     """Print one line per checker (tab-separated, with a header), then each broken plugin on
     stderr; exit status 1 when a plugin is broken, else 0."""
+    from pytest_qbench.tools.registry import registry  # pluggy: loaded by --list only
+
     found = registry()
     frontend = find_frontend(root, configured)
     print("\t".join(COLUMNS))
