@@ -156,7 +156,7 @@ def test_run_directory_is_read_into_records(tmp_path: Path, end: bool) -> None:
         "t.py::test_c",
     ]
     assert contents.bad_lines == (0 if end else 1)
-    record = dict(readers.load_source_record(run_dir))
+    record: dict[str, Any] = dict(readers.load_source_record(run_dir))
     expected = readers.load_source(run_dir).model_dump(mode="json")
     for whole in (record, expected):
         whole["meta"].pop("created_at")

@@ -293,11 +293,15 @@ def _last_finish(contents: StreamContents) -> datetime | None:
         r.started_at.timestamp() + r.duration for r in contents.results if r.started_at is not None
     ]
     ends += [
-        datetime.fromisoformat(r["started_at"].replace("Z", "+00:00")).timestamp() + r["duration"]
+        _timestamp(started) + r["duration"]
         for r in contents.result_records
-        if r.get("started_at")
+        if (started := r["started_at"]) is not None
     ]
     return datetime.fromtimestamp(max(ends), tz=timezone.utc) if ends else None
+
+
+def _timestamp(iso_text: str) -> float:
+    return datetime.fromisoformat(iso_text.replace("Z", "+00:00")).timestamp()
 
 
 def refuse_newer_report(path: Path) -> None:
