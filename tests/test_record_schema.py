@@ -117,3 +117,48 @@ def test_what_the_model_refuses_is_refused_in_its_words(
     assert f"is not a qbench report: {where}" in str(by_model.value)
     with pytest.raises(ValueError):
         record_validator(TestReport).validate_json(path.read_text(encoding="utf-8"))
+
+
+def stream_dir(tmp_path: Path, *, end: bool) -> Path:
+    """A run directory whose stream holds ``rich_report()``'s results: one line written as
+    another writer would (spaces), one torn last line when the run did not end."""
+    report = rich_report()
+    run_dir = tmp_path / ("ended" if end else "killed")
+    run_dir.mkdir()
+    writer = store.StreamWriter(run_dir / store.STREAM_NAME)
+    writer.write_start(
+        new(
+            "StreamStart", meta=report["meta"], run=report["run"], environment=report["environment"]
+        )
+    )
+    for item in report["results"][:-1]:
+        writer.write_result(item)
+    if end:
+        writer.write_end(new("StreamEnd", run=report["run"], environment=report["environment"]))
+    writer.close()
+    with (run_dir / store.STREAM_NAME).open("a", encoding="utf-8") as stream:
+        stream.write(json.dumps({"kind": "result", "result": report["results"][-1]}) + "\n")
+        if not end:
+            stream.write('{"kind":"result","result":{"nodeid":"t.py::torn')
+    return run_dir
+
+
+@pytest.mark.parametrize("end", [True, False], ids=["ended", "killed"])
+def test_run_directory_is_read_into_records(tmp_path: Path, end: bool) -> None:
+    """``qbench render RUN_DIR`` reads the stream's results as records, not models, and gets
+    what the models' dump gave (an interrupted run's end time from the last result too)."""
+    run_dir = stream_dir(tmp_path, end=end)
+    contents = readers.read_stream(run_dir / store.STREAM_NAME, records=True)
+    assert contents.results == []  # no model built
+    assert [r["nodeid"] for r in contents.result_records] == [
+        "t.py::test_a",
+        "t.py::test_b",
+        "t.py::test_c",
+    ]
+    assert contents.bad_lines == (0 if end else 1)
+    record: dict[str, Any] = dict(readers.load_source_record(run_dir))
+    expected = readers.load_source(run_dir).model_dump(mode="json")
+    for whole in (record, expected):
+        whole["meta"].pop("created_at")
+    assert json.dumps(record) == json.dumps(expected)
+    assert record["run"]["interrupted"] is not end

@@ -57,6 +57,7 @@ from pytest_qbench.report.coverage.view import threshold_text
 from pytest_qbench.report.metric_text import score_pair
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.template_cache import bytecode_cache
 
 
 MARKDOWN_TEMPLATE = "report.md.j2"
@@ -85,6 +86,7 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=bytecode_cache("text"),
     )
     env.globals["trace_fence"] = trace_fence
     env.filters.update(

@@ -30,6 +30,7 @@ from pytest_qbench.report.html.headline import summary_parts
 from pytest_qbench.report.html.trend import Trend
 from pytest_qbench.report.render import HTML_TEMPLATE
 from pytest_qbench.report.render import builtin_template_dir
+from pytest_qbench.report.template_cache import bytecode_cache
 
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ JSON_ESCAPES = {
     "\u2028": "\\u2028",
     "\u2029": "\\u2029",
 }
-JSON_UNSAFE = str.maketrans(JSON_ESCAPES)
 
 
 def make_html_environment() -> jinja2.Environment:
@@ -58,6 +58,7 @@ def make_html_environment() -> jinja2.Environment:
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=bytecode_cache("html"),
     )
     env.filters.update(duration=format_duration, percent=percent_text)
     return env
@@ -140,7 +141,10 @@ def embed_json(value: Any) -> Markup:
     """``value`` as JSON that cannot end its ``<script>`` block nor break a parser: ``<``, ``>``,
     ``&``, U+2028 and U+2029 as ``\\u`` escapes (the same string once parsed)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return Markup(text.translate(JSON_UNSAFE))
+    for unsafe, escape in JSON_ESCAPES.items():  # str.replace: ~30x faster than str.translate here
+        if unsafe in text:
+            text = text.replace(unsafe, escape)
+    return Markup(text)
 
 
 def csp_hash(text: str) -> str:

@@ -1,0 +1,50 @@
+"""Compiled templates kept between runs: Jinja's bytecode cache, never an error.
+
+Compiling ``report.md.j2`` (parse, generate Python, ``compile``) costs more CPU than a small
+test run's whole reporting; Jinja can keep the compiled code on disk instead. The cache is
+Jinja's own ``FileSystemBytecodeCache`` in its default directory (``$TMPDIR/_jinja2-cache-<uid>``,
+created mode 0700 and refused when another user owns it), with qbench's own file names. An
+entry is used only when the template's source and the Python version match the ones it was
+compiled from, so a changed template or a new Python compiles again. A cache that cannot be
+made or written is left out: the template is compiled as it would be without one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import jinja2
+
+
+CACHE_PATTERN = "__qbench_{kind}_%s.cache"
+"""One set of files per kind of environment: Jinja's key (the template's name and file) does
+not hold the environment's options (autoescape, trim_blocks...), which shape the code."""
+DISABLE_ENV = "QBENCH_TEMPLATE_CACHE"
+"""``QBENCH_TEMPLATE_CACHE=0`` compiles every template on every run, writing nothing."""
+
+
+class _QuietCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's file cache whose failures to write (a full or read-only disk) lose the entry
+    only."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()
+
+
+def bytecode_cache(kind: str) -> jinja2.BytecodeCache | None:
+    """The cache for the template environments of ``kind`` (all built with the same options),
+    or ``None`` when it is switched off or its directory cannot be made safely."""
+    if os.environ.get(DISABLE_ENV, "1").strip() == "0":
+        return None
+    try:
+        return _QuietCache(pattern=CACHE_PATTERN.format(kind=kind))
+    except (OSError, RuntimeError):  # no safe directory: Jinja raises RuntimeError
+        return None
