@@ -68,7 +68,7 @@ from shop import Client
 
 
 def test_client():
-    assert Client("x").url == "x"
+    assert vars(Client("x")) == {"url": "x"}
 """
 FETCH_OK = """Here is the test:
 

@@ -139,6 +139,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from pytest_qbench.generate.models import GenerateRequest
     from pytest_qbench.generate.run import generate
 
+    unusable = _llm_command_problem(args.llm_command)
+    if unusable:
+        print(f"qbench: error: {unusable}", file=sys.stderr)
+        return USAGE
     try:
         request = GenerateRequest(
             target=args.target,
@@ -172,6 +176,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         print("\n".join(text_lines(result)))
     return OK if result.success else ERR
+
+
+def _llm_command_problem(command: str | None) -> str:
+    """Why ``--llm-command`` cannot be run, or ``""``."""
+    import shlex
+
+    if command is None:
+        return ""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"--llm-command cannot be split like a shell line ({exc}), given: {command!r}"
+    if not words:
+        return "--llm-command is empty; give the command that writes a test, e.g. 'llm -m gpt-4o'"
+    return ""
 
 
 def text_lines(result: GenerateResult) -> list[str]:

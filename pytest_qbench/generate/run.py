@@ -7,7 +7,11 @@
    keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why;
    then Pynguin, on the modules still uncovered, with the time that is left (its search and
    mutation times clipped to fit, ``VERIFY_SECONDS`` kept to verify its files the same way);
-5. write the kept tests, then measure the existing suite plus the written files again.
+5. with a language model to ask (``llm`` or ``hybrid``), ask it for tests of the functions still
+   uncovered (``llm.py``: CoverUp's loop within ``max_llm_budget``);
+6. acceptance of every kept test (``acceptance.py``): 5 runs in a row, then a random order with
+   the existing suite without breaking it;
+7. write the kept tests, then measure the existing suite plus the written files again.
 
 ``request.timeout`` is the budget of steps 1-4: once spent, no new candidate starts and the
 functions not tried are listed; writing and the final measurement (step 5, bounded by
@@ -26,6 +30,7 @@ from pathlib import Path
 
 from pytest_qbench.core.install import install_extra
 from pytest_qbench.generate import models
+from pytest_qbench.generate.acceptance import accept
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import split_source
 from pytest_qbench.generate.coverage_gap import Lines
@@ -187,6 +192,7 @@ def _generate(
     asker = asker_of(request) if "llm" in methods else None
     if asker is not None:
         ask_for_tests(run, asker, functions, lines)
+    accept(run, run.scratch / "runs" / "before" / "report.json")
     run.settle_doubts()
     _note_untried(run, functions)
     _fail_without_generator(run, functions)
