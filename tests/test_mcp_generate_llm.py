@@ -244,10 +244,24 @@ def test_the_prompts_and_answers_are_paged_with_the_run(session: Session) -> Non
     assert "(120 tokens, reported)" in text and "u:HI" in text
 
 
+ONLY = """\
+class Client:
+    def __init__(self, url):
+        self.url = url
+
+
+def ping(client: Client) -> bool:
+    return client.url.startswith("http")
+"""
+
+
 def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
     """A client without the sampling capability, and one on the 2026-07-28 protocol (no
-    request from the server during a call), are refused the llm strategy with the reason."""
+    request from the server during a call), are refused the llm strategy with the reason; in
+    hybrid, the first gets the library generators' result and a next step saying why its model
+    was not asked."""
     root = make_project(tmp_path / "project")
+    (root / "only.py").write_text(ONLY, encoding="utf-8")
 
     async def answer(
         context: ClientRequestContext, params: CreateMessageRequestParams
@@ -257,13 +271,22 @@ def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
     async def main() -> list[CallToolResult]:
         found = []
         arguments: dict[str, Any] = {"target_path": "shop.py", "generation_strategy": "llm"}
-        with anyio.fail_after(120):
+        with anyio.fail_after(400):
             async with Client(server(root), mode="legacy") as client:
                 found.append(await client.call_tool("generate_tests_workflow", arguments))
+                hybrid = {"target_path": "only.py", "timeout_seconds": 300}
+                found.append(await client.call_tool("generate_tests_workflow", hybrid))
             async with Client(server(root), sampling_callback=answer) as client:
                 found.append(await client.call_tool("generate_tests_workflow", arguments))
         return found
 
-    bare, modern = anyio.run(main)
+    bare, hybrid, modern = anyio.run(main)
     assert "the client declared no sampling capability" in error_text(bare)
+    result = structured(hybrid)
+    assert "ping" in [item["function"] for item in result["needs_llm_review"]]
+    assert result["tokens_used"] == 0
+    assert (
+        "The client's model was not asked for these functions' tests: the client declared no "
+        "sampling capability" in result["next_steps"]
+    )
     assert "carries no request from the server during a tool call" in error_text(modern)

@@ -631,7 +631,8 @@ async def generate_tests_workflow(
             group.start_soon(answer_prompts, process, ctx)
         await supervise(tools, process, ctx)
         group.cancel_scope.cancel()
-    call = partial(tools.finish_generation, process, test_type, no_sampling)
+    wanted = generation_strategy == "hybrid"  # llm was refused without sampling
+    call = partial(tools.finish_generation, process, test_type, no_sampling if wanted else None)
     return await anyio.to_thread.run_sync(call)
 
 
