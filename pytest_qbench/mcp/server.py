@@ -11,6 +11,7 @@ cancellation the child's process group is killed before the cancellation goes on
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 import time
@@ -626,11 +627,17 @@ async def generate_tests_workflow(
         max_llm_budget,
         no_sampling,
     )
+    failure: Exception | None = None  # raised after the task group, never wrapped by it
     async with anyio.create_task_group() as group:
         if no_sampling is None:
             group.start_soon(answer_prompts, process, ctx)
-        await supervise(tools, process, ctx)
+        try:
+            await supervise(tools, process, ctx)
+        except Exception as exc:
+            failure = exc
         group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     wanted = generation_strategy == "hybrid"  # llm was refused without sampling
     call = partial(tools.finish_generation, process, test_type, no_sampling if wanted else None)
     return await anyio.to_thread.run_sync(call)
@@ -650,14 +657,16 @@ def sampling_refusal(ctx: Context) -> str | None:
 
 
 async def answer_prompts(process: PytestProcess, ctx: Context) -> None:
-    """Answer the generation's prompts by sampling the client, until cancelled."""
+    """Answer the generation's prompts by sampling the client, until cancelled (an answer that
+    cannot be written leaves the child to its own timeout)."""
     answered: set[str] = set()
     while True:
         found = await anyio.to_thread.run_sync(generation.pending_prompts, process.plan, answered)
         for stem, request in found:
             answer = await sample(ctx, request)
-            await anyio.to_thread.run_sync(generation.write_answer, process.plan, stem, answer)
             answered.add(stem)
+            with contextlib.suppress(OSError):
+                await anyio.to_thread.run_sync(generation.write_answer, process.plan, stem, answer)
         await anyio.sleep(POLL_SECONDS)
 
 
