@@ -56,6 +56,7 @@ TOOLS = (
     "qbench-hypothesis",
     "qbench-template",
     "qbench+llm",
+    "qbench-llm",
     "qbench+pynguin",
     "pynguin",
     "hypothesis-write",
@@ -462,13 +463,12 @@ def run_qbench(settings: Settings, project: Path, module: str, tool: str, row: R
     only at ``max(600, 10 × budget)`` s; its wall time is in the table.
     ``qbench+pynguin`` also hands it Pynguin's Python with the budget as Pynguin's search time.
     """
-    strategy = {"qbench-hypothesis": "hypothesis", "qbench-template": "template"}.get(
-        tool, "hybrid"
-    )
+    strategies = {"qbench-hypothesis": "hypothesis", "qbench-template": "template"}
+    strategy = {**strategies, "qbench-llm": "llm"}.get(tool, "hybrid")
     argv = [settings.python, "-m", "pytest_qbench", "generate", f"{module}.py"]
     argv += ["--strategy", strategy, "--out", GENERATED, "--json"]
     argv += ["--timeout", str(settings.budget), *settings.qbench_args]
-    if tool == "qbench+llm":
+    if tool in ("qbench+llm", "qbench-llm"):
         argv += ["--llm-command", shlex.join([settings.python, str(SCRIPTED_MODEL)])]
     if tool == "qbench+pynguin":
         python = str(Path(settings.pynguin).parent / "python")
