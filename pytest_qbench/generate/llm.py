@@ -48,6 +48,11 @@ STYLE_FILES = 200
 PRUNED = {"venv", "node_modules", "__pycache__", "site-packages"}
 
 
+def has_model(request: models.GenerateRequest) -> bool:
+    """Whether a model is there to ask (``llm_exchange`` or ``llm_command``)."""
+    return bool(request.llm_exchange or request.llm_command)
+
+
 def asker_of(request: models.GenerateRequest) -> Asker | None:
     """Who answers: the server (``llm_exchange``), the user's command, or nobody."""
     if request.llm_exchange:

@@ -49,6 +49,7 @@ from pytest_qbench.generate.hazards import calls_any
 from pytest_qbench.generate.hazards import hazard
 from pytest_qbench.generate.llm import ask_for_tests
 from pytest_qbench.generate.llm import asker_of
+from pytest_qbench.generate.llm import has_model
 from pytest_qbench.generate.probe import Probed
 from pytest_qbench.generate.probe import run_probe
 from pytest_qbench.generate.pynguin import check_pynguin
@@ -118,6 +119,8 @@ def strategies(request: models.GenerateRequest) -> list[str]:
         )
     python = pynguin_python(request.pynguin_python)
     chosen = [name for name in _chosen(request) if name not in missing]
+    if not has_model(request):  # hybrid without a model: the libraries alone
+        chosen = [name for name in chosen if name != "llm"]
     if "pynguin" in chosen and python is not None:
         check_pynguin(python)
     return chosen
@@ -138,7 +141,7 @@ def unavailable(request: models.GenerateRequest) -> dict[str, str]:
             f"Hypothesis, which {sys.executable} cannot import; install it: "
             f"{install_extra('generate')}"
         )
-    if request.strategy == "llm" and asker_of(request) is None:
+    if request.strategy == "llm" and not has_model(request):
         missing["llm"] = "a language model: give --llm-command CMD (or call it over MCP)"
     if "pynguin" in chosen and pynguin_python(request.pynguin_python) is None:
         missing["pynguin"] = (
