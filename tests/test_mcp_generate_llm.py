@@ -196,20 +196,22 @@ def test_hybrid_asks_the_model_for_what_the_libraries_left_and_keeps_what_passes
 ) -> None:
     """A correct test is kept at once; a failing test gets one follow-up with its error, and
     the corrected test is kept; an answer with no code is dropped with that reason after its
-    one follow-up; of clamp, whose template test was kept, only the lines still uncovered are
-    asked for (when any are left); tokens_used is the usage the client reported."""
+    one follow-up; of clamp, which the library generators try first, only the lines still
+    uncovered are asked for (how many they cover depends on the machine's load within the
+    budget); tokens_used is the usage the client reported."""
     result = structured(session.calls["hybrid"])
     asked = [texts[0].split("`")[1] for texts in session.model.prompts if len(texts) == 1]
     assert {"fetch", "shout", "ping"} <= set(asked) <= {"fetch", "shout", "ping", "clamp"}
-    for texts in session.model.prompts:
-        if "`clamp`" in texts[0]:  # `if x < low:` (line 10) runs in any call of the template
-            assert "Lines 10" not in texts[0] and "Line 10 " not in texts[0]
+    methods = result["auto_generated"]["generation_method"]
+    if methods["hypothesis"] + methods["template"]:  # a library test of clamp was kept
+        for texts in session.model.prompts:
+            if "`clamp`" in texts[0]:  # `if x < low:` (line 10) runs in any call of clamp
+                assert "Lines 10" not in texts[0]
     shout = [texts for texts in session.model.prompts if "`shout`" in texts[0]]
     assert [len(t) for t in shout] == [1, 3]
     assert "AssertionError" in shout[1][2] and "did not pass" in shout[1][2]
     made = result["auto_generated"]
     assert made["generation_method"]["llm"] == 2
-    assert made["generation_method"]["template"] >= 1
     assert result["tokens_used"] == 120 * len(session.model.prompts)
     written = (session.root / made["files"][0]).read_text(encoding="utf-8")
     assert "def test_fetch" in written and 'shout(Client("u:"), "hi") == "u:HI"' in written
