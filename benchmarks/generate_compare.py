@@ -51,7 +51,18 @@ from typing import Any
 CHECKOUT = Path(__file__).resolve().parent.parent
 WORK_DIR = CHECKOUT / "benchmarks" / ".work" / "genbench"
 GENERATED = "tests/generated"
-TOOLS = ("qbench", "qbench-hypothesis", "qbench+pynguin", "pynguin", "hypothesis-write")
+TOOLS = (
+    "qbench",
+    "qbench-hypothesis",
+    "qbench-template",
+    "qbench+llm",
+    "qbench-llm",
+    "qbench+pynguin",
+    "pynguin",
+    "hypothesis-write",
+)
+SCRIPTED_MODEL = CHECKOUT / "benchmarks" / "_scripted_model.py"
+"""The ``--llm-command`` of ``qbench+llm``: a script, not a model (see its docstring)."""
 DEFAULT_TOOLS = ("qbench", "pynguin", "hypothesis-write")
 
 
@@ -452,10 +463,13 @@ def run_qbench(settings: Settings, project: Path, module: str, tool: str, row: R
     only at ``max(600, 10 × budget)`` s; its wall time is in the table.
     ``qbench+pynguin`` also hands it Pynguin's Python with the budget as Pynguin's search time.
     """
-    strategy = "hypothesis" if tool == "qbench-hypothesis" else "hybrid"
+    strategies = {"qbench-hypothesis": "hypothesis", "qbench-template": "template"}
+    strategy = {**strategies, "qbench-llm": "llm"}.get(tool, "hybrid")
     argv = [settings.python, "-m", "pytest_qbench", "generate", f"{module}.py"]
     argv += ["--strategy", strategy, "--out", GENERATED, "--json"]
     argv += ["--timeout", str(settings.budget), *settings.qbench_args]
+    if tool in ("qbench+llm", "qbench-llm"):
+        argv += ["--llm-command", shlex.join([settings.python, str(SCRIPTED_MODEL)])]
     if tool == "qbench+pynguin":
         python = str(Path(settings.pynguin).parent / "python")
         argv += ["--pynguin-python", python, "--pynguin-seconds", str(settings.budget)]
@@ -501,6 +515,9 @@ def with_qbench_figures(row: Row) -> None:
         "coverage_before": own.get("coverage_before"),
         "coverage_achieved": auto.get("coverage_achieved") if isinstance(auto, dict) else None,
         "success": own.get("success"),
+        "tokens_used": own.get("tokens_used"),
+        "llm_requests": own.get("llm_requests"),
+        "llm": (auto.get("generation_method") or {}).get("llm") if isinstance(auto, dict) else None,
         "problems": own.get("problems"),
     }
     row.notes.append(f"qbench's own figures: {json.dumps(figures)}")

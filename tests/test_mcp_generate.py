@@ -268,15 +268,15 @@ def test_paths_outside_the_project_and_unsupported_requests_are_refused(
     session: Session,
 ) -> None:
     """issue 14.3: a path with '..', an absolute path outside the root, an option and a missing
-    file are refused with the rule broken; e2e tests and the llm strategy are refused with what
-    qbench does instead. Nothing runs for them."""
+    file are refused with the rule broken; e2e tests, and the llm strategy from a client that
+    cannot be sampled, are refused with what qbench does instead. Nothing runs for them."""
     calls = session.calls
     assert "holds '..'" in error_text(calls["parent"])
     assert "outside the project root" in error_text(calls["absolute"])
     assert "options are not accepted here" in error_text(calls["option"])
     assert "does not exist" in error_text(calls["missing"])
     assert "qbench generates unit tests only" in error_text(calls["integration"])
-    assert "qbench calls no language model" in error_text(calls["llm"])
+    assert "the client declared no sampling capability" in error_text(calls["llm"])
     runs = sorted(p.name for p in (session.root / ".qbench" / "runs").iterdir())
     assert len([r for r in runs if r.startswith("generate-")]) == 1
 

@@ -45,10 +45,11 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     )
     parser.add_argument(
         "--strategy",
-        choices=["hypothesis", "template", "pynguin", "hybrid"],
+        choices=["hypothesis", "template", "pynguin", "hybrid", "llm"],
         default="hybrid",
         help="Generators to use; hybrid is hypothesis, then "
-        "template, then pynguin when a Python 3.10 is given. Default: %(default)s",
+        "template, then pynguin when a Python 3.10 is given, then --llm-command when given; "
+        "llm is --llm-command alone. Default: %(default)s",
     )
     parser.add_argument(
         "--out",
@@ -99,6 +100,34 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="Pynguin's search time and assertion (mutation) time per module, at most; less when "
         "less of --timeout is left. Default: %(default)r",
     )
+    parser.add_argument(
+        "--llm-command",
+        metavar="CMD",
+        help="A command that writes a test: it reads the prompt on its standard input and "
+        "writes the test file on its standard output (split like a shell line, run without "
+        "a shell). Default: none (no model is asked)",
+    )
+    parser.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="Seconds one answer of --llm-command may take. Default: %(default)g",
+    )
+    parser.add_argument(
+        "--max-llm-budget",
+        type=int,
+        default=10000,
+        metavar="TOKENS",
+        help="Tokens the model may spend, prompts and answers (estimated at 4 characters a "
+        "token when not reported). Default: %(default)r",
+    )
+    parser.add_argument(
+        "--llm-log",
+        metavar="FILE",
+        help="Append the prompts and answers to FILE (secrets redacted)",
+    )
+    parser.add_argument("--llm-exchange", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="Print the result as JSON")
     parser.set_defaults(func=cmd_generate)
 
@@ -110,6 +139,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from pytest_qbench.generate.models import GenerateRequest
     from pytest_qbench.generate.run import generate
 
+    unusable = _llm_command_problem(args.llm_command)
+    if unusable:
+        print(f"qbench: error: {unusable}", file=sys.stderr)
+        return USAGE
     try:
         request = GenerateRequest(
             target=args.target,
@@ -122,6 +155,11 @@ def cmd_generate(args: argparse.Namespace) -> int:
             max_examples=args.max_examples,
             pynguin_python=args.pynguin_python,
             pynguin_seconds=args.pynguin_seconds,
+            llm_command=args.llm_command,
+            llm_exchange=args.llm_exchange,
+            llm_timeout=args.llm_timeout,
+            max_llm_budget=args.max_llm_budget,
+            llm_log=args.llm_log,
         )
     except ValidationError as exc:
         problem = exc.errors()[0]
@@ -140,6 +178,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return OK if result.success else ERR
 
 
+def _llm_command_problem(command: str | None) -> str:
+    """Why ``--llm-command`` cannot be run, or ``""``."""
+    import shlex
+
+    if command is None:
+        return ""
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        return f"--llm-command cannot be split like a shell line ({exc}), given: {command!r}"
+    if not words:
+        return "--llm-command is empty; give the command that writes a test, e.g. 'llm -m gpt-4o'"
+    return ""
+
+
 def text_lines(result: GenerateResult) -> list[str]:
     """Coverage before -> after, kept and dropped, files, findings, problems, needs a human."""
     made = result.auto_generated
@@ -152,10 +205,15 @@ def text_lines(result: GenerateResult) -> list[str]:
         f"coverage of {result.target}: {result.coverage_before:.2f}% -> "
         f"{made.coverage_achieved:.2f}% ({goal})",
         f"tests kept: {made.count} (hypothesis {made.generation_method.hypothesis}, template "
-        f"{made.generation_method.template}, pynguin {made.generation_method.pynguin}); dropped: "
+        f"{made.generation_method.template}, pynguin {made.generation_method.pynguin}, llm "
+        f"{made.generation_method.llm}); dropped: "
         f"{sum(not d.reason.startswith(('not run', 'not tried')) for d in result.dropped)}; "
         f"wall time {result.wall_seconds:.1f}s",
     ]
+    if result.llm_requests:
+        lines.append(
+            f"language model: {result.llm_requests} prompts, {result.tokens_used} tokens used"
+        )
     lines += [f"  wrote {path}" for path in made.files]
     skipped = [d for d in result.dropped if d.reason.startswith("not run")]
     dropped = [d for d in result.dropped if not d.reason.startswith(("not run", "not tried"))]

@@ -8,7 +8,7 @@ from dataclasses import field
 from typing import Literal
 
 
-Method = Literal["hypothesis", "template", "pynguin"]
+Method = Literal["hypothesis", "template", "pynguin", "llm"]
 
 
 @dataclass

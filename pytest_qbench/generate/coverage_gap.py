@@ -81,6 +81,7 @@ def run_with_coverage(
     run_id: str,
     timeout: float,
     isolated: bool,
+    extra_env: dict[str, str] | None = None,
 ) -> Measured:
     """Run ``pytest ARGS`` in ``cwd`` with qbench measuring the target's directories; the run
     directory goes to ``scratch``. ``isolated``: ignore any pytest configuration in ``cwd``."""
@@ -92,7 +93,7 @@ def run_with_coverage(
         ini = scratch / f"{run_id}.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
         command += ["-c", str(ini), f"--rootdir={cwd}"]
-    env = child_env(target.import_root)
+    env = child_env(target.import_root, extra_env)
     if isolated:
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(scratch / "hypothesis")
     finished = run([*command, *args], cwd=cwd, env=env, timeout=timeout, name="generate")

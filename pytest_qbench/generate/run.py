@@ -7,7 +7,11 @@
    keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why;
    then Pynguin, on the modules still uncovered, with the time that is left (its search and
    mutation times clipped to fit, ``VERIFY_SECONDS`` kept to verify its files the same way);
-5. write the kept tests, then measure the existing suite plus the written files again.
+5. with a language model to ask (``llm`` or ``hybrid``), ask it for tests of the functions still
+   uncovered (``llm.py``: CoverUp's loop within ``max_llm_budget``);
+6. acceptance of every kept test (``acceptance.py``): 5 runs in a row, then a random order with
+   the existing suite without breaking it;
+7. write the kept tests, then measure the existing suite plus the written files again.
 
 ``request.timeout`` is the budget of steps 1-4: once spent, no new candidate starts and the
 functions not tried are listed; writing and the final measurement (step 5, bounded by
@@ -26,6 +30,7 @@ from pathlib import Path
 
 from pytest_qbench.core.install import install_extra
 from pytest_qbench.generate import models
+from pytest_qbench.generate.acceptance import accept
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import split_source
 from pytest_qbench.generate.coverage_gap import Lines
@@ -42,6 +47,9 @@ from pytest_qbench.generate.guess import Guess
 from pytest_qbench.generate.guess import comment
 from pytest_qbench.generate.hazards import calls_any
 from pytest_qbench.generate.hazards import hazard
+from pytest_qbench.generate.llm import ask_for_tests
+from pytest_qbench.generate.llm import asker_of
+from pytest_qbench.generate.llm import has_model
 from pytest_qbench.generate.probe import Probed
 from pytest_qbench.generate.probe import run_probe
 from pytest_qbench.generate.pynguin import check_pynguin
@@ -50,6 +58,7 @@ from pytest_qbench.generate.pynguin import run_pynguin
 from pytest_qbench.generate.review import relative
 from pytest_qbench.generate.review import review_items
 from pytest_qbench.generate.sandbox import Sandbox
+from pytest_qbench.generate.state import Generation
 from pytest_qbench.generate.target import GenerateError
 from pytest_qbench.generate.target import Target
 from pytest_qbench.generate.target import resolve_target
@@ -69,107 +78,12 @@ from pytest_qbench.generate.writer import write_file
 
 PYTEST_OK = (0, 1, 5)
 """pytest's exit statuses of a suite that ran: passed, some failed, no tests."""
-MIN_CHILD_SECONDS = 0.5
-"""The least time a child is given when the budget is nearly spent."""
 MAX_NAMED = 20
 """Functions named in the line that says which were not tried."""
 GUESS_MARK = "# argument types guessed from"
 """The comment a test on guessed argument types carries (guess.comment)."""
 VERIFY_SECONDS = 10.0
 """The end of the budget kept free of Pynguin to verify its files (at most --test-timeout)."""
-
-
-class Generation:
-    """The state of one generation: the problems, the candidates kept, dropped and found."""
-
-    def __init__(
-        self,
-        request: models.GenerateRequest,
-        scratch: Path,
-        box: Sandbox,
-        started: float | None = None,
-    ) -> None:
-        self.request = request
-        self.box = box
-        """The project's disposable copy, where every child that runs the target's code works."""
-        self.deadline = (time.monotonic() if started is None else started) + request.timeout
-        """When the budget (``request.timeout``) runs out (``time.monotonic``)."""
-        self.skipped: list[str] = []
-        """Functions (``module:qualname``) with a candidate not run because the budget ran out."""
-        self.judged: set[str] = set()
-        """Functions with a candidate that ran."""
-        self.project = Path(request.project).resolve()
-        self.scratch = scratch
-        self.problems: list[str] = []
-        self.reasons: dict[str, list[str]] = {}
-        """Why a function was not covered, by qualified name (``module:qualname``)."""
-        self.doubts: list[tuple[str, str, str]] = []
-        """``(module, function, reason)``: a Hypothesis test of the function that could not be
-        made, said only when no other Hypothesis test of it is kept (`settle_doubts`)."""
-        self.kept: list[Candidate] = []
-        self.findings: list[tuple[Candidate, str, str]] = []
-        self.dropped: list[models.Dropped] = []
-        self.unsafe: set[str] = set()
-        """Names of the functions never run with generated inputs (hazards.py)."""
-        self.untried: list[str] = []
-        """Functions no candidate of which ran: the budget was spent."""
-        self.failed = False
-        """Whether the run did not succeed: a written file fails, the target cannot be imported
-        at all, or nothing was kept while a generator asked for could not run."""
-        self.missing: dict[str, str] = {}
-        """The generators asked for that cannot run here, each with what it needs."""
-
-    def not_run(self, missing: dict[str, str]) -> None:
-        """The generators that cannot run here: one line of the output each."""
-        self.missing = missing
-        self.problems += [f"{name} did not run: it needs {why}" for name, why in missing.items()]
-
-    def note(self, module: str, function: str, reason: str) -> None:
-        """A reason ``function`` could not be covered, also one line of the output."""
-        self.explain(module, function, reason)
-        self.problems.append(f"{module}.{function}: {reason}")
-
-    def doubt(self, module: str, function: str, reason: str) -> None:
-        """A reason one Hypothesis test of ``function`` could not be made."""
-        self.doubts.append((module, function, reason))
-
-    def settle_doubts(self) -> None:
-        """The doubts about functions no kept Hypothesis test exercises, as notes: the output
-        never says Hypothesis could not test a function whose Hypothesis test it wrote."""
-        tested = {
-            (c.module, f)
-            for c in [*self.kept, *(found[0] for found in self.findings)]
-            if c.method == "hypothesis"
-            for f in c.functions
-        }
-        for module, function, reason in self.doubts:
-            if (module, function) not in tested:
-                self.note(module, function, reason)
-        self.doubts = []
-
-    def explain(self, module: str, function: str, reason: str) -> None:
-        """A reason ``function`` could not be covered (for needs_llm_review only)."""
-        self.reasons.setdefault(f"{module}:{function}", []).append(reason)
-
-    def remaining(self) -> float:
-        """Seconds left of the budget (negative once it is spent)."""
-        return self.deadline - time.monotonic()
-
-    def out_of_time(self) -> bool:
-        """Whether the budget is spent."""
-        return self.remaining() <= 0
-
-    def limit(self, seconds: float) -> float:
-        """``seconds``, or less when the budget ends sooner (never below a floor)."""
-        return min(seconds, max(self.remaining(), MIN_CHILD_SECONDS))
-
-    def skip(self, module: str, function: str) -> None:
-        """``function`` had a candidate that the budget left unrun."""
-        self.skipped.append(f"{module}:{function}")
-
-    def budget_reason(self) -> str:
-        """Why a candidate was not run."""
-        return f"not tried: the budget of {self.request.timeout:g}s (--timeout) was reached"
 
 
 def generate(request: models.GenerateRequest) -> models.GenerateResult:
@@ -205,13 +119,15 @@ def strategies(request: models.GenerateRequest) -> list[str]:
         )
     python = pynguin_python(request.pynguin_python)
     chosen = [name for name in _chosen(request) if name not in missing]
+    if not has_model(request):  # hybrid without a model: the libraries alone
+        chosen = [name for name in chosen if name != "llm"]
     if "pynguin" in chosen and python is not None:
         check_pynguin(python)
     return chosen
 
 
 def _chosen(request: models.GenerateRequest) -> list[str]:
-    return {"hybrid": ["hypothesis", "template", "pynguin"]}.get(
+    return {"hybrid": ["hypothesis", "template", "pynguin", "llm"]}.get(
         request.strategy, [request.strategy]
     )
 
@@ -225,6 +141,8 @@ def unavailable(request: models.GenerateRequest) -> dict[str, str]:
             f"Hypothesis, which {sys.executable} cannot import; install it: "
             f"{install_extra('generate')}"
         )
+    if request.strategy == "llm" and not has_model(request):
+        missing["llm"] = "a language model: give --llm-command CMD (or call it over MCP)"
     if "pynguin" in chosen and pynguin_python(request.pynguin_python) is None:
         missing["pynguin"] = (
             "a Python 3.10 with pynguin installed: give --pynguin-python PATH or set "
@@ -274,6 +192,10 @@ def _generate(
             _drop(run, candidate, "not run: its functions are covered already")
     if "pynguin" in methods:
         _pynguin(run, target, lines)
+    asker = asker_of(request) if "llm" in methods else None
+    if asker is not None:
+        ask_for_tests(run, asker, functions, lines)
+    accept(run, run.scratch / "runs" / "before" / "report.json")
     run.settle_doubts()
     _note_untried(run, functions)
     _fail_without_generator(run, functions)
@@ -717,6 +639,8 @@ def regenerate_command(request: models.GenerateRequest) -> str:
         "--coverage-goal",
         f"{request.coverage_goal:g}",
     ]
+    if request.llm_command:
+        parts += ["--llm-command", request.llm_command]
     return shlex.join(parts)
 
 
@@ -736,8 +660,9 @@ def _result(
         hypothesis=sum(c.tests for c in run.kept if c.method == "hypothesis"),
         template=sum(c.tests for c in run.kept if c.method == "template"),
         pynguin=sum(c.tests for c in run.kept if c.method == "pynguin"),
+        llm=sum(c.tests for c in run.kept if c.method == "llm"),
     )
-    count = methods.hypothesis + methods.template + methods.pynguin
+    count = methods.hypothesis + methods.template + methods.pynguin + methods.llm
     review = review_items(functions, after, run.reasons, run.project)
     by_file = {relative(p, run.project): sorted(after.missing(p)) for p in after.statements}
     by_file = {k: v for k, v in by_file.items() if v}
@@ -762,6 +687,8 @@ def _result(
         ),
         needs_llm_review=review,
         coverage_gap=gap,
+        tokens_used=run.tokens_used,
+        llm_requests=run.llm_requests,
         next_steps=next_steps(goal_met, written, findings_file, review),
         target=target.given,
         coverage_before=round(coverage_before, 2),

@@ -63,7 +63,8 @@ MAX_LINE = 2000
 """Characters kept of one line."""
 MAX_PAGE = 1000
 """Lines in one page at most."""
-STREAM_FILES = {**OUTPUT_NAMES, "markdown": store.REPORT_MD}
+STREAM_FILES = {**OUTPUT_NAMES, "markdown": store.REPORT_MD, "llm": "llm.txt"}
+"""A run's streams; ``llm``: a generation's prompts and answers (``generation.TRANSCRIPT``)."""
 CHECK_STREAM = re.compile(r"^[a-z][a-z0-9_-]*\.[a-z][a-z0-9_-]*(\.stderr)?$")
 """A checker's log as a stream: its tool name (``ruff.lint``), ``.stderr`` for its stderr."""
 
@@ -232,7 +233,8 @@ def get_run_output(
     raw log (issue 13.7)."""
     if stream not in STREAM_FILES and not CHECK_STREAM.match(stream):
         raise ToolFailure(
-            f"stream {stream!r} is none of stdout, stderr, markdown (a test run's) and no "
+            f"stream {stream!r} is none of stdout, stderr, markdown (a test run's), llm (a "
+            "generation's prompts and answers) and no "
             "checker's log (a check run's, e.g. ruff.lint, mypy.typecheck.stderr)"
         )
     run_dir = runs.find_run(tools.config, run_id)

@@ -11,9 +11,11 @@ cancellation the child's process group is killed before the cancellation goes on
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -34,7 +36,11 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
+from mcp.types import ClientCapabilities
+from mcp.types import CreateMessageResult
 from mcp.types import InputRequiredResult
+from mcp.types import SamplingCapability
+from mcp.types import SamplingMessage
 from mcp.types import TextContent
 from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
@@ -90,7 +96,8 @@ find_similar_tests search the test catalog (build it with ingest_tests). list_ru
 flaky_tests read the run history. run_build_workflow runs the linter, the type checkers and \
 the build check and returns their errors only; get_run_output pages a checker's raw log. \
 generate_tests_workflow writes unit tests for a module's uncovered functions (Hypothesis, \
-templates; no model), keeps those that pass and add coverage, and lists what needs a person."""
+templates, then your model through sampling), keeps those that pass and add coverage, and lists \
+what needs a person."""
 
 Paths = Annotated[
     list[str] | str | None,
@@ -617,24 +624,107 @@ async def generate_tests_workflow(
     ] = 85,
     generation_strategy: Annotated[
         GenerationStrategy,
-        Field(description="hybrid: hypothesis, template, pynguin; llm is refused (no model)"),
+        Field(description="hybrid: hypothesis, template, pynguin, llm"),
     ] = "hybrid",
-    max_llm_budget: Annotated[int, Field(ge=0, description="Unused: tokens_used is 0")] = 10000,
+    max_llm_budget: Annotated[int, Field(ge=0, description="Tokens for sampling")] = 10000,
     timeout_seconds: Annotated[
         float | None,
         Field(gt=0, description="Kill the generation after this long (capped)"),
     ] = None,
 ) -> GenerateWorkflowResult:
-    """Generate unit tests for a module's uncovered functions (Hypothesis, templates; the
-    target's code runs), keep under tests/generated/ those that pass and add coverage;
-    return the coverage measured, the gap and what needs a person. One at a time."""
-    del max_llm_budget  # qbench calls no model
+    """Generate unit tests for a module's uncovered functions (Hypothesis, templates,
+    sampling; runs their code), keep under tests/generated/ those that pass and add
+    coverage; return the coverage measured, the gap and what needs a person. One at a time."""
+    no_sampling = sampling_refusal(ctx)
     process = tools.start_generation(
-        target_path, test_type, coverage_goal, generation_strategy, timeout_seconds
+        target_path,
+        test_type,
+        coverage_goal,
+        generation_strategy,
+        timeout_seconds,
+        max_llm_budget,
+        no_sampling,
     )
-    await supervise(tools, process, ctx)
-    call = partial(tools.finish_generation, process, test_type)
+    failure: Exception | None = None  # raised after the task group, never wrapped by it
+    async with anyio.create_task_group() as group:
+        if no_sampling is None:
+            group.start_soon(answer_prompts, process, ctx)
+        try:
+            await supervise(tools, process, ctx)
+        except Exception as exc:
+            failure = exc
+        group.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
+    wanted = generation_strategy == "hybrid"  # llm was refused without sampling
+    call = partial(tools.finish_generation, process, test_type, no_sampling if wanted else None)
     return await anyio.to_thread.run_sync(call)
+
+
+def sampling_refusal(ctx: Context) -> str | None:
+    """Why the client cannot be asked for tests (``sampling/createMessage``), or ``None``."""
+    wanted = ClientCapabilities(sampling=SamplingCapability())
+    if not ctx.session.check_client_capability(wanted):
+        return "the client declared no sampling capability"
+    if not ctx.session.can_send_request:
+        return (
+            f"this connection (protocol {ctx.protocol_version}) carries no request from the "
+            "server during a tool call; connect with the initialize handshake (2025-11-25)"
+        )
+    return None
+
+
+async def answer_prompts(process: PytestProcess, ctx: Context) -> None:
+    """Answer the generation's prompts by sampling the client, until cancelled (an answer that
+    cannot be written leaves the child to its own timeout)."""
+    answered: set[str] = set()
+    while True:
+        found = await anyio.to_thread.run_sync(generation.pending_prompts, process.plan, answered)
+        for stem, request in found:
+            answer = await sample(ctx, request)
+            answered.add(stem)
+            with contextlib.suppress(OSError):
+                await anyio.to_thread.run_sync(generation.write_answer, process.plan, stem, answer)
+        await anyio.sleep(POLL_SECONDS)
+
+
+async def sample(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
+    """One ``sampling/createMessage``: the answer's text and the usage it reports (in
+    ``_meta.usage``, as ``inputTokens``/``outputTokens``), or why there is none."""
+    messages = [
+        SamplingMessage(role=m["role"], content=TextContent(type="text", text=m["text"]))
+        for m in request["messages"]
+    ]
+    try:
+        with anyio.fail_after(float(request["timeout"])), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sampling is deprecated in 2026-07-28 (SEP-2577)
+            result = await ctx.session.create_message(
+                messages,
+                max_tokens=int(request["max_tokens"]),
+                system_prompt=str(request["system"]),
+            )
+    except TimeoutError:
+        return {"error": f"the client did not answer in {request['timeout']:g}s"}
+    except Exception as exc:  # the client's refusal or failure: the child is told why
+        return {"error": f"the client's sampling failed: {type(exc).__name__}: {exc}"}
+    return {"text": sampled_text(result), **sampled_usage(result)}
+
+
+def sampled_text(result: CreateMessageResult) -> str:
+    """The text of a sampling result (``""`` for an image or audio answer)."""
+    content = result.content
+    return content.text if isinstance(content, TextContent) else ""
+
+
+def sampled_usage(result: CreateMessageResult) -> dict[str, int]:
+    """``input_tokens`` and ``output_tokens`` when the client reports them."""
+    usage = (result.meta or {}).get("usage")
+    if not isinstance(usage, dict):
+        return {}
+    counts = usage.get("inputTokens"), usage.get("outputTokens")
+    if all(isinstance(n, int) and not isinstance(n, bool) for n in counts):
+        return {"input_tokens": int(counts[0] or 0), "output_tokens": int(counts[1] or 0)}
+    return {}
 
 
 @tool(READ_ONLY, health.health_text)

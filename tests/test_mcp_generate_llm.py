@@ -1,0 +1,294 @@
+"""generate_tests_workflow asks the client's model for tests (issue 23): the real ``qbench-mcp``
+over stdio, the SDK's client with a sampling callback that answers from a table of prepared
+answers (a correct test, a failing test then a correct one, an answer with no code), the token
+budget, the transcript paged by get_run_output, and clients that cannot be sampled."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+pytest.importorskip("mcp")
+
+import anyio
+from mcp import Client
+from mcp.client.session import ClientRequestContext
+from mcp.types import CallToolResult
+from mcp.types import CreateMessageRequestParams
+from mcp.types import CreateMessageResult
+from mcp.types import TextContent
+from test_mcp_generate import error_text
+from test_mcp_generate import server
+from test_mcp_generate import structured
+
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="Linux process groups and /proc"),
+    pytest.mark.generation,
+]
+
+SHOP = '''\
+"""Functions no library generator can call: each needs a Client."""
+
+
+class Client:
+    def __init__(self, url):
+        self.url = url
+
+
+def clamp(x: int, low: int = 0, high: int = 10) -> int:
+    if x < low:
+        return low
+    if x > high:
+        return high
+    return x
+
+
+def fetch(client: Client, path: str) -> str:
+    if not path.startswith("/"):
+        path = "/" + path
+    return client.url + path
+
+
+def shout(client: Client, word: str) -> str:
+    loud = word.upper()
+    return client.url + loud
+
+
+def ping(client: Client) -> bool:
+    alive = client.url.startswith("http")
+    return alive
+'''
+SHOP_TEST = """\
+from shop import Client
+
+
+def test_client():
+    assert vars(Client("x")) == {"url": "x"}
+"""
+FETCH_OK = """Here is the test:
+
+```python
+from shop import Client, fetch
+
+
+def test_fetch():
+    assert fetch(Client("http://a"), "b") == "http://a/b"
+    assert fetch(Client("http://a"), "/b") == "http://a/b"
+```
+"""
+SHOUT_WRONG = """```python
+from shop import Client, shout
+
+
+def test_shout():
+    assert shout(Client("u:"), "hi") == "u:hi"
+```"""
+SHOUT_OK = """```python
+from shop import Client, shout
+
+
+def test_shout():
+    assert shout(Client("u:"), "hi") == "u:HI"
+```"""
+NO_CODE = "I would need to know more about Client before writing this test."
+USAGE = {"inputTokens": 100, "outputTokens": 20}
+
+
+class Model:
+    """The client's model: answers from the table by the function named in the first prompt,
+    the follow-up getting the second answer; every prompt kept."""
+
+    def __init__(self, usage: dict[str, int] | None, table: dict[str, list[str]]) -> None:
+        self.usage = usage
+        self.table = table
+        self.prompts: list[list[str]] = []
+
+    async def __call__(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        texts = [m.content.text for m in params.messages if isinstance(m.content, TextContent)]
+        self.prompts.append(texts)
+        name = next(n for n in self.table if f"`{n}`" in texts[0])
+        answers = self.table[name]
+        answer = answers[min(len(texts) // 2, len(answers) - 1)]
+        meta = {"usage": self.usage} if self.usage else None
+        return CreateMessageResult.model_validate(
+            {
+                "role": "assistant",
+                "content": {"type": "text", "text": answer},
+                "model": "scripted",
+                "stopReason": "endTurn",
+                **({"_meta": meta} if meta else {}),
+            }
+        )
+
+
+def make_project(root: Path) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "shop.py").write_text(SHOP, encoding="utf-8")
+    (root / "tests" / "test_shop.py").write_text(SHOP_TEST, encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    return root.resolve()
+
+
+GENERATE = {"target_path": "shop.py", "coverage_goal": 100, "timeout_seconds": 300}
+
+
+class Session:
+    """A budget too small for a second prompt, then a whole generation in hybrid, then the
+    transcript, through one client that can be sampled."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = make_project(root)
+        every = {name: [NO_CODE] for name in ("fetch", "shout", "ping", "clamp")}
+        self.tight = Model({"inputTokens": 400, "outputTokens": 100}, every)
+        self.model = Model(
+            USAGE,
+            {
+                "fetch": [FETCH_OK],
+                "shout": [SHOUT_WRONG, SHOUT_OK],
+                "ping": [NO_CODE, NO_CODE],
+                "clamp": [NO_CODE],
+            },
+        )
+        self.current = self.tight
+        self.calls = anyio.run(self.main)
+
+    async def answer(
+        self, context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        return await self.current(context, params)
+
+    async def main(self) -> dict[str, CallToolResult]:
+        calls = {}
+        with anyio.fail_after(600):
+            async with Client(
+                server(self.root), mode="legacy", sampling_callback=self.answer
+            ) as client:
+                tight = {**GENERATE, "generation_strategy": "llm", "max_llm_budget": 800}
+                calls["tight"] = await client.call_tool("generate_tests_workflow", tight)
+                self.current = self.model
+                calls["hybrid"] = await client.call_tool("generate_tests_workflow", GENERATE)
+                run_id = (calls["hybrid"].structured_content or {}).get("run_id", "none")
+                calls["llm"] = await client.call_tool(
+                    "get_run_output", {"run_id": run_id, "stream": "llm", "limit": 1000}
+                )
+        return calls
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
+    """The shared generations."""
+    return Session(tmp_path_factory.mktemp("mcpllm") / "project")
+
+
+SHARED = pytest.mark.xdist_group("test_mcp_generate_llm.session")
+
+
+@SHARED
+def test_hybrid_asks_the_model_for_what_the_libraries_left_and_keeps_what_passes(
+    session: Session,
+) -> None:
+    """A correct test is kept at once; a failing test gets one follow-up with its error, and
+    the corrected test is kept; an answer with no code is dropped with that reason after its
+    one follow-up; of clamp, which the library generators try first, only the lines still
+    uncovered are asked for (how many they cover depends on the machine's load within the
+    budget); tokens_used is the usage the client reported."""
+    result = structured(session.calls["hybrid"])
+    asked = [texts[0].split("`")[1] for texts in session.model.prompts if len(texts) == 1]
+    assert {"fetch", "shout", "ping"} <= set(asked) <= {"fetch", "shout", "ping", "clamp"}
+    methods = result["auto_generated"]["generation_method"]
+    if methods["hypothesis"] + methods["template"]:  # a library test of clamp was kept
+        for texts in session.model.prompts:
+            if "`clamp`" in texts[0]:  # `if x < low:` (line 10) runs in any call of clamp
+                assert "Lines 10" not in texts[0]
+    shout = [texts for texts in session.model.prompts if "`shout`" in texts[0]]
+    assert [len(t) for t in shout] == [1, 3]
+    assert "AssertionError" in shout[1][2] and "did not pass" in shout[1][2]
+    made = result["auto_generated"]
+    assert made["generation_method"]["llm"] == 2
+    assert result["tokens_used"] == 120 * len(session.model.prompts)
+    written = (session.root / made["files"][0]).read_text(encoding="utf-8")
+    assert "def test_fetch" in written and 'shout(Client("u:"), "hi") == "u:HI"' in written
+    assert '== "u:hi"' not in written
+    review = {item["function"]: item for item in result["needs_llm_review"]}
+    assert "fetch" not in review and "shout" not in review
+    assert "held no test code" in review["ping"]["reason"]
+    assert result["success"] is True
+
+
+@SHARED
+def test_no_prompt_is_sent_that_would_pass_the_budget(session: Session) -> None:
+    """With max_llm_budget 800 and an answer that reports 500 tokens, the follow-up (about 300
+    more with the room for its answer) is never sent: one prompt, 500 tokens used, the
+    function left for review with the budget named."""
+    result = structured(session.calls["tight"])
+    assert len(session.tight.prompts) == 1
+    assert result["tokens_used"] == 500
+    assert result["auto_generated"]["generation_method"]["llm"] == 0
+    reasons = " ".join(item["reason"] for item in result["needs_llm_review"])
+    assert "max_llm_budget of 800 tokens reached" in reasons
+
+
+@SHARED
+def test_the_prompts_and_answers_are_paged_with_the_run(session: Session) -> None:
+    """The run's ``llm`` stream holds every prompt and answer with the tokens each cost."""
+    page = structured(session.calls["llm"])
+    text = page["text"]
+    prompts = len(session.model.prompts)
+    assert text.count("===== prompt ") == text.count("===== answer ") == prompts
+    assert "Lines " in text and "def fetch(client: Client, path: str)" in text
+    assert "(120 tokens, reported)" in text and "u:HI" in text
+
+
+ONLY = """\
+class Client:
+    def __init__(self, url):
+        self.url = url
+
+
+def ping(client: Client) -> bool:
+    return client.url.startswith("http")
+"""
+
+
+def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
+    """A client without the sampling capability, and one on the 2026-07-28 protocol (no
+    request from the server during a call), are refused the llm strategy with the reason; in
+    hybrid, the first gets the library generators' result and a next step saying why its model
+    was not asked."""
+    root = make_project(tmp_path / "project")
+    (root / "only.py").write_text(ONLY, encoding="utf-8")
+
+    async def answer(
+        context: ClientRequestContext, params: CreateMessageRequestParams
+    ) -> CreateMessageResult:
+        raise AssertionError("never asked")
+
+    async def main() -> list[CallToolResult]:
+        found = []
+        arguments: dict[str, Any] = {"target_path": "shop.py", "generation_strategy": "llm"}
+        with anyio.fail_after(400):
+            async with Client(server(root), mode="legacy") as client:
+                found.append(await client.call_tool("generate_tests_workflow", arguments))
+                hybrid = {"target_path": "only.py", "timeout_seconds": 300}
+                found.append(await client.call_tool("generate_tests_workflow", hybrid))
+            async with Client(server(root), sampling_callback=answer) as client:
+                found.append(await client.call_tool("generate_tests_workflow", arguments))
+        return found
+
+    bare, hybrid, modern = anyio.run(main)
+    assert "the client declared no sampling capability" in error_text(bare)
+    result = structured(hybrid)
+    assert "ping" in [item["function"] for item in result["needs_llm_review"]]
+    assert result["tokens_used"] == 0
+    assert (
+        "The client's model was not asked for these functions' tests: the client declared no "
+        "sampling capability" in result["next_steps"]
+    )
+    assert "carries no request from the server during a tool call" in error_text(modern)
