@@ -261,6 +261,23 @@ def close_names(wanted: str, nodeids: Iterable[str]) -> list[str]:
     return [nodeid for _distance, nodeid in sorted(ranked)[:MAX_SUGGESTED]]
 
 
+def known_tests(index: Index, nodeids: Iterable[str]) -> set[str] | None:
+    """The node ids among ``nodeids`` that the index has a result of; ``None`` when it holds no
+    run at all (no history to tell a new test by)."""
+
+    def work(cursor: Cursor) -> set[str] | None:
+        cursor.execute(sql.ANY_RUN)
+        if cursor.fetchone() is None:
+            return None
+        found: set[str] = set()
+        for chunk in sql.batches(dict.fromkeys(nodeids)):
+            cursor.execute(sql.find_tests(len(chunk)), chunk)
+            found.update(str(row[1]) for row in cursor.fetchall())
+        return found
+
+    return index.read(work)
+
+
 def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:
     """Tests that failed (or passed only after reruns) in the last ``runs`` runs, with every
     result of theirs in those runs, oldest first."""

@@ -496,6 +496,7 @@ class TestResultRecord(TypedDict):
     reruns: int
     attempts: list[AttemptRecord]
     flaky: bool
+    new_test_tries: list[str] | None
     history: TestHistoryRecord | None
     subtests: list[SubtestResultRecord]
     worker: str | None
@@ -1066,6 +1067,7 @@ if TYPE_CHECKING:
         reruns: int = ...,
         attempts: list[AttemptRecord] = ...,
         flaky: bool = ...,
+        new_test_tries: list[str] | None = ...,
         history: TestHistoryRecord | None = ...,
         subtests: list[SubtestResultRecord] = ...,
         worker: str | None = ...,
