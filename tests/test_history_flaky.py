@@ -317,3 +317,42 @@ def test_the_monitors_settings_come_from_the_ini_file(
             "more, given: '0'; fix the ini value*"
         ]
     )
+
+
+RERUN_SUITE = """
+    import pathlib
+
+    def test_target():
+        first = pathlib.Path("attempted")
+        if not first.exists():  # the first attempt of each run fails, the rerun passes
+            first.write_text("x")
+            if pathlib.Path("how.txt").read_text() == "timeout":
+                raise TimeoutError("the service did not answer")
+            raise KeyError("total")
+
+    def test_stable():
+        pass
+"""
+
+
+def test_pass_on_retry_needs_the_same_failure_passing_on_rerun(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs where the test passed on rerun after two different failures are one-off
+    failures, no pattern (healthy); a third with the first failure again is flaky
+    (pass-on-retry, the two runs with the same failure). The index keeps the failed attempt's
+    fingerprint on the passing result."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makepyfile(test_suite=RERUN_SUITE)
+    flaky = []
+    for run_id, how in [("r1", "timeout"), ("r2", "key"), ("r3", "timeout")]:
+        pytester.path.joinpath("how.txt").write_text(how)
+        pytester.path.joinpath("attempted").unlink(missing_ok=True)
+        done = run_qbench(
+            f"--qbench-run-id={run_id}", "-p", "pytest_rerunfailures", "--reruns=1", run_dir=run_id
+        )
+        assert done.by_name("test_target").flaky
+        _, found, _ = qbench(capsys, "flaky", "--all")
+        flaky.append({t["nodeid"]: (t["status"], t["evidence_runs"]) for t in found["tests"]})
+    assert flaky[1][TARGET] == ("healthy", [])
+    assert flaky[2][TARGET] == ("flaky", ["r1", "r3"])
