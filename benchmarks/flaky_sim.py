@@ -10,7 +10,8 @@ fail 60% of all tests. Each run reruns a failed test once (pytest-rerunfailures 
 4 runs in 10 test the same commit as the run before (a CI re-run). Also the cost of classifying
 10 000 tests of 50 results each (the monitors alone, no database).
 
-Usage: ``python benchmarks/flaky_sim.py [--seed N]``; prints Markdown tables.
+Usage: ``python benchmarks/flaky_sim.py [--seed N]`` (one history) or ``--seeds 1-20`` (the
+worst and mean over several); prints Markdown tables.
 """
 
 from __future__ import annotations
@@ -114,19 +115,12 @@ def scores(called: set[int], flaky: set[int]) -> tuple[float, float]:
     return (hit / len(called) if called else 1.0), hit / len(flaky)
 
 
-def main() -> None:
-    """Print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seed", type=int, default=26)
-    seed = parser.parse_args().seed
+def checkpoint_scores(seed: int) -> list[tuple[int, float, float, int, float, float, float, float]]:
+    """For each checkpoint: runs, qbench's precision, recall and broken tests called flaky,
+    then Allure's and the rate window's precision and recall."""
     tests, commits, flaky, broken, _outages = simulate(seed)
     past = histories(tests, commits)
-    print(f"seed {seed}: {len(flaky)} flaky, {len(broken)} broken, {OUTAGES} outage runs\n")
-    print(
-        "| runs | qbench precision | qbench recall | broken called flaky | Allure precision "
-        "| Allure recall | rate window precision | rate window recall |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = []
     for n in CHECKPOINTS:
         judged = [assess(p[:n]) for p in past]
         ours = {t for t, a in enumerate(judged) if a.status == "flaky"}
@@ -135,11 +129,50 @@ def main() -> None:
         (qp, qr), (ap, ar), (wp, wr) = (
             scores(s, flaky) for s in (ours, allure_called, window_called)
         )
-        print(
-            f"| {n} | {qp:.3f} | {qr:.3f} | {len(ours & broken)} "
-            f"| {ap:.3f} | {ar:.3f} | {wp:.3f} | {wr:.3f} |"
-        )
+        rows.append((n, qp, qr, len(ours & broken), ap, ar, wp, wr))
+    return rows
+
+
+def main() -> None:
+    """Print the tables: one per seed with ``--seed``, or with ``--seeds A-B`` the worst and
+    mean figures over those seeds."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seed", type=int, default=26)
+    parser.add_argument("--seeds", help="a range of seeds, e.g. 1-20: their worst and mean")
+    args = parser.parse_args()
+    if args.seeds:
+        first, _, last = args.seeds.partition("-")
+        over_seeds(range(int(first), int(last or first) + 1))
+        return
+    print(
+        f"seed {args.seed}: {FLAKY} flaky, {BROKEN} broken, {OUTAGES} outage runs\n\n"
+        "| runs | qbench precision | qbench recall | broken called flaky | Allure precision "
+        "| Allure recall | rate window precision | rate window recall |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, qp, qr, bad, ap, ar, wp, wr in checkpoint_scores(args.seed):
+        print(f"| {n} | {qp:.3f} | {qr:.3f} | {bad} | {ap:.3f} | {ar:.3f} | {wp:.3f} | {wr:.3f} |")
     cost()
+
+
+def over_seeds(seeds: range) -> None:
+    """qbench's worst and mean precision and recall at each checkpoint over ``seeds``."""
+    table = [checkpoint_scores(seed) for seed in seeds]
+    print(
+        f"seeds {seeds.start}-{seeds.stop - 1} ({len(seeds)} histories)\n\n"
+        "| runs | precision: worst | mean | seeds below 0.95 | recall: worst | mean "
+        "| seeds below 0.85 | broken called flaky |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for i, n in enumerate(CHECKPOINTS):
+        rows = [per_seed[i] for per_seed in table]
+        precision, recall = [r[1] for r in rows], [r[2] for r in rows]
+        print(
+            f"| {n} | {min(precision):.3f} | {sum(precision) / len(rows):.3f} "
+            f"| {sum(p < 0.95 for p in precision)} | {min(recall):.3f} "
+            f"| {sum(recall) / len(rows):.3f} | {sum(r < 0.85 for r in recall)} "
+            f"| {sum(r[3] for r in rows)} |"
+        )
 
 
 def cost() -> None:

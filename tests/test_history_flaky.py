@@ -317,3 +317,93 @@ def test_the_monitors_settings_come_from_the_ini_file(
             "more, given: '0'; fix the ini value*"
         ]
     )
+
+
+RERUN_SUITE = """
+    import pathlib
+
+    def test_target():
+        first = pathlib.Path("attempted")
+        if not first.exists():  # the first attempt of each run fails, the rerun passes
+            first.write_text("x")
+            if pathlib.Path("how.txt").read_text() == "timeout":
+                raise TimeoutError("the service did not answer")
+            raise KeyError("total")
+
+    def test_stable():
+        pass
+"""
+
+
+def test_pass_on_retry_needs_the_same_failure_passing_on_rerun(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs where the test passed on rerun after two different failures are one-off
+    failures, no pattern (healthy); a third with the first failure again is flaky
+    (pass-on-retry, the two runs with the same failure). The index keeps the failed attempt's
+    fingerprint on the passing result."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makepyfile(test_suite=RERUN_SUITE)
+    flaky = []
+    for run_id, how in [("r1", "timeout"), ("r2", "key"), ("r3", "timeout")]:
+        pytester.path.joinpath("how.txt").write_text(how)
+        pytester.path.joinpath("attempted").unlink(missing_ok=True)
+        done = run_qbench(
+            f"--qbench-run-id={run_id}", "-p", "pytest_rerunfailures", "--reruns=1", run_dir=run_id
+        )
+        assert done.by_name("test_target").flaky
+        _, found, _ = qbench(capsys, "flaky", "--all")
+        flaky.append({t["nodeid"]: (t["status"], t["evidence_runs"]) for t in found["tests"]})
+    assert flaky[1][TARGET] == ("healthy", [])
+    assert flaky[2][TARGET] == ("flaky", ["r1", "r3"])
+
+
+MARKED_SUITE = """
+    import pathlib
+
+    def plan(name):
+        return pathlib.Path("plan.txt").read_text().split().count(name)
+
+    def test_flips():
+        assert not plan("flips"), "the service did not answer"
+
+    def test_breaks():
+        assert not plan("breaks"), "total is wrong"
+
+    def test_stable():
+        pass
+"""
+
+
+def test_mcp_flaky_list_marks_quarantined_and_broken_tests(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """``flaky_tests`` through a real MCP client: the flaky test first, marked quarantined with
+    its reason; the broken test after it, its evidence naming the runs since it broke."""
+    from test_mcp_server import structured
+
+    pytester.makepyfile(test_suite=MARKED_SUITE)
+    plans = ["", "flips", "", "flips breaks", "breaks", "breaks"]
+    for number, plan in enumerate(plans, 1):
+        pytester.path.joinpath("plan.txt").write_text(plan)
+        run_qbench(f"--qbench-run-id=r{number}", run_dir=f"r{number}")
+    assert (
+        main(
+            [
+                *("quarantine", "add", "test_suite.py::test_flips"),
+                *("--reason", "slow service", "--dir", str(pytester.path / ".qbench")),
+            ]
+        )
+        == 0
+    )
+    answer = mcp_call(pytester, "flaky_tests", {})
+    tests = structured(answer)["tests"]
+    marks = [(t["nodeid"], t["broken"], t.get("quarantined")) for t in tests]
+    assert marks == [
+        ("test_suite.py::test_flips", False, "slow service"),
+        ("test_suite.py::test_breaks", True, None),
+    ]
+    assert tests[1]["evidence"].startswith("broken: failed in 3 consecutive runs (r4, r5, r6)")
+    text = answer.content[0].text
+    assert "test_suite.py::test_flips: QUARANTINED (slow service), flaky" in text
+    assert "test_suite.py::test_breaks: BROKEN, flaky" in text

@@ -14,7 +14,9 @@ Precedence: **broken** before **flaky** before **healthy**.
   monitors, each needing ``min_evidence`` runs of evidence:
 
   1. ``pass-on-retry``: it failed and then passed after a rerun within one run
-     (pytest-rerunfailures);
+     (pytest-rerunfailures), with the same failure (fingerprint of the failed attempt) each
+     time; a rerun pass whose failure is not known (indexed before it was kept) counts with
+     any;
   2. ``same-commit``: it passed in one run and failed in another on the same commit (as the CI
      recorded it);
   3. ``failure-rate``: over at least ``min_runs`` runs, it failed in at least ``min_rate`` of
@@ -198,9 +200,15 @@ Evidence = tuple[int, tuple[str, ...], tuple[str, ...], str]
 def _rerun_passed(
     results: Sequence[PastResult], _episodes: Sequence[Sequence[PastResult]], _m: Monitors
 ) -> Evidence | None:
-    runs = tuple(r.run_id for r in results if r.flaky and r.outcome in PASSING)
-    if not runs:
+    passed = [r for r in results if r.flaky and r.outcome in PASSING]
+    if not passed:
         return None
+    # Evidence is the same failure passing on rerun: one-off failures of a healthy test, each
+    # different (an infrastructure hiccup), are no pattern. A rerun pass without a known
+    # failure (indexed before its attempt's fingerprint was kept) may be any of them.
+    known = Counter(r.fingerprint for r in passed if r.fingerprint is not None)
+    fingerprint = known.most_common(1)[0][0] if known else None
+    runs = tuple(r.run_id for r in passed if r.fingerprint in (None, fingerprint))
     return len(runs), runs, (), f"passed after a rerun in {_some_runs(runs)}"
 
 

@@ -177,11 +177,12 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
         for result in batch:
             test_ref = ids[result["nodeid"]]
             failing = result["outcome"] in sql.FAILING
-            fp = fingerprint_of(result) if failing else None
+            failed = result if failing else _failed_attempt(result)
+            fp = fingerprint_of(failed) if failed is not None else None
             if failing:
                 done.failing.append((result["nodeid"], fp))
-            if fp is not None:
-                prints[fp] = _fingerprint_row(fp, result)
+            if fp is not None and failed is not None:
+                prints[fp] = _fingerprint_row(fp, failed)
             # the same node id twice (--keep-duplicates): the last one counts, and one statement
             # inserting a row twice would be refused by PostgreSQL
             rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
@@ -264,6 +265,18 @@ def _test_ids(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
 def _known_tests(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
     cursor.execute(sql.find_tests(len(nodeids)), nodeids)
     return {nodeid: ref for ref, nodeid in cursor.fetchall()}
+
+
+def _failed_attempt(result: Record) -> Record | None:
+    """For a test that passed after reruns, its first failed attempt (with the test's file):
+    its fingerprint is kept on the passing result, the evidence the ``pass-on-retry`` monitor
+    needs that the same failure passes on rerun."""
+    if not result.get("flaky"):
+        return None
+    for attempt in result.get("attempts") or []:
+        if isinstance(attempt, dict) and attempt.get("failure"):
+            return {"failure": attempt["failure"], "file": result.get("file")}
+    return None
 
 
 def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> tuple[Any, ...]:

@@ -18,9 +18,10 @@ from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
-from pytest_qbench.history.compare import find_flaky
 from pytest_qbench.history.flakiness import DEFAULT_MONITORS
 from pytest_qbench.history.flakiness import Monitors
+from pytest_qbench.history.flakiness import examine
+from pytest_qbench.history.queries import flaky_candidates
 
 
 FILE_INI = "qbench_quarantine_file"
@@ -158,8 +159,11 @@ def quarantined_tests(
         store = IndexQuarantine(index)
     found = {e.nodeid: e.reason or "no reason given" for e in (store.entries() if store else [])}
     if auto and index is not None:
-        for test in find_flaky(index, monitors.window, 0, monitors, ("flaky",)):
-            found.setdefault(test.nodeid, f"flaky: {test.evidence}")
+        # the monitors alone, at session start: no flips, trends or failure texts to look up
+        for nodeid, results in flaky_candidates(index, monitors.window).items():
+            assessment = examine(results, monitors)
+            if assessment.status == "flaky":
+                found.setdefault(nodeid, f"flaky: {assessment.reason}")
     return found
 
 

@@ -332,6 +332,12 @@ INSERT_METRIC = """INSERT INTO metrics (run_ref, test_ref, metric, seq, score, t
     VALUES (?, ?, ?, ?, ?, ?, ?)"""
 
 
+ANY_RUN = "SELECT 1 FROM runs LIMIT 1"
+"""Whether the index holds a run at all."""
+ALL_TESTS = "SELECT nodeid FROM tests"
+"""Every node id the index has results of."""
+
+
 def find_tests(count: int) -> str:
     """The ids of ``count`` node ids."""
     return f"SELECT id, nodeid FROM tests WHERE nodeid IN ({marks(count)})"

@@ -23,6 +23,7 @@ from pytest_qbench.report.shapes import iso
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.history.backend import Index
     from pytest_qbench.mcp.service import RunService
 
 
@@ -68,19 +69,23 @@ class FlakyEntry(QBenchModel):
     nodeid: str
     """pytest's node id."""
     flaky_indicator: float
-    """flips / (results - 1), 0 to 1: 1 alternates every run."""
+    """flips / (results - 1)."""
     flips: int
-    """Outcome changes (a pass after reruns counts as one)."""
+    """Outcome changes."""
     runs: int
     """Results looked at."""
     failed: int
-    """Of which failed or errored."""
+    """Failed or errored."""
     trend: str
     """Improving, Stable or Declining."""
     last_failure: str | None = None
-    """The last failure: error type, location and message, one line."""
+    """Its last failure, one line."""
     evidence: str = ""
-    """Why it is flaky."""
+    """The evidence."""
+    broken: bool = False
+    """Failing the same way every run."""
+    quarantined: str | None = None
+    """Why quarantined; leave its known failure."""
 
 
 class FlakyList(QBenchModel):
@@ -140,8 +145,18 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
         index = open_history(config)
     except HistoryError as exc:
         return FlakyList(runs_window=runs, note=str(exc))
+    note = None
     try:
-        found = find_flaky(index, runs, 2)[:limit]
+        found = [
+            f
+            for f in find_flaky(index, runs, 0, statuses=("flaky", "broken"))
+            if f.summary.flips >= 2 or (f.assessment and f.assessment.status == "broken")
+        ][:limit]
+        try:
+            quarantined = quarantine_list(config, index)
+        except Exception as exc:  # the list still answers, and says the marks are missing
+            quarantined = {}
+            note = f"the quarantine could not be read ({type(exc).__name__}: {exc}): none marked"
     finally:
         index.close()
     tests = [
@@ -153,6 +168,8 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
             failed=f.summary.failed_runs,
             trend=f.summary.trend,
             evidence=f.evidence,
+            broken=f.assessment is not None and f.assessment.status == "broken",
+            quarantined=quarantined.get(f.nodeid),
             last_failure=(
                 None
                 if f.last_failure is None
@@ -162,8 +179,28 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
         )
         for f in found
     ]
-    note = None if tests else f"no flaky test in the last {runs} runs"
+    if not tests:
+        note = note or f"no flaky or broken test in the last {runs} runs"
     return FlakyList(runs_window=runs, tests=tests, note=note)
+
+
+def quarantine_list(config: ServerConfig, index: Index) -> dict[str, str]:
+    """The quarantined tests and why: the file ``qbench_quarantine_file`` names in the
+    project's configuration, else the history index's list."""
+    from pytest_qbench.history.database import ini_value
+    from pytest_qbench.history.quarantine import FILE_INI
+    from pytest_qbench.history.quarantine import FileQuarantine
+    from pytest_qbench.history.quarantine import IndexQuarantine
+    from pytest_qbench.history.quarantine import QuarantineStore
+    from pytest_qbench.history.quarantine import file_path
+
+    found = ini_value(config.root, FILE_INI)
+    store: QuarantineStore = (
+        FileQuarantine(file_path(found[0].parent, found[1]))
+        if found is not None
+        else IndexQuarantine(index)
+    )
+    return {e.nodeid: e.reason or "no reason given" for e in store.entries()}
 
 
 def _limit(value: int, what: str = "limit", most: int = MAX_LIST) -> int:
@@ -191,7 +228,10 @@ def flaky_text(flaky: FlakyList, limit: int) -> str:
     if not flaky.tests:
         return flaky.note or "no flaky tests"
     lines = [
-        f"{t.nodeid}: flaky {t.flaky_indicator:.2f}, {t.flips} flips, failed {t.failed} of "
+        f"{t.nodeid}: "
+        + ("BROKEN, " if t.broken else "")
+        + (f"QUARANTINED ({t.quarantined}), " if t.quarantined else "")
+        + f"flaky {t.flaky_indicator:.2f}, {t.flips} flips, failed {t.failed} of "
         f"{t.runs}, {t.trend}"
         + (f" ({t.evidence})" if t.evidence else "")
         + (f"; last: {first_line(t.last_failure)}" if t.last_failure else "")

@@ -479,7 +479,7 @@ def flaky_tests(
     limit: Annotated[int, Field(ge=1, le=100, description="How many tests")] = 10,
     runs: Annotated[int, Field(ge=1, le=1000, description="Recent runs looked at")] = 30,
 ) -> FlakyList:
-    """Tests flaky on evidence, never a repeating failure; flakiest first."""
+    """Flaky, then broken tests; quarantined ones marked."""
     return tools.flaky_tests(limit, runs)
 
 

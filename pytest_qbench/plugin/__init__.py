@@ -48,6 +48,7 @@ SHARD_PLUGIN_NAME = "qbench-shard"
 WORKER_FLAG = "qbench"
 ATTACH_FLAG = "qbench_attach"
 COVERAGE_FLAG = "qbench_cov"
+NEW_TESTS_FLAG = "qbench_new_tests"
 
 
 @pytest.hookimpl
@@ -113,6 +114,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_qbench.plugin import quarantine
 
         quarantine.register(config, session, settings, judged)
+    if settings.new_tests_repeat > 1:
+        from pytest_qbench.plugin import new_tests
+
+        new_tests.register(config, session, settings)
     if shard.queue:
         from pytest_qbench.plugin.queue import QueuePlugin
 
@@ -162,6 +167,12 @@ def _configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> Non
 
         worker.enable_attachments(Path(attach["run_dir"]), AttachLimits(**attach["limits"]))
     registered.register(config, worker, SESSION_PLUGIN_NAME)
+    repeat = workerinput.get(NEW_TESTS_FLAG)
+    if repeat:
+        from pytest_qbench.plugin import new_tests
+
+        workers = int(workerinput.get("workercount", 1))
+        new_tests.configure_worker(config, repeat, workers, worker.redact)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -177,6 +188,10 @@ def pytest_configure_node(node: Any) -> None:
             "max_trace": limits.max_trace,
             "max_message": limits.max_message,
         }
+        if session.settings.new_tests_repeat > 1:
+            from pytest_qbench.plugin.new_tests import worker_input
+
+            node.workerinput[NEW_TESTS_FLAG] = worker_input(session.settings)
         if session.attacher is not None:  # the run directory is claimed before nodes start
             caps = session.attacher.limits
             node.workerinput[ATTACH_FLAG] = {

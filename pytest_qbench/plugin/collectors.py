@@ -54,6 +54,8 @@ ITEM_ATTR = "qbench_item"
 FAILURE_ATTR = "qbench_failure"
 AGENT_ATTR = "qbench_agent"
 ATTACH_ATTR = "qbench_attachments"
+TRIES_ATTR = "qbench_new_test_tries"
+"""On a new test's teardown report: the outcomes of its extra runs (``plugin/new_tests.py``)."""
 AGENT_FIELDS = (
     "agent_response",
     "test_input",
@@ -116,6 +118,29 @@ def sanitize_user_properties(properties: Iterable[Any]) -> list[tuple[str, Any]]
             name, value = "<malformed>", entry
         clean.append((safe_str(name), to_json_safe(value)))
     return clean
+
+
+def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
+    """A test's outcome from its phases' outcomes (``setup``, ``call``, ``teardown``), as
+    pytest decides it; ``wasxfail``: a phase's report was an expected failure."""
+    setup = phases.get("setup")
+    call = phases.get("call")
+    outcome: Outcome
+    if setup == "failed":
+        return "error"
+    if setup == "skipped":
+        outcome = "xfailed" if wasxfail else "skipped"
+    elif call == "failed":
+        outcome = "failed"
+    elif call == "skipped":
+        outcome = "xfailed" if wasxfail else "skipped"
+    elif call == "passed":
+        outcome = "xpassed" if wasxfail else "passed"
+    else:
+        outcome = "passed"
+    if phases.get("teardown") == "failed" and outcome != "failed":
+        return "error"
+    return outcome
 
 
 def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
@@ -357,6 +382,8 @@ class TestAccumulator:
         self._subtest_counts: list[int] = []  # where this attempt's subtests are in counted_as
         self.attachments: list[dict[str, Any]] = []
         """Attachment records of every attempt, in the order attached."""
+        self.tries: list[Any] | None = None
+        """A new test's extra runs' outcomes (``--qbench-new-tests-repeat``)."""
         self._reset_attempt()
 
     def _reset_attempt(self) -> None:
@@ -413,6 +440,9 @@ class TestAccumulator:
             self.wasxfail = True
         if when != "teardown":
             return False
+        tries = getattr(report, TRIES_ATTR, None)
+        if isinstance(tries, list):
+            self.tries = [str(t) for t in tries]
         if self.rerun_in_attempt:
             self._close_rerun_attempt()
             return False
@@ -468,24 +498,7 @@ class TestAccumulator:
 
     def final_outcome(self) -> Outcome:
         """The test's outcome from its phases, as pytest decides it."""
-        setup = self.outcome.get("setup")
-        call = self.outcome.get("call")
-        outcome: Outcome
-        if setup == "failed":
-            return "error"
-        if setup == "skipped":
-            outcome = "xfailed" if self.wasxfail else "skipped"
-        elif call == "failed":
-            outcome = "failed"
-        elif call == "skipped":
-            outcome = "xfailed" if self.wasxfail else "skipped"
-        elif call == "passed":
-            outcome = "xpassed" if self.wasxfail else "passed"
-        else:
-            outcome = "passed"
-        if self.outcome.get("teardown") == "failed" and outcome != "failed":
-            return "error"
-        return outcome
+        return outcome_of_phases(self.outcome, self.wasxfail)
 
     def minimal_result(self, **more: Any) -> TestResultRecord:
         """The result with what cannot fail (and ``more``): used alone when building the full
@@ -534,7 +547,9 @@ class TestAccumulator:
             metadata=metadata,
             reruns=len(self.attempts),
             attempts=self.attempts,
-            flaky=bool(self.attempts) and outcome == "passed",
+            flaky=(bool(self.attempts) and outcome == "passed")
+            or any(t != outcome for t in self.tries or ()),
+            new_test_tries=self.tries,
             subtests=self.subtests,
             worker=item.get("worker"),
             repeat=item.get("repeat"),

@@ -42,6 +42,7 @@ from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
 from pytest_qbench.plugin.collectors import ITEM_ATTR
+from pytest_qbench.plugin.collectors import TRIES_ATTR
 from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
@@ -422,6 +423,7 @@ class QBenchSession(QBenchWorker):
         facts.pop(FAILURE_ATTR, None)
         facts.pop(AGENT_ATTR, None)
         facts.pop(ATTACH_ATTR, None)
+        facts.pop(TRIES_ATTR, None)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).

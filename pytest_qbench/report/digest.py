@@ -117,10 +117,7 @@ def next_steps(
     gates = [step for gate in report["gates"] if (step := metric_gate_step(gate))]
     steps.extend(gates)
     steps.extend(untested_steps(coverage) if coverage else [])
-    for result in view.flaky.items[:2]:
-        steps.append(
-            f"Investigate flaky test {result['nodeid']}: passed after {result['reruns']} rerun(s)"
-        )
+    steps.extend(_flaky_step(result) for result in view.flaky.items[:2])
     interrupted = None
     if report["run"]["interrupted"]:
         interrupted = "The run was interrupted; run the tests again for complete results"
@@ -153,6 +150,17 @@ def _nothing_failed(report: TestReportRecord) -> str:
     if summary["passed"] == 0:
         return f"No test passed or failed ({counts})"
     return f"No test failed ({counts}); nothing to fix"
+
+
+def _flaky_step(result: TestResultRecord) -> str:
+    tries = result.get("new_test_tries")
+    if tries:
+        outcomes = ", ".join([*tries, result["outcome"]])
+        return (
+            f"Investigate flaky new test {result['nodeid']}: not the same outcome in its "
+            f"{len(tries) + 1} runs ({outcomes}); make it deterministic before it merges"
+        )
+    return f"Investigate flaky test {result['nodeid']}: passed after {result['reruns']} rerun(s)"
 
 
 def _step_for(result: TestResultRecord) -> str:

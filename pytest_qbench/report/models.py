@@ -407,7 +407,14 @@ class TestResult(QBenchModel):
     attempts: list[Attempt] = Field(default_factory=list)
     """The earlier attempts, when the test was rerun."""
     flaky: bool = False
-    """True when the test failed, was rerun, and finally passed."""
+    """True when the test failed, was rerun, and finally passed; or when a test the history had
+    never seen, run again by ``--qbench-new-tests-repeat``, did not give the same outcome each
+    time (see ``new_test_tries``)."""
+    new_test_tries: list[str] | None = None
+    """For a test the history had never seen, under ``--qbench-new-tests-repeat``: the outcomes
+    of its extra runs before the reported one (``passed``, ``failed``... as ``outcome``; empty
+    when the time budget left none); ``None`` for every other test. The reported ``outcome`` is
+    the last run's."""
     history: TestHistory | None = None
     """What earlier runs say about this test, for a failed or errored test in a run with a run
     store index (``None`` otherwise)."""
@@ -571,7 +578,8 @@ class ReportSummary(QBenchModel):
     reruns: int = 0
     """pytest-rerunfailures' ``rerun`` count."""
     flaky: int = 0
-    """Tests that failed, were rerun, and finally passed."""
+    """Tests that failed, were rerun, and finally passed, and new tests whose runs under
+    ``--qbench-new-tests-repeat`` did not all give the same outcome."""
     subtests_passed: int = 0
     """pytest's ``subtests passed`` (pytest shows it only at verbosity -1 or 1 and above)."""
     subtests_failed: int = 0

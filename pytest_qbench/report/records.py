@@ -499,6 +499,7 @@ class TestResultRecord(TypedDict):
     reruns: int
     attempts: list[AttemptRecord]
     flaky: bool
+    new_test_tries: list[str] | None
     history: TestHistoryRecord | None
     subtests: list[SubtestResultRecord]
     worker: str | None
@@ -1073,6 +1074,7 @@ if TYPE_CHECKING:
         reruns: int = ...,
         attempts: list[AttemptRecord] = ...,
         flaky: bool = ...,
+        new_test_tries: list[str] | None = ...,
         history: TestHistoryRecord | None = ...,
         subtests: list[SubtestResultRecord] = ...,
         worker: str | None = ...,

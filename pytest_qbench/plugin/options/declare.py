@@ -12,6 +12,7 @@ import pytest
 
 from pytest_qbench.core.numbers import parse_cap
 from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.agent import add_agent_options
 from pytest_qbench.plugin.options.agent import gates_asked
 from pytest_qbench.plugin.options.checks import add_check_options
@@ -23,6 +24,7 @@ from pytest_qbench.plugin.options.values import DEFAULT_KEEP_RUNS
 from pytest_qbench.plugin.options.values import DEFAULT_MAX_OUTPUT
 from pytest_qbench.plugin.options.values import DEFAULT_MAX_TRACE
 from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
+from pytest_qbench.plugin.options.values import DEFAULT_NEW_TESTS_BUDGET
 from pytest_qbench.plugin.options.values import OUTPUT_OPTIONS
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
@@ -30,6 +32,7 @@ from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_cov_report
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_quarantine
+from pytest_qbench.plugin.options.values import parse_repeat
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
@@ -301,6 +304,27 @@ def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "broken ones. Default: off",
         parse_quarantine,
     )
+    _option(
+        group,
+        parser,
+        "--qbench-new-tests-repeat",
+        "new_tests_repeat",
+        "N",
+        "Run each test the history has never seen N times (fewer when slow, within "
+        "--qbench-new-tests-budget); a new test that does not give the same outcome each time is "
+        "reported flaky. Its reported outcome is its last run's. Default: 1 (off)",
+        parse_repeat,
+    )
+    _option(
+        group,
+        parser,
+        "--qbench-new-tests-budget",
+        "new_tests_budget",
+        "SECONDS",
+        "Most seconds the extra runs of new tests may take in all (split between xdist "
+        f"workers). Default: {DEFAULT_NEW_TESTS_BUDGET:g}",
+        parse_seconds,
+    )
     parser.addini(
         "qbench_quarantine_file",
         "The quarantine as a text file of the repository (one node id a line, # comments), "
@@ -347,6 +371,7 @@ def is_enabled(config: pytest.Config) -> bool:
             *OUTPUT_OPTIONS,
             *("dir", "run_id", "db", "cov", "cov_contexts", "cov_report", "annotations"),
             "quarantine",
+            "new_tests_repeat",
         )
     ):
         return True

@@ -26,6 +26,7 @@ from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.numbers import parse_cap
 from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
 from pytest_qbench.plugin.options.checks import CheckSettings
@@ -37,10 +38,12 @@ from pytest_qbench.plugin.options.values import DEFAULT_KEEP_RUNS
 from pytest_qbench.plugin.options.values import DEFAULT_MAX_OUTPUT
 from pytest_qbench.plugin.options.values import DEFAULT_MAX_TRACE
 from pytest_qbench.plugin.options.values import DEFAULT_MD_MAX_ITEMS
+from pytest_qbench.plugin.options.values import DEFAULT_NEW_TESTS_BUDGET
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import parse_capture
 from pytest_qbench.plugin.options.values import parse_percent
 from pytest_qbench.plugin.options.values import parse_quarantine
+from pytest_qbench.plugin.options.values import parse_repeat
 from pytest_qbench.plugin.options.values import parse_run_id
 from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
@@ -111,6 +114,10 @@ class Settings:
     """``--qbench-quarantine``: ``off``, ``on`` or ``auto``."""
     quarantine_file: Path | None = None
     """Ini ``qbench_quarantine_file``; ``None``: the quarantine is in the history database."""
+    new_tests_repeat: int = 1
+    """``--qbench-new-tests-repeat``: runs of each test the history has never seen (1: off)."""
+    new_tests_budget: float = DEFAULT_NEW_TESTS_BUDGET
+    """``--qbench-new-tests-budget``: seconds the extra runs of new tests may take in all."""
     db: str | None = None
     """The PostgreSQL URL of the history database; ``None``: the run store's index.sqlite."""
     gates: GateSettings = field(default_factory=GateSettings)
@@ -175,6 +182,8 @@ def read_settings(config: pytest.Config) -> Settings:
         monitors=reader.parsed("flaky_monitors", parse_flaky_monitors, None),
         quarantine=reader.parsed("quarantine", parse_quarantine, "off"),
         quarantine_file=reader.path("quarantine_file")[0],
+        new_tests_repeat=reader.parsed("new_tests_repeat", parse_repeat, 1),
+        new_tests_budget=reader.parsed("new_tests_budget", parse_seconds, DEFAULT_NEW_TESTS_BUDGET),
         db=read_db(reader),
         gates=read_gate_settings(config),
         checks=read_check_settings(reader, os.environ),

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.core.numbers import parse_whole
 from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from pytest_qbench.core.text import DEFAULT_MAX_TRACE as DEFAULT_MAX_TRACE
 from pytest_qbench.core.types import OUTCOMES
@@ -221,3 +222,14 @@ def parse_quarantine(value: str) -> str:
             "the tests the flaky monitors call flaky)"
         )
     return mode
+
+
+DEFAULT_NEW_TESTS_BUDGET = 60.0
+"""``--qbench-new-tests-budget``'s default: seconds the extra runs of new tests may take."""
+
+
+def parse_repeat(value: str) -> int:
+    """``--qbench-new-tests-repeat``: how many times to run a new test, 1 (off) to 100."""
+    return parse_whole(
+        value, minimum=1, maximum=100, what="a whole number of runs", example="5", unit=" runs"
+    )

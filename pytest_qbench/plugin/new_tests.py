@@ -1,0 +1,227 @@
+"""``--qbench-new-tests-repeat N``: each test the history has never seen runs N times, so that a
+new flaky test is reported before it reaches the main branch.
+
+`NewTestsRunner` lives in the process that runs the tests (pytest's own, or each xdist worker):
+before a new test's ordinary run it runs the test again with pytest's ``runtestprotocol``
+without logging (as pytest-rerunfailures does), so pytest's counts, ``-x``, ``--lf`` and the
+terminal see one run only, the last, whose outcome is the test's. The earlier runs' outcomes
+travel on the last run's teardown report (``TRIES_ATTR``, JSON-safe for xdist) to the session,
+which marks the result flaky when they differ from it (``collectors.TestAccumulator``).
+
+Time: the extra runs of all new tests share ``budget`` seconds (split between xdist workers);
+each new test gets an equal share of what is left, so a slow test runs fewer times. A run
+already started finishes. A test using pytest's ``subtests`` fixture is not repeated (its
+subtests log their reports themselves, which would change pytest's counts).
+
+Which tests are new: those without a result in the history index. With no index, or an index
+holding no run, nothing is repeated (there is no history to tell a new test by); with an index
+that cannot be read, nothing is repeated and the terminal says why.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from collections.abc import Generator
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+from pytest_qbench.core.summary_words import plural
+from pytest_qbench.plugin import registered
+from pytest_qbench.plugin.collectors import TRIES_ATTR
+from pytest_qbench.plugin.collectors import outcome_of_phases
+from pytest_qbench.plugin.verdicts import error_text
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.plugin.options.settings import Settings
+    from pytest_qbench.plugin.session import QBenchSession
+    from pytest_qbench.report.records import TestResultRecord
+
+RUNNER_NAME = "qbench-new-tests"
+REPORT_NAME = "qbench-new-tests-report"
+UNREPEATABLE_FIXTURES = ("subtests",)
+"""Fixtures whose tests are not repeated: they log reports of their own."""
+
+KnownTests = Callable[[list[str]], "set[str] | None"]
+
+
+def known_in_history(qbench_dir: Path, db: str | None) -> KnownTests:
+    """A function telling which node ids the history index has a result of (``None``: no
+    index, or no run in it)."""
+
+    def known(nodeids: list[str]) -> set[str] | None:
+        from pytest_qbench.history.database import existing_index
+        from pytest_qbench.history.queries import known_tests
+
+        index = existing_index(qbench_dir, db)
+        if index is None:
+            return None
+        try:
+            return known_tests(index, nodeids)
+        finally:
+            index.close()
+
+    return known
+
+
+def outcome_of(reports: Sequence[pytest.TestReport]) -> str:
+    """One run's outcome from its phase reports, as pytest decides it."""
+    phases = {str(r.when): str(r.outcome) for r in reports}
+    return outcome_of_phases(phases, any(hasattr(r, "wasxfail") for r in reports))
+
+
+class NewTestsRunner:
+    """Runs each new test ``repeat - 1`` extra times (fewer when the budget runs short) before
+    its reported run, and puts their outcomes on that run's teardown report."""
+
+    def __init__(
+        self, repeat: int, budget: float, known: KnownTests, redact: Callable[[str], str]
+    ) -> None:
+        self.repeat = repeat
+        self.left = budget
+        """Seconds of the budget left."""
+        self.known = known
+        self.redact = redact
+        self.new: set[str] = set()
+        """Node ids of the new tests not run yet."""
+        self.tries: dict[str, list[str]] = {}
+        self.note = ""
+        """Why no test is repeated, when none is for a reason the user should know."""
+
+    # trylast: the tests left once -k, -m and other plugins deselected theirs
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        try:
+            known = self.known([self.redact(item.nodeid) for item in items])
+        except Exception as exc:
+            self.note = f"the history could not be read ({error_text(exc)}): no test repeated"
+            return
+        if known is None:
+            self.note = "no indexed run yet to tell new tests by: no test repeated"
+            return
+        self.new = {
+            item.nodeid
+            for item in items
+            if self.redact(item.nodeid) not in known
+            and not any(f in UNREPEATABLE_FIXTURES for f in getattr(item, "fixturenames", ()))
+        }
+
+    # tryfirst: the extra runs come before the ordinary protocol (this returns None, so it runs)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        if item.nodeid not in self.new:
+            return
+        share = self.left / len(self.new)
+        self.new.discard(item.nodeid)
+        tries: list[str] = []
+        spent = last = 0.0
+        while (
+            len(tries) < self.repeat - 1 and self.left > 0 and (not tries or spent + last <= share)
+        ):
+            start = time.perf_counter()
+            # nextitem=item: the fixtures of wider scopes stay for the next run of the same test
+            tries.append(outcome_of(runtestprotocol(item, log=False, nextitem=item)))
+            last = time.perf_counter() - start
+            spent += last
+            self.left -= last
+        self.tries[item.nodeid] = tries
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        # the extra runs' own reports come before their outcomes are kept: only the last run's
+        # teardown carries them
+        if report.when == "teardown" and item.nodeid in self.tries:
+            setattr(report, TRIES_ATTR, self.tries.pop(item.nodeid))
+        return report
+
+
+class NewTestsReport:
+    """What the session learned of the new tests: the terminal's lines."""
+
+    def __init__(self, session: QBenchSession, settings: Settings, runner: NewTestsRunner) -> None:
+        self.settings = settings
+        self.runner = runner
+        self.tried = 0
+        self.not_repeated = 0
+        self.flaky: list[str] = []
+        session.result_listeners.append(self.take_result)
+
+    def take_result(self, result: TestResultRecord) -> None:
+        """Count a new test's result; keep a flaky one's line."""
+        tries = result.get("new_test_tries")
+        if tries is None:
+            return
+        if not tries:
+            self.not_repeated += 1
+            return
+        self.tried += 1
+        if result["flaky"]:
+            outcomes = ", ".join([*tries, result["outcome"]])
+            self.flaky.append(
+                f"{result['nodeid']} is flaky: a new test that did not give the same outcome "
+                f"in its {len(tries) + 1} runs ({outcomes})"
+            )
+
+    def lines(self) -> list[str]:
+        """The terminal's lines (none when no test was new)."""
+        if self.runner.note:
+            return [self.runner.note]
+        if not (self.tried or self.not_repeated):
+            return []
+        summary = (
+            f"{plural(self.tried, 'new test')} run up to {self.settings.new_tests_repeat} "
+            f"times: {len(self.flaky)} flaky"
+        )
+        if self.not_repeated:
+            summary += (
+                f"; {self.not_repeated} not repeated, the {self.settings.new_tests_budget:g}s "
+                "budget was spent (--qbench-new-tests-budget)"
+            )
+        return [*self.flaky, summary]
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.lines():
+            terminalreporter.write_line(f"qbench: new tests: {line}", yellow="flaky:" in line)
+
+
+def register(config: pytest.Config, session: QBenchSession, settings: Settings) -> None:
+    """Repeat the new tests in this process (under xdist only workers run tests, and
+    `worker_input` tells them to), and report them at the end."""
+    runner = NewTestsRunner(
+        settings.new_tests_repeat,
+        settings.new_tests_budget,
+        known_in_history(settings.qbench_dir, settings.db),
+        session.redact,
+    )
+    registered.register(config, runner, RUNNER_NAME)
+    registered.register(config, NewTestsReport(session, settings, runner), REPORT_NAME)
+
+
+def worker_input(settings: Settings) -> dict[str, Any]:
+    """What an xdist worker needs to repeat new tests (JSON-safe)."""
+    return {
+        "repeat": settings.new_tests_repeat,
+        "budget": settings.new_tests_budget,
+        "qbench_dir": str(settings.qbench_dir),
+        "db": settings.db,
+    }
+
+
+def configure_worker(
+    config: pytest.Config, given: dict[str, Any], workers: int, redact: Callable[[str], str]
+) -> None:
+    """Repeat new tests on this xdist worker, with its share of the budget."""
+    known = known_in_history(Path(given["qbench_dir"]), given["db"])
+    budget = float(given["budget"]) / max(1, workers)
+    runner = NewTestsRunner(int(given["repeat"]), budget, known, redact)
+    registered.register(config, runner, RUNNER_NAME)

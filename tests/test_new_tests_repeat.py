@@ -1,0 +1,166 @@
+"""``--qbench-new-tests-repeat``, through real pytest runs: a test the history has never seen runs
+N times; one that does not give the same outcome each time is reported flaky (terminal,
+report.json, report.md, digest) while its reported outcome stays its last run's and pytest's
+summary line agrees with the report; a test already in the history runs once; a new test passing
+every time is not flagged; the time budget cuts the repeats; xdist workers repeat too."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import QBenchRun
+from conftest import RunQBench
+
+
+OLD = """
+    import pathlib
+
+    def called(name):
+        with pathlib.Path(name + ".calls").open("a") as calls:
+            calls.write("x")
+
+    def test_old():
+        called("old")
+"""
+NEW = """
+    import time
+
+    def test_alternating():
+        called("alternating")
+        count = len(pathlib.Path("alternating.calls").read_text())
+        assert count % 2 == 0, f"call {count} fails"
+
+    def test_slow():
+        called("slow")
+        time.sleep(0.05)
+
+    def test_steady():
+        called("steady")
+"""
+
+
+def calls(pytester: pytest.Pytester, name: str) -> int:
+    path = pytester.path / f"{name}.calls"
+    return len(path.read_text()) if path.exists() else 0
+
+
+def with_new_tests(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """Index one run of the old test alone, then add the new tests."""
+    pytester.makepyfile(test_suite=OLD)
+    run_qbench("--qbench-run-id=h1", run_dir="h1")
+    for name in ("old", "alternating", "steady", "slow"):
+        (pytester.path / f"{name}.calls").unlink(missing_ok=True)
+    pytester.makepyfile(test_suite=OLD + NEW)
+
+
+def new_lines(done: QBenchRun) -> list[str]:
+    return [line for line in done.result.outlines if line.startswith("qbench: new tests:")]
+
+
+def test_a_new_test_failing_every_other_call_is_reported_flaky(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    with_new_tests(pytester, run_qbench)
+    digest = pytester.path / "digest.json"
+    done = run_qbench(
+        "--qbench-run-id=r2",
+        "--qbench-new-tests-repeat=3",
+        f"--qbench-digest={digest}",
+        run_dir="r2",
+    )
+    # three runs: fail, pass, fail; the reported outcome is the last run's, as pytest counts it
+    done.result.assert_outcomes(passed=3, failed=1)
+    summary = done.report.summary
+    assert (summary.passed, summary.failed, summary.flaky) == (3, 1, 1)
+    alternating = done.by_name("test_alternating")
+    assert alternating.outcome == "failed"
+    assert alternating.new_test_tries == ["failed", "passed"]
+    assert alternating.flaky
+    steady = done.by_name("test_steady")
+    assert (steady.new_test_tries, steady.flaky) == (["passed", "passed"], False)
+    old = done.by_name("test_old")
+    assert (old.new_test_tries, old.flaky) == (None, False)
+    assert (calls(pytester, "old"), calls(pytester, "steady")) == (1, 3)
+    assert calls(pytester, "alternating") == 3
+    lines = new_lines(done)
+    assert lines[0].startswith(
+        "qbench: new tests: test_suite.py::test_alternating is flaky: a new test that did not "
+        "give the same outcome in its 3 runs (failed, passed, failed)"
+    ), lines
+    assert lines[-1] == "qbench: new tests: 3 new tests run up to 3 times: 1 flaky", lines
+    assert "new test, outcomes: failed, passed, failed" in done.markdown
+    steps = json.loads(digest.read_text())["next_steps"]
+    assert any(
+        s.startswith("Investigate flaky new test test_suite.py::test_alternating") for s in steps
+    )
+
+
+def test_the_budget_cuts_the_repeats_and_says_so(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    with_new_tests(pytester, run_qbench)
+    done = run_qbench(
+        "--qbench-run-id=r2",
+        "--qbench-new-tests-repeat=5",
+        "--qbench-new-tests-budget=0.01",
+        "-k",
+        "slow or steady or old",
+        run_dir="r2",
+    )
+    done.result.assert_outcomes(passed=3)
+    # test_slow runs first (file order): one extra run of 0.05 s spends the budget
+    assert done.by_name("test_slow").new_test_tries == ["passed"]
+    assert done.by_name("test_steady").new_test_tries == []
+    assert calls(pytester, "steady") == 1
+    assert new_lines(done)[-1] == (
+        "qbench: new tests: 1 new test run up to 5 times: 0 flaky; 1 not repeated, the 0.01s "
+        "budget was spent (--qbench-new-tests-budget)"
+    )
+
+
+def test_under_xdist_each_worker_repeats_its_new_tests(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    pytest.importorskip("xdist")
+    with_new_tests(pytester, run_qbench)
+    done = run_qbench(
+        "--qbench-run-id=r2",
+        "--qbench-new-tests-repeat=4",
+        "-n",
+        "2",
+        "-p",
+        "xdist",
+        subprocess=True,
+        run_dir="r2",
+    )
+    done.result.assert_outcomes(passed=4)
+    alternating = done.by_name("test_alternating")
+    assert (alternating.outcome, alternating.flaky) == ("passed", True)
+    assert alternating.new_test_tries == ["failed", "passed", "failed"]
+    assert done.by_name("test_steady").flaky is False
+    assert done.by_name("test_old").new_test_tries is None
+    assert calls(pytester, "old") == 1
+    assert done.report.summary.flaky == 1
+
+
+def test_without_history_nothing_is_repeated(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    pytester.makepyfile(test_suite=OLD + NEW)
+    done = run_qbench("--qbench-run-id=r1", "--qbench-new-tests-repeat=3", run_dir="r1")
+    assert calls(pytester, "steady") == 1
+    assert all(r.new_test_tries is None for r in done.report.results)
+    assert new_lines(done) == [
+        "qbench: new tests: no indexed run yet to tell new tests by: no test repeated"
+    ]
+
+
+@pytest.mark.parametrize("value", ["0", "many", "101"])
+def test_a_bad_repeat_count_is_refused(pytester: pytest.Pytester, value: str) -> None:
+    pytester.makepyfile(test_suite=OLD)
+    result = pytester.runpytest("-p", "qbench", f"--qbench-new-tests-repeat={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--qbench-new-tests-repeat" in "\n".join(result.errlines)
+    assert calls(pytester, "old") == 0
