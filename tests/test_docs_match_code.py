@@ -226,6 +226,8 @@ def test_every_command_has_a_section_naming_each_of_its_options():
         for action in all_actions(parser):
             if not action.option_strings or "-h" in action.option_strings:
                 continue
+            if action.help == argparse.SUPPRESS:  # internal (the MCP server's), not for users
+                continue
             assert any(
                 re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", text)
                 for flag in action.option_strings
