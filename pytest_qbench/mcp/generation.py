@@ -351,7 +351,7 @@ def pending_prompts(plan: RunPlan, answered: set[str]) -> list[tuple[str, dict[s
     found = []
     for path in sorted(exchange.glob("*.prompt.json")):
         stem = path.name.removesuffix(".prompt.json")
-        if stem in answered:
+        if stem in answered or (exchange / f"{stem}.answer.json").exists():
             continue
         try:
             found.append((stem, json.loads(path.read_text(encoding="utf-8"))))
