@@ -11,7 +11,8 @@ final measurement (``--suite-timeout``); at the timeout the whole process group 
 
 With ``llm`` or ``hybrid`` and a client that can be sampled (issue 23), the child asks for tests
 through files in ``llm-exchange/`` of the run directory (``generate/asking.py``): the server
-sees each ``NNNN.prompt.json``, sends ``sampling/createMessage`` to its client and writes
+sees each ``NNNN.prompt.json``, sends ``sampling/createMessage`` to its client (during the
+call, or on 2026-07-28 as an ``InputRequiredResult`` round: ``rounds.py``) and writes
 ``NNNN.answer.json``. The prompts and answers are kept in ``llm.txt`` (stream ``llm``).
 """
 
