@@ -5,6 +5,7 @@ budget, the transcript paged by get_run_output, and clients that cannot be sampl
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -258,17 +259,11 @@ def ping(client: Client) -> bool:
 
 
 def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
-    """A client without the sampling capability, and one on the 2026-07-28 protocol (no
-    request from the server during a call), are refused the llm strategy with the reason; in
-    hybrid, the first gets the library generators' result and a next step saying why its model
+    """A client without the sampling capability, on the initialize handshake or on the
+    2026-07-28 protocol, is refused the llm strategy with the reason; in hybrid, it gets the library generators' result and a next step saying why its model
     was not asked."""
     root = make_project(tmp_path / "project")
     (root / "only.py").write_text(ONLY, encoding="utf-8")
-
-    async def answer(
-        context: ClientRequestContext, params: CreateMessageRequestParams
-    ) -> CreateMessageResult:
-        raise AssertionError("never asked")
 
     async def main() -> list[CallToolResult]:
         found = []
@@ -278,7 +273,7 @@ def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
                 found.append(await client.call_tool("generate_tests_workflow", arguments))
                 hybrid = {"target_path": "only.py", "timeout_seconds": 300}
                 found.append(await client.call_tool("generate_tests_workflow", hybrid))
-            async with Client(server(root), sampling_callback=answer) as client:
+            async with Client(server(root)) as client:
                 found.append(await client.call_tool("generate_tests_workflow", arguments))
         return found
 
@@ -291,4 +286,102 @@ def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
         "The client's model was not asked for these functions' tests: the client declared no "
         "sampling capability" in result["next_steps"]
     )
-    assert "carries no request from the server during a tool call" in error_text(modern)
+    assert "the client declared no sampling capability" in error_text(modern)
+
+
+class Rounds:
+    """A whole generation in hybrid through the SDK's default client (protocol 2026-07-28): the
+    server cannot send requests during a call, so each prompt comes back as an
+    ``InputRequiredResult`` the client answers through its sampling callback and retries."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = make_project(root)
+        self.model = Model(
+            USAGE,
+            {
+                "fetch": [FETCH_OK],
+                "shout": [SHOUT_WRONG, SHOUT_OK],
+                "ping": [NO_CODE, NO_CODE],
+                "clamp": [NO_CODE],
+            },
+        )
+        self.call = anyio.run(self.main)
+
+    async def main(self) -> CallToolResult:
+        with anyio.fail_after(600):
+            async with Client(
+                server(self.root), sampling_callback=self.model, input_required_max_rounds=30
+            ) as client:
+                return await client.call_tool("generate_tests_workflow", GENERATE)
+
+
+@pytest.fixture(scope="module")
+def rounds(tmp_path_factory: pytest.TempPathFactory) -> Rounds:
+    """The generation through the 2026-07-28 client."""
+    return Rounds(tmp_path_factory.mktemp("mcprounds") / "project")
+
+
+def test_a_2026_client_is_asked_through_input_required_rounds(rounds: Rounds) -> None:
+    """On the 2026-07-28 protocol the prompts ride InputRequiredResult rounds of the one tool
+    call: a correct test is kept at once, a failing one gets one follow-up with its error and
+    the corrected test is kept, an answer with no code is left for review; the tokens are the
+    usage the client reported."""
+    result = structured(rounds.call)
+    shout = [texts for texts in rounds.model.prompts if "`shout`" in texts[0]]
+    assert [len(t) for t in shout] == [1, 3]
+    assert "AssertionError" in shout[1][2]
+    made = result["auto_generated"]
+    assert made["generation_method"]["llm"] == 2
+    assert result["tokens_used"] == 120 * len(rounds.model.prompts)
+    written = (rounds.root / made["files"][0]).read_text(encoding="utf-8")
+    assert "def test_fetch" in written and '== "u:HI"' in written and '== "u:hi"' not in written
+    review = {item["function"]: item for item in result["needs_llm_review"]}
+    assert "held no test code" in review["ping"]["reason"]
+    assert not any("was not asked" in step for step in result["next_steps"])
+
+
+def test_a_2026_client_that_never_comes_back_does_not_hold_the_generation(
+    tmp_path: Path,
+) -> None:
+    """A client that is handed the first prompt and never calls again: the generation keeps
+    the one-run slot until its timeout, then its process group is killed, the run recorded as
+    interrupted, the slot freed; a late answer is told the generation is gone."""
+    root = make_project(tmp_path / "project")
+    (root / "only.py").write_text(ONLY, encoding="utf-8")
+    model = Model(None, {"ping": [NO_CODE]})
+    arguments = {"target_path": "only.py", "generation_strategy": "llm", "timeout_seconds": 30}
+    run = {"test_path": ["tests/test_shop.py"]}
+
+    async def main() -> tuple[Any, CallToolResult, Path, Any, CallToolResult]:
+        with anyio.fail_after(200):
+            async with Client(server(root), sampling_callback=model) as client:
+                first = await client.session.call_tool(
+                    "generate_tests_workflow", arguments, allow_input_required=True
+                )
+                busy = await client.call_tool("run_test_workflow", run)
+                meta = await ended_generation(root)
+                late = await client.session.call_tool(
+                    "generate_tests_workflow",
+                    arguments,
+                    request_state=getattr(first, "request_state", None),
+                    allow_input_required=True,
+                )
+                free = await client.call_tool("run_test_workflow", run)
+        return first, busy, meta, late, free
+
+    first, busy, meta, late, free = anyio.run(main)
+    assert type(first).__name__ == "InputRequiredResult"
+    assert "a generation is running" in error_text(busy)
+    assert json.loads(meta.read_text(encoding="utf-8"))["interrupted"] is True
+    assert "no generation waits for these answers" in error_text(late)
+    assert structured(free)["success"] is True
+    assert model.prompts == []
+
+
+async def ended_generation(root: Path) -> Path:
+    """The meta file of the generation once the server has finished it."""
+    while True:
+        for path in (root / ".qbench" / "runs").glob("generate-*/mcp-run.json"):
+            if json.loads(path.read_text(encoding="utf-8")).get("exit_code") is not None:
+                return path
+        await anyio.sleep(0.5)

@@ -72,7 +72,7 @@ class CallLog:
         the raw output)."""
         if tool not in REPLACES_RUN_OUTPUT:
             return 0
-        with contextlib.suppress(QBenchError, OSError, TypeError, ValueError):
+        with contextlib.suppress(QBenchError, OSError, TypeError, ValueError, KeyError):
             if tool == "run_build_workflow" and content is not None:
                 run_dir = store.run_dir(self.config.qbench_dir, str(content["run_id"]))
                 return sum(log.stat().st_size for log in run_dir.glob("*.log") if log.is_file())

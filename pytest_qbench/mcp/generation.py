@@ -11,7 +11,8 @@ final measurement (``--suite-timeout``); at the timeout the whole process group 
 
 With ``llm`` or ``hybrid`` and a client that can be sampled (issue 23), the child asks for tests
 through files in ``llm-exchange/`` of the run directory (``generate/asking.py``): the server
-sees each ``NNNN.prompt.json``, sends ``sampling/createMessage`` to its client and writes
+sees each ``NNNN.prompt.json``, sends ``sampling/createMessage`` to its client (during the
+call, or on 2026-07-28 as an ``InputRequiredResult`` round: ``rounds.py``) and writes
 ``NNNN.answer.json``. The prompts and answers are kept in ``llm.txt`` (stream ``llm``).
 """
 
@@ -351,7 +352,7 @@ def pending_prompts(plan: RunPlan, answered: set[str]) -> list[tuple[str, dict[s
     found = []
     for path in sorted(exchange.glob("*.prompt.json")):
         stem = path.name.removesuffix(".prompt.json")
-        if stem in answered:
+        if stem in answered or (exchange / f"{stem}.answer.json").exists():
             continue
         try:
             found.append((stem, json.loads(path.read_text(encoding="utf-8"))))

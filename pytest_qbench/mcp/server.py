@@ -16,6 +16,7 @@ import inspect
 import threading
 import time
 import warnings
+from collections.abc import Awaitable
 from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -25,9 +26,11 @@ from datetime import datetime
 from datetime import timezone
 from functools import partial
 from types import MappingProxyType
+from types import UnionType
 from typing import Annotated
 from typing import Any
 from typing import Literal
+from typing import get_args
 from typing import get_type_hints
 
 import anyio
@@ -37,8 +40,12 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from mcp.types import ClientCapabilities
+from mcp.types import CreateMessageRequest
+from mcp.types import CreateMessageRequestParams
 from mcp.types import CreateMessageResult
+from mcp.types import InputRequest
 from mcp.types import InputRequiredResult
+from mcp.types import InputResponses
 from mcp.types import SamplingCapability
 from mcp.types import SamplingMessage
 from mcp.types import TextContent
@@ -76,6 +83,7 @@ from pytest_qbench.mcp.other_runners import TestType as RunnerType
 from pytest_qbench.mcp.output import RunOutputPage
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
+from pytest_qbench.mcp.rounds import HeldGenerations
 from pytest_qbench.mcp.run_history import FlakyList
 from pytest_qbench.mcp.run_history import RunList
 from pytest_qbench.mcp.schemas import compact_input
@@ -126,6 +134,8 @@ SCOPES = {
 }
 """What a tool does and does not do, told with a refused argument (a ``test_type`` or a
 ``target`` the tool does not have)."""
+ROUNDS_PROTOCOL = "2026-07-28"
+"""The protocol from which the server asks the client through ``InputRequiredResult`` rounds."""
 TIMED = ("run_test_workflow", "ingest_tests", "run_build_workflow", "generate_tests_workflow")
 """The tools that stop what they started at a timeout."""
 
@@ -141,6 +151,8 @@ class QBenchServer(MCPServer[Any]):
     """Where each tool call is logged (``build_server`` sets it)."""
     notes: Mapping[str, str] = MappingProxyType({})
     """A sentence added to a tool's description (``build_server`` sets the timeouts')."""
+    held: HeldGenerations | None = None
+    """The generations waiting for their client (``build_server`` sets it; stopped at exit)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -290,6 +302,9 @@ class ToolSpec:
     def model(self) -> type[BaseModel]:
         """The tool's result model: its function's return annotation."""
         model = get_type_hints(self.function)["return"]
+        data = [arm for arm in get_args(model) if arm is not InputRequiredResult]
+        if isinstance(model, UnionType) and len(data) == 1:  # the rounds of issue 23
+            model = data[0]
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"tool {self.name} must return a pydantic model, not {model!r}")
         return model
@@ -301,11 +316,13 @@ class ToolSpec:
         function, render, budget = self.function, self.text, tools.config.budget
         signature = inspect.signature(function, eval_str=True)
         parameters = list(signature.parameters.values())[1:]
-        returns = Annotated[CallToolResult, self.model]
+        returns = Annotated[CallToolResult, self.model] | InputRequiredResult
 
-        async def call_async(*args: Any, **kwargs: Any) -> CallToolResult:
+        async def call_async(*args: Any, **kwargs: Any) -> CallToolResult | InputRequiredResult:
             with tool_errors(budget):
                 result = await function(tools, *args, **kwargs)
+            if isinstance(result, InputRequiredResult):
+                return result
             return respond(result, render(result, budget), budget)
 
         def call_sync(*args: Any, **kwargs: Any) -> CallToolResult:
@@ -344,9 +361,15 @@ def tool(
     return register
 
 
-async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) -> None:
-    """Wait for pytest, reporting the tests finished; on cancellation (or any error) kill its
-    process group first, shielded, then let the cancellation go on."""
+async def supervise(
+    tools: QBenchTools,
+    process: PytestProcess,
+    ctx: Context,
+    until: Callable[[], Awaitable[bool]] | None = None,
+) -> None:
+    """Wait for pytest, reporting the tests finished, until it ends or ``until`` says so; on
+    cancellation (or any error) kill its process group first, shielded, then let the
+    cancellation go on."""
     sent = -1
     try:
         while True:
@@ -355,7 +378,7 @@ async def supervise(tools: QBenchTools, process: PytestProcess, ctx: Context) ->
             if progress.done > sent:
                 await ctx.report_progress(progress.done, progress.total, progress.message)
                 sent = progress.done
-            if not running:
+            if not running or (until is not None and await until()):
                 break
             await anyio.sleep(POLL_SECONDS)
     except BaseException:
@@ -631,23 +654,45 @@ async def generate_tests_workflow(
         float | None,
         Field(gt=0, description="Kill the generation after this long (capped)"),
     ] = None,
-) -> GenerateWorkflowResult:
+) -> GenerateWorkflowResult | InputRequiredResult:
     """Generate unit tests for a module's uncovered functions (Hypothesis, templates,
     sampling; runs their code), keep under tests/generated/ those that pass and add
     coverage; return the coverage measured, the gap and what needs a person. One at a time."""
     no_sampling = sampling_refusal(ctx)
-    process = tools.start_generation(
-        target_path,
-        test_type,
-        coverage_goal,
-        generation_strategy,
-        timeout_seconds,
-        max_llm_budget,
-        no_sampling,
-    )
+    if ctx.request_state is not None:  # a later round: the client answers the last prompts
+        held = tools.held.claim(ctx.request_state)
+        process = held.process
+        answers = ctx.input_responses or {}
+        await anyio.to_thread.run_sync(write_answers, process, held.asked, answers)
+    else:
+        process = tools.start_generation(
+            target_path,
+            test_type,
+            coverage_goal,
+            generation_strategy,
+            timeout_seconds,
+            max_llm_budget,
+            no_sampling,
+        )
+    if no_sampling is None and not ctx.session.can_send_request:
+        prompts = await until_prompts(tools, process, ctx)
+        if prompts:
+            return input_required(tools, process, prompts)
+    else:
+        await supervise_answering(tools, process, ctx, no_sampling is None)
+    wanted = generation_strategy == "hybrid"  # llm was refused without sampling
+    call = partial(tools.finish_generation, process, test_type, no_sampling if wanted else None)
+    return await anyio.to_thread.run_sync(call)
+
+
+async def supervise_answering(
+    tools: QBenchTools, process: PytestProcess, ctx: Context, answering: bool
+) -> None:
+    """Supervise the generation to its end, answering its prompts when ``answering`` (a
+    connection that carries requests from the server during a call)."""
     failure: Exception | None = None  # raised after the task group, never wrapped by it
     async with anyio.create_task_group() as group:
-        if no_sampling is None:
+        if answering:
             group.start_soon(answer_prompts, process, ctx)
         try:
             await supervise(tools, process, ctx)
@@ -656,17 +701,57 @@ async def generate_tests_workflow(
         group.cancel_scope.cancel()
     if failure is not None:
         raise failure
-    wanted = generation_strategy == "hybrid"  # llm was refused without sampling
-    call = partial(tools.finish_generation, process, test_type, no_sampling if wanted else None)
-    return await anyio.to_thread.run_sync(call)
+
+
+async def until_prompts(
+    tools: QBenchTools, process: PytestProcess, ctx: Context
+) -> list[tuple[str, dict[str, Any]]]:
+    """Supervise the generation until it asks for tests (its prompts) or ends (none)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+
+    async def asked() -> bool:
+        nonlocal found
+        found = await anyio.to_thread.run_sync(generation.pending_prompts, process.plan, set())
+        return bool(found)
+
+    await supervise(tools, process, ctx, asked)
+    return found if process.poll() is None else []
+
+
+def input_required(
+    tools: QBenchTools, process: PytestProcess, prompts: list[tuple[str, dict[str, Any]]]
+) -> InputRequiredResult:
+    """The round that asks the client (protocol 2026-07-28) for the prompts' answers: the
+    generation is held meanwhile under the request state."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sampling is deprecated in 2026-07-28 (SEP-2577)
+        requests: dict[str, InputRequest] = {
+            stem: CreateMessageRequest(params=sampling_params(request)) for stem, request in prompts
+        }
+    state = tools.held.hold(process, [stem for stem, _ in prompts])
+    return InputRequiredResult(input_requests=requests, request_state=state)
+
+
+def write_answers(process: PytestProcess, asked: list[str], answers: InputResponses) -> None:
+    """The client's answers to the last round's prompts, for the child (a prompt left
+    unanswered is told so; an answer that cannot be written leaves it to its own timeout)."""
+    for stem in asked:
+        response = answers.get(stem)
+        if isinstance(response, CreateMessageResult):
+            answer = {"text": sampled_text(response), **sampled_usage(response)}
+        else:
+            answer = {"error": "the client returned no sampling result for this prompt"}
+        with contextlib.suppress(OSError):
+            generation.write_answer(process.plan, stem, answer)
 
 
 def sampling_refusal(ctx: Context) -> str | None:
-    """Why the client cannot be asked for tests (``sampling/createMessage``), or ``None``."""
+    """Why the client cannot be asked for tests (``sampling/createMessage`` during the call,
+    or as an ``InputRequiredResult`` round on 2026-07-28), or ``None``."""
     wanted = ClientCapabilities(sampling=SamplingCapability())
     if not ctx.session.check_client_capability(wanted):
         return "the client declared no sampling capability"
-    if not ctx.session.can_send_request:
+    if not ctx.session.can_send_request and (ctx.protocol_version or "") < ROUNDS_PROTOCOL:
         return (
             f"this connection (protocol {ctx.protocol_version}) carries no request from the "
             "server during a tool call; connect with the initialize handshake (2025-11-25)"
@@ -691,23 +776,31 @@ async def answer_prompts(process: PytestProcess, ctx: Context) -> None:
 async def sample(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
     """One ``sampling/createMessage``: the answer's text and the usage it reports (in
     ``_meta.usage``, as ``inputTokens``/``outputTokens``), or why there is none."""
-    messages = [
-        SamplingMessage(role=m["role"], content=TextContent(type="text", text=m["text"]))
-        for m in request["messages"]
-    ]
+    params = sampling_params(request)
     try:
         with anyio.fail_after(float(request["timeout"])), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # sampling is deprecated in 2026-07-28 (SEP-2577)
             result = await ctx.session.create_message(
-                messages,
-                max_tokens=int(request["max_tokens"]),
-                system_prompt=str(request["system"]),
+                params.messages, max_tokens=params.max_tokens, system_prompt=params.system_prompt
             )
     except TimeoutError:
         return {"error": f"the client did not answer in {request['timeout']:g}s"}
     except Exception as exc:  # the client's refusal or failure: the child is told why
         return {"error": f"the client's sampling failed: {type(exc).__name__}: {exc}"}
     return {"text": sampled_text(result), **sampled_usage(result)}
+
+
+def sampling_params(request: dict[str, Any]) -> CreateMessageRequestParams:
+    """The ``sampling/createMessage`` parameters of one of the child's requests."""
+    messages = [
+        SamplingMessage(role=m["role"], content=TextContent(type="text", text=m["text"]))
+        for m in request["messages"]
+    ]
+    return CreateMessageRequestParams(
+        messages=messages,
+        max_tokens=int(request["max_tokens"]),
+        system_prompt=str(request["system"]),
+    )
 
 
 def sampled_text(result: CreateMessageResult) -> str:
@@ -739,11 +832,12 @@ OUTPUTS: Mapping[str, type[BaseModel]] = MappingProxyType(
 """Each tool's result model: the return annotation of its function."""
 
 
-def build_server(config: ServerConfig) -> MCPServer[Any]:
+def build_server(config: ServerConfig) -> QBenchServer:
     """The server with every tool, for the project ``config`` names."""
     tools = QBenchTools(config)
     server = QBenchServer("pytest-qbench", version=__version__, instructions=INSTRUCTIONS)
     server.call_log = CallLog(config)
+    server.held = tools.held
     server.notes = {name: timeout_note(config, name) for name in TIMED}
     server.published = {name: compact_schema(model) for name, model in OUTPUTS.items()}
     for spec in REGISTERED:
@@ -753,4 +847,9 @@ def build_server(config: ServerConfig) -> MCPServer[Any]:
 
 def serve(config: ServerConfig) -> None:
     """Serve over stdio until the client closes the connection."""
-    build_server(config).run("stdio")
+    server = build_server(config)
+    try:
+        server.run("stdio")
+    finally:
+        if server.held is not None:
+            server.held.stop_all()

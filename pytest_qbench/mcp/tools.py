@@ -17,11 +17,18 @@ from pytest_qbench.mcp import output
 from pytest_qbench.mcp import run_history
 from pytest_qbench.mcp import search
 from pytest_qbench.mcp import testrun
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.rounds import HeldGenerations
 from pytest_qbench.mcp.service import RunService
 
 
 class QBenchTools(RunService):
     """Every tool of the MCP server, for one project."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        super().__init__(config)
+        self.held = HeldGenerations(self)
+        """Generations waiting for their client's answers (``InputRequiredResult`` rounds)."""
 
     search_tests = search.search_tests
     get_test_by_key = search.get_test_by_key
