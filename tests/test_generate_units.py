@@ -297,3 +297,25 @@ def test_the_header_is_wrapped_at_the_line_length() -> None:
     at = lines.index("# Regenerate with:")
     joined = " ".join(line[2:].rstrip(" \\") for line in lines[at + 1 : -1])
     assert joined == command
+
+
+def test_hybrid_keeps_part_of_the_budget_for_the_model(tmp_path: Path) -> None:
+    """While the library generators run in ``hybrid`` with a model, the budget ends at
+    ``LIBRARY_SHARE`` of ``--timeout`` and a skipped candidate says so; the model's turn gets
+    the whole budget back."""
+    from pytest_qbench.generate.models import GenerateRequest
+    from pytest_qbench.generate.sandbox import Sandbox
+    from pytest_qbench.generate.state import LIBRARY_SHARE
+    from pytest_qbench.generate.state import Generation
+
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    request = GenerateRequest(target="m.py", strategy="hybrid", timeout=100, project=str(tmp_path))
+    box = Sandbox(tmp_path, resolve_target("m.py", tmp_path), tmp_path / "scratch")
+    run = Generation(request, tmp_path / "scratch", box, started=1000.0)
+    assert run.deadline == 1100.0
+    run.keep_for_model()
+    assert run.deadline == 1000.0 + LIBRARY_SHARE * 100 < 1100.0
+    assert "kept for the language model" in run.budget_reason()
+    run.give_to_model()
+    assert run.deadline == 1100.0
+    assert run.budget_reason() == "not tried: the budget of 100s (--timeout) was reached"

@@ -155,6 +155,7 @@ def _generate(
     run: Generation, target: Target, methods: list[str], out: Path, started: float
 ) -> models.GenerateResult:
     request = run.request
+    asker = asker_of(request) if "llm" in methods else None
     lines = statements_of(target, run.project)
     box = run.box
     ignore = [f"--ignore={box.inside(out)}"]
@@ -176,6 +177,8 @@ def _generate(
     lines.absorb(before.executed)
     coverage_before = lines.percent()
     functions = _functions_with_gaps(target, lines)
+    if asker is not None and len(methods) > 1:
+        run.keep_for_model()
     candidates = _candidates(run, target, functions, methods)
     batch = [c for c in candidates if c.method == "template"]
     verdicts: dict[str, Verdict] = {}
@@ -192,8 +195,8 @@ def _generate(
             _drop(run, candidate, "not run: its functions are covered already")
     if "pynguin" in methods:
         _pynguin(run, target, lines)
-    asker = asker_of(request) if "llm" in methods else None
     if asker is not None:
+        run.give_to_model()
         ask_for_tests(run, asker, functions, lines)
     accept(run, run.scratch / "runs" / "before" / "report.json")
     run.settle_doubts()

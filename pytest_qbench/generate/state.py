@@ -13,6 +13,10 @@ from pytest_qbench.generate.sandbox import Sandbox
 
 MIN_CHILD_SECONDS = 0.5
 """The least time a child is given when the budget is nearly spent."""
+LIBRARY_SHARE = 0.5
+"""In ``hybrid`` with a language model to ask, the share of the budget the library generators
+may spend: the rest is kept for the model, asked only about what they left uncovered (without
+it, slow library generators spent the whole budget and the model was never asked)."""
 
 
 class Generation:
@@ -28,8 +32,11 @@ class Generation:
         self.request = request
         self.box = box
         """The project's disposable copy, where every child that runs the target's code works."""
-        self.deadline = (time.monotonic() if started is None else started) + request.timeout
-        """When the budget (``request.timeout``) runs out (``time.monotonic``)."""
+        self.started = time.monotonic() if started is None else started
+        self.deadline = self.started + request.timeout
+        """When the budget (``request.timeout``) runs out (``time.monotonic``); earlier while
+        part of it is kept for the language model (``keep_for_model``)."""
+        self.kept_for_model = False
         self.skipped: list[str] = []
         """Functions (``module:qualname``) with a candidate not run because the budget ran out."""
         self.judged: set[str] = set()
@@ -109,6 +116,23 @@ class Generation:
         """``function`` had a candidate that the budget left unrun."""
         self.skipped.append(f"{module}:{function}")
 
+    def keep_for_model(self) -> None:
+        """Stop the library generators at ``LIBRARY_SHARE`` of the budget, keeping the rest for
+        the language model (``give_to_model``)."""
+        self.kept_for_model = True
+        self.deadline = self.started + LIBRARY_SHARE * self.request.timeout
+
+    def give_to_model(self) -> None:
+        """The whole budget again, for the language model's turn."""
+        self.kept_for_model = False
+        self.deadline = self.started + self.request.timeout
+
     def budget_reason(self) -> str:
         """Why a candidate was not run."""
+        if self.kept_for_model:
+            return (
+                f"not tried: the library generators' share of the budget ({LIBRARY_SHARE:.0%} "
+                f"of {self.request.timeout:g}s, --timeout) was reached; the rest is kept for "
+                "the language model"
+            )
         return f"not tried: the budget of {self.request.timeout:g}s (--timeout) was reached"
