@@ -85,7 +85,7 @@ def test_a_timeout_kills_every_grandchild(tmp_path: Path, held_by: str) -> None:
     ending = supervise.run(parent(marker, "import time; time.sleep(300)"), cwd=tmp_path, timeout=3)
     assert (ending.timed_out, ending.stopped, ending.returncode) == (True, True, None)
     assert ending.exit_status < 0 and ending.held_by == held_by
-    assert ending.leftovers >= 2 and "started" in ending.output
+    assert ending.leftovers >= 1 and "started" in ending.output  # as below: a race for 2
     assert gone(marker)
 
 
@@ -95,7 +95,9 @@ def test_a_normal_end_kills_what_the_child_left(tmp_path: Path, held_by: str) ->
     marker = f"qbench-sup-{uuid.uuid4().hex}"
     ending = supervise.run(parent(marker, "raise SystemExit(3)"), cwd=tmp_path, timeout=120)
     assert (ending.returncode, ending.exit_status, ending.timed_out) == (3, 3, False)
-    assert ending.leftovers >= 2 and ending.output == "started\n"
+    # The daemon (out of the group) is always counted; the sleeper only when it outlives the
+    # group's kill, which is a race: what must hold is that neither survives.
+    assert ending.leftovers >= 1 and ending.output == "started\n"
     assert gone(marker)
 
 

@@ -98,7 +98,8 @@ class Ending:
     stopped: bool
     """The caller stopped it (``Child.stop``) before it ended (a timeout included)."""
     leftovers: int
-    """Processes of its tree other than itself still alive at its end, and killed then."""
+    """Processes of its tree other than itself still alive at its end, and killed then (one that
+    dies with its process group's kill first may not be counted)."""
     held_by: str
     """What held its tree: ``cgroup``, ``process tree`` or ``process group``; the cookie
     always besides (POSIX)."""
