@@ -282,6 +282,10 @@ def run_plugin(
         except CheckOutputError as exc:
             gathered.problems.append(problem(name, f"{label}: {exc}; {raw_in}", CRASHED))
             return
+        except Exception as exc:  # a parser's own failure (a third party's too) is the runner's
+            why = f"unparsable report ({type(exc).__name__}: {str(exc)[:300]})"
+            gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
+            return
     gathered.results += [rebase(result, cwd, root, name) for result in results]
     if done.exit_code != 0 and not any(r.outcome in ("failed", "error") for r in results):
         message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
