@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tools_plugins import environment_with
 from tools_plugins import install
 
