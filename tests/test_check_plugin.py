@@ -236,7 +236,7 @@ def test_collect_only_runs_no_checker(project: pytest.Pytester, run_qbench: RunQ
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--qbench-check=ruff,eslint"], "*--qbench-check: has unknown checker(s) eslint*"),
+        (["--qbench-check=ruff,eslint9"], "*--qbench-check: has unknown checker(s) eslint9*"),
         (
             ["--qbench-check=ruff", "--qbench-max-errors=-1"],
             "*--qbench-max-errors: must not be negative*",

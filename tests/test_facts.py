@@ -150,8 +150,8 @@ def test_error_lines_agree(pytester: pytest.Pytester, tmp_path: Path) -> None:
 def test_checker_names_are_refused_naming_what_is_accepted(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``qbench check --tools`` (any registered checker) and ``--qbench-check`` (the Python
-    checkers that run inside pytest) refuse an unknown name, naming it and the names they take."""
+    """``qbench check --tools`` and ``--qbench-check`` (any registered checker, both) refuse an
+    unknown name, naming it and the names they take."""
     from pytest_qbench.cli import main
 
     assert main(["check", "--tools", "ruff,pylint"]) == 1
@@ -164,7 +164,8 @@ def test_checker_names_are_refused_naming_what_is_accepted(
     result.stderr.fnmatch_lines(
         [
             "*--qbench-check: has unknown checker(s) pylint, given: 'ruff,pylint'; use a comma "
-            "list of ruff, mypy, pyright, build, e.g. ruff,mypy*"
+            "list of ruff, mypy, pyright, python.build, build, tsc, eslint, js.build, e.g. "
+            "ruff,mypy*"
         ]
     )
 

@@ -5,6 +5,7 @@ test and the failing vitest test, each naming its runner, through a real MCP cli
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,74 @@ def test_qbench_test_runner_all_is_one_run(project: Path) -> None:
     }
     assert report.summary.failed == 2 and report.run.tool == "pytest+vitest"
     assert "FAILED [vitest] web/src/price.test.ts > price > rounds" in done.stdout
+
+
+SLOW_TS_TEST = """\
+import { it } from 'vitest'
+import { writeFileSync } from 'node:fs'
+
+it('waits', async () => {
+  writeFileSync(process.env.QBENCH_TEST_PIDS as string, String(process.pid))
+  await new Promise((done) => setTimeout(done, 60000))
+}, 120000)
+"""
+
+
+def test_cancelling_stops_vitest_after_pytest(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that cancels while vitest runs (pytest already done) stops vitest: its
+    process is gone, the slot is free, and the stored run never calls the stopped test
+    passed (before, the cancellation waited for vitest to finish)."""
+    (project / "web" / "src" / "price.test.ts").write_text(SLOW_TS_TEST)
+    pids = project / "pids.txt"
+    monkeypatch.setenv("QBENCH_TEST_PIDS", str(pids))
+    config = ServerConfig(root=project, qbench_dir=project / ".qbench", stop_grace=2.0)
+
+    async def main() -> dict[str, Any]:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            async with anyio.create_task_group() as group:
+                scope = anyio.CancelScope()
+
+                async def run() -> None:
+                    with scope:
+                        await client.call_tool("run_test_workflow", {})
+
+                group.start_soon(run)
+                with anyio.fail_after(300):  # a safety net: vitest starts in seconds
+                    while not pids.exists() or not pids.read_text():
+                        await anyio.sleep(0.05)
+                scope.cancel()
+            with anyio.fail_after(60):  # the thread ends once vitest's tree is killed
+                while True:
+                    health = await client.call_tool("check_health", {})
+                    content: dict[str, Any] | None = health.structured_content
+                    assert content is not None
+                    if content["run_in_progress"] is None:
+                        return content
+                    await anyio.sleep(0.1)
+
+    anyio.run(main)
+    stat = Path(f"/proc/{pids.read_text()}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    [report] = stored(project)
+    assert ("pytest", "failed") in {(r.runner, r.outcome) for r in report.results}
+    assert not any(r.runner == "vitest" and r.outcome == "passed" for r in report.results)
+    assert any("vitest" in e.message and "cancelled" in e.message for e in report.collection_errors)
+    assert report.run.exit_code == 1
+
+
+def test_the_runs_timeout_bounds_pytest_and_vitest_together(project: Path) -> None:
+    """``timeout_seconds`` bounds the whole run: vitest, after pytest, gets what is left of
+    it, not the whole timeout again."""
+    (project / "web" / "src" / "price.test.ts").write_text(
+        SLOW_TS_TEST.replace("process.env.QBENCH_TEST_PIDS as string", "'pids.txt'")
+    )
+    result = call(project, {"timeout_seconds": 25})
+    assert not result.is_error, result
+    [report] = stored(project)
+    [stopped] = [e.message for e in report.collection_errors if "vitest" in e.message]
+    found = re.search(r"did not finish in ([\d.]+) s", stopped)
+    assert found is not None, stopped
+    assert 0 < float(found[1]) < 25
+    assert report.run.exit_code == 1

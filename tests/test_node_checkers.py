@@ -96,3 +96,43 @@ def test_missing_binary_is_not_installed_never_clean(tmp_path: Path) -> None:
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("not_run", 3)
     assert "npm install --save-dev typescript" in tsc["note"]
+
+
+@pytest.mark.runs_pytest
+def test_qbench_check_runs_a_frontend_checker_beside_the_tests(project: Path) -> None:
+    """``pytest --qbench-check=tsc`` runs the front end's tsc (in ``qbench_frontend``) while
+    the tests run: its error in the report at its place relative to the rootdir, judged by
+    ``--qbench-max-errors``."""
+    (project / "pytest.ini").write_text("[pytest]\nqbench_frontend = web\n")
+    (project / "test_app.py").write_text("def test_value():\n    assert True\n")
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "qbench",
+                "test_app.py",
+                "--qbench-check=tsc",
+                "--qbench-max-errors=0",
+                "-p",
+                "no:cacheprovider",
+            ],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+    finally:
+        (project / "pytest.ini").unlink()
+        (project / "test_app.py").unlink()
+    assert done.returncode == 1, done.stdout + done.stderr
+    [run] = sorted((project / ".qbench" / "runs").iterdir())[-1:]
+    report = json.loads((run / "report.json").read_text())
+    assert [(d["tool"], d["file"], d["line"], d["code"]) for d in report["diagnostics"]] == [
+        ("tsc.typecheck", "web/src/greet.ts", 6, "TS2345")
+    ]
+    assert report["summary"]["passed"] == 1
+    assert "1 passed" in done.stdout

@@ -25,8 +25,8 @@ def add_test_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "process with its machine-readable report (pytest through qbench's plugin, vitest "
         "--reporter=json, jest --json), the project's own binaries (node_modules/.bin). Write "
         "one run: <dir>/runs/<run id>/report.json and report.md, each result naming its runner. "
-        "Exit 0 when every runner ran and nothing failed, 1 otherwise (a runner that is not "
-        "installed or crashed fails the run).",
+        "Exit 0 when every runner ran and nothing failed, 5 when no test ran, 1 otherwise (a "
+        "runner that is not installed or crashed fails the run).",
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="Test files or directories")
     parser.add_argument(
@@ -65,6 +65,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     """``qbench test``."""
     from pytest_qbench.core.exit_codes import ERR
     from pytest_qbench.core.exit_codes import OK
+    from pytest_qbench.core.exit_codes import PytestExit
     from pytest_qbench.report import store
     from pytest_qbench.tools.run_tests import build_report
     from pytest_qbench.tools.run_tests import parse_choice
@@ -98,6 +99,9 @@ def cmd_test(args: argparse.Namespace) -> int:
     report = build_report(gathered, run_id, started, command, root)
     publish(report, args.dir, run_dir, args.html)
     print_summary(report, run_dir)
+    if gathered.exit_code == PytestExit.NO_TESTS_COLLECTED:
+        print('qbench: no tests ran (exit 5, as pytest\'s "no tests collected")', file=sys.stderr)
+        return gathered.exit_code
     return OK if gathered.exit_code == 0 else ERR
 
 

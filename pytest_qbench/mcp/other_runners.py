@@ -6,6 +6,7 @@ them no pytest child is started. The runners' machinery is imported when a run n
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING
 from typing import Literal
 
@@ -57,16 +58,24 @@ def refuse_pytest_only(request: RunRequest, runners: list[str]) -> None:
 
 
 def add_other_runners(
-    others: list[str], paths: list[str], plan: RunPlan, report: TestReport
+    others: list[str],
+    paths: list[str],
+    stop: threading.Event,
+    deadline: float,
+    plan: RunPlan,
+    report: TestReport,
 ) -> TestReport:
     """``report`` (pytest's run) with the ``others`` runners' results added, its report.json and
-    report.md written again (pytest's end indexed it already)."""
+    report.md written again (pytest's end indexed it already). They get what is left of the
+    run's timeout (``deadline``, a ``time.monotonic()`` instant), and ``stop`` (the client
+    cancelled) kills them."""
     if not others:
         return report
     from pytest_qbench.tools.run_tests import merge_report
     from pytest_qbench.tools.run_tests import run_tests
 
-    gathered = run_tests(plan.cwd, others, paths, plan.run_dir, timeout=plan.timeout)
+    left = max(0.0, deadline - time.monotonic())
+    gathered = run_tests(plan.cwd, others, paths, plan.run_dir, timeout=left, stop=stop)
     merged = merge_report(report, gathered)
     write_reports(merged, plan, index=False)
     return merged

@@ -441,10 +441,17 @@ async def run_test_workflow(
     if "pytest" not in runners:
         return await without_pytest(tools, request, runners)
     process = tools.start_run(request)
+    deadline = time.monotonic() + process.plan.timeout
     await supervise(tools, process, ctx)
-    extend = partial(other_runners.add_other_runners, others, list(request.test_path))
+    stop = threading.Event()
+    paths = list(request.test_path)
+    extend = partial(other_runners.add_other_runners, others, paths, stop, deadline)
     finish = partial(tools.finish_run, process, extend if others else None)
-    return await anyio.to_thread.run_sync(finish)
+    try:  # a cancellation while vitest or jest runs stops them (their trees killed)
+        return await anyio.to_thread.run_sync(finish, abandon_on_cancel=bool(others))
+    except BaseException:
+        stop.set()
+        raise
 
 
 async def without_pytest(tools: QBenchTools, request: RunRequest, runners: list[str]) -> RunResult:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -62,7 +63,11 @@ class CheckCollector:
             from pytest_qbench.tools.runner import start_checks
 
             self.running = start_checks(
-                list(self.settings.tools), self.config.rootpath, [], self.session.run_dir
+                list(self.settings.tools),
+                self.config.rootpath,
+                [],
+                self.session.run_dir,
+                self.frontend(),
             )
         except Exception as exc:  # the gate, if any, fails when the tests are done
             self.start_error = exc
@@ -81,6 +86,22 @@ class CheckCollector:
             raise
         self.collect()
         return result
+
+    def frontend(self) -> Path | None:
+        """The front end's directory when a front-end checker (tsc, eslint...) is asked for:
+        ``qbench_frontend``, else the nearest ``package.json`` under the rootdir.
+
+        Raises:
+            QBenchError: ``qbench_frontend`` names no directory with a ``package.json``.
+        """
+        from pytest_qbench.tools.frontend import find_frontend
+        from pytest_qbench.tools.registry import registry
+
+        found = registry()
+        if all(found.checker(name).tool.target != "frontend" for name in self.settings.tools):
+            return None
+        configured = str(self.config.getini("qbench_frontend") or "") or None
+        return find_frontend(self.config.rootpath, configured)
 
     def collect(self) -> None:
         """Wait for the checkers (up to the timeout), put what they found into the report, and

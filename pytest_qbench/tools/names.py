@@ -5,6 +5,8 @@ parser shows the names without loading the checkers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 TOOLS = ("ruff", "mypy", "pyright", "build")
 """Every checker, by the name ``--tools`` takes, in the order they are listed."""
@@ -13,8 +15,9 @@ DEFAULT_TIMEOUT = 900.0
 """Seconds a checker may take before it is stopped and reported as crashed."""
 
 
-def parse_checker_names(value: str) -> tuple[str, ...]:
-    """``ruff,mypy`` (or one a line): checker names, in order, without repeats.
+def parse_checker_names(value: str, known: Sequence[str] = TOOLS) -> tuple[str, ...]:
+    """``ruff,mypy`` (or one a line): checker names, in order, without repeats, each one of
+    ``known`` (the registered checkers' names and aliases, or the built-in Python ones).
 
     Raises:
         ValueError: an unknown name, or none; its message follows the option's name.
@@ -22,11 +25,11 @@ def parse_checker_names(value: str) -> tuple[str, ...]:
     names = tuple(
         dict.fromkeys(n.strip() for n in value.replace("\n", ",").split(",") if n.strip())
     )
-    unknown = [name for name in names if name not in TOOLS]
+    unknown = [name for name in names if name not in known]
     if unknown or not names:
         raise ValueError(
             f"has unknown checker(s) {', '.join(unknown) or '(none given)'}, given: {value!r}; "
-            f"use a comma list of {', '.join(TOOLS)}, e.g. ruff,mypy"
+            f"use a comma list of {', '.join(known)}, e.g. ruff,mypy"
         )
     return names
 

@@ -66,6 +66,14 @@ class Registry:
     runners: dict[str, Registered[Runner]] = field(default_factory=dict)
     errors: list[PluginError] = field(default_factory=list)
 
+    def checker_names(self) -> list[str]:
+        """Every name a checker answers to: each one's name, then its aliases."""
+        return [
+            alias
+            for name, registered in self.checkers.items()
+            for alias in (name, *registered.tool.aliases)
+        ]
+
     def checker(self, name: str) -> Registered[Checker]:
         """The checker named ``name`` (or one of its aliases).
 

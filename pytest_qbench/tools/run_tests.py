@@ -21,6 +21,7 @@ from typing import Literal
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import CoverageReport
 from pytest_qbench.report.models import Diagnostic
@@ -171,7 +172,10 @@ def run_tests(
         else:
             run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
     failed = any(r.outcome in ("failed", "error") for r in gathered.results)
-    gathered.exit_code = 1 if failed or gathered.problems else 0
+    if failed or gathered.problems:
+        gathered.exit_code = 1
+    else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
+        gathered.exit_code = 0 if gathered.results else int(PytestExit.NO_TESTS_COLLECTED)
     return gathered
 
 
@@ -383,6 +387,27 @@ def run_pytest(
                 "runner-crashed",
             )
         )
+    elif done.exit_code == 1 and not failed_anything(report):
+        gathered.problems.append(
+            problem(
+                "pytest", f"{unexplained_failure(report)}; raw output in {done.log.name}", CRASHED
+            )
+        )
+
+
+def failed_anything(report: TestReport) -> bool:
+    """Whether pytest's report holds a failed or errored test, or a collection error."""
+    failed = any(r.outcome in ("failed", "error") for r in report.results)
+    return failed or bool(report.collection_errors)
+
+
+def unexplained_failure(report: TestReport) -> str:
+    """Why pytest exited 1 with no failed test: the gates that failed, else a plugin or a
+    hook (pytest-cov's ``--cov-fail-under``, a conftest raising at the session's end)."""
+    gates = [gate.detail for gate in report.gates if gate.passed is False]
+    if gates:
+        return f"pytest failed the run with no failed test: {'; '.join(gates)}"
+    return "pytest exited 1 with no failed test: a plugin, a hook or a gate failed the run"
 
 
 def problem(tool: str, message: str, code: str) -> Diagnostic:
@@ -453,8 +478,10 @@ def merge_report(report: TestReport, gathered: Gathered) -> TestReport:
     run, its summary the sum, its exit status failed when either failed."""
     others = build_report(gathered, report.run.run_id, started_now(), [], Path(report.run.cwd))
     code = report.run.exit_code
-    if gathered.exit_code and code in (0, 5, None):
-        code = gathered.exit_code
+    if gathered.exit_code == 1 and code in (0, 5, None):
+        code = 1
+    elif code == PytestExit.NO_TESTS_COLLECTED and gathered.results:
+        code = 0
     tool = "+".join(dict.fromkeys([report.run.tool, *gathered.runners]))
     return report.model_copy(
         update={

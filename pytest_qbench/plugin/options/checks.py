@@ -16,7 +16,6 @@ from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.tools.names import TOOLS
 from pytest_qbench.tools.names import parse_checker_names
 
 
@@ -28,9 +27,13 @@ ini value (as ``QBENCH_DB`` does for ``--qbench-db``)."""
 
 
 def parse_check_tools(value: str) -> tuple[str, ...]:
-    """``ruff,mypy``: checker names, in order, without repeats (``type=`` for argparse)."""
+    """``ruff,tsc``: registered checker names (the built-ins' and installed plugins'), in
+    order, without repeats (``type=`` for argparse; the registry is loaded only when checkers
+    are asked for)."""
+    from pytest_qbench.tools.registry import registry
+
     try:
-        return parse_checker_names(value)
+        return parse_checker_names(value, registry().checker_names())
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -44,7 +47,8 @@ def add_check_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         type=parse_check_tools,
         default=None,
         help="Run static checkers while the tests run and put their diagnostics in the report: "
-        f"a comma list of {', '.join(TOOLS)}",
+        "a comma list of ruff, mypy, pyright, build, tsc, eslint, js.build or an installed "
+        "plugin's checker (qbench check --list)",
     )
     parser.addini("qbench_check", "Checkers to run, like --qbench-check", type="linelist")
     parser.addini(
