@@ -143,18 +143,35 @@ def test_missing_checker_is_not_run_and_not_clean(
     project: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """issue 13.4: a checker that is not installed is "not run: install X" in the report and
-    on the terminal, never clean, and never fails the run (not even under a gate)."""
+    on the terminal, never clean; without a gate it does not fail the run."""
 
     def missing(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
         raise NotInstalled("install ruff")
 
     replace_planner(monkeypatch, "ruff", missing)
-    run = run_qbench("--qbench-check=ruff", "--qbench-max-errors=0")
+    run = run_qbench("--qbench-check=ruff")
     assert run.result.ret == 0
     (check,) = run.report.checks
     assert (check.status, check.note) == ("not_run", "not run: install ruff")
     run.result.stdout.fnmatch_lines(["qbench: ruff.lint: not run: install ruff"])
     assert "➖ not run: install ruff" in run.markdown
+
+
+def test_missing_checker_fails_the_max_errors_gate(
+    project: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checker that did not run fails the ``--qbench-max-errors`` gate, which cannot count
+    its errors (it passed before: a CI image without the checker went green)."""
+
+    def missing(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
+        raise NotInstalled("install ruff")
+
+    replace_planner(monkeypatch, "ruff", missing)
+    gated = run_qbench("--qbench-check=ruff", "--qbench-max-errors=0")
+    assert gated.result.ret == 1
+    (gate,) = gated.report.gates
+    assert (gate.kind, gate.passed, gate.value) == ("max_errors", False, 0.0)
+    assert "ruff.lint did not run, so its errors are not counted" in gate.detail
 
 
 def test_crashing_checker_is_an_error_diagnostic(

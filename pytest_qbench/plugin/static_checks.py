@@ -122,7 +122,9 @@ class CheckCollector:
         if self.start_error is not None:
             raise self.start_error
         assert self.settings.max_errors is not None
-        return [max_errors_gate(self._collect(), self.settings.max_errors)]
+        counts = self._collect()
+        not_run = [run["run"]["tool"] for run in self.session.checks if run["status"] == "not_run"]
+        return [max_errors_gate(counts, self.settings.max_errors, not_run)]
 
     def _collect(self) -> dict[str, dict[str, int]]:
         """The checkers' runs and findings into the session; their counts per tool."""

@@ -95,15 +95,25 @@ def diagnostic_steps(diagnostics: Iterable[DiagnosticRecord | dict[str, Any]]) -
     return [diagnostic_step(item) for item in errors[:MAX_STEPS]]
 
 
-def max_errors_gate(counts: dict[str, dict[str, int]], maximum: int) -> GateResultRecord:
-    """The ``--qbench-max-errors`` verdict: passed when the errors are at most ``maximum``."""
+def max_errors_gate(
+    counts: dict[str, dict[str, int]], maximum: int, not_run: Iterable[str] = ()
+) -> GateResultRecord:
+    """The ``--qbench-max-errors`` verdict: passed when the errors are at most ``maximum`` and
+    every checker ran; a checker that did not run (not installed) leaves its errors uncounted,
+    so the gate cannot pass."""
     errors = error_count(counts)
     by_tool = ", ".join(
         f"{tool} {per['error']}" for tool, per in counts.items() if per.get("error")
     )
     detail = plural(errors, "checker error") + (f" ({by_tool})" if by_tool else "")
-    passed = errors <= maximum
-    detail += f", {'at most' if passed else 'more than'} the {maximum} allowed"
+    missing = list(not_run)
+    passed = errors <= maximum and not missing
+    detail += f", {'at most' if errors <= maximum else 'more than'} the {maximum} allowed"
+    if missing:
+        detail += (
+            f"; {', '.join(missing)} did not run, so its errors are not counted: install it, "
+            "or leave it out of --qbench-check"
+        )
     return new(
         "GateResult",
         kind="max_errors",
