@@ -116,24 +116,26 @@ def test_metric_min_below_fails_the_run(pytester: pytest.Pytester, run_qbench: R
 def test_metric_min_met_and_unknown_metric(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
-    """A met minimum passes (green line, exit 0); a registered metric with no scores is a note,
-    decides nothing, and ini lines add to the command line's (which win for the same name)."""
+    """A met minimum passes (green line); a registered metric with no scores cannot be
+    decided, so its gate fails the run, saying so (it passed before: agent tests all skipped
+    went green); ini lines add to the command line's (which win for the same name)."""
     pytester.makepyfile(SCORED)
     pytester.makeini("[pytest]\nqbench_metric_min =\n    quality = 0.9\n    rouge_l = 0.5\n")
     run = run_qbench("--qbench-metric-min=quality=0.7")
-    assert run.result.ret == pytest.ExitCode.OK
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
     run.result.stdout.fnmatch_lines(
         [
             "qbench: metric gate quality: mean 0.7 meets the required 0.7 (3 scores)",
             "qbench: metric gate rouge_l: no scores for metric rouge_l in this run "
-            "(scored: quality); nothing to gate",
+            "(scored: quality); the gate cannot decide, so it fails; score it in a test, or "
+            "leave rouge_l out of --qbench-metric-min",
         ]
     )
     assert [(g.name, g.passed) for g in run.report.gates] == [
         ("quality", True),
-        ("rouge_l", None),
+        ("rouge_l", False),
     ]
-    assert "# ✅ Test report" in run.markdown
+    assert "# ❌ Test report" in run.markdown
 
 
 def test_metric_min_unknown_name_fails(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
@@ -352,7 +354,9 @@ def test_baseline_drop_within_the_tolerance_passes(
 def test_baseline_with_a_metric_missing_on_one_side(
     baseline: Path, pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
-    """A metric only in the baseline, or only in this run, is reported undecided."""
+    """A metric of the baseline that this run did not score cannot be decided: its gate fails
+    the run, saying so (it failed nothing before); a metric new since the baseline has nothing
+    to be compared with and fails nothing."""
     pytester.makepyfile(
         test_cases="""
         def test_other(qbench):
@@ -361,10 +365,19 @@ def test_baseline_with_a_metric_missing_on_one_side(
         """
     )
     run = run_qbench(f"--qbench-baseline={baseline}", "--qbench-run-id=other", run_dir="other")
-    assert run.result.ret == pytest.ExitCode.OK
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
     assert [(g.name, g.passed, g.detail) for g in run.report.gates] == [
-        ("quality", None, "no scores in this run"),
-        ("style", None, "no scores in the baseline"),
+        (
+            "quality",
+            False,
+            "no scores in this run; the gate cannot decide, so it fails; run the tests that "
+            "score it, or give another baseline",
+        ),
+        (
+            "style",
+            None,
+            "not in the baseline, so nothing to compare it with (new since the baseline)",
+        ),
     ]
 
 
@@ -462,3 +475,28 @@ def test_coverage_gate_is_recorded_with_the_metric_gates(
     assert coverage.detail == "coverage 75.00% is below the required 90%"
     assert gates["metric_min"].passed is True
     assert "**❌ Coverage gate:** coverage 75.00% is below the required 90%" in run.markdown
+
+
+def test_baseline_with_one_test_fails_any_drop_over_the_allowed() -> None:
+    """One test scored in both runs cannot tell a drop from noise: any drop over the allowed
+    fails (it passed before, "too few to tell"), none passes, and no test in both fails."""
+    from fractions import Fraction
+
+    from pytest_qbench.report.gates.verdicts import CaseScore
+    from pytest_qbench.report.gates.verdicts import baseline_gate
+
+    def one(test: str, score: Fraction) -> dict[str, CaseScore]:
+        return {test: CaseScore(total=score, count=1)}
+
+    before = one("t.py::a", Fraction(9, 10))
+    dropped = baseline_gate("quality", before, one("t.py::a", Fraction(5, 10)), 0.05)
+    assert (dropped["passed"], dropped["n"]) == (False, 1)
+    assert dropped["detail"] == (
+        "mean 0.900 -> 0.500, a drop of 0.400 over 1 test in both runs (too few to tell a drop "
+        "from noise, so any drop over the allowed fails): more than the 0.05 allowed"
+    )
+    same = baseline_gate("quality", before, before, 0.05)
+    assert same["passed"] is True and same["detail"].endswith("within the 0.05 allowed")
+    apart = baseline_gate("quality", before, one("t.py::b", Fraction(9, 10)), 0.05)
+    assert apart["passed"] is False
+    assert apart["detail"].startswith("no test scored it in both runs; the gate cannot decide")

@@ -765,8 +765,9 @@ class GateResult(QBenchModel):
     name: str
     """What it checks: ``coverage``, or the metric's name."""
     passed: bool | None
-    """Whether the run passed it; ``None`` when the gate lacked the data to decide (``detail``
-    says why), which fails nothing."""
+    """Whether the run passed it. A gate that lacks the data to decide fails (``False``,
+    ``detail`` says why); ``None``: a metric new since the baseline, nothing to compare it
+    with, which fails nothing."""
     detail: str
     """The verdict with its numbers, as the terminal shows it."""
     value: float | None = None

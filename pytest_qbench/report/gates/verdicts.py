@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
+UNDECIDED = "the gate cannot decide, so it fails; {fix}"
+"""Said by a gate that lacks the data to decide: it fails the run (fail closed), never passes."""
+
+
 MAX_NEWLY_FAILING = 100
 TOLERANCE = 1e-9
 """Float slack when comparing a drop or a mean with its limit (0.8 - 0.75 is 0.0500...04)."""
@@ -119,9 +123,12 @@ def metric_min_gate(
             "GateResult",
             kind="metric_min",
             name=name,
-            passed=None,
+            passed=False,
             threshold=minimum,
-            detail=f"no scores for metric {name} in this run (scored: {scored}); nothing to gate",
+            detail=f"no scores for metric {name} in this run (scored: {scored}); "
+            + UNDECIDED.format(
+                fix=f"score it in a test, or leave {name} out of --qbench-metric-min"
+            ),
         )
     passed = mean >= minimum - TOLERANCE
     shown, required = score_pair(round(mean, 9), minimum)  # 0.7000000000000001 is 0.7
@@ -157,15 +164,24 @@ def baseline_gate(
     max_regression: float,
 ) -> GateResultRecord:
     """The ``--qbench-baseline`` verdict on one metric (see `pytest_qbench.report.gates.stats`)."""
-    if not baseline or not current:
-        missing = "the baseline" if not baseline else "this run"
+    if not baseline:  # a metric new since the baseline: nothing it could have dropped from
         return new(
             "GateResult",
             kind="baseline",
             name=name,
             threshold=max_regression,
             passed=None,
-            detail=f"no scores in {missing}",
+            detail="not in the baseline, so nothing to compare it with (new since the baseline)",
+        )
+    if not current:
+        return new(
+            "GateResult",
+            kind="baseline",
+            name=name,
+            threshold=max_regression,
+            passed=False,
+            detail="no scores in this run; "
+            + UNDECIDED.format(fix="run the tests that score it, or give another baseline"),
         )
     gate = _compare(name, baseline, current, max_regression)
     errored = sorted(t for t, score in current.items() if not score.count and score.error)
@@ -212,11 +228,7 @@ def _compare(
     )
     interval = paired_interval([baseline[t].mean - current[t].mean for t in common])
     if interval is None:
-        gate["n"] = len(common)
-        gate["detail"] = (
-            f"{plural(len(common), 'test')} in both runs: too few to tell a drop from noise"
-        )
-        return gate
+        return _without_noise(gate, baseline, current, common, max_regression)
     before = sum(baseline[t].mean for t in common) / len(common)
     drop = interval.mean
     significant = interval.low > TOLERANCE
@@ -236,6 +248,36 @@ def _compare(
         passed,
         significant,
         max_regression,
+    )
+    return gate
+
+
+def _without_noise(
+    gate: GateResultRecord,
+    baseline: dict[str, CaseScore],
+    current: dict[str, CaseScore],
+    common: list[str],
+    max_regression: float,
+) -> GateResultRecord:
+    """Too few tests in both runs to estimate the noise: any drop beyond the allowed fails
+    (fail closed), and no test in both cannot be decided, so it fails too."""
+    gate["n"] = len(common)
+    if not common:
+        gate["passed"] = False
+        gate["detail"] = "no test scored it in both runs; " + UNDECIDED.format(
+            fix="score it in the same tests as the baseline, or give another baseline"
+        )
+        return gate
+    before = sum(baseline[t].mean for t in common) / len(common)
+    drop = before - sum(current[t].mean for t in common) / len(common)
+    gate["passed"] = passed = drop <= max_regression + TOLERANCE
+    gate["value"] = drop
+    gate["baseline"] = before
+    verdict = "more than" if not passed else "within"
+    gate["detail"] = (
+        f"mean {before:.3f} -> {before - drop:.3f}, a drop of {drop:.3f} over "
+        f"{plural(len(common), 'test')} in both runs (too few to tell a drop from noise, so any "
+        f"drop over the allowed fails): {verdict} the {max_regression:g} allowed"
     )
     return gate
 
