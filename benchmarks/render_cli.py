@@ -9,7 +9,9 @@ Builds the results of ``html_render.py`` (``--results`` of them), writes them as
 times as ``python -m pytest_qbench ...`` with ``PYTHONPATH`` set to each checkout given
 (``--checkout NAME=DIR``; this checkout by default), the checkouts' runs interleaved round by
 round so that both see the same machine, and prints the median wall time (and CPU time) of each.
-To compare with ``main``::
+Each checkout's package is byte-compiled first (``compileall``), as installing it does: with
+``PYTHONDONTWRITEBYTECODE`` set, a checkout never imported before would compile its modules on
+every run. To compare with ``main``::
 
     git archive main | tar -x -C /tmp/old
     python benchmarks/render_cli.py --checkout old=/tmp/old --checkout new=.
@@ -30,7 +32,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from _measure import CHECKOUT
+from _measure import add_checkout_option
+from _measure import checkouts_of
+from _measure import compile_package
 from _measure import measure
 from html_render import build
 
@@ -87,29 +91,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=int, default=50000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument(
-        "--checkout",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="A checkout to time (repeatable). Default: this one, as 'this'",
-    )
+    add_checkout_option(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the Markdown table; exit 1 when the last checkout misses a target."""
     args = parse_args(argv)
-    checkouts = [tuple(c.split("=", 1)) for c in args.checkout] or [("this", str(CHECKOUT))]
+    checkouts = checkouts_of(args.checkout)
     work = Path(tempfile.mkdtemp(prefix="qbench-render-cli-"))
     try:
+        for _name, checkout in checkouts:
+            compile_package(checkout)
         report_json, run_dir = write_inputs(args.results, work)
         steps = commands(report_json, run_dir, work)
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for _round in range(args.repeat):
             for step, step_argv in steps.items():
                 for name, checkout in checkouts:
-                    got = run_once(Path(checkout).resolve(), step_argv, work / "log")
+                    got = run_once(checkout, step_argv, work / "log")
                     times.setdefault((step, name), []).append(got)
     finally:
         shutil.rmtree(work, ignore_errors=True)
