@@ -42,7 +42,15 @@ from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
 
 
-TARGETS_S = {"--help": 0.3, "render --html": 2.0, "render RUN_DIR": 2.0, "render -o report.md": 2.0}
+TARGETS_S = {
+    "--help": 0.3,
+    "render --html": 2.0,
+    "render RUN_DIR": 2.0,
+    "render LOOSE_RUN_DIR": 2.0,
+    "render -o report.md": 2.0,
+}
+"""``RUN_DIR`` is in a run store (``<dir>/runs/<id>``), so the rebuilt run is indexed too;
+``LOOSE_RUN_DIR`` is a copy of it outside any run store: the reports alone."""
 
 
 def write_inputs(count: int, work: Path) -> tuple[Path, Path]:
@@ -64,6 +72,7 @@ def write_inputs(count: int, work: Path) -> tuple[Path, Path]:
         stream.write_result(result)  # type: ignore[arg-type]
     stream.write_end(new("StreamEnd", run=report["run"], environment=report["environment"]))
     stream.close()
+    shutil.copytree(run_dir, work / "loose-run")
     return report_json, run_dir
 
 
@@ -73,6 +82,7 @@ def commands(report_json: Path, run_dir: Path, out: Path) -> dict[str, list[str]
         "--help": ["--help"],
         "render --html": ["render", str(report_json), "--html", str(out / "report.html")],
         "render RUN_DIR": ["render", str(run_dir)],
+        "render LOOSE_RUN_DIR": ["render", str(out / "loose-run")],
         "render -o report.md": ["render", str(report_json), "-o", str(out / "report.md")],
     }
 
