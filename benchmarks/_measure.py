@@ -11,6 +11,7 @@ pytest run.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -182,3 +183,28 @@ def imported_package_revision(python: str, env: Mapping[str, str] | None = None)
 def exit_on_sigterm() -> None:
     """Turn SIGTERM into ``SystemExit``, so that a running command is stopped with the script."""
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
+def add_checkout_option(parser: argparse.ArgumentParser) -> None:
+    """``--checkout NAME=DIR`` (repeatable): the checkouts a script compares."""
+    parser.add_argument(
+        "--checkout",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="A checkout to time (repeatable). Default: this one, as 'this'",
+    )
+
+
+def checkouts_of(specs: Sequence[str]) -> list[tuple[str, Path]]:
+    """``--checkout`` values as (name, resolved directory); this checkout when none is given."""
+    pairs = [spec.split("=", 1) for spec in specs] or [["this", str(CHECKOUT)]]
+    return [(name, Path(directory).resolve()) for name, directory in pairs]
+
+
+def compile_package(checkout: Path) -> None:
+    """Byte-compile ``checkout``'s package, as installing it does (with
+    ``PYTHONDONTWRITEBYTECODE`` set, a checkout never imported before would otherwise compile
+    its modules on every measured run)."""
+    argv = [sys.executable, "-m", "compileall", "-q", str(checkout / "pytest_qbench")]
+    subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)

@@ -9,7 +9,9 @@ Builds the results of ``html_render.py`` (``--results`` of them), writes them as
 times as ``python -m pytest_qbench ...`` with ``PYTHONPATH`` set to each checkout given
 (``--checkout NAME=DIR``; this checkout by default), the checkouts' runs interleaved round by
 round so that both see the same machine, and prints the median wall time (and CPU time) of each.
-To compare with ``main``::
+Each checkout's package is byte-compiled first (``compileall``), as installing it does: with
+``PYTHONDONTWRITEBYTECODE`` set, a checkout never imported before would compile its modules on
+every run. To compare with ``main``::
 
     git archive main | tar -x -C /tmp/old
     python benchmarks/render_cli.py --checkout old=/tmp/old --checkout new=.
@@ -30,7 +32,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from _measure import CHECKOUT
+from _measure import add_checkout_option
+from _measure import checkouts_of
+from _measure import compile_package
 from _measure import measure
 from html_render import build
 
@@ -38,7 +42,15 @@ from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
 
 
-TARGETS_S = {"--help": 0.3, "render --html": 2.0, "render RUN_DIR": 2.0, "render -o report.md": 2.0}
+TARGETS_S = {
+    "--help": 0.3,
+    "render --html": 2.0,
+    "render RUN_DIR": 2.0,
+    "render LOOSE_RUN_DIR": 2.0,
+    "render -o report.md": 2.0,
+}
+"""``RUN_DIR`` is in a run store (``<dir>/runs/<id>``), so the rebuilt run is indexed too;
+``LOOSE_RUN_DIR`` is a copy of it outside any run store: the reports alone."""
 
 
 def write_inputs(count: int, work: Path) -> tuple[Path, Path]:
@@ -60,6 +72,7 @@ def write_inputs(count: int, work: Path) -> tuple[Path, Path]:
         stream.write_result(result)  # type: ignore[arg-type]
     stream.write_end(new("StreamEnd", run=report["run"], environment=report["environment"]))
     stream.close()
+    shutil.copytree(run_dir, work / "loose-run")
     return report_json, run_dir
 
 
@@ -69,6 +82,7 @@ def commands(report_json: Path, run_dir: Path, out: Path) -> dict[str, list[str]
         "--help": ["--help"],
         "render --html": ["render", str(report_json), "--html", str(out / "report.html")],
         "render RUN_DIR": ["render", str(run_dir)],
+        "render LOOSE_RUN_DIR": ["render", str(out / "loose-run")],
         "render -o report.md": ["render", str(report_json), "-o", str(out / "report.md")],
     }
 
@@ -87,29 +101,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", type=int, default=50000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument(
-        "--checkout",
-        action="append",
-        default=[],
-        metavar="NAME=DIR",
-        help="A checkout to time (repeatable). Default: this one, as 'this'",
-    )
+    add_checkout_option(parser)
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the Markdown table; exit 1 when the last checkout misses a target."""
     args = parse_args(argv)
-    checkouts = [tuple(c.split("=", 1)) for c in args.checkout] or [("this", str(CHECKOUT))]
+    checkouts = checkouts_of(args.checkout)
     work = Path(tempfile.mkdtemp(prefix="qbench-render-cli-"))
     try:
+        for _name, checkout in checkouts:
+            compile_package(checkout)
         report_json, run_dir = write_inputs(args.results, work)
         steps = commands(report_json, run_dir, work)
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for _round in range(args.repeat):
             for step, step_argv in steps.items():
                 for name, checkout in checkouts:
-                    got = run_once(Path(checkout).resolve(), step_argv, work / "log")
+                    got = run_once(checkout, step_argv, work / "log")
                     times.setdefault((step, name), []).append(got)
     finally:
         shutil.rmtree(work, ignore_errors=True)

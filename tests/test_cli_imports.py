@@ -67,3 +67,14 @@ def test_render_loads_no_checker(tmp_path: Path, output: list[str]) -> None:
     assert (tmp_path / output[1]).is_file()
     assert "pytest_qbench.report.render" in modules
     assert checkers(modules) == []
+
+
+def test_render_html_outside_a_run_store_loads_no_history_index(tmp_path: Path) -> None:
+    """The HTML page of a report that is in no run store has no trend to show: the history
+    index's readers (and SQLite) are not imported for it."""
+    report = report_of([result("test_a"), result("test_b", "failed")])
+    store.write_report_json(tmp_path / "report.json", report, None)
+    modules = run_qbench(["render", "report.json", "--html", "report.html"], tmp_path)
+    assert (tmp_path / "report.html").is_file()
+    index = ("sqlite3", "pytest_qbench.history.trend", "pytest_qbench.history.queries")
+    assert [m for m in modules if m in index] == []

@@ -5,8 +5,11 @@ the report aggregation, the static checkers, test generation)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +111,38 @@ def test_each_tool_is_one_module() -> None:
     for name, (model_home, text_home) in homes.items():
         assert model_home == text_home, name
         assert model_home not in shared, name
+
+
+def served_imports(root: Path, log: Path) -> list[str]:
+    """The real ``qbench-mcp`` over stdio to a real client, which initializes the session,
+    lists the tools and closes: the tools listed, and every module the server imported
+    (``PYTHONPROFILEIMPORTTIME`` writes one line per module to its stderr, kept in ``log``)."""
+    import anyio
+    from mcp import Client
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("qbench-mcp is not installed next to this Python")
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+    params = StdioServerParameters(command=script, args=["--root", str(root)], env=env)
+
+    async def listed() -> list[str]:
+        with log.open("w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                return [tool.name for tool in (await client.list_tools()).tools]
+
+    return anyio.run(listed)
+
+
+def test_a_real_client_starts_the_server_without_any_tools_machinery(tmp_path: Path) -> None:
+    """``initialize`` and ``tools/list`` from a real client over stdio, answered by the installed
+    ``qbench-mcp``: the server process imported none of the tools' heavy modules."""
+    log = tmp_path / "imports.log"
+    tools = served_imports(tmp_path, log)
+    assert "run_test_workflow" in tools and "search_tests" in tools
+    lines = log.read_text(encoding="utf-8").splitlines()
+    imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
+    assert "pytest_qbench.mcp.server" in imported  # the log is complete: the server was imported
+    assert sorted(set(NEEDED_BY) & imported) == []

@@ -162,3 +162,24 @@ def test_run_directory_is_read_into_records(tmp_path: Path, end: bool) -> None:
         whole["meta"].pop("created_at")
     assert json.dumps(record) == json.dumps(expected)
     assert record["run"]["interrupted"] is not end
+
+
+def test_rebuilt_report_json_copies_the_streams_results(tmp_path: Path) -> None:
+    """``qbench render RUN_DIR`` writes into report.json each result's JSON as the stream holds
+    it (validated, not dumped again: ``1.50`` stays spelt so); a line the writer would not write
+    (a result given twice) is validated whole by the model and dumped, so report.json stays one
+    valid report, holding what the model read."""
+    from pytest_qbench.cli import main
+
+    run_dir = stream_dir(tmp_path, end=True)
+    spelt = '{"nodeid":"t.py::test_d","test_name":"test_d","file":"t.py","outcome":"passed","duration":1.50}'
+    twice = spelt.replace("test_d", "test_e")
+    with (run_dir / store.STREAM_NAME).open("a", encoding="utf-8") as stream:
+        stream.write(f"{store.RESULT_PREFIX}{spelt}}}\n")
+        stream.write(f'{store.RESULT_PREFIX}{spelt},"result":{twice}}}\n')
+    assert main(["render", str(run_dir)]) == 0
+    text = (run_dir / store.REPORT_JSON).read_text(encoding="utf-8")
+    assert f",{spelt}," in text
+    report = readers.read_report(run_dir / store.REPORT_JSON)
+    assert [r.nodeid for r in report.results][-2:] == ["t.py::test_d", "t.py::test_e"]
+    assert report.summary.total == 5

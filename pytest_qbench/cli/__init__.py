@@ -303,7 +303,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from pytest_qbench.history.publish import Publisher
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
-    from pytest_qbench.report.readers import load_source_record
+    from pytest_qbench.report.readers import load_source_results_json
     from pytest_qbench.report.render import MARKDOWN_TEMPLATE
     from pytest_qbench.report.render import template_option
 
@@ -311,7 +311,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     alone = args.template is None and args.output is None
     extras = args.html is not None or args.ctrf is not None
     rebuild = source.is_dir() and alone and not extras
-    report = load_source_record(source)
+    report, results_json = load_source_results_json(source)
     view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,
@@ -319,6 +319,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         view=view,
         template_dir=args.template_dir,
         max_items=args.max_items,
+        results_json=results_json,
     )
     run_dir = source if source.is_dir() else source.parent
     plan = OutputPlan(run_dir=source if rebuild else None, attachments_dir=run_dir)

@@ -18,12 +18,13 @@ def store_trend(run_dir: Path, until: str) -> Trend | None:
     """The trend up to ``until`` from the index of the run store holding ``run_dir``
     (``<qbench dir>/runs/<id>``); ``None`` when it is in none or the store has no index (an
     index that cannot be read is a note on stderr)."""
-    from pytest_qbench.history.trend import load_trend
     from pytest_qbench.report import store
 
     runs = run_dir.resolve().parent
     if runs.name != store.RUNS_DIR:
         return None
+    from pytest_qbench.history.trend import load_trend  # the history index's readers
+
     try:
         return load_trend(runs.parent, None, until=until)
     except QBenchError as exc:

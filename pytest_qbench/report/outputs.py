@@ -6,6 +6,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -71,6 +72,9 @@ class OutputWriter:
     """Fields to set on the stream's failed and errored results, by node id (their history)."""
     check: bool = False
     """The stream may hold a torn line (a failed write not taken back): parse what is spliced."""
+    results_json: Sequence[str] | None = None
+    """The compact JSON of ``report["results"]`` as read (a stream's lines), copied into
+    ``report.json`` instead of dumping the results again."""
 
     def __post_init__(self) -> None:
         self.env = make_environment(self.template_dir)
@@ -84,7 +88,9 @@ class OutputWriter:
 
     def json(self, path: Path) -> Path:
         """``report.json``: the model, with the stream's results spliced in."""
-        store.write_report_json(path, self.report, self.stream, self.patches, self.check)
+        store.write_report_json(
+            path, self.report, self.stream, self.patches, self.check, self.results_json
+        )
         return path
 
     def markdown(self, path: Path) -> Path:

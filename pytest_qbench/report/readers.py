@@ -18,6 +18,7 @@ from typing import cast
 
 from pydantic import TypeAdapter
 from pydantic import ValidationError
+from pydantic_core import SchemaValidator
 
 from pytest_qbench.core.errors import ReportFormatError
 from pytest_qbench.report.aggregate import aggregate
@@ -35,6 +36,10 @@ from pytest_qbench.report.models import StreamStart
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.record_schema import record_validator
+from pytest_qbench.report.shapes import compact
+from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.store import RESULT
+from pytest_qbench.report.store import RESULT_PREFIX
 
 
 if TYPE_CHECKING:
@@ -131,6 +136,10 @@ class StreamContents:
     results: list[TestResult] = field(default_factory=list)
     result_records: list[TestResultRecord] = field(default_factory=list)
     """The results as records instead, when read with ``read_stream(path, records=True)``."""
+    result_json: list[str] = field(default_factory=list)
+    """With ``records``, each record's compact JSON as ``report.json`` holds it: the stream's
+    own text of the result where the line was validated as written, so that rebuilding
+    ``report.json`` copies it instead of dumping the record again."""
     collection_errors: list[Diagnostic] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
     deselected: int = 0
@@ -153,10 +162,6 @@ class StreamContents:
         )
 
 
-RESULT_LINE = '{"kind":"result",'
-"""How the stream writer starts a result's line (``shapes.dumps``: compact, ``kind`` first)."""
-
-
 def read_stream(path: Path, *, records: bool = False) -> StreamContents:
     """Parse a stream file. A torn last line (the process died while writing) is skipped.
 
@@ -172,19 +177,14 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
         raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
     contents = StreamContents()
     adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
-    result_validator = record_validator(StreamResult) if records else None
+    result_validator = record_validator(TestResult) if records else None
     # A torn last line may end inside a multi-byte character; it then fails validation below.
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            if result_validator is not None and line.startswith(RESULT_LINE):
-                try:
-                    contents.result_records.append(result_validator.validate_json(line)["result"])
-                    contents.torn_last_line = False
-                    continue
-                except ValidationError:
-                    pass  # counted as a bad line below, by the model's validation
+            if result_validator is not None and _add_result_json(contents, line, result_validator):
+                continue
             try:
                 record = adapter.validate_json(line)
             except ValidationError:
@@ -199,6 +199,7 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
             if result_validator is not None and isinstance(record, StreamResult):
                 dumped = record.result.model_dump(mode="json")  # written another way
                 contents.result_records.append(cast("TestResultRecord", dumped))
+                contents.result_json.append(dumps(compact(RESULT, dumped)))
                 continue
             _add_record(contents, record)
     if contents.start is None:
@@ -206,6 +207,23 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
             f"{path} has no start record: it is not a qbench result stream", slug="stream-invalid"
         )
     return contents
+
+
+def _add_result_json(contents: StreamContents, line: str, validator: SchemaValidator) -> bool:
+    """Add a result line as the stream writer writes it: its result's JSON, validated alone (so
+    that it is one whole ``TestResult``, nothing after it), kept as text too. ``False``: the
+    line is of another form, or not valid (the model's validation then decides)."""
+    text = line.rstrip()
+    if not (text.startswith(RESULT_PREFIX) and text.endswith("}")):
+        return False
+    item = text[len(RESULT_PREFIX) : -1]
+    try:
+        contents.result_records.append(validator.validate_json(item))
+    except ValidationError:
+        return False
+    contents.result_json.append(item)
+    contents.torn_last_line = False
+    return True
 
 
 def _start_version_of(line: str) -> int | None:
@@ -329,7 +347,20 @@ def load_source(source: Path) -> TestReport:
 
 def load_source_record(source: Path) -> TestReportRecord:
     """``load_source(source)`` as a record; from ``report.json``, no model is built."""
-    return _load(source, read_report_record, report_record_from_stream, records=True)
+    return load_source_results_json(source)[0]
+
+
+def load_source_results_json(source: Path) -> tuple[TestReportRecord, list[str] | None]:
+    """``load_source_record(source)``, and when it was rebuilt from a stream, its results'
+    compact JSON as the stream holds them (``StreamContents.result_json``)."""
+    found: list[list[str]] = []
+
+    def rebuild(contents: StreamContents) -> TestReportRecord:
+        found.append(contents.result_json)
+        return report_record_from_stream(contents)
+
+    report = _load(source, read_report_record, rebuild, records=True)
+    return report, (found[0] if found else None)
 
 
 def _load(

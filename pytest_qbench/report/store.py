@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import sys
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import suppress
@@ -318,10 +319,12 @@ def write_report_json(
     stream: Path | None,
     patches: Mapping[str, Record] | None = None,
     check: bool = False,
+    results_json: Iterable[str] | None = None,
 ) -> None:
     """Write a ``TestReport`` record as JSON, each result ``compact``; a ``stream``'s results
     (compact already) are spliced in unparsed (parsed, and torn lines skipped, with ``check``:
-    a stream whose writer was ``damaged``).
+    a stream whose writer was ``damaged``). ``results_json``: the compact JSON of
+    ``report["results"]``, written as is instead of dumping them (a rebuild from the stream).
 
     Compact JSON of a list is its items' JSON joined by commas, so the file is exactly the
     report's JSON with the stream's results as ``results``, without holding them in memory.
@@ -330,12 +333,12 @@ def write_report_json(
     (the JSON, then a newline).
     """
     if str(path) == "-":
-        _write_report(sys.stdout, report, stream, patches, check)
+        _write_report(sys.stdout, report, stream, patches, check, results_json)
         sys.stdout.write("\n")
         sys.stdout.flush()
         return
     with atomic.atomic_writer(Path(path)) as handle:
-        _write_report(handle, report, stream, patches, check)
+        _write_report(handle, report, stream, patches, check, results_json)
 
 
 def _write_report(
@@ -344,6 +347,7 @@ def _write_report(
     stream: Path | None,
     patches: Mapping[str, Record] | None,
     check: bool,
+    results_json: Iterable[str] | None = None,
 ) -> None:
     head = dumps({**report, "results": []})
     marker = '"results":[]'
@@ -356,8 +360,10 @@ def _write_report(
                 item = patch_result_json(item, patches)
             handle.write(item if first else "," + item)
             first = False
-    for result in report["results"]:
-        handle.write(("" if first else ",") + dumps(compact(RESULT, result)))
+    if results_json is None:
+        results_json = (dumps(compact(RESULT, result)) for result in report["results"])
+    for item in results_json:
+        handle.write(item if first else "," + item)
         first = False
     handle.write(head[cut:])
 
