@@ -1,10 +1,11 @@
 """Ranking the catalog's matches: scores in 0..1 and one hit per test function.
 
-With embeddings, BM25's ranking and the vectors' (cosine similarity) are fused by reciprocal
-rank fusion: a case's fused value is the sum over both rankings of ``1 / (K + rank)`` (rank
-from 1; a ranking without the case adds nothing), and its ``score`` is that divided by the
-value of a case first in both, so 1.0 means first by words and by meaning, and a case found
-by one ranking only scores at most 0.5.
+With embeddings, BM25's ranking and the vectors' (cosine similarity) are fused by weighted
+reciprocal rank fusion: a case's fused value is the sum over both rankings of
+``weight / (K + rank)`` (rank from 1; a ranking without the case adds nothing; BM25 weighs 1,
+the vectors 0.5: see ``FUSION``), and its ``score`` is that divided by the value of a case
+first in both, so 1.0 means first by words and by meaning; a case found by BM25 only scores at
+most 0.667, by the vectors only at most 0.333.
 
 A parametrized test's cases share their words, so they would fill a page with one function:
 ``grouped`` keeps each function's best case and counts the function's matching cases.
@@ -12,6 +13,7 @@ A parametrized test's cases share their words, so they would fill a page with on
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -86,13 +88,17 @@ class Ranking:
     sign: float = 1.0
     """-1 when ``value`` holds BM25 ranks (lower is better) rather than fused values."""
     tail: list[int] = field(default_factory=list)
-    """BM25's matches after its ``HEAD`` best, in its order (fused ranking): the value of
+    """BM25's matches after its ``head`` best, in its order (fused ranking): the value of
     those that are not vector hits is computed when a page shows them."""
+    head: int = HEAD
+    """BM25's matches sorted with the vector hits (fused ranking)."""
+    weight: float = 1.0
+    """BM25's weight in the fusion."""
 
     def _value(self, case_id: int) -> float:
         found = self.value.get(case_id)
         if found is None:  # in the tail: only BM25 ranked it
-            found = 1 / (K + HEAD + 1 + self.tail.index(case_id))
+            found = self.weight / (K + self.head + 1 + self.tail.index(case_id))
         return self.sign * found
 
     def scored(self, case_id: int, cases: int = 1) -> Scored:
@@ -127,25 +133,61 @@ class Ranking:
         return [(first[family], counts[family]) for family in dict.fromkeys(families)]
 
 
+@dataclass(frozen=True)
+class Fusion:
+    """How BM25's ranking and the vectors' are weighed in ``fused``."""
+
+    bm25: float = 1.0
+    """Weight of BM25's ``1 / (K + rank)``."""
+    vectors: float = 1.0
+    """Weight of the vectors' ``1 / (K + rank)``."""
+    margin: float = 1.0
+    """Vector hits whose cosine is more than this below the best hit's take no part."""
+
+    def head(self, hits: int) -> int:
+        """BM25's matches to sort with ``hits`` vector hits: every match whose value can be
+        below a vector hit's (a vector hit's is at least ``vectors / (K + hits)``)."""
+        if self.vectors <= 0 or not hits:
+            return HEAD
+        return max(HEAD, math.ceil(self.bm25 / self.vectors * (K + hits)) - K)
+
+
+FUSION = Fusion(bm25=1.0, vectors=0.5)
+"""The tools' weighing: BM25 above the vectors, no margin. Chosen on one suite only
+(more-itertools: the largest smallest gain over BM25 of recall@10 and MRR of both tools,
+``benchmarks/catalog_quality.py --tune``) and checked unchanged on another (attrs)."""
+
+
 def fused(
-    memo: Snapshot, bm25: Sequence[tuple[int, float]], nearest: Sequence[tuple[int, float]]
+    memo: Snapshot,
+    bm25: Sequence[tuple[int, float]],
+    nearest: Sequence[tuple[int, float]],
+    fusion: Fusion = FUSION,
 ) -> Ranking:
     """BM25's matches and the most similar cases in one ranking, best first."""
-    # BM25's matches after its HEAD best ones come after every other case in the fused order
-    # (1 / (K + rank) is below any vector hit's value), in BM25's order: only the head and
+    # BM25's matches after its head come after every other case in the fused order (their
+    # bm25 / (K + rank) is below any vector hit's value), in BM25's order: only the head and
     # the vector hits are sorted, which is the same order at a fraction of the cost.
     nearest = [item for item in nearest if item[0] in memo.functions]  # see bm25_ranked
-    value = {case_id: 1 / (K + rank) for rank, (case_id, _r) in enumerate(bm25[:HEAD], start=1)}
+    if nearest:
+        floor = nearest[0][1] - fusion.margin
+        nearest = [item for item in nearest if item[1] >= floor]
+    head = fusion.head(len(nearest))
+    weight = fusion.bm25
+    value = {case_id: weight / (K + rank) for rank, (case_id, _r) in enumerate(bm25[:head], 1)}
     similar = dict(nearest)
-    tail = [case_id for case_id, _r in bm25[HEAD:]]
-    for rank, case_id in enumerate(tail, start=HEAD + 1):
+    tail = [case_id for case_id, _r in bm25[head:]]
+    for rank, case_id in enumerate(tail, start=head + 1):
         if case_id in similar:
-            value[case_id] = 1 / (K + rank)
+            value[case_id] = weight / (K + rank)
     for rank, (case_id, _similarity) in enumerate(nearest, start=1):
-        value[case_id] = value.get(case_id, 0.0) + 1 / (K + rank)
+        value[case_id] = value.get(case_id, 0.0) + fusion.vectors / (K + rank)
     order = sorted(value, key=value.__getitem__, reverse=True)  # stable: ties keep BM25's order
     order += [case_id for case_id in tail if case_id not in similar]
-    return Ranking(memo, order, value, 2 / (K + 1), dict(bm25), similar, tail=tail)
+    best = (fusion.bm25 + fusion.vectors) / (K + 1)
+    return Ranking(
+        memo, order, value, best, dict(bm25), similar, tail=tail, head=head, weight=weight
+    )
 
 
 def bm25_only(memo: Snapshot, ranked: Sequence[tuple[int, float]]) -> Ranking:
