@@ -53,7 +53,9 @@ from pytest_qbench.mcp.embed import MODEL
 from pytest_qbench.mcp.embed import embedder
 from pytest_qbench.mcp.ranking import FUSION
 from pytest_qbench.mcp.ranking import LIKE_MATCHES
+from pytest_qbench.mcp.ranking import NO_MATCHES
 from pytest_qbench.mcp.ranking import Fusion
+from pytest_qbench.mcp.ranking import Matches
 from pytest_qbench.mcp.ranking import Ranking
 from pytest_qbench.mcp.ranking import bm25_only
 from pytest_qbench.mcp.ranking import bm25_ranked
@@ -248,7 +250,7 @@ def top_functions(ranking: Ranking, exclude: str | None, count: int = 50) -> lis
     """The first ``count`` test functions of a ranking, ``exclude``'s left out."""
     if exclude is not None:
         ranking = ranking.without(exclude)
-    return [ranking.memo.functions[i] for i, _n in ranking.grouped(False)[:count]]
+    return [ranking.memo.functions[i] for i, _n in ranking.grouped(False, count).hits]
 
 
 @dataclass
@@ -256,7 +258,7 @@ class Query:
     """One query's inputs to the rankings: BM25's matches and the vector hits."""
 
     memo: Snapshot
-    bm25: list[tuple[int, float]]
+    bm25: Matches
     near: list[tuple[int, float]]
     exclude: str | None
     """The reference's test function (left out of the ranking), if any."""
@@ -266,7 +268,9 @@ class Query:
         """The three rankings' first test functions; hybrid weighed by ``fusion``."""
         return {
             "BM25": top_functions(bm25_only(self.memo, self.bm25), self.exclude),
-            "embeddings": top_functions(fused(self.memo, [], self.near, Fusion()), self.exclude),
+            "embeddings": top_functions(
+                fused(self.memo, NO_MATCHES, self.near, Fusion()), self.exclude
+            ),
             "hybrid": top_functions(fused(self.memo, self.bm25, self.near, fusion), self.exclude),
         }
 

@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
-from operator import itemgetter
+from itertools import compress
+from itertools import count
+from itertools import filterfalse
 from typing import NamedTuple
 
 from pytest_qbench.mcp import vectors
@@ -68,6 +70,25 @@ LIKE_MATCHES = 1000
 test functions, so its best 1 000 cases are plenty."""
 LIKE_CANDIDATES = 64
 """Words of a reference case considered for ``LIKE_TERMS`` (in the order of its text)."""
+
+
+class Matches(NamedTuple):
+    """BM25's matches: case ids best first (ties by path or folder, then uid), and their
+    BM25 ranks (lower is better)."""
+
+    ids: list[int]
+    ranks: dict[int, float]
+
+
+NO_MATCHES = Matches([], {})
+
+
+class Grouped(NamedTuple):
+    """The first hits of a ranking and how many there are in all."""
+
+    hits: list[tuple[int, int]]
+    """``(case id, matching cases)``, best first."""
+    total: int
 
 
 @dataclass
@@ -121,16 +142,25 @@ class Ranking:
         order = [i for i in self.order if functions[i] != function]
         return replace(self, order=order, tail=[i for i in self.tail if functions[i] != function])
 
-    def grouped(self, expand: bool) -> list[tuple[int, int]]:
-        """``(case id, matching cases)``: one per test function (its best case, with the
-        number of its matching cases) in the order of each function's best case; every case
-        when ``expand``."""
+    def grouped(self, expand: bool, stop: int | None = None) -> Grouped:
+        """The first ``stop`` hits (all when ``None``): one per test function (its best case,
+        with the number of its matching cases) in the order of each function's best case;
+        every case when ``expand``. Only the hits asked for are looked for."""
         if expand:
-            return [(case_id, 1) for case_id in self.order]
-        families = list(map(self.memo.family.__getitem__, self.order))
-        counts = Counter(families)
-        first = dict(zip(reversed(families), reversed(self.order), strict=True))
-        return [(first[family], counts[family]) for family in dict.fromkeys(families)]
+            return Grouped([(case_id, 1) for case_id in self.order[:stop]], len(self.order))
+        family = self.memo.family
+        counts = Counter(map(family.__getitem__, self.order))
+        wanted = len(counts) if stop is None else min(stop, len(counts))
+        hits: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for case_id in self.order:
+            if len(hits) >= wanted:
+                break
+            number = family[case_id]
+            if number not in seen:
+                seen.add(number)
+                hits.append((case_id, counts[number]))
+        return Grouped(hits, len(counts))
 
 
 @dataclass(frozen=True)
@@ -160,7 +190,7 @@ FUSION = Fusion(bm25=1.0, vectors=0.5)
 
 def fused(
     memo: Snapshot,
-    bm25: Sequence[tuple[int, float]],
+    bm25: Matches,
     nearest: Sequence[tuple[int, float]],
     fusion: Fusion = FUSION,
 ) -> Ranking:
@@ -174,27 +204,26 @@ def fused(
         nearest = [item for item in nearest if item[1] >= floor]
     head = fusion.head(len(nearest))
     weight = fusion.bm25
-    value = {case_id: weight / (K + rank) for rank, (case_id, _r) in enumerate(bm25[:head], 1)}
+    value = {case_id: weight / (K + rank) for rank, case_id in enumerate(bm25.ids[:head], 1)}
     similar = dict(nearest)
-    tail = [case_id for case_id, _r in bm25[head:]]
-    for rank, case_id in enumerate(tail, start=head + 1):
-        if case_id in similar:
-            value[case_id] = weight / (K + rank)
+    tail = bm25.ids[head:]
+    for place in compress(count(), map(similar.__contains__, tail)):
+        value[tail[place]] = weight / (K + head + 1 + place)
     for rank, (case_id, _similarity) in enumerate(nearest, start=1):
         value[case_id] = value.get(case_id, 0.0) + fusion.vectors / (K + rank)
     order = sorted(value, key=value.__getitem__, reverse=True)  # stable: ties keep BM25's order
-    order += [case_id for case_id in tail if case_id not in similar]
+    order += filterfalse(similar.__contains__, tail)
     best = (fusion.bm25 + fusion.vectors) / (K + 1)
     return Ranking(
-        memo, order, value, best, dict(bm25), similar, tail=tail, head=head, weight=weight
+        memo, order, value, best, bm25.ranks, similar, tail=tail, head=head, weight=weight
     )
 
 
-def bm25_only(memo: Snapshot, ranked: Sequence[tuple[int, float]]) -> Ranking:
+def bm25_only(memo: Snapshot, matches: Matches) -> Ranking:
     """BM25's ranking (best first); scores relative to the best match's."""
-    ranks = dict(ranked)
-    best = -ranked[0][1] if ranked else 0.0
-    return Ranking(memo, [case_id for case_id, _r in ranked], ranks, best, ranks, sign=-1.0)
+    ids, ranks = matches
+    best = -ranks[ids[0]] if ids else 0.0
+    return Ranking(memo, ids, ranks, best, ranks, sign=-1.0)
 
 
 def bm25_ranked(
@@ -205,20 +234,19 @@ def bm25_ranked(
     allowed: set[int] | None = None,
     exclude: int | None = None,
     limit: int | None = None,
-) -> list[tuple[int, float]]:
-    """``(case id, BM25 rank)`` of the matches among ``allowed`` but ``exclude`` (the best
-    ``limit`` only, when given), best first; ties by path or folder, then uid."""
-    order = memo.order
-    found = catalog.bm25(query, columns, limit)
-    # a case the snapshot lacks was ingested by another process since: left out this time
-    found = [
-        item
-        for item in found
-        if item[0] in order and item[0] != exclude and (allowed is None or item[0] in allowed)
-    ]
-    found.sort(key=lambda item: order[item[0]])
-    found.sort(key=itemgetter(1))  # stable: ties keep the order above
-    return found
+) -> Matches:
+    """The matches among ``allowed`` but ``exclude`` (the best ``limit`` only, when given),
+    best first; ties by path or folder, then uid."""
+    ranks = dict(catalog.bm25(query, columns, limit))
+    if exclude is not None:
+        ranks.pop(exclude, None)
+    # the snapshot's cases in their tie-break order, those that matched: one sort by rank
+    # then keeps ties in that order (a case the snapshot lacks was ingested by another
+    # process since: left out this time)
+    cases = memo.order if allowed is None else filter(allowed.__contains__, memo.order)
+    ids = list(filter(ranks.__contains__, cases))
+    ids.sort(key=ranks.__getitem__)
+    return Matches(ids, ranks)
 
 
 def for_query(catalog: Catalog, query: str, filters: Filters) -> Ranking:

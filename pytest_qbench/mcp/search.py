@@ -193,21 +193,21 @@ def search(
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
     size = catalog.size()
     ranking = for_query(catalog, query, filters)
-    ranked = ranking.grouped(expand)
+    grouped = ranking.grouped(expand, offset + limit)
     base = SearchResult(
-        total=len(ranked),
+        total=grouped.total,
         facets=_facets(ranking.memo.facets(ranking.order)),
         catalog_size=size,
         note=None if size else EMPTY_NOTE,
     )
-    page = [ranking.scored(case_id, cases) for case_id, cases in ranked[offset : offset + limit]]
+    page = [ranking.scored(case_id, n) for case_id, n in grouped.hits[offset : offset + limit]]
     hits = hits_of(catalog, page, query, FTS_COLUMNS)
     fitted = fit_items(hits, budget - json_size(base) - 200, _brief)
     end = offset + len(fitted.items)
     return base.model_copy(
         update={
             "results": fitted.items,
-            "next_cursor": encode_cursor(end, fingerprint) if end < len(ranked) else None,
+            "next_cursor": encode_cursor(end, fingerprint) if end < grouped.total else None,
         }
     )
 
@@ -391,7 +391,7 @@ def similar(
             raise ToolFailure(f"no test {test!r} in the catalog; search_tests finds its key")
         query = reference_text(reference, scope)
     ranking = for_reference(catalog, reference, query, scope, include_siblings)
-    ranked = [ranking.scored(case_id, cases) for case_id, cases in ranking.grouped(False)[:limit]]
+    ranked = [ranking.scored(case_id, n) for case_id, n in ranking.grouped(False, limit).hits]
     base = SimilarTests(reference=ref(reference) if reference else None)
     hits = hits_of(catalog, ranked, query, SCOPES[scope])
     fitted = fit_items(hits, budget - json_size(base) - 64, _brief)
