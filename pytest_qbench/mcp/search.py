@@ -4,7 +4,7 @@ of them is first called.
 
 Each hit has its raw BM25 score (``bm25``: the negated FTS5 rank, higher is better) and
 ``score`` in 0..1 (``ranking``): BM25 alone, that divided by the best match's of the same
-query; with embeddings (the ``[search]`` extra), reciprocal rank fusion of BM25 and vector
+query; with embeddings (the ``[search]`` extra), weighted reciprocal rank fusion of BM25 and vector
 similarity. A hit stands for a test function: its best case, with the number of its matching
 parametrized cases (``expand`` lists them one by one). ``matched_fields`` says which fields
 hold a word of the query. A page's order is the ranking's. A cursor is opaque to the caller: it holds the next offset and
