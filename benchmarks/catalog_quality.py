@@ -19,12 +19,15 @@ recall@10 = relevant functions among the first ten / min(10, relevant functions)
 1 / rank of the first relevant function (0 when none is in the first 50). The catalog is built
 by the real ``ingest_tests`` (pytest's collection) with the ``[search]`` extra; the three
 rankings are the ranking module's own pieces: BM25's (``bm25_only``), the vectors' alone
-(``fused`` of no BM25 match) and the tools' hybrid (``fused``).
+(``fused`` of no BM25 match, unweighted) and the tools' hybrid (``fused`` weighed by
+``FUSION``).
 
 Usage (a suite unpacked from its sdist, its tests runnable offline)::
 
     python benchmarks/catalog_quality.py SUITE_DIR PACKAGE [SUITE_DIR PACKAGE ...]
     # e.g. /tmp/q/attrs-26.1.0 attr /tmp/q/more_itertools-11.2.1 more_itertools
+    python benchmarks/catalog_quality.py --tune SUITE_DIR PACKAGE
+    # hybrid for each weighing, on ONE suite (the tools' FUSION was chosen on more-itertools)
 """
 
 from __future__ import annotations
