@@ -97,6 +97,8 @@ def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> No
     assert qbench_counts(report) == oracle
     assert {r.runner for r in report.results} == {"vitest"}
     assert (run_dir / "report.md").is_file()
+    # the line qbench prints adds up too: the todo is on it, as in the report's headline
+    assert "vitest: 5 tests: 1 failed, 2 passed, 1 skipped, 1 todo;" in done.stdout
 
 
 def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) -> None:
