@@ -130,3 +130,30 @@ def test_lone_surrogates_are_replaced_not_fatal(
     captured = run.by_name("test_junk[output]").captured
     assert "lone ? surrogate" in captured.stdout
     assert "bad ? byte" in run.markdown
+
+
+PLUGIN_BUG = """
+    def pytest_runtest_logreport(report):
+        if report.when == "teardown" and report.nodeid.endswith("test_b"):
+            raise RuntimeError("a plugin's bug")
+"""
+
+
+def test_internal_error_is_a_next_step_beside_the_failures(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A run that pytest ended with an internal error (a crashed xdist worker, a plugin's bug)
+    after some tests failed: the digest's next steps say first that the results are incomplete,
+    not only "fix these failures" (found on tenacity, whose xdist worker crashed)."""
+    pytester.makeconftest(PLUGIN_BUG)
+    pytester.makepyfile(
+        test_x="def test_a():\n    assert 1 == 2\n\ndef test_b():\n    pass\n\ndef test_c():\n    pass\n"
+    )
+    run = run_qbench("--qbench-digest", "digest.json")
+    assert run.result.ret == 3
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False and len(digest["failures"]) == 1
+    assert digest["next_steps"][0] == (
+        "pytest exited with status 3 (internal error): the results are incomplete; "
+        "read its output, fix the cause and run the tests again"
+    )
