@@ -128,7 +128,7 @@ def test_lone_surrogates_are_replaced_not_fatal(
     failure = run.by_name("test_junk[message]").failure
     assert failure is not None and "bad ? byte" in failure.error_message
     captured = run.by_name("test_junk[output]").captured
-    assert "lone ? surrogate" in captured.stdout
+    assert captured is not None and "lone ? surrogate" in captured.stdout
     assert "bad ? byte" in run.markdown
 
 
