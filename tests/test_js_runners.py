@@ -116,6 +116,8 @@ def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) ->
     assert result.failure is not None
     assert result.failure.error_type == "AssertionError"
     assert "expected 10 to be 11" in result.failure.error_message
+    # no stack frame in the message, not even V8's "at new Promise (<anonymous>)"
+    assert " at " not in result.failure.error_message, result.failure.error_message
     assert (result.failure.file, result.failure.line) == ("src/math.test.ts", 7)
     todo = next(r for r in report.results if r.nodeid.endswith("later"))
     assert (todo.outcome, todo.counted_as) == ("skipped", ["todo"])
