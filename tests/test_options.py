@@ -214,7 +214,7 @@ def test_native_toml_wrong_type(pytester: pytest.Pytester) -> None:
     assert_usage_error(result, "*qbench_max_output*")
 
 
-@pytest.mark.skipif(pytest.version_tuple[0] < 9, reason="the native [tool.pytest] table")
+@pytest.mark.skipif(pytest.version_tuple[:1] < (9,), reason="the native [tool.pytest] table")
 def test_native_toml_string_for_a_list_says_how_to_write_it(pytester: pytest.Pytester) -> None:
     """``qbench_capture = "failed,skipped"`` in [tool.pytest] (a string where pytest wants a
     list) is refused with the TOML list to write instead (found on humanize)."""
