@@ -97,6 +97,8 @@ def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> No
     assert qbench_counts(report) == oracle
     assert {r.runner for r in report.results} == {"vitest"}
     assert (run_dir / "report.md").is_file()
+    # the line qbench prints adds up too: the todo is on it, as in the report's headline
+    assert "vitest: 5 tests: 1 failed, 2 passed, 1 skipped, 1 todo;" in done.stdout
 
 
 def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) -> None:
@@ -114,6 +116,8 @@ def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) ->
     assert result.failure is not None
     assert result.failure.error_type == "AssertionError"
     assert "expected 10 to be 11" in result.failure.error_message
+    # no stack frame in the message, not even V8's "at new Promise (<anonymous>)"
+    assert " at " not in result.failure.error_message, result.failure.error_message
     assert (result.failure.file, result.failure.line) == ("src/math.test.ts", 7)
     todo = next(r for r in report.results if r.nodeid.endswith("later"))
     assert (todo.outcome, todo.counted_as) == ("skipped", ["todo"])

@@ -214,6 +214,17 @@ def test_native_toml_wrong_type(pytester: pytest.Pytester) -> None:
     assert_usage_error(result, "*qbench_max_output*")
 
 
+@pytest.mark.skipif(pytest.version_tuple[:1] < (9,), reason="the native [tool.pytest] table")
+def test_native_toml_string_for_a_list_says_how_to_write_it(pytester: pytest.Pytester) -> None:
+    """``qbench_capture = "failed,skipped"`` in [tool.pytest] (a string where pytest wants a
+    list) is refused with the TOML list to write instead (found on humanize)."""
+    pytester.makepyprojecttoml('[tool.pytest]\nqbench = true\nqbench_capture = "failed,skipped"\n')
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest("-p", "qbench")
+    assert_usage_error(result, "*qbench_capture*")
+    assert 'write a TOML list of strings: qbench_capture = ["...", "..."]' in result.stderr.str()
+
+
 def test_no_qbench_switches_it_off(pytester: pytest.Pytester) -> None:
     """(issue 11.7) --no-qbench switches qbench off for one run, even under --strict-config."""
     pytester.makeini("[pytest]\nqbench = true\nqbench_json = out.json\n")

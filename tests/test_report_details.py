@@ -96,3 +96,64 @@ def test_collect_only_is_a_collection_kept_out_of_history(
     assert [r["run_id"] for r in qbench_json(capsys, "runs")["runs"]] == ["r3", "r1"]
     diff = qbench_json(capsys, "diff", "last~1", "last")
     assert (diff["base"]["run_id"], diff["head"]["run_id"]) == ("r1", "r3")
+
+
+UNENCODABLE = r"""
+    import sys
+    import pytest
+
+    @pytest.mark.parametrize("where", ["message", "output"])
+    def test_junk(where, record_property):
+        record_property("raw", "prop \udcff")
+        sys.stdout.buffer.write(b"\x00\xff\xfe bytes\n")
+        print("lone \ud800 surrogate")
+        assert where == "none", "bad \udcff byte"
+
+    def test_fine():
+        pass
+"""
+
+
+def test_lone_surrogates_are_replaced_not_fatal(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Text that is not encodable as UTF-8 (a lone surrogate, as ``os.fsdecode`` makes from a
+    bad byte) in a message, the output or a property is written as ``?`` (as pytest's capture does): every result and
+    both reports are written, no internal error (found running tenacity's suite)."""
+    pytester.makepyfile(test_junk=UNENCODABLE)
+    run = run_qbench("--qbench-capture=all")
+    run.result.assert_outcomes(failed=2, passed=1)
+    assert "internal error" not in run.result.stdout.str()
+    assert [r.outcome for r in run.report.results] == ["failed", "failed", "passed"]
+    failure = run.by_name("test_junk[message]").failure
+    assert failure is not None and "bad ? byte" in failure.error_message
+    captured = run.by_name("test_junk[output]").captured
+    assert captured is not None and "lone ? surrogate" in captured.stdout
+    assert "bad ? byte" in run.markdown
+
+
+PLUGIN_BUG = """
+    def pytest_runtest_logreport(report):
+        if report.when == "teardown" and report.nodeid.endswith("test_b"):
+            raise RuntimeError("a plugin's bug")
+"""
+
+
+def test_internal_error_is_a_next_step_beside_the_failures(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A run that pytest ended with an internal error (a crashed xdist worker, a plugin's bug)
+    after some tests failed: the digest's next steps say first that the results are incomplete,
+    not only "fix these failures" (found on tenacity, whose xdist worker crashed)."""
+    pytester.makeconftest(PLUGIN_BUG)
+    pytester.makepyfile(
+        test_x="def test_a():\n    assert 1 == 2\n\ndef test_b():\n    pass\n\ndef test_c():\n    pass\n"
+    )
+    run = run_qbench("--qbench-digest", "digest.json")
+    assert run.result.ret == 3
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False and len(digest["failures"]) == 1
+    assert digest["next_steps"][0] == (
+        "pytest exited with status 3 (internal error): the results are incomplete; "
+        "read its output, fix the cause and run the tests again"
+    )

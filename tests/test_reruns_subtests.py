@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import RunQBench
@@ -113,3 +115,27 @@ def test_subtests_with_reruns_count_last_attempt(
     result = run.by_name("test_subtests")
     assert [s.outcome for s in result.subtests] == ["passed", "failed", "passed"]
     assert result.reruns == reruns and len(result.attempts) == reruns
+
+
+@pytest.mark.skipif(not hasattr(pytest, "SubtestReport"), reason="pytest 9 subtests")
+def test_failed_subtest_is_the_tests_failure(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A test that failed only through a subtest has that subtest's failure, where it was
+    raised, not pytest's bare "contains 1 failed subtest" at the ``def`` line: the digest,
+    the MCP answer and the next steps show what to fix (found running tenacity's suite)."""
+    pytester.makepyfile(SUBTESTS)
+    run = run_qbench("--qbench-digest", "digest.json")
+    failure = run.by_name("test_sub").failure
+    assert failure is not None
+    assert (failure.error_type, failure.line) == ("AssertionError", 4)
+    assert "one is bad" in failure.error_message
+    assert "contains 1 failed subtest" in failure.stack_trace
+    assert "[check] (i=1)" in failure.stack_trace
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    [shown] = digest["failures"]
+    assert shown["line"] == 4 and "one is bad" in shown["error_message"]
+    assert digest["next_steps"][0] == (
+        "Fix the assertion at test_failed_subtest_is_the_tests_failure.py:4 "
+        "(test_failed_subtest_is_the_tests_failure.py::test_sub)"
+    )

@@ -281,13 +281,15 @@ def write_report(report: TestReport, output: str, markdown: Path | None) -> None
 
 
 def counts_line(report: TestReport) -> str:
-    """``12 tests: 1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
+    """``12 tests: 1 failed, 10 passed, 1 skipped, 1 todo``: the counts that are not zero,
+    other runners' words (vitest's ``todo``) last, so that they add up to the total."""
     from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+    from pytest_qbench.core.summary_words import pluralize
     from pytest_qbench.core.summary_words import summary_parts
 
     s = report.summary
-    parts = summary_parts(s.model_dump(), (*OUTCOME_FIELDS, "reruns"))
-    return f"{s.total} tests: {', '.join(parts) or 'none ran'}"
+    parts = summary_parts(s.model_dump(), (*OUTCOME_FIELDS, "reruns"), s.other)
+    return f"{pluralize(s.total, 'test')}: {', '.join(parts) or 'none ran'}"
 
 
 def note(output: str, message: str) -> None:

@@ -45,7 +45,8 @@ class atomic_writer:
     """Context manager: a text file handle whose content replaces ``path`` only on success.
 
     A ``path`` that is a device or a FIFO is opened and written in place (it cannot be
-    replaced); a symlink is followed, and its target replaced.
+    replaced); a symlink is followed, and its target replaced. Text that UTF-8 cannot hold (a
+    lone surrogate from a test's message or output) is written as ``?``, not fatal to the file.
     """
 
     def __init__(self, path: Path) -> None:
@@ -58,10 +59,12 @@ class atomic_writer:
             for stream in (sys.stdout, sys.stderr):
                 with suppress(Exception):
                     stream.flush()
-            self._handle = os.fdopen(os.dup(descriptor), "w", encoding="utf-8", newline="\n")
+            self._handle = os.fdopen(
+                os.dup(descriptor), "w", encoding="utf-8", errors="replace", newline="\n"
+            )
             return self._handle
         if is_special_file(self.path):
-            self._handle = self.path.open("w", encoding="utf-8", newline="\n")
+            self._handle = self.path.open("w", encoding="utf-8", errors="replace", newline="\n")
             return self._handle
         target = link_target(self.path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -70,7 +73,7 @@ class atomic_writer:
         try:
             # mkstemp makes the file owner-only; a report is as readable as any new file would be.
             os.chmod(tmp, 0o666 & ~current_umask())
-            self._handle = os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+            self._handle = os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="\n")
         except BaseException:
             os.close(fd)
             self._tmp.unlink(missing_ok=True)

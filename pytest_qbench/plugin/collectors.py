@@ -350,6 +350,21 @@ def build_failure(
     )
 
 
+def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord]) -> FailureRecord:
+    """A test's call failure that is only pytest's "contains 1 failed subtest" (no exception of
+    its own, so no frames, at the ``def`` line) as its first failed subtest's failure, pytest's
+    words and the subtest on top of the trace: where to look is where the subtest failed."""
+    if failure["frames"] or failure["error_type"] != "Failed":
+        return failure
+    first = next((s for s in subtests if s["failure"] is not None), None)
+    if first is None or first["failure"] is None:
+        return failure
+    shown = first["failure"].copy()
+    head = f"{failure['error_message']}; the first, subtest {first['description']}:"
+    shown["stack_trace"] = f"{head}\n{shown['stack_trace']}"
+    return shown
+
+
 def is_subtest_report(report: pytest.TestReport) -> bool:
     """Whether a report is one subtest's (pytest 9 ``subtests`` fixture, or pytest-subtests)."""
     return hasattr(report, "context") and type(report).__name__ in (
@@ -521,6 +536,8 @@ class TestAccumulator:
         teardown = self.failures.get("teardown")
         if failure is None:
             failure, teardown = teardown, None
+        elif failure["phase"] == "call":
+            failure = subtest_failure(failure, self.subtests)
         phases = self.durations
         durations = {
             "setup": round(phases.get("setup", 0.0), 6),

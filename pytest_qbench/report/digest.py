@@ -10,7 +10,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from typing import Any
 
+from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import RAN_CLEAN
+from pytest_qbench.core.exit_codes import WROTE_RESULTS
+from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_text
@@ -102,6 +105,10 @@ def next_steps(
 ) -> list[str]:
     """Concrete suggestions, most useful first."""
     steps: list[str] = []
+    chosen = list(chosen)
+    broken = _broken_run_step(report) if chosen else None
+    if broken:
+        steps.append(broken)
     for diag in report["collection_errors"][:3]:
         where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
         steps.append(f"Fix the collection error in {where}: {error_line(diag['message'], 160)}")
@@ -125,7 +132,23 @@ def next_steps(
     if not steps:
         steps.append(_nothing_failed(report))
     # a failed gate and a partial run are kept even when the list is full
-    return _fit(steps, {s for s in (gate, interrupted, *gates) if s}, MAX_NEXT_STEPS)
+    return _fit(steps, {s for s in (broken, gate, interrupted, *gates) if s}, MAX_NEXT_STEPS)
+
+
+def _broken_run_step(report: TestReportRecord) -> str | None:
+    """What to do first when pytest ended with an internal or usage error after tests had
+    failed: the failures listed are not all there is. (An interruption has its own step; a
+    run without failures says so in ``_nothing_failed``.)"""
+    code, run = report["run"]["exit_code"], report["run"]
+    if code is None or code in WROTE_RESULTS or code == PytestExit.INTERRUPTED:
+        return None
+    if run["interrupted"]:
+        return None
+    meaning = PYTEST_MEANINGS.get(code, "an unknown status")
+    return (
+        f"pytest exited with status {code} ({meaning}): the results are incomplete; "
+        "read its output, fix the cause and run the tests again"
+    )
 
 
 def _fit(steps: list[str], keep: set[str], limit: int) -> list[str]:

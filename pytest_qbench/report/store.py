@@ -167,7 +167,9 @@ def run_in_progress(path: Path) -> bool:
 class StreamWriter:
     """Appends records to ``results.jsonl``, one line each, written straight to the file.
 
-    Each line is one ``os.write`` on an unbuffered descriptor opened for appending, so a process
+    Text that UTF-8 cannot hold (a lone surrogate: ``os.fsdecode``'s form of a byte that is not
+    UTF-8, a test's ``"\\udcff"``) is written as ``?``, as pytest's capture does, never lost
+    with the whole record. Each line is one ``os.write`` on an unbuffered descriptor opened for appending, so a process
     that dies mid-run leaves every finished test on disk, and nothing half-buffered. A write that
     fails (a full disk) raises ``OSError`` and never damages the next record: what it wrote of
     its line is cut off again, or, when that fails too, ended by a newline before the next
@@ -185,15 +187,15 @@ class StreamWriter:
 
     def write_start(self, record: StreamStartRecord) -> None:
         """The run as it starts (a ``StreamStart`` record)."""
-        self._write(dumps(record).encode())
+        self._write(dumps(record).encode(errors="replace"))
 
     def write_result(self, result: TestResultRecord) -> None:
         """One finished test (a ``TestResult`` record, without its fields at their default)."""
-        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}".encode())
+        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}".encode(errors="replace"))
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
-        self._write(dumps({"kind": kind, "diagnostic": diagnostic}).encode())
+        self._write(dumps({"kind": kind, "diagnostic": diagnostic}).encode(errors="replace"))
 
     def write_deselected(self, count: int) -> None:
         """Deselected tests."""
@@ -201,7 +203,7 @@ class StreamWriter:
 
     def write_end(self, record: StreamEndRecord) -> None:
         """The run as it ended (a ``StreamEnd`` record)."""
-        self._write(dumps(record).encode())
+        self._write(dumps(record).encode(errors="replace"))
 
     def _write(self, line: bytes) -> None:
         if self._fd is None:

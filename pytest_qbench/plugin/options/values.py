@@ -181,9 +181,10 @@ class OptionReader:
         try:
             return self.config.getini(f"qbench_{name}")
         except (ValueError, pytest.UsageError) as exc:  # pytest 9 wraps the ValueError
-            raise pytest.UsageError(
-                f"ini qbench_{name} is malformed: {exc}; fix it in {self.config.inipath}"
-            ) from None
+            fix = f"fix it in {self.config.inipath}"
+            if "expects a list" in str(exc):  # the native [tool.pytest] table keeps TOML types
+                fix = f'write a TOML list of strings: qbench_{name} = ["...", "..."] ({fix})'
+            raise pytest.UsageError(f"ini qbench_{name} is malformed: {exc}; {fix}") from None
 
     def path(self, name: str) -> tuple[Path | None, str]:
         """The path and where it came from (for error messages)."""

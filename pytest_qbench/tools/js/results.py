@@ -39,6 +39,8 @@ FRAME = re.compile(
     r"^\s*at (?:.*? \()?(?:file://)?(?P<file>[^()\s]+?):(?P<line>\d+):(?P<col>\d+)\)?\s*$"
 )
 """A V8 stack frame: ``at fn (/path/x.test.ts:4:37)`` or ``at /path/x.test.ts:4:37``."""
+NO_PLACE_FRAME = re.compile(r"^\s+at (?:.+ \()?(?:<anonymous>|native|index \d+)\)?\s*$")
+"""A V8 frame without a file: ``at new Promise (<anonymous>)``, ``at Array.forEach (native)``."""
 ERROR_TYPE = re.compile(r"^(?P<type>[A-Z][A-Za-z0-9_$.]*(?:Error|Exception)?): (?P<rest>.*)$")
 """``AssertionError: expected 2 to be 3`` (the first line of a failure message)."""
 MAX_MESSAGE = 4000
@@ -130,7 +132,7 @@ def make_failure(text: str, file: str, root: Path, cwd: Path) -> Failure:
     line(s), the file and line of the first frame in the project (the test's file first)."""
     text = text.strip() or "(no message)"
     lines = text.splitlines()
-    body = [line for line in lines if not FRAME.match(line)]
+    body = [line for line in lines if not FRAME.match(line) and not NO_PLACE_FRAME.match(line)]
     head = next((line.strip() for line in body if line.strip()), "")
     if head.startswith("● "):  # jest's file-level message: "● Test suite failed to run"
         head = next((line.strip() for line in body[1:] if line.strip()), head)
