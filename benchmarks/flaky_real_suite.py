@@ -7,12 +7,15 @@ six==1.16.0``). A plugin (``seeded_failures.py``, written next to the index and 
 30 % (the same failure each time), ``--broken`` tests fail every run from a random run on, and
 ``--outages`` runs fail 60 % of all tests. Tests that already fail or skip in a clean run are
 left out of the choice and of the scores. 4 runs in 10 test the commit of the run before
-(``GITHUB_SHA``), as a CI re-run does. After ``--checkpoints`` runs, ``find_flaky`` over the
-monitors' window says which tests are flaky.
+(``GITHUB_SHA``), as a CI re-run does. With ``--reruns N`` each run uses pytest-rerunfailures
+(loaded through its entry point, as in a team's CI): a flaky test's rerun draws again, an outage
+or a break fails every attempt. After ``--checkpoints`` runs, ``find_flaky`` over the monitors'
+window says which tests are flaky.
 
 Usage::
 
-    python benchmarks/flaky_real_suite.py SUITE_DIR [--runs 60] [--seed 26] [-- PYTEST_ARGS]
+    python benchmarks/flaky_real_suite.py SUITE_DIR [--runs 60] [--seed 26] [--reruns 2]
+        [-- PYTEST_ARGS]
 """
 
 from __future__ import annotations
