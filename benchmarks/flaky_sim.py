@@ -183,6 +183,22 @@ def _failed(result: PastResult) -> bool:
     )
 
 
+def broken_ever_flaky(seeds: range) -> None:
+    """Whether a broken test is called flaky (so could be quarantined by ``auto``) after any
+    run, not only at the checkpoints: each broken test after each of the runs."""
+    checked, called = 0, []
+    for seed in seeds:
+        history = simulate(seed)
+        past = histories(history.tests, history.commits)
+        for t in sorted(history.broken):
+            for n in range(1, RUNS + 1):
+                checked += 1
+                if assess(past[t][:n]).status == "flaky":
+                    called.append(f"seed {seed} t{t} after {n} runs")
+    print(f"broken tests judged after every run: {checked} times, called flaky {len(called)}")
+    print("\n".join(called))
+
+
 def missed(seed: int, runs: int) -> None:
     """Each truly flaky test the monitors do not call flaky after ``runs`` runs: its failure
     probability, failures and rerun passes, and why no monitor fired."""
@@ -214,7 +230,14 @@ def main() -> None:
         action="store_true",
         help="a healthy test's rare failure has the same fingerprint each time",
     )
+    parser.add_argument(
+        "--broken-every-run", action="store_true", help="judge each broken test after every run"
+    )
     args = parser.parse_args()
+    if args.broken_every_run:
+        first, _, last = (args.seeds or str(args.seed)).partition("-")
+        broken_ever_flaky(range(int(first), int(last or first) + 1))
+        return
     if args.missed:
         missed(args.seed, args.missed)
         return
