@@ -7,12 +7,15 @@ six==1.16.0``). A plugin (``seeded_failures.py``, written next to the index and 
 30 % (the same failure each time), ``--broken`` tests fail every run from a random run on, and
 ``--outages`` runs fail 60 % of all tests. Tests that already fail or skip in a clean run are
 left out of the choice and of the scores. 4 runs in 10 test the commit of the run before
-(``GITHUB_SHA``), as a CI re-run does. After ``--checkpoints`` runs, ``find_flaky`` over the
-monitors' window says which tests are flaky.
+(``GITHUB_SHA``), as a CI re-run does. With ``--reruns N`` each run uses pytest-rerunfailures
+(loaded through its entry point, as in a team's CI): a flaky test's rerun draws again, an outage
+or a break fails every attempt. After ``--checkpoints`` runs, ``find_flaky`` over the monitors'
+window says which tests are flaky.
 
 Usage::
 
-    python benchmarks/flaky_real_suite.py SUITE_DIR [--runs 60] [--seed 26] [-- PYTEST_ARGS]
+    python benchmarks/flaky_real_suite.py SUITE_DIR [--runs 60] [--seed 26] [--reruns 2]
+        [-- PYTEST_ARGS]
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from pytest_qbench.history.compare import find_flaky
 from pytest_qbench.history.database import existing_index
+from pytest_qbench.history.flakiness import DEFAULT_MONITORS
 
 
 PLUGIN = """
@@ -45,6 +49,11 @@ def pytest_runtest_call(item):
         raise ConnectionError("seeded outage: the database is down")
     if RUN >= PLAN["broken"].get(item.nodeid, 10**9):
         raise AssertionError("seeded break: wrong total")
+    # each attempt draws again (a rerun of pytest-rerunfailures is a new chance to pass); the
+    # first attempt draws as a run without reruns does
+    attempt = getattr(item, "execution_count", 1)
+    if attempt > 1:
+        rng = random.Random(f"{PLAN['seed']}:{RUN}:{item.nodeid}:{attempt}")
     if rng.random() < PLAN["flaky"].get(item.nodeid, 0.0):
         raise TimeoutError("seeded flaky failure: the service did not answer")
 """
@@ -82,9 +91,16 @@ def main() -> None:
     parser.add_argument("--outages", type=int, default=4)
     parser.add_argument("--checkpoints", default="20,40,60")
     parser.add_argument("--work-dir", type=Path, default=Path(__file__).parent / ".work")
+    parser.add_argument(
+        "--reruns", type=int, default=0, help="pytest-rerunfailures' --reruns (0: no reruns)"
+    )
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args()
-    qbench_dir = (args.work_dir / f"real-suite-{args.suite.name}-{args.seed}").resolve()
+    if args.reruns:
+        # pytest-rerunfailures is loaded through its entry point, as in a team's CI
+        args.pytest_args = [f"--reruns={args.reruns}", *args.pytest_args]
+    name = f"real-suite-{args.suite.name}-{args.seed}-reruns{args.reruns}"
+    qbench_dir = (args.work_dir / name).resolve()
     qbench_dir.mkdir(parents=True, exist_ok=True)
     (qbench_dir / "seeded_failures.py").write_text(PLUGIN)
     rng = random.Random(args.seed)
@@ -108,7 +124,7 @@ def main() -> None:
             index = existing_index(qbench_dir, None)
             assert index is not None
             try:
-                called = {t.nodeid for t in find_flaky(index, 40, 0)}
+                called = {t.nodeid for t in find_flaky(index, DEFAULT_MONITORS.window, 0)}
             finally:
                 index.close()
             hit = len(called & set(flaky))
@@ -120,7 +136,7 @@ def main() -> None:
             print(rows[-1], file=sys.stderr)
     print(
         f"{args.suite.name}: {len(passing)} passing tests, {len(flaky)} made flaky (5-30 %), "
-        f"{len(broken)} broken, outage runs {sorted(outages)}\n"
+        f"{len(broken)} broken, outage runs {sorted(outages)}, --reruns={args.reruns}\n"
     )
     print("| runs | precision | recall | broken called flaky | called flaky |")
     print("|---:|---:|---:|---:|---:|")

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 
 from pytest_qbench.history.flakiness import assess
+from pytest_qbench.history.flakiness import is_outage
 from pytest_qbench.history.queries import PastResult
 
 
@@ -39,9 +40,26 @@ class Attempt:
     fingerprint: str | None
 
 
-def simulate(seed: int) -> tuple[list[list[Attempt]], list[str], set[int], set[int], set[int]]:
-    """Per test, its attempts in each run; the runs' commits; the flaky, broken tests; the
-    outage runs."""
+@dataclass
+class History:
+    """A simulated history: per test, its attempts in each run; the runs' commits; the flaky
+    tests with their failure probability; the broken tests; the outage runs."""
+
+    tests: list[list[Attempt]]
+    commits: list[str]
+    rates: dict[int, float]
+    broken: set[int]
+    outages: set[int]
+
+    @property
+    def flaky(self) -> set[int]:
+        """The truly flaky tests."""
+        return set(self.rates)
+
+
+def simulate(seed: int, stable_blips: bool = False) -> History:
+    """A seeded history; ``stable_blips``: a healthy test's rare failure has the same
+    fingerprint each time (its own), instead of a different one each time."""
     rng = random.Random(seed)
     kinds = list(range(TESTS))
     rng.shuffle(kinds)
@@ -67,11 +85,13 @@ def simulate(seed: int) -> tuple[list[list[Attempt]], list[str], set[int], set[i
                 if rng.random() >= p:
                     row.append(Attempt(False, False, None))
                     continue
-                fp = fp or f"blip-{rng.random()}"
+                if fp is None:
+                    blip = rng.random()  # drawn either way: the same history otherwise
+                    fp = f"blip-{t}" if stable_blips else f"blip-{blip}"
                 again = rng.random() < p
                 row.append(Attempt(again, not again, fp))
         tests.append(row)
-    return tests, commits, flaky, broken, outages
+    return History(tests, commits, rate, broken, outages)
 
 
 def histories(tests: list[list[Attempt]], commits: list[str]) -> list[list[PastResult]]:
@@ -115,22 +135,87 @@ def scores(called: set[int], flaky: set[int]) -> tuple[float, float]:
     return (hit / len(called) if called else 1.0), hit / len(flaky)
 
 
-def checkpoint_scores(seed: int) -> list[tuple[int, float, float, int, float, float, float, float]]:
-    """For each checkpoint: runs, qbench's precision, recall and broken tests called flaky,
-    then Allure's and the rate window's precision and recall."""
-    tests, commits, flaky, broken, _outages = simulate(seed)
-    past = histories(tests, commits)
+@dataclass
+class Score:
+    """One history at one checkpoint: qbench's figures, then the two simple rules'."""
+
+    runs: int
+    precision: float
+    recall: float
+    failed_once: float
+    """Recall over the flaky tests that failed at least once (an attempt) in those runs."""
+    broken_called: int
+    allure: tuple[float, float]
+    window: tuple[float, float]
+
+
+def checkpoint_scores(seed: int, stable_blips: bool = False) -> list[Score]:
+    """Each checkpoint's figures on the history of ``seed``."""
+    history = simulate(seed, stable_blips)
+    past = histories(history.tests, history.commits)
+    flaky = history.flaky
     rows = []
     for n in CHECKPOINTS:
-        judged = [assess(p[:n]) for p in past]
-        ours = {t for t, a in enumerate(judged) if a.status == "flaky"}
+        ours = {t for t, p in enumerate(past) if assess(p[:n]).status == "flaky"}
+        failed = {t for t in flaky if any(_failed(r) for r in past[t][:n])}
         allure_called = {t for t, p in enumerate(past) if allure(p[:n])}
         window_called = {t for t, p in enumerate(past) if rate_window(p[:n])}
-        (qp, qr), (ap, ar), (wp, wr) = (
-            scores(s, flaky) for s in (ours, allure_called, window_called)
+        precision, recall = scores(ours, flaky)
+        reached = len(ours & failed) / len(failed) if failed else 1.0
+        rows.append(
+            Score(
+                n,
+                precision,
+                recall,
+                reached,
+                len(ours & history.broken),
+                scores(allure_called, flaky),
+                scores(window_called, flaky),
+            )
         )
-        rows.append((n, qp, qr, len(ours & broken), ap, ar, wp, wr))
     return rows
+
+
+def _failed(result: PastResult) -> bool:
+    """Whether an attempt failed in a run that is no outage."""
+    return (result.outcome == "failed" or result.flaky) and not is_outage(
+        result.run_failing, result.run_ran
+    )
+
+
+def broken_ever_flaky(seeds: range) -> None:
+    """Whether a broken test is called flaky (so could be quarantined by ``auto``) after any
+    run, not only at the checkpoints: each broken test after each of the runs."""
+    checked, called = 0, []
+    for seed in seeds:
+        history = simulate(seed)
+        past = histories(history.tests, history.commits)
+        for t in sorted(history.broken):
+            for n in range(1, RUNS + 1):
+                checked += 1
+                if assess(past[t][:n]).status == "flaky":
+                    called.append(f"seed {seed} t{t} after {n} runs")
+    print(f"broken tests judged after every run: {checked} times, called flaky {len(called)}")
+    print("\n".join(called))
+
+
+def missed(seed: int, runs: int) -> None:
+    """Each truly flaky test the monitors do not call flaky after ``runs`` runs: its failure
+    probability, failures and rerun passes, and why no monitor fired."""
+    history = simulate(seed)
+    past = histories(history.tests, history.commits)
+    print(f"seed {seed}, after {runs} runs: flaky tests not called flaky\n")
+    print("| test | failure probability | runs failed | passed on rerun | status: why |")
+    print("|---:|---:|---:|---:|---|")
+    for t in sorted(history.flaky, key=history.rates.__getitem__):
+        found = assess(past[t][:runs])
+        if found.status == "flaky":
+            continue
+        kept = [r for r in past[t][:runs] if not is_outage(r.run_failing, r.run_ran)]
+        failed = sum(r.outcome == "failed" for r in kept)
+        rerun = sum(r.flaky for r in kept)
+        why = f"{found.status}: {found.reason or 'never failed'}"
+        print(f"| t{t} | {history.rates[t]:.3f} | {failed} | {rerun} | {why} |")
 
 
 def main() -> None:
@@ -139,45 +224,74 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--seeds", help="a range of seeds, e.g. 1-20: their worst and mean")
+    parser.add_argument("--missed", type=int, metavar="RUNS", help="list the missed flaky tests")
+    parser.add_argument(
+        "--stable-blips",
+        action="store_true",
+        help="a healthy test's rare failure has the same fingerprint each time",
+    )
+    parser.add_argument(
+        "--broken-every-run", action="store_true", help="judge each broken test after every run"
+    )
     args = parser.parse_args()
+    if args.broken_every_run:
+        first, _, last = (args.seeds or str(args.seed)).partition("-")
+        broken_ever_flaky(range(int(first), int(last or first) + 1))
+        return
+    if args.missed:
+        missed(args.seed, args.missed)
+        return
     if args.seeds:
         first, _, last = args.seeds.partition("-")
-        over_seeds(range(int(first), int(last or first) + 1))
+        over_seeds(range(int(first), int(last or first) + 1), args.stable_blips)
         return
     print(
         f"seed {args.seed}: {FLAKY} flaky, {BROKEN} broken, {OUTAGES} outage runs\n\n"
-        "| runs | qbench precision | qbench recall | broken called flaky | Allure precision "
-        "| Allure recall | rate window precision | rate window recall |"
+        "| runs | qbench precision | qbench recall | recall, failed once | broken called flaky "
+        "| Allure precision | Allure recall | rate window precision | rate window recall |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, qp, qr, bad, ap, ar, wp, wr in checkpoint_scores(args.seed):
-        print(f"| {n} | {qp:.3f} | {qr:.3f} | {bad} | {ap:.3f} | {ar:.3f} | {wp:.3f} | {wr:.3f} |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in checkpoint_scores(args.seed, args.stable_blips):
+        (ap, ar), (wp, wr) = row.allure, row.window
+        print(
+            f"| {row.runs} | {row.precision:.3f} | {row.recall:.3f} | {row.failed_once:.3f} "
+            f"| {row.broken_called} | {ap:.3f} | {ar:.3f} | {wp:.3f} | {wr:.3f} |"
+        )
     cost()
 
 
-def over_seeds(seeds: range) -> None:
-    """qbench's worst and mean precision and recall at each checkpoint over ``seeds``."""
-    table = [checkpoint_scores(seed) for seed in seeds]
+def over_seeds(seeds: range, stable_blips: bool) -> None:
+    """qbench's worst and mean precision and recall at each checkpoint over ``seeds``, beside
+    the simple rules' means."""
+    table = [checkpoint_scores(seed, stable_blips) for seed in seeds]
     print(
         f"seeds {seeds.start}-{seeds.stop - 1} ({len(seeds)} histories)\n\n"
         "| runs | precision: worst | mean | seeds below 0.95 | recall: worst | mean "
-        "| seeds below 0.85 | broken called flaky |"
+        "| seeds below 0.85 | recall, failed once: worst | broken called flaky "
+        "| Allure P / R (mean) | rate window P / R (mean) |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for i, n in enumerate(CHECKPOINTS):
         rows = [per_seed[i] for per_seed in table]
-        precision, recall = [r[1] for r in rows], [r[2] for r in rows]
+        precision, recall = [r.precision for r in rows], [r.recall for r in rows]
         print(
-            f"| {n} | {min(precision):.3f} | {sum(precision) / len(rows):.3f} "
+            f"| {n} | {min(precision):.3f} | {_mean(precision):.3f} "
             f"| {sum(p < 0.95 for p in precision)} | {min(recall):.3f} "
-            f"| {sum(recall) / len(rows):.3f} | {sum(r < 0.85 for r in recall)} "
-            f"| {sum(r[3] for r in rows)} |"
+            f"| {_mean(recall):.3f} | {sum(r < 0.85 for r in recall)} "
+            f"| {min(r.failed_once for r in rows):.3f} | {sum(r.broken_called for r in rows)} "
+            f"| {_mean([r.allure[0] for r in rows]):.3f} / {_mean([r.allure[1] for r in rows]):.3f} "
+            f"| {_mean([r.window[0] for r in rows]):.3f} / {_mean([r.window[1] for r in rows]):.3f} |"
         )
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
 
 
 def cost() -> None:
     """Classifying 10 000 tests of 50 results each (the monitors' default window)."""
-    one = histories(*simulate(7)[:2])
+    seven = simulate(7)
+    one = histories(seven.tests, seven.commits)
     sample = [p[:50] for p in one] * 10
     start = time.perf_counter()
     for results in sample:

@@ -39,6 +39,8 @@ from history_cost import remove_index
 
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.database import existing_index
+from pytest_qbench.history.flakiness import DEFAULT_MONITORS
+from pytest_qbench.history.flakiness import Monitors
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.quarantine import quarantined_tests
 from pytest_qbench.history.queries import known_tests
@@ -126,7 +128,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--work-dir", type=Path, default=HERE / ".work")
+    parser.add_argument("--window", type=int, help="the monitors' window (default: theirs)")
     args = parser.parse_args()
+    monitors = Monitors(window=args.window) if args.window else DEFAULT_MONITORS
     qbench_dir = args.work_dir.resolve() / f"flaky-start-{args.runs}x{args.tests}"
     build(qbench_dir, args.runs, args.tests, args.seed)
     nodeids = [r["nodeid"] for r in make_report(0, args.tests, args.seed)["results"]]
@@ -135,7 +139,7 @@ def main() -> None:
         index = existing_index(qbench_dir, None)
         assert index is not None
         try:
-            return quarantined_tests(index, None, True)
+            return quarantined_tests(index, None, True, monitors)
         finally:
             index.close()
 
@@ -147,7 +151,10 @@ def main() -> None:
         finally:
             index.close()
 
-    print(f"{args.runs} runs of {args.tests} tests; target {TARGET_MS:.0f} ms each\n")
+    print(
+        f"{args.runs} runs of {args.tests} tests, window {monitors.window}; "
+        f"target {TARGET_MS:.0f} ms each\n"
+    )
     print("| step | median ms | worst ms | median CPU ms | answer |")
     print("|---|---:|---:|---:|---|")
     median, worst, cpu, found = timed(auto_quarantine, args.repeat)

@@ -287,7 +287,7 @@ def test_flaky_and_history_shapes(qdir: Path, capsys: pytest.CaptureFixture[str]
     after passes flipped once but is no flaky test."""
     status, flaky = run_json(capsys, "flaky", "--min-flips", "1")
     assert status == 0
-    assert (flaky["runs"], flaky["min_flips"], flaky["tests"]) == (40, 1, [])
+    assert (flaky["runs"], flaky["min_flips"], flaky["tests"]) == (50, 1, [])
     status, history = run_json(capsys, "history", "t.py::test_b")
     assert status == 0
     assert set(history) == SUMMARY_KEYS | {"nodeid", "results", "flaky", "verdict"}
@@ -315,7 +315,7 @@ def test_flaky_and_history_shapes(qdir: Path, capsys: pytest.CaptureFixture[str]
 def test_flaky_text_when_nothing_flips(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """No flaky test: one sentence saying so, and what the rule asks."""
     assert run_text(capsys, "flaky")[1] == (
-        "no flaky or broken test in the last 40 runs (flaky on evidence in several runs: a pass "
+        "no flaky or broken test in the last 50 runs (flaky on evidence in several runs: a pass "
         "after rerun, a pass and a fail on one commit, or single-run failures between passes; "
         "runs where most tests failed set aside)\n"
     )

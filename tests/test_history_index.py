@@ -266,16 +266,23 @@ def seq(outcomes: str, fp: str = "fp1", commits: str = "") -> list[PastResult]:
         ),
         ("...", "", False, ""),
         (
-            "R.R" + "." * 31,
+            "R.R" + "." * 41,
             "",
             False,
-            "recovered: no evidence in the last 30 runs (passed after a rerun in 2 runs (r1, r3))",
+            "recovered: no evidence in the last 40 runs (passed after a rerun in 2 runs (r1, r3))",
+        ),
+        (
+            "." * 5 + "R" + "." * 20 + "F" + "." * 20,
+            "",
+            True,
+            "passed after a rerun in 1 run (r6), and the same failure failed alone in 1 run (r27)",
         ),
     ],
 )
 def test_the_flaky_rule(outcomes: str, commits: str, flaky: bool, reason: str) -> None:
     """Flaky on evidence in two runs at least; a failure repeating run after run is broken;
-    outage runs are set aside; a flaky test recovers after 30 runs without evidence."""
+    outage runs are set aside; a flaky test recovers after 40 runs without evidence; a pass
+    on rerun and the same failure alone in another run are evidence in two runs."""
     verdict = classify(seq(outcomes, commits=commits))
     assert (verdict.flaky, verdict.reason, verdict.error) == (flaky, reason, None)
     # a broken test names the run it has been failing since, and only a broken one
@@ -328,6 +335,16 @@ def test_broken_needs_the_same_failure_since_a_point() -> None:
     different = [replace(r, run_id=f"r{i}") for i, r in enumerate(different, 1)]
     assert assess(different).status == "healthy"
     assert assess(seq("R.R.FF")).status == "broken"
+
+
+def test_a_pass_on_rerun_and_the_same_failure_alone_elsewhere_are_flaky() -> None:
+    """A rerun pass and a run of its own where every attempt failed the same way are evidence in
+    two runs (pass-on-retry), from 50 results back; with a different failure they are not."""
+    found = assess(seq("R" + "." * 45 + "F" + "."))
+    assert (found.status, found.monitor, found.runs) == ("flaky", "pass-on-retry", ("r1", "r47"))
+    other = [*seq("R" + "." * 45), *seq("F.", fp="fp2")]
+    other = [replace(r, run_id=f"r{i}") for i, r in enumerate(other, 1)]
+    assert assess(other).status == "healthy"
 
 
 def test_a_monitor_that_raises_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -202,3 +202,65 @@ def test_a_quarantined_known_failure_is_labelled_everywhere(
     pytester.path.joinpath("plan.txt").write_text("target=new")
     failures = structured(mcp_call(pytester, "run_test_workflow", {}))["failures"]
     assert failures[0]["history"].startswith("quarantined (NEW failure")
+
+
+CI_SUITE = """
+    import pathlib
+
+    def test_flaky():
+        how = pathlib.Path("plan.txt").read_text().strip()
+        attempted = pathlib.Path("attempted")
+        fails = how == "every-attempt" or (how == "first-attempt" and not attempted.exists())
+        attempted.write_text("x")
+        if how == "break":
+            raise KeyError("total")
+        if fails:
+            raise TimeoutError("the service did not answer")
+
+    def test_stable():
+        pass
+"""
+
+
+def test_a_team_turning_on_auto_quarantine(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The issue's end to end: a CI with ``--reruns 1`` where a test's timeout once passed on
+    rerun and once failed every attempt (a red build); with ``qbench_quarantine = auto`` in the
+    ini that timeout no longer fails the run, a new failure of the test (a real break) still
+    does, and ``qbench flaky`` names the status, the monitor, the evidence and the score."""
+    from test_history_flaky import qbench
+
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makepyfile(test_suite=CI_SUITE)
+
+    def ci(run_id: str, how: str) -> QBenchRun:
+        pytester.path.joinpath("plan.txt").write_text(how)
+        pytester.path.joinpath("attempted").unlink(missing_ok=True)
+        args = ("-p", "pytest_rerunfailures", "--reruns=1")
+        return run_qbench(f"--qbench-run-id={run_id}", *args, run_dir=run_id)
+
+    plans = ["first-attempt", "pass", "every-attempt", "pass"]
+    assert [ci(f"c{n}", how).result.ret for n, how in enumerate(plans, 1)] == [0, 0, 1, 0]
+    pytester.makeini("[pytest]\nqbench_quarantine = auto\n")
+    known = ci("c5", "every-attempt")
+    assert known.result.ret == 0 and known.report.run.exit_code == 0
+    assert lines(known)[0].startswith(
+        "qbench: quarantine: test_suite.py::test_flaky failed and is quarantined (flaky: passed "
+        "after a rerun in 1 run (c1), and the same failure failed alone in 1 run (c3)); a known "
+        "failure"
+    )
+    broke = ci("c6", "break")
+    assert broke.result.ret == 1 and broke.report.run.exit_code == 1
+    assert "but with a NEW failure" in lines(broke)[0]
+    status, found, text = qbench(capsys, "flaky")
+    assert status == 0
+    [flaky] = found["tests"]
+    assert (flaky["nodeid"], flaky["status"], flaky["monitor"]) == (
+        "test_suite.py::test_flaky",
+        "flaky",
+        "pass-on-retry",
+    )
+    assert flaky["evidence_runs"] == ["c1", "c3"]  # c5 and c6 failed in a row: not alone
+    assert flaky["score"] == round(4 / 6, 4)
+    assert "flaky   pass-on-retry" in text and "test_suite.py::test_flaky" in text

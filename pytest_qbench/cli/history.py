@@ -578,7 +578,7 @@ def _add_flaky(sub: SubParsers) -> None:
     )
 
 
-DEFAULT_RUNS = 40
+DEFAULT_RUNS = 50
 """``qbench flaky --runs``: the monitors' default window."""
 
 

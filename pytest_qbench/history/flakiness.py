@@ -67,7 +67,7 @@ MONITORS: tuple[Monitor, ...] = ("pass-on-retry", "same-commit", "failure-rate")
 class Monitors:
     """The monitors' settings (ini ``qbench_flaky_*``, ``qbench flaky``'s options)."""
 
-    window: int = 40
+    window: int = 50
     """Newest results of a test looked at (outage runs left out)."""
     min_evidence: int = 2
     """Runs of evidence a flaky monitor needs."""
@@ -75,7 +75,7 @@ class Monitors:
     """Results the failure-rate monitor needs."""
     min_rate: float = 0.02
     """Failure share from which the failure-rate monitor calls a test flaky."""
-    recovery: int = 30
+    recovery: int = 40
     """Results without evidence after which a flaky test is healthy again."""
     outage_share: float = OUTAGE_SHARE
     """Share of a run's tests failing above which the run is an outage."""
@@ -198,18 +198,25 @@ Evidence = tuple[int, tuple[str, ...], tuple[str, ...], str]
 
 
 def _rerun_passed(
-    results: Sequence[PastResult], _episodes: Sequence[Sequence[PastResult]], _m: Monitors
+    results: Sequence[PastResult], episodes: Sequence[Sequence[PastResult]], _m: Monitors
 ) -> Evidence | None:
     passed = [r for r in results if r.flaky and r.outcome in PASSING]
     if not passed:
         return None
     # Evidence is the same failure passing on rerun: one-off failures of a healthy test, each
     # different (an infrastructure hiccup), are no pattern. A rerun pass without a known
-    # failure (indexed before its attempt's fingerprint was kept) may be any of them.
+    # failure (indexed before its attempt's fingerprint was kept) may be any of them. The
+    # same failure in a run of its own between passes (every attempt failed) is the same
+    # pattern seen once more: the rerun pass shows that failure does not follow from the code.
     known = Counter(r.fingerprint for r in passed if r.fingerprint is not None)
     fingerprint = known.most_common(1)[0][0] if known else None
     runs = tuple(r.run_id for r in passed if r.fingerprint in (None, fingerprint))
-    return len(runs), runs, (), f"passed after a rerun in {_some_runs(runs)}"
+    alone = tuple(e[0].run_id for e in episodes if len(e) == 1 and e[0].fingerprint == fingerprint)
+    reason = f"passed after a rerun in {_some_runs(runs)}"
+    if fingerprint is not None and alone:
+        reason += f", and the same failure failed alone in {_some_runs(alone)}"
+        runs = tuple(sorted(runs + alone, key=_order(results)))
+    return len(runs), runs, (), reason
 
 
 def _both_on_one_commit(
