@@ -20,6 +20,7 @@ from mcp_helpers import bm25_only
 from mcp_helpers import group_alive
 from mcp_helpers import quiet_children
 from mcp_helpers import stubborn_pids
+from mcp_helpers import write
 
 
 pytest.importorskip("mcp")
@@ -619,3 +620,30 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
     stat = Path(f"/proc/{pid}/stat")
     assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
     assert health["run_in_progress"] is None
+
+
+def test_answers_carry_no_terminal_escapes(config: ServerConfig, project: Path) -> None:
+    """A test that prints colours and a bell: run_test_workflow's and get_test_failure's text
+    and structured content hold its words, no ESC byte, and the bell as ``\\x07`` (a model
+    read the raw bytes before)."""
+    write(
+        project,
+        "tests/test_suite.py",
+        "def test_coloured():\n"
+        "    print('\\x1b[32mgreen\\x1b[0m and a bell\\x07')\n"
+        "    assert False, '\\x1b[31mred\\x1b[0m text'\n",
+    )
+
+    async def work(client: Client) -> list[CallToolResult]:
+        run = await client.call_tool("run_test_workflow", {})
+        run_id = structured(run)["run_id"]
+        test = "tests/test_suite.py::test_coloured"
+        failure = await client.call_tool("get_test_failure", {"run_id": run_id, "test": test})
+        return [run, failure]
+
+    run, failure = with_client(config, work)
+    for result in (run, failure):
+        payload = text_of(result) + json.dumps(structured(result))
+        assert "\x1b" not in payload and "\\u001b" not in payload
+        assert "red text" in payload
+    assert "green and a bell\\x07" in text_of(failure)

@@ -18,6 +18,16 @@ def strip_ansi(text: str) -> str:
     return ANSI_ESCAPE.sub("", text) if "\x1b" in text else text
 
 
+CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F) if chr(code) not in "\t\n\r"}
+"""Control characters other than tab and line ends, written as ``\\xNN``."""
+
+
+def readable(text: str) -> str:
+    """``text`` for a reader that is a person or a model: no ANSI escape sequences, other
+    control characters (a bell, a NUL, a lone ESC) written as ``\\x07``."""
+    return strip_ansi(text).translate(CONTROL)
+
+
 def bound_text(text: str, limit: int, *, keep: str = "both", option: str | None = None) -> str:
     """Return ``text`` cut to about ``limit`` characters, with a visible marker where it was cut.
 

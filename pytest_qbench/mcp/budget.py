@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from pytest_qbench.core.text import CUT_MARKER
 from pytest_qbench.core.text import bound_text
+from pytest_qbench.core.text import readable
 
 
 T = TypeVar("T", bound=BaseModel)
@@ -132,6 +133,18 @@ def bounded_content(content: dict[str, Any], budget: int) -> dict[str, Any]:
         content = _bound_strings(content, limit)
         limit //= 2
     return content
+
+
+def readable_content(data: Any) -> Any:
+    """``data`` (a structured result) with every string readable: ANSI escapes and other
+    control characters out of the messages, traces and output it holds."""
+    if isinstance(data, str):
+        return readable(data)
+    if isinstance(data, list):
+        return [readable_content(item) for item in data]
+    if isinstance(data, dict):
+        return {key: readable_content(value) for key, value in data.items()}
+    return data
 
 
 def _json_bytes(data: Any) -> int:

@@ -57,6 +57,7 @@ from pydantic import ValidationError
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.text import readable
 from pytest_qbench.mcp import build
 from pytest_qbench.mcp import failure
 from pytest_qbench.mcp import generation
@@ -69,6 +70,7 @@ from pytest_qbench.mcp import search
 from pytest_qbench.mcp import testrun
 from pytest_qbench.mcp import text as texts
 from pytest_qbench.mcp.budget import bounded_content
+from pytest_qbench.mcp.budget import readable_content
 from pytest_qbench.mcp.build import BuildResult
 from pytest_qbench.mcp.calllog import CallLog
 from pytest_qbench.mcp.command import RunRequest
@@ -263,10 +265,12 @@ def unwrapped(exc: BaseException) -> BaseException:
 
 def respond(model: BaseModel, summary: str, budget: int) -> CallToolResult:
     """The tool result: ``summary`` as text (at most ``budget`` bytes), ``model`` as structured
-    content (every string of it bounded, should it be over ``budget`` bytes)."""
+    content (every string of it bounded, should it be over ``budget`` bytes); in both, ANSI
+    escapes and control characters a test printed are left out or written as ``\\xNN``."""
+    content = readable_content(model.model_dump(mode="json"))
     return CallToolResult(
-        content=[TextContent(type="text", text=texts.bound_bytes(summary, budget))],
-        structured_content=bounded_content(model.model_dump(mode="json"), budget),
+        content=[TextContent(type="text", text=texts.bound_bytes(readable(summary), budget))],
+        structured_content=bounded_content(content, budget),
     )
 
 
