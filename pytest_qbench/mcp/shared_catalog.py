@@ -101,11 +101,23 @@ class SharedCatalog(Catalog):
     def replace_source(
         self, source: str, records: Iterable[CaseRecord], keep: Sequence[str] = ()
     ) -> Counts:
-        """As ``Catalog.replace_source``, in the database; the mirror read again after."""
+        """As ``Catalog.replace_source``, in the database, then in the mirror when it was up
+        to date (else the mirror is read again)."""
         given = list(records)
-        counts: Counts = self._write(lambda cursor: _replace(cursor, source, given, keep))
-        self._refresh()
-        return counts
+        change: Change = self._write(lambda cursor: _replace(cursor, source, given, keep))
+        if change.before != self.mirror.generation:
+            self._refresh()
+            return change.counts
+        if change.after != change.before:
+            by_uid = {record.uid: record for record in given}
+            with self.conn:
+                for uid in change.gone:
+                    self._delete(uid)
+                for case_id, uid, digest in change.added:
+                    self._insert(by_uid[uid], digest, case_id)
+                _set_generation(self.conn, change.after)
+            self.mirror.generation = change.after
+        return change.counts
 
     def store_vectors(self, model: str, rows: Sequence[tuple[int, bytes, bytes | None]]) -> None:
         """As ``Catalog.store_vectors``, in the database, then in the mirror when it was
@@ -177,9 +189,25 @@ def _new_generation(cursor: Cursor) -> str:
     return value
 
 
-def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Sequence[str]) -> Counts:
+@dataclass
+class Change:
+    """What ``_replace`` did, for the mirror to do the same."""
+
+    counts: Counts
+    before: str
+    """The generation before."""
+    after: str
+    """The generation after (``before`` when nothing changed)."""
+    gone: list[str]
+    """Uids deleted (changed ones included)."""
+    added: list[tuple[int, str, str]]
+    """``(case id, uid, digest)`` of the rows inserted."""
+
+
+def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Sequence[str]) -> Change:
     """``Catalog.replace_source``'s rule, on the database's tables."""
     counts = Counts()
+    before = _generation(cursor)
     rows = cursor.execute(
         "SELECT uid, digest FROM catalog_cases WHERE source = ?", (source,)
     ).fetchall()
@@ -207,15 +235,17 @@ def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Seque
     if gone:
         # a uid of another source is replaced too, as SQLite's INSERT OR REPLACE does
         cursor.execute("DELETE FROM catalog_cases WHERE uid = ANY(?)", (gone,))
+    added: list[tuple[int, str, str]] = []
     if new:
-        cursor.execute(
+        rows = cursor.execute(
             "INSERT INTO catalog_cases (uid, source, record, digest) "
-            "SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[])",
+            "SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) "
+            "RETURNING id, uid, digest",
             [list(column) for column in zip(*new, strict=True)],
-        )
-    if gone or new:
-        _new_generation(cursor)
-    return counts
+        ).fetchall()
+        added = [(int(i), str(uid), str(digest)) for i, uid, digest in rows]
+    after = _new_generation(cursor) if gone or new else before
+    return Change(counts, before, after, gone, added)
 
 
 def _store_vectors(
