@@ -13,7 +13,8 @@ Measured in one process per storage (run the script once with ``--storage sqlite
   median (max) of ``--calls`` calls after a warm-up, wall and CPU time, as catalog_latency.py;
   and the first call after the catalog changed (another machine's ingest): the process reads
   the catalog again (on PostgreSQL: every row into the in-memory mirror) and builds its
-  snapshot, with the resident memory that costs.
+  snapshot, and the resident memory a new server process grows by on its first search (what it
+  keeps of the catalog).
 
 CPU time is this process's (PostgreSQL's own is not in it). Usage::
 
@@ -44,12 +45,6 @@ from pytest_qbench.mcp.ingest import _replace
 from pytest_qbench.mcp.service import RunService
 from pytest_qbench.mcp.shared_catalog import _MIRRORS
 from pytest_qbench.mcp.shared_catalog import open_project_catalog
-
-
-def rss_mib() -> float:
-    """The process's resident memory now (Linux)."""
-    pages = int(Path("/proc/self/statm").read_text().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def timed(work: Callable[[], Any]) -> tuple[float, float]:
@@ -105,6 +100,40 @@ def clear() -> None:
     gc.collect()
 
 
+FRESH = """
+import os, sys
+from pathlib import Path
+if sys.argv[2] == "bm25":
+    sys.modules["wordllama"] = None
+from pytest_qbench.mcp import search
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.service import RunService
+def rss():
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+root = Path(sys.argv[1])
+tools = RunService(ServerConfig(root=root, qbench_dir=root / ".qbench"))
+import numpy, pytest_qbench.mcp.ranking, pytest_qbench.mcp.shared_catalog  # noqa
+from pytest_qbench.mcp.embed import embedder
+model = embedder()
+if model is not None:
+    model.embed(["load the model"])  # not the catalog's memory
+before = rss()
+search.search_tests(tools, query="boolean flag option")
+print((rss() - before) / 2**20)
+"""
+
+
+def fresh_memory(root: Path, ranking: str) -> float:
+    """MiB a new server process grows by on its first search of the catalog (what it keeps)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", FRESH, str(root), ranking],
+        capture_output=True, text=True, check=True, cwd=root,
+    )  # fmt: skip
+    return float(done.stdout.split()[-1])
+
+
 def search_rows(folder: Path, url: str | None, size: int, count: int) -> None:
     tools = project(folder / "search", url)
     tests, imported = records(size)
@@ -119,9 +148,8 @@ def search_rows(folder: Path, url: str | None, size: int, count: int) -> None:
     for ranking in ("hybrid", "BM25 only"):
         bm25_only(ranking != "hybrid")
         clear()
-        before = rss_mib()
         cold = timed(lambda: search.search_tests(tools, query=QUERIES[0]))
-        grown = rss_mib() - before
+        grown = fresh_memory(tools.config.root, "hybrid" if ranking == "hybrid" else "bm25")
         found = {
             "search_tests": median_ms(
                 [lambda q=q: search.search_tests(tools, query=q) for q in queries]  # type: ignore[misc]
@@ -149,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=20000)
     parser.add_argument("--ingest", type=int, default=2000)
     parser.add_argument("--calls", type=int, default=9)
+    parser.add_argument("--skip-ingest", action="store_true", help="measure the search only")
     args = parser.parse_args(argv)
     server = None
     new_database: Callable[[], str] | None = None
@@ -163,8 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory() as folder:
             print(f"storage: {args.storage}; load: {os.getloadavg()[0]:.1f}")
-            print("| what | first (all new) | again (unchanged) |\n|---|---|---|")
-            ingest_rows(Path(folder), new_database, args.ingest)
+            if not args.skip_ingest:
+                print("| what | first (all new) | again (unchanged) |\n|---|---|---|")
+                ingest_rows(Path(folder), new_database, args.ingest)
             print(
                 "\n| cases | ranking | `search_tests` median (max), CPU | "
                 "`find_similar_tests` median (max), CPU | first call after a change, memory |"
