@@ -11,6 +11,7 @@ import sys
 import textwrap
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -190,3 +191,72 @@ def test_a_catalog_the_user_may_not_read_is_a_tool_error(
     text = error_text(result)
     assert "permission denied for table catalog_cases" in text
     assert f"{reader}:***@" in text and "readpw" not in text
+
+
+# --- the catalog tools' behaviour tests (tests/test_mcp_tools.py), on the shared catalog ------
+
+from test_mcp_tools import config  # noqa: E402
+from test_mcp_tools import test_cursor_pages_through_and_belongs_to_its_search  # noqa: E402
+from test_mcp_tools import test_empty_catalog_says_how_to_build_it  # noqa: E402
+from test_mcp_tools import test_filters_and_facets  # noqa: E402
+from test_mcp_tools import test_filters_without_values_match_everything  # noqa: E402
+from test_mcp_tools import test_get_test_by_key_and_similar  # noqa: E402
+from test_mcp_tools import test_ranking_of_a_phrase  # noqa: E402
+from test_mcp_tools import test_ranking_puts_title_matches_before_step_mentions  # noqa: E402
+from test_mcp_tools import test_search_results_fit_the_budget  # noqa: E402
+from test_mcp_tools import test_search_with_hostile_text_works  # noqa: E402
+from test_mcp_tools import tools  # noqa: E402
+
+
+SHARED_TOOLS_TESTS = (
+    config,
+    tools,
+    test_cursor_pages_through_and_belongs_to_its_search,
+    test_empty_catalog_says_how_to_build_it,
+    test_filters_and_facets,
+    test_filters_without_values_match_everything,
+    test_get_test_by_key_and_similar,
+    test_ranking_of_a_phrase,
+    test_ranking_puts_title_matches_before_step_mentions,
+    test_search_results_fit_the_budget,
+    test_search_with_hostile_text_works,
+)
+"""Collected here again, with ``root`` below (and their module's ``config`` and ``tools``
+fixtures): the same assertions on PostgreSQL."""
+
+
+@pytest.fixture
+def root(tmp_path: Path, postgres_server: PostgresServer) -> Path:
+    """test_mcp_tools' project, its catalog shared through a new database."""
+    url = postgres_server.new_database()
+    return project(tmp_path / "project", url, {"tests/test_a.py": "def test_a(): pass\n"})
+
+
+@pytest.fixture(autouse=True)
+def no_local_catalog(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on ``root`` used the shared catalog: no local catalog file was written."""
+    if "root" not in request.fixturenames:
+        yield
+        return
+    local = request.getfixturevalue("root") / ".qbench" / "catalog.sqlite"
+    yield
+    assert not local.exists(), "the catalog was written to the local file"
+
+
+def test_a_shared_catalog_of_another_schema_is_refused(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tables of another catalog schema version: a tool error that says what to do."""
+    import psycopg
+
+    from pytest_qbench.core.errors import ToolFailure
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.mcp.tools import QBenchTools
+
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench")
+    (root / "cases.json").write_text(json.dumps(CASES))
+    QBenchTools(config).ingest_file("cases.json")
+    with psycopg.connect(str(configured_db(None, root)), autocommit=True) as conn:
+        conn.execute("UPDATE qbench.catalog_meta SET value = '99' WHERE name = 'schema_version'")
+    with pytest.raises(ToolFailure, match=r"schema version 99.*upgrade pytest-qbench"):
+        QBenchTools(config).search_tests("flag")
