@@ -19,12 +19,15 @@ recall@10 = relevant functions among the first ten / min(10, relevant functions)
 1 / rank of the first relevant function (0 when none is in the first 50). The catalog is built
 by the real ``ingest_tests`` (pytest's collection) with the ``[search]`` extra; the three
 rankings are the ranking module's own pieces: BM25's (``bm25_only``), the vectors' alone
-(``fused`` of no BM25 match) and the tools' hybrid (``fused``).
+(``fused`` of no BM25 match, unweighted) and the tools' hybrid (``fused`` weighed by
+``FUSION``).
 
 Usage (a suite unpacked from its sdist, its tests runnable offline)::
 
     python benchmarks/catalog_quality.py SUITE_DIR PACKAGE [SUITE_DIR PACKAGE ...]
     # e.g. /tmp/q/attrs-26.1.0 attr /tmp/q/more_itertools-11.2.1 more_itertools
+    python benchmarks/catalog_quality.py --tune SUITE_DIR PACKAGE
+    # hybrid for each weighing, on ONE suite (the tools' FUSION was chosen on more-itertools)
 """
 
 from __future__ import annotations
@@ -51,13 +54,18 @@ from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.embed import MODEL
 from pytest_qbench.mcp.embed import embedder
+from pytest_qbench.mcp.ranking import FUSION
 from pytest_qbench.mcp.ranking import LIKE_MATCHES
+from pytest_qbench.mcp.ranking import NO_MATCHES
+from pytest_qbench.mcp.ranking import Fusion
+from pytest_qbench.mcp.ranking import Matches
 from pytest_qbench.mcp.ranking import Ranking
 from pytest_qbench.mcp.ranking import bm25_only
 from pytest_qbench.mcp.ranking import bm25_ranked
 from pytest_qbench.mcp.ranking import distinctive
 from pytest_qbench.mcp.ranking import fused
 from pytest_qbench.mcp.search import reference_text
+from pytest_qbench.mcp.snapshot import Snapshot
 from pytest_qbench.mcp.snapshot import snapshot
 
 
@@ -245,11 +253,33 @@ def top_functions(ranking: Ranking, exclude: str | None, count: int = 50) -> lis
     """The first ``count`` test functions of a ranking, ``exclude``'s left out."""
     if exclude is not None:
         ranking = ranking.without(exclude)
-    return [ranking.memo.functions[i] for i, _n in ranking.grouped(False)[:count]]
+    return [ranking.memo.functions[i] for i, _n in ranking.grouped(False, count).hits]
 
 
-def rankings_like(catalog: Catalog, uid: str) -> dict[str, list[str]]:
-    """``find_similar_tests``' three rankings for the case ``uid`` (scope ``all``)."""
+@dataclass
+class Query:
+    """One query's inputs to the rankings: BM25's matches and the vector hits."""
+
+    memo: Snapshot
+    bm25: Matches
+    near: list[tuple[int, float]]
+    exclude: str | None
+    """The reference's test function (left out of the ranking), if any."""
+    relevant: set[str]
+
+    def rankings(self, fusion: Fusion = FUSION) -> dict[str, list[str]]:
+        """The three rankings' first test functions; hybrid weighed by ``fusion``."""
+        return {
+            "BM25": top_functions(bm25_only(self.memo, self.bm25), self.exclude),
+            "embeddings": top_functions(
+                fused(self.memo, NO_MATCHES, self.near, Fusion()), self.exclude
+            ),
+            "hybrid": top_functions(fused(self.memo, self.bm25, self.near, fusion), self.exclude),
+        }
+
+
+def query_like(catalog: Catalog, uid: str, relevant: set[str]) -> Query:
+    """``find_similar_tests``' inputs for the case ``uid`` (scope ``all``)."""
     memo = snapshot(catalog)
     reference = catalog.by_uid(uid)
     assert reference is not None
@@ -258,16 +288,11 @@ def rankings_like(catalog: Catalog, uid: str) -> dict[str, list[str]]:
     bm25 = bm25_ranked(catalog, memo, words, SCOPES["all"], None, exclude, LIKE_MATCHES)
     vector = vectors.reference_vector(catalog, uid, "all")
     near = vectors.nearest(memo.matrix(catalog, MODEL), vector, None, "all", exclude)
-    family = function_of(reference)
-    return {
-        "BM25": top_functions(bm25_only(memo, bm25), family),
-        "embeddings": top_functions(fused(memo, [], near), family),
-        "hybrid": top_functions(fused(memo, bm25, near), family),
-    }
+    return Query(memo, bm25, near, function_of(reference), relevant)
 
 
-def rankings_for(catalog: Catalog, query: str) -> dict[str, list[str]]:
-    """``search_tests``' three rankings for ``query``."""
+def query_for(catalog: Catalog, query: str, relevant: set[str]) -> Query:
+    """``search_tests``' inputs for ``query``."""
     memo = snapshot(catalog)
     engine = embedder()
     assert engine is not None
@@ -275,11 +300,7 @@ def rankings_for(catalog: Catalog, query: str) -> dict[str, list[str]]:
     near = vectors.nearest(
         memo.matrix(catalog, MODEL), vectors.query_vector(engine, query), None, "all"
     )
-    return {
-        "BM25": top_functions(bm25_only(memo, bm25), None),
-        "embeddings": top_functions(fused(memo, [], near), None),
-        "hybrid": top_functions(fused(memo, bm25, near), None),
-    }
+    return Query(memo, bm25, near, None, relevant)
 
 
 def changed_words(docstring: str, rng: random.Random) -> str | None:
@@ -304,12 +325,9 @@ def scores(ranked: Sequence[str], relevant: set[str]) -> tuple[float, float]:
     return recall, 1 / rank if rank else 0.0
 
 
-def evaluate(suite: Suite) -> dict[str, dict[str, tuple[float, float, int]]]:
-    """Per tool and mode: mean recall@10, MRR and the number of queries."""
-    found: dict[str, dict[str, list[tuple[float, float]]]] = {
-        "find_similar_tests": {m: [] for m in MODES},
-        "search_tests": {m: [] for m in MODES},
-    }
+def queries(suite: Suite) -> dict[str, list[Query]]:
+    """Per tool, every query of the suite with its relevant test functions."""
+    found: dict[str, list[Query]] = {"find_similar_tests": [], "search_tests": []}
     rng = random.Random(SEED)
     with open_catalog(suite.config.catalog_path) as catalog:
         first_case: dict[str, str] = {}
@@ -324,15 +342,25 @@ def evaluate(suite: Suite) -> dict[str, dict[str, tuple[float, float, int]]]:
                 docstrings.setdefault(family, record.description)
         for family, related in sorted(suite.related.items()):
             if related and family in first_case:
-                ranked = rankings_like(catalog, first_case[family])
-                for mode in MODES:
-                    found["find_similar_tests"][mode].append(scores(ranked[mode], related))
+                found["find_similar_tests"].append(query_like(catalog, first_case[family], related))
         for family, docstring in sorted(docstrings.items()):
             query = changed_words(docstring, rng)
             if query:
-                ranked = rankings_for(catalog, query)
-                for mode in MODES:
-                    found["search_tests"][mode].append(scores(ranked[mode], {family}))
+                found["search_tests"].append(query_for(catalog, query, {family}))
+    return found
+
+
+def evaluate(
+    asked: dict[str, list[Query]], fusion: Fusion = FUSION
+) -> dict[str, dict[str, tuple[float, float, int]]]:
+    """Per tool and mode: mean recall@10, MRR and the number of queries."""
+    found: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for tool, rows in asked.items():
+        found[tool] = {m: [] for m in MODES}
+        for query in rows:
+            ranked = query.rankings(fusion)
+            for mode in MODES:
+                found[tool][mode].append(scores(ranked[mode], query.relevant))
     return {
         tool: {
             mode: (
@@ -346,18 +374,62 @@ def evaluate(suite: Suite) -> dict[str, dict[str, tuple[float, float, int]]]:
     }
 
 
+TUNE_VECTORS = (1.0, 0.8, 0.6, 0.5, 0.4, 0.3)
+TUNE_MARGIN = (1.0, 0.3, 0.2, 0.15, 0.1)
+
+
+def tune(asked: dict[str, list[Query]]) -> Fusion:
+    """Hybrid's recall@10 and MRR for each weighing of ``TUNE_*``, and the one chosen: the
+    largest smallest gain over BM25 among the four (two tools, two measures), ties by their
+    mean. Run it on ONE suite: the weights chosen there are then reported unchanged on the
+    others, held out."""
+    print("| vectors' weight | margin | tool | recall@10 | MRR | BM25 recall@10 | BM25 MRR |")
+    print("|---|---|---|---|---|---|---|")
+    best: tuple[float, float, Fusion] | None = None
+    for vector_weight in TUNE_VECTORS:
+        for margin in TUNE_MARGIN:
+            fusion = Fusion(1.0, vector_weight, margin)
+            gains = []
+            for tool, modes in evaluate(asked, fusion).items():
+                recall, mrr, _n = modes["hybrid"]
+                base_recall, base_mrr, _n = modes["BM25"]
+                gains += [recall - base_recall, mrr - base_mrr]
+                print(
+                    f"| {vector_weight:.2f} | {margin:.2f} | `{tool}` | {recall:.3f} | "
+                    f"{mrr:.3f} | {base_recall:.3f} | {base_mrr:.3f} |",
+                    flush=True,
+                )
+            found = (round(min(gains), 3), round(statistics.fmean(gains), 4), fusion)
+            if best is None or found[:2] > best[:2]:
+                best = found
+    assert best is not None
+    print(f"chosen: {best[2]} (smallest gain {best[0]:+.3f}, mean {best[1]:+.4f})")
+    return best[2]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("suites", nargs="+", help="SUITE_DIR PACKAGE pairs")
+    parser.add_argument(
+        "--tune", action="store_true", help="print hybrid for each weighing (one suite only)"
+    )
     args = parser.parse_args(argv)
     pairs = list(zip(args.suites[::2], args.suites[1::2], strict=True))
+    if args.tune:
+        if len(pairs) != 1:
+            parser.error("--tune takes one suite: the others are held out")
+        root = Path(pairs[0][0]).resolve()
+        executed = executed_functions(run_coverage(root, pairs[0][1]), root)
+        tune(queries(Suite(root.name, related_functions(executed), ingest(root))))
+        return 0
     print("| suite | tool | queries | ranking | recall@10 | MRR |")
     print("|---|---|---|---|---|---|")
     for folder, package in pairs:
         root = Path(folder).resolve()
         executed = executed_functions(run_coverage(root, package), root)
         suite = Suite(root.name, related_functions(executed), ingest(root))
-        for tool, modes in evaluate(suite).items():
+        print(f"<!-- hybrid weighed {FUSION} -->", flush=True)
+        for tool, modes in evaluate(queries(suite)).items():
             for mode, (recall, mrr, count) in modes.items():
                 print(f"| {suite.name} | `{tool}` | {count} | {mode} | {recall:.3f} | {mrr:.3f} |")
     return 0

@@ -303,3 +303,22 @@ def test_a_reference_tests_words_include_its_class() -> None:
         "test",
         "even",
     ]
+
+
+def test_an_assistants_own_words_find_the_test_function_and_the_manual_case(
+    config: ServerConfig,
+) -> None:
+    """What an assistant sees: asked in words none of the tests uses, search_tests puts the
+    manual case first and the test function on the first page, once each (its 30
+    parametrized cases as one hit); find_similar_tests on one of the function's cases finds
+    that manual case first; check_health names the model."""
+    pytest.importorskip("wordllama")
+    query = {"query": "switch turned on through an environment setting"}
+    found = tool(config, "search_tests", query)
+    uids = [hit["uid"].split("[")[0] for hit in found["results"]]
+    assert uids[0] == "CLI-7" and FUNCTION in uids[:3]
+    assert len(uids) == len(set(uids)) == found["total"]
+    assert found["results"][uids.index(FUNCTION)]["cases"] == 30
+    similar = tool(config, "find_similar_tests", {"test": f"{FUNCTION}[on-0]"})
+    assert similar["results"][0]["uid"] == "CLI-7"
+    assert tool(config, "check_health", {})["embedder"]["model"] == "l2_supercat"

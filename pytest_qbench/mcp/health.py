@@ -234,7 +234,7 @@ def _embedder(embedded: int) -> EmbedderHealth:
     if found.provider is None:
         ranking = embed.INSTALL_HINT
     elif embedded:
-        ranking = "hybrid: BM25 and vector similarity, reciprocal rank fusion"
+        ranking = "hybrid: BM25 and vector similarity, weighted reciprocal rank fusion"
     else:
         ranking = "BM25 only until ingest_tests embeds the catalog"
     return EmbedderHealth(

@@ -1,10 +1,11 @@
 """Ranking the catalog's matches: scores in 0..1 and one hit per test function.
 
-With embeddings, BM25's ranking and the vectors' (cosine similarity) are fused by reciprocal
-rank fusion: a case's fused value is the sum over both rankings of ``1 / (K + rank)`` (rank
-from 1; a ranking without the case adds nothing), and its ``score`` is that divided by the
-value of a case first in both, so 1.0 means first by words and by meaning, and a case found
-by one ranking only scores at most 0.5.
+With embeddings, BM25's ranking and the vectors' (cosine similarity) are fused by weighted
+reciprocal rank fusion: a case's fused value is the sum over both rankings of
+``weight / (K + rank)`` (rank from 1; a ranking without the case adds nothing; BM25 weighs 1,
+the vectors 0.5: see ``FUSION``), and its ``score`` is that divided by the value of a case
+first in both, so 1.0 means first by words and by meaning; a case found by BM25 only scores at
+most 0.667, by the vectors only at most 0.333.
 
 A parametrized test's cases share their words, so they would fill a page with one function:
 ``grouped`` keeps each function's best case and counts the function's matching cases.
@@ -12,12 +13,15 @@ A parametrized test's cases share their words, so they would fill a page with on
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
-from operator import itemgetter
+from itertools import compress
+from itertools import count
+from itertools import filterfalse
 from typing import NamedTuple
 
 from pytest_qbench.mcp import vectors
@@ -68,6 +72,25 @@ LIKE_CANDIDATES = 64
 """Words of a reference case considered for ``LIKE_TERMS`` (in the order of its text)."""
 
 
+class Matches(NamedTuple):
+    """BM25's matches: case ids best first (ties by path or folder, then uid), and their
+    BM25 ranks (lower is better)."""
+
+    ids: list[int]
+    ranks: dict[int, float]
+
+
+NO_MATCHES = Matches([], {})
+
+
+class Grouped(NamedTuple):
+    """The first hits of a ranking and how many there are in all."""
+
+    hits: list[tuple[int, int]]
+    """``(case id, matching cases)``, best first."""
+    total: int
+
+
 @dataclass
 class Ranking:
     """Every matching case, best first, scored only when a page shows it."""
@@ -86,13 +109,17 @@ class Ranking:
     sign: float = 1.0
     """-1 when ``value`` holds BM25 ranks (lower is better) rather than fused values."""
     tail: list[int] = field(default_factory=list)
-    """BM25's matches after its ``HEAD`` best, in its order (fused ranking): the value of
+    """BM25's matches after its ``head`` best, in its order (fused ranking): the value of
     those that are not vector hits is computed when a page shows them."""
+    head: int = HEAD
+    """BM25's matches sorted with the vector hits (fused ranking)."""
+    weight: float = 1.0
+    """BM25's weight in the fusion."""
 
     def _value(self, case_id: int) -> float:
         found = self.value.get(case_id)
         if found is None:  # in the tail: only BM25 ranked it
-            found = 1 / (K + HEAD + 1 + self.tail.index(case_id))
+            found = self.weight / (K + self.head + 1 + self.tail.index(case_id))
         return self.sign * found
 
     def scored(self, case_id: int, cases: int = 1) -> Scored:
@@ -115,44 +142,88 @@ class Ranking:
         order = [i for i in self.order if functions[i] != function]
         return replace(self, order=order, tail=[i for i in self.tail if functions[i] != function])
 
-    def grouped(self, expand: bool) -> list[tuple[int, int]]:
-        """``(case id, matching cases)``: one per test function (its best case, with the
-        number of its matching cases) in the order of each function's best case; every case
-        when ``expand``."""
+    def grouped(self, expand: bool, stop: int | None = None) -> Grouped:
+        """The first ``stop`` hits (all when ``None``): one per test function (its best case,
+        with the number of its matching cases) in the order of each function's best case;
+        every case when ``expand``. Only the hits asked for are looked for."""
         if expand:
-            return [(case_id, 1) for case_id in self.order]
-        families = list(map(self.memo.family.__getitem__, self.order))
-        counts = Counter(families)
-        first = dict(zip(reversed(families), reversed(self.order), strict=True))
-        return [(first[family], counts[family]) for family in dict.fromkeys(families)]
+            return Grouped([(case_id, 1) for case_id in self.order[:stop]], len(self.order))
+        family = self.memo.family
+        counts = Counter(map(family.__getitem__, self.order))
+        wanted = len(counts) if stop is None else min(stop, len(counts))
+        hits: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for case_id in self.order:
+            if len(hits) >= wanted:
+                break
+            number = family[case_id]
+            if number not in seen:
+                seen.add(number)
+                hits.append((case_id, counts[number]))
+        return Grouped(hits, len(counts))
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How BM25's ranking and the vectors' are weighed in ``fused``."""
+
+    bm25: float = 1.0
+    """Weight of BM25's ``1 / (K + rank)``."""
+    vectors: float = 1.0
+    """Weight of the vectors' ``1 / (K + rank)``."""
+    margin: float = 1.0
+    """Vector hits whose cosine is more than this below the best hit's take no part."""
+
+    def head(self, hits: int) -> int:
+        """BM25's matches to sort with ``hits`` vector hits: every match whose value can be
+        below a vector hit's (a vector hit's is at least ``vectors / (K + hits)``)."""
+        if self.vectors <= 0 or not hits:
+            return HEAD
+        return max(HEAD, math.ceil(self.bm25 / self.vectors * (K + hits)) - K)
+
+
+FUSION = Fusion(bm25=1.0, vectors=0.5)
+"""The tools' weighing: BM25 above the vectors, no margin. Chosen on one suite only
+(more-itertools: the largest smallest gain over BM25 of recall@10 and MRR of both tools,
+``benchmarks/catalog_quality.py --tune``) and checked unchanged on another (attrs)."""
 
 
 def fused(
-    memo: Snapshot, bm25: Sequence[tuple[int, float]], nearest: Sequence[tuple[int, float]]
+    memo: Snapshot,
+    bm25: Matches,
+    nearest: Sequence[tuple[int, float]],
+    fusion: Fusion = FUSION,
 ) -> Ranking:
     """BM25's matches and the most similar cases in one ranking, best first."""
-    # BM25's matches after its HEAD best ones come after every other case in the fused order
-    # (1 / (K + rank) is below any vector hit's value), in BM25's order: only the head and
+    # BM25's matches after its head come after every other case in the fused order (their
+    # bm25 / (K + rank) is below any vector hit's value), in BM25's order: only the head and
     # the vector hits are sorted, which is the same order at a fraction of the cost.
     nearest = [item for item in nearest if item[0] in memo.functions]  # see bm25_ranked
-    value = {case_id: 1 / (K + rank) for rank, (case_id, _r) in enumerate(bm25[:HEAD], start=1)}
+    if nearest:
+        floor = nearest[0][1] - fusion.margin
+        nearest = [item for item in nearest if item[1] >= floor]
+    head = fusion.head(len(nearest))
+    weight = fusion.bm25
+    value = {case_id: weight / (K + rank) for rank, case_id in enumerate(bm25.ids[:head], 1)}
     similar = dict(nearest)
-    tail = [case_id for case_id, _r in bm25[HEAD:]]
-    for rank, case_id in enumerate(tail, start=HEAD + 1):
-        if case_id in similar:
-            value[case_id] = 1 / (K + rank)
+    tail = bm25.ids[head:]
+    for place in compress(count(), map(similar.__contains__, tail)):
+        value[tail[place]] = weight / (K + head + 1 + place)
     for rank, (case_id, _similarity) in enumerate(nearest, start=1):
-        value[case_id] = value.get(case_id, 0.0) + 1 / (K + rank)
+        value[case_id] = value.get(case_id, 0.0) + fusion.vectors / (K + rank)
     order = sorted(value, key=value.__getitem__, reverse=True)  # stable: ties keep BM25's order
-    order += [case_id for case_id in tail if case_id not in similar]
-    return Ranking(memo, order, value, 2 / (K + 1), dict(bm25), similar, tail=tail)
+    order += filterfalse(similar.__contains__, tail)
+    best = (fusion.bm25 + fusion.vectors) / (K + 1)
+    return Ranking(
+        memo, order, value, best, bm25.ranks, similar, tail=tail, head=head, weight=weight
+    )
 
 
-def bm25_only(memo: Snapshot, ranked: Sequence[tuple[int, float]]) -> Ranking:
+def bm25_only(memo: Snapshot, matches: Matches) -> Ranking:
     """BM25's ranking (best first); scores relative to the best match's."""
-    ranks = dict(ranked)
-    best = -ranked[0][1] if ranked else 0.0
-    return Ranking(memo, [case_id for case_id, _r in ranked], ranks, best, ranks, sign=-1.0)
+    ids, ranks = matches
+    best = -ranks[ids[0]] if ids else 0.0
+    return Ranking(memo, ids, ranks, best, ranks, sign=-1.0)
 
 
 def bm25_ranked(
@@ -163,20 +234,19 @@ def bm25_ranked(
     allowed: set[int] | None = None,
     exclude: int | None = None,
     limit: int | None = None,
-) -> list[tuple[int, float]]:
-    """``(case id, BM25 rank)`` of the matches among ``allowed`` but ``exclude`` (the best
-    ``limit`` only, when given), best first; ties by path or folder, then uid."""
-    order = memo.order
-    found = catalog.bm25(query, columns, limit)
-    # a case the snapshot lacks was ingested by another process since: left out this time
-    found = [
-        item
-        for item in found
-        if item[0] in order and item[0] != exclude and (allowed is None or item[0] in allowed)
-    ]
-    found.sort(key=lambda item: order[item[0]])
-    found.sort(key=itemgetter(1))  # stable: ties keep the order above
-    return found
+) -> Matches:
+    """The matches among ``allowed`` but ``exclude`` (the best ``limit`` only, when given),
+    best first; ties by path or folder, then uid."""
+    ranks = dict(catalog.bm25(query, columns, limit))
+    if exclude is not None:
+        ranks.pop(exclude, None)
+    # the snapshot's cases in their tie-break order, those that matched: one sort by rank
+    # then keeps ties in that order (a case the snapshot lacks was ingested by another
+    # process since: left out this time)
+    cases = memo.order if allowed is None else filter(allowed.__contains__, memo.order)
+    ids = list(filter(ranks.__contains__, cases))
+    ids.sort(key=ranks.__getitem__)
+    return Matches(ids, ranks)
 
 
 def for_query(catalog: Catalog, query: str, filters: Filters) -> Ranking:

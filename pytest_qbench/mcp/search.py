@@ -4,7 +4,7 @@ of them is first called.
 
 Each hit has its raw BM25 score (``bm25``: the negated FTS5 rank, higher is better) and
 ``score`` in 0..1 (``ranking``): BM25 alone, that divided by the best match's of the same
-query; with embeddings (the ``[search]`` extra), reciprocal rank fusion of BM25 and vector
+query; with embeddings (the ``[search]`` extra), weighted reciprocal rank fusion of BM25 and vector
 similarity. A hit stands for a test function: its best case, with the number of its matching
 parametrized cases (``expand`` lists them one by one). ``matched_fields`` says which fields
 hold a word of the query. A page's order is the ranking's. A cursor is opaque to the caller: it holds the next offset and
@@ -193,21 +193,21 @@ def search(
     offset = decode_cursor(cursor, fingerprint) if cursor else 0
     size = catalog.size()
     ranking = for_query(catalog, query, filters)
-    ranked = ranking.grouped(expand)
+    grouped = ranking.grouped(expand, offset + limit)
     base = SearchResult(
-        total=len(ranked),
+        total=grouped.total,
         facets=_facets(ranking.memo.facets(ranking.order)),
         catalog_size=size,
         note=None if size else EMPTY_NOTE,
     )
-    page = [ranking.scored(case_id, cases) for case_id, cases in ranked[offset : offset + limit]]
+    page = [ranking.scored(case_id, n) for case_id, n in grouped.hits[offset : offset + limit]]
     hits = hits_of(catalog, page, query, FTS_COLUMNS)
     fitted = fit_items(hits, budget - json_size(base) - 200, _brief)
     end = offset + len(fitted.items)
     return base.model_copy(
         update={
             "results": fitted.items,
-            "next_cursor": encode_cursor(end, fingerprint) if end < len(ranked) else None,
+            "next_cursor": encode_cursor(end, fingerprint) if end < grouped.total else None,
         }
     )
 
@@ -391,7 +391,7 @@ def similar(
             raise ToolFailure(f"no test {test!r} in the catalog; search_tests finds its key")
         query = reference_text(reference, scope)
     ranking = for_reference(catalog, reference, query, scope, include_siblings)
-    ranked = [ranking.scored(case_id, cases) for case_id, cases in ranking.grouped(False)[:limit]]
+    ranked = [ranking.scored(case_id, n) for case_id, n in ranking.grouped(False, limit).hits]
     base = SimilarTests(reference=ref(reference) if reference else None)
     hits = hits_of(catalog, ranked, query, SCOPES[scope])
     fitted = fit_items(hits, budget - json_size(base) - 64, _brief)

@@ -7,16 +7,18 @@ removes a case, or stores vectors, gives the catalog a new generation (in the sa
 transaction), so a call after it, in this process or another one, reads the catalog again.
 Only the catalog's file (or its shared database) is a key: the empty catalog of a missing file
 is never kept.
+
+Facets count each label's matching cases as one AND of two integers used as bit sets (the
+cases holding the label, the matching cases) and a bit count: counting every label of every
+matching case in Python cost more than the ranking at 20 000 cases.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
-from itertools import chain
-from itertools import repeat
 from typing import Any
 
 from pytest_qbench.mcp.catalog import LABEL_KINDS
@@ -46,8 +48,8 @@ class Snapshot:
     """Uid -> case id."""
     family: dict[int, int]
     """Case id -> a number for its test function (counting in integers is cheaper)."""
-    facet_keys: dict[int, tuple[int, ...]]
-    """Case id -> numbers for its labels and its priority (indexes of ``facet_values``)."""
+    facet_cases: list[int]
+    """For each label or priority (number), the cases holding it: bit ``case id`` set."""
     facet_values: list[tuple[str, str, str]]
     """``(kind, value lowercased, value as first stored)`` of each number."""
     frequencies: dict[str, int] = field(default_factory=dict)
@@ -70,17 +72,32 @@ class Snapshot:
             self.matrices[model] = _matrix(rows)
         return self.matrices[model]
 
-    def facets(self, case_ids: Sequence[int]) -> dict[str, dict[str, int]]:
+    def facets(self, case_ids: Iterable[int]) -> dict[str, dict[str, int]]:
         """The 10 commonest tags, platforms, markers and priorities among these cases
         (labels compared case-insensitively, as the catalog stores them)."""
-        counts = Counter(chain.from_iterable(map(self.facet_keys.get, case_ids, repeat(()))))
+        # one bit per case: each value's count is one AND and a bit count, far cheaper in
+        # Python than counting every label of every matching case
+        matching = bits(case_ids)
+        counts = [
+            (code, (matching & cases).bit_count()) for code, cases in enumerate(self.facet_cases)
+        ]
+        counts = [item for item in counts if item[1]]
         values = self.facet_values
         found: dict[str, dict[str, int]] = {kind: {} for kind in (*LABEL_KINDS, "priority")}
-        for code, n in sorted(counts.items(), key=lambda item: (-item[1], values[item[0]][1])):
+        for code, n in sorted(counts, key=lambda item: (-item[1], values[item[0]][1])):
             kind, _folded, spelled = values[code]
             if len(found[kind]) < 10:
                 found[kind][spelled] = n
         return found
+
+
+def bits(case_ids: Iterable[int]) -> int:
+    """An integer with bit ``case id`` set for each of ``case_ids``."""
+    ids = list(case_ids)
+    found = bytearray((max(ids) >> 3) + 1 if ids else 0)
+    for case_id in ids:
+        found[case_id >> 3] |= 1 << (case_id & 7)
+    return int.from_bytes(found, "little")
 
 
 LOADS = Counter[str]()
@@ -107,20 +124,21 @@ def _load(catalog: Catalog, generation: str) -> Snapshot:
     rows = catalog.index_rows()
     codes: dict[tuple[str, str], int] = {}
     values: list[tuple[str, str, str]] = []
-    keys: dict[int, list[int]] = {}
+    holders: list[list[int]] = []
 
     def code(kind: str, value: str) -> int:
         folded = (kind, value.lower() if kind != "priority" else value)
         if folded not in codes:
             codes[folded] = len(values)
             values.append((*folded, value))
+            holders.append([])
         return codes[folded]
 
     for case_id, kind, value in catalog.label_rows():
-        keys.setdefault(case_id, []).append(code(kind, value))
+        holders[code(kind, value)].append(case_id)
     for case_id, _f, _uid, priority in rows:
         if priority is not None:
-            keys.setdefault(case_id, []).append(code("priority", priority))
+            holders[code("priority", priority)].append(case_id)
     functions = {case_id: function for case_id, function, _uid, _p in rows}
     numbers = {name: n for n, name in enumerate(dict.fromkeys(functions.values()))}
     return Snapshot(
@@ -129,7 +147,7 @@ def _load(catalog: Catalog, generation: str) -> Snapshot:
         family={case_id: numbers[name] for case_id, name in functions.items()},
         order={row[0]: place for place, row in enumerate(rows)},
         ids={uid: case_id for case_id, _f, uid, _p in rows},
-        facet_keys={case_id: tuple(found) for case_id, found in keys.items()},
+        facet_cases=[bits(cases) for cases in holders],
         facet_values=values,
     )
 
