@@ -371,12 +371,14 @@ def open_shared(url: str, *, create: bool = False) -> Iterator[Catalog]:
 
     with _LOCK:
         try:
-            index = PostgresIndex(url, create=create)
+            index: PostgresIndex | None = PostgresIndex(url, create=create)
         except HistoryError as exc:
             if exc.slug != "index-missing":
                 # the history's message names the URL (password hidden) and the fix
                 raise ToolFailure(f"the shared test catalog cannot be opened: {exc}") from None
-            empty = _memory()  # no qbench tables: nothing was ingested yet
+            index = None
+        if index is None:  # no qbench tables: nothing was ingested yet
+            empty = _memory()
             try:
                 yield Catalog(empty)
             finally:
