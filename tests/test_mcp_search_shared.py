@@ -193,6 +193,34 @@ def test_a_catalog_the_user_may_not_read_is_a_tool_error(
     assert f"{reader}:***@" in text and "readpw" not in text
 
 
+def test_a_lost_connection_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_server: PostgresServer
+) -> None:
+    """The server keeps its connection between calls; one the database ended is made again."""
+    import psycopg
+
+    quiet_children(monkeypatch)
+    url = postgres_server.new_database()
+    root = project(tmp_path, url, {"cases.json": json.dumps(CASES)})
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+
+    async def work(client: Client) -> list[Any]:
+        structured(await client.call_tool("ingest_tests", {"source": "cases.json"}))
+        first = structured(await client.call_tool("search_tests", {"query": "help page"}))
+        with psycopg.connect(url, autocommit=True) as admin:
+            ended = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        again = structured(await client.call_tool("search_tests", {"query": "help page"}))
+        return [first, ended, again]
+
+    first, ended, again = in_process(config, work)
+    assert ended is not None and ended[0] >= 1  # the server's kept connection
+    assert [h["uid"] for h in again["results"]] == [h["uid"] for h in first["results"]]
+    assert again["results"][0]["uid"] == "CLI-8"
+
+
 # --- the catalog tools' behaviour tests (tests/test_mcp_tools.py), on the shared catalog ------
 
 from test_mcp_tools import config  # noqa: E402

@@ -20,6 +20,7 @@ is an empty catalog (nothing was ingested).
 
 from __future__ import annotations
 
+import atexit
 import json
 import sqlite3
 import threading
@@ -88,6 +89,8 @@ class Mirror:
 
 _MIRRORS: dict[str, Mirror] = {}
 """URL -> its mirror, kept between calls."""
+_INDEXES: dict[str, PostgresIndex] = {}
+"""URL -> the process's connection to it, kept between calls."""
 
 
 class SharedCatalog(Catalog):
@@ -367,16 +370,8 @@ def open_shared(url: str, *, create: bool = False) -> Iterator[Catalog]:
     Raises:
         ToolFailure: the database cannot be reached or read.
     """
-    from pytest_qbench.history.postgres import PostgresIndex
-
     with _LOCK:
-        try:
-            index: PostgresIndex | None = PostgresIndex(url, create=create)
-        except HistoryError as exc:
-            if exc.slug != "index-missing":
-                # the history's message names the URL (password hidden) and the fix
-                raise ToolFailure(f"the shared test catalog cannot be opened: {exc}") from None
-            index = None
+        index = _index(url, create)
         if index is None:  # no qbench tables: nothing was ingested yet
             empty = _memory()
             try:
@@ -384,10 +379,38 @@ def open_shared(url: str, *, create: bool = False) -> Iterator[Catalog]:
             finally:
                 empty.close()
             return
-        try:
-            yield SharedCatalog(index, mirror_of(index))
-        finally:
-            index.close()
+        yield SharedCatalog(index, mirror_of(index))
+
+
+def _index(url: str, create: bool) -> PostgresIndex | None:
+    """The process's connection to ``url`` (made once, then kept: connecting cost more than
+    a search); ``None`` when the database has no qbench tables and not ``create``.
+
+    Raises:
+        ToolFailure: the database cannot be reached, or the user may not read it.
+    """
+    from pytest_qbench.history.postgres import PostgresIndex
+
+    if url in _INDEXES:  # a lost connection is made again by its next transaction
+        return _INDEXES[url]
+    try:
+        index = PostgresIndex(url, create=create)
+    except HistoryError as exc:
+        if exc.slug != "index-missing":
+            # the history's message names the URL (password hidden) and the fix
+            raise ToolFailure(f"the shared test catalog cannot be opened: {exc}") from None
+        return None
+    if not _INDEXES:
+        atexit.register(_close_all)
+    _INDEXES[url] = index
+    return index
+
+
+def _close_all() -> None:
+    """Close the kept connections (at exit)."""
+    for index in _INDEXES.values():
+        index.close()
+    _INDEXES.clear()
 
 
 @contextmanager
