@@ -1,5 +1,6 @@
 """The catalog tools through a real MCP client: one hit per test function, a reference test's
-own parametrized siblings left out of its look-alikes."""
+own parametrized siblings left out of its look-alikes; each with the catalog in the local SQLite
+file and in a PostgreSQL database shared through ``qbench_db``."""
 
 from __future__ import annotations
 
@@ -63,12 +64,40 @@ EXPORT = {
 FUNCTION = "tests/test_flags.py::test_boolean_flag_from_envvar"
 
 
-@pytest.fixture(scope="module")
-def config(tmp_path_factory: pytest.TempPathFactory) -> ServerConfig:
+STORAGES = ["sqlite", "postgres"]
+
+
+def storage_url(request: pytest.FixtureRequest) -> str | None:
+    """``None`` for the local catalog file; a new PostgreSQL database's URL for the shared
+    catalog (skipped without PostgreSQL binaries)."""
+    if request.param == "sqlite":
+        return None
+    return str(request.getfixturevalue("postgres_server").new_database())
+
+
+def make_project(root: Path, url: str | None) -> None:
+    """A project directory whose catalog is shared through ``url`` when given."""
+    root.mkdir(parents=True, exist_ok=True)
+    if url is not None:
+        (root / "pytest.ini").write_text(f"[pytest]\nqbench_db = {url}\n")
+
+
+@pytest.fixture(params=STORAGES)
+def storage(request: pytest.FixtureRequest) -> str | None:
+    """The catalog's storage for one test: ``None`` (SQLite) or a new database's URL."""
+    return storage_url(request)
+
+
+@pytest.fixture(scope="module", params=STORAGES)
+def config(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> ServerConfig:
     """A project whose catalog holds 30 cases of one function, two other tests and an export."""
+    url = storage_url(request)
     with pytest.MonkeyPatch.context() as monkeypatch:
         quiet_children(monkeypatch)
         root = tmp_path_factory.mktemp("search") / "project"
+        make_project(root, url)
         (root / "tests").mkdir(parents=True)
         (root / "tests" / "test_flags.py").write_text(textwrap.dedent(FLAGS))
         (root / "cases.json").write_text(json.dumps(EXPORT))
@@ -215,17 +244,20 @@ def test_without_the_extra_search_is_bm25_only(config: ServerConfig, tmp_path: P
     assert found["results"] and all(hit["similarity"] is None for hit in found["results"])
 
 
-def test_catalog_is_kept_between_calls_and_read_again_after_an_ingest(tmp_path: Path) -> None:
+def test_catalog_is_kept_between_calls_and_read_again_after_an_ingest(
+    tmp_path: Path, storage: str | None
+) -> None:
     """The server reads the catalog's cases (and vectors) once, keeps them across calls, and
     reads them again only after an ingest changed the catalog."""
+    from pytest_qbench.history.dburl import redact
     from pytest_qbench.mcp import snapshot
 
     root = tmp_path / "project"
-    root.mkdir()
+    make_project(root, storage)
     cases = root / "cases.json"
     cases.write_text(json.dumps(EXPORT))
     config = ServerConfig(root=root.resolve(), qbench_dir=root / ".qbench", stop_grace=1.0)
-    key = str(config.catalog_path)
+    key = str(config.catalog_path) if storage is None else redact(storage)
     new_case = {"key": "CLI-9", "title": "Version option prints the version", "tags": ["help"]}
 
     async def work(client: Client) -> dict[str, Any]:

@@ -201,6 +201,12 @@ class Catalog:
         self.path = path
         """The file (``None`` for the empty catalog of a missing file)."""
 
+    @property
+    def key(self) -> str | None:
+        """What the in-memory snapshot of this catalog is kept under (its file); ``None`` for
+        the empty catalog of a missing file, which is never kept."""
+        return None if self.path is None else str(self.path)
+
     def generation(self) -> str:
         """A token that changes whenever an ingest changes the cases or their vectors."""
         row = self.conn.execute("SELECT value FROM meta WHERE name = 'generation'").fetchone()
@@ -248,11 +254,14 @@ class Catalog:
                 self._changed()
         return counts
 
-    def _insert(self, record: CaseRecord, digest: str) -> None:
+    def _insert(self, record: CaseRecord, digest: str, case_id: int | None = None) -> None:
+        """Store a record (with its labels and full-text row) as row ``case_id``, or as a new
+        row."""
         cursor = self.conn.execute(
-            "INSERT OR REPLACE INTO cases (uid, source, key, title, priority, path, folder, "
-            "nodeid, record, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO cases (id, uid, source, key, title, priority, path, folder, "
+            "nodeid, record, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
+                case_id,
                 record.uid,
                 record.source,
                 record.key,
@@ -534,7 +543,7 @@ def open_catalog(path: Path, *, create: bool = False) -> Iterator[Catalog]:
     except sqlite3.Error as exc:
         raise ToolFailure(f"cannot open the catalog {path}: {exc}") from None
     try:
-        _prepare(conn, path)
+        prepare(conn, path)
         yield Catalog(conn, None if target == ":memory:" else path)
     except sqlite3.DatabaseError as exc:
         raise ToolFailure(
@@ -544,7 +553,12 @@ def open_catalog(path: Path, *, create: bool = False) -> Iterator[Catalog]:
         conn.close()
 
 
-def _prepare(conn: sqlite3.Connection, path: Path) -> None:
+def prepare(conn: sqlite3.Connection, path: Path | str) -> None:
+    """Make the catalog's tables in ``conn`` when missing (``path`` names it in messages).
+
+    Raises:
+        ToolFailure: a catalog of another schema version, or SQLite lacks FTS5.
+    """
     conn.execute("PRAGMA foreign_keys = ON")
     row = None
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():

@@ -123,8 +123,8 @@ def health_text(health: Health, limit: int) -> str:
 
 def check_health(tools: RunService) -> Health:
     """Versions, the store, the index, the catalog, the limits."""
-    from pytest_qbench.mcp.catalog import open_catalog
     from pytest_qbench.mcp.embed import MODEL
+    from pytest_qbench.mcp.shared_catalog import open_project_catalog
 
     problems: list[str] = []
     writable = _writable(tools.config.qbench_dir, problems)
@@ -133,7 +133,7 @@ def check_health(tools: RunService) -> Health:
         problems.append("SQLite has no FTS5: the test catalog cannot work")
     catalog_size = embedded = 0
     try:
-        with open_catalog(tools.config.catalog_path) as catalog:
+        with open_project_catalog(tools.config) as catalog:
             catalog_size = catalog.size()
             embedded = catalog.embedded(MODEL)
     except ToolFailure as exc:

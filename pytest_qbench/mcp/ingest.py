@@ -359,9 +359,9 @@ def _replace(
     keep: Sequence[str] = (),
 ) -> IngestReport:
     """Make the catalog's cases of ``source`` exactly ``cases``; the report of it."""
-    from pytest_qbench.mcp.catalog import open_catalog
+    from pytest_qbench.mcp.shared_catalog import open_project_catalog
 
-    with open_catalog(tools.config.catalog_path, create=True) as catalog:
+    with open_project_catalog(tools.config, create=True) as catalog:
         counts = catalog.replace_source(source, cases, keep)
         size = catalog.size()
         embedded = _embed(catalog)

@@ -497,18 +497,18 @@ def search_tests(
 ) -> SearchResult:
     """Ranked search over the catalog, one hit per test function unless ``expand``."""
     from pytest_qbench.mcp.catalog import Filters
-    from pytest_qbench.mcp.catalog import open_catalog
+    from pytest_qbench.mcp.shared_catalog import open_project_catalog
 
     filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
-    with open_catalog(tools.config.catalog_path) as catalog:
+    with open_project_catalog(tools.config) as catalog:
         return search(catalog, query, filters, limit, cursor, tools.config.budget, expand)
 
 
 def get_test_by_key(tools: RunService, key: str) -> TestCaseDetail:
     """One test case by its key."""
-    from pytest_qbench.mcp.catalog import open_catalog
+    from pytest_qbench.mcp.shared_catalog import open_project_catalog
 
-    with open_catalog(tools.config.catalog_path) as catalog:
+    with open_project_catalog(tools.config) as catalog:
         return case_detail(catalog, key, tools.config.budget)
 
 
@@ -521,8 +521,8 @@ def find_similar_tests(
     include_siblings: bool = False,
 ) -> SimilarTests:
     """Test cases like a given one, or like a text."""
-    from pytest_qbench.mcp.catalog import open_catalog
+    from pytest_qbench.mcp.shared_catalog import open_project_catalog
 
-    with open_catalog(tools.config.catalog_path) as catalog:
+    with open_project_catalog(tools.config) as catalog:
         budget = tools.config.budget
         return similar(catalog, test, text, limit, scope, budget, include_siblings)

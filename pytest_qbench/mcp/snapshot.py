@@ -5,7 +5,8 @@ search at 20 000 cases (0.4 s for the vectors alone). A ``Snapshot`` holds them,
 first call and kept until the catalog's generation changes: every ingest that adds, updates or
 removes a case, or stores vectors, gives the catalog a new generation (in the same
 transaction), so a call after it, in this process or another one, reads the catalog again.
-Only the catalog's file is a key: the empty catalog of a missing file is never kept.
+Only the catalog's file (or its shared database) is a key: the empty catalog of a missing file
+is never kept.
 
 Facets count each label's matching cases as one AND of two integers used as bit sets (the
 cases holding the label, the matching cases) and a bit count: counting every label of every
@@ -108,7 +109,7 @@ _KEPT: dict[str, Snapshot] = {}
 def snapshot(catalog: Catalog) -> Snapshot:
     """The catalog's snapshot: the kept one while the generation is the same."""
     generation = catalog.generation()
-    key = str(catalog.path) if catalog.path is not None else None
+    key = catalog.key
     kept = _KEPT.get(key) if key is not None else None
     if kept is not None and kept.generation == generation:
         return kept
