@@ -63,11 +63,29 @@ def make_project(root: Path, spin: bool = True) -> Path:
     return root
 
 
+STORAGE_TEST = """\
+import os
+
+
+def test_notes_hypothesis_storage():
+    log = os.environ.get("QBENCH_TEST_STORAGE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY", "unset") + "\\n")
+"""
+"""A test of the project's suite that notes, when asked, the Hypothesis storage directory of
+the pytest run it is in."""
+
+
 def generate(root: Path) -> None:
     """The project in ``root`` and one ``qbench generate textkit.py --json`` run in it, its
     outcome kept in ``root/outcome.json`` (the hanging ``spin`` is left out: a hang is the one
-    thing a timeout decides, tested apart)."""
+    thing a timeout decides, tested apart). The user's ``HYPOTHESIS_STORAGE_DIRECTORY`` is
+    ``root/user-hypothesis``, and a test of the suite notes each run's in ``root/storage.log``."""
     make_project(root, spin=False)
+    (root / "tests" / "test_storage.py").write_text(STORAGE_TEST, encoding="utf-8")
+    storage = {"HYPOTHESIS_STORAGE_DIRECTORY": str(root / "user-hypothesis")}
+    storage["QBENCH_TEST_STORAGE_LOG"] = str(root / "storage.log")
     done = qbench(
         root,
         "generate",
@@ -81,6 +99,7 @@ def generate(root: Path) -> None:
         "20",
         "--coverage-goal",
         "80",
+        env=storage,
     )
     outcome = {"args": done.args, "returncode": done.returncode}
     outcome |= {"stdout": done.stdout, "stderr": done.stderr}
@@ -234,6 +253,24 @@ def test_needs_llm_review_lists_the_uninferrable_function_with_a_reason(
     assert fetch.context.startswith("def fetch(client: Client, path: str) -> str:")
     assert fetch.file == "textkit.py" and fetch.line == 39 and fetch.complexity_score == 1
     assert "grade" not in review and "encode" not in review
+
+
+@SHARED
+def test_every_child_pytest_shares_one_hypothesis_storage_in_the_scratch(
+    generated: Generated,
+) -> None:
+    """The suite's runs in the project's copy (before, and with the kept tests in a random
+    order) use the generation's own Hypothesis storage, as the candidates' runs do: Hypothesis's
+    Unicode tables, seconds of CPU to build, are built once a generation, not again in every run
+    of a copy that has no ``.hypothesis``; and the user's storage directory, outside the copy,
+    is never written to."""
+    noted = (generated.root / "storage.log").read_text(encoding="utf-8").splitlines()
+    assert len(noted) >= 2, noted
+    assert len(set(noted)) == 1, noted
+    (storage,) = set(noted)
+    assert Path(storage).name == "hypothesis", storage
+    assert not Path(storage).is_relative_to(generated.root), storage
+    assert not (generated.root / "user-hypothesis").exists()
 
 
 HANGS = (
