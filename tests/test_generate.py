@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from generation_setup import quick_env
 from machine_load import scaled
 from shared_setup import shared_dir
 
@@ -27,8 +28,17 @@ BUDGET = "3600"
 """--timeout (the whole generation's budget) of the runs that do not test the budget."""
 
 
-def qbench(cwd: Path, *args: str, timeout: float = 3600) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest_qbench.cli ARGS`` in ``cwd``, as a user runs ``qbench``."""
+def qbench(
+    cwd: Path,
+    *args: str,
+    timeout: float = 3600,
+    plugins: bool = False,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest_qbench.cli ARGS`` in ``cwd``, as a user runs ``qbench``; its child
+    pytest runs load qbench alone (``quick_env``), or every installed plugin when ``plugins``
+    (the user's default); ``env`` added to its environment."""
+    base = dict(os.environ) if plugins else quick_env()
     return subprocess.run(
         [sys.executable, "-m", "pytest_qbench", *args],
         cwd=cwd,
@@ -36,6 +46,7 @@ def qbench(cwd: Path, *args: str, timeout: float = 3600) -> subprocess.Completed
         text=True,
         timeout=timeout,
         check=False,
+        env={**base, **(env or {})},
     )
 
 
@@ -52,11 +63,29 @@ def make_project(root: Path, spin: bool = True) -> Path:
     return root
 
 
+STORAGE_TEST = """\
+import os
+
+
+def test_notes_hypothesis_storage():
+    log = os.environ.get("QBENCH_TEST_STORAGE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY", "unset") + "\\n")
+"""
+"""A test of the project's suite that notes, when asked, the Hypothesis storage directory of
+the pytest run it is in."""
+
+
 def generate(root: Path) -> None:
     """The project in ``root`` and one ``qbench generate textkit.py --json`` run in it, its
     outcome kept in ``root/outcome.json`` (the hanging ``spin`` is left out: a hang is the one
-    thing a timeout decides, tested apart)."""
+    thing a timeout decides, tested apart). The user's ``HYPOTHESIS_STORAGE_DIRECTORY`` is
+    ``root/user-hypothesis``, and a test of the suite notes each run's in ``root/storage.log``."""
     make_project(root, spin=False)
+    (root / "tests" / "test_storage.py").write_text(STORAGE_TEST, encoding="utf-8")
+    storage = {"HYPOTHESIS_STORAGE_DIRECTORY": str(root / "user-hypothesis")}
+    storage["QBENCH_TEST_STORAGE_LOG"] = str(root / "storage.log")
     done = qbench(
         root,
         "generate",
@@ -70,6 +99,7 @@ def generate(root: Path) -> None:
         "20",
         "--coverage-goal",
         "80",
+        env=storage,
     )
     outcome = {"args": done.args, "returncode": done.returncode}
     outcome |= {"stdout": done.stdout, "stderr": done.stderr}
@@ -121,6 +151,7 @@ def measure(root: Path, module: str = "textkit.py") -> float:
         text=True,
         check=False,
         timeout=1800,
+        env=quick_env(),
     )
     report = json.loads((root / ".measure" / "runs" / "m" / "report.json").read_text("utf-8"))
     (row,) = [f for f in report["coverage"]["files"] if f["path"] == module]
@@ -224,11 +255,31 @@ def test_needs_llm_review_lists_the_uninferrable_function_with_a_reason(
     assert "grade" not in review and "encode" not in review
 
 
+@SHARED
+def test_every_child_pytest_shares_one_hypothesis_storage_in_the_scratch(
+    generated: Generated,
+) -> None:
+    """The suite's runs in the project's copy (before, and with the kept tests in a random
+    order) use the generation's own Hypothesis storage, as the candidates' runs do: Hypothesis's
+    Unicode tables, seconds of CPU to build, are built once a generation, not again in every run
+    of a copy that has no ``.hypothesis``; and the user's storage directory, outside the copy,
+    is never written to."""
+    noted = (generated.root / "storage.log").read_text(encoding="utf-8").splitlines()
+    assert len(noted) >= 2, noted
+    assert len(set(noted)) == 1, noted
+    (storage,) = set(noted)
+    assert Path(storage).name == "hypothesis", storage
+    assert not Path(storage).is_relative_to(generated.root), storage
+    assert not (generated.root / "user-hypothesis").exists()
+
+
 HANGS = (
-    "def spin(n: int) -> int:\n    while n > 1000:\n        pass\n    return n\n\n\n"
+    "import time\n\n\n"
+    "def spin(n: int) -> int:\n    while n > 1000:\n        time.sleep(1)\n    return n\n\n\n"
     "def half(n: int) -> int:\n    if n > 10:\n        return n // 2\n    return n\n"
 )
-"""spin(n > 1000) never returns; half always does."""
+"""spin(n > 1000) never returns; half always does. spin waits rather than spins: killed alike
+at the timeout, it does not burn a core of the shared CI machine until then."""
 
 
 def test_a_hanging_test_is_dropped_within_the_timeout(tmp_path: Path) -> None:
@@ -501,7 +552,7 @@ def test_hybrid_with_pynguin_keeps_what_hybrid_alone_keeps(tmp_path: Path) -> No
     results = {}
     for name, extra in (("alone", []), ("pynguin", ["--pynguin-seconds", "60"])):
         root = make_project(tmp_path / name)
-        env = {k: v for k, v in os.environ.items() if k != "QBENCH_PYNGUIN_PYTHON"}
+        env = {k: v for k, v in quick_env().items() if k != "QBENCH_PYNGUIN_PYTHON"}
         given = os.environ["QBENCH_PYNGUIN_PYTHON"]
         pynguin = ["--pynguin-python", given, *extra] if extra else []
         done = subprocess.run(
@@ -539,6 +590,7 @@ def test_pynguin_without_its_python_is_a_clear_error(
         text=True,
         check=False,
         timeout=600,
+        env=quick_env(),
     )
     assert done.returncode == 1
     assert "give --pynguin-python PATH or set QBENCH_PYNGUIN_PYTHON" in done.stderr
@@ -584,6 +636,7 @@ def test_a_python_without_hypothesis_says_so_and_fails_when_nothing_is_kept(
         text=True,
         timeout=600,
         check=False,
+        env=quick_env(),
     )
     lines = done.stdout.splitlines()
     assert done.returncode == 1, done.stdout + done.stderr
@@ -598,7 +651,8 @@ def test_a_python_without_hypothesis_says_so_and_fails_when_nothing_is_kept(
 def test_problems_never_deny_a_hypothesis_test_that_was_kept(tmp_path: Path) -> None:
     """scale has a fuzz test and an equivalence test with scale_fast, whose Table nothing can
     build: the fuzz test is kept, so no line says Hypothesis could not test scale; the line about
-    scale_fast stays."""
+    scale_fast stays. The children load every installed plugin, as by default for a user (the
+    other generations here load qbench alone, to be quicker)."""
     (tmp_path / "scaling.py").write_text(
         "class Table:\n    def __init__(self, rows):\n        self.rows = rows\n\n\n"
         "def scale(value: int) -> int:\n    if value > 10:\n        return value * 2\n"
@@ -610,6 +664,7 @@ def test_problems_never_deny_a_hypothesis_test_that_was_kept(tmp_path: Path) -> 
         tmp_path,
         *("generate", "scaling.py", "--json", "--strategy", "hypothesis"),
         *("--test-timeout", "120", "--max-examples", "5"),
+        plugins=True,
     )
     result = GenerateResult.model_validate_json(done.stdout)
     files = "".join(p.read_text("utf-8") for p in (tmp_path / "tests/generated").glob("*.py"))

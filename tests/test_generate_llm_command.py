@@ -6,7 +6,6 @@ prompts and answers are logged with secrets redacted."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -14,8 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_mcp_generate_llm import FETCH_OK
-from test_mcp_generate_llm import make_project
+from generation_setup import FETCH_OK
+from generation_setup import make_shop_project as make_project
+from generation_setup import quick_env
 
 
 pytestmark = [
@@ -81,12 +81,11 @@ def test_a_command_writes_tests_and_acceptance_drops_the_polluting_and_the_flaky
     }
     script = tmp_path / "model.py"
     script.write_text(SCRIPT.format(answers=answers), encoding="utf-8")
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"},
-        "PROMPTS": str(tmp_path / "prompts.txt"),
-        "FLAKY_COUNT": str(tmp_path / "flaky.txt"),
-        "SHOP_API_TOKEN": SECRET,
-    }
+    env = quick_env(
+        PROMPTS=str(tmp_path / "prompts.txt"),
+        FLAKY_COUNT=str(tmp_path / "flaky.txt"),
+        SHOP_API_TOKEN=SECRET,
+    )
     command = shlex.join([sys.executable, str(script)])
     flags = ["--llm-command", command, "--llm-log", "llm.txt", "--json", "--test-timeout", "60"]
     done = subprocess.run(

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from generation_setup import quick_env
 
 from pytest_qbench.core.supervise import OUTPUT_CAP
 from pytest_qbench.core.supervise import run
@@ -43,6 +44,7 @@ def qbench(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=900,
         check=False,
+        env=quick_env(),
     )
 
 

@@ -11,6 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from generation_setup import FETCH_OK
+from generation_setup import NO_CODE
+from generation_setup import SHOUT_OK
+from generation_setup import SHOUT_WRONG
+from generation_setup import make_shop_project as make_project
+from shared_setup import shared_dir
 
 
 pytest.importorskip("mcp")
@@ -21,10 +27,13 @@ from mcp.client.session import ClientRequestContext
 from mcp.types import CallToolResult
 from mcp.types import CreateMessageRequestParams
 from mcp.types import CreateMessageResult
-from mcp.types import TextContent
-from test_mcp_generate import error_text
-from test_mcp_generate import server
-from test_mcp_generate import structured
+from mcp_generate_setup import USAGE
+from mcp_generate_setup import Model
+from mcp_generate_setup import dump_calls
+from mcp_generate_setup import error_text
+from mcp_generate_setup import load_calls
+from mcp_generate_setup import server
+from mcp_generate_setup import structured
 
 
 pytestmark = [
@@ -32,115 +41,24 @@ pytestmark = [
     pytest.mark.generation,
 ]
 
-SHOP = '''\
-"""Functions no library generator can call: each needs a Client."""
-
-
-class Client:
-    def __init__(self, url):
-        self.url = url
-
-
-def clamp(x: int, low: int = 0, high: int = 10) -> int:
-    if x < low:
-        return low
-    if x > high:
-        return high
-    return x
-
-
-def fetch(client: Client, path: str) -> str:
-    if not path.startswith("/"):
-        path = "/" + path
-    return client.url + path
-
-
-def shout(client: Client, word: str) -> str:
-    loud = word.upper()
-    return client.url + loud
-
-
-def ping(client: Client) -> bool:
-    alive = client.url.startswith("http")
-    return alive
-'''
-SHOP_TEST = """\
-from shop import Client
-
-
-def test_client():
-    assert vars(Client("x")) == {"url": "x"}
-"""
-FETCH_OK = """Here is the test:
-
-```python
-from shop import Client, fetch
-
-
-def test_fetch():
-    assert fetch(Client("http://a"), "b") == "http://a/b"
-    assert fetch(Client("http://a"), "/b") == "http://a/b"
-```
-"""
-SHOUT_WRONG = """```python
-from shop import Client, shout
-
-
-def test_shout():
-    assert shout(Client("u:"), "hi") == "u:hi"
-```"""
-SHOUT_OK = """```python
-from shop import Client, shout
-
-
-def test_shout():
-    assert shout(Client("u:"), "hi") == "u:HI"
-```"""
-NO_CODE = "I would need to know more about Client before writing this test."
-USAGE = {"inputTokens": 100, "outputTokens": 20}
-
-
-class Model:
-    """The client's model: answers from the table by the function named in the first prompt,
-    the follow-up getting the second answer; every prompt kept."""
-
-    def __init__(self, usage: dict[str, int] | None, table: dict[str, list[str]]) -> None:
-        self.usage = usage
-        self.table = table
-        self.prompts: list[list[str]] = []
-
-    async def __call__(
-        self, context: ClientRequestContext, params: CreateMessageRequestParams
-    ) -> CreateMessageResult:
-        texts = [m.content.text for m in params.messages if isinstance(m.content, TextContent)]
-        self.prompts.append(texts)
-        name = next(n for n in self.table if f"`{n}`" in texts[0])
-        answers = self.table[name]
-        answer = answers[min(len(texts) // 2, len(answers) - 1)]
-        meta = {"usage": self.usage} if self.usage else None
-        return CreateMessageResult.model_validate(
-            {
-                "role": "assistant",
-                "content": {"type": "text", "text": answer},
-                "model": "scripted",
-                "stopReason": "endTurn",
-                **({"_meta": meta} if meta else {}),
-            }
-        )
-
-
-def make_project(root: Path) -> Path:
-    (root / "tests").mkdir(parents=True)
-    (root / "shop.py").write_text(SHOP, encoding="utf-8")
-    (root / "tests" / "test_shop.py").write_text(SHOP_TEST, encoding="utf-8")
-    (root / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
-    return root.resolve()
-
-
 GENERATE = {"target_path": "shop.py", "coverage_goal": 100, "timeout_seconds": 300}
 
 
-class Session:
+def library_and_model() -> Model:
+    """The model of the whole generations: fetch's test right at once, shout's after one
+    follow-up, no code for ping and clamp."""
+    return Model(
+        USAGE,
+        {
+            "fetch": [FETCH_OK],
+            "shout": [SHOUT_WRONG, SHOUT_OK],
+            "ping": [NO_CODE, NO_CODE],
+            "clamp": [NO_CODE],
+        },
+    )
+
+
+class Sampled:
     """A budget too small for a second prompt, then a whole generation in hybrid, then the
     transcript, through one client that can be sampled."""
 
@@ -148,15 +66,7 @@ class Session:
         self.root = make_project(root)
         every = {name: [NO_CODE] for name in ("fetch", "shout", "ping", "clamp")}
         self.tight = Model({"inputTokens": 400, "outputTokens": 100}, every)
-        self.model = Model(
-            USAGE,
-            {
-                "fetch": [FETCH_OK],
-                "shout": [SHOUT_WRONG, SHOUT_OK],
-                "ping": [NO_CODE, NO_CODE],
-                "clamp": [NO_CODE],
-            },
-        )
+        self.model = library_and_model()
         self.current = self.tight
         self.calls = anyio.run(self.main)
 
@@ -182,10 +92,34 @@ class Session:
         return calls
 
 
+class Shared:
+    """Generations made once per test run (``shared_dir``, whichever pytest-xdist workers run
+    the tests): their project, the calls' results and the prompts each model was sent."""
+
+    def __init__(self, directory: Path) -> None:
+        self.root = (directory / "project").resolve()
+        kept = json.loads((directory / "kept.json").read_text(encoding="utf-8"))
+        self.calls = load_calls(kept["calls"])
+        self.prompts: dict[str, list[list[str]]] = kept["prompts"]
+
+
+def keep(directory: Path, calls: dict[str, CallToolResult], **models: Model) -> None:
+    """The calls' results and the models' prompts, for ``Shared``."""
+    prompts = {name: model.prompts for name, model in models.items()}
+    kept = {"calls": dump_calls(calls), "prompts": prompts}
+    (directory / "kept.json").write_text(json.dumps(kept), encoding="utf-8")
+
+
+def sample(directory: Path) -> None:
+    """The generations through the client that can be sampled, kept for ``Shared``."""
+    made = Sampled(directory / "project")
+    keep(directory, made.calls, tight=made.tight, model=made.model)
+
+
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
+def session(tmp_path_factory: pytest.TempPathFactory) -> Shared:
     """The shared generations."""
-    return Session(tmp_path_factory.mktemp("mcpllm") / "project")
+    return Shared(shared_dir(tmp_path_factory, "test_mcp_generate_llm.session", sample))
 
 
 SHARED = pytest.mark.xdist_group("test_mcp_generate_llm.session")
@@ -193,7 +127,7 @@ SHARED = pytest.mark.xdist_group("test_mcp_generate_llm.session")
 
 @SHARED
 def test_hybrid_asks_the_model_for_what_the_libraries_left_and_keeps_what_passes(
-    session: Session,
+    session: Shared,
 ) -> None:
     """A correct test is kept at once; a failing test gets one follow-up with its error, and
     the corrected test is kept; an answer with no code is dropped with that reason after its
@@ -201,19 +135,19 @@ def test_hybrid_asks_the_model_for_what_the_libraries_left_and_keeps_what_passes
     uncovered are asked for (how many they cover depends on the machine's load within the
     budget); tokens_used is the usage the client reported."""
     result = structured(session.calls["hybrid"])
-    asked = [texts[0].split("`")[1] for texts in session.model.prompts if len(texts) == 1]
+    asked = [texts[0].split("`")[1] for texts in session.prompts["model"] if len(texts) == 1]
     assert {"fetch", "shout", "ping"} <= set(asked) <= {"fetch", "shout", "ping", "clamp"}
     methods = result["auto_generated"]["generation_method"]
     if methods["hypothesis"] + methods["template"]:  # a library test of clamp was kept
-        for texts in session.model.prompts:
+        for texts in session.prompts["model"]:
             if "`clamp`" in texts[0]:  # `if x < low:` (line 10) runs in any call of clamp
                 assert "Lines 10" not in texts[0]
-    shout = [texts for texts in session.model.prompts if "`shout`" in texts[0]]
+    shout = [texts for texts in session.prompts["model"] if "`shout`" in texts[0]]
     assert [len(t) for t in shout] == [1, 3]
     assert "AssertionError" in shout[1][2] and "did not pass" in shout[1][2]
     made = result["auto_generated"]
     assert made["generation_method"]["llm"] == 2
-    assert result["tokens_used"] == 120 * len(session.model.prompts)
+    assert result["tokens_used"] == 120 * len(session.prompts["model"])
     written = (session.root / made["files"][0]).read_text(encoding="utf-8")
     assert "def test_fetch" in written and 'shout(Client("u:"), "hi") == "u:HI"' in written
     assert '== "u:hi"' not in written
@@ -224,12 +158,12 @@ def test_hybrid_asks_the_model_for_what_the_libraries_left_and_keeps_what_passes
 
 
 @SHARED
-def test_no_prompt_is_sent_that_would_pass_the_budget(session: Session) -> None:
+def test_no_prompt_is_sent_that_would_pass_the_budget(session: Shared) -> None:
     """With max_llm_budget 800 and an answer that reports 500 tokens, the follow-up (about 300
     more with the room for its answer) is never sent: one prompt, 500 tokens used, the
     function left for review with the budget named."""
     result = structured(session.calls["tight"])
-    assert len(session.tight.prompts) == 1
+    assert len(session.prompts["tight"]) == 1
     assert result["tokens_used"] == 500
     assert result["auto_generated"]["generation_method"]["llm"] == 0
     reasons = " ".join(item["reason"] for item in result["needs_llm_review"])
@@ -237,11 +171,11 @@ def test_no_prompt_is_sent_that_would_pass_the_budget(session: Session) -> None:
 
 
 @SHARED
-def test_the_prompts_and_answers_are_paged_with_the_run(session: Session) -> None:
+def test_the_prompts_and_answers_are_paged_with_the_run(session: Shared) -> None:
     """The run's ``llm`` stream holds every prompt and answer with the tokens each cost."""
     page = structured(session.calls["llm"])
     text = page["text"]
-    prompts = len(session.model.prompts)
+    prompts = len(session.prompts["model"])
     assert text.count("===== prompt ") == text.count("===== answer ") == prompts
     assert "Lines " in text and "def fetch(client: Client, path: str)" in text
     assert "(120 tokens, reported)" in text and "u:HI" in text
@@ -289,50 +223,41 @@ def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
     assert "the client declared no sampling capability" in error_text(modern)
 
 
-class Rounds:
+def round_trip(directory: Path) -> None:
     """A whole generation in hybrid through the SDK's default client (protocol 2026-07-28): the
     server cannot send requests during a call, so each prompt comes back as an
     ``InputRequiredResult`` the client answers through its sampling callback and retries."""
+    root = make_project(directory / "project")
+    model = library_and_model()
 
-    def __init__(self, root: Path) -> None:
-        self.root = make_project(root)
-        self.model = Model(
-            USAGE,
-            {
-                "fetch": [FETCH_OK],
-                "shout": [SHOUT_WRONG, SHOUT_OK],
-                "ping": [NO_CODE, NO_CODE],
-                "clamp": [NO_CODE],
-            },
-        )
-        self.call = anyio.run(self.main)
-
-    async def main(self) -> CallToolResult:
+    async def main() -> CallToolResult:
         with anyio.fail_after(600):
             async with Client(
-                server(self.root), sampling_callback=self.model, input_required_max_rounds=30
+                server(root), sampling_callback=model, input_required_max_rounds=30
             ) as client:
                 return await client.call_tool("generate_tests_workflow", GENERATE)
 
+    keep(directory, {"generate": anyio.run(main)}, model=model)
+
 
 @pytest.fixture(scope="module")
-def rounds(tmp_path_factory: pytest.TempPathFactory) -> Rounds:
+def rounds(tmp_path_factory: pytest.TempPathFactory) -> Shared:
     """The generation through the 2026-07-28 client."""
-    return Rounds(tmp_path_factory.mktemp("mcprounds") / "project")
+    return Shared(shared_dir(tmp_path_factory, "test_mcp_generate_llm.rounds", round_trip))
 
 
-def test_a_2026_client_is_asked_through_input_required_rounds(rounds: Rounds) -> None:
+def test_a_2026_client_is_asked_through_input_required_rounds(rounds: Shared) -> None:
     """On the 2026-07-28 protocol the prompts ride InputRequiredResult rounds of the one tool
     call: a correct test is kept at once, a failing one gets one follow-up with its error and
     the corrected test is kept, an answer with no code is left for review; the tokens are the
     usage the client reported."""
-    result = structured(rounds.call)
-    shout = [texts for texts in rounds.model.prompts if "`shout`" in texts[0]]
+    result = structured(rounds.calls["generate"])
+    shout = [texts for texts in rounds.prompts["model"] if "`shout`" in texts[0]]
     assert [len(t) for t in shout] == [1, 3]
     assert "AssertionError" in shout[1][2]
     made = result["auto_generated"]
     assert made["generation_method"]["llm"] == 2
-    assert result["tokens_used"] == 120 * len(rounds.model.prompts)
+    assert result["tokens_used"] == 120 * len(rounds.prompts["model"])
     written = (rounds.root / made["files"][0]).read_text(encoding="utf-8")
     assert "def test_fetch" in written and '== "u:HI"' in written and '== "u:hi"' not in written
     review = {item["function"]: item for item in result["needs_llm_review"]}

@@ -94,8 +94,10 @@ def run_with_coverage(
         ini.write_text("[pytest]\n", encoding="utf-8")
         command += ["-c", str(ini), f"--rootdir={cwd}"]
     env = child_env(target.import_root, extra_env)
-    if isolated:
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(scratch / "hypothesis")
+    # Every run, in the project's copy too (which has no .hypothesis), shares the generation's
+    # storage: Hypothesis's Unicode tables cost seconds of CPU to build in each new directory,
+    # and the user's own storage directory lies outside the copy.
+    env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(scratch / "hypothesis")
     finished = run([*command, *args], cwd=cwd, env=env, timeout=timeout, name="generate")
     data_file = scratch / "runs" / run_id / DATA_FILE
     return Measured(finished, executed_lines(data_file, target))
