@@ -132,6 +132,36 @@ def test_auto_quarantines_a_flaky_test(pytester: pytest.Pytester, run_qbench: Ru
     assert f"{TARGET} failed and is quarantined (flaky: " in lines(done)[0]
 
 
+def test_auto_that_cannot_ask_the_monitors_excuses_nothing(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """With ``auto`` the monitors are asked at the end about the failures; when that read
+    fails, no failure is excused and the terminal says why (fail closed)."""
+    history(pytester, run_qbench, "", "target=old", "", "target=old", "")
+    pytester.makeconftest(
+        """
+        import pytest_qbench.history.quarantine as quarantine
+
+        ORIGINAL = quarantine.flaky_among
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the index went away")
+
+        def pytest_configure(config):
+            quarantine.flaky_among = broken
+
+        def pytest_unconfigure(config):  # the module outlives this in-process run
+            quarantine.flaky_among = ORIGINAL
+        """
+    )
+    done = run(pytester, run_qbench, "r1", "target=old", "--qbench-quarantine=auto")
+    assert done.result.ret == 1
+    assert lines(done) == [
+        "qbench: quarantine: the flaky monitors could not be read (RuntimeError: the index went "
+        "away): no failure is excused"
+    ]
+
+
 def test_auto_never_quarantines_a_broken_test(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:

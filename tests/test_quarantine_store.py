@@ -84,3 +84,45 @@ def test_a_quarantine_file_is_plain_text_teams_review(
     assert qbench(capsys, "remove", "t.py::old") == (0, "released: t.py::old\n")
     assert "t.py::old" not in listed.read_text() and "# reviewed" in listed.read_text()
     assert not (tmp_path / ".qbench").exists()  # the file, not the index
+
+
+def test_auto_judges_the_failures_as_the_whole_window_would(tmp_path: Path) -> None:
+    """``--qbench-quarantine=auto`` asks the monitors about a run's failures only, at its end:
+    on a real index of 30 seeded runs, each test it is asked about gets the decision that
+    classifying every candidate of the window gives (the way it was computed at session
+    start), and a test it is not asked about costs nothing."""
+    import random
+
+    from pytest_qbench.history.database import existing_index
+    from pytest_qbench.history.flakiness import DEFAULT_MONITORS
+    from pytest_qbench.history.flakiness import examine
+    from pytest_qbench.history.quarantine import flaky_among
+    from pytest_qbench.history.queries import flaky_candidates
+
+    draw = random.Random(26)
+    rates = {f"t{n}": rate for n, rate in enumerate([0.0] * 20 + [0.2] * 6 + [1.0] * 2)}
+    records = []
+    for number in range(30):
+        results = []
+        for name, rate in rates.items():
+            failed = draw.random() < rate
+            retried = failed and rate < 1 and draw.random() < 0.5  # a rerun that passed
+            outcome = "passed" if retried or not failed else "failed"
+            results.append(result(name, outcome, flaky=retried))  # type: ignore[arg-type]
+        records.append(report(f"r{number:02d}", number, results))
+    index_reports(tmp_path, *records)
+    index = existing_index(tmp_path, None)
+    assert index is not None
+    try:
+        whole = {
+            nodeid
+            for nodeid, past in flaky_candidates(index, DEFAULT_MONITORS.window).items()
+            if examine(past, DEFAULT_MONITORS).status == "flaky"
+        }
+        every = [f"t.py::{name}" for name in rates]
+        judged = flaky_among(index, [*every, "t.py::never_ran"])
+        assert set(judged) == whole
+        assert {f"t.py::t{n}" for n in range(20, 26)} >= whole and whole  # flaky ones only
+        assert flaky_among(index, every[:20]) == {}
+    finally:
+        index.close()

@@ -116,7 +116,7 @@ def quarantined_known(
     from pytest_qbench.history.quarantine import failed_before_with
     from pytest_qbench.history.quarantine import quarantined_tests
 
-    listed = quarantined_tests(index, file, auto=False)
+    listed = quarantined_tests(index, file)
     return {
         c.nodeid
         for c in diff.new_failures

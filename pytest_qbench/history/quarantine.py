@@ -8,6 +8,7 @@ node id (``NODEID  # why``) is its reason.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone
@@ -21,7 +22,7 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.flakiness import DEFAULT_MONITORS
 from pytest_qbench.history.flakiness import Monitors
 from pytest_qbench.history.flakiness import examine
-from pytest_qbench.history.queries import flaky_candidates
+from pytest_qbench.history.queries import sequences_of
 
 
 FILE_INI = "qbench_quarantine_file"
@@ -149,22 +150,27 @@ def failed_before_with(
     return index.read(work)
 
 
-def quarantined_tests(
-    index: Index | None, file: Path | None, auto: bool, monitors: Monitors = DEFAULT_MONITORS
+def flaky_among(
+    index: Index, nodeids: Sequence[str], monitors: Monitors = DEFAULT_MONITORS
 ) -> dict[str, str]:
-    """The quarantined tests and why: those listed (in ``file``, else in ``index``), and with
-    ``auto`` those the flaky monitors call flaky in ``index`` (never broken ones)."""
+    """Which of ``nodeids`` (a run's failures) the flaky monitors call flaky in ``index``, and
+    why (never a broken one): ``--qbench-quarantine=auto`` judged at the end of the run, on the
+    tests that failed only, so its cost follows the failures, not the suite."""
+    found = {}
+    for nodeid, results in sequences_of(index, nodeids, monitors.window).items():
+        assessment = examine(results, monitors)
+        if assessment.status == "flaky":
+            found[nodeid] = f"flaky: {assessment.reason}"
+    return found
+
+
+def quarantined_tests(index: Index | None, file: Path | None) -> dict[str, str]:
+    """The tests the user quarantined and why: those listed in ``file``, else in ``index``
+    (``--qbench-quarantine=auto`` adds the failures the monitors call flaky: `flaky_among`)."""
     store: QuarantineStore | None = FileQuarantine(file) if file is not None else None
     if store is None and index is not None:
         store = IndexQuarantine(index)
-    found = {e.nodeid: e.reason or "no reason given" for e in (store.entries() if store else [])}
-    if auto and index is not None:
-        # the monitors alone, at session start: no flips, trends or failure texts to look up
-        for nodeid, results in flaky_candidates(index, monitors.window).items():
-            assessment = examine(results, monitors)
-            if assessment.status == "flaky":
-                found.setdefault(nodeid, f"flaky: {assessment.reason}")
-    return found
+    return {e.nodeid: e.reason or "no reason given" for e in (store.entries() if store else [])}
 
 
 __all__ = [
@@ -175,5 +181,6 @@ __all__ = [
     "Quarantined",
     "failed_before_with",
     "file_path",
+    "flaky_among",
     "quarantined_tests",
 ]

@@ -277,21 +277,39 @@ def known_tests(index: Index, nodeids: Iterable[str]) -> set[str] | None:
     return index.read(work)
 
 
+def sequences_of(index: Index, nodeids: Sequence[str], runs: int) -> dict[str, list[PastResult]]:
+    """Every result of the tests ``nodeids`` (those the index has) in the last ``runs`` runs,
+    oldest first per test."""
+
+    def work(cursor: Cursor) -> dict[str, list[PastResult]]:
+        refs: list[Any] = []
+        for chunk in sql.batches(dict.fromkeys(nodeids)):
+            cursor.execute(sql.find_tests(len(chunk)), chunk)
+            refs += [row[0] for row in cursor.fetchall()]
+        return _sequences(cursor, refs, runs)
+
+    return index.read(work)
+
+
 def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:
     """Tests that failed (or passed only after reruns) in the last ``runs`` runs, with every
     result of theirs in those runs, oldest first."""
 
     def work(cursor: Cursor) -> dict[str, list[PastResult]]:
         cursor.execute(sql.FLAKY_CANDIDATES, (runs,))
-        refs = [row[0] for row in cursor.fetchall()]
-        found: dict[str, list[PastResult]] = {}
-        for chunk in sql.batches(refs):
-            cursor.execute(sql.flaky_sequences(len(chunk)), [*chunk, runs])
-            for nodeid, *row in cursor.fetchall():
-                found.setdefault(nodeid, []).append(judged_result(row))
-        return found
+        return _sequences(cursor, [row[0] for row in cursor.fetchall()], runs)
 
     return index.read(work)
+
+
+def _sequences(cursor: Cursor, refs: list[Any], runs: int) -> dict[str, list[PastResult]]:
+    """Every result of the tests ``refs`` (ids of ``tests``) in the last ``runs`` runs."""
+    found: dict[str, list[PastResult]] = {}
+    for chunk in sql.batches(refs):
+        cursor.execute(sql.flaky_sequences(len(chunk)), [*chunk, runs])
+        for nodeid, *row in cursor.fetchall():
+            found.setdefault(nodeid, []).append(judged_result(row))
+    return found
 
 
 @dataclass(frozen=True)

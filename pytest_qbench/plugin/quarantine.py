@@ -81,13 +81,8 @@ class QuarantinePlugin:
         settings = self.settings
         try:
             index = existing_index(settings.qbench_dir, settings.db)
-            try:
-                self.quarantined = quarantined_tests(
-                    index,
-                    settings.quarantine_file,
-                    settings.quarantine == "auto",
-                    settings.monitors or DEFAULT_MONITORS,
-                )
+            try:  # auto's monitors are asked at the end, about the failures only
+                self.quarantined = quarantined_tests(index, settings.quarantine_file)
             finally:
                 if index is not None:
                     index.close()
@@ -105,8 +100,10 @@ class QuarantinePlugin:
             self.failing.append(self.session.redact(report.nodeid) or "collection")
 
     def take_result(self, result: TestResultRecord) -> None:
-        """Keep the fingerprint of a quarantined test's failure."""
-        if result["outcome"] in FAILING and result["nodeid"] in self.quarantined:
+        """Keep the fingerprint of a quarantined test's failure (with ``auto``, of every
+        failure: which tests the monitors call flaky is asked at the end)."""
+        auto = self.settings.quarantine == "auto"
+        if result["outcome"] in FAILING and (auto or result["nodeid"] in self.quarantined):
             from pytest_qbench.history.fingerprint import fingerprint_of
 
             self.prints[result["nodeid"]] = fingerprint_of(result)
@@ -116,6 +113,15 @@ class QuarantinePlugin:
         becomes 0); the terminal's lines are kept."""
         if self.verdict:  # the quarantine could not be read
             return False
+        if self.settings.quarantine == "auto":
+            try:
+                self.quarantined = {**self.flaky_failures(), **self.quarantined}
+            except Exception as exc:
+                self.verdict = (
+                    f"the flaky monitors could not be read ({error_text(exc)}): no failure is "
+                    "excused"
+                )
+                return False
         quarantined = [
             nodeid for nodeid in dict.fromkeys(self.failing) if nodeid in self.quarantined
         ]
@@ -141,6 +147,22 @@ class QuarantinePlugin:
             )
             return True
         return False
+
+    def flaky_failures(self) -> dict[str, str]:
+        """The run's failures that the flaky monitors call flaky in the history, and why."""
+        from pytest_qbench.history.database import existing_index
+        from pytest_qbench.history.quarantine import flaky_among
+
+        failing = [n for n in dict.fromkeys(self.failing) if n not in self.quarantined]
+        if not failing:
+            return {}
+        index = existing_index(self.settings.qbench_dir, self.settings.db)
+        if index is None:
+            return {}
+        try:
+            return flaky_among(index, failing, self.settings.monitors or DEFAULT_MONITORS)
+        finally:
+            index.close()
 
     def _judge(self, nodeids: list[str]) -> list[Judged]:
         """Each quarantined failure, and whether its fingerprint is known (an index that does
