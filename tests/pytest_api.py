@@ -25,11 +25,9 @@ WHOLE_MODULES = frozenset(
         "test_hookspecs.py",  # qbench's hooks through pluggy
         "test_summary_words.py",  # pytest's closing line
         "test_shards.py",  # deselection through pytest's hook
-        "test_shard_queue.py",  # the run loop pulling tests from a queue
         "test_coverage.py",  # coverage.py and pytest-cov of their time
         "test_junit.py",  # pytest's own JUnit XML
         "test_new_tests_repeat.py",  # running an item again
-        "test_quarantine_run.py",  # outcomes changed in the reports, the exit status
         "test_agent_cases.py",  # agent.yaml files collected as pytest items
         "test_ctrf.py",  # counts reconciled with pytest's closing line, collection errors
         "test_mcp_report_details.py",  # collection errors as pytest children print them
@@ -40,6 +38,22 @@ WHOLE_MODULES = frozenset(
 
 
 ONE_PER_FEATURE: dict[str, tuple[str, ...]] = {
+    # outcomes changed in the reports, the exit status (the MCP answers read stored runs)
+    "test_quarantine_run.py": (
+        "test_a_quarantined_known_failure_does_not_fail_the_run",
+        "test_a_new_failure_of_a_quarantined_test_fails_the_run",
+        "test_a_failure_beside_a_quarantined_one_fails_the_run",
+        "test_a_quarantine_without_history_keeps_the_run_failed",
+        "test_a_run_stopped_early_stays_failed",
+        "test_a_bad_value_is_a_usage_error",
+        "test_auto_quarantines_a_flaky_test",
+    ),
+    # the run loop pulling tests from a queue (SQLite: the database does not depend on pytest)
+    "test_shard_queue.py": (
+        "test_processes_pulling_one_queue_run_every_test_exactly_once",
+        "test_a_killed_machines_unit_is_run_by_another_after_its_lease",
+        "test_a_retried_machine_gets_back_its_own_units",
+    ),
     "test_agent_eval.py": (
         "test_recorded_sample_lands_in_the_report",
         "test_marker_on_a_class_applies_to_its_tests",
