@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings
+from pytest_api import on_oldest_pytest
 
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
@@ -35,13 +36,17 @@ suite would record the same commit, and the history tests would see flaky tests 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker given here
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that uses ``pytester`` runs pytest with qbench: it is marked ``runs_pytest``
-    (tox's pytestmin env runs those on the oldest pytest). The longest tests (``qbench
+    """Every test that uses ``pytester`` runs pytest with qbench: it is marked ``runs_pytest``.
+    Those of them that tox's pytestmin env runs on the oldest pytest (``pytest_api.py`` chooses
+    them) are marked ``pytest_api``. The longest tests (``qbench
     generate``'s end-to-end runs, marked ``generation``) go first, the rest in their order: under
     pytest-xdist no worker is left running one alone at the end."""
     for item in items:
         if "pytester" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.runs_pytest)
+        name = getattr(item, "originalname", item.name)
+        if item.get_closest_marker("runs_pytest") and on_oldest_pytest(item.path.name, name):
+            item.add_marker(pytest.mark.pytest_api)  # tox's pytestmin runs these (pytest_api.py)
     items.sort(key=lambda item: item.get_closest_marker("generation") is None)
 
 

@@ -5,7 +5,6 @@ listing new and fixed diagnostics, on both backends, with real ruff in real pyte
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 from typing import Literal
@@ -90,16 +89,19 @@ def checked_run(pytester: pytest.Pytester, run_qbench: RunQBench, run_id: str) -
     )
 
 
-def qbench(pytester: pytest.Pytester, *args: str) -> str:
-    """``qbench ARGS`` in a subprocess, which exits 0; its stdout."""
-    run = pytester.run(sys.executable, "-m", "pytest_qbench", *args)
-    assert run.ret == 0, run.stderr.str()
-    return run.stdout.str()
+def qbench(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """``qbench ARGS`` in process (the console script's own exit status is tested in
+    test_history_runs.py), which exits 0; its stdout."""
+    capsys.readouterr()
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    return out
 
 
-def diff_json(pytester: pytest.Pytester, *runs: str) -> dict[str, Any]:
+def diff_json(capsys: pytest.CaptureFixture[str], *runs: str) -> dict[str, Any]:
     """``qbench diff RUNS --json``'s diagnostics part."""
-    data: dict[str, Any] = json.loads(qbench(pytester, "diff", *runs, "--json"))["diagnostics"]
+    data: dict[str, Any] = json.loads(qbench(capsys, "diff", *runs, "--json"))["diagnostics"]
     return data
 
 
@@ -108,6 +110,7 @@ def test_diagnostics_new_existing_and_fixed_across_real_runs(
     pytester: pytest.Pytester,
     run_qbench: RunQBench,
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """issue 13.5: run 1 has F401 on os; run 2 has it two lines down plus one on sys: its report
     says existing since run 1 and new, and qbench diff lists one new, none fixed; run 3 without
@@ -130,13 +133,13 @@ def test_diagnostics_new_existing_and_fixed_across_real_runs(
     assert "| \\`os\\` imported but unused | existing since r1 |" in md
     assert "| \\`sys\\` imported but unused | new |" in md
 
-    data = diff_json(pytester, "r1", "r2")
+    data = diff_json(capsys, "r1", "r2")
     assert data["compared"] == ["ruff.lint"]
     assert [(d["code"], d["message"]) for d in data["new"]] == [
         ("F401", "`sys` imported but unused")
     ]
     assert data["fixed"] == []
-    out = qbench(pytester, "diff", "r1", "r2")
+    out = qbench(capsys, "diff", "r1", "r2")
     assert "New diagnostics (1):" in out
     assert "mod.py:4  ruff.lint F401  `sys` imported but unused" in out
     assert "Fixed diagnostics" not in out
@@ -145,25 +148,25 @@ def test_diagnostics_new_existing_and_fixed_across_real_runs(
     pytester.makefile(".py", mod=THIRD)
     third = checked_run(pytester, run_qbench, "r3")
     assert [(d.line, d.history) for d in third.report.diagnostics] == [(3, "existing since r2")]
-    data = diff_json(pytester, "r2", "r3")
+    data = diff_json(capsys, "r2", "r3")
     assert data["new"] == []
     assert [(d["file"], d["message"]) for d in data["fixed"]] == [
         ("mod.py", "`os` imported but unused")
     ]
-    out = qbench(pytester, "diff", "r2", "r3")
+    out = qbench(capsys, "diff", "r2", "r3")
     assert "Fixed diagnostics (1):" in out
     assert "mod.py:3  ruff.lint F401  `os` imported but unused" in out
 
     # a run without --qbench-check: nothing compared, and diff says so
     run_qbench("--qbench-run-id=r4", subprocess=True, run_dir="r4")
-    data = diff_json(pytester, "r3", "r4")
+    data = diff_json(capsys, "r3", "r4")
     assert (data["compared"], data["only_in_base"], data["new"], data["fixed"]) == (
         [],
         ["ruff.lint"],
         [],
         [],
     )
-    out = qbench(pytester, "diff", "r3", "r4")
+    out = qbench(capsys, "diff", "r3", "r4")
     assert "ruff.lint: checked only in A, not in B: not compared" in out
 
 

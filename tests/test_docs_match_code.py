@@ -172,14 +172,14 @@ def test_check_timeout_environment_variable_comes_between_command_line_and_ini(
     )
     pytester.makepyfile("def test_one(): pass")
     monkeypatch.setenv("QBENCH_CHECK_TIMEOUT", "11")
-    with_env = pytester.runpytest_subprocess("-p", "qbench", "--qbench-check=ruff", "-s")
+    with_env = pytester.runpytest("-p", "qbench", "--qbench-check=ruff", "-s")
     with_env.stdout.fnmatch_lines(["TIMEOUT 11.0"])
-    on_line = pytester.runpytest_subprocess(
+    on_line = pytester.runpytest(
         "-p", "qbench", "--qbench-check=ruff", "--qbench-check-timeout=13", "-s"
     )
     on_line.stdout.fnmatch_lines(["TIMEOUT 13.0"])
     monkeypatch.delenv("QBENCH_CHECK_TIMEOUT")
-    ini_only = pytester.runpytest_subprocess("-p", "qbench", "--qbench-check=ruff", "-s")
+    ini_only = pytester.runpytest("-p", "qbench", "--qbench-check=ruff", "-s")
     ini_only.stdout.fnmatch_lines(["TIMEOUT 7.0"])
 
 
