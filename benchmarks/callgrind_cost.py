@@ -27,6 +27,7 @@ from overhead import CONFIGS
 from overhead import DEFAULT_WORK_DIR
 from overhead import EXPECTED_EXIT
 from overhead import Config
+from overhead import byte_compile
 from overhead import child_env
 from overhead import command
 from overhead import generate_suite
@@ -57,6 +58,13 @@ def instructions(python: str, config: Config, suite_dir: Path, out: Path) -> int
     raise SystemExit(f"no totals in {profile}")
 
 
+def warm_up(python: str, suite_dir: Path) -> None:
+    """One plain run, not counted: pytest writes the suite's rewritten modules (``.pyc``)."""
+    plain = next(c for c in CONFIGS if c.name == "plain")
+    argv = command(python, plain, suite_dir / ".warmup")
+    subprocess.run(argv, cwd=suite_dir, env=child_env(), capture_output=True, check=False)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs=2, default=[200, 800])
@@ -79,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in (small, large):
         suite = generate_suite(args.work_dir, size, 100)
         runs += [(config, size, suite.path) for config in configs]
+        warm_up(args.python, suite.path)
+    byte_compile(args.python, configs)
 
     def run(config: Config, size: int, suite_dir: Path) -> None:
         out = args.work_dir / f"callgrind-{size}" / config.name
