@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
@@ -21,9 +22,10 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.backend import Row
 from pytest_qbench.history.deselection import decode
 from pytest_qbench.history.json_config import JSON_CONFIG
-from pytest_qbench.history.shardplan import Timing
-from pytest_qbench.report.runref import RunName
-from pytest_qbench.report.runref import choose
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.history.shardplan import Timing
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,9 @@ def resolve_run(index: Index, ref: str) -> RunInfo:
 
 
 def _resolve(cursor: Cursor, ref: str, where: str) -> RunInfo:
+    from pytest_qbench.report.runref import RunName  # not needed at the end of a pytest run
+    from pytest_qbench.report.runref import choose
+
     cursor.execute(sql.RUN_IDS_NEWEST_FIRST)
     names = [RunName(str(row[0])) for row in cursor.fetchall()]
     cursor.execute(sql.RUN_BY_ID, (choose(ref, names, where, "'qbench runs'"),))
@@ -354,6 +359,7 @@ def phase_timings(
     runs of another commit than ``commit`` (the shards of one CI pipeline test one commit: a
     shard that finished first must not change the plan of one that starts later). A result
     indexed before phase times were kept counts its whole duration as the call."""
+    from pytest_qbench.history.shardplan import Timing  # only sharded runs plan
 
     def work(cursor: Cursor) -> dict[str, list[Timing]]:
         found: dict[str, list[Timing]] = {}

@@ -73,6 +73,12 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
+STREAM_BATCH = 100
+"""Results held before they are written to ``results.jsonl`` in one write (a failing or
+erroring test's result is written at once, with those before it)."""
+STREAM_BATCH_SECONDS = 1.0
+"""Held results are written when a test finishes this long after the first of them did."""
+FLUSH_OUTCOMES = frozenset(("failed", "error"))
 
 
 class QBenchWorker:
@@ -177,6 +183,9 @@ class QBenchSession(QBenchWorker):
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
+        """Results not in the stream yet: the batch being gathered, or what the disk refused."""
+        self.batch_started = 0.0
+        """When the first result of the batch being gathered finished (``time.monotonic``)."""
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
         self.quarantined: dict[str, bool] = {}
         """The quarantined tests that failed, and whether each failure is a known one (set by
@@ -314,6 +323,7 @@ class QBenchSession(QBenchWorker):
         """One record to the stream, if it is open; a failed write is noted, never raised."""
         if self.stream is None:
             return
+        self._drain_unstreamed()  # the records stay in the order they came
         try:
             write(self.stream)
         except OSError as exc:
@@ -499,22 +509,30 @@ class QBenchSession(QBenchWorker):
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):
                 listener(result)
-        self.unstreamed.append(result)
-        self._drain_unstreamed()
+        held = self.unstreamed
+        held.append(result)
+        now = time.monotonic()
+        if len(held) == 1:
+            self.batch_started = now
+        if (
+            result["outcome"] in FLUSH_OUTCOMES
+            or len(held) >= STREAM_BATCH
+            or now - self.batch_started >= STREAM_BATCH_SECONDS
+        ):
+            self._drain_unstreamed()
 
     def _drain_unstreamed(self) -> None:
-        """Stream the results kept in memory, oldest first, as far as the disk takes them (all
-        of them, nearly always: the one just finished); the rest stay in memory, in order."""
-        if self.stream is None:  # the stream could not be opened: keep results in memory
+        """Stream the results kept in memory (the batch gathered), oldest first, in one write;
+        when the disk refuses it, they stay in memory, in order, for the next try."""
+        if self.stream is None or not self.unstreamed:  # no stream: results kept in memory
             return
-        done = 0
         try:
-            for result in self.unstreamed:
-                self.stream.write_result(result)
-                done += 1
-        except OSError as exc:  # a full disk, say
+            self.stream.write_results(self.unstreamed)
+        except store.StreamWriteError as exc:  # a full disk, say
             self.stream_failed(exc)
-        del self.unstreamed[:done]
+            del self.unstreamed[: exc.written]
+        else:
+            self.unstreamed.clear()
 
     def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
         if diagnostic["nodeid"]:
@@ -746,9 +764,28 @@ def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]
 def _plugin_versions(config: pytest.Config) -> dict[str, str]:
     versions: dict[str, str] = {}
     for _plugin, dist in config.pluginmanager.list_plugin_distinfo():
-        name = getattr(dist, "project_name", None) or dist.metadata["Name"]
-        versions[str(name)] = str(dist.version)
+        name, version = _name_and_version(dist)
+        versions[name] = version
     return versions
+
+
+def _name_and_version(dist: Any) -> tuple[str, str]:
+    """A distribution's name and version, read from its metadata's first lines: parsing the
+    whole file with the email parser (what ``dist.metadata`` does, twice) costs more than the
+    rest of qbench's start."""
+    with suppress(Exception):
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+        found: dict[str, str] = {}
+        for line in text.splitlines():
+            if not line:  # the headers end at the first empty line
+                break
+            key, sep, value = line.partition(":")
+            if sep and key in ("Name", "Version"):
+                found.setdefault(key, value.strip())
+        if len(found) == 2:
+            return found["Name"], found["Version"]
+    name = getattr(dist, "project_name", None) or dist.metadata["Name"]
+    return str(name), str(dist.version)
 
 
 __all__ = ["QBenchSession", "QBenchWorker", "qbench_session_key"]

@@ -15,7 +15,6 @@ from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import ReportView
-from pytest_qbench.report.digest import build_digest
 from pytest_qbench.report.render import MARKDOWN_TEMPLATE
 from pytest_qbench.report.render import make_environment
 from pytest_qbench.report.render import render
@@ -148,6 +147,8 @@ class OutputWriter:
 
     def digest(self, path: Path) -> Path:
         """The failure digest as JSON."""
+        from pytest_qbench.report.digest import build_digest  # only for --qbench-digest
+
         digest = build_digest(self.report, self.view)
         atomic.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
         return path

@@ -1,0 +1,35 @@
+"""A default ``pytest -p qbench`` run imports only what it uses (its fixed cost)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+UNUSED = (
+    "pytest_qbench.report.digest",  # only for --qbench-digest
+    "pytest_qbench.history.shardplan",  # only sharded runs plan
+    "pytest_qbench.report.runref",  # run references: the CLI's
+)
+
+
+def test_a_default_run_imports_only_what_it_uses(pytester: pytest.Pytester) -> None:
+    """After a run that wrote the stream, report.json, report.md and the index (a failing test:
+    its history is looked up), none of the modules only other features use was imported."""
+    pytester.makeconftest(
+        f"""
+        import json, sys
+        def pytest_unconfigure(config):
+            loaded = [m for m in {UNUSED!r} if m in sys.modules]
+            print("UNUSED LOADED:", json.dumps(loaded))
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    line = next(x for x in result.stdout.lines if x.startswith("UNUSED LOADED:"))
+    assert json.loads(line.split(":", 1)[1]) == []
+    runs = list((pytester.path / ".qbench" / "runs").iterdir())
+    assert {p.name for p in runs[0].iterdir()} >= {"results.jsonl", "report.json", "report.md"}
+    assert (pytester.path / ".qbench" / "index.sqlite").is_file()
