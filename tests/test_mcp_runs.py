@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sqlite3
 import sys
@@ -175,8 +174,7 @@ def test_a_crash_is_a_tool_error_that_counts_what_finished(
         run(tools)
     message = str(caught.value)
     assert "killed by signal SIGKILL" in message
-    # the four tests before the crash; the skipped one may be in the stream's unwritten batch
-    assert re.search(r"at least [34] test\(s\) had finished", message), message
+    assert "4 test(s) had finished" in message
     assert "the pytest process died" in message
 
 

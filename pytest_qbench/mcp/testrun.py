@@ -175,11 +175,6 @@ def failure_message(
     """What went wrong, what to do, and the end of pytest's output."""
     meaning = exit_meaning(code, stopped_by, plan.timeout)
     ran = f"{len(report.results)} test(s) had finished" if report else "no results were written"
-    if report and code < 0:  # killed: the stream's last batch of passing results may be lost
-        ran = (
-            f"at least {len(report.results)} test(s) had finished (a killed pytest loses the "
-            "passing results of its last second)"
-        )
     lines = [
         f"pytest exited with status {code} ({meaning}) in run {plan.run_id}; {ran}.",
         f"What to do: {_advice(code, report, stopped_by, plan.argv[0])}",
