@@ -195,14 +195,6 @@ def read_stream_results(path: Path) -> list[TestResult]:
     return read_stream(full).results
 
 
-@pytest.fixture
-def per_record_stream(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each result written on its own (batches of one), so a write fails mid-run."""
-    from pytest_qbench.plugin import session
-
-    monkeypatch.setattr(session, "STREAM_BATCH", 1)
-
-
 FIVE_TESTS = """
     def test_1(): pass
     def test_2(): pass
@@ -213,10 +205,7 @@ FIVE_TESTS = """
 
 
 def test_disk_full_for_a_moment_keeps_every_result(
-    pytester: pytest.Pytester,
-    run_qbench: RunQBench,
-    monkeypatch: pytest.MonkeyPatch,
-    per_record_stream: None,
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(issue 12.2) The disk refuses the 3rd result once (a short write, then ENOSPC): every
     file is whole and valid, holds all 5 tests, and qbench says once what happened."""
@@ -239,10 +228,7 @@ def test_disk_full_for_a_moment_keeps_every_result(
 
 
 def test_disk_full_for_the_rest_of_the_run(
-    pytester: pytest.Pytester,
-    run_qbench: RunQBench,
-    monkeypatch: pytest.MonkeyPatch,
-    per_record_stream: None,
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(issue 12.3) The stream fails from the 2nd result on: one line, not one per test; the
     results kept in memory reach report.json, and the run is indexed."""
@@ -484,10 +470,7 @@ def test_report_json_parses_what_it_splices_from_a_damaged_stream(tmp_path: Path
 
 
 def test_torn_record_the_disk_would_not_cut_back_is_repaired(
-    pytester: pytest.Pytester,
-    run_qbench: RunQBench,
-    monkeypatch: pytest.MonkeyPatch,
-    per_record_stream: None,
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(issue 12.2) When even cutting the torn record back fails, the next record starts on a
     line of its own, and the stream is rewritten whole at the end."""

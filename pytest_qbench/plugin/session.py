@@ -73,12 +73,6 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
-STREAM_BATCH = 100
-"""Results held before they are written to ``results.jsonl`` in one write (a failing or
-erroring test's result is written at once, with those before it)."""
-STREAM_BATCH_SECONDS = 1.0
-"""Held results are written when a test finishes this long after the first of them did."""
-FLUSH_OUTCOMES = frozenset(("failed", "error"))
 
 
 class QBenchWorker:
@@ -183,9 +177,6 @@ class QBenchSession(QBenchWorker):
         self.written: list[Path] = []
         self.skipped_collectors: set[str] = set()
         self.unstreamed: list[TestResultRecord] = []
-        """Results not in the stream yet: the batch being gathered, or what the disk refused."""
-        self.batch_started = 0.0
-        """When the first result of the batch being gathered finished (``time.monotonic``)."""
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
         self.quarantined: dict[str, bool] = {}
         """The quarantined tests that failed, and whether each failure is a known one (set by
@@ -323,7 +314,6 @@ class QBenchSession(QBenchWorker):
         """One record to the stream, if it is open; a failed write is noted, never raised."""
         if self.stream is None:
             return
-        self._drain_unstreamed()  # the records stay in the order they came
         try:
             write(self.stream)
         except OSError as exc:
@@ -509,30 +499,22 @@ class QBenchSession(QBenchWorker):
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):
                 listener(result)
-        held = self.unstreamed
-        held.append(result)
-        now = time.monotonic()
-        if len(held) == 1:
-            self.batch_started = now
-        if (
-            result["outcome"] in FLUSH_OUTCOMES
-            or len(held) >= STREAM_BATCH
-            or now - self.batch_started >= STREAM_BATCH_SECONDS
-        ):
-            self._drain_unstreamed()
+        self.unstreamed.append(result)
+        self._drain_unstreamed()
 
     def _drain_unstreamed(self) -> None:
-        """Stream the results kept in memory (the batch gathered), oldest first, in one write;
-        when the disk refuses it, they stay in memory, in order, for the next try."""
-        if self.stream is None or not self.unstreamed:  # no stream: results kept in memory
+        """Stream the results kept in memory, oldest first, as far as the disk takes them (all
+        of them, nearly always: the one just finished); the rest stay in memory, in order."""
+        if self.stream is None:  # the stream could not be opened: keep results in memory
             return
+        done = 0
         try:
-            self.stream.write_results(self.unstreamed)
-        except store.StreamWriteError as exc:  # a full disk, say
+            for result in self.unstreamed:
+                self.stream.write_result(result)
+                done += 1
+        except OSError as exc:  # a full disk, say
             self.stream_failed(exc)
-            del self.unstreamed[: exc.written]
-        else:
-            self.unstreamed.clear()
+        del self.unstreamed[:done]
 
     def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
         if diagnostic["nodeid"]:

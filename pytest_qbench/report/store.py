@@ -4,7 +4,7 @@ are `pytest_qbench.core.atomic`'s).
 Layout of one run::
 
     <qbench-dir>/runs/<run_id>/
-        results.jsonl   one JSON record per line, appended in small batches as the run goes
+        results.jsonl   one JSON record per line, appended and flushed as the run goes
         report.json     TestReport, written when the session ends (or by ``qbench render``)
         report.md       the Markdown report
 
@@ -22,7 +22,6 @@ import sys
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
-from collections.abc import Sequence
 from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
@@ -165,27 +164,17 @@ def run_in_progress(path: Path) -> bool:
     return False
 
 
-class StreamWriteError(OSError):
-    """A write to the stream that failed; ``written``: how many of its records are whole in the
-    file all the same (when what it wrote could not be cut off again)."""
-
-    def __init__(self, cause: OSError, written: int) -> None:
-        super().__init__(cause.errno, cause.strerror)
-        self.written = written
-
-
 class StreamWriter:
     """Appends records to ``results.jsonl``, one line each, written straight to the file.
 
-    Each call is one ``os.write`` on an unbuffered descriptor opened for appending (the caller
-    batches results: ``write_results``), so a process that dies mid-run leaves every record
-    written so far on disk, and nothing half-buffered here. Text that UTF-8 cannot hold (a lone
-    surrogate: ``os.fsdecode``'s form of a byte that is not UTF-8, a test's ``"\\udcff"``) is
-    written as ``?``, as pytest's capture does, never lost with the whole record. A write that
-    fails (a full disk) raises ``StreamWriteError`` and never damages the next record: what it
-    wrote is cut off again, or, when that fails too, its last line is ended by a newline before
-    the next record (readers skip the torn line). ``damaged`` then tells readers to check each
-    line.
+    Text that UTF-8 cannot hold (a lone surrogate: ``os.fsdecode``'s form of a byte that is not
+    UTF-8, a test's ``"\\udcff"``) is written as ``?``, as pytest's capture does, never lost
+    with the whole record. Each line is one ``os.write`` on an unbuffered descriptor opened for
+    appending, so a process that dies mid-run leaves every finished test on disk, and nothing
+    half-buffered. A write that fails (a full disk) raises ``OSError`` and never damages the
+    next record: what it wrote of its line is cut off again, or, when that fails too, ended by a
+    newline before the next record (readers skip the torn line). ``damaged`` then tells readers
+    to check each line.
     """
 
     def __init__(self, path: Path) -> None:
@@ -203,13 +192,7 @@ class StreamWriter:
 
     def write_result(self, result: TestResultRecord) -> None:
         """One finished test (a ``TestResult`` record, without its fields at their default)."""
-        self.write_results((result,))
-
-    def write_results(self, results: Sequence[TestResultRecord]) -> None:
-        """Finished tests, in one write (``TestResult`` records, without their fields at their
-        default). When it fails, ``StreamWriteError.written`` says how many are in the file."""
-        lines = [f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}" for result in results]
-        self._write("\n".join(lines).encode(errors="replace"))
+        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}".encode(errors="replace"))
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
@@ -234,24 +217,21 @@ class StreamWriter:
                 if written <= 0:
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
                 done += written
-        except OSError as exc:
-            raise StreamWriteError(exc, self._cut_back(done, data)) from exc
+        except OSError:
+            self._cut_back(done, data)
+            raise
         self._torn = False
 
-    def _cut_back(self, done: int, data: bytes) -> int:
+    def _cut_back(self, done: int, data: bytes) -> None:
         """After a failed write of ``done`` bytes of ``data``: take them back off the file, or
-        leave the last line to be ended by the next write; the whole lines left in the file."""
-        if not done:
-            return 0
+        leave the line to be ended by the next write."""
+        if not done or data[:done].endswith(b"\n"):
+            return
         assert self._fd is not None
         try:
             os.ftruncate(self._fd, os.fstat(self._fd).st_size - done)
         except OSError:
-            written = data[1 if self._torn else 0 : done]  # past the newline ending a torn line
-            self._torn = not data[:done].endswith(b"\n")
-            self.damaged = self.damaged or self._torn
-            return written.count(b"\n")
-        return 0
+            self._torn = self.damaged = True
 
     def vanished(self) -> bool:
         """Whether the file was deleted (or replaced) while the stream was open."""
