@@ -193,6 +193,44 @@ class Counts:
     removed: int = 0
 
 
+@dataclass
+class Replacement:
+    """What making a source's cases exactly some records takes: ``replace_plan``'s answer."""
+
+    counts: Counts
+    changed: list[tuple[CaseRecord, str]]
+    """New or changed records, in order, with their digests (to delete, then insert)."""
+    removed: list[str]
+    """Uids of the source's cases that are gone (and not kept)."""
+
+
+def replace_plan(
+    existing: dict[str, str], records: Iterable[CaseRecord], keep: Sequence[str] = ()
+) -> Replacement:
+    """How to make a source whose cases are ``existing`` (uid to digest) exactly ``records``:
+    unchanged digests stay, new and changed records are written, absent cases are removed
+    unless their path starts with one of ``keep``. One rule for both storages."""
+    plan = Replacement(Counts(), [], [])
+    seen: set[str] = set()
+    for record in records:
+        seen.add(record.uid)
+        digest = record.digest()
+        known = existing.get(record.uid)
+        if known == digest:
+            plan.counts.unchanged += 1
+            continue
+        if known is None:
+            plan.counts.added += 1
+        else:
+            plan.counts.updated += 1
+        plan.changed.append((record, digest))
+    for uid in existing.keys() - seen:
+        if not any(uid.startswith(prefix) for prefix in keep):
+            plan.removed.append(uid)
+            plan.counts.removed += 1
+    return plan
+
+
 class Catalog:
     """The catalog file, opened for one operation (``with open_catalog(...) as catalog``)."""
 
@@ -227,32 +265,19 @@ class Catalog:
     ) -> Counts:
         """Make ``source``'s cases exactly ``records``, in one transaction; cases of that
         source whose path starts with one of ``keep`` stay even when absent."""
-        counts = Counts()
         with self.conn:
             existing = dict(
                 self.conn.execute("SELECT uid, digest FROM cases WHERE source = ?", (source,))
             )
-            seen: set[str] = set()
-            for record in records:
-                seen.add(record.uid)
-                digest = record.digest()
-                known = existing.get(record.uid)
-                if known == digest:
-                    counts.unchanged += 1
-                    continue
+            plan = replace_plan(existing, records, keep)
+            for record, digest in plan.changed:
                 self._delete(record.uid)
                 self._insert(record, digest)
-                if known is None:
-                    counts.added += 1
-                else:
-                    counts.updated += 1
-            for uid in existing.keys() - seen:
-                if not any(uid.startswith(prefix) for prefix in keep):
-                    self._delete(uid)
-                    counts.removed += 1
-            if counts.added or counts.updated or counts.removed:
+            for uid in plan.removed:
+                self._delete(uid)
+            if plan.changed or plan.removed:
                 self._changed()
-        return counts
+        return plan.counts
 
     def _insert(self, record: CaseRecord, digest: str, case_id: int | None = None) -> None:
         """Store a record (with its labels and full-text row) as row ``case_id``, or as a new

@@ -44,6 +44,7 @@ from pytest_qbench.mcp.catalog import Counts
 from pytest_qbench.mcp.catalog import fts_texts
 from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.catalog import prepare
+from pytest_qbench.mcp.catalog import replace_plan
 
 
 if TYPE_CHECKING:
@@ -214,32 +215,13 @@ class Change:
 
 def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Sequence[str]) -> Change:
     """``Catalog.replace_source``'s rule, on the database's tables."""
-    counts = Counts()
     before = _generation(cursor)
     rows = cursor.execute(
         "SELECT uid, digest FROM catalog_cases WHERE source = ?", (source,)
     ).fetchall()
-    existing = {str(uid): str(digest) for uid, digest in rows}
-    seen: set[str] = set()
-    gone: list[str] = []
-    new: list[tuple[str, str, str, str]] = []
-    for record in records:
-        seen.add(record.uid)
-        digest = record.digest()
-        known = existing.get(record.uid)
-        if known == digest:
-            counts.unchanged += 1
-            continue
-        if known is None:
-            counts.added += 1
-        else:
-            counts.updated += 1
-        gone.append(record.uid)
-        new.append((record.uid, source, record_text(record), digest))
-    for uid in existing.keys() - seen:
-        if not any(uid.startswith(prefix) for prefix in keep):
-            gone.append(uid)
-            counts.removed += 1
+    plan = replace_plan({str(uid): str(digest) for uid, digest in rows}, records, keep)
+    gone = [record.uid for record, _ in plan.changed] + plan.removed
+    new = [(r.uid, source, record_text(r), digest) for r, digest in plan.changed]
     if gone:
         # a uid of another source is replaced too, as SQLite's INSERT OR REPLACE does
         cursor.execute("DELETE FROM catalog_cases WHERE uid = ANY(?)", (gone,))
@@ -253,7 +235,7 @@ def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Seque
         ).fetchall()
         added = [(int(i), str(uid), str(digest)) for i, uid, digest in rows]
     after = _new_generation(cursor) if gone or new else before
-    return Change(counts, before, after, gone, added)
+    return Change(plan.counts, before, after, gone, added)
 
 
 def _store_vectors(

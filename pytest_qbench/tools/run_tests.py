@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
@@ -171,8 +172,7 @@ def run_tests(
             run_js(name, root, paths, log_dir, timeout, gathered, skipped, stop)
         else:
             run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
-    failed = any(r.outcome in ("failed", "error") for r in gathered.results)
-    if failed or gathered.problems:
+    if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
         gathered.exit_code = 0 if gathered.results else int(PytestExit.NO_TESTS_COLLECTED)
@@ -291,7 +291,7 @@ def run_plugin(
             gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
             return
     gathered.results += [rebase(result, cwd, root, name) for result in results]
-    if done.exit_code != 0 and not any(r.outcome in ("failed", "error") for r in results):
+    if done.exit_code != 0 and not any_failed(results):
         message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
         gathered.problems.append(problem(name, message, CRASHED))
 
@@ -395,10 +395,14 @@ def run_pytest(
         )
 
 
+def any_failed(results: Iterable[TestResult]) -> bool:
+    """Whether a test of ``results`` failed or errored."""
+    return any(r.outcome in ("failed", "error") for r in results)
+
+
 def failed_anything(report: TestReport) -> bool:
     """Whether pytest's report holds a failed or errored test, or a collection error."""
-    failed = any(r.outcome in ("failed", "error") for r in report.results)
-    return failed or bool(report.collection_errors)
+    return any_failed(report.results) or bool(report.collection_errors)
 
 
 def unexplained_failure(report: TestReport) -> str:
