@@ -81,7 +81,7 @@ class Health(QBenchModel):
     catalog_size: int = 0
     """Test cases in the catalog."""
     catalog_location: str = ""
-    """Where the catalog lives: its SQLite file, or the PostgreSQL URL (password as ``***``)."""
+    """SQLite file or PostgreSQL URL."""
     fts5: bool
     embedder: EmbedderHealth
     """The catalog's embedding model (provider, model, dimensions, cases embedded)."""

@@ -68,6 +68,12 @@ class RunCounts(QBenchModel):
     """Expected failures."""
     xpassed: int = 0
     """Unexpected passes."""
+    subtests_passed: int = 0
+    """As pytest's line (verbose runs)."""
+    subtests_failed: int = 0
+    """Also counted in failed, as pytest does."""
+    subtests_skipped: int = 0
+    """As pytest's line."""
     reruns: int = 0
     """Reruns by pytest-rerunfailures."""
     flaky: int = 0
@@ -362,6 +368,14 @@ def _steps(steps: list[str], stopped_by: str | None, timeout: float) -> list[str
     return [first, *steps]
 
 
+def _subtests_note(result: RunResult) -> str:
+    """How the failures listed agree with ``failed`` when it counts failed subtests too."""
+    counts = result.summary
+    if not counts.subtests_failed:
+        return ""
+    return f"; pytest's {counts.failed} failed count their {counts.subtests_failed} failed subtests too"
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -394,7 +408,9 @@ def run_text(result: RunResult, limit: int) -> str:
     blocks = [_collection_error_line(d) for d in result.collection_errors]
     shown = len(result.failures) + result.truncated.failures
     if result.failures:
-        blocks.append(f"Failures ({len(result.failures)} of {shown} listed):")
+        blocks.append(
+            f"Failures ({len(result.failures)} of {shown} listed{_subtests_note(result)}):"
+        )
     for number, failure in enumerate(result.failures, start=1):
         where = f"{failure.file}:{failure.line}" if failure.line else failure.file or "?"
         trace = trace_without_message(
