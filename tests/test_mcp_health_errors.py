@@ -5,10 +5,7 @@ real server, as the other MCP tests use."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp_helpers import quiet_children
@@ -16,13 +13,14 @@ from mcp_helpers import quiet_children
 
 pytest.importorskip("mcp")
 
-import anyio
 from mcp import Client
 from mcp.types import CallToolResult
+from test_mcp_contract import call
+from test_mcp_contract import text_of
+from test_mcp_contract import with_client
 
 from pytest_qbench.mcp import health
 from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.server import build_server
 
 
 @pytest.fixture
@@ -34,28 +32,8 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> ServerConfig:
     return ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
 
 
-def with_client(config: ServerConfig, work: Callable[[Client], Awaitable[Any]]) -> Any:
-    """Run ``work`` with an in-process client of a new server."""
-
-    async def main() -> Any:
-        async with Client(build_server(config), raise_exceptions=True) as client:
-            return await work(client)
-
-    return anyio.run(main)
-
-
 def health_of(config: ServerConfig) -> CallToolResult:
-    async def work(client: Client) -> CallToolResult:
-        return await client.call_tool("check_health", {})
-
-    result: CallToolResult = with_client(config, work)
-    return result
-
-
-def text_of(result: CallToolResult) -> str:
-    [content] = result.content
-    assert content.type == "text"
-    return content.text
+    return call(config, "check_health", {})
 
 
 def test_health_names_the_sqlite_catalog(config: ServerConfig) -> None:
