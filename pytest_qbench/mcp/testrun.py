@@ -259,9 +259,15 @@ def build_result(
 def _run_meaning(
     code: int, report: TestReport, stopped_by: str | None, timeout: float, complete: bool
 ) -> str:
-    """The exit status in words; status 2 after collection errors is no interruption."""
+    """The exit status in words; status 2 after collection errors is no interruption, status 1
+    with no failed test names the gate that failed."""
     if code == 2 and stopped_by is None and report.collection_errors and not report.run.interrupted:
         return "errors during collection; no tests ran"
+    failed_gates = [gate for gate in report.gates if not gate.passed]
+    summary = report.summary
+    if code == 1 and stopped_by is None and failed_gates and not (summary.failed or summary.errors):
+        said = "; ".join(f"the {gate.name} gate did: {gate.detail}" for gate in failed_gates)
+        return f"no test failed, but {said}"
     if complete:
         return (
             f"every test had its result, but pytest's session end outlasted the timeout of "
