@@ -119,6 +119,8 @@ class RunResult(QBenchModel):
     """The run did not finish: tests after the cut never ran."""
     timeout_seconds: float
     """The timeout the run had (the server's maximum caps what was asked)."""
+    tool: str = "pytest"
+    """Runners: pytest+vitest sums both."""
     summary: RunCounts
     """Counts of the tests that ran."""
     failures: list[DigestFailure] = Field(default_factory=list)
@@ -249,6 +251,7 @@ def build_result(
         timed_out=stopped_by == "timeout",
         partial=(report.run.interrupted or stopped_by is not None) and not complete,
         timeout_seconds=plan.timeout,
+        tool=report.run.tool,
         summary=_counts(record["summary"]),
         coverage=_coverage(digest["coverage"]),
         next_steps=_steps(digest["next_steps"], stopped_by, plan.timeout),
@@ -405,8 +408,12 @@ def run_text(result: RunResult, limit: int) -> str:
     status = "PASSED" if result.success else "FAILED"
     if result.success and not result.summary.total:
         status = "NO TESTS RAN"
+    counts = counts_text(result.summary.model_dump(exclude={"duration"}))
+    runners = result.tool.split("+")
+    if len(runners) > 1:  # the summary adds the runners' counts up, as report.json's does
+        counts += f" ({', '.join(runners[:-1])} and {runners[-1]} together)"
     head = [
-        f"{status}: {counts_text(result.summary.model_dump())} (run {result.run_id}; exit "
+        f"{status}: {counts} in {result.summary.duration:.2f}s (run {result.run_id}; exit "
         f"{result.exit_code}: {result.exit_meaning})"
     ]
     if result.partial:
