@@ -99,6 +99,8 @@ def test_default_runs_every_runner_that_applies(project: Path) -> None:
     assert {r.runner for r in report.results} == {"pytest", "vitest"}
     text = result.content[0].text  # type: ignore[union-attr]
     assert "vitest web/src/price.test.ts > price > rounds" in text
+    assert content["tool"] == "pytest+vitest"  # the counts are both runners' (pytest's line: 1)
+    assert text.startswith("FAILED: 2 failed, 1 passed (pytest and vitest together) in "), text
 
 
 def test_vitest_alone_starts_no_pytest(project: Path) -> None:

@@ -50,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         detail = f"{exc.strerror}: {where}" if exc.strerror and where else str(exc)
         print(f"qbench: error: {detail}", file=sys.stderr)
         return ERR
+    except Exception as exc:  # a bug in qbench: one line, the traceback in a file
+        from pytest_qbench.cli.crash import report_internal_error
+
+        return report_internal_error(exc)
 
 
 def build_parser() -> argparse.ArgumentParser:

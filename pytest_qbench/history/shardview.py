@@ -177,9 +177,9 @@ def from_index(index: Index, ref: str | None, qbench_dir: Path | None) -> Balanc
     runs = list_runs(index, SEARCHED)
     target = resolve_run(index, ref) if ref else next((r for r in runs if r.shard), None)
     if target is None or not target.shard:
-        what = f"run {target.run_id} was" if target else "no indexed run was"
+        what = f"run {target.run_id} was not" if target else "no indexed run was"
         raise HistoryError(
-            f"{what} not a CI shard; run pytest with --qbench-shard=I/N or --qbench-queue=NAME",
+            f"{what} a CI shard; run pytest with --qbench-shard=I/N or --qbench-queue=NAME",
             slug="not-sharded",
         )
     siblings = _siblings(target, runs)

@@ -83,7 +83,7 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
         (
             run.run_id,
             when(run.started_at),
-            f"{run.counts['total']} tests: {counts_text(run.counts)}",
+            f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts)}",
             format_duration(run.duration),
             "-" if run.exit_code is None else str(run.exit_code),
             *((run.shard or "-",) if sharded else ()),
@@ -144,9 +144,9 @@ def diff_lines(diff: RunDiff) -> list[str]:
     """``qbench diff``."""
     lines = [
         f"base  {diff.base.run_id}  {when(diff.base.started_at)}  "
-        f"{diff.base.counts['total']} tests: {counts_text(diff.base.counts)}",
+        f"{plural(diff.base.counts['total'], 'test')}: {counts_text(diff.base.counts)}",
         f"head  {diff.head.run_id}  {when(diff.head.started_at)}  "
-        f"{diff.head.counts['total']} tests: {counts_text(diff.head.counts)}",
+        f"{plural(diff.head.counts['total'], 'test')}: {counts_text(diff.head.counts)}",
     ]
     lines += selection_lines(diff)
     lines += _changes("New failures", diff.new_failures, _new_failure)

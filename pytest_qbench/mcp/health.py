@@ -80,6 +80,8 @@ class Health(QBenchModel):
     """Runs in the history index (``None`` without one)."""
     catalog_size: int = 0
     """Test cases in the catalog."""
+    catalog_location: str = ""
+    """SQLite file or PostgreSQL URL."""
     fts5: bool
     embedder: EmbedderHealth
     """The catalog's embedding model (provider, model, dimensions, cases embedded)."""
@@ -111,7 +113,7 @@ def health_text(health: Health, limit: int) -> str:
         f"Project root: {health.project_root}",
         f"Run store: {health.qbench_dir} ({'writable' if health.store_writable else 'NOT writable'})",
         f"Runs indexed: {health.runs_indexed if health.runs_indexed is not None else 'no index yet'}",
-        f"Catalog: {health.catalog_size} test cases (FTS5 {'yes' if health.fts5 else 'NO'})",
+        f"Catalog: {health.catalog_size} test cases in {health.catalog_location} (FTS5 {'yes' if health.fts5 else 'NO'})",
         _embedder_text(health.embedder),
         f"Run in progress: {health.run_in_progress or 'none'}",
         "Limits: " + ", ".join(f"{k}={v:g}" for k, v in health.limits.items()),
@@ -154,6 +156,7 @@ def check_health(tools: RunService) -> Health:
         store_writable=writable,
         runs_indexed=runs_indexed,
         catalog_size=catalog_size,
+        catalog_location=_catalog_location(tools),
         fts5=fts5,
         embedder=_embedder(embedded),
         run_in_progress=active.plan.run_id if active else tools.active_check,
@@ -167,6 +170,19 @@ def check_health(tools: RunService) -> Health:
         tool_calls=tool_calls,
         problems=problems,
     )
+
+
+def _catalog_location(tools: RunService) -> str:
+    """The catalog's SQLite file, or the redacted URL of the database ``QBENCH_DB`` or the ini
+    ``qbench_db`` names (as ``open_project_catalog`` chooses)."""
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.dburl import redact
+
+    try:
+        url = configured_db(None, tools.config.root)
+    except HistoryError:
+        return "not known: the database setting is refused (see the problems)"
+    return str(tools.config.catalog_path) if url is None else redact(url)
 
 
 def _runs_indexed(tools: RunService, problems: list[str]) -> int | None:

@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import threading
 import time
+import traceback
 import warnings
 from collections.abc import Awaitable
 from collections.abc import Callable
@@ -38,6 +39,7 @@ import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
 from mcp.types import CallToolResult
 from mcp.types import ClientCapabilities
 from mcp.types import CreateMessageRequest
@@ -232,8 +234,16 @@ class QBenchServer(MCPServer[Any]):
 
 
 def with_scope(name: str, exc: ToolError) -> ToolError:
-    """A refused value (``check_type: "tsc"``) told with what the tool does; other errors as
-    they are."""
+    """A refused value (``check_type: "tsc"``) told with what the tool does; a crash told with
+    its exception (its traceback stays in the server's log); other errors as they are."""
+    if isinstance(exc, UnexpectedToolError):  # the SDK's text names no exception
+        crash = unwrapped(exc)
+        what = " ".join("".join(traceback.format_exception_only(type(crash), crash)).split())
+        crashed = UnexpectedToolError(
+            f"{exc}: internal error (a bug in qbench, please report it): {what}"
+        )
+        crashed.__cause__ = exc.__cause__
+        return crashed
     scope = SCOPES.get(name)
     if scope and isinstance(exc.__cause__, ValidationError):
         told = ToolError(f"{exc}\n{name}: {scope}")

@@ -68,6 +68,12 @@ class RunCounts(QBenchModel):
     """Expected failures."""
     xpassed: int = 0
     """Unexpected passes."""
+    subtests_passed: int = 0
+    """As pytest's line (verbose runs)."""
+    subtests_failed: int = 0
+    """Also counted in failed, as pytest does."""
+    subtests_skipped: int = 0
+    """As pytest's line."""
     reruns: int = 0
     """Reruns by pytest-rerunfailures."""
     flaky: int = 0
@@ -113,6 +119,8 @@ class RunResult(QBenchModel):
     """The run did not finish: tests after the cut never ran."""
     timeout_seconds: float
     """The timeout the run had (the server's maximum caps what was asked)."""
+    tool: str = "pytest"
+    """Runners: pytest+vitest sums both."""
     summary: RunCounts
     """Counts of the tests that ran."""
     failures: list[DigestFailure] = Field(default_factory=list)
@@ -243,6 +251,7 @@ def build_result(
         timed_out=stopped_by == "timeout",
         partial=(report.run.interrupted or stopped_by is not None) and not complete,
         timeout_seconds=plan.timeout,
+        tool=report.run.tool,
         summary=_counts(record["summary"]),
         coverage=_coverage(digest["coverage"]),
         next_steps=_steps(digest["next_steps"], stopped_by, plan.timeout),
@@ -253,9 +262,15 @@ def build_result(
 def _run_meaning(
     code: int, report: TestReport, stopped_by: str | None, timeout: float, complete: bool
 ) -> str:
-    """The exit status in words; status 2 after collection errors is no interruption."""
+    """The exit status in words; status 2 after collection errors is no interruption, status 1
+    with no failed test names the gate that failed."""
     if code == 2 and stopped_by is None and report.collection_errors and not report.run.interrupted:
         return "errors during collection; no tests ran"
+    failed_gates = [gate for gate in report.gates if not gate.passed]
+    summary = report.summary
+    if code == 1 and stopped_by is None and failed_gates and not (summary.failed or summary.errors):
+        said = "; ".join(f"the {gate.name} gate did: {gate.detail}" for gate in failed_gates)
+        return f"no test failed, but {said}"
     if complete:
         return (
             f"every test had its result, but pytest's session end outlasted the timeout of "
@@ -362,6 +377,14 @@ def _steps(steps: list[str], stopped_by: str | None, timeout: float) -> list[str
     return [first, *steps]
 
 
+def _subtests_note(result: RunResult) -> str:
+    """How the failures listed agree with ``failed`` when it counts failed subtests too."""
+    counts = result.summary
+    if not counts.subtests_failed:
+        return ""
+    return f"; pytest's {counts.failed} failed count their {counts.subtests_failed} failed subtests too"
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -385,8 +408,12 @@ def run_text(result: RunResult, limit: int) -> str:
     status = "PASSED" if result.success else "FAILED"
     if result.success and not result.summary.total:
         status = "NO TESTS RAN"
+    counts = counts_text(result.summary.model_dump(exclude={"duration"}))
+    runners = result.tool.split("+")
+    if len(runners) > 1:  # the summary adds the runners' counts up, as report.json's does
+        counts += f" ({', '.join(runners[:-1])} and {runners[-1]} together)"
     head = [
-        f"{status}: {counts_text(result.summary.model_dump())} (run {result.run_id}; exit "
+        f"{status}: {counts} in {result.summary.duration:.2f}s (run {result.run_id}; exit "
         f"{result.exit_code}: {result.exit_meaning})"
     ]
     if result.partial:
@@ -394,7 +421,9 @@ def run_text(result: RunResult, limit: int) -> str:
     blocks = [_collection_error_line(d) for d in result.collection_errors]
     shown = len(result.failures) + result.truncated.failures
     if result.failures:
-        blocks.append(f"Failures ({len(result.failures)} of {shown} listed):")
+        blocks.append(
+            f"Failures ({len(result.failures)} of {shown} listed{_subtests_note(result)}):"
+        )
     for number, failure in enumerate(result.failures, start=1):
         where = f"{failure.file}:{failure.line}" if failure.line else failure.file or "?"
         trace = trace_without_message(

@@ -36,7 +36,18 @@ def bound_bytes(text: str, limit: int) -> str:
     return data[: limit - len(marker.encode())].decode(errors="ignore") + marker
 
 
-COUNTED = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "errors", "reruns")
+COUNTED = (
+    "failed",
+    "passed",
+    "skipped",
+    "deselected",
+    "xfailed",
+    "xpassed",
+    "errors",
+    "subtests_passed",
+    "subtests_skipped",
+    "reruns",
+)
 """The counts of an answer's first line, in pytest's words and order (`summary_words`)."""
 
 

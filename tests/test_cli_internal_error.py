@@ -1,0 +1,64 @@
+"""``qbench`` on an internal error: one line naming the bug and where its traceback is, never a
+traceback on the terminal, never exit 0. A real ``qbench`` process, a command made to fail."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_qbench.core.exit_codes import OK
+
+
+BOOM = (
+    "import sys, pytest_qbench.cli as cli\n"
+    "def boom(args):\n"
+    "    raise ZeroDivisionError('boom\\nsecond line')\n"
+    "cli.cmd_schema = boom\n"
+    "sys.exit(cli.main(['schema']))\n"
+)
+
+
+def run_broken(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``qbench schema`` with its command replaced by one that raises, in a child process whose
+    temporary directory is ``tmp_path``."""
+    environment = {k: v for k, v in os.environ.items() if k != "QBENCH_DEBUG"}
+    environment.update(TMPDIR=str(tmp_path), **env)
+    return subprocess.run(
+        [sys.executable, "-c", BOOM],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_internal_error_is_one_line_naming_the_traceback_file(tmp_path: Path) -> None:
+    """One stderr line: an internal error, a bug in qbench, the exception, the file holding the
+    full traceback; the exit status is not 0."""
+    done = run_broken(tmp_path)
+    assert done.returncode != OK
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    line = done.stderr
+    assert line.startswith("qbench: internal error (a bug in qbench")
+    assert "ZeroDivisionError: boom second line" in line
+    assert "QBENCH_DEBUG=1" in line
+    found = re.search(r"traceback in (\S+\.txt)", line)
+    assert found, line
+    written = Path(found.group(1))
+    assert written.parent == tmp_path
+    trace = written.read_text(encoding="utf-8")
+    assert "Traceback (most recent call last)" in trace
+    assert "in boom" in trace and "ZeroDivisionError: boom" in trace
+
+
+def test_qbench_debug_prints_the_traceback(tmp_path: Path) -> None:
+    """``QBENCH_DEBUG=1``: the traceback on stderr, then the same closing line."""
+    done = run_broken(tmp_path, QBENCH_DEBUG="1")
+    assert done.returncode != OK
+    assert "Traceback (most recent call last)" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("qbench: internal error (a bug in qbench")
