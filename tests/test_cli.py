@@ -501,3 +501,25 @@ def test_a_missing_extra_names_a_command_that_installs_it() -> None:
 
     assert install_extra("mcp") == f"{sys.executable} -m pip install 'mcp<3,>=2.3'"
     assert install_extra("generate") == f"{sys.executable} -m pip install 'hypothesis>=6.100'"
+
+
+def test_render_reads_and_writes_with_the_cyclic_gc_paused(
+    report_json: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big report's records are acyclic: collections during the render would walk them all
+    for nothing. The collector is back on afterwards."""
+    import gc
+
+    seen: list[bool] = []
+    real = readers.load_source_results_json
+
+    def reading(source: Path) -> Any:
+        seen.append(gc.isenabled())
+        return real(source)
+
+    monkeypatch.setattr(readers, "load_source_results_json", reading)
+    assert gc.isenabled()
+    assert main(["render", str(report_json), "-o", str(tmp_path / "out.md")]) == OK
+    assert seen == [False]
+    assert gc.isenabled()
+    assert (tmp_path / "out.md").read_text(encoding="utf-8").startswith("#")

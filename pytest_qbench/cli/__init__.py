@@ -299,6 +299,13 @@ def note(output: str, message: str) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """``qbench render``: the outputs are written as at the end of a live run (``Publisher``)."""
+    from pytest_qbench.core.gc_pause import paused_gc
+
+    with paused_gc():  # a big report's records are acyclic: collections would walk them all
+        return _render(args)
+
+
+def _render(args: argparse.Namespace) -> int:
     from functools import partial
 
     from pytest_qbench.history.publish import OutputPlan
