@@ -320,8 +320,9 @@ def _render(args: argparse.Namespace) -> int:
     alone = args.template is None and args.output is None
     extras = args.html is not None or args.ctrf is not None
     rebuild = source.is_dir() and alone and not extras
-    report, results_json = load_source_results_json(source)
-    view = aggregate(report["results"], max_items=args.max_items).view()
+    report, results_json, view = load_source_results_json(source, args.max_items)
+    if view is None:  # read from report.json: not counted yet
+        view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,
         stream=None,
