@@ -501,3 +501,58 @@ def test_a_missing_extra_names_a_command_that_installs_it() -> None:
 
     assert install_extra("mcp") == f"{sys.executable} -m pip install 'mcp<3,>=2.3'"
     assert install_extra("generate") == f"{sys.executable} -m pip install 'hypothesis>=6.100'"
+
+
+def test_render_reads_and_writes_with_the_cyclic_gc_paused(
+    report_json: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big report's records are acyclic: collections during the render would walk them all
+    for nothing. The collector is back on afterwards."""
+    import gc
+
+    seen: list[bool] = []
+    real = readers.load_source_results_json
+
+    def reading(source: Path, *args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(source, *args)
+
+    monkeypatch.setattr(readers, "load_source_results_json", reading)
+    assert gc.isenabled()
+    assert main(["render", str(report_json), "-o", str(tmp_path / "out.md")]) == OK
+    assert seen == [False]
+    assert gc.isenabled()
+    assert (tmp_path / "out.md").read_text(encoding="utf-8").startswith("#")
+
+
+@pytest.mark.parametrize("max_items", ["50", "1"])
+def test_render_run_dir_counts_each_result_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_items: str
+) -> None:
+    """Rebuilding a run, the pass that counts the summary also makes the Markdown's view: each
+    result goes through the aggregation once, and report.md is what a separate pass made."""
+    from pytest_qbench.report.aggregate import Aggregator
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.render import render
+
+    run_dir = make_run_dir(tmp_path, end=True)
+    added: list[str] = []
+    real = Aggregator.add_result
+
+    def add_result(self: Aggregator, value: Any) -> None:
+        added.append(value["nodeid"])
+        real(self, value)
+
+    monkeypatch.setattr(Aggregator, "add_result", add_result)
+    assert main(["render", str(run_dir), "--max-items", max_items]) == OK
+    assert added == [r["nodeid"] for r in RESULTS]
+    monkeypatch.undo()
+    record = readers.load_source_record(run_dir)
+    view = aggregate(record["results"], max_items=int(max_items)).view()
+    markdown = render(record, view=view, max_items=int(max_items))
+    written = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert _without_created_at(written) == _without_created_at(markdown)
+
+
+def _without_created_at(text: str) -> str:
+    return re.sub(r"\d{4}-\d\d-\d\dT[0-9:.]+Z?", "<time>", text)

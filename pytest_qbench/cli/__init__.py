@@ -303,6 +303,13 @@ def note(output: str, message: str) -> None:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """``qbench render``: the outputs are written as at the end of a live run (``Publisher``)."""
+    from pytest_qbench.core.gc_pause import paused_gc
+
+    with paused_gc():  # a big report's records are acyclic: collections would walk them all
+        return _render(args)
+
+
+def _render(args: argparse.Namespace) -> int:
     from functools import partial
 
     from pytest_qbench.history.publish import OutputPlan
@@ -317,8 +324,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     alone = args.template is None and args.output is None
     extras = args.html is not None or args.ctrf is not None
     rebuild = source.is_dir() and alone and not extras
-    report, results_json = load_source_results_json(source)
-    view = aggregate(report["results"], max_items=args.max_items).view()
+    report, results_json, view = load_source_results_json(source, args.max_items)
+    if view is None:  # read from report.json: not counted yet
+        view = aggregate(report["results"], max_items=args.max_items).view()
     writer = OutputWriter(
         report=report,
         stream=None,

@@ -15,8 +15,8 @@ from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ReportFormatError
+from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.history.indexer import Record
-from pytest_qbench.history.indexer import paused_gc
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
 

@@ -7,15 +7,12 @@ run's stream), never all held at once.
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 import shutil
 from collections.abc import Callable
 from collections.abc import Iterable
-from collections.abc import Iterator
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
@@ -23,6 +20,7 @@ from datetime import timezone
 from pathlib import Path
 from typing import Any
 
+from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
@@ -96,23 +94,6 @@ def index_run(
 
     with paused_gc():
         return index.write(work)
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection meanwhile.
-
-    Parsing and indexing make hundreds of thousands of short-lived, acyclic objects, which
-    reference counting frees; each collection they trigger would walk every live object of the
-    process (all of pytest's items and reports, at the end of a run) for nothing.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def run_row(report: Record) -> tuple[Any, ...]:

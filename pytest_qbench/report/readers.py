@@ -21,6 +21,9 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
 from pytest_qbench.core.errors import ReportFormatError
+from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
+from pytest_qbench.report.aggregate import Aggregator
+from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import SCHEMA_VERSION
 from pytest_qbench.report.models import Diagnostic
@@ -251,7 +254,7 @@ def _add_record(contents: StreamContents, record: StreamRecord) -> None:
 def report_from_stream(contents: StreamContents) -> TestReport:
     """Rebuild a ``TestReport`` from a parsed stream; a stream without an end record is a run
     that died, and is marked ``interrupted``."""
-    return _stream_report(contents, contents.results).model_copy(
+    return _stream_report(contents, contents.results)[0].model_copy(
         update={"results": contents.results}
     )
 
@@ -259,18 +262,30 @@ def report_from_stream(contents: StreamContents) -> TestReport:
 def report_record_from_stream(contents: StreamContents) -> TestReportRecord:
     """``report_from_stream(contents)`` as a record, each result dumped once (the summary is
     counted from the dumps)."""
+    return stream_record_and_view(contents)[0]
+
+
+def stream_record_and_view(
+    contents: StreamContents, max_items: int = DEFAULT_MAX_ITEMS
+) -> tuple[TestReportRecord, ReportView]:
+    """``report_record_from_stream(contents)``, and the bounded view of its results
+    (``aggregate(results, max_items=max_items).view()``) from the same pass that counted them."""
     results = contents.result_records or [
         cast("TestResultRecord", r.model_dump(mode="json")) for r in contents.results
     ]
-    record = cast("TestReportRecord", _stream_report(contents, results).model_dump(mode="json"))
+    report, counted = _stream_report(contents, results, max_items)
+    record = cast("TestReportRecord", report.model_dump(mode="json"))
     record["results"] = results
-    return record
+    return record, counted.view()
 
 
 def _stream_report(
-    contents: StreamContents, results: Sequence[TestResult] | Sequence[TestResultRecord]
-) -> TestReport:
-    """The report of a parsed stream without its results, counted from ``results``."""
+    contents: StreamContents,
+    results: Sequence[TestResult] | Sequence[TestResultRecord],
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> tuple[TestReport, Aggregator]:
+    """The report of a parsed stream without its results, counted from ``results`` (by the
+    aggregator returned, whose selections keep ``max_items`` each)."""
     start = contents.start
     if start is None:  # read_stream refuses such streams; this keeps mypy informed
         raise ReportFormatError("stream has no start record", slug="stream-invalid")
@@ -287,8 +302,14 @@ def _stream_report(
             update={"interrupted": True, "completed_at": _last_finish(contents)}
         )
     finished = run.completed_at or run.started_at
-    agg = aggregate(results, contents.collection_errors, contents.warnings, contents.deselected)
-    return TestReport(
+    agg = aggregate(
+        results,
+        contents.collection_errors,
+        contents.warnings,
+        contents.deselected,
+        max_items=max_items,
+    )
+    report = TestReport(
         meta=ReportMeta(
             qbench_version=start.meta.qbench_version, created_at=datetime.now(timezone.utc)
         ),
@@ -304,6 +325,7 @@ def _stream_report(
         gates=gates,
         repeats=[RepeatStats.model_validate(stats) for stats in agg.repeat_stats()],
     )
+    return report, agg
 
 
 def _last_finish(contents: StreamContents) -> datetime | None:
@@ -350,17 +372,23 @@ def load_source_record(source: Path) -> TestReportRecord:
     return load_source_results_json(source)[0]
 
 
-def load_source_results_json(source: Path) -> tuple[TestReportRecord, list[str] | None]:
+def load_source_results_json(
+    source: Path, max_items: int = DEFAULT_MAX_ITEMS
+) -> tuple[TestReportRecord, list[str] | None, ReportView | None]:
     """``load_source_record(source)``, and when it was rebuilt from a stream, its results'
-    compact JSON as the stream holds them (``StreamContents.result_json``)."""
-    found: list[list[str]] = []
+    compact JSON as the stream holds them (``StreamContents.result_json``) and their view
+    (``max_items`` per list), counted in the pass that made the summary."""
+    found: list[tuple[list[str], ReportView]] = []
 
     def rebuild(contents: StreamContents) -> TestReportRecord:
-        found.append(contents.result_json)
-        return report_record_from_stream(contents)
+        record, view = stream_record_and_view(contents, max_items)
+        found.append((contents.result_json, view))
+        return record
 
     report = _load(source, read_report_record, rebuild, records=True)
-    return report, (found[0] if found else None)
+    if not found:
+        return report, None, None
+    return report, found[0][0], found[0][1]
 
 
 def _load(
