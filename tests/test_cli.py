@@ -208,6 +208,18 @@ def test_render_missing_template(report_json: Path, capsys: pytest.CaptureFixtur
     )
 
 
+def test_render_missing_template_dir(
+    report_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --template-dir that is not a directory is refused, as qbench_template_dir is in a run,
+    instead of rendering with the built-ins as if the user's templates had been read."""
+    out = tmp_path / "out.md"
+    missing = tmp_path / "no-such-dir"
+    assert main(["render", str(report_json), "--template-dir", str(missing), "-o", str(out)]) == ERR
+    assert_one_line_error(capsys, "--template-dir is not a directory", str(missing))
+    assert not out.exists()
+
+
 def test_render_output_not_writable(
     report_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -321,6 +321,11 @@ def _render(args: argparse.Namespace) -> int:
     from pytest_qbench.report.render import template_option
 
     source: Path = args.source
+    if args.template_dir is not None and not args.template_dir.is_dir():
+        raise QBenchError(
+            f"--template-dir is not a directory, given: {args.template_dir}; "
+            "create it or fix the path"
+        )
     alone = args.template is None and args.output is None
     extras = args.html is not None or args.ctrf is not None
     rebuild = source.is_dir() and alone and not extras
