@@ -388,6 +388,17 @@ CONFIGS: tuple[Config, ...] = (
         module="allure_pytest",
     ),
     Config(
+        "qbench-html",
+        lambda out: [
+            "-p",
+            "qbench",
+            f"--qbench-dir={out / 'qbench'}",
+            f"--qbench-html={out / 'report.html'}",
+        ],
+        verify_qbench,
+        module="pytest_qbench",
+    ),
+    Config(
         "qbench",
         lambda out: ["-p", "qbench", f"--qbench-dir={out / 'qbench'}"],
         verify_qbench,
