@@ -30,6 +30,7 @@ from pytest_qbench.history.analysis import Outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
+from pytest_qbench.history.failure_history import build_history
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
 from pytest_qbench.history.flakiness import Monitors
@@ -44,7 +45,6 @@ from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_results
-from pytest_qbench.history.session_end import build_history
 from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.history.toollog import MAX_ARGUMENT_CHARS
 from pytest_qbench.history.toollog import ToolCall
