@@ -718,3 +718,19 @@ def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: TestRes
         assert (light.get(key) or None) == (record[key] or None), key
     if record["failure"]:
         assert light == record  # parsed whole
+
+
+def test_a_write_holds_a_bounded_page_cache(tmp_path: Path) -> None:
+    """Indexing a run keeps at most 512 KiB of SQLite pages in the test run's memory (SQLite's
+    default is 2 000 KiB): the pages of a large run's transaction beyond that spill to the WAL
+    file, and the run is indexed whole."""
+    index = SQLiteIndex(tmp_path / INDEX_NAME, create=True)
+    try:
+        cache = index.write(lambda cursor: cursor.execute("PRAGMA cache_size").fetchone()[0])
+    finally:
+        index.close()
+    assert cache == -512
+    results = [result(f"test_{n}_{'x' * 200}") for n in range(3000)]
+    index_reports(tmp_path, report("big", 0, results))
+    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (3000,)
