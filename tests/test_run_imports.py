@@ -13,6 +13,11 @@ UNUSED = (
     "pytest_qbench.report.runref",  # run references: the CLI's
     "pytest_qbench.report.github",  # only in a GitHub job (its step summary, annotations)
     "pytest_qbench.history.diagnostics",  # only when a static checker reported diagnostics
+    "pytest_qbench.core.stats",  # metric statistics: only runs whose tests record metrics
+    "pytest_qbench.report.gates.stats",  # --qbench-repeat's pass@k and the baseline gate's
+    "pytest_qbench.report.gates.text",  # how a configured gate's verdict is told
+    "statistics",
+    "fractions",
 )
 GREEN_UNUSED = (
     "pytest_qbench.history.failure_history",  # the history of failing tests, judged
