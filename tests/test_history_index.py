@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import sqlite3
+import tracemalloc
 from dataclasses import replace
 from datetime import datetime
 from datetime import timezone
@@ -30,6 +31,7 @@ from pytest_qbench.history.analysis import Outcome
 from pytest_qbench.history.analysis import count_flips
 from pytest_qbench.history.analysis import flaky_indicator
 from pytest_qbench.history.analysis import trend
+from pytest_qbench.history.failure_history import build_history
 from pytest_qbench.history.fingerprint import fingerprint
 from pytest_qbench.history.fingerprint import normalise_message
 from pytest_qbench.history.flakiness import Monitors
@@ -44,7 +46,7 @@ from pytest_qbench.history.queries import Recent
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_results
-from pytest_qbench.history.session_end import build_history
+from pytest_qbench.history.session_end import record_run
 from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.history.toollog import MAX_ARGUMENT_CHARS
 from pytest_qbench.history.toollog import ToolCall
@@ -718,3 +720,42 @@ def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: TestRes
         assert (light.get(key) or None) == (record[key] or None), key
     if record["failure"]:
         assert light == record  # parsed whole
+
+
+def test_a_write_holds_a_bounded_page_cache(tmp_path: Path) -> None:
+    """Indexing a run keeps at most 512 KiB of SQLite pages in the test run's memory (SQLite's
+    default is 2 000 KiB): the pages of a large run's transaction beyond that spill to the WAL
+    file, and the run is indexed whole."""
+    index = SQLiteIndex(tmp_path / INDEX_NAME, create=True)
+    try:
+        cache = index.write(lambda cursor: cursor.execute("PRAGMA cache_size").fetchone()[0])
+    finally:
+        index.close()
+    assert cache == -512
+    results = [result(f"test_{n}_{'x' * 200}") for n in range(3000)]
+    index_reports(tmp_path, report("big", 0, results))
+    with sqlite3.connect(tmp_path / INDEX_NAME) as db:
+        assert db.execute("SELECT COUNT(*) FROM results").fetchone() == (3000,)
+
+
+def _indexing_peak(qbench_dir: Path, size: int) -> int:
+    """Python's peak memory (bytes, tracemalloc) while indexing a run of ``size`` results that
+    are made one at a time, as a stream is read."""
+    record = report(f"r{size}", 0, [])
+    results = (result(f"test_{n}", "failed" if n % 20 == 0 else "passed") for n in range(size))
+    tracemalloc.start()
+    try:
+        record_run(qbench_dir, record, None, results, keep_runs=0)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_indexing_holds_the_same_memory_for_a_small_and_a_large_run(tmp_path: Path) -> None:
+    """The results are parsed and written in small batches: indexing 3 000 results holds no
+    more memory than indexing 200 (it held about 1.5 MiB more: batches of 500)."""
+    (tmp_path / "small").mkdir()
+    (tmp_path / "large").mkdir()
+    small = _indexing_peak(tmp_path / "small", 200)
+    large = _indexing_peak(tmp_path / "large", 3000)
+    assert large - small < 256 * 1024, (small, large)

@@ -11,6 +11,19 @@ UNUSED = (
     "pytest_qbench.report.digest",  # only for --qbench-digest
     "pytest_qbench.history.shardplan",  # only sharded runs plan
     "pytest_qbench.report.runref",  # run references: the CLI's
+    "pytest_qbench.report.github",  # only in a GitHub job (its step summary, annotations)
+    "pytest_qbench.history.diagnostics",  # only when a static checker reported diagnostics
+    "pytest_qbench.core.stats",  # metric statistics: only runs whose tests record metrics
+    "pytest_qbench.report.gates.stats",  # --qbench-repeat's pass@k and the baseline gate's
+    "pytest_qbench.report.gates.text",  # how a configured gate's verdict is told
+    "statistics",
+    "fractions",
+)
+GREEN_UNUSED = (
+    "pytest_qbench.history.failure_history",  # the history of failing tests, judged
+    "pytest_qbench.history.flakiness",
+    "pytest_qbench.history.queries",
+    "pytest_qbench.history.analysis",
 )
 
 
@@ -32,4 +45,23 @@ def test_a_default_run_imports_only_what_it_uses(pytester: pytest.Pytester) -> N
     assert json.loads(line.split(":", 1)[1]) == []
     runs = list((pytester.path / ".qbench" / "runs").iterdir())
     assert {p.name for p in runs[0].iterdir()} >= {"results.jsonl", "report.json", "report.md"}
+    assert (pytester.path / ".qbench" / "index.sqlite").is_file()
+
+
+def test_a_green_run_imports_none_of_the_failures_history(pytester: pytest.Pytester) -> None:
+    """A run where no test failed indexes its results and judges no history: the modules that
+    read and judge a failing test's past are not imported."""
+    pytester.makeconftest(
+        f"""
+        import json, sys
+        def pytest_unconfigure(config):
+            loaded = [m for m in {UNUSED + GREEN_UNUSED!r} if m in sys.modules]
+            print("UNUSED LOADED:", json.dumps(loaded))
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\n")
+    result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    line = next(x for x in result.stdout.lines if x.startswith("UNUSED LOADED:"))
+    assert json.loads(line.split(":", 1)[1]) == []
     assert (pytester.path / ".qbench" / "index.sqlite").is_file()

@@ -16,7 +16,7 @@ Modules, each small, imports pointing one way:
 - ``queries``: reading runs and results back;
 - ``toollog``: the MCP server's tool-call log (recording, recent calls, totals per tool);
 - ``session_end``: what the pytest plugin calls when a run ends (index, then failing tests'
-  history);
+  history); ``failure_history``: that history judged (imported only when a test failed);
 - ``shardplan``: CI shards planned from recorded phase times (pure); ``queue``: the queue of
   units machines pull from (``--qbench-queue``); ``shardview``: how balanced a sharded run was
   (``qbench shards``);

@@ -14,6 +14,8 @@ from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.diagnostics import DiagnosticDiff
 from pytest_qbench.history.diagnostics import diff_diagnostics
+from pytest_qbench.history.failure_history import WINDOW
+from pytest_qbench.history.failure_history import judged_history
 from pytest_qbench.history.flakiness import DEFAULT_MONITORS
 from pytest_qbench.history.flakiness import Assessment
 from pytest_qbench.history.flakiness import Monitors
@@ -30,8 +32,6 @@ from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.queries import run_deselected
 from pytest_qbench.history.queries import run_metrics
 from pytest_qbench.history.queries import run_results
-from pytest_qbench.history.session_end import WINDOW
-from pytest_qbench.history.session_end import judged_history
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING
 from pytest_qbench.history.thresholds import Thresholds

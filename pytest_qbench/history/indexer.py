@@ -37,6 +37,9 @@ from pytest_qbench.report.store import run_in_progress
 Record = dict[str, Any]
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
+RESULT_BATCH = 100
+"""Results parsed and written per batch: what indexing holds in memory at once, whatever the
+run's size (more per batch saves few instructions and holds more)."""
 SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
@@ -152,7 +155,7 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
 
 def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed) -> None:
     with_metrics: set[int] = set()
-    for batch in sql.batches(results):
+    for batch in sql.batches(results, RESULT_BATCH):
         ids = _test_ids(cursor, [r["nodeid"] for r in batch])
         rows, prints, metrics = {}, {}, {}
         for result in batch:

@@ -31,10 +31,10 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import RunDiff
 from pytest_qbench.history.ctrf_insights import runs_up_to
+from pytest_qbench.history.failure_history import CAME_BACK
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import resolve_run
 from pytest_qbench.history.queries import run_results
-from pytest_qbench.history.session_end import CAME_BACK
 from pytest_qbench.history.text import failure_text
 
 

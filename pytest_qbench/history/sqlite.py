@@ -42,6 +42,11 @@ DEFAULT_WAIT = 120.0
 _BUSY_WORDS = ("locked", "busy")
 SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN = 10, 13, 14
 """SQLite's primary result codes (``sqlite3`` has them as constants from Python 3.11 only)."""
+CACHE_KIB = 512
+"""SQLite's page cache per connection (its default is 2 000 KiB). Indexing a run holds the
+pages it writes until the commit: beyond this many, they spill to the WAL file instead of
+growing the test run's peak memory (10 000 results: about 2 MiB less); the operating system
+caches the file anyway."""
 FULL_MARGIN = 1 << 20
 """Free bytes under which an I/O error of the index is taken for a full disk."""
 
@@ -188,6 +193,7 @@ class SQLiteIndex:
         self._conn.execute("PRAGMA journal_mode=WAL").fetchall()
         # NORMAL is durable across crashes of the process in WAL mode, and much faster than FULL.
         self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
 
     def _ensure_schema(self, create: bool) -> None:
         version = self._version(self._conn.cursor())

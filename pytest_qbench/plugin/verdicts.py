@@ -24,9 +24,6 @@ from typing import Any
 import pytest
 
 from pytest_qbench.plugin import registered
-from pytest_qbench.report.gates.text import errored_detail
-from pytest_qbench.report.gates.text import gate_label
-from pytest_qbench.report.gates.text import gate_lines
 from pytest_qbench.report.shapes import new
 
 
@@ -82,6 +79,9 @@ class Verdicts:
 
     def fail(self, kind: GateKind, name: str, exc: BaseException) -> GateResultRecord:
         """Record gate ``kind`` ``name`` as failed by an internal error (``exc``)."""
+        from pytest_qbench.report.gates.text import errored_detail  # only when a gate errs
+        from pytest_qbench.report.gates.text import gate_label
+
         gate = new(
             "GateResult",
             kind=kind,
@@ -134,6 +134,10 @@ class Verdicts:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.errored:
+            return
+        from pytest_qbench.report.gates.text import gate_lines
+
         for gate in self.errored:
             for line, markup in gate_lines(gate):
                 terminalreporter.write_line(f"qbench: {line}", **markup)

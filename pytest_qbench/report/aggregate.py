@@ -19,16 +19,13 @@ from typing import TypeVar
 from typing import cast
 
 from pytest_qbench.core.repeat import repeated_test_id
-from pytest_qbench.core.stats import ScoreAccumulator
-from pytest_qbench.core.stats import derived
-from pytest_qbench.core.stats import stats_mean
 from pytest_qbench.core.summary_words import FIELD_OF_KEY
-from pytest_qbench.report.gates.stats import pass_at_k
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.core.stats import ScoreAccumulator
     from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import MetricStatsRecord
     from pytest_qbench.report.records import RepeatStatsRecord
@@ -172,7 +169,7 @@ class Aggregator:
             name = metric["metric_name"]
             acc = self.metrics.get(name)
             if acc is None:
-                acc = self.metrics[name] = ScoreAccumulator()
+                acc = self.metrics[name] = _score_accumulator()
             acc.add(metric)
         if metrics or result["agent_response"] is not None or result["tool_calls"]:
             self.agents.offer(result)
@@ -262,6 +259,8 @@ class Aggregator:
     def metric_summary(self) -> MetricSummary:
         """``metrics_evaluated``, ``average_scores`` and ``metric_stats``, by metric name."""
         stats: dict[str, MetricStatsRecord] = {}
+        if self.metrics:  # a run without metrics never imports the statistics
+            from pytest_qbench.core.stats import derived
         for name in sorted(self.metrics):
             record = new("MetricStats", **self.metrics[name].stored())
             record.update(cast("MetricStatsRecord", derived(record)))
@@ -293,6 +292,13 @@ class Aggregator:
         )
 
 
+def _score_accumulator() -> ScoreAccumulator:
+    """A new metric's accumulator (the statistics are imported only by runs with metrics)."""
+    from pytest_qbench.core.stats import ScoreAccumulator
+
+    return ScoreAccumulator()
+
+
 @dataclass
 class RepeatAccumulator:
     """The runs of one test under ``--qbench-repeat``."""
@@ -308,11 +314,16 @@ class RepeatAccumulator:
         self.runs += 1
         self.passed += result["outcome"] == "passed"
         for metric in result["metric_results"]:
-            acc = self.metrics.setdefault(metric["metric_name"], ScoreAccumulator())
+            acc = self.metrics.get(metric["metric_name"])
+            if acc is None:
+                acc = self.metrics[metric["metric_name"]] = _score_accumulator()
             acc.add(metric)
 
     def stats(self, nodeid: str) -> RepeatStatsRecord:
         """The ``RepeatStats`` record."""
+        from pytest_qbench.core.stats import stats_mean
+        from pytest_qbench.report.gates.stats import pass_at_k
+
         means = {name: stats_mean(float(acc.total), acc.n) for name, acc in self.metrics.items()}
         return new(
             "RepeatStats",

@@ -214,7 +214,7 @@ def _step_for(result: TestResultRecord) -> str:
 
 
 KNOWN_QUARANTINED = "quarantined (known failure"
-"""How a quarantined test's known failure's history begins (``history/session_end.py``)."""
+"""How a quarantined test's known failure's history begins (``history/failure_history.py``)."""
 
 
 def _location(file: str, line: int | None) -> str:
