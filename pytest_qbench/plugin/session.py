@@ -465,9 +465,10 @@ class QBenchSession(QBenchWorker):
         self, acc: TestAccumulator, last: pytest.TestReport | None
     ) -> TestResultRecord:
         captured = None
-        if last is not None and acc.final_outcome() in self.settings.capture:
+        outcome = acc.final_outcome()
+        if last is not None and outcome in self.settings.capture:
             captured = captured_output(last.sections, self.limits, self.redact)
-        result = acc.result(captured)
+        result = acc.result(captured, outcome)
         if last is not None and last.user_properties:
             properties = sanitize_user_properties(last.user_properties)
             result["user_properties"] = self.redact.data(properties)
