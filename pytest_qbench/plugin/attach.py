@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypeVar
 
 import pytest
 
@@ -39,6 +40,9 @@ from pytest_qbench.report.shapes import new
 
 if TYPE_CHECKING:
     from pytest_qbench.report.records import AttachmentRecord
+
+
+T = TypeVar("T")
 
 
 class QBenchWarning(pytest.PytestWarning):
@@ -244,9 +248,17 @@ def attach(item: pytest.Item, data: Any, name: str | None, mime: str | None) -> 
     return None
 
 
+def stashed(stash: pytest.Stash, key: pytest.StashKey[T]) -> T | None:
+    """``stash.get(key, None)`` without the ``KeyError`` that ``Stash.get`` raises and catches
+    for a missing key: the case of nearly every test, several times per test."""
+    if key in stash:
+        return stash[key]
+    return None
+
+
 def take_new_records(item: pytest.Item) -> list[AttachmentRecord]:
     """The test's attachment records not yet sent on one of its reports."""
-    records = item.stash.get(records_key, None)
+    records = stashed(item.stash, records_key)
     if not records:
         return []
     sent = item.stash.get(sent_key, 0)
@@ -265,7 +277,7 @@ def records_for_report(item: pytest.Item, report: pytest.TestReport) -> list[Att
     """
     records = take_new_records(item)
     if report.when == "setup":
-        previous = item.stash.get(teardown_key, None)
+        previous = stashed(item.stash, teardown_key)
         if previous is not None:
             del item.stash[teardown_key]
             teardown, carried = previous
@@ -344,5 +356,6 @@ __all__ = [
     "attach_from_hook",
     "attacher_key",
     "reopen",
+    "stashed",
     "take_new_records",
 ]

@@ -146,11 +146,13 @@ def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
 def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
     """What the report needs to know about the test item, as plain data."""
     markers: list[str] = []
+    case = None  # the closest one: iter_markers starts at the item (one walk up, not two)
     for mark in item.iter_markers():
         if mark.name not in markers:
             markers.append(mark.name)
+            if mark.name == CASE_MARKER:
+                case = mark
     facts: dict[str, Any] = {"markers": markers}
-    case = item.get_closest_marker(CASE_MARKER)
     if case is not None:
         facts["case"] = to_json_safe(dict(case.kwargs))
         if case.args:
@@ -515,23 +517,26 @@ class TestAccumulator:
         """The test's outcome from its phases, as pytest decides it."""
         return outcome_of_phases(self.outcome, self.wasxfail)
 
-    def minimal_result(self, **more: Any) -> TestResultRecord:
+    def minimal_result(self, outcome: Outcome | None = None, **more: Any) -> TestResultRecord:
         """The result with what cannot fail (and ``more``): used alone when building the full
-        one failed."""
+        one failed. ``outcome``: the final outcome when the caller knows it already."""
         return new(
             "TestResult",
             nodeid=self.nodeid,
             test_name=self.test_name,
             file=self.file,
             line=self.line,
-            outcome=self.final_outcome(),
+            outcome=self.final_outcome() if outcome is None else outcome,
             counted_as=self.counted_as,
             **more,
         )
 
-    def result(self, captured: CapturedRecord | None) -> TestResultRecord:
-        """The finished ``TestResult`` record."""
-        outcome = self.final_outcome()
+    def result(
+        self, captured: CapturedRecord | None, outcome: Outcome | None = None
+    ) -> TestResultRecord:
+        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known)."""
+        if outcome is None:
+            outcome = self.final_outcome()
         failure = self.failures.get("setup") or self.failures.get("call")
         teardown = self.failures.get("teardown")
         if failure is None:
@@ -553,6 +558,7 @@ class TestAccumulator:
             metadata = new("TestCaseMetadata", description=doc) if doc else None
         reason = self.reason if outcome in ("skipped", "xfailed", "xpassed") else None
         return self.minimal_result(
+            outcome,
             duration=round(sum(phases.values()), 6),
             durations=durations,
             started_at=_timestamp(self.started),

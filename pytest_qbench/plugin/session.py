@@ -38,6 +38,7 @@ from pytest_qbench.plugin.attach import attacher_key
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.attach import reopen
+from pytest_qbench.plugin.attach import stashed
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -124,7 +125,7 @@ class QBenchWorker:
             facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
             setattr(report, FAILURE_ATTR, facts)
         if report.when == "call":
-            state = item.stash.get(agent_state_key, None)
+            state = stashed(item.stash, agent_state_key)
             if state is not None:
                 from pytest_qbench.plugin.agent.state import agent_facts
 
@@ -465,9 +466,10 @@ class QBenchSession(QBenchWorker):
         self, acc: TestAccumulator, last: pytest.TestReport | None
     ) -> TestResultRecord:
         captured = None
-        if last is not None and acc.final_outcome() in self.settings.capture:
+        outcome = acc.final_outcome()
+        if last is not None and outcome in self.settings.capture:
             captured = captured_output(last.sections, self.limits, self.redact)
-        result = acc.result(captured)
+        result = acc.result(captured, outcome)
         if last is not None and last.user_properties:
             properties = sanitize_user_properties(last.user_properties)
             result["user_properties"] = self.redact.data(properties)
