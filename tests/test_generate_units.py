@@ -324,7 +324,7 @@ def test_hybrid_keeps_part_of_the_budget_for_the_model(tmp_path: Path) -> None:
 def test_the_probe_child_finds_a_type_no_strategy_can_draw(tmp_path: Path) -> None:
     """A fuzz test whose ``@given`` cannot draw a type (shop.Client's ``url`` has no annotation)
     fails so in any pytest run, before calling the function: the probe child that ghostwrote
-    it says so (Hypothesis's own error), and the generation drops it without a child pytest of
+    it says so (Hypothesis's own error, as pytest's ``E`` line names it), and the generation drops it without a child pytest of
     its own; a test whose strategies resolve is left to its run."""
     import json
     import os
@@ -354,7 +354,7 @@ def test_the_probe_child_finds_a_type_no_strategy_can_draw(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     found = json.loads(results.read_text(encoding="utf-8"))["ghost"]
     assert found["fetch"]["unresolved"].startswith(
-        "ResolutionFailed: Could not resolve <class 'shop.Client'> to a strategy"
+        "hypothesis.errors.ResolutionFailed: Could not resolve <class 'shop.Client'> to a strategy"
     ), found
     assert "st.from_type(shop.Client)" in found["fetch"]["code"]
     assert "unresolved" not in found["clamp"] and "def test_fuzz_clamp" in found["clamp"]["code"]

@@ -124,7 +124,7 @@ def ghostwrite(module: types.ModuleType, item: dict[str, Any], request: Any) -> 
 
 
 def _unresolved(code: str) -> str | None:
-    """``ResolutionFailed: Could not resolve ...`` when a strategy of ``code``'s ``@given`` has
+    """``hypothesis.errors.ResolutionFailed: Could not resolve ...`` when a strategy of ``code``'s ``@given`` has
     no strategy for a type: its test would fail so in any run, before calling the function, so
     the generation drops it without a child pytest of its own. ``None`` otherwise (or when the
     code cannot be checked here: its own run decides)."""
@@ -139,7 +139,8 @@ def _unresolved(code: str) -> str | None:
                     eval(compile(ast.Expression(argument), "<given>", "eval"), namespace).validate()
     except ResolutionFailed as exc:
         if "Could not resolve" in str(exc):
-            return f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+            named = f"{type(exc).__module__}.{type(exc).__qualname__}"  # as pytest's E line
+            return f"{named}: {exc}".splitlines()[0][:300]
     except Exception:  # anything else: the candidate's own run says what it is
         return None
     return None
