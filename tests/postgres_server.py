@@ -4,8 +4,9 @@ The session's first test that needs it finds the server binaries (``initdb``, ``
 ``postgres``), initialises a cluster in a temporary directory and starts it on a free port of
 127.0.0.1, its unix socket in that directory; the session's end stops it and deletes the
 directory (in a process of its own that the run does not wait for). As root, the binaries run
-as the ``postgres`` user (PostgreSQL refuses root). Without binaries or psycopg, the tests that need a server are skipped, saying so. Under pytest-xdist each
-worker starts its own (about 2 seconds, mostly initdb).
+as the ``postgres`` user (PostgreSQL refuses root). Without binaries or psycopg, the tests
+that need a server are skipped, saying so. Under pytest-xdist each worker starts its own (about
+2 seconds, mostly initdb).
 """
 
 from __future__ import annotations
