@@ -319,3 +319,42 @@ def test_hybrid_keeps_part_of_the_budget_for_the_model(tmp_path: Path) -> None:
     run.give_to_model()
     assert run.deadline == 1100.0
     assert run.budget_reason() == "not tried: the budget of 100s (--timeout) was reached"
+
+
+def test_the_probe_child_finds_a_type_no_strategy_can_draw(tmp_path: Path) -> None:
+    """A fuzz test whose ``@given`` cannot draw a type (shop.Client's ``url`` has no annotation)
+    fails so in any pytest run, before calling the function: the probe child that ghostwrote
+    it says so (Hypothesis's own error, as pytest's ``E`` line names it), and the generation drops it without a child pytest of
+    its own; a test whose strategies resolve is left to its run."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from generation_setup import make_shop_project
+
+    root = make_shop_project(tmp_path / "project")
+    results = tmp_path / "results.json"
+    ghost = [
+        {"id": name, "module": "shop", "kind": "fuzz", "functions": [name], "except": []}
+        for name in ("fetch", "clamp")
+    ]
+    request = {"results": str(results), "timeout": 60, "modules": ["shop"], "ghost": ghost}
+    (tmp_path / "request.json").write_text(json.dumps({**request, "probes": []}), "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_qbench.generate._child", str(tmp_path / "request.json")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(results.read_text(encoding="utf-8"))["ghost"]
+    assert found["fetch"]["unresolved"].startswith(
+        "hypothesis.errors.ResolutionFailed: Could not resolve <class 'shop.Client'> to a strategy"
+    ), found
+    assert "st.from_type(shop.Client)" in found["fetch"]["code"]
+    assert "unresolved" not in found["clamp"] and "def test_fuzz_clamp" in found["clamp"]["code"]

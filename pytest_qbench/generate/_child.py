@@ -5,6 +5,7 @@ known, so a hang loses only what was still to do."""
 
 from __future__ import annotations
 
+import ast
 import builtins
 import importlib
 import importlib.util
@@ -118,7 +119,31 @@ def ghostwrite(module: types.ModuleType, item: dict[str, Any], request: Any) -> 
         code = ghostwriter.binary_operation(funcs[0], except_=except_)
     else:
         code = ghostwriter.fuzz(funcs[0], except_=except_)
-    return {"code": code}
+    unresolved = _unresolved(code)
+    return {"code": code} if unresolved is None else {"code": code, "unresolved": unresolved}
+
+
+def _unresolved(code: str) -> str | None:
+    """``hypothesis.errors.ResolutionFailed: Could not resolve ...`` when a strategy of ``code``'s ``@given`` has
+    no strategy for a type: its test would fail so in any run, before calling the function, so
+    the generation drops it without a child pytest of its own. ``None`` otherwise (or when the
+    code cannot be checked here: its own run decides)."""
+    from hypothesis.errors import ResolutionFailed
+
+    try:
+        namespace: dict[str, Any] = {}
+        exec(compile(code, "<ghostwritten>", "exec"), namespace)  # defines, never calls, the test
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "given":
+                for argument in [*node.args, *(k.value for k in node.keywords)]:
+                    eval(compile(ast.Expression(argument), "<given>", "eval"), namespace).validate()
+    except ResolutionFailed as exc:
+        if "Could not resolve" in str(exc):
+            named = f"{type(exc).__module__}.{type(exc).__qualname__}"  # as pytest's E line
+            return f"{named}: {exc}".splitlines()[0][:300]
+    except Exception:  # anything else: the candidate's own run says what it is
+        return None
+    return None
 
 
 def _annotate(function: Any, name: str, kind: str) -> None:

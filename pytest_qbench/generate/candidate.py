@@ -29,6 +29,9 @@ class Candidate:
     declared: tuple[str, ...] = ()
     """The exceptions its functions declare (raise by name, or name in their docstrings):
     a failure with one of them is an invalid input, not a finding."""
+    unresolved: str | None = None
+    """Why its ``@given`` cannot draw (``ResolutionFailed: Could not resolve ...``), as the probe
+    child found without running it: its verdict, with no child pytest of its own."""
 
     @property
     def name(self) -> str:

@@ -4,7 +4,9 @@
 2. list its functions with uncovered lines, most uncovered first, then most complex;
 3. generate candidates (Hypothesis ghostwriter, templates) in child processes;
 4. verify each candidate alone (child pytest with coverage); keep those that pass and add lines,
-   keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why;
+   keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why
+   (a Hypothesis test whose ``@given`` cannot draw a type, as the probe child found, without a
+   run of its own: it fails so before calling anything);
    then Pynguin, on the modules still uncovered, with the time that is left (its search and
    mutation times clipped to fit, ``VERIFY_SECONDS`` kept to verify its files the same way);
 5. with a language model to ask (``llm`` or ``hybrid``), ask it for tests of the functions still
@@ -181,11 +183,11 @@ def _generate(
         run.keep_for_model()
     candidates = _candidates(run, target, functions, methods)
     batch = [c for c in candidates if c.method == "template"]
-    verdicts: dict[str, Verdict] = {}
+    verdicts = {c.id: Verdict("failed", {}, c.unresolved) for c in candidates if c.unresolved}
     if batch and not run.out_of_time():
         batch_limit = run.limit(request.test_timeout * len(batch))
         box.fresh()
-        verdicts = verify_batch(batch, box.target, run.scratch, batch_limit)
+        verdicts.update(verify_batch(batch, box.target, run.scratch, batch_limit))
     for candidate in candidates:
         if run.out_of_time():
             _skip(run, candidate)
@@ -428,6 +430,7 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
                 imports,
                 body,
                 declared=spec.except_,
+                unresolved=result.get("unresolved"),
             )
         )
     return found
