@@ -21,13 +21,22 @@ BOOM = (
 )
 
 
-def run_broken(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    """``qbench schema`` with its command replaced by one that raises, in a child process whose
-    temporary directory is ``tmp_path``."""
+BOOM_MCP = (
+    "import sys, pytest_qbench.mcp.launch as launch\n"
+    "def boom():\n"
+    "    raise ZeroDivisionError('boom')\n"
+    "launch.load_server = boom\n"
+    "sys.exit(launch.main([]))\n"
+)
+
+
+def run_broken(tmp_path: Path, code: str = BOOM, **env: str) -> subprocess.CompletedProcess[str]:
+    """``qbench schema`` (or ``code``) with its command replaced by one that raises, in a child
+    process whose temporary directory is ``tmp_path``."""
     environment = {k: v for k, v in os.environ.items() if k != "QBENCH_DEBUG"}
     environment.update(TMPDIR=str(tmp_path), **env)
     return subprocess.run(
-        [sys.executable, "-c", BOOM],
+        [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env=environment,
@@ -62,3 +71,16 @@ def test_qbench_debug_prints_the_traceback(tmp_path: Path) -> None:
     assert done.returncode != OK
     assert "Traceback (most recent call last)" in done.stderr
     assert done.stderr.splitlines()[-1].startswith("qbench: internal error (a bug in qbench")
+
+
+def test_qbench_mcp_internal_error_is_one_line_too(tmp_path: Path) -> None:
+    """``qbench-mcp`` failing before it serves (outside any tool call): the same one line, named
+    for the server, the traceback in a file, exit status not 0."""
+    done = run_broken(tmp_path, BOOM_MCP)
+    assert done.returncode != OK
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("qbench-mcp: internal error (a bug in qbench")
+    assert "ZeroDivisionError: boom" in done.stderr
+    found = re.search(r"traceback in (\S+\.txt)", done.stderr)
+    assert found, done.stderr
+    assert "in boom" in Path(found.group(1)).read_text(encoding="utf-8")

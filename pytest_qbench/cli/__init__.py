@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"qbench: error: {detail}", file=sys.stderr)
         return ERR
     except Exception as exc:  # a bug in qbench: one line, the traceback in a file
-        from pytest_qbench.cli.crash import report_internal_error
+        from pytest_qbench.core.crash import report_internal_error
 
         return report_internal_error(exc)
 

@@ -84,3 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    except Exception as exc:  # a bug in qbench: one line, the traceback in a file
+        from pytest_qbench.core.crash import report_internal_error
+
+        return report_internal_error(exc, "qbench-mcp")

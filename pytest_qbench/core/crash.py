@@ -1,6 +1,6 @@
-"""A ``qbench`` command's unexpected exception: one line on stderr saying it is a bug in qbench
-and where its full traceback went, never a traceback on the user's terminal (unless asked for
-with ``QBENCH_DEBUG=1``), and a failing exit status."""
+"""A ``qbench`` or ``qbench-mcp`` command's unexpected exception: one line on stderr saying it is
+a bug in qbench and where its full traceback went, never a traceback on the user's terminal
+(unless asked for with ``QBENCH_DEBUG=1``), and a failing exit status."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ DEBUG_VARIABLE = "QBENCH_DEBUG"
 """Set to ``1`` to print an internal error's traceback on stderr."""
 
 
-def report_internal_error(exc: Exception) -> int:
-    """Tell the user about ``exc`` (a bug in qbench) in one line; return the exit status."""
+def report_internal_error(exc: Exception, program: str = "qbench") -> int:
+    """Tell the user about ``exc`` (a bug in qbench) in one line, as ``program``; return the
+    exit status."""
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     if os.environ.get(DEBUG_VARIABLE, "") not in ("", "0"):
         sys.stderr.write(trace)
@@ -32,7 +33,7 @@ def report_internal_error(exc: Exception) -> int:
     )
     what = " ".join("".join(traceback.format_exception_only(type(exc), exc)).split())
     print(
-        f"qbench: internal error (a bug in qbench, please report it): {what}; {where}",
+        f"{program}: internal error (a bug in qbench, please report it): {what}; {where}",
         file=sys.stderr,
     )
     return ERR
