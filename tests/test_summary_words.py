@@ -138,8 +138,7 @@ def test_closing_line_words(
     assert f" Test report: {line} in " in run.markdown.splitlines()[0]
     # the texts that show only some of the counts use pytest's words for those
     shown = [part for part in line.split(", ") if "warning" not in part]
-    answer = [p for p in shown if "subtests" not in p]
-    assert counts_text(summary).startswith(", ".join(answer) + " in ")  # the MCP answers
+    assert counts_text(summary).startswith(", ".join(shown) + " in ")  # the MCP answers
     outcomes = [p for p in shown if "subtests" not in p and "deselected" not in p]
     assert counts_line(run.report) == f"{run.report.summary.total} tests: {', '.join(outcomes)}"
     monkeypatch.chdir(pytester.path)
