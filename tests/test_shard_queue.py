@@ -83,6 +83,16 @@ def finish(process: subprocess.Popen[str]) -> str:
     return out
 
 
+def failed_outputs(processes: list[subprocess.Popen[str]], outputs: list[str]) -> str:
+    """The whole output of each process that did not exit 0 (an assertion's repr of the list
+    would cut them in the middle, where pytest's error is)."""
+    return "\n\n".join(
+        f"--- exit {p.returncode}:\n{out}"
+        for p, out in zip(processes, outputs, strict=True)
+        if p.returncode
+    )
+
+
 def ran(suite: Path, run_id: str) -> list[str]:
     report = json.loads((suite / ".qbench" / "runs" / run_id / "report.json").read_text())
     return [result["nodeid"] for result in report["results"]]
@@ -91,7 +101,7 @@ def ran(suite: Path, run_id: str) -> list[str]:
 def test_processes_pulling_one_queue_run_every_test_exactly_once(suite: Path) -> None:
     processes = [start(suite, f"w{n}", "--qbench-queue=pipeline-1") for n in range(3)]
     outputs = [finish(p) for p in processes]
-    assert [p.returncode for p in processes] == [0, 0, 0], outputs
+    assert [p.returncode for p in processes] == [0, 0, 0], failed_outputs(processes, outputs)
     runs = {p.name: ran(suite, p.name) for p in (suite / ".qbench" / "runs").iterdir()}
     assert sorted(n for nodeids in runs.values() for n in nodeids) == everything()
     joined = "\n".join(outputs)
@@ -133,7 +143,7 @@ def test_four_processes_on_postgresql(suite: Path, postgres_server: PostgresServ
         start(suite, f"pg{n}", "--qbench-queue=pipeline-pg", f"--qbench-db={url}") for n in range(4)
     ]
     outputs = [finish(p) for p in processes]
-    assert [p.returncode for p in processes] == [0, 0, 0, 0], outputs
+    assert [p.returncode for p in processes] == [0, 0, 0, 0], failed_outputs(processes, outputs)
     runs = [ran(suite, p.name) for p in (suite / ".qbench" / "runs").iterdir()]
     assert sorted(n for nodeids in runs for n in nodeids) == everything()
 
