@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 from generation_setup import quick_env
+from mcp_helpers import error_text as error_text
+from mcp_helpers import structured as structured
 
 
 pytest.importorskip("mcp")
@@ -34,21 +36,6 @@ def server(root: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=script, args=["--root", str(root), *extra], env=quick_env(), cwd=str(root)
     )
-
-
-def structured(result: CallToolResult) -> dict[str, Any]:
-    """The structured content of a successful call."""
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def error_text(result: CallToolResult) -> str:
-    """The one text of a refused call."""
-    assert result.is_error, result.structured_content
-    [content] = result.content
-    assert content.type == "text"
-    return content.text
 
 
 class Model:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
@@ -13,6 +14,10 @@ import pytest
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.testrun import RunResult
 from pytest_qbench.mcp.tools import QBenchTools
+
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
 
 STUBBORN = """
@@ -28,6 +33,21 @@ STUBBORN = """
 """
 """A test that ignores the interrupt, with a grandchild that ignores it too; both pids go to
 ``pids.txt`` in the working directory (the project root)."""
+
+
+def structured(result: CallToolResult) -> dict[str, Any]:
+    """The structured content of a successful call."""
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict), result.structured_content
+    return result.structured_content
+
+
+def error_text(result: CallToolResult) -> str:
+    """The one text of a refused call."""
+    assert result.is_error, result.structured_content
+    [content] = result.content
+    assert content.type == "text"
+    return content.text
 
 
 def quiet_children(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -103,7 +103,7 @@ def mcp_call(pytester: pytest.Pytester, tool: str, arguments: dict[str, Any]) ->
 
 def mcp_history(pytester: pytest.Pytester, run_id: str) -> str | None:
     """The history line MCP's ``get_test_failure`` gives an assistant."""
-    from test_mcp_server import structured
+    from mcp_helpers import structured
 
     answer = mcp_call(pytester, "get_test_failure", {"run_id": run_id, "test": TARGET})
     history: str | None = structured(answer)["history"]
@@ -380,7 +380,7 @@ def test_mcp_flaky_list_marks_quarantined_and_broken_tests(
 ) -> None:
     """``flaky_tests`` through a real MCP client: the flaky test first, marked quarantined with
     its reason; the broken test after it, its evidence naming the runs since it broke."""
-    from test_mcp_server import structured
+    from mcp_helpers import structured
 
     pytester.makepyfile(test_suite=MARKED_SUITE)
     plans = ["", "flips", "", "flips breaks", "breaks", "breaks"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from mcp_helpers import quiet_children
+from mcp_helpers import structured
 
 
 pytest.importorskip("mcp")
@@ -140,12 +141,6 @@ def tool_text(
     [content] = result.content
     assert content.type == "text"
     return structured(result), content.text
-
-
-def structured(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 def test_search_gives_one_hit_per_test_function(config: ServerConfig) -> None:

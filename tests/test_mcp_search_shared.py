@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import error_text
 from mcp_helpers import quiet_children
+from mcp_helpers import structured
 from postgres_server import PostgresServer
 from postgres_server import free_port
 
@@ -27,7 +29,6 @@ pytest.importorskip("psycopg")
 import anyio
 from mcp import Client
 from mcp import StdioServerParameters
-from mcp.types import CallToolResult
 
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.server import build_server
@@ -68,17 +69,6 @@ def stdio_server(root: Path) -> StdioServerParameters:
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         cwd=str(root),
     )
-
-
-def structured(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def error_text(result: CallToolResult) -> str:
-    assert result.is_error, result.structured_content
-    return " ".join(getattr(part, "text", "") for part in result.content)
 
 
 def in_process(config: ServerConfig, work: Callable[[Client], Awaitable[Any]]) -> Any:

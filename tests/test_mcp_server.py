@@ -19,6 +19,7 @@ from mcp_helpers import STUBBORN
 from mcp_helpers import bm25_only
 from mcp_helpers import group_alive
 from mcp_helpers import quiet_children
+from mcp_helpers import structured
 from mcp_helpers import stubborn_pids
 from mcp_helpers import write
 
@@ -95,13 +96,6 @@ def with_client(config: ServerConfig, work: Callable[[Client], Awaitable[Any]]) 
             return await work(client)
 
     return anyio.run(main)
-
-
-def structured(result: CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    content = result.structured_content
-    assert isinstance(content, dict), content
-    return content
 
 
 def text_of(result: CallToolResult) -> str:

@@ -207,8 +207,8 @@ def test_a_quarantined_known_failure_is_labelled_everywhere(
 ) -> None:
     """report.md and MCP's run_test_workflow call a quarantined test's known failure
     quarantined, and tell an assistant not to fix it; a new failure is labelled NEW."""
+    from mcp_helpers import structured
     from test_history_flaky import mcp_call
-    from test_mcp_server import structured
 
     history(pytester, run_qbench, "target=old")
     quarantine(pytester, TARGET)
