@@ -27,22 +27,34 @@ GREEN_UNUSED = (
 )
 
 
-def test_a_default_run_imports_only_what_it_uses(pytester: pytest.Pytester) -> None:
-    """After a run that wrote the stream, report.json, report.md and the index (a failing test:
-    its history is looked up), none of the modules only other features use was imported."""
+def loaded_after_run(
+    pytester: pytest.Pytester, modules: tuple[str, ...], tests: str
+) -> tuple[pytest.RunResult, list[str]]:
+    """Run ``tests`` with qbench in a child pytest; which of ``modules`` it had imported by
+    its end."""
     pytester.makeconftest(
         f"""
         import json, sys
         def pytest_unconfigure(config):
-            loaded = [m for m in {UNUSED!r} if m in sys.modules]
+            loaded = [m for m in {modules!r} if m in sys.modules]
             print("UNUSED LOADED:", json.dumps(loaded))
         """
     )
-    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    pytester.makepyfile(tests)
     result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
     line = next(x for x in result.stdout.lines if x.startswith("UNUSED LOADED:"))
-    assert json.loads(line.split(":", 1)[1]) == []
+    loaded: list[str] = json.loads(line.split(":", 1)[1])
+    return result, loaded
+
+
+def test_a_default_run_imports_only_what_it_uses(pytester: pytest.Pytester) -> None:
+    """After a run that wrote the stream, report.json, report.md and the index (a failing test:
+    its history is looked up), none of the modules only other features use was imported."""
+    result, loaded = loaded_after_run(
+        pytester, UNUSED, "def test_a(): pass\ndef test_b(): assert 0\n"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert loaded == []
     runs = list((pytester.path / ".qbench" / "runs").iterdir())
     assert {p.name for p in runs[0].iterdir()} >= {"results.jsonl", "report.json", "report.md"}
     assert (pytester.path / ".qbench" / "index.sqlite").is_file()
@@ -51,17 +63,9 @@ def test_a_default_run_imports_only_what_it_uses(pytester: pytest.Pytester) -> N
 def test_a_green_run_imports_none_of_the_failures_history(pytester: pytest.Pytester) -> None:
     """A run where no test failed indexes its results and judges no history: the modules that
     read and judge a failing test's past are not imported."""
-    pytester.makeconftest(
-        f"""
-        import json, sys
-        def pytest_unconfigure(config):
-            loaded = [m for m in {UNUSED + GREEN_UNUSED!r} if m in sys.modules]
-            print("UNUSED LOADED:", json.dumps(loaded))
-        """
+    result, loaded = loaded_after_run(
+        pytester, UNUSED + GREEN_UNUSED, "def test_a(): pass\ndef test_b(): pass\n"
     )
-    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\n")
-    result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.OK
-    line = next(x for x in result.stdout.lines if x.startswith("UNUSED LOADED:"))
-    assert json.loads(line.split(":", 1)[1]) == []
+    assert loaded == []
     assert (pytester.path / ".qbench" / "index.sqlite").is_file()
