@@ -188,27 +188,29 @@ class StreamWriter:
 
     def write_start(self, record: StreamStartRecord) -> None:
         """The run as it starts (a ``StreamStart`` record)."""
-        self._write(dumps(record).encode(errors="replace"))
+        self._write(dumps(record))
 
     def write_result(self, result: TestResultRecord) -> None:
         """One finished test (a ``TestResult`` record, without its fields at their default)."""
-        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}".encode(errors="replace"))
+        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}")
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
-        self._write(dumps({"kind": kind, "diagnostic": diagnostic}).encode(errors="replace"))
+        self._write(dumps({"kind": kind, "diagnostic": diagnostic}))
 
     def write_deselected(self, count: int) -> None:
         """Deselected tests."""
-        self._write(dumps({"kind": "deselected", "count": count}).encode())
+        self._write(dumps({"kind": "deselected", "count": count}))
 
     def write_end(self, record: StreamEndRecord) -> None:
         """The run as it ended (a ``StreamEnd`` record)."""
-        self._write(dumps(record).encode(errors="replace"))
+        self._write(dumps(record))
 
-    def _write(self, line: bytes) -> None:
+    def _write(self, text: str) -> None:
+        """``text`` as one line (a lone surrogate as ``?``), in one write."""
         if self._fd is None:
             raise ValueError(f"result stream {self.path} is closed")
+        line = text.encode(errors="replace")
         data = (b"\n" if self._torn else b"") + line + b"\n"
         done = 0
         try:
