@@ -592,3 +592,29 @@ def test_a_directory_another_process_removes_during_the_probe_is_made_again(
     monkeypatch.setattr(tempfile, "NamedTemporaryFile", racing)
     settings.probe_directory(directory, "--qbench-dir")
     assert removed and not directory.exists()  # probed, then removed: nothing left behind
+
+
+def test_a_directory_another_process_removes_during_mkdir_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other moment of the same race: this process's mkdir fails because another process
+    has just made the directory, and that process removes it before mkdir checks that it is a
+    directory, so ``Path.mkdir(exist_ok=True)`` raises "File exists" of a path that is gone.
+    It failed a queue worker with "--qbench-dir is not writable ... File exists" in CI."""
+    from pytest_qbench.plugin.options import settings
+
+    directory = tmp_path / ".qbench"
+    real = Path.mkdir
+    raced: list[Path] = []
+
+    def racing(self: Path, *args: Any, **kwargs: Any) -> None:
+        if self == directory and not raced:
+            real(self)  # the other process makes the directory first ...
+            self.rmdir()  # ... and removes it once it has probed it
+            raced.append(self)
+            raise FileExistsError(17, "File exists", str(self))
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", racing)
+    settings.probe_directory(directory, "--qbench-dir")
+    assert raced and not directory.exists()  # probed, then removed: nothing left behind

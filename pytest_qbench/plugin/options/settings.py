@@ -395,14 +395,16 @@ PROBE_ATTEMPTS = 5
 def _probe(directory: Path) -> None:
     # Several pytest processes starting at once in a fresh project (CI shards, a queue's
     # machines) each create the directory, probe it and remove what they made: another
-    # process can remove the directory between this one's mkdir and its probe. Then the
+    # process can remove the directory between this one's mkdir and its probe (the probe
+    # finds no directory), or between its failed mkdir and mkdir's own check that the
+    # directory exists (mkdir says "File exists" of a path that is gone). Either way the
     # directory is created again, a few times, before the error counts.
     for attempt in range(PROBE_ATTEMPTS):
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(prefix=".qbench-probe.", suffix=".tmp", dir=directory):
                 return
-        except FileNotFoundError:
+        except (FileNotFoundError, FileExistsError):
             if attempt == PROBE_ATTEMPTS - 1:
                 raise
 
