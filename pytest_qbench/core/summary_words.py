@@ -34,6 +34,10 @@ FIELD_OF_KEY = {key: field for field, key in SUMMARY_KEYS}
 OUTCOME_FIELDS = ("failed", "passed", "skipped", "xfailed", "xpassed", "errors")
 """The ``ReportSummary`` fields of the tests' outcomes (without warnings, deselected, subtests
 and reruns), for a text that shows only what the tests did."""
+SUBTEST_FIELDS = ("subtests_passed", "subtests_skipped")
+"""The ``ReportSummary`` fields of the subtests pytest's closing line counts apart (pytest 9
+counts a failed subtest in ``failed``, and a skipped one in ``skipped``; pytest-subtests says
+``subtests skipped``)."""
 PLURALISED = frozenset({"error", "warnings", "test"})
 """The only keys pytest pluralises; ``warnings`` is its key for ``1 warning``."""
 NO_TESTS_RAN = "no tests ran"
@@ -89,6 +93,7 @@ __all__ = [
     "FIELD_OF_KEY",
     "NO_TESTS_RAN",
     "OUTCOME_FIELDS",
+    "SUBTEST_FIELDS",
     "SUMMARY_KEYS",
     "plural",
     "pluralize",
