@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from history_data import COLUMNS_SINCE
 from history_data import index_args
 from history_data import index_reports
 from history_data import make_index_of_schema
@@ -248,7 +247,7 @@ def test_reindexing_a_run_directory_keeps_its_subtests(
     """``qbench index`` (a lost index rebuilt from the run directories) and ``qbench render``
     of a run directory write the subtest counts; a report.json of a qbench that did not count
     subtests yet leaves them unknown."""
-    root, (first, second) = project
+    root, (_first, second) = project
     copy = tmp_path / "copy"
     shutil.copytree(root / ".qbench", copy / ".qbench")
     monkeypatch.chdir(copy)
@@ -294,4 +293,3 @@ def test_the_migration_on_each_backend(history_db: HistoryDB) -> None:
         "subtests_failed": 2,
         "subtests_skipped": 1,
     }
-    assert COLUMNS_SINCE[8]  # the downgrade above dropped them
