@@ -130,3 +130,92 @@ def test_a_mirror_reads_only_what_another_machine_changed(
     del shared_catalog._MIRRORS[url]  # a fresh process's whole read
     tools.search_tests("checkout")
     assert mirrored(url) == followed
+
+
+def write_elsewhere(url: str, records: list[dict[str, Any]]) -> None:
+    """Another machine's ingest of ``records`` as ``cases.json``, run here on a connection of
+    its own (the process's mirror does not see it)."""
+    from pytest_qbench.history.postgres import PostgresIndex
+
+    index = PostgresIndex(url, create=True)
+    try:
+        found = exported(records)
+        index.write(
+            lambda c: shared_catalog._replace(shared_catalog._ensured(c), SOURCE, found, ())
+        )
+    finally:
+        index.close()
+
+
+SOURCE = "json:cases.json"
+"""The catalog's source of the cases ``ingest_tests`` imports from ``cases.json``."""
+
+
+def exported(records: list[dict[str, Any]]) -> list[Any]:
+    """The catalog's records of ``records``, as ``ingest_tests`` makes them."""
+    from pytest_qbench.mcp.ingest import export_case
+
+    return [export_case(item, SOURCE) for item in records]
+
+
+def test_a_mirror_older_than_the_removed_ids_kept_reads_the_catalog_whole(
+    tmp_path: Path,
+    postgres_server: PostgresServer,
+    rows_read: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url = postgres_server.new_database()
+    here = project(tmp_path / "here", url)
+    write_elsewhere(url, cases())
+    tools = QBenchTools(ServerConfig(root=here, qbench_dir=here / ".qbench"))
+    tools.search_tests("checkout")
+    monkeypatch.setattr(shared_catalog, "KEPT_REVISIONS", 1)
+    write_elsewhere(url, cases(removed=3))
+    write_elsewhere(url, cases(removed=4))  # the id removed at the first revision is dropped
+    rows_read.clear()
+    assert tools.search_tests("checkout").catalog_size == CASES - 1
+    assert sum(rows_read) > CASES
+    followed = mirrored(url)
+    del shared_catalog._MIRRORS[url]
+    tools.search_tests("checkout")
+    assert mirrored(url) == followed
+
+
+def test_a_catalog_of_version_1_is_read_whole_then_migrated_by_its_first_writer(
+    tmp_path: Path, postgres_server: PostgresServer, rows_read: list[int]
+) -> None:
+    """A catalog the previous qbench made (no revisions): a reader reads it as before; the
+    first ingest migrates it in place, and from then on mirrors follow its changes."""
+    import psycopg
+
+    url = postgres_server.new_database()
+    here = project(tmp_path / "here", url)
+    there = project(tmp_path / "there", url)
+    from pytest_qbench.history.postgres import PostgresIndex
+
+    PostgresIndex(url, create=True).close()  # the history's tables, in the schema qbench
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET search_path TO qbench")
+        for statement in shared_catalog.V1_SCHEMA:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO catalog_meta VALUES ('schema_version', '1'), ('generation', 'g1')"
+        )
+        for record in exported(cases()[:5]):
+            conn.execute(
+                "INSERT INTO catalog_cases (uid, source, record, digest) VALUES (%s, %s, %s, %s)",
+                (record.uid, SOURCE, shared_catalog.record_text(record), record.digest()),
+            )
+    tools = QBenchTools(ServerConfig(root=here, qbench_dir=here / ".qbench"))
+    assert tools.search_tests("checkout").catalog_size == 5
+    assert ingest_elsewhere(there, cases())[:1] == [CASES - 5]  # the 5 there are unchanged
+    with psycopg.connect(url) as conn:
+        version = conn.execute(
+            "SELECT value FROM qbench.catalog_meta WHERE name = 'schema_version'"
+        ).fetchone()
+    assert version == (str(shared_catalog.SCHEMA_VERSION),)
+    assert tools.search_tests("checkout").catalog_size == CASES
+    ingest_elsewhere(there, cases(changed=2))
+    rows_read.clear()
+    assert tools.search_tests("new wording").results[0].uid == "CAT-2"
+    assert sum(rows_read) < 20, rows_read
