@@ -294,7 +294,7 @@ def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Seque
 
 def _store_vectors(
     cursor: Cursor, model: str, rows: Sequence[tuple[int, bytes, bytes | None]]
-) -> tuple[str, str]:
+) -> tuple[State, State]:
     """Keep the vectors of the cases still there; the state before and after."""
     before = _state(_meta(cursor))
     after = _next_revision(cursor, before)
