@@ -53,6 +53,12 @@ def pluralize(count: int, key: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def failed_subtests(count: int) -> str:
+    """``1 failed subtest``, ``2 failed subtests``: pytest 9's words for a test's failed
+    subtests (``contains 2 failed subtests``), which its closing line counts in ``failed``."""
+    return plural(count, "failed subtest")
+
+
 def plural(count: int, noun: str) -> str:
     """``1 time``, ``2 times``: an English noun that is not one of pytest's words."""
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
@@ -95,6 +101,7 @@ __all__ = [
     "OUTCOME_FIELDS",
     "SUBTEST_FIELDS",
     "SUMMARY_KEYS",
+    "failed_subtests",
     "plural",
     "pluralize",
     "summary_parts",

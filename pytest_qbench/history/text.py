@@ -15,6 +15,7 @@ from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.numbers import format_bytes
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import SUBTEST_FIELDS
+from pytest_qbench.core.summary_words import failed_subtests
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import strip_ansi
@@ -139,7 +140,7 @@ def subtests_lines(run: RunInfo) -> list[str]:
     failed = run.counts["subtests_failed"]
     if not failed:
         return []
-    return [f"subtests  {plural(failed, 'failed subtest')}, counted in pytest's failed"]
+    return [f"subtests  {failed_subtests(failed)}, counted in pytest's failed"]
 
 
 def failure_line(nodeid: str, outcome: str, info: FailureInfo | None) -> str:
