@@ -217,8 +217,8 @@ def _version(cursor: Cursor) -> int | None:
         raise ToolFailure(
             f"the shared test catalog has schema version {version}, this qbench "
             f"{SCHEMA_VERSION}; upgrade pytest-qbench on every machine, or drop the tables "
-            "catalog_meta, catalog_cases and catalog_vectors of the schema qbench and call "
-            "ingest_tests"
+            "catalog_meta, catalog_cases, catalog_vectors and catalog_removed of the schema "
+            "qbench and call ingest_tests"
         )
     return version
 
