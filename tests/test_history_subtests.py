@@ -298,3 +298,23 @@ def test_the_migration_on_each_backend(history_db: HistoryDB) -> None:
         "subtests_failed": 2,
         "subtests_skipped": 1,
     }
+
+
+def test_runs_indexed_into_each_backend_say_what_pytest_said(
+    project: tuple[Path, list[Run]],
+    history_db: HistoryDB,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The run directories indexed into a new index (SQLite) or database (PostgreSQL) with
+    ``qbench index``: ``qbench runs`` and ``show`` read pytest's words back from it."""
+    root, (first, second) = project
+    monkeypatch.chdir(history_db.qbench_dir)
+    where = ["--dir", str(history_db.qbench_dir / ".qbench")]
+    where += ["--db", history_db.url] if history_db.url else []
+    runs = root / ".qbench" / "runs"
+    assert qbench(capsys, "index", str(runs / "r1"), str(runs / "r2"), *where)[0] == 0
+    _status, listed = qbench(capsys, "runs", *where)
+    assert f"3 tests: {first.line}  " in listed and f"3 tests: {second.line}  " in listed
+    _status, shown = qbench(capsys, "show", "r1", *where)
+    assert "subtests  1 failed subtest, counted in pytest's failed\n" in shown
