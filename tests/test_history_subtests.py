@@ -33,9 +33,10 @@ from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.queries import list_runs
 
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(pytest, "SubtestReport"), reason="pytest 9's built-in subtests"
-)
+pytestmark = [
+    pytest.mark.skipif(not hasattr(pytest, "SubtestReport"), reason="pytest 9's built-in subtests"),
+    pytest.mark.runs_pytest,  # pytest with qbench, in subprocesses
+]
 
 SUITE = """
     import pathlib

@@ -24,6 +24,8 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools
 
 
+pytestmark = pytest.mark.engine
+
 CASES = 300
 
 
