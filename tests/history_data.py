@@ -187,7 +187,10 @@ TABLES_SINCE = {
     7: ("quarantine",),
 }
 """The tables each schema version of the index added (for tests of its migrations)."""
-COLUMNS_SINCE = {6: (("results", "setup"), ("results", "teardown"), ("runs", "shard"))}
+COLUMNS_SINCE = {
+    6: (("results", "setup"), ("results", "teardown"), ("runs", "shard")),
+    8: tuple(("runs", name) for name in sql.SUBTEST_COLUMNS),
+}
 """The columns each schema version added to older tables."""
 
 

@@ -34,6 +34,10 @@ FIELD_OF_KEY = {key: field for field, key in SUMMARY_KEYS}
 OUTCOME_FIELDS = ("failed", "passed", "skipped", "xfailed", "xpassed", "errors")
 """The ``ReportSummary`` fields of the tests' outcomes (without warnings, deselected, subtests
 and reruns), for a text that shows only what the tests did."""
+SUBTEST_FIELDS = ("subtests_passed", "subtests_skipped")
+"""The ``ReportSummary`` fields of the subtests pytest's closing line counts apart (pytest 9
+counts a failed subtest in ``failed``, and a skipped one in ``skipped``; pytest-subtests says
+``subtests skipped``)."""
 PLURALISED = frozenset({"error", "warnings", "test"})
 """The only keys pytest pluralises; ``warnings`` is its key for ``1 warning``."""
 NO_TESTS_RAN = "no tests ran"
@@ -47,6 +51,12 @@ def pluralize(count: int, key: str) -> str:
         return f"{count} {key}"
     noun = key.replace("warnings", "warning")
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def failed_subtests(count: int) -> str:
+    """``1 failed subtest``, ``2 failed subtests``: pytest 9's words for a test's failed
+    subtests (``contains 2 failed subtests``), which its closing line counts in ``failed``."""
+    return plural(count, "failed subtest")
 
 
 def plural(count: int, noun: str) -> str:
@@ -89,7 +99,9 @@ __all__ = [
     "FIELD_OF_KEY",
     "NO_TESTS_RAN",
     "OUTCOME_FIELDS",
+    "SUBTEST_FIELDS",
     "SUMMARY_KEYS",
+    "failed_subtests",
     "plural",
     "pluralize",
     "summary_parts",

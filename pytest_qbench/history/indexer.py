@@ -126,6 +126,8 @@ def run_row(report: Record) -> tuple[Any, ...]:
     }
     for name in sql.COUNT_COLUMNS:
         values[name] = int(summary.get(name, 0))
+    for name in sql.SUBTEST_COLUMNS:  # a report written before they were counted: not known
+        values[name] = None if summary.get(name) is None else int(summary[name])
     return tuple(values[name] for name in sql.RUN_COLUMNS)
 
 

@@ -79,7 +79,10 @@ class RunJson(QBenchModel):
     cwd: str
     command: list[str]
     summary: dict[str, int | float]
-    """pytest's counts (``passed``, ``failed``...) and ``duration`` in seconds."""
+    """pytest's counts (``passed``, ``failed``...) and ``duration`` in seconds;
+    ``subtests_passed``, ``subtests_failed`` (counted in ``failed`` too) and
+    ``subtests_skipped`` only where known (absent for a run indexed before the index kept
+    them)."""
     branch: str | None
     commit: str | None
     ci_provider: str | None

@@ -22,6 +22,7 @@ from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_text
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import SUBTEST_FIELDS
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import pluralize
@@ -164,11 +165,17 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
 def _counts_line(head: RunInfo, base: RunInfo | None) -> str:
     words = dict(SUMMARY_KEYS)
     parts = []
-    for field in OUTCOME_FIELDS:
+    # the closing line's order; a subtest count only where the index knows it (the change
+    # only where it knows the base's too)
+    shown = set(OUTCOME_FIELDS) | (set(SUBTEST_FIELDS) if head.subtests_known else set())
+    for field, _key in SUMMARY_KEYS:
+        if field not in shown:
+            continue
         now = head.counts.get(field, 0)
         then = base.counts.get(field, 0) if base else 0
-        if now or then:
-            change = f" ({now - then:+d})" if base is not None and now != then else ""
+        known = base is not None and (field in OUTCOME_FIELDS or base.subtests_known)
+        if now or (then and known):
+            change = f" ({now - then:+d})" if known and now != then else ""
             parts.append(f"{pluralize(now, words[field])}{change}")
     total = head.counts.get("total", 0)
     against = f" · against run {md_code(base.run_id)}{_where(base)}" if base is not None else ""

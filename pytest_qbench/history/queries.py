@@ -41,6 +41,8 @@ class RunInfo:
     cwd: str
     command: list[str]
     counts: dict[str, int]
+    """By ``ReportSummary`` field: ``sql.COUNT_COLUMNS``, and ``sql.SUBTEST_COLUMNS`` only
+    where known (see ``subtests_known``)."""
     duration: float
     branch: str | None
     commit: str | None
@@ -52,6 +54,12 @@ class RunInfo:
     shard: str | None = None
     """The CI shard the run was: ``2/4`` (``--qbench-shard``), ``queue NAME``
     (``--qbench-queue``); ``None`` for a whole run."""
+
+    @property
+    def subtests_known(self) -> bool:
+        """Whether the index knows the run's subtest counts (not for a run indexed before
+        schema 8, or from a report written before qbench counted subtests)."""
+        return all(name in self.counts for name in sql.SUBTEST_COLUMNS)
 
     @classmethod
     def from_row(cls, row: Row) -> RunInfo:
@@ -68,7 +76,7 @@ class RunInfo:
             interrupted=bool(v["interrupted"]),
             cwd=v["cwd"],
             command=list(json.loads(v["command"])),
-            counts={name: int(v[name]) for name in sql.COUNT_COLUMNS},
+            counts=run_counts(v),
             duration=float(v["duration"]),
             branch=v["branch"],
             commit=v["commit_sha"],
@@ -79,6 +87,16 @@ class RunInfo:
             qbench_version=v["qbench_version"],
             shard=v["shard"],
         )
+
+
+def run_counts(columns: dict[str, Any]) -> dict[str, int]:
+    """A run's counts by ``ReportSummary`` field, from its ``runs`` columns; the subtest counts
+    only where known (``NULL``: not known, which must never read as 0)."""
+    counts = {name: int(columns[name]) for name in sql.COUNT_COLUMNS}
+    counts.update(
+        (name, int(columns[name])) for name in sql.SUBTEST_COLUMNS if columns[name] is not None
+    )
+    return counts
 
 
 @dataclass(frozen=True)

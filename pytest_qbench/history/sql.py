@@ -38,7 +38,7 @@ def batches(items: Iterable[_T], size: int = BATCH) -> Iterator[list[_T]]:
         yield batch
 
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
@@ -48,7 +48,8 @@ fingerprints of what they found: issue 13.5); 5, ``deselection_sets`` and ``run_
 deselected id of every run; it is read still for the runs indexed before); 6, a result's
 ``setup`` and ``teardown`` seconds, a run's ``shard``, and ``queue_units`` (CI shards planned
 from the history, and the queue they pull from); 7, ``quarantine`` (the tests ``qbench
-quarantine add`` set aside)."""
+quarantine add`` set aside); 8, a run's ``subtests_passed``, ``subtests_failed`` and
+``subtests_skipped`` (``NULL`` in runs indexed before: not known)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -149,6 +150,13 @@ SHARD_SCHEMA = (
 their whole ``duration`` counts as the call), the shard a run was (``2/4``, ``queue NAME``),
 the queues."""
 
+SUBTEST_COLUMNS = ("subtests_passed", "subtests_failed", "subtests_skipped")
+"""A run's subtest counts (pytest 9's ``subtests`` fixture, pytest-subtests): ``ReportSummary``
+fields of the same names. ``NULL``: not known (a run indexed before schema 8, or from a report
+written before qbench counted subtests), which is never shown as 0."""
+SUBTEST_SCHEMA = tuple(f"ALTER TABLE runs ADD COLUMN {name} INTEGER" for name in SUBTEST_COLUMNS)
+"""Schema 8: the runs' subtest counts."""
+
 QUARANTINE_TABLE = """CREATE TABLE quarantine (
         nodeid {key} PRIMARY KEY,
         reason TEXT NOT NULL,
@@ -234,6 +242,7 @@ SCHEMA = (
     DIAGNOSTICS_INDEX,
     *SHARD_SCHEMA,
     QUARANTINE_TABLE,
+    *SUBTEST_SCHEMA,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -246,6 +255,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     5: (DESELECTION_SETS_TABLE, RUN_DESELECTION_TABLE, RUN_DESELECTION_INDEX),
     6: SHARD_SCHEMA,
     7: (QUARANTINE_TABLE,),
+    8: SUBTEST_SCHEMA,
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -289,6 +299,7 @@ RUN_COLUMNS = (
     "qbench_version",
     "indexed_at",
     "shard",
+    *SUBTEST_COLUMNS,
 )
 INSERT_RUN = f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks(len(RUN_COLUMNS))})"
 FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.numbers import format_bytes
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import SUBTEST_FIELDS
+from pytest_qbench.core.summary_words import failed_subtests
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import strip_ansi
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 
 MAX_LISTED = 50
 """Items listed per section; ``--json`` has them all."""
-COUNT_FIELDS = (*OUTCOME_FIELDS, "reruns")
+COUNT_FIELDS = (*OUTCOME_FIELDS, *SUBTEST_FIELDS, "reruns")
 """The counts of a run the index keeps, worded as pytest does (`summary_words`)."""
 
 
@@ -107,6 +109,7 @@ def run_lines(
         f"started   {when(run.started_at)} UTC, took {format_duration(run.duration)}, "
         f"exit code {exit_code}",
         f"tests     {run.counts['total']}: {counts_text(run.counts)}",
+        *subtests_lines(run),
         f"command   {one_line(' '.join(run.command), 200)}",
         f"cwd       {run.cwd}",
     ]
@@ -124,6 +127,20 @@ def run_lines(
         lines += [f"  {failure_line(n, o, info)}" for n, o, info in failures[:MAX_LISTED]]
         lines += _more(len(failures))
     return lines
+
+
+def subtests_lines(run: RunInfo) -> list[str]:
+    """``qbench show``'s line on subtests: unknown (a run indexed before the index kept them),
+    or the failed ones, which pytest counts in ``failed`` (none: no line)."""
+    if not run.subtests_known:
+        return [
+            "subtests  unknown: the run was indexed before qbench kept subtest counts "
+            "('qbench index' reads them again from its run directory)"
+        ]
+    failed = run.counts["subtests_failed"]
+    if not failed:
+        return []
+    return [f"subtests  {failed_subtests(failed)}, counted in pytest's failed"]
 
 
 def failure_line(nodeid: str, outcome: str, info: FailureInfo | None) -> str:

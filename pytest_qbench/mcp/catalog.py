@@ -315,12 +315,8 @@ class Catalog:
 
     def _delete(self, uid: str) -> None:
         row = self.conn.execute("SELECT id FROM cases WHERE uid = ?", (uid,)).fetchone()
-        if row is None:
-            return
-        self.conn.execute("DELETE FROM cases_fts WHERE rowid = ?", row)
-        self.conn.execute("DELETE FROM labels WHERE case_id = ?", row)
-        self.conn.execute("DELETE FROM vectors WHERE case_id = ?", row)
-        self.conn.execute("DELETE FROM cases WHERE id = ?", row)
+        if row is not None:
+            delete_case(self.conn, int(row[0]))
 
     def bm25(
         self, query: str, columns: Sequence[str] = FTS_COLUMNS, limit: int | None = None
@@ -476,6 +472,13 @@ class Catalog:
             (f"{escaped}%", limit),
         ).fetchall()
         return [row[0] for row in rows]
+
+
+def delete_case(conn: sqlite3.Connection, case_id: int) -> None:
+    """Delete the case of row ``case_id``, its labels, full-text row and vectors (none: no-op)."""
+    for table, column in (("cases_fts", "rowid"), ("labels", "case_id"), ("vectors", "case_id")):
+        conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (case_id,))
+    conn.execute("DELETE FROM cases WHERE id = ?", (case_id,))
 
 
 def filter_sql(filters: Filters) -> tuple[list[str], list[object]]:

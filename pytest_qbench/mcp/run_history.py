@@ -41,7 +41,9 @@ class RunEntry(QBenchModel):
     interrupted: bool = False
     """Cut short (Ctrl-C, a timeout, a crash)."""
     summary: dict[str, int] = Field(default_factory=dict)
-    """Counts: total, passed, failed, errors, skipped, ..."""
+    """Counts: total, passed, failed, errors, skipped, ...; ``subtests_passed``,
+    ``subtests_failed`` (counted in ``failed`` too) and ``subtests_skipped`` only where known
+    (absent for a run indexed before the index kept them)."""
     duration: float = 0.0
     """Seconds."""
     branch: str | None = None

@@ -8,8 +8,12 @@ rows); similarity is computed in the process.
 
 The ranking does not care which storage it reads: each process keeps a *mirror* of the shared
 catalog, an in-memory SQLite catalog (``catalog.Catalog``, FTS5 included) holding the same rows
-under the same ids, read again whenever the database's generation differs from the mirror's.
-BM25 is thus computed in the process by the same FTS5 as the local catalog's, and both storages
+under the same ids. Each write that changes the catalog gives it the next *revision*, stored on
+the rows it writes, and the ids of the cases it removed are kept (``catalog_removed``) with
+it; a mirror behind reads only the rows of later revisions and the ids removed since (another
+machine's ingest of one changed case costs a few rows, not the whole catalog). It is read whole
+the first time, when the catalog was made anew (its *generation* differs), when it is older
+than the removed ids kept (``KEPT_REVISIONS``), and from a catalog of version 1. BM25 is thus computed in the process by the same FTS5 as the local catalog's, and both storages
 rank the same. Writes go to PostgreSQL in one transaction holding the history's writers' lock
 (``PostgresIndex.write``), then to the mirror.
 
@@ -41,6 +45,7 @@ from pytest_qbench.mcp.catalog import LABEL_KINDS
 from pytest_qbench.mcp.catalog import CaseRecord
 from pytest_qbench.mcp.catalog import Catalog
 from pytest_qbench.mcp.catalog import Counts
+from pytest_qbench.mcp.catalog import delete_case
 from pytest_qbench.mcp.catalog import fts_texts
 from pytest_qbench.mcp.catalog import open_catalog
 from pytest_qbench.mcp.catalog import prepare
@@ -53,9 +58,13 @@ if TYPE_CHECKING:
     from pytest_qbench.mcp.config import ServerConfig
 
 
-SCHEMA_VERSION = 1
-"""Version of the shared catalog's tables (apart from the history's own)."""
-SCHEMA = (
+SCHEMA_VERSION = 2
+"""Version of the shared catalog's tables (apart from the history's own): 1, the first; 2, each
+row's ``revision`` and the removed cases' ids (``catalog_removed``), which a mirror follows. A
+writer migrates a catalog of version 1 in place (``MIGRATION``); until then a reader reads it
+whole, as version 1 did."""
+KNOWN_VERSIONS = (1, SCHEMA_VERSION)
+V1_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS catalog_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE IF NOT EXISTS catalog_cases (
         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -72,6 +81,24 @@ SCHEMA = (
         steps BYTEA
     )""",
 )
+"""The tables of version 1."""
+MIGRATION = (
+    "ALTER TABLE catalog_cases ADD COLUMN revision BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE catalog_vectors ADD COLUMN revision BIGINT NOT NULL DEFAULT 0",
+    "CREATE INDEX catalog_cases_revision ON catalog_cases (revision)",
+    "CREATE INDEX catalog_vectors_revision ON catalog_vectors (revision)",
+    """CREATE TABLE catalog_removed (
+        case_id BIGINT NOT NULL,
+        revision BIGINT NOT NULL
+    )""",
+    "CREATE INDEX catalog_removed_revision ON catalog_removed (revision)",
+    "INSERT INTO catalog_meta VALUES ('revision', '0'), ('pruned', '0')",
+    f"UPDATE catalog_meta SET value = '{SCHEMA_VERSION}' WHERE name = 'schema_version'",
+)
+"""Version 1 to 2: the rows already there are of revision 0."""
+KEPT_REVISIONS = 1000
+"""The removed ids of the last this many revisions are kept (``pruned``: the revision up to
+which they were dropped); a mirror older than that reads the catalog whole."""
 FIX = (
     "check that the server runs and the user may read the schema qbench, or set "
     "QBENCH_DB=sqlite to use the local catalog"
@@ -80,11 +107,16 @@ _LOCK = threading.RLock()
 """One catalog operation at a time per process: the mirror's connection is shared."""
 
 
+State = tuple[str, int | None]
+"""A catalog's generation (made anew with its tables) and revision (``None``: version 1, whose
+generation changed with each write)."""
+
+
 @dataclass
 class Mirror:
-    """The in-memory copy of one shared catalog, at one generation."""
+    """The in-memory copy of one shared catalog, at one state."""
 
-    generation: str
+    state: State
     conn: sqlite3.Connection
 
 
@@ -114,7 +146,7 @@ class SharedCatalog(Catalog):
         to date (else the mirror is read again)."""
         given = list(records)
         change: Change = self._write(lambda cursor: _replace(cursor, source, given, keep))
-        if change.before != self.mirror.generation:
+        if change.before != self.mirror.state:
             self._refresh()
             return change.counts
         if change.after != change.before:
@@ -124,15 +156,15 @@ class SharedCatalog(Catalog):
                     self._delete(uid)
                 rows = [(i, by_uid[uid], digest) for i, uid, digest in change.added]
                 fill(self.conn, [(i, r, record_text(r), digest) for i, r, digest in rows])
-                _set_generation(self.conn, change.after)
-            self.mirror.generation = change.after
+                _set_state(self.conn, change.after)
+            self.mirror.state = change.after
         return change.counts
 
     def store_vectors(self, model: str, rows: Sequence[tuple[int, bytes, bytes | None]]) -> None:
         """As ``Catalog.store_vectors``, in the database, then in the mirror when it was
         up to date (else the mirror is read again)."""
         before, after = self._write(lambda cursor: _store_vectors(cursor, model, rows))
-        if before != self.mirror.generation:
+        if before != self.mirror.state:
             self._refresh()
             return
         with self.conn:
@@ -141,8 +173,8 @@ class SharedCatalog(Catalog):
                 "(SELECT 1 FROM cases WHERE id = ?)",
                 [(case_id, model, docs, steps, case_id) for case_id, docs, steps in rows],
             )
-            _set_generation(self.conn, after)
-        self.mirror.generation = after
+            _set_state(self.conn, after)
+        self.mirror.state = after
 
     def _write(self, work: Any) -> Any:
         try:
@@ -156,15 +188,19 @@ class SharedCatalog(Catalog):
 
 
 def _ensured(cursor: Cursor) -> Cursor:
-    """The tables made when missing (writers hold the lock: one creates them)."""
+    """The tables made when missing, or migrated from version 1 (writers hold the lock: one
+    creates or migrates them)."""
     version = _version(cursor)
     if version is None:
-        for statement in SCHEMA:
+        for statement in V1_SCHEMA:
             cursor.execute(statement)
         cursor.execute(
-            "INSERT INTO catalog_meta VALUES ('schema_version', ?), ('generation', ?)",
-            (str(SCHEMA_VERSION), uuid.uuid4().hex),
+            "INSERT INTO catalog_meta VALUES ('schema_version', '1'), ('generation', ?)",
+            (uuid.uuid4().hex,),
         )
+    if version != SCHEMA_VERSION:
+        for statement in MIGRATION:
+            cursor.execute(statement)
     return cursor
 
 
@@ -177,25 +213,37 @@ def _version(cursor: Cursor) -> int | None:
         return None
     row = cursor.execute("SELECT value FROM catalog_meta WHERE name = 'schema_version'").fetchone()
     version = int(row[0]) if row else None
-    if version != SCHEMA_VERSION:
+    if version not in KNOWN_VERSIONS:
         raise ToolFailure(
             f"the shared test catalog has schema version {version}, this qbench "
             f"{SCHEMA_VERSION}; upgrade pytest-qbench on every machine, or drop the tables "
-            "catalog_meta, catalog_cases and catalog_vectors of the schema qbench and call "
-            "ingest_tests"
+            "catalog_meta, catalog_cases, catalog_vectors and catalog_removed of the schema "
+            "qbench and call ingest_tests"
         )
     return version
 
 
-def _generation(cursor: Cursor) -> str:
-    row = cursor.execute("SELECT value FROM catalog_meta WHERE name = 'generation'").fetchone()
-    return "" if row is None else str(row[0])
+def _meta(cursor: Cursor) -> dict[str, str]:
+    rows = cursor.execute("SELECT name, value FROM catalog_meta").fetchall()
+    return {str(name): str(value) for name, value in rows}
 
 
-def _new_generation(cursor: Cursor) -> str:
-    value = uuid.uuid4().hex
-    cursor.execute("UPDATE catalog_meta SET value = ? WHERE name = 'generation'", (value,))
-    return value
+def _state(meta: dict[str, str]) -> State:
+    revision = meta.get("revision")
+    return meta.get("generation", ""), None if revision is None else int(revision)
+
+
+def _next_revision(cursor: Cursor, before: State) -> State:
+    """Give the catalog its next revision (in the writing transaction), dropping the removed
+    ids beyond ``KEPT_REVISIONS``."""
+    generation, revision = before
+    after = (revision or 0) + 1
+    cursor.execute("UPDATE catalog_meta SET value = ? WHERE name = 'revision'", (str(after),))
+    pruned = after - KEPT_REVISIONS
+    if pruned > 0:
+        cursor.execute("DELETE FROM catalog_removed WHERE revision <= ?", (pruned,))
+        cursor.execute("UPDATE catalog_meta SET value = ? WHERE name = 'pruned'", (str(pruned),))
+    return generation, after
 
 
 @dataclass
@@ -203,10 +251,10 @@ class Change:
     """What ``_replace`` did, for the mirror to do the same."""
 
     counts: Counts
-    before: str
-    """The generation before."""
-    after: str
-    """The generation after (``before`` when nothing changed)."""
+    before: State
+    """The state before."""
+    after: State
+    """The state after (``before`` when nothing changed)."""
     gone: list[str]
     """Uids deleted (changed ones included)."""
     added: list[tuple[int, str, str]]
@@ -215,45 +263,52 @@ class Change:
 
 def _replace(cursor: Cursor, source: str, records: list[CaseRecord], keep: Sequence[str]) -> Change:
     """``Catalog.replace_source``'s rule, on the database's tables."""
-    before = _generation(cursor)
+    before = _state(_meta(cursor))
     rows = cursor.execute(
         "SELECT uid, digest FROM catalog_cases WHERE source = ?", (source,)
     ).fetchall()
     plan = replace_plan({str(uid): str(digest) for uid, digest in rows}, records, keep)
     gone = [record.uid for record, _ in plan.changed] + plan.removed
     new = [(r.uid, source, record_text(r), digest) for r, digest in plan.changed]
+    if not (gone or new):
+        return Change(plan.counts, before, before, [], [])
+    after = _next_revision(cursor, before)
     if gone:
         # a uid of another source is replaced too, as SQLite's INSERT OR REPLACE does
-        cursor.execute("DELETE FROM catalog_cases WHERE uid = ANY(?)", (gone,))
+        cursor.execute(
+            "WITH gone AS (DELETE FROM catalog_cases WHERE uid = ANY(?) RETURNING id) "
+            "INSERT INTO catalog_removed (case_id, revision) SELECT id, ? FROM gone",
+            (gone, after[1]),
+        )
     added: list[tuple[int, str, str]] = []
     if new:
         rows = cursor.execute(
-            "INSERT INTO catalog_cases (uid, source, record, digest) "
-            "SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) "
+            "INSERT INTO catalog_cases (uid, source, record, digest, revision) "
+            "SELECT *, ? FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) "
             "RETURNING id, uid, digest",
-            [list(column) for column in zip(*new, strict=True)],
+            [after[1], *(list(column) for column in zip(*new, strict=True))],
         ).fetchall()
         added = [(int(i), str(uid), str(digest)) for i, uid, digest in rows]
-    after = _new_generation(cursor) if gone or new else before
     return Change(plan.counts, before, after, gone, added)
 
 
 def _store_vectors(
     cursor: Cursor, model: str, rows: Sequence[tuple[int, bytes, bytes | None]]
-) -> tuple[str, str]:
-    """Keep the vectors of the cases still there; the generation before and after."""
-    before = _generation(cursor)
+) -> tuple[State, State]:
+    """Keep the vectors of the cases still there; the state before and after."""
+    before = _state(_meta(cursor))
+    after = _next_revision(cursor, before)
     if rows:
         ids, docs, steps = (list(column) for column in zip(*rows, strict=True))
         cursor.execute(
-            "INSERT INTO catalog_vectors (case_id, model, docs, steps) "
-            "SELECT v.i, ?, v.d, v.s FROM unnest(?::bigint[], ?::bytea[], ?::bytea[]) "
+            "INSERT INTO catalog_vectors (case_id, model, docs, steps, revision) "
+            "SELECT v.i, ?, v.d, v.s, ? FROM unnest(?::bigint[], ?::bytea[], ?::bytea[]) "
             "AS v(i, d, s) WHERE EXISTS (SELECT 1 FROM catalog_cases c WHERE c.id = v.i) "
             "ON CONFLICT (case_id) DO UPDATE SET model = EXCLUDED.model, "
-            "docs = EXCLUDED.docs, steps = EXCLUDED.steps",
-            (model, ids, docs, steps),
+            "docs = EXCLUDED.docs, steps = EXCLUDED.steps, revision = EXCLUDED.revision",
+            (model, after[1], ids, docs, steps),
         )
-    return before, _new_generation(cursor)
+    return before, after
 
 
 def record_text(record: CaseRecord) -> str:
@@ -262,21 +317,64 @@ def record_text(record: CaseRecord) -> str:
 
 
 def mirror_of(index: PostgresIndex) -> Mirror:
-    """The kept mirror of the database's catalog, read again when its generation changed.
+    """The kept mirror of the database's catalog, brought up to date (in one snapshot): the
+    rows changed since its revision, or the whole catalog (see the module's text).
 
     Raises:
         ToolFailure: the database cannot be read (naming it and the fix).
     """
     kept = _MIRRORS.get(index.url)
     try:
-        generation = index.read(lambda c: _generation(c) if _version(c) else "")
-        if kept is not None and kept.generation == generation:
-            return kept
-        made = index.read(_load)
+        made = index.read(lambda cursor: _up_to_date(cursor, kept))
     except HistoryError as exc:
         raise failure(index.location, "read", exc) from None
     _MIRRORS[index.url] = made
     return made
+
+
+def _up_to_date(cursor: Cursor, kept: Mirror | None) -> Mirror:
+    meta = _meta(cursor) if _version(cursor) is not None else {}
+    state = _state(meta)
+    if kept is not None and kept.state == state:
+        return kept
+    if kept is not None and _can_follow(kept.state, state, int(meta.get("pruned", 0))):
+        _follow(cursor, kept, state)
+        return kept
+    return _load(cursor, state)
+
+
+def _can_follow(mirror: State, state: State, pruned: int) -> bool:
+    """Whether a mirror at ``mirror`` can be brought to ``state`` by the rows changed since."""
+    (generation, revision), (now, latest) = mirror, state
+    return (
+        generation == now
+        and revision is not None
+        and latest is not None
+        and pruned <= revision < latest
+    )
+
+
+def _follow(cursor: Cursor, mirror: Mirror, state: State) -> None:
+    """Bring ``mirror`` to ``state``: the cases removed, the rows written since its revision."""
+    since = mirror.state[1]
+    removed = cursor.execute(
+        "SELECT case_id FROM catalog_removed WHERE revision > ?", (since,)
+    ).fetchall()
+    cases = cursor.execute(
+        "SELECT id, record, digest FROM catalog_cases WHERE revision > ?", (since,)
+    ).fetchall()
+    vectors = cursor.execute(
+        "SELECT case_id, model, docs, steps FROM catalog_vectors WHERE revision > ?", (since,)
+    ).fetchall()
+    with mirror.conn:
+        for (case_id,) in removed:
+            delete_case(mirror.conn, int(case_id))
+        fill(mirror.conn, [(int(i), CaseRecord.from_json(t), t, d) for i, t, d in cases])
+        mirror.conn.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", _vector_rows(vectors)
+        )
+        _set_state(mirror.conn, state)
+    mirror.state = state
 
 
 def _memory() -> sqlite3.Connection:
@@ -286,25 +384,25 @@ def _memory() -> sqlite3.Connection:
     return conn
 
 
-def _load(cursor: Cursor) -> Mirror:
-    """The catalog's rows copied into an in-memory SQLite catalog (one snapshot of them)."""
+def _load(cursor: Cursor, state: State) -> Mirror:
+    """The catalog's rows, at ``state``, copied into an in-memory SQLite catalog (one snapshot
+    of them)."""
     conn = _memory()
-    generation = ""
-    if _version(cursor) is not None:
-        generation = _generation(cursor)
+    if state != ("", None):  # else no tables yet
         cases = cursor.execute("SELECT id, record, digest FROM catalog_cases").fetchall()
         vectors = cursor.execute(
             "SELECT case_id, model, docs, steps FROM catalog_vectors"
         ).fetchall()
         with conn:
             fill(conn, [(int(i), CaseRecord.from_json(t), t, d) for i, t, d in cases])
-            conn.executemany(
-                "INSERT INTO vectors VALUES (?, ?, ?, ?)",
-                [(i, m, bytes(d), None if s is None else bytes(s)) for i, m, d, s in vectors],
-            )
+            conn.executemany("INSERT INTO vectors VALUES (?, ?, ?, ?)", _vector_rows(vectors))
     with conn:
-        _set_generation(conn, generation)
-    return Mirror(generation, conn)
+        _set_state(conn, state)
+    return Mirror(state, conn)
+
+
+def _vector_rows(rows: Iterable[Any]) -> list[tuple[int, str, bytes, bytes | None]]:
+    return [(int(i), m, bytes(d), None if s is None else bytes(s)) for i, m, d, s in rows]
 
 
 def fill(conn: sqlite3.Connection, rows: Sequence[tuple[int, CaseRecord, str, str]]) -> None:
@@ -335,8 +433,11 @@ def fill(conn: sqlite3.Connection, rows: Sequence[tuple[int, CaseRecord, str, st
     )
 
 
-def _set_generation(conn: sqlite3.Connection, generation: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (generation,))
+def _set_state(conn: sqlite3.Connection, state: State) -> None:
+    """The mirror's generation (what the ranking's snapshot is kept by) says its state."""
+    generation, revision = state
+    token = generation if revision is None else f"{generation}.{revision}"
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (token,))
 
 
 def failure(location: str, what: str, exc: HistoryError) -> ToolFailure:

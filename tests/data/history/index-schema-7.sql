@@ -1,0 +1,141 @@
+-- A history index made by qbench before schema 8 (schema 7: runs without subtest counts):
+-- pytest 9.2 -p qbench -v on a suite with subtests ("2 failed, 1 passed, 2 subtests passed"),
+-- indexed by the qbench of that time; then sqlite3's iterdump. tests/test_history_subtests.py
+-- loads it into a file and opens it with this qbench, which must upgrade it in place.
+BEGIN TRANSACTION;
+CREATE TABLE checked (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        tool TEXT NOT NULL,
+        PRIMARY KEY (run_ref, tool)
+    );
+CREATE TABLE deselected (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        nodeid TEXT NOT NULL,
+        PRIMARY KEY (run_ref, nodeid)
+    );
+CREATE TABLE deselection_sets (
+        digest TEXT PRIMARY KEY,
+        count INTEGER NOT NULL,
+        nodeids TEXT NOT NULL
+    );
+CREATE TABLE diagnostics (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        fingerprint TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        code TEXT,
+        file TEXT,
+        line INTEGER,
+        message TEXT NOT NULL,
+        occurrences INTEGER NOT NULL,
+        PRIMARY KEY (run_ref, fingerprint)
+    );
+CREATE TABLE fingerprints (
+        fingerprint TEXT PRIMARY KEY,
+        error_type TEXT NOT NULL,
+        location TEXT NOT NULL,
+        message TEXT NOT NULL
+    );
+INSERT INTO "fingerprints" VALUES('db579b036f8435c6','AssertionError','test_sub.py:4','assert 1 != 1');
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO "meta" VALUES('schema_version','7');
+CREATE TABLE metrics (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        test_ref INTEGER NOT NULL REFERENCES tests (id),
+        metric TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        score DOUBLE PRECISION,
+        threshold DOUBLE PRECISION,
+        passed INTEGER NOT NULL,
+        PRIMARY KEY (run_ref, test_ref, metric, seq)
+    );
+CREATE TABLE quarantine (
+        nodeid TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        added_at TEXT NOT NULL
+    );
+CREATE TABLE queue_units (
+        queue TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        nodeids TEXT NOT NULL,
+        expected DOUBLE PRECISION NOT NULL,
+        created_at TEXT NOT NULL,
+        owner TEXT,
+        run_id TEXT,
+        lease_until DOUBLE PRECISION,
+        done INTEGER NOT NULL,
+        PRIMARY KEY (queue, unit)
+    );
+CREATE TABLE results (
+        run_ref INTEGER NOT NULL REFERENCES runs (id),
+        test_ref INTEGER NOT NULL REFERENCES tests (id),
+        outcome TEXT NOT NULL,
+        duration DOUBLE PRECISION NOT NULL,
+        reruns INTEGER NOT NULL,
+        flaky INTEGER NOT NULL,
+        fingerprint TEXT,
+        message TEXT, setup DOUBLE PRECISION, teardown DOUBLE PRECISION,
+        PRIMARY KEY (run_ref, test_ref)
+    );
+INSERT INTO "results" VALUES(1,1,'failed',0.07327,0,0,'db579b036f8435c6','assert 1 != 1',0.000481,0.000167);
+INSERT INTO "results" VALUES(1,2,'passed',0.000584,0,0,NULL,NULL,0.000201,0.000198);
+CREATE TABLE run_deselection (
+        run_ref INTEGER NOT NULL PRIMARY KEY REFERENCES runs (id),
+        digest TEXT NOT NULL
+    );
+CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL UNIQUE,
+        tool TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        completed_at TEXT,
+        exit_code INTEGER,
+        interrupted INTEGER NOT NULL,
+        cwd TEXT NOT NULL,
+        command TEXT NOT NULL,
+        total INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        skipped INTEGER NOT NULL,
+        xfailed INTEGER NOT NULL,
+        xpassed INTEGER NOT NULL,
+        reruns INTEGER NOT NULL,
+        flaky INTEGER NOT NULL,
+        deselected INTEGER NOT NULL,
+        warnings INTEGER NOT NULL,
+        duration DOUBLE PRECISION NOT NULL,
+        branch TEXT,
+        commit_sha TEXT,
+        ci_provider TEXT,
+        build_url TEXT,
+        python TEXT,
+        platform TEXT,
+        qbench_version TEXT,
+        indexed_at TEXT NOT NULL
+    , shard TEXT);
+INSERT INTO "runs" VALUES(1,'20261126T112924Z-6fa35f','pytest','2026-11-26T11:29:24.596663Z','2026-11-26T11:29:27.222317Z',1,0,'/tmp/proj7','["pytest", "-p", "qbench", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly", "-v"]',2,1,2,0,0,0,0,0,0,0,0,2.625659,NULL,NULL,NULL,NULL,'3.11.7','Linux-6.18.44-fc-v782-x86_64-with-glibc2.36','0.1.0.dev0','2026-11-26T11:29:27.562061Z',NULL);
+CREATE TABLE tests (id INTEGER PRIMARY KEY, nodeid TEXT NOT NULL UNIQUE);
+INSERT INTO "tests" VALUES(1,'test_sub.py::test_numbers');
+INSERT INTO "tests" VALUES(2,'test_sub.py::test_plain');
+CREATE TABLE tool_calls (
+        id INTEGER PRIMARY KEY,
+        called_at TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        success INTEGER NOT NULL,
+        error_type TEXT,
+        duration DOUBLE PRECISION NOT NULL,
+        response_bytes BIGINT NOT NULL,
+        replaced_bytes BIGINT NOT NULL
+    );
+CREATE INDEX runs_by_start ON runs (started_at, id);
+CREATE INDEX results_by_test ON results (test_ref, run_ref);
+CREATE INDEX results_failing ON results (run_ref, test_ref)
+        WHERE outcome IN ('failed', 'error') OR flaky = 1;
+CREATE INDEX results_by_fingerprint ON results (fingerprint) WHERE fingerprint IS NOT NULL;
+CREATE INDEX run_deselection_by_digest ON run_deselection (digest);
+CREATE INDEX tool_calls_by_tool ON tool_calls (tool, id);
+CREATE INDEX diagnostics_by_fingerprint ON diagnostics (fingerprint);
+COMMIT;
