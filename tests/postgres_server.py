@@ -143,23 +143,20 @@ class PostgresServer:
 def _delete_behind(path: Path) -> None:
     """Delete ``path`` in a process of its own that nothing waits for: a session's cluster
     holds hundreds of databases and their WAL (about 1 GB), whose deletion on a busy disk held
-    each worker's last test for 40-50 s, though no test reads its outcome."""
+    each worker's last test for 40-50 s, though no test reads its outcome. A shell starts the
+    deletion in the background and exits at once, so no ``Popen`` of a running process is left
+    for Python to warn about at exit."""
     try:
-        deleting = subprocess.Popen(
-            ["rm", "-rf", "--", str(path)],
+        subprocess.run(
+            ["sh", "-c", 'rm -rf -- "$1" &', "sh", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            check=True,
         )
-    except OSError:
+    except (OSError, subprocess.CalledProcessError):
         shutil.rmtree(path, ignore_errors=True)
-    else:
-        DELETING.append(deleting)  # never collected while it runs: no ResourceWarning
-
-
-DELETING: list[subprocess.Popen[bytes]] = []
-"""The deletions started by ``_delete_behind``."""
 
 
 def free_port() -> int:
