@@ -31,6 +31,7 @@ from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.repeat import repeat_index
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
@@ -358,11 +359,19 @@ def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord])
     words and the subtest on top of the trace: where to look is where the subtest failed."""
     if failure["frames"] or failure["error_type"] != "Failed":
         return failure
+    return first_subtest_failure(failure["error_message"], subtests) or failure
+
+
+def first_subtest_failure(
+    words: str, subtests: list[SubtestResultRecord]
+) -> FailureRecord | None:
+    """The first failed subtest's failure, ``words`` and the subtest on top of its trace
+    (``None`` when no subtest failed with a failure)."""
     first = next((s for s in subtests if s["failure"] is not None), None)
     if first is None or first["failure"] is None:
-        return failure
+        return None
     shown = first["failure"].copy()
-    head = f"{failure['error_message']}; the first, subtest {first['description']}:"
+    head = f"{words}; the first, subtest {first['description']}:"
     shown["stack_trace"] = f"{head}\n{shown['stack_trace']}"
     return shown
 
@@ -514,8 +523,13 @@ class TestAccumulator:
         )
 
     def final_outcome(self) -> Outcome:
-        """The test's outcome from its phases, as pytest decides it."""
-        return outcome_of_phases(self.outcome, self.wasxfail)
+        """The test's outcome from its phases, as pytest decides it; failed when a subtest
+        failed (pytest 9 passes a unittest ``TestCase`` method whose ``subTest`` failed, yet
+        counts each failed subtest: ``counted_as`` keeps its words, the views list the test)."""
+        outcome = outcome_of_phases(self.outcome, self.wasxfail)
+        if outcome == "passed" and any(s["outcome"] == "failed" for s in self.subtests):
+            return "failed"
+        return outcome
 
     def minimal_result(self, outcome: Outcome | None = None, **more: Any) -> TestResultRecord:
         """The result with what cannot fail (and ``more``): used alone when building the full
@@ -543,6 +557,9 @@ class TestAccumulator:
             failure, teardown = teardown, None
         elif failure["phase"] == "call":
             failure = subtest_failure(failure, self.subtests)
+        if failure is None and outcome == "failed":  # failed through unittest subtests only
+            failed = sum(1 for s in self.subtests if s["outcome"] == "failed")
+            failure = first_subtest_failure(plural(failed, "failed subtest"), self.subtests)
         phases = self.durations
         durations = {
             "setup": round(phases.get("setup", 0.0), 6),
