@@ -34,7 +34,9 @@ UNITTEST_SUBTESTS = """
 """
 
 
-def test_failed_unittest_subtest_is_listed(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+def test_failed_unittest_subtest_is_listed(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
     """The test with failed subtests is a failure with its first failed subtest's error and
     line, in report.json, report.md, the digest and the CTRF summary; the counts stay pytest's."""
     pytester.makepyfile(test_window=UNITTEST_SUBTESTS)

@@ -13,6 +13,7 @@ import inspect
 import linecache
 import math
 import re
+import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from datetime import datetime
@@ -35,6 +36,8 @@ from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
+from pytest_qbench.plugin.doctest_failure import DoctestFailure
+from pytest_qbench.plugin.doctest_failure import doctest_failure
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
 from pytest_qbench.report.shapes import iso
@@ -180,6 +183,9 @@ def failure_facts(
 ) -> dict[str, Any]:
     """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
     exc = excinfo.value
+    doctest = doctest_failure(exc, rootpath)
+    if doctest is not None:
+        return _doctest_facts(doctest, rootpath, limits)
     frames, sources = _frames(excinfo, rootpath)
     message = bound_text(safe_str(exc), limits.max_message, keep="head")
     facts: dict[str, Any] = {
@@ -194,6 +200,35 @@ def failure_facts(
     example = _falsifying_example(exc)
     if example:
         facts["falsifying_example"] = example
+    return facts
+
+
+def _doctest_facts(found: DoctestFailure, rootpath: Path, limits: Limits) -> dict[str, Any]:
+    """A failed doctest's facts at its failing example: what the example raised, with its
+    frames below the example (not doctest.py's), or doctest's ``Expected: ... Got: ...``."""
+    frames: list[dict[str, Any]] = [
+        {"path": found.file, "line": found.line or 0, "function": found.name}
+    ]
+    sources = [f">>> {found.source}"]
+    exc = found.exception
+    message = found.difference
+    if not message and exc.__traceback__ is not None:  # the example raised
+        below, below_sources = _frames(pytest.ExceptionInfo.from_exception(exc), rootpath)
+        doctest_file = getattr(sys.modules.get("doctest"), "__file__", None)
+        for frame, source in zip(below, below_sources, strict=True):
+            if frame["path"] != doctest_file and not frame["path"].startswith("<doctest "):
+                frames.append(frame)
+                sources.append(source)
+    message = message or safe_str(exc)
+    message = bound_text(message, limits.max_message, keep="head")
+    facts: dict[str, Any] = {
+        "error_type": type(exc).__qualname__,
+        "error_message": message,
+        "frames": frames[-MAX_FRAMES:],
+        "stack_trace": format_trace(frames, sources, exc, message),
+    }
+    if found.line is not None:
+        facts["file"], facts["line"] = found.file, found.line
     return facts
 
 
@@ -362,9 +397,7 @@ def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord])
     return first_subtest_failure(failure["error_message"], subtests) or failure
 
 
-def first_subtest_failure(
-    words: str, subtests: list[SubtestResultRecord]
-) -> FailureRecord | None:
+def first_subtest_failure(words: str, subtests: list[SubtestResultRecord]) -> FailureRecord | None:
     """The first failed subtest's failure, ``words`` and the subtest on top of its trace
     (``None`` when no subtest failed with a failure)."""
     first = next((s for s in subtests if s["failure"] is not None), None)
