@@ -288,6 +288,8 @@ def _exception_lines(exc: BaseException, message: str) -> str:
 
 
 def _is_hidden(f_locals: Any, f_globals: Any) -> bool:
+    if f_globals.get("__unittest"):  # unittest's own modules, which pytest leaves out too
+        return True
     hide = f_locals.get("__tracebackhide__", f_globals.get("__tracebackhide__", False))
     return bool(hide) and not callable(hide)
 
