@@ -92,6 +92,10 @@ def test_doctest_failures_at_their_example(
 
     digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
     located = {(f["file"], f["line"], f["error_type"]) for f in digest["failures"]}
+    assert (
+        "Fix the doctest example at arith.py:6: its output is not the one the docstring expects "
+        "(arith.py::arith.parse)" in digest["next_steps"]
+    )
     assert located == {
         ("arith.py", 6, "DocTestFailure"),
         ("arith.py", 17, "TypeError"),
