@@ -70,6 +70,8 @@ AGENT_FIELDS = (
 )
 CASE_MARKER = "qbench_case"
 MAX_FRAMES = 50
+MAX_SUB_EXCEPTIONS = 5
+"""Sub-exceptions of an exception group shown in its trace (per group; the others counted)."""
 _INTERNAL_DIRS = (
     str(Path(pytest.__file__).resolve().parent),
     str(Path(pytest.__file__).resolve().parent.parent / "_pytest"),
@@ -192,7 +194,8 @@ def failure_facts(
         "error_type": type(exc).__qualname__,
         "error_message": message,
         "frames": frames[-MAX_FRAMES:],
-        "stack_trace": format_trace(frames, sources, exc, message),
+        "stack_trace": format_trace(frames, sources, exc, message)
+        + "".join(_sub_exception_lines(exc, rootpath, "")),
     }
     user = _user_frame(frames, test_file)
     if user is not None:
@@ -232,6 +235,29 @@ def _doctest_facts(found: DoctestFailure, rootpath: Path, limits: Limits) -> dic
     return facts
 
 
+def _sub_exception_lines(exc: BaseException, rootpath: Path, number: str) -> list[str]:
+    """An exception group's sub-exceptions (the first ``MAX_SUB_EXCEPTIONS`` of each group,
+    nested groups' too), each numbered, with its frames and its ``E   `` lines, as pytest shows
+    them below the group; none for another exception."""
+    subs = getattr(exc, "exceptions", None)
+    if not isinstance(subs, tuple) or not all(isinstance(e, BaseException) for e in subs):
+        return []
+    lines = []
+    for index, sub in enumerate(subs[:MAX_SUB_EXCEPTIONS], 1):
+        label = f"{number}{index}"
+        frames, sources = _frames_of(sub.__traceback__, rootpath)
+        lines.append(f"\n\n+ sub-exception {label} of {len(subs)}:")
+        for frame, source in zip(frames[-MAX_FRAMES:], sources[-MAX_FRAMES:], strict=True):
+            lines.append(f"\n{frame['path']}:{frame['line']}: in {frame['function']}")
+            if source:
+                lines.append(f"\n    {source}")
+        lines.append("\n" + _exception_lines(sub, bound_text(safe_str(sub), MAX_MESSAGE)))
+        lines.extend(_sub_exception_lines(sub, rootpath, f"{label}."))
+    if len(subs) > MAX_SUB_EXCEPTIONS:
+        lines.append(f"\n\n+ {plural(len(subs) - MAX_SUB_EXCEPTIONS, 'more sub-exception')}")
+    return lines
+
+
 def _frames(
     excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -241,10 +267,14 @@ def _frames(
     Walks the raw traceback: pytest's ``TracebackEntry`` stats every file, which costs more than
     everything else qbench does for a failing test.
     """
+    return _frames_of(excinfo.tb, rootpath)
+
+
+def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """``_frames`` of a raw traceback."""
     frames: list[dict[str, Any]] = []
     sources: list[str] = []
     root = str(rootpath)
-    tb: TracebackType | None = excinfo.tb
     while tb is not None:
         frame = tb.tb_frame
         path = frame.f_code.co_filename
