@@ -60,8 +60,9 @@ def doctest_failure(exc: BaseException, rootpath: Path) -> DoctestFailure | None
 
 
 def _relative(filename: str, rootpath: Path) -> str:
+    """``filename`` relative to the rootdir when inside it, as the frames' paths are."""
     path = Path(filename)
     try:
-        return path.resolve().relative_to(rootpath).as_posix()
+        return path.relative_to(rootpath).as_posix()
     except ValueError:
         return path.as_posix()
