@@ -60,3 +60,22 @@ def test_failed_unittest_subtest_is_listed(
     assert digest["failures"][0]["line"] == 7
     ctrf = json.loads((pytester.path / "ctrf.json").read_text(encoding="utf-8"))
     assert (ctrf["results"]["summary"]["passed"], ctrf["results"]["summary"]["failed"]) == (1, 1)
+
+
+def test_new_unittest_test_with_a_failed_subtest_is_not_flaky(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """``--qbench-new-tests-repeat``: each extra run of a new test whose subtest fails every
+    time is failed too, so the test is not called flaky (passed, passed, failed)."""
+    pytester.makepyfile(test_old="def test_old():\n    pass\n")
+    run_qbench("--qbench-run-id=h1", run_dir="h1")
+    pytester.makepyfile(test_window=UNITTEST_SUBTESTS)
+    run = run_qbench("--qbench-new-tests-repeat=3", "--qbench-run-id=h2", run_dir="h2")
+    assert_summary_matches_pytest(run)
+    step = run.by_name("test_step")
+    assert (step.outcome, step.new_test_tries, step.flaky) == (
+        "failed",
+        ["failed", "failed"],
+        False,
+    )
+    assert run.report.summary.flaky == 0

@@ -126,9 +126,13 @@ def sanitize_user_properties(properties: Iterable[Any]) -> list[tuple[str, Any]]
     return clean
 
 
-def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
+def outcome_of_phases(
+    phases: dict[str, str], wasxfail: bool, subtest_failed: bool = False
+) -> Outcome:
     """A test's outcome from its phases' outcomes (``setup``, ``call``, ``teardown``), as
-    pytest decides it; ``wasxfail``: a phase's report was an expected failure."""
+    pytest decides it; ``wasxfail``: a phase's report was an expected failure. Failed when a
+    subtest failed (``subtest_failed``): pytest 9 passes a unittest ``TestCase`` method whose
+    ``subTest`` failed, yet counts each failed subtest; the reports list the test."""
     setup = phases.get("setup")
     call = phases.get("call")
     outcome: Outcome
@@ -146,7 +150,7 @@ def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
         outcome = "passed"
     if phases.get("teardown") == "failed" and outcome != "failed":
         return "error"
-    return outcome
+    return "failed" if outcome == "passed" and subtest_failed else outcome
 
 
 def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
@@ -588,13 +592,10 @@ class TestAccumulator:
         )
 
     def final_outcome(self) -> Outcome:
-        """The test's outcome from its phases, as pytest decides it; failed when a subtest
-        failed (pytest 9 passes a unittest ``TestCase`` method whose ``subTest`` failed, yet
-        counts each failed subtest: ``counted_as`` keeps its words, the views list the test)."""
-        outcome = outcome_of_phases(self.outcome, self.wasxfail)
-        if outcome == "passed" and any(s["outcome"] == "failed" for s in self.subtests):
-            return "failed"
-        return outcome
+        """The test's outcome from its phases and subtests (``counted_as`` keeps pytest's
+        words)."""
+        failed = any(s["outcome"] == "failed" for s in self.subtests)
+        return outcome_of_phases(self.outcome, self.wasxfail, failed)
 
     def minimal_result(self, outcome: Outcome | None = None, **more: Any) -> TestResultRecord:
         """The result with what cannot fail (and ``more``): used alone when building the full
