@@ -31,6 +31,7 @@ WHOLE_MODULES = frozenset(
         "test_agent_cases.py",  # agent.yaml files collected as pytest items
         "test_ctrf.py",  # counts reconciled with pytest's closing line, collection errors
         "test_mcp_report_details.py",  # collection errors as pytest children print them
+        "test_doctest_failures.py",  # pytest's doctest items and their exceptions
     }
 )
 """Modules that test pytest's API surface: all their tests that run pytest (marked

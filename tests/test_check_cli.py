@@ -209,3 +209,23 @@ def test_pyright_without_paths_reads_its_own_include(
         runner.stop_all([started])
         commands.append(started.meta.command)
     assert commands == [[harmless, "--outputjson"], [harmless, "--outputjson", "src"]]
+
+
+def test_mypy_config_note_beside_its_json_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mypy writes its configuration notes (``warn_unused_configs``: ``setup.cfg: note: unused
+    section(s): [mypy-tests.*]``) as text even with ``-O json``: the note is an info item and
+    the errors are read, not a crashed checker (found on more-itertools' setup.cfg)."""
+    project = configured_project(
+        tmp_path,
+        "[tool.mypy]\nwarn_unused_configs = true\n\n"
+        '[[tool.mypy.overrides]]\nmodule = "tests.*"\nignore_errors = true\n',
+    )
+    monkeypatch.chdir(project)
+    status, lines = check(["--tools", "mypy", "scripts"], capsys)
+    assert status == ERR and lines[0] == "mypy.typecheck: 1 error, 1 info", lines
+    assert lines[1].startswith("scripts/bad.py:3:10: error mypy.typecheck assignment:")
+    assert lines[2] == (
+        "pyproject.toml: info mypy.typecheck: unused section(s): module = ['tests.*']"
+    ), lines

@@ -13,6 +13,7 @@ import inspect
 import linecache
 import math
 import re
+import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from datetime import datetime
@@ -31,9 +32,12 @@ from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.repeat import repeat_index
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
+from pytest_qbench.plugin.doctest_failure import DoctestFailure
+from pytest_qbench.plugin.doctest_failure import doctest_failure
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
 from pytest_qbench.report.shapes import iso
@@ -66,6 +70,8 @@ AGENT_FIELDS = (
 )
 CASE_MARKER = "qbench_case"
 MAX_FRAMES = 50
+MAX_SUB_EXCEPTIONS = 5
+"""Sub-exceptions of an exception group shown in its trace (per group; the others counted)."""
 _INTERNAL_DIRS = (
     str(Path(pytest.__file__).resolve().parent),
     str(Path(pytest.__file__).resolve().parent.parent / "_pytest"),
@@ -120,9 +126,13 @@ def sanitize_user_properties(properties: Iterable[Any]) -> list[tuple[str, Any]]
     return clean
 
 
-def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
+def outcome_of_phases(
+    phases: dict[str, str], wasxfail: bool, subtest_failed: bool = False
+) -> Outcome:
     """A test's outcome from its phases' outcomes (``setup``, ``call``, ``teardown``), as
-    pytest decides it; ``wasxfail``: a phase's report was an expected failure."""
+    pytest decides it; ``wasxfail``: a phase's report was an expected failure. Failed when a
+    subtest failed (``subtest_failed``): pytest 9 passes a unittest ``TestCase`` method whose
+    ``subTest`` failed, yet counts each failed subtest; the reports list the test."""
     setup = phases.get("setup")
     call = phases.get("call")
     outcome: Outcome
@@ -140,7 +150,7 @@ def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
         outcome = "passed"
     if phases.get("teardown") == "failed" and outcome != "failed":
         return "error"
-    return outcome
+    return "failed" if outcome == "passed" and subtest_failed else outcome
 
 
 def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
@@ -179,13 +189,17 @@ def failure_facts(
 ) -> dict[str, Any]:
     """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
     exc = excinfo.value
+    doctest = doctest_failure(exc, rootpath)
+    if doctest is not None:
+        return _doctest_facts(doctest, rootpath, limits)
     frames, sources = _frames(excinfo, rootpath)
     message = bound_text(safe_str(exc), limits.max_message, keep="head")
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
         "error_message": message,
         "frames": frames[-MAX_FRAMES:],
-        "stack_trace": format_trace(frames, sources, exc, message),
+        "stack_trace": format_trace(frames, sources, exc, message)
+        + "".join(_sub_exception_lines(exc, rootpath, "")),
     }
     user = _user_frame(frames, test_file)
     if user is not None:
@@ -194,6 +208,58 @@ def failure_facts(
     if example:
         facts["falsifying_example"] = example
     return facts
+
+
+def _doctest_facts(found: DoctestFailure, rootpath: Path, limits: Limits) -> dict[str, Any]:
+    """A failed doctest's facts at its failing example: what the example raised, with its
+    frames below the example (not doctest.py's), or doctest's ``Expected: ... Got: ...``."""
+    frames: list[dict[str, Any]] = [
+        {"path": found.file, "line": found.line or 0, "function": found.name}
+    ]
+    sources = [f">>> {found.source}"]
+    exc = found.exception
+    message = found.difference
+    if not message and exc.__traceback__ is not None:  # the example raised
+        below, below_sources = _frames(pytest.ExceptionInfo.from_exception(exc), rootpath)
+        doctest_file = getattr(sys.modules.get("doctest"), "__file__", None)
+        for frame, source in zip(below, below_sources, strict=True):
+            if frame["path"] != doctest_file and not frame["path"].startswith("<doctest "):
+                frames.append(frame)
+                sources.append(source)
+    message = message or safe_str(exc)
+    message = bound_text(message, limits.max_message, keep="head")
+    facts: dict[str, Any] = {
+        "error_type": type(exc).__qualname__,
+        "error_message": message,
+        "frames": frames[-MAX_FRAMES:],
+        "stack_trace": format_trace(frames, sources, exc, message),
+    }
+    if found.line is not None:
+        facts["file"], facts["line"] = found.file, found.line
+    return facts
+
+
+def _sub_exception_lines(exc: BaseException, rootpath: Path, number: str) -> list[str]:
+    """An exception group's sub-exceptions (the first ``MAX_SUB_EXCEPTIONS`` of each group,
+    nested groups' too), each numbered, with its frames and its ``E   `` lines, as pytest shows
+    them below the group; none for another exception."""
+    subs = getattr(exc, "exceptions", None)
+    if not isinstance(subs, tuple) or not all(isinstance(e, BaseException) for e in subs):
+        return []
+    lines = []
+    for index, sub in enumerate(subs[:MAX_SUB_EXCEPTIONS], 1):
+        label = f"{number}{index}"
+        frames, sources = _frames_of(sub.__traceback__, rootpath)
+        lines.append(f"\n\n+ sub-exception {label} of {len(subs)}:")
+        for frame, source in zip(frames[-MAX_FRAMES:], sources[-MAX_FRAMES:], strict=True):
+            lines.append(f"\n{frame['path']}:{frame['line']}: in {frame['function']}")
+            if source:
+                lines.append(f"\n    {source}")
+        lines.append("\n" + _exception_lines(sub, bound_text(safe_str(sub), MAX_MESSAGE)))
+        lines.extend(_sub_exception_lines(sub, rootpath, f"{label}."))
+    if len(subs) > MAX_SUB_EXCEPTIONS:
+        lines.append(f"\n\n+ {plural(len(subs) - MAX_SUB_EXCEPTIONS, 'more sub-exception')}")
+    return lines
 
 
 def _frames(
@@ -205,10 +271,14 @@ def _frames(
     Walks the raw traceback: pytest's ``TracebackEntry`` stats every file, which costs more than
     everything else qbench does for a failing test.
     """
+    return _frames_of(excinfo.tb, rootpath)
+
+
+def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """``_frames`` of a raw traceback."""
     frames: list[dict[str, Any]] = []
     sources: list[str] = []
     root = str(rootpath)
-    tb: TracebackType | None = excinfo.tb
     while tb is not None:
         frame = tb.tb_frame
         path = frame.f_code.co_filename
@@ -252,6 +322,8 @@ def _exception_lines(exc: BaseException, message: str) -> str:
 
 
 def _is_hidden(f_locals: Any, f_globals: Any) -> bool:
+    if f_globals.get("__unittest"):  # unittest's own modules, which pytest leaves out too
+        return True
     hide = f_locals.get("__tracebackhide__", f_globals.get("__tracebackhide__", False))
     return bool(hide) and not callable(hide)
 
@@ -358,11 +430,17 @@ def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord])
     words and the subtest on top of the trace: where to look is where the subtest failed."""
     if failure["frames"] or failure["error_type"] != "Failed":
         return failure
+    return first_subtest_failure(failure["error_message"], subtests) or failure
+
+
+def first_subtest_failure(words: str, subtests: list[SubtestResultRecord]) -> FailureRecord | None:
+    """The first failed subtest's failure, ``words`` and the subtest on top of its trace
+    (``None`` when no subtest failed with a failure)."""
     first = next((s for s in subtests if s["failure"] is not None), None)
     if first is None or first["failure"] is None:
-        return failure
+        return None
     shown = first["failure"].copy()
-    head = f"{failure['error_message']}; the first, subtest {first['description']}:"
+    head = f"{words}; the first, subtest {first['description']}:"
     shown["stack_trace"] = f"{head}\n{shown['stack_trace']}"
     return shown
 
@@ -514,8 +592,10 @@ class TestAccumulator:
         )
 
     def final_outcome(self) -> Outcome:
-        """The test's outcome from its phases, as pytest decides it."""
-        return outcome_of_phases(self.outcome, self.wasxfail)
+        """The test's outcome from its phases and subtests (``counted_as`` keeps pytest's
+        words)."""
+        failed = any(s["outcome"] == "failed" for s in self.subtests)
+        return outcome_of_phases(self.outcome, self.wasxfail, failed)
 
     def minimal_result(self, outcome: Outcome | None = None, **more: Any) -> TestResultRecord:
         """The result with what cannot fail (and ``more``): used alone when building the full
@@ -543,6 +623,9 @@ class TestAccumulator:
             failure, teardown = teardown, None
         elif failure["phase"] == "call":
             failure = subtest_failure(failure, self.subtests)
+        if failure is None and outcome == "failed":  # failed through unittest subtests only
+            failed = sum(1 for s in self.subtests if s["outcome"] == "failed")
+            failure = first_subtest_failure(plural(failed, "failed subtest"), self.subtests)
         phases = self.durations
         durations = {
             "setup": round(phases.get("setup", 0.0), 6),

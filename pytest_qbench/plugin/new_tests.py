@@ -34,6 +34,7 @@ from _pytest.runner import runtestprotocol
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.collectors import TRIES_ATTR
+from pytest_qbench.plugin.collectors import is_subtest_report
 from pytest_qbench.plugin.collectors import outcome_of_phases
 from pytest_qbench.plugin.verdicts import error_text
 
@@ -70,10 +71,11 @@ def known_in_history(qbench_dir: Path, db: str | None) -> KnownTests:
     return known
 
 
-def outcome_of(reports: Sequence[pytest.TestReport]) -> str:
-    """One run's outcome from its phase reports, as pytest decides it."""
+def outcome_of(reports: Sequence[pytest.TestReport], subtest_failed: bool = False) -> str:
+    """One run's outcome from its phase reports, as pytest decides it (failed when one of its
+    subtests failed, as the reported run's)."""
     phases = {str(r.when): str(r.outcome) for r in reports}
-    return outcome_of_phases(phases, any(hasattr(r, "wasxfail") for r in reports))
+    return outcome_of_phases(phases, any(hasattr(r, "wasxfail") for r in reports), subtest_failed)
 
 
 class NewTestsRunner:
@@ -93,6 +95,10 @@ class NewTestsRunner:
         self.tries: dict[str, list[str]] = {}
         self.note = ""
         """Why no test is repeated, when none is for a reason the user should know."""
+        self.trying: str | None = None
+        """The node id of the test in an extra run."""
+        self.subtest_failed = False
+        """Whether a subtest failed in the extra run going on (unittest's ``subTest``)."""
 
     # trylast: the tests left once -k, -m and other plugins deselected theirs
     @pytest.hookimpl(trylast=True)
@@ -125,12 +131,21 @@ class NewTestsRunner:
             len(tries) < self.repeat - 1 and self.left > 0 and (not tries or spent + last <= share)
         ):
             start = time.perf_counter()
+            self.trying, self.subtest_failed = item.nodeid, False
             # nextitem=item: the fixtures of wider scopes stay for the next run of the same test
-            tries.append(outcome_of(runtestprotocol(item, log=False, nextitem=item)))
+            reports = runtestprotocol(item, log=False, nextitem=item)
+            tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
             spent += last
             self.left -= last
+        self.trying = None
         self.tries[item.nodeid] = tries
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # a subtest's report is logged even in an extra run (log=False covers the phases only)
+        if report.nodeid == self.trying and report.failed and is_subtest_report(report):
+            self.subtest_failed = True
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

@@ -208,6 +208,11 @@ def _step_for(result: TestResultRecord) -> str:
         return (
             f"Improve the agent's result in {nodeid}: {first_line(failure['error_message'], 120)}"
         )
+    if kind == "DocTestFailure":
+        return (
+            f"Fix the doctest example at {where}: its output is not the one the docstring "
+            f"expects ({nodeid})"
+        )
     if kind in ("ModuleNotFoundError", "ImportError"):
         return f"Fix the import at {where}: {first_line(failure['error_message'], 120)}"
     return f"Fix the {kind} raised at {where} ({nodeid})"

@@ -45,15 +45,21 @@ def mypy_command(base: list[str], paths: list[str], json_output: bool) -> list[s
 
 
 def parse_mypy_json(raw: bytes, cwd: Path) -> list[Diagnostic]:
-    """Every message of mypy's JSON lines (its 0-based columns made 1-based, as it prints them).
+    """Every message of mypy's JSON lines (its 0-based columns made 1-based, as it prints them),
+    and of the text lines mypy writes beside them (its configuration's notes, such as
+    ``setup.cfg: note: unused section(s): [mypy-tests.*]``, are text even with ``-O json``).
 
     Raises:
-        CheckOutputError: a line is not one of mypy's JSON messages.
+        CheckOutputError: a line is neither one of mypy's JSON messages nor a text message.
     """
     snippets = Snippets(cwd)
     found = []
     for line, span in text_lines(decode(raw)):
         if not line.strip():
+            continue
+        text = None if line.startswith("{") else _TEXT_LINE.match(line)
+        if text is not None:
+            found.append(_from_text(text, cwd, snippets, span))
             continue
         try:
             found.append(_from_json(json.loads(line), cwd, snippets, span))
