@@ -238,10 +238,17 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
         same_paths=same_paths(base, head),
     )
     for nodeid in sorted(after.keys() - before.keys()):
+        if is_collection_error(nodeid, after[nodeid]):
+            continue  # a new failure (_classify), not a new test
         new = collected(chosen_before, nodeid, any_file=diff.same_paths)
+        new = new and not under_collection_error(nodeid, before)
         (diff.new_tests if new else diff.not_selected_in_base).append(nodeid)
     for nodeid in sorted(before.keys() - after.keys()):
+        if is_collection_error(nodeid, before[nodeid]):
+            _collector_gone(diff, nodeid, before[nodeid], infos)
+            continue
         gone = collected(chosen_after, nodeid, any_file=diff.same_paths)
+        gone = gone and not under_collection_error(nodeid, after)
         (diff.removed_tests if gone else diff.not_selected_in_head).append(nodeid)
     for nodeid in sorted(before.keys() | after.keys()):
         _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
@@ -250,6 +257,39 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
     diff.diagnostics = diff_diagnostics(index, base.run_id, head.run_id)
     return diff
+
+
+COLLECTED = "collected"
+"""The outcome shown for a collector whose collection error is gone: it collected again."""
+
+
+def is_collection_error(nodeid: str, result: PastResult) -> bool:
+    """Whether ``result`` is a collection error (indexed under the collector's node id, such as
+    ``tests/test_x.py``, which has no ``::`` as a test's has)."""
+    return "::" not in nodeid and result.outcome == "error"
+
+
+def under_collection_error(nodeid: str, results: dict[str, PastResult]) -> bool:
+    """Whether ``nodeid`` is a test of a collector that failed to collect in ``results``'s
+    run: that run could not collect it, so it was neither removed nor added there."""
+    parts = file_of(nodeid).split("/")
+    prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    return any(
+        (found := results.get(prefix)) is not None and is_collection_error(prefix, found)
+        for prefix in prefixes
+    )
+
+
+def _collector_gone(
+    diff: RunDiff, nodeid: str, old: PastResult, infos: dict[str, FailureInfo]
+) -> None:
+    """A collection error of ``base`` that ``head`` does not have: fixed when ``head``
+    collected that collector's path, else not selected by ``head``."""
+    head = diff.head_selection
+    if head is not None and any(f == nodeid or f.startswith(f"{nodeid}/") for f in head.files):
+        diff.fixed.append(Change(nodeid, old.outcome, COLLECTED, _failure(old, infos)))
+    else:
+        diff.not_selected_in_head.append(nodeid)
 
 
 def selections_differ(diff: RunDiff) -> bool:
