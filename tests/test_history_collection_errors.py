@@ -45,13 +45,14 @@ def run_pytest(root: Path, run_id: str, broken: set[str], *args: str) -> int:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Green, then b failing to import (the other module still run), then both failing, then
-    green again."""
+    green again, then b failing to import (so pytest runs nothing)."""
     root = tmp_path_factory.mktemp("collerr").resolve()
     (root / "pytest.ini").write_text("[pytest]\n")
     assert run_pytest(root, "green", set()) == 0
     assert run_pytest(root, "one", {"b"}, "--continue-on-collection-errors") == 1
     assert run_pytest(root, "all", {"a", "b"}) == 2
     assert run_pytest(root, "fixed", set()) == 0
+    assert run_pytest(root, "stopped", {"b"}) == 2  # pytest stops: test_a.py collected, not run
     return root
 
 
@@ -83,6 +84,11 @@ def test_diff_names_a_new_and_a_fixed_collection_error(
         ["test_b.py", "error", "->", "collected"],
     ], diff
     assert "Removed tests" not in diff and "New tests" not in diff, diff
+
+    status, diff = qbench(capsys, "diff", "fixed", "stopped")
+    assert status == 1 and "  test_b.py  ModuleNotFoundError" in diff, diff
+    # pytest ran no test of test_a.py, which it collected: not a removed test
+    assert "Removed tests" not in diff and "test_a.py::test_a" not in diff, diff
 
     data = json.loads(qbench(capsys, "diff", "green", "all", "--json")[1])
     assert sorted(f["nodeid"] for f in data["new_failures"]) == ["test_a.py", "test_b.py"]
@@ -131,6 +137,6 @@ def test_list_runs_over_mcp_shows_the_run(project: Path) -> None:
     pytest.importorskip("mcp")
     result = mcp_call(project, "list_runs", {"limit": 5})
     ids = [r["run_id"] for r in result.structured_content["runs"]]
-    assert ids == ["fixed", "all", "one", "green"], ids
+    assert ids == ["stopped", "fixed", "all", "one", "green"], ids
     line = next(x for x in result.content[0].text.splitlines() if x.startswith("all  "))
     assert "2 errors" in line, line

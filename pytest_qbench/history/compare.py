@@ -162,6 +162,8 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     ids = frozenset(run_deselected(index, run.run_id))
     count = run.counts.get("deselected", 0)
     known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
+    # only collection errors: pytest stopped before running the modules it did collect
+    known = known and not (results and all(is_collection_error(n, r) for n, r in results.items()))
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
     return Selection(len(results), count, files, ids, known)
 
