@@ -89,6 +89,7 @@ def test_diff_names_a_new_and_a_fixed_collection_error(
     assert status == 1 and "  test_b.py  ModuleNotFoundError" in diff, diff
     # pytest ran no test of test_a.py, which it collected: not a removed test
     assert "Removed tests" not in diff and "test_a.py::test_a" not in diff, diff
+    assert "B  ran 0 tests of 1 file, deselected 0 (pytest stopped at collection errors" in diff
 
     data = json.loads(qbench(capsys, "diff", "green", "all", "--json")[1])
     assert sorted(f["nodeid"] for f in data["new_failures"]) == ["test_a.py", "test_b.py"]

@@ -101,7 +101,7 @@ class Selection:
     it deselected."""
 
     ran: int
-    """Tests with a result."""
+    """Tests with a result (collection errors aside)."""
     deselected: int
     """pytest's count of deselected tests."""
     files: frozenset[str]
@@ -113,6 +113,9 @@ class Selection:
     which tests it deselected (all of them), or it deselected none and nothing on its command
     line selects within files (``-k``, ``-m``, node ids; under pytest-xdist pytest counts no
     deselected tests)."""
+    stopped: bool = False
+    """Whether pytest stopped at collection errors and ran no test (its results are only
+    collection errors): which tests it would have run is not known."""
 
 
 def file_of(nodeid: str) -> str:
@@ -162,10 +165,11 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     ids = frozenset(run_deselected(index, run.run_id))
     count = run.counts.get("deselected", 0)
     known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
+    errors = sum(is_collection_error(nodeid, result) for nodeid, result in results.items())
     # only collection errors: pytest stopped before running the modules it did collect
-    known = known and not (results and all(is_collection_error(n, r) for n, r in results.items()))
+    stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    return Selection(len(results), count, files, ids, known)
+    return Selection(len(results) - errors, count, files, ids, known and not stopped, stopped)
 
 
 def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:
