@@ -101,7 +101,7 @@ class Selection:
     it deselected."""
 
     ran: int
-    """Tests with a result."""
+    """Tests with a result (collection errors aside)."""
     deselected: int
     """pytest's count of deselected tests."""
     files: frozenset[str]
@@ -113,6 +113,9 @@ class Selection:
     which tests it deselected (all of them), or it deselected none and nothing on its command
     line selects within files (``-k``, ``-m``, node ids; under pytest-xdist pytest counts no
     deselected tests)."""
+    stopped: bool = False
+    """Whether pytest stopped at collection errors and ran no test (its results are only
+    collection errors): which tests it would have run is not known."""
 
 
 def file_of(nodeid: str) -> str:
@@ -162,8 +165,11 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     ids = frozenset(run_deselected(index, run.run_id))
     count = run.counts.get("deselected", 0)
     known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
+    errors = sum(is_collection_error(nodeid, result) for nodeid, result in results.items())
+    # only collection errors: pytest stopped before running the modules it did collect
+    stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    return Selection(len(results), count, files, ids, known)
+    return Selection(len(results) - errors, count, files, ids, known and not stopped, stopped)
 
 
 def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:
@@ -238,10 +244,17 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
         same_paths=same_paths(base, head),
     )
     for nodeid in sorted(after.keys() - before.keys()):
+        if is_collection_error(nodeid, after[nodeid]):
+            continue  # a new failure (_classify), not a new test
         new = collected(chosen_before, nodeid, any_file=diff.same_paths)
+        new = new and not under_collection_error(nodeid, before)
         (diff.new_tests if new else diff.not_selected_in_base).append(nodeid)
     for nodeid in sorted(before.keys() - after.keys()):
+        if is_collection_error(nodeid, before[nodeid]):
+            _collector_gone(diff, nodeid, before[nodeid], infos)
+            continue
         gone = collected(chosen_after, nodeid, any_file=diff.same_paths)
+        gone = gone and not under_collection_error(nodeid, after)
         (diff.removed_tests if gone else diff.not_selected_in_head).append(nodeid)
     for nodeid in sorted(before.keys() | after.keys()):
         _classify(diff, nodeid, before.get(nodeid), after.get(nodeid), infos)
@@ -250,6 +263,39 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
     diff.diagnostics = diff_diagnostics(index, base.run_id, head.run_id)
     return diff
+
+
+COLLECTED = "collected"
+"""The outcome shown for a collector whose collection error is gone: it collected again."""
+
+
+def is_collection_error(nodeid: str, result: PastResult) -> bool:
+    """Whether ``result`` is a collection error (indexed under the collector's node id, such as
+    ``tests/test_x.py``, which has no ``::`` as a test's has)."""
+    return "::" not in nodeid and result.outcome == "error"
+
+
+def under_collection_error(nodeid: str, results: dict[str, PastResult]) -> bool:
+    """Whether ``nodeid`` is a test of a collector that failed to collect in ``results``'s
+    run: that run could not collect it, so it was neither removed nor added there."""
+    parts = file_of(nodeid).split("/")
+    prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+    return any(
+        (found := results.get(prefix)) is not None and is_collection_error(prefix, found)
+        for prefix in prefixes
+    )
+
+
+def _collector_gone(
+    diff: RunDiff, nodeid: str, old: PastResult, infos: dict[str, FailureInfo]
+) -> None:
+    """A collection error of ``base`` that ``head`` does not have: fixed when ``head``
+    collected that collector's path, else not selected by ``head``."""
+    head = diff.head_selection
+    if head is not None and any(f == nodeid or f.startswith(f"{nodeid}/") for f in head.files):
+        diff.fixed.append(Change(nodeid, old.outcome, COLLECTED, _failure(old, infos)))
+    else:
+        diff.not_selected_in_head.append(nodeid)
 
 
 def selections_differ(diff: RunDiff) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.gc_pause import paused_gc
+from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
@@ -89,6 +90,7 @@ def index_run(
             cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(cursor, run_ref, results(), done)
+        _insert_results(cursor, run_ref, collection_error_results(report), done)
         _insert_deselected(cursor, run_ref, deselected)
         _insert_diagnostics(cursor, run_ref, report)
         if keep_runs:
@@ -182,6 +184,50 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
         cursor.executemany(sql.INSERT_METRIC, [row for rows in metrics.values() for row in rows])
         with_metrics.update(metrics)
         done.results += len(batch)
+
+
+def collection_error_results(report: Record) -> list[Record]:
+    """The run's collection errors as result records of outcome ``error`` under the collector's
+    node id (``tests/test_x.py``), so that ``qbench diff``, ``pr-comment`` and the MCP tools
+    name a module that fails to import as they name an erroring test.
+
+    Such a collector never passes, so it is never judged flaky, and it is no test a run
+    collects, so no shard plan schedules it.
+    """
+    found: dict[str, Record] = {}
+    for diagnostic in report.get("collection_errors") or []:
+        nodeid = diagnostic.get("nodeid") or diagnostic.get("file")
+        if not nodeid or nodeid in found:
+            continue
+        error_type, message = _collection_error(str(diagnostic.get("message") or ""))
+        failure = {
+            "error_type": error_type,
+            "error_message": message,
+            "file": diagnostic.get("file"),
+            "line": diagnostic.get("line"),
+        }
+        found[nodeid] = {
+            "nodeid": nodeid,
+            "file": diagnostic.get("file") or "",
+            "outcome": "error",
+            "duration": 0.0,
+            "failure": failure,
+        }
+    return list(found.values())
+
+
+def _collection_error(message: str) -> tuple[str, str]:
+    """The error type and message of pytest's collection error text, from the line naming its
+    cause (``ModuleNotFoundError: No module named 'x'``); ``CollectionError`` when no line
+    names an exception."""
+    line = error_line(message, MAX_EXAMPLE)
+    named, colon, rest = line.partition(": ")
+    if colon and _EXCEPTION_NAME.match(named):
+        return named, rest
+    return "CollectionError", line
+
+
+_EXCEPTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 
 
 def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> None:

@@ -253,11 +253,12 @@ def index_live_run(
 
     A failure here is a note and a warning in ``report``: the reports are written all the same,
     without history. A run in which no test ran (``--collect-only``, a ``-k`` matching nothing)
-    is not indexed.
+    is not indexed; a run whose only outcome is collection errors is.
     """
     from pytest_qbench.history.session_end import record_run
 
-    if not report["summary"]["total"] or report["run"]["collect_only"]:
+    ran = report["summary"]["total"] or report.get("collection_errors")
+    if not ran or report["run"]["collect_only"]:
         return Indexed()
     try:
         recorded = record_run(

@@ -238,7 +238,9 @@ def selection_lines(diff: RunDiff) -> list[str]:
 def _selection_text(selection: Selection) -> str:
     files = plural(len(selection.files), "file")
     text = f"ran {selection.ran} tests of {files}, deselected {selection.deselected}"
-    if not selection.known:
+    if selection.stopped:
+        text += " (pytest stopped at collection errors: which tests it would have run is not known)"
+    elif not selection.known:
         text += " (which tests it left out is not recorded: -k, -m or node ids under pytest-xdist, or a run indexed from its files)"
     return text
 
