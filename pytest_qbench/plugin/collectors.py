@@ -146,12 +146,18 @@ def outcome_of_phases(phases: dict[str, str], wasxfail: bool) -> Outcome:
 def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
     """What the report needs to know about the test item, as plain data."""
     markers: list[str] = []
-    case = None  # the closest one: iter_markers starts at the item (one walk up, not two)
-    for mark in item.iter_markers():
-        if mark.name not in markers:
-            markers.append(mark.name)
-            if mark.name == CASE_MARKER:
-                case = mark
+    case = None  # the closest one: the walk starts at the item (one walk up, not two)
+    # What item.iter_markers() yields, from the item up to the session, without its three
+    # nested generators (a resumption per node and per marker, for every test).
+    node: pytest.Item | pytest.Collector | pytest.Session | None = item
+    while node is not None:
+        for mark in node.own_markers:
+            name = mark.name
+            if name not in markers:
+                markers.append(name)
+                if name == CASE_MARKER:
+                    case = mark
+        node = node.parent
     facts: dict[str, Any] = {"markers": markers}
     if case is not None:
         facts["case"] = to_json_safe(dict(case.kwargs))
