@@ -118,7 +118,8 @@ class QBenchWorker:
     ) -> None:
         """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
-        self.watch_secrets()
+        if report.when == "call" or not report.passed or report.sections or report.user_properties:
+            self.watch_secrets()
         if report.when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
         if report.failed and call.excinfo is not None:
@@ -143,7 +144,13 @@ class QBenchWorker:
             report.user_properties = sanitize_user_properties(report.user_properties)
 
     def watch_secrets(self) -> None:
-        """Learn the secret-looking variables set since the last report (cheap when none)."""
+        """Learn the secret-looking variables set since the last report (cheap when none).
+
+        Looked at after each test's call, and after a setup or teardown whose report can hold
+        a secret (a failure or skip, captured output, user properties): a passing setup or
+        teardown without them adds no text to redact, and what the test sets in between is
+        still set at its call's report (``monkeypatch`` undoes it only in the teardown).
+        """
         before = self.redact.known
         if self.redact.refresh(os.environ):
             self.runtime_secrets.learn(self.redact.known - before)
