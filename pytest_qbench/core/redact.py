@@ -109,7 +109,7 @@ class Redactor:
         """Learn the secrets set since the last look (``monkeypatch.setenv`` in a test); cheap
         when nothing changed. Return whether a new secret was found.
 
-        Runs after every test phase: a copy and a comparison of the environment (a few
+        Runs after test phases (the plugin's ``watch_secrets``): a copy and a comparison of the environment (a few
         microseconds) tell whether anything but ``PYTEST_CURRENT_TEST``, which pytest sets for
         every phase, changed; only then is every variable looked at again.
         """

@@ -16,8 +16,6 @@ import re
 import sys
 from collections.abc import Callable
 from collections.abc import Iterable
-from datetime import datetime
-from datetime import timezone
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -40,8 +38,12 @@ from pytest_qbench.plugin.doctest_failure import DoctestFailure
 from pytest_qbench.plugin.doctest_failure import doctest_failure
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
-from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import compact
+from pytest_qbench.report.shapes import expand
+from pytest_qbench.report.shapes import iso_epoch
 from pytest_qbench.report.shapes import new
+from pytest_qbench.report.store import RESULT
 
 
 if TYPE_CHECKING:
@@ -156,12 +158,18 @@ def outcome_of_phases(
 def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
     """What the report needs to know about the test item, as plain data."""
     markers: list[str] = []
-    case = None  # the closest one: iter_markers starts at the item (one walk up, not two)
-    for mark in item.iter_markers():
-        if mark.name not in markers:
-            markers.append(mark.name)
-            if mark.name == CASE_MARKER:
-                case = mark
+    case = None  # the closest one: the walk starts at the item (one walk up, not two)
+    # What item.iter_markers() yields, from the item up to the session, without its three
+    # nested generators (a resumption per node and per marker, for every test).
+    node: pytest.Item | pytest.Collector | pytest.Session | None = item
+    while node is not None:
+        for mark in node.own_markers:
+            name = mark.name
+            if name not in markers:
+                markers.append(name)
+                if name == CASE_MARKER:
+                    case = mark
+        node = node.parent
     facts: dict[str, Any] = {"markers": markers}
     if case is not None:
         facts["case"] = to_json_safe(dict(case.kwargs))
@@ -353,7 +361,7 @@ def _falsifying_example(exc: BaseException) -> str | None:
 
 
 def _timestamp(seconds: float | None) -> str | None:
-    return iso(datetime.fromtimestamp(seconds, tz=timezone.utc)) if seconds else None
+    return iso_epoch(seconds) if seconds else None
 
 
 def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
@@ -612,9 +620,15 @@ class TestAccumulator:
         )
 
     def result(
-        self, captured: CapturedRecord | None, outcome: Outcome | None = None
-    ) -> TestResultRecord:
-        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known)."""
+        self,
+        captured: CapturedRecord | None,
+        outcome: Outcome | None = None,
+        user_properties: list[Any] | None = None,
+    ) -> tuple[TestResultRecord, Record]:
+        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known), and
+        the same record without its fields at their default, as the files store it (what
+        ``compact`` would make of it, made field by field here: on the per-test path, building
+        the record through ``new`` and compacting it again cost more than the rest of it)."""
         if outcome is None:
             outcome = self.final_outcome()
         failure = self.failures.get("setup") or self.failures.get("call")
@@ -627,11 +641,10 @@ class TestAccumulator:
             failed = sum(1 for s in self.subtests if s["outcome"] == "failed")
             failure = first_subtest_failure(plural(failed, "failed subtest"), self.subtests)
         phases = self.durations
-        durations = {
-            "setup": round(phases.get("setup", 0.0), 6),
-            "call": round(phases.get("call", 0.0), 6),
-            "teardown": round(phases.get("teardown", 0.0), 6),
-        }
+        setup = round(phases.get("setup", 0.0), 6)
+        call = round(phases.get("call", 0.0), 6)
+        teardown_time = round(phases.get("teardown", 0.0), 6)
+        duration = round(sum(phases.values()), 6)
         item = self.item
         try:
             metadata = build_metadata(item.get("case"), item.get("doc"), "case_args" in item)
@@ -640,28 +653,59 @@ class TestAccumulator:
             doc = item.get("doc")
             metadata = new("TestCaseMetadata", description=doc) if doc else None
         reason = self.reason if outcome in ("skipped", "xfailed", "xpassed") else None
-        return self.minimal_result(
-            outcome,
-            duration=round(sum(phases.values()), 6),
-            durations=durations,
-            started_at=_timestamp(self.started),
-            failure=failure,
-            teardown_failure=teardown,
-            reason=self.redact(reason) if reason else None,
-            captured=captured,
-            markers=item.get("markers", []),
-            metadata=metadata,
-            reruns=len(self.attempts),
-            attempts=self.attempts,
-            flaky=(bool(self.attempts) and outcome == "passed")
-            or any(t != outcome for t in self.tries or ()),
-            new_test_tries=self.tries,
-            subtests=self.subtests,
-            worker=item.get("worker"),
-            repeat=item.get("repeat"),
-            attachments=self._attachment_records(),
-            **self._agent_fields(),
-        )
+        attempts = self.attempts
+        tries = self.tries
+        flaky = (bool(attempts) and outcome == "passed") or any(t != outcome for t in tries or ())
+        # In the model's field order; a field is written only when it is not at its default.
+        stored: Record = {"nodeid": self.nodeid, "test_name": self.test_name, "file": self.file}
+        if self.line is not None:
+            stored["line"] = self.line
+        stored["outcome"] = outcome
+        if duration:
+            stored["duration"] = duration
+        if setup or call or teardown_time:
+            stored["durations"] = {"setup": setup, "call": call, "teardown": teardown_time}
+        started_at = _timestamp(self.started)
+        if started_at is not None:
+            stored["started_at"] = started_at
+        if failure is not None:
+            stored["failure"] = failure
+        if teardown is not None:
+            stored["teardown_failure"] = teardown
+        if reason:
+            stored["reason"] = self.redact(reason)
+        if captured is not None:
+            stored["captured"] = captured
+        markers = item.get("markers")
+        if markers:
+            stored["markers"] = markers
+        if metadata is not None:
+            stored["metadata"] = metadata
+        if user_properties:
+            stored["user_properties"] = user_properties
+        if attempts:
+            stored["reruns"] = len(attempts)
+            stored["attempts"] = attempts
+        if flaky:
+            stored["flaky"] = flaky
+        if tries is not None:
+            stored["new_test_tries"] = tries
+        if self.subtests:
+            stored["subtests"] = self.subtests
+        worker = item.get("worker")
+        if worker is not None:
+            stored["worker"] = worker
+        if self.counted_as:
+            stored["counted_as"] = self.counted_as
+        repeat = item.get("repeat")
+        if repeat is not None:
+            stored["repeat"] = repeat
+        if self.attachments:
+            stored["attachments"] = self._attachment_records()
+        if self.agent:  # agent tests: their fields through the general path
+            full = expand(RESULT, {**stored, **self._agent_fields()})
+            return cast("TestResultRecord", full), compact(RESULT, full)
+        return cast("TestResultRecord", expand(RESULT, stored)), stored
 
     def _attachment_records(self) -> list[AttachmentRecord]:
         """The attachments the test's process sent, their names and notes redacted."""

@@ -57,6 +57,7 @@ from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
+from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
@@ -118,7 +119,8 @@ class QBenchWorker:
     ) -> None:
         """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
-        self.watch_secrets()
+        if report.when == "call" or not report.passed or report.sections or report.user_properties:
+            self.watch_secrets()
         if report.when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
         if report.failed and call.excinfo is not None:
@@ -143,7 +145,13 @@ class QBenchWorker:
             report.user_properties = sanitize_user_properties(report.user_properties)
 
     def watch_secrets(self) -> None:
-        """Learn the secret-looking variables set since the last report (cheap when none)."""
+        """Learn the secret-looking variables set since the last report (cheap when none).
+
+        Looked at after each test's call, and after a setup or teardown whose report can hold
+        a secret (a failure or skip, captured output, user properties): a passing setup or
+        teardown without them adds no text to redact, and what the test sets in between is
+        still set at its call's report (``monkeypatch`` undoes it only in the teardown).
+        """
         before = self.redact.known
         if self.redact.refresh(os.environ):
             self.runtime_secrets.learn(self.redact.known - before)
@@ -441,16 +449,18 @@ class QBenchSession(QBenchWorker):
         return str(status[0]) if status else ""
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
+        stored: Record | None = None
         try:
-            result = self._build_result(acc, last)
+            result, stored = self._build_result(acc, last)
         except Exception as exc:  # keep the test in the report, with what is certain
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
             result = acc.minimal_result()
         hook = self.config.hook.pytest_qbench_modify_result
         if hook.get_hookimpls():  # most runs have none: no model, no call
+            stored = None  # the hook may change any field
             with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
                 result = self._modify_result(result, hook)
-        self._emit(result)
+        self._emit(result, stored)
 
     def _modify_result(self, result: TestResultRecord, hook: Any) -> TestResultRecord:
         """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
@@ -464,20 +474,22 @@ class QBenchSession(QBenchWorker):
 
     def _build_result(
         self, acc: TestAccumulator, last: pytest.TestReport | None
-    ) -> TestResultRecord:
+    ) -> tuple[TestResultRecord, Record]:
+        """The test's result, and the same without its fields at their default (the stream's)."""
         captured = None
+        properties = None
         outcome = acc.final_outcome()
-        if last is not None and outcome in self.settings.capture:
-            captured = captured_output(last.sections, self.limits, self.redact)
-        result = acc.result(captured, outcome)
-        if last is not None and last.user_properties:
-            properties = sanitize_user_properties(last.user_properties)
-            result["user_properties"] = self.redact.data(properties)
+        if last is not None:
+            if outcome in self.settings.capture:
+                captured = captured_output(last.sections, self.limits, self.redact)
+            if last.user_properties:
+                properties = self.redact.data(sanitize_user_properties(last.user_properties))
+        result, stored = acc.result(captured, outcome, properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
         if result["attachments"]:
             self.admit_attachments(acc, result)
-        return result
+        return result, stored
 
     def admit_attachments(self, acc: TestAccumulator, result: TestResultRecord) -> None:
         """Hold the run to ``qbench_attach_max_total`` (xdist workers each know only their own
@@ -494,13 +506,23 @@ class QBenchSession(QBenchWorker):
                 acc.line,
             )
 
-    def _emit(self, result: TestResultRecord) -> None:
+    def _emit(self, result: TestResultRecord, stored: Record | None = None) -> None:
+        """Count a finished result and stream it (``stored``: its fields not at their default,
+        when known; else the stream leaves them out itself)."""
         result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id
         result["test_name"] = self.redact(result["test_name"])
         self.aggregator.add_result(result)
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):
                 listener(result)
+        if stored is not None and not self.unstreamed and self.stream is not None:
+            stored["nodeid"], stored["test_name"] = result["nodeid"], result["test_name"]
+            try:  # nothing waits before it: straight to the stream
+                self.stream.write_result(result, stored)
+            except OSError as exc:  # a full disk, say: kept in memory, as below
+                self.stream_failed(exc)
+                self.unstreamed.append(result)
+            return
         self.unstreamed.append(result)
         self._drain_unstreamed()
 

@@ -190,9 +190,12 @@ class StreamWriter:
         """The run as it starts (a ``StreamStart`` record)."""
         self._write(dumps(record))
 
-    def write_result(self, result: TestResultRecord) -> None:
-        """One finished test (a ``TestResult`` record, without its fields at their default)."""
-        self._write(f"{RESULT_PREFIX}{dumps(compact(RESULT, result))}}}")
+    def write_result(self, result: TestResultRecord, stored: Record | None = None) -> None:
+        """One finished test (a ``TestResult`` record, without its fields at their default;
+        ``stored``: ``compact(RESULT, result)``, when the caller has made it already)."""
+        self._write(
+            f"{RESULT_PREFIX}{dumps(compact(RESULT, result) if stored is None else stored)}}}"
+        )
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""

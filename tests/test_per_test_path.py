@@ -1,0 +1,143 @@
+"""The per-test path stays cheap and writes what it wrote before: each result's stream line
+made field by field, the start times' text, and the environment looked at for new secrets only
+after the phases whose report can hold one (issue 28)."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime
+from datetime import timezone
+
+import pytest
+
+from pytest_qbench.core.redact import Redactor
+from pytest_qbench.report import shapes
+from pytest_qbench.report.shapes import iso
+from pytest_qbench.report.shapes import iso_epoch
+
+from conftest import RunQBench
+
+
+def test_iso_epoch_is_the_text_of_fromtimestamp() -> None:
+    """iso_epoch writes what iso(datetime.fromtimestamp(...)) writes: microseconds rounded half
+    to even, a carry into the next second, no fraction at a whole second, before 1970 too."""
+    draw = random.Random(28)
+    seconds = [1764156584.0, 1764156584.9999996, 1764156584.5000005, 1.0000005, 86399.9999995]
+    seconds += [draw.uniform(1e9, 2e9) for _ in range(5000)]
+    seconds += [math.floor(s) + 0.5e-6 + k / 1e6 for s in seconds[:200] for k in (0, 1, 999999)]
+    seconds += [draw.uniform(-1e6, 1e6) for _ in range(500)]
+    for value in seconds:
+        assert iso_epoch(value) == iso(datetime.fromtimestamp(value, timezone.utc)), value
+
+
+VARIED = """
+    import os
+    import pytest
+
+    pytestmark = pytest.mark.slow
+
+    @pytest.fixture
+    def broken_teardown():
+        yield
+        raise ValueError("teardown broke")
+
+    def test_pass():
+        pass
+
+    def test_print(record_property):
+        '''Prints.'''
+        record_property("answer", 42)
+        print("out")
+
+    def test_fail(broken_teardown):
+        assert 0
+
+    @pytest.mark.skip(reason="not today")
+    def test_skip():
+        pass
+
+    @pytest.mark.xfail(reason="known")
+    def test_xfail():
+        assert 0
+
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_param(n):
+        assert n == 1
+
+    @pytest.mark.qbench_case(key="K-1", title="a case")
+    def test_case():
+        pass
+
+    def test_subtests(subtests):
+        for i in range(2):
+            with subtests.test(i=i):
+                assert i == 0
+"""
+
+
+def test_stream_lines_are_the_compact_results(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Every result line of the stream holds exactly the fields of its result that are not at
+    their default, in the model's order: the line made field by field is what compact() makes
+    of the whole record."""
+    pytester.makepyfile(test_varied=VARIED)
+    pytester.makeini("[pytest]\nmarkers =\n    slow: slow tests\n")
+    run = run_qbench("-p", "no:cacheprovider", "--qbench-capture=all")
+    lines = [r["result"] for r in run.stream_records() if r["kind"] == "result"]
+    assert len(lines) == len(run.report.results) == 9
+    for line, model in zip(lines, run.report.results, strict=True):
+        whole = model.model_dump(mode="json")
+        whole["history"] = None  # the failing tests' history: added to report.json at the end
+        assert line == shapes.compact("TestResult", whole), line["nodeid"]
+        assert list(line) == list(shapes.compact("TestResult", whole))
+    fail = next(line for line in lines if line["nodeid"].endswith("test_fail"))
+    assert fail["failure"]["error_type"] == "AssertionError"
+    assert fail["teardown_failure"]["error_type"] == "ValueError"
+    printed = next(line for line in lines if line["nodeid"].endswith("test_print"))
+    assert printed["user_properties"] == [["answer", 42]]
+    assert printed["captured"]["stdout"] == "out\n"
+    assert printed["metadata"]["description"] == "Prints."
+
+
+LOOKS = """
+    import os
+    import pytest
+
+    @pytest.fixture
+    def secret_then_skip(monkeypatch):
+        monkeypatch.setenv("SKIP_TOKEN", "skip-secret-0123456789")
+        pytest.skip("skipped with " + os.environ["SKIP_TOKEN"])
+
+    def test_quiet_1():
+        pass
+
+    def test_quiet_2():
+        pass
+
+    def test_skipped_in_setup(secret_then_skip):
+        pass
+"""
+
+
+def test_environment_looked_at_once_per_quiet_test(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A passing test without output is looked at for new secrets once (after its call), not
+    after each of its three phases; a setup that skips is looked at too, and the secret its
+    fixture set is redacted in the skip's reason."""
+    looks: list[int] = []
+    refresh = Redactor.refresh
+
+    def counted(self: Redactor, environ: object) -> bool:
+        looks.append(1)
+        return refresh(self, environ)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Redactor, "refresh", counted)
+    pytester.makepyfile(test_looks=LOOKS)
+    run = run_qbench("-p", "no:cacheprovider")
+    # test_quiet_1 and _2: their calls; test_skipped_in_setup: its skipped setup
+    assert len(looks) == 3
+    skipped = run.by_name("test_skipped_in_setup")
+    assert skipped.reason == "skipped with [redacted]"
