@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck
 from hypothesis import settings
+from pytest_api import chooses_from
 from pytest_api import on_oldest_pytest
 
 from pytest_qbench.report.models import TestReport
@@ -48,6 +49,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if item.get_closest_marker("runs_pytest") and on_oldest_pytest(item.path.name, name):
             item.add_marker(pytest.mark.pytest_api)  # tox's pytestmin runs these (pytest_api.py)
     items.sort(key=lambda item: item.get_closest_marker("generation") is None)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``-m pytest_api`` alone (tox's pytestmin) a test module that holds none of the tests
+    ``pytest_api.py`` chooses is not collected: importing and rewriting the asserts of every test
+    module cost each xdist worker about 15 s of CPU (two thirds in pytest's assertion rewriting,
+    which no cache spares under PYTHONDONTWRITEBYTECODE), for tests -m then deselects."""
+    if config.getoption("markexpr") != "pytest_api" or collection_path.suffix != ".py":
+        return None
+    name = collection_path.name
+    if name.startswith("test_") and not chooses_from(name):
+        return True
+    return None
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -138,3 +138,8 @@ running on the oldest pytest."""
 def on_oldest_pytest(module: str, function: str) -> bool:
     """Whether the test ``function`` of the test module file ``module`` runs on pytest 8.0."""
     return module in WHOLE_MODULES or function in ONE_PER_FEATURE.get(module, ())
+
+
+def chooses_from(module: str) -> bool:
+    """Whether the test module file ``module`` holds a test that runs on pytest 8.0."""
+    return module in WHOLE_MODULES or module in ONE_PER_FEATURE
