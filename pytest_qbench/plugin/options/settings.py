@@ -49,11 +49,11 @@ from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
 from pytest_qbench.plugin.options.values import read_cov_reports
 from pytest_qbench.report import store
-from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
 if TYPE_CHECKING:
     from pytest_qbench.history.flakiness import Monitors
+    from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
 PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
