@@ -59,7 +59,8 @@ if TYPE_CHECKING:
 PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class CoverageSettings:
     """What was asked about coverage."""
 
@@ -84,7 +85,8 @@ class CoverageSettings:
         return self.measure or self.from_pytest_cov
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class Settings:
     """Everything the plugin was asked to do, validated."""
 
