@@ -18,12 +18,17 @@ UNUSED = (
     "pytest_qbench.report.gates.text",  # how a configured gate's verdict is told
     "statistics",
     "fractions",
+    "pytest_qbench.report.attachments",  # only when a test attaches a file
+    "mimetypes",
+    "pytest_qbench.report.coverage.reports",  # only for coverage.py's reports
 )
 GREEN_UNUSED = (
     "pytest_qbench.history.failure_history",  # the history of failing tests, judged
     "pytest_qbench.history.flakiness",
     "pytest_qbench.history.queries",
     "pytest_qbench.history.analysis",
+    "pytest_qbench.history.fingerprint",  # failures' fingerprints
+    "pytest_qbench.history.deselection",  # only runs that deselect tests (and the queries)
 )
 
 

@@ -12,7 +12,8 @@ MAX_MESSAGE = 4000
 """Characters kept per error message."""
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class Limits:
     """Caps on the text kept per test (the ``--qbench-max-*`` options)."""
 
@@ -29,7 +30,8 @@ DEFAULT_ATTACH_MAX_SIZE = 10 * MIB
 DEFAULT_ATTACH_MAX_TOTAL = 100 * MIB
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class AttachLimits:
     """Caps on attachments (``--qbench-attach-max-size``, ``--qbench-attach-max-total``)."""
 

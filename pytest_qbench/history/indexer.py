@@ -27,10 +27,6 @@ from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
-from pytest_qbench.history.deselection import DeselectionSet
-from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
-from pytest_qbench.history.fingerprint import failure_location
-from pytest_qbench.history.fingerprint import fingerprint_of
 from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.report.store import run_in_progress
 
@@ -166,7 +162,7 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
             test_ref = ids[result["nodeid"]]
             failing = result["outcome"] in sql.FAILING
             failed = result if failing else _failed_attempt(result)
-            fp = fingerprint_of(failed) if failed is not None else None
+            fp = _fingerprint_of(failed) if failed is not None else None
             if failing:
                 done.failing.append((result["nodeid"], fp))
             if fp is not None and failed is not None:
@@ -234,6 +230,8 @@ def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> 
     """Refer the run to the set of ids it deselected, stored when no run has it yet."""
     if not nodeids:
         return
+    from pytest_qbench.history.deselection import DeselectionSet  # few runs deselect
+
     found = DeselectionSet.of(nodeids)
     cursor.execute(sql.HAS_DESELECTION_SET, (found.digest,))
     if cursor.fetchone() is None:
@@ -259,8 +257,13 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
     """The run's checkers and the fingerprints of their diagnostics (issue 13.5)."""
     tools = checked_tools(report)
     cursor.executemany(sql.INSERT_CHECKED, [(run_ref, tool) for tool in tools])
+    diagnostics = report.get("diagnostics") or []
+    if not diagnostics:
+        return
+    from pytest_qbench.history.fingerprint import diagnostic_fingerprint_of
+
     rows: dict[str, list[Any]] = {}
-    for diagnostic in report.get("diagnostics") or []:
+    for diagnostic in diagnostics:
         if diagnostic.get("tool") not in tools:
             continue
         fp = diagnostic_fingerprint_of(diagnostic)
@@ -328,7 +331,17 @@ def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> 
     )
 
 
+def _fingerprint_of(failed: Record) -> str | None:
+    """The failure's fingerprint (its module imported by the first failure: a green run's
+    index needs none)."""
+    from pytest_qbench.history.fingerprint import fingerprint_of
+
+    return fingerprint_of(failed)
+
+
 def _fingerprint_row(fp: str, result: Record) -> tuple[str, str, str, str]:
+    from pytest_qbench.history.fingerprint import failure_location
+
     failure = result["failure"]
     return (
         fp,

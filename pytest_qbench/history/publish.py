@@ -43,7 +43,8 @@ Job = Callable[[Path], Path]
 T = TypeVar("T")
 
 
-@dataclass
+# no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(eq=False, repr=False)
 class OutputPlan:
     """Which outputs to write for one report, and where."""
 
@@ -73,7 +74,8 @@ class OutputPlan:
     """GitHub's ``$GITHUB_STEP_SUMMARY`` file, appended to."""
 
 
-@dataclass
+# no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(eq=False, repr=False)
 class Publisher:
     """Writes an ``OutputPlan`` with an ``OutputWriter``; records what was written and why not."""
 
@@ -229,7 +231,8 @@ def history_patches(
     return {nodeid: {"history": h} for nodeid, h in (history or {}).items()}
 
 
-@dataclass
+# no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(eq=False, repr=False)
 class Indexed:
     """What indexing a live run gave."""
 

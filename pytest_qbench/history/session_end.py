@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
-@dataclass
+# no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(eq=False, repr=False)
 class Recorded:
     """What indexing a finished run gives back."""
 

@@ -26,15 +26,6 @@ from pytest_qbench.core.atomic import write_bytes_atomic
 from pytest_qbench.core.errors import AttachmentError
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.numbers import format_bytes
-from pytest_qbench.report.attachments import ATTACHMENTS_DIR
-from pytest_qbench.report.attachments import BoundedChunks
-from pytest_qbench.report.attachments import clean_name
-from pytest_qbench.report.attachments import dir_for_test
-from pytest_qbench.report.attachments import file_name
-from pytest_qbench.report.attachments import guess_mime
-from pytest_qbench.report.attachments import is_mime
-from pytest_qbench.report.attachments import is_text_type
-from pytest_qbench.report.attachments import unique_file_name
 from pytest_qbench.report.shapes import new
 
 
@@ -84,6 +75,15 @@ class Attacher:
         """Store ``data`` (bytes, text, or a file's path) for ``item``; return where it went, or
         ``None`` when a cap refused it (the record says why)."""
         __tracebackhide__ = True
+        # imported by the first attachment: most runs attach nothing (mimetypes is costly)
+        from pytest_qbench.report.attachments import ATTACHMENTS_DIR
+        from pytest_qbench.report.attachments import BoundedChunks
+        from pytest_qbench.report.attachments import clean_name
+        from pytest_qbench.report.attachments import dir_for_test
+        from pytest_qbench.report.attachments import file_name
+        from pytest_qbench.report.attachments import is_text_type
+        from pytest_qbench.report.attachments import unique_file_name
+
         if item.stash.get(ended_key, False):
             raise AttachmentError(
                 f"qbench.attach: {item.nodeid} has ended and its report is made, so the "
@@ -220,6 +220,9 @@ def _check_name(name: object, default: str) -> str:
 
 def _check_mime(mime: object, name: str, is_text: bool) -> str:
     __tracebackhide__ = True
+    from pytest_qbench.report.attachments import guess_mime
+    from pytest_qbench.report.attachments import is_mime
+
     if mime is None:
         return guess_mime(name, is_text)
     if not isinstance(mime, str) or not is_mime(mime):

@@ -58,7 +58,8 @@ class StreamResults:
         return sum(1 for _ in store.iter_result_json(self.stream, self.check)) + len(self.after)
 
 
-@dataclass
+# no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(eq=False, repr=False)
 class OutputWriter:
     """Writes one report's outputs. ``stream`` holds the results when ``report.results`` is empty."""
 

@@ -119,7 +119,8 @@ def add_agent_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         parser.addini(f"qbench_{name}", f"{text} ({flag})", type=cast("Any", ini_type), default="")
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class GateSettings:
     """The metric gates asked for, checked."""
 

@@ -93,7 +93,8 @@ def checks_asked(reader: OptionReader) -> bool:
     return bool(reader.cli("check") or reader.ini("check"))
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class CheckSettings:
     """The static checks asked for."""
 

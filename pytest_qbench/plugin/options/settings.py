@@ -49,17 +49,18 @@ from pytest_qbench.plugin.options.values import parse_size
 from pytest_qbench.plugin.options.values import parse_template_spec
 from pytest_qbench.plugin.options.values import read_cov_reports
 from pytest_qbench.report import store
-from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
 if TYPE_CHECKING:
     from pytest_qbench.history.flakiness import Monitors
+    from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
 PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class CoverageSettings:
     """What was asked about coverage."""
 
@@ -84,7 +85,8 @@ class CoverageSettings:
         return self.measure or self.from_pytest_cov
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class Settings:
     """Everything the plugin was asked to do, validated."""
 

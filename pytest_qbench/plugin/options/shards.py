@@ -33,7 +33,8 @@ QUEUE_WORKER_VAR = "QBENCH_QUEUE_WORKER"
 """Names this machine in a queue; else the CI job's index (``CI_MATRIX``), else host and pid."""
 
 
-@dataclass(frozen=True)
+# no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
+@dataclass(frozen=True, eq=False, repr=False)
 class ShardSettings:
     """What was asked: a planned shard, a queue, or neither."""
 

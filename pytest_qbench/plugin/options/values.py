@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
@@ -19,8 +20,10 @@ from pytest_qbench.core.numbers import parse_whole
 from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT as DEFAULT_MAX_OUTPUT
 from pytest_qbench.core.text import DEFAULT_MAX_TRACE as DEFAULT_MAX_TRACE
 from pytest_qbench.core.types import OUTCOMES
-from pytest_qbench.report.coverage.reports import CoverageReportSpec
-from pytest_qbench.report.coverage.reports import parse_report_spec
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
 CAPTURE_DEFAULT = "failed,error"
@@ -100,6 +103,8 @@ def parse_percent(value: str) -> float:
 
 def parse_cov_report(value: str) -> CoverageReportSpec:
     """``TYPE[:DEST]``: a coverage.py report (``type=`` for argparse)."""
+    from pytest_qbench.report.coverage.reports import parse_report_spec
+
     try:
         return parse_report_spec(value)
     except ValueError as exc:
@@ -112,8 +117,13 @@ def read_cov_reports(reader: OptionReader) -> tuple[tuple[CoverageReportSpec, Pa
     given = reader.cli("cov_report")
     if given:
         return tuple((spec, reader.cli_dir) for spec in given)
+    lines = reader.ini("cov_report")
+    if not lines:  # most runs: the reports' module stays unimported
+        return ()
+    from pytest_qbench.report.coverage.reports import parse_report_spec
+
     reports = []
-    for line in reader.ini("cov_report") or []:
+    for line in lines:
         try:
             reports.append((parse_report_spec(line), reader.ini_dir))
         except ValueError as exc:
