@@ -41,9 +41,7 @@ class RunEntry(QBenchModel):
     interrupted: bool = False
     """Cut short (Ctrl-C, a timeout, a crash)."""
     summary: dict[str, int] = Field(default_factory=dict)
-    """Counts: total, passed, failed, errors, skipped, ...; ``subtests_passed``,
-    ``subtests_failed`` (counted in ``failed`` too) and ``subtests_skipped`` only where known
-    (absent for a run indexed before the index kept them)."""
+    """Counts: total, passed, failed, errors, skipped, ...; ``subtests_*`` where known."""
     duration: float = 0.0
     """Seconds."""
     branch: str | None = None
