@@ -145,15 +145,10 @@ def forget_run(qbench_dir: Path, run_id: str, db: str | None = None) -> bool:
 _HEAD_END = ',"durations":'
 _NODEID = '{"nodeid":"'
 _OUTCOME = ',"outcome":"'  # as _NEEDS_ALL's: only a field's key can hold it
-# A line holding one of these needs all its fields (a failure, metrics, reruns); a string value
-# cannot hold them, as its quotes are escaped.
-_NEEDS_ALL = (
-    '"outcome":"failed"',
-    '"outcome":"error"',
-    '"flaky":true',
-    '"attempts":[{',
-    '"metric_results":[{',
-)
+# A line holding one of these after its durations needs all its fields (a failure, metrics,
+# reruns), as does a failing outcome; a string value cannot hold them, as its quotes are escaped.
+_NEEDS_ALL = ('"flaky":true', '"attempts":[{', '"metric_results":[{')
+_FAILING = ('failed"', 'error"')
 
 
 def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
@@ -181,7 +176,10 @@ def _light_record(raw: str) -> Record:
         or cut <= 0
         or outcome < 0
         or not raw.startswith(_NODEID)
-        or any(map(raw.__contains__, _NEEDS_ALL))
+        or raw.startswith(_FAILING, outcome + len(_OUTCOME))
+        or raw.find(_NEEDS_ALL[0], cut) >= 0
+        or raw.find(_NEEDS_ALL[1], cut) >= 0
+        or raw.find(_NEEDS_ALL[2], cut) >= 0
     ):
         return _whole_record(raw)
     head: Record = json.loads("{" + raw[outcome + 1 : cut] + "}")
