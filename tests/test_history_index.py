@@ -698,6 +698,9 @@ def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
     [
         result("plain"),
         result('odd,"durations":{"x":1} name'),
+        result('q"uote\\back\tünï ,"outcome":"failed" \U0001f600[a-1]'),
+        result("slow", duration=1e-05),
+        {**result("phases"), "durations": {"setup": 2e-05, "call": 0.5, "teardown": 0.25}},
         result("bad", "failed", message='with ,"durations": inside'),
         result("err", "error"),
         result("rerun", flaky=True),
@@ -716,6 +719,8 @@ def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: TestRes
     (light,) = index_records(tmp_path / "results.jsonl", [])
     for field in ("nodeid", "outcome", "duration"):
         assert light[field] == record[field]
+    for phase in ("setup", "teardown"):
+        assert (light.get("durations") or {}).get(phase) == (record["durations"] or {}).get(phase)
     for key in ("failure", "metric_results", "flaky", "reruns"):
         assert (light.get(key) or None) == (record[key] or None), key
     if record["failure"]:

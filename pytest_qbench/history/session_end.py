@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from functools import partial
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
@@ -142,24 +143,22 @@ def forget_run(qbench_dir: Path, run_id: str, db: str | None = None) -> bool:
 
 
 _HEAD_END = ',"durations":'
-# A line holding one of these needs all its fields (a failure, metrics, reruns); a string value
-# cannot hold them, as its quotes are escaped.
-_NEEDS_ALL = (
-    '"outcome":"failed"',
-    '"outcome":"error"',
-    '"flaky":true',
-    '"attempts":[{',
-    '"metric_results":[{',
-)
+_NODEID = '{"nodeid":"'
+_OUTCOME = ',"outcome":"'  # as _NEEDS_ALL's: only a field's key can hold it
+# A line holding one of these after its durations needs all its fields (a failure, metrics,
+# reruns), as does a failing outcome; a string value cannot hold them, as its quotes are escaped.
+_NEEDS_ALL = ('"flaky":true', '"attempts":[{', '"metric_results":[{')
+_FAILING = ('failed"', 'error"')
 
 
 def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
     """What indexing needs of each result of a run's stream (then ``extra``), parsed cheaply.
 
     Most results only tell their node id, outcome and durations: of their JSON line only the
-    head is parsed, the fields up to ``durations`` and that object (which hold no nested value
-    but it, so that the head cut after it and closed is an object of its own). Other lines are
-    parsed whole, with the fields the stream leaves out at their default restored.
+    node id (the first field) and the fields from ``outcome`` to the ``durations`` object are
+    parsed (they hold no nested value but it, so that cut and closed they are an object of
+    their own). Other lines are parsed whole, with the fields the stream leaves out at their
+    default restored.
     """
     if stream is not None:
         for raw in store.iter_result_json(stream):
@@ -168,12 +167,24 @@ def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Reco
 
 
 def _light_record(raw: str) -> Record:
+    # the test's name, file and line are not parsed: half of a passing line's JSON
     start = raw.find(_HEAD_END)
     cut = raw.find("}", start) + 1  # the end of the durations object
-    if start < 0 or cut <= 0 or any(mark in raw for mark in _NEEDS_ALL):
+    outcome = raw.find(_OUTCOME, 0, start)
+    if (
+        start < 0
+        or cut <= 0
+        or outcome < 0
+        or not raw.startswith(_NODEID)
+        or raw.startswith(_FAILING, outcome + len(_OUTCOME))
+        or raw.find(_NEEDS_ALL[0], cut) >= 0
+        or raw.find(_NEEDS_ALL[1], cut) >= 0
+        or raw.find(_NEEDS_ALL[2], cut) >= 0
+    ):
         return _whole_record(raw)
-    head: Record = json.loads(raw[:cut] + "}")
-    return head if "outcome" in head and "duration" in head else _whole_record(raw)
+    head: Record = json.loads("{" + raw[outcome + 1 : cut] + "}")
+    head["nodeid"] = scanstring(raw, len(_NODEID))[0]
+    return head if "duration" in head else _whole_record(raw)
 
 
 def _whole_record(raw: str) -> Record:
