@@ -27,7 +27,9 @@ from pytest_qbench.generate.models import GenerateResult
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.sandbox import Sandbox
 from pytest_qbench.generate.target import resolve_target
+from pytest_qbench.generate.verify import Verdict
 from pytest_qbench.generate.verify import verify
+from pytest_qbench.generate.verify import verify_batch
 
 
 pytestmark = pytest.mark.generation
@@ -384,3 +386,47 @@ def test_the_copy_holds_no_way_out_and_reads_no_special_file(tmp_path: Path) -> 
     assert box.target.modules[0].real == root / "mod.py"
     (copy / "mod.py").unlink()
     assert (box.fresh() / "mod.py").is_file()
+
+
+BATCHED = (
+    "import time\n\n\n"
+    "def spin(n: int) -> int:\n    while n > 1000:\n        time.sleep(1)\n    return n\n\n\n"
+    "def half(n: int) -> int:\n    if n > 10:\n        return n // 2\n    return n\n\n\n"
+    "def ratio(a: int, b: int) -> float:\n    return a / b\n"
+)
+
+
+def test_one_child_judges_the_candidates_and_a_hang_stops_only_its_own(tmp_path: Path) -> None:
+    """The candidates run in one child pytest: half's test passes there with the lines it ran;
+    spin's hangs and is stopped at its own timeout, inside the child, and the run goes on (its
+    verdict says so); ratio's Hypothesis test fails (b=0) and gets no verdict there: it runs
+    alone, where its output tells a finding from a failure; a failing template call is failed."""
+    (tmp_path / "mod.py").write_text(BATCHED, encoding="utf-8")
+    target = resolve_target("mod.py", tmp_path)
+    imports = ["import mod", "from hypothesis import given, settings, strategies as st"]
+    candidates = [
+        Candidate(
+            name,
+            "hypothesis",
+            "mod",
+            [name],
+            imports,
+            "@settings(max_examples=20, deadline=None, derandomize=True)\n"
+            f"@given({args})\ndef test_fuzz_{name}({args.replace('=st.integers()', '')}):\n"
+            f"    mod.{name}({args.replace('=st.integers()', '')})\n",
+        )
+        for name, args in (
+            ("half", "n=st.integers()"),
+            ("spin", "n=st.integers()"),
+            ("ratio", "a=st.integers(), b=st.integers()"),
+        )
+    ]
+    wrong = "def test_half_wrong():\n    assert mod.half(n=20) == 20\n"
+    candidates.append(Candidate("half_wrong", "template", "mod", ["half"], ["import mod"], wrong))
+    verdicts = verify_batch(candidates, target, tmp_path / "scratch", 3, 600)
+    assert verdicts["half"].outcome == "passed", verdicts
+    assert verdicts["half"].executed == {(tmp_path / "mod.py").resolve(): {11, 12, 13}}
+    assert verdicts["spin"] == Verdict("hung", {}, "hung: stopped after 3s (--test-timeout)")
+    assert "ratio" not in verdicts, verdicts
+    assert verdicts["half_wrong"].outcome == "failed"
+    assert verdicts["half_wrong"].detail.startswith("AssertionError"), verdicts
