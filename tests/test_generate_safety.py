@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -202,31 +203,6 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="reads /proc")
-def test_no_process_of_the_target_outlives_the_generation(tmp_path: Path) -> None:
-    """20.4: a function that starts a sleeper in a session of its own (``setsid``) leaves no
-    process behind once ``qbench generate`` has returned, on a normal end."""
-    marker = f"qbench-orphan-{uuid.uuid4().hex}"
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "spawn.py").write_text(
-        "import subprocess\nimport sys\n\n\n"
-        "def start(n: int) -> int:\n"
-        "    if n > 0:\n"
-        "        sleep = 'import time; time.sleep(300)'\n"
-        f"        subprocess.Popen(['setsid', sys.executable, '-c', sleep, {marker!r}])\n"
-        "    return n\n",
-        encoding="utf-8",
-    )
-    try:
-        result = generate(root, "spawn.py")
-        assert result.auto_generated.count >= 1, result.problems
-        assert marked_processes(marker) == []
-    finally:
-        for pid in marked_processes(marker):
-            os.kill(pid, signal.SIGKILL)
-
-
 DOUBLE_FORK = (
     "import os, time\n"
     "if os.fork() == 0:\n"
@@ -245,35 +221,90 @@ def cgroup_here() -> bool:
     return sys.platform == "linux" and cgroup_base() is not None
 
 
+SLEEPER = """
+
+def start(n: int) -> int:
+    if n > 0:
+        sleep = 'import time; time.sleep(300)'
+        subprocess.Popen(['setsid', sys.executable, '-c', sleep, {marker!r}])
+    return n
+"""
+"""A function that starts a sleeper in a session of its own (``setsid``)."""
+DAEMON = """
+
+def serve(n: int) -> int:
+    if n > 0:
+        argv = [sys.executable, '-c', CODE, {marker!r}]
+        subprocess.run(argv, env={{'PATH': '/usr/bin:/bin'}}, check=True)
+    return n
+"""
+"""A function that starts a daemon (double fork, ``setsid``) with an environment of its own, so
+that no variable qbench set reaches it."""
+
+
+class Outlived:
+    """One generation of spawn.py (``start``, and ``serve`` where a cgroup can hold its daemon:
+    without one, a daemon that drops its environment and double-forks can escape, the
+    supervisor's documented limit): its result, its kept tests, and the processes of each
+    function still alive once ``qbench generate`` had returned."""
+
+    def __init__(self, root: Path) -> None:
+        self.markers = {"start": f"qbench-orphan-{uuid.uuid4().hex}"}
+        source = "import subprocess\nimport sys\n\n" + f"CODE = {DOUBLE_FORK!r}\n"
+        source += SLEEPER.format(marker=self.markers["start"])
+        if cgroup_here():
+            self.markers["serve"] = f"qbench-daemon-{uuid.uuid4().hex}"
+            source += DAEMON.format(marker=self.markers["serve"])
+        (root / "spawn.py").write_text(source, encoding="utf-8")
+        self.result = generate(root, "spawn.py")
+        files = self.result.auto_generated.files
+        self.kept = "\n".join((root / f).read_text(encoding="utf-8") for f in files)
+        self.left = {name: marked_processes(m) for name, m in self.markers.items()}
+
+    def kill_left(self) -> None:
+        for marker in self.markers.values():
+            for pid in marked_processes(marker):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def outlived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outlived]:
+    """The generation of spawn.py, shared by the two tests of what outlives it."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("reads /proc")
+    root = tmp_path_factory.mktemp("outlived") / "proj"
+    root.mkdir()
+    made = Outlived(root)
+    try:
+        yield made
+    finally:
+        made.kill_left()
+
+
+OUTLIVED = pytest.mark.xdist_group("test_generate_safety.outlived")
+
+
+@OUTLIVED
+def test_no_process_of_the_target_outlives_the_generation(outlived: Outlived) -> None:
+    """20.4: a function that starts a sleeper in a session of its own (``setsid``) leaves no
+    process behind once ``qbench generate`` has returned, on a normal end (its tests were kept:
+    it was called)."""
+    assert "spawn.start(" in outlived.kept, outlived.result.problems
+    assert outlived.left["start"] == []
+
+
+@OUTLIVED
 @pytest.mark.skipif(
     not cgroup_here(),
     reason="no writable cgroup v2 here: without one, a daemon that drops its environment "
     "and double-forks can escape (the supervisor's documented limit)",
 )
-def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(tmp_path: Path) -> None:
+def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(outlived: Outlived) -> None:
     """A function that starts a daemon (double fork, ``setsid``) with an environment of its own
     (so no variable qbench set reaches it) leaves no process behind once ``qbench generate`` has
     returned: every child of the generation runs in a cgroup of its own."""
-    marker = f"qbench-daemon-{uuid.uuid4().hex}"
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "daemon.py").write_text(
-        "import subprocess\nimport sys\n\n"
-        f"CODE = {DOUBLE_FORK!r}\n\n\n"
-        "def serve(n: int) -> int:\n"
-        "    if n > 0:\n"
-        f"        argv = [sys.executable, '-c', CODE, {marker!r}]\n"
-        "        subprocess.run(argv, env={'PATH': '/usr/bin:/bin'}, check=True)\n"
-        "    return n\n",
-        encoding="utf-8",
-    )
-    try:
-        result = generate(root, "daemon.py")
-        assert result.auto_generated.count >= 1, result.problems
-        assert marked_processes(marker) == []
-    finally:
-        for pid in marked_processes(marker):
-            os.kill(pid, signal.SIGKILL)
+    assert "spawn.serve(" in outlived.kept, outlived.result.problems
+    assert outlived.left["serve"] == []
 
 
 def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) -> None:
