@@ -402,3 +402,19 @@ def test_the_cache_of_unicode_tables_follows_xdg_cache_home(
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache_dir() == tmp_path / "home" / ".cache" / "qbench" / "hypothesis"
+
+
+def test_without_a_home_directory_the_tables_are_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory: the generation goes on without the cache."""
+    from pytest_qbench.generate import unicode_tables
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    unicode_tables.seed(tmp_path / "storage")
+    unicode_tables.keep(tmp_path / "storage")
+    assert not (tmp_path / "storage").exists()

@@ -31,24 +31,24 @@ def cache_dir() -> Path:
 
 def seed(storage: Path, cache: Path | None = None) -> None:
     """Copy the cached tables into the generation's Hypothesis ``storage``."""
-    source = (cache or cache_dir()) / TABLES
     try:
+        source = (cache or cache_dir()) / TABLES
         if source.is_dir():
             shutil.copytree(source, storage / TABLES, dirs_exist_ok=True)
-    except OSError:  # a cache is an optimisation: without it, the children build the tables
+    except (OSError, RuntimeError):  # an optimisation (RuntimeError: no home directory)
         return
 
 
 def keep(storage: Path, cache: Path | None = None) -> None:
     """Copy the tables the generation built and the cache lacks into the cache."""
-    target = (cache or cache_dir()) / TABLES
     try:
+        target = (cache or cache_dir()) / TABLES
         for path in sorted((storage / TABLES).glob("*/*.json.gz")):
             kept = target / path.parent.name / path.name
             if not kept.exists() and _valid(path):
                 kept.parent.mkdir(parents=True, exist_ok=True)
                 _copy_atomic(path, kept)
-    except OSError:
+    except (OSError, RuntimeError):
         return
 
 
