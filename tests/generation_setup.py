@@ -1,7 +1,7 @@
 """What the generation tests share: the environment of the ``qbench generate`` runs they start,
 and the small project whose functions only a language model can test (shop.py).
 
-Every ``qbench generate`` starts child pytest runs (the suite before and after, each candidate,
+Every ``qbench generate`` starts child pytest runs (the suite before and after, the candidates,
 the acceptance's repeats and shuffled runs), and a child pytest that loads every installed
 plugin (anyio, xdist, pytest-cov, rerunfailures, Hypothesis's, whose terminal summary imports
 all of Hypothesis) costs about three times the CPU of one that loads qbench alone. The children

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,9 @@ from pytest_qbench.generate.models import GenerateResult
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.sandbox import Sandbox
 from pytest_qbench.generate.target import resolve_target
+from pytest_qbench.generate.verify import Verdict
 from pytest_qbench.generate.verify import verify
+from pytest_qbench.generate.verify import verify_batch
 
 
 pytestmark = pytest.mark.generation
@@ -200,31 +203,6 @@ def marked_processes(marker: str) -> list[int]:
     return found
 
 
-@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="reads /proc")
-def test_no_process_of_the_target_outlives_the_generation(tmp_path: Path) -> None:
-    """20.4: a function that starts a sleeper in a session of its own (``setsid``) leaves no
-    process behind once ``qbench generate`` has returned, on a normal end."""
-    marker = f"qbench-orphan-{uuid.uuid4().hex}"
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "spawn.py").write_text(
-        "import subprocess\nimport sys\n\n\n"
-        "def start(n: int) -> int:\n"
-        "    if n > 0:\n"
-        "        sleep = 'import time; time.sleep(300)'\n"
-        f"        subprocess.Popen(['setsid', sys.executable, '-c', sleep, {marker!r}])\n"
-        "    return n\n",
-        encoding="utf-8",
-    )
-    try:
-        result = generate(root, "spawn.py")
-        assert result.auto_generated.count >= 1, result.problems
-        assert marked_processes(marker) == []
-    finally:
-        for pid in marked_processes(marker):
-            os.kill(pid, signal.SIGKILL)
-
-
 DOUBLE_FORK = (
     "import os, time\n"
     "if os.fork() == 0:\n"
@@ -243,35 +221,90 @@ def cgroup_here() -> bool:
     return sys.platform == "linux" and cgroup_base() is not None
 
 
+SLEEPER = """
+
+def start(n: int) -> int:
+    if n > 0:
+        sleep = 'import time; time.sleep(300)'
+        subprocess.Popen(['setsid', sys.executable, '-c', sleep, {marker!r}])
+    return n
+"""
+"""A function that starts a sleeper in a session of its own (``setsid``)."""
+DAEMON = """
+
+def serve(n: int) -> int:
+    if n > 0:
+        argv = [sys.executable, '-c', CODE, {marker!r}]
+        subprocess.run(argv, env={{'PATH': '/usr/bin:/bin'}}, check=True)
+    return n
+"""
+"""A function that starts a daemon (double fork, ``setsid``) with an environment of its own, so
+that no variable qbench set reaches it."""
+
+
+class Outlived:
+    """One generation of spawn.py (``start``, and ``serve`` where a cgroup can hold its daemon:
+    without one, a daemon that drops its environment and double-forks can escape, the
+    supervisor's documented limit): its result, its kept tests, and the processes of each
+    function still alive once ``qbench generate`` had returned."""
+
+    def __init__(self, root: Path) -> None:
+        self.markers = {"start": f"qbench-orphan-{uuid.uuid4().hex}"}
+        source = "import subprocess\nimport sys\n\n" + f"CODE = {DOUBLE_FORK!r}\n"
+        source += SLEEPER.format(marker=self.markers["start"])
+        if cgroup_here():
+            self.markers["serve"] = f"qbench-daemon-{uuid.uuid4().hex}"
+            source += DAEMON.format(marker=self.markers["serve"])
+        (root / "spawn.py").write_text(source, encoding="utf-8")
+        self.result = generate(root, "spawn.py")
+        files = self.result.auto_generated.files
+        self.kept = "\n".join((root / f).read_text(encoding="utf-8") for f in files)
+        self.left = {name: marked_processes(m) for name, m in self.markers.items()}
+
+    def kill_left(self) -> None:
+        for marker in self.markers.values():
+            for pid in marked_processes(marker):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def outlived(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Outlived]:
+    """The generation of spawn.py, shared by the two tests of what outlives it."""
+    if not Path("/proc/self").is_dir():
+        pytest.skip("reads /proc")
+    root = tmp_path_factory.mktemp("outlived") / "proj"
+    root.mkdir()
+    made = Outlived(root)
+    try:
+        yield made
+    finally:
+        made.kill_left()
+
+
+OUTLIVED = pytest.mark.xdist_group("test_generate_safety.outlived")
+
+
+@OUTLIVED
+def test_no_process_of_the_target_outlives_the_generation(outlived: Outlived) -> None:
+    """20.4: a function that starts a sleeper in a session of its own (``setsid``) leaves no
+    process behind once ``qbench generate`` has returned, on a normal end (its tests were kept:
+    it was called)."""
+    assert "spawn.start(" in outlived.kept, outlived.result.problems
+    assert outlived.left["start"] == []
+
+
+@OUTLIVED
 @pytest.mark.skipif(
     not cgroup_here(),
     reason="no writable cgroup v2 here: without one, a daemon that drops its environment "
     "and double-forks can escape (the supervisor's documented limit)",
 )
-def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(tmp_path: Path) -> None:
+def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(outlived: Outlived) -> None:
     """A function that starts a daemon (double fork, ``setsid``) with an environment of its own
     (so no variable qbench set reaches it) leaves no process behind once ``qbench generate`` has
     returned: every child of the generation runs in a cgroup of its own."""
-    marker = f"qbench-daemon-{uuid.uuid4().hex}"
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "daemon.py").write_text(
-        "import subprocess\nimport sys\n\n"
-        f"CODE = {DOUBLE_FORK!r}\n\n\n"
-        "def serve(n: int) -> int:\n"
-        "    if n > 0:\n"
-        f"        argv = [sys.executable, '-c', CODE, {marker!r}]\n"
-        "        subprocess.run(argv, env={'PATH': '/usr/bin:/bin'}, check=True)\n"
-        "    return n\n",
-        encoding="utf-8",
-    )
-    try:
-        result = generate(root, "daemon.py")
-        assert result.auto_generated.count >= 1, result.problems
-        assert marked_processes(marker) == []
-    finally:
-        for pid in marked_processes(marker):
-            os.kill(pid, signal.SIGKILL)
+    assert "spawn.serve(" in outlived.kept, outlived.result.problems
+    assert outlived.left["serve"] == []
 
 
 def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) -> None:
@@ -384,3 +417,47 @@ def test_the_copy_holds_no_way_out_and_reads_no_special_file(tmp_path: Path) -> 
     assert box.target.modules[0].real == root / "mod.py"
     (copy / "mod.py").unlink()
     assert (box.fresh() / "mod.py").is_file()
+
+
+BATCHED = (
+    "import time\n\n\n"
+    "def spin(n: int) -> int:\n    while n > 1000:\n        time.sleep(1)\n    return n\n\n\n"
+    "def half(n: int) -> int:\n    if n > 10:\n        return n // 2\n    return n\n\n\n"
+    "def ratio(a: int, b: int) -> float:\n    return a / b\n"
+)
+
+
+def test_one_child_judges_the_candidates_and_a_hang_stops_only_its_own(tmp_path: Path) -> None:
+    """The candidates run in one child pytest: half's test passes there with the lines it ran;
+    spin's hangs and is stopped at its own timeout, inside the child, and the run goes on (its
+    verdict says so); ratio's Hypothesis test fails (b=0) and gets no verdict there: it runs
+    alone, where its output tells a finding from a failure; a failing template call is failed."""
+    (tmp_path / "mod.py").write_text(BATCHED, encoding="utf-8")
+    target = resolve_target("mod.py", tmp_path)
+    imports = ["import mod", "from hypothesis import given, settings, strategies as st"]
+    candidates = [
+        Candidate(
+            name,
+            "hypothesis",
+            "mod",
+            [name],
+            imports,
+            "@settings(max_examples=20, deadline=None, derandomize=True)\n"
+            f"@given({args})\ndef test_fuzz_{name}({args.replace('=st.integers()', '')}):\n"
+            f"    mod.{name}({args.replace('=st.integers()', '')})\n",
+        )
+        for name, args in (
+            ("half", "n=st.integers()"),
+            ("spin", "n=st.integers()"),
+            ("ratio", "a=st.integers(), b=st.integers()"),
+        )
+    ]
+    wrong = "def test_half_wrong():\n    assert mod.half(n=20) == 20\n"
+    candidates.append(Candidate("half_wrong", "template", "mod", ["half"], ["import mod"], wrong))
+    verdicts = verify_batch(candidates, target, tmp_path / "scratch", 3, 600)
+    assert verdicts["half"].outcome == "passed", verdicts
+    assert verdicts["half"].executed == {(tmp_path / "mod.py").resolve(): {11, 12, 13}}
+    assert verdicts["spin"] == Verdict("hung", {}, "hung: stopped after 3s (--test-timeout)")
+    assert "ratio" not in verdicts, verdicts
+    assert verdicts["half_wrong"].outcome == "failed"
+    assert verdicts["half_wrong"].detail.startswith("AssertionError"), verdicts

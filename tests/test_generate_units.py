@@ -358,3 +358,63 @@ def test_the_probe_child_finds_a_type_no_strategy_can_draw(tmp_path: Path) -> No
     ), found
     assert "st.from_type(shop.Client)" in found["fetch"]["code"]
     assert "unresolved" not in found["clamp"] and "def test_fuzz_clamp" in found["clamp"]["code"]
+
+
+def test_hypothesis_unicode_tables_are_kept_between_generations(tmp_path: Path) -> None:
+    """A generation's children build Hypothesis's Unicode tables into its scratch storage: those
+    the cache lacks are kept there, gzipped JSON only (not a file that does not read back, nor a
+    link, nor over a kept one), and the next generation's storage starts with them."""
+    import gzip
+    import json
+
+    from pytest_qbench.generate import unicode_tables
+
+    built = tmp_path / "first" / unicode_tables.TABLES / "14.0.0"
+    built.mkdir(parents=True)
+    with gzip.open(built / "charmap.json.gz", "wb") as out:
+        out.write(json.dumps({"Lu": [[65, 90]]}).encode())
+    (built / "codec-v2-utf-8.json.gz").write_bytes(b"not gzip")
+    (built / "codec-v2-ascii.json.gz").symlink_to(built / "charmap.json.gz")
+    cache = tmp_path / "cache"
+    unicode_tables.keep(tmp_path / "first", cache)
+    kept = cache / unicode_tables.TABLES / "14.0.0"
+    assert sorted(p.name for p in kept.iterdir()) == ["charmap.json.gz"]
+    (built / "charmap.json.gz").write_bytes(gzip.compress(b"[]"))
+    unicode_tables.keep(tmp_path / "first", cache)
+    assert json.loads(gzip.decompress((kept / "charmap.json.gz").read_bytes())) == {
+        "Lu": [[65, 90]]
+    }
+    unicode_tables.seed(tmp_path / "second", cache)
+    seeded = tmp_path / "second" / unicode_tables.TABLES / "14.0.0" / "charmap.json.gz"
+    assert seeded.read_bytes() == (kept / "charmap.json.gz").read_bytes()
+    unicode_tables.seed(tmp_path / "third", tmp_path / "no-cache")
+    assert not (tmp_path / "third").exists()
+
+
+def test_the_cache_of_unicode_tables_follows_xdg_cache_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$XDG_CACHE_HOME/qbench/hypothesis``, else ``~/.cache/qbench/hypothesis``."""
+    from pytest_qbench.generate.unicode_tables import cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache_dir() == tmp_path / "qbench" / "hypothesis"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "qbench" / "hypothesis"
+
+
+def test_without_a_home_directory_the_tables_are_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory: the generation goes on without the cache."""
+    from pytest_qbench.generate import unicode_tables
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    unicode_tables.seed(tmp_path / "storage")
+    unicode_tables.keep(tmp_path / "storage")
+    assert not (tmp_path / "storage").exists()

@@ -8,12 +8,10 @@ import json
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 from generation_setup import quick_env
-from machine_load import scaled
 from mcp_helpers import group_alive
 from shared_setup import shared_dir
 
@@ -80,20 +78,23 @@ from calc import grade
 def test_a():
     assert grade(95) == "A"
 """
-DAEMON_TEST = """\
+STOPPER = """\
 import os, signal, subprocess, sys, time
 
-def test_leaves_a_daemon_and_stops_the_generation():
-    code = "import time; time.sleep(120)"
-    daemon = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
-    with open(os.environ["QBENCH_TEST_PIDS"], "w") as f:
-        f.write(f"{os.getppid()} {daemon.pid}")
-    time.sleep(1)
-    os.kill(os.getppid(), signal.SIGSTOP)
+code = "import time; time.sleep(120)"
+daemon = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+with open(os.environ["QBENCH_TEST_PIDS"], "w") as f:
+    f.write(f"{os.getppid()} {daemon.pid}")
+time.sleep(1)
+os.kill(os.getppid(), signal.SIGSTOP)
+
+
+def double(x: int) -> int:
+    return 2 * x
 """
-"""A test of the project's suite that leaves a process in a session of its own, then stops its
-parent: the generation (which runs the suite), so that it never ends by itself. It writes the
-generation's pid and the daemon's."""
+"""A target whose import leaves a process in a session of its own, then stops its importer's
+parent: the generation (whose probe child imports it first), so that it never ends by itself.
+It writes the generation's pid and the daemon's."""
 
 
 def make_project(root: Path) -> Path:
@@ -274,23 +275,23 @@ def alive(pid: int) -> bool:
 
 
 TIMEOUT = 20
-"""The generation's timeout in the test of the timeout on an idle machine (scaled to the load):
-its suite (which stops it) gets a quarter of it, which pytest's start needs."""
+"""The generation's timeout in the test of the timeout, unscaled: within it the generation's
+probe child starts and imports the target, which stops the generation. The suite's run before
+it cannot hold that back: whether it ends or is killed at its quarter of the timeout, the
+generation goes on to the probe."""
 
 
 def test_one_generation_at_a_time_and_the_timeout_kills_its_group(tmp_path: Path) -> None:
     """issue 14.3: while a generation runs, a second call is refused at once with its run id;
-    at the timeout the generation (stopped: it would never end) and the process its suite left
-    in a session of its own are killed, and the call ends with a clear timeout error naming the run, whose log can be
-    paged."""
+    at the timeout the generation (stopped: it would never end) and the process its target left
+    in a session of its own are killed, and the call ends with a clear timeout error naming the
+    run, whose log can be paged."""
     root = make_project(tmp_path / "project")
-    (root / "tests" / "test_daemon.py").write_text(textwrap.dedent(DAEMON_TEST))
+    (root / "stopper.py").write_text(STOPPER, encoding="utf-8")
     pids = tmp_path / "pids.txt"
     params = server(root, "--stop-grace", "1")
     params.env = {**(params.env or {}), "QBENCH_TEST_PIDS": str(pids)}
-    # On a busy machine the suite's quarter of a fixed timeout ran out before its test stopped
-    # the generation, which then ended by itself: a verdict decided by the load.
-    timeout = int(scaled(TIMEOUT))
+    timeout = TIMEOUT
 
     async def main() -> tuple[CallToolResult, CallToolResult, CallToolResult, float]:
         with anyio.fail_after(timeout + 100):
@@ -301,7 +302,7 @@ def test_one_generation_at_a_time_and_the_timeout_kills_its_group(tmp_path: Path
                     results.append(
                         await client.call_tool(
                             "generate_tests_workflow",
-                            {"target_path": "calc.py", "timeout_seconds": timeout},
+                            {"target_path": "stopper.py", "timeout_seconds": timeout},
                         )
                     )
 

@@ -70,8 +70,8 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         type=float,
         default=20.0,
         metavar="S",
-        help="Seconds one generated test, or one probe of the target, may run "
-        "before its process group is killed. Default: %(default)g",
+        help="Seconds one generated test (from its set-up, not its pytest's start), or one "
+        "probe of the target, may run before it is stopped as hung. Default: %(default)g",
     )
     parser.add_argument(
         "--suite-timeout",

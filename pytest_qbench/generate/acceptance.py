@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.generate import models
+from pytest_qbench.generate._alarm import SECONDS
 from pytest_qbench.generate._shuffle import SEED
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
+from pytest_qbench.generate.process import ALARM
+from pytest_qbench.generate.process import START_SECONDS
 
 
 if TYPE_CHECKING:
@@ -72,9 +75,16 @@ def _repeat_run(run: Generation, candidates: list[Candidate], name: str) -> Outc
             test_file.write_text(candidate.source(), encoding="utf-8")
     box = run.box
     box.fresh()
-    timeout = run.request.test_timeout * REPEATS * len(candidates)
+    each = run.request.test_timeout
     measured = run_with_coverage(
-        box.target, workdir, ["-p", "no:randomly"], run.scratch, name, timeout, isolated=True
+        box.target,
+        workdir,
+        ["-p", "no:randomly", *ALARM],
+        run.scratch,
+        name,
+        each * REPEATS * len(candidates) + START_SECONDS,
+        isolated=True,
+        extra_env={SECONDS: f"{each:g}"},
     )
     if measured.finished.timed_out:
         return None

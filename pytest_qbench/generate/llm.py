@@ -27,7 +27,7 @@ from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import count_tests
 from pytest_qbench.generate.candidate import split_source
 from pytest_qbench.generate.review import line_ranges
-from pytest_qbench.generate.verify import verify
+from pytest_qbench.generate.verify import verify_alone
 
 
 if TYPE_CHECKING:
@@ -175,9 +175,7 @@ def _try(
         return f"its test does not parse: {exc}", FAILED.format(error=f"SyntaxError: {exc}")
     ident = re.sub(r"\W", "_", f"llm_{module}_{function.qualname}_{attempt}")
     candidate = Candidate(ident, "llm", module, [function.qualname], imports, body, tests=tests)
-    box = run.box
-    box.fresh()
-    verdict = verify(candidate, box.target, run.scratch, run.limit(run.request.test_timeout))
+    verdict = verify_alone(run, candidate)
     run.judged.add(f"{module}:{function.qualname}")
     if verdict.outcome == "passed":
         if lines.adds(verdict.executed):

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_qbench.core.supervise import Ending
 from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.ghostwriter import GhostSpec
+from pytest_qbench.generate.process import START_SECONDS
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
 from pytest_qbench.generate.target import Target
@@ -58,6 +59,7 @@ def run_probe(
     ghost = [_ghost_item(s) for s in specs]
     probes = [_probe_item(ident, module, call) for ident, (module, call) in calls.items()]
     budget = probe_timeout(timeout) * (len(ghost) + len(probes)) + timeout * len(target.modules)
+    budget += START_SECONDS  # the child's start, Hypothesis's import and Unicode tables
     capped = limit is not None and limit < budget
     if limit is not None:
         budget = max(min(budget, limit), 0.5)

@@ -10,6 +10,14 @@ import sys
 from pathlib import Path
 
 
+START_SECONDS = 60.0
+"""What a child that runs tests may take beyond the seconds its tests are given (its start, its
+imports, coverage's set-up): a safety net, since each test's own time is bounded inside the
+child (``_alarm``), so that a loaded machine's slow start never decides a verdict."""
+ALARM = ["-p", "pytest_qbench.generate._alarm"]
+"""The arguments of a child pytest whose every test is stopped after ``QBENCH_TEST_SECONDS``."""
+
+
 def child_env(import_root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a child: this one, with ``import_root`` first on ``PYTHONPATH``.
 

@@ -3,7 +3,9 @@
 1. measure the target's coverage with the project's existing tests (child pytest, ``--qbench-cov``);
 2. list its functions with uncovered lines, most uncovered first, then most complex;
 3. generate candidates (Hypothesis ghostwriter, templates) in child processes;
-4. verify each candidate alone (child pytest with coverage); keep those that pass and add lines,
+4. verify the candidates in one child pytest with coverage contexts (``verify_batch``: each
+   test stopped at ``--test-timeout`` inside it), a Hypothesis candidate that failed there again
+   alone (``verify``: its output tells a finding); keep those that pass and add lines,
    keep failures Hypothesis found as strict xfails in a findings file, drop the rest with why
    (a Hypothesis test whose ``@given`` cannot draw a type, as the probe child found, without a
    run of its own: it fails so before calling anything);
@@ -32,6 +34,7 @@ from pathlib import Path
 
 from pytest_qbench.core.install import install_extra
 from pytest_qbench.generate import models
+from pytest_qbench.generate import unicode_tables
 from pytest_qbench.generate.acceptance import accept
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.candidate import split_source
@@ -54,6 +57,7 @@ from pytest_qbench.generate.llm import asker_of
 from pytest_qbench.generate.llm import has_model
 from pytest_qbench.generate.probe import Probed
 from pytest_qbench.generate.probe import run_probe
+from pytest_qbench.generate.process import START_SECONDS
 from pytest_qbench.generate.pynguin import check_pynguin
 from pytest_qbench.generate.pynguin import pynguin_python
 from pytest_qbench.generate.pynguin import run_pynguin
@@ -69,7 +73,7 @@ from pytest_qbench.generate.templates import NoValue
 from pytest_qbench.generate.templates import template_calls
 from pytest_qbench.generate.templates import test_source
 from pytest_qbench.generate.verify import Verdict
-from pytest_qbench.generate.verify import verify
+from pytest_qbench.generate.verify import verify_alone
 from pytest_qbench.generate.verify import verify_batch
 from pytest_qbench.generate.writer import check_inside
 from pytest_qbench.generate.writer import check_writable
@@ -102,11 +106,13 @@ def generate(request: models.GenerateRequest) -> models.GenerateResult:
     names = [out / n for m in target.modules for n in file_names(m.name)]
     check_writable(names)
     scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
+    unicode_tables.seed(scratch / "hypothesis")
     try:
         run = Generation(request, scratch, Sandbox(project, target, scratch), started)
         run.not_run(unavailable(request))
         return _generate(run, target, methods, out, started)
     finally:
+        unicode_tables.keep(scratch / "hypothesis")
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -182,12 +188,14 @@ def _generate(
     if asker is not None and len(methods) > 1:
         run.keep_for_model()
     candidates = _candidates(run, target, functions, methods)
-    batch = [c for c in candidates if c.method == "template"]
     verdicts = {c.id: Verdict("failed", {}, c.unresolved) for c in candidates if c.unresolved}
+    batch = [c for c in candidates if c.id not in verdicts]
     if batch and not run.out_of_time():
-        batch_limit = run.limit(request.test_timeout * len(batch))
+        batch_limit = run.limit(request.test_timeout * len(batch) + START_SECONDS)
         box.fresh()
-        verdicts.update(verify_batch(batch, box.target, run.scratch, batch_limit))
+        verdicts.update(
+            verify_batch(batch, box.target, run.scratch, request.test_timeout, batch_limit)
+        )
     for candidate in candidates:
         if run.out_of_time():
             _skip(run, candidate)
@@ -500,9 +508,7 @@ def _judge(
     run: Generation, candidate: Candidate, target: Target, lines: Lines, verdict: Verdict | None
 ) -> None:
     if verdict is None:
-        box = run.box
-        box.fresh()
-        verdict = verify(candidate, box.target, run.scratch, run.limit(run.request.test_timeout))
+        verdict = verify_alone(run, candidate)
     if verdict.outcome == "hung" and run.out_of_time():
         _skip(run, candidate)  # stopped by the budget, not by its own hang
         return

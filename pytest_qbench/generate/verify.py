@@ -9,14 +9,23 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Literal
 
 from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.text import error_line
+from pytest_qbench.generate._alarm import SECONDS
+from pytest_qbench.generate._alarm import CandidateHung
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
+from pytest_qbench.generate.process import ALARM
+from pytest_qbench.generate.process import START_SECONDS
 from pytest_qbench.generate.target import Target
 from pytest_qbench.report.coverage.reports import DATA_FILE
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.generate.state import Generation
 
 
 Outcome = Literal["passed", "finding", "failed", "error", "hung", "empty"]
@@ -39,23 +48,37 @@ class Verdict:
     """The error line, the falsifying example, or how long it ran before it was killed."""
 
 
-def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) -> Verdict:
-    """Run ``candidate`` alone, isolated from the project's pytest configuration."""
+def verify(
+    candidate: Candidate, target: Target, scratch: Path, timeout: float, limit: float | None = None
+) -> Verdict:
+    """Run ``candidate`` alone, isolated from the project's pytest configuration: its test
+    stopped after ``timeout`` seconds inside the child (``_alarm``), the child killed after
+    ``limit`` (``timeout`` plus ``START_SECONDS`` by default)."""
+    limit = timeout + START_SECONDS if limit is None else limit
     workdir = scratch / "candidates" / candidate.id
     workdir.mkdir(parents=True)
     test_file = workdir / f"test_{candidate.id}.py"
     test_file.write_text(candidate.source(), encoding="utf-8")
     measured = run_with_coverage(
-        target, workdir, [test_file.name, "-x"], scratch, candidate.id, timeout, isolated=True
+        target,
+        workdir,
+        [test_file.name, "-x", *ALARM],
+        scratch,
+        candidate.id,
+        limit,
+        isolated=True,
+        extra_env={SECONDS: f"{timeout:g}"},
     )
     finished = measured.finished
     if finished.timed_out:
-        return Verdict("hung", {}, f"hung: killed after {timeout:g}s (--test-timeout)")
+        return Verdict("hung", {}, f"hung: killed after {limit:g}s (--test-timeout)")
     output = finished.output
     if finished.returncode == PytestExit.OK:
         return Verdict("passed", measured.executed, "")
     if finished.returncode == PytestExit.NO_TESTS_COLLECTED:
         return Verdict("empty", {}, "no test collected")
+    if CandidateHung.__name__ in output:
+        return Verdict("hung", {}, hung(timeout))
     error = error_line(output, 300) or "no output"
     if finished.returncode == PytestExit.TESTS_FAILED:
         example = falsifying_example(output)
@@ -66,6 +89,20 @@ def verify(candidate: Candidate, target: Target, scratch: Path, timeout: float) 
             return Verdict("finding", measured.executed, f"{example}|{found}")
         return Verdict("failed", {}, error)
     return Verdict("error", {}, error)
+
+
+def verify_alone(run: Generation, candidate: Candidate) -> Verdict:
+    """`verify` in the generation's copy of the project, within what is left of its budget."""
+    box = run.box
+    box.fresh()
+    seconds = run.request.test_timeout
+    limit = run.limit(seconds + START_SECONDS)
+    return verify(candidate, box.target, run.scratch, seconds, limit)
+
+
+def hung(timeout: float) -> str:
+    """The verdict's detail of a test stopped at its timeout."""
+    return f"hung: stopped after {timeout:g}s (--test-timeout)"
 
 
 def falsifying_example(output: str) -> str | None:
@@ -107,19 +144,31 @@ def finding_error(output: str) -> str:
 
 
 def verify_batch(
-    candidates: list[Candidate], target: Target, scratch: Path, timeout: float
+    candidates: list[Candidate], target: Target, scratch: Path, each: float, limit: float
 ) -> dict[str, Verdict]:
-    """Run candidates that cannot hang (template calls the probe saw return) in one child pytest,
-    each test's lines told apart by coverage contexts; ``{}`` when the run did not finish (the
-    caller then runs them one by one)."""
+    """Run candidates in one child pytest, each test's lines told apart by coverage contexts and
+    each test stopped after ``each`` seconds (``_alarm``: a hang is a verdict, not the batch's
+    end); the child gets ``limit`` seconds in all. A template call (which the probe saw return)
+    gets its verdict here; a Hypothesis candidate only when it passed or hung: one that failed
+    runs alone (``verify``), whose output tells a finding from a failure. ``{}`` when the run
+    did not finish (the caller then runs them one by one)."""
     if not candidates:
         return {}
     workdir = scratch / "candidates" / "batch"
     workdir.mkdir(parents=True)
     for candidate in candidates:
         (workdir / f"test_{candidate.id}.py").write_text(candidate.source(), encoding="utf-8")
-    args = ["--qbench-cov-contexts", "."]
-    measured = run_with_coverage(target, workdir, args, scratch, "batch", timeout, isolated=True)
+    args = ["--qbench-cov-contexts", ".", *ALARM]
+    measured = run_with_coverage(
+        target,
+        workdir,
+        args,
+        scratch,
+        "batch",
+        limit,
+        isolated=True,
+        extra_env={SECONDS: f"{each:g}"},
+    )
     report = scratch / "runs" / "batch" / "report.json"
     if measured.finished.timed_out or not report.is_file():
         return {}
@@ -127,22 +176,30 @@ def verify_batch(
     lines = _lines_by_test(scratch / "runs" / "batch" / DATA_FILE, target)
     verdicts: dict[str, Verdict] = {}
     for candidate in candidates:
-        outcome, message = outcomes.get(f"test_{candidate.id}.py", ("error", "not collected"))
+        test_file = f"test_{candidate.id}.py"
+        outcome, message = outcomes.get(test_file, ("error", "not collected"))
         if outcome == "passed":
-            verdicts[candidate.id] = Verdict("passed", lines.get(f"test_{candidate.id}.py", {}), "")
-        else:
+            verdicts[candidate.id] = Verdict("passed", lines.get(test_file, {}), "")
+        elif message.startswith(CandidateHung.__name__):
+            verdicts[candidate.id] = Verdict(
+                "hung", {}, f"hung: stopped after {each:g}s (--test-timeout)"
+            )
+        elif candidate.method == "template":
             verdicts[candidate.id] = Verdict("failed", {}, message)
     return verdicts
 
 
 def _outcomes(report: Path) -> dict[str, tuple[str, str]]:
-    """``{file: (outcome, error line)}`` from the batch's report.json."""
+    """``{file: (outcome, error line)}`` from the batch's report.json: a file's first test that
+    did not pass, else passed."""
     data = json.loads(report.read_text(encoding="utf-8"))
     found: dict[str, tuple[str, str]] = {}
     for result in data["results"]:
         failure = result.get("failure") or {}
         message = f"{failure.get('error_type', '')}: {failure.get('error_message', '')}"
-        found[result["nodeid"].split("::")[0]] = (result["outcome"], message.strip(": ")[:300])
+        file = result["nodeid"].split("::")[0]
+        if found.get(file, ("passed", ""))[0] == "passed":
+            found[file] = (result["outcome"], message.strip(": ")[:300])
     return found
 
 
