@@ -10,7 +10,6 @@ import os
 import re
 import tempfile
 from contextlib import suppress
-from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.numbers import parse_cap
 from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
 from pytest_qbench.plugin.options.checks import CheckSettings

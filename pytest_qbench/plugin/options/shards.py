@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import pytest
 
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.values import OptionReader
 
 
