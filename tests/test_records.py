@@ -6,6 +6,7 @@ import copy
 import dataclasses
 from dataclasses import field
 from typing import Any
+from typing import ClassVar
 
 import pytest
 
@@ -89,6 +90,7 @@ def test_the_run_s_classes_compile_no_code_when_made() -> None:
     from pytest_qbench.history import flakiness
     from pytest_qbench.history import queries
     from pytest_qbench.plugin.options import settings
+    from pytest_qbench.report import outputs
     from pytest_qbench.report import shapes
 
     made = [
@@ -102,7 +104,28 @@ def test_the_run_s_classes_compile_no_code_when_made() -> None:
         analysis.ExecutionSummary,
         settings.Settings,
         shapes._Layout,
+        outputs.OutputWriter,
     ]
     compiled = [c.__name__ for c in made if vars(c)["__init__"].__code__.co_filename == "<string>"]
     assert compiled == []
     assert all(dataclasses.is_dataclass(c) for c in made)
+
+
+def test_post_init_runs_and_fields_it_does_not_cover_are_refused() -> None:
+    """``__post_init__`` runs after the fields are set; an ``InitVar`` or ``ClassVar`` field,
+    which the shared ``__init__`` would get wrong, is refused when the class is made."""
+
+    @records.dataclass(eq=False, repr=False)
+    class Doubled:
+        x: int
+
+        def __post_init__(self) -> None:
+            self.twice = self.x * 2
+
+    assert Doubled(3).twice == 6
+    with pytest.raises(TypeError, match="Counted: InitVar, ClassVar"):
+
+        @records.dataclass
+        class Counted:
+            x: int
+            made: ClassVar[int] = 0

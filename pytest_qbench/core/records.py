@@ -7,8 +7,9 @@ makes the same class (``dataclasses.fields``, ``asdict``, ``replace`` and ``is_d
 work on it) with ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and the frozen
 ``__setattr__``/``__delattr__`` shared functions that read the fields at call time instead.
 Type checkers see ``dataclasses.dataclass`` itself. Options it does not cover (``order``,
-``slots``, ``kw_only``, ``unsafe_hash``, ``init=False`` fields, ``__post_init__``) get the
-standard decorator.
+``slots``, ``kw_only``, ``unsafe_hash``, ``init=False``) get the standard decorator; a field it
+does not cover (``InitVar``, ``ClassVar``, ``kw_only``, ``init=False``) is refused when the class
+is made.
 """
 
 from __future__ import annotations
@@ -43,14 +44,16 @@ else:
 
 
 def _make(cls: type, *, init: bool, repr: bool, eq: bool, frozen: bool, other: Any) -> type:
-    if other or not init or "__post_init__" in cls.__dict__:
+    if other or not init:
         return dataclasses.dataclass(init=init, repr=repr, eq=eq, frozen=frozen, **other)(cls)
-    made: type[Any] = dataclasses.dataclass(init=False, repr=False, eq=False)(
-        cls
-    )  # no code compiled
+    made: type[Any] = dataclasses.dataclass(init=False, repr=False, eq=False)(cls)
     fields = dataclasses.fields(made)
-    if any(not f.init or f.kw_only is True for f in fields):
-        return dataclasses.dataclass(init=init, repr=repr, eq=eq, frozen=frozen)(cls)
+    pseudo = len(made.__dataclass_fields__) != len(fields)  # an InitVar or a ClassVar
+    if pseudo or any(not f.init or f.kw_only is True for f in fields):
+        raise TypeError(
+            f"{cls.__qualname__}: InitVar, ClassVar, kw_only and init=False fields need"
+            " dataclasses.dataclass itself"
+        )
     params = made.__dataclass_params__
     params.init, params.repr, params.eq, params.frozen = True, repr, eq, frozen
     names = tuple(f.name for f in fields)
@@ -83,6 +86,7 @@ def _init(
     defaults = {f.name: f.default for f in fields if f.default is not missing}
     factories = {f.name: f.default_factory for f in fields if f.default_factory is not missing}
     setter = object.__setattr__ if frozen else setattr
+    post_init = hasattr(cls, "__post_init__")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if len(args) > len(names):
@@ -114,6 +118,8 @@ def _init(
             raise TypeError(
                 f"{cls.__qualname__}.__init__() got an unexpected keyword argument '{unexpected}'"
             )
+        if post_init:
+            self.__post_init__()
 
     return __init__
 

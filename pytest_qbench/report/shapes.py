@@ -44,6 +44,8 @@ def _shapes() -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class _Layout:
+    """A model's fields, as ``new`` and ``expand`` use them."""
+
     template: dict[str, Any]
     """Every field in order, defaults filled in (required fields hold ``REQUIRED``)."""
     fresh: tuple[tuple[str, Callable[[], Any]], ...]
