@@ -21,6 +21,8 @@ UNUSED = (
     "pytest_qbench.report.attachments",  # only when a test attaches a file
     "mimetypes",
     "pytest_qbench.report.coverage.reports",  # only for coverage.py's reports
+    "secrets",  # the run id's random part comes from os.urandom (secrets and hmac not imported)
+    "hmac",
 )
 GREEN_UNUSED = (
     "pytest_qbench.history.failure_history",  # the history of failing tests, judged

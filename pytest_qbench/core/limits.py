@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.text import DEFAULT_MAX_OUTPUT
 from pytest_qbench.core.text import DEFAULT_MAX_TRACE
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
 
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING

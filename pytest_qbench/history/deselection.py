@@ -13,7 +13,8 @@ import base64
 import hashlib
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from pytest_qbench.core.records import dataclass
 
 
 @dataclass(frozen=True)

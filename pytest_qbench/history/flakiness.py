@@ -36,13 +36,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from collections.abc import Sequence
-from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
 
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.history.sql import FAILING
 from pytest_qbench.history.sql import PASSING

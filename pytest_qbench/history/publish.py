@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
 from dataclasses import field
 from functools import partial
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING
 from typing import TypeVar
 
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
 

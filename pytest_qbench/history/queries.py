@@ -9,12 +9,12 @@ import json
 import re
 from collections.abc import Iterable
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.timefmt import from_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor

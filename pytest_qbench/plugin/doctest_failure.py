@@ -9,8 +9,9 @@ from path:line (3 examples)>``, and their traceback runs through doctest.py.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from pytest_qbench.core.records import dataclass
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from collections.abc import Mapping
-from dataclasses import dataclass
 from dataclasses import field
 from typing import TYPE_CHECKING
 from typing import Any
@@ -18,6 +17,7 @@ from typing import TypedDict
 from typing import TypeVar
 from typing import cast
 
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.summary_words import FIELD_OF_KEY
 from pytest_qbench.report.shapes import new

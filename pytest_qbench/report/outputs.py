@@ -7,12 +7,12 @@ import shutil
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.core import atomic
 from pytest_qbench.core.errors import QBenchError
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.render import MARKDOWN_TEMPLATE

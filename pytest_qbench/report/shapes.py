@@ -19,7 +19,6 @@ import json
 import math
 from collections.abc import Callable
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from datetime import timezone
 from functools import cache
@@ -28,6 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import overload
+
+from pytest_qbench.core.records import dataclass
 
 
 REQUIRED = "<required>"
@@ -43,6 +44,8 @@ def _shapes() -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class _Layout:
+    """A model's fields, as ``new`` and ``expand`` use them."""
+
     template: dict[str, Any]
     """Every field in order, defaults filled in (required fields hold ``REQUIRED``)."""
     fresh: tuple[tuple[str, Callable[[], Any]], ...]

@@ -8,7 +8,6 @@ only when ``--qbench-baseline`` is given.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ import pytest
 
 from pytest_qbench.core.numbers import parse_finite
 from pytest_qbench.core.numbers import parse_whole
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.plugin.options.values import split_metric_value

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import pytest
 
 from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
 from pytest_qbench.tools.names import parse_checker_names

@@ -10,7 +10,6 @@ import os
 import re
 import tempfile
 from contextlib import suppress
-from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +26,7 @@ from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.numbers import parse_cap
 from pytest_qbench.core.numbers import parse_count
 from pytest_qbench.core.numbers import parse_seconds
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.agent import GateSettings
 from pytest_qbench.plugin.options.agent import read_gate_settings
 from pytest_qbench.plugin.options.checks import CheckSettings
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from pytest_qbench.report.coverage.reports import CoverageReportSpec
 
 
-PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+PACKAGE_NAME = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$"
 
 
 # no __eq__/__hash__/__repr__: a dataclass compiles each method at import, in every pytest run
@@ -292,7 +292,7 @@ def _source(value: str, base: Path, flag: str) -> str:
             f"{flag} must be a directory or an importable package, given: {value} (a file); "
             f"use its directory, e.g. {flag}={Path(value).parent.as_posix() or '.'}"
         )
-    if PACKAGE_NAME.match(value):
+    if re.match(PACKAGE_NAME, value):
         return value
     raise pytest.UsageError(
         f"{flag} is neither a directory nor a package name, given: {value}; "

@@ -11,15 +11,15 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import pytest
 
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.values import OptionReader
 
 
-SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-QUEUE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$")
+SHARD = r"^\s*(\d+)\s*/\s*(\d+)\s*$"
+QUEUE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$"
 CI_MATRIX = (
     ("CI_NODE_INDEX", "CI_NODE_TOTAL", 1),  # GitLab CI (parallel:), also Travis-style runners
     ("CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0),  # CircleCI (parallelism:)
@@ -112,7 +112,7 @@ def read_shard_settings(
                 "shard yourself, e.g. --qbench-shard=${{ matrix.shard }}/4 on GitHub Actions"
             )
         return ShardSettings(index=found[0], count=found[1])
-    match = SHARD.match(shard)
+    match = re.match(SHARD, shard)
     index, count = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
     if not match or not 1 <= index <= count:
         raise pytest.UsageError(
@@ -133,7 +133,7 @@ def _given(reader: OptionReader, name: str) -> tuple[str, str]:
 def _queue(
     name: str, source: str, reader: OptionReader, environ: Mapping[str, str]
 ) -> ShardSettings:
-    if not QUEUE_NAME.match(name):
+    if not re.match(QUEUE_NAME, name):
         raise pytest.UsageError(
             f"{source} must be 1-128 letters, digits or . _ : / -, starting with a letter or "
             f"digit, given: {name!r} (an empty variable?); e.g. --qbench-queue=$CI_PIPELINE_ID"

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 
 CAPTURE_DEFAULT = "failed,error"
-RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+"""A run id's pattern (compiled at first use by ``re``'s cache: a run without the option
+never compiles it; the same for the other options' patterns)."""
 RUN_ID_SEPARATORS = "._-"
 """A run id ending in one of these lost its suffix: ``ci-$BUILD_NUMBER`` with the variable empty."""
 OUTPUT_OPTIONS = ("json", "md", "html", "digest", "templates", "ctrf")
@@ -45,13 +47,13 @@ def number_ini_type(kind: type[int] | type[float]) -> Any:
     return "string"
 
 
-SIZE = re.compile(r"^\s*(\d+)\s*(|b|bytes?|kib|k|mib|m|gib|g)\s*$", re.IGNORECASE)
+SIZE = r"^\s*(\d+)\s*(|b|bytes?|kib|k|mib|m|gib|g)\s*$"
 SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 def parse_size(value: str) -> int:
     """A size in bytes: ``1048576``, ``512KiB``, ``10MiB``, ``1GiB`` (``type=`` for argparse)."""
-    match = SIZE.match(str(value))
+    match = re.match(SIZE, str(value), re.IGNORECASE)
     if match is None:
         raise argparse.ArgumentTypeError(
             f"must be a size in bytes, or with KiB, MiB or GiB, given: {value!r}; e.g. 10MiB"
@@ -133,7 +135,7 @@ def read_cov_reports(reader: OptionReader) -> tuple[tuple[CoverageReportSpec, Pa
 
 def parse_run_id(value: str) -> str:
     """A run id usable as a directory name (``type=`` for argparse)."""
-    if not RUN_ID.match(value):
+    if not re.match(RUN_ID, value):
         raise argparse.ArgumentTypeError(
             f"must be 1-128 letters, digits, '.', '_' or '-' and start with a letter or digit, "
             f"given: {value!r}; e.g. ci-1234"
