@@ -116,6 +116,10 @@ class Selection:
     stopped: bool = False
     """Whether pytest stopped at collection errors and ran no test (its results are only
     collection errors): which tests it would have run is not known."""
+    last_failed: bool = False
+    """Whether the run was made with ``--lf``: pytest then drops the tests that passed before
+    while it collects, without reporting them deselected (and runs every test when none had
+    failed), so which tests it left out is not known."""
 
 
 def file_of(nodeid: str) -> str:
@@ -131,6 +135,11 @@ def selects_within_files(command: Sequence[str]) -> bool:
         if name in SELECTING_OPTIONS or short or "::" in arg:
             return True
     return False
+
+
+def ran_last_failed(command: Sequence[str]) -> bool:
+    """Whether a pytest command line has ``--lf`` (``--last-failed``)."""
+    return any(arg in ("--lf", "--last-failed") for arg in command[1:])
 
 
 RUN_ID_OPTION = "--qbench-run-id"
@@ -165,11 +174,13 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     ids = frozenset(run_deselected(index, run.run_id))
     count = run.counts.get("deselected", 0)
     known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
+    last_failed = ran_last_failed(run.command)
     errors = sum(is_collection_error(nodeid, result) for nodeid, result in results.items())
     # only collection errors: pytest stopped before running the modules it did collect
     stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    return Selection(len(results) - errors, count, files, ids, known and not stopped, stopped)
+    known = known and not stopped and not last_failed
+    return Selection(len(results) - errors, count, files, ids, known, stopped, last_failed)
 
 
 def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:
