@@ -27,6 +27,7 @@ from html_suites import Run
 from html_suites import build_demo
 from html_suites import build_large
 from html_suites import build_xss
+from html_suites import run_pytest
 from shared_setup import shared_dir
 
 from pytest_qbench.report.models import TestReport
@@ -403,4 +404,43 @@ def test_fifty_thousand_tests_open_and_search(
         shown = page.locator("#rows li.row").all_text_contents()
         assert len(shown) == min(matching, 100)
         assert all(query in text.lower() for text in shown)
+    assert page_log.problems() == []
+
+
+# --- a unittest subTest that failed -------------------------------------------------------------
+
+
+SUBTEST_SUITE = """
+import unittest
+
+
+class TestParts(unittest.TestCase):
+    def test_parts(self):
+        for part in ("bolt", "nut", "washer"):
+            with self.subTest(part=part):
+                self.assertNotEqual(part, "nut")
+
+    def test_whole(self):
+        pass
+"""
+
+
+def test_a_failed_subtest_is_failed_under_every_filter(
+    page: Page, page_log: PageLog, tmp_path: Path
+) -> None:
+    """pytest 9 counts a unittest method whose subTest failed as passed (and the subtest as
+    failed); the report's verdict on the method is failed, and so is the page's: its row is
+    under the failed filter only, and the passed filter counts and shows the passing test."""
+    (tmp_path / "test_parts.py").write_text(SUBTEST_SUITE, encoding="utf-8")
+    run = run_pytest(tmp_path, "--qbench-html=report.html")
+    assert run.summary.startswith("1 failed, 2 passed")  # the method itself counted passed
+    page.goto((tmp_path / "report.html").as_uri())
+    page.wait_for_selector("#rows li.row")
+    for outcome, expected in (("failed", ["failed"]), ("passed", ["passed"])):
+        button = page.locator(f"#filters button[data-outcome={outcome}]")
+        assert button.locator(".count").inner_text() == str(len(expected)), outcome
+        click_filter(page, outcome)
+        outcomes = [r.get_attribute("data-outcome") for r in page.locator("#rows li.row").all()]
+        assert outcomes == expected, outcome
+        assert page.locator("#shown-count").inner_text() == str(len(expected))
     assert page_log.problems() == []

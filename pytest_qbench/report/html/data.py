@@ -47,7 +47,8 @@ class PageData:
     """Test-case keys (``qbench_case(key=...)``), shown on the row and searched."""
     also: dict[str, list[int]] = field(default_factory=dict)
     """Outcomes a row also counts as in pytest's summary line (a passed test whose teardown
-    errored counts as passed and as an error)."""
+    errored counts as passed and as an error); not passed for a test that failed through its
+    subtests (pytest counts the method passed, its verdict is failed)."""
     durations: list[float] = field(default_factory=list)
     scores: dict[str, list[float]] = field(default_factory=dict)
     scales: dict[str, float] = field(default_factory=dict)
@@ -123,6 +124,9 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
     if message:
         data.messages[str(row)] = message
     also = [CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code]
+    if code in FAILING and result["subtests"]:
+        # pytest counts the method passed beside its failed subtest; the verdict is failed
+        also = [c for c in also if c != CODE["passed"]]
     if also:
         data.also[str(row)] = also
     if result["flaky"]:
