@@ -8,7 +8,9 @@ from dataclasses import field
 from dataclasses import replace
 from typing import Any
 
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.timefmt import to_index_time
+from pytest_qbench.core.types import OUTCOMES
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
@@ -240,7 +242,8 @@ class RunDiff:
 
 def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds) -> RunDiff:
     """Compare two indexed runs."""
-    before, after = run_results(index, base.run_id), run_results(index, head.run_id)
+    before = known_outcomes(run_results(index, base.run_id), base.run_id)
+    after = known_outcomes(run_results(index, head.run_id), head.run_id)
     infos = failure_infos(
         index, (r.fingerprint for r in [*before.values(), *after.values()] if r.fingerprint)
     )
@@ -274,6 +277,24 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
     diff.diagnostics = diff_diagnostics(index, base.run_id, head.run_id)
     return diff
+
+
+def known_outcomes(results: dict[str, PastResult], run_id: str) -> dict[str, PastResult]:
+    """``results``, when each holds an outcome qbench knows.
+
+    Raises:
+        HistoryError: a result's outcome is unknown (a damaged index, or one another tool
+            wrote): whether it is a new failure, a fixed one or a pass cannot be decided.
+    """
+    for nodeid, result in results.items():
+        if result.outcome not in OUTCOMES:
+            raise HistoryError(
+                f"the index holds an unknown outcome {result.outcome!r} for {nodeid} in run "
+                f"{run_id}: whether it is a new or fixed failure cannot be decided (a damaged "
+                "index? `qbench index` rebuilds a run's rows from its run directory)",
+                slug="index-unknown-outcome",
+            )
+    return results
 
 
 COLLECTED = "collected"
