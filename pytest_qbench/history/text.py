@@ -241,7 +241,7 @@ def _selection_text(selection: Selection) -> str:
     if selection.stopped:
         text += " (pytest stopped at collection errors: which tests it would have run is not known)"
     elif selection.last_failed:
-        text += " (run with --lf: pytest ran only the tests that failed in the run before, or every test when none had failed, and does not record which it left out)"
+        text += " (run with --lf: pytest ran only the tests its cache recorded as failed, or every test when none was, and does not record which it left out)"
     elif not selection.known:
         text += " (which tests it left out is not recorded: -k, -m or node ids under pytest-xdist, or a run indexed from its files)"
     return text

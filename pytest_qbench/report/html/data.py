@@ -123,7 +123,11 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
     message = row_message(result)
     if message:
         data.messages[str(row)] = message
-    also = [CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code]
+    # each outcome once: a row shows once under a filter (a rerun test whose teardown errs is
+    # counted passed once per attempt by pytest)
+    also = list(
+        dict.fromkeys(CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code)
+    )
     if code in FAILING and result["subtests"]:
         # pytest counts the method passed beside its failed subtest; the verdict is failed
         also = [c for c in also if c != CODE["passed"]]
