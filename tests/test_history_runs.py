@@ -257,7 +257,8 @@ def test_qbench_diff_names_a_last_failed_run(
         test_b="def test_b(): pass\n",
     )
     run_qbench("--qbench-run-id=full", run_dir="full")
-    run_qbench("--lf", "-k", "bad2", "--qbench-run-id=lf", run_dir="lf")
+    lf = run_qbench("--lf", "-k", "bad2", "--qbench-run-id=lf", run_dir="lf")
+    lf.result.assert_outcomes(failed=1, deselected=1)
     status, diff = qbench_json(capsys, "diff", "full", "lf")
     assert status == 0
     assert diff["removed_tests"] == []
@@ -272,6 +273,11 @@ def test_qbench_diff_names_a_last_failed_run(
     main(["diff", "full", "lf", "--dir", ".qbench"])
     text = capsys.readouterr().out
     assert "  B  ran 1 test of 1 file, deselected 1 (run with --lf: pytest ran only" in text
+    # the counts in pytest's words, deselected tests too, as its closing line has them
+    assert "head  lf  " in text and "  1 test: 1 failed, 1 deselected\n" in text
+    capsys.readouterr()
+    main(["show", "lf", "--dir", ".qbench"])
+    assert "tests     1: 1 failed, 1 deselected\n" in capsys.readouterr().out
 
 
 def test_qbench_diff_under_xdist_does_not_guess_what_k_left_out(

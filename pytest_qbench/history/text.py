@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 
 MAX_LISTED = 50
 """Items listed per section; ``--json`` has them all."""
-COUNT_FIELDS = (*OUTCOME_FIELDS, *SUBTEST_FIELDS, "reruns")
-"""The counts of a run the index keeps, worded as pytest does (`summary_words`)."""
+COUNT_FIELDS = (*OUTCOME_FIELDS, *SUBTEST_FIELDS, "deselected", "reruns")
+"""The counts of a run the index keeps, worded as pytest does (`summary_words`): those of
+pytest's closing line but its warnings, as the MCP server's answers show them."""
 
 
 def when(moment: datetime | None) -> str:
