@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
+from pytest_qbench.core.text import message_line
 from pytest_qbench.report.html.attachments import AttachmentBudget
 from pytest_qbench.report.html.attachments import attachment_entry
 
@@ -231,7 +232,7 @@ def _add_reruns(detail: dict[str, Any], result: TestResultRecord) -> None:
 def _failure_line(failure: FailureRecord | None) -> str:
     if failure is None:
         return ""
-    return f"{failure['error_type']}: {failure['error_message'].strip().split(chr(10), 1)[0]}"
+    return f"{failure['error_type']}: {message_line(failure['error_message'], 300)}"
 
 
 def _add_agent(detail: dict[str, Any], result: TestResultRecord) -> None:
