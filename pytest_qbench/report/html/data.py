@@ -124,11 +124,9 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
     message = row_message(result)
     if message:
         data.messages[str(row)] = message
-    # each outcome once: a row shows once under a filter (a rerun test whose teardown errs is
-    # counted passed once per attempt by pytest)
-    also = list(
-        dict.fromkeys(CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code)
-    )
+    also = [CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code]
+    if len(also) > 1:  # each once: a row shows once under a filter (pytest counts a rerun
+        also = list(dict.fromkeys(also))  # test whose teardown errs passed once per attempt)
     if code in FAILING and result["subtests"]:
         # pytest counts the method passed beside its failed subtest; the verdict is failed
         also = [c for c in also if c != CODE["passed"]]
