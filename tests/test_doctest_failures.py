@@ -101,3 +101,26 @@ def test_doctest_failures_at_their_example(
         ("arith.py", 17, "TypeError"),
         ("guide.txt", 4, "DocTestFailure"),
     }
+
+
+def test_one_line_texts_say_what_the_doctest_expected_and_got(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """doctest's message starts with the heading ``Expected:``: the one-line texts (``qbench
+    show``, ``diff`` and the flaky list from the index, the HTML page's row) fold what follows
+    into the line, rather than say only ``Expected:``."""
+    from pytest_qbench.cli import main
+    from pytest_qbench.report.html.data import row_message
+
+    pytester.makefile(".txt", guide=TEXT)
+    run = run_qbench("--doctest-glob=*.txt", "--qbench-run-id=doc")
+    monkeypatch.chdir(pytester.path)
+    capsys.readouterr()
+    assert main(["show", "doc"]) == 0
+    shown = capsys.readouterr().out
+    assert "guide.txt  DocTestFailure at guide.txt:4: Expected: 3 Got: 2\n" in shown, shown
+    result = run.report.results[0].model_dump(mode="json")
+    assert row_message(result) == "DocTestFailure: Expected: 3 Got: 2"  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ SQLite file, a real MCP client over stdio."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -141,3 +142,60 @@ def test_list_runs_over_mcp_shows_the_run(project: Path) -> None:
     assert ids == ["stopped", "fixed", "all", "one", "green"], ids
     line = next(x for x in result.content[0].text.splitlines() if x.startswith("all  "))
     assert "2 errors" in line, line
+
+
+@pytest.fixture
+def broken_copy(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the project's index to break, as the current directory."""
+    shutil.copytree(
+        project / ".qbench", tmp_path / ".qbench", ignore=shutil.ignore_patterns("runs")
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / ".qbench" / "index.sqlite"
+
+
+def set_outcome(index: Path, run_id: str, nodeid: str, outcome: str) -> None:
+    """Write ``outcome`` into the index row of ``nodeid`` in ``run_id``, as a damaged or foreign
+    index could hold it."""
+    with sqlite3.connect(index) as db:
+        changed = db.execute(
+            "UPDATE results SET outcome = ? WHERE run_ref = (SELECT id FROM runs WHERE run_id = ?)"
+            " AND test_ref = (SELECT id FROM tests WHERE nodeid = ?)",
+            (outcome, run_id, nodeid),
+        ).rowcount
+    assert changed == 1
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "run_id"),
+    [("green", "one", "one"), ("one", "fixed", "one")],
+    ids=["new-error", "fixed-error"],
+)
+def test_diff_fails_closed_on_a_collection_error_it_cannot_read(
+    broken_copy: Path,
+    capsys: pytest.CaptureFixture[str],
+    base: str,
+    head: str,
+    run_id: str,
+) -> None:
+    """A collection error whose row holds no outcome qbench knows: whether it is new or fixed
+    cannot be decided, so the diff fails (status 1) and names the error, never a pass."""
+    set_outcome(broken_copy, run_id, "test_b.py", "ERROR")
+    capsys.readouterr()
+    status = main(["diff", base, head])
+    out, err = capsys.readouterr()
+    assert status == 1, out
+    assert "qbench: error: " in err and "'ERROR'" in err and "test_b.py" in err, err
+
+
+def test_diff_fails_closed_when_the_index_cannot_be_read(
+    broken_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The results of the runs cannot be read: the diff fails and names why."""
+    with sqlite3.connect(broken_copy) as db:
+        db.execute("ALTER TABLE results RENAME TO results_gone")
+    capsys.readouterr()
+    status = main(["diff", "green", "one"])
+    out, err = capsys.readouterr()
+    assert status == 1, out
+    assert err.startswith("qbench: ") and "results" in err, err

@@ -245,6 +245,41 @@ def test_qbench_diff_compares_like_with_like(
     assert same["removed_tests"] == ["test_a.py::test_pipe_old"] and same["new_tests"] == []
 
 
+def test_qbench_diff_names_a_last_failed_run(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--lf drops the tests that passed before while pytest collects, without reporting them
+    deselected: with -k deselecting another test, the diff must still not call the dropped
+    tests removed, and its note names --lf."""
+    pytester.makepyfile(
+        test_a="def test_ok(): pass\ndef test_bad(): assert 0\n"
+        "def test_bad2(): assert 0\ndef test_ok2(): pass\n",
+        test_b="def test_b(): pass\n",
+    )
+    run_qbench("--qbench-run-id=full", run_dir="full")
+    lf = run_qbench("--lf", "-k", "bad2", "--qbench-run-id=lf", run_dir="lf")
+    lf.result.assert_outcomes(failed=1, deselected=1)
+    status, diff = qbench_json(capsys, "diff", "full", "lf")
+    assert status == 0
+    assert diff["removed_tests"] == []
+    assert diff["not_selected_in_head"] == [
+        "test_a.py::test_bad",
+        "test_a.py::test_ok",
+        "test_a.py::test_ok2",
+        "test_b.py::test_b",
+    ]
+    assert diff["selection"]["head"]["deselected_known"] is False
+    capsys.readouterr()
+    main(["diff", "full", "lf", "--dir", ".qbench"])
+    text = capsys.readouterr().out
+    assert "  B  ran 1 test of 1 file, deselected 1 (run with --lf: pytest ran only" in text
+    # the counts in pytest's words, deselected tests too, as its closing line has them
+    assert "head  lf  " in text and "  1 test: 1 failed, 1 deselected\n" in text
+    capsys.readouterr()
+    main(["show", "lf", "--dir", ".qbench"])
+    assert "tests     1: 1 failed, 1 deselected\n" in capsys.readouterr().out
+
+
 def test_qbench_diff_under_xdist_does_not_guess_what_k_left_out(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,6 +27,7 @@ from html_suites import Run
 from html_suites import build_demo
 from html_suites import build_large
 from html_suites import build_xss
+from html_suites import run_pytest
 from shared_setup import shared_dir
 
 from pytest_qbench.report.models import TestReport
@@ -403,4 +404,79 @@ def test_fifty_thousand_tests_open_and_search(
         shown = page.locator("#rows li.row").all_text_contents()
         assert len(shown) == min(matching, 100)
         assert all(query in text.lower() for text in shown)
+    assert page_log.problems() == []
+
+
+# --- a unittest subTest that failed -------------------------------------------------------------
+
+
+SUBTEST_SUITE = """
+import unittest
+
+
+class TestParts(unittest.TestCase):
+    def test_parts(self):
+        for part in ("bolt", "nut", "washer"):
+            with self.subTest(part=part):
+                self.assertNotEqual(part, "nut")
+
+    def test_whole(self):
+        pass
+"""
+
+
+TEARDOWN_SUITE = """
+import pytest
+
+
+def test_fine():
+    pass
+
+
+def test_teardown_breaks(request):
+    request.addfinalizer(lambda: 1 / 0)
+"""
+
+
+def filtered_rows(page: Page, outcome: str) -> list[str | None]:
+    """The outcomes of the rows under ``outcome``'s filter, once its count is checked against
+    them: a button's count is the rows it shows."""
+    button = page.locator(f"#filters button[data-outcome={outcome}]")
+    click_filter(page, outcome)
+    outcomes = [r.get_attribute("data-outcome") for r in page.locator("#rows li.row").all()]
+    assert button.locator(".count").inner_text() == str(len(outcomes)), outcome
+    assert page.locator("#shown-count").inner_text() == str(len(outcomes)), outcome
+    return outcomes
+
+
+def test_a_failed_subtest_is_failed_under_every_filter(
+    page: Page, page_log: PageLog, tmp_path: Path
+) -> None:
+    """pytest 9 counts a unittest method whose subTest failed as passed (and the subtest as
+    failed); the report's verdict on the method is failed, and so is the page's: its row is
+    under the failed filter only, and the passed filter counts and shows the passing test."""
+    (tmp_path / "test_parts.py").write_text(SUBTEST_SUITE, encoding="utf-8")
+    run = run_pytest(tmp_path, "--qbench-html=report.html")
+    assert run.summary.startswith("1 failed, 2 passed")  # the method itself counted passed
+    page.goto((tmp_path / "report.html").as_uri())
+    page.wait_for_selector("#rows li.row")
+    assert filtered_rows(page, "failed") == ["failed"]
+    assert filtered_rows(page, "passed") == ["passed"]
+    assert page_log.problems() == []
+
+
+def test_a_rerun_teardown_error_counts_once_under_passed(
+    page: Page, page_log: PageLog, tmp_path: Path
+) -> None:
+    """With pytest-rerunfailures, a test whose teardown errs passes its call in each attempt,
+    and pytest counts it passed twice ("3 passed, 1 error, 1 rerun"); the page's passed button
+    counts the rows it shows: the test once, beside the passing one."""
+    pytest.importorskip("pytest_rerunfailures")
+    (tmp_path / "test_teardown.py").write_text(TEARDOWN_SUITE, encoding="utf-8")
+    run = run_pytest(tmp_path, "-p", "pytest_rerunfailures", "--reruns=1", "--qbench-html=r.html")
+    assert run.summary == "3 passed, 1 error, 1 rerun"
+    page.goto((tmp_path / "r.html").as_uri())
+    page.wait_for_selector("#rows li.row")
+    assert filtered_rows(page, "passed") == ["error", "passed"]
+    assert filtered_rows(page, "error") == ["error"]
     assert page_log.problems() == []

@@ -62,6 +62,16 @@ def first_line(text: str, limit: int = 200) -> str:
     return ""
 
 
+def message_line(text: str, limit: int = 200) -> str:
+    """A failure message on one line: its first non-empty line, and when that line is only a
+    heading (it ends with ``:``, as doctest's ``Expected:``), the lines after it folded in
+    (``Expected: 3 Got: 2``); cut to ``limit`` characters."""
+    line = first_line(text, limit)
+    if not line.endswith(":"):
+        return line
+    return " ".join(text.split())[:limit]
+
+
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
 _NAMED_ERROR = re.compile(
     r"^(?:INTERNALERROR> )?([A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit|Interrupt)\b.*)"

@@ -8,7 +8,9 @@ from dataclasses import field
 from dataclasses import replace
 from typing import Any
 
+from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.timefmt import to_index_time
+from pytest_qbench.core.types import OUTCOMES
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.analysis import execution_summary
 from pytest_qbench.history.backend import Index
@@ -116,6 +118,10 @@ class Selection:
     stopped: bool = False
     """Whether pytest stopped at collection errors and ran no test (its results are only
     collection errors): which tests it would have run is not known."""
+    last_failed: bool = False
+    """Whether the run was made with ``--lf``: pytest then drops the tests that passed before
+    while it collects, without reporting them deselected (and runs every test when none had
+    failed), so which tests it left out is not known."""
 
 
 def file_of(nodeid: str) -> str:
@@ -131,6 +137,11 @@ def selects_within_files(command: Sequence[str]) -> bool:
         if name in SELECTING_OPTIONS or short or "::" in arg:
             return True
     return False
+
+
+def ran_last_failed(command: Sequence[str]) -> bool:
+    """Whether a pytest command line has ``--lf`` (``--last-failed``)."""
+    return any(arg in ("--lf", "--last-failed") for arg in command[1:])
 
 
 RUN_ID_OPTION = "--qbench-run-id"
@@ -165,11 +176,13 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     ids = frozenset(run_deselected(index, run.run_id))
     count = run.counts.get("deselected", 0)
     known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
+    last_failed = ran_last_failed(run.command)
     errors = sum(is_collection_error(nodeid, result) for nodeid, result in results.items())
     # only collection errors: pytest stopped before running the modules it did collect
     stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    return Selection(len(results) - errors, count, files, ids, known and not stopped, stopped)
+    known = known and not stopped and not last_failed
+    return Selection(len(results) - errors, count, files, ids, known, stopped, last_failed)
 
 
 def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:
@@ -229,7 +242,8 @@ class RunDiff:
 
 def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds) -> RunDiff:
     """Compare two indexed runs."""
-    before, after = run_results(index, base.run_id), run_results(index, head.run_id)
+    before = known_outcomes(run_results(index, base.run_id), base.run_id)
+    after = known_outcomes(run_results(index, head.run_id), head.run_id)
     infos = failure_infos(
         index, (r.fingerprint for r in [*before.values(), *after.values()] if r.fingerprint)
     )
@@ -263,6 +277,24 @@ def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds
     diff.metric_changes = _metric_changes(index, base.run_id, head.run_id, thresholds)
     diff.diagnostics = diff_diagnostics(index, base.run_id, head.run_id)
     return diff
+
+
+def known_outcomes(results: dict[str, PastResult], run_id: str) -> dict[str, PastResult]:
+    """``results``, when each holds an outcome qbench knows.
+
+    Raises:
+        HistoryError: a result's outcome is unknown (a damaged index, or one another tool
+            wrote): whether it is a new failure, a fixed one or a pass cannot be decided.
+    """
+    for nodeid, result in results.items():
+        if result.outcome not in OUTCOMES:
+            raise HistoryError(
+                f"the index holds an unknown outcome {result.outcome!r} for {nodeid} in run "
+                f"{run_id}: whether it is a new or fixed failure cannot be decided (a damaged "
+                "index? `qbench index` rebuilds a run's rows from its run directory)",
+                slug="index-unknown-outcome",
+            )
+    return results
 
 
 COLLECTED = "collected"

@@ -22,7 +22,7 @@ from typing import Any
 
 from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.text import error_line
-from pytest_qbench.core.text import first_line
+from pytest_qbench.core.text import message_line
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
@@ -352,8 +352,8 @@ def _fingerprint_row(fp: str, result: Record) -> tuple[str, str, str, str]:
 
 
 def _example(message: object) -> str:
-    """The first non-blank line of a failure message, bounded."""
-    return first_line(str(message or ""), MAX_EXAMPLE)
+    """A failure message on one line (``core.text.message_line``), bounded."""
+    return message_line(str(message or ""), MAX_EXAMPLE)
 
 
 def _metric_rows(run_ref: int, test_ref: int, result: Record) -> list[tuple[Any, ...]]:

@@ -43,8 +43,9 @@ if TYPE_CHECKING:
 
 MAX_LISTED = 50
 """Items listed per section; ``--json`` has them all."""
-COUNT_FIELDS = (*OUTCOME_FIELDS, *SUBTEST_FIELDS, "reruns")
-"""The counts of a run the index keeps, worded as pytest does (`summary_words`)."""
+COUNT_FIELDS = (*OUTCOME_FIELDS, *SUBTEST_FIELDS, "deselected", "reruns")
+"""The counts of a run the index keeps, worded as pytest does (`summary_words`): those of
+pytest's closing line but its warnings, as the MCP server's answers show them."""
 
 
 def when(moment: datetime | None) -> str:
@@ -237,9 +238,11 @@ def selection_lines(diff: RunDiff) -> list[str]:
 
 def _selection_text(selection: Selection) -> str:
     files = plural(len(selection.files), "file")
-    text = f"ran {selection.ran} tests of {files}, deselected {selection.deselected}"
+    text = f"ran {plural(selection.ran, 'test')} of {files}, deselected {selection.deselected}"
     if selection.stopped:
         text += " (pytest stopped at collection errors: which tests it would have run is not known)"
+    elif selection.last_failed:
+        text += " (run with --lf: pytest ran only the tests its cache recorded as failed, or every test when none was, and does not record which it left out)"
     elif not selection.known:
         text += " (which tests it left out is not recorded: -k, -m or node ids under pytest-xdist, or a run indexed from its files)"
     return text

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
+from pytest_qbench.core.text import message_line
 from pytest_qbench.report.html.attachments import AttachmentBudget
 from pytest_qbench.report.html.attachments import attachment_entry
 
@@ -47,7 +48,8 @@ class PageData:
     """Test-case keys (``qbench_case(key=...)``), shown on the row and searched."""
     also: dict[str, list[int]] = field(default_factory=dict)
     """Outcomes a row also counts as in pytest's summary line (a passed test whose teardown
-    errored counts as passed and as an error)."""
+    errored counts as passed and as an error); not passed for a test that failed through its
+    subtests (pytest counts the method passed, its verdict is failed)."""
     durations: list[float] = field(default_factory=list)
     scores: dict[str, list[float]] = field(default_factory=dict)
     scales: dict[str, float] = field(default_factory=dict)
@@ -123,6 +125,11 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
     if message:
         data.messages[str(row)] = message
     also = [CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code]
+    if len(also) > 1:  # each once: a row shows once under a filter (pytest counts a rerun
+        also = list(dict.fromkeys(also))  # test whose teardown errs passed once per attempt)
+    if code in FAILING and result["subtests"]:
+        # pytest counts the method passed beside its failed subtest; the verdict is failed
+        also = [c for c in also if c != CODE["passed"]]
     if also:
         data.also[str(row)] = also
     if result["flaky"]:
@@ -223,7 +230,7 @@ def _add_reruns(detail: dict[str, Any], result: TestResultRecord) -> None:
 def _failure_line(failure: FailureRecord | None) -> str:
     if failure is None:
         return ""
-    return f"{failure['error_type']}: {failure['error_message'].strip().split(chr(10), 1)[0]}"
+    return f"{failure['error_type']}: {message_line(failure['error_message'], 300)}"
 
 
 def _add_agent(detail: dict[str, Any], result: TestResultRecord) -> None:
