@@ -17,6 +17,7 @@ from typing import Any
 from history_data import report
 from history_data import result
 
+from pytest_qbench.core.types import Outcome
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.session_end import record_run
 from pytest_qbench.report import store
@@ -39,9 +40,15 @@ def _results(run: int) -> list[TestResultRecord]:
     found: list[TestResultRecord] = []
     for n in range(230):
         name = f"test_{n:03d}" if n % 50 else f'odd_{n},"outcome":"failed" \\ ü\t\U0001f600'
-        outcome = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")[
-            0 if n % 9 else (n // 9 + run) % 6
-        ]
+        outcomes: tuple[Outcome, ...] = (
+            "passed",
+            "failed",
+            "error",
+            "skipped",
+            "xfailed",
+            "xpassed",
+        )
+        outcome = outcomes[0 if n % 9 else (n // 9 + run) % 6]
         record = result(name, outcome, duration=n * 1e-5 + run, message=f"assert {n} == {run}")
         record["durations"] = {"setup": n * 1e-6, "call": 0.5, "teardown": 1.25e-05 * run}
         found.append(record)
@@ -72,7 +79,7 @@ def index_rows(qbench_dir: Path) -> dict[str, Any]:
         for item in results[:-2]:
             writer.write_result(item)
         writer.close()
-        head: TestReportRecord = {**record, "results": []}  # type: ignore[typeddict-item]
+        head: TestReportRecord = {**record, "results": []}
         done = record_run(qbench_dir, head, stream, results[-2:], keep_runs=0)
         histories.append(done.histories)
     with sqlite3.connect(qbench_dir / INDEX_NAME) as db:

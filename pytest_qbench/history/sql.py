@@ -50,7 +50,7 @@ def many_rows(insert: str, count: int) -> str:
     """``insert``, an ``INSERT ... VALUES (?, ...)`` of one row, as one statement inserting
     ``count`` rows (``VALUES (?, ...), (?, ...)``): one statement to prepare and run for a
     chunk of rows instead of one run per row (at most `rows_per_insert` rows)."""
-    head, values, tail = insert.partition("VALUES (")
+    head, _values, tail = insert.partition("VALUES (")
     row, close, rest = tail.partition(")")
     one = f"({row}{close}"
     return f"{head}VALUES {', '.join([one] * count)}{rest}"
