@@ -63,6 +63,10 @@ class Index(Protocol):
     def insert_id(self, cursor: Cursor, sql: str, parameters: Sequence[Any]) -> int:
         """Run an ``INSERT`` into a table with an identity column; return the new row's id."""
 
+    def insert_rows(self, cursor: Cursor, sql: str, rows: Sequence[Row]) -> None:
+        """Run an ``INSERT ... VALUES (?, ...)`` of one row for each of ``rows``, in as few
+        statements as the engine runs best."""
+
     def close(self) -> None:
         """Release the connection."""
 

@@ -85,8 +85,8 @@ def index_run(
         if done.replaced:  # the set it deselected may be no run's now
             cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
         run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
-        _insert_results(cursor, run_ref, results(), done)
-        _insert_results(cursor, run_ref, collection_error_results(report), done)
+        _insert_results(index, cursor, run_ref, results(), done)
+        _insert_results(index, cursor, run_ref, collection_error_results(report), done)
         _insert_deselected(cursor, run_ref, deselected)
         _insert_diagnostics(cursor, run_ref, report)
         if keep_runs:
@@ -153,10 +153,12 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
     return True
 
 
-def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed) -> None:
+def _insert_results(
+    index: Index, cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed
+) -> None:
     with_metrics: set[int] = set()
     for batch in sql.batches(results, RESULT_BATCH):
-        ids = _test_ids(cursor, [r["nodeid"] for r in batch])
+        ids = _test_ids(index, cursor, [r["nodeid"] for r in batch])
         rows, prints, metrics = {}, {}, {}
         for result in batch:
             test_ref = ids[result["nodeid"]]
@@ -172,7 +174,7 @@ def _insert_results(cursor: Cursor, run_ref: int, results: Iterable[Record], don
             rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
             if result.get("metric_results") or test_ref in with_metrics:
                 metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
-        cursor.executemany(sql.INSERT_RESULT, list(rows.values()))
+        index.insert_rows(cursor, sql.INSERT_RESULT, list(rows.values()))
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
         again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
         if again:  # the same node id twice in one run: the last one counts
@@ -286,13 +288,13 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
         cursor.executemany(sql.INSERT_DIAGNOSTIC, batch)
 
 
-def _test_ids(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+def _test_ids(index: Index, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
     """The ids of ``nodeids`` (at most ``sql.BATCH``), those not in the index yet added."""
     wanted = list(dict.fromkeys(nodeids))
     ids = _known_tests(cursor, wanted)
     missing = [nodeid for nodeid in wanted if nodeid not in ids]
     if missing:
-        cursor.executemany(sql.INSERT_TEST, [(nodeid,) for nodeid in missing])
+        index.insert_rows(cursor, sql.INSERT_TEST, [(nodeid,) for nodeid in missing])
         ids.update(_known_tests(cursor, missing))
     return ids
 

@@ -135,6 +135,10 @@ class PostgresIndex:
         cursor.execute(f"{sql_text} RETURNING id", parameters)
         return int(cursor.fetchone()[0])
 
+    def insert_rows(self, cursor: Cursor, sql_text: str, rows: Sequence[Sequence[Any]]) -> None:
+        """The rows as one JSON parameter (``_PgCursor.executemany``)."""
+        cursor.executemany(sql_text, rows)
+
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()

@@ -12,6 +12,7 @@ order is time order in every engine.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -36,6 +37,23 @@ def batches(items: Iterable[_T], size: int = BATCH) -> Iterator[list[_T]]:
     iterator = iter(items)
     while batch := list(itertools.islice(iterator, size)):
         yield batch
+
+
+def rows_per_insert(width: int) -> int:
+    """How many rows of ``width`` values one ``INSERT`` of `many_rows` takes (``BATCH``
+    placeholders at most)."""
+    return max(1, BATCH // width)
+
+
+@functools.lru_cache(maxsize=32)
+def many_rows(insert: str, count: int) -> str:
+    """``insert``, an ``INSERT ... VALUES (?, ...)`` of one row, as one statement inserting
+    ``count`` rows (``VALUES (?, ...), (?, ...)``): one statement to prepare and run for a
+    chunk of rows instead of one run per row (at most `rows_per_insert` rows)."""
+    head, _values, tail = insert.partition("VALUES (")
+    row, close, rest = tail.partition(")")
+    one = f"({row}{close}"
+    return f"{head}VALUES {', '.join([one] * count)}{rest}"
 
 
 SCHEMA_VERSION = 8

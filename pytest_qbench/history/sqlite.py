@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 from typing import TypeVar
@@ -112,6 +113,17 @@ class SQLiteIndex:
         if not isinstance(row_id, int):  # cannot happen for an INSERT that succeeded
             raise HistoryError(f"{self.path}: the insert returned no row id", slug="index-broken")
         return row_id
+
+    def insert_rows(self, cursor: Cursor, sql_text: str, rows: Sequence[Sequence[Any]]) -> None:
+        """The rows in statements of many rows each (``sql.many_rows``): a statement run per
+        row costs SQLite's preparing, binding and resetting again each time (14 k instructions
+        of a result's 58 k)."""
+        if not rows:
+            return
+        per = sql.rows_per_insert(len(rows[0]))
+        for start in range(0, len(rows), per):
+            part = rows[start : start + per]
+            cursor.execute(sql.many_rows(sql_text, len(part)), list(chain.from_iterable(part)))
 
     def close(self) -> None:
         """Close the connection."""
