@@ -88,7 +88,9 @@ def test_the_run_s_classes_compile_no_code_when_made() -> None:
     judges) get no method compiled from source: their ``__init__`` is the shared one."""
     from pytest_qbench.history import analysis
     from pytest_qbench.history import flakiness
+    from pytest_qbench.history import indexer
     from pytest_qbench.history import queries
+    from pytest_qbench.history import session_end
     from pytest_qbench.plugin.options import settings
     from pytest_qbench.report import outputs
     from pytest_qbench.report import shapes
@@ -105,6 +107,8 @@ def test_the_run_s_classes_compile_no_code_when_made() -> None:
         settings.Settings,
         shapes._Layout,
         outputs.OutputWriter,
+        indexer.Indexed,
+        session_end.Recorded,
     ]
     compiled = [c.__name__ for c in made if vars(c)["__init__"].__code__.co_filename == "<string>"]
     assert compiled == []

@@ -13,7 +13,6 @@ import shutil
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
-from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
 from datetime import timezone
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.gc_pause import paused_gc
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import message_line
 from pytest_qbench.core.timefmt import to_index_time

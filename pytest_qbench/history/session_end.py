@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
 from dataclasses import field
 from functools import partial
 from json.decoder import scanstring  # type: ignore[attr-defined]
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
 
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import Record
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
-# no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
 @dataclass(eq=False, repr=False)
 class Recorded:
     """What indexing a finished run gives back."""
