@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_pytest import CI_MARKERS
 from hypothesis import HealthCheck
 from hypothesis import settings
 from pytest_api import chooses_from
@@ -28,11 +29,6 @@ settings.load_profile("qbench-tests")
 """Hypothesis' two verdicts that time decides (a 200 ms deadline per example, and input
 generation "too slow") are off: on 2 busy cores they failed property tests whose code was right
 (a test's verdict must never depend on the machine's load)."""
-
-
-CI_MARKERS = ("GITHUB_ACTIONS", "GITLAB_CI", "TF_BUILD", "CIRCLECI", "BUILDKITE", "JENKINS_URL")
-"""The variables by which qbench recognises a CI provider: under one, every run of the outer
-suite would record the same commit, and the history tests would see flaky tests everywhere."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by the marker given here

@@ -8,11 +8,9 @@ migration)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -20,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from child_pytest import child_env
+from child_pytest import run_child
 from history_data import index_args
 from history_data import index_reports
 from history_data import make_index_of_schema
@@ -72,25 +72,10 @@ class Run:
     line: str
 
 
-def pytest_env() -> dict[str, str]:
-    """The children's environment: no outer options, no history database, no autoloading."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "QBENCH_DB")}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return env
-
-
 def run_pytest(root: Path, run_id: str, bad: int, *args: str) -> Run:
     """Run the suite in ``root`` with the subtest ``bad`` failing (-1: none); pytest's line."""
     (root / "plan.txt").write_text(str(bad))
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "qbench", f"--qbench-run-id={run_id}", *args],
-        cwd=root,
-        env=pytest_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_child(root, *args, run_id=run_id)
     lines = [m.group(1) for line in done.stdout.splitlines() if (m := CLOSING.match(line))]
     assert lines, done.stdout + done.stderr
     return Run(run_id, lines[-1])
@@ -192,7 +177,7 @@ def mcp_call(root: Path, tool: str, arguments: dict[str, Any]) -> Any:
     if script is None:
         pytest.skip("qbench-mcp is not installed next to this Python")
     params = StdioServerParameters(
-        command=script, args=["--root", str(root)], cwd=str(root), env=pytest_env()
+        command=script, args=["--root", str(root)], cwd=str(root), env=child_env()
     )
 
     async def call() -> Any:
