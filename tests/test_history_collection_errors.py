@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from child_pytest import run_child
-from test_history_subtests import mcp_call
+from mcp_helpers import mcp_call
 
 from pytest_qbench.cli import main
 

@@ -11,20 +11,19 @@ import json
 import re
 import shutil
 import sqlite3
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from child_pytest import child_env
 from child_pytest import run_child
 from history_data import index_args
 from history_data import index_reports
 from history_data import make_index_of_schema
 from history_data import report
 from history_data import result
+from mcp_helpers import mcp_call
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
@@ -164,30 +163,6 @@ def test_list_runs_over_mcp_says_what_pytest_said(project: tuple[Path, list[Run]
         assert line.startswith(f"{run.run_id}  ") and f"  {run.line} in " in line, (line, run)
     summaries = {r["run_id"]: r["summary"] for r in result.structured_content["runs"]}
     assert summaries["r2"]["subtests_passed"] == 5 and summaries["r1"]["subtests_failed"] == 1
-
-
-def mcp_call(root: Path, tool: str, arguments: dict[str, Any]) -> Any:
-    """Call ``tool`` of ``qbench-mcp --root ROOT`` over stdio through the SDK's client."""
-    import anyio
-    from mcp import Client
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
-    if script is None:
-        pytest.skip("qbench-mcp is not installed next to this Python")
-    params = StdioServerParameters(
-        command=script, args=["--root", str(root)], cwd=str(root), env=child_env()
-    )
-
-    async def call() -> Any:
-        with anyio.fail_after(300), (root / "mcp-stderr.txt").open("w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                answer = await client.call_tool(tool, arguments)
-                assert not answer.is_error, answer.content
-                return answer
-
-    return anyio.run(call)
 
 
 def test_an_index_of_the_previous_schema_is_upgraded_in_place(
