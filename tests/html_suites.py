@@ -12,11 +12,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from child_pytest import run_child
 
 import pytest_qbench
 from pytest_qbench.report.aggregate import aggregate
@@ -153,22 +153,13 @@ class Run:
 
 def run_pytest(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Run:
     """``python -m pytest -p qbench ARGS`` in ``cwd``, this checkout's code imported."""
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTEST_", "GITHUB_", "QBENCH_")) and k not in ("CI", "COLUMNS")
-    }
-    path = os.pathsep.join(p for p in (str(PACKAGE_PARENT), clean.get("PYTHONPATH", "")) if p)
-    clean.update(PYTHONPATH=path, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", COLUMNS="100")
-    clean.update(env or {})
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "qbench", "-p", "no:cacheprovider", *args],
-        cwd=cwd,
-        env=clean,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    path = os.pathsep.join(p for p in (str(PACKAGE_PARENT), os.environ.get("PYTHONPATH", "")) if p)
+    done = run_child(
+        cwd,
+        "-p",
+        "no:cacheprovider",
+        *args,
+        env={"PYTHONPATH": path, "COLUMNS": "100", **(env or {})},
     )
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]
     return Run(done.stdout)

@@ -3,6 +3,7 @@ groups, cancelling."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
+from child_pytest import child_env
 
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.testrun import RunResult
@@ -93,3 +95,30 @@ def run(tools: QBenchTools, **request: Any) -> RunResult:
     process = tools.start_run(RunRequest(**request))
     tools.supervise(process)
     return tools.finish_run(process)
+
+
+def mcp_call(root: Path, tool: str, arguments: dict[str, Any]) -> Any:
+    """Call ``tool`` of ``qbench-mcp --root ROOT`` over stdio through the SDK's client, the
+    server in the children's environment (tests/child_pytest.py: its pytest runs load the
+    plugins they name, not every installed one); a successful answer."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("qbench-mcp is not installed next to this Python")
+    params = StdioServerParameters(
+        command=script, args=["--root", str(root)], cwd=str(root), env=child_env()
+    )
+
+    async def call() -> Any:
+        with anyio.fail_after(300), (root / "mcp-stderr.txt").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                answer = await client.call_tool(tool, arguments)
+                assert not answer.is_error, answer.content
+                return answer
+
+    return anyio.run(call)

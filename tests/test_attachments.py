@@ -579,7 +579,7 @@ def test_a_growing_file_is_cut_at_the_run_total(
         "    qbench.attach(b'x' * 4000, name='first.bin')\n"
         "    qbench.attach(Path('/proc/self/pagemap'))\n"
     )
-    run = run_qbench(subprocess=True)
+    run = run_qbench()
     first, second = run.by_name("test_two").attachments
     assert stored(run, first) == b"x" * 4000
     assert second.size == 6000 and len(stored(run, second)) == 6000
@@ -676,7 +676,7 @@ def test_windows_device_names_renamed_in_a_run(
         "    for name in ('CON', 'aux', 'NUL.txt', 'com1.txt'):\n"
         "        qbench.attach(b'x', name=name)\n"
     )
-    run = run_qbench(subprocess=True)
+    run = run_qbench()
     records = run.by_name("test_devices").attachments
     assert [a.name for a in records] == ["CON", "aux", "NUL.txt", "com1.txt"]
     assert [Path(a.path or "").name for a in records] == ["CON_", "aux_", "NUL_.txt", "com1_.txt"]

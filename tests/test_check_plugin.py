@@ -69,7 +69,6 @@ def test_diagnostics_in_report_json_md_digest_annotations(
         "--qbench-check=ruff,mypy",
         "--qbench-digest=digest.json",
         "--qbench-annotations",
-        subprocess=True,
     )
     assert run.result.ret == 0  # no gate: the checkers never fail the run by themselves
     rows = [(d.tool, d.file, d.line, d.column, d.code) for d in run.report.diagnostics]
@@ -113,7 +112,7 @@ def test_max_errors_gate(
 ) -> None:
     """issue 13.4: --qbench-max-errors passes at the limit and fails the run above it, with the
     gate and the numbers on the terminal."""
-    run = run_qbench("--qbench-check=ruff,mypy", f"--qbench-max-errors={maximum}", subprocess=True)
+    run = run_qbench("--qbench-check=ruff,mypy", f"--qbench-max-errors={maximum}")
     assert run.result.ret == status
     (gate,) = run.report.gates
     assert (gate.kind, gate.passed, gate.value, gate.threshold) == (
@@ -134,7 +133,7 @@ def test_max_errors_gate(
 def test_max_errors_from_ini(project: pytest.Pytester, run_qbench: RunQBench) -> None:
     """issue 13.4: ini qbench_check (a list) and qbench_max_errors work like the options."""
     project.makeini("[pytest]\nqbench_check =\n    ruff\nqbench_max_errors = 0\n")
-    run = run_qbench(subprocess=True)
+    run = run_qbench()
     assert run.result.ret == 1
     assert [c.run.tool for c in run.report.checks] == ["ruff.lint"]
 
@@ -379,6 +378,6 @@ def test_checkers_read_the_projects_own_file_lists(
     (project.path / ".git").mkdir()
     project.makefile(".py", clean="def one() -> int:\n    return 1\n")
     project.makepyprojecttoml('[tool.mypy]\nfiles = ["clean.py"]\n')
-    run = run_qbench("--qbench-check=mypy", subprocess=True)
+    run = run_qbench("--qbench-check=mypy")
     assert [(c.run.tool, c.status) for c in run.report.checks] == [("mypy.typecheck", "clean")]
     assert run.report.diagnostics == []

@@ -330,8 +330,12 @@ def test_gate_from_the_ini_file_and_from_coverage_config(
 def test_bad_coverage_options_are_usage_errors(
     pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
+    """Each stops pytest before any test runs (in process: qbench refuses the options before it
+    starts a measurement; pytest-cov starts its own before, so that one runs in a subprocess)."""
     make_project(pytester)
-    result = pytester.runpytest_subprocess("-p", "qbench", *args)
+    uses_pytest_cov = "pytest_cov.plugin" in args
+    runner = pytester.runpytest_subprocess if uses_pytest_cov else pytester.runpytest
+    result = runner("-p", "qbench", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert not (pytester.path / ".qbench" / "runs").exists() or not any(

@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from test_history_subtests import mcp_call
-from test_history_subtests import pytest_env
+from child_pytest import run_child
+from mcp_helpers import mcp_call
 
 from pytest_qbench.cli import main
 
@@ -31,15 +29,7 @@ def run_pytest(root: Path, run_id: str, broken: set[str], *args: str) -> int:
     for name in ("a", "b"):
         text = BROKEN if name in broken else GOOD
         (root / f"test_{name}.py").write_text(text.format(name=name))
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "qbench", f"--qbench-run-id={run_id}", *args],
-        cwd=root,
-        env=pytest_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_child(root, *args, run_id=run_id)
     return done.returncode
 
 

@@ -9,9 +9,6 @@ from __future__ import annotations
 import importlib
 import json
 import multiprocessing.connection  # noqa: F401 - see below
-import shutil
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,34 +75,12 @@ def qbench(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, st
     return status, data, capsys.readouterr().out
 
 
-def mcp_call(pytester: pytest.Pytester, tool: str, arguments: dict[str, Any]) -> Any:
-    """Call ``tool`` of ``qbench-mcp`` over stdio, through the SDK's client."""
-    pytest.importorskip("mcp")
-    import anyio
-    from mcp import Client
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
-    if script is None:
-        pytest.skip("qbench-mcp is not installed next to this Python")
-    params = StdioServerParameters(
-        command=script, args=["--root", str(pytester.path)], cwd=str(pytester.path)
-    )
-
-    async def main() -> Any:
-        with anyio.fail_after(300), (pytester.path / "mcp-stderr.txt").open("w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                return await client.call_tool(tool, arguments)
-
-    return anyio.run(main)
-
-
 def mcp_history(pytester: pytest.Pytester, run_id: str) -> str | None:
     """The history line MCP's ``get_test_failure`` gives an assistant."""
+    from mcp_helpers import mcp_call
     from mcp_helpers import structured
 
-    answer = mcp_call(pytester, "get_test_failure", {"run_id": run_id, "test": TARGET})
+    answer = mcp_call(pytester.path, "get_test_failure", {"run_id": run_id, "test": TARGET})
     history: str | None = structured(answer)["history"]
     return history
 
@@ -380,6 +355,7 @@ def test_mcp_flaky_list_marks_quarantined_and_broken_tests(
 ) -> None:
     """``flaky_tests`` through a real MCP client: the flaky test first, marked quarantined with
     its reason; the broken test after it, its evidence naming the runs since it broke."""
+    from mcp_helpers import mcp_call
     from mcp_helpers import structured
 
     pytester.makepyfile(test_suite=MARKED_SUITE)
@@ -396,7 +372,7 @@ def test_mcp_flaky_list_marks_quarantined_and_broken_tests(
         )
         == 0
     )
-    answer = mcp_call(pytester, "flaky_tests", {})
+    answer = mcp_call(pytester.path, "flaky_tests", {})
     tests = structured(answer)["tests"]
     marks = [(t["nodeid"], t["broken"], t.get("quarantined")) for t in tests]
     assert marks == [

@@ -8,23 +8,22 @@ migration)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
-import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from child_pytest import run_child
 from history_data import index_args
 from history_data import index_reports
 from history_data import make_index_of_schema
 from history_data import report
 from history_data import result
+from mcp_helpers import mcp_call
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
@@ -72,25 +71,10 @@ class Run:
     line: str
 
 
-def pytest_env() -> dict[str, str]:
-    """The children's environment: no outer options, no history database, no autoloading."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "QBENCH_DB")}
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return env
-
-
 def run_pytest(root: Path, run_id: str, bad: int, *args: str) -> Run:
     """Run the suite in ``root`` with the subtest ``bad`` failing (-1: none); pytest's line."""
     (root / "plan.txt").write_text(str(bad))
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "qbench", f"--qbench-run-id={run_id}", *args],
-        cwd=root,
-        env=pytest_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_child(root, *args, run_id=run_id)
     lines = [m.group(1) for line in done.stdout.splitlines() if (m := CLOSING.match(line))]
     assert lines, done.stdout + done.stderr
     return Run(run_id, lines[-1])
@@ -179,30 +163,6 @@ def test_list_runs_over_mcp_says_what_pytest_said(project: tuple[Path, list[Run]
         assert line.startswith(f"{run.run_id}  ") and f"  {run.line} in " in line, (line, run)
     summaries = {r["run_id"]: r["summary"] for r in result.structured_content["runs"]}
     assert summaries["r2"]["subtests_passed"] == 5 and summaries["r1"]["subtests_failed"] == 1
-
-
-def mcp_call(root: Path, tool: str, arguments: dict[str, Any]) -> Any:
-    """Call ``tool`` of ``qbench-mcp --root ROOT`` over stdio through the SDK's client."""
-    import anyio
-    from mcp import Client
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
-    if script is None:
-        pytest.skip("qbench-mcp is not installed next to this Python")
-    params = StdioServerParameters(
-        command=script, args=["--root", str(root)], cwd=str(root), env=pytest_env()
-    )
-
-    async def call() -> Any:
-        with anyio.fail_after(300), (root / "mcp-stderr.txt").open("w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog)) as client:
-                answer = await client.call_tool(tool, arguments)
-                assert not answer.is_error, answer.content
-                return answer
-
-    return anyio.run(call)
 
 
 def test_an_index_of_the_previous_schema_is_upgraded_in_place(

@@ -9,7 +9,6 @@ verdicts never depend on timing: the loops that wait are bounded safety nets.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from child_pytest import start_child
 from postgres_server import HistoryDB
 
 from pytest_qbench.cli import main
@@ -71,19 +71,19 @@ class Runs:
 
     def __init__(self, root: Path, db: str | None) -> None:
         self.root = root
-        self.env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        self.env.pop(ENV_VAR, None)
-        if db is not None:
-            self.env[ENV_VAR] = db
+        self.env = {} if db is None else {ENV_VAR: db}
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, run_id: str, *args: str, hold_at: str = "") -> None:
         """Start a run; return when it holds its run directory (so start times are ordered)."""
         env = {**self.env, "HOLD_AT": hold_at}
-        command = [sys.executable, "-m", "pytest", "-p", "qbench", f"--qbench-run-id={run_id}"]
-        self.procs[run_id] = subprocess.Popen(
-            [*command, "-q", "-p", "no:cacheprovider", *args],
-            cwd=self.root,
+        self.procs[run_id] = start_child(
+            self.root,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *args,
+            run_id=run_id,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -207,8 +207,8 @@ def test_a_quarantined_known_failure_is_labelled_everywhere(
 ) -> None:
     """report.md and MCP's run_test_workflow call a quarantined test's known failure
     quarantined, and tell an assistant not to fix it; a new failure is labelled NEW."""
+    from mcp_helpers import mcp_call
     from mcp_helpers import structured
-    from test_history_flaky import mcp_call
 
     history(pytester, run_qbench, "target=old")
     quarantine(pytester, TARGET)
@@ -220,7 +220,7 @@ def test_a_quarantined_known_failure_is_labelled_everywhere(
     )
     assert f"History: {label.summary}" in done.markdown
     pytester.makeini("[pytest]\nqbench_quarantine = on\n")
-    answer = mcp_call(pytester, "run_test_workflow", {})
+    answer = mcp_call(pytester.path, "run_test_workflow", {})
     failures = structured(answer)["failures"]
     assert [(f["test_name"], f["history"][:26]) for f in failures] == [
         (TARGET, "quarantined (known failure")
@@ -230,7 +230,7 @@ def test_a_quarantined_known_failure_is_labelled_everywhere(
     )
     assert "History: quarantined (known failure" in answer.content[0].text
     pytester.path.joinpath("plan.txt").write_text("target=new")
-    failures = structured(mcp_call(pytester, "run_test_workflow", {}))["failures"]
+    failures = structured(mcp_call(pytester.path, "run_test_workflow", {}))["failures"]
     assert failures[0]["history"].startswith("quarantined (NEW failure")
 
 

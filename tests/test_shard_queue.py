@@ -6,12 +6,11 @@ test_history_postgres.py's style at the end, with a real server."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from child_pytest import start_child
 from postgres_server import PostgresServer
 
 
@@ -61,17 +60,14 @@ def everything() -> list[str]:
 
 
 def start(suite: Path, worker: str, *args: str, lease: str = "300") -> subprocess.Popen[str]:
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI", "GITHUB"))},
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "QBENCH_QUEUE_WORKER": worker,
-        "QBENCH_QUEUE_LEASE": lease,
-    }
-    command = [sys.executable, "-m", "pytest", "-p", "qbench", "-p", "no:cacheprovider"]
-    return subprocess.Popen(
-        [*command, f"--qbench-run-id={worker}-{len(list(suite.glob('.qbench/runs/*')))}", *args],
-        cwd=suite,
-        env=env,
+    run_id = f"{worker}-{len(list(suite.glob('.qbench/runs/*')))}"
+    return start_child(
+        suite,
+        "-p",
+        "no:cacheprovider",
+        *args,
+        run_id=run_id,
+        env={"QBENCH_QUEUE_WORKER": worker, "QBENCH_QUEUE_LEASE": lease},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
