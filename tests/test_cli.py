@@ -164,8 +164,26 @@ def test_render_to_file_with_template(
     argv = ["render", str(report_json), "--template-dir", str(templates), "-t", "ids.txt.j2"]
     assert main([*argv, "-o", str(out)]) == OK
     assert out.read_text() == "t.py::test_ok\nt.py::test_bad\n"
+    assert capsys.readouterr().out == f"qbench: wrote {out}\n"
     assert main(["render", str(report_json), "-t", "summary.md.j2", "--max-items", "1"]) == OK
     assert capsys.readouterr().out.startswith("# ❌ Test report:")
+
+
+def test_render_names_each_file_it_wrote(
+    report_json: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-o``, ``--html`` and ``--ctrf`` together: one ``wrote`` line per file, in that order;
+    when one of them is stdout (``-``), the lines go to stderr and stdout holds only it."""
+    md, page, ctrf = tmp_path / "out.md", tmp_path / "x.html", tmp_path / "c.json"
+    argv = ["render", str(report_json), "--html", str(page)]
+    assert main([*argv, "-o", str(md), "--ctrf", str(ctrf)]) == OK
+    out, err = capsys.readouterr()
+    assert (out.splitlines(), err) == ([f"qbench: wrote {p}" for p in (md, page, ctrf)], "")
+    assert md.read_text().startswith("# ❌ Test report:") and page.is_file() and ctrf.is_file()
+    assert main([*argv, "-o", "-"]) == OK
+    out, err = capsys.readouterr()
+    assert out.startswith("# ❌ Test report:") and "qbench:" not in out
+    assert err.splitlines() == [f"qbench: wrote {page}"]
 
 
 def test_render_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from child_pytest import run_child
 from generation_setup import quick_env
 from shared_setup import shared_dir
 
@@ -130,28 +131,8 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
 def measure(root: Path, module: str = "textkit.py") -> float:
     """``module``'s coverage (textkit.py by default) by every test of the project, measured by
     qbench in a run of our own (report.json), independently of qbench generate."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "qbench",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--qbench-cov=.",
-            "--qbench-dir=.measure",
-            "--qbench-run-id=m",
-            "tests",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-        env=quick_env(),
-    )
+    flags = ("-q", "-p", "no:cacheprovider", "--qbench-cov=.", "--qbench-dir=.measure")
+    run_child(root, *flags, "tests", run_id="m", timeout=1800)
     report = json.loads((root / ".measure" / "runs" / "m" / "report.json").read_text("utf-8"))
     (row,) = [f for f in report["coverage"]["files"] if f["path"] == module]
     return float(row["percent"])

@@ -217,6 +217,7 @@ def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFix
         "known_flaky",
         "undecided",
         "fixed",
+        "passed_after_reruns",
         "still_failing",
         "new_tests",
         "removed_tests",

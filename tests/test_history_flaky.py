@@ -383,3 +383,32 @@ def test_mcp_flaky_list_marks_quarantined_and_broken_tests(
     text = answer.content[0].text
     assert "test_suite.py::test_flips: QUARANTINED (slow service), flaky" in text
     assert "test_suite.py::test_breaks: BROKEN, flaky" in text
+
+
+def test_a_failure_that_passes_only_on_rerun_is_not_fixed(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test that failed in A and in B failed first and passed only on a rerun is flaky in
+    B, not fixed: qbench diff (text and --json) and the PR comment list it apart, with its
+    reruns, never under Fixed."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makepyfile(test_suite=RERUN_SUITE)
+    pytester.path.joinpath("how.txt").write_text("timeout")
+    run_qbench("--qbench-run-id=a", run_dir="a")  # no reruns: it fails
+    pytester.path.joinpath("attempted").unlink()
+    rerun = ("-p", "pytest_rerunfailures", "--reruns=2")
+    assert run_qbench("--qbench-run-id=b", *rerun, run_dir="b").by_name("test_target").flaky
+    status, diff, text = qbench(capsys, "diff", "a", "b")
+    assert (status, diff["fixed"], diff["new_failures"]) == (0, [], [])
+    passed = diff["passed_after_reruns"]
+    assert [(c["nodeid"], c["before"], c["after"], c["reruns"]) for c in passed] == [
+        ("test_suite.py::test_target", "failed", "passed", 1)
+    ]
+    assert "Fixed" not in text
+    assert "test_suite.py::test_target  failed -> passed after 1 rerun" in text
+    assert "0 fixed, 1 passed only after reruns, 0 still failing" in text
+    assert main(["pr-comment", "--dir", ".qbench", "b", "--base", "a"]) == 0
+    comment = capsys.readouterr().out
+    assert "#### Fixed" not in comment and "0 fixed" in comment.splitlines()[1]
+    assert "#### Passed only after reruns, flaky (1)" in comment
+    assert "- `test_suite.py::test_target` was failed, now passed after 1 rerun" in comment

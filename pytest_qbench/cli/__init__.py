@@ -361,11 +361,8 @@ def _render(args: argparse.Namespace) -> int:
     finally:
         for line in publisher.notes:
             print(f"qbench: {line}", file=sys.stderr)
-        if args.html is not None and args.html in publisher.written:
-            out = str(args.html)
-            print(f"qbench: wrote {out}", file=sys.stderr if out == "-" else sys.stdout)
-        if args.ctrf is not None and args.ctrf in publisher.written and str(args.ctrf) != "-":
-            print(f"qbench: wrote {args.ctrf}")
+        asked = [*(out for _, out in plan.templates), args.html, args.ctrf]
+        _say_written([path for path in asked if path is not None], publisher.written)
     if rebuild:
         run = report["run"]
         state = "interrupted run" if run["interrupted"] else "run"
@@ -374,6 +371,15 @@ def _render(args: argparse.Namespace) -> int:
 
         index_rebuilt(source, report)
     return OK
+
+
+def _say_written(asked: list[Path], written: list[Path]) -> None:
+    """One ``qbench: wrote PATH`` line per file of ``asked`` that was written (each of ``-o``,
+    ``--html``, ``--ctrf``); on stderr when one of them is stdout, which then holds it alone."""
+    shared = any(str(path) == "-" for path in asked)
+    for path in asked:
+        if str(path) != "-" and path in written:
+            print(f"qbench: wrote {path}", file=sys.stderr if shared else sys.stdout)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -33,9 +33,10 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         "Markdown for one pull-request comment: what changed against a base run",
         "Write the Markdown of a pull-request comment for RUN (default: the last run) against "
         "--base: the counts and their change, new failures first (with fingerprints; a "
-        "returning failure says so), fixed tests, known flaky failures set aside, tests added "
-        "and removed, the slowest changes, coverage. At most 65 536 characters (cut with a "
-        "note). With --post, create or update the pull request's comment on GitHub.",
+        "returning failure says so), fixed tests, tests that passed only after reruns (flaky, "
+        "not fixed), known flaky failures set aside, tests added and removed, the slowest "
+        "changes, coverage. At most 65 536 characters (cut with a note). With --post, create "
+        "or update the pull request's comment on GitHub.",
         cmd_pr_comment,
     )
     parser.add_argument("run", nargs="?", default="last", metavar="RUN", help="Default: last")

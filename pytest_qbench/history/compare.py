@@ -56,6 +56,8 @@ class Change:
     """For a test failing in the later run and not in the earlier: its history's summary, as
     that run's report has it (``known flaky: failed 3 of the last 7 runs; ...``, ``new
     failure: passed in the previous run r6; ...``)."""
+    reruns: int | None = None
+    """For a test that passed in the later run only after reruns: how many it took."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,9 @@ class RunDiff:
     """``nodeid: error`` of the failures whose flaky verdict failed with an internal error
     (they count as new failures)."""
     fixed: list[Change] = field(default_factory=list)
+    passed_after_reruns: list[Change] = field(default_factory=list)
+    """Failing in ``base``; passing in ``head`` only after pytest-rerunfailures reran it: flaky
+    in ``head``, not fixed."""
     still_failing: list[Change] = field(default_factory=list)
     new_tests: list[str] = field(default_factory=list)
     """Only in ``head``, where ``base`` collected and selected it had it existed."""
@@ -362,8 +367,12 @@ def _classify(
             same = old is not None and old.fingerprint == new.fingerprint
             diff.still_failing.append(Change(nodeid, outcome_before, outcome_after, info, same))
     elif failed_before and old is not None and new is not None and new.outcome in PASSING:
-        info = _failure(old, infos)
-        diff.fixed.append(Change(nodeid, outcome_before, outcome_after, info))
+        if new.reruns:  # a pass that needed reruns; its failed attempt's failure, else base's
+            info = _failure(new, infos) or _failure(old, infos)
+            rerun = Change(nodeid, outcome_before, outcome_after, info, reruns=new.reruns)
+            diff.passed_after_reruns.append(rerun)
+        else:
+            diff.fixed.append(Change(nodeid, outcome_before, outcome_after, _failure(old, infos)))
 
 
 def _set_aside_known_flaky(index: Index, diff: RunDiff, after: dict[str, PastResult]) -> None:

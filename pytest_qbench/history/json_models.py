@@ -196,6 +196,8 @@ class ChangeJson(QBenchModel):
     """For a test failing in both: whether with the same fingerprint (absent otherwise)."""
     history: str | None = _omitted_when_none()
     """For a new failure: its history's summary (absent otherwise)."""
+    reruns: int | None = _omitted_when_none()
+    """For a test that passed only after reruns: how many (absent otherwise)."""
 
     @classmethod
     def of(cls, change: Change) -> ChangeJson:
@@ -207,6 +209,7 @@ class ChangeJson(QBenchModel):
             failure=change.failure,
             same_failure=change.same_failure,
             history=change.history,
+            reruns=change.reruns,
         )
 
 
@@ -272,6 +275,8 @@ class DiffOutput(QBenchModel):
     known_flaky: list[ChangeJson]
     undecided: list[str]
     fixed: list[ChangeJson]
+    passed_after_reruns: list[ChangeJson]
+    """Failing in the base run; passing in the other only after reruns: flaky, not fixed."""
     still_failing: list[ChangeJson]
     new_tests: list[str]
     removed_tests: list[str]
@@ -298,6 +303,7 @@ class DiffOutput(QBenchModel):
             known_flaky=changes(diff.known_flaky),
             undecided=diff.undecided,
             fixed=changes(diff.fixed),
+            passed_after_reruns=changes(diff.passed_after_reruns),
             still_failing=changes(diff.still_failing),
             new_tests=diff.new_tests,
             removed_tests=diff.removed_tests,

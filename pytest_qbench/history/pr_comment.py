@@ -87,6 +87,11 @@ def pr_comment(
         lines += _section("New failures", new, lambda c: _new(c, fingerprints), MAX_NEW)
         lines += _section("Fixed", diff.fixed, lambda c: f"was {c.before}, now {c.after}")
         lines += _section(
+            "Passed only after reruns, flaky",
+            diff.passed_after_reruns,
+            lambda c: f"was {c.before}, now {c.after} after {plural(c.reruns or 0, 'rerun')}",
+        )
+        lines += _section(
             "Known flaky failures, set aside", diff.known_flaky, lambda c: _new(c, fingerprints)
         )
         lines += _section(
@@ -156,6 +161,8 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
     if diff.known_flaky:
         parts.append(f"{len(diff.known_flaky)} known flaky")
+    if diff.passed_after_reruns:
+        parts.append(f"{len(diff.passed_after_reruns)} passed only after reruns")
     if quarantined:
         parts.append(f"{quarantined} quarantined")
     icon = ":x:" if diff.new_failures or diff.undecided else ":white_check_mark:"

@@ -118,6 +118,8 @@ class PastResult:
     """The run's failed and errored tests (read for flaky verdicts: ``flakiness.is_outage``)."""
     run_ran: int = 0
     """The run's tests that passed or failed, skips left out (read for flaky verdicts)."""
+    reruns: int = 0
+    """How many times pytest-rerunfailures ran it again (read for ``qbench diff``)."""
 
 
 @dataclass(frozen=True)
@@ -166,8 +168,10 @@ def run_results(index: Index, run_id: str) -> dict[str, PastResult]:
     def work(cursor: Cursor) -> dict[str, PastResult]:
         cursor.execute(sql.RESULTS_OF_RUN, (run_id,))
         return {
-            nodeid: PastResult(run_id, "", outcome, float(duration), bool(flaky), fp, message)
-            for nodeid, outcome, duration, flaky, fp, message in cursor.fetchall()
+            nodeid: PastResult(
+                run_id, "", outcome, float(duration), bool(flaky), fp, message, reruns=int(reruns)
+            )
+            for nodeid, outcome, duration, flaky, fp, message, reruns in cursor.fetchall()
         }
 
     return index.read(work)

@@ -427,7 +427,7 @@ RUN_IDS_NEWEST_FIRST = "SELECT run_id FROM runs ORDER BY started_at DESC, id DES
 COUNT_RUNS = "SELECT COUNT(*) FROM runs"
 
 RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.fingerprint,
-        res.message
+        res.message, res.reruns
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
     WHERE r.run_id = ?"""
 DESELECTED_OF_RUN = """SELECT d.nodeid FROM deselected d JOIN runs r ON r.id = d.run_ref

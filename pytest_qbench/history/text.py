@@ -173,6 +173,11 @@ def diff_lines(diff: RunDiff) -> list[str]:
     )
     lines += _section("Flaky or not undecided (internal error; counted as new)", diff.undecided)
     lines += _changes("Fixed", diff.fixed, lambda c: f"{c.before} -> {c.after}")
+    lines += _changes(
+        "Passed only after reruns in B (flaky, not fixed)",
+        diff.passed_after_reruns,
+        lambda c: f"{c.before} -> {c.after} after {plural(c.reruns or 0, 'rerun')}",
+    )
     lines += _changes("Still failing", diff.still_failing, _still)
     lines += _names("New tests", diff.new_tests)
     lines += _names("Removed tests", diff.removed_tests)
@@ -254,6 +259,11 @@ def diff_summary(diff: RunDiff) -> str:
         plural(len(diff.new_failures), "new failure"),
         *([f"{len(diff.known_flaky)} known flaky"] if diff.known_flaky else []),
         f"{len(diff.fixed)} fixed",
+        *(
+            [f"{len(diff.passed_after_reruns)} passed only after reruns"]
+            if diff.passed_after_reruns
+            else []
+        ),
         f"{len(diff.still_failing)} still failing",
         plural(len(diff.new_tests), "new test"),
         plural(len(diff.removed_tests), "removed test"),
