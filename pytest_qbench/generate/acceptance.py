@@ -13,11 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.generate import models
-from pytest_qbench.generate._alarm import SECONDS
 from pytest_qbench.generate._shuffle import SEED
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
-from pytest_qbench.generate.process import ALARM
 from pytest_qbench.generate.process import START_SECONDS
 
 
@@ -79,12 +77,12 @@ def _repeat_run(run: Generation, candidates: list[Candidate], name: str) -> Outc
     measured = run_with_coverage(
         box.target,
         workdir,
-        ["-p", "no:randomly", *ALARM],
+        ["-p", "no:randomly"],
         run.scratch,
         name,
         each * REPEATS * len(candidates) + START_SECONDS,
         isolated=True,
-        extra_env={SECONDS: f"{each:g}"},
+        test_seconds=each,
     )
     if measured.finished.timed_out:
         return None

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from pytest_qbench.core.supervise import Ending
 from pytest_qbench.core.supervise import run
+from pytest_qbench.generate._alarm import SECONDS
+from pytest_qbench.generate.process import ALARM
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
 from pytest_qbench.generate.target import Target
@@ -82,9 +84,15 @@ def run_with_coverage(
     timeout: float,
     isolated: bool,
     extra_env: dict[str, str] | None = None,
+    test_seconds: float | None = None,
 ) -> Measured:
     """Run ``pytest ARGS`` in ``cwd`` with qbench measuring the target's directories; the run
-    directory goes to ``scratch``. ``isolated``: ignore any pytest configuration in ``cwd``."""
+    directory goes to ``scratch``. ``isolated``: ignore any pytest configuration in ``cwd``.
+    ``test_seconds``: each test is stopped that long after its set-up starts, inside the child
+    (``_alarm``); ``timeout`` still bounds the whole child."""
+    if test_seconds is not None:
+        args = [*args, *ALARM]
+        extra_env = {**(extra_env or {}), SECONDS: f"{test_seconds:g}"}
     sources = sorted({str(m.path.parent) for m in target.modules})
     command = [python(), "-m", "pytest", "-p", "qbench", "-q", "-p", "no:cacheprovider"]
     command += [f"--qbench-cov={s}" for s in sources]

@@ -14,11 +14,9 @@ from typing import Literal
 
 from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.text import error_line
-from pytest_qbench.generate._alarm import SECONDS
 from pytest_qbench.generate._alarm import CandidateHung
 from pytest_qbench.generate.candidate import Candidate
 from pytest_qbench.generate.coverage_gap import run_with_coverage
-from pytest_qbench.generate.process import ALARM
 from pytest_qbench.generate.process import START_SECONDS
 from pytest_qbench.generate.target import Target
 from pytest_qbench.report.coverage.reports import DATA_FILE
@@ -62,12 +60,12 @@ def verify(
     measured = run_with_coverage(
         target,
         workdir,
-        [test_file.name, "-x", *ALARM],
+        [test_file.name, "-x"],
         scratch,
         candidate.id,
         limit,
         isolated=True,
-        extra_env={SECONDS: f"{timeout:g}"},
+        test_seconds=timeout,
     )
     finished = measured.finished
     if finished.timed_out:
@@ -158,7 +156,7 @@ def verify_batch(
     workdir.mkdir(parents=True)
     for candidate in candidates:
         (workdir / f"test_{candidate.id}.py").write_text(candidate.source(), encoding="utf-8")
-    args = ["--qbench-cov-contexts", ".", *ALARM]
+    args = ["--qbench-cov-contexts", "."]
     measured = run_with_coverage(
         target,
         workdir,
@@ -167,7 +165,7 @@ def verify_batch(
         "batch",
         limit,
         isolated=True,
-        extra_env={SECONDS: f"{each:g}"},
+        test_seconds=each,
     )
     report = scratch / "runs" / "batch" / "report.json"
     if measured.finished.timed_out or not report.is_file():

@@ -120,9 +120,7 @@ class SQLiteIndex:
         of a result's 58 k)."""
         if not rows:
             return
-        per = sql.rows_per_insert(len(rows[0]))
-        for start in range(0, len(rows), per):
-            part = rows[start : start + per]
+        for part in sql.batches(rows, sql.rows_per_insert(len(rows[0]))):
             cursor.execute(sql.many_rows(sql_text, len(part)), list(chain.from_iterable(part)))
 
     def close(self) -> None:
