@@ -13,8 +13,9 @@ import gzip
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
+
+from pytest_qbench.core.atomic import write_bytes_atomic
 
 
 TABLES = "unicode_data"
@@ -45,9 +46,8 @@ def keep(storage: Path, cache: Path | None = None) -> None:
         target = (cache or cache_dir()) / TABLES
         for path in sorted((storage / TABLES).glob("*/*.json.gz")):
             kept = target / path.parent.name / path.name
-            if not kept.exists() and _valid(path):
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                _copy_atomic(path, kept)
+            if not kept.exists() and _valid(path):  # never half a file for another generation
+                write_bytes_atomic(kept, [path.read_bytes()])
     except (OSError, RuntimeError):
         return
 
@@ -62,15 +62,3 @@ def _valid(path: Path) -> bool:
     except (OSError, ValueError, EOFError):
         return False
     return True
-
-
-def _copy_atomic(source: Path, destination: Path) -> None:
-    """Copy through a temporary file then rename: another generation never reads half a file."""
-    handle, temporary = tempfile.mkstemp(dir=destination.parent, suffix=".tmp")
-    os.close(handle)
-    try:
-        shutil.copyfile(source, temporary)
-        os.replace(temporary, destination)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)

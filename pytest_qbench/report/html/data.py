@@ -125,8 +125,9 @@ def add_row(data: PageData, row: int, result: TestResultRecord) -> None:
     if message:
         data.messages[str(row)] = message
     also = [CODE[c] for c in result["counted_as"] if c in CODE and CODE[c] != code]
-    if len(also) > 1:  # each once: a row shows once under a filter (pytest counts a rerun
-        also = list(dict.fromkeys(also))  # test whose teardown errs passed once per attempt)
+    if len(also) > 1:
+        # each once: pytest counts a rerun test whose teardown errs passed once per attempt
+        also = list(dict.fromkeys(also))
     if code in FAILING and result["subtests"]:
         # pytest counts the method passed beside its failed subtest; the verdict is failed
         also = [c for c in also if c != CODE["passed"]]
