@@ -530,3 +530,32 @@ def test_a_run_without_tests_is_not_indexed(
     run_qbench("--collect-only", "--qbench-run-id=c", run_dir="c")
     run_qbench("-k", "nothing", "--qbench-run-id=k", run_dir="k")
     assert not (pytester.path / ".qbench" / "index.sqlite").exists()
+
+
+def test_qbench_diff_after_x_or_maxfail_calls_no_test_removed_or_new(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-x and --maxfail stop the run at a failure: the tests after it were collected but not
+    run, so a diff with a whole run must call them neither removed nor new; a --maxfail
+    that was not reached ran every test, and a test missing from it is removed."""
+    pytester.makepyfile(
+        test_a="def test_ok(): pass\ndef test_bad(): assert 0\n"
+        "def test_bad2(): assert 0\ndef test_after(): pass\n"
+    )
+    run_qbench("--qbench-run-id=full", run_dir="full")
+    run_qbench("-x", "--qbench-run-id=x", run_dir="x").result.assert_outcomes(failed=1, passed=1)
+    run_qbench("--maxfail", "2", "--qbench-run-id=m2", run_dir="m2")
+    for base, head in (("full", "x"), ("full", "m2")):
+        status, diff = qbench_json(capsys, "diff", base, head)
+        assert status == 0
+        assert diff["removed_tests"] == [] and diff["not_selected_in_head"] != []
+        assert diff["selection"]["head"]["deselected_known"] is False
+        _, back = qbench_json(capsys, "diff", head, base)
+        assert back["new_tests"] == [] and back["not_selected_in_base"] != []
+    capsys.readouterr()
+    main(["diff", "full", "x", "--dir", ".qbench"])
+    assert "(stopped at its failures by -x or --maxfail: the tests" in capsys.readouterr().out
+    pytester.makepyfile(test_a="def test_ok(): pass\ndef test_bad(): assert 0\n")
+    run_qbench("--maxfail=2", "--qbench-run-id=m2short", run_dir="m2short")
+    _, short = qbench_json(capsys, "diff", "full", "m2short")
+    assert short["removed_tests"] == ["test_a.py::test_after", "test_a.py::test_bad2"]
