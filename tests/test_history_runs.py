@@ -532,6 +532,23 @@ def test_a_run_without_tests_is_not_indexed(
     assert not (pytester.path / ".qbench" / "index.sqlite").exists()
 
 
+def test_setup_only_and_setup_plan_runs_are_no_runs_of_the_tests(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--setup-only and --setup-plan run no test (pytest: "no tests ran"): qbench writes no
+    report that calls each test passed, and indexes nothing a diff would call fixed."""
+    pytester.makepyfile(
+        test_one="import pytest\n@pytest.fixture\ndef f(): pass\ndef test_bad(f): assert 0\n"
+    )
+    run_qbench("--qbench-run-id=r1", run_dir="r1").result.assert_outcomes(failed=1)
+    for option in ("--setup-only", "--setup-plan"):
+        result = pytester.runpytest("-p", "qbench", option, "--qbench-run-id=s")
+        assert result.ret == 0 and result.parseoutcomes() == {}  # no tests ran
+        assert not (pytester.path / ".qbench" / "runs" / "s").exists()
+        result.stderr.fnmatch_lines([f"qbench: {option} runs no test: no report written"])
+    assert [r["run_id"] for r in qbench_json(capsys, "runs")[1]["runs"]] == ["r1"]
+
+
 def test_qbench_diff_after_x_or_maxfail_calls_no_test_removed_or_new(
     pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
 ) -> None:
