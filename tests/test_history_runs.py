@@ -552,9 +552,10 @@ def test_setup_only_and_setup_plan_runs_are_no_runs_of_the_tests(
 def test_qbench_diff_after_x_or_maxfail_calls_no_test_removed_or_new(
     pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """-x and --maxfail stop the run at a failure: the tests after it were collected but not
-    run, so a diff with a whole run must call them neither removed nor new; a --maxfail
-    that was not reached ran every test, and a test missing from it is removed."""
+    """-x, --maxfail and --sw stop the run at a failure: the tests after it were collected but
+    not run, so a diff with a whole run must call them neither removed nor new (--sw's
+    deselected tests recorded or not); a --maxfail that was not reached ran every test, and a
+    test missing from it is removed."""
     pytester.makepyfile(
         test_a="def test_ok(): pass\ndef test_bad(): assert 0\n"
         "def test_bad2(): assert 0\ndef test_after(): pass\n"
@@ -571,7 +572,12 @@ def test_qbench_diff_after_x_or_maxfail_calls_no_test_removed_or_new(
         assert back["new_tests"] == [] and back["not_selected_in_base"] != []
     capsys.readouterr()
     main(["diff", "full", "x", "--dir", ".qbench"])
-    assert "(stopped at its failures by -x or --maxfail: the tests" in capsys.readouterr().out
+    assert "(stopped at its failures by -x, --maxfail or --sw: the tests" in capsys.readouterr().out
+    run_qbench("--sw", "--qbench-run-id=sw1", run_dir="sw1")
+    sw2 = run_qbench("--sw", "--qbench-run-id=sw2", run_dir="sw2")  # test_ok deselected
+    sw2.result.assert_outcomes(failed=1, deselected=1)
+    _, stepwise = qbench_json(capsys, "diff", "full", "sw2")
+    assert stepwise["removed_tests"] == []
     pytester.makepyfile(test_a="def test_ok(): pass\ndef test_bad(): assert 0\n")
     run_qbench("--maxfail=2", "--qbench-run-id=m2short", run_dir="m2short")
     _, short = qbench_json(capsys, "diff", "full", "m2short")

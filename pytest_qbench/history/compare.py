@@ -127,8 +127,8 @@ class Selection:
     while it collects, without reporting them deselected (and runs every test when none had
     failed), so which tests it left out is not known."""
     stopped_early: bool = False
-    """Whether the run may have stopped at its failures (``-x``, ``--maxfail``: as many
-    failures and errors as the limit): the tests after the last failure were collected and not
+    """Whether the run may have stopped at its failures (``-x``, ``--maxfail``, ``--sw``: as
+    many failures and errors as the limit): the tests after the last failure were collected and not
     run, so which tests it left out is not known."""
 
 
@@ -157,10 +157,17 @@ VALUE_SHORT_OPTIONS = frozenset("kmpcoWrn")
 ``-vrx`` what follows one is its value, not more options."""
 
 
+STEPWISE_LIMITS = {"--sw": 1, "--stepwise": 1, "--sw-skip": 2, "--stepwise-skip": 2}
+"""pytest's stepwise options and the failure they stop at (``--sw-skip`` goes on past the
+first)."""
+
+
 def max_failures(command: Sequence[str]) -> int:
-    """The failures at which a pytest command line stops the run (``-x`` is 1,
-    ``--maxfail=N`` is N, the last one given wins); 0 when it does not stop."""
+    """The failures at which a pytest command line stops the run: ``-x`` is 1,
+    ``--maxfail=N`` is N (the last of the two given wins), ``--sw`` 1 and ``--sw-skip`` 2,
+    whichever comes first; 0 when it does not stop."""
     limit = 0
+    stepwise = 0
     args = iter(command[1:])
     for arg in args:
         if arg in ("-x", "--exitfirst"):
@@ -168,9 +175,11 @@ def max_failures(command: Sequence[str]) -> int:
         elif arg == "--maxfail" or arg.startswith("--maxfail="):
             value = arg.partition("=")[2] if "=" in arg else next(args, "")
             limit = int(value) if value.isdigit() else limit
+        elif arg in STEPWISE_LIMITS:
+            stepwise = max(stepwise, STEPWISE_LIMITS[arg])
         elif arg.startswith("-") and not arg.startswith("--"):
             limit = _short_cluster_limit(arg, args, limit)
-    return limit
+    return min((n for n in (limit, stepwise) if n), default=0)
 
 
 def _short_cluster_limit(cluster: str, args: Iterator[str], limit: int) -> int:
@@ -187,8 +196,8 @@ def _short_cluster_limit(cluster: str, args: Iterator[str], limit: int) -> int:
 
 def stopped_at_failures(command: Sequence[str], counts: Mapping[str, int]) -> bool:
     """Whether a run of this command line may have stopped at its failures before running
-    every test it collected: it had ``-x`` or ``--maxfail=N`` and reached N failures and
-    errors (pytest counts both, collection errors too)."""
+    every test it collected: it had ``-x``, ``--maxfail=N`` or ``--sw`` and reached that many
+    failures and errors (pytest counts both, collection errors too)."""
     limit = max_failures(command)
     failures = sum(counts.get(name, 0) for name in ("failed", "errors", "subtests_failed"))
     return 0 < limit <= failures

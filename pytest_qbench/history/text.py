@@ -247,7 +247,7 @@ def _selection_text(selection: Selection) -> str:
     if selection.stopped:
         text += " (pytest stopped at collection errors: which tests it would have run is not known)"
     elif selection.stopped_early:
-        text += " (stopped at its failures by -x or --maxfail: the tests it did not reach are not known)"
+        text += " (stopped at its failures by -x, --maxfail or --sw: the tests it did not reach are not known)"
     elif selection.last_failed:
         text += " (run with --lf: pytest ran only the tests its cache recorded as failed, or every test when none was, and does not record which it left out)"
     elif not selection.known:
