@@ -318,6 +318,21 @@ def test_qbench_history_of_one_test(
     assert "outcomes  F.F  (oldest first)" in capsys.readouterr().out
 
 
+def test_qbench_history_names_the_xfailed_passes(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An expected failure counts among a test's passes (Azure's passedRuns), but pytest says
+    xfailed, not passed: the runs line says how many of the passes were xfailed or xpassed."""
+    pytester.makepyfile(
+        test_x="import pytest\n@pytest.mark.xfail(reason='bug 12')\ndef test_known(): assert 0\n"
+    )
+    run_qbench("--qbench-run-id=r1", run_dir="r1").result.assert_outcomes(xfailed=1)
+    run_qbench("--runxfail", "--qbench-run-id=r2", run_dir="r2")
+    capsys.readouterr()
+    assert main(["history", "test_x.py::test_known", "--dir", ".qbench"]) == 0
+    assert "  runs      2: 1 passed (1 xfailed), 1 failed, 0 skipped\n" in capsys.readouterr().out
+
+
 def test_qbench_diff_exit_status_through_the_command(
     three_runs: list[QBenchRun], pytester: pytest.Pytester
 ) -> None:
