@@ -318,6 +318,21 @@ def test_qbench_history_of_one_test(
     assert "outcomes  F.F  (oldest first)" in capsys.readouterr().out
 
 
+def test_qbench_history_names_the_xfailed_passes(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An expected failure counts among a test's passes (Azure's passedRuns), but pytest says
+    xfailed, not passed: the runs line says how many of the passes were xfailed or xpassed."""
+    pytester.makepyfile(
+        test_x="import pytest\n@pytest.mark.xfail(reason='bug 12')\ndef test_known(): assert 0\n"
+    )
+    run_qbench("--qbench-run-id=r1", run_dir="r1").result.assert_outcomes(xfailed=1)
+    run_qbench("--runxfail", "--qbench-run-id=r2", run_dir="r2")
+    capsys.readouterr()
+    assert main(["history", "test_x.py::test_known", "--dir", ".qbench"]) == 0
+    assert "  runs      2: 1 passed (1 xfailed), 1 failed, 0 skipped\n" in capsys.readouterr().out
+
+
 def test_qbench_diff_exit_status_through_the_command(
     three_runs: list[QBenchRun], pytester: pytest.Pytester
 ) -> None:
@@ -530,3 +545,55 @@ def test_a_run_without_tests_is_not_indexed(
     run_qbench("--collect-only", "--qbench-run-id=c", run_dir="c")
     run_qbench("-k", "nothing", "--qbench-run-id=k", run_dir="k")
     assert not (pytester.path / ".qbench" / "index.sqlite").exists()
+
+
+def test_setup_only_and_setup_plan_runs_are_no_runs_of_the_tests(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--setup-only and --setup-plan run no test (pytest: "no tests ran"): qbench writes no
+    report that calls each test passed, and indexes nothing a diff would call fixed."""
+    pytester.makepyfile(
+        test_one="import pytest\n@pytest.fixture\ndef f(): pass\ndef test_bad(f): assert 0\n"
+    )
+    run_qbench("--qbench-run-id=r1", run_dir="r1").result.assert_outcomes(failed=1)
+    for option in ("--setup-only", "--setup-plan"):
+        result = pytester.runpytest("-p", "qbench", option, "--qbench-run-id=s")
+        assert result.ret == 0 and result.parseoutcomes() == {}  # no tests ran
+        assert not (pytester.path / ".qbench" / "runs" / "s").exists()
+        result.stderr.fnmatch_lines([f"qbench: {option} runs no test: no report written"])
+    assert [r["run_id"] for r in qbench_json(capsys, "runs")[1]["runs"]] == ["r1"]
+
+
+def test_qbench_diff_after_x_or_maxfail_calls_no_test_removed_or_new(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-x, --maxfail and --sw stop the run at a failure: the tests after it were collected but
+    not run, so a diff with a whole run must call them neither removed nor new (--sw's
+    deselected tests recorded or not); a --maxfail that was not reached ran every test, and a
+    test missing from it is removed."""
+    pytester.makepyfile(
+        test_a="def test_ok(): pass\ndef test_bad(): assert 0\n"
+        "def test_bad2(): assert 0\ndef test_after(): pass\n"
+    )
+    run_qbench("--qbench-run-id=full", run_dir="full")
+    run_qbench("-x", "--qbench-run-id=x", run_dir="x").result.assert_outcomes(failed=1, passed=1)
+    run_qbench("--maxfail", "2", "--qbench-run-id=m2", run_dir="m2")
+    for base, head in (("full", "x"), ("full", "m2")):
+        status, diff = qbench_json(capsys, "diff", base, head)
+        assert status == 0
+        assert diff["removed_tests"] == [] and diff["not_selected_in_head"] != []
+        assert diff["selection"]["head"]["deselected_known"] is False
+        _, back = qbench_json(capsys, "diff", head, base)
+        assert back["new_tests"] == [] and back["not_selected_in_base"] != []
+    capsys.readouterr()
+    main(["diff", "full", "x", "--dir", ".qbench"])
+    assert "(stopped at its failures by -x, --maxfail or --sw: the tests" in capsys.readouterr().out
+    run_qbench("--sw", "--qbench-run-id=sw1", run_dir="sw1")
+    sw2 = run_qbench("--sw", "--qbench-run-id=sw2", run_dir="sw2")  # test_ok deselected
+    sw2.result.assert_outcomes(failed=1, deselected=1)
+    _, stepwise = qbench_json(capsys, "diff", "full", "sw2")
+    assert stepwise["removed_tests"] == []
+    pytester.makepyfile(test_a="def test_ok(): pass\ndef test_bad(): assert 0\n")
+    run_qbench("--maxfail=2", "--qbench-run-id=m2short", run_dir="m2short")
+    _, short = qbench_json(capsys, "diff", "full", "m2short")
+    assert short["removed_tests"] == ["test_a.py::test_after", "test_a.py::test_bad2"]

@@ -115,6 +115,28 @@ def test_comment_says_what_changed(history: Path, capsys: pytest.CaptureFixture[
     assert "--base 'nowhere' is neither a run nor a branch" in capsys.readouterr().err
 
 
+def test_the_headline_is_green_only_when_no_test_failed(
+    history: Path,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The headline's mark agrees with ``qbench diff``'s exit status and with pytest: a
+    known flaky test failing again fails the comparison (red); a run that only fails as its
+    base did is not green (pytest says "1 failed"), and the headline counts it."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    run_on(pytester, monkeypatch, "feature", "c4", "flip", "pr2")
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    capsys.readouterr()
+    flaky = comment(capsys, "--dir", str(history), "pr2", "--base", "main1").splitlines()[1]
+    assert flaky.startswith("### :x: qbench: 0 new failures") and "1 known flaky" in flaky
+    assert main(["diff", "--dir", str(history), "main1", "pr2"]) == 1
+    capsys.readouterr()
+    still = comment(capsys, "--dir", str(history), "main2", "--base", "main1").splitlines()[1]
+    assert still == "### :warning: qbench: 0 new failures, 0 fixed, 1 still failing"
+    assert main(["diff", "--dir", str(history), "main1", "main2"]) == 0
+
+
 def _run(run_id: str, failed: int, total: int) -> RunInfo:
     counts = dict.fromkeys(
         ("total", "passed", "failed", "errors", "skipped", "xfailed", "xpassed"), 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -124,6 +126,10 @@ class Selection:
     """Whether the run was made with ``--lf``: pytest then drops the tests that passed before
     while it collects, without reporting them deselected (and runs every test when none had
     failed), so which tests it left out is not known."""
+    stopped_early: bool = False
+    """Whether the run may have stopped at its failures (``-x``, ``--maxfail``, ``--sw``: as
+    many failures and errors as the limit): the tests after the last failure were collected and not
+    run, so which tests it left out is not known."""
 
 
 def file_of(nodeid: str) -> str:
@@ -144,6 +150,57 @@ def selects_within_files(command: Sequence[str]) -> bool:
 def ran_last_failed(command: Sequence[str]) -> bool:
     """Whether a pytest command line has ``--lf`` (``--last-failed``)."""
     return any(arg in ("--lf", "--last-failed") for arg in command[1:])
+
+
+VALUE_SHORT_OPTIONS = frozenset("kmpcoWrn")
+"""Short options of pytest (and pytest-xdist's ``-n``) that take a value: in a cluster such as
+``-vrx`` what follows one is its value, not more options."""
+
+
+STEPWISE_LIMITS = {"--sw": 1, "--stepwise": 1, "--sw-skip": 2, "--stepwise-skip": 2}
+"""pytest's stepwise options and the failure they stop at (``--sw-skip`` goes on past the
+first)."""
+
+
+def max_failures(command: Sequence[str]) -> int:
+    """The failures at which a pytest command line stops the run: ``-x`` is 1,
+    ``--maxfail=N`` is N (the last of the two given wins), ``--sw`` 1 and ``--sw-skip`` 2,
+    whichever comes first; 0 when it does not stop."""
+    limit = 0
+    stepwise = 0
+    args = iter(command[1:])
+    for arg in args:
+        if arg in ("-x", "--exitfirst"):
+            limit = 1
+        elif arg == "--maxfail" or arg.startswith("--maxfail="):
+            value = arg.partition("=")[2] if "=" in arg else next(args, "")
+            limit = int(value) if value.isdigit() else limit
+        elif arg in STEPWISE_LIMITS:
+            stepwise = max(stepwise, STEPWISE_LIMITS[arg])
+        elif arg.startswith("-") and not arg.startswith("--"):
+            limit = _short_cluster_limit(arg, args, limit)
+    return min((n for n in (limit, stepwise) if n), default=0)
+
+
+def _short_cluster_limit(cluster: str, args: Iterator[str], limit: int) -> int:
+    """``limit``, or 1 when the short option cluster has ``-x`` before a value."""
+    for position, letter in enumerate(cluster[1:], start=2):
+        if letter == "x":
+            limit = 1
+        elif letter in VALUE_SHORT_OPTIONS:
+            if position == len(cluster):
+                next(args, None)  # the option's value is the next argument
+            break
+    return limit
+
+
+def stopped_at_failures(command: Sequence[str], counts: Mapping[str, int]) -> bool:
+    """Whether a run of this command line may have stopped at its failures before running
+    every test it collected: it had ``-x``, ``--maxfail=N`` or ``--sw`` and reached that many
+    failures and errors (pytest counts both, collection errors too)."""
+    limit = max_failures(command)
+    failures = sum(counts.get(name, 0) for name in ("failed", "errors", "subtests_failed"))
+    return 0 < limit <= failures
 
 
 RUN_ID_OPTION = "--qbench-run-id"
@@ -183,8 +240,11 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     # only collection errors: pytest stopped before running the modules it did collect
     stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    known = known and not stopped and not last_failed
-    return Selection(len(results) - errors, count, files, ids, known, stopped, last_failed)
+    stopped_early = stopped_at_failures(run.command, run.counts)
+    known = known and not stopped and not last_failed and not stopped_early
+    return Selection(
+        len(results) - errors, count, files, ids, known, stopped, last_failed, stopped_early
+    )
 
 
 def collected(selection: Selection, nodeid: str, *, any_file: bool = False) -> bool:

@@ -165,8 +165,18 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
         parts.append(f"{len(diff.passed_after_reruns)} passed only after reruns")
     if quarantined:
         parts.append(f"{quarantined} quarantined")
-    icon = ":x:" if diff.new_failures or diff.undecided else ":white_check_mark:"
-    return f"### {icon} qbench: {', '.join(parts)}"
+    if diff.still_failing:
+        parts.append(f"{len(diff.still_failing)} still failing")
+    return f"### {_icon(diff, failing)} qbench: {', '.join(parts)}"
+
+
+def _icon(diff: RunDiff, failing: int) -> str:
+    """Red when the comparison fails as ``qbench diff``'s exit status does (a new failure,
+    a known flaky one failing again, an undecided one); a warning when the run fails all the
+    same (failures it had before, quarantined ones); green only when no test failed."""
+    if diff.failed:
+        return ":x:"
+    return ":warning:" if failing else ":white_check_mark:"
 
 
 def _counts_line(head: RunInfo, base: RunInfo | None) -> str:

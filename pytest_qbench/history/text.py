@@ -246,6 +246,8 @@ def _selection_text(selection: Selection) -> str:
     text = f"ran {plural(selection.ran, 'test')} of {files}, deselected {selection.deselected}"
     if selection.stopped:
         text += " (pytest stopped at collection errors: which tests it would have run is not known)"
+    elif selection.stopped_early:
+        text += " (stopped at its failures by -x, --maxfail or --sw: the tests it did not reach are not known)"
     elif selection.last_failed:
         text += " (run with --lf: pytest ran only the tests its cache recorded as failed, or every test when none was, and does not record which it left out)"
     elif not selection.known:
@@ -372,8 +374,8 @@ def history_lines(
     last = s.last
     lines = [
         nodeid,
-        f"  runs      {s.total_runs}: {s.passed_runs} passed, {s.failed_runs} failed, "
-        f"{s.skipped_runs} skipped",
+        f"  runs      {s.total_runs}: {s.passed_runs} passed{_expected_text(results)}, "
+        f"{s.failed_runs} failed, {s.skipped_runs} skipped",
         f"  last run  {when(from_index_time(last.started_at))} UTC  {last.run_id}  {last.outcome}",
         f"  average   {format_duration(s.average_execution_time)}",
         f"  flaky     {s.flaky_indicator:.2f} ({s.flips} flips), trend {s.trend}",
@@ -381,6 +383,14 @@ def history_lines(
         f"  verdict   {_verdict_text(verdict)}",
     ]
     return lines
+
+
+def _expected_text(results: Sequence[PastResult]) -> str:
+    """`` (2 xfailed)``: the passes that pytest calls xfailed or xpassed (its closing line
+    does not call them passed); empty when there are none."""
+    counts = Counter(r.outcome for r in results)
+    parts = [f"{counts[word]} {word}" for word in ("xfailed", "xpassed") if counts[word]]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _verdict_text(verdict: Verdict) -> str:

@@ -91,6 +91,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not is_enabled(config):
         return
+    setup_only = _setup_only_option(config)
+    if setup_only:  # no test runs: a report would call every test passed
+        sys.stderr.write(f"qbench: {setup_only} runs no test: no report written\n")
+        return
     from pytest_qbench.plugin import verdicts
     from pytest_qbench.plugin.options.settings import read_settings
     from pytest_qbench.plugin.session import QBenchSession
@@ -126,6 +130,14 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_qbench.plugin.shards import ShardPlugin
 
         registered.register(config, ShardPlugin(session, shard), SHARD_PLUGIN_NAME)
+
+
+def _setup_only_option(config: pytest.Config) -> str | None:
+    """``--setup-plan`` or ``--setup-only`` when the run has one (pytest then sets up each
+    test's fixtures, or only lists them, and runs no test), else ``None``."""
+    if getattr(config.option, "setupplan", False):
+        return "--setup-plan"
+    return "--setup-only" if getattr(config.option, "setuponly", False) else None
 
 
 def _register_gates(
