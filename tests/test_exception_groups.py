@@ -56,3 +56,38 @@ def test_sub_exceptions_in_the_trace(pytester: pytest.Pytester, run_qbench: RunQ
     assert subs.endswith("\n\n+ 2 more sub-exceptions")
     digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
     assert "E   assert 1 == 2" in digest["failures"][0]["stack_trace"]
+
+
+TASK_GROUP = """
+    def child():
+        raise ValueError("child failed")
+
+
+    def test_task_group():
+        try:
+            child()
+        except ValueError as exc:
+            raise ExceptionGroup("unhandled errors in a TaskGroup", [exc]) from None
+"""
+
+
+def test_single_exception_named(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A group of one exception (anyio's and asyncio's task groups) is named by its leaf, as
+    pytest's short summary names it; the group stays in the trace.
+
+    Found running anyio's suite: the message said only "unhandled errors in a TaskGroup (1
+    sub-exception)" where pytest says ``ValueError('child failed') [single exception in
+    ExceptionGroup]``."""
+    pytester.makepyfile(test_tg=TASK_GROUP)
+    run = run_qbench("-rf")
+    run.result.stdout.fnmatch_lines(["FAILED *ValueError('child failed') ?single excep*"])
+    failure = run.by_name("test_task_group").failure
+    assert failure is not None
+    assert (failure.error_type, failure.error_message) == (
+        "ValueError",
+        "child failed [single exception in ExceptionGroup]",
+    )
+    head, _, sub = failure.stack_trace.partition("\n\n+ sub-exception 1 of 1:\n")
+    assert head.endswith("E   ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)")
+    assert sub.endswith("E   ValueError: child failed")
+    assert (failure.file, failure.line) == ("test_tg.py", 9)

@@ -200,8 +200,9 @@ def failure_facts(
     doctest = doctest_failure(exc, rootpath)
     if doctest is not None:
         return _doctest_facts(doctest, rootpath, limits)
-    frames, sources = _frames(excinfo, rootpath)
+    frames, sources = _from_test(*_frames(excinfo, rootpath), test_file)
     message = bound_text(safe_str(exc), limits.max_message, keep="head")
+    leaf = _single_leaf(exc)
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
         "error_message": message,
@@ -209,6 +210,10 @@ def failure_facts(
         "stack_trace": format_trace(frames, sources, exc, message)
         + "".join(_sub_exception_lines(exc, rootpath, "")),
     }
+    if leaf is not None:  # named as pytest's short summary names it; the group is in the trace
+        named = f"{safe_str(leaf)} [single exception in {type(exc).__name__}]".lstrip()
+        facts["error_type"] = type(leaf).__qualname__
+        facts["error_message"] = bound_text(named, limits.max_message, keep="head")
     user = _user_frame(frames, test_file)
     if user is not None:
         facts["file"], facts["line"] = user["path"], user["line"]
@@ -216,6 +221,32 @@ def failure_facts(
     if example:
         facts["falsifying_example"] = example
     return facts
+
+
+def _from_test(
+    frames: list[dict[str, Any]], sources: list[str], test_file: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The frames from the first one in the test's file on, as pytest cuts its report there:
+    a plugin's runner (pytest-asyncio, anyio's) calls the test function from frames of its own.
+    All of them when none is in the test's file (a fixture in a conftest failed)."""
+    test_file = test_file.replace("\\", "/")
+    for index, frame in enumerate(frames):
+        if frame["path"] == test_file:
+            return frames[index:], sources[index:]
+    return frames, sources
+
+
+def _single_leaf(exc: BaseException) -> BaseException | None:
+    """The one exception at the bottom of a group holding one (nested groups of one too), which
+    pytest names instead of the group; ``None`` for another exception."""
+    subs = getattr(exc, "exceptions", None)
+    if not isinstance(subs, tuple) or len(subs) != 1 or not isinstance(subs[0], BaseException):
+        return None
+    return (
+        _single_leaf(subs[0])
+        if isinstance(getattr(subs[0], "exceptions", None), tuple)
+        else subs[0]
+    )
 
 
 def _doctest_facts(found: DoctestFailure, rootpath: Path, limits: Limits) -> dict[str, Any]:
