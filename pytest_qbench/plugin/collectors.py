@@ -528,18 +528,20 @@ class TestAccumulator:
         if when == "call":
             agent = getattr(report, AGENT_ATTR, None)
             self.agent = agent if isinstance(agent, dict) else None
-        rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
+        outcome = str(report.outcome)  # compared, not report.failed (a property each)
+        rerun = outcome == "rerun"  # pytest-rerunfailures' own outcome
         if rerun:
             self.rerun_in_attempt = True
-        if report.failed or rerun:
+        wasxfail = hasattr(report, "wasxfail")
+        if outcome == "failed" or rerun:
             self.failures[when] = build_failure(
                 report, when, self.file, self.line, self.limits, self.redact
             )
-        elif report.skipped:
+        elif outcome == "skipped":
             self.reason = xfail_reason(report) or skip_reason(report)
-        elif report.passed and hasattr(report, "wasxfail"):
+        elif wasxfail and outcome == "passed":
             self.reason = xfail_reason(report)
-        if hasattr(report, "wasxfail"):
+        if wasxfail:
             self.wasxfail = True
         if when != "teardown":
             return False

@@ -35,10 +35,10 @@ from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
 from pytest_qbench.plugin.attach import attach_from_hook
 from pytest_qbench.plugin.attach import attacher_key
+from pytest_qbench.plugin.attach import close
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.attach import reopen
-from pytest_qbench.plugin.attach import stashed
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -75,6 +75,8 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
+REPORT_FACTS = frozenset((ITEM_ATTR, FAILURE_ATTR, AGENT_ATTR, ATTACH_ATTR, TRIES_ATTR))
+"""The facts the test's process puts on a report, taken off once the report is read."""
 
 
 class QBenchWorker:
@@ -119,27 +121,32 @@ class QBenchWorker:
     ) -> None:
         """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
-        if report.when == "call" or not report.passed or report.sections or report.user_properties:
+        # report.outcome and report.when compared, not report.passed/failed (a property each)
+        when = report.when
+        failed = report.outcome == "failed"
+        if when == "call" or report.outcome != "passed" or report.sections or report.user_properties:
             self.watch_secrets()
-        if report.when == "setup":
+        if when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
-        if report.failed and call.excinfo is not None:
+        if failed and call.excinfo is not None:
             facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
             setattr(report, FAILURE_ATTR, facts)
-        if report.when == "call":
-            state = stashed(item.stash, agent_state_key)
-            if state is not None:
-                from pytest_qbench.plugin.agent.state import agent_facts
+        if when == "call" and agent_state_key in item.stash:
+            from pytest_qbench.plugin.agent.state import agent_facts
 
-                agent = agent_facts(state, self.limits.max_output)
-                if agent is not None:
-                    setattr(report, AGENT_ATTR, agent)
-        if self.attacher is not None:
-            if report.when == "teardown":
-                attach_from_hook(item, self.attacher)
-            attached = records_for_report(item, report)
-            if attached:
-                setattr(report, ATTACH_ATTR, attached)
+            agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
+            if agent is not None:
+                setattr(report, AGENT_ATTR, agent)
+        attacher = self.attacher
+        if attacher is not None:
+            if when == "teardown":
+                attach_from_hook(item, attacher)
+            if attacher.records:
+                attached = records_for_report(item, report)
+                if attached:
+                    setattr(report, ATTACH_ATTR, attached)
+            elif when == "teardown":  # nothing attached in this process yet: nothing to send
+                close(item)
         if self.worker is not None and report.user_properties:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
@@ -428,11 +435,8 @@ class QBenchSession(QBenchWorker):
         if finished:
             del self.pending[key]
             self._finish_test(acc, report)
-        facts.pop(ITEM_ATTR, None)
-        facts.pop(FAILURE_ATTR, None)
-        facts.pop(AGENT_ATTR, None)
-        facts.pop(ATTACH_ATTR, None)
-        facts.pop(TRIES_ATTR, None)
+        for name in facts.keys() & REPORT_FACTS:  # one C call when there are none
+            del facts[name]
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
