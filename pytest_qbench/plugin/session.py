@@ -513,8 +513,9 @@ class QBenchSession(QBenchWorker):
     def _emit(self, result: TestResultRecord, stored: Record | None = None) -> None:
         """Count a finished result and stream it (``stored``: its fields not at their default,
         when known; else the stream leaves them out itself)."""
-        result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id
-        result["test_name"] = self.redact(result["test_name"])
+        if self.redact.active:  # a parametrized secret is in the id
+            result["nodeid"] = self.redact(result["nodeid"])
+            result["test_name"] = self.redact(result["test_name"])
         self.aggregator.add_result(result)
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):

@@ -136,17 +136,21 @@ class Aggregator:
 
     def add_result(self, value: TestResultRecord | Any) -> None:
         """Count one test and keep it if a selection wants it."""
-        result: TestResultRecord = as_record(value)
+        # Calls inlined where the common case needs none: this runs once per test.
+        result: TestResultRecord = value if isinstance(value, dict) else as_record(value)
         self.total += 1
-        for category in result["counted_as"] or [OUTCOME_CATEGORY[result["outcome"]]]:
+        outcome = result["outcome"]
+        for category in result["counted_as"] or [OUTCOME_CATEGORY[outcome]]:
             self._count(category)
         if result["subtests"]:
             self.subtests_failed += sum(1 for s in result["subtests"] if s["outcome"] == "failed")
         if result["flaky"]:
             self.flaky_count += 1
             self.flaky.offer(result)
-        self._select(result)
-        self._add_agent(result)
+        if outcome != "passed":
+            self._select(result)
+        if result["metric_results"] or result["agent_response"] is not None or result["tool_calls"]:
+            self._add_agent(result)
         attachments = result.get("attachments")
         if attachments:
             self.attachments += len(attachments)
