@@ -453,12 +453,13 @@ def first_subtest_failure(words: str, subtests: list[SubtestResultRecord]) -> Fa
     return shown
 
 
+SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
+"""The class names of a subtest's report (pytest 9's ``subtests``, pytest-subtests)."""
+
+
 def is_subtest_report(report: pytest.TestReport) -> bool:
     """Whether a report is one subtest's (pytest 9 ``subtests`` fixture, or pytest-subtests)."""
-    return hasattr(report, "context") and type(report).__name__ in (
-        "SubtestReport",
-        "SubTestReport",
-    )
+    return hasattr(report, "context") and type(report).__name__ in SUBTEST_REPORTS
 
 
 class TestAccumulator:
@@ -501,7 +502,7 @@ class TestAccumulator:
 
     def add(self, report: pytest.TestReport, category: str) -> bool:
         """Take one report; return True when the test is finished (its last teardown arrived)."""
-        if is_subtest_report(report):
+        if type(report).__name__ in SUBTEST_REPORTS and is_subtest_report(report):
             if category:
                 self._subtest_counts.append(len(self.counted_as))
                 self.counted_as.append(category)
@@ -510,7 +511,9 @@ class TestAccumulator:
         if category:
             self.counted_as.append(category)
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
-        when = report.when if report.when in ("setup", "teardown") else "call"
+        when = report.when
+        if when != "setup" and when != "teardown":
+            when = "call"
         if when == "setup":  # a new attempt after a rerun, or the first
             if self.rerun_in_attempt:  # older pytest-rerunfailures logs no teardown for it
                 self._close_rerun_attempt()
@@ -520,7 +523,8 @@ class TestAccumulator:
             if isinstance(item, dict):
                 self.item = item
             self.started = getattr(report, "start", None)
-        self.outcome[when] = report.outcome
+        outcome = report.outcome
+        self.outcome[when] = outcome
         self.durations[when] = report.duration
         attached = getattr(report, ATTACH_ATTR, None)
         if isinstance(attached, list):
@@ -528,7 +532,7 @@ class TestAccumulator:
         if when == "call":
             agent = getattr(report, AGENT_ATTR, None)
             self.agent = agent if isinstance(agent, dict) else None
-        outcome = str(report.outcome)  # compared, not report.failed (a property each)
+        # outcome compared, not report.failed and the like (a property each)
         rerun = outcome == "rerun"  # pytest-rerunfailures' own outcome
         if rerun:
             self.rerun_in_attempt = True
