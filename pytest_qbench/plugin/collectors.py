@@ -523,7 +523,7 @@ class TestAccumulator:
             if isinstance(item, dict):
                 self.item = item
             self.started = getattr(report, "start", None)
-        outcome = report.outcome
+        outcome = str(report.outcome)  # "rerun" too: pytest-rerunfailures' own outcome
         self.outcome[when] = outcome
         self.durations[when] = report.duration
         attached = getattr(report, ATTACH_ATTR, None)
@@ -533,7 +533,7 @@ class TestAccumulator:
             agent = getattr(report, AGENT_ATTR, None)
             self.agent = agent if isinstance(agent, dict) else None
         # outcome compared, not report.failed and the like (a property each)
-        rerun = outcome == "rerun"  # pytest-rerunfailures' own outcome
+        rerun = outcome == "rerun"
         if rerun:
             self.rerun_in_attempt = True
         wasxfail = hasattr(report, "wasxfail")
@@ -630,11 +630,11 @@ class TestAccumulator:
         captured: CapturedRecord | None,
         outcome: Outcome | None = None,
         user_properties: list[Any] | None = None,
-    ) -> tuple[TestResultRecord, Record]:
-        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known), and
-        the same record without its fields at their default, as the files store it (what
-        ``compact`` would make of it, made field by field here: on the per-test path, building
-        the record through ``new`` and compacting it again cost more than the rest of it)."""
+    ) -> Record:
+        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known)
+        without its fields at their default, as the files store it (``expand(RESULT, ...)``
+        gives the whole record). Made field by field: on the per-test path, building the record
+        through ``new`` and compacting it again cost more than the rest of it."""
         if outcome is None:
             outcome = self.final_outcome()
         failure = self.failures.get("setup") or self.failures.get("call")
@@ -709,9 +709,8 @@ class TestAccumulator:
         if self.attachments:
             stored["attachments"] = self._attachment_records()
         if self.agent:  # agent tests: their fields through the general path
-            full = expand(RESULT, {**stored, **self._agent_fields()})
-            return cast("TestResultRecord", full), compact(RESULT, full)
-        return cast("TestResultRecord", expand(RESULT, stored)), stored
+            return compact(RESULT, expand(RESULT, {**stored, **self._agent_fields()}))
+        return stored
 
     def _attachment_records(self) -> list[AttachmentRecord]:
         """The attachments the test's process sent, their names and notes redacted."""

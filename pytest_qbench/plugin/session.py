@@ -58,12 +58,14 @@ from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
 from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
@@ -124,7 +126,12 @@ class QBenchWorker:
         # report.outcome and report.when compared, not report.passed/failed (a property each)
         when = report.when
         failed = report.outcome == "failed"
-        if when == "call" or report.outcome != "passed" or report.sections or report.user_properties:
+        if (
+            when == "call"
+            or report.outcome != "passed"
+            or report.sections
+            or report.user_properties
+        ):
             self.watch_secrets()
         if when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
@@ -453,18 +460,20 @@ class QBenchSession(QBenchWorker):
         return str(status[0]) if status else ""
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
-        stored: Record | None = None
         try:
-            result, stored = self._build_result(acc, last)
+            stored = self._build_result(acc, last)
         except Exception as exc:  # keep the test in the report, with what is certain
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
-            result = acc.minimal_result()
+            self._emit(acc.minimal_result())
+            return
         hook = self.config.hook.pytest_qbench_modify_result
         if hook.get_hookimpls():  # most runs have none: no model, no call
-            stored = None  # the hook may change any field
+            result = cast("TestResultRecord", expand(store.RESULT, stored))
             with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
                 result = self._modify_result(result, hook)
-        self._emit(result, stored)
+            self._emit(result)  # the hook may change any field
+        else:
+            self._emit_stored(stored)
 
     def _modify_result(self, result: TestResultRecord, hook: Any) -> TestResultRecord:
         """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
@@ -476,10 +485,8 @@ class QBenchSession(QBenchWorker):
         modified = TestResult.model_validate(model.model_dump(warnings=False))
         return cast("TestResultRecord", modified.model_dump(mode="json"))
 
-    def _build_result(
-        self, acc: TestAccumulator, last: pytest.TestReport | None
-    ) -> tuple[TestResultRecord, Record]:
-        """The test's result, and the same without its fields at their default (the stream's)."""
+    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
+        """The test's result without its fields at their default (as the stream stores it)."""
         captured = None
         properties = None
         outcome = acc.final_outcome()
@@ -488,19 +495,20 @@ class QBenchSession(QBenchWorker):
                 captured = captured_output(last.sections, self.limits, self.redact)
             if last.user_properties:
                 properties = self.redact.data(sanitize_user_properties(last.user_properties))
-        result, stored = acc.result(captured, outcome, properties)
+        stored = acc.result(captured, outcome, properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
-        if result["attachments"]:
-            self.admit_attachments(acc, result)
-        return result, stored
+        attachments = stored.get("attachments")
+        if attachments:
+            self.admit_attachments(acc, attachments)
+        return stored
 
-    def admit_attachments(self, acc: TestAccumulator, result: TestResultRecord) -> None:
+    def admit_attachments(self, acc: TestAccumulator, attachments: list[AttachmentRecord]) -> None:
         """Hold the run to ``qbench_attach_max_total`` (xdist workers each know only their own
         files); the first attachment removed for it is a warning."""
         budget = self.attach_budget
         refused = budget.refused
-        budget.admit(self.run_dir, result["attachments"])
+        budget.admit(self.run_dir, attachments)
         if budget.refused and not refused:
             self.note_warning(
                 "attachments",
@@ -510,9 +518,25 @@ class QBenchSession(QBenchWorker):
                 acc.line,
             )
 
-    def _emit(self, result: TestResultRecord, stored: Record | None = None) -> None:
-        """Count a finished result and stream it (``stored``: its fields not at their default,
-        when known; else the stream leaves them out itself)."""
+    def _emit_stored(self, stored: Record) -> None:
+        """``_emit`` of a result given without its fields at their default (as the stream
+        stores it): straight to the aggregator and the stream when nothing else reads it, so
+        that the whole record is made only for a result that is kept or read."""
+        if self.result_listeners or self.unstreamed or self.stream is None:
+            self._emit(cast("TestResultRecord", expand(store.RESULT, stored)))
+            return
+        if self.redact.active:  # a parametrized secret is in the id
+            stored["nodeid"] = self.redact(stored["nodeid"])
+            stored["test_name"] = self.redact(stored["test_name"])
+        self.aggregator.add_stored(stored)
+        try:  # nothing waits before it: straight to the stream
+            self.stream.write_stored(stored)
+        except OSError as exc:  # a full disk, say: kept in memory, as _emit does
+            self.stream_failed(exc)
+            self.unstreamed.append(cast("TestResultRecord", expand(store.RESULT, stored)))
+
+    def _emit(self, result: TestResultRecord) -> None:
+        """Count a finished result and stream it."""
         if self.redact.active:  # a parametrized secret is in the id
             result["nodeid"] = self.redact(result["nodeid"])
             result["test_name"] = self.redact(result["test_name"])
@@ -520,14 +544,6 @@ class QBenchSession(QBenchWorker):
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):
                 listener(result)
-        if stored is not None and not self.unstreamed and self.stream is not None:
-            stored["nodeid"], stored["test_name"] = result["nodeid"], result["test_name"]
-            try:  # nothing waits before it: straight to the stream
-                self.stream.write_result(result, stored)
-            except OSError as exc:  # a full disk, say: kept in memory, as below
-                self.stream_failed(exc)
-                self.unstreamed.append(result)
-            return
         self.unstreamed.append(result)
         self._drain_unstreamed()
 
