@@ -464,16 +464,21 @@ class QBenchSession(QBenchWorker):
             stored = self._build_result(acc, last)
         except Exception as exc:  # keep the test in the report, with what is certain
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
-            self._emit(acc.minimal_result())
+            self._emit_modified(acc.minimal_result(), acc.nodeid)
             return
-        hook = self.config.hook.pytest_qbench_modify_result
-        if hook.get_hookimpls():  # most runs have none: no model, no call
-            result = cast("TestResultRecord", expand(store.RESULT, stored))
-            with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
-                result = self._modify_result(result, hook)
-            self._emit(result)  # the hook may change any field
-        else:
+        if self.config.hook.pytest_qbench_modify_result.get_hookimpls():
+            self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), acc.nodeid)
+        else:  # most runs have no such hook: no model, no call, no whole record
             self._emit_stored(stored)
+
+    def _emit_modified(self, result: TestResultRecord, nodeid: str) -> None:
+        """``_emit`` of the result as the ``pytest_qbench_modify_result`` hooks leave it (the
+        hooks may change any field)."""
+        hook = self.config.hook.pytest_qbench_modify_result
+        if hook.get_hookimpls():
+            with self.guard(f"pytest_qbench_modify_result ({nodeid})"):
+                result = self._modify_result(result, hook)
+        self._emit(result)
 
     def _modify_result(self, result: TestResultRecord, hook: Any) -> TestResultRecord:
         """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
