@@ -206,3 +206,36 @@ def test_view_flaky_and_expected_failures() -> None:
     assert [r["test_name"] for r in view.flaky.items] == ["test_f"]
     assert [r["test_name"] for r in view.xfailed.items] == ["test_xf"]
     assert [r["test_name"] for r in view.xpassed.items] == ["test_xp"]
+
+
+RESULT_FIELDS = st.fixed_dictionaries(
+    {
+        "outcome": st.sampled_from(OUTCOMES),
+        "duration": st.sampled_from([0.0, 0.001, 0.005, 0.0051, 0.02, 0.02, 0.3, 1.5]),
+        "flaky": st.booleans(),
+    },
+    optional={
+        "counted_as": st.lists(st.sampled_from(CATEGORIES), max_size=3),
+        "repeat": st.integers(1, 3),
+        "reason": st.sampled_from(["a", "b"]),
+    },
+)
+
+
+@given(st.lists(RESULT_FIELDS, max_size=40), st.integers(0, 4))
+def test_a_stored_result_folds_as_the_whole_record(
+    fields: list[dict[str, Any]], slowest: int
+) -> None:
+    """``add_stored`` (a result without its fields at their default, as the live run hands it
+    over) gives the summary and the view ``add_result`` gives of the whole record."""
+    from pytest_qbench.report.aggregate import Aggregator
+    from pytest_qbench.report.shapes import compact
+
+    whole, stored = Aggregator(3, slowest), Aggregator(3, slowest)
+    for index, extra in enumerate(fields):
+        record = result(f"t{index}", **extra)
+        whole.add_result(record)
+        stored.add_stored(compact("TestResult", record))
+    assert stored.summary(1.0) == whole.summary(1.0)
+    assert stored.view() == whole.view()
+    assert stored.repeat_stats() == whole.repeat_stats()

@@ -106,3 +106,26 @@ def test_invalid_values_from_hooks_are_contained(
             "qbench: internal error in the report as the hooks left it*",
         ]
     )
+
+
+def test_hook_sees_the_result_kept_after_an_internal_error(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When building a result fails inside qbench, the result kept with what is certain still
+    goes through modify_result, as every other result does."""
+    from pytest_qbench.plugin.collectors import TestAccumulator
+
+    def broken(self: TestAccumulator, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("qbench bug")
+
+    monkeypatch.setattr(TestAccumulator, "result", broken)
+    pytester.makeconftest(
+        """
+        def pytest_qbench_modify_result(result, config):
+            result.reason = "seen by the hook"
+        """
+    )
+    pytester.makepyfile("def test_a(): pass")
+    run = run_qbench()
+    run.result.stdout.fnmatch_lines(["qbench: internal error in building the result*qbench bug"])
+    assert [(r.outcome, r.reason) for r in run.report.results] == [("passed", "seen by the hook")]

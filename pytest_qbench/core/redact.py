@@ -84,6 +84,8 @@ class Redactor:
     def __init__(self, environ: Mapping[str, str]) -> None:
         self._known: frozenset[str] = frozenset()  # replaced, never changed: handed out as is
         self._secrets: list[str] = []
+        self.active = False
+        """Whether any secret is known (else redacting returns every text as it is)."""
         self._snapshot: dict[Any, Any] = environment_snapshot(environ)
         self.learn(secret_values(environ))
 
@@ -103,6 +105,7 @@ class Redactor:
             forms |= written_forms(value)
         # Longest first, so a secret that contains another is replaced whole.
         self._secrets = sorted(forms, key=len, reverse=True)
+        self.active = bool(self._secrets)
         return True
 
     def refresh(self, environ: Mapping[str, str]) -> bool:

@@ -65,6 +65,8 @@ class Attacher:
         """Replaces secrets: in the test's id (its directory), names and texts stored."""
         self.used = 0
         """Bytes this process stored."""
+        self.records = 0
+        """Attachment records made in this process (0: no report has any to carry)."""
         self.warned = False
         self.taken: dict[str, set[str]] = {}
         """File names used so far, by test directory."""
@@ -99,6 +101,7 @@ class Attacher:
         shown = clean_name(raw_name, f"attachment-{len(records) + 1}")
         record = new("Attachment", name=shown, mime=_check_mime(mime, shown, is_text), size=size)
         records.append(record)
+        self.records += 1
         refusal = self.refusal(size)
         if refusal is not None:
             record["note"] = refusal
@@ -287,10 +290,15 @@ def records_for_report(item: pytest.Item, report: pytest.TestReport) -> list[Att
             if not hasattr(teardown, "rerun"):
                 records = carried + records
     elif report.when == "teardown":
-        item.stash[ended_key] = True
+        close(item)
         if records:
             item.stash[teardown_key] = (report, records)
     return records
+
+
+def close(item: pytest.Item) -> None:
+    """The test's teardown report is made: attaching to ``item`` now is an error."""
+    item.stash[ended_key] = True
 
 
 def reopen(item: pytest.Item) -> None:

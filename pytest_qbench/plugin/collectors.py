@@ -484,12 +484,13 @@ def first_subtest_failure(words: str, subtests: list[SubtestResultRecord]) -> Fa
     return shown
 
 
+SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
+"""The class names of a subtest's report (pytest 9's ``subtests``, pytest-subtests)."""
+
+
 def is_subtest_report(report: pytest.TestReport) -> bool:
     """Whether a report is one subtest's (pytest 9 ``subtests`` fixture, or pytest-subtests)."""
-    return hasattr(report, "context") and type(report).__name__ in (
-        "SubtestReport",
-        "SubTestReport",
-    )
+    return hasattr(report, "context") and type(report).__name__ in SUBTEST_REPORTS
 
 
 class TestAccumulator:
@@ -532,7 +533,7 @@ class TestAccumulator:
 
     def add(self, report: pytest.TestReport, category: str) -> bool:
         """Take one report; return True when the test is finished (its last teardown arrived)."""
-        if is_subtest_report(report):
+        if type(report).__name__ in SUBTEST_REPORTS and is_subtest_report(report):
             if category:
                 self._subtest_counts.append(len(self.counted_as))
                 self.counted_as.append(category)
@@ -541,7 +542,9 @@ class TestAccumulator:
         if category:
             self.counted_as.append(category)
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
-        when = report.when if report.when in ("setup", "teardown") else "call"
+        when = report.when
+        if when != "setup" and when != "teardown":
+            when = "call"
         if when == "setup":  # a new attempt after a rerun, or the first
             if self.rerun_in_attempt:  # older pytest-rerunfailures logs no teardown for it
                 self._close_rerun_attempt()
@@ -551,7 +554,8 @@ class TestAccumulator:
             if isinstance(item, dict):
                 self.item = item
             self.started = getattr(report, "start", None)
-        self.outcome[when] = report.outcome
+        outcome = str(report.outcome)  # "rerun" too: pytest-rerunfailures' own outcome
+        self.outcome[when] = outcome
         self.durations[when] = report.duration
         attached = getattr(report, ATTACH_ATTR, None)
         if isinstance(attached, list):
@@ -559,18 +563,20 @@ class TestAccumulator:
         if when == "call":
             agent = getattr(report, AGENT_ATTR, None)
             self.agent = agent if isinstance(agent, dict) else None
-        rerun = str(report.outcome) == "rerun"  # pytest-rerunfailures' own outcome
+        # outcome compared, not report.failed and the like (a property each)
+        rerun = outcome == "rerun"
         if rerun:
             self.rerun_in_attempt = True
-        if report.failed or rerun:
+        wasxfail = hasattr(report, "wasxfail")
+        if outcome == "failed" or rerun:
             self.failures[when] = build_failure(
                 report, when, self.file, self.line, self.limits, self.redact
             )
-        elif report.skipped:
+        elif outcome == "skipped":
             self.reason = xfail_reason(report) or skip_reason(report)
-        elif report.passed and hasattr(report, "wasxfail"):
+        elif wasxfail and outcome == "passed":
             self.reason = xfail_reason(report)
-        if hasattr(report, "wasxfail"):
+        if wasxfail:
             self.wasxfail = True
         if when != "teardown":
             return False
@@ -655,11 +661,11 @@ class TestAccumulator:
         captured: CapturedRecord | None,
         outcome: Outcome | None = None,
         user_properties: list[Any] | None = None,
-    ) -> tuple[TestResultRecord, Record]:
-        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known), and
-        the same record without its fields at their default, as the files store it (what
-        ``compact`` would make of it, made field by field here: on the per-test path, building
-        the record through ``new`` and compacting it again cost more than the rest of it)."""
+    ) -> Record:
+        """The finished ``TestResult`` record (``outcome``: ``final_outcome()``, when known)
+        without its fields at their default, as the files store it (``expand(RESULT, ...)``
+        gives the whole record). Made field by field: on the per-test path, building the record
+        through ``new`` and compacting it again cost more than the rest of it."""
         if outcome is None:
             outcome = self.final_outcome()
         failure = self.failures.get("setup") or self.failures.get("call")
@@ -734,9 +740,8 @@ class TestAccumulator:
         if self.attachments:
             stored["attachments"] = self._attachment_records()
         if self.agent:  # agent tests: their fields through the general path
-            full = expand(RESULT, {**stored, **self._agent_fields()})
-            return cast("TestResultRecord", full), compact(RESULT, full)
-        return cast("TestResultRecord", expand(RESULT, stored)), stored
+            return compact(RESULT, expand(RESULT, {**stored, **self._agent_fields()}))
+        return stored
 
     def _attachment_records(self) -> list[AttachmentRecord]:
         """The attachments the test's process sent, their names and notes redacted."""

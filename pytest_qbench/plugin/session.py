@@ -35,10 +35,10 @@ from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
 from pytest_qbench.plugin.attach import attach_from_hook
 from pytest_qbench.plugin.attach import attacher_key
+from pytest_qbench.plugin.attach import close
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.attach import reopen
-from pytest_qbench.plugin.attach import stashed
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -58,12 +58,14 @@ from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
 from pytest_qbench.report.shapes import Record
+from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
@@ -75,6 +77,8 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
+REPORT_FACTS = frozenset((ITEM_ATTR, FAILURE_ATTR, AGENT_ATTR, ATTACH_ATTR, TRIES_ATTR))
+"""The facts the test's process puts on a report, taken off once the report is read."""
 
 
 class QBenchWorker:
@@ -119,27 +123,37 @@ class QBenchWorker:
     ) -> None:
         """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
-        if report.when == "call" or not report.passed or report.sections or report.user_properties:
+        # report.outcome and report.when compared, not report.passed/failed (a property each)
+        when = report.when
+        failed = report.outcome == "failed"
+        if (
+            when == "call"
+            or report.outcome != "passed"
+            or report.sections
+            or report.user_properties
+        ):
             self.watch_secrets()
-        if report.when == "setup":
+        if when == "setup":
             setattr(report, ITEM_ATTR, item_facts(item, self.worker))
-        if report.failed and call.excinfo is not None:
+        if failed and call.excinfo is not None:
             facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
             setattr(report, FAILURE_ATTR, facts)
-        if report.when == "call":
-            state = stashed(item.stash, agent_state_key)
-            if state is not None:
-                from pytest_qbench.plugin.agent.state import agent_facts
+        if when == "call" and agent_state_key in item.stash:
+            from pytest_qbench.plugin.agent.state import agent_facts
 
-                agent = agent_facts(state, self.limits.max_output)
-                if agent is not None:
-                    setattr(report, AGENT_ATTR, agent)
-        if self.attacher is not None:
-            if report.when == "teardown":
-                attach_from_hook(item, self.attacher)
-            attached = records_for_report(item, report)
-            if attached:
-                setattr(report, ATTACH_ATTR, attached)
+            agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
+            if agent is not None:
+                setattr(report, AGENT_ATTR, agent)
+        attacher = self.attacher
+        if attacher is not None:
+            if when == "teardown":
+                attach_from_hook(item, attacher)
+            if attacher.records:
+                attached = records_for_report(item, report)
+                if attached:
+                    setattr(report, ATTACH_ATTR, attached)
+            elif when == "teardown":  # nothing attached in this process yet: nothing to send
+                close(item)
         if self.worker is not None and report.user_properties:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
@@ -428,11 +442,8 @@ class QBenchSession(QBenchWorker):
         if finished:
             del self.pending[key]
             self._finish_test(acc, report)
-        facts.pop(ITEM_ATTR, None)
-        facts.pop(FAILURE_ATTR, None)
-        facts.pop(AGENT_ATTR, None)
-        facts.pop(ATTACH_ATTR, None)
-        facts.pop(TRIES_ATTR, None)
+        for name in facts.keys() & REPORT_FACTS:  # one C call when there are none
+            del facts[name]
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
@@ -449,18 +460,25 @@ class QBenchSession(QBenchWorker):
         return str(status[0]) if status else ""
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
-        stored: Record | None = None
         try:
-            result, stored = self._build_result(acc, last)
+            stored = self._build_result(acc, last)
         except Exception as exc:  # keep the test in the report, with what is certain
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
-            result = acc.minimal_result()
+            self._emit_modified(acc.minimal_result(), acc.nodeid)
+            return
+        if self.config.hook.pytest_qbench_modify_result.get_hookimpls():
+            self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), acc.nodeid)
+        else:  # most runs have no such hook: no model, no call, no whole record
+            self._emit_stored(stored)
+
+    def _emit_modified(self, result: TestResultRecord, nodeid: str) -> None:
+        """``_emit`` of the result as the ``pytest_qbench_modify_result`` hooks leave it (the
+        hooks may change any field)."""
         hook = self.config.hook.pytest_qbench_modify_result
-        if hook.get_hookimpls():  # most runs have none: no model, no call
-            stored = None  # the hook may change any field
-            with self.guard(f"pytest_qbench_modify_result ({acc.nodeid})"):
+        if hook.get_hookimpls():
+            with self.guard(f"pytest_qbench_modify_result ({nodeid})"):
                 result = self._modify_result(result, hook)
-        self._emit(result, stored)
+        self._emit(result)
 
     def _modify_result(self, result: TestResultRecord, hook: Any) -> TestResultRecord:
         """Hand the result to the hook as a ``TestResult`` model; keep what the hook left."""
@@ -472,10 +490,8 @@ class QBenchSession(QBenchWorker):
         modified = TestResult.model_validate(model.model_dump(warnings=False))
         return cast("TestResultRecord", modified.model_dump(mode="json"))
 
-    def _build_result(
-        self, acc: TestAccumulator, last: pytest.TestReport | None
-    ) -> tuple[TestResultRecord, Record]:
-        """The test's result, and the same without its fields at their default (the stream's)."""
+    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
+        """The test's result without its fields at their default (as the stream stores it)."""
         captured = None
         properties = None
         outcome = acc.final_outcome()
@@ -484,19 +500,20 @@ class QBenchSession(QBenchWorker):
                 captured = captured_output(last.sections, self.limits, self.redact)
             if last.user_properties:
                 properties = self.redact.data(sanitize_user_properties(last.user_properties))
-        result, stored = acc.result(captured, outcome, properties)
+        stored = acc.result(captured, outcome, properties)
         if acc.case_error:
             self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
-        if result["attachments"]:
-            self.admit_attachments(acc, result)
-        return result, stored
+        attachments = stored.get("attachments")
+        if attachments:
+            self.admit_attachments(acc, attachments)
+        return stored
 
-    def admit_attachments(self, acc: TestAccumulator, result: TestResultRecord) -> None:
+    def admit_attachments(self, acc: TestAccumulator, attachments: list[AttachmentRecord]) -> None:
         """Hold the run to ``qbench_attach_max_total`` (xdist workers each know only their own
         files); the first attachment removed for it is a warning."""
         budget = self.attach_budget
         refused = budget.refused
-        budget.admit(self.run_dir, result["attachments"])
+        budget.admit(self.run_dir, attachments)
         if budget.refused and not refused:
             self.note_warning(
                 "attachments",
@@ -506,23 +523,32 @@ class QBenchSession(QBenchWorker):
                 acc.line,
             )
 
-    def _emit(self, result: TestResultRecord, stored: Record | None = None) -> None:
-        """Count a finished result and stream it (``stored``: its fields not at their default,
-        when known; else the stream leaves them out itself)."""
-        result["nodeid"] = self.redact(result["nodeid"])  # a parametrized secret is in the id
-        result["test_name"] = self.redact(result["test_name"])
+    def _emit_stored(self, stored: Record) -> None:
+        """``_emit`` of a result given without its fields at their default (as the stream
+        stores it): straight to the aggregator and the stream when nothing else reads it, so
+        that the whole record is made only for a result that is kept or read."""
+        if self.result_listeners or self.unstreamed or self.stream is None:
+            self._emit(cast("TestResultRecord", expand(store.RESULT, stored)))
+            return
+        if self.redact.active:  # a parametrized secret is in the id
+            stored["nodeid"] = self.redact(stored["nodeid"])
+            stored["test_name"] = self.redact(stored["test_name"])
+        self.aggregator.add_stored(stored)
+        try:  # nothing waits before it: straight to the stream
+            self.stream.write_stored(stored)
+        except OSError as exc:  # a full disk, say: kept in memory, as _emit does
+            self.stream_failed(exc)
+            self.unstreamed.append(cast("TestResultRecord", expand(store.RESULT, stored)))
+
+    def _emit(self, result: TestResultRecord) -> None:
+        """Count a finished result and stream it."""
+        if self.redact.active:  # a parametrized secret is in the id
+            result["nodeid"] = self.redact(result["nodeid"])
+            result["test_name"] = self.redact(result["test_name"])
         self.aggregator.add_result(result)
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):
                 listener(result)
-        if stored is not None and not self.unstreamed and self.stream is not None:
-            stored["nodeid"], stored["test_name"] = result["nodeid"], result["test_name"]
-            try:  # nothing waits before it: straight to the stream
-                self.stream.write_result(result, stored)
-            except OSError as exc:  # a full disk, say: kept in memory, as below
-                self.stream_failed(exc)
-                self.unstreamed.append(result)
-            return
         self.unstreamed.append(result)
         self._drain_unstreamed()
 

@@ -20,6 +20,7 @@ from typing import cast
 from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.repeat import repeated_test_id
 from pytest_qbench.core.summary_words import FIELD_OF_KEY
+from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.shapes import pass_rate
 
@@ -136,17 +137,23 @@ class Aggregator:
 
     def add_result(self, value: TestResultRecord | Any) -> None:
         """Count one test and keep it if a selection wants it."""
-        result: TestResultRecord = as_record(value)
+        # Calls inlined where the common case needs none: this runs once per test.
+        result: TestResultRecord = (
+            cast("TestResultRecord", value) if isinstance(value, dict) else as_record(value)
+        )
         self.total += 1
-        for category in result["counted_as"] or [OUTCOME_CATEGORY[result["outcome"]]]:
+        outcome = result["outcome"]
+        for category in result["counted_as"] or [OUTCOME_CATEGORY[outcome]]:
             self._count(category)
         if result["subtests"]:
             self.subtests_failed += sum(1 for s in result["subtests"] if s["outcome"] == "failed")
         if result["flaky"]:
             self.flaky_count += 1
             self.flaky.offer(result)
-        self._select(result)
-        self._add_agent(result)
+        if outcome != "passed":
+            self._select(result)
+        if result["metric_results"] or result["agent_response"] is not None or result["tool_calls"]:
+            self._add_agent(result)
         attachments = result.get("attachments")
         if attachments:
             self.attachments += len(attachments)
@@ -162,6 +169,32 @@ class Aggregator:
                 heapq.heappush(self._slowest, entry)
             elif entry[:2] > self._slowest[0][:2]:
                 heapq.heapreplace(self._slowest, entry)
+
+    def add_stored(self, stored: Mapping[str, Any]) -> None:
+        """``add_result`` of a result without its fields at their default (as the stream
+        stores it). The whole record is made only when a selection may keep it: a passing
+        test that none wants is counted from what it has."""
+        get = stored.get
+        duration = get("duration", 0.0)
+        slow = bool(self.slowest_n) and duration >= SLOWEST_MIN_SECONDS
+        if (
+            stored["outcome"] != "passed"
+            or get("subtests")
+            or get("flaky")
+            or get("metric_results")
+            or get("agent_response") is not None
+            or get("tool_calls")
+            or get("attachments")
+            or get("repeat") is not None
+            or (slow and (len(self._slowest) < self.slowest_n or duration > self._slowest[0][0]))
+        ):
+            self.add_result(expand("TestResult", stored))
+            return
+        self.total += 1
+        for category in get("counted_as") or ("passed",):
+            self._count(category)
+        if slow:  # as add_result numbers it, though it is not among the slowest
+            self._seq += 1
 
     def _add_agent(self, result: TestResultRecord) -> None:
         metrics = result["metric_results"]

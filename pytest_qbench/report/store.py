@@ -189,12 +189,14 @@ class StreamWriter:
         """The run as it starts (a ``StreamStart`` record)."""
         self._write(dumps(record))
 
-    def write_result(self, result: TestResultRecord, stored: Record | None = None) -> None:
-        """One finished test (a ``TestResult`` record, without its fields at their default;
-        ``stored``: ``compact(RESULT, result)``, when the caller has made it already)."""
-        self._write(
-            f"{RESULT_PREFIX}{dumps(compact(RESULT, result) if stored is None else stored)}}}"
-        )
+    def write_result(self, result: TestResultRecord) -> None:
+        """One finished test (a ``TestResult`` record, written without its fields at their
+        default)."""
+        self.write_stored(compact(RESULT, result))
+
+    def write_stored(self, stored: Record) -> None:
+        """One finished test given as the stream stores it: ``compact(RESULT, result)``."""
+        self._write(f"{RESULT_PREFIX}{dumps(stored)}}}")
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
