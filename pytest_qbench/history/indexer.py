@@ -32,6 +32,10 @@ from pytest_qbench.report.store import run_in_progress
 
 
 Record = dict[str, Any]
+Passed = tuple[str, str, float, "float | None", "float | None"]
+"""A result that passed or was skipped, read from a stream without making a record of it: node
+id, outcome, duration, setup and teardown seconds (``None``: not in its durations). Its row has
+no reruns, fingerprint, message or metrics."""
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
 RESULT_BATCH = 100
@@ -57,7 +61,7 @@ class Indexed:
 def index_run(
     index: Index,
     report: Record,
-    results: Callable[[], Iterable[Record]],
+    results: Callable[[], Iterable[Record | Passed]],
     *,
     keep_runs: int = 0,
     deselected: Sequence[str] = (),
@@ -154,13 +158,39 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
 
 
 def _insert_results(
-    index: Index, cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed
+    index: Index,
+    cursor: Cursor,
+    run_ref: int,
+    results: Iterable[Record | Passed],
+    done: Indexed,
 ) -> None:
     with_metrics: set[int] = set()
     for batch in sql.batches(results, RESULT_BATCH):
-        ids = _test_ids(index, cursor, [r["nodeid"] for r in batch])
-        rows, prints, metrics = {}, {}, {}
+        nodeids = [r[0] if isinstance(r, tuple) else r["nodeid"] for r in batch]
+        ids = _test_ids(index, cursor, nodeids)
+        rows: dict[int, tuple[Any, ...]] = {}
+        prints: dict[str, tuple[str, str, str, str]] = {}
+        metrics: dict[int, list[tuple[Any, ...]]] = {}
         for result in batch:
+            if isinstance(result, tuple):  # the row straight from the stream's line
+                nodeid, outcome, seconds, setup, teardown = result
+                test_ref = ids[nodeid]
+                # as _result_row: -0.0 and a phase not there are 0.0
+                rows[test_ref] = (
+                    run_ref,
+                    test_ref,
+                    outcome,
+                    seconds or 0.0,
+                    0,
+                    0,
+                    None,
+                    None,
+                    setup or 0.0,
+                    teardown or 0.0,
+                )
+                if test_ref in with_metrics:  # the same node id scored before in this run
+                    metrics[test_ref] = []
+                continue
             test_ref = ids[result["nodeid"]]
             failing = result["outcome"] in sql.FAILING
             failed = result if failing else _failed_attempt(result)
