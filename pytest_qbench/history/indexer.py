@@ -176,18 +176,8 @@ def _insert_results(
                 nodeid, outcome, seconds, setup, teardown = result
                 test_ref = ids[nodeid]
                 # as _result_row: -0.0 and a phase not there are 0.0
-                rows[test_ref] = (
-                    run_ref,
-                    test_ref,
-                    outcome,
-                    seconds or 0.0,
-                    0,
-                    0,
-                    None,
-                    None,
-                    setup or 0.0,
-                    teardown or 0.0,
-                )
+                row = (run_ref, test_ref, outcome, seconds or 0.0, setup or 0.0, teardown or 0.0)
+                rows[test_ref] = row  # sql.PASSED_ROW
                 if test_ref in with_metrics:  # the same node id scored before in this run
                     metrics[test_ref] = []
                 continue
@@ -204,7 +194,8 @@ def _insert_results(
             rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
             if result.get("metric_results") or test_ref in with_metrics:
                 metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
-        index.insert_rows(cursor, sql.INSERT_RESULT, list(rows.values()))
+        index.insert_rows(cursor, sql.INSERT_RESULT, [r for r in rows.values() if len(r) > 6])
+        index.insert_passed(cursor, [r for r in rows.values() if len(r) == 6])
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
         again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
         if again:  # the same node id twice in one run: the last one counts
