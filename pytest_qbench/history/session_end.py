@@ -165,8 +165,6 @@ _LINE = re.compile(
     r'"duration":([^,\n]+),"durations":\{(?:"setup":([^,}\n]+))?(?:,?"call":[^,}\n]+)?'
     r'(?:,?"teardown":([^,}\n]+))?\}[^\n]*\}\n|([^\n]*)\n'
 )
-_BLOCK = 1 << 18
-"""Characters of the stream matched at once: what reading it holds, whatever the run's size."""
 
 
 def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record | Passed]:
@@ -197,26 +195,20 @@ def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Reco
 
 
 def _stream_blocks(stream: Path) -> Iterator[list[Record | Passed]]:
-    """The stream's results, a block of lines at a time (read as ``store.iter_result_json``
-    reads them: a line counts when it is whole, ended by a newline)."""
-    with stream.open(encoding="utf-8", errors="replace") as handle:
-        rest = ""
-        while block := handle.read(_BLOCK):
-            block = rest + block
-            cut = block.rfind("\n") + 1
-            rest = block[cut:]
-            yield _block_items(block, cut)
+    """The stream's results, a block of lines at a time (``store.stream_blocks``)."""
+    for block in store.stream_blocks(stream):
+        yield _block_items(block)
 
 
-def _block_items(block: str, end: int) -> list[Record | Passed]:
+def _block_items(block: str) -> list[Record | Passed]:
     marks = _NEEDS_ALL
     if marks[0] in block or marks[1] in block or marks[2] in block:
-        return _line_items(block, end)
+        return _line_items(block)
     items: list[Record | Passed] = []
     add = items.append
     prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
     try:
-        for nodeid, outcome, seconds, setup, teardown, other in _LINE.findall(block, 0, end):
+        for nodeid, outcome, seconds, setup, teardown, other in _LINE.findall(block):
             if outcome:
                 add(
                     (
@@ -230,15 +222,15 @@ def _block_items(block: str, end: int) -> list[Record | Passed]:
             elif other.startswith(prefix) and other.endswith("}"):
                 add(_light_record(other[skip:-1]))
     except ValueError:  # a number float() cannot read: not a line this stream wrote
-        return _line_items(block, end)
+        return _line_items(block)
     return items
 
 
-def _line_items(block: str, end: int) -> list[Record | Passed]:
+def _line_items(block: str) -> list[Record | Passed]:
     """A block's results one line at a time (a passing line holding one of ``_NEEDS_ALL``
     after its durations is parsed whole)."""
     prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
-    lines = block[:end].split("\n")
+    lines = block.split("\n")
     return [
         _light_record(line[skip:-1])
         for line in lines
