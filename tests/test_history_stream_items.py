@@ -115,26 +115,3 @@ def test_a_torn_last_line_and_a_rerun_are_read_as_before(tmp_path: Path) -> None
     whole = items[1]
     assert isinstance(whole, dict)
     assert whole["attempts"][0]["failure"]["error_message"] == "flaky one"
-
-
-def test_report_json_copies_the_stream_a_block_at_a_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """report.json's results are the stream's lines, those of failing tests given their patch
-    (their history), whatever block a line falls in; a torn last line is left out, as before."""
-    monkeypatch.setattr(store, "_BLOCK", 4096)
-    records = _mixed(300)
-    stream = _stream(tmp_path / "results.jsonl", records)
-    with stream.open("a", encoding="utf-8") as handle:
-        handle.write(store.RESULT_PREFIX + '{"nodeid":"t.py::torn","outcome":"failed"')
-    failing = [r["nodeid"] for r in records if r["outcome"] == "failed"][::2]
-    patches: dict[str, Any] = {nodeid: {"history": {"runs": 3}} for nodeid in failing}
-    head = {"run": {"run_id": "r"}, "results": []}
-    store.write_report_json(tmp_path / "report.json", head, stream, patches)  # type: ignore[arg-type]
-    written = json.loads((tmp_path / "report.json").read_text())["results"]
-    expected = [
-        json.loads(store.patch_result_json(raw, patches)) for raw in store.iter_result_json(stream)
-    ]
-    assert written == expected
-    assert len(written) == 300
-    assert sum(1 for r in written if r.get("history")) == len(failing)

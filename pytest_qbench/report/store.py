@@ -361,25 +361,12 @@ def _write_report(
     cut = head.index(marker) + len(marker) - 1
     handle.write(head[:cut])
     first = True
-    if stream is not None and check:
+    if stream is not None:
         for item in iter_result_json(stream, check):
             if patches:
                 item = patch_result_json(item, patches)
             handle.write(item if first else "," + item)
             first = False
-    elif stream is not None:
-        failed, errored = _FAILING_MARKS
-        for items in _result_blocks(stream):
-            text = ",".join(items)
-            if patches and (failed in text or errored in text):  # parse only those lines
-                patched = [
-                    patch_result_json(item, patches) if failed in item or errored in item else item
-                    for item in items
-                ]
-                text = ",".join(patched)
-            if text:
-                handle.write(text if first else "," + text)
-                first = False
     if results_json is None:
         results_json = (dumps(compact(RESULT, result)) for result in report["results"])
     for item in results_json:
@@ -390,7 +377,7 @@ def _write_report(
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
 _BLOCK = 1 << 18
-"""Characters of a stream read at once by ``stream_blocks``: what its readers hold, whatever
+"""Characters of a stream read at once by ``stream_blocks``: what its reader holds, whatever
 the run's size."""
 
 
@@ -404,16 +391,6 @@ def stream_blocks(stream: Path) -> Iterator[str]:
             cut = block.rfind("\n") + 1
             rest = block[cut:]
             yield block[:cut]
-
-
-def _result_blocks(stream: Path) -> Iterator[list[str]]:
-    """The raw JSON of every result in a stream, a block of lines at a time: what
-    ``iter_result_json`` yields (without ``check``), with one ``split`` a block instead of a
-    read and a generator step a line."""
-    prefix, skip = RESULT_PREFIX, len(RESULT_PREFIX)
-    for block in stream_blocks(stream):
-        lines = block.split("\n")
-        yield [line[skip:-1] for line in lines if line.startswith(prefix) and line.endswith("}")]
 
 
 def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
