@@ -75,8 +75,9 @@ def index_run(
     Args:
         index: The index.
         report: A ``TestReport`` record (its ``results`` are ignored: see ``results``).
-        results: Makes a new iterable over every result record; called again if the
-            transaction has to be retried.
+        results: Makes a new iterable over every result record (or ``Passed`` tuple: a
+            stream's passing line read in part); called again if the transaction has to be
+            retried.
         keep_runs: Runs to keep; 0 keeps all.
         deselected: The node ids the run deselected, when known.
         live: Whether a run is still going; retention leaves those (default: none is).
