@@ -30,7 +30,11 @@ STEP = r"""
 import json, shutil, sys, tempfile
 from pathlib import Path
 from pytest_qbench.history.publish import history_patches
-from pytest_qbench.history.session_end import index_records, record_run
+from pytest_qbench.history.session_end import record_run
+try:  # what indexing reads (before: records)
+    from pytest_qbench.history.session_end import index_items as index_records
+except ImportError:
+    from pytest_qbench.history.session_end import index_records
 from pytest_qbench.report.store import iter_result_json, write_report_json
 
 step, head, stream = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])

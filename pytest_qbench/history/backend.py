@@ -67,6 +67,10 @@ class Index(Protocol):
         """Run an ``INSERT ... VALUES (?, ...)`` of one row for each of ``rows``, in as few
         statements as the engine runs best."""
 
+    def insert_passed(self, cursor: Cursor, rows: Sequence[Row]) -> None:
+        """Insert ``results`` rows of ``sql.PASSED_ROW`` values (no reruns, fingerprint or
+        message), as ``insert_rows`` does."""
+
     def close(self) -> None:
         """Release the connection."""
 

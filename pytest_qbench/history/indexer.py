@@ -32,6 +32,10 @@ from pytest_qbench.report.store import run_in_progress
 
 
 Record = dict[str, Any]
+Passed = tuple[str, str, float, "float | None", "float | None"]
+"""A result that passed or was skipped, read from a stream without making a record of it: node
+id, outcome, duration, setup and teardown seconds (``None``: not in its durations). Its row has
+no reruns, fingerprint, message or metrics."""
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
 RESULT_BATCH = 100
@@ -57,7 +61,7 @@ class Indexed:
 def index_run(
     index: Index,
     report: Record,
-    results: Callable[[], Iterable[Record]],
+    results: Callable[[], Iterable[Record | Passed]],
     *,
     keep_runs: int = 0,
     deselected: Sequence[str] = (),
@@ -71,8 +75,9 @@ def index_run(
     Args:
         index: The index.
         report: A ``TestReport`` record (its ``results`` are ignored: see ``results``).
-        results: Makes a new iterable over every result record; called again if the
-            transaction has to be retried.
+        results: Makes a new iterable over every result record (or ``Passed`` tuple: a
+            stream's passing line read in part); called again if the transaction has to be
+            retried.
         keep_runs: Runs to keep; 0 keeps all.
         deselected: The node ids the run deselected, when known.
         live: Whether a run is still going; retention leaves those (default: none is).
@@ -154,13 +159,29 @@ def _delete_run(cursor: Cursor, run_id: str) -> bool:
 
 
 def _insert_results(
-    index: Index, cursor: Cursor, run_ref: int, results: Iterable[Record], done: Indexed
+    index: Index,
+    cursor: Cursor,
+    run_ref: int,
+    results: Iterable[Record | Passed],
+    done: Indexed,
 ) -> None:
     with_metrics: set[int] = set()
     for batch in sql.batches(results, RESULT_BATCH):
-        ids = _test_ids(index, cursor, [r["nodeid"] for r in batch])
-        rows, prints, metrics = {}, {}, {}
+        nodeids = [r[0] if isinstance(r, tuple) else r["nodeid"] for r in batch]
+        ids = _test_ids(index, cursor, nodeids)
+        rows: dict[int, tuple[Any, ...]] = {}
+        prints: dict[str, tuple[str, str, str, str]] = {}
+        metrics: dict[int, list[tuple[Any, ...]]] = {}
         for result in batch:
+            if isinstance(result, tuple):  # the row straight from the stream's line
+                nodeid, outcome, seconds, setup, teardown = result
+                test_ref = ids[nodeid]
+                # as _result_row: -0.0 and a phase not there are 0.0
+                row = (run_ref, test_ref, outcome, seconds or 0.0, setup or 0.0, teardown or 0.0)
+                rows[test_ref] = row  # sql.PASSED_ROW
+                if test_ref in with_metrics:  # the same node id scored before in this run
+                    metrics[test_ref] = []
+                continue
             test_ref = ids[result["nodeid"]]
             failing = result["outcome"] in sql.FAILING
             failed = result if failing else _failed_attempt(result)
@@ -174,7 +195,8 @@ def _insert_results(
             rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
             if result.get("metric_results") or test_ref in with_metrics:
                 metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
-        index.insert_rows(cursor, sql.INSERT_RESULT, list(rows.values()))
+        index.insert_rows(cursor, sql.INSERT_RESULT, [r for r in rows.values() if len(r) > 6])
+        index.insert_passed(cursor, [r for r in rows.values() if len(r) == 6])
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
         again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
         if again:  # the same node id twice in one run: the last one counts

@@ -139,6 +139,11 @@ class PostgresIndex:
         """The rows as one JSON parameter (``_PgCursor.executemany``)."""
         cursor.executemany(sql_text, rows)
 
+    def insert_passed(self, cursor: Cursor, rows: Sequence[Sequence[Any]]) -> None:
+        """The rows as whole ``sql.INSERT_RESULT`` rows, in one JSON parameter."""
+        whole = [(*row[:4], 0, 0, None, None, *row[4:]) for row in rows]
+        self.insert_rows(cursor, sql.INSERT_RESULT, whole)
+
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()

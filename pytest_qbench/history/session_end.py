@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import field
 from functools import partial
+from itertools import chain
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +21,7 @@ from typing import cast
 from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.database import open_index
+from pytest_qbench.history.indexer import Passed
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.indexer import live_runs_in
@@ -73,8 +75,8 @@ def record_run(
     """
     index = open_index(qbench_dir, db, create=True)
     try:
-        # indexing reads records generically, most of them parsed only in part (index_records)
-        records = partial(index_records, stream, cast("Iterable[Record]", extra))
+        # most results come as Passed tuples, the others as records (index_items)
+        records = partial(index_items, stream, cast("Iterable[Record]", extra))
         before = to_index_time(report["run"]["started_at"]) or ""
         if report.get("diagnostics"):  # before the run is in the index
             from pytest_qbench.history.diagnostics import mark_diagnostics
@@ -153,22 +155,92 @@ _HEAD = re.compile(
 # A line holding one of these after its durations needs all its fields (a failure, metrics,
 # reruns), as does a failing outcome; a string value cannot hold them, as its quotes are escaped.
 _NEEDS_ALL = ('"flaky":true', '"attempts":[{', '"metric_results":[{')
+# The same fields of a whole line, when its node id, test name and file hold no quote (escaped
+# or not: a string value's quotes are all escaped, so where a match ends each is whole), then
+# the rest of the line; any other line is the second branch's. One findall of a block of
+# lines matches each of them, in order, without a line of Python between.
+_LINE = re.compile(
+    re.escape(store.RESULT_PREFIX + _NODEID) + r'([^"]*)"(?:,"test_name":"[^"]*")?'
+    r'(?:,"file":"[^"]*")?(?:,"line":\d+)?,"outcome":"(passed|skipped|xfailed|xpassed)",'
+    r'"duration":([^,\n]+),"durations":\{(?:"setup":([^,}\n]+))?(?:,?"call":[^,}\n]+)?'
+    r'(?:,?"teardown":([^,}\n]+))?\}[^\n]*\}\n|([^\n]*)\n'
+)
+
+
+def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record | Passed]:
+    """What indexing needs of each result of a run's stream (then ``extra``), parsed cheaply.
+
+    Most results only tell their node id, outcome and durations: they come as ``Passed``
+    tuples, read by one match of the fields the stream writes in that order (their numbers
+    read by ``float``, as ``json`` reads them), without parsing their line as JSON or making a
+    record of it. Other lines are records: read in part as before when they passed (a node id
+    with a quote, say), else (failing, rerun, scored, or written otherwise) parsed whole, with
+    the fields the stream leaves out at their default restored.
+    """
+    blocks = () if stream is None else _stream_blocks(stream)
+    return chain(chain.from_iterable(blocks), extra)
 
 
 def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
-    """What indexing needs of each result of a run's stream (then ``extra``), parsed cheaply.
+    """``index_items`` with each ``Passed`` tuple as the record it reads: its node id, outcome,
+    duration and the phase seconds it holds (setup, teardown)."""
+    for item in index_items(stream, extra):
+        if not isinstance(item, tuple):
+            yield item
+            continue
+        nodeid, outcome, seconds, setup, teardown = item
+        phases = {"setup": setup, "teardown": teardown}
+        durations = {k: v for k, v in phases.items() if v is not None}
+        yield {"nodeid": nodeid, "outcome": outcome, "duration": seconds, "durations": durations}
 
-    Most results only tell their node id, outcome and durations: of their JSON line only the
-    node id (the first field) is parsed as JSON, and the outcome, duration and phase seconds
-    are read by one match of the fields the stream writes in that order (their numbers read by
-    ``float``, as ``json`` reads them): half the instructions of parsing that part as JSON.
-    Other lines (failing, rerun, scored, or written otherwise) are parsed whole, with the
-    fields the stream leaves out at their default restored.
-    """
-    if stream is not None:
-        for raw in store.iter_result_json(stream):
-            yield _light_record(raw)
-    yield from extra
+
+def _stream_blocks(stream: Path) -> Iterator[list[Record | Passed]]:
+    """The stream's results, a block of lines at a time (``store.stream_blocks``)."""
+    for block in store.stream_blocks(stream):
+        yield _block_items(block)
+
+
+def _block_items(block: str) -> list[Record | Passed]:
+    marks = _NEEDS_ALL
+    if marks[0] in block or marks[1] in block or marks[2] in block:
+        return _line_items(block)
+    items: list[Record | Passed] = []
+    add = items.append
+    prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
+    try:
+        for nodeid, outcome, seconds, setup, teardown, other in _LINE.findall(block):
+            if outcome:
+                add(
+                    (
+                        _decoded(nodeid) if "\\" in nodeid else nodeid,
+                        outcome,
+                        float(seconds),
+                        float(setup) if setup else None,
+                        float(teardown) if teardown else None,
+                    )
+                )
+            elif other.startswith(prefix) and other.endswith("}"):
+                add(_light_record(other[skip:-1]))
+    except ValueError:  # a number float() cannot read: not a line this stream wrote
+        return _line_items(block)
+    return items
+
+
+def _line_items(block: str) -> list[Record | Passed]:
+    """A block's results one line at a time (a passing line holding one of ``_NEEDS_ALL``
+    after its durations is parsed whole)."""
+    prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
+    lines = block.split("\n")
+    return [
+        _light_record(line[skip:-1])
+        for line in lines
+        if line.startswith(prefix) and line.endswith("}")
+    ]
+
+
+def _decoded(text: str) -> str:
+    """A JSON string's text (between its quotes), its escapes decoded."""
+    return str(scanstring(text + '"', 0)[0])
 
 
 def _light_record(raw: str) -> Record:

@@ -354,6 +354,13 @@ INSERT_RESULT = """INSERT INTO results
         outcome = excluded.outcome, duration = excluded.duration, reruns = excluded.reruns,
         flaky = excluded.flaky, fingerprint = excluded.fingerprint, message = excluded.message,
         setup = excluded.setup, teardown = excluded.teardown"""
+INSERT_PASSED_RESULT = INSERT_RESULT.replace(
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "VALUES (?, ?, ?, ?, 0, 0, NULL, NULL, ?, ?)"
+)
+"""``INSERT_RESULT`` of a result without reruns, fingerprint or message (a ``PASSED_ROW``):
+SQLite binds no ``None`` (which its driver adapts at a cost) and four values fewer a row."""
+PASSED_ROW = ("run_ref", "test_ref", "outcome", "duration", "setup", "teardown")
+"""The values of a row of ``INSERT_PASSED_RESULT``."""
 INSERT_FINGERPRINT = """INSERT INTO fingerprints (fingerprint, error_type, location, message)
     VALUES (?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING"""
 DELETE_METRICS_OF_TEST = "DELETE FROM metrics WHERE run_ref = ? AND test_ref = ?"

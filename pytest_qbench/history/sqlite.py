@@ -123,6 +123,10 @@ class SQLiteIndex:
         for part in sql.batches(rows, sql.rows_per_insert(len(rows[0]))):
             cursor.execute(sql.many_rows(sql_text, len(part)), list(chain.from_iterable(part)))
 
+    def insert_passed(self, cursor: Cursor, rows: Sequence[Sequence[Any]]) -> None:
+        """``sql.INSERT_PASSED_RESULT``'s rows, many a statement."""
+        self.insert_rows(cursor, sql.INSERT_PASSED_RESULT, rows)
+
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()

@@ -378,6 +378,21 @@ def _write_report(
 
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
+_BLOCK = 1 << 18
+"""Characters of a stream read at once by ``stream_blocks``: what its reader holds, whatever
+the run's size."""
+
+
+def stream_blocks(stream: Path) -> Iterator[str]:
+    """A stream's whole lines (each ended by a newline), a block of them at a time, read as
+    ``iter_result_json`` reads them: a torn last line without its newline is left out."""
+    with stream.open(encoding="utf-8", errors="replace") as handle:
+        rest = ""
+        while block := handle.read(_BLOCK):
+            block = rest + block
+            cut = block.rfind("\n") + 1
+            rest = block[cut:]
+            yield block[:cut]
 
 
 def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
