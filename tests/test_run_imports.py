@@ -76,3 +76,30 @@ def test_a_green_run_imports_none_of_the_failures_history(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.OK
     assert loaded == []
     assert (pytester.path / ".qbench" / "index.sqlite").is_file()
+
+
+def test_the_session_end_runs_with_the_cyclic_collector_paused(pytester: pytest.Pytester) -> None:
+    """The session end (Jinja's import, the history's modules, rendering, indexing) makes no
+    cyclic garbage worth a collection: the collector is paused while it runs, and on again after
+    it, as the user's run had it."""
+    pytester.makeconftest(
+        """
+        import gc
+        import pytest_qbench.history.publish as publish
+
+        real = publish.index_live_run
+
+        def index_live_run(*args, **kwargs):
+            print("GC DURING SESSION END:", gc.isenabled())
+            return real(*args, **kwargs)
+
+        publish.index_live_run = index_live_run
+
+        def pytest_unconfigure(config):
+            print("GC AFTER:", gc.isenabled())
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*GC DURING SESSION END: False", "GC AFTER: True"])
