@@ -23,6 +23,9 @@ UNUSED = (
     "pytest_qbench.report.coverage.reports",  # only for coverage.py's reports
     "secrets",  # the run id's random part comes from os.urandom (secrets and hmac not imported)
     "hmac",
+    "pytest_qbench.tools.names",  # only --qbench-check's value is parsed with it
+    "pytest_qbench.core.install",  # only the message of a missing PostgreSQL driver
+    "encodings.ascii",  # the umask is read from /proc as UTF-8
 )
 GREEN_UNUSED = (
     "pytest_qbench.history.failure_history",  # the history of failing tests, judged
