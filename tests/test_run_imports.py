@@ -23,6 +23,9 @@ UNUSED = (
     "pytest_qbench.report.coverage.reports",  # only for coverage.py's reports
     "secrets",  # the run id's random part comes from os.urandom (secrets and hmac not imported)
     "hmac",
+    "pytest_qbench.tools.names",  # only --qbench-check's value is parsed with it
+    "pytest_qbench.core.install",  # only the message of a missing PostgreSQL driver
+    "encodings.ascii",  # the umask is read from /proc as UTF-8
 )
 GREEN_UNUSED = (
     "pytest_qbench.history.failure_history",  # the history of failing tests, judged
@@ -76,3 +79,63 @@ def test_a_green_run_imports_none_of_the_failures_history(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.OK
     assert loaded == []
     assert (pytester.path / ".qbench" / "index.sqlite").is_file()
+
+
+def test_the_session_end_runs_with_the_cyclic_collector_paused(pytester: pytest.Pytester) -> None:
+    """The session end (Jinja's import, the history's modules, rendering, indexing) makes no
+    cyclic garbage worth a collection: the collector is paused while it runs, and on again after
+    it, as the user's run had it."""
+    pytester.makeconftest(
+        """
+        import gc
+        import pytest_qbench.history.publish as publish
+
+        real = publish.index_live_run
+
+        def index_live_run(*args, **kwargs):
+            print("GC DURING SESSION END:", gc.isenabled())
+            return real(*args, **kwargs)
+
+        publish.index_live_run = index_live_run
+
+        def pytest_unconfigure(config):
+            print("GC AFTER:", gc.isenabled())
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*GC DURING SESSION END: False", "GC AFTER: True"])
+
+
+LAZY_PATTERNS = (
+    ("pytest_qbench.core.text", "_EXCEPTION_LINE"),  # a failure's error line, when read back
+    ("pytest_qbench.core.text", "_NAMED_ERROR"),
+    ("pytest_qbench.history.indexer", "SAFE_RUN_ID"),  # removing old runs, the MCP server
+    ("pytest_qbench.history.indexer", "_EXCEPTION_NAME"),  # collection errors
+    ("pytest_qbench.plugin.collectors", "_TRACE_FRAME"),  # a failure located from its text
+    ("pytest_qbench.plugin.collectors", "_SYNTAX_ERROR_AT"),
+)
+
+
+def test_a_default_run_compiles_only_the_patterns_it_uses(pytester: pytest.Pytester) -> None:
+    """A run with a failing test (its trace, report.md, the index) compiles none of the
+    patterns only other paths use (each costs about 0.5 M instructions to compile)."""
+    pytester.makeconftest(
+        f"""
+        import importlib, json, re
+
+        def pytest_unconfigure(config):
+            wanted = {{
+                getattr(p, "pattern", p)
+                for p in (getattr(importlib.import_module(m), n) for m, n in {LAZY_PATTERNS!r})
+            }}
+            compiled = sorted(k[1] for k in re._cache if k[1] in wanted)
+            print("COMPILED:", json.dumps(compiled))
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    line = next(x for x in result.stdout.lines if x.startswith("COMPILED:"))
+    assert json.loads(line.split(":", 1)[1]) == []

@@ -181,7 +181,8 @@ def current_umask() -> int:
 
 def _proc_umask() -> int | None:
     try:
-        with PROC_STATUS.open(encoding="ascii", errors="replace") as status:
+        # UTF-8, not ASCII: the same "Umask:" line, without loading the ASCII codec's module.
+        with PROC_STATUS.open(encoding="utf-8", errors="replace") as status:
             for line in status:
                 if line.startswith("Umask:"):
                     return int(line.split()[1], 8)

@@ -72,8 +72,10 @@ def message_line(text: str, limit: int = 200) -> str:
     return " ".join(text.split())[:limit]
 
 
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(: |$)")
-_NAMED_ERROR = re.compile(
+# Patterns compiled at first use (by ``re``'s cache): a run none of whose errors is read never
+# compiles them.
+_EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(: |$)"
+_NAMED_ERROR = (
     r"^(?:INTERNALERROR> )?([A-Za-z_][\w.]*(?:Error|Exception|Failure|Exit|Interrupt)\b.*)"
 )
 
@@ -96,11 +98,11 @@ def error_line(text: str, limit: int = 200) -> str:
         elif block:
             last, block = block, []
     last = block or last
-    named = [line for line in last if line and _EXCEPTION_LINE.match(line)]
+    named = [line for line in last if line and re.match(_EXCEPTION_LINE, line)]
     found = named[0] if named else next((line for line in last if line), "")
     if found:
         return found[:limit]
-    naming = [m[1] for line in text.splitlines() if (m := _NAMED_ERROR.match(line.strip()))]
+    naming = [m[1] for line in text.splitlines() if (m := re.match(_NAMED_ERROR, line.strip()))]
     return naming[-1][:limit] if naming else first_line(text, limit)
 
 

@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
-from pytest_qbench.core.install import install_extra
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.dburl import ENV_VAR
@@ -96,6 +95,8 @@ def require_psycopg(source: str = "the history database") -> None:
     try:
         importlib.import_module("psycopg")
     except ImportError as exc:
+        from pytest_qbench.core.install import install_extra
+
         raise HistoryError(
             f"{source} is a PostgreSQL URL, which needs psycopg ({exc}); "
             f"install it: {install_extra('postgres')}",

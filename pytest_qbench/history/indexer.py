@@ -41,7 +41,8 @@ MAX_EXAMPLE = 300
 RESULT_BATCH = 100
 """Results parsed and written per batch: what indexing holds in memory at once, whatever the
 run's size (more per batch saves few instructions and holds more)."""
-SAFE_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+SAFE_RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+"""A run directory's name that is safe to read or remove (a pattern compiled at first use)."""
 
 
 @dataclass
@@ -242,12 +243,12 @@ def _collection_error(message: str) -> tuple[str, str]:
     names an exception."""
     line = error_line(message, MAX_EXAMPLE)
     named, colon, rest = line.partition(": ")
-    if colon and _EXCEPTION_NAME.match(named):
+    if colon and re.match(_EXCEPTION_NAME, named):
         return named, rest
     return "CollectionError", line
 
 
-_EXCEPTION_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_EXCEPTION_NAME = r"^[A-Za-z_][\w.]*$"  # compiled at the first collection error
 
 
 def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> None:
@@ -421,7 +422,7 @@ def live_runs_in(qbench_dir: Path | None) -> Live:
     runs = qbench_dir / RUNS_DIR
 
     def live(run_id: str) -> bool:
-        return bool(SAFE_RUN_ID.match(run_id)) and run_in_progress(runs / run_id)
+        return bool(re.match(SAFE_RUN_ID, run_id)) and run_in_progress(runs / run_id)
 
     return live
 
@@ -490,7 +491,7 @@ def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
     runs = qbench_dir / RUNS_DIR
     for run_id in run_ids:
         target = runs / run_id
-        if not SAFE_RUN_ID.match(run_id) or not target.is_dir() or target.is_symlink():
+        if not re.match(SAFE_RUN_ID, run_id) or not target.is_dir() or target.is_symlink():
             continue
         if run_in_progress(target):  # its run holds it: it is indexed again when it ends
             problems.append(f"did not delete old run {target}: it is still running")

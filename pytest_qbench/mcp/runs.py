@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import cast
@@ -46,7 +47,7 @@ def find_run(config: ServerConfig, run_id: str) -> Path:
     """
     from pytest_qbench.history.indexer import SAFE_RUN_ID
 
-    if not LAST.match(run_id) and not SAFE_RUN_ID.match(run_id):
+    if not LAST.match(run_id) and not re.match(SAFE_RUN_ID, run_id):
         raise ToolFailure(
             f"run_id {run_id!r} is not a run id (letters, digits, '.', '_', '-'); "
             "list_runs gives the ids"

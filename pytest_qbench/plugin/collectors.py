@@ -9,6 +9,7 @@ one test's reports (setup, call, teardown, reruns, subtests) into a ``TestResult
 
 from __future__ import annotations
 
+import functools
 import inspect
 import linecache
 import math
@@ -74,11 +75,20 @@ CASE_MARKER = "qbench_case"
 MAX_FRAMES = 50
 MAX_SUB_EXCEPTIONS = 5
 """Sub-exceptions of an exception group shown in its trace (per group; the others counted)."""
-_INTERNAL_DIRS = (
-    str(Path(pytest.__file__).resolve().parent),
-    str(Path(pytest.__file__).resolve().parent.parent / "_pytest"),
-    str(Path(pluggy.__file__).resolve().parent),
-)
+
+
+@functools.cache
+def _internal_dirs() -> tuple[str, ...]:
+    """pytest's and pluggy's directories, whose frames a trace leaves out (resolved at the
+    first failure: a green run never resolves them)."""
+    pytest_dir = Path(pytest.__file__).resolve().parent
+    return (
+        str(pytest_dir),
+        str(pytest_dir.parent / "_pytest"),
+        str(Path(pluggy.__file__).resolve().parent),
+    )
+
+
 _THIRD_PARTY = ("site-packages", "dist-packages")
 # Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
 _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
@@ -318,10 +328,11 @@ def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str,
     frames: list[dict[str, Any]] = []
     sources: list[str] = []
     root = str(rootpath)
+    internal = _internal_dirs()
     while tb is not None:
         frame = tb.tb_frame
         path = frame.f_code.co_filename
-        if not path.startswith(_INTERNAL_DIRS) and not _is_hidden(frame.f_locals, frame.f_globals):
+        if not path.startswith(internal) and not _is_hidden(frame.f_locals, frame.f_globals):
             sources.append(linecache.getline(path, tb.tb_lineno, frame.f_globals).strip())
             if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
                 path = path[len(root) + 1 :].replace("\\", "/")
@@ -817,8 +828,9 @@ def collection_error(
     )
 
 
-_TRACE_FRAME = re.compile(r"^(?P<path>[^\s<][^:]*):(?P<line>\d+): in ")
-_SYNTAX_ERROR_AT = re.compile(r'^E\s+File "(?P<path>[^"]+)", line (?P<line>\d+)')
+# Compiled at first use (by ``re``'s cache): most runs never read a failure's location this way.
+_TRACE_FRAME = r"^(?P<path>[^\s<][^:]*):(?P<line>\d+): in "
+_SYNTAX_ERROR_AT = r'^E\s+File "(?P<path>[^"]+)", line (?P<line>\d+)'
 
 
 def failing_location(text: str, file: str | None) -> tuple[str, int] | None:
@@ -827,10 +839,10 @@ def failing_location(text: str, file: str | None) -> tuple[str, int] | None:
     ``import`` of ``test_x.py:1: in <module>``)."""
     frame: tuple[str, int] | None = None
     for text_line in text.splitlines():
-        syntax = _SYNTAX_ERROR_AT.match(text_line)
+        syntax = re.match(_SYNTAX_ERROR_AT, text_line)
         if syntax is not None and file and _same_file(syntax["path"], file):
             return file, int(syntax["line"])
-        match = _TRACE_FRAME.match(text_line)
+        match = re.match(_TRACE_FRAME, text_line)
         if match is not None and _in_project(match["path"]):
             frame = (match["path"].replace("\\", "/"), int(match["line"]))
     return frame

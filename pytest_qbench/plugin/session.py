@@ -27,6 +27,7 @@ from typing import cast
 import pytest
 
 from pytest_qbench._version import __version__
+from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
@@ -646,7 +647,8 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
-        self.publish(report)
+        with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
+            self.publish(report)
 
     def restore_run_dir(self, report: TestReportRecord) -> None:
         """When the run directory was deleted while the run went on (by hand, say: retention

@@ -16,7 +16,6 @@ from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.core.records import dataclass
 from pytest_qbench.plugin.options.values import OptionReader
 from pytest_qbench.plugin.options.values import number_ini_type
-from pytest_qbench.tools.names import parse_checker_names
 
 
 DEFAULT_CHECK_TIMEOUT = 300.0
@@ -30,6 +29,7 @@ def parse_check_tools(value: str) -> tuple[str, ...]:
     """``ruff,tsc``: registered checker names (the built-ins' and installed plugins'), in
     order, without repeats (``type=`` for argparse; the registry is loaded only when checkers
     are asked for)."""
+    from pytest_qbench.tools.names import parse_checker_names
     from pytest_qbench.tools.registry import registry
 
     try:
