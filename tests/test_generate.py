@@ -64,7 +64,10 @@ def make_project(root: Path, spin: bool = True) -> Path:
 
 
 STORAGE_TEST = """\
+import json
 import os
+import sys
+from pathlib import Path
 
 
 def test_notes_hypothesis_storage():
@@ -72,20 +75,41 @@ def test_notes_hypothesis_storage():
     if log:
         with open(log, "a", encoding="utf-8") as out:
             out.write(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY", "unset") + "\\n")
+
+
+def test_notes_byte_code():
+    log = os.environ.get("QBENCH_TEST_PYC_LOG")
+    if log:
+        prefix = sys.pycache_prefix
+        here = Path(__file__).parent
+        cache = Path(prefix, *here.parts[1:]) if prefix else here / "__pycache__"
+        rewritten = sorted(p.name for p in cache.glob("test_storage.*-pytest-*.pyc"))
+        found = Path.cwd().rglob("*")
+        beside = [str(p) for p in found if p.name == "__pycache__" or p.suffix == ".pyc"]
+        line = {"prefix": prefix, "rewritten": rewritten, "beside": beside}
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(json.dumps(line) + "\\n")
 """
-"""A test of the project's suite that notes, when asked, the Hypothesis storage directory of
-the pytest run it is in."""
+"""Tests of the project's suite that note, when asked, the Hypothesis storage directory of the
+pytest run they are in, and where its byte-code goes: the byte-code cache's directory
+(``sys.pycache_prefix``), the assertion-rewritten byte-code of this very module found there,
+and any ``__pycache__`` or ``.pyc`` in the run's working directory (the project's copy)."""
 
 
 def generate(root: Path) -> None:
     """The project in ``root`` and one ``qbench generate textkit.py --json`` run in it, its
     outcome kept in ``root/outcome.json`` (the hanging ``spin`` is left out: a hang is the one
     thing a timeout decides, tested apart). The user's ``HYPOTHESIS_STORAGE_DIRECTORY`` is
-    ``root/user-hypothesis``, and a test of the suite notes each run's in ``root/storage.log``."""
+    ``root/user-hypothesis``, and a test of the suite notes each run's in ``root/storage.log``,
+    and where its byte-code went in ``root/pyc.log``. ``PYTHONDONTWRITEBYTECODE`` is unset (as
+    for most users): ``qbench generate`` alone keeps byte-code out of the projects; what it left
+    in the project is kept in the outcome's ``pyc``."""
     make_project(root, spin=False)
     (root / "tests" / "test_storage.py").write_text(STORAGE_TEST, encoding="utf-8")
     storage = {"HYPOTHESIS_STORAGE_DIRECTORY": str(root / "user-hypothesis")}
     storage["QBENCH_TEST_STORAGE_LOG"] = str(root / "storage.log")
+    storage["QBENCH_TEST_PYC_LOG"] = str(root / "pyc.log")
+    storage["PYTHONDONTWRITEBYTECODE"] = ""  # empty: unset, for Python
     done = qbench(
         root,
         "generate",
@@ -103,6 +127,9 @@ def generate(root: Path) -> None:
     )
     outcome = {"args": done.args, "returncode": done.returncode}
     outcome |= {"stdout": done.stdout, "stderr": done.stderr}
+    outcome["pyc"] = [
+        str(p) for p in root.rglob("*") if p.name == "__pycache__" or p.suffix == ".pyc"
+    ]
     (root / "outcome.json").write_text(json.dumps(outcome), encoding="utf-8")
 
 
@@ -112,6 +139,8 @@ class Generated:
     def __init__(self, root: Path) -> None:
         self.root = root
         outcome = json.loads((root / "outcome.json").read_text(encoding="utf-8"))
+        self.pyc: list[str] = outcome.pop("pyc")
+        """The byte-code the generation left in the project."""
         self.done = subprocess.CompletedProcess[str](**outcome)
         self.result = GenerateResult.model_validate_json(self.done.stdout)
         self.out = self.root / "tests" / "generated"
@@ -251,6 +280,25 @@ def test_every_child_pytest_shares_one_hypothesis_storage_in_the_scratch(
     assert Path(storage).name == "hypothesis", storage
     assert not Path(storage).is_relative_to(generated.root), storage
     assert not (generated.root / "user-hypothesis").exists()
+
+
+@SHARED
+def test_children_keep_byte_code_in_the_generations_own_cache(generated: Generated) -> None:
+    """Byte-code is written (``PYTHONDONTWRITEBYTECODE`` unset), and each child keeps its own,
+    pytest's assertion-rewritten modules included, in one cache of the generation's scratch
+    (``PYTHONPYCACHEPREFIX``): a later child reads what an earlier one compiled, never a
+    ``__pycache__`` beside a source, in the project's copy or in the project; the cache is
+    removed with the scratch."""
+    noted = (generated.root / "pyc.log").read_text(encoding="utf-8").splitlines()
+    lines = [json.loads(line) for line in noted]
+    assert len(lines) >= 2, lines
+    assert len({line["prefix"] for line in lines}) == 1, lines
+    prefix = lines[0]["prefix"]
+    assert prefix and Path(prefix).name == "pycache", lines
+    assert not Path(prefix).is_relative_to(generated.root), prefix
+    assert all(line["rewritten"] and not line["beside"] for line in lines), lines
+    assert generated.pyc == []
+    assert not Path(prefix).exists()
 
 
 HANGS = (

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_qbench.core.supervise import Ending
 from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.ghostwriter import GhostSpec
+from pytest_qbench.generate.process import PYCACHE
 from pytest_qbench.generate.process import START_SECONDS
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
@@ -104,9 +105,8 @@ def _run(
     workdir = scratch / "probe"
     workdir.mkdir(exist_ok=True)
     command = [python(), "-m", "pytest_qbench.generate._child", str(request_file)]
-    env = child_env(
-        target.import_root, {"HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis")}
-    )
+    storage = {"HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis")}
+    env = child_env(target.import_root, storage, scratch / PYCACHE)
     finished = run(command, cwd=workdir, env=env, timeout=budget, name="probe")
     return finished, _read(results)
 

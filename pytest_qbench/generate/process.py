@@ -18,18 +18,35 @@ ALARM = ["-p", "pytest_qbench.generate._alarm"]
 """The arguments of a child pytest whose every test is stopped after ``QBENCH_TEST_SECONDS``."""
 
 
-def child_env(import_root: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+def child_env(
+    import_root: Path, extra: dict[str, str] | None = None, pycache: Path | None = None
+) -> dict[str, str]:
     """The environment of a child: this one, with ``import_root`` first on ``PYTHONPATH``.
 
     Set ``HYPOTHESIS_STORAGE_DIRECTORY`` in ``extra`` to share Hypothesis's caches (its Unicode
-    tables take seconds to build) between children that run in different directories."""
+    tables take seconds to build) between children that run in different directories.
+
+    No child writes byte-code beside a source (the project's copy, the user's project, an
+    installed package stay without ``__pycache__``). Given ``pycache`` (a directory in the
+    generation's scratch, removed with it), the children keep their byte-code there
+    (``PYTHONPYCACHEPREFIX``), pytest's assertion-rewritten modules included: a child that
+    autoloads the user's plugins rewrites each plugin's modules once a generation, not once a
+    child. Without it, none is written."""
     env = dict(os.environ)
     paths = [str(import_root), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if pycache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     env.pop("PYTEST_ADDOPTS", None)
     env.update(extra or {})
     return env
+
+
+PYCACHE = "pycache"
+"""The sub-directory of a generation's scratch that holds its children's byte-code."""
 
 
 def python() -> str:
