@@ -378,7 +378,7 @@ def _write_report(
 
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
-_BLOCK = 1 << 18
+_BLOCK = 1 << 16
 """Characters of a stream read at once by ``stream_blocks``: what its reader holds, whatever
 the run's size."""
 
