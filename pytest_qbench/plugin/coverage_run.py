@@ -354,7 +354,7 @@ class CoverageCollector:
             self.config.rootpath,
             measured_by="qbench",
             sources=self._shown_sources(),
-            threshold=self.settings.fail_under or _configured_fail_under(measurement.cov),
+            threshold=self._threshold(measurement),
             data_file=self._shown(data_path),
             contexts_file=self._shown(contexts_path),
         )
@@ -365,6 +365,12 @@ class CoverageCollector:
                 "package your tests import"
             )
         return record
+
+    def _threshold(self, measurement: Measurement) -> float | None:
+        """The option's threshold (0 is one), else coverage's ``fail_under``."""
+        if self.settings.fail_under is not None:
+            return self.settings.fail_under
+        return _configured_fail_under(measurement.cov)
 
     def _pytest_cov(self) -> coverage.Coverage | None:
         plugin = self.config.pluginmanager.get_plugin("_cov")
