@@ -159,6 +159,8 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
         verdict = "failing" if failing else "passing"
         return f"### qbench: {verdict} (no base run to compare with)"
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
+    if diff.head_incomplete:  # fails the comparison: say why first
+        parts.insert(0, "the run did not finish")
     if diff.known_flaky:
         parts.append(f"{len(diff.known_flaky)} known flaky")
     if diff.passed_after_reruns:
@@ -172,8 +174,9 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
 
 def _icon(diff: RunDiff, failing: int) -> str:
     """Red when the comparison fails as ``qbench diff``'s exit status does (a new failure,
-    a known flaky one failing again, an undecided one); a warning when the run fails all the
-    same (failures it had before, quarantined ones); green only when no test failed."""
+    a known flaky one failing again, an undecided one, a run that did not finish); a warning
+    when the run fails all the same (failures it had before, quarantined ones); green only when
+    no test failed."""
     if diff.failed:
         return ":x:"
     return ":warning:" if failing else ":white_check_mark:"
