@@ -636,6 +636,12 @@ def test_qbench_diff_sees_the_stop_and_lf_wherever_they_were_given(
         assert diff["removed_tests"] == [] and diff["not_selected_in_head"] != [], head
         _, back = qbench_json(capsys, "diff", head, "full")
         assert back["new_tests"] == [] and back["not_selected_in_base"] != [], head
+    capsys.readouterr()
+    main(["pr-comment", "ini", "--base", "full", "--dir", ".qbench"])
+    assert (
+        "> 2 tests of run `full` did not run here (it stopped at its failures: -x, --maxfail "
+        "or --sw): not counted as removed, nor as passing." in capsys.readouterr().out
+    )
 
 
 def test_qbench_diff_fails_when_the_later_run_did_not_finish(

@@ -83,6 +83,7 @@ def pr_comment(
     ]
     lines += _coverage_lines(coverage)
     if diff is not None:
+        lines += _not_run_note(diff)
         new = diff.new_failures
         lines += _section("New failures", new, lambda c: _new(c, fingerprints), MAX_NEW)
         lines += _section("Fixed", diff.fixed, lambda c: f"was {c.before}, now {c.after}")
@@ -103,6 +104,31 @@ def pr_comment(
         lines += _names("Tests removed", diff.removed_tests)
         lines += _slowest(diff)
     return trim("\n".join(lines) + "\n", limit)
+
+
+def _not_run_note(diff: RunDiff) -> list[str]:
+    """The tests of the base that this run did not run, and why, when there are any: the
+    counts' changes alone read as tests removed (a run stopped by ``-x`` at its first failure:
+    ``58 passed (-887)``)."""
+    missing, selection = len(diff.not_selected_in_head), diff.head_selection
+    if not missing or selection is None:
+        return []
+    if selection.unfinished:
+        why = "the run did not finish"
+    elif selection.stopped_early:
+        why = "it stopped at its failures: -x, --maxfail or --sw"
+    elif selection.last_failed:
+        why = "it ran with --lf"
+    elif selection.stopped:
+        why = "pytest stopped at collection errors"
+    else:
+        why = "deselected, or in files it did not collect"
+    base = md_code(diff.base.run_id)
+    return [
+        "",
+        f"> {plural(missing, 'test')} of run {base} did not run here ({why}): "
+        "not counted as removed, nor as passing.",
+    ]
 
 
 def _set_aside_quarantined(
