@@ -190,6 +190,7 @@ TABLES_SINCE = {
 COLUMNS_SINCE = {
     6: (("results", "setup"), ("results", "teardown"), ("runs", "shard")),
     8: tuple(("runs", name) for name in sql.SUBTEST_COLUMNS),
+    9: tuple(("runs", name) for name in sql.STOP_COLUMNS),
 }
 """The columns each schema version added to older tables."""
 

@@ -80,6 +80,7 @@ ONE_PER_FEATURE: dict[str, tuple[str, ...]] = {
         "test_failing_tests_carry_their_history",
         "test_history_under_xdist",
         "test_a_crashed_run_is_indexed_from_its_stream",
+        "test_qbench_diff_sees_the_stop_and_lf_wherever_they_were_given",  # pytest's options
     ),
     "test_history_flaky.py": (
         "test_pass_on_retry_needs_the_same_failure_passing_on_rerun",

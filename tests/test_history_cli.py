@@ -216,6 +216,7 @@ def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFix
         "new_failures",
         "known_flaky",
         "undecided",
+        "head_incomplete",
         "fixed",
         "passed_after_reruns",
         "still_failing",
@@ -228,6 +229,7 @@ def test_diff_reports_every_kind_of_change(qdir: Path, capsys: pytest.CaptureFix
         "metric_changes",
         "diagnostics",
     }
+    assert diff["head_incomplete"] is None
     (new,) = diff["new_failures"]
     assert new == {
         "nodeid": "t.py::test_a",

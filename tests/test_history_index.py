@@ -148,6 +148,22 @@ def test_history_of_a_test_without_earlier_runs_is_a_new_failure() -> None:
     assert (history["runs"], history["failed"], history["first_failed_run"]) == (0, 0, "r9")
 
 
+@pytest.mark.parametrize(
+    ("outcome", "words"),
+    [("xfailed", "xfailed"), ("xpassed", "xpassed"), ("skipped", "was skipped")],
+)
+def test_a_new_failure_names_what_the_previous_run_called_the_test(
+    outcome: str, words: str
+) -> None:
+    """A test pytest called xfailed (a conftest's makereport wrapper, found on simplejson),
+    xpassed or skipped in the previous run did not pass there: the history line says what it
+    was, not "passed in the previous run"."""
+    window = [past("r2", outcome), past("r1", "passed")]
+    history = build_history(Recent(window, window[1]), "fp1", "r3")
+    assert history["status"] == "new failure"
+    assert history["summary"] == f"new failure: {words} in the previous run r2"
+
+
 def test_history_of_a_test_that_passed_last_time_is_a_new_failure() -> None:
     """Passed in the previous run: a new failure that names that run."""
     window = [past("r2", "passed"), past("r1", "passed")]

@@ -597,3 +597,80 @@ def test_qbench_diff_after_x_or_maxfail_calls_no_test_removed_or_new(
     run_qbench("--maxfail=2", "--qbench-run-id=m2short", run_dir="m2short")
     _, short = qbench_json(capsys, "diff", "full", "m2short")
     assert short["removed_tests"] == ["test_a.py::test_after", "test_a.py::test_bad2"]
+
+
+def test_qbench_diff_sees_the_stop_and_lf_wherever_they_were_given(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """-x in the ini file's addopts, --maxfail and --lf in PYTEST_ADDOPTS: the report records
+    what pytest settled (not only the command line), so a diff with a whole run calls the tests
+    the stopped or --lf run did not reach neither removed nor new."""
+    pytester.makepyfile(
+        test_a="def test_ok(): pass\ndef test_bad(): assert 0\n"
+        "def test_bad2(): assert 0\ndef test_after(): pass\n"
+    )
+    full = run_qbench("--qbench-run-id=full", run_dir="full")
+    assert (full.report.run.max_failures, full.report.run.last_failed) == (0, False)
+    ini_file = pytester.makeini("[pytest]\naddopts = -x\n")
+    ini = run_qbench("--qbench-run-id=ini", run_dir="ini")
+    ini.result.assert_outcomes(failed=1, passed=1)
+    assert ini.report.run.max_failures == 1
+    ini_file.unlink()
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--maxfail=2")
+    env = run_qbench("--qbench-run-id=env", run_dir="env")
+    env.result.assert_outcomes(failed=2, passed=1)
+    assert env.report.run.max_failures == 2
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--sw")
+    assert run_qbench("--qbench-run-id=sw", run_dir="sw").report.run.max_failures == 1
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--lf")
+    lf = run_qbench("--qbench-run-id=lf", run_dir="lf")
+    lf.result.assert_outcomes(failed=2)
+    assert lf.report.run.last_failed is True
+    monkeypatch.delenv("PYTEST_ADDOPTS")
+    for head in ("ini", "env", "lf"):
+        status, diff = qbench_json(capsys, "diff", "full", head)
+        assert status == 0, head
+        assert diff["removed_tests"] == [] and diff["not_selected_in_head"] != [], head
+        _, back = qbench_json(capsys, "diff", head, "full")
+        assert back["new_tests"] == [] and back["not_selected_in_base"] != [], head
+    capsys.readouterr()
+    main(["pr-comment", "ini", "--base", "full", "--dir", ".qbench"])
+    assert (
+        "> 2 tests of run `full` did not run here (it stopped at its failures: -x, --maxfail "
+        "or --sw): not counted as removed, nor as passing." in capsys.readouterr().out
+    )
+
+
+def test_qbench_diff_fails_when_the_later_run_did_not_finish(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run stopped by a test raising KeyboardInterrupt or calling pytest.exit (pytest exits 2
+    or the status given) has no result for the tests it did not reach: a diff with a whole run
+    calls them neither removed nor passing, fails (fail closed) and says why; the pull-request
+    comment is red and says so (it was green: "282 removed tests", exit 0, on simplejson)."""
+    pytester.makepyfile(
+        test_a="def test_first(): pass\ndef test_stop(): pass\n",
+        test_b="def test_one(): pass\ndef test_two(): pass\n",
+    )
+    run_qbench("--qbench-run-id=full", run_dir="full")
+    stops = {
+        "ki": "def test_stop(): raise KeyboardInterrupt\n",
+        "ex": "import pytest\ndef test_stop(): pytest.exit('database gone', returncode=3)\n",
+    }
+    for run_id, stop in stops.items():
+        pytester.makepyfile(test_a=f"def test_first(): pass\n{stop}")
+        run = run_qbench(f"--qbench-run-id={run_id}", run_dir=run_id, subprocess=True)
+        assert run.result.ret in (2, 3) and run.report.run.interrupted
+        status, diff = qbench_json(capsys, "diff", "full", run_id)
+        assert status == 1, run_id
+        assert diff["removed_tests"] == [] and diff["new_failures"] == []
+        assert "test_b.py::test_one" in diff["not_selected_in_head"]
+        assert diff["head_incomplete"].startswith("the run was interrupted")
+        _, whole = qbench_json(capsys, "diff", run_id, "full")
+        assert whole["head_incomplete"] is None and whole["new_tests"] == []
+    capsys.readouterr()
+    assert main(["pr-comment", "ki", "--base", "full", "--dir", ".qbench"]) == 0
+    assert "### :x: qbench: the run did not finish, 0 new failures" in capsys.readouterr().out

@@ -178,6 +178,21 @@ def test_a_crash_is_a_tool_error_that_counts_what_finished(
     assert "the pytest process died" in message
 
 
+def test_a_test_raising_keyboardinterrupt_is_not_blamed_on_the_outside(
+    tools: QBenchTools, project: Path
+) -> None:
+    """pytest's status 2 after a test raised KeyboardInterrupt (or called pytest.exit, or --sw
+    stopped the run): the advice names those and pytest's output, not only a Ctrl-C from outside
+    with "run again", which would stop the same way (found on simplejson)."""
+    write(project, "tests/test_z_stop.py", "def test_stop():\n    raise KeyboardInterrupt\n")
+    with pytest.raises(ToolFailure) as caught:
+        run(tools)
+    message = str(caught.value)
+    assert "status 2 (interrupted)" in message
+    assert "a test raised KeyboardInterrupt or called pytest.exit" in message
+    assert "interrupted from outside this server (Ctrl-C, a signal); run again" not in message
+
+
 def test_collection_errors_are_data(tools: QBenchTools, project: Path) -> None:
     """A file that cannot be imported is a collection error in the result, not a tool error."""
     write(project, "tests/test_broken.py", "import not_a_module_anywhere\n")

@@ -130,6 +130,25 @@ class Selection:
     """Whether the run may have stopped at its failures (``-x``, ``--maxfail``, ``--sw``: as
     many failures and errors as the limit): the tests after the last failure were collected and not
     run, so which tests it left out is not known."""
+    unfinished: bool = False
+    """Whether the run did not finish (``incomplete``): the tests after the last it ran were
+    collected and not run, so which tests it left out is not known."""
+
+
+INTERNAL_ERROR = 3
+"""pytest's exit status for an internal error (a crashed pytest-xdist worker, a plugin's bug)."""
+
+
+def incomplete(run: RunInfo) -> str | None:
+    """Why a run's results are incomplete: it was interrupted (Ctrl-C, a test raising
+    ``KeyboardInterrupt``, ``pytest.exit``, the process dying) or pytest ended with an internal
+    error, so the tests it did not reach have no result; ``None`` when it finished."""
+    if run.interrupted:
+        status = "" if run.exit_code is None else f", exit status {run.exit_code}"
+        return f"the run was interrupted{status}: the tests it did not reach have no result"
+    if run.exit_code == INTERNAL_ERROR:
+        return "pytest ended with an internal error, exit status 3: its results are incomplete"
+    return None
 
 
 def file_of(nodeid: str) -> str:
@@ -194,11 +213,15 @@ def _short_cluster_limit(cluster: str, args: Iterator[str], limit: int) -> int:
     return limit
 
 
-def stopped_at_failures(command: Sequence[str], counts: Mapping[str, int]) -> bool:
+def stopped_at_failures(
+    command: Sequence[str], counts: Mapping[str, int], limit: int | None = None
+) -> bool:
     """Whether a run of this command line may have stopped at its failures before running
     every test it collected: it had ``-x``, ``--maxfail=N`` or ``--sw`` and reached that many
-    failures and errors (pytest counts both, collection errors too)."""
-    limit = max_failures(command)
+    failures and errors (pytest counts both, collection errors too). ``limit`` is the one
+    pytest settled, from every source (``addopts`` too), when the run recorded it; else the
+    command line's."""
+    limit = max_failures(command) if limit is None else limit
     failures = sum(counts.get(name, 0) for name in ("failed", "errors", "subtests_failed"))
     return 0 < limit <= failures
 
@@ -235,15 +258,24 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     ids = frozenset(run_deselected(index, run.run_id))
     count = run.counts.get("deselected", 0)
     known = len(ids) >= count and (count > 0 or not selects_within_files(run.command))
-    last_failed = ran_last_failed(run.command)
+    last_failed = ran_last_failed(run.command) if run.last_failed is None else run.last_failed
     errors = sum(is_collection_error(nodeid, result) for nodeid, result in results.items())
     # only collection errors: pytest stopped before running the modules it did collect
     stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    stopped_early = stopped_at_failures(run.command, run.counts)
-    known = known and not stopped and not last_failed and not stopped_early
+    stopped_early = stopped_at_failures(run.command, run.counts, run.max_failures)
+    unfinished = incomplete(run) is not None
+    known = known and not stopped and not last_failed and not stopped_early and not unfinished
     return Selection(
-        len(results) - errors, count, files, ids, known, stopped, last_failed, stopped_early
+        len(results) - errors,
+        count,
+        files,
+        ids,
+        known,
+        stopped,
+        last_failed,
+        stopped_early,
+        unfinished,
     )
 
 
@@ -301,8 +333,14 @@ class RunDiff:
     @property
     def failed(self) -> bool:
         """Whether ``head`` fails the comparison: a test failing in it and not in ``base``,
-        known flaky or not (only a quarantine could excuse a failure, and qbench has none)."""
-        return bool(self.new_failures or self.known_flaky or self.undecided)
+        known flaky or not (only a quarantine could excuse a failure, and qbench has none), or
+        ``head`` did not finish (fail closed: the tests it did not reach may fail)."""
+        return bool(self.new_failures or self.known_flaky or self.undecided or self.head_incomplete)
+
+    @property
+    def head_incomplete(self) -> str | None:
+        """Why ``head``'s results are incomplete (``incomplete``); ``None`` when it finished."""
+        return incomplete(self.head)
 
 
 def diff_runs(index: Index, base: RunInfo, head: RunInfo, thresholds: Thresholds) -> RunDiff:

@@ -149,7 +149,8 @@ def _status(
         return "new failure", "new failure: first run of this test"
     previous = window[0]
     if previous.outcome not in FAILING:
-        return "new failure", f"new failure: passed in the previous run {previous.run_id}" + (
+        was = PREVIOUS_WORDS.get(previous.outcome, previous.outcome)
+        return "new failure", f"new failure: {was} in the previous run {previous.run_id}" + (
             _came_back(window, fp)
         )
     same = (
@@ -158,6 +159,11 @@ def _status(
     if verdict.broken_since:
         return "broken", f"broken since run {verdict.broken_since}: {of_last} ({same})"
     return "failing", f"{of_last}, since {first_failed} ({same})"
+
+
+PREVIOUS_WORDS = {"skipped": "was skipped"}
+"""How a new failure's history names the previous run's outcome where it is not the outcome's
+own word (``passed``, ``xfailed``, ``xpassed``): an xfailed test did not pass."""
 
 
 def _came_back(window: list[PastResult], fp: str | None) -> str:

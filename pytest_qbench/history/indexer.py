@@ -132,6 +132,8 @@ def run_row(report: Record) -> tuple[Any, ...]:
         values[name] = int(summary.get(name, 0))
     for name in sql.SUBTEST_COLUMNS:  # a report written before they were counted: not known
         values[name] = None if summary.get(name) is None else int(summary[name])
+    for name in sql.STOP_COLUMNS:  # not recorded (an older report, another runner): not known
+        values[name] = None if run.get(name) is None else int(run[name])
     return tuple(values[name] for name in sql.RUN_COLUMNS)
 
 

@@ -274,6 +274,9 @@ class DiffOutput(QBenchModel):
     new_failures: list[ChangeJson]
     known_flaky: list[ChangeJson]
     undecided: list[str]
+    head_incomplete: str | None = None
+    """Why the later run's results are incomplete (interrupted, or pytest's internal error),
+    which fails the comparison: the tests it did not reach may fail; null when it finished."""
     fixed: list[ChangeJson]
     passed_after_reruns: list[ChangeJson]
     """Failing in the base run; passing in the other only after reruns: flaky, not fixed."""
@@ -302,6 +305,7 @@ class DiffOutput(QBenchModel):
             new_failures=changes(diff.new_failures),
             known_flaky=changes(diff.known_flaky),
             undecided=diff.undecided,
+            head_incomplete=diff.head_incomplete,
             fixed=changes(diff.fixed),
             passed_after_reruns=changes(diff.passed_after_reruns),
             still_failing=changes(diff.still_failing),

@@ -83,6 +83,7 @@ def pr_comment(
     ]
     lines += _coverage_lines(coverage)
     if diff is not None:
+        lines += _not_run_note(diff)
         new = diff.new_failures
         lines += _section("New failures", new, lambda c: _new(c, fingerprints), MAX_NEW)
         lines += _section("Fixed", diff.fixed, lambda c: f"was {c.before}, now {c.after}")
@@ -103,6 +104,31 @@ def pr_comment(
         lines += _names("Tests removed", diff.removed_tests)
         lines += _slowest(diff)
     return trim("\n".join(lines) + "\n", limit)
+
+
+def _not_run_note(diff: RunDiff) -> list[str]:
+    """The tests of the base that this run did not run, and why, when there are any: the
+    counts' changes alone read as tests removed (a run stopped by ``-x`` at its first failure:
+    ``58 passed (-887)``)."""
+    missing, selection = len(diff.not_selected_in_head), diff.head_selection
+    if not missing or selection is None:
+        return []
+    if selection.unfinished:
+        why = "the run did not finish"
+    elif selection.stopped_early:
+        why = "it stopped at its failures: -x, --maxfail or --sw"
+    elif selection.last_failed:
+        why = "it ran with --lf"
+    elif selection.stopped:
+        why = "pytest stopped at collection errors"
+    else:
+        why = "deselected, or in files it did not collect"
+    base = md_code(diff.base.run_id)
+    return [
+        "",
+        f"> {plural(missing, 'test')} of run {base} did not run here ({why}): "
+        "not counted as removed, nor as passing.",
+    ]
 
 
 def _set_aside_quarantined(
@@ -159,6 +185,8 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
         verdict = "failing" if failing else "passing"
         return f"### qbench: {verdict} (no base run to compare with)"
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
+    if diff.head_incomplete:  # fails the comparison: say why first
+        parts.insert(0, "the run did not finish")
     if diff.known_flaky:
         parts.append(f"{len(diff.known_flaky)} known flaky")
     if diff.passed_after_reruns:
@@ -172,8 +200,9 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
 
 def _icon(diff: RunDiff, failing: int) -> str:
     """Red when the comparison fails as ``qbench diff``'s exit status does (a new failure,
-    a known flaky one failing again, an undecided one); a warning when the run fails all the
-    same (failures it had before, quarantined ones); green only when no test failed."""
+    a known flaky one failing again, an undecided one, a run that did not finish); a warning
+    when the run fails all the same (failures it had before, quarantined ones); green only when
+    no test failed."""
     if diff.failed:
         return ":x:"
     return ":warning:" if failing else ":white_check_mark:"

@@ -54,6 +54,12 @@ class RunInfo:
     shard: str | None = None
     """The CI shard the run was: ``2/4`` (``--qbench-shard``), ``queue NAME``
     (``--qbench-queue``); ``None`` for a whole run."""
+    max_failures: int | None = None
+    """The failures and errors at which pytest was to stop the run (``-x`` 1, ``--maxfail=N``,
+    ``--sw``), from whatever source pytest read them; 0: none; ``None``: not known (the command
+    line tells)."""
+    last_failed: bool | None = None
+    """Whether pytest ran with ``--lf``, from whatever source; ``None``: not known."""
 
     @property
     def subtests_known(self) -> bool:
@@ -86,6 +92,8 @@ class RunInfo:
             platform=v["platform"],
             qbench_version=v["qbench_version"],
             shard=v["shard"],
+            max_failures=v["max_failures"],
+            last_failed=None if v["last_failed"] is None else bool(v["last_failed"]),
         )
 
 

@@ -56,7 +56,7 @@ def many_rows(insert: str, count: int) -> str:
     return f"{head}VALUES {', '.join([one] * count)}{rest}"
 
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
@@ -67,7 +67,8 @@ deselected id of every run; it is read still for the runs indexed before); 6, a 
 ``setup`` and ``teardown`` seconds, a run's ``shard``, and ``queue_units`` (CI shards planned
 from the history, and the queue they pull from); 7, ``quarantine`` (the tests ``qbench
 quarantine add`` set aside); 8, a run's ``subtests_passed``, ``subtests_failed`` and
-``subtests_skipped`` (``NULL`` in runs indexed before: not known)."""
+``subtests_skipped`` (``NULL`` in runs indexed before: not known); 9, a run's ``max_failures``
+and ``last_failed``, as pytest settled them (``NULL``: not known, the command line is read)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -175,6 +176,14 @@ written before qbench counted subtests), which is never shown as 0."""
 SUBTEST_SCHEMA = tuple(f"ALTER TABLE runs ADD COLUMN {name} INTEGER" for name in SUBTEST_COLUMNS)
 """Schema 8: the runs' subtest counts."""
 
+STOP_COLUMNS = ("max_failures", "last_failed")
+"""Where pytest was to stop a run and whether it ran with ``--lf``, as pytest settled them from
+every source (``RunMeta`` fields of the same names; ``last_failed`` 0 or 1). ``NULL``: not known
+(a run indexed before schema 9, another runner's, a report of an older qbench): ``qbench diff``
+then reads the run's command line."""
+STOP_SCHEMA = tuple(f"ALTER TABLE runs ADD COLUMN {name} INTEGER" for name in STOP_COLUMNS)
+"""Schema 9: where pytest was to stop each run."""
+
 QUARANTINE_TABLE = """CREATE TABLE quarantine (
         nodeid {key} PRIMARY KEY,
         reason TEXT NOT NULL,
@@ -261,6 +270,7 @@ SCHEMA = (
     *SHARD_SCHEMA,
     QUARANTINE_TABLE,
     *SUBTEST_SCHEMA,
+    *STOP_SCHEMA,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -274,6 +284,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     6: SHARD_SCHEMA,
     7: (QUARANTINE_TABLE,),
     8: SUBTEST_SCHEMA,
+    9: STOP_SCHEMA,
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -318,6 +329,7 @@ RUN_COLUMNS = (
     "indexed_at",
     "shard",
     *SUBTEST_COLUMNS,
+    *STOP_COLUMNS,
 )
 INSERT_RUN = f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks(len(RUN_COLUMNS))})"
 FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"

@@ -166,6 +166,8 @@ def diff_lines(diff: RunDiff) -> list[str]:
         f"head  {diff.head.run_id}  {when(diff.head.started_at)}  "
         f"{plural(diff.head.counts['total'], 'test')}: {counts_text(diff.head.counts)}",
     ]
+    if diff.head_incomplete:
+        lines += ["", f"B did not finish ({diff.head_incomplete}): the comparison fails"]
     lines += selection_lines(diff)
     lines += _changes("New failures", diff.new_failures, _new_failure)
     lines += _changes(
@@ -244,7 +246,9 @@ def selection_lines(diff: RunDiff) -> list[str]:
 def _selection_text(selection: Selection) -> str:
     files = plural(len(selection.files), "file")
     text = f"ran {plural(selection.ran, 'test')} of {files}, deselected {selection.deselected}"
-    if selection.stopped:
+    if selection.unfinished:
+        text += " (the run did not finish: the tests it did not reach are not known)"
+    elif selection.stopped:
         text += " (pytest stopped at collection errors: which tests it would have run is not known)"
     elif selection.stopped_early:
         text += " (stopped at its failures by -x, --maxfail or --sw: the tests it did not reach are not known)"

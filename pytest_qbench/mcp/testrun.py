@@ -211,7 +211,12 @@ def _advice(code: int, report: TestReport | None, stopped_by: str | None, python
             "run pytest yourself to see the whole traceback."
         )
     if code == PytestExit.INTERRUPTED:
-        return "the run was interrupted from outside this server (Ctrl-C, a signal); run again."
+        return (
+            "pytest stopped the run: a test raised KeyboardInterrupt or called pytest.exit, "
+            "--sw (or -x under pytest-xdist) stopped it at a failure, or Ctrl-C or a signal "
+            "came from outside this server; pytest's output below says which. Running again "
+            "stops the same way unless the cause was outside."
+        )
     if code in WROTE_RESULTS:
         return (
             "pytest ran, but qbench wrote no results: check that pytest-qbench is installed "

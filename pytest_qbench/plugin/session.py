@@ -614,6 +614,9 @@ class QBenchSession(QBenchWorker):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
         stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
         self.run["interrupted"] = self.interrupted or stopped
+        # what pytest settled from every source (addopts, PYTEST_ADDOPTS), for qbench diff
+        self.run["max_failures"] = _max_failures(self.config)
+        self.run["last_failed"] = _ran_last_failed(self.config)
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
         report = new(
@@ -793,6 +796,21 @@ def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]
     location, which xdist matches against the collected items."""
     kept = {key: data[key] for key in ("nodeid", "location") if key in data}
     return {**redact.data(data), **kept}
+
+
+def _max_failures(config: pytest.Config) -> int:
+    """The failures and errors at which pytest stops the run, as it settled them from every
+    source: the least of ``--maxfail`` (``-x`` is 1) and the stepwise plugin's 1 (2 with
+    ``--sw-skip``, which goes on past the first); 0 when nothing stops it."""
+    limits = [max(0, int(getattr(config.option, "maxfail", 0) or 0))]
+    if config.pluginmanager.has_plugin("stepwiseplugin"):
+        limits.append(2 if getattr(config.option, "stepwise_skip", False) else 1)
+    return min((n for n in limits if n), default=0)
+
+
+def _ran_last_failed(config: pytest.Config) -> bool:
+    """Whether pytest ran with ``--lf`` and the cache that serves it."""
+    return bool(getattr(config.option, "lf", False)) and config.pluginmanager.has_plugin("lfplugin")
 
 
 def _plugin_versions(config: pytest.Config) -> dict[str, str]:

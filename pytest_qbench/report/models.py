@@ -113,6 +113,14 @@ class RunMeta(QBenchModel):
     collected: int | None = None
     """Tests a collect-only run collected and kept (deselected ones are not counted: pytest's
     "N tests collected", or N in "N/M tests collected"); null in a run that ran its tests."""
+    max_failures: int | None = None
+    """The failures and errors at which pytest was to stop the run, as pytest settled it from
+    every source (the command line, ``addopts``, ``PYTEST_ADDOPTS``): 1 for ``-x`` or ``--sw``,
+    N for ``--maxfail=N``, 2 for ``--sw-skip``, the least of them; 0 when nothing stops it; null
+    when not recorded (another runner, a report of an older qbench: the command line is read)."""
+    last_failed: bool | None = None
+    """Whether pytest ran with ``--lf`` (from any source) and its cache: it then leaves out the
+    tests that passed before without reporting them deselected; null when not recorded."""
 
 
 class CIInfo(QBenchModel):

@@ -353,6 +353,8 @@ class RunMetaRecord(TypedDict):
     collect_only: bool
     shard: ShardInfoRecord | None
     collected: int | None
+    max_failures: int | None
+    last_failed: bool | None
 
 
 class ShardRecord(TypedDict):
@@ -904,6 +906,8 @@ if TYPE_CHECKING:
         collect_only: bool = ...,
         shard: ShardInfoRecord | None = ...,
         collected: int | None = ...,
+        max_failures: int | None = ...,
+        last_failed: bool | None = ...,
     ) -> RunMetaRecord: ...
 
     @overload
