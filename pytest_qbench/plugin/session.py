@@ -39,7 +39,6 @@ from pytest_qbench.plugin.attach import attacher_key
 from pytest_qbench.plugin.attach import close
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
-from pytest_qbench.plugin.attach import reopen
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -101,12 +100,6 @@ class QBenchWorker:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
         self.attacher = Attacher(run_dir, limits, self.redact)
         self.config.stash[attacher_key] = self.attacher
-
-    # tryfirst: before pytest's own setup runs the fixtures, which may already attach
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.attacher is not None:
-            reopen(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
