@@ -36,17 +36,7 @@ SUITE = """
         pass
 """
 # what a plain passing test holds beyond its defaults (line and durations are never default)
-PASSING_KEYS = {
-    "nodeid",
-    "test_name",
-    "file",
-    "line",
-    "outcome",
-    "duration",
-    "durations",
-    "started_at",
-    "counted_as",
-}
+PASSING_KEYS = set(store.PASSING_FIELDS)
 
 
 def stream_results(run_dir: Path) -> dict[str, dict[str, object]]:

@@ -141,3 +141,59 @@ def test_environment_looked_at_once_per_quiet_test(
     assert len(looks) == 3
     skipped = run.by_name("test_skipped_in_setup")
     assert skipped.reason == "skipped with [redacted]"
+
+
+SETUP_HOOKS = """
+    def test_setup_hooks(request):
+        impls = request.config.hook.pytest_runtest_setup.get_hookimpls()
+        print("SETUP_HOOKS", [impl.plugin_name for impl in impls])
+"""
+
+
+def test_no_hook_runs_at_each_tests_setup(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """qbench implements no pytest_runtest_setup (a pluggy call at every test's setup, 3.8 k
+    instructions): a rerun attempt may attach again through its own qbench fixture instead."""
+    pytester.makepyfile(test_hooks=SETUP_HOOKS)
+    run = run_qbench("-s")
+    line = next(x for x in run.result.outlines if "SETUP_HOOKS" in x)
+    assert "qbench" not in line.split("SETUP_HOOKS")[1], line
+
+
+RERUN_ATTACHING = """
+    import pytest
+
+    ATTEMPTS = []
+
+    @pytest.fixture
+    def late_log(qbench):
+        yield
+        if len(ATTEMPTS) > 1:  # only the second attempt's fixture attaches
+            qbench.attach("second", name="late.log")
+
+    def test_attaches_when_run_again(late_log, qbench):
+        ATTEMPTS.append(1)
+        if len(ATTEMPTS) > 1:
+            qbench.attach(b"shot", name="shot.png")
+        assert len(ATTEMPTS) > 1
+"""
+
+HOOK_ATTACHING = """
+    def pytest_qbench_attachments(item):
+        return [{"data": f"teardown of {item.nodeid}", "name": "trace.txt"}]
+"""
+
+
+def test_a_rerun_attaches_though_its_first_attempt_did_not(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An attempt run again after one that attached nothing (and so was ended by its teardown)
+    attaches through its qbench fixture, in the test and in a fixture's teardown, and through
+    the pytest_qbench_attachments hook at each attempt's teardown."""
+    pytest.importorskip("pytest_rerunfailures")
+    pytester.makeconftest(HOOK_ATTACHING)
+    pytester.makepyfile(test_rerun=RERUN_ATTACHING)
+    run = run_qbench("-p", "rerunfailures", "--reruns", "1", "-W", "error::UserWarning")
+    assert run.result.parseoutcomes() == {"passed": 1, "rerun": 1}
+    attached = run.by_name("test_attaches_when_run_again").attachments
+    assert [a.name for a in attached] == ["trace.txt", "shot.png", "late.log", "trace.txt"]
+    assert all(a.path is not None and a.note is None for a in attached)

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
+from pytest_qbench.report import store
 from pytest_qbench.report.shapes import dumps
 
 
@@ -41,3 +46,119 @@ def test_an_object_that_is_not_json_is_a_type_error_every_time() -> None:
         with pytest.raises(TypeError, match="not JSON serializable"):
             dumps({"x": [object()]})
     assert dumps({"x": [1]}) == '{"x":[1]}'
+
+
+# --- a plain passing test's stream line, from its template --------------------------------------
+
+_times = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(min_value=0, max_value=100).map(lambda x: round(x, 6)),
+    st.integers(-5, 5),
+    st.booleans(),
+    st.none(),
+)
+_texts = st.one_of(
+    st.text(), st.text(alphabet=st.characters(exclude_categories=())), st.integers(), st.none()
+)
+
+
+@st.composite
+def stored_results(draw: st.DrawFn) -> dict[str, object]:
+    """Stored results near a plain pass: its fields with odd values, one missing, one more, in
+    another order, another outcome or word."""
+    phases: object = {
+        "setup": draw(_times),
+        "call": draw(_times),
+        "teardown": draw(_times),
+    }
+    if draw(st.booleans()):
+        phases = dict(reversed(list(phases.items()))) if draw(st.booleans()) else [1.0]  # type: ignore[attr-defined]
+    stored: dict[str, object] = {
+        "nodeid": draw(_texts),
+        "test_name": draw(_texts),
+        "file": draw(_texts),
+        "line": draw(st.one_of(st.integers(), st.booleans(), st.none(), st.floats(0, 9))),
+        "outcome": draw(st.sampled_from(["passed", "passed", "failed", "xpassed"])),
+        "duration": draw(_times),
+        "durations": phases,
+        "started_at": draw(st.one_of(st.just("2026-11-26T20:26:21.811249Z"), _texts)),
+        "counted_as": draw(st.sampled_from([["passed"], ["passed"], ["failed"], [], ("passed",)])),
+    }
+    change = draw(st.sampled_from(["none", "none", "drop", "add", "order"]))
+    if change == "drop":
+        del stored[draw(st.sampled_from(sorted(stored)))]
+    elif change == "add":
+        stored["markers"] = ["slow"]
+    elif change == "order":
+        stored = dict(sorted(stored.items()))
+    return stored
+
+
+def encoded_line(stored: dict[str, object]) -> str | None:
+    """What write_stored wrote before the template: the record through the encoder (``None``
+    when the encoder refuses it)."""
+    try:
+        return f"{store.RESULT_PREFIX}{dumps(stored)}}}"
+    except (TypeError, ValueError):
+        return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(stored_results())
+def test_passing_line_is_the_encoders_text_or_none(stored: dict[str, object]) -> None:
+    """The template writes exactly what the encoder writes, or declines (then the encoder
+    writes the line); it never writes what the encoder would refuse."""
+    line = store.passing_line(stored)
+    if line is not None:
+        assert line == encoded_line(stored)
+        assert json.loads(line[len(store.RESULT_PREFIX) : -1]) == json.loads(dumps(stored))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=st.characters(exclude_categories=()), min_size=1),
+    st.integers(1, 10**6),
+    st.lists(
+        st.floats(min_value=0, max_value=1e4).map(lambda x: round(x, 6)), min_size=3, max_size=3
+    ),
+)
+def test_a_plain_pass_is_written_by_the_template(name: str, line: int, times: list[float]) -> None:
+    """A plain passing test's stored result (any id, even one holding quotes, control characters
+    or a lone surrogate) is written by the template, as the encoder writes it."""
+    setup, call, teardown = times
+    stored = {
+        "nodeid": f"tests/test_x.py::{name}",
+        "test_name": name,
+        "file": "tests/test_x.py",
+        "line": line,
+        "outcome": "passed",
+        "duration": round(setup + call + teardown, 6),
+        "durations": {"setup": setup, "call": call, "teardown": teardown},
+        "started_at": "2026-11-26T20:26:21.811249Z",
+        "counted_as": ["passed"],
+    }
+    assert store.passing_line(stored) == encoded_line(stored) is not None
+
+
+def test_the_stream_writes_a_plain_pass_from_the_template(tmp_path: Path) -> None:
+    """StreamWriter.write_stored writes a plain pass with the template, anything else with the
+    encoder; the file holds the same lines either way."""
+    plain = {
+        "nodeid": 't.py::test["q"]',
+        "test_name": 'test["q"]',
+        "file": "t.py",
+        "line": 3,
+        "outcome": "passed",
+        "duration": 0.000118,
+        "durations": {"setup": 4.1e-05, "call": 4.3e-05, "teardown": 3.4e-05},
+        "started_at": "2026-11-26T20:26:21.811249Z",
+        "counted_as": ["passed"],
+    }
+    marked = {**plain, "markers": ["slow"]}
+    marked["counted_as"] = marked.pop("counted_as")
+    writer = store.StreamWriter(tmp_path / store.STREAM_NAME)
+    writer.write_stored(plain)
+    writer.write_stored(marked)
+    writer.close()
+    text = (tmp_path / store.STREAM_NAME).read_text(encoding="utf-8")
+    assert text == "".join(f"{store.RESULT_PREFIX}{dumps(r)}}}\n" for r in (plain, marked))

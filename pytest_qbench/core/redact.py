@@ -46,6 +46,7 @@ def secret_values(environ: Mapping[str, str]) -> set[str]:
 
 CURRENT_TEST_VARIABLE = "PYTEST_CURRENT_TEST"
 """Set by pytest for every phase of every test: a change of it alone is no new secret."""
+_CURRENT_TEST_BYTES = CURRENT_TEST_VARIABLE.encode()  # its name in os.environ's data (POSIX)
 
 
 def environment_snapshot(environ: Mapping[str, str]) -> dict[Any, Any]:
@@ -57,7 +58,7 @@ def environment_snapshot(environ: Mapping[str, str]) -> dict[Any, Any]:
     data = getattr(environ, "_data", None)
     snapshot: dict[Any, Any] = data.copy() if isinstance(data, dict) else dict(environ)
     snapshot.pop(CURRENT_TEST_VARIABLE, None)
-    snapshot.pop(CURRENT_TEST_VARIABLE.encode(), None)
+    snapshot.pop(_CURRENT_TEST_BYTES, None)
     return snapshot
 
 

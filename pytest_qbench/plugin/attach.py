@@ -302,7 +302,10 @@ def close(item: pytest.Item) -> None:
 
 
 def reopen(item: pytest.Item) -> None:
-    """Let ``item`` attach again: its setup starts (the first time, or for a rerun)."""
+    """Let ``item`` attach again: an attempt of it runs (the first, or a rerun). Called where
+    an attachment can come from, within the attempt: the ``qbench`` fixture's setup (set up
+    anew for each attempt) and the teardown's ``pytest_qbench_attachments`` call; a kept
+    fixture or a thread that attaches later still finds the test ended."""
     item.stash[ended_key] = False
 
 
@@ -312,6 +315,7 @@ def attach_from_hook(item: pytest.Item, attacher: Attacher) -> None:
     hook = item.config.hook.pytest_qbench_attachments
     if not hook.get_hookimpls():
         return
+    reopen(item)  # this attempt's teardown report is being made: an earlier one's ended it
     for returned in hook(item=item):
         for element in returned or ():
             try:

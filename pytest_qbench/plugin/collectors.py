@@ -402,10 +402,6 @@ def _falsifying_example(exc: BaseException) -> str | None:
 # --- where reports arrive -------------------------------------------------------------------
 
 
-def _timestamp(seconds: float | None) -> str | None:
-    return iso_epoch(seconds) if seconds else None
-
-
 def skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str | None:
     """The reason of a skip, from pytest's ``(path, line, "Skipped: reason")`` longrepr."""
     longrepr = report.longrepr
@@ -650,7 +646,8 @@ class TestAccumulator:
     def final_outcome(self) -> Outcome:
         """The test's outcome from its phases and subtests (``counted_as`` keeps pytest's
         words)."""
-        failed = any(s["outcome"] == "failed" for s in self.subtests)
+        subtests = self.subtests  # none, for nearly every test: no generator made
+        failed = bool(subtests) and any(s["outcome"] == "failed" for s in subtests)
         return outcome_of_phases(self.outcome, self.wasxfail, failed)
 
     def minimal_result(self, outcome: Outcome | None = None, **more: Any) -> TestResultRecord:
@@ -694,16 +691,20 @@ class TestAccumulator:
         teardown_time = round(phases.get("teardown", 0.0), 6)
         duration = round(sum(phases.values()), 6)
         item = self.item
-        try:
-            metadata = build_metadata(item.get("case"), item.get("doc"), "case_args" in item)
-        except CaseMarkerError as exc:
-            self.case_error = str(exc)
-            doc = item.get("doc")
-            metadata = new("TestCaseMetadata", description=doc) if doc else None
+        metadata = None
+        if "case" in item or "doc" in item:  # most tests have neither
+            try:
+                metadata = build_metadata(item.get("case"), item.get("doc"), "case_args" in item)
+            except CaseMarkerError as exc:
+                self.case_error = str(exc)
+                doc = item.get("doc")
+                metadata = new("TestCaseMetadata", description=doc) if doc else None
         reason = self.reason if outcome in ("skipped", "xfailed", "xpassed") else None
         attempts = self.attempts
         tries = self.tries
-        flaky = (bool(attempts) and outcome == "passed") or any(t != outcome for t in tries or ())
+        flaky = (bool(attempts) and outcome == "passed") or (
+            tries is not None and any(t != outcome for t in tries)
+        )
         # In the model's field order; a field is written only when it is not at its default.
         stored: Record = {"nodeid": self.nodeid, "test_name": self.test_name, "file": self.file}
         if self.line is not None:
@@ -713,9 +714,8 @@ class TestAccumulator:
             stored["duration"] = duration
         if setup or call or teardown_time:
             stored["durations"] = {"setup": setup, "call": call, "teardown": teardown_time}
-        started_at = _timestamp(self.started)
-        if started_at is not None:
-            stored["started_at"] = started_at
+        if self.started:
+            stored["started_at"] = iso_epoch(self.started)
         if failure is not None:
             stored["failure"] = failure
         if teardown is not None:

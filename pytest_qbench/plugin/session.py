@@ -39,7 +39,6 @@ from pytest_qbench.plugin.attach import attacher_key
 from pytest_qbench.plugin.attach import close
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
-from pytest_qbench.plugin.attach import reopen
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
@@ -101,12 +100,6 @@ class QBenchWorker:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
         self.attacher = Attacher(run_dir, limits, self.redact)
         self.config.stash[attacher_key] = self.attacher
-
-    # tryfirst: before pytest's own setup runs the fixtures, which may already attach
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.attacher is not None:
-            reopen(item)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -425,7 +418,15 @@ class QBenchSession(QBenchWorker):
     # --- accumulation ---------------------------------------------------------------------
 
     def _take_report(self, report: pytest.TestReport) -> None:
-        category = self._category(report)
+        stats = self.terminal_stats
+        category = None
+        if stats is not None:  # _category inlined: this runs three times per test
+            for word, reports in stats.items():
+                if reports and reports[-1] is report:
+                    category = str(word)
+                    break
+        if category is None:
+            category = self._category(report)
         facts = report.__dict__
         # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
         problem = facts.pop(INTERNAL_ERROR_ATTR, None)

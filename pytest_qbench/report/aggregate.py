@@ -46,6 +46,18 @@ OUTCOME_CATEGORY = {
     "xfailed": "xfailed",
     "xpassed": "xpassed",
 }
+SELECTED_FIELDS = frozenset(
+    (
+        "subtests",
+        "flaky",
+        "metric_results",
+        "agent_response",
+        "tool_calls",
+        "attachments",
+        "repeat",
+    )
+)
+"""A passing result with any of these fields not at its default may be kept (``add_result``)."""
 DEFAULT_MAX_ITEMS = 50
 DEFAULT_SLOWEST = 10
 SLOWEST_MIN_SECONDS = 0.005
@@ -174,24 +186,18 @@ class Aggregator:
         """``add_result`` of a result without its fields at their default (as the stream
         stores it). The whole record is made only when a selection may keep it: a passing
         test that none wants is counted from what it has."""
-        get = stored.get
-        duration = get("duration", 0.0)
+        duration = stored.get("duration", 0.0)
         slow = bool(self.slowest_n) and duration >= SLOWEST_MIN_SECONDS
         if (
             stored["outcome"] != "passed"
-            or get("subtests")
-            or get("flaky")
-            or get("metric_results")
-            or get("agent_response") is not None
-            or get("tool_calls")
-            or get("attachments")
-            or get("repeat") is not None
+            # a field left out is at its default: one C call instead of a get() for each
+            or not SELECTED_FIELDS.isdisjoint(stored)
             or (slow and (len(self._slowest) < self.slowest_n or duration > self._slowest[0][0]))
         ):
             self.add_result(expand("TestResult", stored))
             return
         self.total += 1
-        for category in get("counted_as") or ("passed",):
+        for category in stored.get("counted_as") or ("passed",):
             self._count(category)
         if slow:  # as add_result numbers it, though it is not among the slowest
             self._seq += 1

@@ -31,6 +31,7 @@ from pytest_qbench.plugin.agent.hooks import thresholds_key
 from pytest_qbench.plugin.agent.state import AgentState
 from pytest_qbench.plugin.agent.state import MetricFailure
 from pytest_qbench.plugin.agent.state import metric_record
+from pytest_qbench.plugin.attach import reopen
 from pytest_qbench.plugin.options.values import parse_thresholds
 from pytest_qbench.report.metric_text import metric_failure
 
@@ -211,6 +212,9 @@ def start(request: pytest.FixtureRequest, judge: Judge | None) -> QBench:
     __tracebackhide__ = True
     item = request.node
     register(request.config)  # a test may ask for the fixture dynamically, uncollected
+    # A new attempt of the test (a rerun) may attach again, through this attempt's fixture:
+    # the fixture is set up anew for each attempt, so no hook runs at every test's setup.
+    reopen(item)
     marker = read_marker(item.iter_markers(MARKER), item.nodeid)
     state = AgentState(item.nodeid, marker, thresholds(request.config), judge)
     item.stash[agent_state_key] = state
