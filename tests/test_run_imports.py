@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -26,6 +28,9 @@ UNUSED = (
     "pytest_qbench.tools.names",  # only --qbench-check's value is parsed with it
     "pytest_qbench.core.install",  # only the message of a missing PostgreSQL driver
     "encodings.ascii",  # the umask is read from /proc as UTF-8
+    "pytest_qbench.report.coverage",  # report.md's coverage filters import it when used
+    "pytest_qbench.report.coverage.view",
+    "pytest_qbench.report.metric_text",  # report.md's score_pair filter, when a test scores
 )
 GREEN_UNUSED = (
     "pytest_qbench.history.failure_history",  # the history of failing tests, judged
@@ -34,6 +39,7 @@ GREEN_UNUSED = (
     "pytest_qbench.history.analysis",
     "pytest_qbench.history.fingerprint",  # failures' fingerprints
     "pytest_qbench.history.deselection",  # only runs that deselect tests (and the queries)
+    "pytest_qbench.plugin.doctest_failure",  # a failure's facts look for a doctest's
 )
 
 
@@ -139,3 +145,26 @@ def test_a_default_run_compiles_only_the_patterns_it_uses(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     line = next(x for x in result.stdout.lines if x.startswith("COMPILED:"))
     assert json.loads(line.split(":", 1)[1]) == []
+
+
+def test_the_run_s_text_helpers_compile_no_pattern_for_ordinary_text() -> None:
+    """Markdown's escaping, the secrets' names and URLs, and the descriptor paths of the atomic
+    writes compile no pattern at import, nor for text that cannot need one (no backtick, no
+    ``://``, a path outside ``/proc`` and ``/dev``, an ASCII name): every run reads its
+    environment and command line, writes its files and escapes report.md's names."""
+    code = """
+import re, sys
+from pathlib import Path
+import json  # its own patterns, compiled at its import
+import pytest_qbench.core.text
+before = set(re._cache)
+from pytest_qbench.core import atomic, markdown, redact
+for text in ("test_a[1-2] *x* <b>|c", "12. done", "# title", "tab\\there\\x07"):
+    markdown.md_text(text), markdown.md_code(text), markdown.md_cell(text, code=True)
+    markdown.md_fence(text), markdown.clean(text)
+redact.Redactor({"API_TOKEN": "abcdefgh", "HOME": "/root", "Path": "/usr/bin"}).argv(["-q"])
+redact.is_secret_name("private_key"), atomic.descriptor_of(Path("/tmp/qbench/report.json"))
+print(sorted(str(k[1]) for k in set(re._cache) - before))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

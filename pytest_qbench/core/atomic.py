@@ -24,7 +24,8 @@ from typing import IO
 
 
 PROC_STATUS = Path("/proc/self/status")
-DESCRIPTOR_PATH = re.compile(r"^/(?:proc/self|proc/thread-self|dev)/fd/(\d+)$")
+DESCRIPTOR_PATH = r"^/(?:proc/self|proc/thread-self|dev)/fd/(\d+)$"
+"""Compiled (``re``'s cache) only for a path under ``/proc/`` or ``/dev/``."""
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
@@ -145,7 +146,8 @@ def descriptor_of(path: Path) -> int | None:
     log, and replacing it would replace the link.
     """
     for _hop in range(40):
-        match = DESCRIPTOR_PATH.match(str(path))
+        text = str(path)
+        match = re.match(DESCRIPTOR_PATH, text) if text.startswith(("/proc/", "/dev/")) else None
         if match:
             return int(match.group(1))
         try:

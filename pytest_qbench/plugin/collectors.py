@@ -35,8 +35,6 @@ from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.types import Outcome
-from pytest_qbench.plugin.doctest_failure import DoctestFailure
-from pytest_qbench.plugin.doctest_failure import doctest_failure
 from pytest_qbench.report.casemeta import CaseMarkerError
 from pytest_qbench.report.casemeta import build_metadata
 from pytest_qbench.report.shapes import Record
@@ -48,6 +46,7 @@ from pytest_qbench.report.store import RESULT
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.plugin.doctest_failure import DoctestFailure
     from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import AttemptRecord
     from pytest_qbench.report.records import CapturedRecord
@@ -206,6 +205,8 @@ def failure_facts(
     excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path, test_file: str, limits: Limits
 ) -> dict[str, Any]:
     """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
+    from pytest_qbench.plugin.doctest_failure import doctest_failure  # a failure's, not a run's
+
     exc = excinfo.value
     doctest = doctest_failure(exc, rootpath)
     if doctest is not None:

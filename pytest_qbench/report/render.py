@@ -27,7 +27,9 @@ traceback without its copy of a long message).
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -50,11 +52,6 @@ from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.aggregate import as_record
-from pytest_qbench.report.coverage.view import least_covered
-from pytest_qbench.report.coverage.view import percent_text
-from pytest_qbench.report.coverage.view import short_ranges
-from pytest_qbench.report.coverage.view import threshold_text
-from pytest_qbench.report.metric_text import score_pair
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.template_cache import bytecode_cache
@@ -98,15 +95,29 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         clean=clean,
         tojson=_tojson,
         when=_when,
-        percent=percent_text,
-        threshold=threshold_text,
-        least_covered=least_covered,
-        ranges=short_ranges,
-        score_pair=score_pair,
+        percent=_lazy(_COVERAGE_VIEW, "percent_text"),
+        threshold=_lazy(_COVERAGE_VIEW, "threshold_text"),
+        least_covered=_lazy(_COVERAGE_VIEW, "least_covered"),
+        ranges=_lazy(_COVERAGE_VIEW, "short_ranges"),
+        score_pair=_lazy("pytest_qbench.report.metric_text", "score_pair"),
         without_message=trace_without_message,
         summary_parts=summary_parts,
     )
     return env
+
+
+_COVERAGE_VIEW = "pytest_qbench.report.coverage.view"
+
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """A filter that imports its module when a template first uses it: a run without coverage
+    or metrics does not import their texts (three modules)."""
+
+    def use(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    use.__name__ = use.__qualname__ = name
+    return use
 
 
 PYTHON_TOOLS = frozenset({"pytest"})
