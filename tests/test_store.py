@@ -22,6 +22,7 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from json_calls import parsed_texts
 from pydantic import TypeAdapter
 from test_models import results as result_strategy
 
@@ -346,14 +347,7 @@ def test_write_report_json_splices_a_history_without_parsing_the_line(
     stream = tmp_path / "results.jsonl"
     write_stream(stream, streamed)
     patches = {"t.py::test_b": {"history": HISTORIES[1]}}
-    parsed: list[str] = []
-    loads = json.loads
-
-    def counted(text: str) -> Any:
-        parsed.append(text)
-        return loads(text)
-
-    monkeypatch.setattr(json, "loads", counted)
+    parsed = parsed_texts(monkeypatch)
     store.write_report_json(tmp_path / "report.json", report_of([]), stream, patches)
     monkeypatch.undo()
     assert parsed == []

@@ -253,7 +253,7 @@ def _light_record(raw: str) -> Record:
         or raw.find(_NEEDS_ALL[1], head.end()) >= 0
         or raw.find(_NEEDS_ALL[2], head.end()) >= 0
     ):
-        return _whole_record(raw)
+        return (head is None and _failing_record(raw)) or _whole_record(raw)
     outcome, duration, setup, teardown = head.groups()
     phases = {}
     try:
@@ -270,6 +270,95 @@ def _light_record(raw: str) -> Record:
         "duration": seconds,
         "durations": phases,
     }
+
+
+# A failing result as the stream writes it, from its file to its failure's file: its line,
+# outcome, duration, durations (setup, call, teardown, each there or not; or none), start, then
+# the failure's type and message (read by scanstring) and its phase. A failure is a nested
+# record, written whole, its fields in the model's order.
+_FAILING_HEAD = re.compile(
+    r'(?:,"line":-?\d+)?,"outcome":"(failed|error)","duration":([^,]+)(?:,"durations":\{'
+    r'(?:"setup":([^,}]+))?(?:,?"call":[^,}]+)?(?:,?"teardown":([^,}]+))?\})?'
+    r'(?:,"started_at":"[^"\\]*")?,"failure":\{"error_type":"'
+)
+_FAILURE_PLACE = re.compile(r',"phase":"[a-z]*","file":(?:null|("))')
+_FAILURE_LINE = re.compile(r',"line":(?:null|(-?\d+)),"stack_trace":"')
+
+
+def _failing_record(raw: str) -> Record | None:
+    """A failing line's record as the index reads it (node id, file, outcome, durations, the
+    failure's type, message, file and line) without parsing its traceback, frames and output
+    (``json.loads`` of a failing line: about 180 k instructions); ``None`` for a line written
+    otherwise (rerun, flaky, scored, fields in another order), to be parsed whole."""
+    if (
+        '"reruns":' in raw
+        or _NEEDS_ALL[0] in raw
+        or _NEEDS_ALL[1] in raw
+        or _NEEDS_ALL[2] in raw
+        or not raw.startswith(_NODEID)
+    ):
+        return None
+    try:
+        nodeid, at = scanstring(raw, len(_NODEID))
+        file, at = _string(raw, _FILE, _string(raw, _TEST_NAME, at)[1])
+        head = _FAILING_HEAD.match(raw, at)
+        if head is None:
+            return None
+        error_type, at = scanstring(raw, head.end())
+        message, at = _string(raw, _MESSAGE, at)
+        place = _FAILURE_PLACE.match(raw, at)
+        if place is None:
+            return None
+        where: str | None = None
+        if place.group(1):
+            where, at = scanstring(raw, place.end())
+        else:
+            at = place.end()
+        line = _FAILURE_LINE.match(raw, at)
+        if line is None:
+            return None
+        outcome, duration, setup, teardown = head.groups()
+        phases = {}
+        if setup is not None:
+            phases["setup"] = float(setup)
+        if teardown is not None:
+            phases["teardown"] = float(teardown)
+        seconds = float(duration)
+    except ValueError:  # fields in another order, or no JSON string or number: parsed whole
+        return None
+    number = line.group(1)
+    failure = {
+        "error_type": error_type,
+        "error_message": message,
+        "file": where,
+        "line": None if number is None else int(number),
+    }
+    return {
+        "nodeid": nodeid,
+        "file": file,
+        "outcome": outcome,
+        "duration": seconds,
+        "durations": phases,
+        "failure": failure,
+    }
+
+
+def _string(raw: str, key: str, at: int) -> tuple[str, int]:
+    """The string value of the field ``key`` (its text up to the value's opening quote) that
+    starts at ``at``, and where it ends.
+
+    Raises:
+        ValueError: another field starts there, or the value is no JSON string.
+    """
+    if not raw.startswith(key, at):
+        raise ValueError(key)
+    found, end = scanstring(raw, at + len(key))
+    return str(found), int(end)
+
+
+_TEST_NAME = ',"test_name":"'
+_FILE = ',"file":"'
+_MESSAGE = ',"error_message":"'
 
 
 def _whole_record(raw: str) -> Record:
