@@ -136,6 +136,7 @@ def _failing(n: int) -> TestResultRecord:
     assert failure is not None
     failure["stack_trace"] = f"t.py:{n}: in {name}\n" * 20
     failure["frames"] = [{"path": "t.py", "line": n, "function": name}] * 5
+    record["durations"] = {"setup": n * 1e-6, "call": 0.5, "teardown": 2.5e-07 * n}
     if n % 4 == 1:
         failure["file"], failure["line"] = None, None
     if n % 5 == 2:

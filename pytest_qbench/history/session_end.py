@@ -149,7 +149,7 @@ _OUTCOME = ',"outcome":"'  # only a field's key can hold it: a string value's qu
 # its durations object (setup, call, teardown, each there or not, in that order). A number's
 # text is read by float(), as json reads it (NaN and Infinity too); any other text fails it.
 _HEAD = re.compile(
-    r',"outcome":"(passed|skipped|xfailed|xpassed)","duration":([^,]+),"durations":\{'
+    r',"outcome":"(passed|skipped|xfailed|xpassed|failed|error)","duration":([^,]+),"durations":\{'
     r'(?:"setup":([^,}]+))?(?:,?"call":[^,}]+)?(?:,?"teardown":([^,}]+))?\}'
 )
 # A line holding one of these after its durations needs all its fields (a failure, metrics,
@@ -246,6 +246,8 @@ def _decoded(text: str) -> str:
 def _light_record(raw: str) -> Record:
     # the test's name, file and line are not parsed: most of a passing line
     head = _HEAD.match(raw, raw.find(_OUTCOME))
+    if head is not None and head.group(1) in _FAILING:
+        return _failing_record(raw, head) or _whole_record(raw)
     if (
         head is None
         or not raw.startswith(_NODEID)
@@ -253,7 +255,7 @@ def _light_record(raw: str) -> Record:
         or raw.find(_NEEDS_ALL[1], head.end()) >= 0
         or raw.find(_NEEDS_ALL[2], head.end()) >= 0
     ):
-        return (head is None and _failing_record(raw)) or _whole_record(raw)
+        return _whole_record(raw)
     outcome, duration, setup, teardown = head.groups()
     phases = {}
     try:
@@ -272,25 +274,15 @@ def _light_record(raw: str) -> Record:
     }
 
 
-# A failing result as the stream writes it, from its file to its failure's file: its line,
-# outcome, duration, durations (setup, call, teardown, each there or not; or none), start, then
-# the failure's type and message (read by scanstring) and its phase. A failure is a nested
-# record, written whole, its fields in the model's order. Compiled at the first failing line (a
-# green run compiles none: 3.5 M instructions), then found in re's cache.
-_FAILING_HEAD = (
-    r'(?:,"line":-?\d+)?,"outcome":"(failed|error)","duration":([^,]+)(?:,"durations":\{'
-    r'(?:"setup":([^,}]+))?(?:,?"call":[^,}]+)?(?:,?"teardown":([^,}]+))?\})?'
-    r'(?:,"started_at":"[^"\\]*")?,"failure":\{"error_type":"'
-)
-_FAILURE_PLACE = r',"phase":"[a-z]*","file":(?:null|("))'
-_FAILURE_LINE = r',"line":(?:null|(-?\d+)),"stack_trace":"'
-
-
-def _failing_record(raw: str) -> Record | None:
+def _failing_record(raw: str, head: re.Match[str]) -> Record | None:
     """A failing line's record as the index reads it (node id, file, outcome, durations, the
-    failure's type, message, file and line) without parsing its traceback, frames and output
-    (``json.loads`` of a failing line: about 180 k instructions); ``None`` for a line written
-    otherwise (rerun, flaky, scored, fields in another order), to be parsed whole."""
+    failure's type, message, file and line), read where the stream writes them, without
+    parsing its traceback, frames and output (``json.loads`` of a failing line: about 180 k
+    instructions); ``None`` for a line written otherwise (rerun, flaky, scored, fields in
+    another order), to be parsed whole. ``head``: its outcome and durations (``_HEAD``).
+
+    A failure is a nested record, written whole, its fields in the model's order.
+    """
     if (
         '"reruns":' in raw
         or _NEEDS_ALL[0] in raw
@@ -302,22 +294,23 @@ def _failing_record(raw: str) -> Record | None:
     try:
         nodeid, at = scanstring(raw, len(_NODEID))
         file, at = _string(raw, _FILE, _string(raw, _TEST_NAME, at)[1])
-        head = re.compile(_FAILING_HEAD).match(raw, at)
-        if head is None:
-            return None
-        error_type, at = scanstring(raw, head.end())
+        if at != head.start() and not _is_number(raw[at : head.start()], ',"line":'):
+            return None  # a field between the file and the outcome: not the stream's
+        at = head.end()
+        if raw.startswith(_STARTED, at):
+            at = _string(raw, _STARTED, at)[1]
+        error_type, at = _string(raw, _FAILURE, at)
         message, at = _string(raw, _MESSAGE, at)
-        place = re.compile(_FAILURE_PLACE).match(raw, at)
-        if place is None:
-            return None
+        at = _string(raw, _PHASE, at)[1]
         where: str | None = None
-        if place.group(1):
-            where, at = scanstring(raw, place.end())
+        if raw.startswith(_NO_FILE, at):
+            at += len(_NO_FILE)
         else:
-            at = place.end()
-        line = re.compile(_FAILURE_LINE).match(raw, at)
-        if line is None:
+            where, at = _string(raw, _FILE, at)
+        end = raw.find(_TRACE, at)
+        if end < 0 or not (raw[at:end] == _NO_LINE or _is_number(raw[at:end], _NO_LINE[:-4])):
             return None
+        number = raw[at + len(_NO_LINE) - 4 : end]
         outcome, duration, setup, teardown = head.groups()
         phases = {}
         if setup is not None:
@@ -327,12 +320,11 @@ def _failing_record(raw: str) -> Record | None:
         seconds = float(duration)
     except ValueError:  # fields in another order, or no JSON string or number: parsed whole
         return None
-    number = line.group(1)
     failure = {
         "error_type": error_type,
         "error_message": message,
         "file": where,
-        "line": None if number is None else int(number),
+        "line": None if number == "null" else int(number),
     }
     return {
         "nodeid": nodeid,
@@ -342,6 +334,12 @@ def _failing_record(raw: str) -> Record | None:
         "durations": phases,
         "failure": failure,
     }
+
+
+def _is_number(text: str, key: str) -> bool:
+    """Whether ``text`` is the field ``key`` holding an integer, as JSON writes one."""
+    digits = text[len(key) :].removeprefix("-")
+    return text.startswith(key) and digits.isascii() and digits.isdigit()
 
 
 def _string(raw: str, key: str, at: int) -> tuple[str, int]:
@@ -359,7 +357,14 @@ def _string(raw: str, key: str, at: int) -> tuple[str, int]:
 
 _TEST_NAME = ',"test_name":"'
 _FILE = ',"file":"'
+_STARTED = ',"started_at":"'
+_FAILURE = ',"failure":{"error_type":"'
 _MESSAGE = ',"error_message":"'
+_PHASE = ',"phase":"'
+_NO_FILE = ',"file":null'
+_NO_LINE = ',"line":null'
+_TRACE = ',"stack_trace":"'
+_FAILING = frozenset(("failed", "error"))
 
 
 def _whole_record(raw: str) -> Record:
