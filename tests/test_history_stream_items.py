@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from history_data import result
+from json_calls import parsed_texts
 
 from pytest_qbench.history import session_end
 from pytest_qbench.report import store
@@ -115,3 +116,55 @@ def test_a_torn_last_line_and_a_rerun_are_read_as_before(tmp_path: Path) -> None
     whole = items[1]
     assert isinstance(whole, dict)
     assert whole["attempts"][0]["failure"]["error_message"] == "flaky one"
+
+
+def _failing_facts(item: Any) -> tuple[Any, ...]:
+    """What the indexer reads of a failing result: its facts, test file, reruns, flakiness,
+    and its failure's type, message, file and line (its fingerprint and example)."""
+    failure = item["failure"]
+    wanted = [failure.get(key) for key in ("error_type", "error_message", "file", "line")]
+    more = (item.get("file"), int(item.get("reruns") or 0), bool(item.get("flaky")))
+    return (*_facts(item), *more, *wanted, item.get("metric_results") or [])
+
+
+def _failing(n: int) -> TestResultRecord:
+    odd = ['q"uote\\ ü\t\U0001f600', "plain", "x" * 300, "a\u2028b", '"', "\\"]
+    name = f"test_{n}_{odd[n % len(odd)]}"
+    message = f'{odd[(n + 1) % len(odd)]} {n} "quoted"\nassert {n} == -1'
+    record = result(name, "error" if n % 3 == 0 else "failed", message=message, line=n)
+    failure = record["failure"]
+    assert failure is not None
+    failure["stack_trace"] = f"t.py:{n}: in {name}\n" * 20
+    failure["frames"] = [{"path": "t.py", "line": n, "function": name}] * 5
+    record["durations"] = {"setup": n * 1e-6, "call": 0.5, "teardown": 2.5e-07 * n}
+    if n % 4 == 1:
+        failure["file"], failure["line"] = None, None
+    if n % 5 == 2:
+        record["durations"] = {"setup": 1e-06 * n}  # type: ignore[typeddict-item]
+    if n % 5 == 3:
+        record["started_at"] = "2026-01-02T03:04:05.000006Z"
+    if n % 6 == 4:
+        record["line"] = None
+    if n % 7 == 5:
+        record["reruns"] = 2  # parsed whole
+    if n % 8 == 6:
+        record["teardown_failure"] = failure
+    return record
+
+
+def test_a_failing_line_is_read_without_parsing_its_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failing line's node id, durations and failure (type, message, file, line) are read
+    where the stream writes them, as a whole parse gives them (odd node ids and messages, no
+    failing file or line, no call, an error, a teardown failure), without ``json.loads`` of
+    the line (about 180 k instructions a failing line); a rerun one is parsed whole."""
+    records = [_failing(n) for n in range(60)]
+    stream = _stream(tmp_path / "results.jsonl", records)
+    whole = [store.read_result(raw) for raw in store.iter_result_json(stream)]
+    parsed = parsed_texts(monkeypatch)
+    items = list(session_end.index_items(stream, []))
+    monkeypatch.undo()
+    assert [_failing_facts(item) for item in items] == [_failing_facts(r) for r in whole]
+    reruns = [r for r in records if r.get("reruns")]
+    assert len(parsed) == len(reruns) > 0

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from json_calls import parsed_texts
 from pydantic import TypeAdapter
 from test_models import results as result_strategy
 
@@ -283,6 +284,75 @@ def test_write_report_json_splices_stream_byte_for_byte(tmp_path: Path) -> None:
     assert target.read_bytes() == dumps(stored).encode()
     assert_fixed_point(target)
     assert read_report(target) == TestReport.model_validate(whole)
+
+
+def history(**fields: Any) -> dict[str, Any]:
+    """A ``TestHistory`` record: a new failure, changed by ``fields``."""
+    new = {"status": "new failure", "summary": "new failure", "runs": 0, "failed": 0}
+    return models.TestHistory(**{**new, "flips": 0, "flaky_indicator": 0.0, **fields}).model_dump(
+        mode="json"
+    )
+
+
+HISTORIES = [None, history(), history(status="failing", summary='3 of 10 "é\n"', runs=10)]
+HISTORIES.append(history(last_passed_run="r-1", last_passed_at=T0, fingerprint="0123abcd"))
+
+
+def parsed_patch(item: str, patches: Mapping[str, Any]) -> str:
+    """What patching a failing line wrote before its text was spliced: the line parsed, the
+    patch's fields set, the whole dumped again."""
+    if '"outcome":"failed"' not in item and '"outcome":"error"' not in item:
+        return item
+    parsed = json.loads(item)
+    patch = patches.get(parsed["nodeid"])
+    return item if patch is None else dumps(compact("TestResult", {**parsed, **patch}))
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(result_strategy, max_size=4), st.data())
+def test_write_report_json_patches_as_parsing_would(
+    streamed: list[models.TestResult], data: st.DataObject
+) -> None:
+    """A failing line's patch (its history) spliced into its text writes report.json byte for
+    byte as parsing the line, setting the fields and dumping it again did, for any result (a
+    history there already, or set to none, included)."""
+    records = [record(r) for r in streamed]
+    for item in records:
+        item["history"] = data.draw(st.sampled_from(HISTORIES))
+    patches = {
+        r["nodeid"]: {"history": data.draw(st.sampled_from(HISTORIES))}
+        for r in records
+        if data.draw(st.booleans())
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        stream = Path(tmp, "results.jsonl")
+        write_stream(stream, records, diagnostics=False)
+        report = report_of([])
+        target = Path(tmp, "report.json")
+        store.write_report_json(target, report, stream, patches)
+        lines = [parsed_patch(item, patches) for item in store.iter_result_json(stream)]
+        head = dumps(report)
+        expected = head.replace('"results":[]', f'"results":[{",".join(lines)}]')
+        assert target.read_text(encoding="utf-8") == expected
+        assert_fixed_point(target)
+
+
+def test_write_report_json_splices_a_history_without_parsing_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failing line's history is added to its text: the line (its traceback and frames) is
+    not parsed, which cost about 400 k instructions a failing test at the session end."""
+    failure = models.Failure(error_type="AssertionError", error_message="assert 1 == 2")
+    streamed = [result("test_a"), result("test_b", "failed", failure=failure)]
+    stream = tmp_path / "results.jsonl"
+    write_stream(stream, streamed)
+    patches = {"t.py::test_b": {"history": HISTORIES[1]}}
+    parsed = parsed_texts(monkeypatch)
+    store.write_report_json(tmp_path / "report.json", report_of([]), stream, patches)
+    monkeypatch.undo()
+    assert parsed == []
+    written = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert written["results"][1]["history"] == HISTORIES[1]
 
 
 @pytest.mark.parametrize("with_stream", [True, False])

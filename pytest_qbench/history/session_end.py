@@ -149,7 +149,7 @@ _OUTCOME = ',"outcome":"'  # only a field's key can hold it: a string value's qu
 # its durations object (setup, call, teardown, each there or not, in that order). A number's
 # text is read by float(), as json reads it (NaN and Infinity too); any other text fails it.
 _HEAD = re.compile(
-    r',"outcome":"(passed|skipped|xfailed|xpassed)","duration":([^,]+),"durations":\{'
+    r',"outcome":"(passed|skipped|xfailed|xpassed|failed|error)","duration":([^,]+),"durations":\{'
     r'(?:"setup":([^,}]+))?(?:,?"call":[^,}]+)?(?:,?"teardown":([^,}]+))?\}'
 )
 # A line holding one of these after its durations needs all its fields (a failure, metrics,
@@ -246,6 +246,8 @@ def _decoded(text: str) -> str:
 def _light_record(raw: str) -> Record:
     # the test's name, file and line are not parsed: most of a passing line
     head = _HEAD.match(raw, raw.find(_OUTCOME))
+    if head is not None and head.group(1) in _FAILING:
+        return _failing_record(raw, head) or _whole_record(raw)
     if (
         head is None
         or not raw.startswith(_NODEID)
@@ -270,6 +272,99 @@ def _light_record(raw: str) -> Record:
         "duration": seconds,
         "durations": phases,
     }
+
+
+def _failing_record(raw: str, head: re.Match[str]) -> Record | None:
+    """A failing line's record as the index reads it (node id, file, outcome, durations, the
+    failure's type, message, file and line), read where the stream writes them, without
+    parsing its traceback, frames and output (``json.loads`` of a failing line: about 180 k
+    instructions); ``None`` for a line written otherwise (rerun, flaky, scored, fields in
+    another order), to be parsed whole. ``head``: its outcome and durations (``_HEAD``).
+
+    A failure is a nested record, written whole, its fields in the model's order.
+    """
+    if (
+        '"reruns":' in raw
+        or _NEEDS_ALL[0] in raw
+        or _NEEDS_ALL[1] in raw
+        or _NEEDS_ALL[2] in raw
+        or not raw.startswith(_NODEID)
+    ):
+        return None
+    try:
+        nodeid, at = scanstring(raw, len(_NODEID))
+        file, at = _string(raw, _FILE, _string(raw, _TEST_NAME, at)[1])
+        if at != head.start() and not _is_number(raw[at : head.start()], ',"line":'):
+            return None  # a field between the file and the outcome: not the stream's
+        at = head.end()
+        if raw.startswith(_STARTED, at):
+            at = _string(raw, _STARTED, at)[1]
+        error_type, at = _string(raw, _FAILURE, at)
+        message, at = _string(raw, _MESSAGE, at)
+        at = _string(raw, _PHASE, at)[1]
+        where: str | None = None
+        if raw.startswith(_NO_FILE, at):
+            at += len(_NO_FILE)
+        else:
+            where, at = _string(raw, _FILE, at)
+        end = raw.find(_TRACE, at)
+        if end < 0 or not (raw[at:end] == _NO_LINE or _is_number(raw[at:end], _NO_LINE[:-4])):
+            return None
+        number = raw[at + len(_NO_LINE) - 4 : end]
+        outcome, duration, setup, teardown = head.groups()
+        phases = {}
+        if setup is not None:
+            phases["setup"] = float(setup)
+        if teardown is not None:
+            phases["teardown"] = float(teardown)
+        seconds = float(duration)
+    except ValueError:  # fields in another order, or no JSON string or number: parsed whole
+        return None
+    failure = {
+        "error_type": error_type,
+        "error_message": message,
+        "file": where,
+        "line": None if number == "null" else int(number),
+    }
+    return {
+        "nodeid": nodeid,
+        "file": file,
+        "outcome": outcome,
+        "duration": seconds,
+        "durations": phases,
+        "failure": failure,
+    }
+
+
+def _is_number(text: str, key: str) -> bool:
+    """Whether ``text`` is the field ``key`` holding an integer, as JSON writes one."""
+    digits = text[len(key) :].removeprefix("-")
+    return text.startswith(key) and digits.isascii() and digits.isdigit()
+
+
+def _string(raw: str, key: str, at: int) -> tuple[str, int]:
+    """The string value of the field ``key`` (its text up to the value's opening quote) that
+    starts at ``at``, and where it ends.
+
+    Raises:
+        ValueError: another field starts there, or the value is no JSON string.
+    """
+    if not raw.startswith(key, at):
+        raise ValueError(key)
+    found, end = scanstring(raw, at + len(key))
+    return str(found), int(end)
+
+
+_TEST_NAME = ',"test_name":"'
+_FILE = ',"file":"'
+_STARTED = ',"started_at":"'
+_FAILURE = ',"failure":{"error_type":"'
+_MESSAGE = ',"error_message":"'
+_PHASE = ',"phase":"'
+_NO_FILE = ',"file":null'
+_NO_LINE = ',"line":null'
+_TRACE = ',"stack_trace":"'
+_FAILING = frozenset(("failed", "error"))
 
 
 def _whole_record(raw: str) -> Record:
