@@ -674,3 +674,7 @@ def test_qbench_diff_fails_when_the_later_run_did_not_finish(
     capsys.readouterr()
     assert main(["pr-comment", "ki", "--base", "full", "--dir", ".qbench"]) == 0
     assert "### :x: qbench: the run did not finish, 0 new failures" in capsys.readouterr().out
+    # `qbench runs` says so beside the counts, which alone read as a whole green run
+    assert main(["runs", "--dir", ".qbench"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert "1 passed (interrupted)" in rows["ki"] and "(interrupted)" not in rows["full"]

@@ -86,7 +86,8 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
         (
             run.run_id,
             when(run.started_at),
-            f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts)}",
+            f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts)}"
+            + (" (interrupted)" if run.interrupted else ""),
             format_duration(run.duration),
             "-" if run.exit_code is None else str(run.exit_code),
             *((run.shard or "-",) if sharded else ()),
