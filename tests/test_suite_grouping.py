@@ -15,7 +15,7 @@ def test_a_grouped_tests_id_names_its_group_for_the_scheduler(
     request: pytest.FixtureRequest, case: str
 ) -> None:
     config = request.config
-    if not hasattr(config, "workerinput") or not config.getvalue("loadgroup"):
+    if not hasattr(config, "workerinput") or not getattr(config.option, "loadgroup", False):
         pytest.skip("not a pytest-xdist worker under --dist loadgroup")
     nodeid = request.node.nodeid
     assert nodeid.endswith(f"[{case}]@test_suite_grouping"), nodeid

@@ -24,7 +24,7 @@ def group_names(item: pytest.Item) -> list[str]:
 
 @pytest.hookimpl(trylast=True)  # after pytest-xdist's worker has named the groups its way
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not hasattr(config, "workerinput") or not config.getvalue("loadgroup"):
+    if not hasattr(config, "workerinput") or not getattr(config.option, "loadgroup", False):
         return
     try:
         from _pytest.nodeid import NodeId  # pytest 9
