@@ -26,7 +26,7 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.shapes import compact
 
 
-pytest_plugins = ["pytester", "postgres_server", "browser", "node_tools"]
+pytest_plugins = ["pytester", "postgres_server", "browser", "node_tools", "xdist_groups"]
 
 
 settings.register_profile(

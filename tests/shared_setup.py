@@ -1,9 +1,10 @@
 """Expensive set-up made once per test run, shared by every pytest-xdist worker.
 
-A module fixture runs once in every worker that runs one of the module's tests, and
-``--dist loadgroup`` cannot keep a module on one worker under pytest 9 (pytest-xdist 3.8 renames
-``item._nodeid``, which pytest 9's ``nodeid`` no longer reads). So the set-up that costs minutes
-(a whole ``qbench generate`` run) writes its outcome into a directory next to the workers' own
+A module fixture runs once in every worker that runs one of the module's tests; an
+``xdist_group`` keeps its tests on one worker under ``--dist loadgroup`` (``xdist_groups.py``),
+but a run under another ``--dist`` (a developer's plain ``-n 2``) would make it in each
+worker. So the set-up that costs minutes (a whole ``qbench generate`` run) writes its
+outcome into a directory next to the workers' own
 temporary directories, under a file lock, as pytest-xdist's documentation advises for session
 data: the first worker makes it, the others wait for it and read it.
 """

@@ -117,21 +117,46 @@ def own_data_file(run: QBenchRun) -> Path:
     return run.run_dir / "coverage.db"
 
 
-def test_own_measurement_equals_coverage_py(
-    pytester: pytest.Pytester, run_qbench: RunQBench
-) -> None:
-    make_project(pytester)
-    run = run_qbench("--qbench-cov=pkg", subprocess=True)
+def project_of(run: QBenchRun) -> Path:
+    """The project a run ran in (its run directory is ``.qbench/runs/<id>`` there)."""
+    return run.run_dir.parents[2]
+
+
+@pytest.fixture(scope="module")
+def made_once() -> dict[str, QBenchRun]:
+    """Runs several tests read, made by the first of them that runs in this process."""
+    return {}
+
+
+@pytest.fixture
+def plain_run(
+    pytester: pytest.Pytester, run_qbench: RunQBench, made_once: dict[str, QBenchRun]
+) -> QBenchRun:
+    """``--qbench-cov=pkg`` on ``make_project``'s project, serial: made once per module and
+    xdist worker (a child pytest measuring coverage), read by every test of the plain run."""
+    if "plain" not in made_once:
+        make_project(pytester)
+        made_once["plain"] = run_qbench("--qbench-cov=pkg", subprocess=True)
+    return made_once["plain"]
+
+
+PLAIN = pytest.mark.xdist_group("test_coverage.plain")
+"""The tests of the plain run: on one xdist worker, which makes it once."""
+
+
+@PLAIN
+def test_own_measurement_equals_coverage_py(plain_run: QBenchRun) -> None:
+    run = plain_run
     run.result.assert_outcomes(passed=2)
     cov = run.report.coverage
     assert cov is not None
     assert (cov.percentage, cov.lines_covered, cov.lines_total) == (43.75, 7, 16)
     assert cov.measured_by == "qbench"
     assert cov.sources == ["pkg"]
-    assert cov.data_file == own_data_file(run).relative_to(pytester.path).as_posix()
+    assert cov.data_file == own_data_file(run).relative_to(project_of(run)).as_posix()
     assert cov.missing_files == ["pkg/never.py"]  # never imported, still listed at 0%
     assert cov.branches_total is None and cov.threshold is None and cov.met is None
-    assert_equals_coverage_py(cov, own_data_file(run), pytester.path)
+    assert_equals_coverage_py(cov, own_data_file(run), project_of(run))
     calc = next(f for f in cov.files if f.path == "pkg/calc.py")
     assert calc.missing_ranges == ["11-13", "17-18"]
     run.result.stdout.fnmatch_lines(["qbench: coverage 43.75% (7/16 lines, 1 file never executed)"])
@@ -150,13 +175,13 @@ def test_package_name_source_and_a_directory_source(
     assert by_dir.report.coverage.sources == ["pkg"]
 
 
+@PLAIN
 def test_xdist_combines_workers_to_the_serial_totals(
-    pytester: pytest.Pytester, run_qbench: RunQBench
+    pytester: pytest.Pytester, run_qbench: RunQBench, plain_run: QBenchRun
 ) -> None:
-    make_project(pytester)
-    serial = run_qbench(
-        "--qbench-cov=pkg", "--qbench-run-id=serial", subprocess=True, run_dir="serial"
-    )
+    serial = plain_run
+    if not (pytester.path / "pkg").is_dir():  # plain_run was made in another test's project
+        make_project(pytester)
     parallel = run_qbench(
         "--qbench-cov=pkg",
         "-p",
@@ -404,10 +429,9 @@ def test_digest_and_rebuilt_report_keep_coverage(
     assert again["coverage"] == run.report.coverage.model_dump(mode="json")  # type: ignore[union-attr]
 
 
-def test_markdown_section(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
-    make_project(pytester)
-    run = run_qbench("--qbench-cov=pkg", subprocess=True)
-    md = run.markdown
+@PLAIN
+def test_markdown_section(plain_run: QBenchRun) -> None:
+    md = plain_run.markdown
     assert "· coverage **43.75%** ·" in md
     assert "## Coverage 43.75%\n\n7 of 16 lines covered in 3 files · measured by qbench" in md
     assert "| `pkg/never.py` | 0.00% | 1-6 |" in md

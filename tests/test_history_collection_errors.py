@@ -18,7 +18,10 @@ from mcp_helpers import mcp_call
 from pytest_qbench.cli import main
 
 
-pytestmark = pytest.mark.runs_pytest  # pytest with qbench, in subprocesses
+pytestmark = [
+    pytest.mark.runs_pytest,  # pytest with qbench, in subprocesses
+    pytest.mark.xdist_group("test_history_collection_errors"),  # one worker makes `project`
+]
 
 GOOD = "def test_{name}():\n    assert True\n"
 BROKEN = "import no_such_module_{name}\n\ndef test_{name}():\n    assert True\n"

@@ -35,6 +35,7 @@ from pytest_qbench.history.queries import list_runs
 pytestmark = [
     pytest.mark.skipif(not hasattr(pytest, "SubtestReport"), reason="pytest 9's built-in subtests"),
     pytest.mark.runs_pytest,  # pytest with qbench, in subprocesses
+    pytest.mark.xdist_group("test_history_subtests"),  # one worker makes `project`
 ]
 
 SUITE = """

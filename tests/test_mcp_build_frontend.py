@@ -23,7 +23,10 @@ from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.server import build_server
 
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups"),
+    pytest.mark.xdist_group("test_mcp_build_frontend"),  # one worker makes `root`
+]
 
 
 @pytest.fixture(autouse=True)

@@ -29,7 +29,10 @@ from pytest_qbench.mcp.embed import available as embed_available
 from pytest_qbench.mcp.server import build_server
 
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX process groups"),
+    pytest.mark.xdist_group("test_mcp_search"),  # one worker makes each `config`
+]
 
 FLAGS = """
     import pytest

@@ -67,6 +67,9 @@ run_build_workflow or generate_tests_workflow do; the embedding model and numpy 
 when ingest_tests embeds or a catalog with vectors is searched)."""
 
 
+pytestmark = pytest.mark.xdist_group("test_mcp_startup")  # one worker makes `loaded`
+
+
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     """The modules loaded once the tools are listed, then after each call, in a fresh

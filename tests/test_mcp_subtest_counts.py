@@ -51,6 +51,9 @@ Answer = tuple[str, dict[str, Any], str]
 """A run's text, its structured content, and pytest's own closing line."""
 
 
+pytestmark = pytest.mark.xdist_group("test_mcp_subtest_counts")  # one worker makes `answers`
+
+
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Answer]:
     """The answers of a run, quiet and verbose."""
