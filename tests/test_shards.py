@@ -4,6 +4,7 @@ the plan on the terminal and in the run (issue 25)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 
@@ -11,6 +12,7 @@ from pytest_qbench.cli import main
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import phase_timings
+from pytest_qbench.history.shardplan import Timing
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.tools import QBenchTools
 
@@ -39,20 +41,35 @@ class TestGroup:
 """
 
 
+# each module's fixture setup (its teardown a quarter of it) and test_one's call, in seconds
+SLEEPS = {"test_a": (0.12, 0.0), "test_b": (0.0, 0.05), "test_c": (0.04, 0.0), "test_d": (0.0, 0.0)}
+
+
 @pytest.fixture
 def suite(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """Four modules with module fixtures of different sizes, one of them slow; a CI commit
     per pipeline (the shards of a pipeline plan from the runs of other commits)."""
-    for name, setup, call in (
-        ("a", 0.12, 0.0),
-        ("b", 0.0, 0.05),
-        ("c", 0.04, 0.0),
-        ("d", 0.0, 0.0),
-    ):
-        pytester.makepyfile(**{f"test_{name}": MODULE.format(setup=setup, call=call)})
+    for name, (setup, call) in SLEEPS.items():
+        pytester.makepyfile(**{name: MODULE.format(setup=setup, call=call)})
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_SHA", "base")
     return pytester
+
+
+def set_nominal_times(suite: pytest.Pytester, nodeids: list[str]) -> None:
+    """Give every indexed result of ``nodeids`` the phase seconds its module's sleeps take."""
+    with sqlite3.connect(suite.path / ".qbench" / "index.sqlite") as db:
+        for nodeid in nodeids:
+            setup, call = SLEEPS[nodeid.split(".py::", 1)[0]]
+            first, last = nodeid.endswith("::test_one"), nodeid.endswith("::test_three")
+            before, after = (setup if first else 0.0), (setup / 4 if last else 0.0)
+            seconds = before + (call if first else 0.0) + after
+            db.execute(
+                "UPDATE results SET duration = ?, setup = ?, teardown = ? WHERE test_ref = "
+                "(SELECT id FROM tests WHERE nodeid = ?)",
+                (seconds, before, after, nodeid),
+            )
+    db.close()
 
 
 def nodeids(run_qbench: RunQBench, *args: str, run_id: str) -> list[str]:
@@ -74,6 +91,15 @@ def test_shards_run_each_test_once_whole_modules_with_the_plan_recorded(
         index.close()
     assert timings["test_a.py::test_one"][0].setup >= 0.1  # the module fixture's setup
     assert timings["test_a.py::TestGroup::test_three"][0].teardown >= 0.02  # and teardown
+    # The plan is read from these times: the sleeps' own, so that it does not depend on how
+    # long the machine took to run the rest of each test (a loaded machine adds to every one).
+    set_nominal_times(suite, everything)
+    index = open_index(suite.path / ".qbench", None)
+    try:
+        nominal = phase_timings(index, everything, 5)
+    finally:
+        index.close()
+    assert nominal["test_b.py::test_one"] == [Timing(0.0, 0.05, 0.0)]
     monkeypatch.setenv("GITHUB_SHA", "next")
     shards = []
     for index_ in (1, 2):
