@@ -181,19 +181,6 @@ def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record
     return chain(chain.from_iterable(blocks), extra)
 
 
-def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
-    """``index_items`` with each ``Passed`` tuple as the record it reads: its node id, outcome,
-    duration and the phase seconds it holds (setup, teardown)."""
-    for item in index_items(stream, extra):
-        if not isinstance(item, tuple):
-            yield item
-            continue
-        nodeid, outcome, seconds, setup, teardown = item
-        phases = {"setup": setup, "teardown": teardown}
-        durations = {k: v for k, v in phases.items() if v is not None}
-        yield {"nodeid": nodeid, "outcome": outcome, "duration": seconds, "durations": durations}
-
-
 _PART = 1 << 13
 """Characters of a block's lines matched by one ``findall`` (``pos`` and ``endpos``, no copy of
 them): what the matches and the items made of them hold at once."""
