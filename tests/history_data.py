@@ -215,3 +215,23 @@ def make_index_of_schema(history_db: HistoryDB, version: int) -> None:
         index.write(downgrade)
     finally:
         index.close()
+
+
+def indexed_items(stream: Path) -> list[dict[str, Any]]:
+    """What indexing reads of each result of ``stream`` (``session_end.index_items``), a
+    ``Passed`` tuple as the record of what it holds: node id, outcome, duration and the phase
+    seconds in it (setup, teardown)."""
+    from pytest_qbench.history.session_end import index_items
+
+    records = []
+    for item in index_items(stream, []):
+        if not isinstance(item, tuple):
+            records.append(item)
+            continue
+        nodeid, outcome, seconds, setup, teardown = item
+        phases = {"setup": setup, "teardown": teardown}
+        durations = {k: v for k, v in phases.items() if v is not None}
+        records.append(
+            {"nodeid": nodeid, "outcome": outcome, "duration": seconds, "durations": durations}
+        )
+    return records

@@ -17,6 +17,7 @@ import pytest
 from history_data import T0
 from history_data import index_args
 from history_data import index_reports
+from history_data import indexed_items
 from history_data import make_index_of_schema
 from history_data import report
 from history_data import result
@@ -765,15 +766,14 @@ def test_processes_writing_at_the_same_time_lose_no_run(tmp_path: Path) -> None:
         result("skip", "skipped"),
     ],
 )
-def test_index_records_reads_what_indexing_needs(tmp_path: Path, record: TestResultRecord) -> None:
+def test_index_items_reads_what_indexing_needs(tmp_path: Path, record: TestResultRecord) -> None:
     """The head-only parse of a stream line gives the indexer the same facts as a full parse."""
-    from pytest_qbench.history.session_end import index_records
     from pytest_qbench.report import store
 
     writer = store.StreamWriter(tmp_path / "results.jsonl")
     writer.write_result(record)
     writer.close()
-    (light,) = index_records(tmp_path / "results.jsonl", [])
+    (light,) = indexed_items(tmp_path / "results.jsonl")
     for field in ("nodeid", "outcome", "duration"):
         assert light[field] == record[field]
     for phase in ("setup", "teardown"):  # as stored: a phase not there is 0.0

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from history_data import indexed_items
 from history_data import result
 from index_rows_data import index_rows
 
@@ -39,14 +40,13 @@ def test_a_passing_line_read_in_part_gives_what_a_whole_parse_gives(
 ) -> None:
     """The outcome, duration and phase seconds read from a stream line without parsing it as
     JSON are those of the whole record, whichever phases its durations hold."""
-    from pytest_qbench.history.session_end import index_records
     from pytest_qbench.report import store
 
     record = {**result('n"ode\\,"durations":{}', outcome, duration=7.5e-05), "durations": durations}
     writer = store.StreamWriter(tmp_path / "results.jsonl")
     writer.write_result(record)  # type: ignore[arg-type]
     writer.close()
-    (light,) = index_records(tmp_path / "results.jsonl", [])
+    (light,) = indexed_items(tmp_path / "results.jsonl")
     assert "test_name" not in light  # read in part
     assert (light["nodeid"], light["outcome"], light["duration"]) == (
         record["nodeid"],

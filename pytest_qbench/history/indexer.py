@@ -172,7 +172,10 @@ def _insert_results(
     for batch in sql.batches(results, RESULT_BATCH):
         nodeids = [r[0] if isinstance(r, tuple) else r["nodeid"] for r in batch]
         ids = _test_ids(index, cursor, nodeids)
-        rows: dict[int, tuple[Any, ...]] = {}
+        # by test: the same node id twice (--keep-duplicates): the last one counts, and one
+        # statement inserting a row twice would be refused by PostgreSQL
+        rows: dict[int, tuple[Any, ...]] = {}  # sql.INSERT_RESULT's
+        passed: dict[int, tuple[Any, ...]] = {}  # sql.PASSED_ROW's
         prints: dict[str, tuple[str, str, str, str]] = {}
         metrics: dict[int, list[tuple[Any, ...]]] = {}
         for result in batch:
@@ -181,7 +184,9 @@ def _insert_results(
                 test_ref = ids[nodeid]
                 # as _result_row: -0.0 and a phase not there are 0.0
                 row = (run_ref, test_ref, outcome, seconds or 0.0, setup or 0.0, teardown or 0.0)
-                rows[test_ref] = row  # sql.PASSED_ROW
+                passed[test_ref] = row
+                if rows and test_ref in rows:  # read before in this batch
+                    del rows[test_ref]
                 if test_ref in with_metrics:  # the same node id scored before in this run
                     metrics[test_ref] = []
                 continue
@@ -193,13 +198,12 @@ def _insert_results(
                 done.failing.append((result["nodeid"], fp))
             if fp is not None and failed is not None:
                 prints[fp] = _fingerprint_row(fp, failed)
-            # the same node id twice (--keep-duplicates): the last one counts, and one statement
-            # inserting a row twice would be refused by PostgreSQL
             rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
+            passed.pop(test_ref, None)
             if result.get("metric_results") or test_ref in with_metrics:
                 metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
-        index.insert_rows(cursor, sql.INSERT_RESULT, [r for r in rows.values() if len(r) > 6])
-        index.insert_passed(cursor, [r for r in rows.values() if len(r) == 6])
+        index.insert_rows(cursor, sql.INSERT_RESULT, list(rows.values()))
+        index.insert_passed(cursor, list(passed.values()))
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
         again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
         if again:  # the same node id twice in one run: the last one counts

@@ -141,8 +141,7 @@ class PostgresIndex:
 
     def insert_passed(self, cursor: Cursor, rows: Sequence[Sequence[Any]]) -> None:
         """The rows as whole ``sql.INSERT_RESULT`` rows, in one JSON parameter."""
-        whole = [(*row[:4], 0, 0, None, None, *row[4:]) for row in rows]
-        self.insert_rows(cursor, sql.INSERT_RESULT, whole)
+        self.insert_rows(cursor, sql.INSERT_RESULT, [sql.whole_result_row(row) for row in rows])
 
     def close(self) -> None:
         """Close the connection."""

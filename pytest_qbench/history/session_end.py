@@ -181,34 +181,34 @@ def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record
     return chain(chain.from_iterable(blocks), extra)
 
 
-def index_records(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record]:
-    """``index_items`` with each ``Passed`` tuple as the record it reads: its node id, outcome,
-    duration and the phase seconds it holds (setup, teardown)."""
-    for item in index_items(stream, extra):
-        if not isinstance(item, tuple):
-            yield item
-            continue
-        nodeid, outcome, seconds, setup, teardown = item
-        phases = {"setup": setup, "teardown": teardown}
-        durations = {k: v for k, v in phases.items() if v is not None}
-        yield {"nodeid": nodeid, "outcome": outcome, "duration": seconds, "durations": durations}
+_PART = 1 << 13
+"""Characters of a block's lines matched by one ``findall`` (``pos`` and ``endpos``, no copy of
+them): what the matches and the items made of them hold at once."""
 
 
 def _stream_blocks(stream: Path) -> Iterator[list[Record | Passed]]:
-    """The stream's results, a block of lines at a time (``store.stream_blocks``)."""
-    for block in store.stream_blocks(stream):
-        yield _block_items(block)
-
-
-def _block_items(block: str) -> list[Record | Passed]:
+    """The stream's results, a part of a block's lines at a time (``store.stream_blocks``)."""
     marks = _NEEDS_ALL
-    if marks[0] in block or marks[1] in block or marks[2] in block:
-        return _line_items(block)
+    for text in store.stream_blocks(stream):
+        # a block holding a line that needs all its fields is read a line at a time
+        read = _line_items if any(mark in text for mark in marks) else _part_items
+        start, end = 0, len(text)
+        while start < end:
+            stop = text.rfind("\n", start, start + _PART) + 1
+            if stop <= start:  # a line longer than a part
+                stop = text.find("\n", start) + 1
+            yield read(text, start, stop)
+            start = stop
+        text = ""  # let go of the block before the next is read
+
+
+def _part_items(text: str, start: int, end: int) -> list[Record | Passed]:
+    """The results of ``text[start:end]`` (whole lines), by one ``findall``."""
     items: list[Record | Passed] = []
     add = items.append
     prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
     try:
-        for nodeid, outcome, seconds, setup, teardown, other in _LINE.findall(block):
+        for nodeid, outcome, seconds, setup, teardown, other in _LINE.findall(text, start, end):
             if outcome:
                 add(
                     (
@@ -222,15 +222,15 @@ def _block_items(block: str) -> list[Record | Passed]:
             elif other.startswith(prefix) and other.endswith("}"):
                 add(_light_record(other[skip:-1]))
     except ValueError:  # a number float() cannot read: not a line this stream wrote
-        return _line_items(block)
+        return _line_items(text, start, end)
     return items
 
 
-def _line_items(block: str) -> list[Record | Passed]:
-    """A block's results one line at a time (a passing line holding one of ``_NEEDS_ALL``
-    after its durations is parsed whole)."""
+def _line_items(text: str, start: int, end: int) -> list[Record | Passed]:
+    """The results of ``text[start:end]`` one line at a time (a passing line holding one of
+    ``_NEEDS_ALL`` after its durations is parsed whole)."""
     prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
-    lines = block.split("\n")
+    lines = text[start:end].split("\n")
     return [
         _light_record(line[skip:-1])
         for line in lines

@@ -16,6 +16,8 @@ import functools
 import itertools
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
+from typing import Any
 from typing import TypeVar
 
 
@@ -359,20 +361,53 @@ INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
     (run_ref, {", ".join(DIAGNOSTIC_COLUMNS)}, occurrences)
     VALUES (?, {marks(len(DIAGNOSTIC_COLUMNS))}, ?)"""
 INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
-INSERT_RESULT = """INSERT INTO results
-    (run_ref, test_ref, outcome, duration, reruns, flaky, fingerprint, message, setup, teardown)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RESULT_COLUMNS = (
+    "run_ref",
+    "test_ref",
+    "outcome",
+    "duration",
+    "reruns",
+    "flaky",
+    "fingerprint",
+    "message",
+    "setup",
+    "teardown",
+)
+"""The values of a row of ``INSERT_RESULT``, in order."""
+PASSED_DEFAULTS: dict[str, tuple[str, Any]] = {
+    "reruns": ("0", 0),
+    "flaky": ("0", 0),
+    "fingerprint": ("NULL", None),
+    "message": ("NULL", None),
+}
+"""The values of a result without reruns, fingerprint or message: in SQL, and as bound."""
+PASSED_ROW = tuple(name for name in RESULT_COLUMNS if name not in PASSED_DEFAULTS)
+"""The values of a row of ``INSERT_PASSED_RESULT``: the others are ``PASSED_DEFAULTS``."""
+INSERT_RESULT = f"""INSERT INTO results
+    ({", ".join(RESULT_COLUMNS)})
+    VALUES ({marks(len(RESULT_COLUMNS))})
     ON CONFLICT (run_ref, test_ref) DO UPDATE SET
         outcome = excluded.outcome, duration = excluded.duration, reruns = excluded.reruns,
         flaky = excluded.flaky, fingerprint = excluded.fingerprint, message = excluded.message,
         setup = excluded.setup, teardown = excluded.teardown"""
 INSERT_PASSED_RESULT = INSERT_RESULT.replace(
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "VALUES (?, ?, ?, ?, 0, 0, NULL, NULL, ?, ?)"
+    f"VALUES ({marks(len(RESULT_COLUMNS))})",
+    f"VALUES ({', '.join(PASSED_DEFAULTS.get(name, ('?',))[0] for name in RESULT_COLUMNS)})",
 )
 """``INSERT_RESULT`` of a result without reruns, fingerprint or message (a ``PASSED_ROW``):
 SQLite binds no ``None`` (which its driver adapts at a cost) and four values fewer a row."""
-PASSED_ROW = ("run_ref", "test_ref", "outcome", "duration", "setup", "teardown")
-"""The values of a row of ``INSERT_PASSED_RESULT``."""
+_WHOLE = tuple(
+    (PASSED_ROW.index(name), None) if name in PASSED_ROW else (-1, PASSED_DEFAULTS[name][1])
+    for name in RESULT_COLUMNS
+)
+
+
+def whole_result_row(passed: Sequence[Any]) -> tuple[Any, ...]:
+    """A ``PASSED_ROW`` as the ``INSERT_RESULT`` row it stands for (``PASSED_DEFAULTS`` filled
+    in)."""
+    return tuple(passed[at] if at >= 0 else value for at, value in _WHOLE)
+
+
 INSERT_FINGERPRINT = """INSERT INTO fingerprints (fingerprint, error_type, location, message)
     VALUES (?, ?, ?, ?) ON CONFLICT (fingerprint) DO NOTHING"""
 DELETE_METRICS_OF_TEST = "DELETE FROM metrics WHERE run_ref = ? AND test_ref = ?"

@@ -433,20 +433,36 @@ def _write_report(
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
 _BLOCK = 1 << 16
-"""Characters of a stream read at once by ``stream_blocks``: what its reader holds, whatever
-the run's size."""
+"""Bytes of a stream read at once by ``stream_blocks``: what its reader holds, whatever the
+run's size."""
 
 
 def stream_blocks(stream: Path) -> Iterator[str]:
     """A stream's whole lines (each ended by a newline), a block of them at a time, read as
-    ``iter_result_json`` reads them: a torn last line without its newline is left out."""
-    with stream.open(encoding="utf-8", errors="replace") as handle:
-        rest = ""
-        while block := handle.read(_BLOCK):
-            block = rest + block
-            cut = block.rfind("\n") + 1
-            rest = block[cut:]
-            yield block[:cut]
+    ``iter_result_json`` reads them: a torn last line without its newline is left out.
+
+    Only the text of one block is held: its bytes are decoded once, up to its last newline (a
+    line its end cuts comes with the next block), and let go before the next block is read.
+    """
+    with stream.open("rb", buffering=0) as handle:
+        rest = b""  # the start of a line the last block's end cut
+        while True:
+            data = handle.read(_BLOCK)
+            if not data:
+                return
+            if rest:
+                data, rest = rest + data, b""
+            cut = data.rfind(b"\n") + 1
+            if cut < len(data):
+                rest = data[cut:]
+            if cut:
+                with memoryview(data) as whole:
+                    text = str(whole[:cut], "utf-8", "replace")
+                data = b""
+                if "\r" in text:  # as text mode reads it (a stream's own lines hold none)
+                    text = text.replace("\r\n", "\n").replace("\r", "\n")
+                yield text
+                text = ""
 
 
 def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
