@@ -1,0 +1,116 @@
+"""Every gate at its edges and fail closed (session 37's audit): an error outside a gate's own
+judging fails that gate (no INTERNALERROR), a checker whose errors were not all counted fails
+``--qbench-max-errors``, and a coverage total is never shown rounded up past the threshold it
+failed."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from test_check_plugin import fake_plan
+from test_gates_fail_closed import SCORED
+from test_gates_fail_closed import assert_gate_failed
+from test_gates_fail_closed import coverage_project
+from tools_plugins import replace_planner
+
+from pytest_qbench.report.checks.intest import max_errors_gate
+from pytest_qbench.report.coverage.view import coverage_gate
+from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.shapes import new
+
+from conftest import RunQBench
+
+
+def inject_method(pytester: pytest.Pytester, module: str, cls: str, method: str) -> None:
+    """A conftest.py that makes method ``cls.method`` of ``module`` raise when called."""
+    pytester.makeconftest(
+        f"""
+        import importlib
+
+        def _boom(*args, **kwargs):
+            raise RuntimeError("injected gate failure")
+
+        setattr(getattr(importlib.import_module({module!r}), {cls!r}), {method!r}, _boom)
+        """
+    )
+
+
+def test_metric_gates_loop_error_fails_the_gates(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An error in the metric gates' loop itself (outside each gate's judging) fails each
+    configured gate, named; it was an INTERNALERROR, exit 3, before."""
+    pytester.makepyfile(SCORED)
+    inject_method(pytester, "pytest_qbench.plugin.gates", "GateCollector", "evaluate")
+    run = assert_gate_failed(
+        pytester, ["--qbench-metric-min=quality=0.5"], run_qbench, "metric gate quality: "
+    )
+    run.result.assert_outcomes(passed=1)
+    assert "INTERNALERROR" not in run.result.stdout.str()
+
+
+def test_coverage_threshold_lookup_error_fails_the_gate(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An error while finding whether a coverage threshold applies fails the coverage gate; it
+    was an INTERNALERROR, exit 3, before."""
+    coverage_project(pytester)
+    inject_method(pytester, "pytest_qbench.plugin.coverage_run", "CoverageCollector", "_gated")
+    run = assert_gate_failed(
+        pytester,
+        ["--qbench-cov=pkg", "--qbench-cov-fail-under=0"],
+        run_qbench,
+        "coverage gate coverage: ",
+    )
+    assert "INTERNALERROR" not in run.result.stdout.str()
+
+
+def test_max_errors_gate_fails_with_a_crashed_checker() -> None:
+    """A crashed checker is one error diagnostic, but its own errors were never counted: the
+    gate fails at any maximum (with --qbench-max-errors=5 it passed before)."""
+    gate = max_errors_gate({"ruff.lint": {"error": 1}}, 5, crashed=["ruff.lint"])
+    assert gate["passed"] is False
+    assert "ruff.lint crashed or did not finish, so its errors are not counted" in gate["detail"]
+    clean = max_errors_gate({"ruff.lint": {"error": 5}}, 5)  # exactly the maximum: passes
+    assert clean["passed"] is True
+
+
+def test_crashing_checker_fails_the_max_errors_gate(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real run: a checker that crashes fails --qbench-max-errors=1 (exit 0 before: its one
+    crash diagnostic was within the maximum)."""
+    pytester.makepyfile(test_one="def test_one():\n    pass\n")
+    command = [sys.executable, "-c", "import sys; print('boom'); sys.exit(7)"]
+    replace_planner(monkeypatch, "ruff", fake_plan(command))
+    run = run_qbench("--qbench-check=ruff", "--qbench-max-errors=1")
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED, run.result.stdout.str()
+    (gate,) = run.report.gates
+    assert (gate.kind, gate.passed) == ("max_errors", False)
+    assert "ruff.lint crashed or did not finish" in gate.detail
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(99.996, "99.99%"), (0.004, "0.01%"), (79.996, "80.00%"), (100.0, "100.00%")],
+)
+def test_percent_text_never_rounds_past_the_edges(value: float, shown: str) -> None:
+    """As coverage.py shows it: 99.996 % is not shown as 100.00 % (the gate of 100 fails it)."""
+    assert percent_text(value) == shown
+
+
+def test_coverage_gate_of_100_at_99_996_says_below() -> None:
+    """The message never contradicts the verdict: it said "100.00% is below the required 100%"."""
+    record = new(
+        "CoverageReport",
+        percentage=99.996,
+        lines_covered=24999,
+        lines_total=25000,
+        threshold=100.0,
+        met=False,
+        measured_by="qbench",
+    )
+    gate = coverage_gate(record)
+    assert gate["passed"] is False
+    assert gate["detail"] == "coverage 99.99% is below the required 100%"
