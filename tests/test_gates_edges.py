@@ -110,7 +110,30 @@ def test_coverage_gate_of_100_at_99_996_says_below() -> None:
         threshold=100.0,
         met=False,
         measured_by="qbench",
+        files=[
+            new(
+                "CoverageFile",
+                path="a.py",
+                statements=25000,
+                covered=24999,
+                missing=1,
+                percent=99.996,
+            )
+        ],
     )
     gate = coverage_gate(record)
     assert gate["passed"] is False
     assert gate["detail"] == "coverage 99.99% is below the required 100%"
+
+
+def test_coverage_gate_of_0_with_no_file_measured_fails(pytester: pytest.Pytester) -> None:
+    """A package no test imports gives no file and 0/0 lines: --qbench-cov-fail-under=0 cannot
+    be judged on nothing, so it fails (exit 0 before: "coverage 0.00% meets the required 0%")."""
+    coverage_project(pytester)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-cov=nosuchpkg", "--qbench-cov-fail-under=0"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        ["qbench: no file was measured (see the coverage warning), so the required 0% is not met"]
+    )

@@ -85,6 +85,12 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
     assert threshold is not None, "the coverage gate needs a threshold"
     total, required = percent_text(coverage["percentage"]), threshold_text(threshold)
     verdict = "meets" if coverage["met"] else "is below"
+    detail = f"coverage {total} {verdict} the required {required}"
+    if not coverage["files"] and not coverage["met"]:  # 0% of nothing is no verdict
+        detail = (
+            f"no file was measured (see the coverage warning), so the required {required} is "
+            "not met"
+        )
     return new(
         "GateResult",
         kind="coverage",
@@ -92,7 +98,7 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
         passed=bool(coverage["met"]),
         value=coverage["percentage"],
         threshold=threshold,
-        detail=f"coverage {total} {verdict} the required {required}",
+        detail=detail,
     )
 
 
