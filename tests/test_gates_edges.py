@@ -6,6 +6,7 @@ failed."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from test_check_plugin import fake_plan
@@ -14,9 +15,15 @@ from test_gates_fail_closed import assert_gate_failed
 from test_gates_fail_closed import coverage_project
 from tools_plugins import replace_planner
 
+from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.command import coverage_args
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.other_runners import refuse_pytest_only
 from pytest_qbench.report.checks.intest import max_errors_gate
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.coverage.view import threshold_text
 from pytest_qbench.report.shapes import new
 
 from conftest import RunQBench
@@ -137,3 +144,21 @@ def test_coverage_gate_of_0_with_no_file_measured_fails(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(
         ["qbench: no file was measured (see the coverage warning), so the required 0% is not met"]
     )
+
+
+def test_mcp_coverage_threshold_of_0_is_refused_without_pytest() -> None:
+    """run_test_workflow(coverage_threshold=0, test_type="vitest"): a gate no runner applies is
+    refused, not ignored (0 compared equal to False, so the run went on without it)."""
+    with pytest.raises(ToolFailure, match=r"^coverage_threshold: pytest only"):
+        refuse_pytest_only(RunRequest(coverage_threshold=0.0), ["vitest"])
+    refuse_pytest_only(RunRequest(), ["vitest"])  # nothing given: nothing refused
+
+
+def test_a_threshold_keeps_its_digits(tmp_path: Path) -> None:
+    """A threshold of 99.99999 is neither passed to pytest nor shown as 100 (``:g``'s 6 digits);
+    80 stays 80."""
+    config = ServerConfig(root=tmp_path, qbench_dir=tmp_path / ".qbench")
+    args = coverage_args(config, RunRequest(coverage_threshold=99.99999))
+    assert args[-1] == "--qbench-cov-fail-under=99.99999"
+    assert coverage_args(config, RunRequest(coverage_threshold=80))[-1].endswith("=80")
+    assert (threshold_text(99.99999), threshold_text(92.5)) == ("99.99999%", "92.5%")

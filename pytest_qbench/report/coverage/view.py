@@ -34,8 +34,8 @@ def percent_text(value: float) -> str:
 
 
 def threshold_text(value: float) -> str:
-    """``90%`` or ``92.5%``: a threshold as the user wrote it."""
-    return f"{value:g}%"
+    """``90%`` or ``92.5%``: a threshold as the user wrote it (``99.99999%``, not ``100%``)."""
+    return f"{value:.15g}%"
 
 
 def least_covered(files: Iterable[CoverageFileRecord], limit: int) -> list[CoverageFileRecord]:
