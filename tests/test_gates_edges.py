@@ -6,6 +6,7 @@ failed."""
 from __future__ import annotations
 
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,8 @@ from pytest_qbench.report.checks.intest import max_errors_gate
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
 from pytest_qbench.report.coverage.view import threshold_text
+from pytest_qbench.report.gates.verdicts import CaseScore
+from pytest_qbench.report.gates.verdicts import baseline_gate
 from pytest_qbench.report.shapes import new
 
 from conftest import RunQBench
@@ -162,3 +165,14 @@ def test_a_threshold_keeps_its_digits(tmp_path: Path) -> None:
     assert args[-1] == "--qbench-cov-fail-under=99.99999"
     assert coverage_args(config, RunRequest(coverage_threshold=80))[-1].endswith("=80")
     assert (threshold_text(99.99999), threshold_text(92.5)) == ("99.99999%", "92.5%")
+
+
+@pytest.mark.parametrize("tests", [("t1", "t2"), ("t1",)])  # with a CI, and too few for one
+def test_baseline_drop_over_the_allowed_is_never_shown_equal_to_it(tests: tuple[str, ...]) -> None:
+    """A drop of 0.0104 over the 0.01 allowed fails, and says 0.0104: it said "a drop of 0.010
+    ...: more than the 0.01 allowed"."""
+    before = {t: CaseScore(Fraction(0.8), 1) for t in tests}
+    after = {t: CaseScore(Fraction(0.8) - Fraction(0.0104), 1) for t in tests}
+    gate = baseline_gate("quality", before, after, 0.01)
+    assert gate["passed"] is False
+    assert "a drop of 0.0104 " in gate["detail"], gate["detail"]
