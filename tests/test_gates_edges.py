@@ -21,12 +21,16 @@ from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.command import coverage_args
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.other_runners import refuse_pytest_only
+from pytest_qbench.report import junit
 from pytest_qbench.report.checks.intest import max_errors_gate
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import percent_text
 from pytest_qbench.report.coverage.view import threshold_text
 from pytest_qbench.report.gates.verdicts import CaseScore
 from pytest_qbench.report.gates.verdicts import baseline_gate
+from pytest_qbench.report.merge import merged_exit_code
+from pytest_qbench.report.models import GateResult
+from pytest_qbench.report.models import ReportSummary
 from pytest_qbench.report.shapes import new
 
 from conftest import RunQBench
@@ -176,3 +180,20 @@ def test_baseline_drop_over_the_allowed_is_never_shown_equal_to_it(tests: tuple[
     gate = baseline_gate("quality", before, after, 0.01)
     assert gate["passed"] is False
     assert "a drop of 0.0104 " in gate["detail"], gate["detail"]
+
+
+def test_merged_exit_code_keeps_a_shards_failed_gate_beside_failing_tests() -> None:
+    """qbench merge: a shard's 1 from failing tests and a failed coverage gate stays 1 when a
+    rerun shard passed those tests (the gate was dropped: 0)."""
+    report = junit.read_junit([Path(__file__).parent / "data" / "junit" / "go-junit-report.xml"])
+    gate = GateResult(kind="coverage", name="coverage", passed=False, detail="below")
+    shard = report.model_copy(
+        update={
+            "summary": report.summary.model_copy(update={"failed": 1}),
+            "run": report.run.model_copy(update={"exit_code": 1}),
+            "gates": [gate],
+        }
+    )
+    assert merged_exit_code([shard], ReportSummary(failed=0)) == 1
+    passed = shard.model_copy(update={"gates": []})
+    assert merged_exit_code([passed], ReportSummary(failed=0)) == 0  # rerun and passed: 0
