@@ -5,6 +5,7 @@ failed."""
 
 from __future__ import annotations
 
+import json
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -145,12 +146,19 @@ def test_coverage_gate_of_0_with_no_file_measured_fails(pytester: pytest.Pyteste
     be judged on nothing, so it fails (exit 0 before: "coverage 0.00% meets the required 0%")."""
     coverage_project(pytester)
     result = pytester.runpytest_subprocess(
-        "-p", "qbench", "--qbench-cov=nosuchpkg", "--qbench-cov-fail-under=0"
+        "-p",
+        "qbench",
+        "--qbench-cov=nosuchpkg",
+        "--qbench-cov-fail-under=0",
+        "--qbench-digest=digest.json",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(
         ["qbench: no file was measured (see the coverage warning), so the required 0% is not met"]
     )
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False
+    assert any(step.startswith("Measure coverage") for step in digest["next_steps"]), digest
 
 
 def test_mcp_coverage_threshold_of_0_is_refused_without_pytest() -> None:

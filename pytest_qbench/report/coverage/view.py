@@ -71,6 +71,11 @@ def gate_step(coverage: CoverageReportRecord) -> str | None:
     threshold = coverage["threshold"]
     if coverage["met"] is not False or threshold is None:  # a failed gate has a threshold
         return None
+    if not coverage["files"]:  # nothing measured: no total to raise
+        return (
+            f"Measure coverage to meet the required {threshold_text(threshold)}: no file was "
+            "measured; check that --qbench-cov names a package or directory your tests import"
+        )
     worst = least_covered(coverage["files"], 1)
     start = f": start with {worst[0]['path']} ({percent_text(worst[0]['percent'])} covered)"
     return (
