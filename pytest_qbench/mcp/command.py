@@ -166,7 +166,7 @@ def coverage_args(config: ServerConfig, request: RunRequest) -> list[str]:
     if threshold is not None:
         if not (math.isfinite(threshold) and 0 <= threshold <= 100):
             raise ToolFailure(f"coverage_threshold must be from 0 to 100, given: {threshold}")
-        args.append(f"--qbench-cov-fail-under={threshold:g}")
+        args.append(f"--qbench-cov-fail-under={threshold:.15g}")  # :g made 99.99999 100
     return args
 
 

@@ -49,12 +49,20 @@ def refuse_pytest_only(request: RunRequest, runners: list[str]) -> None:
     Raises:
         ToolFailure: naming the argument.
     """
-    given = [name for name in PYTEST_ONLY if getattr(request, name) not in (None, False, (), [])]
+    given = [name for name in PYTEST_ONLY if is_given(getattr(request, name))]
     if given:
         raise ToolFailure(
             f"{', '.join(given)}: pytest only, and this run has {', '.join(runners)}; "
             'leave them out, or use test_type "pytest" or "all"'
         )
+
+
+def is_given(value: object) -> bool:
+    """Whether an argument was given: not its default (``None``, ``False``, an empty list);
+    ``0`` is given (``coverage_threshold=0`` compared equal to ``False`` and was ignored)."""
+    if value is None or value is False:
+        return False
+    return not (isinstance(value, (list, tuple)) and not value)
 
 
 def add_other_runners(

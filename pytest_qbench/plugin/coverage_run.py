@@ -253,7 +253,12 @@ class CoverageCollector:
             with self.session.guard("collecting coverage"):
                 self.collect()
             raise
-        if self._gated():
+        try:
+            gated = self._gated()
+        except Exception as exc:  # whether a threshold applies is unknown: one may, fail closed
+            self.verdicts.fail("coverage", "coverage", exc)
+            gated = False
+        if gated:
             self.verdicts.judge("coverage", "coverage", self._collect_and_judge)
         else:
             with self.session.guard("collecting coverage"):

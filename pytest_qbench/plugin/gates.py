@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pytest_qbench.plugin.session import QBenchSession
     from pytest_qbench.plugin.verdicts import Verdicts
     from pytest_qbench.report.gates.verdicts import BaselineScores
+    from pytest_qbench.report.models import GateKind
     from pytest_qbench.report.records import GateResultRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -58,8 +59,21 @@ class GateCollector:
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         result = yield  # an interrupted loop raises: no verdict on part of a run
         if not self.config.option.collectonly:
-            self.evaluate()
+            try:
+                self.evaluate()
+            except Exception as exc:  # outside each gate's judging: fail those not judged
+                self._fail_unjudged(exc)
         return result
+
+    def _fail_unjudged(self, exc: Exception) -> None:
+        """Fail every configured gate without a verdict yet, naming ``exc`` (never dropped)."""
+        judged = {(gate["kind"], gate["name"]) for gate in self.gates}
+        wanted: list[tuple[GateKind, str]] = [("metric_min", n) for n in self.settings.metric_min]
+        baseline = self.settings.baseline
+        if baseline is not None and not any(g["kind"] == "baseline" for g in self.gates):
+            wanted.append(("baseline", baseline.source))
+        for kind, name in [pair for pair in wanted if pair not in judged] or wanted[-1:]:
+            self.gates.append(self.verdicts.fail(kind, name, exc))
 
     def evaluate(self) -> list[GateResultRecord]:
         """Judge every gate: the metric means first, then the baseline's (each metric's minimum

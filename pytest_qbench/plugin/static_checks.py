@@ -123,8 +123,10 @@ class CheckCollector:
             raise self.start_error
         assert self.settings.max_errors is not None
         counts = self._collect()
-        not_run = [run["run"]["tool"] for run in self.session.checks if run["status"] == "not_run"]
-        return [max_errors_gate(counts, self.settings.max_errors, not_run)]
+        runs = self.session.checks
+        not_run = [run["run"]["tool"] for run in runs if run["status"] == "not_run"]
+        crashed = [run["run"]["tool"] for run in runs if run["status"] == "crashed"]
+        return [max_errors_gate(counts, self.settings.max_errors, not_run, crashed)]
 
     def _collect(self) -> dict[str, dict[str, int]]:
         """The checkers' runs and findings into the session; their counts per tool."""

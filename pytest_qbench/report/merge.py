@@ -351,7 +351,7 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     use, 1 (tests failed), 6 (more warnings than ``--max-warnings``), 0. A shard's 1 caused by
     its failing tests is decided again by the merged tests (a failure that passed in a rerun
     shard is no longer a failure); a 1 without failing tests (a gate such as a coverage
-    threshold) stays. 5 (no tests collected) counts only
+    threshold), or with a failed gate beside them, stays. 5 (no tests collected) counts only
     when every shard has it. Unknown codes (``None``: a JUnit import, a process that died, which
     is then marked ``interrupted``) are left out; ``None`` when every one is unknown.
     """
@@ -362,7 +362,8 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
         if code is None:
             continue
         if code == PytestExit.TESTS_FAILED and report.summary.failed + report.summary.errors > 0:
-            code = PytestExit.TESTS_FAILED if tests_failed else PytestExit.OK
+            gated = any(gate.passed is False for gate in report.gates)  # failed beside its tests
+            code = PytestExit.TESTS_FAILED if tests_failed or gated else PytestExit.OK
         codes.append(code)
     if not codes:
         return None

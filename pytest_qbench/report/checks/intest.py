@@ -96,23 +96,31 @@ def diagnostic_steps(diagnostics: Iterable[DiagnosticRecord | dict[str, Any]]) -
 
 
 def max_errors_gate(
-    counts: dict[str, dict[str, int]], maximum: int, not_run: Iterable[str] = ()
+    counts: dict[str, dict[str, int]],
+    maximum: int,
+    not_run: Iterable[str] = (),
+    crashed: Iterable[str] = (),
 ) -> GateResultRecord:
     """The ``--qbench-max-errors`` verdict: passed when the errors are at most ``maximum`` and
-    every checker ran; a checker that did not run (not installed) leaves its errors uncounted,
-    so the gate cannot pass."""
+    every checker ran to its end; a checker that did not run (not installed), crashed or was
+    stopped at the timeout leaves its errors uncounted, so the gate cannot pass."""
     errors = error_count(counts)
     by_tool = ", ".join(
         f"{tool} {per['error']}" for tool, per in counts.items() if per.get("error")
     )
     detail = plural(errors, "checker error") + (f" ({by_tool})" if by_tool else "")
-    missing = list(not_run)
-    passed = errors <= maximum and not missing
+    missing, broken = list(not_run), list(crashed)
+    passed = errors <= maximum and not missing and not broken
     detail += f", {'at most' if errors <= maximum else 'more than'} the {maximum} allowed"
     if missing:
         detail += (
             f"; {', '.join(missing)} did not run, so its errors are not counted: install it, "
             "or leave it out of --qbench-check"
+        )
+    if broken:
+        detail += (
+            f"; {', '.join(broken)} crashed or did not finish, so its errors are not counted: "
+            "fix it (see its log), or raise --qbench-check-timeout"
         )
     return new(
         "GateResult",

@@ -42,7 +42,8 @@ def coverage_record(
     data_file: str | None = None,
     contexts_file: str | None = None,
 ) -> CoverageReportRecord:
-    """A ``CoverageReport`` record of everything ``cov`` reports on (its omit/include apply)."""
+    """A ``CoverageReport`` record of everything ``cov`` reports on (its omit/include apply);
+    with no file measured a threshold is not met, even 0 (as coverage.py's "No data to report")."""
     from coverage.exceptions import NoDataError
     from coverage.results import Numbers
 
@@ -66,7 +67,7 @@ def coverage_record(
         files=sorted(files, key=lambda f: f["path"]),
         missing_files=sorted(f["path"] for f in files if f["statements"] and not f["covered"]),
         threshold=threshold,
-        met=None if threshold is None else meets(percentage, threshold),
+        met=None if threshold is None else bool(files) and meets(percentage, threshold),
         measured_by=measured_by,
         sources=list(sources),
         data_file=data_file,

@@ -24,13 +24,18 @@ DIGEST_MISSING_FILES = 10
 
 
 def percent_text(value: float) -> str:
-    """``43.75%``: the total as qbench prints it."""
+    """``43.75%``: the total as qbench prints it; as coverage.py shows it, never ``100.00%``
+    short of 100 (99.996 is ``99.99%``, which the gate of 100 fails) nor ``0.00%`` above 0."""
+    if 99.99 < value < 100.0:
+        value = 99.99
+    elif 0.0 < value < 0.01:
+        value = 0.01
     return f"{value:.2f}%"
 
 
 def threshold_text(value: float) -> str:
-    """``90%`` or ``92.5%``: a threshold as the user wrote it."""
-    return f"{value:g}%"
+    """``90%`` or ``92.5%``: a threshold as the user wrote it (``99.99999%``, not ``100%``)."""
+    return f"{value:.15g}%"
 
 
 def least_covered(files: Iterable[CoverageFileRecord], limit: int) -> list[CoverageFileRecord]:
@@ -66,6 +71,11 @@ def gate_step(coverage: CoverageReportRecord) -> str | None:
     threshold = coverage["threshold"]
     if coverage["met"] is not False or threshold is None:  # a failed gate has a threshold
         return None
+    if not coverage["files"]:  # nothing measured: no total to raise
+        return (
+            f"Measure coverage to meet the required {threshold_text(threshold)}: no file was "
+            "measured; check that --qbench-cov names a package or directory your tests import"
+        )
     worst = least_covered(coverage["files"], 1)
     start = f": start with {worst[0]['path']} ({percent_text(worst[0]['percent'])} covered)"
     return (
@@ -80,6 +90,12 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
     assert threshold is not None, "the coverage gate needs a threshold"
     total, required = percent_text(coverage["percentage"]), threshold_text(threshold)
     verdict = "meets" if coverage["met"] else "is below"
+    detail = f"coverage {total} {verdict} the required {required}"
+    if not coverage["files"] and not coverage["met"]:  # 0% of nothing is no verdict
+        detail = (
+            f"no file was measured (see the coverage warning), so the required {required} is "
+            "not met"
+        )
     return new(
         "GateResult",
         kind="coverage",
@@ -87,7 +103,7 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
         passed=bool(coverage["met"]),
         value=coverage["percentage"],
         threshold=threshold,
-        detail=f"coverage {total} {verdict} the required {required}",
+        detail=detail,
     )
 
 
