@@ -185,7 +185,9 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # ; then run_test_workflow's test_type (pytest, vitest, jest, all) and each failure's runner
     # (issue 22: -> 41 256 bytes, +0.3 KB; descriptions already cut to a few words); then the
     # run's subtests counts, its tool and check_health's catalog_location (-> 41 560 bytes)
-    # ; then list_runs' subtest counts, said in a few words (-> 41 594 bytes)
+    # ; then list_runs' subtest counts, said in a few words (-> 41 594 bytes); then the run's
+    # max_failures and last_failed (qbench diff after -x or --lf in addopts: 42 219), with
+    # shorter descriptions of those and of collected, collect_only and a diagnostic's history
     assert len(json.dumps(listed, separators=(",", ":"))) < 41_600
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(

@@ -106,21 +106,17 @@ class RunMeta(QBenchModel):
     """True when the run was cut short by Ctrl-C or by the process dying (not by ``-x``, which
     stops the run as asked)."""
     collect_only: bool = False
-    """True for ``pytest --collect-only``: the tests were collected and none ran. Such a run is
-    a collection, kept out of the history index (and so out of ``qbench diff``)."""
+    """True for ``pytest --collect-only`` (no test ran): kept out of the history index."""
     shard: ShardInfo | None = None
     """The CI shard this run was (``--qbench-shard``, ``--qbench-queue``); ``None`` otherwise."""
     collected: int | None = None
-    """Tests a collect-only run collected and kept (deselected ones are not counted: pytest's
-    "N tests collected", or N in "N/M tests collected"); null in a run that ran its tests."""
+    """Tests a collect-only run kept (pytest's "N tests collected", N in "N/M"); null in a run
+    that ran its tests."""
     max_failures: int | None = None
-    """The failures and errors at which pytest was to stop the run, as pytest settled it from
-    every source (the command line, ``addopts``, ``PYTEST_ADDOPTS``): 1 for ``-x`` or ``--sw``,
-    N for ``--maxfail=N``, 2 for ``--sw-skip``, the least of them; 0 when nothing stops it; null
-    when not recorded (another runner, a report of an older qbench: the command line is read)."""
+    """Failures at which pytest stops, from every source (-x, --sw: 1; --maxfail=N;
+    --sw-skip: 2); 0: never."""
     last_failed: bool | None = None
-    """Whether pytest ran with ``--lf`` (from any source) and its cache: it then leaves out the
-    tests that passed before without reporting them deselected; null when not recorded."""
+    """pytest ran with --lf (any source); null: unknown."""
 
 
 class CIInfo(QBenchModel):
@@ -504,10 +500,8 @@ class Diagnostic(QBenchModel):
     byte_offsets: ByteOffsets = Field(default_factory=ByteOffsets)
     """The bytes of the check's stored raw log this came from (zeros when unknown)."""
     history: str | None = None
-    """For a static checker's diagnostic in a test run's report: ``new`` (no
-    earlier run of that checker in the history index had it, or none ran) or ``existing since
-    <run id>`` (the earlier runs of the checker had it since that run); ``None`` when the run was
-    not indexed, or in ``qbench check`` reports."""
+    """In a test run's report: ``new`` (no earlier run of the checker had it) or ``existing
+    since <run id>``; ``None`` when the run was not indexed, and in ``qbench check`` reports."""
 
 
 class MetricStats(QBenchModel):
