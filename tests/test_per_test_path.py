@@ -197,3 +197,31 @@ def test_a_rerun_attaches_though_its_first_attempt_did_not(
     attached = run.by_name("test_attaches_when_run_again").attachments
     assert [a.name for a in attached] == ["trace.txt", "shot.png", "late.log", "trace.txt"]
     assert all(a.path is not None and a.note is None for a in attached)
+
+
+PLUGIN_NAMES = """
+    def test_plugin_names(request):
+        manager = request.config.pluginmanager
+        for name in ("qbench-session", "qbench-verdicts"):
+            plugin = manager.get_plugin(name)
+            own = [n for n in dir(plugin) if not n.startswith("__")]
+            print("PLUGIN_NAMES", name, len(dir(plugin)), *own)
+"""
+
+
+def test_registered_plugins_hold_only_their_hooks(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The objects qbench registers hold their hooks and little else: pluggy and pytest's
+    fixture manager look at every name of a registered object (``QBenchSession`` held about
+    110), and the session's hooks still run (the report is written, the test counted)."""
+    pytester.makepyfile(test_names=PLUGIN_NAMES)
+    run = run_qbench("-s")
+    lines = [x.split("PLUGIN_NAMES")[1].split() for x in run.result.outlines if "PLUGIN_NAMES" in x]
+    assert [line[0] for line in lines] == ["qbench-session", "qbench-verdicts"]
+    for name, count, *own in lines:
+        assert int(count) <= 40, (name, count)
+        assert all(n.startswith("pytest_") for n in own if n != "plugin"), own
+    session_hooks = next(line[2:] for line in lines if line[0] == "qbench-session")
+    assert {"pytest_runtest_logreport", "pytest_runtest_makereport"} <= set(session_hooks)
+    assert run.by_name("test_plugin_names").outcome == "passed"
