@@ -361,3 +361,15 @@ def test_a_quarantined_known_failure_is_set_aside(
     assert "test_suite.py::test_b" in section(text, "New failures")
     assert "test_suite.py::test_a" not in section(text, "New failures")
     assert "test_suite.py::test_a" in section(text, "Quarantined known failures")
+
+
+def test_the_counts_line_has_the_deselected_tests_and_reruns_of_pytest_s_closing_line() -> None:
+    """pytest said ``1 failed, 2 passed, 6 deselected, 2 rerun``; the comment's counts left out
+    the deselected tests and the reruns (found on django-ninja with ``-k``)."""
+    base, head = _run("base", 3, 9), _run("head", 1, 3)
+    head.counts.update(deselected=6, reruns=2)
+    diff = RunDiff(base, head, Thresholds())
+    counts = pr_comment(head, diff, {}).splitlines()[3]
+    assert counts.startswith(
+        "**3 tests**: 1 failed (-2), 2 passed (-4), 6 deselected (+6), 2 rerun (+2) · "
+    )
