@@ -373,3 +373,12 @@ def test_the_counts_line_has_the_deselected_tests_and_reruns_of_pytest_s_closing
     assert counts.startswith(
         "**3 tests**: 1 failed (-2), 2 passed (-4), 6 deselected (+6), 2 rerun (+2) · "
     )
+
+
+@pytest.mark.parametrize(("exit_code", "icon"), [(0, ":white_check_mark:"), (1, ":warning:")])
+def test_the_headline_is_not_green_when_pytest_failed_the_run(exit_code: int, icon: str) -> None:
+    """Every test passed but pytest exited 1 (a plugin such as syrupy failed the session): the
+    comment's headline was green beside a red CI job."""
+    base, head = _run("base", 0, 3), replace(_run("head", 0, 3), exit_code=exit_code)
+    diff = RunDiff(base, head, Thresholds())
+    assert pr_comment(head, diff, {}).splitlines()[1].startswith(f"### {icon} qbench: ")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_text
@@ -181,6 +182,7 @@ def trim(text: str, limit: int = MAX_CHARS) -> str:
 
 def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
+    failing += head.exit_code not in (*RAN_CLEAN, None)  # a plugin failed it, an internal error
     if diff is None:
         verdict = "failing" if failing else "passing"
         return f"### qbench: {verdict} (no base run to compare with)"
