@@ -476,3 +476,25 @@ def test_active_attachments_are_never_linked(tmp_path: Path) -> None:
         assert "href" not in entry and "text" not in entry and "img" not in entry, entry
         assert entry["stored"] == f"../.qbench/runs/r/attachments/{name}"
     assert att[-1]["href"] == "../.qbench/runs/r/attachments/big.txt"
+
+
+def test_a_run_a_plugin_failed_is_not_green(pytester: pytest.Pytester) -> None:
+    """Every test passed but a plugin failed the session (syrupy sets ``session.exitstatus``
+    for unused snapshots): pytest exits 1, which fails a CI job, and the page's headline and the
+    report's were green."""
+    pytester.makeconftest(
+        """
+        import pytest
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionfinish(session, exitstatus):
+            session.exitstatus = 1
+        """
+    )
+    pytester.makepyfile(test_one="def test_one():\n    pass\n")
+    result = pytester.runpytest("-p", "qbench", "--qbench-html=page.html")
+    assert result.ret == 1
+    page = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert '<h1 id="headline" data-ok="false">' in page
+    markdown = (find_run_dir(pytester.path) / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("# ❌ Test report: 1 passed in ")

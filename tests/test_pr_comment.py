@@ -361,3 +361,24 @@ def test_a_quarantined_known_failure_is_set_aside(
     assert "test_suite.py::test_b" in section(text, "New failures")
     assert "test_suite.py::test_a" not in section(text, "New failures")
     assert "test_suite.py::test_a" in section(text, "Quarantined known failures")
+
+
+def test_the_counts_line_has_the_deselected_tests_and_reruns_of_pytest_s_closing_line() -> None:
+    """pytest said ``1 failed, 2 passed, 6 deselected, 2 rerun``; the comment's counts left out
+    the deselected tests and the reruns (found on django-ninja with ``-k``)."""
+    base, head = _run("base", 3, 9), _run("head", 1, 3)
+    head.counts.update(deselected=6, reruns=2)
+    diff = RunDiff(base, head, Thresholds())
+    counts = pr_comment(head, diff, {}).splitlines()[3]
+    assert counts.startswith(
+        "**3 tests**: 1 failed (-2), 2 passed (-4), 6 deselected (+6), 2 rerun (+2) · "
+    )
+
+
+@pytest.mark.parametrize(("exit_code", "icon"), [(0, ":white_check_mark:"), (1, ":warning:")])
+def test_the_headline_is_not_green_when_pytest_failed_the_run(exit_code: int, icon: str) -> None:
+    """Every test passed but pytest exited 1 (a plugin such as syrupy failed the session): the
+    comment's headline was green beside a red CI job."""
+    base, head = _run("base", 0, 3), replace(_run("head", 0, 3), exit_code=exit_code)
+    diff = RunDiff(base, head, Thresholds())
+    assert pr_comment(head, diff, {}).splitlines()[1].startswith(f"### {icon} qbench: ")

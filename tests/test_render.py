@@ -273,6 +273,15 @@ def test_no_tests() -> None:
     assert text.startswith("# ✅ Test report: no tests ran in 12.5s\n")
 
 
+@pytest.mark.parametrize("exit_code", [1, 3])
+def test_a_failing_exit_status_is_never_green(exit_code: int) -> None:
+    """Every test passed, but pytest exited 3 (an internal error) or 1 (a plugin such as syrupy
+    failed the session): the headline is red, as the job is, and as the digest's ``success``
+    already said (it was green)."""
+    report = report_of([result("t.py::test_a", "passed")], exit_code=exit_code)
+    assert render(report).startswith("# ❌ Test report: 1 passed in 12.5s\n")
+
+
 @pytest.mark.parametrize(
     ("count", "words"),
     [(1, "1 failed, 1 warning, 1 error"), (2, "2 failed, 2 warnings, 2 errors")],
@@ -421,7 +430,8 @@ def test_custom_template_iterates_lazy_results(tmp_path: Path) -> None:
 def test_user_template_dir_overrides_builtin(tmp_path: Path) -> None:
     """A report.md.j2 in the user's directory wins, and can still include the built-in summary."""
     (tmp_path / "report.md.j2").write_text('{% include "summary.md.j2" %}\nCustom footer\n')
-    text = render(report_of([result("t.py::test_a", "passed")]), env=make_environment(tmp_path))
+    report = report_of([result("t.py::test_a", "passed")], exit_code=0)
+    text = render(report, env=make_environment(tmp_path))
     assert text.startswith("# ✅ Test report: 1 passed")
     assert text.endswith(" UTC\nCustom footer\n")
 

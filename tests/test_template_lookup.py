@@ -30,7 +30,7 @@ def test_render_ignores_a_stray_template_in_the_working_directory(
     user_dir = tmp_path / "templates"
     user_dir.mkdir()
     monkeypatch.chdir(tmp_path)
-    report = report_of([result("t.py::test_a", "passed")])
+    report = report_of([result("t.py::test_a", "passed")], exit_code=0)
     for env in (None, make_environment(user_dir)):
         text = render(report, env=env)
         assert text.startswith("# ✅ Test report: 1 passed"), text

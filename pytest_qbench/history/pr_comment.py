@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_text
@@ -181,6 +182,7 @@ def trim(text: str, limit: int = MAX_CHARS) -> str:
 
 def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
+    failing += head.exit_code not in (*RAN_CLEAN, None)  # a plugin failed it, an internal error
     if diff is None:
         verdict = "failing" if failing else "passing"
         return f"### qbench: {verdict} (no base run to compare with)"
@@ -208,18 +210,26 @@ def _icon(diff: RunDiff, failing: int) -> str:
     return ":warning:" if failing else ":white_check_mark:"
 
 
+ALWAYS_KNOWN = ("deselected", "reruns")
+"""Counts of pytest's closing line beside the outcomes that every indexed run has."""
+
+
 def _counts_line(head: RunInfo, base: RunInfo | None) -> str:
     words = dict(SUMMARY_KEYS)
     parts = []
-    # the closing line's order; a subtest count only where the index knows it (the change
-    # only where it knows the base's too)
-    shown = set(OUTCOME_FIELDS) | (set(SUBTEST_FIELDS) if head.subtests_known else set())
+    # the closing line's order, its deselected tests and reruns included; a subtest count only
+    # where the index knows it (the change only where it knows the base's too)
+    shown = {*OUTCOME_FIELDS, *ALWAYS_KNOWN} | (
+        set(SUBTEST_FIELDS) if head.subtests_known else set()
+    )
     for field, _key in SUMMARY_KEYS:
         if field not in shown:
             continue
         now = head.counts.get(field, 0)
         then = base.counts.get(field, 0) if base else 0
-        known = base is not None and (field in OUTCOME_FIELDS or base.subtests_known)
+        known = base is not None and (
+            field in OUTCOME_FIELDS or field in ALWAYS_KNOWN or base.subtests_known
+        )
         if now or (then and known):
             change = f" ({now - then:+d})" if known and now != then else ""
             parts.append(f"{pluralize(now, words[field])}{change}")

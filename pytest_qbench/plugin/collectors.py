@@ -442,6 +442,8 @@ def build_failure(
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
     """
     facts = getattr(report, FAILURE_ATTR, None)
+    if any(part in file for part in _THIRD_PARTY):  # a plugin's generated test (pytest-bdd's)
+        file, line = report.nodeid.split("::", 1)[0], None  # is located in the plugin
     phase: Literal["setup", "call", "teardown"] = "call"
     if when in ("setup", "teardown"):
         phase = cast('Literal["setup", "teardown"]', when)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_qbench.core import summary_words as words
+from pytest_qbench.core.exit_codes import RAN_CLEAN
 
 
 def summary_parts(summary: Mapping[str, Any]) -> list[str]:
@@ -15,12 +16,16 @@ def summary_parts(summary: Mapping[str, Any]) -> list[str]:
 
 
 def run_ok(report: Mapping[str, Any]) -> bool:
-    """Whether the run is green: no failure, no error, not interrupted, no gate failed."""
+    """Whether the run is green: no failure, no error, not interrupted, no gate failed, and the
+    runner's exit status (when known) one of a run in which nothing failed, as the digest's
+    ``success``: pytest's 3 (internal error) or a plugin's 1 fails a CI job whatever the counts
+    say."""
     s, coverage = report["summary"], report["coverage"]
     return not (
         s["failed"]
         or s["errors"]
         or report["run"]["interrupted"]
+        or report["run"]["exit_code"] not in (*RAN_CLEAN, None)
         or (coverage and coverage["met"] is False)
         or any(g["passed"] is False for g in report["gates"])
     )
