@@ -375,7 +375,7 @@ def test_a_stopped_checker_takes_its_process_group_with_it(
     report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=2)
     assert report.checks[0].status == "crashed"
     grandchild = int((directory / "ruff.lint.log").read_text().split()[0])
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # ends when it is gone
     while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not alive(grandchild)

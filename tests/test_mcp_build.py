@@ -163,7 +163,7 @@ def test_a_hanging_checker_is_killed_with_its_group_at_the_timeout(
     assert any("get_run_output" in step for step in result.next_steps)
     log = config.qbench_dir / "runs" / result.run_id / "ruff.lint.log"
     grandchild = int(log.read_text().split()[0])
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # ends when it is gone
     while Path(f"/proc/{grandchild}").exists() and time.monotonic() < deadline:
         stat = Path(f"/proc/{grandchild}/stat").read_text(errors="replace")
         if stat.rsplit(")", 1)[1].split()[0] == "Z":
@@ -265,7 +265,7 @@ def test_the_log_of_the_check_run_going_on_can_be_paged(
     worker = threading.Thread(target=tools.run_build_workflow, args=("lint", (), False, 60, stop))
     worker.start()
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120  # ends at the first line
         page = None
         while time.monotonic() < deadline:
             run_id = tools.active_check
