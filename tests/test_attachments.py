@@ -592,6 +592,7 @@ AFTER_THE_END = """
 
     kept = []
     errors = []
+    tried = threading.Event()
 
     @pytest.fixture
     def keep(qbench):
@@ -615,16 +616,15 @@ AFTER_THE_END = """
                 qbench.attach(b"from a thread", name="thread.txt")
             except Exception as exc:
                 errors.append(exc)
+            finally:
+                tried.set()
 
         threading.Thread(target=later, daemon=True, name="late-attacher").start()
         pytest.thread_start = started
 
     def test_after_thread():
         pytest.thread_start.set()
-        for _ in range(500):
-            if errors:
-                break
-            __import__("time").sleep(0.01)
+        tried.wait(120)  # the thread's attach has returned or raised
         print("THREAD", type(errors[0]).__name__, errors[0])
 """
 

@@ -219,7 +219,8 @@ def test_checkers_run_while_the_tests_run(
     checker = (
         "import pathlib, time\n"
         "pathlib.Path('checker-started').touch()\n"
-        "for _ in range(200):\n"
+        "deadline = time.monotonic() + 120\n"  # each waits for the other's file, 120 s at most
+        "while time.monotonic() < deadline:\n"
         "    if pathlib.Path('test-ran').exists(): break\n"
         "    time.sleep(0.05)\n"
         "print('[]' if pathlib.Path('test-ran').exists() else 'no test seen')\n"
@@ -230,7 +231,8 @@ def test_checkers_run_while_the_tests_run(
         import pathlib, time
 
         def test_handshake():
-            for _ in range(200):
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
                 if pathlib.Path('checker-started').exists():
                     break
                 time.sleep(0.05)

@@ -4,6 +4,7 @@ report.json and report.md, retention, a broken index, a crashed run indexed late
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from typing import Any
@@ -140,6 +141,19 @@ def test_qbench_diff_of_the_last_two_runs(
 ) -> None:
     """New failures, the known flaky one apart, the fixed test, the slower test; exit status 1
     for the new failure."""
+    third = three_runs[2].by_name("test_slow")
+    assert third.duration >= 0.3  # the sleep, measured
+    # The diff reads the durations from the index: the sleeps' own (0.3 s in r3, none before),
+    # so that what counts as slower does not depend on how long a loaded machine took to run
+    # the other tests (a stall of 0.1 s, --slower-secs's default, makes any of them slower).
+    with sqlite3.connect(".qbench/index.sqlite") as db:  # qbench_json's --dir
+        db.execute(
+            "UPDATE results SET duration = CASE WHEN run_ref = (SELECT id FROM runs WHERE "
+            "run_id = 'r3') AND test_ref = (SELECT id FROM tests WHERE nodeid = ?) "
+            "THEN 0.3 ELSE 0.0 END",
+            ("test_suite.py::test_slow",),
+        )
+    db.close()
     status, diff = qbench_json(capsys, "diff")
     assert status == 1
     assert (diff["base"]["run_id"], diff["head"]["run_id"]) == ("r2", "r3")
@@ -152,7 +166,7 @@ def test_qbench_diff_of_the_last_two_runs(
     assert diff["still_failing"] == []
     (slower,) = diff["slower"]
     assert slower["nodeid"] == "test_suite.py::test_slow"
-    assert slower["after"] >= 0.3 > slower["before"]
+    assert (slower["before"], slower["after"]) == (0.0, 0.3)
     _, quiet = qbench_json(capsys, "diff", "--slower-secs", "5")
     assert quiet["slower"] == []
     status, back = qbench_json(capsys, "diff", "r1", "r2")

@@ -47,8 +47,9 @@ def marked(marker: str) -> list[int]:
 
 
 def gone(marker: str) -> bool:
-    """Whether no process with ``marker`` lives, waiting 5 s at most (init reaps the dead)."""
-    deadline = time.monotonic() + 5
+    """Whether no process with ``marker`` lives, waiting 60 s at most (init reaps the dead; the
+    wait ends as soon as none lives)."""
+    deadline = time.monotonic() + 60
     while marked(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not marked(marker)
@@ -82,7 +83,9 @@ def test_a_timeout_kills_every_grandchild(tmp_path: Path, held_by: str) -> None:
     """The child hangs: at its timeout it, its sleeper and its daemon are killed, and the
     ending says it timed out, with its leftovers."""
     marker = f"qbench-sup-{uuid.uuid4().hex}"
-    ending = supervise.run(parent(marker, "import time; time.sleep(300)"), cwd=tmp_path, timeout=3)
+    # 10 s: the child starts two Pythons before it prints "started" (3 s, a loaded machine's
+    # time for that, left "started" unprinted).
+    ending = supervise.run(parent(marker, "import time; time.sleep(300)"), cwd=tmp_path, timeout=10)
     assert (ending.timed_out, ending.stopped, ending.returncode) == (True, True, None)
     assert ending.exit_status < 0 and ending.held_by == held_by
     assert ending.leftovers >= 1 and "started" in ending.output  # as below: a race for 2
@@ -142,8 +145,15 @@ def test_a_supervisor_inside_a_supervised_child_leaves_no_cgroup(tmp_path: Path)
     if sys.platform != "linux" or base is None:
         pytest.skip("no writable cgroup v2 here")
     marker = f"qbench-sup-{uuid.uuid4().hex}"
+    # The supervisor moves its child into the cgroup after starting it: a child that starts its
+    # own before that (a loaded machine delays the parent) makes it beside the cgroup, not in
+    # it (a race of pytest_qbench/core/supervise.py, not this test's subject). The inner
+    # supervisor waits until it is in the outer cgroup, so the verdict does not hang on it.
     inner = (
         "import sys, time\n"
+        "deadline = time.monotonic() + 60\n"
+        "while '/qbench-' not in open('/proc/self/cgroup').read() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
         "from pytest_qbench.core import supervise\n"
         "child = supervise.start(\n"
         f"    [sys.executable, '-c', 'import time; time.sleep(300)', {marker!r}], cwd='.'\n"
