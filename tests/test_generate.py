@@ -387,11 +387,15 @@ def test_a_target_that_cannot_be_imported_is_a_clear_line(tmp_path: Path) -> Non
     )
 
 
-MANY = "\n\n".join(
-    f"def f{i}(x: int) -> int:\n    if x > {i}:\n        return x - {i}\n    return {i}"
+MANY = "import time\n\n\n" + "\n\n".join(
+    f"def f{i}(x: int) -> int:\n    time.sleep(0.06)\n    if x > {i}:\n        return x - {i}\n"
+    f"    return {i}"
     for i in range(40)
 )
-"""40 functions, each with a branch the ghostwriter's fuzz test reaches."""
+"""40 functions, each with a branch the ghostwriter's fuzz test reaches. Each call sleeps 60 ms
+(under Hypothesis' 200 ms deadline), so that a candidate of 5 examples takes 0.3 s at least and
+30 of them more than the 4 s budget however fast the machine: the untried functions do not
+depend on its speed (on a quiet machine all 40 were once tried within the budget)."""
 
 
 def test_the_budget_stops_new_candidates_and_lists_the_untried(tmp_path: Path) -> None:
