@@ -143,7 +143,7 @@ def forget_run(qbench_dir: Path, run_id: str, db: str | None = None) -> bool:
         index.close()
 
 
-_NODEID = '{"nodeid":"'
+_NODEID = store.NODEID_OPENING
 _OUTCOME = ',"outcome":"'  # only a field's key can hold it: a string value's quotes are escaped
 # A result that passed (or was skipped) as the stream writes it: its outcome, its duration and
 # its durations object (setup, call, teardown, each there or not, in that order). A number's

@@ -418,15 +418,7 @@ class QBenchSession(QBenchWorker):
     # --- accumulation ---------------------------------------------------------------------
 
     def _take_report(self, report: pytest.TestReport) -> None:
-        stats = self.terminal_stats
-        category = None
-        if stats is not None:  # _category inlined: this runs three times per test
-            for word, reports in stats.items():
-                if reports and reports[-1] is report:
-                    category = str(word)
-                    break
-        if category is None:
-            category = self._category(report)
+        category = self._category(report)
         facts = report.__dict__
         # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
         problem = facts.pop(INTERNAL_ERROR_ATTR, None)

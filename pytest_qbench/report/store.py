@@ -479,8 +479,8 @@ def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
     """
     if _FAILING_MARKS[0] not in item and _FAILING_MARKS[1] not in item:  # no generator a line
         return item
-    if item.startswith(_NODEID) and item.endswith("}"):
-        patch = patches.get(scanstring(item, len(_NODEID))[0])
+    if item.startswith(NODEID_OPENING) and item.endswith("}"):
+        patch = patches.get(scanstring(item, len(NODEID_OPENING))[0])
         if patch is None:
             return item
         added = _appended(item, patch)
@@ -491,7 +491,8 @@ def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
     return item if patch is None else dumps(compact(RESULT, {**result, **patch}))
 
 
-_NODEID = '{"nodeid":"'
+NODEID_OPENING = '{"nodeid":"'
+"""How a stored result's JSON begins: its node id is the first field."""
 
 
 def _appended(item: str, patch: Record) -> str | None:
