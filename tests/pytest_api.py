@@ -32,6 +32,7 @@ WHOLE_MODULES = frozenset(
         "test_ctrf.py",  # counts reconciled with pytest's closing line, collection errors
         "test_mcp_report_details.py",  # collection errors as pytest children print them
         "test_doctest_failures.py",  # pytest's doctest items and their exceptions
+        "test_session_end_warnings.py",  # pytest's warnings and terminal wrappers at the end
     }
 )
 """Modules that test pytest's API surface: all their tests that run pytest (marked

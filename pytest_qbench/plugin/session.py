@@ -200,6 +200,13 @@ class QBenchSession(QBenchWorker):
         the quarantine when the session ends, before the run is indexed)."""
         """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
+        self.session: pytest.Session | None = None
+        """The session, once it finishes (`end` reads its exit status)."""
+        self.ended = False
+        """The reports are written (`end`): the stream is closed."""
+        self.late_warnings = 0
+        """Warnings pytest recorded after the reports were written (another plugin's terminal
+        summary): not in them, and said so on the terminal."""
         self.stream: store.StreamWriter | None = None
         self.stream_failures = 0
         """Writes to the stream that failed (a full disk)."""
@@ -363,6 +370,9 @@ class QBenchSession(QBenchWorker):
     def pytest_warning_recorded(
         self, warning_message: Any, when: str, nodeid: str, location: Any
     ) -> None:
+        if self.ended:  # the reports are written and the stream closed: counted, said at the end
+            self.late_warnings += 1
+            return
         with self.guard("pytest_warning_recorded"):
             diagnostic = warning_diagnostic(
                 self.redact(str(warning_message.message)),
@@ -390,16 +400,36 @@ class QBenchSession(QBenchWorker):
         collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
         self.interrupted = not (collection_stop and self.collection_errors)
 
-    # trylast, reading session.exitstatus rather than the argument: the gates' wrapper
-    # (verdicts.py) has set the final status by now. pytest 9's --max-warnings status (6) is
-    # set by the terminal reporter's wrapper after every implementation, so it is not seen here.
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    # A wrapper, so that the reports are written after pytest's warnings wrapper has recorded
+    # what the other implementations warned (a conftest's pytest_sessionfinish): they are in the
+    # reports, and no warning reaches the stream after it is closed. pluggy calls the wrappers of
+    # one priority last registered first: this one is registered (qbench's pytest_configure)
+    # after pytest's warnings plugin and before the terminal reporter, so its code after the
+    # yield runs after the warnings wrapper's and before the terminal summary, which prints
+    # qbench's lines (pytest_terminal_summary writes the reports if it comes first). It reads
+    # session.exitstatus, not the argument: the gates' wrapper (verdicts.py, tryfirst, so
+    # outermost) has set the final status by now. pytest 9's --max-warnings status (6) is set by
+    # the terminal reporter's wrapper after the terminal summary, so it is not seen here. When an
+    # implementation raises (a warning turned into an error by -W error), pytest stops with the
+    # traceback and no reports are written: the stream keeps the results, as after a crash.
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
+        self.session = session
+        result = yield
+        self.end()
+        return result
+
+    def end(self) -> None:
+        """Write the reports (once), with the session's exit status as it is now."""
+        if self.ended or self.session is None:
+            return
+        self.ended = True
         with self.guard("pytest_sessionfinish"):
-            self.finish(int(session.exitstatus))
+            self.finish(int(self.session.exitstatus))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        self.end()  # a terminal reporter registered before qbench: its summary comes first
         with self.guard("pytest_terminal_summary"):
             for note in self.notes:
                 terminalreporter.write_line(f"qbench: {note}", yellow=True)
@@ -414,6 +444,15 @@ class QBenchSession(QBenchWorker):
         if self.stream is not None:
             self.stream.close()
         self.run_lock.release()
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if self.late_warnings and terminal is not None:  # after pytest's closing line
+            from pytest_qbench.core.summary_words import pluralize
+
+            terminal.write_line(
+                f"qbench: not in the reports: {pluralize(self.late_warnings, 'warnings')} "
+                "recorded after they were written (in a pytest_terminal_summary hook)",
+                yellow=True,
+            )
 
     # --- accumulation ---------------------------------------------------------------------
 
@@ -643,6 +682,7 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
+            self.stream = None  # nothing goes into it after its end record (a late internal error)
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
 
