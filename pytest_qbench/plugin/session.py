@@ -31,6 +31,7 @@ from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
@@ -189,6 +190,10 @@ class QBenchSession(QBenchWorker):
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
+        self.internal_errors: list[str] = []
+        """qbench's own errors while recording (``RunMeta.recording_errors``)."""
+        self.crashed_workers: list[str] = []
+        """The xdist workers that went down with an error: ``gw0: <error>``."""
         self.deselected: list[str] = []
         """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
@@ -248,7 +253,10 @@ class QBenchSession(QBenchWorker):
         else:
             detail = exc
         message = self.redact(f"internal error in {where}: {detail}")
-        self.notes.append(" ".join(message.split())[:500])  # one terminal line
+        line = " ".join(message.split())[:500]  # one terminal line
+        self.notes.append(line)
+        if len(self.internal_errors) < MAX_DIAGNOSTICS:
+            self.internal_errors.append(line)
         diagnostic = new(
             "Diagnostic", tool="qbench", severity="warning", code="internal-error", message=message
         )
@@ -606,7 +614,7 @@ class QBenchSession(QBenchWorker):
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
         stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
-        self.run["interrupted"] = self.interrupted or stopped
+        self.run["interrupted"] = self.interrupted or stopped or self._workers_gave_up(exitstatus)
         # what pytest settled from every source (addopts, PYTEST_ADDOPTS), for qbench diff
         self.run["max_failures"] = _max_failures(self.config)
         self.run["last_failed"] = _ran_last_failed(self.config)
@@ -629,6 +637,11 @@ class QBenchSession(QBenchWorker):
             checks=self.checks,
         )
         report = self._report_hooks(report)
+        if self.internal_errors:  # the report is incomplete: never green (report/verdict.py)
+            from pytest_qbench.report.verdict import bounded_errors
+
+            errors = [*report["run"]["recording_errors"], *self.internal_errors]
+            report["run"]["recording_errors"] = bounded_errors(errors)
         self.restore_run_dir(report)
         self._drain_unstreamed()
         self.repair_stream()
@@ -645,6 +658,20 @@ class QBenchSession(QBenchWorker):
             self.stream.close()
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
+
+    def _workers_gave_up(self, exitstatus: int) -> bool:
+        """Whether xdist's workers crashed before any test ran: pytest then says "no tests
+        ran" (exit status 5) of a run that never reached its tests, which is not green."""
+        if not self.crashed_workers or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+            return False
+        self.note_warning(
+            "workers-crashed",
+            f"no test ran: {plural(len(self.crashed_workers), 'xdist worker')} crashed "
+            f"(first {self.crashed_workers[0]}); run without -n to see why",
+            None,
+            None,
+        )
+        return True
 
     def restore_run_dir(self, report: TestReportRecord) -> None:
         """When the run directory was deleted while the run went on (by hand, say: retention
