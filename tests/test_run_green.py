@@ -56,7 +56,11 @@ def test_an_internal_error_while_recording_is_never_green(
     broken_run.result.assert_outcomes(passed=1)
     assert broken_run.result.ret == 0
     report = broken_run.report
-    assert report.run.recording_errors == [INJECTED]  # three times the same error: once
+    assert report.run.recording_errors == [  # three times the same error: once
+        INJECTED,
+        "internal error in recording the results: pytest counted 1 passed that qbench did not "
+        "record",
+    ]
     markdown = broken_run.markdown
     headline = markdown.splitlines()[0]
     assert headline.startswith("# ❌ Test report incomplete: qbench could not record this run")
@@ -80,7 +84,23 @@ def test_an_internal_error_while_recording_is_never_green(
     assert ctrf["results"]["summary"]["extra"]["success"] is False
     [test] = ctrf["results"]["tests"]
     assert test["rawStatus"] == "qbench could not record the run"
-    assert test["extra"]["recordingErrors"] == [INJECTED]
+    assert test["extra"]["recordingErrors"] == report.run.recording_errors
+
+
+def test_results_lost_without_an_error_are_not_green(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result lost on the way without any exception (here: never finished) is found at the
+    end against pytest's own counts: the report is incomplete, and says what is missing."""
+    monkeypatch.setattr(QBenchSession, "_finish_test", lambda self, acc, last: None)
+    pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
+    run = run_qbench()
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    assert run.report.run.recording_errors == [
+        "internal error in recording the results: pytest counted 1 failed, 1 passed that "
+        "qbench did not record"
+    ]
+    assert run.markdown.startswith("# ❌ Test report incomplete")
 
 
 def test_the_index_knows_a_run_qbench_could_not_record(
@@ -91,9 +111,9 @@ def test_the_index_knows_a_run_qbench_could_not_record(
     capsys.readouterr()
     assert main(["show", "last"]) == 0
     shown = capsys.readouterr().out
-    assert "recorded  incomplete: qbench could not record the run (1 internal error" in shown
+    assert "recorded  incomplete: qbench could not record the run (2 internal errors" in shown
     assert main(["show", "last", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["recording_errors"] == 1
+    assert json.loads(capsys.readouterr().out)["recording_errors"] == 2
     assert main(["pr-comment"]) == 0
     comment = capsys.readouterr().out
     assert "qbench: failing (no base run to compare with; qbench could not record" in comment

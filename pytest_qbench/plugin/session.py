@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from contextlib import suppress
 from datetime import datetime
@@ -31,6 +32,8 @@ from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import SUMMARY_KEYS
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
@@ -620,6 +623,7 @@ class QBenchSession(QBenchWorker):
         self.run["last_failed"] = _ran_last_failed(self.config)
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
+        self._check_counts(summary)
         report = new(
             "TestReport",
             meta=new(
@@ -658,6 +662,25 @@ class QBenchSession(QBenchWorker):
             self.stream.close()
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
+
+    def _check_counts(self, summary: Mapping[str, Any]) -> None:
+        """Note (as an internal error: the report is incomplete) the tests pytest's closing
+        line counts that qbench did not record, whatever lost them on the way."""
+        stats = self.terminal_stats
+        if stats is None or self.run["interrupted"]:  # an interrupted run is red already
+            return
+        missing = []
+        for field, key in SUMMARY_KEYS:
+            reports = stats.get(key, ())
+            if field in OUTCOME_FIELDS and len(reports) > summary[field]:  # rarely: count them
+                counted = sum(getattr(r, "count_towards_summary", True) for r in reports)
+                if counted > summary[field]:
+                    missing.append(f"{counted - summary[field]} {key}")
+        if missing:
+            self.note_internal_error(
+                "recording the results",
+                f"pytest counted {', '.join(missing)} that qbench did not record",
+            )
 
     def _workers_gave_up(self, exitstatus: int) -> bool:
         """Whether xdist's workers crashed before any test ran: pytest then says "no tests
