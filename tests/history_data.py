@@ -191,6 +191,7 @@ COLUMNS_SINCE = {
     6: (("results", "setup"), ("results", "teardown"), ("runs", "shard")),
     8: tuple(("runs", name) for name in sql.SUBTEST_COLUMNS),
     9: tuple(("runs", name) for name in sql.STOP_COLUMNS),
+    10: (("runs", "recording_errors"),),
 }
 """The columns each schema version added to older tables."""
 

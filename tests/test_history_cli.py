@@ -41,6 +41,7 @@ RUN_KEYS = {
     "platform",
     "qbench_version",
     "shard",
+    "recording_errors",
 }
 SUMMARY_KEYS = {
     "totalRuns",

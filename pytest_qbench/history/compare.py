@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.core.types import OUTCOMES
 from pytest_qbench.history.analysis import ExecutionSummary
@@ -142,7 +143,13 @@ INTERNAL_ERROR = 3
 def incomplete(run: RunInfo) -> str | None:
     """Why a run's results are incomplete: it was interrupted (Ctrl-C, a test raising
     ``KeyboardInterrupt``, ``pytest.exit``, the process dying) or pytest ended with an internal
-    error, so the tests it did not reach have no result; ``None`` when it finished."""
+    error, so the tests it did not reach have no result, or qbench could not record it whole;
+    ``None`` when it finished."""
+    if run.recording_errors:
+        return (
+            f"qbench could not record the run ({plural(run.recording_errors, 'internal error')}, "
+            "in its report's warnings): its results are incomplete"
+        )
     if run.interrupted:
         status = "" if run.exit_code is None else f", exit status {run.exit_code}"
         return f"the run was interrupted{status}: the tests it did not reach have no result"

@@ -29,6 +29,7 @@ from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.report.store import run_in_progress
+from pytest_qbench.report.verdict import recording_errors
 
 
 Record = dict[str, Any]
@@ -127,6 +128,7 @@ def run_row(report: Record) -> tuple[Any, ...]:
         "qbench_version": environment.get("qbench_version"),
         "indexed_at": to_index_time(datetime.now(timezone.utc)),
         "shard": shard_label(run.get("shard")),
+        "recording_errors": len(recording_errors(report)),
     }
     for name in sql.COUNT_COLUMNS:
         values[name] = int(summary.get(name, 0))

@@ -92,6 +92,9 @@ class RunJson(QBenchModel):
     qbench_version: str | None
     shard: str | None = None
     """The CI shard the run was (``2/4``, ``queue NAME``); ``None`` for a whole run."""
+    recording_errors: int | None = None
+    """qbench's errors while recording the run: not 0, its results are incomplete; null: not
+    known (indexed before schema 10)."""
 
     @classmethod
     def of(cls, run: RunInfo) -> RunJson:
@@ -118,6 +121,7 @@ def _run_fields(run: RunInfo) -> dict[str, Any]:
         "platform": run.platform,
         "qbench_version": run.qbench_version,
         "shard": run.shard,
+        "recording_errors": run.recording_errors,
     }
 
 

@@ -32,6 +32,7 @@ from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import RunDiff
+from pytest_qbench.history.compare import incomplete
 from pytest_qbench.history.ctrf_insights import runs_up_to
 from pytest_qbench.history.failure_history import CAME_BACK
 from pytest_qbench.history.queries import RunInfo
@@ -184,8 +185,10 @@ def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
     failing += head.exit_code not in (*RAN_CLEAN, None)  # a plugin failed it, an internal error
     if diff is None:
-        verdict = "failing" if failing else "passing"
-        return f"### qbench: {verdict} (no base run to compare with)"
+        unrecorded = incomplete(head) if head.recording_errors else None
+        verdict = "failing" if failing or unrecorded else "passing"
+        why = f"; {unrecorded}" if unrecorded else ""
+        return f"### qbench: {verdict} (no base run to compare with{why})"
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
     if diff.head_incomplete:  # fails the comparison: say why first
         parts.insert(0, "the run did not finish")

@@ -256,12 +256,14 @@ def index_live_run(
 
     A failure here is a note and a warning in ``report``: the reports are written all the same,
     without history. A run in which no test ran (``--collect-only``, a ``-k`` matching nothing)
-    is not indexed; a run whose only outcome is collection errors is.
+    is not indexed; a run whose only outcome is collection errors is, and so is one qbench
+    could not record (``recording_errors``): the history then knows it is incomplete.
     """
     from pytest_qbench.history.session_end import record_run
 
-    ran = report["summary"]["total"] or report.get("collection_errors")
-    if not ran or report["run"]["collect_only"]:
+    summary, run = report["summary"], report["run"]
+    ran = summary["total"] or report.get("collection_errors") or run.get("recording_errors")
+    if not ran or run["collect_only"]:
         return Indexed()
     try:
         recorded = record_run(

@@ -60,6 +60,9 @@ class RunInfo:
     line tells)."""
     last_failed: bool | None = None
     """Whether pytest ran with ``--lf``, from whatever source; ``None``: not known."""
+    recording_errors: int | None = None
+    """qbench's errors while recording the run (not 0: its results are incomplete); ``None``:
+    not known (a run indexed before schema 10)."""
 
     @property
     def subtests_known(self) -> bool:
@@ -94,6 +97,7 @@ class RunInfo:
             shard=v["shard"],
             max_failures=v["max_failures"],
             last_failed=None if v["last_failed"] is None else bool(v["last_failed"]),
+            recording_errors=v["recording_errors"],
         )
 
 

@@ -58,7 +58,7 @@ def many_rows(insert: str, count: int) -> str:
     return f"{head}VALUES {', '.join([one] * count)}{rest}"
 
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
@@ -70,7 +70,9 @@ deselected id of every run; it is read still for the runs indexed before); 6, a 
 from the history, and the queue they pull from); 7, ``quarantine`` (the tests ``qbench
 quarantine add`` set aside); 8, a run's ``subtests_passed``, ``subtests_failed`` and
 ``subtests_skipped`` (``NULL`` in runs indexed before: not known); 9, a run's ``max_failures``
-and ``last_failed``, as pytest settled them (``NULL``: not known, the command line is read)."""
+and ``last_failed``, as pytest settled them (``NULL``: not known, the command line is read);
+10, a run's ``recording_errors`` (qbench's errors while recording it: not 0, its results are
+incomplete; ``NULL`` in runs indexed before: not known)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -186,6 +188,10 @@ then reads the run's command line."""
 STOP_SCHEMA = tuple(f"ALTER TABLE runs ADD COLUMN {name} INTEGER" for name in STOP_COLUMNS)
 """Schema 9: where pytest was to stop each run."""
 
+RECORDING_SCHEMA = ("ALTER TABLE runs ADD COLUMN recording_errors INTEGER",)
+"""Schema 10: how many errors qbench had while recording each run (``RunMeta.recording_errors``,
+or the report's ``internal-error`` warnings): not 0, the run's results are incomplete."""
+
 QUARANTINE_TABLE = """CREATE TABLE quarantine (
         nodeid {key} PRIMARY KEY,
         reason TEXT NOT NULL,
@@ -273,6 +279,7 @@ SCHEMA = (
     QUARANTINE_TABLE,
     *SUBTEST_SCHEMA,
     *STOP_SCHEMA,
+    *RECORDING_SCHEMA,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -287,6 +294,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     7: (QUARANTINE_TABLE,),
     8: SUBTEST_SCHEMA,
     9: STOP_SCHEMA,
+    10: RECORDING_SCHEMA,
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -332,6 +340,7 @@ RUN_COLUMNS = (
     "shard",
     *SUBTEST_COLUMNS,
     *STOP_COLUMNS,
+    "recording_errors",
 )
 INSERT_RUN = f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks(len(RUN_COLUMNS))})"
 FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"

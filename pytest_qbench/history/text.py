@@ -24,6 +24,7 @@ from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import RunDiff
 from pytest_qbench.history.compare import Selection
+from pytest_qbench.history.compare import incomplete
 from pytest_qbench.history.compare import selections_differ
 from pytest_qbench.history.diagnostics import diagnostic_line
 from pytest_qbench.history.diagnostics import unchecked_lines
@@ -115,6 +116,8 @@ def run_lines(
         f"command   {one_line(' '.join(run.command), 200)}",
         f"cwd       {run.cwd}",
     ]
+    if run.recording_errors:
+        lines.append(f"recorded  incomplete: {incomplete(run)}")
     if run.shard:
         lines.append(f"shard     {run.shard}")
     if run.python or run.platform:

@@ -212,6 +212,16 @@ def pytest_configure_node(node: Any) -> None:
             }
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object | None) -> None:
+    """xdist: a worker that went down with an error (it crashed) is noted for the report."""
+    from pytest_qbench.plugin.session import qbench_session_key
+
+    session = node.config.stash.get(qbench_session_key, None)
+    if session is not None and error is not None:
+        session.crashed_workers.append(f"{node.gateway.id}: {error}")
+
+
 @pytest.hookimpl
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Collect agent case files (ini ``qbench_agent_files``: ``agent.yaml``, ``*.agent.yaml``...)."""

@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from contextlib import suppress
 from datetime import datetime
@@ -31,6 +32,9 @@ from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.core.summary_words import OUTCOME_FIELDS
+from pytest_qbench.core.summary_words import SUMMARY_KEYS
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
@@ -189,6 +193,10 @@ class QBenchSession(QBenchWorker):
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
+        self.internal_errors: list[str] = []
+        """qbench's own errors while recording (``RunMeta.recording_errors``)."""
+        self.crashed_workers: list[str] = []
+        """The xdist workers that went down with an error: ``gw0: <error>``."""
         self.deselected: list[str] = []
         """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
@@ -255,7 +263,10 @@ class QBenchSession(QBenchWorker):
         else:
             detail = exc
         message = self.redact(f"internal error in {where}: {detail}")
-        self.notes.append(" ".join(message.split())[:500])  # one terminal line
+        line = " ".join(message.split())[:500]  # one terminal line
+        self.notes.append(line)
+        if len(self.internal_errors) < MAX_DIAGNOSTICS:
+            self.internal_errors.append(line)
         diagnostic = new(
             "Diagnostic", tool="qbench", severity="warning", code="internal-error", message=message
         )
@@ -645,12 +656,13 @@ class QBenchSession(QBenchWorker):
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
         stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
-        self.run["interrupted"] = self.interrupted or stopped
+        self.run["interrupted"] = self.interrupted or stopped or self._workers_gave_up(exitstatus)
         # what pytest settled from every source (addopts, PYTEST_ADDOPTS), for qbench diff
         self.run["max_failures"] = _max_failures(self.config)
         self.run["last_failed"] = _ran_last_failed(self.config)
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
+        self._check_counts(summary)
         report = new(
             "TestReport",
             meta=new(
@@ -668,6 +680,11 @@ class QBenchSession(QBenchWorker):
             checks=self.checks,
         )
         report = self._report_hooks(report)
+        if self.internal_errors:  # the report is incomplete: never green (report/verdict.py)
+            from pytest_qbench.report.verdict import bounded_errors
+
+            errors = [*report["run"]["recording_errors"], *self.internal_errors]
+            report["run"]["recording_errors"] = bounded_errors(errors)
         self.restore_run_dir(report)
         self._drain_unstreamed()
         self.repair_stream()
@@ -685,6 +702,39 @@ class QBenchSession(QBenchWorker):
             self.stream = None  # nothing goes into it after its end record (a late internal error)
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
+
+    def _check_counts(self, summary: Mapping[str, Any]) -> None:
+        """Note (as an internal error: the report is incomplete) the tests pytest's closing
+        line counts that qbench did not record, whatever lost them on the way."""
+        stats = self.terminal_stats
+        if stats is None or self.run["interrupted"]:  # an interrupted run is red already
+            return
+        missing = []
+        for field, key in SUMMARY_KEYS:
+            reports = stats.get(key, ())
+            if field in OUTCOME_FIELDS and len(reports) > summary[field]:  # rarely: count them
+                counted = sum(getattr(r, "count_towards_summary", True) for r in reports)
+                if counted > summary[field]:
+                    missing.append(f"{counted - summary[field]} {key}")
+        if missing:
+            self.note_internal_error(
+                "recording the results",
+                f"pytest counted {', '.join(missing)} that qbench did not record",
+            )
+
+    def _workers_gave_up(self, exitstatus: int) -> bool:
+        """Whether xdist's workers crashed before any test ran: pytest then says "no tests
+        ran" (exit status 5) of a run that never reached its tests, which is not green."""
+        if not self.crashed_workers or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+            return False
+        self.note_warning(
+            "workers-crashed",
+            f"no test ran: {plural(len(self.crashed_workers), 'xdist worker')} crashed "
+            f"(first {self.crashed_workers[0]}); run without -n to see why",
+            None,
+            None,
+        )
+        return True
 
     def restore_run_dir(self, report: TestReportRecord) -> None:
         """When the run directory was deleted while the run went on (by hand, say: retention

@@ -1,7 +1,8 @@
 """A report as a CTRF document (Common Test Report Format, https://ctrf.io): a pure function.
 
 One CTRF test per qbench result, plus one failed test per collection error (pytest counts it
-among ``error``; a CTRF document without it says "all tests passed" of a run pytest failed).
+among ``error``; a CTRF document without it says "all tests passed" of a run pytest failed), and
+one failed test when qbench could not record the run whole (``RunMeta.recording_errors``).
 pytest 9 subtests become the test's ``steps``; reruns its ``retryAttempts``. The closing line's
 own counts go into ``results.summary.extra.pytest``, so a reader can check one against the
 other (docs/reference/ctrf.md has the mapping).
@@ -22,6 +23,9 @@ from datetime import datetime
 from typing import Any
 
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
+from pytest_qbench.report.verdict import incomplete_text
+from pytest_qbench.report.verdict import recording_errors
+from pytest_qbench.report.verdict import run_green
 
 
 SPEC_VERSION = "0.0.0"
@@ -41,6 +45,8 @@ STATUS = {
 """qbench's (pytest's) outcome -> CTRF status."""
 COLLECTION_ERROR = "collection error"
 """The ``rawStatus`` of a collection error."""
+INCOMPLETE = "qbench could not record the run"
+"""The name and ``rawStatus`` of the failed test a report qbench could not record whole gets."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,9 @@ def build_ctrf(
     run = report["run"]
     tests = [_test(result, run["run_id"], history.tests) for result in results]
     tests.extend(_collection_error(diag) for diag in report["collection_errors"])
+    errors = recording_errors(report)
+    if errors:  # a document that counts what qbench recorded would say "all passed"
+        tests.append(_incomplete(errors))
     results_obj: dict[str, Any] = {
         "tool": {"name": str(run.get("tool") or "pytest")},
         "summary": _summary(report, tests),
@@ -159,7 +168,7 @@ def _summary(report: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str
         "tests": len(tests),
         **by_status,
         "flaky": sum(1 for test in tests if test.get("flaky")),
-        "suites": len({test.get("filePath") for test in tests}),
+        "suites": len({path for test in tests if (path := test.get("filePath"))}),
         "start": start,
         "stop": stop,
         "duration": max(stop - start, 0),
@@ -167,6 +176,7 @@ def _summary(report: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str
             "pytest": {key: n for key, n in pytest_line.items() if n},
             "exitCode": run.get("exit_code"),
             "interrupted": bool(run.get("interrupted")),
+            "success": run_green(report),
         },
     }
 
@@ -287,6 +297,21 @@ def _attachment(attachment: Mapping[str, Any]) -> dict[str, Any]:
         "name": str(attachment["name"]),
         "contentType": str(attachment.get("mime") or "application/octet-stream"),
         "path": str(attachment["path"]),
+    }
+
+
+def _incomplete(errors: list[str]) -> dict[str, Any]:
+    """The failed test that stands for what qbench could not record of the run."""
+    return {
+        "testId": ctrf_test_id(INCOMPLETE),
+        "name": INCOMPLETE,
+        "status": "failed",
+        "rawStatus": INCOMPLETE,
+        "duration": 0,
+        "suite": ["qbench"],
+        "message": incomplete_text(errors),
+        "trace": "\n".join(errors),
+        "extra": {"counted_as": [], "recordingErrors": errors},
     }
 
 

@@ -30,6 +30,9 @@ from pytest_qbench.report.coverage.view import untested_steps
 from pytest_qbench.report.gates.text import gate_step as metric_gate_step
 from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.shapes import new
+from pytest_qbench.report.verdict import incomplete_text
+from pytest_qbench.report.verdict import recording_errors
+from pytest_qbench.report.verdict import run_green
 
 
 if TYPE_CHECKING:
@@ -53,17 +56,9 @@ def build_digest(
     chosen = [*view.failures.items, *view.errors.items][:max_failures]
     total = view.failures.total + view.errors.total
     summary, run, coverage = report["summary"], report["run"], report["coverage"]
-    success = (
-        summary["failed"] == 0
-        and summary["errors"] == 0
-        and not run["interrupted"]
-        and run["exit_code"] in (*RAN_CLEAN, None)
-        and (coverage is None or coverage["met"] is not False)
-        and not any(gate["passed"] is False for gate in report["gates"])
-    )
     return new(
         "FailureDigest",
-        success=success,
+        success=run_green(report),
         run_id=run["run_id"],
         exit_code=run["exit_code"],
         summary=summary,
@@ -109,6 +104,9 @@ def next_steps(
     broken = _broken_run_step(report) if chosen else None
     if broken:
         steps.append(broken)
+    incomplete = incomplete_text(recording_errors(report))
+    if incomplete:  # before anything else: the rest of the digest is not all there is
+        steps.insert(0, incomplete)
     for diag in report["collection_errors"][:3]:
         where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
         steps.append(f"Fix the collection error in {where}: {error_line(diag['message'], 160)}")
@@ -132,7 +130,8 @@ def next_steps(
     if not steps:
         steps.append(_nothing_failed(report))
     # a failed gate and a partial run are kept even when the list is full
-    return _fit(steps, {s for s in (broken, gate, interrupted, *gates) if s}, MAX_NEXT_STEPS)
+    kept = {s for s in (incomplete, broken, gate, interrupted, *gates) if s}
+    return _fit(steps, kept, MAX_NEXT_STEPS)
 
 
 def _broken_run_step(report: TestReportRecord) -> str | None:

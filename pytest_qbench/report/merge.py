@@ -45,6 +45,7 @@ from pytest_qbench.report.models import Shard
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.store import new_run_id
+from pytest_qbench.report.verdict import bounded_errors
 
 
 # pytest's exit codes, worst first; 1 and 5 are decided by the merged tests (see merged_exit_code).
@@ -341,6 +342,9 @@ def _merged_run(
         cwd=cwd if cwd is not None else os.getcwd(),
         command=command if command is not None else ["qbench", "merge", *(s.name for s in sources)],
         interrupted=any(r.interrupted for r in runs),
+        recording_errors=bounded_errors(
+            [f"{s.name}: {error}" for s in sources for error in s.report.run.recording_errors]
+        ),
     )
 
 

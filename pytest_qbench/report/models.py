@@ -89,34 +89,33 @@ class RunMeta(QBenchModel):
     """One run of the test tool."""
 
     run_id: str
-    """Unique id of the run; also the name of its directory under ``<qbench-dir>/runs/``."""
+    """The run's id (its directory under ``<qbench-dir>/runs/``)."""
     tool: str = "pytest"
     """The tool that ran the tests."""
     started_at: datetime
     """When the session started (UTC)."""
     completed_at: datetime | None = None
-    """When the session finished (UTC); ``None`` when the process died first."""
+    """When the session finished (UTC); ``None``: the process died."""
     exit_code: int | None = None
-    """The tool's exit status; ``None`` when the process died before it was known."""
+    """The tool's exit status; ``None``: unknown (the process died)."""
     cwd: str
     """Directory the run was started in."""
     command: list[str]
     """The command line (argv) of the run."""
     interrupted: bool = False
-    """True when the run was cut short by Ctrl-C or by the process dying (not by ``-x``, which
-    stops the run as asked)."""
+    """Cut short: Ctrl-C, the process died, xdist's workers crashed (not ``-x``)."""
     collect_only: bool = False
-    """True for ``pytest --collect-only`` (no test ran): kept out of the history index."""
+    """``pytest --collect-only`` (no test ran): kept out of the history index."""
     shard: ShardInfo | None = None
-    """The CI shard this run was (``--qbench-shard``, ``--qbench-queue``); ``None`` otherwise."""
+    """The CI shard (``--qbench-shard``, ``--qbench-queue``); ``None``: not one."""
     collected: int | None = None
-    """Tests a collect-only run kept (pytest's "N tests collected", N in "N/M"); null in a run
-    that ran its tests."""
+    """Tests a collect-only run kept (N of pytest's "N/M tests collected"); else null."""
     max_failures: int | None = None
-    """Failures at which pytest stops, from every source (-x, --sw: 1; --maxfail=N;
-    --sw-skip: 2); 0: never."""
+    """Failures at which pytest stops (-x, --sw: 1; --maxfail=N; --sw-skip: 2); 0: never."""
     last_failed: bool | None = None
     """pytest ran with --lf (any source); null: unknown."""
+    recording_errors: list[str] = Field(default_factory=list)
+    """qbench's errors while recording: the report is incomplete."""
 
 
 class CIInfo(QBenchModel):

@@ -355,6 +355,7 @@ class RunMetaRecord(TypedDict):
     collected: int | None
     max_failures: int | None
     last_failed: bool | None
+    recording_errors: list[str]
 
 
 class ShardRecord(TypedDict):
@@ -908,6 +909,7 @@ if TYPE_CHECKING:
         collected: int | None = ...,
         max_failures: int | None = ...,
         last_failed: bool | None = ...,
+        recording_errors: list[str] = ...,
     ) -> RunMetaRecord: ...
 
     @overload

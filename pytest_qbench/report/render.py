@@ -16,7 +16,14 @@ Templates are looked up in the user's template directory first, then among the b
     ``view.agents`` (tests with agent-evaluation results), ``view.attached`` (tests with
     attachments);
 ``max_items``
-    the cap on listed items.
+    the cap on listed items;
+``green``
+    whether the run is green (`pytest_qbench.report.verdict.run_green`: the built-in headline's
+    ✅ or ❌);
+``recording_errors``
+    what qbench failed to record of the run (empty nearly always: then the report is whole);
+``incomplete``
+    the sentence that says so and names the fix ("" when the report is whole).
 
 Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``,
 ``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
@@ -55,6 +62,9 @@ from pytest_qbench.report.aggregate import as_record
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.template_cache import bytecode_cache
+from pytest_qbench.report.verdict import incomplete_text
+from pytest_qbench.report.verdict import recording_errors
+from pytest_qbench.report.verdict import run_green
 
 
 MARKDOWN_TEMPLATE = "report.md.j2"
@@ -237,12 +247,16 @@ def render(
         view = aggregate(all_results, max_items=max_items).view()
     tmpl = find_template(env, template)
     try:
+        errors = recording_errors(report)
         return tmpl.render(
             report=report,
             results=all_results,
             summary=report["summary"],
             view=view,
             max_items=max_items,
+            green=run_green(report),
+            recording_errors=errors,
+            incomplete=incomplete_text(errors),
         )
     except Exception as exc:  # anything a template does wrong is the template's error
         raise TemplateError(

@@ -25,12 +25,14 @@ from pytest_qbench.report.html import charts
 from pytest_qbench.report.html.data import OUTCOMES
 from pytest_qbench.report.html.data import PageData
 from pytest_qbench.report.html.data import collect
-from pytest_qbench.report.html.headline import run_ok
 from pytest_qbench.report.html.headline import summary_parts
 from pytest_qbench.report.html.trend import Trend
 from pytest_qbench.report.render import HTML_TEMPLATE
 from pytest_qbench.report.render import builtin_template_dir
 from pytest_qbench.report.template_cache import bytecode_cache
+from pytest_qbench.report.verdict import incomplete_text
+from pytest_qbench.report.verdict import recording_errors
+from pytest_qbench.report.verdict import run_green
 
 
 if TYPE_CHECKING:
@@ -174,7 +176,8 @@ def page_context(
         "report": report,
         "summary": summary,
         "parts": summary_parts(summary),
-        "ok": run_ok(report),
+        "ok": run_green(report),
+        "incomplete": incomplete_text(recording_errors(report)),
         "view": view,
         "trend": trend,
         "outcomes": _outcome_counts(summary),
