@@ -79,6 +79,22 @@ def run_sources(qbench_dir: Path, given: Iterable[Path]) -> list[Path]:
     )
 
 
+def died_runs(qbench_dir: Path | None) -> list[Path]:
+    """The run directories of the store whose run died (killed, ``os._exit``): a stream, no
+    ``report.json``, and no run holding the directory; oldest first. Such a run never indexed
+    itself, so the history's commands index it before they answer (``qbench runs``)."""
+    runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
+    if runs is None or not runs.is_dir():
+        return []
+    return sorted(
+        d
+        for d in runs.iterdir()
+        if (d / store.STREAM_NAME).is_file()
+        and not (d / store.REPORT_JSON).exists()
+        and not store.run_in_progress(d)
+    )
+
+
 def load_run(source: Path) -> LoadedRun:
     """A run directory's ``report.json`` (else its ``results.jsonl``), or a report file.
 

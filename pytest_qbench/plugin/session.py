@@ -201,6 +201,8 @@ class QBenchSession(QBenchWorker):
         """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
         self.stream: store.StreamWriter | None = None
+        self.order_written = False
+        """Whether the tests' order was written (``order_path``), to be removed at the end."""
         self.stream_failures = 0
         """Writes to the stream that failed (a full disk)."""
         self.stream_damaged = False
@@ -267,6 +269,11 @@ class QBenchSession(QBenchWorker):
     def stream_path(self) -> Path:
         """This run's ``results.jsonl``."""
         return self.run_dir / store.STREAM_NAME
+
+    @property
+    def order_path(self) -> Path:
+        """The node ids of the tests this run is to run, in order (``store.write_order``)."""
+        return self.run_dir / store.ORDER_NAME
 
     # --- hooks ----------------------------------------------------------------------------
 
@@ -351,6 +358,13 @@ class QBenchSession(QBenchWorker):
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
             self.run["collected"] = len(session.items)
+        elif session.items and self.stream is not None:
+            # the order the tests run in: a run killed mid-test (pytest-timeout's thread
+            # method, a signal) is then known to have died in the first test without a result
+            with self.guard("pytest_collection_finish"), suppress(OSError):
+                redact = self.redact
+                store.write_order(self.order_path, [redact(item.nodeid) for item in session.items])
+                self.order_written = True
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -643,6 +657,9 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
+        if self.order_written:  # the end record says the run did not die mid-test
+            with suppress(OSError):
+                self.order_path.unlink()
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
 

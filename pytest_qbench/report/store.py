@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
@@ -51,6 +52,11 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
+ORDER_NAME = "collected.jsonl"
+"""The node ids of the tests a run is to run, in their order (JSON arrays, one a line):
+written when collection ends, removed when the run ends. A run that died mid-test (no end
+record in its stream) died in the first of them without a result (``write_order``)."""
+ORDER_CHUNK = 2000
 RESULT_PREFIX = '{"kind":"result","result":'
 RESULT = "TestResult"
 """The model of a result; its records are stored ``compact`` (fields at their default left out)
@@ -130,6 +136,36 @@ def prepare_store(qbench_dir: Path) -> None:
 def run_dir(qbench_dir: Path, run_id: str) -> Path:
     """Where a run's files live."""
     return qbench_dir / RUNS_DIR / run_id
+
+
+def write_order(path: Path, nodeids: Sequence[str]) -> None:
+    """Write the node ids of the tests to run, in order, to ``path`` (``ORDER_NAME``): a JSON
+    array of ``ORDER_CHUNK`` ids a line, so that the text held at once stays small.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    with path.open("w", encoding="utf-8", errors="replace") as handle:
+        for start in range(0, len(nodeids), ORDER_CHUNK):
+            handle.write(json.dumps(nodeids[start : start + ORDER_CHUNK]) + "\n")
+
+
+def read_order(path: Path) -> Iterator[str]:
+    """The node ids ``write_order`` wrote to ``path``, in order; nothing when there is no such
+    file, and no id after a line that is not whole (the run died while writing it)."""
+    try:
+        handle = path.open(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    with handle:
+        for line in handle:
+            try:
+                chunk = json.loads(line)
+            except ValueError:
+                return
+            if not isinstance(chunk, list):
+                return
+            yield from (nodeid for nodeid in chunk if isinstance(nodeid, str))
 
 
 def _replaced(path: Path, fd: int) -> bool:
