@@ -192,7 +192,10 @@ class QBenchSession(QBenchWorker):
         self.deselected: list[str] = []
         """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
-        self.skipped_collectors: set[str] = set()
+        self.skipped_collectors: dict[str, TestResultRecord] = {}
+        """The modules skipped at collection, by node id (emitted when collection ends)."""
+        self.collected = False
+        """Whether collection ended (the skipped modules were emitted)."""
         self.unstreamed: list[TestResultRecord] = []
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
         self.quarantined: dict[str, bool] = {}
@@ -350,12 +353,21 @@ class QBenchSession(QBenchWorker):
         with self.guard("pytest_collectreport"):
             if report.failed:
                 self._add_collection_error(collection_error(report, self.limits, self.redact))
-            elif report.nodeid not in self.skipped_collectors:
-                self.skipped_collectors.add(report.nodeid)
-                self._emit(skipped_collector(report, self.redact))
+            elif report.nodeid in self.skipped_collectors:
+                # one file, two collectors (--doctest-modules' DoctestModule beside the
+                # Module): pytest counts each skip, under one node id
+                if not self.collected:
+                    self.skipped_collectors[report.nodeid]["counted_as"].append("skipped")
+            else:
+                skipped = skipped_collector(report, self.redact)
+                self.skipped_collectors[report.nodeid] = skipped
+                if self.collected:
+                    self._emit(skipped)
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        with self.guard("pytest_collection_finish"):
+            self._emit_skipped_collectors()
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
             self.run["collected"] = len(session.items)
         elif session.items and self.stream is not None:
@@ -430,6 +442,15 @@ class QBenchSession(QBenchWorker):
         self.run_lock.release()
 
     # --- accumulation ---------------------------------------------------------------------
+
+    def _emit_skipped_collectors(self) -> None:
+        """Emit the modules skipped at collection, each once with every skip pytest counted
+        (they are held until collection ends for that)."""
+        if self.collected:
+            return
+        self.collected = True
+        for skipped in self.skipped_collectors.values():
+            self._emit(skipped)
 
     def _take_report(self, report: pytest.TestReport) -> None:
         category = self._category(report)
@@ -614,6 +635,8 @@ class QBenchSession(QBenchWorker):
 
     def finish(self, exitstatus: int) -> None:
         """Complete the run: the other plugins' hooks, the stream's end record, every file."""
+        with self.guard("the skipped modules"):  # collection did not end (Ctrl-C, pytest.exit)
+            self._emit_skipped_collectors()
         self._flush_pending()
         self.run["completed_at"] = iso(datetime.now(timezone.utc))
         self.run["exit_code"] = exitstatus
