@@ -386,3 +386,27 @@ def test_write_report_json_splicing_any_results(
         assert target.read_bytes() == dumps({**report, "results": results}).encode()
         assert_fixed_point(target)
         assert TestReport.model_validate_json(target.read_bytes()).results == streamed + extra
+
+
+@pytest.mark.parametrize(
+    ("text", "ended"),
+    [
+        ('{"kind":"start"}\n{"kind":"end","run":{}}\n', True),
+        ('{"kind":"start"}\n{"kind":"end","run":{}}', True),
+        ('{"kind":"start"}\n{"kind":"result","result":{}}\n', False),
+        ('{"kind":"start"}\n{"kind":"end","run":"' + "a" * 300 + '"}\n', True),
+        ('{"kind":"start"}\n{"kind":"result","result":"' + "a" * 300 + '"}\n', False),
+        ('{"kind":"start"}\n{"kind":"end","run":{}}\n{"kind":"resu', False),
+        ("", False),
+    ],
+)
+@pytest.mark.parametrize("block", [1, 7, 65536])
+def test_stream_ended_reads_the_last_line_back(
+    tmp_path: Path, text: str, ended: bool, block: int
+) -> None:
+    """Whether a stream ends with its end record, read from the file's end a block at a time
+    (the history's commands index a run that died: a stream without it)."""
+    stream = tmp_path / "results.jsonl"
+    stream.write_text(text, encoding="utf-8")
+    assert store.stream_ended(stream, block) is ended
+    assert store.stream_ended(tmp_path / "missing.jsonl") is False

@@ -168,6 +168,30 @@ def read_order(path: Path) -> Iterator[str]:
             yield from (nodeid for nodeid in chunk if isinstance(nodeid, str))
 
 
+END_PREFIX = b'{"kind":"end"'
+"""How the stream's end record starts (``StreamWriter.write_end``)."""
+
+
+def stream_ended(path: Path, block: int = 65536) -> bool:
+    """Whether the stream at ``path`` ends with its end record (the session finished): its last
+    line is read back from the file's end, a block at a time. ``False`` when it cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            tail = b""
+            while end > 0:
+                start = max(0, end - block)
+                handle.seek(start)
+                tail = handle.read(end - start) + tail
+                end = start
+                line_start = tail.rfind(b"\n", 0, len(tail.rstrip(b"\n")))
+                if line_start >= 0:
+                    return tail[line_start + 1 :].startswith(END_PREFIX)
+            return tail.startswith(END_PREFIX)
+    except OSError:
+        return False
+
+
 def _replaced(path: Path, fd: int) -> bool:
     """Whether ``path`` is gone, or is no longer the file (or directory) open as ``fd``."""
     try:
