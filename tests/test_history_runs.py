@@ -542,7 +542,7 @@ def test_a_run_that_dies_mid_test_names_it_in_the_history(
         """
     )
     pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r1")
-    assert not (pytester.path / ".qbench/runs/r1/collected.jsonl").exists()  # removed at the end
+    assert not (pytester.path / ".qbench/runs/r1/collected.txt").exists()  # removed at the end
     monkeypatch.setenv("QBENCH_TEST_DIE", "1")
     assert pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r2").ret != 0
     assert not (pytester.path / ".qbench/runs/r2/report.json").exists()

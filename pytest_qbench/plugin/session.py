@@ -374,9 +374,8 @@ class QBenchSession(QBenchWorker):
             # the order the tests run in: a run killed mid-test (pytest-timeout's thread
             # method, a signal) is then known to have died in the first test without a result
             with self.guard("pytest_collection_finish"), suppress(OSError):
-                redact = self.redact
-                store.write_order(self.order_path, [redact(item.nodeid) for item in session.items])
-                self.order_written = True
+                nodeids = self.redact.data([item.nodeid for item in session.items])
+                self.order_written = store.write_order(self.order_path, nodeids)
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:

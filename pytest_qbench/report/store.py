@@ -52,9 +52,9 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
-ORDER_NAME = "collected.jsonl"
-"""The node ids of the tests a run is to run, in their order (JSON arrays, one a line):
-written when collection ends, removed when the run ends. A run that died mid-test (no end
+ORDER_NAME = "collected.txt"
+"""The node ids of the tests a run is to run, in their order, one a line: written when
+collection ends, removed when the run ends. A run that died mid-test (no end
 record in its stream) died in the first of them without a result (``write_order``)."""
 ORDER_CHUNK = 2000
 RESULT_PREFIX = '{"kind":"result","result":'
@@ -138,34 +138,49 @@ def run_dir(qbench_dir: Path, run_id: str) -> Path:
     return qbench_dir / RUNS_DIR / run_id
 
 
-def write_order(path: Path, nodeids: Sequence[str]) -> None:
-    """Write the node ids of the tests to run, in order, to ``path`` (``ORDER_NAME``): a JSON
-    array of ``ORDER_CHUNK`` ids a line, so that the text held at once stays small.
+def write_order(path: Path, nodeids: Sequence[str]) -> bool:
+    """Write the node ids of the tests to run, in order, to ``path`` (``ORDER_NAME``): one a
+    line, ``ORDER_CHUNK`` joined at a time (so that the text held at once stays small), to a
+    temporary file renamed when whole. ``False``, and nothing written, when an id holds a line
+    break (a collector's own name): the order could not be read back.
 
     Raises:
         OSError: the file cannot be written.
     """
-    with path.open("w", encoding="utf-8", errors="replace") as handle:
-        for start in range(0, len(nodeids), ORDER_CHUNK):
-            handle.write(json.dumps(nodeids[start : start + ORDER_CHUNK]) + "\n")
+    partial = path.with_name(path.name + ".tmp")
+    try:
+        with partial.open("w", encoding="utf-8", errors="replace", newline="\n") as handle:
+            for start in range(0, len(nodeids), ORDER_CHUNK):
+                ids = nodeids[start : start + ORDER_CHUNK]
+                text = "\n".join(ids)
+                if text.count("\n") != len(ids) - 1:
+                    raise _LineBreakError
+                handle.write(text + "\n")
+    except _LineBreakError:
+        partial.unlink()
+        return False
+    except OSError:
+        with suppress(OSError):
+            partial.unlink()
+        raise
+    os.replace(partial, path)
+    return True
+
+
+class _LineBreakError(Exception):
+    """A node id holds a line break."""
 
 
 def read_order(path: Path) -> Iterator[str]:
     """The node ids ``write_order`` wrote to ``path``, in order; nothing when there is no such
-    file, and no id after a line that is not whole (the run died while writing it)."""
+    file."""
     try:
-        handle = path.open(encoding="utf-8", errors="replace")
+        handle = path.open(encoding="utf-8", errors="replace", newline="\n")
     except OSError:
         return
     with handle:
         for line in handle:
-            try:
-                chunk = json.loads(line)
-            except ValueError:
-                return
-            if not isinstance(chunk, list):
-                return
-            yield from (nodeid for nodeid in chunk if isinstance(nodeid, str))
+            yield line[:-1] if line.endswith("\n") else line
 
 
 END_PREFIX = b'{"kind":"end"'
