@@ -42,8 +42,14 @@ def test_hard_exit_then_render(
     report = TestReport.model_validate_json((run_dir / "report.json").read_text())
     assert report.run.interrupted is True
     assert report.run.exit_code is None
-    assert [r.outcome for r in report.results] == ["passed", "failed"]
-    assert (report.summary.passed, report.summary.failed) == (1, 1)
+    # test_die failed: the process died in it (the first test it was to run without a result)
+    assert [(r.nodeid, r.outcome) for r in report.results][2:] == [
+        ("test_hard_exit_then_render.py::test_die", "failed")
+    ]
+    assert [r.outcome for r in report.results] == ["passed", "failed", "failed"]
+    assert (report.summary.passed, report.summary.failed) == (1, 2)
+    died = report.results[2].failure
+    assert died is not None and died.error_type == "ProcessDied"
     md = (run_dir / "report.md").read_text()
     assert "**Interrupted:**" in md
     assert "two fails" in md

@@ -3,6 +3,7 @@ in the plugin's installed module, and every frame of it is hidden."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -36,3 +37,31 @@ def test_a_generated_test_s_failure_is_not_located_in_site_packages(
     failure = run.by_name("test_missing").failure
     assert failure is not None and failure.error_type == "LookupError"
     assert (failure.file, failure.line) == ("test_shop.py", None)
+
+
+def test_a_generated_test_is_filed_under_the_module_that_made_it(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Found on pytest-bdd: every scenario's result (passed or failed) was filed under
+    ``.venv/lib/python3.11/site-packages/pytest_bdd/scenario.py`` line 303 (pytest's item
+    location), in report.json, the CTRF ``filePath`` and the HTML page's files, where pytest's
+    -rA lines and junitxml's classname name the test module that calls ``scenarios()``."""
+    plugin = pytester.mkdir("site-packages")
+    (plugin / "fakebdd.py").write_text(
+        "def scenario(fails):\n    def test_generated():\n        assert not fails\n\n"
+        "    return test_generated\n",
+        encoding="utf-8",
+    )
+    pytester.makeconftest("import sys, os\nsys.path.insert(0, os.path.abspath('site-packages'))")
+    pytester.makepyfile(
+        test_shop="from fakebdd import scenario\n"
+        "test_ok = scenario(False)\ntest_bad = scenario(True)\n"
+    )
+    run = run_qbench("--qbench-ctrf=ctrf.json")
+    run.result.assert_outcomes(passed=1, failed=1)
+    assert {(r.test_name, r.file, r.line) for r in run.report.results} == {
+        ("test_ok", "test_shop.py", None),
+        ("test_bad", "test_shop.py", None),
+    }
+    ctrf = json.loads((pytester.path / "ctrf.json").read_text(encoding="utf-8"))
+    assert {t["filePath"] for t in ctrf["results"]["tests"]} == {"test_shop.py"}

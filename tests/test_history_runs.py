@@ -502,11 +502,63 @@ def test_a_crashed_run_is_indexed_from_its_stream(
     assert main(["index", str(run_dir)]) == 0
     captured = capsys.readouterr()
     assert "has no report.json: indexed from results.jsonl" in captured.err
-    assert "indexed crashed: 1 results" in captured.out
+    assert "indexed crashed: 2 results" in captured.out  # test_b, the one it died in, failed
     status, shown = qbench_json(capsys, "show", "crashed")
     assert status == 0
     assert shown["interrupted"] is True
-    assert [f["nodeid"] for f in shown["failures"]] == ["test_crash.py::test_a"]
+    assert [f["nodeid"] for f in shown["failures"]] == [
+        "test_crash.py::test_a",
+        "test_crash.py::test_b",
+    ]
+
+
+@pytest.mark.parametrize(
+    "die", ["os._exit(1)", "os.kill(os.getpid(), signal.SIGKILL)"], ids=["os_exit", "sigkill"]
+)
+def test_a_run_that_dies_mid_test_names_it_in_the_history(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    die: str,
+) -> None:
+    """A run whose process dies in a test (pytest-timeout's thread method calls os._exit, the
+    out-of-memory killer sends SIGKILL) is listed by the next `qbench runs` before the run it
+    followed, interrupted, with the test it died in failed and named (`ProcessDied`); `qbench
+    diff` against the run before fails. Before, the history did not know the run: `qbench
+    show last` showed the green run before it, and the test that hung was in no run."""
+    pytester.makepyfile(
+        test_die=f"""
+        import os, signal
+
+        def test_a():
+            pass
+
+        def test_b():
+            if os.environ.get("QBENCH_TEST_DIE"):
+                {die}
+
+        def test_c():
+            pass
+        """
+    )
+    pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r1")
+    assert not (pytester.path / ".qbench/runs/r1/collected.txt").exists()  # removed at the end
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    assert pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r2").ret != 0
+    assert not (pytester.path / ".qbench/runs/r2/report.json").exists()
+    _, listed = qbench_json(capsys, "runs")
+    assert [(r["run_id"], r["interrupted"]) for r in listed["runs"]] == [
+        ("r2", True),
+        ("r1", False),
+    ]
+    _, shown = qbench_json(capsys, "show", "last")
+    assert shown["run_id"] == "r2"
+    assert (shown["summary"]["passed"], shown["summary"]["failed"]) == (1, 1)
+    (failure,) = shown["failures"]
+    assert failure["nodeid"] == "test_die.py::test_b"
+    assert failure["error_type"] == "ProcessDied"
+    assert main(["diff", "r1", "r2", "--dir", ".qbench"]) == 1
+    assert "test_die.py::test_b  ProcessDied" in capsys.readouterr().out
 
 
 def test_render_indexes_the_crashed_run_it_rebuilds(

@@ -131,8 +131,9 @@ def test_render_html_of_a_crashed_run_dir(
     page = parse_page(out)
     check_page_is_self_contained(page)
     assert page.by_id("interrupted") is not None
-    assert page.outcome_counts()["failed"] == 1
+    assert page.outcome_counts()["failed"] == 2  # test_two, and test_die: the run died in it
     assert "two fails" in page.detail_of("::test_two")["fail"]["msg"]
+    assert "ProcessDied" in json.dumps(page.detail_of("::test_die"))
 
 
 def test_render_html_of_a_merged_report(pytester: pytest.Pytester) -> None:

@@ -174,7 +174,7 @@ def test_a_crash_is_a_tool_error_that_counts_what_finished(
         run(tools)
     message = str(caught.value)
     assert "killed by signal SIGKILL" in message
-    assert "4 test(s) had finished" in message
+    assert "4 test(s) had finished, and it died in tests/test_z_crash.py::test_crash" in message
     assert "the pytest process died" in message
 
 

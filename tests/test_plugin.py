@@ -253,6 +253,26 @@ def test_module_skip_counts_as_pytest_does(
     assert run.by_name("test_skipmod.py").reason == "no db"
 
 
+def test_module_skip_under_doctest_modules_counts_as_pytest_does(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Under --doctest-modules a test file is collected twice (Module and DoctestModule, one
+    node id), and a module-level skip or importorskip is two `skipped` in pytest's line: found on
+    a project whose pytest said `4 skipped` where qbench said `2 skipped`, and report.md's
+    skips by reason added `…and 2 more skipped tests with other reasons`."""
+    pytester.makepyfile(
+        test_skipmod="import pytest\npytest.skip('no db', allow_module_level=True)",
+        test_importor="import pytest\npytest.importorskip('no_such_module_xyz')",
+        test_ok="def test_a(): pass",
+    )
+    run = run_qbench("--doctest-modules")
+    run.result.assert_outcomes(passed=1, skipped=4)
+    assert_summary_matches_pytest(run)
+    assert run.by_name("test_skipmod.py").counted_as == ["skipped", "skipped"]
+    assert "| no db | 2 |" in run.markdown
+    assert "more skipped tests" not in run.markdown
+
+
 def test_deselected(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
     """-k deselection is counted as pytest counts it."""
     pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass")

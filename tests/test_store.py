@@ -386,3 +386,43 @@ def test_write_report_json_splicing_any_results(
         assert target.read_bytes() == dumps({**report, "results": results}).encode()
         assert_fixed_point(target)
         assert TestReport.model_validate_json(target.read_bytes()).results == streamed + extra
+
+
+@pytest.mark.parametrize(
+    ("text", "ended"),
+    [
+        ('{"kind":"start"}\n{"kind":"end","run":{}}\n', True),
+        ('{"kind":"start"}\n{"kind":"end","run":{}}', True),
+        ('{"kind":"start"}\n{"kind":"result","result":{}}\n', False),
+        ('{"kind":"start"}\n{"kind":"end","run":"' + "a" * 300 + '"}\n', True),
+        ('{"kind":"start"}\n{"kind":"result","result":"' + "a" * 300 + '"}\n', False),
+        ('{"kind":"start"}\n{"kind":"end","run":{}}\n{"kind":"resu', False),
+        ("", False),
+    ],
+)
+@pytest.mark.parametrize("block", [1, 7, 65536])
+def test_stream_ended_reads_the_last_line_back(
+    tmp_path: Path, text: str, ended: bool, block: int
+) -> None:
+    """Whether a stream ends with its end record, read from the file's end a block at a time
+    (the history's commands index a run that died: a stream without it)."""
+    stream = tmp_path / "results.jsonl"
+    stream.write_text(text, encoding="utf-8")
+    assert store.stream_ended(stream, block) is ended
+    assert store.stream_ended(tmp_path / "missing.jsonl") is False
+
+
+def test_the_tests_order_is_read_back_whole_or_not_written(tmp_path: Path) -> None:
+    """``write_order`` writes the node ids one a line, read back as written (a ``\\r`` or a
+    character UTF-8 cannot hold included); an id with a line break would be read back as two,
+    so nothing is written, and no temporary file is left."""
+    order = tmp_path / store.ORDER_NAME
+    ids = [f"t.py::test_{i}" for i in range(store.ORDER_CHUNK + 3)] + ["t.py::test[a\rb]"]
+    assert store.write_order(order, ids) is True
+    assert list(store.read_order(order)) == ids
+    assert store.write_order(order, ["t.py::test[\udcff]"]) is True
+    assert list(store.read_order(order)) == ["t.py::test[?]"]
+    order.unlink()
+    assert store.write_order(order, ["t.py::test_a", "t.py::test[a\nb]"]) is False
+    assert list(tmp_path.iterdir()) == []
+    assert list(store.read_order(order)) == []

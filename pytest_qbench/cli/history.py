@@ -114,14 +114,31 @@ def _opened(args: argparse.Namespace) -> Iterator[Index]:
     afterwards."""
     from pytest_qbench.history.database import configured_db
     from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.files import died_runs
 
     db = configured_db(args.db, Path.cwd())
     args.qbench_dir = _local_dir(args.dir, db)
-    index = open_index(args.qbench_dir, db)
+    died = died_runs(args.qbench_dir)
+    index = open_index(args.qbench_dir, db, create=bool(died))
     try:
+        _index_died(index, died)
         yield index
     finally:
         index.close()
+
+
+def _index_died(index: Index, died: list[Path]) -> None:
+    """Index the runs that died (``died_runs``) and are not in the index yet, each named on
+    stderr: they could not index themselves, and a history without them tells of the run
+    before as the last one."""
+    if not died:
+        return
+    from pytest_qbench.history.queries import indexed_run_ids
+
+    known = indexed_run_ids(index)
+    died = [source for source in died if source.name not in known]
+    if died:
+        _index_sources(index, died, strict=False)
 
 
 def _local_dir(given: Path | None, db: str | None) -> Path | None:

@@ -79,6 +79,32 @@ def run_sources(qbench_dir: Path, given: Iterable[Path]) -> list[Path]:
     )
 
 
+def died_runs(qbench_dir: Path | None) -> list[Path]:
+    """The run directories of the store whose run died (killed, ``os._exit``): a stream without
+    its end record, no ``report.json``, and no run holding the directory; oldest first. Such a
+    run never indexed itself, so the history's commands index it before they answer (``qbench
+    runs``). A run that finished but could not write its report.json took itself out of the
+    index on purpose, and stays out."""
+    runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
+    if runs is None or not runs.is_dir():
+        return []
+    return sorted(d for d in runs.iterdir() if _died(d))
+
+
+def _died(run_dir: Path) -> bool:
+    stream = run_dir / store.STREAM_NAME
+    try:
+        written = stream.stat().st_size > 0  # empty: killed before the start record, no run
+    except OSError:
+        return False
+    return (
+        written
+        and not (run_dir / store.REPORT_JSON).exists()
+        and not store.run_in_progress(run_dir)
+        and not store.stream_ended(stream)
+    )
+
+
 def load_run(source: Path) -> LoadedRun:
     """A run directory's ``report.json`` (else its ``results.jsonl``), or a report file.
 

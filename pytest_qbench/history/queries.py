@@ -164,6 +164,16 @@ def resolve_run(index: Index, ref: str) -> RunInfo:
     return index.read(lambda cursor: _resolve(cursor, ref, index.location))
 
 
+def indexed_run_ids(index: Index) -> set[str]:
+    """The ids of the runs in the index."""
+
+    def ids(cursor: Cursor) -> set[str]:
+        cursor.execute(sql.RUN_IDS_NEWEST_FIRST)
+        return {str(row[0]) for row in cursor.fetchall()}
+
+    return index.read(ids)
+
+
 def _resolve(cursor: Cursor, ref: str, where: str) -> RunInfo:
     from pytest_qbench.report.runref import RunName  # not needed at the end of a pytest run
     from pytest_qbench.report.runref import choose

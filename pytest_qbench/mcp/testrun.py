@@ -41,6 +41,7 @@ from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
 from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.readers import DIED_TYPE
 
 
 if TYPE_CHECKING:
@@ -182,7 +183,11 @@ def failure_message(
 ) -> str:
     """What went wrong, what to do, and the end of pytest's output."""
     meaning = exit_meaning(code, stopped_by, plan.timeout)
-    ran = f"{len(report.results)} test(s) had finished" if report else "no results were written"
+    ran = "no results were written"
+    if report is not None:
+        died = [r.nodeid for r in report.results if r.failure and r.failure.error_type == DIED_TYPE]
+        ran = f"{len(report.results) - len(died)} test(s) had finished"
+        ran += f", and it died in {died[0]} (failed)" if died else ""
     lines = [
         f"pytest exited with status {code} ({meaning}) in run {plan.run_id}; {ran}.",
         f"What to do: {_advice(code, report, stopped_by, plan.argv[0])}",

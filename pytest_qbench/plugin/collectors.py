@@ -88,7 +88,7 @@ def _internal_dirs() -> tuple[str, ...]:
     )
 
 
-_THIRD_PARTY = ("site-packages", "dist-packages")
+THIRD_PARTY = ("site-packages", "dist-packages")
 # Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
 _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
 
@@ -384,7 +384,7 @@ def _user_frame(frames: list[dict[str, Any]], test_file: str) -> dict[str, Any] 
     frame: dict[str, Any]
     for frame in reversed(frames):
         path = str(frame["path"])
-        if not Path(path).is_absolute() and not any(part in path for part in _THIRD_PARTY):
+        if not Path(path).is_absolute() and not any(part in path for part in THIRD_PARTY):
             return frame
     for frame in reversed(frames):
         if frame["path"] == test_file:
@@ -442,7 +442,7 @@ def build_failure(
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
     """
     facts = getattr(report, FAILURE_ATTR, None)
-    if any(part in file for part in _THIRD_PARTY):  # a plugin's generated test (pytest-bdd's)
+    if any(part in file for part in THIRD_PARTY):  # a plugin's generated test (pytest-bdd's)
         file, line = report.nodeid.split("::", 1)[0], None  # is located in the plugin
     phase: Literal["setup", "call", "teardown"] = "call"
     if when in ("setup", "teardown"):
@@ -515,6 +515,8 @@ class TestAccumulator:
         self.nodeid = report.nodeid
         path, lineno, domain = report.location
         self.file = path.replace("\\", "/")
+        if "-packages/" in self.file:  # a plugin made the test (pytest-bdd's scenarios()): its
+            self.file, lineno = report.nodeid.split("::", 1)[0], None  # file is the module's
         self.line = lineno + 1 if lineno is not None else None
         self.test_name = domain
         self.limits = limits
@@ -857,7 +859,7 @@ def _same_file(path: str, file: str) -> bool:
 
 
 def _in_project(path: str) -> bool:
-    return not Path(path).is_absolute() and not any(part in path for part in _THIRD_PARTY)
+    return not Path(path).is_absolute() and not any(part in path for part in THIRD_PARTY)
 
 
 def skipped_collector(

@@ -200,7 +200,10 @@ class QBenchSession(QBenchWorker):
         self.deselected: list[str] = []
         """Node ids of the deselected tests, for the history index (``qbench diff``)."""
         self.written: list[Path] = []
-        self.skipped_collectors: set[str] = set()
+        self.skipped_collectors: dict[str, TestResultRecord] = {}
+        """The modules skipped at collection, by node id (emitted when collection ends)."""
+        self.collected = False
+        """Whether collection ended (the skipped modules were emitted)."""
         self.unstreamed: list[TestResultRecord] = []
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
         self.quarantined: dict[str, bool] = {}
@@ -216,6 +219,8 @@ class QBenchSession(QBenchWorker):
         """Warnings pytest recorded after the reports were written (another plugin's terminal
         summary): not in them, and said so on the terminal."""
         self.stream: store.StreamWriter | None = None
+        self.order_written = False
+        """Whether the tests' order was written (``order_path``), to be removed at the end."""
         self.stream_failures = 0
         """Writes to the stream that failed (a full disk)."""
         self.stream_damaged = False
@@ -285,6 +290,11 @@ class QBenchSession(QBenchWorker):
     def stream_path(self) -> Path:
         """This run's ``results.jsonl``."""
         return self.run_dir / store.STREAM_NAME
+
+    @property
+    def order_path(self) -> Path:
+        """The node ids of the tests this run is to run, in order (``store.write_order``)."""
+        return self.run_dir / store.ORDER_NAME
 
     # --- hooks ----------------------------------------------------------------------------
 
@@ -361,14 +371,29 @@ class QBenchSession(QBenchWorker):
         with self.guard("pytest_collectreport"):
             if report.failed:
                 self._add_collection_error(collection_error(report, self.limits, self.redact))
-            elif report.nodeid not in self.skipped_collectors:
-                self.skipped_collectors.add(report.nodeid)
-                self._emit(skipped_collector(report, self.redact))
+            elif report.nodeid in self.skipped_collectors:
+                # one file, two collectors (--doctest-modules' DoctestModule beside the
+                # Module): pytest counts each skip, under one node id
+                if not self.collected:
+                    self.skipped_collectors[report.nodeid]["counted_as"].append("skipped")
+            else:
+                skipped = skipped_collector(report, self.redact)
+                self.skipped_collectors[report.nodeid] = skipped
+                if self.collected:
+                    self._emit(skipped)
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        with self.guard("pytest_collection_finish"):
+            self._emit_skipped_collectors()
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
             self.run["collected"] = len(session.items)
+        elif session.items and self.stream is not None:
+            # the order the tests run in: a run killed mid-test (pytest-timeout's thread
+            # method, a signal) is then known to have died in the first test without a result
+            with self.guard("pytest_collection_finish"), suppress(OSError):
+                nodeids = self.redact.data([item.nodeid for item in session.items])
+                self.order_written = store.write_order(self.order_path, nodeids)
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -466,6 +491,15 @@ class QBenchSession(QBenchWorker):
             )
 
     # --- accumulation ---------------------------------------------------------------------
+
+    def _emit_skipped_collectors(self) -> None:
+        """Emit the modules skipped at collection, each once with every skip pytest counted
+        (they are held until collection ends for that)."""
+        if self.collected:
+            return
+        self.collected = True
+        for skipped in self.skipped_collectors.values():
+            self._emit(skipped)
 
     def _take_report(self, report: pytest.TestReport) -> None:
         category = self._category(report)
@@ -650,6 +684,8 @@ class QBenchSession(QBenchWorker):
 
     def finish(self, exitstatus: int) -> None:
         """Complete the run: the other plugins' hooks, the stream's end record, every file."""
+        with self.guard("the skipped modules"):  # collection did not end (Ctrl-C, pytest.exit)
+            self._emit_skipped_collectors()
         self._flush_pending()
         self.run["completed_at"] = iso(datetime.now(timezone.utc))
         self.run["exit_code"] = exitstatus
@@ -700,6 +736,9 @@ class QBenchSession(QBenchWorker):
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
             self.stream = None  # nothing goes into it after its end record (a late internal error)
+        if self.order_written:  # the end record says the run did not die mid-test
+            with suppress(OSError):
+                self.order_path.unlink()
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
 

@@ -236,11 +236,13 @@ class Aggregator:
             self.xpassed.offer(result)
         elif outcome == "skipped":
             reason = result["reason"] or "(no reason given)"
+            # a module skipped under --doctest-modules: pytest counts its two collectors' skips
+            skips = result["counted_as"].count("skipped") or 1
             group = self.skips.get(reason)
             if group is not None:
-                group.count += 1
+                group.count += skips
             elif len(self.skips) < self.max_items * 4:
-                self.skips[reason] = SkipGroup(reason, 1, result)
+                self.skips[reason] = SkipGroup(reason, skips, result)
 
     def _count(self, category: str) -> None:
         if category in IGNORED_CATEGORIES or not category:

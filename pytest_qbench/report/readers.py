@@ -27,6 +27,7 @@ from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import SCHEMA_VERSION
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Failure
 from pytest_qbench.report.models import RepeatStats
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import ReportSummary
@@ -41,8 +42,11 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.record_schema import record_validator
 from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.store import ORDER_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
+from pytest_qbench.report.store import read_order
+from pytest_qbench.report.store import run_in_progress
 
 
 if TYPE_CHECKING:
@@ -152,6 +156,9 @@ class StreamContents:
     """Line number of the first line that is not a valid record."""
     torn_last_line: bool = False
     """Whether the last line is one of the bad ones (a process killed mid-write)."""
+    died_in: str | None = None
+    """The node id of the test a run that died (no end record) was running: the first it was
+    to run without a result (its failed result is among the results)."""
 
     def damage_note(self, path: Path) -> str | None:
         """One line about the lines skipped, naming what they are; ``None`` without any."""
@@ -209,7 +216,52 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
         raise ReportFormatError(
             f"{path} has no start record: it is not a qbench result stream", slug="stream-invalid"
         )
+    if contents.end is None and not run_in_progress(path.parent):
+        _add_died_in(contents, path.parent / ORDER_NAME, records=records)
     return contents
+
+
+DIED_TYPE = "ProcessDied"
+"""The error type of the test a run died in (``died_in_result``)."""
+DIED_MESSAGE = (
+    "the test process ended while this test ran, and pytest reported nothing more: it was "
+    "killed (a signal, the out-of-memory killer, pytest-timeout's thread method, os._exit); "
+    "the run's own output (stderr) may say why"
+)
+
+
+def died_in_result(nodeid: str) -> TestResult:
+    """The result of the test a run died in: failed (it never passed), its line unknown."""
+    file, _, rest = nodeid.partition("::")
+    return TestResult(
+        nodeid=nodeid,
+        test_name=rest.replace("::", ".") or nodeid,
+        file=file,
+        outcome="failed",
+        failure=Failure(error_type=DIED_TYPE, error_message=DIED_MESSAGE),
+        counted_as=["failed"],
+    )
+
+
+def _add_died_in(contents: StreamContents, order: Path, *, records: bool) -> None:
+    """Add the result of the test a run that died without an end record died in: the first of
+    the tests it was to run (``store.ORDER_NAME``) without a result. Nothing when the run died
+    before its tests or after the last one."""
+    if not order.is_file():
+        return
+    done = {result.nodeid for result in contents.results}
+    done.update(record["nodeid"] for record in contents.result_records)
+    nodeid = next((nodeid for nodeid in read_order(order) if nodeid not in done), None)
+    if nodeid is None:
+        return
+    contents.died_in = nodeid
+    result = died_in_result(nodeid)
+    if not records:
+        contents.results.append(result)
+        return
+    record = cast("TestResultRecord", result.model_dump(mode="json"))
+    contents.result_records.append(record)
+    contents.result_json.append(dumps(compact(RESULT, record)))
 
 
 def _add_result_json(contents: StreamContents, line: str, validator: SchemaValidator) -> bool:

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import suppress
 from datetime import datetime
 from datetime import timezone
@@ -51,6 +52,11 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
+ORDER_NAME = "collected.txt"
+"""The node ids of the tests a run is to run, in their order, one a line: written when
+collection ends, removed when the run ends. A run that died mid-test (no end
+record in its stream) died in the first of them without a result (``write_order``)."""
+ORDER_CHUNK = 2000
 RESULT_PREFIX = '{"kind":"result","result":'
 RESULT = "TestResult"
 """The model of a result; its records are stored ``compact`` (fields at their default left out)
@@ -130,6 +136,75 @@ def prepare_store(qbench_dir: Path) -> None:
 def run_dir(qbench_dir: Path, run_id: str) -> Path:
     """Where a run's files live."""
     return qbench_dir / RUNS_DIR / run_id
+
+
+def write_order(path: Path, nodeids: Sequence[str]) -> bool:
+    """Write the node ids of the tests to run, in order, to ``path`` (``ORDER_NAME``): one a
+    line, ``ORDER_CHUNK`` joined at a time (so that the text held at once stays small), to a
+    temporary file renamed when whole. ``False``, and nothing written, when an id holds a line
+    break (a collector's own name): the order could not be read back.
+
+    Raises:
+        OSError: the file cannot be written.
+    """
+    partial = path.with_name(path.name + ".tmp")
+    try:
+        with partial.open("w", encoding="utf-8", errors="replace", newline="\n") as handle:
+            for start in range(0, len(nodeids), ORDER_CHUNK):
+                ids = nodeids[start : start + ORDER_CHUNK]
+                text = "\n".join(ids)
+                if text.count("\n") != len(ids) - 1:
+                    raise _LineBreakError
+                handle.write(text + "\n")
+    except _LineBreakError:
+        partial.unlink()
+        return False
+    except OSError:
+        with suppress(OSError):
+            partial.unlink()
+        raise
+    os.replace(partial, path)
+    return True
+
+
+class _LineBreakError(Exception):
+    """A node id holds a line break."""
+
+
+def read_order(path: Path) -> Iterator[str]:
+    """The node ids ``write_order`` wrote to ``path``, in order; nothing when there is no such
+    file."""
+    try:
+        handle = path.open(encoding="utf-8", errors="replace", newline="\n")
+    except OSError:
+        return
+    with handle:
+        for line in handle:
+            yield line[:-1] if line.endswith("\n") else line
+
+
+END_PREFIX = b'{"kind":"end"'
+"""How the stream's end record starts (``StreamWriter.write_end``)."""
+
+
+def stream_ended(path: Path, block: int = 65536) -> bool:
+    """Whether the stream at ``path`` ends with its end record (the session finished): its last
+    line is read back from the file's end, a block at a time. ``False`` when it cannot be read."""
+    try:
+        with path.open("rb") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            tail = b""
+            while end > 0:
+                start = max(0, end - block)
+                handle.seek(start)
+                tail = handle.read(end - start) + tail
+                end = start
+                line_start = tail.rfind(b"\n", 0, len(tail.rstrip(b"\n")))
+                if line_start >= 0:
+                    return tail[line_start + 1 :].startswith(END_PREFIX)
+            return tail.startswith(END_PREFIX)
+    except OSError:
+        return False
 
 
 def _replaced(path: Path, fd: int) -> bool:
