@@ -159,6 +159,26 @@ def test_no_hook_runs_at_each_tests_setup(pytester: pytest.Pytester, run_qbench:
     assert "qbench" not in line.split("SETUP_HOOKS")[1], line
 
 
+GENERATE_HOOKS = """
+    def test_generate_hooks(request):
+        impls = request.config.hook.pytest_generate_tests.get_hookimpls()
+        print("GENERATE_HOOKS", [impl.plugin_name for impl in impls])
+"""
+
+
+@pytest.mark.parametrize("repeat", [None, "3"])
+def test_test_functions_generated_without_qbench_unless_repeated(
+    pytester: pytest.Pytester, run_qbench: RunQBench, repeat: str | None
+) -> None:
+    """qbench implements pytest_generate_tests (a pluggy call at every test function's
+    collection) only with --qbench-repeat above 1, where its agent tests run again."""
+    pytester.makepyfile(test_generate=GENERATE_HOOKS)
+    run = run_qbench("-s", *([f"--qbench-repeat={repeat}"] if repeat else []))
+    line = next(x for x in run.result.outlines if "GENERATE_HOOKS" in x)
+    names = line.split("GENERATE_HOOKS")[1]
+    assert ("qbench" in names) is (repeat is not None), line
+
+
 RERUN_ATTACHING = """
     import pytest
 
