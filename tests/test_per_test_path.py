@@ -8,10 +8,13 @@ import math
 import random
 from datetime import datetime
 from datetime import timezone
+from pathlib import Path
+from types import TracebackType
 
 import pytest
 
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.plugin.collectors import _frames_of
 from pytest_qbench.report import shapes
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import iso_epoch
@@ -245,3 +248,33 @@ def test_registered_plugins_hold_only_their_hooks(
     session_hooks = next(line[2:] for line in lines if line[0] == "qbench-session")
     assert {"pytest_runtest_logreport", "pytest_runtest_makereport"} <= set(session_hooks)
     assert run.by_name("test_plugin_names").outcome == "passed"
+
+
+class _CountedTraceback:
+    """A traceback entry whose ``tb_lineno`` counts its reads (CPython 3.11 works it out of
+    the code's line table at each one)."""
+
+    def __init__(self, tb: TracebackType) -> None:
+        self.tb_frame = tb.tb_frame
+        self.tb_next = None
+        self.line = tb.tb_lineno
+        self.reads = 0
+
+    @property
+    def tb_lineno(self) -> int:
+        self.reads += 1
+        return self.line
+
+
+def test_a_failing_frame_reads_its_line_once(tmp_path: Path) -> None:
+    """A failure's frames read each traceback entry's line number once (its frame and its
+    source line alike): each read costs a walk of the code's line table."""
+    try:
+        raise ValueError("boom")
+    except ValueError as exc:
+        assert exc.__traceback__ is not None
+        counted = _CountedTraceback(exc.__traceback__)
+    frames, sources = _frames_of(counted, tmp_path)  # type: ignore[arg-type]
+    assert [frame["line"] for frame in frames] == [counted.line]
+    assert sources == ['raise ValueError("boom")']
+    assert counted.reads == 1
