@@ -8,10 +8,13 @@ import math
 import random
 from datetime import datetime
 from datetime import timezone
+from pathlib import Path
+from types import TracebackType
 
 import pytest
 
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.plugin.collectors import _frames_of
 from pytest_qbench.report import shapes
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import iso_epoch
@@ -159,6 +162,26 @@ def test_no_hook_runs_at_each_tests_setup(pytester: pytest.Pytester, run_qbench:
     assert "qbench" not in line.split("SETUP_HOOKS")[1], line
 
 
+GENERATE_HOOKS = """
+    def test_generate_hooks(request):
+        impls = request.config.hook.pytest_generate_tests.get_hookimpls()
+        print("GENERATE_HOOKS", [impl.plugin_name for impl in impls])
+"""
+
+
+@pytest.mark.parametrize("repeat", [None, "3"])
+def test_test_functions_generated_without_qbench_unless_repeated(
+    pytester: pytest.Pytester, run_qbench: RunQBench, repeat: str | None
+) -> None:
+    """qbench implements pytest_generate_tests (a pluggy call at every test function's
+    collection) only with --qbench-repeat above 1, where its agent tests run again."""
+    pytester.makepyfile(test_generate=GENERATE_HOOKS)
+    run = run_qbench("-s", *([f"--qbench-repeat={repeat}"] if repeat else []))
+    line = next(x for x in run.result.outlines if "GENERATE_HOOKS" in x)
+    names = line.split("GENERATE_HOOKS")[1]
+    assert ("qbench" in names) is (repeat is not None), line
+
+
 RERUN_ATTACHING = """
     import pytest
 
@@ -225,3 +248,33 @@ def test_registered_plugins_hold_only_their_hooks(
     session_hooks = next(line[2:] for line in lines if line[0] == "qbench-session")
     assert {"pytest_runtest_logreport", "pytest_runtest_makereport"} <= set(session_hooks)
     assert run.by_name("test_plugin_names").outcome == "passed"
+
+
+class _CountedTraceback:
+    """A traceback entry whose ``tb_lineno`` counts its reads (CPython 3.11 works it out of
+    the code's line table at each one)."""
+
+    def __init__(self, tb: TracebackType) -> None:
+        self.tb_frame = tb.tb_frame
+        self.tb_next = None
+        self.line = tb.tb_lineno
+        self.reads = 0
+
+    @property
+    def tb_lineno(self) -> int:
+        self.reads += 1
+        return self.line
+
+
+def test_a_failing_frame_reads_its_line_once(tmp_path: Path) -> None:
+    """A failure's frames read each traceback entry's line number once (its frame and its
+    source line alike): each read costs a walk of the code's line table."""
+    try:
+        raise ValueError("boom")
+    except ValueError as exc:
+        assert exc.__traceback__ is not None
+        counted = _CountedTraceback(exc.__traceback__)
+    frames, sources = _frames_of(counted, tmp_path)  # type: ignore[arg-type]
+    assert [frame["line"] for frame in frames] == [counted.line]
+    assert sources == ['raise ValueError("boom")']
+    assert counted.reads == 1

@@ -73,6 +73,42 @@ def test_redactor_learns_secrets_set_later() -> None:
     assert redact("token rt-0123456789") == "token [redacted]"
 
 
+def test_os_environ_looked_at_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """refresh() of os.environ copies nothing while only PYTEST_CURRENT_TEST changes (set
+    anew, deleted, set again: what pytest does at each phase), and still learns a secret set
+    beside it, or a value changed in place (issue 28: a copy was about 8 k instructions)."""
+    import os
+
+    from pytest_qbench.core import redact as module
+
+    copies: list[int] = []
+    snapshot = module.environment_snapshot
+
+    def counted(environ: object) -> dict[object, object]:
+        copies.append(1)
+        return snapshot(environ)  # type: ignore[arg-type]
+
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "t.py::test_a (setup)")
+    monkeypatch.setenv("QB_SECRET_TOKEN", "first-token-value")
+    redact = Redactor(os.environ)
+    monkeypatch.setattr(module, "environment_snapshot", counted)
+    for phase in ("call", "teardown"):
+        os.environ["PYTEST_CURRENT_TEST"] = f"t.py::test_a ({phase})"
+        assert not redact.refresh(os.environ)
+    del os.environ["PYTEST_CURRENT_TEST"]
+    assert not redact.refresh(os.environ)
+    os.environ["PYTEST_CURRENT_TEST"] = "t.py::test_b (setup)"
+    assert not redact.refresh(os.environ)
+    assert copies == []
+    monkeypatch.setenv("QB_SECRET_TOKEN", "second-token-value")  # in place: same length
+    assert redact.refresh(os.environ)
+    assert redact("second-token-value") == "[redacted]"
+    assert not redact.refresh(os.environ)
+    monkeypatch.setenv("QB_OTHER_PASSWORD", "third-password")
+    assert redact.refresh(os.environ)
+    assert redact("x third-password") == "x [redacted]"
+
+
 def test_secret_in_test_id_is_redacted(
     pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 SESSION_PLUGIN_NAME = "qbench-session"
 SHARD_PLUGIN_NAME = "qbench-shard"
+REPEAT_PLUGIN_NAME = "qbench-repeat"
 WORKER_FLAG = "qbench"
 ATTACH_FLAG = "qbench_attach"
 COVERAGE_FLAG = "qbench_cov"
@@ -85,6 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "what the test records with the qbench fixture when it returns",
     )
     parse_thresholds(config.getini("qbench_thresholds"))  # refused before any test runs
+    repeat = config.getoption("qbench_repeat", None)
+    if repeat and repeat > 1:  # a hook of every test function at collection: only when asked
+        registered.register(config, agent_hooks.Repeats(repeat), REPEAT_PLUGIN_NAME)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         _configure_worker(config, workerinput)
@@ -233,16 +237,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         return None
     case_file: pytest.Collector = agent_items.AgentCaseFile.from_parent(parent, path=file_path)
     return case_file
-
-
-# trylast: after pytest's own implementation applied the parametrize marks, so the repeat's
-# index ends the id (test[a-1], not test[1-a]): ids join in the order parametrize is called
-@pytest.hookimpl(trylast=True)
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``--qbench-repeat N``: run each agent test N times (ids after the test's own)."""
-    count = metafunc.config.getoption("qbench_repeat", None)
-    if count and count > 1 and agent_hooks.is_agent_function(metafunc):
-        agent_hooks.parametrize_repeats(metafunc, count)
 
 
 # trylast: the items left once -k, -m and other plugins deselected theirs, so an agent test

@@ -54,6 +54,24 @@ def parametrize_repeats(metafunc: pytest.Metafunc, count: int) -> None:
     )
 
 
+class Repeats:
+    """``--qbench-repeat N``: each agent test runs N times (ids after the test's own).
+
+    Registered only when N is above 1 (`pytest_qbench.plugin`'s ``pytest_configure``):
+    ``pytest_generate_tests`` runs for every test function a run collects, so a run without
+    repeats has no implementation of it to call (issue 28)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    # trylast: after pytest's own implementation applied the parametrize marks, so the repeat's
+    # index ends the id (test[a-1], not test[1-a]): ids join in the order parametrize is called
+    @pytest.hookimpl(trylast=True)
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if is_agent_function(metafunc):
+            parametrize_repeats(metafunc, self.count)
+
+
 def uses_agent_evaluation(items: Iterable[pytest.Item]) -> bool:
     """Whether any item uses the ``qbench`` fixture or carries the ``qbench`` marker (on itself,
     its class or its module)."""
