@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+from types import CodeType
+from typing import Any
 
 import jinja2
 
@@ -26,7 +28,23 @@ DISABLE_ENV = "QBENCH_TEMPLATE_CACHE"
 
 class _QuietCache(jinja2.FileSystemBytecodeCache):
     """Jinja's file cache whose failures to write (a full or read-only disk) lose the entry
-    only."""
+    only. It remembers each template it gave or took code for (``loaded``: name to source and
+    code), which `report.precompiled` keeps for runs that render without importing Jinja."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._buckets: dict[str, tuple[str, jinja2.bccache.Bucket]] = {}
+
+    @property
+    def loaded(self) -> dict[str, tuple[str, CodeType | None]]:
+        return {name: (source, b.code) for name, (source, b) in self._buckets.items()}
+
+    def get_bucket(
+        self, environment: jinja2.Environment, name: str, filename: str | None, source: str
+    ) -> jinja2.bccache.Bucket:
+        bucket = super().get_bucket(environment, name, filename, source)
+        self._buckets[name] = (source, bucket)  # its code is set once Jinja has compiled it
+        return bucket
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
         with contextlib.suppress(OSError):
