@@ -106,9 +106,13 @@ def test_a_changed_template_is_not_rendered_from_old_code(temp_dir: Path, tmp_pa
 def test_no_entry_when_the_cache_is_switched_off(
     temp_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(DISABLE_ENV, "0")
     keep_entry()
-    assert not temp_dir.exists() or list(temp_dir.glob("__qbench_text_precompiled_*")) == []
+    monkeypatch.setenv(DISABLE_ENV, "0")
+    assert kept(golden_report()) == (None, True)  # an entry kept before is not used either
+    for entry in temp_dir.glob("__qbench_text_precompiled_*"):
+        entry.unlink()
+    keep_entry()
+    assert list(temp_dir.glob("__qbench_text_precompiled_*")) == []
 
 
 @settings(

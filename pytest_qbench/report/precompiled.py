@@ -50,6 +50,8 @@ from typing import Any
 if TYPE_CHECKING:
     import jinja2
 
+DISABLE_ENV = "QBENCH_TEMPLATE_CACHE"
+"""``QBENCH_TEMPLATE_CACHE=0``: no compiled template kept or used (`template_cache` too)."""
 FORMAT = 2
 """Bumped whenever the entry's shape or `_Environment` changes."""
 PACKAGE = "_qbench_jinja2"
@@ -157,6 +159,8 @@ def render_builtin(
 
 
 def _load(template_dir: Path) -> dict[str, Any] | None:
+    if os.environ.get(DISABLE_ENV, "1").strip() == "0":
+        return None
     cache = _cache_dir()
     jinja_dir = _jinja_dir()
     if cache is None or jinja_dir is None:

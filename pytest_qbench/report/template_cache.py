@@ -7,6 +7,7 @@ created mode 0700 and refused when another user owns it), with qbench's own file
 entry is used only when the template's source and the Python version match the ones it was
 compiled from, so a changed template or a new Python compiles again. A cache that cannot be
 made or written is left out: the template is compiled as it would be without one.
+``QBENCH_TEMPLATE_CACHE=0`` (`DISABLE_ENV`) compiles every template on every run, writing nothing.
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from typing import Any
 
 import jinja2
 
+from pytest_qbench.report.precompiled import DISABLE_ENV as DISABLE_ENV
+
 
 CACHE_PATTERN = "__qbench_{kind}_%s.cache"
 """One set of files per kind of environment: Jinja's key (the template's name and file) does
 not hold the environment's options (autoescape, trim_blocks...), which shape the code."""
-DISABLE_ENV = "QBENCH_TEMPLATE_CACHE"
-"""``QBENCH_TEMPLATE_CACHE=0`` compiles every template on every run, writing nothing."""
 
 
 class _QuietCache(jinja2.FileSystemBytecodeCache):
