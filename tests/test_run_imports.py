@@ -168,3 +168,23 @@ print(sorted(str(k[1]) for k in set(re._cache) - before))
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_an_ascii_secret_imports_no_escape_codec() -> None:
+    """A printable ASCII secret (most tokens) is its own ``unicode_escape`` form: the codec
+    (``encodings.unicode_escape``) is not imported for it; a secret with a backslash or a
+    non-ASCII character still goes through it. The forms are those the codec gives."""
+    code = """
+import sys
+from pytest_qbench.core import redact
+redact.written_forms("abc-DEF_123 ~!@#$%^&*()")
+print("encodings.unicode_escape" in sys.modules)
+redact.written_forms("tab\\\\there-\\u00e9-secret")
+print("encodings.unicode_escape" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
+    from pytest_qbench.core.redact import written_forms
+
+    for secret in ("abc-DEF_123 ~!@#$%^&*()", "tab\\there-\u00e9-secret", "line\nbreak-secret"):
+        assert secret.encode("unicode_escape").decode("ascii") in written_forms(secret)

@@ -22,6 +22,8 @@ from pytest_qbench.report.shapes import Record
 
 
 if TYPE_CHECKING:
+    import jinja2
+
     from pytest_qbench.report.ctrf import CtrfHistory
     from pytest_qbench.report.html.page import Page
     from pytest_qbench.report.html.trend import Trend
@@ -77,8 +79,16 @@ class OutputWriter:
     ``report.json`` instead of dumping the results again."""
 
     def __post_init__(self) -> None:
-        self.env = make_environment(self.template_dir)
+        self._env: jinja2.Environment | None = None
         self._page: tuple[Path, Page] | None = None
+
+    @property
+    def env(self) -> jinja2.Environment:
+        """The Jinja environment of this writer's templates, made (and Jinja imported) at first
+        use: the built-in report.md alone is rendered without it when it can be."""
+        if self._env is None:
+            self._env = make_environment(self.template_dir)
+        return self._env
 
     def _results(self) -> StreamResults | list[TestResultRecord]:
         results = self.report["results"]
@@ -99,12 +109,13 @@ class OutputWriter:
 
     def template(self, template: str | Path, path: Path) -> Path:
         """Any template, rendered to ``path``."""
+        builtin = self.template_dir is None and template == MARKDOWN_TEMPLATE
         text = render(
             self.report,
             template,
             view=self.view,
             results=self._results(),
-            env=self.env,
+            env=None if builtin and self._env is None else self.env,
             max_items=self.max_items,
         )
         atomic.write_text_atomic(path, text)

@@ -36,15 +36,15 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import json
+import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
-
-import jinja2
 
 from pytest_qbench.core.errors import TemplateError
 from pytest_qbench.core.markdown import clean
@@ -55,16 +55,20 @@ from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
 from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import trace_without_message
+from pytest_qbench.report import precompiled
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.aggregate import as_record
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
-from pytest_qbench.report.template_cache import bytecode_cache
 from pytest_qbench.report.verdict import incomplete_text
 from pytest_qbench.report.verdict import recording_errors
 from pytest_qbench.report.verdict import run_green
+
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 MARKDOWN_TEMPLATE = "report.md.j2"
@@ -82,6 +86,10 @@ def builtin_template_dir() -> Path:
 
 def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
     """A Jinja environment: the user's directory first, then the built-ins; strict undefined."""
+    import jinja2
+
+    from pytest_qbench.report.template_cache import bytecode_cache
+
     loaders: list[jinja2.BaseLoader] = []
     if template_dir is not None:
         loaders.append(jinja2.FileSystemLoader(str(template_dir)))
@@ -95,8 +103,15 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
         bytecode_cache=bytecode_cache("text"),
     )
-    env.globals["trace_fence"] = trace_fence
-    env.filters.update(
+    globals_, filters = additions()
+    env.globals.update(globals_)
+    env.filters.update(filters)
+    return env
+
+
+def additions() -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
+    """qbench's globals and filters, beside Jinja's own (`make_environment`; `precompiled`)."""
+    return {"trace_fence": trace_fence}, dict(
         md_text=md_text,
         md_code=md_code,
         md_cell=md_cell,
@@ -113,7 +128,6 @@ def make_environment(template_dir: Path | None = None) -> jinja2.Environment:
         without_message=trace_without_message,
         summary_parts=summary_parts,
     )
-    return env
 
 
 _COVERAGE_VIEW = "pytest_qbench.report.coverage.view"
@@ -173,6 +187,8 @@ def find_template(env: jinja2.Environment, template: str | Path) -> jinja2.Templ
     Raises:
         TemplateError: it does not exist or does not parse.
     """
+    import jinja2
+
     try:
         if isinstance(template, Path):
             return _from_file(env, template)
@@ -196,6 +212,8 @@ def find_template(env: jinja2.Environment, template: str | Path) -> jinja2.Templ
 
 
 def _from_file(env: jinja2.Environment, path: Path) -> jinja2.Template:
+    import jinja2
+
     try:
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -232,33 +250,46 @@ def render(
         template: Template name (looked up first, see `find_template`) or path.
         view: Precomputed bounded selections; computed from ``results`` when omitted.
         results: Every result; ``report.results`` when omitted.
-        env: A Jinja environment from ``make_environment``; built-ins only when omitted.
+        env: A Jinja environment from ``make_environment``; built-ins only when omitted (then
+            the built-in ``report.md.j2`` is rendered from its kept code when it can be:
+            `report.precompiled`, no Jinja import).
         max_items: Cap on listed failures, errors, skips... when ``view`` is computed here.
 
     Raises:
         TemplateError: the template is missing or fails while rendering.
     """
-    env = env or make_environment()
     report = as_record(report)
     all_results: Iterable[Any] = report["results"] if results is None else results
     if view is None:
         if isinstance(all_results, Iterator):  # one pass only: the view would consume it
             all_results = list(all_results)
         view = aggregate(all_results, max_items=max_items).view()
+    errors = recording_errors(report)
+    context = {
+        "report": report,
+        "results": all_results,
+        "summary": report["summary"],
+        "view": view,
+        "max_items": max_items,
+        "green": run_green(report),
+        "recording_errors": errors,
+        "incomplete": incomplete_text(errors),
+    }
+    keep = False
+    if env is None and template == MARKDOWN_TEMPLATE and "jinja2" not in sys.modules:
+        text, keep = precompiled.render_builtin(
+            template, builtin_template_dir(), additions, context
+        )
+        if text is not None:
+            return text
+    env = env or make_environment()
     tmpl = find_template(env, template)
     try:
-        errors = recording_errors(report)
-        return tmpl.render(
-            report=report,
-            results=all_results,
-            summary=report["summary"],
-            view=view,
-            max_items=max_items,
-            green=run_green(report),
-            recording_errors=errors,
-            incomplete=incomplete_text(errors),
-        )
+        text = tmpl.render(**context)
     except Exception as exc:  # anything a template does wrong is the template's error
         raise TemplateError(
             f"template '{template}' failed: {type(exc).__name__}: {exc}", slug="template-render"
         ) from None
+    if keep:
+        precompiled.store(env, builtin_template_dir())
+    return text
