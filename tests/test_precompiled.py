@@ -28,6 +28,7 @@ from pytest_qbench.report.render import additions
 from pytest_qbench.report.render import builtin_template_dir
 from pytest_qbench.report.render import make_environment
 from pytest_qbench.report.render import render
+from pytest_qbench.report.render import template_context
 from pytest_qbench.report.template_cache import DISABLE_ENV
 
 
@@ -43,13 +44,7 @@ def kept(report: models.TestReport, template_dir: Path | None = None) -> tuple[s
     """``report`` rendered from the kept code (``None`` when there is none) and whether a new
     entry should be kept."""
     record: Any = as_record(report.model_dump(mode="json"))
-    context = {
-        "report": record,
-        "results": record["results"],
-        "summary": record["summary"],
-        "view": aggregate(record["results"]).view(),
-        "max_items": 50,
-    }
+    context = template_context(record, record["results"], aggregate(record["results"]).view(), 50)
     directory = template_dir or builtin_template_dir()
     return precompiled.render_builtin(MARKDOWN_TEMPLATE, directory, additions, context)
 

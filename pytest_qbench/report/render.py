@@ -234,6 +234,23 @@ def list_builtin_templates() -> list[str]:
     return sorted(p.name for p in builtin_template_dir().glob("*.j2") if p.name != HTML_TEMPLATE)
 
 
+def template_context(
+    report: Record, results: Iterable[Any], view: ReportView, max_items: int
+) -> dict[str, Any]:
+    """The variables a Markdown template sees (the module's docstring lists them)."""
+    errors = recording_errors(report)
+    return {
+        "report": report,
+        "results": results,
+        "summary": report["summary"],
+        "view": view,
+        "max_items": max_items,
+        "green": run_green(report),
+        "recording_errors": errors,
+        "incomplete": incomplete_text(errors),
+    }
+
+
 def render(
     report: Record | Any,
     template: str | Path = MARKDOWN_TEMPLATE,
@@ -264,17 +281,7 @@ def render(
         if isinstance(all_results, Iterator):  # one pass only: the view would consume it
             all_results = list(all_results)
         view = aggregate(all_results, max_items=max_items).view()
-    errors = recording_errors(report)
-    context = {
-        "report": report,
-        "results": all_results,
-        "summary": report["summary"],
-        "view": view,
-        "max_items": max_items,
-        "green": run_green(report),
-        "recording_errors": errors,
-        "incomplete": incomplete_text(errors),
-    }
+    context = template_context(report, all_results, view, max_items)
     keep = False
     if env is None and template == MARKDOWN_TEMPLATE and "jinja2" not in sys.modules:
         text, keep = precompiled.render_builtin(
