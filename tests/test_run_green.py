@@ -112,6 +112,9 @@ def test_the_index_knows_a_run_qbench_could_not_record(
     assert main(["show", "last"]) == 0
     shown = capsys.readouterr().out
     assert "recorded  incomplete: qbench could not record the run (2 internal errors" in shown
+    assert shown.splitlines()[0].endswith(" (incomplete)")
+    assert main(["runs"]) == 0
+    assert "0 tests: none ran (incomplete)" in capsys.readouterr().out.splitlines()[1]
     assert main(["show", "last", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["recording_errors"] == 2
     assert main(["pr-comment"]) == 0

@@ -78,6 +78,17 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     ]
 
 
+def state_words(run: RunInfo) -> str:
+    """Why a run's counts are not the whole run: `` (interrupted)``, `` (incomplete)`` (qbench
+    could not record all of it), both, or ``""``."""
+    words = [
+        word
+        for word, on in (("interrupted", run.interrupted), ("incomplete", run.recording_errors))
+        if on
+    ]
+    return f" ({', '.join(words)})" if words else ""
+
+
 def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
     """``qbench runs`` (the line of ``usage_line`` follows)."""
     if not runs:
@@ -87,8 +98,7 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
         (
             run.run_id,
             when(run.started_at),
-            f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts)}"
-            + (" (interrupted)" if run.interrupted else ""),
+            f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts)}{state_words(run)}",
             format_duration(run.duration),
             "-" if run.exit_code is None else str(run.exit_code),
             *((run.shard or "-",) if sharded else ()),
@@ -104,7 +114,7 @@ def run_lines(
     run: RunInfo, failures: Sequence[tuple[str, str, FailureInfo | None]], report: Path | None
 ) -> list[str]:
     """``qbench show``."""
-    state = " (interrupted)" if run.interrupted else ""
+    state = state_words(run)
     exit_code = "unknown" if run.exit_code is None else str(run.exit_code)
     lines = [
         f"run       {run.run_id}{state}",
