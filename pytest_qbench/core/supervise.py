@@ -9,8 +9,10 @@ and last bytes, with a note of the cut). At its end, normal or not, every proces
 killed, those that left its process group too (a daemon that double-forks and calls
 ``setsid``), by three nets, the first that applies holding the most:
 
-1. a cgroup v2 of its own (``core/cgroup.py``) where this process may make one: every process
-   the child starts is born inside, whatever its session or environment;
+1. a cgroup v2 of its own (``core/cgroup.py``) where this process may make one: made before
+   the child starts, the child moves itself into it before its program begins (``preexec_fn``),
+   so every process the child starts is born inside, whatever its session or environment, even
+   one forked at once;
 2. its process tree (``core/proctree.py``, psutil, Linux): descendants noted while it runs
    (each ``poll``/``wait`` looks), stopped, then killed;
 3. a cookie: an environment variable with a value of the child's own (``COOKIE``), which every
@@ -46,8 +48,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from typing import TYPE_CHECKING
 from typing import Protocol
 from typing import TypeAlias
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.core.cgroup import CgroupJail
 
 
 COOKIE = "QBENCH_SUPERVISED"
@@ -154,6 +161,7 @@ class Child:
         self._ending: Ending | None = None
         self._sink: BoundedSink | None = None
         writer = None
+        cell = prepare(f"{name}-{self.cookie[:8]}")
         if capture:
             reader, writer = os.pipe()
             stdout, stderr = writer, subprocess.STDOUT
@@ -167,17 +175,20 @@ class Child:
                 stderr=stderr,
                 start_new_session=NEW_SESSION,
                 creationflags=GROUP_FLAGS,
+                preexec_fn=None if cell is None else cell.join,
             )
         except BaseException:
             if writer is not None:
                 os.close(reader)
+            if cell is not None:
+                cell.close()
             raise
         finally:
             if writer is not None:
                 os.close(writer)
         if writer is not None:
             self._sink = BoundedSink(reader)
-        self.containment = contain(self.process.pid, f"{name}-{self.cookie[:8]}")
+        self.containment = contain(self.process.pid, cell)
         if stdin is not None:
             _feed(self.process, stdin)
 
@@ -302,16 +313,28 @@ def run(
     return child.finish() if ended else child.stop()
 
 
-def contain(pid: int, name: str) -> Containment | None:
-    """What holds ``pid``'s tree: a cgroup named ``name`` when one can be made, else its
-    process tree (Linux); ``None`` elsewhere (its process group and the cookie only)."""
+def prepare(name: str) -> CgroupJail | None:
+    """An empty cgroup named ``name`` for a child about to start (Linux, where one can be
+    made): the child joins it before its program begins (``CgroupJail.join``)."""
     if sys.platform != "linux":
         return None
     from pytest_qbench.core.cgroup import CgroupJail
+
+    return CgroupJail.make(name)
+
+
+def contain(pid: int, cell: CgroupJail | None) -> Containment | None:
+    """What holds ``pid``'s tree: the cgroup ``cell`` when it joined it, else its process tree
+    (Linux); ``None`` elsewhere (its process group and the cookie only)."""
+    if sys.platform != "linux":
+        return None
     from pytest_qbench.core.proctree import ProcessTree
 
-    jail = CgroupJail.create(pid, name)
-    return jail if jail is not None else ProcessTree(pid)
+    if cell is not None:
+        if cell.holds(pid):
+            return cell
+        cell.close()
+    return ProcessTree(pid)
 
 
 def kill_marked(cookie: str) -> set[int]:
