@@ -189,21 +189,17 @@ if os.fork() == 0:
     os.setsid()
     argv = [sys.executable, '-c', 'import time; time.sleep(600)', sys.argv[1] + '-grandchild']
     os.execve(sys.executable, argv, {})
-time.sleep(600)
+if sys.argv[2] == 'sleeps':
+    time.sleep(600)
 """
 """A child whose first act is to fork a grandchild that leaves its session and drops its
-environment (so neither the process group nor the cookie holds it), then sleeps forever."""
+environment (so neither the process group nor the cookie holds it), then sleeps forever or
+exits at once."""
 
 
-def test_a_grandchild_forked_at_once_dies_at_the_timeout(
-    tmp_path: Path, held_by: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A grandchild forked before the supervisor gets past the child's start (a busy machine
-    may hold the supervisor there for any time; here ``Popen`` returns only once the
-    grandchild lives): at the timeout the child and the grandchild are both killed. Before
-    the child moved itself into its cgroup before its program began, the supervisor moved it
-    after ``Popen``: the grandchild was born outside the cgroup and outlived the run."""
-    marker = f"qbench-sup-{uuid.uuid4().hex}"
+def popen_returns_late(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
+    """``Popen`` returns only once the grandchild named by ``marker`` lives: the supervisor
+    held past the child's start, as a busy machine may hold it for any time."""
 
     class LatePopen(subprocess.Popen[bytes]):
         def __init__(self, *args: object, **kwargs: object) -> None:
@@ -213,29 +209,71 @@ def test_a_grandchild_forked_at_once_dies_at_the_timeout(
                 time.sleep(0.01)
 
     monkeypatch.setattr(subprocess, "Popen", LatePopen)
+
+
+def kill_marked(marker: str) -> None:
+    """Kill what a failed test left."""
+    for pid in marked(marker):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_grandchild_forked_at_once_dies_at_the_timeout(
+    tmp_path: Path, held_by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grandchild forked before the supervisor gets past the child's start: at the timeout
+    the child and the grandchild are both killed. Before the child moved itself into its
+    cgroup before its program began, the supervisor moved it after ``Popen``: the grandchild
+    was born outside the cgroup and outlived the run."""
+    marker = f"qbench-sup-{uuid.uuid4().hex}"
+    popen_returns_late(monkeypatch, marker)
     try:
         ending = supervise.run(
-            [sys.executable, "-c", RACER, marker], cwd=tmp_path, timeout=1, capture=False
+            [sys.executable, "-c", RACER, marker, "sleeps"], cwd=tmp_path, timeout=1, capture=False
         )
         assert ending.timed_out and ending.held_by == held_by
         assert gone(marker)
     finally:
-        for pid in marked(marker):  # none, unless the test failed
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
+        kill_marked(marker)  # nothing, unless the test failed
+
+
+def test_a_grandchild_of_a_child_that_exits_at_once_dies_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The child forks the grandchild and exits at once, gone before the supervisor looks: the
+    cgroup still holds the grandchild, killed at the child's end. (Without a cgroup such a
+    grandchild escapes: the process tree's documented limit.)"""
+    from pytest_qbench.core import cgroup
+
+    if cgroup.cgroup_base() is None:
+        pytest.skip("no writable cgroup v2 here")
+    marker = f"qbench-sup-{uuid.uuid4().hex}"
+    popen_returns_late(monkeypatch, marker)
+    try:
+        ending = supervise.run(
+            [sys.executable, "-c", RACER, marker, "exits"], cwd=tmp_path, timeout=600
+        )
+        assert (ending.returncode, ending.held_by, ending.leftovers) == (0, "cgroup", 1)
+        assert gone(marker)
+    finally:
+        kill_marked(marker)
 
 
 def test_a_cgroup_the_child_could_not_join_falls_back_to_its_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A child whose move into its cgroup failed (the write refused) is held by its process
-    tree, and the empty cgroup is removed."""
+    """A child whose move into its cgroup failed (the write refused) is started again, held by
+    its process tree, and the empty cgroup is removed."""
     from pytest_qbench.core import cgroup
 
     base = cgroup.cgroup_base()
     if base is None:
         pytest.skip("no writable cgroup v2 here")
-    monkeypatch.setattr(cgroup.CgroupJail, "join", lambda self: None)
+
+    def refused(self: cgroup.CgroupJail) -> None:
+        raise PermissionError("refused")
+
+    monkeypatch.setattr(cgroup.CgroupJail, "join", refused)
     before = set(base.glob(f"qbench-{os.getpid()}-*"))
     ending = supervise.run([sys.executable, "-c", "print('ran')"], cwd=tmp_path, timeout=120)
     assert (ending.returncode, ending.held_by, ending.output) == (0, "process tree", "ran\n")

@@ -94,19 +94,21 @@ class CgroupJail:
 
     def join(self) -> None:
         """Move the calling process into the cgroup: run in the child between its fork and
-        its ``exec`` (``preexec_fn``), so only a write of a constant, and no error raised
-        (``holds`` tells the parent whether it worked)."""
-        if self.door is not None:
-            with contextlib.suppress(OSError):
-                os.write(self.door, b"0")  # "0": the process that writes
+        its ``exec`` (``Popen``'s ``preexec_fn``), so only a write of a constant. An error
+        fails the start (``Popen`` raises ``SubprocessError``) and the program never runs.
 
-    def holds(self, pid: int) -> bool:
-        """Whether ``pid`` joined the cgroup; the door is closed either way (the child
-        started)."""
+        Raises:
+            OSError: the write was refused.
+        """
+        if self.door is None:
+            raise OSError("the cgroup's door is closed")
+        os.write(self.door, b"0")  # "0": the process that writes
+
+    def shut(self) -> None:
+        """Close the door (the child started, inside)."""
         if self.door is not None:
             os.close(self.door)
             self.door = None
-        return pid in self.members()
 
     def snapshot(self) -> None:
         """Nothing to note: the cgroup holds every process."""
@@ -148,9 +150,7 @@ class CgroupJail:
     def close(self) -> None:
         """Remove the cgroup, and those below it that a killed supervisor left (each can go
         once it is empty)."""
-        if self.door is not None:
-            os.close(self.door)
-            self.door = None
+        self.shut()
         for _ in range(100):
             for group in self._below():
                 with contextlib.suppress(OSError):

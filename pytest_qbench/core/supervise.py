@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 from typing import TYPE_CHECKING
+from typing import Any
 from typing import Protocol
 from typing import TypeAlias
 
@@ -166,8 +167,9 @@ class Child:
             reader, writer = os.pipe()
             stdout, stderr = writer, subprocess.STDOUT
         try:
-            self.process: subprocess.Popen[bytes] = subprocess.Popen(
-                list(argv),
+            self.process, cell = _popen(
+                argv,
+                cell,
                 cwd=cwd,
                 env={**(os.environ if env is None else env), COOKIE: self.cookie},
                 stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
@@ -175,7 +177,6 @@ class Child:
                 stderr=stderr,
                 start_new_session=NEW_SESSION,
                 creationflags=GROUP_FLAGS,
-                preexec_fn=None if cell is None else cell.join,
             )
         except BaseException:
             if writer is not None:
@@ -323,17 +324,30 @@ def prepare(name: str) -> CgroupJail | None:
     return CgroupJail.make(name)
 
 
+def _popen(
+    argv: Sequence[str], cell: CgroupJail | None, **options: Any
+) -> tuple[subprocess.Popen[bytes], CgroupJail | None]:
+    """The started child, and ``cell`` when the child joined it before its program began;
+    a child that could not join (the write refused) is started again without it (the first
+    never ran its program: ``Popen`` reaped it)."""
+    if cell is not None:
+        try:
+            return subprocess.Popen(list(argv), preexec_fn=cell.join, **options), cell
+        except subprocess.SubprocessError:  # raised in preexec_fn: cell.join
+            cell.close()
+    return subprocess.Popen(list(argv), **options), None
+
+
 def contain(pid: int, cell: CgroupJail | None) -> Containment | None:
-    """What holds ``pid``'s tree: the cgroup ``cell`` when it joined it, else its process tree
+    """What holds ``pid``'s tree: the cgroup ``cell`` it joined, else its process tree
     (Linux); ``None`` elsewhere (its process group and the cookie only)."""
+    if cell is not None:
+        cell.shut()
+        return cell
     if sys.platform != "linux":
         return None
     from pytest_qbench.core.proctree import ProcessTree
 
-    if cell is not None:
-        if cell.holds(pid):
-            return cell
-        cell.close()
     return ProcessTree(pid)
 
 
