@@ -197,7 +197,7 @@ def test_hanging_checker_is_stopped_at_the_timeout(
 ) -> None:
     """issue 13.4: a checker still running after the tests is stopped at the timeout, with a
     note; pytest does not hang and loses no result."""
-    command = [sys.executable, "-c", "import time; time.sleep(120)"]
+    command = [sys.executable, "-c", "import time; time.sleep(600)"]
     replace_planner(monkeypatch, "ruff", fake_plan(command))
     monkeypatch.setenv("QBENCH_CHECK_TIMEOUT", "0.5")
     run = run_qbench("--qbench-check=ruff")
@@ -289,7 +289,7 @@ def test_exit_during_the_tests_stops_the_checkers(
 ) -> None:
     """issue 13.4: pytest.exit (like Ctrl-C) stops the checkers at once, with a note; the run
     does not wait for them."""
-    command = [sys.executable, "-c", "import time; time.sleep(120)"]
+    command = [sys.executable, "-c", "import time; time.sleep(600)"]
     replace_planner(monkeypatch, "ruff", fake_plan(command))
     project.makepyfile(test_one="import pytest\n\ndef test_stop():\n    pytest.exit('enough')\n")
     run = run_qbench("--qbench-check=ruff", "--qbench-check-timeout=60")
@@ -359,7 +359,7 @@ def test_hanging_checker_on_path_never_hangs_pytest(
     bin_dir = project.path / "fakebin"
     bin_dir.mkdir()
     fake = bin_dir / "pyright"
-    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n", encoding="utf-8")
+    fake.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(600)\n", encoding="utf-8")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("QBENCH_CHECK_TIMEOUT", "1")

@@ -39,7 +39,7 @@ def run_qbench(argv: list[str], cwd: Path) -> list[str]:
         text=True,
         check=True,
         cwd=cwd,
-        timeout=120,
+        timeout=600,
     )
     answer = json.loads(done.stdout.splitlines()[-1])
     assert answer["status"] in (0, None), done.stderr

@@ -40,7 +40,7 @@ def run_broken(tmp_path: Path, code: str = BOOM, **env: str) -> subprocess.Compl
         capture_output=True,
         text=True,
         env=environment,
-        timeout=120,
+        timeout=600,
         check=False,
     )
 

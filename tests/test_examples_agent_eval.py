@@ -64,7 +64,7 @@ def test_readme_command(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
     assert result.returncode == status, result.stdout + result.stderr
     assert "qbench: wrote" in result.stdout

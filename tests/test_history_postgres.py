@@ -342,7 +342,8 @@ def test_machines_writing_at_the_same_time_lose_no_run(db_url: str, keep: int) -
     assert {run_id for run_id, _ in runs} == expected
     assert per_run == [(RESULTS_EACH,)] * len(expected)
     assert (orphans[0], metrics[0]) == (0, len(expected))
-    assert set(seen.get(timeout=10)) <= {RESULTS_EACH}
+    # the reader put it before it exited: a wait for the queue's pipe only (a safety net)
+    assert set(seen.get(timeout=600)) <= {RESULTS_EACH}
 
 
 @pytest.mark.engine

@@ -289,7 +289,7 @@ def test_unknown_runner_is_refused_with_the_registered_ones(tmp_path: Path) -> N
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
         check=False,
     )
     assert done.returncode != 0

@@ -230,7 +230,7 @@ def test_without_the_extra_search_is_bm25_only(config: ServerConfig, tmp_path: P
     )
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        with anyio.fail_after(60):
+        with anyio.fail_after(600):
             async with Client(params) as client:
                 health = await client.call_tool("check_health", {})
                 found = await client.call_tool("search_tests", {"query": "boolean flag"})

@@ -107,7 +107,7 @@ def text_of(result: CallToolResult) -> str:
 async def cancel_when_started(client: Client, root: Path) -> None:
     """Start a run and cancel the call once ``STUBBORN`` has written its pids."""
     pids = root / "pids.txt"
-    with anyio.move_on_after(30):
+    with anyio.move_on_after(600):
         async with anyio.create_task_group() as group:
             scope = anyio.CancelScope()
 
@@ -376,7 +376,7 @@ def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
     )
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        with anyio.fail_after(60):
+        with anyio.fail_after(900):
             return await session()
 
     async def session() -> tuple[dict[str, Any], dict[str, Any]]:
@@ -398,15 +398,36 @@ def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
     assert group_alive(pytest_pid) == []
 
 
+NOMINAL_RUN = 10_000.0
+"""Seconds the server's clock jumps while the logged run goes."""
+
+
 def test_every_tool_call_is_logged_in_the_history_index(
     config: ServerConfig, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """(issue 13.8) Each call, failed ones too, is a row of tool_calls: tool, arguments with
     secrets redacted, success, error type, duration, response bytes and the raw output the
     response replaced; qbench mcp-log lists them and check_health shows the totals."""
+    import time
+    import types
+
     from pytest_qbench.cli import main
+    from pytest_qbench.mcp import server
+    from pytest_qbench.mcp import testrun
+    from pytest_qbench.mcp.tools import QBenchTools
 
     monkeypatch.setenv("SHOP_API_TOKEN", "tok-7f3a9c2e51")
+    # The server's clock, 10 000 s ahead once the run has started: the run's row must hold
+    # those seconds and a later call's row none, whatever the machine's speed.
+    ahead = [0.0]
+    clock = types.SimpleNamespace(monotonic=lambda: time.monotonic() + ahead[0])
+    monkeypatch.setattr(server, "time", clock)
+
+    def start_run(tools: QBenchTools, request: Any) -> Any:
+        ahead[0] = NOMINAL_RUN
+        return testrun.start_run(tools, request)
+
+    monkeypatch.setattr(QBenchTools, "start_run", start_run)
 
     async def work(client: Client) -> dict[str, Any]:
         run = await client.call_tool("run_test_workflow", {"keyword": "tok-7f3a9c2e51 or fail"})
@@ -439,7 +460,7 @@ def test_every_tool_call_is_logged_in_the_history_index(
     assert raw > 0 and rows[0][6] == raw and rows[1][6] == raw
     assert [r[6] for r in rows[2:]] == [0] * 5
     assert all(r[4] >= 0 and r[5] > 0 for r in rows)
-    assert rows[0][4] > rows[2][4]  # the run took longer than reading a page
+    assert rows[0][4] >= NOMINAL_RUN > rows[2][4]  # each call's own time, the run's nominal one
     # check_health reports the calls logged before it
     totals = {t["tool"]: t for t in health["tool_calls"]}
     assert set(totals) == {"run_test_workflow", "get_test_failure", "get_run_output"} | {
@@ -552,7 +573,7 @@ def test_build_workflow_over_stdio(project: Path) -> None:
     )
 
     async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        with anyio.fail_after(120):
+        with anyio.fail_after(900):
             async with Client(params) as client:
                 build = structured(
                     await client.call_tool(
@@ -600,7 +621,7 @@ def test_cancelling_a_build_workflow_kills_the_checkers_group(
         return None
 
     async def work(client: Client) -> dict[str, Any]:
-        with anyio.move_on_after(30):
+        with anyio.move_on_after(600):
             async with anyio.create_task_group() as group:
                 scope = anyio.CancelScope()
 

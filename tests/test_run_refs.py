@@ -93,7 +93,7 @@ def test_mcp_tools_name_runs_by_start_time(ci_runs: Path) -> None:
         return answers
 
     async def main_() -> dict[str, object]:
-        with anyio.fail_after(120):
+        with anyio.fail_after(600):
             return await session()
 
     answers = anyio.run(main_)

@@ -177,7 +177,7 @@ def test_snippets_only_from_regular_files_inside_the_project(tmp_path: Path) -> 
     env = {**os.environ, "QBENCH_CANARY_TOKEN": "canary-7f3a"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest_qbench.cli", "ingest-sarif", "--json", str(sarif)],
-        cwd=project, env=env, capture_output=True, timeout=60, check=False,
+        cwd=project, env=env, capture_output=True, timeout=600, check=False,
     )  # fmt: skip
     report = CheckReport.model_validate_json(done.stdout)
     snippets = [d.code_snippet for d in report.checks[0].diagnostics]

@@ -75,7 +75,7 @@ def start(suite: Path, worker: str, *args: str, lease: str = "300") -> subproces
 
 
 def finish(process: subprocess.Popen[str]) -> str:
-    out, _ = process.communicate(timeout=180)
+    out, _ = process.communicate(timeout=600)
     return out
 
 

@@ -54,7 +54,7 @@ def test_installed_distribution_adds_a_checker_and_a_broken_one_is_named(tmp_pat
         capture_output=True,
         text=True,
         check=True,
-        timeout=120,
+        timeout=600,
     )
     answer = json.loads(done.stdout)
     assert answer["checkers"]["todo"] == ["lint", "backend", "qbench-todo"]

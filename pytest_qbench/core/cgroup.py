@@ -1,8 +1,10 @@
 """A cgroup v2 of a child's own, where the system lets this process make one (Linux).
 
-A child moved into it right after it starts (before it runs any code of the user's) has every
-process it starts born inside, whatever its session: a daemon that double-forks and calls
-``setsid`` included. Killing the cgroup kills all of it. ``core/supervise.py`` uses it first;
+The cgroup is made before the child starts, and the child moves itself into it between its fork
+and the ``exec`` of its program (``join``, ``Popen``'s ``preexec_fn``): it runs no code of the
+user's outside it, so every process it starts is born inside, whatever its session: a daemon
+that forks at once, double-forks and calls ``setsid`` included. Killing the cgroup kills all of
+it. ``core/supervise.py`` uses it first;
 the process tree (``core/proctree.py``) and the cookie in the environment are its fallbacks.
 """
 
@@ -65,12 +67,15 @@ class CgroupJail:
 
     kind = "cgroup"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, door: int | None = None) -> None:
         self.path = path
+        self.door = door
+        """Its ``cgroup.procs`` open for writing, until the child joined it."""
 
     @classmethod
-    def create(cls, pid: int, name: str) -> CgroupJail | None:
-        """Make the cgroup and move ``pid`` into it; ``None`` when the system does not let us."""
+    def make(cls, name: str) -> CgroupJail | None:
+        """Make an empty cgroup for a child about to start (``join`` moves it in); ``None``
+        when the system does not let us."""
         base = cgroup_base()
         if base is None:
             return None
@@ -80,13 +85,30 @@ class CgroupJail:
             path.mkdir()
         except OSError:
             return None
-        jail = cls(path)
         try:
-            (path / "cgroup.procs").write_text(str(pid))
+            door = os.open(path / "cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
-            jail.close()
+            cls(path).close()
             return None
-        return jail
+        return cls(path, door)
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup: run in the child between its fork and
+        its ``exec`` (``Popen``'s ``preexec_fn``), so only a write of a constant. An error
+        fails the start (``Popen`` raises ``SubprocessError``) and the program never runs.
+
+        Raises:
+            OSError: the write was refused.
+        """
+        if self.door is None:
+            raise OSError("the cgroup's door is closed")
+        os.write(self.door, b"0")  # "0": the process that writes
+
+    def shut(self) -> None:
+        """Close the door (the child started, inside)."""
+        if self.door is not None:
+            os.close(self.door)
+            self.door = None
 
     def snapshot(self) -> None:
         """Nothing to note: the cgroup holds every process."""
@@ -128,6 +150,7 @@ class CgroupJail:
     def close(self) -> None:
         """Remove the cgroup, and those below it that a killed supervisor left (each can go
         once it is empty)."""
+        self.shut()
         for _ in range(100):
             for group in self._below():
                 with contextlib.suppress(OSError):

@@ -9,8 +9,10 @@ and last bytes, with a note of the cut). At its end, normal or not, every proces
 killed, those that left its process group too (a daemon that double-forks and calls
 ``setsid``), by three nets, the first that applies holding the most:
 
-1. a cgroup v2 of its own (``core/cgroup.py``) where this process may make one: every process
-   the child starts is born inside, whatever its session or environment;
+1. a cgroup v2 of its own (``core/cgroup.py``) where this process may make one: made before
+   the child starts, the child moves itself into it before its program begins (``preexec_fn``),
+   so every process the child starts is born inside, whatever its session or environment, even
+   one forked at once;
 2. its process tree (``core/proctree.py``, psutil, Linux): descendants noted while it runs
    (each ``poll``/``wait`` looks), stopped, then killed;
 3. a cookie: an environment variable with a value of the child's own (``COOKIE``), which every
@@ -46,8 +48,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+from typing import TYPE_CHECKING
+from typing import Any
 from typing import Protocol
 from typing import TypeAlias
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.core.cgroup import CgroupJail
 
 
 COOKIE = "QBENCH_SUPERVISED"
@@ -154,12 +162,14 @@ class Child:
         self._ending: Ending | None = None
         self._sink: BoundedSink | None = None
         writer = None
+        cell = prepare(f"{name}-{self.cookie[:8]}")
         if capture:
             reader, writer = os.pipe()
             stdout, stderr = writer, subprocess.STDOUT
         try:
-            self.process: subprocess.Popen[bytes] = subprocess.Popen(
-                list(argv),
+            self.process, cell = _popen(
+                argv,
+                cell,
                 cwd=cwd,
                 env={**(os.environ if env is None else env), COOKIE: self.cookie},
                 stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
@@ -171,13 +181,15 @@ class Child:
         except BaseException:
             if writer is not None:
                 os.close(reader)
+            if cell is not None:
+                cell.close()
             raise
         finally:
             if writer is not None:
                 os.close(writer)
         if writer is not None:
             self._sink = BoundedSink(reader)
-        self.containment = contain(self.process.pid, f"{name}-{self.cookie[:8]}")
+        self.containment = contain(self.process.pid, cell)
         if stdin is not None:
             _feed(self.process, stdin)
 
@@ -302,16 +314,41 @@ def run(
     return child.finish() if ended else child.stop()
 
 
-def contain(pid: int, name: str) -> Containment | None:
-    """What holds ``pid``'s tree: a cgroup named ``name`` when one can be made, else its
-    process tree (Linux); ``None`` elsewhere (its process group and the cookie only)."""
+def prepare(name: str) -> CgroupJail | None:
+    """An empty cgroup named ``name`` for a child about to start (Linux, where one can be
+    made): the child joins it before its program begins (``CgroupJail.join``)."""
     if sys.platform != "linux":
         return None
     from pytest_qbench.core.cgroup import CgroupJail
+
+    return CgroupJail.make(name)
+
+
+def _popen(
+    argv: Sequence[str], cell: CgroupJail | None, **options: Any
+) -> tuple[subprocess.Popen[bytes], CgroupJail | None]:
+    """The started child, and ``cell`` when the child joined it before its program began;
+    a child that could not join (the write refused) is started again without it (the first
+    never ran its program: ``Popen`` reaped it)."""
+    if cell is not None:
+        try:
+            return subprocess.Popen(list(argv), preexec_fn=cell.join, **options), cell
+        except subprocess.SubprocessError:  # raised in preexec_fn: cell.join
+            cell.close()
+    return subprocess.Popen(list(argv), **options), None
+
+
+def contain(pid: int, cell: CgroupJail | None) -> Containment | None:
+    """What holds ``pid``'s tree: the cgroup ``cell`` it joined, else its process tree
+    (Linux); ``None`` elsewhere (its process group and the cookie only)."""
+    if cell is not None:
+        cell.shut()
+        return cell
+    if sys.platform != "linux":
+        return None
     from pytest_qbench.core.proctree import ProcessTree
 
-    jail = CgroupJail.create(pid, name)
-    return jail if jail is not None else ProcessTree(pid)
+    return ProcessTree(pid)
 
 
 def kill_marked(cookie: str) -> set[int]:
