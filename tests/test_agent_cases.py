@@ -137,7 +137,7 @@ def test_agent_receives_input_and_file_texts(pytester: pytest.Pytester) -> None:
         import json
 
         def pytest_runtest_logreport(report):
-            agent = getattr(report, "qbench_agent", None)
+            agent = (getattr(report, "qbench_facts", None) or {}).get("agent")
             if report.when == "call" and agent:
                 print("GOT", json.loads(agent["agent_response"]))
         """

@@ -2,7 +2,7 @@
 
 Two halves. Where the test runs (the only process without xdist, a worker with it),
 ``item_facts`` and ``failure_facts`` turn the item and the exception into plain JSON-safe dicts
-that travel on the pytest report (``report.qbench_item``, ``report.qbench_failure``), so the
+that travel on the pytest report (in one attribute, ``report.qbench_facts``), so the
 controller sees exactly what a serial run sees. Where reports arrive, ``TestAccumulator`` folds
 one test's reports (setup, call, teardown, reruns, subtests) into a ``TestResult`` record.
 """
@@ -17,7 +17,9 @@ import re
 import sys
 from collections.abc import Callable
 from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from types import TracebackType
 from typing import TYPE_CHECKING
 from typing import Any
@@ -56,11 +58,20 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 
-ITEM_ATTR = "qbench_item"
-FAILURE_ATTR = "qbench_failure"
-AGENT_ATTR = "qbench_agent"
-ATTACH_ATTR = "qbench_attachments"
-TRIES_ATTR = "qbench_new_test_tries"
+FACTS_ATTR = "qbench_facts"
+"""The one attribute qbench puts on a pytest report: a dict of its facts by kind (`ITEM_ATTR`,
+`FAILURE_ATTR`...), JSON-safe, taken off once the report is read.
+
+One name for every kind: CPython keeps the attributes of a class's instances in a table of
+names they share while the names are few and come early in the process (the first setup
+report sets this one); a name first set late (a failure's, at the first failing test) gives
+that report a table of its own, 664 bytes more on CPython 3.11, which pytest's terminal
+reporter keeps to the end of the run: 33 bytes a test at 5 % failing (issue 28)."""
+ITEM_ATTR = "item"
+FAILURE_ATTR = "failure"
+AGENT_ATTR = "agent"
+ATTACH_ATTR = "attachments"
+TRIES_ATTR = "new_test_tries"
 """On a new test's teardown report: the outcomes of its extra runs (``plugin/new_tests.py``)."""
 AGENT_FIELDS = (
     "agent_response",
@@ -94,6 +105,24 @@ _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit exampl
 
 
 # --- where the test runs --------------------------------------------------------------------
+
+
+def put_fact(report: pytest.TestReport, kind: str, value: Any) -> None:
+    """Put one kind of fact on ``report`` (`FACTS_ATTR`), for where reports arrive."""
+    facts = report.__dict__.get(FACTS_ATTR)
+    if facts is None:
+        setattr(report, FACTS_ATTR, {kind: value})
+    else:
+        facts[kind] = value
+
+
+_NO_FACTS: Mapping[str, Any] = MappingProxyType({})
+
+
+def report_facts(report: pytest.TestReport) -> Mapping[str, Any]:
+    """The facts on ``report`` by kind (none on a subtest's report, or another plugin's)."""
+    facts = getattr(report, FACTS_ATTR, None)
+    return facts if isinstance(facts, dict) else _NO_FACTS
 
 
 def to_json_safe(value: Any) -> Any:
@@ -444,7 +473,7 @@ def build_failure(
     """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
     """
-    facts = getattr(report, FAILURE_ATTR, None)
+    facts = report_facts(report).get(FAILURE_ATTR)
     if any(part in file for part in THIRD_PARTY):  # a plugin's generated test (pytest-bdd's)
         file, line = report.nodeid.split("::", 1)[0], None  # is located in the plugin
     phase: Literal["setup", "call", "teardown"] = "call"
@@ -556,6 +585,7 @@ class TestAccumulator:
             return False
         if category:
             self.counted_as.append(category)
+        facts = report_facts(report)
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
         when = report.when
         if when != "setup" and when != "teardown":
@@ -565,18 +595,18 @@ class TestAccumulator:
                 self._close_rerun_attempt()
             elif self.outcome:
                 self._reset_attempt()
-            item = getattr(report, ITEM_ATTR, None)
+            item = facts.get(ITEM_ATTR)
             if isinstance(item, dict):
                 self.item = item
             self.started = getattr(report, "start", None)
         outcome = str(report.outcome)  # "rerun" too: pytest-rerunfailures' own outcome
         self.outcome[when] = outcome
         self.durations[when] = report.duration
-        attached = getattr(report, ATTACH_ATTR, None)
+        attached = facts.get(ATTACH_ATTR)
         if isinstance(attached, list):
             self.attachments.extend(a for a in attached if isinstance(a, dict))
         if when == "call":
-            agent = getattr(report, AGENT_ATTR, None)
+            agent = facts.get(AGENT_ATTR)
             self.agent = agent if isinstance(agent, dict) else None
         # outcome compared, not report.failed and the like (a property each)
         rerun = outcome == "rerun"
@@ -595,7 +625,7 @@ class TestAccumulator:
             self.wasxfail = True
         if when != "teardown":
             return False
-        tries = getattr(report, TRIES_ATTR, None)
+        tries = facts.get(TRIES_ATTR)
         if isinstance(tries, list):
             self.tries = [str(t) for t in tries]
         if self.rerun_in_attempt:

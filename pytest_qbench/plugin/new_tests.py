@@ -36,6 +36,7 @@ from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.collectors import TRIES_ATTR
 from pytest_qbench.plugin.collectors import is_subtest_report
 from pytest_qbench.plugin.collectors import outcome_of_phases
+from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.verdicts import error_text
 
 
@@ -155,7 +156,7 @@ class NewTestsRunner:
         # the extra runs' own reports come before their outcomes are kept: only the last run's
         # teardown carries them
         if report.when == "teardown" and item.nodeid in self.tries:
-            setattr(report, TRIES_ATTR, self.tries.pop(item.nodeid))
+            put_fact(report, TRIES_ATTR, self.tries.pop(item.nodeid))
         return report
 
 

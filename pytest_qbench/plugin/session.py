@@ -45,14 +45,15 @@ from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
+from pytest_qbench.plugin.collectors import FACTS_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
 from pytest_qbench.plugin.collectors import ITEM_ATTR
-from pytest_qbench.plugin.collectors import TRIES_ATTR
 from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
 from pytest_qbench.plugin.collectors import item_facts
+from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
 from pytest_qbench.plugin.collectors import warning_diagnostic
@@ -81,8 +82,6 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
-REPORT_FACTS = frozenset((ITEM_ATTR, FAILURE_ATTR, AGENT_ATTR, ATTACH_ATTR, TRIES_ATTR))
-"""The facts the test's process puts on a report, taken off once the report is read."""
 
 
 class QBenchWorker:
@@ -132,16 +131,16 @@ class QBenchWorker:
         ):
             self.watch_secrets()
         if when == "setup":
-            setattr(report, ITEM_ATTR, item_facts(item, self.worker))
+            put_fact(report, ITEM_ATTR, item_facts(item, self.worker))
         if failed and call.excinfo is not None:
             facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
-            setattr(report, FAILURE_ATTR, facts)
+            put_fact(report, FAILURE_ATTR, facts)
         if when == "call" and agent_state_key in item.stash:
             from pytest_qbench.plugin.agent.state import agent_facts
 
             agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
             if agent is not None:
-                setattr(report, AGENT_ATTR, agent)
+                put_fact(report, AGENT_ATTR, agent)
         attacher = self.attacher
         if attacher is not None:
             if when == "teardown":
@@ -149,7 +148,7 @@ class QBenchWorker:
             if attacher.records:
                 attached = records_for_report(item, report)
                 if attached:
-                    setattr(report, ATTACH_ATTR, attached)
+                    put_fact(report, ATTACH_ATTR, attached)
             elif when == "teardown":  # nothing attached in this process yet: nothing to send
                 close(item)
         if self.worker is not None and report.user_properties:
@@ -520,8 +519,7 @@ class QBenchSession(QBenchWorker):
         if finished:
             del self.pending[key]
             self._finish_test(acc, report)
-        for name in facts.keys() & REPORT_FACTS:  # one C call when there are none
-            del facts[name]
+        facts.pop(FACTS_ATTR, None)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
