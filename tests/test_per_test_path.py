@@ -175,7 +175,7 @@ def test_test_functions_generated_without_qbench_unless_repeated(
 ) -> None:
     """qbench implements pytest_generate_tests (a pluggy call at every test function's
     collection) only with --qbench-repeat above 1, where its agent tests run again."""
-    pytester.makepyfile(test_generate=GENERATE_HOOKS)
+    pytester.makepyfile(test_generated_by_hooks=GENERATE_HOOKS)
     run = run_qbench("-s", *([f"--qbench-repeat={repeat}"] if repeat else []))
     line = next(x for x in run.result.outlines if "GENERATE_HOOKS" in x)
     names = line.split("GENERATE_HOOKS")[1]

@@ -41,7 +41,6 @@ from pytest_qbench.report.models import DigestCoverage
 from pytest_qbench.report.models import DigestFailure
 from pytest_qbench.report.models import QBenchModel
 from pytest_qbench.report.models import TestReport
-from pytest_qbench.report.readers import DIED_TYPE
 
 
 if TYPE_CHECKING:
@@ -185,6 +184,8 @@ def failure_message(
     meaning = exit_meaning(code, stopped_by, plan.timeout)
     ran = "no results were written"
     if report is not None:
+        from pytest_qbench.report.readers import DIED_TYPE  # readers: not at the server's start
+
         died = [r.nodeid for r in report.results if r.failure and r.failure.error_type == DIED_TYPE]
         ran = f"{len(report.results) - len(died)} test(s) had finished"
         ran += f", and it died in {died[0]} (failed)" if died else ""
