@@ -13,6 +13,7 @@ from types import TracebackType
 
 import pytest
 
+from pytest_qbench.core.numbers import round_micro
 from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin.collectors import _frames_of
 from pytest_qbench.report import shapes
@@ -32,6 +33,25 @@ def test_iso_epoch_is_the_text_of_fromtimestamp() -> None:
     seconds += [draw.uniform(-1e6, 1e6) for _ in range(500)]
     for value in seconds:
         assert iso_epoch(value) == iso(datetime.fromtimestamp(value, timezone.utc)), value
+
+
+def test_round_micro_is_round_to_six_places() -> None:
+    """round_micro gives round(x, 6)'s value, type and text for the times a run holds and for
+    the values its shortcut leaves to round: halves of a microsecond and their neighbours,
+    multiples of powers of two (exact ties), zero and -0.0, negatives, ints, not finite."""
+    draw = random.Random(28)
+    scales = (1e-7, 1e-6, 1e-5, 1e-3, 0.1, 1.0, 100.0, 1e4, 1e7, 1e11, 1e13)
+    values: list[float] = [draw.random() * draw.choice(scales) for _ in range(200_000)]
+    for _ in range(20_000):
+        tie = (draw.randrange(10 ** draw.randrange(1, 12)) + 0.5) / 1e6
+        values += [tie, math.nextafter(tie, 0), math.nextafter(tie, 1)]
+    values += [k / 128 for k in range(5000)] + [k / 2**20 for k in range(5000)]
+    values += [0.0, -0.0, 5e-324, 1e-300, 5e-7, -1e-3, -2.5e-6, 1e12, 999999.9999995]
+    values += [math.inf, -math.inf, math.nan, 3, 0, True]
+    for value in values:
+        want, got = round(value, 6), round_micro(value)
+        assert (type(got), repr(got)) == (type(want), repr(want)), value
+        assert math.copysign(1, got) == math.copysign(1, want) or math.isnan(want), value
 
 
 VARIED = """

@@ -31,6 +31,7 @@ import pytest
 
 from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.numbers import round_micro
 from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.repeat import repeat_index
 from pytest_qbench.core.summary_words import plural
@@ -638,7 +639,7 @@ class TestAccumulator:
         outcome: Literal["failed", "error"] = "failed"
         if failure is not None and failure["phase"] != "call":
             outcome = "error"
-        duration = round(sum(self.durations.values()), 6)
+        duration = round_micro(sum(self.durations.values()))
         self.attempts.append(new("Attempt", outcome=outcome, duration=duration, failure=failure))
         self._drop_attempt_subtests()
         self._reset_attempt()
@@ -675,7 +676,7 @@ class TestAccumulator:
                 msg=None if msg is None else redact(str(msg)),
                 params=redact.data(params) if isinstance(params, dict) else {},
                 outcome=outcome,
-                duration=round(report.duration, 6),
+                duration=round_micro(report.duration),
                 reason=redact(reason) if reason else None,
                 failure=failure,
             )
@@ -724,10 +725,10 @@ class TestAccumulator:
             failed = sum(1 for s in self.subtests if s["outcome"] == "failed")
             failure = first_subtest_failure(plural(failed, "failed subtest"), self.subtests)
         phases = self.durations
-        setup = round(phases.get("setup", 0.0), 6)
-        call = round(phases.get("call", 0.0), 6)
-        teardown_time = round(phases.get("teardown", 0.0), 6)
-        duration = round(sum(phases.values()), 6)
+        setup = round_micro(phases.get("setup", 0.0))
+        call = round_micro(phases.get("call", 0.0))
+        teardown_time = round_micro(phases.get("teardown", 0.0))
+        duration = round_micro(sum(phases.values()))
         item = self.item
         metadata = None
         if "case" in item or "doc" in item:  # most tests have neither
