@@ -5,6 +5,8 @@ it. The tests that did not run are "did not run", never "removed"; a run that di
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -101,3 +103,107 @@ def test_xdist_replacing_a_crashed_worker_runs_on(
         crashed.failure.error_message
         == "worker 'gw0' crashed while running 'test_x.py::test_crash'"
     )
+
+
+def test_the_next_run_indexes_a_run_that_died_before_it(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run 1 is killed mid-test (no end record, no report.json, never indexed); run 2, a
+    normal run with no history command between, indexes it at its session end before itself,
+    so its failing test's history counts run 1 ("broken since run r1"), and the mark run 1
+    left is gone. Before, run 2 said "new failure: first run of this test"."""
+    pytester.makepyfile(
+        test_die="""
+        import os, signal
+
+        def test_a():
+            assert 0
+
+        def test_b():
+            if os.environ.get("QBENCH_TEST_DIE"):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def test_c():
+            pass
+        """
+    )
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    died = pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r1", "-p", "no:randomly")
+    assert died.ret < 0 or died.ret > 1  # killed by SIGKILL
+    assert not (pytester.path / ".qbench/runs/r1/report.json").exists()
+    monkeypatch.delenv("QBENCH_TEST_DIE")
+    run = run_qbench("--qbench-run-id=r2", "-p", "no:randomly", subprocess=True, run_dir="r2")
+    run.result.stdout.fnmatch_lines(
+        ["qbench: */r1 has no report.json: indexed from results.jsonl*"]
+    )
+    history = run.by_name("test_a").history
+    assert history is not None
+    assert history.summary.startswith("broken since run r1: failed 2 of the last 2 runs")
+    assert history.runs == 1
+    assert list((pytester.path / ".qbench/unfinished").iterdir()) == []
+
+
+def test_a_finished_run_leaves_no_mark(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A run that finishes takes its mark away: the next run's session end lists an empty
+    directory, not ``runs/``, and indexes nothing but itself."""
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    run_qbench("--qbench-run-id=r1", subprocess=True, run_dir="r1")
+    assert list((pytester.path / ".qbench/unfinished").iterdir()) == []
+    run = run_qbench("--qbench-run-id=r2", run_dir="r2")
+    assert "indexed from results.jsonl" not in run.result.stdout.str()
+
+
+def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed mid-test outside the MCP server (a terminal's pytest) is listed by the
+    server's ``list_runs``, interrupted, before the run it followed, and counted by
+    ``check_health``, through the SDK's client, as `qbench runs` lists it: the tools index
+    such runs first, as the CLI's history commands do. Before, ``list_runs`` said the green run
+    before it was the last."""
+    pytest.importorskip("mcp")
+    import anyio
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+    from mcp import Client
+    from mcp_helpers import structured
+
+    from pytest_qbench.mcp.config import ServerConfig
+    from pytest_qbench.mcp.server import build_server
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_die.py").write_text(
+        "import os, signal\n\ndef test_a():\n    pass\n\n"
+        "def test_b():\n    if os.environ.get('QBENCH_TEST_DIE'):\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    for run_id, extra in (("r1", {}), ("r2", {"QBENCH_TEST_DIE": "1"})):
+        subprocess.run(
+            pytest_command("-p", "no:randomly", run_id=run_id),
+            cwd=root,
+            env=child_env(extra),
+            capture_output=True,
+            check=False,
+        )
+    assert not (root / ".qbench/runs/r2/report.json").exists()
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+
+    async def work(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        listed = structured(await client.call_tool("list_runs", {"limit": 5}))
+        health = structured(await client.call_tool("check_health", {}))
+        return listed, health
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            return await work(client)
+
+    listed, health = anyio.run(main)
+    assert [(r["run_id"], r["interrupted"]) for r in listed["runs"]] == [
+        ("r2", True),
+        ("r1", False),
+    ]
+    assert listed["runs"][0]["summary"]["failed"] == 1  # test_b, which it died in
+    assert health["runs_indexed"] == 2

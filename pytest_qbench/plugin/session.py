@@ -221,6 +221,9 @@ class QBenchSession(QBenchWorker):
         self.stream: store.StreamWriter | None = None
         self.order_written = False
         """Whether the tests' order was written (``order_path``), to be removed at the end."""
+        self.marked = False
+        """Whether the run is marked unfinished (``store.mark_unfinished``) until it ends: if it
+        dies, the next run's session end finds and indexes it."""
         self.stream_failures = 0
         """Writes to the stream that failed (a full disk)."""
         self.stream_damaged = False
@@ -309,6 +312,8 @@ class QBenchSession(QBenchWorker):
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
             self.open_stream()
+            if self.stream is not None:
+                self.marked = store.mark_unfinished(self.settings.qbench_dir, self.run_id)
             self.enable_attachments(self.run_dir, self.settings.attach)
 
     def claim_run_dir(self) -> None:
@@ -739,6 +744,8 @@ class QBenchSession(QBenchWorker):
         if self.order_written:  # the end record says the run did not die mid-test
             with suppress(OSError):
                 self.order_path.unlink()
+        if self.marked:  # it finished: not a run that died
+            store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
 
