@@ -110,35 +110,22 @@ def _non_negative(value: str) -> float:
 
 @contextmanager
 def _opened(args: argparse.Namespace) -> Iterator[Index]:
-    """The history database, else the index of ``--dir`` (or of the ``.qbench`` found), closed
-    afterwards."""
+    """The history database, else the index of ``--dir`` (or of the ``.qbench`` found), the
+    runs that died indexed first (``files.open_seeing_died``), closed afterwards."""
     from pytest_qbench.history.database import configured_db
-    from pytest_qbench.history.database import open_index
-    from pytest_qbench.history.files import died_runs
+    from pytest_qbench.history.files import open_seeing_died
 
     db = configured_db(args.db, Path.cwd())
     args.qbench_dir = _local_dir(args.dir, db)
-    died = died_runs(args.qbench_dir)
-    index = open_index(args.qbench_dir, db, create=bool(died))
+    index = open_seeing_died(args.qbench_dir, db, _say)
     try:
-        _index_died(index, died)
         yield index
     finally:
         index.close()
 
 
-def _index_died(index: Index, died: list[Path]) -> None:
-    """Index the runs that died (``died_runs``) and are not in the index yet, each named on
-    stderr: they could not index themselves, and a history without them tells of the run
-    before as the last one."""
-    if not died:
-        return
-    from pytest_qbench.history.queries import indexed_run_ids
-
-    known = indexed_run_ids(index)
-    died = [source for source in died if source.name not in known]
-    if died:
-        _index_sources(index, died, strict=False)
+def _say(line: str) -> None:
+    print(f"qbench: {line}", file=sys.stderr)
 
 
 def _local_dir(given: Path | None, db: str | None) -> Path | None:
@@ -240,56 +227,18 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _index_sources(
     index: Index, sources: list[Path], *, strict: bool
 ) -> tuple[list[IndexedRunJson], int]:
-    """Index each source, one transaction each. A source that cannot be read is an error when
-    ``strict`` (it was named), else it is skipped with a message."""
-    from pytest_qbench.history.files import load_run
-    from pytest_qbench.history.indexer import index_run
+    """Index each source, one transaction each (``files.index_sources``), said on stderr."""
+    from pytest_qbench.history.files import index_sources
     from pytest_qbench.history.json_models import IndexedRunJson
-    from pytest_qbench.report.store import run_in_progress
 
-    indexed, skipped = [], 0
-    holders: dict[str, Path] = {}
-    for source in sources:
-        if run_in_progress(source):  # its run indexes it when it ends
-            print(
-                f"qbench: skipped {source}: its run is still going (it is indexed when it ends)",
-                file=sys.stderr,
-            )
-            skipped += 1 if strict else 0
-            continue
-        try:
-            loaded = load_run(source)
-        except QBenchError as exc:
-            if strict:
-                raise
-            print(f"qbench: skipped {source}: {exc}", file=sys.stderr)
-            skipped += 1
-            continue
-        if loaded.note:
-            print(f"qbench: {loaded.note}", file=sys.stderr)
-        if loaded.report["run"].get("collect_only"):  # a collection, not a run of the tests
-            print(f"qbench: skipped {source}: a --collect-only run ran no tests", file=sys.stderr)
-            continue
-        twin = _twin_of(source, str(loaded.report["run"]["run_id"]), holders)
-        if twin is not None:
-            print(
-                f"qbench: skipped {source}: it holds run {loaded.report['run']['run_id']}, as "
-                f"{twin} does (a copied run directory?); give the copy a run id of its own, or "
-                "remove it",
-                file=sys.stderr,
-            )
-            skipped += 1
-            continue
-        done = index_run(index, loaded.report, partial(_results_of, loaded.report))
-        indexed.append(
-            IndexedRunJson(
-                run_id=done.run_id,
-                source=str(source),
-                results=done.results,
-                replaced=done.replaced,
-            )
+    indexed, skipped = index_sources(index, sources, strict=strict, say=_say)
+    done = [
+        IndexedRunJson(
+            run_id=run.run_id, source=str(source), results=run.results, replaced=run.replaced
         )
-    return indexed, skipped
+        for source, run in indexed
+    ]
+    return done, skipped
 
 
 def index_rebuilt(run_dir: Path, report: Any) -> None:
@@ -300,6 +249,7 @@ def index_rebuilt(run_dir: Path, report: Any) -> None:
     """
     from pytest_qbench.history.database import configured_db
     from pytest_qbench.history.database import open_index
+    from pytest_qbench.history.files import results_of
     from pytest_qbench.history.indexer import index_run
     from pytest_qbench.report import store
 
@@ -313,7 +263,7 @@ def index_rebuilt(run_dir: Path, report: Any) -> None:
     try:
         index = open_index(runs.parent, configured_db(None, Path.cwd()), create=True)
         try:
-            done = index_run(index, report, partial(_results_of, report))
+            done = index_run(index, report, partial(results_of, report))
         finally:
             index.close()
     except QBenchError as exc:
@@ -324,24 +274,6 @@ def index_rebuilt(run_dir: Path, report: Any) -> None:
         return
     again = " again" if done.replaced else ""
     print(f"qbench: indexed {done.run_id}{again} in {index.location}: 'qbench runs' lists it")
-
-
-def _twin_of(source: Path, run_id: str, holders: dict[str, Path]) -> Path | None:
-    """Another source holding the same run as ``source``, so that one never silently replaces
-    the other in the index: one indexed earlier in this pass, or, for a run directory named
-    otherwise than its run (a copy), the directory beside it that is named after the run."""
-    if run_id in holders:
-        return holders[run_id]
-    namesake = source.parent / run_id
-    if source.is_dir() and source.name != run_id and namesake.is_dir():
-        return namesake
-    holders[run_id] = source
-    return None
-
-
-def _results_of(report: dict[str, Any]) -> list[dict[str, Any]]:
-    results: list[dict[str, Any]] = report["results"]
-    return results
 
 
 # --- qbench runs / show ------------------------------------------------------------------------

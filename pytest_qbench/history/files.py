@@ -1,4 +1,5 @@
-"""Finding the qbench directory, and reading run directories for ``qbench index`` (CLI only)."""
+"""Finding the qbench directory, reading run directories for ``qbench index``, and indexing
+the runs that died (the history's commands, the MCP server's and the next run's session end)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import contextlib
 import functools
 import json
 import os
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +26,9 @@ from pytest_qbench.report.shapes import new
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
+
+    from pytest_qbench.history.backend import Index
+    from pytest_qbench.history.indexer import Indexed
 
 
 QBENCH_DIR = ".qbench"
@@ -103,6 +109,128 @@ def _died(run_dir: Path) -> bool:
         and not store.run_in_progress(run_dir)
         and not store.stream_ended(stream)
     )
+
+
+def died_marked(qbench_dir: Path, own: str) -> list[Path]:
+    """The run directories of the runs that died among those marked unfinished
+    (``store.mark_unfinished``), but ``own`` (the run asking); the marks of every other run
+    that is no longer going (it died, finished without taking its mark away, or is gone) are
+    taken away: the mark is looked at once. A run that finished has taken its own mark away,
+    so the one listing is of a directory that is mostly empty, not of ``runs/``."""
+    died = []
+    for run_id in store.unfinished_runs(qbench_dir):
+        run_dir = store.run_dir(qbench_dir, run_id)
+        if run_id == own or store.run_in_progress(run_dir):
+            continue
+        if _died(run_dir):
+            died.append(run_dir)
+        store.unmark_unfinished(qbench_dir, run_id)
+    return died
+
+
+def open_seeing_died(qbench_dir: Path | None, db: str | None, say: Callable[[str], None]) -> Index:
+    """The history index (``open_index``: ``db``, else ``qbench_dir``'s), with the runs that
+    died in ``qbench_dir`` (``died_runs``) indexed first, each named through ``say``: what
+    the history's commands and the MCP server's history tools answer from, so that a run
+    killed mid-test is their last run, as the next pytest run's history counts it.
+
+    Raises:
+        HistoryError: the index cannot be opened, or a run that died cannot be indexed into it.
+    """
+    from pytest_qbench.history.database import open_index
+
+    died = died_runs(qbench_dir)
+    index = open_index(qbench_dir, db, create=bool(died))
+    try:
+        index_died(index, died, say)
+    except BaseException:
+        index.close()
+        raise
+    return index
+
+
+def index_died(index: Index, died: Sequence[Path], say: Callable[[str], None]) -> list[str]:
+    """Index the runs that died (``died_runs``, ``died_marked``) and are not in the index yet,
+    each named through ``say``: they could not index themselves, and a history without them
+    tells of the run before as the last one. The ids of the runs indexed."""
+    if not died:
+        return []
+    from pytest_qbench.history.queries import indexed_run_ids
+
+    known = indexed_run_ids(index)
+    fresh = [source for source in died if source.name not in known]
+    indexed, _skipped = index_sources(index, fresh, strict=False, say=say)
+    return [done.run_id for _source, done in indexed]
+
+
+def index_sources(
+    index: Index, sources: Sequence[Path], *, strict: bool, say: Callable[[str], None]
+) -> tuple[list[tuple[Path, Indexed]], int]:
+    """Index each source (``load_run``), one transaction each, with what indexing did; a run
+    still going, a collection (``--collect-only``) or a copy of a run indexed from another
+    source is left out, said through ``say``. A source that cannot be read is an error when
+    ``strict`` (it was named), else it is skipped with a message. Also the number skipped.
+
+    Raises:
+        QBenchError: ``strict``, and a source cannot be read.
+    """
+    from functools import partial
+
+    from pytest_qbench.core.errors import QBenchError
+    from pytest_qbench.history.indexer import index_run
+
+    indexed, skipped = [], 0
+    holders: dict[str, Path] = {}
+    for source in sources:
+        if store.run_in_progress(source):  # its run indexes it when it ends
+            say(f"skipped {source}: its run is still going (it is indexed when it ends)")
+            skipped += 1 if strict else 0
+            continue
+        try:
+            loaded = load_run(source)
+        except QBenchError as exc:
+            if strict:
+                raise
+            say(f"skipped {source}: {exc}")
+            skipped += 1
+            continue
+        if loaded.note:
+            say(loaded.note)
+        if loaded.report["run"].get("collect_only"):  # a collection, not a run of the tests
+            say(f"skipped {source}: a --collect-only run ran no tests")
+            continue
+        twin = _twin_of(source, str(loaded.report["run"]["run_id"]), holders)
+        if twin is not None:
+            say(
+                f"skipped {source}: it holds run {loaded.report['run']['run_id']}, as "
+                f"{twin} does (a copied run directory?); give the copy a run id of its own, or "
+                "remove it"
+            )
+            skipped += 1
+            continue
+        indexed.append(
+            (source, index_run(index, loaded.report, partial(results_of, loaded.report)))
+        )
+    return indexed, skipped
+
+
+def _twin_of(source: Path, run_id: str, holders: dict[str, Path]) -> Path | None:
+    """Another source holding the same run as ``source``, so that one never silently replaces
+    the other in the index: one indexed earlier in this pass, or, for a run directory named
+    otherwise than its run (a copy), the directory beside it that is named after the run."""
+    if run_id in holders:
+        return holders[run_id]
+    namesake = source.parent / run_id
+    if source.is_dir() and source.name != run_id and namesake.is_dir():
+        return namesake
+    holders[run_id] = source
+    return None
+
+
+def results_of(report: Record) -> list[Record]:
+    """A loaded report's results, for ``index_run``."""
+    results: list[Record] = report["results"]
+    return results
 
 
 def load_run(source: Path) -> LoadedRun:

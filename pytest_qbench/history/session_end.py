@@ -21,6 +21,7 @@ from typing import cast
 from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.database import open_index
+from pytest_qbench.history.files import died_marked
 from pytest_qbench.history.indexer import Passed
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
@@ -30,6 +31,7 @@ from pytest_qbench.report import store
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.history.backend import Index
     from pytest_qbench.history.flakiness import Monitors
     from pytest_qbench.report.records import TestHistoryRecord
     from pytest_qbench.report.records import TestReportRecord
@@ -67,14 +69,20 @@ def record_run(
     deletes the run directories of the runs it removes that are in ``qbench_dir`` (another
     machine's runs have theirs elsewhere). ``deselected``: the node ids the run deselected,
     which ``qbench diff`` tells from removed tests. ``quarantined``: the quarantined tests that
-    failed, by node id, and whether their failure's fingerprint is known.
+    failed, by node id, and whether their failure's fingerprint is known. The runs that died
+    since (``files.died_marked``: marked unfinished, no longer going) are indexed first, named
+    in ``problems``, so that this run's histories count them.
 
     Raises:
         HistoryError: the index cannot be used (locked for too long, damaged, newer,
             unreachable).
     """
+    died = died_marked(qbench_dir, str(report["run"]["run_id"]))
     index = open_index(qbench_dir, db, create=True)
+    notes: list[str] = []
     try:
+        if died:  # before this run: its histories count them
+            notes += _index_died(index, died)
         # most results come as Passed tuples, the others as records (index_items)
         records = partial(index_items, stream, cast("Iterable[Record]", extra))
         before = to_index_time(report["run"]["started_at"]) or ""
@@ -100,8 +108,23 @@ def record_run(
             histories = failing_histories(index, done, started, commit, monitors, quarantined)
     finally:
         index.close()
-    notes = _remove_old_runs(qbench_dir, done.removed, keep_runs)
+    notes += _remove_old_runs(qbench_dir, done.removed, keep_runs)
     return Recorded(histories, notes, done.removed)
+
+
+def _index_died(index: Index, died: list[Path]) -> list[str]:
+    """Index the runs that died (``files.index_died``); the lines saying so. A run that cannot
+    be indexed is a line, never this run's failure to index itself: its mark is gone, and
+    ``qbench index`` or the history's commands can try it again."""
+    from pytest_qbench.history.files import index_died
+
+    notes: list[str] = []
+    try:
+        index_died(index, died, notes.append)
+    except Exception as exc:  # a damaged stream, say: this run is indexed all the same
+        runs = ", ".join(run_dir.name for run_dir in died)
+        notes.append(f"could not index the runs that died ({runs}): {type(exc).__name__}: {exc}")
+    return notes
 
 
 def _remove_old_runs(qbench_dir: Path, removed: list[str], keep_runs: int) -> list[str]:

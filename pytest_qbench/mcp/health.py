@@ -191,7 +191,7 @@ def _runs_indexed(tools: RunService, problems: list[str]) -> int | None:
     from pytest_qbench.history import sql
 
     try:
-        index = runs.open_history(tools.config)
+        index = runs.open_history_seeing_died(tools.config)
     except HistoryError as exc:
         if exc.slug not in ("index-missing", "no-qbench-dir"):
             problems.append(str(exc))

@@ -14,7 +14,7 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.text import first_line
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.process import OUTPUT_NAMES
-from pytest_qbench.mcp.runs import open_history
+from pytest_qbench.mcp.runs import open_history_seeing_died
 from pytest_qbench.mcp.text import counts_text
 from pytest_qbench.mcp.text import fit_lines
 from pytest_qbench.report import store
@@ -108,7 +108,7 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
 
     limit = _limit(limit)
     try:
-        index = open_history(config)
+        index = open_history_seeing_died(config)
     except HistoryError as exc:
         return RunList(note=str(exc))
     try:
@@ -142,7 +142,7 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
 
     limit, runs = _limit(limit), _limit(runs, "runs", 1000)
     try:
-        index = open_history(config)
+        index = open_history_seeing_died(config)
     except HistoryError as exc:
         return FlakyList(runs_window=runs, note=str(exc))
     note = None

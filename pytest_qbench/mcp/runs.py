@@ -150,6 +150,28 @@ def open_history(config: ServerConfig, *, create: bool = False, wait: float | No
     return open_index(config.qbench_dir, db, create=create, wait=wait)
 
 
+def open_history_seeing_died(config: ServerConfig) -> Index:
+    """``open_history`` for the tools that answer from the history (``list_runs``,
+    ``flaky_tests``, ``check_health``'s count): the runs that died outside the server (killed
+    mid-test, ``os._exit``) are indexed first, as the CLI's history commands index them
+    (``files.open_seeing_died``); each is named in the server's log.
+
+    Raises:
+        HistoryError: the index cannot be opened, or such a run cannot be indexed into it.
+    """
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.files import open_seeing_died
+
+    db = configured_db(None, config.root)
+    return open_seeing_died(config.qbench_dir, db, _log)
+
+
+def _log(line: str) -> None:
+    import logging
+
+    logging.getLogger(__name__).info("qbench: %s", line)
+
+
 TAIL_LINES = 30
 
 

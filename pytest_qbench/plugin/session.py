@@ -220,6 +220,9 @@ class QBenchSession(QBenchWorker):
         self.stream: store.StreamWriter | None = None
         self.order_written = False
         """Whether the tests' order was written (``order_path``), to be removed at the end."""
+        self.marked = False
+        """Whether the run is marked unfinished (``store.mark_unfinished``) until it ends: if it
+        dies, the next run's session end finds and indexes it."""
         self.stream_failures = 0
         """Writes to the stream that failed (a full disk)."""
         self.stream_damaged = False
@@ -308,6 +311,8 @@ class QBenchSession(QBenchWorker):
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
             self.open_stream()
+            if self.stream is not None:
+                self.marked = store.mark_unfinished(self.settings.qbench_dir, self.run_id)
             self.enable_attachments(self.run_dir, self.settings.attach)
 
     def claim_run_dir(self) -> None:
@@ -737,6 +742,8 @@ class QBenchSession(QBenchWorker):
         if self.order_written:  # the end record says the run did not die mid-test
             with suppress(OSError):
                 self.order_path.unlink()
+        if self.marked:  # it finished: not a run that died
+            store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
 
@@ -760,17 +767,26 @@ class QBenchSession(QBenchWorker):
             )
 
     def _workers_gave_up(self, exitstatus: int) -> bool:
-        """Whether xdist's workers crashed before any test ran: pytest then says "no tests
-        ran" (exit status 5) of a run that never reached its tests, which is not green."""
-        if not self.crashed_workers or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+        """Whether pytest-xdist stopped the run because its workers crashed more often than
+        ``--max-worker-restart`` allows ("maximum crashed workers reached"): the tests it had
+        not run have no result, so the run did not finish, whatever pytest's counts say.
+        Before any test ran pytest says "no tests ran" (exit status 5), which is not green."""
+        if not self.crashed_workers:
             return False
-        self.note_warning(
-            "workers-crashed",
-            f"no test ran: {plural(len(self.crashed_workers), 'xdist worker')} crashed "
-            f"(first {self.crashed_workers[0]}); run without -n to see why",
-            None,
-            None,
-        )
+        first = self.crashed_workers[0]
+        crashes = plural(len(self.crashed_workers), "xdist worker")
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            message = f"no test ran: {crashes} crashed (first {first}); run without -n to see why"
+        else:
+            limit = _worker_restarts(self.config)
+            if limit is None or len(self.crashed_workers) <= limit:
+                return False  # xdist replaced each crashed worker and ran every test
+            message = (
+                f"pytest-xdist stopped the run: {crashes} crashed, more than the "
+                f"{limit} restarts allowed (--max-worker-restart; first {first}); "
+                "the tests it had not run have no result"
+            )
+        self.note_warning("workers-crashed", message, None, None)
         return True
 
     def restore_run_dir(self, report: TestReportRecord) -> None:
@@ -958,6 +974,22 @@ def _name_and_version(dist: Any) -> tuple[str, str]:
             return found["Name"], found["Version"]
     name = getattr(dist, "project_name", None) or dist.metadata["Name"]
     return str(name), str(dist.version)
+
+
+def _worker_restarts(config: pytest.Config) -> int | None:
+    """How many crashed workers pytest-xdist replaces before it stops the run, by xdist's rule
+    (its ``get_default_max_worker_restart``: ``--max-worker-restart``, else four times ``-n``;
+    ``None``: no limit); 0 when it cannot be told, so that a crash is taken to have stopped
+    the run (fail closed)."""
+    option = config.option
+    try:
+        given = getattr(option, "maxworkerrestart", None)
+        if given is not None:
+            return int(given)
+        workers = getattr(option, "numprocesses", None)
+        return int(workers) * 4 if workers else None
+    except (TypeError, ValueError):
+        return 0
 
 
 __all__ = ["QBenchSession", "QBenchWorker", "qbench_session_key"]

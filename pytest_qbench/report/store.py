@@ -138,6 +138,44 @@ def run_dir(qbench_dir: Path, run_id: str) -> Path:
     return qbench_dir / RUNS_DIR / run_id
 
 
+UNFINISHED_DIR = "unfinished"
+"""The directory of the qbench directory that holds an empty file named after each run that
+started and has not yet written its stream's end record (``mark_unfinished``): a run that
+died leaves its mark, which the next run's session end finds without listing ``runs/``."""
+
+
+def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
+    """Mark ``run_id`` as started and not finished (``UNFINISHED_DIR``); whether it is marked.
+    A mark that cannot be made is none (the history's commands still find a run that died)."""
+    path = os.path.join(qbench_dir, UNFINISHED_DIR, run_id)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    for _attempt in range(2):
+        try:
+            os.close(os.open(path, flags, 0o644))
+            return True
+        except FileNotFoundError:
+            with suppress(OSError):
+                os.mkdir(os.path.join(qbench_dir, UNFINISHED_DIR))
+        except OSError:
+            return False
+    return False
+
+
+def unmark_unfinished(qbench_dir: Path, run_id: str) -> None:
+    """Take ``run_id``'s mark away (its run finished, or it died and was indexed)."""
+    with suppress(OSError):
+        os.unlink(os.path.join(qbench_dir, UNFINISHED_DIR, run_id))
+
+
+def unfinished_runs(qbench_dir: Path) -> list[str]:
+    """The run ids marked as not finished (``mark_unfinished``), sorted; none when there is no
+    such directory. One listing of a directory that holds only the runs going or dead."""
+    try:
+        return sorted(os.listdir(os.path.join(qbench_dir, UNFINISHED_DIR)))
+    except OSError:
+        return []
+
+
 def write_order(path: Path, nodeids: Sequence[str]) -> bool:
     """Write the node ids of the tests to run, in order, to ``path`` (``ORDER_NAME``): one a
     line, ``ORDER_CHUNK`` joined at a time (so that the text held at once stays small), to a

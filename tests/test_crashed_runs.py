@@ -1,0 +1,209 @@
+"""Verdicts after a crash: pytest-xdist workers that crash until xdist stops the run, a run
+that died and the next pytest run, the MCP server's history tools and a run that died outside
+it. The tests that did not run are "did not run", never "removed"; a run that died is seen."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.cli import main
+
+from conftest import RunQBench
+
+
+def qbench_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    """``qbench ARGS --json`` in process: exit status and parsed output."""
+    capsys.readouterr()
+    status = main([*args, "--json", "--dir", ".qbench"])
+    return status, json.loads(capsys.readouterr().out)
+
+
+CRASHING = """
+    import os, signal, time
+
+    def test_1():
+        pass
+
+    def test_crash():
+        if os.environ.get("QBENCH_TEST_DIE"):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    {rest}
+"""
+
+
+def test_xdist_stopping_after_crashed_workers_is_an_unfinished_run(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker killed mid-test under ``--max-worker-restart=0``: xdist stops the run ("worker
+    gw0 crashed and worker restarting disabled"), pytest exits 1 with the tests it reached. The
+    run is interrupted (a ``workers-crashed`` warning), its crashed test failed with xdist's
+    message, and `qbench diff`/`pr-comment` against the whole run before say its missing tests
+    did not run. Before, the run was whole: diff called them "removed tests"."""
+    pytest.importorskip("xdist")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test may run in a worker
+    rest = "\n".join(f"def test_slow_{n}():\n    time.sleep(0.5)\n" for n in range(6))
+    pytester.makepyfile(test_x=CRASHING.format(rest=rest.replace("\n", "\n    ")))
+    args = ("-p", "xdist", "-n", "1", "--max-worker-restart=0", "-p", "no:randomly")
+    whole = run_qbench(*args, "--qbench-run-id=r1", subprocess=True, run_dir="r1")
+    assert whole.result.ret == 0 and whole.report.run.interrupted is False
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    run = run_qbench(*args, "--qbench-run-id=r2", subprocess=True, run_dir="r2")
+    assert run.result.ret == 1
+    run.result.stdout.fnmatch_lines(
+        ["*xdist: worker gw0 crashed and worker restarting disabled*", "*1 failed, 1 passed*"]
+    )
+    assert run.report.run.interrupted is True
+    (warning,) = [w for w in run.report.warnings if w.code == "workers-crashed"]
+    assert "pytest-xdist stopped the run" in warning.message
+    crashed = run.by_name("test_crash")
+    assert crashed.outcome == "failed" and crashed.failure is not None
+    assert (
+        crashed.failure.error_message
+        == "worker 'gw0' crashed while running 'test_x.py::test_crash'"
+    )
+    assert (run.report.summary.failed, run.report.summary.passed) == (1, 1)
+    _, shown = qbench_json(capsys, "show", "r2")
+    assert shown["interrupted"] is True
+    status, diff = qbench_json(capsys, "diff", "r1", "r2")
+    assert status == 1
+    assert diff["removed_tests"] == []
+    capsys.readouterr()
+    main(["pr-comment", "r2", "--dir", ".qbench", "--base", "r1"])
+    comment = capsys.readouterr().out
+    assert "6 tests of run `r1` did not run here (the run did not finish)" in comment
+    assert "Tests removed" not in comment
+
+
+def test_xdist_replacing_a_crashed_worker_runs_on(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker killed mid-test that xdist replaces (restarts allowed): pytest runs every test,
+    the crashed one failed with xdist's message; the run is whole, not interrupted."""
+    pytest.importorskip("xdist")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    pytester.makepyfile(test_x=CRASHING.format(rest="def test_2():\n        pass\n"))
+    run = run_qbench("-p", "xdist", "-n", "1", "-p", "no:randomly", subprocess=True)
+    assert run.result.ret == 1
+    run.result.stdout.fnmatch_lines(["*replacing crashed worker gw0*", "*1 failed, 2 passed*"])
+    assert run.report.run.interrupted is False
+    assert not [w for w in run.report.warnings if w.code == "workers-crashed"]
+    crashed = run.by_name("test_crash")
+    assert crashed.failure is not None
+    assert (
+        crashed.failure.error_message
+        == "worker 'gw0' crashed while running 'test_x.py::test_crash'"
+    )
+
+
+def test_the_next_run_indexes_a_run_that_died_before_it(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run 1 is killed mid-test (no end record, no report.json, never indexed); run 2, a
+    normal run with no history command between, indexes it at its session end before itself,
+    so its failing test's history counts run 1 ("broken since run r1"), and the mark run 1
+    left is gone. Before, run 2 said "new failure: first run of this test"."""
+    pytester.makepyfile(
+        test_die="""
+        import os, signal
+
+        def test_a():
+            assert 0
+
+        def test_b():
+            if os.environ.get("QBENCH_TEST_DIE"):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def test_c():
+            pass
+        """
+    )
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    died = pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r1", "-p", "no:randomly")
+    assert died.ret < 0 or died.ret > 1  # killed by SIGKILL
+    assert not (pytester.path / ".qbench/runs/r1/report.json").exists()
+    monkeypatch.delenv("QBENCH_TEST_DIE")
+    run = run_qbench("--qbench-run-id=r2", "-p", "no:randomly", subprocess=True, run_dir="r2")
+    run.result.stdout.fnmatch_lines(
+        ["qbench: */r1 has no report.json: indexed from results.jsonl*"]
+    )
+    history = run.by_name("test_a").history
+    assert history is not None
+    assert history.summary.startswith("broken since run r1: failed 2 of the last 2 runs")
+    assert history.runs == 1
+    assert list((pytester.path / ".qbench/unfinished").iterdir()) == []
+
+
+def test_a_finished_run_leaves_no_mark(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A run that finishes takes its mark away: the next run's session end lists an empty
+    directory, not ``runs/``, and indexes nothing but itself."""
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    run_qbench("--qbench-run-id=r1", subprocess=True, run_dir="r1")
+    assert list((pytester.path / ".qbench/unfinished").iterdir()) == []
+    run = run_qbench("--qbench-run-id=r2", run_dir="r2")
+    assert "indexed from results.jsonl" not in run.result.stdout.str()
+
+
+def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed mid-test outside the MCP server (a terminal's pytest) is listed by the
+    server's ``list_runs``, interrupted, before the run it followed, and counted by
+    ``check_health``, through the SDK's client, as `qbench runs` lists it: the tools index
+    such runs first, as the CLI's history commands do. Before, ``list_runs`` said the green run
+    before it was the last."""
+    pytest.importorskip("mcp")
+    import anyio
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+    from mcp import Client
+    from mcp_helpers import structured
+
+    from pytest_qbench.mcp.config import ServerConfig
+    from pytest_qbench.mcp.server import build_server
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_die.py").write_text(
+        "import os, signal\n\ndef test_a():\n    pass\n\n"
+        "def test_b():\n    if os.environ.get('QBENCH_TEST_DIE'):\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    for run_id, extra in (("r1", {}), ("r2", {"QBENCH_TEST_DIE": "1"})):
+        subprocess.run(
+            pytest_command("-p", "no:randomly", run_id=run_id),
+            cwd=root,
+            env=child_env(extra),
+            capture_output=True,
+            check=False,
+        )
+    assert not (root / ".qbench/runs/r2/report.json").exists()
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+
+    async def work(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
+        listed = structured(await client.call_tool("list_runs", {"limit": 5}))
+        health = structured(await client.call_tool("check_health", {}))
+        return listed, health
+
+    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            return await work(client)
+
+    listed, health = anyio.run(main)
+    assert [(r["run_id"], r["interrupted"]) for r in listed["runs"]] == [
+        ("r2", True),
+        ("r1", False),
+    ]
+    assert listed["runs"][0]["summary"]["failed"] == 1  # test_b, which it died in
+    assert health["runs_indexed"] == 2
