@@ -19,7 +19,6 @@ from typing import Any
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ReportFormatError
 from pytest_qbench.core.gc_pause import paused_gc
-from pytest_qbench.history.indexer import Record
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
 
     from pytest_qbench.history.backend import Index
     from pytest_qbench.history.indexer import Indexed
+    from pytest_qbench.history.indexer import Record
 
 
 QBENCH_DIR = ".qbench"
