@@ -83,3 +83,27 @@ def test_hidden_attempts_are_not_counted(
         ("test_passes_on_third_run", "passed"),
     ]
     assert not run.report.run.recording_errors
+
+
+def test_internal_error_of_another_plugin_is_not_blamed_on_qbench(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A conftest hook that raises while pytest logs a report stops pytest with INTERNALERROR
+    (exit status 3, the rest of the tests not run), and the report pytest counted never reached
+    qbench's hook. qbench's count check took that for qbench's failure, and the headline blamed
+    qbench: `Test report incomplete: qbench could not record this run` (found by trial6). The
+    run is red for its exit status, with the digest's step for it."""
+    pytester.makeconftest(
+        """
+        def pytest_runtest_logreport(report):
+            if report.when == "call" and report.nodeid.endswith("test_b"):
+                raise RuntimeError("the conftest's bug")
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass")
+    run = run_qbench("-p", "no:randomly")
+    assert run.result.ret == pytest.ExitCode.INTERNAL_ERROR
+    assert run.report.run.exit_code == 3
+    assert not run.report.run.recording_errors
+    headline = (run.run_dir / "report.md").read_text(encoding="utf-8").splitlines()[0]
+    assert "incomplete" not in headline and "qbench could not" not in headline, headline

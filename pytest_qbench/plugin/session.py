@@ -711,7 +711,10 @@ class QBenchSession(QBenchWorker):
         self.run["last_failed"] = _ran_last_failed(self.config)
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
-        self._check_counts(summary)
+        if exitstatus != pytest.ExitCode.INTERNAL_ERROR:  # else pytest broke off (a plugin's
+            # hook raised as pytest logged a report, which then never reached qbench's hook): the
+            # run is red already, and no count of qbench's is to blame
+            self._check_counts(summary)
         report = new(
             "TestReport",
             meta=new(
