@@ -618,3 +618,29 @@ def test_a_directory_another_process_removes_during_mkdir_is_made_again(
     monkeypatch.setattr(Path, "mkdir", racing)
     settings.probe_directory(directory, "--qbench-dir")
     assert raced and not directory.exists()  # probed, then removed: nothing left behind
+
+
+def test_runs_dir_another_process_removes_as_the_run_dir_is_claimed(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race at the session start: four runs started at once in a fresh project with
+    one ``--qbench-dir``, one's ``runs/`` removed by another's probe between its mkdir and the
+    run directory's: that run stopped with "--qbench-dir is not writable ... No such file or
+    directory" (found by trial6). The directory is made again and the run goes on."""
+    pytester.makepyfile("def test_ok(): pass")
+    runs = pytester.path / ".qbench" / "runs"
+    real = Path.mkdir
+    raced: list[Path] = []
+
+    def racing(self: Path, *args: Any, **kwargs: Any) -> None:
+        real(self, *args, **kwargs)
+        if self == runs and not raced and sys._getframe(1).f_code.co_name == "claim":
+            self.rmdir()  # the other process removes the directory its probe made
+            raced.append(self)
+
+    monkeypatch.setattr(Path, "mkdir", racing)
+    result = pytester.runpytest_inprocess("-p", "qbench", "--qbench-run-id=r1")
+    assert raced
+    assert result.ret == pytest.ExitCode.OK, result.stderr.str()
+    assert (runs / "r1" / "report.json").is_file()
+    assert indexed_runs(pytester.path) == ["r1"]
