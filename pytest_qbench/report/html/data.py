@@ -170,7 +170,12 @@ def result_detail(
         detail["reason"] = readable(result["reason"])
     captured = result["captured"]
     if captured and (captured["stdout"] or captured["stderr"] or captured["log"]):
-        detail["out"] = {k: readable(v) for k, v in captured.items() if v}
+        streams = {
+            "stdout": captured["stdout"],
+            "stderr": captured["stderr"],
+            "log": captured["log"],
+        }
+        detail["out"] = {k: readable(v) for k, v in streams.items() if v}
     history = result.get("history")
     if history:
         detail["hist"] = {"status": history["status"], "summary": history["summary"]}
