@@ -259,6 +259,23 @@ def test_qbench_diff_compares_like_with_like(
     assert same["removed_tests"] == ["test_a.py::test_pipe_old"] and same["new_tests"] == []
 
 
+def test_qbench_diff_a_warnings_filter_is_no_node_id(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``-W error::DeprecationWarning`` (and ``-o filterwarnings=error::...``) holds ``::`` but
+    selects no test: two such runs selected the same tests, and a test gone from the second is
+    removed, where diff said the runs did not select the same tests and counted it nowhere."""
+    pytester.makepyfile(test_a="def test_kept(): pass\ndef test_gone(): pass\n")
+    warn = ("-W", "error::DeprecationWarning", "-o", "filterwarnings=error::UserWarning")
+    run_qbench(*warn, "--qbench-run-id=one", run_dir="one")
+    pytester.makepyfile(test_a="def test_kept(): pass\n")
+    run_qbench(*warn, "--qbench-run-id=two", run_dir="two")
+    _, diff = qbench_json(capsys, "diff", "one", "two")
+    assert diff["selection"]["same"] is True
+    assert diff["removed_tests"] == ["test_a.py::test_gone"]
+    assert diff["not_selected_in_head"] == []
+
+
 def test_qbench_diff_names_a_last_failed_run(
     pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
 ) -> None:

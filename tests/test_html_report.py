@@ -76,6 +76,28 @@ def test_html_option_writes_the_page_and_the_run_dir_copy(
     assert "donut" in page.charts() and "histogram" in page.charts()
 
 
+def test_html_page_shows_no_escape_sequences(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A test that prints colours (click.style, rich) or fails with them in its message: the page
+    shows the text, as report.md does, not ``[31mred`` after an invisible ESC in the row's line,
+    the message, the traceback and the captured output."""
+    pytester.makepyfile(
+        """
+        def test_colour():
+            print("\\x1b[31mred\\x1b[0m \\x1b]8;;http://x\\x07link\\x1b]8;;\\x07 bell\\x07")
+            assert 0, "\\x1b[1mbold\\x1b[0m"
+        """
+    )
+    run_qbench("--qbench-html=page.html")
+    page = parse_page(pytester.path / "page.html")
+    assert "\\u001b" not in page.source
+    detail = page.detail_of("::test_colour")
+    assert detail["fail"]["msg"].startswith("bold\n")
+    assert "AssertionError: bold" in detail["fail"]["tb"]
+    assert detail["out"]["stdout"] == "red link bell\\x07\n"
+
+
 def test_plain_run_writes_no_html(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
     """Without --qbench-html nothing HTML is written: plain runs pay nothing for it."""
     pytester.makepyfile("def test_ok(): pass")

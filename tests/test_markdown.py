@@ -99,6 +99,15 @@ def test_clean_strips_ansi_and_controls_but_keeps_lines_and_tabs() -> None:
     assert clean("\x1b[31mred\x1b[0m\tx\ny\x00\x07\x7f") == "red\tx\ny"
 
 
+def test_clean_strips_an_operating_system_command_whole() -> None:
+    """An OSC sequence (a hyperlink from rich or ``ls --hyperlink``, a terminal title) goes with
+    its payload, ended by BEL or ST: only its ESC and BEL went, leaving ``8;;http://x`` in the
+    captured output of report.md and the HTML page."""
+    link = "\x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b]0;title\x1b\\done"
+    assert clean(link) == "link done"
+    assert clean("\x1b]8;;unterminated") == "8;;unterminated"
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

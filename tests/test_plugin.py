@@ -632,3 +632,33 @@ def test_collect_dump_keeps_no_state_between_runs(
         assert config.pluginmanager.get_plugin(collect_dump.PLUGIN_NAME) is None
     assert [next(iter(record)) for record in dumps[0]] == ["error"]
     assert [record.get("nodeid") for record in dumps[1]] == ["test_fine.py::test_a"]
+
+
+def test_counts_without_a_terminal_reporter(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Under ``-p no:terminal`` (no terminal reporter to read the words from) the counts are
+    pytest's, as with one: a test failing in its call and erroring in its teardown (a unittest
+    ``tearDownClass`` that raises) is 1 failed and 1 error, where it was only an error, the
+    call's failure lost, and a plain pass or failure counted by its outcome alone."""
+    pytester.makepyfile(
+        ALL_OUTCOMES,
+        test_unit="""
+        import unittest
+
+        class B(unittest.TestCase):
+            @classmethod
+            def tearDownClass(cls):
+                raise RuntimeError("boom")
+
+            def test_d(self):
+                self.fail("x")
+        """,
+    )
+    with_terminal = run_qbench("--qbench-run-id=terminal", run_dir="terminal")
+    assert_summary_matches_pytest(with_terminal)
+    without = run_qbench("-p", "no:terminal", "--qbench-run-id=none", run_dir="none")
+    counts = without.report.summary.model_dump(exclude={"duration"})
+    assert counts == with_terminal.report.summary.model_dump(exclude={"duration"})
+    unit = {r.nodeid: r.counted_as for r in without.report.results}["test_unit.py::B::test_d"]
+    assert unit == ["failed", "error"]

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+ANSI_ESCAPE = re.compile(
+    r"\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)|\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]"
+)
+"""CSI sequences (colours, the cursor), OSC sequences with their payload up to BEL or ST
+(hyperlinks, a terminal's title), and other two-character escapes."""
 CUT_MARKER = "[... qbench cut {count} characters{hint} ...]"
 DEFAULT_MAX_OUTPUT = 10_000
 """Characters kept per captured stream (``--qbench-max-output``, ``qbench ingest-junit``)."""

@@ -163,13 +163,40 @@ def file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
+VALUE_LONG_OPTIONS = frozenset(("--pythonwarnings", "--override-ini", "--junit-prefix"))
+"""pytest's long options whose value, the next argument unless given with ``=``, may hold
+``::`` (``-W error::DeprecationWarning``'s long form) and is no node id."""
+
+
 def selects_within_files(command: Sequence[str]) -> bool:
-    """Whether a pytest command line selects some tests of a file (``-k``, ``-m``, a node id)."""
-    for arg in command[1:]:
+    """Whether a pytest command line selects some tests of a file (``-k``, ``-m``, a node id).
+    An option's value is no node id: ``-W error::DeprecationWarning`` selects every test."""
+    args = iter(command[1:])
+    for arg in args:
         name = arg.split("=", 1)[0]
-        short = name[:2] in ("-k", "-m") and not name.startswith("--")
-        if name in SELECTING_OPTIONS or short or "::" in arg:
+        if name in SELECTING_OPTIONS:
             return True
+        if arg.startswith("--"):
+            if name in VALUE_LONG_OPTIONS and "=" not in arg:
+                next(args, None)
+        elif arg.startswith("-") and len(arg) > 1:
+            if _short_cluster_selects(arg, args):
+                return True
+        elif "::" in arg:
+            return True
+    return False
+
+
+def _short_cluster_selects(cluster: str, args: Iterator[str]) -> bool:
+    """Whether a short option cluster (``-vk``, ``-W``, ``-rA``) has ``-k`` or ``-m``; a value
+    option's value, the rest of the cluster or else the next argument, is skipped."""
+    for position, letter in enumerate(cluster[1:], start=2):
+        if letter in "km":
+            return True
+        if letter in VALUE_SHORT_OPTIONS:
+            if position == len(cluster):
+                next(args, None)  # the option's value is the next argument
+            break
     return False
 
 

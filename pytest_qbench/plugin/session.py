@@ -551,7 +551,11 @@ class QBenchSession(QBenchWorker):
                 if reports and reports[-1] is report:
                     return str(category)
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
-        return str(status[0]) if status else ""
+        if status:
+            return str(status[0])
+        # no plugin said (``-p no:terminal`` takes away the terminal's answer): its default
+        outcome = report.outcome
+        return "error" if outcome == "failed" and report.when != "call" else outcome
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
         try:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.text import message_line
+from pytest_qbench.core.text import readable
 from pytest_qbench.report.html.attachments import AttachmentBudget
 from pytest_qbench.report.html.attachments import attachment_entry
 
@@ -149,8 +150,8 @@ def row_message(result: TestResultRecord) -> str:
     """The line shown under a row (and searched): the failure's first line, or the reason."""
     failure = result["failure"] or result["teardown_failure"]
     if failure is not None:
-        return _failure_line(failure)[:300]
-    return (result["reason"] or "")[:300]
+        return readable(_failure_line(failure))[:300]
+    return readable(result["reason"] or "")[:300]
 
 
 def result_detail(
@@ -166,10 +167,15 @@ def result_detail(
     if result["teardown_failure"] is not None:
         detail["teardown"] = failure_detail(result["teardown_failure"], result["file"])
     if result["reason"]:
-        detail["reason"] = result["reason"]
+        detail["reason"] = readable(result["reason"])
     captured = result["captured"]
     if captured and (captured["stdout"] or captured["stderr"] or captured["log"]):
-        detail["out"] = {k: v for k, v in captured.items() if v}
+        streams = {
+            "stdout": captured["stdout"],
+            "stderr": captured["stderr"],
+            "log": captured["log"],
+        }
+        detail["out"] = {k: readable(v) for k, v in streams.items() if v}
     history = result.get("history")
     if history:
         detail["hist"] = {"status": history["status"], "summary": history["summary"]}
@@ -191,11 +197,11 @@ def failure_detail(failure: FailureRecord, test_file: str) -> dict[str, Any]:
         "type": failure["error_type"],
         "where": where,
         "phase": failure["phase"],
-        "msg": failure["error_message"],
+        "msg": readable(failure["error_message"]),
     }
     trace = failure["stack_trace"]
     if trace and trace.strip() != failure["error_message"].strip():
-        out["tb"] = trace
+        out["tb"] = readable(trace)
     if failure["falsifying_example"]:
         out["ex"] = failure["falsifying_example"]
     return out
