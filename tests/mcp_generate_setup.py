@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,11 @@ from mcp.types import CreateMessageRequestParams
 from mcp.types import CreateMessageResult
 from mcp.types import TextContent
 
+from pytest_qbench.mcp.config import STOP_GRACE
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.server import QBenchServer
+from pytest_qbench.mcp.server import build_server
+
 
 USAGE = {"inputTokens": 100, "outputTokens": 20}
 
@@ -36,6 +42,37 @@ def server(root: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=script, args=["--root", str(root), *extra], env=quick_env(), cwd=str(root)
     )
+
+
+NEVER = 1800.0
+"""A generation's timeout that never comes by itself in a test: the server's largest, past the
+tests' safety nets (900 s); the test moves the deadline instead (``overdue_now``)."""
+
+
+def in_process(
+    root: Path, monkeypatch: pytest.MonkeyPatch, stop_grace: float = STOP_GRACE, **env: str
+) -> QBenchServer:
+    """The server ``server`` starts, built in this process (``Client`` connects to it in
+    memory), so that a test can move a generation's deadline (``overdue_now``): its children's
+    environment is ``quick_env(**env)``, set here for the test."""
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    for name, value in {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env}.items():
+        monkeypatch.setenv(name, value)
+    return build_server(ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=stop_grace))
+
+
+def overdue_now(built: QBenchServer) -> None:
+    """The deadline of the generation going on, or held for its client, moved to now: the
+    server stops it at its next look as at its timeout, however long it took to get there."""
+    assert built.held is not None and built.held.service.active is not None
+    built.held.service.active.deadline = time.monotonic()
+
+
+def stop_held(built: QBenchServer) -> None:
+    """Stop the generations ``built`` still holds for their client, as ``serve`` does once its
+    client has gone."""
+    if built.held is not None:
+        built.held.stop_all()
 
 
 class Model:
