@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import shutil
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from generation_setup import quick_env
 from mcp_helpers import error_text as error_text
+from mcp_helpers import quiet_children
 from mcp_helpers import structured as structured
 
 
@@ -46,26 +46,19 @@ def server(root: Path, *extra: str) -> StdioServerParameters:
 
 NEVER = 1800.0
 """A generation's timeout that never comes by itself in a test: the server's largest, past the
-tests' safety nets (900 s); the test moves the deadline instead (``overdue_now``)."""
+tests' safety nets (900 s); the test moves the deadline instead (``mcp_helpers.overdue_now``)."""
 
 
 def in_process(
     root: Path, monkeypatch: pytest.MonkeyPatch, stop_grace: float = STOP_GRACE, **env: str
 ) -> QBenchServer:
     """The server ``server`` starts, built in this process (``Client`` connects to it in
-    memory), so that a test can move a generation's deadline (``overdue_now``): its children's
+    memory), so that a test can move a generation's deadline (``mcp_helpers.overdue_now``): its children's
     environment is ``quick_env(**env)``, set here for the test."""
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    for name, value in {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", **env}.items():
+    quiet_children(monkeypatch)
+    for name, value in env.items():
         monkeypatch.setenv(name, value)
     return build_server(ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=stop_grace))
-
-
-def overdue_now(built: QBenchServer) -> None:
-    """The deadline of the generation going on, or held for its client, moved to now: the
-    server stops it at its next look as at its timeout, however long it took to get there."""
-    assert built.held is not None and built.held.service.active is not None
-    built.held.service.active.deadline = time.monotonic()
 
 
 def stop_held(built: QBenchServer) -> None:

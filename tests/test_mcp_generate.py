@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from generation_setup import quick_env
 from mcp_helpers import group_alive
+from mcp_helpers import overdue_now
 from shared_setup import shared_dir
 
 
@@ -26,7 +27,6 @@ from mcp_generate_setup import dump_calls
 from mcp_generate_setup import error_text
 from mcp_generate_setup import in_process
 from mcp_generate_setup import load_calls
-from mcp_generate_setup import overdue_now
 from mcp_generate_setup import server
 from mcp_generate_setup import structured
 

@@ -16,6 +16,7 @@ from generation_setup import NO_CODE
 from generation_setup import SHOUT_OK
 from generation_setup import SHOUT_WRONG
 from generation_setup import make_shop_project as make_project
+from mcp_helpers import overdue_now
 from shared_setup import shared_dir
 
 
@@ -34,7 +35,6 @@ from mcp_generate_setup import dump_calls
 from mcp_generate_setup import error_text
 from mcp_generate_setup import in_process
 from mcp_generate_setup import load_calls
-from mcp_generate_setup import overdue_now
 from mcp_generate_setup import server
 from mcp_generate_setup import stop_held
 from mcp_generate_setup import structured
