@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from generation_setup import quick_env
 from mcp_helpers import error_text as error_text
+from mcp_helpers import quiet_children
 from mcp_helpers import structured as structured
 
 
@@ -22,6 +23,11 @@ from mcp.types import CallToolResult
 from mcp.types import CreateMessageRequestParams
 from mcp.types import CreateMessageResult
 from mcp.types import TextContent
+
+from pytest_qbench.mcp.config import STOP_GRACE
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.server import QBenchServer
+from pytest_qbench.mcp.server import build_server
 
 
 USAGE = {"inputTokens": 100, "outputTokens": 20}
@@ -36,6 +42,30 @@ def server(root: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=script, args=["--root", str(root), *extra], env=quick_env(), cwd=str(root)
     )
+
+
+NEVER = 1800.0
+"""A generation's timeout that never comes by itself in a test: the server's largest, past the
+tests' safety nets (900 s); the test moves the deadline instead (``mcp_helpers.overdue_now``)."""
+
+
+def in_process(
+    root: Path, monkeypatch: pytest.MonkeyPatch, stop_grace: float = STOP_GRACE, **env: str
+) -> QBenchServer:
+    """The server ``server`` starts, built in this process (``Client`` connects to it in
+    memory), so that a test can move a generation's deadline (``mcp_helpers.overdue_now``): its children's
+    environment is ``quick_env(**env)``, set here for the test."""
+    quiet_children(monkeypatch)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return build_server(ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=stop_grace))
+
+
+def stop_held(built: QBenchServer) -> None:
+    """Stop the generations ``built`` still holds for their client, as ``serve`` does once its
+    client has gone."""
+    if built.held is not None:
+        built.held.stop_all()
 
 
 class Model:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from child_pytest import child_env
 
 from pytest_qbench.mcp.command import RunRequest
+from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.testrun import RunResult
 from pytest_qbench.mcp.tools import QBenchTools
 
@@ -21,17 +23,19 @@ from pytest_qbench.mcp.tools import QBenchTools
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
 
+    from pytest_qbench.mcp.server import QBenchServer
+
 
 STUBBORN = """
     import os, signal, subprocess, sys, time
 
     def test_stubborn():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"
+        code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(600)"
         child = subprocess.Popen([sys.executable, "-c", code])
         with open("pids.txt", "w") as f:
             f.write(f"{os.getpid()} {child.pid}")
-        time.sleep(60)
+        time.sleep(600)
 """
 """A test that ignores the interrupt, with a grandchild that ignores it too; both pids go to
 ``pids.txt`` in the working directory (the project root)."""
@@ -95,6 +99,40 @@ def run(tools: QBenchTools, **request: Any) -> RunResult:
     process = tools.start_run(RunRequest(**request))
     tools.supervise(process)
     return tools.finish_run(process)
+
+
+SAFETY_NET = 600.0
+"""Seconds a test waits for its run to write a file, against a hang only."""
+
+
+def overdue_once_written(process: PytestProcess, path: Path) -> None:
+    """Once the run wrote something to ``path`` (a test or hook of it got there), its deadline
+    moved to now: the server stops it at its next look as at its timeout, however long a loaded
+    machine took to get there. The run must not end before."""
+    deadline = time.monotonic() + SAFETY_NET
+    while not path.exists() or not path.read_text():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.deadline = time.monotonic()
+
+
+def overdue_now(built: QBenchServer) -> PytestProcess:
+    """The run going on in ``built`` (a test run, a generation, one held for its client), its
+    deadline moved to now: as ``overdue_once_written``, for a server a client is connected to."""
+    assert built.held is not None
+    process = built.held.service.active
+    assert process is not None
+    process.deadline = time.monotonic()
+    return process
+
+
+async def overdue_when_written(built: QBenchServer, path: Path) -> PytestProcess:
+    """``overdue_now`` once the run wrote something to ``path``."""
+    import anyio
+
+    while not path.exists() or not path.read_text():
+        await anyio.sleep(0.05)
+    return overdue_now(built)
 
 
 def mcp_call(root: Path, tool: str, arguments: dict[str, Any]) -> Any:

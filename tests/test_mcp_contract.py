@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import overdue_when_written
 from mcp_helpers import quiet_children
 
 
@@ -30,6 +31,7 @@ from mcp.types import CallToolResult
 
 from pytest_qbench.mcp.config import HARD_CAP
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.server import build_server
 
 
@@ -129,24 +131,60 @@ def test_descriptions_are_dedented_and_state_the_default_timeout(root: Path) -> 
 
 SLOW_END = """
     import time
-
-    START = time.monotonic()  # after the server started its clock
+    from pathlib import Path
 
     def pytest_sessionfinish(session):
-        # sleep until the server's timeout has surely passed, then a little more
-        time.sleep(max(0.0, START + {timeout} + 2 - time.monotonic()))
+        # every test has its result: say so, and stay until the test says the server gave the
+        # session end its grace (the run's deadline moved to now meanwhile)
+        Path("ending").write_text("1")
+        deadline = time.monotonic() + 600  # a safety net
+        while not Path("go-on").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 """
+
+
+def run_overdue_when_written(
+    config: ServerConfig, written: Path, then: Callable[[PytestProcess], Awaitable[None]]
+) -> CallToolResult:
+    """``run_test_workflow`` with a timeout that never comes by itself (1800 s): its deadline
+    is moved to now once the run wrote ``written`` (``overdue_when_written``), then
+    ``then(run)`` is awaited."""
+    built = build_server(config)
+
+    async def main() -> CallToolResult:
+        async def overdue() -> None:
+            await then(await overdue_when_written(built, written))
+
+        with anyio.fail_after(900):  # a safety net: the run ends once made overdue
+            async with (
+                Client(built, raise_exceptions=True) as client,
+                anyio.create_task_group() as group,
+            ):
+                group.start_soon(overdue)
+                result = await client.call_tool("run_test_workflow", {"timeout_seconds": 1800})
+                group.cancel_scope.cancel()  # a run that ended before writing: its answer
+        return result
+
+    return anyio.run(main)
 
 
 def test_a_run_whose_tests_all_finished_is_complete_though_its_session_end_is_slow(
     root: Path,
 ) -> None:
     """The timeout falls while pytest is in its session end, after every test had its result:
-    the server gives the session end its grace, and the answer is complete, not partial."""
-    timeout = 30  # the tests all finished long before, however loaded the machine
-    (root / "conftest.py").write_text(textwrap.dedent(SLOW_END.format(timeout=timeout)))
-    config = server_config(root, finish_grace=120.0)
-    result = call(config, "run_test_workflow", {"timeout_seconds": timeout})
+    the server gives the session end its grace, and the answer is complete, not partial. The
+    session end says it began, the test moves the deadline to now, and the session end goes on
+    once the server has given its grace (or stopped the run: the wrong answer), however slow
+    the machine."""
+    (root / "conftest.py").write_text(textwrap.dedent(SLOW_END))
+    config = server_config(root, finish_grace=600.0)
+
+    async def go_on_once_decided(process: PytestProcess) -> None:
+        while not process.extended and process.stopped_by is None:
+            await anyio.sleep(0.05)
+        (root / "go-on").write_text("1")
+
+    result = run_overdue_when_written(config, root / "ending", go_on_once_decided)
     assert not result.is_error, text_of(result)
     data = result.structured_content
     assert data is not None
@@ -158,15 +196,21 @@ def test_a_run_cut_while_a_test_runs_stays_partial_though_a_module_was_skipped(
     root: Path,
 ) -> None:
     """A module skipped at collection has a result but is no collected test: it must not make
-    a run whose last test still runs look complete (and so get the grace, then pass as whole)."""
+    a run whose last test still runs look complete (and so get the grace, then pass as whole).
+    The deadline is moved to now once the last test started (it sleeps 600 s)."""
     (root / "tests" / "test_skipped.py").write_text(
         "import pytest\n\npytest.skip('not here', allow_module_level=True)\n"
     )
     (root / "tests" / "test_slow.py").write_text(
-        "import time\n\ndef test_slow():\n    time.sleep(120)\n"
+        "import time\nfrom pathlib import Path\n\ndef test_slow():\n"
+        "    Path('started').write_text('1')\n    time.sleep(600)\n"
     )
     config = server_config(root, finish_grace=1.0)
-    result = call(config, "run_test_workflow", {"timeout_seconds": 10})
+
+    async def nothing(process: PytestProcess) -> None:
+        pass
+
+    result = run_overdue_when_written(config, root / "started", nothing)
     assert not result.is_error, text_of(result)
     data = result.structured_content
     assert data is not None

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from generation_setup import quick_env
 from mcp_helpers import group_alive
+from mcp_helpers import overdue_now
 from shared_setup import shared_dir
 
 
@@ -21,8 +22,10 @@ pytest.importorskip("mcp")
 import anyio
 from mcp import Client
 from mcp.types import CallToolResult
+from mcp_generate_setup import NEVER
 from mcp_generate_setup import dump_calls
 from mcp_generate_setup import error_text
+from mcp_generate_setup import in_process
 from mcp_generate_setup import load_calls
 from mcp_generate_setup import server
 from mcp_generate_setup import structured
@@ -265,39 +268,40 @@ def test_the_generation_is_in_the_tool_call_log(session: Session) -> None:
     assert totals["generate_tests_workflow"]["success_rate"] == pytest.approx(1 / 7, abs=1e-3)
 
 
+def state(pid: int) -> str:
+    """The state of process ``pid`` in ``/proc`` (``Z`` a zombie, ``T`` stopped by a signal),
+    ``""`` once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (not a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    return state(pid) not in ("", "Z")
 
 
-TIMEOUT = 20
-"""The generation's timeout in the test of the timeout, unscaled: within it the generation's
-probe child starts and imports the target, which stops the generation. The suite's run before
-it cannot hold that back: whether it ends or is killed at its quarter of the timeout, the
-generation goes on to the probe."""
-
-
-def test_one_generation_at_a_time_and_the_timeout_kills_its_group(tmp_path: Path) -> None:
+def test_one_generation_at_a_time_and_the_timeout_kills_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """issue 14.3: while a generation runs, a second call is refused at once with its run id;
     at the timeout the generation (stopped: it would never end) and the process its target left
     in a session of its own are killed, and the call ends with a clear timeout error naming the
-    run, whose log can be paged."""
+    run, whose log can be paged. The timeout never comes by itself (``NEVER``): once the target,
+    imported, has stopped the generation and the second call was refused, the test moves the
+    generation's deadline to now (``overdue_now``), however long the import took."""
     root = make_project(tmp_path / "project")
     (root / "stopper.py").write_text(STOPPER, encoding="utf-8")
     pids = tmp_path / "pids.txt"
-    params = server(root, "--stop-grace", "1")
-    params.env = {**(params.env or {}), "QBENCH_TEST_PIDS": str(pids)}
-    timeout = TIMEOUT
+    built = in_process(root, monkeypatch, stop_grace=1.0, QBENCH_TEST_PIDS=str(pids))
+    timeout = NEVER
 
     async def main() -> tuple[CallToolResult, CallToolResult, CallToolResult]:
         # A safety net against a hang only: the generation is stopped (SIGSTOP) and never ends,
         # so the call's return with the timeout's message is what proves the kill.
-        with anyio.fail_after(timeout + 600):
-            async with Client(params) as client:
+        with anyio.fail_after(900):
+            async with Client(built) as client:
                 results: list[CallToolResult] = []
 
                 async def first() -> None:
@@ -315,6 +319,9 @@ def test_one_generation_at_a_time_and_the_timeout_kills_its_group(tmp_path: Path
                     second = await client.call_tool(
                         "generate_tests_workflow", {"target_path": "calc.py"}
                     )
+                    while state(int(pids.read_text().split()[0])) != "T":
+                        await anyio.sleep(0.05)
+                    overdue_now(built)
                 run_id = re.search(r"generation (generate-\S+) took", error_text(results[0]))
                 assert run_id, error_text(results[0])
                 log = await client.call_tool(
@@ -327,7 +334,7 @@ def test_one_generation_at_a_time_and_the_timeout_kills_its_group(tmp_path: Path
         r"a generation is running \(run id generate-\S+, \d+s so far\)", error_text(second)
     )
     message = error_text(first)
-    assert f"took longer than {timeout}s and was stopped" in message
+    assert f"took longer than {timeout:g}s and was stopped" in message
     assert "its whole process group was killed" in message
     generation_pid, daemon = map(int, pids.read_text().split())
     assert group_alive(generation_pid) == []

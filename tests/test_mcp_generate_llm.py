@@ -16,6 +16,7 @@ from generation_setup import NO_CODE
 from generation_setup import SHOUT_OK
 from generation_setup import SHOUT_WRONG
 from generation_setup import make_shop_project as make_project
+from mcp_helpers import overdue_now
 from shared_setup import shared_dir
 
 
@@ -27,12 +28,15 @@ from mcp.client.session import ClientRequestContext
 from mcp.types import CallToolResult
 from mcp.types import CreateMessageRequestParams
 from mcp.types import CreateMessageResult
+from mcp_generate_setup import NEVER
 from mcp_generate_setup import USAGE
 from mcp_generate_setup import Model
 from mcp_generate_setup import dump_calls
 from mcp_generate_setup import error_text
+from mcp_generate_setup import in_process
 from mcp_generate_setup import load_calls
 from mcp_generate_setup import server
+from mcp_generate_setup import stop_held
 from mcp_generate_setup import structured
 
 
@@ -269,24 +273,28 @@ def test_a_2026_client_is_asked_through_input_required_rounds(rounds: Shared) ->
 
 
 def test_a_2026_client_that_never_comes_back_does_not_hold_the_generation(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A client that is handed the first prompt and never calls again: the generation keeps
     the one-run slot until its timeout, then its process group is killed, the run recorded as
-    interrupted, the slot freed; a late answer is told the generation is gone."""
+    interrupted, the slot freed; a late answer is told the generation is gone. The timeout
+    never comes by itself (``NEVER``): once a test run has been refused, the test moves the held
+    generation's deadline to now (``overdue_now``), however long the first prompt took."""
     root = make_project(tmp_path / "project")
     (root / "only.py").write_text(ONLY, encoding="utf-8")
     model = Model(None, {"ping": [NO_CODE]})
-    arguments = {"target_path": "only.py", "generation_strategy": "llm", "timeout_seconds": 30}
+    arguments = {"target_path": "only.py", "generation_strategy": "llm", "timeout_seconds": NEVER}
     run = {"test_path": ["tests/test_shop.py"]}
+    built = in_process(root, monkeypatch)
 
     async def main() -> tuple[Any, CallToolResult, Path, Any, CallToolResult]:
-        with anyio.fail_after(200):
-            async with Client(server(root), sampling_callback=model) as client:
+        with anyio.fail_after(900):  # a safety net: the generation ends once made overdue
+            async with Client(built, sampling_callback=model) as client:
                 first = await client.session.call_tool(
                     "generate_tests_workflow", arguments, allow_input_required=True
                 )
                 busy = await client.call_tool("run_test_workflow", run)
+                overdue_now(built)
                 meta = await ended_generation(root)
                 late = await client.session.call_tool(
                     "generate_tests_workflow",
@@ -297,7 +305,10 @@ def test_a_2026_client_that_never_comes_back_does_not_hold_the_generation(
                 free = await client.call_tool("run_test_workflow", run)
         return first, busy, meta, late, free
 
-    first, busy, meta, late, free = anyio.run(main)
+    try:
+        first, busy, meta, late, free = anyio.run(main)
+    finally:
+        stop_held(built)
     assert type(first).__name__ == "InputRequiredResult"
     assert "a generation is running" in error_text(busy)
     assert json.loads(meta.read_text(encoding="utf-8"))["interrupted"] is True

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from mcp_helpers import STUBBORN
 from mcp_helpers import group_alive
+from mcp_helpers import overdue_once_written
 from mcp_helpers import quiet_children
 from mcp_helpers import run
 from mcp_helpers import stubborn_pids
@@ -206,25 +207,37 @@ def test_collection_errors_are_data(tools: QBenchTools, project: Path) -> None:
 
 def test_timeout_stops_the_run_and_keeps_partial_results(tools: QBenchTools, project: Path) -> None:
     """At the timeout pytest is interrupted and writes its reports; the result is marked and
-    holds the failures that finished (issue 6). The slow test writes a file after 600 s: none
-    after the run means pytest was stopped before, however slow the machine."""
-    woke = project / "woke"
-    slow = f"import time\n\ndef test_slow():\n    time.sleep(600)\n    open({str(woke)!r}, 'w')\n"
+    holds the failures that finished (issue 6). The slow test, the last, says it started, then
+    writes a file after 600 s: the deadline is moved to now once it started (so the failures
+    before it have finished however slow the machine), and no file after the run means pytest
+    was stopped before its natural end."""
+    woke, started = project / "woke", project / "started"
+    slow = (
+        f"import time\n\ndef test_slow():\n    open({str(started)!r}, 'w').write('1')\n"
+        f"    time.sleep(600)\n    open({str(woke)!r}, 'w')\n"
+    )
     write(project, "tests/test_z_slow.py", slow)
-    result = run(tools, timeout_seconds=3)
+    process = tools.start_run(RunRequest(timeout_seconds=600))
+    overdue_once_written(process, started)
+    tools.supervise(process)
+    result = tools.finish_run(process)
     assert not woke.exists()
     assert result.timed_out and result.partial and not result.success
-    assert result.timeout_seconds == 3
-    assert result.exit_meaning == "stopped after the timeout of 3s"
+    assert result.timeout_seconds == 600
+    assert result.exit_meaning == "stopped after the timeout of 600s"
     assert result.failures[0].test_name == "tests/test_suite.py::test_fail"
-    assert result.next_steps[0].startswith("The run hit its timeout of 3s")
+    assert result.next_steps[0].startswith("The run hit its timeout of 600s")
 
 
 def test_timeout_kills_the_whole_group(tools: QBenchTools, project: Path) -> None:
     """A run that ignores the interrupt, and its grandchild that ignores it too, are killed
-    with the process group; the run is rebuilt from its stream and indexed (issue 6)."""
+    with the process group; the run is rebuilt from its stream and indexed (issue 6). The
+    deadline is moved to now once the test ignores the interrupt (it wrote its pids)."""
     write(project, "tests/test_z_stubborn.py", STUBBORN)
-    result = run(tools, timeout_seconds=3)
+    process = tools.start_run(RunRequest(timeout_seconds=600))
+    overdue_once_written(process, project / "pids.txt")  # once it ignores the interrupt
+    tools.supervise(process)
+    result = tools.finish_run(process)
     assert result.timed_out and result.partial
     assert result.exit_code == -signal.SIGKILL
     pytest_pid, _grandchild = stubborn_pids(project)
@@ -475,11 +488,7 @@ def test_a_process_in_a_new_session_dies_with_the_run(
     process = tools.start_run(RunRequest(timeout_seconds=600))
     assert process.containment is not None and process.containment.kind == containment
     if timed_out:
-        deadline = time.monotonic() + 600  # a safety net: it ends once the pid is written
-        while not (project / "daemon.pid").exists() or not (project / "daemon.pid").read_text():
-            assert time.monotonic() < deadline and process.poll() is None
-            time.sleep(0.05)
-        process.deadline = time.monotonic()  # overdue from now
+        overdue_once_written(process, project / "daemon.pid")
     tools.supervise(process)
     result = tools.finish_run(process)
     assert result.timed_out is timed_out

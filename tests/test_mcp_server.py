@@ -112,8 +112,8 @@ async def cancel_when_started(client: Client, root: Path) -> None:
             scope = anyio.CancelScope()
 
             async def call() -> None:
-                with scope:
-                    await client.call_tool("run_test_workflow", {})
+                with scope:  # a timeout that never comes: the cancel ends the run
+                    await client.call_tool("run_test_workflow", {"timeout_seconds": 1800})
 
             group.start_soon(call)
             while not pids.exists() or not pids.read_text():
@@ -382,7 +382,7 @@ def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
     async def session() -> tuple[dict[str, Any], dict[str, Any]]:
         async with Client(params) as client:
             run = await client.call_tool(
-                "run_test_workflow", {"test_path": "tests/test_suite.py", "timeout_seconds": 60}
+                "run_test_workflow", {"test_path": "tests/test_suite.py", "timeout_seconds": 600}
             )
             await cancel_when_started(client, project)
             health = structured(await client.call_tool("check_health", {}))

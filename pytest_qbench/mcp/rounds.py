@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from dataclasses import dataclass
 from dataclasses import field
 
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.service import RunService
 
@@ -75,10 +75,13 @@ class HeldGenerations:
             self._stop(key, held)
 
     def _expire(self, key: str, held: Held) -> None:
-        """At the run's deadline, stop the generation if its client has not come back."""
-        remaining = held.process.deadline - time.monotonic()
-        if not held.claimed.wait(max(remaining, 0.0)):
-            self._stop(key, held)
+        """At the run's deadline, stop the generation if its client has not come back. Looked at
+        every ``POLL_SECONDS``, as ``RunService.step`` looks at a running child: a deadline
+        moved meanwhile (by a test, once the client has been refused) counts."""
+        while not held.claimed.wait(POLL_SECONDS):
+            if held.process.overdue():
+                self._stop(key, held)
+                return
 
     def _stop(self, key: str, held: Held) -> None:
         """Kill the waiting generation's process group, keep its output, free the slot."""
