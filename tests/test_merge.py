@@ -396,3 +396,59 @@ def test_console_script_exit_codes(
     usage = pytester.run(found, "merge", str(two_reports[0]))
     assert usage.ret == 2
     usage.stderr.fnmatch_lines(["*the following arguments are required: -o/--output*"])
+
+
+def test_a_shard_killed_mid_run_deselects_nothing_it_did_not_reach(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Two -k slices of one collection, the first killed (SIGKILL) mid-test: merged from their
+    run directories, no test is deselected (each slice ran what the other deselected), and the
+    test the killed shard never reached is not counted deselected. Before, the killed shard's
+    results + deselected fell short of the collection, so it was not taken for a slice and
+    every shard's deselected count was added up (5 deselected of 5 tests)."""
+    pytester.makepyfile(
+        test_x="""
+        import os, signal
+
+        def test_a():
+            pass
+
+        def test_b():
+            if os.environ.get("QBENCH_TEST_DIE"):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def test_c():
+            pass
+
+        def test_d():
+            pass
+
+        def test_e():
+            pass
+        """
+    )
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    died = pytester.runpytest_subprocess(
+        "-p",
+        "qbench",
+        "--qbench-run-id=k1",
+        "-p",
+        "no:randomly",
+        "-k",
+        "test_a or test_b or test_c",
+    )
+    assert died.ret < 0 or died.ret > 1  # killed by SIGKILL
+    monkeypatch.delenv("QBENCH_TEST_DIE")
+    second = run_qbench(
+        "--qbench-run-id=k2", "-p", "no:randomly", "-k", "test_d or test_e", run_dir="k2"
+    )
+    out = tmp_path / "merged.json"
+    runs = pytester.path / ".qbench" / "runs"
+    assert main(["merge", str(runs / "k1"), str(second.run_dir), "-o", str(out)]) == OK
+    report = TestReport.model_validate_json(out.read_text(encoding="utf-8"))
+    assert report.run.interrupted is True
+    assert (report.summary.total, report.summary.passed, report.summary.failed) == (4, 3, 1)
+    assert report.summary.deselected == 0

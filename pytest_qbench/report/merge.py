@@ -286,16 +286,33 @@ def merged_deselected(sources: Sequence[Source]) -> int:
     taken for slices of one collection.
     """
     slices: dict[int, list[Source]] = {}
+    stopped: list[Source] = []
     total = 0
     for source in sources:
         report = source.report
         if report.summary.deselected:
             collected = len(report.results) + report.summary.deselected
-            slices.setdefault(collected, []).append(source)
+            group = stopped if report.run.interrupted else slices.setdefault(collected, [])
+            group.append(source)
+    # A shard that did not finish (killed) fell short of its collection by the tests it never
+    # reached: it is a slice of the one larger collection, and what it did not reach is not
+    # deselected. Which collection is ambiguous with several: then it adds its own count.
+    unreached: Counter[int] = Counter()
+    for source in stopped:
+        report = source.report
+        short = len(report.results) + report.summary.deselected
+        larger = [size for size in slices if size > short]
+        if len(larger) == 1:
+            slices[larger[0]].append(source)
+            unreached[larger[0]] += larger[0] - short
+        elif short in slices:
+            slices[short].append(source)
+        else:
+            total += report.summary.deselected
     for collected, group in slices.items():
         ran = _distinct_tests(s.report for s in group)
         if len(group) > 1 and collected >= ran:
-            total += collected - ran
+            total += max(0, collected - ran - unreached[collected])
         else:
             total += sum(s.report.summary.deselected for s in group)
     return total
