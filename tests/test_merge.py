@@ -20,6 +20,7 @@ from pytest_qbench.report.merge import merged_exit_code
 from pytest_qbench.report.models import CoverageReport
 from pytest_qbench.report.models import ReportSummary
 from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.verdict import run_green
 
 from conftest import QBenchRun
 from conftest import RunQBench
@@ -452,3 +453,46 @@ def test_a_shard_killed_mid_run_deselects_nothing_it_did_not_reach(
     assert report.run.interrupted is True
     assert (report.summary.total, report.summary.passed, report.summary.failed) == (4, 3, 1)
     assert report.summary.deselected == 0
+
+
+def test_a_planned_shard_missing_from_the_merge_is_not_green(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards 1/3 and 3/3 merged without 2/3 (its job died before uploading, its artifact
+    missing): the merged run did not finish and a note names the missing shard, so no verdict
+    is green. Before, the merged report was `✅ 2 passed` with exit code 0. All three merge
+    whole, and a merged report given again with the missing shard is whole too."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # one CI commit: every shard the same plan
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    for n in range(3):
+        pytester.makepyfile(**{f"test_m{n}": "def test_ok():\n    pass\n"})
+    runs = [
+        run_qbench(f"--qbench-shard={i}/3", f"--qbench-run-id=s{i}", run_dir=f"s{i}")
+        for i in (1, 2, 3)
+    ]
+    assert [r.report.summary.total for r in runs] == [1, 1, 1]
+    partial = merged(runs[0], runs[2])
+    assert partial.run.interrupted is True
+    assert not run_green(partial.model_dump(mode="json"))
+    notes = [w.message for w in partial.warnings if w.code == "merge-missing-shards"]
+    assert len(notes) == 1 and notes[0].startswith("shard 2/3 of the plan")
+    whole = merged(*runs)
+    assert whole.run.interrupted is False and run_green(whole.model_dump(mode="json"))
+    again = merge_reports([Source("partial", partial), Source("s2", runs[1].report)])
+    assert again.run.interrupted is False and again.summary.passed == 3
+
+
+def test_cli_merge_warns_of_a_missing_planned_shard(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`qbench merge` of shard 1/2 alone says on stderr that shard 2/2 is missing."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n", test_b="def test_ok():\n    pass\n")
+    first = run_qbench("--qbench-shard=1/2", "--qbench-run-id=s1", run_dir="s1")
+    capsys.readouterr()
+    assert main(["merge", str(first.run_dir), "-o", str(pytester.path / "m.json")]) == OK
+    assert "qbench: warning: shard 2/2 of the plan is not among" in capsys.readouterr().err

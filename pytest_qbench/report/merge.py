@@ -140,16 +140,21 @@ def merge_reports(
             "attachments": sum(len(result.attachments) for result in results),
         }
     )
+    shards = _shards(sources)
+    missing = missing_shards(shards)
+    run = _merged_run(sources, summary, command, cwd)
+    if missing:  # a planned shard's tests did not run: the whole run did not finish
+        run = run.model_copy(update={"interrupted": True})
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
-        run=_merged_run(sources, summary, command, cwd),
+        run=run,
         environment=sources[0].report.environment,
         summary=summary,
         results=results,
         collection_errors=collection_errors,
-        warnings=warnings + _notes(sources, resolved),
+        warnings=warnings + _notes(sources, resolved, missing),
         sections=sections,
-        shards=_shards(sources),
+        shards=shards,
         diagnostics=checked.diagnostics if checked else [],
         checks=checked.checks if checked else [],
         repeats=[
@@ -358,7 +363,8 @@ def _merged_run(
         exit_code=merged_exit_code([s.report for s in sources], summary),
         cwd=cwd if cwd is not None else os.getcwd(),
         command=command if command is not None else ["qbench", "merge", *(s.name for s in sources)],
-        interrupted=any(r.interrupted for r in runs),
+        # the shards' own runs: a merged report given again is interrupted by its missing shards
+        interrupted=any(s.run.interrupted for s in _shards(sources)),
         recording_errors=bounded_errors(
             [f"{s.name}: {error}" for s in sources for error in s.report.run.recording_errors]
         ),
@@ -412,9 +418,34 @@ def _shards(sources: Sequence[Source]) -> list[Shard]:
     return shards
 
 
-def _notes(sources: Sequence[Source], resolved: list[TestResult]) -> list[Diagnostic]:
+def missing_shards(shards: Sequence[Shard]) -> list[str]:
+    """The shards of a ``--qbench-shard=I/N`` plan that none of ``shards`` ran (``"2/3"``)."""
+    planned: dict[int, set[int]] = {}
+    for shard in shards:
+        info = shard.run.shard
+        if info is not None and info.queue is None and info.index and info.count:
+            planned.setdefault(info.count, set()).add(info.index)
+    return [
+        f"{index}/{count}"
+        for count, indices in sorted(planned.items())
+        for index in range(1, count + 1)
+        if index not in indices
+    ]
+
+
+def _notes(
+    sources: Sequence[Source], resolved: list[TestResult], missing: list[str]
+) -> list[Diagnostic]:
     """qbench's own notes about the merge (not counted among pytest's warnings)."""
     notes: list[Diagnostic] = []
+    if missing:
+        notes.append(
+            _note(
+                "merge-missing-shards",
+                f"shard {', '.join(missing)} of the plan is not among the merged reports: its "
+                "tests did not run here, so the merged run did not finish (not green)",
+            )
+        )
     if resolved:
         names = ", ".join(r.nodeid for r in resolved[:NOTE_EXAMPLES])
         more = f" and {len(resolved) - NOTE_EXAMPLES} more" if len(resolved) > NOTE_EXAMPLES else ""
