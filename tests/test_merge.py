@@ -18,6 +18,7 @@ from pytest_qbench.report.merge import Source
 from pytest_qbench.report.merge import merge_reports
 from pytest_qbench.report.merge import merged_exit_code
 from pytest_qbench.report.models import CoverageReport
+from pytest_qbench.report.models import GateResult
 from pytest_qbench.report.models import ReportSummary
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.verdict import run_green
@@ -496,3 +497,32 @@ def test_cli_merge_warns_of_a_missing_planned_shard(
     capsys.readouterr()
     assert main(["merge", str(first.run_dir), "-o", str(pytester.path / "m.json")]) == OK
     assert "qbench: warning: shard 2/2 of the plan is not among" in capsys.readouterr().err
+
+
+def test_a_shard_failing_its_gate_says_why_in_the_merged_report(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Every test passed, but one shard was below its coverage threshold (exit status 1): the
+    merged run fails (exit code 1), and its gates say why, naming the shard. Before, the merged
+    report was `❌ 2 passed ... exit code 1` with no gate nor reason anywhere."""
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n", test_b="def test_ok():\n    pass\n")
+    first = run_qbench("--qbench-run-id=s1", "test_a.py", run_dir="s1")
+    second = run_qbench("--qbench-run-id=s2", "test_b.py", run_dir="s2")
+    gate = GateResult(
+        kind="coverage",
+        name="coverage",
+        passed=False,
+        detail="coverage 56.25% is below the required 60%",
+        value=56.25,
+        threshold=60.0,
+    )
+    below = first.report.model_copy(
+        update={"gates": [gate], "run": first.report.run.model_copy(update={"exit_code": 1})}
+    )
+    report = merge_reports([Source("s1", below), Source("s2", second.report)])
+    assert report.run.exit_code == 1 and report.summary.passed == 2
+    assert [(g.passed, g.detail) for g in report.gates] == [
+        (False, "shard s1: coverage 56.25% is below the required 60%")
+    ]
+    again = merge_reports([Source("merged", report)])
+    assert [g.detail for g in again.gates] == [g.detail for g in report.gates]

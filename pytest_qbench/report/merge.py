@@ -36,6 +36,7 @@ from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import Attempt
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import GateResult
 from pytest_qbench.report.models import RepeatStats
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import ReportSection
@@ -155,6 +156,7 @@ def merge_reports(
         warnings=warnings + _notes(sources, resolved, missing),
         sections=sections,
         shards=shards,
+        gates=_failed_gates(sources),
         diagnostics=checked.diagnostics if checked else [],
         checks=checked.checks if checked else [],
         repeats=[
@@ -416,6 +418,22 @@ def _shards(sources: Sequence[Source]) -> list[Shard]:
             )
         )
     return shards
+
+
+def _failed_gates(sources: Sequence[Source]) -> list[GateResult]:
+    """The shards' failed gates, each detail naming its shard: the reason a merged run whose
+    tests all passed still fails (a shard below its coverage threshold)."""
+    gates: list[GateResult] = []
+    for source in sources:
+        report = source.report
+        for gate in report.gates:
+            if gate.passed is not False:
+                continue
+            if not report.shards:  # a merged report's gates name their shards already
+                detail = f"shard {report.run.run_id}: {gate.detail}"
+                gate = gate.model_copy(update={"detail": detail})
+            gates.append(gate)
+    return gates
 
 
 def missing_shards(shards: Sequence[Shard]) -> list[str]:
