@@ -460,8 +460,9 @@ def _notes(
         notes.append(
             _note(
                 "merge-missing-shards",
-                f"shard {', '.join(missing)} of the plan is not among the merged reports: its "
-                "tests did not run here, so the merged run did not finish (not green)",
+                f"shard {', '.join(missing)} of the plan is not among the merged reports (its "
+                "report is missing, or its run died before planning): its tests did not run "
+                "here, so the merged run did not finish (not green)",
             )
         )
     if resolved:
