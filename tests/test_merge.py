@@ -526,3 +526,19 @@ def test_a_shard_failing_its_gate_says_why_in_the_merged_report(
     ]
     again = merge_reports([Source("merged", report)])
     assert [g.detail for g in again.gates] == [g.detail for g in report.gates]
+
+
+def test_a_queue_machine_that_ran_every_unit_is_a_slice(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three machines of one queue, the first pulling every unit (the others found it empty and
+    deselected everything): merged, nothing is deselected. Before, the first machine (0
+    deselected) was not taken for a slice of the others' collection: `2 passed, 2 deselected`."""
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n", test_b="def test_ok():\n    pass\n")
+    runs = []
+    for i in (1, 2, 3):
+        monkeypatch.setenv("QBENCH_QUEUE_WORKER", f"job-{i}")
+        runs.append(run_qbench("--qbench-queue=q", f"--qbench-run-id=j{i}", run_dir=f"j{i}"))
+    assert [len(r.report.results) for r in runs] == [2, 0, 0]
+    report = merged(*runs)
+    assert (report.summary.passed, report.summary.deselected) == (2, 0)

@@ -301,6 +301,11 @@ def merged_deselected(sources: Sequence[Source]) -> int:
             collected = len(report.results) + report.summary.deselected
             group = stopped if report.run.interrupted else slices.setdefault(collected, [])
             group.append(source)
+    # A slice that deselected nothing (the queue's machine that ran every unit) is one too.
+    for source in sources:
+        report = source.report
+        if not report.summary.deselected and len(report.results) in slices:
+            slices[len(report.results)].append(source)
     # A shard that did not finish (killed) fell short of its collection by the tests it never
     # reached: it is a slice of the one larger collection, and what it did not reach is not
     # deselected. Which collection is ambiguous with several: then it adds its own count.
@@ -461,8 +466,8 @@ def _notes(
             _note(
                 "merge-missing-shards",
                 f"shard {', '.join(missing)} of the plan is not among the merged reports (its "
-                "report is missing, or its run died before planning): its tests did not run "
-                "here, so the merged run did not finish (not green)",
+                "report is missing, or its run died: a dead run's report does not say its shard): "
+                "its tests did not run here, so the merged run did not finish (not green)",
             )
         )
     if resolved:
