@@ -18,8 +18,10 @@ from pytest_qbench.report.merge import Source
 from pytest_qbench.report.merge import merge_reports
 from pytest_qbench.report.merge import merged_exit_code
 from pytest_qbench.report.models import CoverageReport
+from pytest_qbench.report.models import GateResult
 from pytest_qbench.report.models import ReportSummary
 from pytest_qbench.report.models import TestReport
+from pytest_qbench.report.verdict import run_green
 
 from conftest import QBenchRun
 from conftest import RunQBench
@@ -396,3 +398,147 @@ def test_console_script_exit_codes(
     usage = pytester.run(found, "merge", str(two_reports[0]))
     assert usage.ret == 2
     usage.stderr.fnmatch_lines(["*the following arguments are required: -o/--output*"])
+
+
+def test_a_shard_killed_mid_run_deselects_nothing_it_did_not_reach(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Two -k slices of one collection, the first killed (SIGKILL) mid-test: merged from their
+    run directories, no test is deselected (each slice ran what the other deselected), and the
+    test the killed shard never reached is not counted deselected. Before, the killed shard's
+    results + deselected fell short of the collection, so it was not taken for a slice and
+    every shard's deselected count was added up (5 deselected of 5 tests)."""
+    pytester.makepyfile(
+        test_x="""
+        import os, signal
+
+        def test_a():
+            pass
+
+        def test_b():
+            if os.environ.get("QBENCH_TEST_DIE"):
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        def test_c():
+            pass
+
+        def test_d():
+            pass
+
+        def test_e():
+            pass
+        """
+    )
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    died = pytester.runpytest_subprocess(
+        "-p",
+        "qbench",
+        "--qbench-run-id=k1",
+        "-p",
+        "no:randomly",
+        "-k",
+        "test_a or test_b or test_c",
+    )
+    assert died.ret < 0 or died.ret > 1  # killed by SIGKILL
+    monkeypatch.delenv("QBENCH_TEST_DIE")
+    second = run_qbench(
+        "--qbench-run-id=k2", "-p", "no:randomly", "-k", "test_d or test_e", run_dir="k2"
+    )
+    out = tmp_path / "merged.json"
+    runs = pytester.path / ".qbench" / "runs"
+    assert main(["merge", str(runs / "k1"), str(second.run_dir), "-o", str(out)]) == OK
+    report = TestReport.model_validate_json(out.read_text(encoding="utf-8"))
+    assert report.run.interrupted is True
+    assert (report.summary.total, report.summary.passed, report.summary.failed) == (4, 3, 1)
+    assert report.summary.deselected == 0
+
+
+def test_a_planned_shard_missing_from_the_merge_is_not_green(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards 1/3 and 3/3 merged without 2/3 (its job died before uploading, its artifact
+    missing): the merged run did not finish and a note names the missing shard, so no verdict
+    is green. Before, the merged report was `✅ 2 passed` with exit code 0. All three merge
+    whole, and a merged report given again with the missing shard is whole too."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # one CI commit: every shard the same plan
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    for n in range(3):
+        pytester.makepyfile(**{f"test_m{n}": "def test_ok():\n    pass\n"})
+    runs = [
+        run_qbench(f"--qbench-shard={i}/3", f"--qbench-run-id=s{i}", run_dir=f"s{i}")
+        for i in (1, 2, 3)
+    ]
+    assert [r.report.summary.total for r in runs] == [1, 1, 1]
+    partial = merged(runs[0], runs[2])
+    assert partial.run.interrupted is True
+    assert not run_green(partial.model_dump(mode="json"))
+    notes = [w.message for w in partial.warnings if w.code == "merge-missing-shards"]
+    assert len(notes) == 1 and notes[0].startswith("shard 2/3 of the plan")
+    whole = merged(*runs)
+    assert whole.run.interrupted is False and run_green(whole.model_dump(mode="json"))
+    again = merge_reports([Source("partial", partial), Source("s2", runs[1].report)])
+    assert again.run.interrupted is False and again.summary.passed == 3
+
+
+def test_cli_merge_warns_of_a_missing_planned_shard(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`qbench merge` of shard 1/2 alone says on stderr that shard 2/2 is missing."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n", test_b="def test_ok():\n    pass\n")
+    first = run_qbench("--qbench-shard=1/2", "--qbench-run-id=s1", run_dir="s1")
+    capsys.readouterr()
+    assert main(["merge", str(first.run_dir), "-o", str(pytester.path / "m.json")]) == OK
+    assert "qbench: warning: shard 2/2 of the plan is not among" in capsys.readouterr().err
+
+
+def test_a_shard_failing_its_gate_says_why_in_the_merged_report(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Every test passed, but one shard was below its coverage threshold (exit status 1): the
+    merged run fails (exit code 1), and its gates say why, naming the shard. Before, the merged
+    report was `❌ 2 passed ... exit code 1` with no gate nor reason anywhere."""
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n", test_b="def test_ok():\n    pass\n")
+    first = run_qbench("--qbench-run-id=s1", "test_a.py", run_dir="s1")
+    second = run_qbench("--qbench-run-id=s2", "test_b.py", run_dir="s2")
+    gate = GateResult(
+        kind="coverage",
+        name="coverage",
+        passed=False,
+        detail="coverage 56.25% is below the required 60%",
+        value=56.25,
+        threshold=60.0,
+    )
+    below = first.report.model_copy(
+        update={"gates": [gate], "run": first.report.run.model_copy(update={"exit_code": 1})}
+    )
+    report = merge_reports([Source("s1", below), Source("s2", second.report)])
+    assert report.run.exit_code == 1 and report.summary.passed == 2
+    assert [(g.passed, g.detail) for g in report.gates] == [
+        (False, "shard s1: coverage 56.25% is below the required 60%")
+    ]
+    again = merge_reports([Source("merged", report)])
+    assert [g.detail for g in again.gates] == [g.detail for g in report.gates]
+
+
+def test_a_queue_machine_that_ran_every_unit_is_a_slice(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three machines of one queue, the first pulling every unit (the others found it empty and
+    deselected everything): merged, nothing is deselected. Before, the first machine (0
+    deselected) was not taken for a slice of the others' collection: `2 passed, 2 deselected`."""
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n", test_b="def test_ok():\n    pass\n")
+    runs = []
+    for i in (1, 2, 3):
+        monkeypatch.setenv("QBENCH_QUEUE_WORKER", f"job-{i}")
+        runs.append(run_qbench("--qbench-queue=q", f"--qbench-run-id=j{i}", run_dir=f"j{i}"))
+    assert [len(r.report.results) for r in runs] == [2, 0, 0]
+    report = merged(*runs)
+    assert (report.summary.passed, report.summary.deselected) == (2, 0)

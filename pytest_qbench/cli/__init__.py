@@ -224,6 +224,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     write_report(report, args.output, args.md)
     reports = "report" if len(sources) == 1 else "reports"
     note(args.output, f"merged {len(sources)} {reports}: {counts_line(report)}")
+    for warning in report.warnings:
+        if warning.code == "merge-missing-shards":
+            print(f"qbench: warning: {warning.message}", file=sys.stderr)
     return OK
 
 

@@ -36,6 +36,7 @@ from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import Attempt
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import GateResult
 from pytest_qbench.report.models import RepeatStats
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import ReportSection
@@ -140,16 +141,22 @@ def merge_reports(
             "attachments": sum(len(result.attachments) for result in results),
         }
     )
+    shards = _shards(sources)
+    missing = missing_shards(shards)
+    run = _merged_run(sources, summary, command, cwd)
+    if missing:  # a planned shard's tests did not run: the whole run did not finish
+        run = run.model_copy(update={"interrupted": True})
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
-        run=_merged_run(sources, summary, command, cwd),
+        run=run,
         environment=sources[0].report.environment,
         summary=summary,
         results=results,
         collection_errors=collection_errors,
-        warnings=warnings + _notes(sources, resolved),
+        warnings=warnings + _notes(sources, resolved, missing),
         sections=sections,
-        shards=_shards(sources),
+        shards=shards,
+        gates=_failed_gates(sources),
         diagnostics=checked.diagnostics if checked else [],
         checks=checked.checks if checked else [],
         repeats=[
@@ -286,16 +293,38 @@ def merged_deselected(sources: Sequence[Source]) -> int:
     taken for slices of one collection.
     """
     slices: dict[int, list[Source]] = {}
+    stopped: list[Source] = []
     total = 0
     for source in sources:
         report = source.report
         if report.summary.deselected:
             collected = len(report.results) + report.summary.deselected
-            slices.setdefault(collected, []).append(source)
+            group = stopped if report.run.interrupted else slices.setdefault(collected, [])
+            group.append(source)
+    # A slice that deselected nothing (the queue's machine that ran every unit) is one too.
+    for source in sources:
+        report = source.report
+        if not report.summary.deselected and len(report.results) in slices:
+            slices[len(report.results)].append(source)
+    # A shard that did not finish (killed) fell short of its collection by the tests it never
+    # reached: it is a slice of the one larger collection, and what it did not reach is not
+    # deselected. Which collection is ambiguous with several: then it adds its own count.
+    unreached: Counter[int] = Counter()
+    for source in stopped:
+        report = source.report
+        short = len(report.results) + report.summary.deselected
+        larger = [size for size in slices if size > short]
+        if len(larger) == 1:
+            slices[larger[0]].append(source)
+            unreached[larger[0]] += larger[0] - short
+        elif short in slices:
+            slices[short].append(source)
+        else:
+            total += report.summary.deselected
     for collected, group in slices.items():
         ran = _distinct_tests(s.report for s in group)
         if len(group) > 1 and collected >= ran:
-            total += collected - ran
+            total += max(0, collected - ran - unreached[collected])
         else:
             total += sum(s.report.summary.deselected for s in group)
     return total
@@ -341,7 +370,8 @@ def _merged_run(
         exit_code=merged_exit_code([s.report for s in sources], summary),
         cwd=cwd if cwd is not None else os.getcwd(),
         command=command if command is not None else ["qbench", "merge", *(s.name for s in sources)],
-        interrupted=any(r.interrupted for r in runs),
+        # the shards' own runs: a merged report given again is interrupted by its missing shards
+        interrupted=any(s.run.interrupted for s in _shards(sources)),
         recording_errors=bounded_errors(
             [f"{s.name}: {error}" for s in sources for error in s.report.run.recording_errors]
         ),
@@ -395,9 +425,51 @@ def _shards(sources: Sequence[Source]) -> list[Shard]:
     return shards
 
 
-def _notes(sources: Sequence[Source], resolved: list[TestResult]) -> list[Diagnostic]:
+def _failed_gates(sources: Sequence[Source]) -> list[GateResult]:
+    """The shards' failed gates, each detail naming its shard: the reason a merged run whose
+    tests all passed still fails (a shard below its coverage threshold)."""
+    gates: list[GateResult] = []
+    for source in sources:
+        report = source.report
+        for gate in report.gates:
+            if gate.passed is not False:
+                continue
+            if not report.shards:  # a merged report's gates name their shards already
+                detail = f"shard {report.run.run_id}: {gate.detail}"
+                gate = gate.model_copy(update={"detail": detail})
+            gates.append(gate)
+    return gates
+
+
+def missing_shards(shards: Sequence[Shard]) -> list[str]:
+    """The shards of a ``--qbench-shard=I/N`` plan that none of ``shards`` ran (``"2/3"``)."""
+    planned: dict[int, set[int]] = {}
+    for shard in shards:
+        info = shard.run.shard
+        if info is not None and info.queue is None and info.index and info.count:
+            planned.setdefault(info.count, set()).add(info.index)
+    return [
+        f"{index}/{count}"
+        for count, indices in sorted(planned.items())
+        for index in range(1, count + 1)
+        if index not in indices
+    ]
+
+
+def _notes(
+    sources: Sequence[Source], resolved: list[TestResult], missing: list[str]
+) -> list[Diagnostic]:
     """qbench's own notes about the merge (not counted among pytest's warnings)."""
     notes: list[Diagnostic] = []
+    if missing:
+        notes.append(
+            _note(
+                "merge-missing-shards",
+                f"shard {', '.join(missing)} of the plan is not among the merged reports (its "
+                "report is missing, or its run died: a dead run's report does not say its shard): "
+                "its tests did not run here, so the merged run did not finish (not green)",
+            )
+        )
     if resolved:
         names = ", ".join(r.nodeid for r in resolved[:NOTE_EXAMPLES])
         more = f" and {len(resolved) - NOTE_EXAMPLES} more" if len(resolved) > NOTE_EXAMPLES else ""
