@@ -88,7 +88,12 @@ class Runs:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        wait_for(lambda: run_in_progress(self.dir(run_id)), f"{run_id} to start")
+        proc = self.procs[run_id]
+        # a run not held can end before a look finds it going: then it has started too
+        wait_for(
+            lambda: run_in_progress(self.dir(run_id)) or proc.poll() is not None,
+            f"{run_id} to start",
+        )
 
     def held(self, stage: str, run_id: str) -> None:
         wait_for(lambda: (self.root / f"{stage}-{run_id}").exists(), f"{run_id} {stage}")
