@@ -143,9 +143,7 @@ def merge_reports(
     )
     shards = _shards(sources)
     missing = missing_shards(shards)
-    run = _merged_run(sources, summary, command, cwd)
-    if missing:  # a planned shard's tests did not run: the whole run did not finish
-        run = run.model_copy(update={"interrupted": True})
+    run = _merged_run(sources, shards, bool(missing), summary, command, cwd)
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
         run=run,
@@ -357,7 +355,12 @@ def _dedupe(lists: Iterable[list[_Item]]) -> tuple[list[_Item], list[_Item]]:
 
 
 def _merged_run(
-    sources: Sequence[Source], summary: ReportSummary, command: list[str] | None, cwd: str | None
+    sources: Sequence[Source],
+    shards: Sequence[Shard],
+    shard_missing: bool,
+    summary: ReportSummary,
+    command: list[str] | None,
+    cwd: str | None,
 ) -> RunMeta:
     runs = [s.report.run for s in sources]
     completed = [_aware(r.completed_at) for r in runs if r.completed_at is not None]
@@ -370,8 +373,9 @@ def _merged_run(
         exit_code=merged_exit_code([s.report for s in sources], summary),
         cwd=cwd if cwd is not None else os.getcwd(),
         command=command if command is not None else ["qbench", "merge", *(s.name for s in sources)],
-        # the shards' own runs: a merged report given again is interrupted by its missing shards
-        interrupted=any(s.run.interrupted for s in _shards(sources)),
+        # a shard that did not finish, or a planned shard whose tests did not run here (the
+        # shards' own runs: a merged report given again is interrupted by its missing shards)
+        interrupted=shard_missing or any(shard.run.interrupted for shard in shards),
         recording_errors=bounded_errors(
             [f"{s.name}: {error}" for s in sources for error in s.report.run.recording_errors]
         ),
