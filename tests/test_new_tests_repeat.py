@@ -164,3 +164,65 @@ def test_a_bad_repeat_count_is_refused(pytester: pytest.Pytester, value: str) ->
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--qbench-new-tests-repeat" in "\n".join(result.errlines)
     assert calls(pytester, "old") == 0
+
+
+FIXTURES = """
+    import pathlib
+    import unittest
+
+    import pytest
+
+    def event(text):
+        with pathlib.Path("events.txt").open("a") as events:
+            events.write(text + "\\n")
+
+    @pytest.fixture(scope="module")
+    def shared():
+        event("module setup")
+        yield
+        event("module teardown")
+
+    @pytest.fixture
+    def resource():
+        event("setup")
+        yield {"ok": True}
+        event("teardown")
+
+    def test_with_fixtures(shared, resource):
+        assert resource["ok"]
+        event("call")
+
+    class TestCase(unittest.TestCase):
+        def setUp(self):
+            self.value = 1
+
+        def test_unittest(self):
+            assert self.value == 1
+            event("unittest call")
+"""
+
+
+def test_a_new_test_runs_each_time_with_its_fixtures_set_up_again(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Each extra run of a new test sets its function-scoped fixtures up and tears them down,
+    keeping the module's: a new test using a fixture failed every run after the first with
+    KeyError (its fixtures were neither torn down nor set up again), a passing test reported
+    failed and pytest's exit status changed (trial9: aiofiles' async fixtures, any fixture)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=f1", run_dir="f1")
+    pytester.makepyfile(test_new=FIXTURES)
+    done = run_qbench("--qbench-run-id=f2", "--qbench-new-tests-repeat=3", run_dir="f2")
+    done.result.assert_outcomes(passed=3)
+    assert done.result.ret == 0
+    assert [line for line in done.result.outlines if line.startswith("qbench: new tests:")] == [
+        "qbench: new tests: 2 new tests run up to 3 times: 0 flaky"
+    ]
+    events = (pytester.path / "events.txt").read_text().splitlines()
+    fixture_events = [e for e in events if not e.startswith("unittest")]
+    assert fixture_events == [
+        "module setup",
+        *(["setup", "call", "teardown"] * 3),
+        "module teardown",
+    ]
+    assert events.count("unittest call") == 3

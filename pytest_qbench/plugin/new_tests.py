@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 import pytest
 from _pytest.runner import runtestprotocol
@@ -133,8 +134,10 @@ class NewTestsRunner:
         ):
             start = time.perf_counter()
             self.trying, self.subtest_failed = item.nodeid, False
-            # nextitem=item: the fixtures of wider scopes stay for the next run of the same test
-            reports = runtestprotocol(item, log=False, nextitem=item)
+            # nextitem=the item's parent: the test's own fixtures are torn down and set up
+            # again for its next run (with nextitem=item they were not, nor was the item: its
+            # next run had none of them, KeyError), those of wider scopes stay
+            reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
             tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
             spent += last
@@ -158,6 +161,14 @@ class NewTestsRunner:
         if report.when == "teardown" and item.nodeid in self.tries:
             put_fact(report, TRIES_ATTR, self.tries.pop(item.nodeid))
         return report
+
+
+def _keeping_parents(item: pytest.Item) -> pytest.Item | None:
+    """What to give pytest's teardown as the next item so that it tears down ``item`` (its
+    function-scoped fixtures, the request it ran with) and keeps its collectors (their class,
+    module, package and session fixtures): its parent, whose chain is theirs. pytest's teardown
+    reads only the next item's chain (``SetupState.teardown_exact``)."""
+    return cast("pytest.Item | None", item.parent)
 
 
 class NewTestsReport:
