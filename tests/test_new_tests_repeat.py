@@ -226,3 +226,45 @@ def test_a_new_test_runs_each_time_with_its_fixtures_set_up_again(
         "module teardown",
     ]
     assert events.count("unittest call") == 3
+
+
+SUB_TESTS = """
+    import unittest
+
+    calls = []
+
+    class TestCase(unittest.TestCase):
+        def test_sub_tests(self):
+            for i in range(4):
+                with self.subTest(i=i):
+                    if i == 3:
+                        self.skipTest("three")
+                    assert i < 3
+
+        def test_second_call_fails(self):
+            calls.append(1)
+            for i in range(2):
+                with self.subTest(i=i):
+                    assert len(calls) != 2 or i == 0
+"""
+
+
+@pytest.mark.skipif(pytest.version_tuple[:1] < (9,), reason="pytest 9 logs subTest results")
+def test_a_new_unittest_tests_sub_tests_are_counted_once(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The extra runs' unittest ``subTest`` results stay out of pytest's log: pytest's line
+    said `9 subtests passed` for a test of 3 (each extra run's were counted, tomli's data
+    tests). A subtest failing in one extra run still makes the new test flaky."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=u1", run_dir="u1")
+    pytester.makepyfile(test_new=SUB_TESTS)
+    done = run_qbench("-q", "--qbench-run-id=u2", "--qbench-new-tests-repeat=3", run_dir="u2")
+    done.result.stdout.fnmatch_lines(["3 passed, 1 skipped, 5 subtests passed in *"])
+    assert [line for line in done.result.outlines if line.startswith("qbench: new tests:")] == [
+        "qbench: new tests: test_new.py::TestCase::test_second_call_fails is flaky: a new test "
+        "that did not give the same outcome in its 3 runs (passed, failed, passed)",
+        "qbench: new tests: 2 new tests run up to 3 times: 1 flaky",
+    ]
+    summary = done.report.summary
+    assert (summary.passed, summary.skipped, summary.subtests_passed) == (3, 1, 5)

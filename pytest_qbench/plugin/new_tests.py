@@ -23,7 +23,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from collections.abc import Generator
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -137,13 +139,40 @@ class NewTestsRunner:
             # nextitem=the item's parent: the test's own fixtures are torn down and set up
             # again for its next run (with nextitem=item they were not, nor was the item: its
             # next run had none of them, KeyError), those of wider scopes stay
-            reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
+            with self.quiet_sub_tests(item):
+                reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
             tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
             spent += last
             self.left -= last
         self.trying = None
         self.tries[item.nodeid] = tries
+
+    @contextmanager
+    def quiet_sub_tests(self, item: pytest.Item) -> Iterator[None]:
+        """unittest's ``subTest`` results of an extra run, kept from pytest's log: pytest logs
+        each (``TestCaseFunction.addSubTest``), which counted every extra run's subtests on its
+        closing line (``9 subtests passed`` for 3). Each is still made into a report, as pytest
+        does (that takes a subtest's skip off the test), unlogged; a failed one marks the run
+        failed."""
+        if not hasattr(item, "addSubTest"):
+            yield
+            return
+
+        def add_sub_test(test_case: object, test: object, exc_info: Any) -> None:
+            if isinstance(exc_info, tuple):
+                exc_info = pytest.ExceptionInfo(exc_info, _ispytest=True)
+            call = pytest.CallInfo[None](
+                None, exc_info, start=0, stop=0, duration=0, when="call", _ispytest=True
+            )
+            if item.ihook.pytest_runtest_makereport(item=item, call=call).failed:
+                self.subtest_failed = True
+
+        item.addSubTest = add_sub_test  # unittest calls its result's (the item's) method
+        try:
+            yield
+        finally:
+            del item.addSubTest
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
