@@ -268,3 +268,35 @@ def test_a_new_unittest_tests_sub_tests_are_counted_once(
     ]
     summary = done.report.summary
     assert (summary.passed, summary.skipped, summary.subtests_passed) == (3, 1, 5)
+
+
+def test_a_new_tests_extra_runs_warnings_are_not_counted(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The warnings of a new test's extra runs stay out of pytest's warnings summary: pytest
+    said `3 warnings` for a test that warns once (pytest 9's --max-warnings would fail the run
+    for them)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=w1", run_dir="w1")
+    pytester.makepyfile(
+        test_new="""
+        import warnings
+
+        calls = []
+
+        def test_warns():
+            calls.append(1)
+            warnings.warn(f"careful {len(calls)}", UserWarning)
+        """
+    )
+    done = run_qbench(
+        "-W",
+        "always::UserWarning",
+        "--qbench-run-id=w2",
+        "--qbench-new-tests-repeat=3",
+        run_dir="w2",
+    )
+    done.result.assert_outcomes(passed=2, warnings=1)
+    done.result.stdout.fnmatch_lines(["*UserWarning: careful 3"])
+    assert "careful 1" not in done.result.stdout.str()
+    assert done.report.summary.warnings == 1

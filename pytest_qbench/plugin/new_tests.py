@@ -21,6 +21,7 @@ that cannot be read, nothing is repeated and the terminal says why.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
@@ -139,7 +140,9 @@ class NewTestsRunner:
             # nextitem=the item's parent: the test's own fixtures are torn down and set up
             # again for its next run (with nextitem=item they were not, nor was the item: its
             # next run had none of them, KeyError), those of wider scopes stay
-            with self.quiet_sub_tests(item):
+            # the extra run's warnings are its own (with the same filters: -W error still
+            # raises): pytest's list would count them once a run
+            with self.quiet_sub_tests(item), warnings.catch_warnings(record=True):
                 reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
             tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
