@@ -303,7 +303,7 @@ def selection_args(command: Sequence[str]) -> list[str]:
                 next(args, None)
         elif arg.startswith("-p"):
             value = arg[2:] or next(args, "")
-            if value != "qbench":
+            if value not in ("qbench", "pytest_qbench.plugin"):
                 kept += [arg, value] if arg == "-p" else [arg]
         elif not (arg.startswith("-") and not arg.startswith("--") and _output_cluster(arg, args)):
             kept.append(arg)
