@@ -179,7 +179,8 @@ class NewTestsRunner:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # a subtest's report is logged even in an extra run (log=False covers the phases only)
+        # a subtest's report another plugin logs in an extra run (pytest-subtests on pytest 8:
+        # log=False covers the phases only; pytest 9's unittest subTests: quiet_sub_tests)
         if report.nodeid == self.trying and report.failed and is_subtest_report(report):
             self.subtest_failed = True
 
