@@ -155,27 +155,29 @@ class NewTestsRunner:
     def quiet_sub_tests(self, item: pytest.Item) -> Iterator[None]:
         """unittest's ``subTest`` results of an extra run, kept from pytest's log: pytest logs
         each (``TestCaseFunction.addSubTest``), which counted every extra run's subtests on its
-        closing line (``9 subtests passed`` for 3). Each is still made into a report, as pytest
-        does (that takes a subtest's skip off the test), unlogged; a failed one marks the run
-        failed."""
-        if not hasattr(item, "addSubTest"):
+        closing line (``9 subtests passed`` for 3). pytest's own ``addSubTest`` still runs
+        whole (the report it makes, the skips it settles on Python 3.10), with hooks that keep
+        its report from the log; a failed one marks the run failed."""
+        add = getattr(type(item), "addSubTest", None)
+        if add is None:
             yield
             return
+        session: Any = item.session  # its hooks replaced for one call: an instance attribute
+        result: Any = item  # unittest calls its result's (the item's) addSubTest
 
         def add_sub_test(test_case: object, test: object, exc_info: Any) -> None:
-            if isinstance(exc_info, tuple):
-                exc_info = pytest.ExceptionInfo(exc_info, _ispytest=True)
-            call = pytest.CallInfo[None](
-                None, exc_info, start=0, stop=0, duration=0, when="call", _ispytest=True
-            )
-            if item.ihook.pytest_runtest_makereport(item=item, call=call).failed:
-                self.subtest_failed = True
+            hooks = session.gethookproxy
+            session.gethookproxy = lambda path: _UnloggedHooks(hooks(path), self)
+            try:
+                add(item, test_case, test, exc_info)
+            finally:
+                del session.gethookproxy
 
-        item.addSubTest = add_sub_test  # unittest calls its result's (the item's) method
+        result.addSubTest = add_sub_test
         try:
             yield
         finally:
-            del item.addSubTest
+            del result.addSubTest
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -194,6 +196,25 @@ class NewTestsRunner:
         if report.when == "teardown" and item.nodeid in self.tries:
             put_fact(report, TRIES_ATTR, self.tries.pop(item.nodeid))
         return report
+
+
+class _UnloggedHooks:
+    """pytest's hooks, but a report logged goes no further than the runner, which notes a
+    failed one, and no failure is handed to the debugger: an extra run's subtests."""
+
+    def __init__(self, hooks: Any, runner: NewTestsRunner) -> None:
+        self.hooks = hooks
+        self.runner = runner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.hooks, name)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.runner.subtest_failed = True
+
+    def pytest_exception_interact(self, **kwargs: object) -> None:
+        return None
 
 
 def _keeping_parents(item: pytest.Item) -> pytest.Item | None:
