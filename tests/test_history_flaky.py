@@ -412,3 +412,27 @@ def test_a_failure_that_passes_only_on_rerun_is_not_fixed(
     assert "#### Fixed" not in comment and "0 fixed" in comment.splitlines()[1]
     assert "#### Passed only after reruns, flaky (1)" in comment
     assert "- `test_suite.py::test_target` was failed, now passed after 1 rerun" in comment
+
+
+def test_runs_that_differ_in_their_output_options_select_the_same_paths(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Output options (``-v``, ``-rA``, ``--tb``, ``--qbench-md``) select no test: a file the
+    later run of ``-vv -rA`` collected is new, as after a run of the same command line (tomli:
+    a new test file after ``pytest -q`` was "not selected in A" under ``pytest -q -rA``)."""
+    pytester.makepyfile(test_a="def test_one(): pass\n")
+    run_qbench("-q", "--qbench-run-id=o1", run_dir="o1")
+    pytester.makepyfile(test_b="def test_brand_new(): pass\n")
+    md = f"--qbench-md={pytester.path / 'report.md'}"
+    run_qbench("-vv", "-rA", "--tb", "short", md, "--qbench-run-id=o2", run_dir="o2")
+    status, diff, text = qbench(capsys, "diff", "o1", "o2")
+    assert status == 0
+    assert (diff["new_tests"], diff["not_selected_in_base"]) == (["test_b.py::test_brand_new"], [])
+    assert "did not select the same tests" not in text
+    pytester.makepyfile(test_c="def test_other(): pass\n")
+    run_qbench("-vk", "one or other", "--qbench-run-id=o3", run_dir="o3")  # -k still selects
+    _, selected, _ = qbench(capsys, "diff", "o2", "o3")
+    assert (selected["new_tests"], selected["not_selected_in_base"]) == (
+        [],
+        ["test_c.py::test_other"],
+    )

@@ -164,3 +164,149 @@ def test_a_bad_repeat_count_is_refused(pytester: pytest.Pytester, value: str) ->
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--qbench-new-tests-repeat" in "\n".join(result.errlines)
     assert calls(pytester, "old") == 0
+
+
+FIXTURES = """
+    import pathlib
+    import unittest
+
+    import pytest
+
+    def event(text):
+        with pathlib.Path("events.txt").open("a") as events:
+            events.write(text + "\\n")
+
+    @pytest.fixture(scope="module")
+    def shared():
+        event("module setup")
+        yield
+        event("module teardown")
+
+    @pytest.fixture
+    def resource():
+        event("setup")
+        yield {"ok": True}
+        event("teardown")
+
+    def test_with_fixtures(shared, resource):
+        assert resource["ok"]
+        event("call")
+
+    class TestCase(unittest.TestCase):
+        def setUp(self):
+            self.value = 1
+
+        def test_unittest(self):
+            assert self.value == 1
+            event("unittest call")
+"""
+
+
+def test_a_new_test_runs_each_time_with_its_fixtures_set_up_again(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Each extra run of a new test sets its function-scoped fixtures up and tears them down,
+    keeping the module's: a new test using a fixture failed every run after the first with
+    KeyError (its fixtures were neither torn down nor set up again), a passing test reported
+    failed and pytest's exit status changed (trial9: aiofiles' async fixtures, any fixture)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=f1", run_dir="f1")
+    pytester.makepyfile(test_new=FIXTURES)
+    done = run_qbench("--qbench-run-id=f2", "--qbench-new-tests-repeat=3", run_dir="f2")
+    done.result.assert_outcomes(passed=3)
+    assert done.result.ret == 0
+    assert [line for line in done.result.outlines if line.startswith("qbench: new tests:")] == [
+        "qbench: new tests: 2 new tests run up to 3 times: 0 flaky"
+    ]
+    events = (pytester.path / "events.txt").read_text().splitlines()
+    fixture_events = [e for e in events if not e.startswith("unittest")]
+    assert fixture_events == [
+        "module setup",
+        *(["setup", "call", "teardown"] * 3),
+        "module teardown",
+    ]
+    assert events.count("unittest call") == 3
+
+
+SUB_TESTS = """
+    import unittest
+
+    calls = []
+
+    class TestCase(unittest.TestCase):
+        def test_sub_tests(self):
+            for i in range(4):
+                with self.subTest(i=i):
+                    if i == 3:
+                        self.skipTest("three")
+                    assert i < 3
+
+        def test_second_call_fails(self):
+            calls.append(1)
+            for i in range(2):
+                with self.subTest(i=i):
+                    assert len(calls) != 2 or i == 0
+
+        def test_sub_test_fails_then_skips(self):  # the skip settled by pytest on Python 3.10
+            with self.subTest(i=0):
+                assert False
+            self.skipTest("whole")
+"""
+
+
+@pytest.mark.skipif(pytest.version_tuple[:1] < (9,), reason="pytest 9 logs subTest results")
+def test_a_new_unittest_tests_sub_tests_are_counted_once(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The extra runs' unittest ``subTest`` results stay out of pytest's log: pytest's line
+    said `9 subtests passed` for a test of 3 (each extra run's were counted, tomli's data
+    tests). A subtest failing in one extra run still makes the new test flaky."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=u1", run_dir="u1")
+    pytester.makepyfile(test_new=SUB_TESTS)
+    done = run_qbench("-q", "--qbench-run-id=u2", "--qbench-new-tests-repeat=3", run_dir="u2")
+    done.result.stdout.fnmatch_lines(["1 failed, 3 passed, 2 skipped, 5 subtests passed in *"])
+    assert [line for line in done.result.outlines if line.startswith("qbench: new tests:")] == [
+        "qbench: new tests: test_new.py::TestCase::test_second_call_fails is flaky: a new test "
+        "that did not give the same outcome in its 3 runs (passed, failed, passed)",
+        "qbench: new tests: 3 new tests run up to 3 times: 1 flaky",
+    ]
+    summary = done.report.summary
+    assert (summary.failed, summary.passed, summary.skipped, summary.subtests_passed) == (
+        1,
+        3,
+        2,
+        5,
+    )
+
+
+def test_a_new_tests_extra_runs_warnings_are_not_counted(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The warnings of a new test's extra runs stay out of pytest's warnings summary: pytest
+    said `3 warnings` for a test that warns once (pytest 9's --max-warnings would fail the run
+    for them)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=w1", run_dir="w1")
+    pytester.makepyfile(
+        test_new="""
+        import warnings
+
+        calls = []
+
+        def test_warns():
+            calls.append(1)
+            warnings.warn(f"careful {len(calls)}", UserWarning)
+        """
+    )
+    done = run_qbench(
+        "-W",
+        "always::UserWarning",
+        "--qbench-run-id=w2",
+        "--qbench-new-tests-repeat=3",
+        run_dir="w2",
+    )
+    done.result.assert_outcomes(passed=2, warnings=1)
+    done.result.stdout.fnmatch_lines(["*UserWarning: careful 3"])
+    assert "careful 1" not in done.result.stdout.str()
+    assert done.report.summary.warnings == 1

@@ -206,6 +206,24 @@ def test_toml_numbers_booleans_and_lists(pytester: pytest.Pytester, table: str) 
 
 
 @pytest.mark.skipif(pytest.version_tuple[:2] < (9, 2), reason="union ini types need pytest 9.2")
+def test_native_toml_new_tests_numbers(pytester: pytest.Pytester) -> None:
+    """``qbench_new_tests_repeat = 2`` and ``qbench_new_tests_budget = 30`` are numbers in
+    [tool.pytest] as every other count and duration: they stopped pytest with 'expects a
+    string, got int: 2' (trial9, on bidict's pytest 9 table)."""
+    pytester.makepyprojecttoml(
+        "[tool.pytest]\nqbench = true\nqbench_new_tests_repeat = 2\nqbench_new_tests_budget = 30\n"
+    )
+    pytester.makepyfile("def test_a(): pass")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    result.assert_outcomes(passed=1)
+    assert "expects a" not in result.stderr.str()
+    pytester.makepyfile(test_b="def test_b(): pass")  # new to the history: run twice
+    again = pytester.runpytest_subprocess("-p", "qbench")
+    again.assert_outcomes(passed=2)
+    again.stdout.fnmatch_lines(["qbench: new tests: 1 new test run up to 2 times: 0 flaky"])
+
+
+@pytest.mark.skipif(pytest.version_tuple[:2] < (9, 2), reason="union ini types need pytest 9.2")
 def test_native_toml_wrong_type(pytester: pytest.Pytester) -> None:
     """(issue 11.6) A value of the wrong type in [tool.pytest] is a usage error naming it."""
     pytester.makepyprojecttoml("[tool.pytest]\nqbench = true\nqbench_max_output = [1]\n")

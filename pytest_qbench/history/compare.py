@@ -263,17 +263,65 @@ def stopped_at_failures(
 RUN_ID_OPTION = "--qbench-run-id"
 
 
+OUTPUT_FLAGS = frozenset(
+    (
+        *("--verbose", "--quiet", "--showlocals", "--no-showlocals", "--no-header"),
+        *("--no-summary", "--force-short-summary", "--no-fold-skipped", "--qbench-annotations"),
+    )
+)
+"""pytest's (and qbench's) flags that change only what is printed: runs that differ by them
+select the same tests."""
+
+OUTPUT_VALUE_OPTIONS = frozenset(
+    (
+        *("--tb", "--capture", "--color", "--code-highlight", "--durations", "--durations-min"),
+        *("--verbosity", "--show-capture", "--junitxml", "--junit-xml", "--numprocesses"),
+        *("--dist", "--maxprocesses", "--qbench-json", "--qbench-md", "--qbench-html"),
+        *("--qbench-ctrf", "--qbench-digest", "--qbench-template", RUN_ID_OPTION),
+    )
+)
+"""Options whose value (the next argument unless given with ``=``) changes only what is
+printed, where reports go, the run id, or how many pytest-xdist workers run the tests."""
+
+OUTPUT_SHORT_FLAGS = frozenset("vqsl")
+"""``-v``, ``-q``, ``-s``, ``-l``: in a cluster such as ``-vsrA`` they and ``-r``'s (or
+``-n``'s) value change only what is printed or how many workers run."""
+
+
 def selection_args(command: Sequence[str]) -> list[str]:
-    """A run's command line without the program and the run id, which differ between runs
-    that select the same tests."""
+    """A run's command line without the program and what differs between runs that select the
+    same tests: the run id, the options of the output alone (``-v``, ``-rA``, ``--tb=short``,
+    ``--qbench-md=PATH``, ``-n 2``), and ``-p qbench`` (the same run as ``qbench = true``)."""
     kept: list[str] = []
     args = iter(command[1:])
     for arg in args:
-        if arg == RUN_ID_OPTION:
-            next(args, None)
-        elif not arg.startswith(f"{RUN_ID_OPTION}="):
+        name = arg.split("=", 1)[0]
+        if name in OUTPUT_FLAGS and "=" not in arg:
+            continue
+        if name in OUTPUT_VALUE_OPTIONS:
+            if "=" not in arg:
+                next(args, None)
+        elif arg.startswith("-p"):
+            value = arg[2:] or next(args, "")
+            if value not in ("qbench", "pytest_qbench.plugin"):
+                kept += [arg, value] if arg == "-p" else [arg]
+        elif not (arg.startswith("-") and not arg.startswith("--") and _output_cluster(arg, args)):
             kept.append(arg)
     return kept
+
+
+def _output_cluster(cluster: str, args: Iterator[str]) -> bool:
+    """Whether a short option cluster (``-vv``, ``-rA``, ``-sv``, ``-n2``) changes only the
+    output; ``-r``'s or ``-n``'s value, the rest of the cluster or else the next argument, is
+    then consumed. ``False`` (nothing consumed) for any other letter before them."""
+    for position, letter in enumerate(cluster[1:], start=2):
+        if letter in "rn":
+            if position == len(cluster):
+                next(args, None)  # the option's value is the next argument
+            return True
+        if letter not in OUTPUT_SHORT_FLAGS:
+            return False
+    return len(cluster) > 1
 
 
 def same_paths(base: RunInfo, head: RunInfo) -> bool:

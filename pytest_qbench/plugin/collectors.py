@@ -232,9 +232,17 @@ def _docstring(item: pytest.Item) -> str | None:
 
 
 def failure_facts(
-    excinfo: pytest.ExceptionInfo[BaseException], rootpath: Path, test_file: str, limits: Limits
+    excinfo: pytest.ExceptionInfo[BaseException],
+    rootpath: Path,
+    test_file: str,
+    limits: Limits,
+    shown: object = None,
 ) -> dict[str, Any]:
-    """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example."""
+    """Describe an exception as plain data: type, message, frames, user frame, Hypothesis example.
+
+    ``shown`` is the report's ``longrepr``: text when the item's ``repr_failure`` returned its
+    own (a YAML or other non-Python test, as in pytest's docs), which is then the message, as
+    pytest shows it; the exception's ``str`` may say nothing (``(<YamlItem x>, 'a', 'b')``)."""
     from pytest_qbench.plugin.doctest_failure import doctest_failure  # a failure's, not a run's
 
     exc = excinfo.value
@@ -242,7 +250,8 @@ def failure_facts(
     if doctest is not None:
         return _doctest_facts(doctest, rootpath, limits)
     frames, sources = _from_test(*_frames(excinfo, rootpath), test_file)
-    message = bound_text(safe_str(exc), limits.max_message, keep="head")
+    text = shown.strip() if isinstance(shown, str) and shown.strip() else safe_str(exc)
+    message = bound_text(text, limits.max_message, keep="head")
     leaf = _single_leaf(exc)
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,

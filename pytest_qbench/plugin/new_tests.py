@@ -21,12 +21,16 @@ that cannot be read, nothing is repeated and the terminal says why.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable
 from collections.abc import Generator
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 import pytest
 from _pytest.runner import runtestprotocol
@@ -133,8 +137,13 @@ class NewTestsRunner:
         ):
             start = time.perf_counter()
             self.trying, self.subtest_failed = item.nodeid, False
-            # nextitem=item: the fixtures of wider scopes stay for the next run of the same test
-            reports = runtestprotocol(item, log=False, nextitem=item)
+            # nextitem=the item's parent: the test's own fixtures are torn down and set up
+            # again for its next run (with nextitem=item they were not, nor was the item: its
+            # next run had none of them, KeyError), those of wider scopes stay
+            # the extra run's warnings are its own (with the same filters: -W error still
+            # raises): pytest's list would count them once a run
+            with self.quiet_sub_tests(item), warnings.catch_warnings(record=True):
+                reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
             tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
             spent += last
@@ -142,9 +151,38 @@ class NewTestsRunner:
         self.trying = None
         self.tries[item.nodeid] = tries
 
+    @contextmanager
+    def quiet_sub_tests(self, item: pytest.Item) -> Iterator[None]:
+        """unittest's ``subTest`` results of an extra run, kept from pytest's log: pytest logs
+        each (``TestCaseFunction.addSubTest``), which counted every extra run's subtests on its
+        closing line (``9 subtests passed`` for 3). pytest's own ``addSubTest`` still runs
+        whole (the report it makes, the skips it settles on Python 3.10), with hooks that keep
+        its report from the log; a failed one marks the run failed."""
+        add = getattr(type(item), "addSubTest", None)
+        if add is None:
+            yield
+            return
+        session: Any = item.session  # its hooks replaced for one call: an instance attribute
+        result: Any = item  # unittest calls its result's (the item's) addSubTest
+
+        def add_sub_test(test_case: object, test: object, exc_info: Any) -> None:
+            hooks = session.gethookproxy
+            session.gethookproxy = lambda path: _UnloggedHooks(hooks(path), self)
+            try:
+                add(item, test_case, test, exc_info)
+            finally:
+                del session.gethookproxy
+
+        result.addSubTest = add_sub_test
+        try:
+            yield
+        finally:
+            del result.addSubTest
+
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # a subtest's report is logged even in an extra run (log=False covers the phases only)
+        # a subtest's report another plugin logs in an extra run (pytest-subtests on pytest 8:
+        # log=False covers the phases only; pytest 9's unittest subTests: quiet_sub_tests)
         if report.nodeid == self.trying and report.failed and is_subtest_report(report):
             self.subtest_failed = True
 
@@ -158,6 +196,33 @@ class NewTestsRunner:
         if report.when == "teardown" and item.nodeid in self.tries:
             put_fact(report, TRIES_ATTR, self.tries.pop(item.nodeid))
         return report
+
+
+class _UnloggedHooks:
+    """pytest's hooks, but a report logged goes no further than the runner, which notes a
+    failed one, and no failure is handed to the debugger: an extra run's subtests."""
+
+    def __init__(self, hooks: Any, runner: NewTestsRunner) -> None:
+        self.hooks = hooks
+        self.runner = runner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.hooks, name)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self.runner.subtest_failed = True
+
+    def pytest_exception_interact(self, **kwargs: object) -> None:
+        return None
+
+
+def _keeping_parents(item: pytest.Item) -> pytest.Item | None:
+    """What to give pytest's teardown as the next item so that it tears down ``item`` (its
+    function-scoped fixtures, the request it ran with) and keeps its collectors (their class,
+    module, package and session fixtures): its parent, whose chain is theirs. pytest's teardown
+    reads only the next item's chain (``SetupState.teardown_exact``)."""
+    return cast("pytest.Item | None", item.parent)
 
 
 class NewTestsReport:

@@ -133,7 +133,9 @@ class QBenchWorker:
         if when == "setup":
             put_fact(report, ITEM_ATTR, item_facts(item, self.worker))
         if failed and call.excinfo is not None:
-            facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
+            facts = failure_facts(
+                call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
+            )
             put_fact(report, FAILURE_ATTR, facts)
         if when == "call" and agent_state_key in item.stash:
             from pytest_qbench.plugin.agent.state import agent_facts

@@ -143,7 +143,8 @@ def merge_reports(
     )
     shards = _shards(sources)
     missing = missing_shards(shards)
-    run = _merged_run(sources, shards, bool(missing), summary, command, cwd)
+    differ = disagreeing_plans(shards)
+    run = _merged_run(sources, shards, bool(missing or differ), summary, command, cwd)
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
         run=run,
@@ -151,7 +152,7 @@ def merge_reports(
         summary=summary,
         results=results,
         collection_errors=collection_errors,
-        warnings=warnings + _notes(sources, resolved, missing),
+        warnings=warnings + _notes(sources, resolved, missing) + _plan_notes(differ),
         sections=sections,
         shards=shards,
         gates=_failed_gates(sources),
@@ -457,6 +458,32 @@ def missing_shards(shards: Sequence[Shard]) -> list[str]:
         for count, indices in sorted(planned.items())
         for index in range(1, count + 1)
         if index not in indices
+    ]
+
+
+def disagreeing_plans(shards: Sequence[Shard]) -> list[int]:
+    """The ``N`` of the ``--qbench-shard=I/N`` plans whose shards planned differently (their
+    expected seconds per shard differ): each planned from another history (shards run one after
+    another outside CI, or one shard run again after other runs were indexed), so a test may
+    have run in two shards and another in none."""
+    plans: dict[int, set[tuple[float, ...]]] = {}
+    for shard in shards:
+        info = shard.run.shard
+        if info is not None and info.queue is None and info.count and info.plan:
+            plans.setdefault(info.count, set()).add(tuple(info.plan))
+    return sorted(count for count, seen in plans.items() if len(seen) > 1)
+
+
+def _plan_notes(differ: list[int]) -> list[Diagnostic]:
+    return [
+        _note(
+            "merge-plans-differ",
+            f"the shards of the {count}-shard plan planned differently (each from another "
+            "history: run one after another outside CI, or one run again later), so some "
+            "tests may have run in two shards and others in none: the merged run is not whole "
+            "(not green); plan from one history (the same CI commit) or use --qbench-queue",
+        )
+        for count in differ
     ]
 
 

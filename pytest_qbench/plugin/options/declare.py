@@ -314,6 +314,7 @@ def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "--qbench-new-tests-budget); a new test that does not give the same outcome each time is "
         "reported flaky. Its reported outcome is its last run's. Default: 1 (off)",
         parse_repeat,
+        ini_type=number_ini_type(int),
     )
     _option(
         group,
@@ -324,6 +325,7 @@ def _github_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         "Most seconds the extra runs of new tests may take in all (split between xdist "
         f"workers). Default: {DEFAULT_NEW_TESTS_BUDGET:g}",
         parse_seconds,
+        ini_type=number_ini_type(float),
     )
     parser.addini(
         "qbench_quarantine_file",
