@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from typing import cast
 
 from pytest_qbench.core.records import dataclass
-from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.files import died_marked
 from pytest_qbench.history.indexer import Passed
@@ -85,11 +84,10 @@ def record_run(
             notes += _index_died(index, died)
         # most results come as Passed tuples, the others as records (index_items)
         records = partial(index_items, stream, cast("Iterable[Record]", extra))
-        before = to_index_time(report["run"]["started_at"]) or ""
         if report.get("diagnostics"):  # before the run is in the index
             from pytest_qbench.history.diagnostics import mark_diagnostics
 
-            mark_diagnostics(index, cast("Record", report), before)
+            mark_diagnostics(index, cast("Record", report))
         done = index_run(
             index,
             cast("Record", report),
@@ -100,12 +98,11 @@ def record_run(
         )
         ci = report["environment"]["ci"]
         commit = ci["commit"] if ci else None
-        started = report["run"]["started_at"]
         histories: dict[str, TestHistoryRecord] = {}
         if done.failing:  # a green run imports none of the history's judging
             from pytest_qbench.history.failure_history import failing_histories
 
-            histories = failing_histories(index, done, started, commit, monitors, quarantined)
+            histories = failing_histories(index, done, commit, monitors, quarantined)
     finally:
         index.close()
     notes += _remove_old_runs(qbench_dir, done.removed, keep_runs)
