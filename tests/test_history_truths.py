@@ -76,3 +76,50 @@ def test_a_run_whose_clock_was_in_the_future_is_not_last_for_ever(
     # indexed again (its report read back), r1 keeps its place: it does not become the last
     assert pytester.run(sys.executable, "-m", "pytest_qbench", "index", ".qbench/runs/r1").ret == 0
     assert qbench(pytester, "show", "last")[1]["run_id"] == "r3"
+
+
+def test_a_shard_killed_mid_run_is_that_shard_interrupted_not_a_missing_one(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards 1/3, 2/3 and 3/3, shard 2 killed (SIGKILL) in its test, merged by `qbench merge`
+    from their run directories: the killed shard is shard 2/3 (its stream's start record says
+    so), so no shard is missing; a note and stderr name it as not finished, and the merged run
+    is interrupted with exit code 2. Before, the start record had no shard, so the merge said
+    "shard 2/3 of the plan is not among the merged reports" beside exit code 0."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # one CI commit: every shard the same plan
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    for n in range(3):
+        pytester.makepyfile(
+            **{
+                f"test_m{n}": f"""
+                import os, signal
+
+                def test_ok():
+                    if os.environ.get("QBENCH_TEST_DIE") == "{n}":
+                        os.kill(os.getpid(), signal.SIGKILL)
+                """
+            }
+        )
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    for i in (1, 2, 3):
+        ran = pytester.runpytest_subprocess(
+            "-p", "qbench", "-p", "no:randomly", f"--qbench-shard={i}/3", f"--qbench-run-id=s{i}"
+        )
+        assert ran.ret == 0 if i != 2 else ran.ret not in (0, 1)  # shard 2 runs test_m1
+    runs = pytester.path / ".qbench/runs"
+    assert not (runs / "s2/report.json").exists()
+    start = json.loads((runs / "s2/results.jsonl").read_text().splitlines()[0])
+    assert (start["run"]["shard"]["index"], start["run"]["shard"]["count"]) == (2, 3)
+    out = pytester.path / "merged.json"
+    done = pytester.run(
+        sys.executable, "-m", "pytest_qbench", "merge", *(runs / f"s{i}" for i in (1, 2, 3)),
+        "-o", out,
+    )  # fmt: skip
+    assert done.ret == 0
+    assert "not among the merged reports" not in done.stderr.str()
+    done.stderr.fnmatch_lines(["qbench: warning: shard 2/3 (run s2) did not finish*"])
+    merged = json.loads(out.read_text())
+    codes = [w["code"] for w in merged["warnings"]]
+    assert "merge-missing-shards" not in codes and "merge-unfinished-shards" in codes
+    assert merged["run"]["interrupted"] is True and merged["run"]["exit_code"] == 2
+    assert (merged["summary"]["passed"], merged["summary"]["failed"]) == (2, 1)
