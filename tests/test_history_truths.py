@@ -6,7 +6,10 @@ in; a killed CI shard is that shard, interrupted, not a missing one."""
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
 import sys
+import time
 from typing import Any
 
 import pytest
@@ -37,9 +40,12 @@ FAILING_ON_DEMAND = """
 """
 
 
-def qbench(pytester: pytest.Pytester, *args: str) -> tuple[int, Any]:
-    """``qbench ARGS --json --dir .qbench`` as a subprocess: its status and parsed output."""
-    done = pytester.run(sys.executable, "-m", "pytest_qbench", *args, "--json", "--dir", ".qbench")
+def qbench(pytester: pytest.Pytester, *args: str, first: str = "") -> tuple[int, Any]:
+    """``qbench ARGS --json --dir .qbench`` as a subprocess (after importing ``first``): its
+    status and parsed output."""
+    code = f"import sys{first and ', ' + first}; from pytest_qbench.cli import main; "
+    code += "sys.exit(main(sys.argv[1:]))"
+    done = pytester.run(sys.executable, "-c", code, *args, "--json", "--dir", ".qbench")
     return done.ret, json.loads(done.stdout.str())
 
 
@@ -123,3 +129,120 @@ def test_a_shard_killed_mid_run_is_that_shard_interrupted_not_a_missing_one(
     assert "merge-missing-shards" not in codes and "merge-unfinished-shards" in codes
     assert merged["run"]["interrupted"] is True and merged["run"]["exit_code"] == 2
     assert (merged["summary"]["passed"], merged["summary"]["failed"]) == (2, 1)
+
+
+DYING = """
+    import os, signal, pytest
+
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_it(n):  # [1] fails, [2] is killed when asked
+        assert n == 2
+        if os.environ.get("QBENCH_TEST_DIE"):
+            os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def indexed_runs(pytester: pytest.Pytester) -> list[str]:
+    """The run ids in the index, in the order they were indexed (read with sqlite3 itself)."""
+    with sqlite3.connect(pytester.path / ".qbench/index.sqlite") as db:
+        return [str(row[0]) for row in db.execute("SELECT run_id FROM runs ORDER BY id")]
+
+
+def test_runs_that_died_stay_marked_until_a_run_indexes_them(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r1 and r2 are killed mid-test; r3 ends when the index cannot be used (a directory in its
+    place), so it indexes nothing; r4, with the index usable again, indexes r1 and r2, in the
+    order they ran, before itself, and its failing test's history counts them. Before, r3 took
+    their marks away before it tried, so r4 never saw them: they were lost to the session
+    ends (r4's history: "new failure")."""
+    pytester.makepyfile(test_die=DYING)
+    args = ("-p", "qbench", "-p", "no:randomly")
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    for run_id in ("r1", "r2"):
+        died = pytester.runpytest_subprocess(*args, f"--qbench-run-id={run_id}")
+        assert died.ret not in (0, 1)  # killed by SIGKILL
+    monkeypatch.delenv("QBENCH_TEST_DIE")
+    (pytester.path / ".qbench/index.sqlite").mkdir()
+    broken = pytester.runpytest_subprocess(*args, "--qbench-run-id=r3")
+    broken.stdout.fnmatch_lines(["qbench: run not indexed*"])
+    assert sorted(p.name for p in (pytester.path / ".qbench/unfinished").iterdir()) == ["r1", "r2"]
+    (pytester.path / ".qbench/index.sqlite").rmdir()
+    after = pytester.runpytest_subprocess(*args, "--qbench-run-id=r4")
+    after.stdout.fnmatch_lines(["qbench: */r1 has no report.json*", "qbench: */r2 has no*"])
+    assert indexed_runs(pytester) == ["r1", "r2", "r4"]
+    assert list((pytester.path / ".qbench/unfinished").iterdir()) == []
+    report = json.loads((pytester.path / ".qbench/runs/r4/report.json").read_text())
+    history = next(r["history"] for r in report["results"] if r["nodeid"].endswith("test_it[1]"))
+    assert history["summary"].startswith("broken since run r1: failed 3 of the last 3 runs")
+
+
+LOCKLESS = """
+    import errno
+    import fcntl
+
+
+    def _no_locks(fd, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+
+    # a file system without locks (a network mount): every flock fails
+    fcntl.flock = _no_locks
+"""
+
+WAITING = """
+    import os, pathlib, time
+
+    def test_wait():
+        if os.environ.get("QBENCH_TEST_WAIT"):
+            pathlib.Path("waiting").touch()
+            deadline = time.monotonic() + 120  # a safety net: the test creates "go"
+            while not pathlib.Path("go").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+"""
+
+
+def test_a_run_still_going_without_locks_is_never_indexed_as_died(
+    pytester: pytest.Pytester,
+) -> None:
+    """On a file system without locks (flock fails: simulated in every process), run "live"
+    waits in its test while run "other" ends and `qbench runs` lists the history: neither
+    indexes "live" as a run that died (its mark says its process, of this machine, runs), nor
+    "ghost", a run left marked by another machine sharing the directory, which only that
+    machine can tell; both keep their marks. "live" then ends and indexes itself, passed.
+    Before, locks were the only sign of a live run: "other" indexed "live" as died, its test
+    failed as ProcessDied."""
+    from child_pytest import child_env
+
+    pytester.makepyfile(lockless=LOCKLESS, test_wait=WAITING)
+    args = ("-p", "qbench", "-p", "lockless", "-p", "no:randomly")
+    live = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args, "--qbench-run-id=live"],
+        cwd=pytester.path,
+        env=child_env({"QBENCH_TEST_WAIT": "1"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a safety net, not a verdict
+        while not (pytester.path / "waiting").exists():
+            assert live.poll() is None and time.monotonic() < deadline, "live did not start"
+            time.sleep(0.05)
+        ghost = pytester.path / ".qbench/runs/ghost"
+        ghost.mkdir()
+        start = (pytester.path / ".qbench/runs/live/results.jsonl").read_text().splitlines()[0]
+        (ghost / "results.jsonl").write_text(start.replace('"live"', '"ghost"') + "\n")
+        (pytester.path / ".qbench/unfinished/ghost").write_text("elsewhere|-|- 1 1\n")
+        other = pytester.runpytest_subprocess(*args, "--qbench-run-id=other")
+        assert other.ret == 0
+        assert "has no report.json" not in other.stdout.str()
+        status, runs = qbench(pytester, "runs", first="lockless")
+        assert status == 0 and [run["run_id"] for run in runs["runs"]] == ["other"]
+        marks = sorted(p.name for p in (pytester.path / ".qbench/unfinished").iterdir())
+        assert marks == ["ghost", "live"]
+    finally:
+        (pytester.path / "go").touch()
+        assert live.wait(timeout=300) == 0
+    assert indexed_runs(pytester) == ["other", "live"]
+    report = json.loads((pytester.path / ".qbench/runs/live/report.json").read_text())
+    assert [r["outcome"] for r in report["results"]] == ["passed"]

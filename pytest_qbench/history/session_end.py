@@ -81,7 +81,7 @@ def record_run(
     notes: list[str] = []
     try:
         if died:  # before this run: its histories count them
-            notes += _index_died(index, died)
+            notes += _index_died(qbench_dir, index, died)
         # most results come as Passed tuples, the others as records (index_items)
         records = partial(index_items, stream, cast("Iterable[Record]", extra))
         if report.get("diagnostics"):  # before the run is in the index
@@ -109,18 +109,23 @@ def record_run(
     return Recorded(histories, notes, done.removed)
 
 
-def _index_died(index: Index, died: list[Path]) -> list[str]:
-    """Index the runs that died (``files.index_died``); the lines saying so. A run that cannot
-    be indexed is a line, never this run's failure to index itself: its mark is gone, and
-    ``qbench index`` or the history's commands can try it again."""
+def _index_died(qbench_dir: Path, index: Index, died: list[Path]) -> list[str]:
+    """Index the runs that died (``files.index_died``), then take their marks away; the lines
+    saying so. A run whose stream cannot be read is a line, its mark taken away (``qbench
+    index`` or the history's commands can try it again). When indexing them fails otherwise
+    (the index), it is a line, never this run's failure to index itself, and their marks stay:
+    the next run indexes them."""
     from pytest_qbench.history.files import index_died
+    from pytest_qbench.history.files import unmark_indexed
 
     notes: list[str] = []
     try:
         index_died(index, died, notes.append)
-    except Exception as exc:  # a damaged stream, say: this run is indexed all the same
+    except Exception as exc:  # this run is indexed all the same
         runs = ", ".join(run_dir.name for run_dir in died)
         notes.append(f"could not index the runs that died ({runs}): {type(exc).__name__}: {exc}")
+        return notes
+    unmark_indexed(qbench_dir, died)
     return notes
 
 

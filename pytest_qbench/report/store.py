@@ -146,19 +146,105 @@ died leaves its mark, which the next run's session end finds without listing ``r
 
 def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
     """Mark ``run_id`` as started and not finished (``UNFINISHED_DIR``); whether it is marked.
-    A mark that cannot be made is none (the history's commands still find a run that died)."""
+    A mark that cannot be made is none (the history's commands still find a run that died).
+    The mark holds who made it (``owner_line``), so that a run on a file system without locks
+    is still known to be going by another run of the same machine (``mark_owner``)."""
     path = os.path.join(qbench_dir, UNFINISHED_DIR, run_id)
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     for _attempt in range(2):
         try:
-            os.close(os.open(path, flags, 0o644))
-            return True
+            fd = os.open(path, flags, 0o644)
         except FileNotFoundError:
             with suppress(OSError):
                 os.mkdir(os.path.join(qbench_dir, UNFINISHED_DIR))
+            continue
         except OSError:
             return False
+        try:
+            os.write(fd, owner_line().encode(errors="replace"))
+        except OSError:  # an empty mark still marks the run (its owner is then not known)
+            pass
+        finally:
+            os.close(fd)
+        return True
     return False
+
+
+def owner_line(pid: int | None = None) -> str:
+    """Who process ``pid`` (default: this one) is, as a mark holds it: ``<machine> <pid>
+    <start>``, where the machine is the host's name, the kernel's boot id and the process's
+    pid namespace (a container of its own has another), and the start is the process's start
+    in clock ticks since boot (a pid used again later is another process). A part that cannot
+    be read (not Linux) is ``-``."""
+    pid = os.getpid() if pid is None else pid
+    return f"{_machine()} {pid} {_process_start(pid) or '-'}\n"
+
+
+def _machine() -> str:
+    """This process's machine (``owner_line``), read once."""
+    global _MACHINE
+    if _MACHINE is None:
+        _MACHINE = _read_machine()
+    return _MACHINE
+
+
+_MACHINE: str | None = None
+
+
+def _read_machine() -> str:
+    host = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+    boot = namespace = "-"
+    with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+        boot = handle.read().strip() or "-"
+    with suppress(OSError):
+        namespace = os.readlink("/proc/self/ns/pid")
+    return "|".join(part.replace(" ", "_") or "-" for part in (host, boot, namespace))
+
+
+def _process_start(pid: int) -> str | None:
+    """Process ``pid``'s start, in clock ticks since boot (``/proc/PID/stat``'s 22nd field);
+    ``None`` when it cannot be read (no such process, not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+        return fields[19]  # the 22nd field; the 3rd is the first after the command's ")"
+    except (OSError, IndexError):
+        return None
+
+
+def mark_owner(qbench_dir: Path, run_id: str) -> str:
+    """Whether the process that marked ``run_id`` unfinished still runs: ``"alive"`` or
+    ``"dead"`` when it is of this machine (host, boot and pid namespace), ``"elsewhere"`` when
+    it is of another (a CI job sharing the directory, a container of its own), ``"unknown"``
+    for a mark without its owner (written by an earlier qbench) or no mark."""
+    try:
+        with open(os.path.join(qbench_dir, UNFINISHED_DIR, run_id), encoding="utf-8") as handle:
+            machine, pid, start = handle.read(4096).split()
+        number = int(pid)
+    except (OSError, ValueError):
+        return "unknown"
+    if machine != _machine():
+        return "elsewhere"
+    if start != "-":
+        return "alive" if _process_start(number) == start else "dead"
+    if os.name == "nt":  # os.kill would end the process there
+        return "unknown"
+    try:
+        os.kill(number, 0)
+    except ProcessLookupError:
+        return "dead"
+    except OSError:  # another user's: it runs
+        return "alive"
+    return "alive"
+
+
+def marked_at(qbench_dir: Path, run_id: str) -> int:
+    """When ``run_id`` was marked unfinished (nanoseconds of the file system's clock, which a
+    frozen-clock plugin does not move), for the order of runs that died; 0 when unknown."""
+    try:
+        return os.stat(os.path.join(qbench_dir, UNFINISHED_DIR, run_id)).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def unmark_unfinished(qbench_dir: Path, run_id: str) -> None:
@@ -309,11 +395,18 @@ class RunLock:
 
 def run_in_progress(path: Path) -> bool:
     """Whether a live run holds ``path`` (its run directory) locked; ``False`` where locks are
-    unknown (Windows) or the directory cannot be opened."""
+    unknown (Windows, a file system without locks) or the directory cannot be opened."""
+    return lock_state(path) is True
+
+
+def lock_state(path: Path) -> bool | None:
+    """Whether a live run holds ``path`` (its run directory) locked; ``None`` where locks
+    cannot tell (Windows, a file system without locks); ``False`` when it is not locked, or the
+    directory cannot be opened."""
     try:
         import fcntl
     except ImportError:
-        return False
+        return None
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -323,7 +416,7 @@ def run_in_progress(path: Path) -> bool:
     except BlockingIOError:
         return True
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)  # also releases a lock taken just now
     return False
