@@ -246,3 +246,59 @@ def test_a_run_still_going_without_locks_is_never_indexed_as_died(
     assert indexed_runs(pytester) == ["other", "live"]
     report = json.loads((pytester.path / ".qbench/runs/live/report.json").read_text())
     assert [r["outcome"] for r in report["results"]] == ["passed"]
+
+
+KILLED_IN = """
+    import os, signal, pytest
+
+    def die(phase):
+        if os.environ.get("QBENCH_TEST_DIE_IN") == phase:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    @pytest.fixture
+    def resource():
+        die("setup")
+        yield
+        die("teardown")
+
+    def test_first():
+        pass
+
+    def test_killed(resource):
+        die("call")
+
+    def test_after():
+        pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("phase", "outcome"), [("setup", "error"), ("call", "failed"), ("teardown", "error")]
+)
+def test_a_test_killed_mid_phase_is_recorded_in_that_phase(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, phase: str, outcome: str
+) -> None:
+    """A test killed (SIGKILL, as pytest-timeout's thread method ends the process) in its
+    fixture's setup, in its call or in its fixture's teardown: the run's report rebuilt by
+    `qbench render` and the history (`qbench show`) give it the phase it died in, an error in
+    setup or teardown (as pytest counts one), a failure in the call. The phase is in the run
+    directory's one-byte ``phase`` file, beside ``collected.txt``. Before, every such test was
+    a failure in phase `call`."""
+    pytester.makepyfile(test_k=KILLED_IN)
+    monkeypatch.setenv("QBENCH_TEST_DIE_IN", phase)
+    died = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=k")
+    assert died.ret not in (0, 1)  # killed by SIGKILL
+    assert (pytester.path / ".qbench/runs/k/phase").stat().st_size == 1
+    status, shown = qbench(pytester, "show", "k")
+    assert status == 0 and shown["interrupted"] is True
+    assert [(f["nodeid"], f["outcome"]) for f in shown["failures"]] == [
+        ("test_k.py::test_killed", outcome)
+    ]
+    rendered = pytester.run(sys.executable, "-m", "pytest_qbench", "render", ".qbench/runs/k")
+    assert rendered.ret == 0
+    report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
+    killed = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
+    assert [(r["outcome"], r["failure"]["phase"]) for r in killed] == [(outcome, phase)]
+    assert (report["summary"]["errors"], report["summary"]["failed"]) == (
+        (1, 0) if outcome == "error" else (0, 1)
+    )

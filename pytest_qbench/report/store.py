@@ -57,6 +57,16 @@ ORDER_NAME = "collected.txt"
 collection ends, removed when the run ends. A run that died mid-test (no end
 record in its stream) died in the first of them without a result (``write_order``)."""
 ORDER_CHUNK = 2000
+PHASE_NAME = "phase"
+"""One byte: the phase of the test going, as the run's last report left it (``PhaseMark``):
+written while the tests run, removed when the run ends, so that a run that died mid-test is
+known to have died in that test's setup, call or teardown."""
+PHASES = ("setup", "call", "teardown")
+"""The phase going when the mark holds 0, 1 or 2. As each phase's report is made
+(``QBenchWorker.annotate``): after a setup, 1 (its call), or 2 when it failed (no call: its
+teardown); after a call, 2; after a teardown, 0 (the next test's setup). Three stores into
+memory a test, in branches taken anyway. A setup that skipped is taken for one that passed:
+a death in the teardown after it is shown in the call."""
 RESULT_PREFIX = '{"kind":"result","result":'
 RESULT = "TestResult"
 """The model of a result; its records are stored ``compact`` (fields at their default left out)
@@ -289,6 +299,47 @@ def write_order(path: Path, nodeids: Sequence[str]) -> bool:
         raise
     os.replace(partial, path)
     return True
+
+
+class PhaseMark:
+    """The phase of the test going, kept in a one-byte file mapped into memory (``PHASE_NAME``):
+    each phase's end sets it without a system call (a store into a shared page, which the
+    kernel keeps when the process is killed): about 1 k instructions a test in all."""
+
+    def __init__(self, path: Path) -> None:
+        """Create the file (0: a setup goes) and map it.
+
+        Raises:
+            OSError: the file cannot be made or mapped.
+        """
+        import mmap
+
+        self.path = path
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            os.write(fd, b"\0")
+            self.map: mmap.mmap | None = mmap.mmap(fd, 1)
+        finally:
+            os.close(fd)  # the mapping keeps the file
+
+    def close(self) -> None:
+        """Unmap the file and remove it (the run ended)."""
+        if self.map is not None:
+            self.map.close()
+            self.map = None
+        with suppress(OSError):
+            self.path.unlink()
+
+
+def read_phase(path: Path) -> str | None:
+    """The phase a run that died was in (``PHASE_NAME`` at ``path``): ``setup``, ``call`` or
+    ``teardown``; ``None`` when it is not known (no such file: an earlier qbench, xdist)."""
+    try:
+        with path.open("rb") as handle:
+            code = handle.read(1)
+    except OSError:
+        return None
+    return PHASES[code[0]] if code and code[0] < len(PHASES) else None
 
 
 class _LineBreakError(Exception):
