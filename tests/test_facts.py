@@ -108,7 +108,7 @@ def test_in_lists_span_batches(tmp_path: Path) -> None:
         assert len(queries.failure_infos(index, fingerprints)) == count
         assert len(queries.flaky_candidates(index, 5)) == count
         nodeids = [f"t.py::{n}" for n in names]
-        assert len(queries.recent_results(index, nodeids, "9999", "none", 5)) == count
+        assert len(queries.recent_results(index, nodeids, "none", 5)) == count
     finally:
         index.close()
 

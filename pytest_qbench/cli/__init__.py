@@ -225,7 +225,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
     reports = "report" if len(sources) == 1 else "reports"
     note(args.output, f"merged {len(sources)} {reports}: {counts_line(report)}")
     for warning in report.warnings:
-        if warning.code in ("merge-missing-shards", "merge-plans-differ"):
+        if warning.code in (
+            "merge-missing-shards",
+            "merge-plans-differ",
+            "merge-unfinished-shards",
+        ):
             print(f"qbench: warning: {warning.message}", file=sys.stderr)
     return OK
 

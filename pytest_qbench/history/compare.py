@@ -12,7 +12,6 @@ from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.summary_words import plural
-from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.core.types import OUTCOMES
 from pytest_qbench.history.analysis import ExecutionSummary
 from pytest_qbench.history.analysis import execution_summary
@@ -566,11 +565,8 @@ def _set_aside_known_flaky(index: Index, diff: RunDiff, after: dict[str, PastRes
     if not diff.new_failures:
         return
     head = diff.head
-    before = to_index_time(head.started_at) or ""
     nodeids = [c.nodeid for c in diff.new_failures]
-    recent = recent_results(
-        index, nodeids, before, head.run_id, max(WINDOW, DEFAULT_MONITORS.window)
-    )
+    recent = recent_results(index, nodeids, head.run_id, max(WINDOW, DEFAULT_MONITORS.window))
     new_failures: list[Change] = []
     for change in diff.new_failures:
         past = recent.get(change.nodeid, Recent([], None))

@@ -31,9 +31,8 @@ WINDOW = 20
 """Runs analysed: the run and the 19 indexed before it."""
 
 RUNS_UP_TO = (
-    f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.started_at <= "
-    "(SELECT started_at FROM runs WHERE run_id = ?) "
-    "ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
+    f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.id <= "
+    "(SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id DESC LIMIT ?"
 )
 
 
@@ -79,8 +78,8 @@ def ctrf_history(index: Index, run_id: str, nodeids: Iterable[str]) -> CtrfHisto
 
 
 def runs_up_to(index: Index, run_id: str, count: int) -> list[RunInfo]:
-    """Run ``run_id`` and the runs that started before it, newest first, ``count`` at most
-    (none when ``run_id`` is not indexed)."""
+    """Run ``run_id`` and the runs indexed before it, newest first, ``count`` at most (none
+    when ``run_id`` is not indexed)."""
 
     def work(cursor: Cursor) -> list[RunInfo]:
         cursor.execute(RUNS_UP_TO, (run_id, count))

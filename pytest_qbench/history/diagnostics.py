@@ -33,10 +33,10 @@ def existing_since(run_id: str) -> str:
     return f"existing since {run_id}"
 
 
-def mark_diagnostics(index: Index, report: Record, before: str) -> None:
+def mark_diagnostics(index: Index, report: Record) -> None:
     """Set ``history`` of each diagnostic of ``report`` whose checker ran to the end: ``new``,
     or ``existing since <run id>``, the oldest run of the unbroken series of earlier runs of
-    that checker, up to the last one, that had it. ``before``: the run's start (index time)."""
+    that checker (indexed before this run), up to the last one, that had it."""
     tools = checked_tools(report)
     found = [d for d in report.get("diagnostics") or [] if d.get("tool") in tools]
     if not found:
@@ -44,7 +44,7 @@ def mark_diagnostics(index: Index, report: Record, before: str) -> None:
     run_id = str(report["run"]["run_id"])
 
     def work(cursor: Cursor) -> tuple[list[tuple[int, str, str]], set[tuple[int, str]]]:
-        cursor.execute(sql.CHECKED_BEFORE, (before, run_id, WINDOW))
+        cursor.execute(sql.CHECKED_BEFORE, (run_id, WINDOW))
         runs = [(int(ref), str(rid), str(tool)) for ref, rid, tool in cursor.fetchall()]
         refs = list(dict.fromkeys(ref for ref, _rid, _tool in runs))
         had: set[tuple[int, str]] = set()

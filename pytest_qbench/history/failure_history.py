@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from typing import Literal
 
 from pytest_qbench.core.timefmt import from_index_time
-from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.analysis import FAIL
 from pytest_qbench.history.analysis import as_outcome
 from pytest_qbench.history.analysis import count_flips
@@ -44,7 +43,6 @@ window, ``Monitors.window``)."""
 def failing_histories(
     index: Index,
     done: Indexed,
-    started_at: str,
     commit: str | None = None,
     monitors: Monitors | None = None,
     quarantined: Mapping[str, bool] | None = None,
@@ -54,9 +52,8 @@ def failing_histories(
     if not done.failing:
         return {}
     monitors = monitors or DEFAULT_MONITORS
-    before = to_index_time(started_at) or ""
     nodeids = [nodeid for nodeid, _fp in done.failing]
-    recent = recent_results(index, nodeids, before, done.run_id, max(WINDOW, monitors.window))
+    recent = recent_results(index, nodeids, done.run_id, max(WINDOW, monitors.window))
     empty = Recent([], None)
     quarantined = quarantined or {}
     return {

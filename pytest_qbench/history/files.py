@@ -106,26 +106,52 @@ def _died(run_dir: Path) -> bool:
     return (
         written
         and not (run_dir / store.REPORT_JSON).exists()
-        and not store.run_in_progress(run_dir)
+        and not still_going(run_dir)
         and not store.stream_ended(stream)
     )
 
 
+def still_going(run_dir: Path) -> bool:
+    """Whether the run of ``run_dir`` may still be going, so that it is never indexed as a run
+    that died: its directory is locked (``store.RunLock``); or its mark (``store.mark_owner``)
+    says its process, of this machine, still runs; or locks cannot tell (a file system without
+    them) and its mark is another machine's (a CI job sharing the directory), which only that
+    machine can tell."""
+    locked = store.lock_state(run_dir)
+    if locked:
+        return True
+    owner = store.mark_owner(run_dir.parent.parent, run_dir.name)
+    return owner == "alive" or (locked is None and owner == "elsewhere")
+
+
 def died_marked(qbench_dir: Path, own: str) -> list[Path]:
     """The run directories of the runs that died among those marked unfinished
-    (``store.mark_unfinished``), but ``own`` (the run asking); the marks of every other run
-    that is no longer going (it died, finished without taking its mark away, or is gone) are
-    taken away: the mark is looked at once. A run that finished has taken its own mark away,
-    so the one listing is of a directory that is mostly empty, not of ``runs/``."""
+    (``store.mark_unfinished``), but ``own`` (the run asking), in the order they were marked;
+    the marks of every other run that is no longer going and did not die (it finished without
+    taking its mark away, or is gone) are taken away. The marks of the runs that died stay
+    until they are indexed (``unmark_indexed``): a run that dies or fails to index them leaves
+    them to the next. A run that finished has taken its own mark away, so the one listing is of
+    a directory that is mostly empty, not of ``runs/``."""
     died = []
     for run_id in store.unfinished_runs(qbench_dir):
         run_dir = store.run_dir(qbench_dir, run_id)
-        if run_id == own or store.run_in_progress(run_dir):
+        if run_id == own or still_going(run_dir):
             continue
         if _died(run_dir):
             died.append(run_dir)
-        store.unmark_unfinished(qbench_dir, run_id)
-    return died
+        else:
+            store.unmark_unfinished(qbench_dir, run_id)
+    # marked in the order they started (the file system's clock, not the runs' own), so that
+    # the index holds them in that order
+    return sorted(died, key=lambda d: (store.marked_at(qbench_dir, d.name), d.name))
+
+
+def unmark_indexed(qbench_dir: Path, died: Sequence[Path]) -> None:
+    """Take away the marks of the runs that died, once they are indexed (or could not be read:
+    ``index_died`` said so, and ``qbench index`` can try again)."""
+    for run_dir in died:
+        if not still_going(run_dir):
+            store.unmark_unfinished(qbench_dir, run_dir.name)
 
 
 def open_seeing_died(qbench_dir: Path | None, db: str | None, say: Callable[[str], None]) -> Index:

@@ -71,8 +71,11 @@ def index_run(
 ) -> Indexed:
     """Index ``report``'s run with ``results()``'s results, in one transaction.
 
-    A run already in the index is replaced (indexing is idempotent). With ``keep_runs`` above
-    0, the oldest runs beyond that many leave the index in the same transaction.
+    A run already in the index is replaced (indexing is idempotent), in its row: it keeps its
+    place among the runs (their order is the order they were first indexed in: ``sql.
+    LIST_RUNS``), so that a report indexed again (``qbench render``, ``qbench index``) does not
+    become the last run. With ``keep_runs`` above 0, the oldest runs beyond that many leave the
+    index in the same transaction.
 
     Args:
         index: The index.
@@ -88,10 +91,14 @@ def index_run(
     run_id = row[0]
 
     def work(cursor: Cursor) -> Indexed:
-        done = Indexed(run_id, replaced=_delete_run(cursor, run_id))
-        if done.replaced:  # the set it deselected may be no run's now
+        kept = _empty_run(cursor, run_id)
+        done = Indexed(run_id, replaced=kept is not None)
+        if kept is not None:  # its row stays, its place kept; the set it deselected may be none's
+            cursor.execute(sql.UPDATE_RUN, (*row, kept))
             cursor.execute(sql.DELETE_ORPHAN_DESELECTION_SETS)
-        run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
+            run_ref = kept
+        else:
+            run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
         _insert_results(index, cursor, run_ref, results(), done)
         _insert_results(index, cursor, run_ref, collection_error_results(report), done)
         _insert_deselected(cursor, run_ref, deselected)
@@ -154,13 +161,24 @@ def delete_run(cursor: Cursor, run_id: str) -> bool:
 
 
 def _delete_run(cursor: Cursor, run_id: str) -> bool:
+    ref = _empty_run(cursor, run_id)
+    if ref is not None:
+        cursor.execute(sql.DELETE_RUN, (ref,))
+    return ref is not None
+
+
+def _empty_run(cursor: Cursor, run_id: str) -> int | None:
+    """Delete every row of ``run_id`` but its own (results, metrics, ...); its ``id``, or
+    ``None`` when it is not in the index."""
     cursor.execute(sql.FIND_RUN_REF, (run_id,))
     found = cursor.fetchone()
     if found is None:
-        return False
+        return None
+    ref = int(found[0])
     for statement in sql.DELETE_RUN_ROWS:
-        cursor.execute(statement, (found[0],))
-    return True
+        if statement != sql.DELETE_RUN:
+            cursor.execute(statement, (ref,))
+    return ref
 
 
 def _insert_results(

@@ -313,7 +313,7 @@ def _slowest(diff: RunDiff) -> list[str]:
 
 RUN_ON_BRANCH = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.branch = ? AND r.run_id <> ? "
-    "ORDER BY r.started_at DESC, r.id DESC LIMIT 1"
+    "ORDER BY r.id DESC LIMIT 1"
 )
 
 

@@ -372,18 +372,19 @@ class Recent:
 
 
 def recent_results(
-    index: Index, nodeids: Sequence[str], before: str, run_id: str, window: int
+    index: Index, nodeids: Sequence[str], run_id: str, window: int
 ) -> dict[str, Recent]:
-    """For each node id with results: its last ``window`` pass-or-fail results in runs that
-    started before ``before`` (an index time), ``run_id`` left out, and its last pass."""
+    """For each node id with results: its last ``window`` pass-or-fail results in runs indexed
+    before ``run_id`` (every run when it is not indexed), and its last pass. Indexed before,
+    not started before: a run's recorded start is its machine's clock, which may be wrong."""
 
     def work(cursor: Cursor) -> dict[str, Recent]:
         cursor.execute(sql.FIND_RUN_REF, (run_id,))
         own = cursor.fetchone()
-        own_ref = own[0] if own else -1
+        own_ref = own[0] if own else sql.LAST_REF
         found: dict[str, Recent] = {}
         for chunk in sql.batches(dict.fromkeys(nodeids)):
-            cursor.execute(sql.recent_results_of(len(chunk)), [*chunk, before, own_ref, window])
+            cursor.execute(sql.recent_results_of(len(chunk)), [*chunk, own_ref, window])
             for rank, nodeid, *row in cursor.fetchall():
                 past = judged_result(row)
                 recent = found.setdefault(nodeid, Recent([], None))

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 from typing import cast
 
 from pytest_qbench.core.records import dataclass
-from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.files import died_marked
 from pytest_qbench.history.indexer import Passed
@@ -82,14 +81,13 @@ def record_run(
     notes: list[str] = []
     try:
         if died:  # before this run: its histories count them
-            notes += _index_died(index, died)
+            notes += _index_died(qbench_dir, index, died)
         # most results come as Passed tuples, the others as records (index_items)
         records = partial(index_items, stream, cast("Iterable[Record]", extra))
-        before = to_index_time(report["run"]["started_at"]) or ""
         if report.get("diagnostics"):  # before the run is in the index
             from pytest_qbench.history.diagnostics import mark_diagnostics
 
-            mark_diagnostics(index, cast("Record", report), before)
+            mark_diagnostics(index, cast("Record", report))
         done = index_run(
             index,
             cast("Record", report),
@@ -100,30 +98,34 @@ def record_run(
         )
         ci = report["environment"]["ci"]
         commit = ci["commit"] if ci else None
-        started = report["run"]["started_at"]
         histories: dict[str, TestHistoryRecord] = {}
         if done.failing:  # a green run imports none of the history's judging
             from pytest_qbench.history.failure_history import failing_histories
 
-            histories = failing_histories(index, done, started, commit, monitors, quarantined)
+            histories = failing_histories(index, done, commit, monitors, quarantined)
     finally:
         index.close()
     notes += _remove_old_runs(qbench_dir, done.removed, keep_runs)
     return Recorded(histories, notes, done.removed)
 
 
-def _index_died(index: Index, died: list[Path]) -> list[str]:
-    """Index the runs that died (``files.index_died``); the lines saying so. A run that cannot
-    be indexed is a line, never this run's failure to index itself: its mark is gone, and
-    ``qbench index`` or the history's commands can try it again."""
+def _index_died(qbench_dir: Path, index: Index, died: list[Path]) -> list[str]:
+    """Index the runs that died (``files.index_died``), then take their marks away; the lines
+    saying so. A run whose stream cannot be read is a line, its mark taken away (``qbench
+    index`` or the history's commands can try it again). When indexing them fails otherwise
+    (the index), it is a line, never this run's failure to index itself, and their marks stay:
+    the next run indexes them."""
     from pytest_qbench.history.files import index_died
+    from pytest_qbench.history.files import unmark_indexed
 
     notes: list[str] = []
     try:
         index_died(index, died, notes.append)
-    except Exception as exc:  # a damaged stream, say: this run is indexed all the same
+    except Exception as exc:  # this run is indexed all the same
         runs = ", ".join(run_dir.name for run_dir in died)
         notes.append(f"could not index the runs that died ({runs}): {type(exc).__name__}: {exc}")
+        return notes
+    unmark_indexed(qbench_dir, died)
     return notes
 
 

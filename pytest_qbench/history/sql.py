@@ -437,10 +437,10 @@ def find_tests(count: int) -> str:
 
 # --- retention -------------------------------------------------------------------------------
 
-# run_id <> ?: the run being indexed stays even when ``keep`` runs started after it (an older
-# report indexed late, or a machine whose clock is behind)
+# run_id <> ?: the run being indexed stays (always the newest, unless it was indexed before:
+# an older report indexed again keeps its place)
 RUNS_BEYOND = """SELECT id, run_id FROM runs WHERE run_id <> ? AND id NOT IN
-    (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)"""
+    (SELECT id FROM runs ORDER BY id DESC LIMIT ?)"""
 RUNS_STARTED_BEFORE = "SELECT id, run_id FROM runs WHERE started_at < ?"
 DELETE_ORPHAN_TESTS = """DELETE FROM tests WHERE NOT EXISTS
     (SELECT 1 FROM results WHERE results.test_ref = tests.id)"""
@@ -481,12 +481,21 @@ TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_
 
 # --- reading ---------------------------------------------------------------------------------
 
-# Runs are ordered by started_at, then id: shards started together can record the same time,
-# and the id (insertion order) keeps "last" and "last~N" stable between calls.
+# Runs are ordered by their id: the order they were first indexed in (a run indexed again keeps
+# its row, `indexer.index_run`), never by started_at, which a machine's clock writes: a run
+# started while the clock was wrong (moved to the future by a frozen-clock plugin, a VM's bad
+# clock) would otherwise stay "last", and every later run would be compared with it. started_at
+# is shown, and read for ``qbench gc --older-than``.
 RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
-LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
+LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.id DESC LIMIT ?"
 RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"
-RUN_IDS_NEWEST_FIRST = "SELECT run_id FROM runs ORDER BY started_at DESC, id DESC"
+RUN_IDS_NEWEST_FIRST = "SELECT run_id FROM runs ORDER BY id DESC"
+UPDATE_RUN = f"UPDATE runs SET {', '.join(f'{name} = ?' for name in RUN_COLUMNS)} WHERE id = ?"
+"""A run indexed again: its row's values (``RUN_COLUMNS``, then its ``id``), its place kept."""
+LAST_REF = 9223372036854775807
+"""A run ``id`` after every run's (the largest 64-bit integer): "before" a run not indexed."""
+REF_OF = f"COALESCE((SELECT id FROM runs WHERE run_id = ?), {LAST_REF})"
+"""The ``id`` of the run named (``?``), or one after every run's when it is not indexed."""
 COUNT_RUNS = "SELECT COUNT(*) FROM runs"
 
 RESULTS_OF_RUN = """SELECT t.nodeid, res.outcome, res.duration, res.flaky, res.fingerprint,
@@ -505,10 +514,11 @@ DIAGNOSTICS_OF_RUN = f"""SELECT {", ".join(f"d.{name}" for name in DIAGNOSTIC_CO
         d.occurrences
     FROM diagnostics d JOIN runs r ON r.id = d.run_ref
     WHERE r.run_id = ? ORDER BY d.tool, d.file, d.line, d.fingerprint"""
-CHECKED_BEFORE = """SELECT r.id, r.run_id, c.tool FROM checked c JOIN runs r ON r.id = c.run_ref
-    WHERE r.started_at < ? AND r.run_id <> ?
-    ORDER BY r.started_at DESC, r.id DESC LIMIT ?"""
-"""The checkers of the last runs (``LIMIT``: run and checker pairs) started before ``?``."""
+CHECKED_BEFORE = f"""SELECT r.id, r.run_id, c.tool FROM checked c JOIN runs r ON r.id = c.run_ref
+    WHERE r.id < {REF_OF}
+    ORDER BY r.id DESC LIMIT ?"""
+"""The checkers of the last runs (``LIMIT``: run and checker pairs) indexed before the run
+``?`` (all of them when it is not indexed yet)."""
 
 
 def diagnostics_of_runs(count: int) -> str:
@@ -542,14 +552,14 @@ and errored tests, and its tests that passed or failed (``queries.judged_result`
 TEST_RESULTS = f"""SELECT {JUDGED_RESULT}
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
     WHERE t.nodeid = ?
-    ORDER BY r.started_at DESC, r.id DESC LIMIT ?"""
+    ORDER BY r.id DESC LIMIT ?"""
 SIMILAR_TESTS = (  # lower(): SQLite's LIKE ignores ASCII case, PostgreSQL's does not
     "SELECT nodeid FROM tests WHERE lower(nodeid) LIKE lower(?) ESCAPE '!' ORDER BY nodeid LIMIT 5"
 )
 ALL_TESTS = "SELECT nodeid FROM tests"
 
 FLAKY_CANDIDATES = f"""SELECT DISTINCT res.test_ref FROM results res
-    WHERE res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
+    WHERE res.run_ref IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?)
     AND (res.outcome IN {_FAILING_SQL} OR res.flaky = 1)"""
 
 
@@ -558,13 +568,13 @@ def flaky_sequences(count: int) -> str:
     return f"""SELECT t.nodeid, {JUDGED_RESULT}
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
         WHERE res.test_ref IN ({marks(count)})
-        AND res.run_ref IN (SELECT id FROM runs ORDER BY started_at DESC, id DESC LIMIT ?)
-        ORDER BY res.test_ref, r.started_at, r.id"""
+        AND res.run_ref IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?)
+        ORDER BY res.test_ref, r.id"""
 
 
 def recent_results_of(count: int) -> str:
-    """For ``count`` node ids: their last ``?`` results that passed or failed in runs started
-    before ``?``, plus the last pass of each (of all runs), newest first.
+    """For ``count`` node ids: their last ``?`` results that passed or failed in runs indexed
+    before the run of ``id`` ``?``, plus the last pass of each (of all runs), newest first.
 
     Columns: rank (1 = newest), nodeid, then ``JUDGED_RESULT``'s.
     """
@@ -574,13 +584,13 @@ def recent_results_of(count: int) -> str:
             res.fingerprint, res.message, r.commit_sha, r.failed + r.errors AS failing,
             r.total - r.skipped AS ran,
             ROW_NUMBER() OVER (
-                PARTITION BY res.test_ref ORDER BY r.started_at DESC, r.id DESC) AS k,
+                PARTITION BY res.test_ref ORDER BY r.id DESC) AS k,
             ROW_NUMBER() OVER (
                 PARTITION BY res.test_ref, CASE WHEN res.outcome IN {_FAILING_SQL}
                     THEN 1 ELSE 0 END
-                ORDER BY r.started_at DESC, r.id DESC) AS kk
+                ORDER BY r.id DESC) AS kk
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
-        WHERE t.nodeid IN ({marks(count)}) AND r.started_at < ? AND r.id <> ?
+        WHERE t.nodeid IN ({marks(count)}) AND r.id < ?
         AND res.outcome IN {_RAN_SQL}
     ) ranked
     WHERE k <= ? OR (kk = 1 AND outcome NOT IN {_FAILING_SQL})
@@ -594,7 +604,7 @@ def phase_timings_of(count: int) -> str:
     return f"""SELECT nodeid, duration, setup, teardown FROM (
         SELECT t.nodeid, res.duration, res.setup, res.teardown,
             ROW_NUMBER() OVER (
-                PARTITION BY res.test_ref ORDER BY r.started_at DESC, r.id DESC) AS k
+                PARTITION BY res.test_ref ORDER BY r.id DESC) AS k
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
         WHERE t.nodeid IN ({marks(count)}) AND res.outcome IN {_RAN_SQL}
         AND (r.commit_sha IS NULL OR r.commit_sha <> ?)
@@ -612,9 +622,8 @@ FAILED_BEFORE_WITH = """SELECT 1 FROM results JOIN tests ON tests.id = results.t
     WHERE tests.nodeid = ? AND results.fingerprint = ? AND results.outcome IN ('failed', 'error')
     LIMIT 1"""
 """Whether a test failed with a fingerprint in an indexed run."""
-FAILED_BEFORE_RUN_WITH = """SELECT 1 FROM results JOIN tests ON tests.id = results.test_ref
-    JOIN runs ON runs.id = results.run_ref
+FAILED_BEFORE_RUN_WITH = f"""SELECT 1 FROM results JOIN tests ON tests.id = results.test_ref
     WHERE tests.nodeid = ? AND results.fingerprint = ? AND results.outcome IN ('failed', 'error')
-    AND runs.started_at < (SELECT started_at FROM runs WHERE run_id = ?)
+    AND results.run_ref < {REF_OF}
     LIMIT 1"""
 """Whether a test failed with a fingerprint in a run indexed before the run named."""

@@ -186,9 +186,12 @@ def failure_message(
     if report is not None:
         from pytest_qbench.report.readers import DIED_TYPE  # readers: not at the server's start
 
-        died = [r.nodeid for r in report.results if r.failure and r.failure.error_type == DIED_TYPE]
+        died = [r for r in report.results if r.failure and r.failure.error_type == DIED_TYPE]
         ran = f"{len(report.results) - len(died)} test(s) had finished"
-        ran += f", and it died in {died[0]} (failed)" if died else ""
+        if died and died[0].failure is not None:
+            phase = died[0].failure.phase
+            where = "" if phase == "call" else f", in its {phase}"
+            ran += f", and it died in {died[0].nodeid} ({died[0].outcome}{where})"
     lines = [
         f"pytest exited with status {code} ({meaning}) in run {plan.run_id}; {ran}.",
         f"What to do: {_advice(code, report, stopped_by, plan.argv[0])}",

@@ -38,6 +38,8 @@ class QueuePlugin:
     """Runs the units this machine claims from the queue."""
 
     def __init__(self, session: QBenchSession, shard: ShardSettings) -> None:
+        from pytest_qbench.report.shapes import new
+
         self.session = session
         self.shard = shard
         self.name = str(shard.queue)
@@ -49,6 +51,9 @@ class QueuePlugin:
         self.expected = 0.0
         self.ran: set[str] = set()
         self.renewed = 0.0
+        # which machine of which queue, in the stream's start record: a machine killed
+        # mid-run is then known as one, interrupted (its units and times come when it runs)
+        session.run["shard"] = new("ShardInfo", index=1, queue=self.name, worker=shard.worker)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

@@ -98,6 +98,10 @@ class QBenchWorker:
         knows them, so a worker redacts them from the reports it sends."""
         self.attacher: Attacher | None = None
         """Stores the files tests attach, once the run directory is known."""
+        self.phase_map: Any = bytearray(1)
+        """The phase of the test going (``store.PHASE_NAME``), set as each phase ends: the
+        session's ``store.PhaseMark`` map; else a byte of memory nobody reads, so that it is
+        set without a test."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
@@ -132,20 +136,25 @@ class QBenchWorker:
             self.watch_secrets()
         if when == "setup":
             put_fact(report, ITEM_ATTR, item_facts(item, self.worker))
+            self.phase_map[0] = 1  # the call goes next (store.PHASE_NAME)
         if failed and call.excinfo is not None:
+            self.phase_map[0] = 2  # a failed setup: its teardown goes next (no call)
             facts = failure_facts(
                 call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
             )
             put_fact(report, FAILURE_ATTR, facts)
-        if when == "call" and agent_state_key in item.stash:
-            from pytest_qbench.plugin.agent.state import agent_facts
+        if when == "call":
+            self.phase_map[0] = 2  # the teardown goes next
+            if agent_state_key in item.stash:
+                from pytest_qbench.plugin.agent.state import agent_facts
 
-            agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
-            if agent is not None:
-                put_fact(report, AGENT_ATTR, agent)
+                agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
+                if agent is not None:
+                    put_fact(report, AGENT_ATTR, agent)
         attacher = self.attacher
         if attacher is not None:
             if when == "teardown":
+                self.phase_map[0] = 0  # the next test's setup goes next
                 attach_from_hook(item, attacher)
             if attacher.records:
                 attached = records_for_report(item, report)
@@ -222,6 +231,7 @@ class QBenchSession(QBenchWorker):
         self.stream: store.StreamWriter | None = None
         self.order_written = False
         """Whether the tests' order was written (``order_path``), to be removed at the end."""
+        self.phase_mark: store.PhaseMark | None = None
         self.marked = False
         """Whether the run is marked unfinished (``store.mark_unfinished``) until it ends: if it
         dies, the next run's session end finds and indexes it."""
@@ -410,6 +420,9 @@ class QBenchSession(QBenchWorker):
             with self.guard("pytest_collection_finish"), suppress(OSError):
                 nodeids = self.redact.data([item.nodeid for item in session.items])
                 self.order_written = store.write_order(self.order_path, nodeids)
+                if self.order_written:  # and the phase it died in
+                    self.phase_mark = store.PhaseMark(self.run_dir / store.PHASE_NAME)
+                    self.phase_map = self.phase_mark.map
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -761,6 +774,9 @@ class QBenchSession(QBenchWorker):
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
             self.stream = None  # nothing goes into it after its end record (a late internal error)
+        if self.phase_mark is not None:
+            self.phase_map = bytearray(1)
+            self.phase_mark.close()
         if self.order_written:  # the end record says the run did not die mid-test
             with suppress(OSError):
                 self.order_path.unlink()

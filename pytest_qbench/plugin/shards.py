@@ -32,9 +32,14 @@ class ShardPlugin:
     """Keeps this shard's tests, deselects the others."""
 
     def __init__(self, session: QBenchSession, shard: ShardSettings) -> None:
+        from pytest_qbench.report.shapes import new
+
         self.session = session
         self.shard = shard
         self.summary: str | None = None
+        # which shard this is, in the stream's start record (planned after collection): a shard
+        # killed mid-run is then known as that shard, interrupted, and not a missing one
+        session.run["shard"] = new("ShardInfo", index=shard.index, count=shard.count)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(

@@ -152,7 +152,12 @@ def merge_reports(
         summary=summary,
         results=results,
         collection_errors=collection_errors,
-        warnings=warnings + _notes(sources, resolved, missing) + _plan_notes(differ),
+        warnings=warnings
+        + [
+            n
+            for n in _notes(sources, shards, resolved, missing) + _plan_notes(differ)
+            if n not in warnings
+        ],
         sections=sections,
         shards=shards,
         gates=_failed_gates(sources),
@@ -391,13 +396,16 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     its failing tests is decided again by the merged tests (a failure that passed in a rerun
     shard is no longer a failure); a 1 without failing tests (a gate such as a coverage
     threshold), or with a failed gate beside them, stays. 5 (no tests collected) counts only
-    when every shard has it. Unknown codes (``None``: a JUnit import, a process that died, which
-    is then marked ``interrupted``) are left out; ``None`` when every one is unknown.
+    when every shard has it. A shard whose process died (no exit code, marked ``interrupted``:
+    its report read from its stream) counts as 2, interrupted. Other unknown codes (``None``: a
+    JUnit import) are left out; ``None`` when every one is unknown.
     """
     tests_failed = summary.failed + summary.errors > 0
     codes: list[int] = []
     for report in reports:
         code = report.run.exit_code
+        if code is None and report.run.interrupted:  # killed: never a 0 of the others
+            code = PytestExit.INTERRUPTED
         if code is None:
             continue
         if code == PytestExit.TESTS_FAILED and report.summary.failed + report.summary.errors > 0:
@@ -487,18 +495,48 @@ def _plan_notes(differ: list[int]) -> list[Diagnostic]:
     ]
 
 
+def unfinished_shards(shards: Sequence[Shard]) -> list[str]:
+    """The shards that did not finish (killed, interrupted), each as ``2/3 (run ID)``, ``queue
+    NAME machine W (run ID)`` or ``run ID`` (not a planned shard)."""
+    found = []
+    for shard in shards:
+        if not shard.run.interrupted:
+            continue
+        info, run = shard.run.shard, f"run {shard.run.run_id}"
+        if info is not None and info.queue is not None:
+            machine = f" machine {info.worker}" if info.worker else ""
+            found.append(f"queue {info.queue}{machine} ({run})")
+        elif info is not None and info.count:
+            found.append(f"{info.index}/{info.count} ({run})")
+        else:
+            found.append(run)
+    return found
+
+
 def _notes(
-    sources: Sequence[Source], resolved: list[TestResult], missing: list[str]
+    sources: Sequence[Source],
+    shards: Sequence[Shard],
+    resolved: list[TestResult],
+    missing: list[str],
 ) -> list[Diagnostic]:
     """qbench's own notes about the merge (not counted among pytest's warnings)."""
     notes: list[Diagnostic] = []
+    unfinished = unfinished_shards(shards)
+    if unfinished:
+        notes.append(
+            _note(
+                "merge-unfinished-shards",
+                f"shard {', '.join(unfinished)} did not finish (killed or interrupted): the "
+                "tests it did not reach did not run, so the merged run did not finish (not green)",
+            )
+        )
     if missing:
         notes.append(
             _note(
                 "merge-missing-shards",
                 f"shard {', '.join(missing)} of the plan is not among the merged reports (its "
-                "report is missing, or its run died: a dead run's report does not say its shard): "
-                "its tests did not run here, so the merged run did not finish (not green)",
+                "report is missing, or its run died before it started): its tests did not run "
+                "here, so the merged run did not finish (not green)",
             )
         )
     if resolved:

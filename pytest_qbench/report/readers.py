@@ -13,6 +13,7 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Literal
 from typing import TypeVar
 from typing import cast
 
@@ -43,9 +44,11 @@ from pytest_qbench.report.record_schema import record_validator
 from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
 from pytest_qbench.report.store import ORDER_NAME
+from pytest_qbench.report.store import PHASE_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
 from pytest_qbench.report.store import read_order
+from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
 
 
@@ -230,16 +233,23 @@ DIED_MESSAGE = (
 )
 
 
-def died_in_result(nodeid: str) -> TestResult:
-    """The result of the test a run died in: failed (it never passed), its line unknown."""
+def died_in_result(nodeid: str, phase: str | None = None) -> TestResult:
+    """The result of the test a run died in, in ``phase`` (``store.read_phase``; ``None``: not
+    known, taken for the call): failed when it died in its call, an error in its setup or
+    teardown (as pytest counts a failure there); it never passed, its line is unknown."""
     file, _, rest = nodeid.partition("::")
+    outcome: Literal["failed", "error"] = "error" if phase in ("setup", "teardown") else "failed"
     return TestResult(
         nodeid=nodeid,
         test_name=rest.replace("::", ".") or nodeid,
         file=file,
-        outcome="failed",
-        failure=Failure(error_type=DIED_TYPE, error_message=DIED_MESSAGE),
-        counted_as=["failed"],
+        outcome=outcome,
+        failure=Failure(
+            error_type=DIED_TYPE,
+            error_message=DIED_MESSAGE,
+            phase="setup" if phase == "setup" else "teardown" if phase == "teardown" else "call",
+        ),
+        counted_as=[outcome],
     )
 
 
@@ -255,7 +265,7 @@ def _add_died_in(contents: StreamContents, order: Path, *, records: bool) -> Non
     if nodeid is None:
         return
     contents.died_in = nodeid
-    result = died_in_result(nodeid)
+    result = died_in_result(nodeid, read_phase(order.with_name(PHASE_NAME)))
     if not records:
         contents.results.append(result)
         return

@@ -57,6 +57,16 @@ ORDER_NAME = "collected.txt"
 collection ends, removed when the run ends. A run that died mid-test (no end
 record in its stream) died in the first of them without a result (``write_order``)."""
 ORDER_CHUNK = 2000
+PHASE_NAME = "phase"
+"""One byte: the phase of the test going, as the run's last report left it (``PhaseMark``):
+written while the tests run, removed when the run ends, so that a run that died mid-test is
+known to have died in that test's setup, call or teardown."""
+PHASES = ("setup", "call", "teardown")
+"""The phase going when the mark holds 0, 1 or 2. As each phase's report is made
+(``QBenchWorker.annotate``): after a setup, 1 (its call), or 2 when it failed (no call: its
+teardown); after a call, 2; after a teardown, 0 (the next test's setup). Three stores into
+memory a test, in branches taken anyway. A setup that skipped is taken for one that passed:
+a death in the teardown after it is shown in the call."""
 RESULT_PREFIX = '{"kind":"result","result":'
 RESULT = "TestResult"
 """The model of a result; its records are stored ``compact`` (fields at their default left out)
@@ -146,19 +156,105 @@ died leaves its mark, which the next run's session end finds without listing ``r
 
 def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
     """Mark ``run_id`` as started and not finished (``UNFINISHED_DIR``); whether it is marked.
-    A mark that cannot be made is none (the history's commands still find a run that died)."""
+    A mark that cannot be made is none (the history's commands still find a run that died).
+    The mark holds who made it (``owner_line``), so that a run on a file system without locks
+    is still known to be going by another run of the same machine (``mark_owner``)."""
     path = os.path.join(qbench_dir, UNFINISHED_DIR, run_id)
-    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
     for _attempt in range(2):
         try:
-            os.close(os.open(path, flags, 0o644))
-            return True
+            fd = os.open(path, flags, 0o644)
         except FileNotFoundError:
             with suppress(OSError):
                 os.mkdir(os.path.join(qbench_dir, UNFINISHED_DIR))
+            continue
         except OSError:
             return False
+        try:
+            os.write(fd, owner_line().encode(errors="replace"))
+        except OSError:  # an empty mark still marks the run (its owner is then not known)
+            pass
+        finally:
+            os.close(fd)
+        return True
     return False
+
+
+def owner_line(pid: int | None = None) -> str:
+    """Who process ``pid`` (default: this one) is, as a mark holds it: ``<machine> <pid>
+    <start>``, where the machine is the host's name, the kernel's boot id and the process's
+    pid namespace (a container of its own has another), and the start is the process's start
+    in clock ticks since boot (a pid used again later is another process). A part that cannot
+    be read (not Linux) is ``-``."""
+    pid = os.getpid() if pid is None else pid
+    return f"{_machine()} {pid} {_process_start(pid) or '-'}\n"
+
+
+def _machine() -> str:
+    """This process's machine (``owner_line``), read once."""
+    global _MACHINE
+    if _MACHINE is None:
+        _MACHINE = _read_machine()
+    return _MACHINE
+
+
+_MACHINE: str | None = None
+
+
+def _read_machine() -> str:
+    host = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+    boot = namespace = "-"
+    with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+        boot = handle.read().strip() or "-"
+    with suppress(OSError):
+        namespace = os.readlink("/proc/self/ns/pid")
+    return "|".join(part.replace(" ", "_") or "-" for part in (host, boot, namespace))
+
+
+def _process_start(pid: int) -> str | None:
+    """Process ``pid``'s start, in clock ticks since boot (``/proc/PID/stat``'s 22nd field);
+    ``None`` when it cannot be read (no such process, not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+        return fields[19]  # the 22nd field; the 3rd is the first after the command's ")"
+    except (OSError, IndexError):
+        return None
+
+
+def mark_owner(qbench_dir: Path, run_id: str) -> str:
+    """Whether the process that marked ``run_id`` unfinished still runs: ``"alive"`` or
+    ``"dead"`` when it is of this machine (host, boot and pid namespace), ``"elsewhere"`` when
+    it is of another (a CI job sharing the directory, a container of its own), ``"unknown"``
+    for a mark without its owner (written by an earlier qbench) or no mark."""
+    try:
+        with open(os.path.join(qbench_dir, UNFINISHED_DIR, run_id), encoding="utf-8") as handle:
+            machine, pid, start = handle.read(4096).split()
+        number = int(pid)
+    except (OSError, ValueError):
+        return "unknown"
+    if machine != _machine():
+        return "elsewhere"
+    if start != "-":
+        return "alive" if _process_start(number) == start else "dead"
+    if os.name == "nt":  # os.kill would end the process there
+        return "unknown"
+    try:
+        os.kill(number, 0)
+    except ProcessLookupError:
+        return "dead"
+    except OSError:  # another user's: it runs
+        return "alive"
+    return "alive"
+
+
+def marked_at(qbench_dir: Path, run_id: str) -> int:
+    """When ``run_id`` was marked unfinished (nanoseconds of the file system's clock, which a
+    frozen-clock plugin does not move), for the order of runs that died; 0 when unknown."""
+    try:
+        return os.stat(os.path.join(qbench_dir, UNFINISHED_DIR, run_id)).st_mtime_ns
+    except OSError:
+        return 0
 
 
 def unmark_unfinished(qbench_dir: Path, run_id: str) -> None:
@@ -203,6 +299,47 @@ def write_order(path: Path, nodeids: Sequence[str]) -> bool:
         raise
     os.replace(partial, path)
     return True
+
+
+class PhaseMark:
+    """The phase of the test going, kept in a one-byte file mapped into memory (``PHASE_NAME``):
+    each phase's end sets it without a system call (a store into a shared page, which the
+    kernel keeps when the process is killed): about 1 k instructions a test in all."""
+
+    def __init__(self, path: Path) -> None:
+        """Create the file (0: a setup goes) and map it.
+
+        Raises:
+            OSError: the file cannot be made or mapped.
+        """
+        import mmap
+
+        self.path = path
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            os.write(fd, b"\0")
+            self.map: mmap.mmap | None = mmap.mmap(fd, 1)
+        finally:
+            os.close(fd)  # the mapping keeps the file
+
+    def close(self) -> None:
+        """Unmap the file and remove it (the run ended)."""
+        if self.map is not None:
+            self.map.close()
+            self.map = None
+        with suppress(OSError):
+            self.path.unlink()
+
+
+def read_phase(path: Path) -> str | None:
+    """The phase a run that died was in (``PHASE_NAME`` at ``path``): ``setup``, ``call`` or
+    ``teardown``; ``None`` when it is not known (no such file: an earlier qbench, xdist)."""
+    try:
+        with path.open("rb") as handle:
+            code = handle.read(1)
+    except OSError:
+        return None
+    return PHASES[code[0]] if code and code[0] < len(PHASES) else None
 
 
 class _LineBreakError(Exception):
@@ -309,11 +446,18 @@ class RunLock:
 
 def run_in_progress(path: Path) -> bool:
     """Whether a live run holds ``path`` (its run directory) locked; ``False`` where locks are
-    unknown (Windows) or the directory cannot be opened."""
+    unknown (Windows, a file system without locks) or the directory cannot be opened."""
+    return lock_state(path) is True
+
+
+def lock_state(path: Path) -> bool | None:
+    """Whether a live run holds ``path`` (its run directory) locked; ``None`` where locks
+    cannot tell (Windows, a file system without locks); ``False`` when it is not locked, or the
+    directory cannot be opened."""
     try:
         import fcntl
     except ImportError:
-        return False
+        return None
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -323,7 +467,7 @@ def run_in_progress(path: Path) -> bool:
     except BlockingIOError:
         return True
     except OSError:
-        return False
+        return None
     finally:
         os.close(fd)  # also releases a lock taken just now
     return False
