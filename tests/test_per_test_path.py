@@ -274,9 +274,10 @@ class _CountedTraceback:
     """A traceback entry whose ``tb_lineno`` counts its reads (CPython 3.11 works it out of
     the code's line table at each one)."""
 
-    def __init__(self, tb: TracebackType) -> None:
+    def __init__(self, tb: TracebackType, tb_next: _CountedTraceback | None = None) -> None:
         self.tb_frame = tb.tb_frame
-        self.tb_next = None
+        self.tb_lasti = tb.tb_lasti
+        self.tb_next = tb_next
         self.line = tb.tb_lineno
         self.reads = 0
 
@@ -298,3 +299,38 @@ def test_a_failing_frame_reads_its_line_once(tmp_path: Path) -> None:
     assert [frame["line"] for frame in frames] == [counted.line]
     assert sources == ['raise ValueError("boom")']
     assert counted.reads == 1
+
+
+def _recurse(depth: int) -> None:
+    if depth:
+        _recurse(depth - 1)
+    raise ValueError("deep")
+
+
+def test_a_recursion_reads_its_line_once(tmp_path: Path) -> None:
+    """The frames of one function called from one line (a recursion) read the line number and
+    the source line once: the sixth round read it at each of them (4 k instructions a read)."""
+    try:
+        _recurse(5)
+    except ValueError as exc:
+        entries = []
+        tb = exc.__traceback__
+        while tb is not None:
+            entries.append(tb)
+            tb = tb.tb_next
+    counted = None
+    for entry in reversed(entries):
+        counted = _CountedTraceback(entry, counted)
+    assert counted is not None
+    frames, sources = _frames_of(counted, tmp_path)  # type: ignore[arg-type]
+    lines = [entry.tb_lineno for entry in entries]
+    assert [frame["line"] for frame in frames] == lines
+    assert sources[1:] == ["_recurse(depth - 1)"] * 5 + ['raise ValueError("deep")']
+    assert [frame["function"] for frame in frames] == ["test_a_recursion_reads_its_line_once"] + [
+        "_recurse"
+    ] * 6
+    reads = []
+    while counted is not None:
+        reads.append(counted.reads)
+        counted = counted.tb_next
+    assert reads == [1, 1, 0, 0, 0, 0, 1]  # the test's line, the recursion's, the raise

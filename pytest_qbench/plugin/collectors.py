@@ -19,6 +19,7 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from pathlib import Path
+from types import CodeType
 from types import MappingProxyType
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -100,9 +101,16 @@ def _internal_dirs() -> tuple[str, ...]:
     )
 
 
-THIRD_PARTY = ("site-packages", "dist-packages")
 # Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
 _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
+
+
+def in_installed_package(path: str) -> bool:
+    """Whether ``path`` (a test's or a frame's file, either separator) is in an installed
+    package's directory (``site-packages``, ``dist-packages``): a test whose file is there was
+    made by a plugin (pytest-bdd's ``scenarios()``), and a frame there is not the user's. The
+    one check, made once a test (``TestAccumulator``): two substring searches, no generator."""
+    return "site-packages" in path or "dist-packages" in path
 
 
 # --- where the test runs --------------------------------------------------------------------
@@ -360,17 +368,27 @@ def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str,
     sources: list[str] = []
     root = str(rootpath)
     internal = _internal_dirs()
+    # CPython 3.11 works tb_lineno out of the code's line table at each read (about 4 k
+    # instructions): read once a frame, and once for the frames of one code at one
+    # instruction (a recursion's frames, each called from the same line; issue 28), whose
+    # source line and shown path are then the same too
+    seen: dict[tuple[CodeType, int], tuple[str, int, str]] = {}
     while tb is not None:
         frame = tb.tb_frame
-        path = frame.f_code.co_filename
+        code = frame.f_code
+        path = code.co_filename
         if not path.startswith(internal) and not _is_hidden(frame.f_locals, frame.f_globals):
-            # read once: CPython 3.11 works tb_lineno out of the code's line table at each read
-            # (about 4 k instructions; two reads a frame were 4 k a test of a suite 5 % failing)
-            lineno = tb.tb_lineno
-            sources.append(linecache.getline(path, lineno, frame.f_globals).strip())
-            if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
-                path = path[len(root) + 1 :].replace("\\", "/")
-            frames.append({"path": path, "line": lineno, "function": frame.f_code.co_name})
+            at = (code, tb.tb_lasti)
+            known = seen.get(at)
+            if known is None:
+                lineno = tb.tb_lineno
+                source = linecache.getline(path, lineno, frame.f_globals).strip()
+                if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
+                    path = path[len(root) + 1 :].replace("\\", "/")
+                known = seen[at] = (path, lineno, source)
+            path, lineno, source = known
+            sources.append(source)
+            frames.append({"path": path, "line": lineno, "function": code.co_name})
         tb = tb.tb_next
     return frames, sources
 
@@ -417,7 +435,7 @@ def _user_frame(frames: list[dict[str, Any]], test_file: str) -> dict[str, Any] 
     frame: dict[str, Any]
     for frame in reversed(frames):
         path = str(frame["path"])
-        if not Path(path).is_absolute() and not any(part in path for part in THIRD_PARTY):
+        if not Path(path).is_absolute() and not in_installed_package(path):
             return frame
     for frame in reversed(frames):
         if frame["path"] == test_file:
@@ -473,10 +491,10 @@ def build_failure(
 ) -> FailureRecord:
     """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
+    ``file`` and ``line``: the test's, as ``TestAccumulator`` has them (a plugin-made test's
+    module, without a line).
     """
     facts = report_facts(report).get(FAILURE_ATTR)
-    if any(part in file for part in THIRD_PARTY):  # a plugin's generated test (pytest-bdd's)
-        file, line = report.nodeid.split("::", 1)[0], None  # is located in the plugin
     phase: Literal["setup", "call", "teardown"] = "call"
     if when in ("setup", "teardown"):
         phase = cast('Literal["setup", "teardown"]', when)
@@ -548,8 +566,8 @@ class TestAccumulator:
         self.nodeid = report.nodeid
         path, lineno, domain = report.location
         self.file = path.replace("\\", "/")
-        if "-packages/" in self.file:  # a plugin made the test (pytest-bdd's scenarios()): its
-            self.file, lineno = report.nodeid.split("::", 1)[0], None  # file is the module's
+        if in_installed_package(self.file):  # a plugin made the test (pytest-bdd's
+            self.file, lineno = report.nodeid.split("::", 1)[0], None  # scenarios()): its module
         self.line = lineno + 1 if lineno is not None else None
         self.test_name = domain
         self.limits = limits
@@ -893,7 +911,7 @@ def _same_file(path: str, file: str) -> bool:
 
 
 def _in_project(path: str) -> bool:
-    return not Path(path).is_absolute() and not any(part in path for part in THIRD_PARTY)
+    return not Path(path).is_absolute() and not in_installed_package(path)
 
 
 def skipped_collector(
