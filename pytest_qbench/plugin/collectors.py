@@ -13,6 +13,7 @@ import functools
 import inspect
 import linecache
 import math
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -116,6 +117,18 @@ def in_installed_package(path: str) -> bool:
 # --- where the test runs --------------------------------------------------------------------
 
 
+_forked = [False]
+"""Whether this process is a child forked from the one the run started in (pytest-forked's
+test processes): its reports' facts must travel on them (`FACTS_ATTR`)."""
+if hasattr(os, "register_at_fork"):  # not on Windows: no fork there
+    os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
+
+
+def in_forked_child() -> bool:
+    """Whether this process was forked from the one the run started in."""
+    return _forked[0]
+
+
 def put_fact(report: pytest.TestReport, kind: str, value: Any) -> None:
     """Put one kind of fact on ``report`` (`FACTS_ATTR`), for where reports arrive."""
     facts = report.__dict__.get(FACTS_ATTR)
@@ -132,6 +145,16 @@ def report_facts(report: pytest.TestReport) -> Mapping[str, Any]:
     """The facts on ``report`` by kind (none on a subtest's report, or another plugin's)."""
     facts = getattr(report, FACTS_ATTR, None)
     return facts if isinstance(facts, dict) else _NO_FACTS
+
+
+def joined_facts(beside: Any, on_report: Any) -> Mapping[str, Any]:
+    """A report's facts by kind: those handed beside it (this process made it) and those it
+    carries (an xdist worker's, a forked child's, a plugin's put on it), either a dict."""
+    if not isinstance(on_report, dict):
+        return beside if isinstance(beside, dict) else _NO_FACTS
+    if isinstance(beside, dict):
+        return {**beside, **on_report}
+    return on_report
 
 
 def to_json_safe(value: Any) -> Any:
@@ -488,18 +511,19 @@ def build_failure(
     line: int | None,
     limits: Limits,
     redact: Callable[[str], str],
+    facts: Mapping[str, Any] | None = None,
 ) -> FailureRecord:
     """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
     ``file`` and ``line``: the test's, as ``TestAccumulator`` has them (a plugin-made test's
-    module, without a line).
+    module, without a line); ``facts``: the report's (`joined_facts`), else those on it.
     """
-    facts = report_facts(report).get(FAILURE_ATTR)
+    found = (report_facts(report) if facts is None else facts).get(FAILURE_ATTR)
     phase: Literal["setup", "call", "teardown"] = "call"
     if when in ("setup", "teardown"):
         phase = cast('Literal["setup", "teardown"]', when)
-    if isinstance(facts, dict):
-        data: dict[str, Any] = dict(facts)
+    if isinstance(found, dict):
+        data: dict[str, Any] = dict(found)
         trace = redact(str(data.pop("stack_trace", "")))
         stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
         data["error_message"] = redact(str(data.get("error_message", "")))
@@ -594,17 +618,21 @@ class TestAccumulator:
         self.rerun_in_attempt = False
         self.agent: dict[str, Any] | None = None
 
-    def add(self, report: pytest.TestReport, category: str) -> bool:
-        """Take one report; return True when the test is finished (its last teardown arrived)."""
+    def add(
+        self, report: pytest.TestReport, category: str, facts: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Take one report (``facts``: its facts by kind, `joined_facts`; else those on it);
+        return True when the test is finished (its last teardown arrived)."""
+        if facts is None:
+            facts = report_facts(report)
         if type(report).__name__ in SUBTEST_REPORTS and is_subtest_report(report):
             if category:
                 self._subtest_counts.append(len(self.counted_as))
                 self.counted_as.append(category)
-            self._add_subtest(report)
+            self._add_subtest(report, facts)
             return False
         if category:
             self.counted_as.append(category)
-        facts = report_facts(report)
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
         when = report.when
         if when != "setup" and when != "teardown":
@@ -634,7 +662,7 @@ class TestAccumulator:
         wasxfail = hasattr(report, "wasxfail")
         if outcome == "failed" or rerun:
             self.failures[when] = build_failure(
-                report, when, self.file, self.line, self.limits, self.redact
+                report, when, self.file, self.line, self.limits, self.redact, facts
             )
         elif outcome == "skipped":
             self.reason = xfail_reason(report) or skip_reason(report)
@@ -670,7 +698,7 @@ class TestAccumulator:
         self._subtest_counts = []
         self.subtests = []
 
-    def _add_subtest(self, report: pytest.TestReport) -> None:
+    def _add_subtest(self, report: pytest.TestReport, facts: Mapping[str, Any]) -> None:
         context = report.context
         msg = getattr(context, "msg", None)
         params = to_json_safe(dict(getattr(context, "kwargs", {}) or {}))
@@ -685,7 +713,9 @@ class TestAccumulator:
             reason = skip_reason(report) if report.skipped else None
         failure = None
         if report.failed:
-            failure = build_failure(report, "call", self.file, self.line, self.limits, self.redact)
+            failure = build_failure(
+                report, "call", self.file, self.line, self.limits, self.redact, facts
+            )
         redact = self.redact
         self.subtests.append(
             new(

@@ -52,7 +52,9 @@ from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
+from pytest_qbench.plugin.collectors import in_forked_child
 from pytest_qbench.plugin.collectors import item_facts
+from pytest_qbench.plugin.collectors import joined_facts
 from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
@@ -98,6 +100,9 @@ class QBenchWorker:
         knows them, so a worker redacts them from the reports it sends."""
         self.attacher: Attacher | None = None
         """Stores the files tests attach, once the run directory is known."""
+        self.beside: dict[tuple[str, str], dict[str, Any]] = {}
+        """The facts of the reports this process made, by node id and phase, until the report
+        is logged (`hand_facts`)."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
@@ -118,7 +123,7 @@ class QBenchWorker:
     def annotate(
         self, report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> None:
-        """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
+        """Hand on item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
         # report.outcome and report.when compared, not report.passed/failed (a property each)
         when = report.when
@@ -130,30 +135,52 @@ class QBenchWorker:
             or report.user_properties
         ):
             self.watch_secrets()
-        if when == "setup":
-            put_fact(report, ITEM_ATTR, item_facts(item, self.worker))
-        if failed and call.excinfo is not None:
-            facts = failure_facts(call.excinfo, self.rootpath, report.location[0], self.limits)
-            put_fact(report, FAILURE_ATTR, facts)
-        if when == "call" and agent_state_key in item.stash:
-            from pytest_qbench.plugin.agent.state import agent_facts
+        facts: dict[str, Any] = {}
+        try:
+            if when == "setup":
+                facts[ITEM_ATTR] = item_facts(item, self.worker)
+            if failed and call.excinfo is not None:
+                location = report.location[0]
+                facts[FAILURE_ATTR] = failure_facts(
+                    call.excinfo, self.rootpath, location, self.limits
+                )
+            if when == "call" and agent_state_key in item.stash:
+                from pytest_qbench.plugin.agent.state import agent_facts
 
-            agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
-            if agent is not None:
-                put_fact(report, AGENT_ATTR, agent)
-        attacher = self.attacher
-        if attacher is not None:
-            if when == "teardown":
-                attach_from_hook(item, attacher)
-            if attacher.records:
-                attached = records_for_report(item, report)
-                if attached:
-                    put_fact(report, ATTACH_ATTR, attached)
-            elif when == "teardown":  # nothing attached in this process yet: nothing to send
-                close(item)
+                agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
+                if agent is not None:
+                    facts[AGENT_ATTR] = agent
+            attacher = self.attacher
+            if attacher is not None:
+                if when == "teardown":
+                    attach_from_hook(item, attacher)
+                if attacher.records:
+                    attached = records_for_report(item, report)
+                    if attached:
+                        facts[ATTACH_ATTR] = attached
+                elif when == "teardown":  # nothing attached in this process yet: nothing to send
+                    close(item)
+        finally:  # what was found before a failure still goes
+            self.hand_facts(report, facts)
         if self.worker is not None and report.user_properties:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
+
+    def hand_facts(self, report: pytest.TestReport, facts: dict[str, Any]) -> None:
+        """Hand a report's facts to where it is logged: beside it when this process logs it
+        (kept by node id and phase until then), on it (`FACTS_ATTR`) when it travels (an xdist
+        worker's, a forked child's). A report of this process then carries no attribute of
+        qbench's, and pytest's reports, which the terminal reporter keeps to the end of the
+        run, no slot for one (8 bytes a report; issue 28)."""
+        if self.worker is None and not in_forked_child():
+            key = (report.nodeid, report.when)
+            if facts:
+                self.beside[key] = facts
+            elif self.beside:  # an unlogged report's facts (flaky's kept ones) are not this one's
+                self.beside.pop(key, None)
+            return
+        for kind, value in facts.items():
+            put_fact(report, kind, value)
 
     def watch_secrets(self) -> None:
         """Learn the secret-looking variables set since the last report (cheap when none).
@@ -517,9 +544,11 @@ class QBenchSession(QBenchWorker):
 
     def _take_report(self, report: pytest.TestReport) -> None:
         category = self._category(report)
-        facts = report.__dict__
+        attributes = report.__dict__
         # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
-        problem = facts.pop(INTERNAL_ERROR_ATTR, None)
+        problem = attributes.pop(INTERNAL_ERROR_ATTR, None)
+        beside = self.beside.pop((report.nodeid, report.when), None) if self.beside else None
+        facts = joined_facts(beside, attributes.pop(FACTS_ATTR, None))
         if problem:
             self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
         key = (report.nodeid, getattr(report, "node", None))
@@ -527,7 +556,7 @@ class QBenchSession(QBenchWorker):
         if acc is None:
             acc = self.pending[key] = TestAccumulator(report, self.limits, self.redact)
         try:
-            finished = acc.add(report, category)
+            finished = acc.add(report, category, facts)
         except Exception as exc:  # the test still finishes when its teardown arrives
             self.note_internal_error(f"reading the {report.when} report of {report.nodeid}", exc)
             finished = report.when == "teardown"
@@ -537,7 +566,6 @@ class QBenchSession(QBenchWorker):
                 self._finish_test(acc, report)
             # else an attempt whose call report a plugin kept from pytest (flaky's runs before
             # the last): pytest counted nothing of it, and neither does qbench
-        facts.pop(FACTS_ATTR, None)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
