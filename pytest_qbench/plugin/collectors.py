@@ -117,16 +117,19 @@ def in_installed_package(path: str) -> bool:
 # --- where the test runs --------------------------------------------------------------------
 
 
-_forked = [False]
-"""Whether this process is a child forked from the one the run started in (pytest-forked's
-test processes): its reports' facts must travel on them (`FACTS_ATTR`)."""
+_forked: list[bool] = []
+"""Not empty in a child forked from the process the run started in (pytest-forked's test
+processes): its reports' facts must travel on them (`FACTS_ATTR`)."""
 if hasattr(os, "register_at_fork"):  # not on Windows: no fork there
-    os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
+    # a bound method of the list, not a function of this module: the interpreter keeps what
+    # it calls to its very end, and a function would keep this module's globals (and all they
+    # reach) alive through the collections at the interpreter's shutdown
+    os.register_at_fork(after_in_child=functools.partial(_forked.append, True))
 
 
 def in_forked_child() -> bool:
     """Whether this process was forked from the one the run started in."""
-    return _forked[0]
+    return bool(_forked)
 
 
 def put_fact(report: pytest.TestReport, kind: str, value: Any) -> None:
