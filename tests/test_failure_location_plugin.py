@@ -65,3 +65,24 @@ def test_a_generated_test_is_filed_under_the_module_that_made_it(
     }
     ctrf = json.loads((pytester.path / "ctrf.json").read_text(encoding="utf-8"))
     assert {t["filePath"] for t in ctrf["results"]["tests"]} == {"test_shop.py"}
+
+
+def test_a_project_directory_ending_in_packages_is_the_project_s(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A test in the project's own ``my-packages/`` directory is not a plugin's: its result and
+    its failure keep their line. Two checks decided it before, and the accumulator's
+    (``"-packages/" in file``) took the directory for ``site-packages`` (one helper now:
+    ``in_installed_package``)."""
+    tests = pytester.mkdir("my-packages")
+    (tests / "test_local.py").write_text(
+        "def test_ok():\n    pass\n\n\ndef test_bad():\n    assert 1 == 2\n", encoding="utf-8"
+    )
+    run = run_qbench()
+    run.result.assert_outcomes(passed=1, failed=1)
+    assert {(r.test_name, r.file, r.line) for r in run.report.results} == {
+        ("test_ok", "my-packages/test_local.py", 1),
+        ("test_bad", "my-packages/test_local.py", 5),
+    }
+    failure = run.by_name("test_bad").failure
+    assert failure is not None and (failure.file, failure.line) == ("my-packages/test_local.py", 6)

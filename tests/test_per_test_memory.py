@@ -91,3 +91,55 @@ def test_qbench_keeps_nothing_per_test(tmp_path: Path) -> None:
         f"qbench holds {per_test:.1f} bytes more a test: {small} bytes at {SMALL} tests, "
         f"{large} at {LARGE}"
     )
+
+
+REPORTS_PROBE = """
+import json, os, sys
+
+import pytest
+
+
+def pytest_runtest_logreport(report):  # before qbench's, which runs last
+    names = sorted(name for name in vars(report) if name.startswith("qbench"))
+    if names:
+        print("QBENCH ATTRIBUTES", report.when, names)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    stats = session.config.pluginmanager.get_plugin("terminalreporter").stats
+    reports = [r for kept in stats.values() for r in kept if hasattr(r, "when")]
+    sizes = [sys.getsizeof(vars(r)) for r in reports]
+    with open(os.environ["MEMORY_OUT"], "w") as handle:
+        json.dump({"reports": len(reports), "bytes": sum(sizes)}, handle)
+"""
+
+
+def _report_sizes(root: Path, plugin: str) -> tuple[dict[str, int], str]:
+    out = root / f"reports-{plugin}.json"
+    command = [sys.executable, "-m", "pytest", "-s", "-p", "no:cacheprovider", "-p", plugin]
+    done = subprocess.run(
+        [*command, f"--qbench-dir={root / 'store'}"] if plugin == "qbench" else command,
+        cwd=root,
+        env=child_env({"MEMORY_OUT": str(out), "MEMORY_TESTS": "200", "PYTHONHASHSEED": "0"}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(out.read_text()), done.stdout
+
+
+def test_a_report_of_this_process_carries_nothing_of_qbench(tmp_path: Path) -> None:
+    """The reports of a run without xdist carry no attribute of qbench's (its facts are handed
+    beside them), so pytest's reports, which its terminal reporter keeps to the end of the run,
+    are exactly as large as without qbench: no slot for a name of qbench's in each (8 bytes a
+    report, 24 a test, before)."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(REPORTS_PROBE)
+    (tmp_path / "test_many.py").write_text(SUITE)
+    plain, _ = _report_sizes(tmp_path, "no:qbench")
+    ours, output = _report_sizes(tmp_path, "qbench")
+    assert "QBENCH ATTRIBUTES" not in output
+    assert ours == plain
+    assert plain["reports"] == 600

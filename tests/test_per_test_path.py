@@ -5,6 +5,7 @@ after the phases whose report can hold one (issue 28)."""
 from __future__ import annotations
 
 import math
+import os
 import random
 from datetime import datetime
 from datetime import timezone
@@ -274,9 +275,10 @@ class _CountedTraceback:
     """A traceback entry whose ``tb_lineno`` counts its reads (CPython 3.11 works it out of
     the code's line table at each one)."""
 
-    def __init__(self, tb: TracebackType) -> None:
+    def __init__(self, tb: TracebackType, tb_next: _CountedTraceback | None = None) -> None:
         self.tb_frame = tb.tb_frame
-        self.tb_next = None
+        self.tb_lasti = tb.tb_lasti
+        self.tb_next = tb_next
         self.line = tb.tb_lineno
         self.reads = 0
 
@@ -298,3 +300,103 @@ def test_a_failing_frame_reads_its_line_once(tmp_path: Path) -> None:
     assert [frame["line"] for frame in frames] == [counted.line]
     assert sources == ['raise ValueError("boom")']
     assert counted.reads == 1
+
+
+def _recurse(depth: int) -> None:
+    if depth:
+        _recurse(depth - 1)
+    raise ValueError("deep")
+
+
+def test_a_recursion_reads_its_line_once(tmp_path: Path) -> None:
+    """The frames of one function called from one line (a recursion) read the line number and
+    the source line once: the sixth round read it at each of them (4 k instructions a read)."""
+    try:
+        _recurse(5)
+    except ValueError as exc:
+        entries = []
+        tb = exc.__traceback__
+        while tb is not None:
+            entries.append(tb)
+            tb = tb.tb_next
+    counted = None
+    for entry in reversed(entries):
+        counted = _CountedTraceback(entry, counted)
+    assert counted is not None
+    frames, sources = _frames_of(counted, tmp_path)  # type: ignore[arg-type]
+    lines = [entry.tb_lineno for entry in entries]
+    assert [frame["line"] for frame in frames] == lines
+    assert sources[1:] == ["_recurse(depth - 1)"] * 5 + ['raise ValueError("deep")']
+    assert [frame["function"] for frame in frames] == ["test_a_recursion_reads_its_line_once"] + [
+        "_recurse"
+    ] * 6
+    reads = []
+    while counted is not None:
+        reads.append(counted.reads)
+        counted = counted.tb_next
+    assert reads == [1, 1, 0, 0, 0, 0, 1]  # the test's line, the recursion's, the raise
+
+
+FORKING_PLUGIN = """
+import os, pickle
+
+import pytest
+from _pytest.reports import TestReport
+from _pytest.runner import runtestprotocol
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    # what pytest-forked does: the test runs in a forked child, its reports' attributes come back
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        reports = runtestprotocol(item, log=False)
+        data = [report._to_json() for report in reports]
+        with os.fdopen(write, "wb") as handle:
+            pickle.dump(data, handle)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as handle:
+        data = pickle.load(handle)
+    os.waitpid(pid, 0)
+    for entry in data:
+        item.ihook.pytest_runtest_logreport(report=TestReport._from_json(entry))
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_childs_reports_carry_their_facts(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A test run in a forked child (pytest-forked) sends its reports' attributes: qbench's
+    facts travel on them there (not beside them, in a process that never logs them), so its
+    markers, docstring and failure frames arrive."""
+    pytester.makeconftest(FORKING_PLUGIN)
+    pytester.makepyfile(
+        test_forked='''
+        import pytest
+
+        @pytest.mark.filterwarnings("ignore")
+        def test_ok():
+            """Documented."""
+
+        def helper():
+            raise KeyError("lost")
+
+        def test_bad():
+            helper()
+        '''
+    )
+    run = run_qbench()
+    run.result.assert_outcomes(passed=1, failed=1)
+    ok = run.by_name("test_ok")
+    assert "filterwarnings" in ok.markers
+    assert ok.metadata is not None and ok.metadata.description == "Documented."
+    failure = run.by_name("test_bad").failure
+    assert failure is not None and failure.error_type == "KeyError"
+    assert [frame.function for frame in failure.frames] == ["test_bad", "helper"]

@@ -162,3 +162,37 @@ def test_the_stream_writes_a_plain_pass_from_the_template(tmp_path: Path) -> Non
     writer.close()
     text = (tmp_path / store.STREAM_NAME).read_text(encoding="utf-8")
     assert text == "".join(f"{store.RESULT_PREFIX}{dumps(r)}}}\n" for r in (plain, marked))
+
+
+def test_a_files_path_is_encoded_once_for_its_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plain passes of one file (pytest makes one ``str`` for its path) encode the path
+    once, not once a test; another file, or an equal path in another object, is encoded anew,
+    and every line is the encoder's."""
+    encoded: list[object] = []
+
+    def counting(text: str) -> str:
+        encoded.append(text)
+        return json.encoder.encode_basestring(text)
+
+    monkeypatch.setattr(store, "_encode_text", counting)
+    path = "".join(["tests/", "test_a.py"])  # not interned: one object, as pytest's
+    other = "".join(["tests/", "test_b.py"])
+    same_text = "".join(["tests/", "test_b.py"])
+    lines = []
+    for index, file in enumerate([path, path, path, other, same_text, path]):
+        stored = {
+            "nodeid": f"{file}::test_{index}",
+            "test_name": f"test_{index}",
+            "file": file,
+            "line": index + 1,
+            "outcome": "passed",
+            "duration": 0.000118,
+            "durations": {"setup": 4.1e-05, "call": 4.3e-05, "teardown": 3.4e-05},
+            "started_at": "2026-11-26T20:26:21.811249Z",
+            "counted_as": ["passed"],
+        }
+        line = store.passing_line(stored)
+        assert line == encoded_line(stored)
+        lines.append(line)
+    files = [text for text in encoded if isinstance(text, str) and text.startswith("tests/")]
+    assert [f for f in files if "::" not in f] == [path, other, same_text, path]

@@ -25,7 +25,7 @@ import pytest
 
 from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin import registered
-from pytest_qbench.plugin.collectors import THIRD_PARTY
+from pytest_qbench.plugin.collectors import in_installed_package
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.options.declare import add_options
 
@@ -111,7 +111,7 @@ class CollectionDump:
 
 def _item_record(item: pytest.Item) -> dict[str, Any]:
     path, line, name = item.location
-    if any(part in path for part in THIRD_PARTY):  # a plugin made it (pytest-bdd's scenarios())
+    if in_installed_package(path):  # a plugin made it (pytest-bdd's scenarios())
         path, line = item.nodeid.split("::", 1)[0], None
     return {
         "nodeid": item.nodeid,

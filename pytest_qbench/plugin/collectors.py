@@ -13,12 +13,14 @@ import functools
 import inspect
 import linecache
 import math
+import os
 import re
 import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from pathlib import Path
+from types import CodeType
 from types import MappingProxyType
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -100,12 +102,34 @@ def _internal_dirs() -> tuple[str, ...]:
     )
 
 
-THIRD_PARTY = ("site-packages", "dist-packages")
 # Hypothesis' note on the exception: "Falsifying example:" before 6.1xx, "Failing test case:" since.
 _HYPOTHESIS_NOTES = ("Falsifying", "Failing test case", "Failing explicit example")
 
 
+def in_installed_package(path: str) -> bool:
+    """Whether ``path`` (a test's or a frame's file, either separator) is in an installed
+    package's directory (``site-packages``, ``dist-packages``): a test whose file is there was
+    made by a plugin (pytest-bdd's ``scenarios()``), and a frame there is not the user's. The
+    one check, made once a test (``TestAccumulator``): two substring searches, no generator."""
+    return "site-packages" in path or "dist-packages" in path
+
+
 # --- where the test runs --------------------------------------------------------------------
+
+
+_forked: list[bool] = []
+"""Not empty in a child forked from the process the run started in (pytest-forked's test
+processes): its reports' facts must travel on them (`FACTS_ATTR`)."""
+if hasattr(os, "register_at_fork"):  # not on Windows: no fork there
+    # a bound method of the list, not a function of this module: the interpreter keeps what
+    # it calls to its very end, and a function would keep this module's globals (and all they
+    # reach) alive through the collections at the interpreter's shutdown
+    os.register_at_fork(after_in_child=functools.partial(_forked.append, True))
+
+
+def in_forked_child() -> bool:
+    """Whether this process was forked from the one the run started in."""
+    return bool(_forked)
 
 
 def put_fact(report: pytest.TestReport, kind: str, value: Any) -> None:
@@ -124,6 +148,16 @@ def report_facts(report: pytest.TestReport) -> Mapping[str, Any]:
     """The facts on ``report`` by kind (none on a subtest's report, or another plugin's)."""
     facts = getattr(report, FACTS_ATTR, None)
     return facts if isinstance(facts, dict) else _NO_FACTS
+
+
+def joined_facts(beside: Any, on_report: Any) -> Mapping[str, Any]:
+    """A report's facts by kind: those handed beside it (this process made it) and those it
+    carries (an xdist worker's, a forked child's, a plugin's put on it), either a dict."""
+    if not isinstance(on_report, dict):
+        return beside if isinstance(beside, dict) else _NO_FACTS
+    if isinstance(beside, dict):
+        return {**beside, **on_report}
+    return on_report
 
 
 def to_json_safe(value: Any) -> Any:
@@ -369,17 +403,27 @@ def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str,
     sources: list[str] = []
     root = str(rootpath)
     internal = _internal_dirs()
+    # CPython 3.11 works tb_lineno out of the code's line table at each read (about 4 k
+    # instructions): read once a frame, and once for the frames of one code at one
+    # instruction (a recursion's frames, each called from the same line; issue 28), whose
+    # source line and shown path are then the same too
+    seen: dict[tuple[CodeType, int], tuple[str, int, str]] = {}
     while tb is not None:
         frame = tb.tb_frame
-        path = frame.f_code.co_filename
+        code = frame.f_code
+        path = code.co_filename
         if not path.startswith(internal) and not _is_hidden(frame.f_locals, frame.f_globals):
-            # read once: CPython 3.11 works tb_lineno out of the code's line table at each read
-            # (about 4 k instructions; two reads a frame were 4 k a test of a suite 5 % failing)
-            lineno = tb.tb_lineno
-            sources.append(linecache.getline(path, lineno, frame.f_globals).strip())
-            if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
-                path = path[len(root) + 1 :].replace("\\", "/")
-            frames.append({"path": path, "line": lineno, "function": frame.f_code.co_name})
+            at = (code, tb.tb_lasti)
+            known = seen.get(at)
+            if known is None:
+                lineno = tb.tb_lineno
+                source = linecache.getline(path, lineno, frame.f_globals).strip()
+                if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", "\\"):
+                    path = path[len(root) + 1 :].replace("\\", "/")
+                known = seen[at] = (path, lineno, source)
+            path, lineno, source = known
+            sources.append(source)
+            frames.append({"path": path, "line": lineno, "function": code.co_name})
         tb = tb.tb_next
     return frames, sources
 
@@ -426,7 +470,7 @@ def _user_frame(frames: list[dict[str, Any]], test_file: str) -> dict[str, Any] 
     frame: dict[str, Any]
     for frame in reversed(frames):
         path = str(frame["path"])
-        if not Path(path).is_absolute() and not any(part in path for part in THIRD_PARTY):
+        if not Path(path).is_absolute() and not in_installed_package(path):
             return frame
     for frame in reversed(frames):
         if frame["path"] == test_file:
@@ -479,18 +523,19 @@ def build_failure(
     line: int | None,
     limits: Limits,
     redact: Callable[[str], str],
+    facts: Mapping[str, Any] | None = None,
 ) -> FailureRecord:
     """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
     any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
+    ``file`` and ``line``: the test's, as ``TestAccumulator`` has them (a plugin-made test's
+    module, without a line); ``facts``: the report's (`joined_facts`), else those on it.
     """
-    facts = report_facts(report).get(FAILURE_ATTR)
-    if any(part in file for part in THIRD_PARTY):  # a plugin's generated test (pytest-bdd's)
-        file, line = report.nodeid.split("::", 1)[0], None  # is located in the plugin
+    found = (report_facts(report) if facts is None else facts).get(FAILURE_ATTR)
     phase: Literal["setup", "call", "teardown"] = "call"
     if when in ("setup", "teardown"):
         phase = cast('Literal["setup", "teardown"]', when)
-    if isinstance(facts, dict):
-        data: dict[str, Any] = dict(facts)
+    if isinstance(found, dict):
+        data: dict[str, Any] = dict(found)
         trace = redact(str(data.pop("stack_trace", "")))
         stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
         data["error_message"] = redact(str(data.get("error_message", "")))
@@ -557,8 +602,8 @@ class TestAccumulator:
         self.nodeid = report.nodeid
         path, lineno, domain = report.location
         self.file = path.replace("\\", "/")
-        if "-packages/" in self.file:  # a plugin made the test (pytest-bdd's scenarios()): its
-            self.file, lineno = report.nodeid.split("::", 1)[0], None  # file is the module's
+        if in_installed_package(self.file):  # a plugin made the test (pytest-bdd's
+            self.file, lineno = report.nodeid.split("::", 1)[0], None  # scenarios()): its module
         self.line = lineno + 1 if lineno is not None else None
         self.test_name = domain
         self.limits = limits
@@ -585,17 +630,21 @@ class TestAccumulator:
         self.rerun_in_attempt = False
         self.agent: dict[str, Any] | None = None
 
-    def add(self, report: pytest.TestReport, category: str) -> bool:
-        """Take one report; return True when the test is finished (its last teardown arrived)."""
+    def add(
+        self, report: pytest.TestReport, category: str, facts: Mapping[str, Any] | None = None
+    ) -> bool:
+        """Take one report (``facts``: its facts by kind, `joined_facts`; else those on it);
+        return True when the test is finished (its last teardown arrived)."""
+        if facts is None:
+            facts = report_facts(report)
         if type(report).__name__ in SUBTEST_REPORTS and is_subtest_report(report):
             if category:
                 self._subtest_counts.append(len(self.counted_as))
                 self.counted_as.append(category)
-            self._add_subtest(report)
+            self._add_subtest(report, facts)
             return False
         if category:
             self.counted_as.append(category)
-        facts = report_facts(report)
         # xdist reports a crashed worker's test with when="???"; it is the call that died.
         when = report.when
         if when != "setup" and when != "teardown":
@@ -625,7 +674,7 @@ class TestAccumulator:
         wasxfail = hasattr(report, "wasxfail")
         if outcome == "failed" or rerun:
             self.failures[when] = build_failure(
-                report, when, self.file, self.line, self.limits, self.redact
+                report, when, self.file, self.line, self.limits, self.redact, facts
             )
         elif outcome == "skipped":
             self.reason = xfail_reason(report) or skip_reason(report)
@@ -661,7 +710,7 @@ class TestAccumulator:
         self._subtest_counts = []
         self.subtests = []
 
-    def _add_subtest(self, report: pytest.TestReport) -> None:
+    def _add_subtest(self, report: pytest.TestReport, facts: Mapping[str, Any]) -> None:
         context = report.context
         msg = getattr(context, "msg", None)
         params = to_json_safe(dict(getattr(context, "kwargs", {}) or {}))
@@ -676,7 +725,9 @@ class TestAccumulator:
             reason = skip_reason(report) if report.skipped else None
         failure = None
         if report.failed:
-            failure = build_failure(report, "call", self.file, self.line, self.limits, self.redact)
+            failure = build_failure(
+                report, "call", self.file, self.line, self.limits, self.redact, facts
+            )
         redact = self.redact
         self.subtests.append(
             new(
@@ -902,7 +953,7 @@ def _same_file(path: str, file: str) -> bool:
 
 
 def _in_project(path: str) -> bool:
-    return not Path(path).is_absolute() and not any(part in path for part in THIRD_PARTY)
+    return not Path(path).is_absolute() and not in_installed_package(path)
 
 
 def skipped_collector(

@@ -52,7 +52,9 @@ from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
+from pytest_qbench.plugin.collectors import in_forked_child
 from pytest_qbench.plugin.collectors import item_facts
+from pytest_qbench.plugin.collectors import joined_facts
 from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
@@ -102,6 +104,9 @@ class QBenchWorker:
         """The phase of the test going (``store.PHASE_NAME``), set as each phase ends: the
         session's ``store.PhaseMark`` map; else a byte of memory nobody reads, so that it is
         set without a test."""
+        self.beside: dict[tuple[str, str], dict[str, Any]] = {}
+        """The facts of the reports this process made, by node id and phase, until the report
+        is logged (`hand_facts`)."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
@@ -122,7 +127,7 @@ class QBenchWorker:
     def annotate(
         self, report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> None:
-        """Attach item facts (setup), failure facts (a failed phase), agent facts (call), and
+        """Hand on item facts (setup), failure facts (a failed phase), agent facts (call), and
         JSON-safe properties."""
         # report.outcome and report.when compared, not report.passed/failed (a property each)
         when = report.when
@@ -134,37 +139,56 @@ class QBenchWorker:
             or report.user_properties
         ):
             self.watch_secrets()
-        if when == "setup":
-            put_fact(report, ITEM_ATTR, item_facts(item, self.worker))
-            self.phase_map[0] = 1  # the call goes next (store.PHASE_NAME)
-        if failed and call.excinfo is not None:
-            self.phase_map[0] = 2  # a failed setup: its teardown goes next (no call)
-            facts = failure_facts(
-                call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
-            )
-            put_fact(report, FAILURE_ATTR, facts)
-        if when == "call":
-            self.phase_map[0] = 2  # the teardown goes next
-            if agent_state_key in item.stash:
+        facts: dict[str, Any] = {}
+        try:
+            if when == "setup":
+                facts[ITEM_ATTR] = item_facts(item, self.worker)
+                self.phase_map[0] = 1  # the call goes next (store.PHASE_NAME)
+            if failed and call.excinfo is not None:
+                self.phase_map[0] = 2  # a failed setup: its teardown goes next (no call)
+                facts[FAILURE_ATTR] = failure_facts(
+                    call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
+                )
+            if when == "call":
+                self.phase_map[0] = 2  # the teardown goes next
+            if when == "call" and agent_state_key in item.stash:
                 from pytest_qbench.plugin.agent.state import agent_facts
 
                 agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
                 if agent is not None:
-                    put_fact(report, AGENT_ATTR, agent)
-        attacher = self.attacher
-        if attacher is not None:
-            if when == "teardown":
-                self.phase_map[0] = 0  # the next test's setup goes next
-                attach_from_hook(item, attacher)
-            if attacher.records:
-                attached = records_for_report(item, report)
-                if attached:
-                    put_fact(report, ATTACH_ATTR, attached)
-            elif when == "teardown":  # nothing attached in this process yet: nothing to send
-                close(item)
+                    facts[AGENT_ATTR] = agent
+            attacher = self.attacher
+            if attacher is not None:
+                if when == "teardown":
+                    self.phase_map[0] = 0  # the next test's setup goes next
+                    attach_from_hook(item, attacher)
+                if attacher.records:
+                    attached = records_for_report(item, report)
+                    if attached:
+                        facts[ATTACH_ATTR] = attached
+                elif when == "teardown":  # nothing attached in this process yet: nothing to send
+                    close(item)
+        finally:  # what was found before a failure still goes
+            self.hand_facts(report, facts)
         if self.worker is not None and report.user_properties:
             # execnet only carries builtins: one odd object would crash xdist's transport.
             report.user_properties = sanitize_user_properties(report.user_properties)
+
+    def hand_facts(self, report: pytest.TestReport, facts: dict[str, Any]) -> None:
+        """Hand a report's facts to where it is logged: beside it when this process logs it
+        (kept by node id and phase until then), on it (`FACTS_ATTR`) when it travels (an xdist
+        worker's, a forked child's). A report of this process then carries no attribute of
+        qbench's, and pytest's reports, which the terminal reporter keeps to the end of the
+        run, no slot for one (8 bytes a report; issue 28)."""
+        if self.worker is None and not in_forked_child():
+            key = (report.nodeid, report.when)
+            if facts:
+                self.beside[key] = facts
+            elif self.beside:  # an unlogged report's facts (flaky's kept ones) are not this one's
+                self.beside.pop(key, None)
+            return
+        for kind, value in facts.items():
+            put_fact(report, kind, value)
 
     def watch_secrets(self) -> None:
         """Learn the secret-looking variables set since the last report (cheap when none).
@@ -532,9 +556,11 @@ class QBenchSession(QBenchWorker):
 
     def _take_report(self, report: pytest.TestReport) -> None:
         category = self._category(report)
-        facts = report.__dict__
+        attributes = report.__dict__
         # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
-        problem = facts.pop(INTERNAL_ERROR_ATTR, None)
+        problem = attributes.pop(INTERNAL_ERROR_ATTR, None)
+        beside = self.beside.pop((report.nodeid, report.when), None) if self.beside else None
+        facts = joined_facts(beside, attributes.pop(FACTS_ATTR, None))
         if problem:
             self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
         key = (report.nodeid, getattr(report, "node", None))
@@ -542,7 +568,7 @@ class QBenchSession(QBenchWorker):
         if acc is None:
             acc = self.pending[key] = TestAccumulator(report, self.limits, self.redact)
         try:
-            finished = acc.add(report, category)
+            finished = acc.add(report, category, facts)
         except Exception as exc:  # the test still finishes when its teardown arrives
             self.note_internal_error(f"reading the {report.when} report of {report.nodeid}", exc)
             finished = report.when == "teardown"
@@ -552,7 +578,6 @@ class QBenchSession(QBenchWorker):
                 self._finish_test(acc, report)
             # else an attempt whose call report a plugin kept from pytest (flaky's runs before
             # the last): pytest counted nothing of it, and neither does qbench
-        facts.pop(FACTS_ATTR, None)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).

@@ -89,6 +89,10 @@ _PHASES = ("setup", "call", "teardown")
 _encode_text = json.encoder.encode_basestring  # what the records' encoder writes a str with
 _float_text = float.__repr__  # what it writes a float (or a float's subclass) with
 _INF = float("inf")
+_last_file: list[tuple[object, str]] = [(object(), "")]
+"""The last file ``passing_line`` wrote and its JSON text, as one pair (replaced whole): the
+tests of a file come one after another, and their results hold the one ``str`` pytest made
+for the file's path."""
 
 
 def passing_line(stored: Record) -> str | None:
@@ -110,13 +114,19 @@ def passing_line(stored: Record) -> str | None:
         return None
     duration = stored["duration"]
     setup, call, teardown = phases["setup"], phases["call"], phases["teardown"]
+    file = stored["file"]
+    last = _last_file[0]
     try:
         if not -_INF < duration + setup + call + teardown < _INF:  # json refuses nan and inf
             return None
+        file_text = last[1]
+        if file is not last[0]:  # the same object has the same text: encoded once a file
+            file_text = _encode_text(file)
+            _last_file[0] = (file, file_text)
         return (
             f'{RESULT_PREFIX}{{"nodeid":{_encode_text(stored["nodeid"])},'
             f'"test_name":{_encode_text(stored["test_name"])},'
-            f'"file":{_encode_text(stored["file"])},"line":{line},"outcome":"passed",'
+            f'"file":{file_text},"line":{line},"outcome":"passed",'
             f'"duration":{_float_text(duration)},"durations":{{"setup":{_float_text(setup)},'
             f'"call":{_float_text(call)},"teardown":{_float_text(teardown)}}},'
             f'"started_at":{_encode_text(stored["started_at"])},"counted_as":["passed"]}}}}'
