@@ -286,6 +286,27 @@ def test_diff_without_new_failures_exits_0(qdir: Path, capsys: pytest.CaptureFix
     assert (status, one["head"]["run_id"]) == (1, "20260102T032405Z-bbb333")
 
 
+def test_history_text_says_flaky_only_in_its_verdict(
+    qdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A test failing in consecutive runs flips but is not flaky: the text calls its flips a
+    count and a rate, and only the verdict line says "flaky" (it said "flaky 0.02 (1 flips)"
+    above "verdict not flaky")."""
+    status, out, _ = run_text(capsys, "history", "t.py::test_b")
+    assert status == 0
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[1:]] == [
+        "runs",
+        "last",
+        "average",
+        "flips",
+        "outcomes",
+        "verdict",
+    ]
+    assert "flaky" not in "\n".join(lines[1:-1])
+    assert lines[-1].startswith("  verdict   not flaky: ")
+
+
 def test_flaky_and_history_shapes(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """flaky and history share the execution summary (Azure DevOps' names); a test failing
     after passes flipped once but is no flaky test."""

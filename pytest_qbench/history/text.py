@@ -396,7 +396,7 @@ def history_lines(
         f"{s.failed_runs} failed, {s.skipped_runs} skipped",
         f"  last run  {when(from_index_time(last.started_at))} UTC  {last.run_id}  {last.outcome}",
         f"  average   {format_duration(s.average_execution_time)}",
-        f"  flaky     {s.flaky_indicator:.2f} ({s.flips} flips), trend {s.trend}",
+        f"  flips     {s.flips} (flip rate {s.flaky_indicator:.2f}), trend {s.trend}",
         f"  outcomes  {outcome_strip(results)}  (oldest first)",
         f"  verdict   {_verdict_text(verdict)}",
     ]
