@@ -27,6 +27,7 @@ from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import Index
+from pytest_qbench.history.backend import known_tests
 from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.report.store import run_in_progress
 from pytest_qbench.report.verdict import recording_errors
@@ -322,17 +323,11 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
 def _test_ids(index: Index, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
     """The ids of ``nodeids`` (at most ``sql.BATCH``), those not in the index yet added."""
     wanted = list(dict.fromkeys(nodeids))
-    ids = _known_tests(cursor, wanted)
+    ids = known_tests(cursor, wanted)
     missing = [nodeid for nodeid in wanted if nodeid not in ids]
     if missing:
-        index.insert_rows(cursor, sql.INSERT_TEST, [(nodeid,) for nodeid in missing])
-        ids.update(_known_tests(cursor, missing))
+        ids.update(index.insert_tests(cursor, missing))
     return ids
-
-
-def _known_tests(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
-    cursor.execute(sql.find_tests(len(nodeids)), nodeids)
-    return {nodeid: ref for ref, nodeid in cursor.fetchall()}
 
 
 def _failed_attempt(result: Record) -> Record | None:

@@ -435,6 +435,10 @@ def find_tests(count: int) -> str:
     return f"SELECT id, nodeid FROM tests WHERE nodeid IN ({marks(count)})"
 
 
+TESTS_AT = "SELECT id, nodeid FROM tests WHERE id IN (?, ?)"
+"""The node ids of two test ids."""
+
+
 # --- retention -------------------------------------------------------------------------------
 
 # run_id <> ?: the run being indexed stays even when ``keep`` runs started after it (an older

@@ -34,6 +34,7 @@ from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import build_schema
 from pytest_qbench.history.backend import check_version
+from pytest_qbench.history.backend import known_tests
 
 
 T = TypeVar("T")
@@ -60,6 +61,9 @@ index is a copy of it (1.5 M instructions, against 13.6 M for SQLite to parse an
 statements). Its first four bytes are the CRC-32 of the rest; a damaged or missing copy is
 ignored, and the tables are created as before (and the copy made again)."""
 _SQLITE_HEADER = b"SQLite format 3\x00"
+_FREE_IDS = 1 << 62
+"""Ids of new rows below it follow each other; SQLite picks ids at random only once a table
+holds the largest one (``2**63 - 1``)."""
 
 
 class SQLiteIndex:
@@ -138,6 +142,26 @@ class SQLiteIndex:
     def insert_passed(self, cursor: Cursor, rows: Sequence[Sequence[Any]]) -> None:
         """``sql.INSERT_PASSED_RESULT``'s rows, many a statement."""
         self.insert_rows(cursor, sql.INSERT_PASSED_RESULT, rows)
+
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int]:
+        """The node ids inserted by one statement; their ids without selecting them again.
+
+        A row inserted without an id gets the table's largest ``INTEGER PRIMARY KEY`` plus one
+        (SQLite's documented rowid choice, short of the largest possible id), so one
+        ``INSERT`` of many rows numbers them in order, the last one ``lastrowid``: 1.8 k
+        instructions a new test less than a ``SELECT`` of them (issue 28). The two ends are
+        checked (one statement of two rows); anything else, an id near the largest one (then
+        SQLite picks ids at random), selects them as before.
+        """
+        count = len(nodeids)
+        cursor.execute(sql.many_rows(sql.INSERT_TEST, count), nodeids)
+        last = getattr(cursor, "lastrowid", None)
+        if isinstance(last, int) and count <= last < _FREE_IDS:
+            first = last - count + 1
+            cursor.execute(sql.TESTS_AT, (first, last))
+            if dict(cursor.fetchall()) == {first: nodeids[0], last: nodeids[-1]}:
+                return dict(zip(nodeids, range(first, last + 1), strict=True))
+        return known_tests(cursor, nodeids)
 
     def close(self) -> None:
         """Close the connection."""
