@@ -59,10 +59,11 @@ def test_a_passing_line_read_in_part_gives_what_a_whole_parse_gives(
 
 def test_new_tests_are_numbered_without_selecting_them_again(tmp_path: Path) -> None:
     """A batch's new node ids get their ids from the ``INSERT`` that adds them (SQLite numbers
-    the rows of one statement in order): one look-up of the batch's node ids, not two. Each
-    result's row refers to its own node id: in a new index, in one whose tests are known in
-    part, and in one whose largest id is so large that SQLite may pick ids at random (then the
-    ids are selected, as before)."""
+    the rows of one statement in order), and after a batch of new tests the next is inserted
+    without looking its node ids up first: a new index's run looks them up once, not twice a
+    batch. Each result's row refers to its own node id: in a new index, in one whose tests are
+    known in part (a batch after one of new tests holding known ones), and in one whose
+    largest id is so large that SQLite may pick ids at random (then the ids are selected)."""
     from history_data import index_args
     from history_data import report
 
@@ -89,16 +90,19 @@ def test_new_tests_are_numbered_without_selecting_them_again(tmp_path: Path) -> 
 
     try:
         first = [f"test_{i}" for i in range(250)]  # three batches, all new
-        assert len(indexed("r1", first)) == 3
+        assert len(indexed("r1", first)) == 1
         assert [nodeid for nodeid, _ in rows_of("r1")] == sorted(f"t.py::{n}" for n in first)
-        second = [f"test_{i}" for i in range(200, 330)]  # half known, half new
+        second = [f"test_{i}" for i in range(200, 330)]  # known, then new
         assert len(indexed("r2", second)) == 2
-        both = dict(rows_of("r1")) | dict(rows_of("r2"))
-        assert len(set(both.values())) == len(both) == 330  # one id a node id
+        third = [f"test_{i}" for i in range(400, 550)] + [f"test_{i}" for i in range(20)]
+        assert len(indexed("r3", third)) == 2  # new, then new and known: looked up after all
+        runs = dict(rows_of("r1")) | dict(rows_of("r2")) | dict(rows_of("r3"))
+        assert len(set(runs.values())) == len(runs) == 480  # one id a node id
+        assert [nodeid for nodeid, _ in rows_of("r3")] == sorted(f"t.py::{n}" for n in third)
         conn.execute("INSERT INTO tests (id, nodeid) VALUES (?, 'far')", (1 << 62,))
-        assert len(indexed("r3", ["late_a", "late_b"])) == 2  # selected again
-        third = rows_of("r3")
+        assert len(indexed("r4", ["late_a", "late_b"])) == 2  # selected again
+        late = rows_of("r4")
         ids = dict(conn.execute("SELECT nodeid, id FROM tests WHERE nodeid LIKE 't.py::late_%'"))
-        assert third == [(nodeid, f"{ids[nodeid]}") for nodeid in ("t.py::late_a", "t.py::late_b")]
+        assert late == [(nodeid, f"{ids[nodeid]}") for nodeid in ("t.py::late_a", "t.py::late_b")]
     finally:
         index.close()

@@ -71,18 +71,13 @@ class Index(Protocol):
         """Insert ``results`` rows of ``sql.PASSED_ROW`` values (no reruns, fingerprint or
         message), as ``insert_rows`` does."""
 
-    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int]:
-        """Add ``nodeids`` (distinct, none in ``tests`` yet, at most ``sql.BATCH``) to
-        ``tests``; return their ids."""
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
+        """Add those of ``nodeids`` (distinct, at most ``sql.BATCH``) that ``tests`` lacks;
+        their ids when the engine knows them without a ``SELECT`` (each one was new), else
+        ``None``."""
 
     def close(self) -> None:
         """Release the connection."""
-
-
-def known_tests(cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int]:
-    """The ids of ``nodeids`` (at most ``sql.BATCH``) that ``tests`` holds."""
-    cursor.execute(sql.find_tests(len(nodeids)), list(nodeids))
-    return {nodeid: ref for ref, nodeid in cursor.fetchall()}
 
 
 def build_schema(

@@ -51,7 +51,6 @@ from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import build_schema
 from pytest_qbench.history.backend import check_version
-from pytest_qbench.history.backend import known_tests
 from pytest_qbench.history.dburl import ENV_VAR
 from pytest_qbench.history.dburl import LOCAL
 from pytest_qbench.history.dburl import URL_HINT
@@ -144,11 +143,11 @@ class PostgresIndex:
         """The rows as whole ``sql.INSERT_RESULT`` rows, in one JSON parameter."""
         self.insert_rows(cursor, sql.INSERT_RESULT, [sql.whole_result_row(row) for row in rows])
 
-    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int]:
-        """The node ids inserted, then their ids selected (an identity's values need not
-        follow each other)."""
-        self.insert_rows(cursor, sql.INSERT_TEST, [(nodeid,) for nodeid in nodeids])
-        return known_tests(cursor, nodeids)
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
+        """The node ids ``tests`` lacks inserted; ``None``: the caller selects their ids (an
+        identity's values need not follow each other)."""
+        self.insert_rows(cursor, sql.INSERT_NEW_TEST, [(nodeid,) for nodeid in nodeids])
+        return None
 
     def close(self) -> None:
         """Close the connection."""

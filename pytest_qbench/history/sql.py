@@ -369,7 +369,7 @@ DIAGNOSTIC_COLUMNS = ("fingerprint", "tool", "severity", "code", "file", "line",
 INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
     (run_ref, {", ".join(DIAGNOSTIC_COLUMNS)}, occurrences)
     VALUES (?, {marks(len(DIAGNOSTIC_COLUMNS))}, ?)"""
-INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
+INSERT_NEW_TEST = "INSERT INTO tests (nodeid) VALUES (?) ON CONFLICT (nodeid) DO NOTHING"
 RESULT_COLUMNS = (
     "run_ref",
     "test_ref",

@@ -34,7 +34,6 @@ from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
 from pytest_qbench.history.backend import build_schema
 from pytest_qbench.history.backend import check_version
-from pytest_qbench.history.backend import known_tests
 
 
 T = TypeVar("T")
@@ -143,25 +142,29 @@ class SQLiteIndex:
         """``sql.INSERT_PASSED_RESULT``'s rows, many a statement."""
         self.insert_rows(cursor, sql.INSERT_PASSED_RESULT, rows)
 
-    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int]:
-        """The node ids inserted by one statement; their ids without selecting them again.
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
+        """The node ids ``tests`` lacks inserted by one statement; their ids, when every one
+        was new, without selecting them (``None``: some were there, select them).
 
         A row inserted without an id gets the table's largest ``INTEGER PRIMARY KEY`` plus one
         (SQLite's documented rowid choice, short of the largest possible id), so one
-        ``INSERT`` of many rows numbers them in order, the last one ``lastrowid``: 1.8 k
+        ``INSERT`` of many rows numbers them in order, the last one ``lastrowid``: 9.8 k
         instructions a new test less than a ``SELECT`` of them (issue 28). The two ends are
-        checked (one statement of two rows); anything else, an id near the largest one (then
-        SQLite picks ids at random), selects them as before.
+        checked (one statement of two rows); an id near the largest one (then SQLite picks
+        ids at random) selects them as before.
         """
         count = len(nodeids)
-        cursor.execute(sql.many_rows(sql.INSERT_TEST, count), nodeids)
+        cursor.execute(sql.many_rows(sql.INSERT_NEW_TEST, count), list(nodeids))
         last = getattr(cursor, "lastrowid", None)
-        if isinstance(last, int) and count <= last < _FREE_IDS:
-            first = last - count + 1
-            cursor.execute(sql.TESTS_AT, (first, last))
-            if dict(cursor.fetchall()) == {first: nodeids[0], last: nodeids[-1]}:
-                return dict(zip(nodeids, range(first, last + 1), strict=True))
-        return known_tests(cursor, nodeids)
+        if getattr(cursor, "rowcount", -1) != count or not isinstance(last, int):
+            return None
+        if not count <= last < _FREE_IDS:
+            return None
+        first = last - count + 1
+        cursor.execute(sql.TESTS_AT, (first, last))
+        if dict(cursor.fetchall()) != {first: nodeids[0], last: nodeids[-1]}:
+            return None
+        return dict(zip(nodeids, range(first, last + 1), strict=True))
 
     def close(self) -> None:
         """Close the connection."""
