@@ -63,7 +63,8 @@ def test_new_tests_are_numbered_without_selecting_them_again(tmp_path: Path) -> 
     without looking its node ids up first: a new index's run looks them up once, not twice a
     batch. Each result's row refers to its own node id: in a new index, in one whose tests are
     known in part (a batch after one of new tests holding known ones), and in one whose
-    largest id is so large that SQLite may pick ids at random (then the ids are selected)."""
+    largest id is so large that SQLite may pick ids at random (then the ids are selected). A
+    look-up gives the ids in the node ids' order, without reading their text back."""
     from history_data import index_args
     from history_data import report
 
@@ -73,7 +74,13 @@ def test_new_tests_are_numbered_without_selecting_them_again(tmp_path: Path) -> 
     lookups: list[str] = []
     index = open_index(tmp_path, None, create=True)
     conn = index._conn  # type: ignore[attr-defined]
-    conn.set_trace_callback(lambda text: lookups.append(text) if "nodeid IN" in text else None)
+    looks_up = ("nodeid IN", "FROM wanted")  # main's look-up, this one's
+
+    def trace(text: str) -> None:
+        if any(key in text for key in looks_up):
+            lookups.append(text)
+
+    conn.set_trace_callback(trace)
 
     def indexed(run_id: str, names: list[str]) -> list[str]:
         lookups.clear()
@@ -93,7 +100,9 @@ def test_new_tests_are_numbered_without_selecting_them_again(tmp_path: Path) -> 
         assert len(indexed("r1", first)) == 1
         assert [nodeid for nodeid, _ in rows_of("r1")] == sorted(f"t.py::{n}" for n in first)
         second = [f"test_{i}" for i in range(200, 330)]  # known, then new
-        assert len(indexed("r2", second)) == 2
+        looked = indexed("r2", second)
+        assert len(looked) == 2
+        assert not any("SELECT id, nodeid" in text for text in looked)  # ids only, in order
         third = [f"test_{i}" for i in range(400, 550)] + [f"test_{i}" for i in range(20)]
         assert len(indexed("r3", third)) == 2  # new, then new and known: looked up after all
         runs = dict(rows_of("r1")) | dict(rows_of("r2")) | dict(rows_of("r3"))

@@ -332,18 +332,13 @@ def _test_ids(
         ids = index.insert_tests(cursor, wanted)
         if ids is not None:
             return ids, True
-        return _known_tests(cursor, wanted), False
-    ids = _known_tests(cursor, wanted)
+        return index.known_tests(cursor, wanted), False
+    ids = index.known_tests(cursor, wanted)
     missing = [nodeid for nodeid in wanted if nodeid not in ids]
     if missing:
         added = index.insert_tests(cursor, missing)
-        ids.update(_known_tests(cursor, missing) if added is None else added)
+        ids.update(index.known_tests(cursor, missing) if added is None else added)
     return ids, len(missing) == len(wanted)
-
-
-def _known_tests(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
-    cursor.execute(sql.find_tests(len(nodeids)), nodeids)
-    return {nodeid: ref for ref, nodeid in cursor.fetchall()}
 
 
 def _failed_attempt(result: Record) -> Record | None:

@@ -142,6 +142,15 @@ class SQLiteIndex:
         """``sql.INSERT_PASSED_RESULT``'s rows, many a statement."""
         self.insert_rows(cursor, sql.INSERT_PASSED_RESULT, rows)
 
+    def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+        """The ids of those of ``nodeids`` in ``tests``, in their order (``sql.find_test_ids``):
+        the node ids' text is not read back."""
+        cursor.execute(sql.find_test_ids(len(nodeids)), nodeids)
+        found = cursor.fetchall()
+        return {
+            nodeid: row[0] for nodeid, row in zip(nodeids, found, strict=True) if row[0] is not None
+        }
+
     def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
         """The node ids ``tests`` lacks inserted by one statement; their ids, when every one
         was new, without selecting them (``None``: some were there, select them).
