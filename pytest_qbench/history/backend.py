@@ -71,6 +71,14 @@ class Index(Protocol):
         """Insert ``results`` rows of ``sql.PASSED_ROW`` values (no reruns, fingerprint or
         message), as ``insert_rows`` does."""
 
+    def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+        """The ids of those of ``nodeids`` (distinct, at most ``sql.BATCH``) in ``tests``."""
+
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
+        """Add those of ``nodeids`` (distinct, at most ``sql.BATCH``) that ``tests`` lacks;
+        their ids when the engine knows them without a ``SELECT`` (each one was new), else
+        ``None``."""
+
     def close(self) -> None:
         """Release the connection."""
 

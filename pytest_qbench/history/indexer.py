@@ -189,9 +189,10 @@ def _insert_results(
     done: Indexed,
 ) -> None:
     with_metrics: set[int] = set()
+    new = False  # the last batch's tests were all new
     for batch in sql.batches(results, RESULT_BATCH):
         nodeids = [r[0] if isinstance(r, tuple) else r["nodeid"] for r in batch]
-        ids = _test_ids(index, cursor, nodeids)
+        ids, new = _test_ids(index, cursor, nodeids, new)
         # by test: the same node id twice (--keep-duplicates): the last one counts, and one
         # statement inserting a row twice would be refused by PostgreSQL
         rows: dict[int, tuple[Any, ...]] = {}  # sql.INSERT_RESULT's
@@ -337,20 +338,25 @@ def _insert_diagnostics(cursor: Cursor, run_ref: int, report: Record) -> None:
         cursor.executemany(sql.INSERT_DIAGNOSTIC, batch)
 
 
-def _test_ids(index: Index, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
-    """The ids of ``nodeids`` (at most ``sql.BATCH``), those not in the index yet added."""
+def _test_ids(
+    index: Index, cursor: Cursor, nodeids: list[str], new: bool
+) -> tuple[dict[str, int], bool]:
+    """The ids of ``nodeids`` (at most ``sql.BATCH``), those not in the index yet added, and
+    whether all were new. ``new``: the last batch's were, so these are inserted first (their
+    ids without a ``SELECT`` when all are new), not looked up first (what a run of tests the
+    index knows needs)."""
     wanted = list(dict.fromkeys(nodeids))
-    ids = _known_tests(cursor, wanted)
+    if new:  # the last batch's tests were all new (a new index, say): these are likely too
+        ids = index.insert_tests(cursor, wanted)
+        if ids is not None:
+            return ids, True
+        return index.known_tests(cursor, wanted), False
+    ids = index.known_tests(cursor, wanted)
     missing = [nodeid for nodeid in wanted if nodeid not in ids]
     if missing:
-        index.insert_rows(cursor, sql.INSERT_TEST, [(nodeid,) for nodeid in missing])
-        ids.update(_known_tests(cursor, missing))
-    return ids
-
-
-def _known_tests(cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
-    cursor.execute(sql.find_tests(len(nodeids)), nodeids)
-    return {nodeid: ref for ref, nodeid in cursor.fetchall()}
+        added = index.insert_tests(cursor, missing)
+        ids.update(index.known_tests(cursor, missing) if added is None else added)
+    return ids, len(missing) == len(wanted)
 
 
 def _failed_attempt(result: Record) -> Record | None:

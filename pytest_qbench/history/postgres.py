@@ -143,6 +143,17 @@ class PostgresIndex:
         """The rows as whole ``sql.INSERT_RESULT`` rows, in one JSON parameter."""
         self.insert_rows(cursor, sql.INSERT_RESULT, [sql.whole_result_row(row) for row in rows])
 
+    def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+        """The ids of those of ``nodeids`` in ``tests`` (one array parameter: ``_as_arrays``)."""
+        cursor.execute(sql.find_tests(len(nodeids)), nodeids)
+        return {nodeid: ref for ref, nodeid in cursor.fetchall()}
+
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
+        """The node ids ``tests`` lacks inserted; ``None``: the caller selects their ids (an
+        identity's values need not follow each other)."""
+        self.insert_rows(cursor, sql.INSERT_NEW_TEST, [(nodeid,) for nodeid in nodeids])
+        return None
+
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()

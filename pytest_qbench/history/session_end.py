@@ -175,7 +175,7 @@ _OUTCOME = ',"outcome":"'  # only a field's key can hold it: a string value's qu
 # text is read by float(), as json reads it (NaN and Infinity too); any other text fails it.
 _HEAD = re.compile(
     r',"outcome":"(passed|skipped|xfailed|xpassed|failed|error)","duration":([^,]+),"durations":\{'
-    r'(?:"setup":([^,}]+))?(?:,?"call":[^,}]+)?(?:,?"teardown":([^,}]+))?\}'
+    r'(?:"setup":([^,}]+)|)(?:,?"call":[^,}]+|)(?:,?"teardown":([^,}]+)|)\}'
 )
 # A line holding one of these after its durations needs all its fields (a failure, metrics,
 # reruns), as does a failing outcome; a string value cannot hold them, as its quotes are escaped.
@@ -183,12 +183,14 @@ _NEEDS_ALL = ('"flaky":true', '"attempts":[{', '"metric_results":[{')
 # The same fields of a whole line, when its node id, test name and file hold no quote (escaped
 # or not: a string value's quotes are all escaped, so where a match ends each is whole), then
 # the rest of the line; any other line is the second branch's. One findall of a block of
-# lines matches each of them, in order, without a line of Python between.
+# lines matches each of them, in order, without a line of Python between. An optional field is
+# `(?:X|)`, not `(?:X)?`: the same matches (X tried first, then nothing), as a branch instead
+# of sre's repeat with its saved marks: 2.2 k instructions a line less (issue 28).
 _LINE = re.compile(
-    re.escape(store.RESULT_PREFIX + _NODEID) + r'([^"]*)"(?:,"test_name":"[^"]*")?'
-    r'(?:,"file":"[^"]*")?(?:,"line":\d+)?,"outcome":"(passed|skipped|xfailed|xpassed)",'
-    r'"duration":([^,\n]+),"durations":\{(?:"setup":([^,}\n]+))?(?:,?"call":[^,}\n]+)?'
-    r'(?:,?"teardown":([^,}\n]+))?\}[^\n]*\}\n|([^\n]*)\n'
+    re.escape(store.RESULT_PREFIX + _NODEID) + r'([^"]*)"(?:,"test_name":"[^"]*"|)'
+    r'(?:,"file":"[^"]*"|)(?:,"line":\d+|),"outcome":"(passed|skipped|xfailed|xpassed)",'
+    r'"duration":([^,\n]+),"durations":\{(?:"setup":([^,}\n]+)|)(?:,?"call":[^,}\n]+|)'
+    r'(?:,?"teardown":([^,}\n]+)|)\}[^\n]*\}\n|([^\n]*)\n'
 )
 
 

@@ -369,7 +369,7 @@ DIAGNOSTIC_COLUMNS = ("fingerprint", "tool", "severity", "code", "file", "line",
 INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
     (run_ref, {", ".join(DIAGNOSTIC_COLUMNS)}, occurrences)
     VALUES (?, {marks(len(DIAGNOSTIC_COLUMNS))}, ?)"""
-INSERT_TEST = "INSERT INTO tests (nodeid) VALUES (?)"
+INSERT_NEW_TEST = "INSERT INTO tests (nodeid) VALUES (?) ON CONFLICT (nodeid) DO NOTHING"
 RESULT_COLUMNS = (
     "run_ref",
     "test_ref",
@@ -433,6 +433,21 @@ ALL_TESTS = "SELECT nodeid FROM tests"
 def find_tests(count: int) -> str:
     """The ids of ``count`` node ids."""
     return f"SELECT id, nodeid FROM tests WHERE nodeid IN ({marks(count)})"
+
+
+@functools.lru_cache(maxsize=8)
+def find_test_ids(count: int) -> str:
+    """The ids of ``count`` node ids, in their order, ``NULL`` for a node id not in ``tests``:
+    no node id's text read back (9.4 k -> 7.2 k instructions a node id on SQLite)."""
+    values = ", ".join(f"({at}, ?)" for at in range(count))
+    return (
+        f"WITH wanted (at, nodeid) AS (VALUES {values}) SELECT tests.id FROM wanted "
+        "LEFT JOIN tests ON tests.nodeid = wanted.nodeid ORDER BY wanted.at"
+    )
+
+
+TESTS_AT = "SELECT id, nodeid FROM tests WHERE id IN (?, ?)"
+"""The node ids of two test ids."""
 
 
 # --- retention -------------------------------------------------------------------------------

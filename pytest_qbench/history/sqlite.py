@@ -60,6 +60,9 @@ index is a copy of it (1.5 M instructions, against 13.6 M for SQLite to parse an
 statements). Its first four bytes are the CRC-32 of the rest; a damaged or missing copy is
 ignored, and the tables are created as before (and the copy made again)."""
 _SQLITE_HEADER = b"SQLite format 3\x00"
+_FREE_IDS = 1 << 62
+"""Ids of new rows below it follow each other; SQLite picks ids at random only once a table
+holds the largest one (``2**63 - 1``)."""
 
 
 class SQLiteIndex:
@@ -138,6 +141,39 @@ class SQLiteIndex:
     def insert_passed(self, cursor: Cursor, rows: Sequence[Sequence[Any]]) -> None:
         """``sql.INSERT_PASSED_RESULT``'s rows, many a statement."""
         self.insert_rows(cursor, sql.INSERT_PASSED_RESULT, rows)
+
+    def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
+        """The ids of those of ``nodeids`` in ``tests``, in their order (``sql.find_test_ids``):
+        the node ids' text is not read back."""
+        cursor.execute(sql.find_test_ids(len(nodeids)), nodeids)
+        found = cursor.fetchall()
+        return {
+            nodeid: row[0] for nodeid, row in zip(nodeids, found, strict=True) if row[0] is not None
+        }
+
+    def insert_tests(self, cursor: Cursor, nodeids: Sequence[str]) -> dict[str, int] | None:
+        """The node ids ``tests`` lacks inserted by one statement; their ids, when every one
+        was new, without selecting them (``None``: some were there, select them).
+
+        A row inserted without an id gets the table's largest ``INTEGER PRIMARY KEY`` plus one
+        (SQLite's documented rowid choice, short of the largest possible id), so one
+        ``INSERT`` of many rows numbers them in order, the last one ``lastrowid``: 9.8 k
+        instructions a new test less than a ``SELECT`` of them (issue 28). The two ends are
+        checked (one statement of two rows); an id near the largest one (then SQLite picks
+        ids at random) selects them as before.
+        """
+        count = len(nodeids)
+        cursor.execute(sql.many_rows(sql.INSERT_NEW_TEST, count), list(nodeids))
+        last = getattr(cursor, "lastrowid", None)
+        if getattr(cursor, "rowcount", -1) != count or not isinstance(last, int):
+            return None
+        if not count <= last < _FREE_IDS:
+            return None
+        first = last - count + 1
+        cursor.execute(sql.TESTS_AT, (first, last))
+        if dict(cursor.fetchall()) != {first: nodeids[0], last: nodeids[-1]}:
+            return None
+        return dict(zip(nodeids, range(first, last + 1), strict=True))
 
     def close(self) -> None:
         """Close the connection."""
