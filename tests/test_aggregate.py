@@ -239,3 +239,33 @@ def test_a_stored_result_folds_as_the_whole_record(
     assert stored.summary(1.0) == whole.summary(1.0)
     assert stored.view() == whole.view()
     assert stored.repeat_stats() == whole.repeat_stats()
+
+
+def test_a_passing_test_among_the_slowest_is_not_made_whole_as_it_goes(monkeypatch: Any) -> None:
+    """A passing test slower than those before it (a suite whose tests grow slower, a loaded
+    machine) is kept among the slowest as the stream stores it: how many are made whole does
+    not grow with the tests, nor depend on their times; the view is the whole records'."""
+    from pytest_qbench.report import aggregate as module
+    from pytest_qbench.report import shapes
+    from pytest_qbench.report.aggregate import Aggregator
+    from pytest_qbench.report.shapes import compact
+
+    made = []
+    expand = shapes.expand
+
+    def counted(model: str, record: Any) -> Any:
+        made.append(record["nodeid"])
+        return expand(model, record)
+
+    whole = Aggregator(3, 10)
+    records = [result(f"t{i}", duration=0.01 + i / 1000) for i in range(500)]  # each slower
+    for record in records:
+        whole.add_result(record)
+    monkeypatch.setattr(module, "expand", counted)
+    stored = Aggregator(3, 10)
+    for record in records:
+        stored.add_stored(compact("TestResult", record))
+    assert made == []
+    assert stored.view() == whole.view()
+    assert len(made) == 10  # the slowest ten, when the view is made
+    assert stored.summary(1.0) == whole.summary(1.0)

@@ -139,7 +139,9 @@ class Aggregator:
         self.flaky = Selection(max_items)
         self.skips: dict[str, SkipGroup] = {}
         self.slowest_n = slowest
-        self._slowest: list[tuple[float, int, TestResultRecord]] = []
+        self._slowest: list[tuple[float, int, Mapping[str, Any], bool]] = []
+        """The slowest tests so far, least first: (duration, -sequence, record, whether the
+        record is stored: without its fields at their default, made whole by ``view``)."""
         self._seq = 0
         self.metrics: dict[str, ScoreAccumulator] = {}
         self.agents = Selection(max_items)
@@ -176,31 +178,37 @@ class Aggregator:
         duration = result["duration"]
         if self.slowest_n and duration >= SLOWEST_MIN_SECONDS:
             self._seq += 1
-            entry = (duration, -self._seq, result)
-            if len(self._slowest) < self.slowest_n:
-                heapq.heappush(self._slowest, entry)
-            elif entry[:2] > self._slowest[0][:2]:
-                heapq.heapreplace(self._slowest, entry)
+            self._offer_slowest((duration, -self._seq, result, False))
+
+    def _offer_slowest(self, entry: tuple[float, int, Mapping[str, Any], bool]) -> None:
+        """Keep ``entry`` if it is among the ``slowest_n`` slowest so far (a later test of the
+        same duration does not replace an earlier one)."""
+        if len(self._slowest) < self.slowest_n:
+            heapq.heappush(self._slowest, entry)
+        elif entry[:2] > self._slowest[0][:2]:
+            heapq.heapreplace(self._slowest, entry)
 
     def add_stored(self, stored: Mapping[str, Any]) -> None:
         """``add_result`` of a result without its fields at their default (as the stream
         stores it). The whole record is made only when a selection may keep it: a passing
-        test that none wants is counted from what it has."""
-        duration = stored.get("duration", 0.0)
-        slow = bool(self.slowest_n) and duration >= SLOWEST_MIN_SECONDS
+        test that none wants is counted from what it has. One among the slowest so far is
+        kept as it is given, and made whole by ``view``: how many tests are slower than the
+        ones before them depends on the clock (a loaded machine, a suite whose tests grow
+        slower as it goes), and each would cost a whole record, made and dropped again."""
         if (
             stored["outcome"] != "passed"
             # a field left out is at its default: one C call instead of a get() for each
             or not SELECTED_FIELDS.isdisjoint(stored)
-            or (slow and (len(self._slowest) < self.slowest_n or duration > self._slowest[0][0]))
         ):
             self.add_result(expand("TestResult", stored))
             return
         self.total += 1
         for category in stored.get("counted_as") or ("passed",):
             self._count(category)
-        if slow:  # as add_result numbers it, though it is not among the slowest
+        duration = stored.get("duration", 0.0)
+        if self.slowest_n and duration >= SLOWEST_MIN_SECONDS:
             self._seq += 1
+            self._offer_slowest((duration, -self._seq, stored, True))
 
     def _add_agent(self, result: TestResultRecord) -> None:
         metrics = result["metric_results"]
@@ -327,7 +335,10 @@ class Aggregator:
             flaky=self.flaky,
             skip_groups=shown,
             skip_groups_omitted=omitted,
-            slowest=[entry[2] for entry in sorted(self._slowest, reverse=True)],
+            slowest=[
+                cast("TestResultRecord", expand("TestResult", record) if stored else record)
+                for _duration, _seq, record, stored in sorted(self._slowest, reverse=True)
+            ],
             agents=self.agents,
             attached=self.attached,
         )
