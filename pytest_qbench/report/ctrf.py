@@ -25,7 +25,7 @@ from typing import Any
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
 from pytest_qbench.report.verdict import incomplete_text
 from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import red_reasons
 
 
 SPEC_VERSION = "0.0.0"
@@ -47,6 +47,9 @@ COLLECTION_ERROR = "collection error"
 """The ``rawStatus`` of a collection error."""
 INCOMPLETE = "qbench could not record the run"
 """The name and ``rawStatus`` of the failed test a report qbench could not record whole gets."""
+NOT_GREEN = "qbench: the run is not green"
+"""The name and ``rawStatus`` of the failed test a run red besides its tests gets (interrupted,
+a failed gate, the runner's exit status): `report.verdict.red_reasons`."""
 
 
 @dataclass(frozen=True)
@@ -116,9 +119,13 @@ def build_ctrf(
     errors = recording_errors(report)
     if errors:  # a document that counts what qbench recorded would say "all passed"
         tests.append(_incomplete(errors))
+    reasons = red_reasons(report)
+    other = [reason.text for reason in reasons if reason.kind not in ("tests", "incomplete")]
+    if other:  # red with every test passed (interrupted, a gate): not "all passed" either
+        tests.append(_not_green(other))
     results_obj: dict[str, Any] = {
         "tool": {"name": str(run.get("tool") or "pytest")},
-        "summary": _summary(report, tests),
+        "summary": _summary(report, tests, [reason.text for reason in reasons]),
         "tests": tests,
         "environment": _environment(report),
     }
@@ -155,7 +162,9 @@ def _iso(value: Any) -> str:
     return text.replace("+00:00", "Z")
 
 
-def _summary(report: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(
+    report: Mapping[str, Any], tests: list[dict[str, Any]], reasons: list[str]
+) -> dict[str, Any]:
     run, counts = report["run"], report["summary"]
     start = epoch_ms(run["started_at"]) or 0
     stop = epoch_ms(run.get("completed_at")) or start + ms(float(counts.get("duration") or 0))
@@ -176,7 +185,8 @@ def _summary(report: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str
             "pytest": {key: n for key, n in pytest_line.items() if n},
             "exitCode": run.get("exit_code"),
             "interrupted": bool(run.get("interrupted")),
-            "success": run_green(report),
+            "success": not reasons,
+            "reasons": reasons,
         },
     }
 
@@ -312,6 +322,21 @@ def _incomplete(errors: list[str]) -> dict[str, Any]:
         "message": incomplete_text(errors),
         "trace": "\n".join(errors),
         "extra": {"counted_as": [], "recordingErrors": errors},
+    }
+
+
+def _not_green(reasons: list[str]) -> dict[str, Any]:
+    """The failed test that stands for why the run is red besides its tests (interrupted, a
+    failed gate, the runner's exit status), so that no CTRF reader says "all passed"."""
+    return {
+        "testId": ctrf_test_id(NOT_GREEN),
+        "name": NOT_GREEN,
+        "status": "failed",
+        "rawStatus": NOT_GREEN,
+        "duration": 0,
+        "suite": ["qbench"],
+        "message": "; ".join(reasons),
+        "extra": {"counted_as": [], "reasons": reasons},
     }
 
 

@@ -32,6 +32,7 @@ from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.verdict import incomplete_text
 from pytest_qbench.report.verdict import recording_errors
+from pytest_qbench.report.verdict import red_reasons
 from pytest_qbench.report.verdict import run_green
 
 
@@ -124,8 +125,9 @@ def next_steps(
     steps.extend(untested_steps(coverage) if coverage else [])
     steps.extend(_flaky_step(result) for result in view.flaky.items[:2])
     interrupted = None
-    if report["run"]["interrupted"]:
-        interrupted = "The run was interrupted; run the tests again for complete results"
+    why = [r.text for r in red_reasons(report) if r.kind == "interrupted"]
+    if why:  # the words of every output's verdict (report/verdict.py)
+        interrupted = f"{why[0][:1].upper()}{why[0][1:]}: run the tests again for complete results"
         steps.append(interrupted)
     if not steps:
         steps.append(_nothing_failed(report))

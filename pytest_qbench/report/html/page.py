@@ -32,7 +32,7 @@ from pytest_qbench.report.render import builtin_template_dir
 from pytest_qbench.report.template_cache import bytecode_cache
 from pytest_qbench.report.verdict import incomplete_text
 from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import red_reasons
 
 
 if TYPE_CHECKING:
@@ -172,11 +172,13 @@ def page_context(
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     summary = report["summary"]
+    reasons = red_reasons(report)
     return {
         "report": report,
         "summary": summary,
         "parts": summary_parts(summary),
-        "ok": run_green(report),
+        "ok": not reasons,
+        "reasons": reasons,
         "incomplete": incomplete_text(recording_errors(report)),
         "view": view,
         "trend": trend,
