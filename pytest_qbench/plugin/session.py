@@ -210,6 +210,8 @@ class QBenchSession(QBenchWorker):
         the quarantine when the session ends, before the run is indexed)."""
         """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
+        self.end_broke = False
+        """Whether a ``pytest_sessionfinish`` implementation raised (`session_end_broke`)."""
         self.session: pytest.Session | None = None
         """The session, once it finishes (`end` reads its exit status)."""
         self.ended = False
@@ -461,13 +463,33 @@ class QBenchSession(QBenchWorker):
     # outermost) has set the final status by now. pytest 9's --max-warnings status (6) is set by
     # the terminal reporter's wrapper after the terminal summary, so it is not seen here. When an
     # implementation raises (a warning turned into an error by -W error), pytest stops with the
-    # traceback and no reports are written: the stream keeps the results, as after a crash.
+    # traceback, without its closing line: the reports are written all the same, incomplete
+    # (never green), naming the exception, and the exception goes on.
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
         self.session = session
-        result = yield
+        try:
+            result = yield
+        except BaseException as exc:
+            self.session_end_broke(exc)
+            raise
         self.end()
         return result
+
+    def session_end_broke(self, exc: BaseException) -> None:
+        """A ``pytest_sessionfinish`` implementation raised (another plugin's, a conftest's, or
+        a warning made an error by ``-W error``): pytest stops with its traceback and no closing
+        line, so the session's end is not what qbench records; write the reports, incomplete."""
+        with self.guard("pytest_sessionfinish"):
+            detail = " ".join(traceback.format_exception_only(type(exc), exc)).strip()
+            self.note_internal_error(
+                "the session's end",
+                f"a pytest_sessionfinish implementation raised {detail}; pytest stopped there "
+                "with a traceback, without its summary line (with -W error or filterwarnings = "
+                "error, a warning raises), so what came after it at the session's end is missing",
+            )
+        self.end_broke = True  # pytest's exit status is the traceback's, not the session's
+        self.end()
 
     def end(self) -> None:
         """Write the reports (once), with the session's exit status as it is now."""
@@ -708,7 +730,7 @@ class QBenchSession(QBenchWorker):
             self._emit_skipped_collectors()
         self._flush_pending()
         self.run["completed_at"] = iso(datetime.now(timezone.utc))
-        self.run["exit_code"] = exitstatus
+        self.run["exit_code"] = None if self.end_broke else exitstatus
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
         stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
