@@ -167,3 +167,33 @@ def test_summary_lists_several_reasons() -> None:
     text = render(report, "summary.md.j2")
     assert "**❌ Not green:**\n\n- the run was interrupted" in text  # 1 failed: the headline
     assert "\n- coverage gate failed: low\n" in text
+
+
+def test_a_fault_while_deciding_is_red_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """qbench raising while it decides the verdict (here ``recording_errors``): every output is
+    still written, red, naming the error; before, the summary, report.md, the digest, CTRF and
+    the HTML page of the run were all lost to it."""
+    from pytest_qbench.report import verdict
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.ctrf import build_ctrf
+    from pytest_qbench.report.digest import build_digest
+    from pytest_qbench.report.html import render_html
+
+    def broken(report: Any) -> list[str]:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(verdict, "recording_errors", broken)
+    report = report_of([result("t.py::test_a", "passed")], exit_code=0).model_dump(mode="json")
+    words = "qbench could not decide whether the run is green, so it is not: RuntimeError: boom"
+    assert run_green(report) is False
+    text = render(report, "summary.md.j2")
+    assert text.startswith("# ❌ Test report: 1 passed")
+    assert f"**❌ Not green:** {words}" in text
+    view = aggregate(report["results"]).view()
+    digest = build_digest(report, view)
+    assert digest["success"] is False
+    assert f"Q{words[1:]}; report it as a bug in qbench, with this message" in digest["next_steps"]
+    ctrf = build_ctrf(report, report["results"])["results"]["summary"]
+    assert ctrf["extra"]["success"] is False and ctrf["failed"] == 1
+    html = render_html(report)
+    assert 'data-ok="false"' in html

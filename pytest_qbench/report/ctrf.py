@@ -23,9 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
-from pytest_qbench.report.verdict import incomplete_text
-from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import red_reasons
+from pytest_qbench.report.verdict import verdict_of
 
 
 SPEC_VERSION = "0.0.0"
@@ -116,10 +114,10 @@ def build_ctrf(
     run = report["run"]
     tests = [_test(result, run["run_id"], history.tests) for result in results]
     tests.extend(_collection_error(diag) for diag in report["collection_errors"])
-    errors = recording_errors(report)
-    if errors:  # a document that counts what qbench recorded would say "all passed"
-        tests.append(_incomplete(errors))
-    reasons = red_reasons(report)
+    verdict = verdict_of(report)
+    if verdict.recording_errors:  # a document that counts what qbench recorded: "all passed"
+        tests.append(_incomplete(verdict.recording_errors, verdict.incomplete))
+    reasons = verdict.reasons
     other = [reason.text for reason in reasons if reason.kind not in ("tests", "incomplete")]
     if other:  # red with every test passed (interrupted, a gate): not "all passed" either
         tests.append(_not_green(other))
@@ -310,7 +308,7 @@ def _attachment(attachment: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _incomplete(errors: list[str]) -> dict[str, Any]:
+def _incomplete(errors: list[str], text: str) -> dict[str, Any]:
     """The failed test that stands for what qbench could not record of the run."""
     return {
         "testId": ctrf_test_id(INCOMPLETE),
@@ -319,7 +317,7 @@ def _incomplete(errors: list[str]) -> dict[str, Any]:
         "rawStatus": INCOMPLETE,
         "duration": 0,
         "suite": ["qbench"],
-        "message": incomplete_text(errors),
+        "message": text,
         "trace": "\n".join(errors),
         "extra": {"counted_as": [], "recordingErrors": errors},
     }

@@ -23,7 +23,8 @@ Templates are looked up in the user's template directory first, then among the b
 ``reasons``
     why it is not (`pytest_qbench.report.verdict.red_reasons`, empty when green): each has a
     ``kind`` (``tests``, ``interrupted``, ``incomplete``, ``coverage``, ``gate``,
-    ``exit_code``) and a ``text`` in plain words (escape it: ``md_text``);
+    ``exit_code``, ``undecided``: qbench erred while deciding) and a ``text`` in plain words
+    (escape it: ``md_text``);
 ``recording_errors``
     what qbench failed to record of the run (empty nearly always: then the report is whole);
 ``incomplete``
@@ -66,9 +67,7 @@ from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.aggregate import as_record
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
-from pytest_qbench.report.verdict import incomplete_text
-from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import red_reasons
+from pytest_qbench.report.verdict import verdict_of
 
 
 if TYPE_CHECKING:
@@ -242,18 +241,17 @@ def template_context(
     report: Record, results: Iterable[Any], view: ReportView, max_items: int
 ) -> dict[str, Any]:
     """The variables a Markdown template sees (the module's docstring lists them)."""
-    errors = recording_errors(report)
-    reasons = red_reasons(report)
+    verdict = verdict_of(report)
     return {
         "report": report,
         "results": results,
         "summary": report["summary"],
         "view": view,
         "max_items": max_items,
-        "green": not reasons,
-        "reasons": reasons,
-        "recording_errors": errors,
-        "incomplete": incomplete_text(errors),
+        "green": verdict.green,
+        "reasons": verdict.reasons,
+        "recording_errors": verdict.recording_errors,
+        "incomplete": verdict.incomplete,
     }
 
 

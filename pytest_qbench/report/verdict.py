@@ -20,7 +20,9 @@ from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.report.gates.text import GATE_LABELS
 
 
-ReasonKind = Literal["tests", "interrupted", "incomplete", "coverage", "gate", "exit_code"]
+ReasonKind = Literal[
+    "tests", "interrupted", "incomplete", "coverage", "gate", "exit_code", "undecided"
+]
 """The kinds of `RedReason`, in the order `red_reasons` gives them."""
 MAX_RECORDING_ERRORS = 20
 """The errors ``RunMeta.recording_errors`` keeps; the last one kept says how many more."""
@@ -68,6 +70,8 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
       plugin's 1 fails a CI job whatever the counts say. An unknown status (``None``) is no
       reason by itself.
 
+    (`verdict_of` adds ``undecided``: qbench erred while deciding.)
+
     ``report`` is a ``TestReport`` record (``model_dump(mode="json")``).
     """
     summary, run, coverage = report["summary"], report["run"], report["coverage"]
@@ -96,8 +100,37 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
 
 def run_green(report: Mapping[str, Any]) -> bool:
     """Whether the run is green (a ✅ headline, the digest's ``success``): `red_reasons` found
-    none. ``report`` is a ``TestReport`` record (``model_dump(mode="json")``)."""
-    return not red_reasons(report)
+    none, and qbench erred in none of it (`verdict_of`). ``report`` is a ``TestReport`` record
+    (``model_dump(mode="json")``)."""
+    return verdict_of(report).green
+
+
+class Verdict(NamedTuple):
+    """Everything an output shows of the verdict: why the run is red (`red_reasons`), what
+    qbench could not record (`recording_errors`) and the sentence saying so
+    (`incomplete_text`)."""
+
+    reasons: list[RedReason]
+    recording_errors: list[str]
+    incomplete: str
+
+    @property
+    def green(self) -> bool:
+        """Whether the run is green: no reason it is not."""
+        return not self.reasons
+
+
+def verdict_of(report: Mapping[str, Any]) -> Verdict:
+    """The verdict every output shows, failing closed: when qbench errs while deciding (a bug,
+    a report it cannot read), the run is red with the error named (kind ``undecided``), and the
+    outputs are still written."""
+    try:
+        errors = recording_errors(report)
+        return Verdict(red_reasons(report), errors, incomplete_text(errors))
+    except Exception as exc:
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        why = f"qbench could not decide whether the run is green, so it is not: {detail}"
+        return Verdict([RedReason("undecided", why)], [], "")
 
 
 INCOMPLETE_SHORT = "qbench could not record the whole run"
@@ -218,9 +251,11 @@ __all__ = [
     "MAX_RECORDING_ERRORS",
     "ReasonKind",
     "RedReason",
+    "Verdict",
     "bounded_errors",
     "incomplete_text",
     "recording_errors",
     "red_reasons",
     "run_green",
+    "verdict_of",
 ]
