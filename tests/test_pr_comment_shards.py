@@ -88,3 +88,23 @@ def test_shards_without_their_merged_run_are_refused_by_default(
     assert "the last run, s2, is CI shard 2/2, not the whole run" in err
     assert "'qbench index merged/report.json'" in err
     assert "'qbench pr-comment s2'" in err
+
+
+def test_a_run_that_did_not_finish_is_not_passing_without_a_base() -> None:
+    """No base run: the headline said ``passing`` of an interrupted run whose tests all passed
+    (a merged run missing a shard, exit status 0), since only qbench's recording errors counted."""
+    from dataclasses import replace
+
+    from test_pr_comment import _run
+
+    from pytest_qbench.history.pr_comment import pr_comment
+
+    head = replace(_run("m", 0, 2), exit_code=0, interrupted=True)
+    headline = pr_comment(head, None).splitlines()[1]
+    assert headline == (
+        "### qbench: failing (no base run to compare with; the run was interrupted, exit status "
+        "0: the tests it did not reach have no result)"
+    )
+    assert pr_comment(replace(head, interrupted=False), None).splitlines()[1] == (
+        "### qbench: passing (no base run to compare with)"
+    )

@@ -183,10 +183,10 @@ def trim(text: str, limit: int = MAX_CHARS) -> str:
 def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
     failing += head.exit_code not in (*RAN_CLEAN, None)  # a plugin failed it, an internal error
-    if diff is None:
-        unrecorded = incomplete(head) if head.recording_errors else None
-        verdict = "failing" if failing or unrecorded else "passing"
-        why = f"; {unrecorded}" if unrecorded else ""
+    if diff is None:  # not passing when it did not finish (a merged run missing a shard)
+        unfinished = incomplete(head)
+        verdict = "failing" if failing or unfinished else "passing"
+        why = f"; {unfinished}" if unfinished else ""
         return f"### qbench: {verdict} (no base run to compare with{why})"
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
     if diff.head_incomplete:  # fails the comparison: say why first
