@@ -197,3 +197,54 @@ def test_a_fault_while_deciding_is_red_and_named(monkeypatch: pytest.MonkeyPatch
     assert ctrf["extra"]["success"] is False and ctrf["failed"] == 1
     html = render_html(report)
     assert 'data-ok="false"' in html
+
+
+@pytest.mark.skipif(
+    not hasattr(pytest.ExitCode, "MAX_WARNINGS_ERROR"), reason="pytest 9's --max-warnings"
+)
+@pytest.mark.parametrize("where", ["option", "ini"])
+def test_more_warnings_than_max_warnings_is_red(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """pytest 9 exits 6 when every test passed with more warnings than ``--max-warnings``; it
+    sets the status after its terminal summary, after qbench wrote the reports, which said
+    ``✅ ... exit code 0`` beside a red CI job."""
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step-summary.md"))
+    pytester.makepyfile("import warnings\ndef test_ok():\n    warnings.warn(UserWarning('w'))\n")
+    if where == "ini":
+        pytester.makeini("[pytest]\nfilterwarnings = default\nmax_warnings = 0\n")
+        args: tuple[str, ...] = ()
+    else:
+        pytester.makeini("[pytest]\nfilterwarnings = default\n")
+        args = ("--max-warnings=0",)
+    run = run_qbench(*args, *OUTPUTS)
+    assert run.result.ret == 6
+    assert run.report.run.exit_code == 6
+    found = outputs(pytester)
+    words = "pytest exited 6 (tests passed, but more warnings than --max-warnings allows)"
+    assert found["step"].startswith("# ❌ Test report: 1 passed, 1 warning")
+    assert f"**❌ Not green:** {words}" in found["step"]
+    assert found["digest"]["success"] is False
+    assert found["ctrf"]["results"]["summary"]["extra"]["exitCode"] == 6
+
+
+def test_max_warnings_counts_only_over_the_limit() -> None:
+    """Status 6 only above the limit (option first, then the ini), never without one."""
+    from types import SimpleNamespace
+
+    from pytest_qbench.plugin.session import _over_max_warnings
+
+    def config(option: object, ini: object) -> Any:
+        def getini(name: str) -> object:
+            if isinstance(ini, Exception):
+                raise ini
+            return ini
+
+        return SimpleNamespace(option=SimpleNamespace(max_warnings=option), getini=getini)
+
+    assert _over_max_warnings(config(0, None), 1)
+    assert not _over_max_warnings(config(1, None), 1)
+    assert _over_max_warnings(config(None, "2"), 3)
+    assert not _over_max_warnings(config(None, "2"), 2)
+    assert not _over_max_warnings(config(None, None), 100)
+    assert not _over_max_warnings(config(None, ValueError("unknown ini")), 100)

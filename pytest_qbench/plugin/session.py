@@ -461,7 +461,7 @@ class QBenchSession(QBenchWorker):
     # qbench's lines (pytest_terminal_summary writes the reports if it comes first). It reads
     # session.exitstatus, not the argument: the gates' wrapper (verdicts.py, tryfirst, so
     # outermost) has set the final status by now. pytest 9's --max-warnings status (6) is set by
-    # the terminal reporter's wrapper after the terminal summary, so it is not seen here. When an
+    # the terminal reporter's wrapper after the terminal summary, so finish() foresees it. When an
     # implementation raises (a warning turned into an error by -W error), pytest stops with the
     # traceback, without its closing line: the reports are written all the same, incomplete
     # (never green), naming the exception, and the exception goes on.
@@ -740,6 +740,10 @@ class QBenchSession(QBenchWorker):
         self.run["last_failed"] = _ran_last_failed(self.config)
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
+        if exitstatus == pytest.ExitCode.OK and _over_max_warnings(
+            self.config, summary["warnings"]
+        ):
+            self.run["exit_code"] = MAX_WARNINGS_ERROR  # what pytest sets after its summary
         if exitstatus != pytest.ExitCode.INTERNAL_ERROR:  # else pytest broke off (a plugin's
             # hook raised as pytest logged a report, which then never reached qbench's hook): the
             # run is red already, and no count of qbench's is to blame
@@ -974,6 +978,28 @@ def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]
     location, which xdist matches against the collected items."""
     kept = {key: data[key] for key in ("nodeid", "location") if key in data}
     return {**redact.data(data), **kept}
+
+
+MAX_WARNINGS_ERROR = 6
+"""pytest 9's exit status when every test passed but the warnings exceed ``--max-warnings``."""
+
+
+def _over_max_warnings(config: pytest.Config, warnings: int) -> bool:
+    """Whether pytest 9 will end the run with status 6 (``MAX_WARNINGS_ERROR``): its terminal
+    reporter sets it after the terminal summary, after qbench wrote the reports, when the run
+    ended 0 and counted more warnings than ``--max-warnings`` (or the ``max_warnings`` ini)."""
+    limit = getattr(config.option, "max_warnings", None)
+    if limit is None:
+        try:
+            limit = config.getini("max_warnings")
+        except ValueError:  # a pytest without the option
+            return False
+    if limit is None or limit == "":
+        return False
+    try:
+        return warnings > int(limit)
+    except (TypeError, ValueError):
+        return False
 
 
 def _max_failures(config: pytest.Config) -> int:
