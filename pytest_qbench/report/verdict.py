@@ -17,7 +17,6 @@ from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.summary_words import summary_parts
-from pytest_qbench.report.gates.text import GATE_LABELS
 
 
 ReasonKind = Literal[
@@ -192,6 +191,8 @@ def _coverage_below(coverage: Mapping[str, Any]) -> str:
 
 
 def _gate_failed(gate: Mapping[str, Any]) -> str:
+    from pytest_qbench.report.gates.text import GATE_LABELS  # only when a gate failed
+
     kind = gate.get("kind")
     label = GATE_LABELS.get(str(kind), "gate")
     name = "" if kind == "coverage" or not gate.get("name") else f" {gate['name']}"
