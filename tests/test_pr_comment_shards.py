@@ -30,10 +30,14 @@ SUITE = """
 
 
 def run_ci(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, sha: str, *args: str
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    sha: str,
+    *args: str,
+    branch: str = "feature",
 ) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
-    monkeypatch.setenv("GITHUB_REF_NAME", "feature")
+    monkeypatch.setenv("GITHUB_REF_NAME", branch)
     monkeypatch.setenv("GITHUB_SHA", sha)
     pytester.runpytest("-p", "qbench", *args)
 
@@ -108,3 +112,29 @@ def test_a_run_that_did_not_finish_is_not_passing_without_a_base() -> None:
     assert pr_comment(replace(head, interrupted=False), None).splitlines()[1] == (
         "### qbench: passing (no base run to compare with)"
     )
+
+
+def test_a_branch_base_is_its_merged_run_not_its_last_shard(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--base main`` took main's newest run by start: the last shard of main's pipeline, so the
+    whole feature run was compared with one shard (the other shard's tests "did not run")."""
+    pytester.makepyfile(test_suite=SUITE)
+    for index in (1, 2):
+        run_ci(
+            pytester,
+            monkeypatch,
+            "m0",
+            f"--qbench-shard={index}/2",
+            f"--qbench-run-id=m{index}",
+            branch="main",
+        )
+    runs = pytester.path / ".qbench" / "runs"
+    merged = pytester.path / "main.json"
+    assert main(["merge", str(runs / "m1"), str(runs / "m2"), "-o", str(merged)]) == 0
+    assert main(["index", str(merged)]) == 0
+    run_ci(pytester, monkeypatch, "c1", "--qbench-run-id=whole1")
+    capsys.readouterr()
+    counts = comment(capsys, "whole1", "--base", "main").splitlines()[3]
+    assert counts.startswith("**4 tests**: 4 passed · run `whole1` · against run `")
+    assert "(merged CI shards) (on `main` `m0`)" in counts

@@ -237,7 +237,11 @@ def _counts_line(head: RunInfo, base: RunInfo | None) -> str:
             parts.append(f"{pluralize(now, words[field])}{change}")
     total = head.counts.get("total", 0)
     run = f" · run {md_code(head.run_id)}{_what(head)}"
-    against = f" · against run {md_code(base.run_id)}{_where(base)}" if base is not None else ""
+    against = (
+        f" · against run {md_code(base.run_id)}{_what(base)}{_where(base)}"
+        if base is not None
+        else ""
+    )
     return f"**{plural(total, 'test')}**: {', '.join(parts) or 'none ran'}{run}{against}"
 
 
@@ -383,13 +387,14 @@ def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
 
 RUN_ON_BRANCH = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.branch = ? AND r.run_id <> ? "
-    "ORDER BY r.started_at DESC, r.id DESC LIMIT 1"
+    "ORDER BY r.started_at DESC, r.id DESC LIMIT ?"
 )
 
 
 def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     """The run to compare ``head`` with: ``ref`` as a run (id, prefix, ``last~N``), else the
-    newest other run on the branch ``ref``; without ``ref``, the run before ``head`` (by start,
+    newest other run on the branch ``ref`` (the newest that is not a CI shard, when there is one
+    and ``head`` is not a shard); without ``ref``, the run before ``head`` (by start,
     then by indexing), and when ``head`` is not a CI shard, the one before it that is not a CI
     shard either (not the shards merged into it, nor one shard of an earlier pipeline);
     ``None`` when there is none.
@@ -405,9 +410,11 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
         run_error = exc
 
     def work(cursor: Cursor) -> RunInfo | None:
-        cursor.execute(RUN_ON_BRANCH, (ref, head.run_id))
-        row = cursor.fetchone()
-        return RunInfo.from_row(row) if row else None
+        cursor.execute(RUN_ON_BRANCH, (ref, head.run_id, MAX_SCANNED))
+        runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
+        whole = [run for run in runs if run.shard is None]  # a shard is not the branch's run
+        found = whole if whole and head.shard is None else runs
+        return found[0] if found else None
 
     found = index.read(work)
     if found is None:
