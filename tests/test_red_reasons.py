@@ -248,3 +248,17 @@ def test_max_warnings_counts_only_over_the_limit() -> None:
     assert not _over_max_warnings(config(None, "2"), 2)
     assert not _over_max_warnings(config(None, None), 100)
     assert not _over_max_warnings(config(None, ValueError("unknown ini")), 100)
+
+
+def test_an_incomplete_report_does_not_claim_no_test_failed() -> None:
+    """pytest exited 1 and qbench lost the failed test's result: the exit status's reason must
+    not say that no test failed (that is only what qbench recorded)."""
+    report = report_of(
+        [result("t.py::test_a", "passed")],
+        exit_code=1,
+        recording_errors=["internal error in pytest_runtest_logreport: RuntimeError: boom"],
+    ).model_dump(mode="json")
+    assert [(r.kind, r.text) for r in red_reasons(report)] == [
+        ("incomplete", "the report is incomplete: qbench could not record the whole run"),
+        ("exit_code", "pytest exited 1 (tests failed)"),
+    ]

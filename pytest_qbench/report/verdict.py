@@ -2,7 +2,7 @@
 
 report.md's and summary.md's headline (the templates get it as ``green``, and why not as
 ``reasons``), the HTML report's headline, the digest's ``success`` and the CTRF document's
-``extra.success`` all call `run_green` or `red_reasons`; none writes the rule again, and each
+``extra.success`` all call `verdict_of` (or `run_green`); none writes the rule again, and each
 says why a red run is red in the same words.
 """
 
@@ -93,7 +93,10 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
     reasons += [RedReason("gate", _gate_failed(gate)) for gate in gates]
     code = run["exit_code"]
     if code not in (*RAN_CLEAN, None) and not _status_explained(code, reasons):
-        reasons.append(RedReason("exit_code", _exit_status(run.get("tool") or "pytest", code)))
+        whole = not errors  # else "no test failed" is only what qbench recorded
+        reasons.append(
+            RedReason("exit_code", _exit_status(run.get("tool") or "pytest", code, whole))
+        )
     return reasons
 
 
@@ -211,15 +214,16 @@ def _status_explained(code: int, reasons: list[RedReason]) -> bool:
     return False
 
 
-def _exit_status(tool: str, code: int) -> str:
-    runner = "pytest" if tool == "pytest" else tool
-    if code == PytestExit.TESTS_FAILED:
+def _exit_status(tool: str, code: int, whole: bool) -> str:
+    """``pytest exited 3 (internal error)``; a 1 of a run whose report is ``whole`` and counts
+    no failed test says that no test failed."""
+    if tool != "pytest":
+        return f"{tool} exited {code}" + (" though no test failed" if whole and code == 1 else "")
+    if code == PytestExit.TESTS_FAILED and whole:
         meaning = "though no test failed: a plugin, or a gate qbench does not know, failed it"
     else:
-        meaning = (
-            PYTEST_MEANINGS.get(code, "a status of a failed run") if runner == "pytest" else ""
-        )
-    return f"{runner} exited {code}" + (f" ({meaning})" if meaning else "")
+        meaning = PYTEST_MEANINGS.get(code, "a status of a failed run")
+    return f"pytest exited {code} ({meaning})"
 
 
 def incomplete_text(errors: list[str]) -> str:
