@@ -104,7 +104,9 @@ def test_metric_min_below_fails_the_run(pytester: pytest.Pytester, run_qbench: R
     assert gate.value == pytest.approx(0.7)
     assert run.report.run.exit_code == 1
     assert "# ❌ Test report" in run.markdown
-    assert "**❌ Metric gate `quality`:** mean 0.70 is below the required 0.80" in run.markdown
+    assert "**❌ Not green:** metric gate quality failed: mean 0.70 is below the required 0.80" in (
+        run.markdown
+    )
     assert "| metric mean quality | ❌ failed |" in run.markdown
     digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
     assert digest["success"] is False
@@ -474,7 +476,9 @@ def test_coverage_gate_is_recorded_with_the_metric_gates(
     assert coverage.value == pytest.approx(75.0)
     assert coverage.detail == "coverage 75.00% is below the required 90%"
     assert gates["metric_min"].passed is True
-    assert "**❌ Coverage gate:** coverage 75.00% is below the required 90%" in run.markdown
+    assert "**❌ Not green:** coverage gate failed: coverage 75.00% is below the required 90%" in (
+        run.markdown
+    )
 
 
 def test_baseline_with_one_test_fails_any_drop_over_the_allowed() -> None:

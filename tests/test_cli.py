@@ -292,7 +292,7 @@ def test_render_run_dir_rebuilds_interrupted_run(
     assert (report.summary.passed, report.summary.failed) == (1, 1)
     assert report.run.completed_at == T0 + timedelta(seconds=2)
     markdown = (run_dir / "report.md").read_text(encoding="utf-8")
-    assert "> **Interrupted:**" in markdown
+    assert "**❌ Not green:** the run did not finish: its process died" in markdown
     assert "### `t.py::test_bad`" in markdown
 
 

@@ -51,7 +51,7 @@ def test_hard_exit_then_render(
     died = report.results[2].failure
     assert died is not None and died.error_type == "ProcessDied"
     md = (run_dir / "report.md").read_text()
-    assert "**Interrupted:**" in md
+    assert "**❌ Not green:** the run did not finish: its process died or was killed" in md
     assert "two fails" in md
 
 
@@ -71,7 +71,7 @@ def test_keyboard_interrupt_writes_reports(
     assert run.report.run.interrupted is True
     assert run.report.run.exit_code == 2
     assert [r.nodeid.split("::")[1] for r in run.report.results] == ["test_one"]
-    assert "**Interrupted:**" in run.markdown
+    assert "**❌ Not green:** the run was interrupted (Ctrl-C, pytest.exit" in run.markdown
 
 
 def test_bug_in_qbench_keeps_results_and_exit_status(pytester: pytest.Pytester) -> None:

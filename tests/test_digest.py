@@ -215,7 +215,8 @@ def test_interrupted_run() -> None:
     digest = digest_of([result("test_a")], interrupted=True)
     assert digest.success is False
     assert digest.next_steps == [
-        "The run was interrupted; run the tests again for complete results"
+        "The run was interrupted (Ctrl-C, pytest.exit or a signal) before its end; this report "
+        "holds the tests that finished: run the tests again for complete results"
     ]
 
 

@@ -9,6 +9,7 @@ from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.report.merge import Source
 from pytest_qbench.report.merge import merge_reports
 from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import verdict_of
 
 from conftest import RunQBench
 
@@ -51,6 +52,9 @@ def test_shards_that_planned_differently_do_not_merge_green(
     assert not run_green(differ.model_dump(mode="json"))
     notes = [w.message for w in differ.warnings if w.code == "merge-plans-differ"]
     assert len(notes) == 1 and notes[0].startswith("the shards of the 2-shard plan planned")
+    # the summaries say why it is red: the plans, not a run that "did not finish"
+    reasons = [r.text for r in verdict_of(differ.model_dump(mode="json")).reasons]
+    assert reasons == ["the merged run is not whole: " + notes[0]]
     path = pytester.path / "s2-replanned.json"
     path.write_text(replanned.model_dump_json(), encoding="utf-8")
     capsys.readouterr()

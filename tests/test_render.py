@@ -369,10 +369,11 @@ def test_large_report_has_bounded_markdown() -> None:
 
 
 def test_interrupted_run_is_flagged() -> None:
-    """An interrupted run gets a cross and the Interrupted note, even with nothing failed."""
+    """An interrupted run gets a cross and says why, even with nothing failed."""
     text = render(report_of([result("t.py::test_a", "passed")], interrupted=True))
     assert text.startswith("# ❌ ")
-    assert "\n\n> **Interrupted:** the run did not finish" in text
+    assert "\n\n**❌ Not green:**" in text
+    assert "\n- the run did not finish; this report holds the tests that finished\n" in text
 
 
 JSON_TEMPLATE = """\

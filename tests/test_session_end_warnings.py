@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from pytest_qbench.cli import main
 from pytest_qbench.report.models import TestReport
 
 from conftest import QBenchRun
@@ -155,23 +154,33 @@ def test_a_warning_in_a_terminal_summary_is_said_to_be_missing(
     )
 
 
-def test_a_warning_made_an_error_at_sessionfinish_is_a_crash(
-    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+def test_a_warning_made_an_error_at_sessionfinish_still_writes_the_reports(
+    pytester: pytest.Pytester,
 ) -> None:
     """``-W error`` makes the conftest's warning an exception out of pytest_sessionfinish:
-    pytest stops with its traceback, exit status 1 and no closing line. qbench writes no report
-    that would call the run finished: the stream holds the results without its end record, as
-    after a crash, and ``qbench render`` rebuilds it as an interrupted run."""
+    pytest stops with its traceback, exit status 1 and no closing line. qbench still writes
+    report.json and report.md (the stream with its end record), incomplete and never green,
+    naming the exception; the exit status it records is unknown (the traceback's, not the
+    session's 0)."""
     warning_project(pytester, AT_SESSIONFINISH)
-    result = pytester.runpytest_subprocess("-p", "qbench", "-W", "error")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-W", "error", "--qbench-digest=digest.json"
+    )
     assert result.ret == 1
     result.stderr.fnmatch_lines(["UserWarning: warned at sessionfinish"])
     assert "1 passed" not in result.stdout.str()
     run_dir = find_run_dir(pytester.path)
-    assert not (run_dir / "report.json").exists()
-    records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
-    assert [r["kind"] for r in records] == ["start", "result"]
-    assert main(["render", str(run_dir)]) == 0
-    assert "rebuilt interrupted run" in capsys.readouterr().out
     report = TestReport.model_validate_json((run_dir / "report.json").read_text())
-    assert report.run.interrupted is True
+    assert report.summary.passed == 1
+    assert report.run.exit_code is None
+    [error] = report.run.recording_errors
+    assert (
+        "pytest_sessionfinish implementation raised UserWarning: warned at sessionfinish" in error
+    )
+    records = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert records[-1]["kind"] == "end"
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert markdown.startswith("# ❌ Test report incomplete")
+    assert "warned at sessionfinish" in markdown
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False

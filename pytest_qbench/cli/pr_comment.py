@@ -31,7 +31,8 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         sub,
         "pr-comment",
         "Markdown for one pull-request comment: what changed against a base run",
-        "Write the Markdown of a pull-request comment for RUN (default: the last run) against "
+        "Write the Markdown of a pull-request comment for RUN (default: the last run, or the "
+        "merged run of its CI shards) against "
         "--base: the counts and their change, new failures first (with fingerprints; a "
         "returning failure says so), fixed tests, tests that passed only after reruns (flaky, "
         "not fixed), known flaky failures set aside, tests added and removed, the slowest "
@@ -39,12 +40,18 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         "or update the pull request's comment on GitHub.",
         cmd_pr_comment,
     )
-    parser.add_argument("run", nargs="?", default="last", metavar="RUN", help="Default: last")
+    parser.add_argument(
+        "run",
+        nargs="?",
+        metavar="RUN",
+        help="The run (id, prefix, last, last~N). Default: the last run; when it is a CI "
+        "shard, the merged run of its shards (qbench merge), refused when none is indexed",
+    )
     parser.add_argument(
         "--base",
         metavar="RUN|BRANCH",
         help="The run to compare with (id, prefix, last~N), or a branch: its newest run. "
-        "Default: the run indexed before RUN",
+        "Default: the run before RUN that is not a CI shard (unless RUN is one)",
     )
     parser.add_argument("-o", "--output", help="Write the Markdown here. Default: stdout")
     parser.add_argument(
@@ -78,9 +85,9 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
     from pytest_qbench.history.compare import diff_runs
     from pytest_qbench.history.pr_comment import base_run
     from pytest_qbench.history.pr_comment import head_fingerprints
+    from pytest_qbench.history.pr_comment import head_run
     from pytest_qbench.history.pr_comment import pr_comment
     from pytest_qbench.history.pr_comment import quarantined_known
-    from pytest_qbench.history.queries import resolve_run
     from pytest_qbench.history.thresholds import Thresholds
 
     target = None
@@ -92,7 +99,7 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
         return _post_prepared(args.body, target)
     thresholds = Thresholds(slower_pct=args.slower_pct, slower_secs=args.slower_secs)
     with _opened(args) as index:
-        head = resolve_run(index, args.run)
+        head = head_run(index, args.run)
         base = base_run(index, head, args.base)
         diff = diff_runs(index, base, head, thresholds) if base is not None else None
         fingerprints = head_fingerprints(index, head.run_id)

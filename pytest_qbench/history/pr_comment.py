@@ -33,7 +33,6 @@ from pytest_qbench.history.backend import Index
 from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import RunDiff
 from pytest_qbench.history.compare import incomplete
-from pytest_qbench.history.ctrf_insights import runs_up_to
 from pytest_qbench.history.failure_history import CAME_BACK
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import resolve_run
@@ -184,10 +183,10 @@ def trim(text: str, limit: int = MAX_CHARS) -> str:
 def _headline(head: RunInfo, diff: RunDiff | None, quarantined: int = 0) -> str:
     failing = head.counts.get("failed", 0) + head.counts.get("errors", 0)
     failing += head.exit_code not in (*RAN_CLEAN, None)  # a plugin failed it, an internal error
-    if diff is None:
-        unrecorded = incomplete(head) if head.recording_errors else None
-        verdict = "failing" if failing or unrecorded else "passing"
-        why = f"; {unrecorded}" if unrecorded else ""
+    if diff is None:  # not passing when it did not finish (a merged run missing a shard)
+        unfinished = incomplete(head)
+        verdict = "failing" if failing or unfinished else "passing"
+        why = f"; {unfinished}" if unfinished else ""
         return f"### qbench: {verdict} (no base run to compare with{why})"
     parts = [plural(len(diff.new_failures), "new failure"), f"{len(diff.fixed)} fixed"]
     if diff.head_incomplete:  # fails the comparison: say why first
@@ -237,8 +236,26 @@ def _counts_line(head: RunInfo, base: RunInfo | None) -> str:
             change = f" ({now - then:+d})" if known and now != then else ""
             parts.append(f"{pluralize(now, words[field])}{change}")
     total = head.counts.get("total", 0)
-    against = f" · against run {md_code(base.run_id)}{_where(base)}" if base is not None else ""
-    return f"**{plural(total, 'test')}**: {', '.join(parts) or 'none ran'}{against}"
+    run = f" · run {md_code(head.run_id)}{_what(head)}"
+    against = (
+        f" · against run {md_code(base.run_id)}{_what(base)}{_where(base)}"
+        if base is not None
+        else ""
+    )
+    return f"**{plural(total, 'test')}**: {', '.join(parts) or 'none ran'}{run}{against}"
+
+
+def _what(run: RunInfo) -> str:
+    """What kind of run ``run`` is, when it is not one whole run: `` (CI shard 2/4)``,
+    `` (merged CI shards)``; "" otherwise."""
+    if run.shard:
+        return f" (CI shard {md_text(run.shard)}, not the whole run)"
+    return " (merged CI shards)" if is_merged(run) else ""
+
+
+def is_merged(run: RunInfo) -> bool:
+    """Whether ``run`` is the merged report of CI shards (``qbench merge``)."""
+    return run.command[:2] == ["qbench", "merge"]
 
 
 def _where(run: RunInfo) -> str:
@@ -311,32 +328,92 @@ def _slowest(diff: RunDiff) -> list[str]:
     return lines
 
 
+RUNS_INDEXED_AFTER = (
+    f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.shard IS NULL "
+    "AND r.id > (SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id DESC LIMIT ?"
+)
+RUNS_BEFORE = (
+    f"SELECT {sql.RUN_FIELDS} FROM runs r, runs h WHERE h.run_id = ? AND r.id <> h.id "
+    "AND r.id < h.id ORDER BY r.id DESC LIMIT ?"
+)
+MAX_SCANNED = 1000
+"""Runs read back at most, looking for a merged run or a base that is not a shard."""
+
+
+def head_run(index: Index, ref: str | None) -> RunInfo:
+    """The run the comment is about: ``ref`` (an id, a prefix, ``last``, ``last~N``) as it
+    names it; without ``ref``, the last run, unless that is a CI shard: then the merged run of
+    its shards (``qbench merge``, indexed after it), since one shard's counts are not the
+    pipeline's.
+
+    Raises:
+        HistoryError: no such run; or no ``ref``, the last run is a CI shard and no merged run
+            of its shards is indexed.
+    """
+    if ref is not None:
+        return resolve_run(index, ref)
+    last = resolve_run(index, "last")
+    if last.shard is None:
+        return last
+    merged = _merged_run_of(index, last)
+    if merged is None:
+        raise HistoryError(
+            f"the last run, {last.run_id}, is CI shard {last.shard}, not the whole run, and no "
+            "merged run of its shards is indexed: merge the shards' reports and index the "
+            "merged one ('qbench merge ... -o merged/report.json', then 'qbench index "
+            "merged/report.json'), or name the run the comment is about ('qbench pr-comment "
+            f"{last.run_id}' for this one shard)"
+        )
+    return merged
+
+
+def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
+    """The newest merged run (``qbench merge``) indexed after ``shard`` that can hold it: it
+    started no later than the shard (a merged run starts with its first shard) and tests the
+    same commit (when both know theirs)."""
+
+    def work(cursor: Cursor) -> RunInfo | None:
+        cursor.execute(RUNS_INDEXED_AFTER, (shard.run_id, MAX_SCANNED))
+        for row in cursor.fetchall():
+            run = RunInfo.from_row(row)
+            same_commit = not (run.commit and shard.commit) or run.commit == shard.commit
+            if is_merged(run) and run.started_at <= shard.started_at and same_commit:
+                return run
+        return None
+
+    return index.read(work)
+
+
 RUN_ON_BRANCH = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.branch = ? AND r.run_id <> ? "
-    "ORDER BY r.id DESC LIMIT 1"
+    "ORDER BY r.id DESC LIMIT ?"
 )
 
 
 def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     """The run to compare ``head`` with: ``ref`` as a run (id, prefix, ``last~N``), else the
-    newest other run on the branch ``ref``; without ``ref``, the run indexed before ``head``
-    (``None`` when there is none).
+    newest other run on the branch ``ref`` (the newest that is not a CI shard, when there is one
+    and ``head`` is not a shard); without ``ref``, the run before ``head`` (by start,
+    then by indexing), and when ``head`` is not a CI shard, the one before it that is not a CI
+    shard either (not the shards merged into it, nor one shard of an earlier pipeline);
+    ``None`` when there is none.
 
     Raises:
         HistoryError: ``ref`` names neither a run nor a branch with runs.
     """
     if ref is None:
-        earlier = runs_up_to(index, head.run_id, 2)
-        return earlier[1] if len(earlier) > 1 else None
+        return _run_before(index, head)
     try:
         return resolve_run(index, ref)
     except HistoryError as exc:
         run_error = exc
 
     def work(cursor: Cursor) -> RunInfo | None:
-        cursor.execute(RUN_ON_BRANCH, (ref, head.run_id))
-        row = cursor.fetchone()
-        return RunInfo.from_row(row) if row else None
+        cursor.execute(RUN_ON_BRANCH, (ref, head.run_id, MAX_SCANNED))
+        runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
+        whole = [run for run in runs if run.shard is None]  # a shard is not the branch's run
+        found = whole if whole and head.shard is None else runs
+        return found[0] if found else None
 
     found = index.read(work)
     if found is None:
@@ -345,6 +422,18 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
             f"({run_error}); give a run id, last~N, or a branch that CI ran on"
         )
     return found
+
+
+def _run_before(index: Index, head: RunInfo) -> RunInfo | None:
+    def work(cursor: Cursor) -> RunInfo | None:
+        cursor.execute(RUNS_BEFORE, (head.run_id, MAX_SCANNED))
+        for row in cursor.fetchall():
+            run = RunInfo.from_row(row)
+            if head.shard is not None or run.shard is None:
+                return run
+        return None
+
+    return index.read(work)
 
 
 def head_fingerprints(index: Index, run_id: str) -> dict[str, str]:

@@ -245,6 +245,8 @@ class QBenchSession(QBenchWorker):
         the quarantine when the session ends, before the run is indexed)."""
         """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
+        self.end_broke = False
+        """Whether a ``pytest_sessionfinish`` implementation raised (`session_end_broke`)."""
         self.session: pytest.Session | None = None
         """The session, once it finishes (`end` reads its exit status)."""
         self.ended = False
@@ -498,15 +500,35 @@ class QBenchSession(QBenchWorker):
     # qbench's lines (pytest_terminal_summary writes the reports if it comes first). It reads
     # session.exitstatus, not the argument: the gates' wrapper (verdicts.py, tryfirst, so
     # outermost) has set the final status by now. pytest 9's --max-warnings status (6) is set by
-    # the terminal reporter's wrapper after the terminal summary, so it is not seen here. When an
+    # the terminal reporter's wrapper after the terminal summary, so finish() foresees it. When an
     # implementation raises (a warning turned into an error by -W error), pytest stops with the
-    # traceback and no reports are written: the stream keeps the results, as after a crash.
+    # traceback, without its closing line: the reports are written all the same, incomplete
+    # (never green), naming the exception, and the exception goes on.
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
         self.session = session
-        result = yield
+        try:
+            result = yield
+        except BaseException as exc:
+            self.session_end_broke(exc)
+            raise
         self.end()
         return result
+
+    def session_end_broke(self, exc: BaseException) -> None:
+        """A ``pytest_sessionfinish`` implementation raised (another plugin's, a conftest's, or
+        a warning made an error by ``-W error``): pytest stops with its traceback and no closing
+        line, so the session's end is not what qbench records; write the reports, incomplete."""
+        with self.guard("pytest_sessionfinish"):
+            detail = " ".join(traceback.format_exception_only(type(exc), exc)).strip()
+            self.note_internal_error(
+                "the session's end",
+                f"a pytest_sessionfinish implementation raised {detail}; pytest stopped there "
+                "with a traceback, without its summary line (with -W error or filterwarnings = "
+                "error, a warning raises), so what came after it at the session's end is missing",
+            )
+        self.end_broke = True  # pytest's exit status is the traceback's, not the session's
+        self.end()
 
     def end(self) -> None:
         """Write the reports (once), with the session's exit status as it is now."""
@@ -748,7 +770,7 @@ class QBenchSession(QBenchWorker):
             self._emit_skipped_collectors()
         self._flush_pending()
         self.run["completed_at"] = iso(datetime.now(timezone.utc))
-        self.run["exit_code"] = exitstatus
+        self.run["exit_code"] = None if self.end_broke else exitstatus
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
         stopped = exitstatus == pytest.ExitCode.INTERRUPTED and not self.collection_errors
@@ -758,6 +780,10 @@ class QBenchSession(QBenchWorker):
         self.run["last_failed"] = _ran_last_failed(self.config)
         summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
+        if exitstatus == pytest.ExitCode.OK and _over_max_warnings(
+            self.config, summary["warnings"]
+        ):
+            self.run["exit_code"] = MAX_WARNINGS_ERROR  # what pytest sets after its summary
         if exitstatus != pytest.ExitCode.INTERNAL_ERROR:  # else pytest broke off (a plugin's
             # hook raised as pytest logged a report, which then never reached qbench's hook): the
             # run is red already, and no count of qbench's is to blame
@@ -995,6 +1021,28 @@ def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]
     location, which xdist matches against the collected items."""
     kept = {key: data[key] for key in ("nodeid", "location") if key in data}
     return {**redact.data(data), **kept}
+
+
+MAX_WARNINGS_ERROR = 6
+"""pytest 9's exit status when every test passed but the warnings exceed ``--max-warnings``."""
+
+
+def _over_max_warnings(config: pytest.Config, warnings: int) -> bool:
+    """Whether pytest 9 will end the run with status 6 (``MAX_WARNINGS_ERROR``): its terminal
+    reporter sets it after the terminal summary, after qbench wrote the reports, when the run
+    ended 0 and counted more warnings than ``--max-warnings`` (or the ``max_warnings`` ini)."""
+    limit = getattr(config.option, "max_warnings", None)
+    if limit is None:
+        try:
+            limit = config.getini("max_warnings")
+        except ValueError:  # a pytest without the option
+            return False
+    if limit is None or limit == "":
+        return False
+    try:
+        return warnings > int(limit)
+    except (TypeError, ValueError):
+        return False
 
 
 def _max_failures(config: pytest.Config) -> int:

@@ -23,9 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
-from pytest_qbench.report.verdict import incomplete_text
-from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import verdict_of
 
 
 SPEC_VERSION = "0.0.0"
@@ -47,6 +45,9 @@ COLLECTION_ERROR = "collection error"
 """The ``rawStatus`` of a collection error."""
 INCOMPLETE = "qbench could not record the run"
 """The name and ``rawStatus`` of the failed test a report qbench could not record whole gets."""
+NOT_GREEN = "qbench: the run is not green"
+"""The name and ``rawStatus`` of the failed test a run red besides its tests gets (interrupted,
+a failed gate, the runner's exit status): `report.verdict.red_reasons`."""
 
 
 @dataclass(frozen=True)
@@ -113,12 +114,16 @@ def build_ctrf(
     run = report["run"]
     tests = [_test(result, run["run_id"], history.tests) for result in results]
     tests.extend(_collection_error(diag) for diag in report["collection_errors"])
-    errors = recording_errors(report)
-    if errors:  # a document that counts what qbench recorded would say "all passed"
-        tests.append(_incomplete(errors))
+    verdict = verdict_of(report)
+    if verdict.recording_errors:  # a document that counts what qbench recorded: "all passed"
+        tests.append(_incomplete(verdict.recording_errors, verdict.incomplete))
+    reasons = verdict.reasons
+    other = [reason.text for reason in reasons if reason.kind not in ("tests", "incomplete")]
+    if other:  # red with every test passed (interrupted, a gate): not "all passed" either
+        tests.append(_not_green(other))
     results_obj: dict[str, Any] = {
         "tool": {"name": str(run.get("tool") or "pytest")},
-        "summary": _summary(report, tests),
+        "summary": _summary(report, tests, [reason.text for reason in reasons]),
         "tests": tests,
         "environment": _environment(report),
     }
@@ -155,7 +160,9 @@ def _iso(value: Any) -> str:
     return text.replace("+00:00", "Z")
 
 
-def _summary(report: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str, Any]:
+def _summary(
+    report: Mapping[str, Any], tests: list[dict[str, Any]], reasons: list[str]
+) -> dict[str, Any]:
     run, counts = report["run"], report["summary"]
     start = epoch_ms(run["started_at"]) or 0
     stop = epoch_ms(run.get("completed_at")) or start + ms(float(counts.get("duration") or 0))
@@ -176,7 +183,8 @@ def _summary(report: Mapping[str, Any], tests: list[dict[str, Any]]) -> dict[str
             "pytest": {key: n for key, n in pytest_line.items() if n},
             "exitCode": run.get("exit_code"),
             "interrupted": bool(run.get("interrupted")),
-            "success": run_green(report),
+            "success": not reasons,
+            "reasons": reasons,
         },
     }
 
@@ -300,7 +308,7 @@ def _attachment(attachment: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _incomplete(errors: list[str]) -> dict[str, Any]:
+def _incomplete(errors: list[str], text: str) -> dict[str, Any]:
     """The failed test that stands for what qbench could not record of the run."""
     return {
         "testId": ctrf_test_id(INCOMPLETE),
@@ -309,9 +317,24 @@ def _incomplete(errors: list[str]) -> dict[str, Any]:
         "rawStatus": INCOMPLETE,
         "duration": 0,
         "suite": ["qbench"],
-        "message": incomplete_text(errors),
+        "message": text,
         "trace": "\n".join(errors),
         "extra": {"counted_as": [], "recordingErrors": errors},
+    }
+
+
+def _not_green(reasons: list[str]) -> dict[str, Any]:
+    """The failed test that stands for why the run is red besides its tests (interrupted, a
+    failed gate, the runner's exit status), so that no CTRF reader says "all passed"."""
+    return {
+        "testId": ctrf_test_id(NOT_GREEN),
+        "name": NOT_GREEN,
+        "status": "failed",
+        "rawStatus": NOT_GREEN,
+        "duration": 0,
+        "suite": ["qbench"],
+        "message": "; ".join(reasons),
+        "extra": {"counted_as": [], "reasons": reasons},
     }
 
 

@@ -30,9 +30,8 @@ from pytest_qbench.report.coverage.view import untested_steps
 from pytest_qbench.report.gates.text import gate_step as metric_gate_step
 from pytest_qbench.report.metric_text import result_failures
 from pytest_qbench.report.shapes import new
-from pytest_qbench.report.verdict import incomplete_text
-from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import Verdict
+from pytest_qbench.report.verdict import verdict_of
 
 
 if TYPE_CHECKING:
@@ -56,9 +55,10 @@ def build_digest(
     chosen = [*view.failures.items, *view.errors.items][:max_failures]
     total = view.failures.total + view.errors.total
     summary, run, coverage = report["summary"], report["run"], report["coverage"]
+    verdict = verdict_of(report)
     return new(
         "FailureDigest",
-        success=run_green(report),
+        success=verdict.green,
         run_id=run["run_id"],
         exit_code=run["exit_code"],
         summary=summary,
@@ -66,7 +66,7 @@ def build_digest(
         collection_errors=report["collection_errors"][:max_failures],
         truncated=total - len(chosen),
         coverage=digest_coverage(coverage) if coverage else None,
-        next_steps=next_steps(report, chosen, view),
+        next_steps=next_steps(report, chosen, view, verdict),
     )
 
 
@@ -96,15 +96,20 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
 
 
 def next_steps(
-    report: TestReportRecord, chosen: Iterable[TestResultRecord], view: ReportView
+    report: TestReportRecord,
+    chosen: Iterable[TestResultRecord],
+    view: ReportView,
+    verdict: Verdict | None = None,
 ) -> list[str]:
-    """Concrete suggestions, most useful first."""
+    """Concrete suggestions, most useful first (``verdict``: `verdict_of` the report, when the
+    caller has it)."""
+    verdict = verdict or verdict_of(report)
     steps: list[str] = []
     chosen = list(chosen)
     broken = _broken_run_step(report) if chosen else None
     if broken:
         steps.append(broken)
-    incomplete = incomplete_text(recording_errors(report))
+    incomplete = verdict.incomplete
     if incomplete:  # before anything else: the rest of the digest is not all there is
         steps.insert(0, incomplete)
     for diag in report["collection_errors"][:3]:
@@ -124,9 +129,14 @@ def next_steps(
     steps.extend(untested_steps(coverage) if coverage else [])
     steps.extend(_flaky_step(result) for result in view.flaky.items[:2])
     interrupted = None
-    if report["run"]["interrupted"]:
-        interrupted = "The run was interrupted; run the tests again for complete results"
-        steps.append(interrupted)
+    for reason in verdict.reasons:  # the words of every output's verdict (report/verdict.py)
+        fix = {
+            "interrupted": ": run the tests again for complete results",
+            "undecided": "; report it as a bug in qbench, with this message",
+        }.get(reason.kind)
+        if fix and interrupted is None:
+            interrupted = f"{reason.text[:1].upper()}{reason.text[1:]}{fix}"
+            steps.append(interrupted)
     if not steps:
         steps.append(_nothing_failed(report))
     # a failed gate and a partial run are kept even when the list is full

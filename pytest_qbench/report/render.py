@@ -20,6 +20,11 @@ Templates are looked up in the user's template directory first, then among the b
 ``green``
     whether the run is green (`pytest_qbench.report.verdict.run_green`: the built-in headline's
     ✅ or ❌);
+``reasons``
+    why it is not (`pytest_qbench.report.verdict.red_reasons`, empty when green): each has a
+    ``kind`` (``tests``, ``interrupted``, ``incomplete``, ``coverage``, ``gate``,
+    ``exit_code``, ``undecided``: qbench erred while deciding) and a ``text`` in plain words
+    (escape it: ``md_text``);
 ``recording_errors``
     what qbench failed to record of the run (empty nearly always: then the report is whole);
 ``incomplete``
@@ -62,9 +67,7 @@ from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.aggregate import as_record
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import iso
-from pytest_qbench.report.verdict import incomplete_text
-from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import verdict_of
 
 
 if TYPE_CHECKING:
@@ -238,16 +241,17 @@ def template_context(
     report: Record, results: Iterable[Any], view: ReportView, max_items: int
 ) -> dict[str, Any]:
     """The variables a Markdown template sees (the module's docstring lists them)."""
-    errors = recording_errors(report)
+    verdict = verdict_of(report)
     return {
         "report": report,
         "results": results,
         "summary": report["summary"],
         "view": view,
         "max_items": max_items,
-        "green": run_green(report),
-        "recording_errors": errors,
-        "incomplete": incomplete_text(errors),
+        "green": verdict.green,
+        "reasons": verdict.reasons,
+        "recording_errors": verdict.recording_errors,
+        "incomplete": verdict.incomplete,
     }
 
 

@@ -1,18 +1,28 @@
 """Whether a run is green: the one rule behind every verdict a report shows.
 
-report.md's and summary.md's headline (the templates get it as ``green``), the HTML report's
-headline, the digest's ``success`` and the CTRF document's ``extra.success`` all call
-`run_green`; none writes the rule again.
+report.md's and summary.md's headline (the templates get it as ``green``, and why not as
+``reasons``), the HTML report's headline, the digest's ``success`` and the CTRF document's
+``extra.success`` all call `verdict_of` (or `run_green`); none writes the rule again, and each
+says why a red run is red in the same words.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from typing import Literal
+from typing import NamedTuple
 
+from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import RAN_CLEAN
+from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.summary_words import summary_parts
 
 
+ReasonKind = Literal[
+    "tests", "interrupted", "incomplete", "coverage", "gate", "exit_code", "undecided"
+]
+"""The kinds of `RedReason`, in the order `red_reasons` gives them."""
 MAX_RECORDING_ERRORS = 20
 """The errors ``RunMeta.recording_errors`` keeps; the last one kept says how many more."""
 
@@ -31,34 +41,191 @@ def recording_errors(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def run_green(report: Mapping[str, Any]) -> bool:
-    """Whether the run is green (a ✅ headline, the digest's ``success``): every one of
+class RedReason(NamedTuple):
+    """One reason a run is not green: its ``kind`` and the words every output shows."""
 
-    - no test failed and none errored (``summary.failed``, ``summary.errors``: failed
+    kind: ReasonKind
+    text: str
+    """Plain text (each format escapes it): ``the run was interrupted (Ctrl-C, ...)``."""
+
+
+def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
+    """Why the run is not green, in words every output shows the same (summary.md, the job
+    summary, report.md, the HTML headline, the digest, CTRF); empty when it is green. One
+    reason for each of
+
+    - ``tests``: a test failed or errored (``summary.failed``, ``summary.errors``: failed
       subtests and collection errors count there, as in pytest's summary line);
-    - the run was not interrupted (Ctrl-C, ``pytest.exit``, a process that died: a stream
-      without its end record);
-    - the runner's exit status is one of a run in which nothing failed (pytest's 0 or 5), or
-      unknown: pytest's 3 (internal error) or a plugin's 1 fails a CI job whatever the
-      counts say;
-    - the coverage is not below its threshold, and no gate failed (a gate qbench could not
-      judge has failed);
-    - qbench recorded the whole run (`recording_errors` is empty): when qbench itself failed
-      while recording, the report is incomplete, and an incomplete report is never green,
-      whatever it counted.
+    - ``interrupted``: the run did not finish (Ctrl-C, ``pytest.exit``, a process that died: a
+      stream without its end record, pytest-xdist's workers crashed past
+      ``--max-worker-restart``, a planned shard missing from ``qbench merge``, a merged shard
+      that did not finish), saying which when the report tells;
+    - ``incomplete``: qbench did not record the whole run (`recording_errors` is not empty):
+      an incomplete report is never green, whatever it counted;
+    - ``gate``: a gate failed (a gate qbench could not judge has failed), each with its detail;
+      ``coverage``: the coverage is below its threshold without a gate saying so;
+    - ``exit_code``: the runner's exit status is not one of a run in which nothing failed
+      (pytest's 0 or 5), and no reason above explains it: pytest's 3 (internal error) or a
+      plugin's 1 fails a CI job whatever the counts say. An unknown status (``None``) is no
+      reason by itself.
+
+    (`verdict_of` adds ``undecided``: qbench erred while deciding.)
 
     ``report`` is a ``TestReport`` record (``model_dump(mode="json")``).
     """
     summary, run, coverage = report["summary"], report["run"], report["coverage"]
-    return not (
-        summary["failed"]
-        or summary["errors"]
-        or run["interrupted"]
-        or run["exit_code"] not in (*RAN_CLEAN, None)
-        or (coverage and coverage["met"] is False)
-        or any(gate["passed"] is False for gate in report["gates"])
-        or recording_errors(report)
-    )
+    reasons: list[RedReason] = []
+    failing = summary_parts(summary, ("failed", "errors"))
+    if failing:
+        reasons.append(RedReason("tests", ", ".join(failing)))
+    if run["interrupted"]:
+        reasons.append(RedReason("interrupted", _why_interrupted(report)))
+    errors = recording_errors(report)
+    if errors:
+        reasons.append(RedReason("incomplete", f"the report is incomplete: {INCOMPLETE_SHORT}"))
+    gates = [gate for gate in report["gates"] if gate["passed"] is False]
+    if (
+        coverage
+        and coverage["met"] is False
+        and not any(g.get("kind") == "coverage" for g in gates)
+    ):
+        reasons.append(RedReason("coverage", _coverage_below(coverage)))
+    reasons += [RedReason("gate", _gate_failed(gate)) for gate in gates]
+    code = run["exit_code"]
+    if code not in (*RAN_CLEAN, None) and not _status_explained(code, reasons):
+        whole = not errors  # else "no test failed" is only what qbench recorded
+        reasons.append(
+            RedReason("exit_code", _exit_status(run.get("tool") or "pytest", code, whole))
+        )
+    return reasons
+
+
+def run_green(report: Mapping[str, Any]) -> bool:
+    """Whether the run is green (a ✅ headline, the digest's ``success``): `red_reasons` found
+    none, and qbench erred in none of it (`verdict_of`). ``report`` is a ``TestReport`` record
+    (``model_dump(mode="json")``)."""
+    return verdict_of(report).green
+
+
+class Verdict(NamedTuple):
+    """Everything an output shows of the verdict: why the run is red (`red_reasons`), what
+    qbench could not record (`recording_errors`) and the sentence saying so
+    (`incomplete_text`)."""
+
+    reasons: list[RedReason]
+    recording_errors: list[str]
+    incomplete: str
+
+    @property
+    def green(self) -> bool:
+        """Whether the run is green: no reason it is not."""
+        return not self.reasons
+
+
+def verdict_of(report: Mapping[str, Any]) -> Verdict:
+    """The verdict every output shows, failing closed: when qbench errs while deciding (a bug,
+    a report it cannot read), the run is red with the error named (kind ``undecided``), and the
+    outputs are still written."""
+    try:
+        errors = recording_errors(report)
+        return Verdict(red_reasons(report), errors, incomplete_text(errors))
+    except Exception as exc:
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        why = f"qbench could not decide whether the run is green, so it is not: {detail}"
+        return Verdict([RedReason("undecided", why)], [], "")
+
+
+INCOMPLETE_SHORT = "qbench could not record the whole run"
+"""The ``incomplete`` reason's words after ``the report is incomplete:``."""
+SHOWN_SHARDS = 5
+"""The shards that did not finish named in the ``interrupted`` reason of a merged run."""
+
+
+def _why_interrupted(report: Mapping[str, Any]) -> str:
+    """The ``interrupted`` reason: what the report tells of why the run did not finish."""
+    said = {
+        warning.get("code"): str(warning["message"])
+        for warning in report.get("warnings") or ()
+        if warning.get("tool") == "qbench"
+    }
+    if "merge-missing-shards" in said:
+        return "the merged run is missing a shard: " + said["merge-missing-shards"]
+    if "merge-plans-differ" in said:
+        return "the merged run is not whole: " + said["merge-plans-differ"]
+    unfinished = [
+        shard["run"] for shard in report.get("shards") or () if shard["run"]["interrupted"]
+    ]
+    if unfinished:
+        named = ", ".join(
+            f"{_shard_label(run)}{run['run_id']}" for run in unfinished[:SHOWN_SHARDS]
+        )
+        more = (
+            f" and {len(unfinished) - SHOWN_SHARDS} more" if len(unfinished) > SHOWN_SHARDS else ""
+        )
+        return f"a merged shard did not finish: {named}{more}"
+    if "workers-crashed" in said:
+        return "the run did not finish: " + said["workers-crashed"]
+    run = report["run"]
+    if run["exit_code"] is None:
+        return (
+            "the run did not finish: its process died or was killed before the session's end "
+            "(its results stream has no end record); this report holds the tests that finished"
+        )
+    if run["exit_code"] == PytestExit.INTERRUPTED:
+        return (
+            "the run was interrupted (Ctrl-C, pytest.exit or a signal) before its end; this "
+            "report holds the tests that finished"
+        )
+    return "the run did not finish; this report holds the tests that finished"
+
+
+def _shard_label(run: Mapping[str, Any]) -> str:
+    shard = run.get("shard")
+    if not shard:
+        return ""
+    if shard.get("queue"):
+        return f"queue {shard['queue']} "
+    return f"shard {shard.get('index')}/{shard.get('count')} "
+
+
+def _coverage_below(coverage: Mapping[str, Any]) -> str:
+    percentage, threshold = coverage.get("percentage"), coverage.get("threshold")
+    if not isinstance(percentage, (int, float)) or not isinstance(threshold, (int, float)):
+        return "the coverage is below its threshold"
+    return f"coverage {percentage:.2f}% is below its threshold {threshold:g}%"
+
+
+def _gate_failed(gate: Mapping[str, Any]) -> str:
+    from pytest_qbench.report.gates.text import GATE_LABELS  # only when a gate failed
+
+    kind = gate.get("kind")
+    label = GATE_LABELS.get(str(kind), "gate")
+    name = "" if kind == "coverage" or not gate.get("name") else f" {gate['name']}"
+    detail = gate.get("detail")
+    return f"{label}{name} failed: {detail}" if detail else f"{label}{name} failed"
+
+
+def _status_explained(code: int, reasons: list[RedReason]) -> bool:
+    """Whether an earlier reason is why the runner exited ``code`` (pytest's 1 when tests or a
+    gate failed, 2 when interrupted or stopped by collection errors)."""
+    kinds = {reason.kind for reason in reasons}
+    if code == PytestExit.TESTS_FAILED:
+        return bool(kinds & {"tests", "gate", "coverage"})
+    if code == PytestExit.INTERRUPTED:
+        return bool(kinds & {"tests", "interrupted"})
+    return False
+
+
+def _exit_status(tool: str, code: int, whole: bool) -> str:
+    """``pytest exited 3 (internal error)``; a 1 of a run whose report is ``whole`` and counts
+    no failed test says that no test failed."""
+    if tool != "pytest":
+        return f"{tool} exited {code}" + (" though no test failed" if whole and code == 1 else "")
+    if code == PytestExit.TESTS_FAILED and whole:
+        meaning = "though no test failed: a plugin, or a gate qbench does not know, failed it"
+    else:
+        meaning = PYTEST_MEANINGS.get(code, "a status of a failed run")
+    return f"pytest exited {code} ({meaning})"
 
 
 def incomplete_text(errors: list[str]) -> str:
@@ -71,8 +238,9 @@ def incomplete_text(errors: list[str]) -> str:
     return (
         "qbench could not record this run, so this report is incomplete: its counts are what "
         "qbench recorded, not what ran (pytest's own summary line and exit status are right). "
-        f"The error{more}: {errors[0]}. Fix: if it names one of your pytest_qbench_* hooks, fix "
-        "that hook; otherwise report it as a bug in qbench, with this message."
+        f"The error{more}: {errors[0]}. Fix: if it names one of your pytest_qbench_* hooks, or "
+        "your pytest_sessionfinish, fix that hook; otherwise report it as a bug in qbench, with "
+        "this message."
     )
 
 
@@ -88,8 +256,13 @@ def bounded_errors(errors: list[str], limit: int = MAX_RECORDING_ERRORS) -> list
 
 __all__ = [
     "MAX_RECORDING_ERRORS",
+    "ReasonKind",
+    "RedReason",
+    "Verdict",
     "bounded_errors",
     "incomplete_text",
     "recording_errors",
+    "red_reasons",
     "run_green",
+    "verdict_of",
 ]

@@ -30,9 +30,7 @@ from pytest_qbench.report.html.trend import Trend
 from pytest_qbench.report.render import HTML_TEMPLATE
 from pytest_qbench.report.render import builtin_template_dir
 from pytest_qbench.report.template_cache import bytecode_cache
-from pytest_qbench.report.verdict import incomplete_text
-from pytest_qbench.report.verdict import recording_errors
-from pytest_qbench.report.verdict import run_green
+from pytest_qbench.report.verdict import verdict_of
 
 
 if TYPE_CHECKING:
@@ -172,12 +170,14 @@ def page_context(
         "img-src data:; base-uri 'none'; form-action 'none'"
     )
     summary = report["summary"]
+    verdict = verdict_of(report)
     return {
         "report": report,
         "summary": summary,
         "parts": summary_parts(summary),
-        "ok": run_green(report),
-        "incomplete": incomplete_text(recording_errors(report)),
+        "ok": verdict.green,
+        "reasons": verdict.reasons,
+        "incomplete": verdict.incomplete,
         "view": view,
         "trend": trend,
         "outcomes": _outcome_counts(summary),
