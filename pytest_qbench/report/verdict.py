@@ -20,7 +20,7 @@ from pytest_qbench.core.summary_words import summary_parts
 
 
 ReasonKind = Literal[
-    "tests", "interrupted", "incomplete", "coverage", "gate", "exit_code", "undecided"
+    "tests", "interrupted", "incomplete", "coverage", "gate", "exit_code", "no_tests", "undecided"
 ]
 """The kinds of `RedReason`, in the order `red_reasons` gives them."""
 MAX_RECORDING_ERRORS = 20
@@ -67,7 +67,10 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
     - ``exit_code``: the runner's exit status is not one of a run in which nothing failed
       (pytest's 0 or 5), and no reason above explains it: pytest's 3 (internal error) or a
       plugin's 1 fails a CI job whatever the counts say. An unknown status (``None``) is no
-      reason by itself.
+      reason by itself;
+    - ``no_tests``: pytest ran no test (its exit status 5: none collected, or every one
+      deselected) and nothing above says why: pytest's summary line says "no tests ran" and a CI
+      job fails on that status, so the report is not green either.
 
     (`verdict_of` adds ``undecided``: qbench erred while deciding.)
 
@@ -97,7 +100,19 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
         reasons.append(
             RedReason("exit_code", _exit_status(run.get("tool") or "pytest", code, whole))
         )
+    if (
+        code == PytestExit.NO_TESTS_COLLECTED
+        and (run.get("tool") or "pytest") == "pytest"
+        and not reasons
+    ):
+        reasons.append(RedReason("no_tests", NO_TESTS_TEXT))
     return reasons
+
+
+NO_TESTS_TEXT = (
+    "pytest ran no tests (exit status 5: none collected, or every one deselected), and a CI "
+    "job fails on that status: check the test paths and the -k/-m selection"
+)
 
 
 def run_green(report: Mapping[str, Any]) -> bool:
