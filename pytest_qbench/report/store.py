@@ -214,7 +214,7 @@ _MACHINE: str | None = None
 def _read_machine() -> str:
     host = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
     boot = namespace = "-"
-    with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+    with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as handle:
         boot = handle.read().strip() or "-"
     with suppress(OSError):
         namespace = os.readlink("/proc/self/ns/pid")
@@ -225,7 +225,7 @@ def _process_start(pid: int) -> str | None:
     """Process ``pid``'s start, in clock ticks since boot (``/proc/PID/stat``'s 22nd field);
     ``None`` when it cannot be read (no such process, not Linux)."""
     try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
             fields = handle.read().rpartition(")")[2].split()
         return fields[19]  # the 22nd field; the 3rd is the first after the command's ")"
     except (OSError, IndexError):
