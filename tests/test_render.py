@@ -268,9 +268,11 @@ def test_all_passed_report() -> None:
 
 
 def test_no_tests() -> None:
-    """An empty run says so in pytest's words."""
+    """An empty run says so in pytest's words, and is red: pytest exits 5, which fails a CI
+    job, and the report says why."""
     text = render(report_of([], exit_code=5))
-    assert text.startswith("# ✅ Test report: no tests ran in 12.5s\n")
+    assert text.startswith("# ❌ Test report: no tests ran in 12.5s\n")
+    assert "**❌ Not green:** pytest ran no tests (exit status 5" in text
 
 
 @pytest.mark.parametrize("exit_code", [1, 3])
