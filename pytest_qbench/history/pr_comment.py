@@ -333,8 +333,8 @@ RUNS_INDEXED_AFTER = (
     "AND r.id > (SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id DESC LIMIT ?"
 )
 RUNS_BEFORE = (
-    f"SELECT {sql.RUN_FIELDS} FROM runs r, runs h WHERE h.run_id = ? AND r.id <> h.id "
-    "AND r.id < h.id ORDER BY r.id DESC LIMIT ?"
+    f"SELECT {sql.RUN_FIELDS} FROM runs r, runs h WHERE h.run_id = ? AND r.id < h.id "
+    "ORDER BY r.id DESC LIMIT ?"
 )
 MAX_SCANNED = 1000
 """Runs read back at most, looking for a merged run or a base that is not a shard."""
@@ -393,8 +393,8 @@ RUN_ON_BRANCH = (
 def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     """The run to compare ``head`` with: ``ref`` as a run (id, prefix, ``last~N``), else the
     newest other run on the branch ``ref`` (the newest that is not a CI shard, when there is one
-    and ``head`` is not a shard); without ``ref``, the run before ``head`` (by start,
-    then by indexing), and when ``head`` is not a CI shard, the one before it that is not a CI
+    and ``head`` is not a shard); without ``ref``, the run indexed before ``head``
+    (the index's one order), and when ``head`` is not a CI shard, the one before it that is not a CI
     shard either (not the shards merged into it, nor one shard of an earlier pipeline);
     ``None`` when there is none.
 

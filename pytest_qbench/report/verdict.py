@@ -49,7 +49,7 @@ class RedReason(NamedTuple):
     """Plain text (each format escapes it): ``the run was interrupted (Ctrl-C, ...)``."""
 
 
-def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
+def red_reasons(report: Mapping[str, Any], errors: list[str] | None = None) -> list[RedReason]:
     """Why the run is not green, in words every output shows the same (summary.md, the job
     summary, report.md, the HTML headline, the digest, CTRF); empty when it is green. One
     reason for each of
@@ -74,16 +74,19 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
 
     (`verdict_of` adds ``undecided``: qbench erred while deciding.)
 
-    ``report`` is a ``TestReport`` record (``model_dump(mode="json")``).
+    ``report`` is a ``TestReport`` record (``model_dump(mode="json")``); ``errors`` its
+    `recording_errors`, when the caller has them already.
     """
     summary, run, coverage = report["summary"], report["run"], report["coverage"]
+    tool = run.get("tool") or "pytest"
     reasons: list[RedReason] = []
     failing = summary_parts(summary, ("failed", "errors"))
     if failing:
         reasons.append(RedReason("tests", ", ".join(failing)))
     if run["interrupted"]:
         reasons.append(RedReason("interrupted", _why_interrupted(report)))
-    errors = recording_errors(report)
+    if errors is None:
+        errors = recording_errors(report)
     if errors:
         reasons.append(RedReason("incomplete", f"the report is incomplete: {INCOMPLETE_SHORT}"))
     gates = [gate for gate in report["gates"] if gate["passed"] is False]
@@ -97,14 +100,8 @@ def red_reasons(report: Mapping[str, Any]) -> list[RedReason]:
     code = run["exit_code"]
     if code not in (*RAN_CLEAN, None) and not _status_explained(code, reasons):
         whole = not errors  # else "no test failed" is only what qbench recorded
-        reasons.append(
-            RedReason("exit_code", _exit_status(run.get("tool") or "pytest", code, whole))
-        )
-    if (
-        code == PytestExit.NO_TESTS_COLLECTED
-        and (run.get("tool") or "pytest") == "pytest"
-        and not reasons
-    ):
+        reasons.append(RedReason("exit_code", _exit_status(tool, code, whole)))
+    if code == PytestExit.NO_TESTS_COLLECTED and tool == "pytest" and not reasons:
         reasons.append(RedReason("no_tests", NO_TESTS_TEXT))
     return reasons
 
@@ -143,7 +140,7 @@ def verdict_of(report: Mapping[str, Any]) -> Verdict:
     outputs are still written."""
     try:
         errors = recording_errors(report)
-        return Verdict(red_reasons(report), errors, incomplete_text(errors))
+        return Verdict(red_reasons(report, errors), errors, incomplete_text(errors))
     except Exception as exc:
         detail = " ".join(f"{type(exc).__name__}: {exc}".split())
         why = f"qbench could not decide whether the run is green, so it is not: {detail}"
