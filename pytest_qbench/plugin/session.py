@@ -151,12 +151,12 @@ class QBenchWorker:
                 )
             if when == "call":
                 self.phase_map[0] = 2  # the teardown goes next
-            if when == "call" and agent_state_key in item.stash:
-                from pytest_qbench.plugin.agent.state import agent_facts
+                if agent_state_key in item.stash:
+                    from pytest_qbench.plugin.agent.state import agent_facts
 
-                agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
-                if agent is not None:
-                    facts[AGENT_ATTR] = agent
+                    agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
+                    if agent is not None:
+                        facts[AGENT_ATTR] = agent
             attacher = self.attacher
             if attacher is not None:
                 if when == "teardown":

@@ -15,6 +15,7 @@ output (``ruff.lint.log``...) instead, and is kept out of the history index.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 import sys
@@ -200,18 +201,9 @@ def owner_line(pid: int | None = None) -> str:
     return f"{_machine()} {pid} {_process_start(pid) or '-'}\n"
 
 
+@functools.cache
 def _machine() -> str:
     """This process's machine (``owner_line``), read once."""
-    global _MACHINE
-    if _MACHINE is None:
-        _MACHINE = _read_machine()
-    return _MACHINE
-
-
-_MACHINE: str | None = None
-
-
-def _read_machine() -> str:
     host = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
     boot = namespace = "-"
     with suppress(OSError), open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as handle:
