@@ -447,9 +447,19 @@ class RunLock:
 
 
 def run_in_progress(path: Path) -> bool:
-    """Whether a live run holds ``path`` (its run directory) locked; ``False`` where locks are
-    unknown (Windows, a file system without locks) or the directory cannot be opened."""
-    return lock_state(path) is True
+    """Whether the run of ``path`` (its run directory, ``<qbench dir>/runs/<id>``) may still be
+    going: the one rule of every reader (``qbench index``, retention, the readers of a stream,
+    the runs that died indexed by the history's commands and the next run's session end), so
+    that no run is going for one and died for another. It is going when its directory is
+    locked (``RunLock``); or its mark (``mark_owner``) says its process, of this machine, still
+    runs; or locks cannot tell (a file system without them, Windows) and its mark is another
+    machine's (a CI job sharing the directory), which only that machine can tell. A run whose
+    mark is gone (it ended) or was never made is going only while locked."""
+    locked = lock_state(path)
+    if locked:
+        return True
+    owner = mark_owner(path.parent.parent, path.name)
+    return owner == "alive" or (locked is None and owner == "elsewhere")
 
 
 def lock_state(path: Path) -> bool | None:
