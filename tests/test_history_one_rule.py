@@ -205,3 +205,111 @@ def test_pr_comment_finds_the_merged_run_of_a_killed_shard_indexed_after_it(
     text = done.stdout.str()
     assert f"run `{report['run']['run_id']}`" in text and "(merged CI shards)" in text
     assert indexed_runs(pytester)[-1] == "s2"
+
+
+FORKS_AND_DIES = """
+    import os, pathlib, signal, time
+
+    def test_server():
+        child = os.fork()  # a test's server process, forked (multiprocessing's fork does so)
+        if child == 0:
+            pathlib.Path("child.pid").write_text(str(os.getpid()))
+            deadline = time.monotonic() + 120  # a safety net: the test creates "go"
+            while not pathlib.Path("go").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os._exit(0)
+        while not pathlib.Path("child.pid").exists():
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGKILL)  # the run is killed; its child lives on
+"""
+
+
+def test_a_run_killed_is_not_going_while_a_child_it_forked_lives_on(
+    pytester: pytest.Pytester,
+) -> None:
+    """A test forks a child (a server) and the run is killed (SIGKILL); the child lives on.
+    The run died: `qbench runs` indexes it as a run that died (its test a ProcessDied failure),
+    and `qbench index` agrees. Before, the forked child kept the run directory's lock (a lock
+    belongs to the descriptor the child shares), so every reader took the run for one still
+    going as long as the child ran: it was in no history."""
+    import os
+    import signal
+
+    from pytest_qbench.report.store import run_in_progress
+
+    pytester.makepyfile(test_server=FORKS_AND_DIES)
+    died = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=k")
+    assert died.ret not in (0, 1)  # killed by SIGKILL
+    child = int((pytester.path / "child.pid").read_text())
+    try:
+        os.kill(child, 0)  # the child still runs
+        assert not run_in_progress(pytester.path / ".qbench/runs/k")
+        status, runs = qbench(pytester, "runs")
+        assert status == 0 and [run["run_id"] for run in runs["runs"]] == ["k"]
+        assert runs["runs"][0]["interrupted"] is True
+        status, done = qbench(pytester, "index")
+        assert status == 0 and [run["run_id"] for run in done["indexed"]] == ["k"]
+        _, shown = qbench(pytester, "show", "k")
+        assert [f["error_type"] for f in shown["failures"]] == ["ProcessDied"]
+    finally:
+        (pytester.path / "go").touch()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(child, signal.SIGKILL)
+    assert indexed_runs(pytester) == ["k"]
+
+
+def test_a_live_run_whose_process_proc_hides_is_not_taken_for_dead(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a file system without locks, a run's mark names its live process; /proc hides it from
+    the reader (``hidepid``: another user's process). The run is going (``os.kill`` finds its
+    process), so `qbench index` leaves it. Before, an unreadable /proc entry was a process that
+    died: the live run was indexed as died."""
+    from child_pytest import child_env
+
+    from pytest_qbench.history.files import index_sources
+    from pytest_qbench.history.sqlite import SQLiteIndex
+    from pytest_qbench.report import store
+
+    pytester.makepyfile(lockless=LOCKLESS, test_wait=WAITING)
+    args = ("-p", "qbench", "-p", "lockless", "-p", "no:randomly")
+    live = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *args, "--qbench-run-id=live"],
+        cwd=pytester.path,
+        env=child_env({"QBENCH_TEST_WAIT": "1"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(pytester, "waiting", live)
+        import fcntl
+
+        hidden = store._process_start
+        monkeypatch.setattr(fcntl, "flock", _no_locks)
+        monkeypatch.setattr(
+            store, "_process_start", lambda pid: None if pid == live.pid else hidden(pid)
+        )
+        qbench_dir = pytester.path / ".qbench"
+        assert store.mark_owner(qbench_dir, "live") == "alive"
+        index = SQLiteIndex(qbench_dir / "index.sqlite", create=True)
+        try:
+            said: list[str] = []
+            indexed, _ = index_sources(
+                index, [qbench_dir / "runs/live"], strict=False, say=said.append
+            )
+        finally:
+            index.close()
+        assert indexed == [] and said == [
+            f"skipped {qbench_dir / 'runs/live'}: its run is still going (it is indexed when it ends)"
+        ]
+    finally:
+        monkeypatch.undo()
+        (pytester.path / "go").touch()
+        assert live.wait(timeout=300) == 0

@@ -51,7 +51,7 @@ def choose(ref: str, runs: Sequence[RunName], where: str, listing: str) -> str:
 
     Args:
         ref: ``last``, ``last~N``, a run id or a prefix of one.
-        runs: The runs, newest first (by recorded start time).
+        runs: The runs, newest first (in the index's one order: `in_run_order`).
         where: Where the runs are, for messages (``.qbench/index.sqlite``).
         listing: What lists the runs, for messages (``'qbench runs'``).
 
