@@ -28,6 +28,23 @@ def wait_for(pytester: pytest.Pytester, name: str, child: subprocess.Popen[bytes
         time.sleep(0.05)
 
 
+def start_live(pytester: pytest.Pytester, *args: str) -> subprocess.Popen[bytes]:
+    """Run "live" (pytest ARGS, on a file system without locks), in its test (``WAITING``)
+    until the test creates "go"."""
+    from child_pytest import child_env
+
+    live = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "qbench", "-p", "lockless", "-p", "no:randomly",
+         "--qbench-run-id=live", *args],
+        cwd=pytester.path,
+        env=child_env({"QBENCH_TEST_WAIT": "1"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    wait_for(pytester, "waiting", live)
+    return live
+
+
 def test_qbench_index_and_retention_leave_a_live_run_alone_without_locks(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -38,7 +55,6 @@ def test_qbench_index_and_retention_leave_a_live_run_alone_without_locks(
     `remove_run_dirs`) spares it. "live" then ends and indexes itself, passed. Before,
     `store.run_in_progress` looked at locks only: `qbench index` indexed "live" as died (its
     test a ProcessDied failure) and retention deleted its directory while it ran."""
-    from child_pytest import child_env
 
     from pytest_qbench.history.indexer import live_runs_in
     from pytest_qbench.history.indexer import remove_run_dirs
@@ -49,15 +65,8 @@ def test_qbench_index_and_retention_leave_a_live_run_alone_without_locks(
     died = pytester.runpytest_subprocess(*args, "--qbench-run-id=died", "test_die.py")
     assert died.ret not in (0, 1)  # killed by SIGKILL
     monkeypatch.delenv("QBENCH_TEST_DIE")
-    live = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *args, "--qbench-run-id=live", "test_wait.py"],
-        cwd=pytester.path,
-        env=child_env({"QBENCH_TEST_WAIT": "1"}),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    live = start_live(pytester, "test_wait.py")
     try:
-        wait_for(pytester, "waiting", live)
         status, done = qbench(pytester, "index", first="lockless")
         assert status == 0
         assert [run["run_id"] for run in done["indexed"]] == ["died"]
@@ -272,23 +281,14 @@ def test_a_live_run_whose_process_proc_hides_is_not_taken_for_dead(
     the reader (``hidepid``: another user's process). The run is going (``os.kill`` finds its
     process), so `qbench index` leaves it. Before, an unreadable /proc entry was a process that
     died: the live run was indexed as died."""
-    from child_pytest import child_env
 
     from pytest_qbench.history.files import index_sources
     from pytest_qbench.history.sqlite import SQLiteIndex
     from pytest_qbench.report import store
 
     pytester.makepyfile(lockless=LOCKLESS, test_wait=WAITING)
-    args = ("-p", "qbench", "-p", "lockless", "-p", "no:randomly")
-    live = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *args, "--qbench-run-id=live"],
-        cwd=pytester.path,
-        env=child_env({"QBENCH_TEST_WAIT": "1"}),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    live = start_live(pytester)
     try:
-        wait_for(pytester, "waiting", live)
         import fcntl
 
         hidden = store._process_start
