@@ -6,6 +6,7 @@ command as a subprocess."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -313,3 +314,29 @@ def test_a_live_run_whose_process_proc_hides_is_not_taken_for_dead(
         monkeypatch.undo()
         (pytester.path / "go").touch()
         assert live.wait(timeout=300) == 0
+
+
+def test_a_stored_runs_html_trend_holds_the_runs_indexed_up_to_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run r2's clock says 2031; r1 ran before it, r3 after it on a right clock. The HTML page
+    `qbench render RUN_DIR --html` writes of a stored run draws the runs indexed up to it:
+    r3's holds r1, r2 and r3, r2's holds r1 and r2. Before, the runs that started no later than
+    it: r3's left r2 out, and r2's drew r3, which ran after it."""
+    pytester.makeconftest(FUTURE_CONFTEST)
+    pytester.makepyfile(test_a=FAILING_ON_DEMAND)
+    args = ("-p", "qbench", "-p", "no:randomly")
+    for run_id in ("r1", "r2", "r3"):
+        with monkeypatch.context() as patch:
+            if run_id == "r2":
+                patch.setenv("QBENCH_TEST_FUTURE", "1")
+            assert pytester.runpytest_subprocess(*args, f"--qbench-run-id={run_id}").ret == 0
+    for run_id, drawn in (("r3", ["r1", "r2", "r3"]), ("r2", ["r1", "r2"])):
+        page = pytester.path / f"{run_id}.html"
+        done = pytester.run(
+            sys.executable, "-m", "pytest_qbench", "render", f".qbench/runs/{run_id}",
+            "--html", page,
+        )  # fmt: skip
+        assert done.ret == 0
+        titles = re.findall(r"<title>(r\d) · ", page.read_text())
+        assert sorted(set(titles)) == drawn
