@@ -46,6 +46,24 @@ def start_live(pytester: pytest.Pytester, *args: str) -> subprocess.Popen[bytes]
     return live
 
 
+def three_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, run_ids: str, *args: str
+) -> None:
+    """Runs of ``run_ids`` (three, split by spaces) one after another, passing (pytest ARGS),
+    the second with its clock in 2031 (a frozen clock at start-up)."""
+    pytester.makeconftest(FUTURE_CONFTEST)
+    pytester.makepyfile(test_a=FAILING_ON_DEMAND)
+    first, future, last = run_ids.split()
+    for run_id in (first, future, last):
+        with monkeypatch.context() as patch:
+            if run_id == future:
+                patch.setenv("QBENCH_TEST_FUTURE", "1")
+            ran = pytester.runpytest_subprocess(
+                "-p", "qbench", "-p", "no:randomly", f"--qbench-run-id={run_id}", *args
+            )
+            assert ran.ret == 0
+
+
 def test_qbench_index_and_retention_leave_a_live_run_alone_without_locks(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,14 +129,7 @@ def test_qbench_coverage_and_the_mcp_tools_name_the_last_run_in_the_index_order(
     from pytest_qbench.mcp.config import ServerConfig
     from pytest_qbench.mcp.runs import find_run
 
-    pytester.makeconftest(FUTURE_CONFTEST)
-    pytester.makepyfile(test_a=FAILING_ON_DEMAND)
-    args = ("-p", "qbench", "-p", "no:randomly", "--qbench-cov=test_a")
-    assert pytester.runpytest_subprocess(*args, "--qbench-run-id=r1").ret == 0
-    monkeypatch.setenv("QBENCH_TEST_FUTURE", "1")
-    assert pytester.runpytest_subprocess(*args, "--qbench-run-id=r2").ret == 0
-    monkeypatch.delenv("QBENCH_TEST_FUTURE")
-    assert pytester.runpytest_subprocess(*args, "--qbench-run-id=r3").ret == 0
+    three_runs(pytester, monkeypatch, "r1 r2 r3", "--qbench-cov=test_a")
     assert qbench(pytester, "show", "last")[1]["run_id"] == "r3"
     for ref, run_id in (("last", "r3"), ("last~1", "r2")):
         done = pytester.run(
@@ -146,14 +157,7 @@ def test_qbench_index_rebuilds_in_the_order_runs_were_indexed_else_by_their_star
     index deleted, in the order their streams recorded their start (ci-9, ci-11, ci-10: the
     clock is all a rebuild from nothing has). Before, in their directories' names' order
     (ci-10, ci-11, ci-9): `qbench show last` named ci-9, the first run."""
-    pytester.makeconftest(FUTURE_CONFTEST)
-    pytester.makepyfile(test_a=FAILING_ON_DEMAND)
-    args = ("-p", "qbench", "-p", "no:randomly")
-    for run_id in ("ci-9", "ci-10", "ci-11"):
-        with monkeypatch.context() as patch:
-            if run_id == "ci-10":
-                patch.setenv("QBENCH_TEST_FUTURE", "1")
-            assert pytester.runpytest_subprocess(*args, f"--qbench-run-id={run_id}").ret == 0
+    three_runs(pytester, monkeypatch, "ci-9 ci-10 ci-11")
     status, done = qbench(pytester, "index")
     assert status == 0
     assert [run["run_id"] for run in done["indexed"]] == ["ci-9", "ci-10", "ci-11"]
@@ -323,14 +327,7 @@ def test_a_stored_runs_html_trend_holds_the_runs_indexed_up_to_it(
     `qbench render RUN_DIR --html` writes of a stored run draws the runs indexed up to it:
     r3's holds r1, r2 and r3, r2's holds r1 and r2. Before, the runs that started no later than
     it: r3's left r2 out, and r2's drew r3, which ran after it."""
-    pytester.makeconftest(FUTURE_CONFTEST)
-    pytester.makepyfile(test_a=FAILING_ON_DEMAND)
-    args = ("-p", "qbench", "-p", "no:randomly")
-    for run_id in ("r1", "r2", "r3"):
-        with monkeypatch.context() as patch:
-            if run_id == "r2":
-                patch.setenv("QBENCH_TEST_FUTURE", "1")
-            assert pytester.runpytest_subprocess(*args, f"--qbench-run-id={run_id}").ret == 0
+    three_runs(pytester, monkeypatch, "r1 r2 r3")
     for run_id, drawn in (("r3", ["r1", "r2", "r3"]), ("r2", ["r1", "r2"])):
         page = pytester.path / f"{run_id}.html"
         done = pytester.run(
