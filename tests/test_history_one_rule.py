@@ -337,3 +337,22 @@ def test_a_stored_runs_html_trend_holds_the_runs_indexed_up_to_it(
         assert done.ret == 0
         titles = re.findall(r"<title>(r\d) · ", page.read_text())
         assert sorted(set(titles)) == drawn
+
+
+def test_runs_that_died_are_indexed_in_the_order_they_ran_not_by_name(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs ci-9 then ci-10 are killed mid-test; `qbench runs` indexes them (runs that died)
+    before it answers: ci-9 first, so ci-10 is the last run. Before, they were indexed in their
+    names' order (ci-10 before ci-9), and `qbench show last` named ci-9, the first."""
+    pytester.makepyfile(test_die=DYING)
+    monkeypatch.setenv("QBENCH_TEST_DIE", "1")
+    for run_id in ("ci-9", "ci-10"):
+        died = pytester.runpytest_subprocess(
+            "-p", "qbench", "-p", "no:randomly", f"--qbench-run-id={run_id}"
+        )
+        assert died.ret not in (0, 1)  # killed by SIGKILL
+    status, runs = qbench(pytester, "runs")
+    assert status == 0 and [run["run_id"] for run in runs["runs"]] == ["ci-10", "ci-9"]
+    assert indexed_runs(pytester) == ["ci-9", "ci-10"]
+    assert qbench(pytester, "show", "last")[1]["run_id"] == "ci-10"

@@ -114,14 +114,20 @@ def index_order(qbench_dir: Path | None, db: str | None) -> list[str]:
 
 def died_runs(qbench_dir: Path | None) -> list[Path]:
     """The run directories of the store whose run died (killed, ``os._exit``): a stream without
-    its end record, no ``report.json``, and no run holding the directory; oldest first. Such a
-    run never indexed itself, so the history's commands index it before they answer (``qbench
-    runs``). A run that finished but could not write its report.json took itself out of the
-    index on purpose, and stays out."""
+    its end record, no ``report.json``, and no run holding the directory; oldest first by the
+    start their streams recorded (``runref.in_run_order``; never by their names: a run id is
+    not an order), the order they are indexed in. Such a run never indexed itself, so the
+    history's commands index it before they answer (``qbench runs``). A run that finished but
+    could not write its report.json took itself out of the index on purpose, and stays out."""
     runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
     if runs is None or not runs.is_dir():
         return []
-    return sorted(d for d in runs.iterdir() if _died(d))
+    died = [d for d in runs.iterdir() if _died(d)]
+    if len(died) < 2:  # nothing to order: no start read
+        return died
+    from pytest_qbench.report.runref import in_run_order
+
+    return in_run_order(died, ())
 
 
 def _died(run_dir: Path) -> bool:
