@@ -353,7 +353,8 @@ def _render(args: argparse.Namespace) -> int:
         from pytest_qbench.cli.html import store_trend
 
         plan.html = args.html
-        plan.trend = partial(store_trend, run_dir, report["run"]["started_at"])
+        run = report["run"]
+        plan.trend = partial(store_trend, run_dir, run["run_id"], run["started_at"])
     if args.ctrf is not None:
         from pytest_qbench.cli.ctrf import store_history
 

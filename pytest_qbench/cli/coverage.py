@@ -27,7 +27,8 @@ def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "measured with --qbench-cov) and write coverage.py's own report of it: xml (Cobertura, "
         "for Codecov and GitLab), lcov, html, json, or term / term-missing on stdout. RUN is a "
         "run directory, or a run in --dir: a run id, a unique prefix of one, 'last' or 'last~N' "
-        "(N runs before the last, by start time). The project's coverage configuration "
+        "(N runs before the last, in the order the history index holds them: the order they were "
+        "indexed in). The project's coverage configuration "
         "(.coveragerc, pyproject.toml) in the current directory applies.",
     )
     parser.add_argument("run", metavar="RUN_DIR|RUN")
@@ -79,7 +80,10 @@ def find_data_file(run: str, qbench_dir: Path) -> Path:
     given = Path(run)
     from pytest_qbench.report.runref import find_run_dir
 
-    run_dir = given if given.is_dir() else find_run_dir(qbench_dir, run)
+    if given.is_dir():
+        run_dir = given
+    else:
+        run_dir = find_run_dir(qbench_dir, run, indexed=_index_order(qbench_dir, run))
     data_file = run_dir / DATA_FILE
     if not data_file.is_file():
         raise QBenchError(
@@ -88,6 +92,19 @@ def find_data_file(run: str, qbench_dir: Path) -> Path:
             slug="coverage-data",
         )
     return data_file
+
+
+def _index_order(qbench_dir: Path, run: str) -> list[str]:
+    """For ``last`` and ``last~N``: the history index's order of the runs (the order they were
+    indexed in, as ``qbench show last`` names them), none without an index."""
+    from pytest_qbench.report.runref import LAST
+
+    if not LAST.match(run):
+        return []
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.files import index_order
+
+    return index_order(qbench_dir, configured_db(None, Path.cwd()))
 
 
 __all__ = ["add_coverage_parser", "cmd_coverage", "find_data_file"]

@@ -189,6 +189,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from pytest_qbench.history.indexer import live_runs_in
     from pytest_qbench.history.indexer import remove_run_dirs
     from pytest_qbench.history.json_models import IndexOutput
+    from pytest_qbench.history.queries import runs_in_order
     from pytest_qbench.history.text import index_lines
 
     if args.keep_runs < 0:
@@ -201,9 +202,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         qbench_dir = _local_dir(None, db if args.sources else None)
     if qbench_dir is not None:
         qbench_dir.mkdir(parents=True, exist_ok=True)
-    sources = run_sources(qbench_dir, args.sources) if qbench_dir else list(args.sources)
     index = open_index(qbench_dir, db, create=True)
     try:
+        # a rebuild indexes the runs in the order they were indexed before, the others by start
+        order = runs_in_order(index) if qbench_dir and not args.sources else []
+        sources = run_sources(qbench_dir, args.sources, order) if qbench_dir else list(args.sources)
         indexed, skipped = _index_sources(index, sources, strict=bool(args.sources))
         removed = (
             index.write(

@@ -14,9 +14,10 @@ if TYPE_CHECKING:
     from pytest_qbench.report.html.trend import Trend
 
 
-def store_trend(run_dir: Path, until: str) -> Trend | None:
-    """The trend up to ``until`` from the index of the run store holding ``run_dir``
-    (``<qbench dir>/runs/<id>``); ``None`` when it is in none or the store has no index (an
+def store_trend(run_dir: Path, run_id: str, started_at: str) -> Trend | None:
+    """The trend up to run ``run_id`` (started at ``started_at``) from the index of the run
+    store holding ``run_dir`` (``<qbench dir>/runs/<id>``): the runs indexed up to it
+    (``history.trend.load_trend``); ``None`` when it is in none or the store has no index (an
     index that cannot be read is a note on stderr)."""
     from pytest_qbench.report import store
 
@@ -26,7 +27,7 @@ def store_trend(run_dir: Path, until: str) -> Trend | None:
     from pytest_qbench.history.trend import load_trend  # the history index's readers
 
     try:
-        return load_trend(runs.parent, None, until=until)
+        return load_trend(runs.parent, None, until=(run_id, started_at))
     except QBenchError as exc:
         print(f"qbench: no trend in the HTML report: {exc}", file=sys.stderr)
         return None

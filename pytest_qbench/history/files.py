@@ -69,32 +69,65 @@ class LoadedRun:
     note: str | None = None
 
 
-def run_sources(qbench_dir: Path, given: Iterable[Path]) -> list[Path]:
+def run_sources(qbench_dir: Path, given: Iterable[Path], indexed: Sequence[str] = ()) -> list[Path]:
     """The run directories or report files given; without any, every run directory of the
-    store that holds a report or a stream, oldest first."""
+    store that holds a report or a stream, oldest first in the index's one order
+    (``runref.in_run_order``): the runs of ``indexed`` (the index's run ids, oldest first) as
+    they were indexed before, the others by the start their streams recorded (never by their
+    names: a run id is not an order)."""
     listed = list(given)
     if listed:
         return listed
     runs = qbench_dir / store.RUNS_DIR
     if not runs.is_dir():
         return []
-    return sorted(
-        d
-        for d in runs.iterdir()
-        if (d / store.REPORT_JSON).is_file() or (d / store.STREAM_NAME).is_file()
+    from pytest_qbench.report.runref import in_run_order
+
+    return in_run_order(
+        (
+            d
+            for d in runs.iterdir()
+            if (d / store.REPORT_JSON).is_file() or (d / store.STREAM_NAME).is_file()
+        ),
+        indexed,
     )
+
+
+def index_order(qbench_dir: Path | None, db: str | None) -> list[str]:
+    """The ids of the runs in the history index (``db``, else ``qbench_dir``'s), oldest first
+    in its one order (``queries.runs_in_order``); none when there is no index.
+
+    Raises:
+        HistoryError: the index exists and cannot be read.
+    """
+    from pytest_qbench.history.database import existing_index
+    from pytest_qbench.history.queries import runs_in_order
+
+    index = existing_index(qbench_dir, db)
+    if index is None:
+        return []
+    try:
+        return runs_in_order(index)
+    finally:
+        index.close()
 
 
 def died_runs(qbench_dir: Path | None) -> list[Path]:
     """The run directories of the store whose run died (killed, ``os._exit``): a stream without
-    its end record, no ``report.json``, and no run holding the directory; oldest first. Such a
-    run never indexed itself, so the history's commands index it before they answer (``qbench
-    runs``). A run that finished but could not write its report.json took itself out of the
-    index on purpose, and stays out."""
+    its end record, no ``report.json``, and no run holding the directory; oldest first by the
+    start their streams recorded (``runref.in_run_order``; never by their names: a run id is
+    not an order), the order they are indexed in. Such a run never indexed itself, so the
+    history's commands index it before they answer (``qbench runs``). A run that finished but
+    could not write its report.json took itself out of the index on purpose, and stays out."""
     runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
     if runs is None or not runs.is_dir():
         return []
-    return sorted(d for d in runs.iterdir() if _died(d))
+    died = [d for d in runs.iterdir() if _died(d)]
+    if len(died) < 2:  # nothing to order: no start read
+        return died
+    from pytest_qbench.report.runref import in_run_order
+
+    return in_run_order(died, ())
 
 
 def _died(run_dir: Path) -> bool:
@@ -106,22 +139,9 @@ def _died(run_dir: Path) -> bool:
     return (
         written
         and not (run_dir / store.REPORT_JSON).exists()
-        and not still_going(run_dir)
+        and not store.run_in_progress(run_dir)
         and not store.stream_ended(stream)
     )
-
-
-def still_going(run_dir: Path) -> bool:
-    """Whether the run of ``run_dir`` may still be going, so that it is never indexed as a run
-    that died: its directory is locked (``store.RunLock``); or its mark (``store.mark_owner``)
-    says its process, of this machine, still runs; or locks cannot tell (a file system without
-    them) and its mark is another machine's (a CI job sharing the directory), which only that
-    machine can tell."""
-    locked = store.lock_state(run_dir)
-    if locked:
-        return True
-    owner = store.mark_owner(run_dir.parent.parent, run_dir.name)
-    return owner == "alive" or (locked is None and owner == "elsewhere")
 
 
 def died_marked(qbench_dir: Path, own: str) -> list[Path]:
@@ -135,7 +155,7 @@ def died_marked(qbench_dir: Path, own: str) -> list[Path]:
     died = []
     for run_id in store.unfinished_runs(qbench_dir):
         run_dir = store.run_dir(qbench_dir, run_id)
-        if run_id == own or still_going(run_dir):
+        if run_id == own or store.run_in_progress(run_dir):
             continue
         if _died(run_dir):
             died.append(run_dir)
@@ -150,7 +170,7 @@ def unmark_indexed(qbench_dir: Path, died: Sequence[Path]) -> None:
     """Take away the marks of the runs that died, once they are indexed (or could not be read:
     ``index_died`` said so, and ``qbench index`` can try again)."""
     for run_dir in died:
-        if not still_going(run_dir):
+        if not store.run_in_progress(run_dir):
             store.unmark_unfinished(qbench_dir, run_dir.name)
 
 

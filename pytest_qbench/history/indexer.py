@@ -446,9 +446,9 @@ def _never(_run_id: str) -> bool:
 
 
 def live_runs_in(qbench_dir: Path | None) -> Live:
-    """Whether a run is going in ``qbench_dir``: its run directory there is locked by its run
-    (``store.RunLock``), which holds the lock until after it indexed itself. Another machine's
-    runs (no directory here) are never live."""
+    """Whether a run is going in ``qbench_dir``: ``store.run_in_progress`` of its run directory
+    there (locked by its run, which holds the lock until after it indexed itself, or marked by
+    its live process). Another machine's runs (no directory here) are never live."""
     if qbench_dir is None:
         return _never
     runs = qbench_dir / RUNS_DIR
@@ -517,7 +517,7 @@ def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
     """Delete ``<qbench_dir>/runs/<id>`` of each run id; return the problems, one line each.
 
     Only directories directly inside ``runs/`` whose names are safe run ids are touched, and
-    never the directory of a run in progress (its run holds a lock on it).
+    never the directory of a run in progress (``store.run_in_progress``).
     """
     problems = []
     runs = qbench_dir / RUNS_DIR
@@ -525,7 +525,7 @@ def remove_run_dirs(qbench_dir: Path, run_ids: Iterable[str]) -> list[str]:
         target = runs / run_id
         if not re.match(SAFE_RUN_ID, run_id) or not target.is_dir() or target.is_symlink():
             continue
-        if run_in_progress(target):  # its run holds it: it is indexed again when it ends
+        if run_in_progress(target):  # its run goes on: it is indexed again when it ends
             problems.append(f"did not delete old run {target}: it is still running")
             continue
         try:

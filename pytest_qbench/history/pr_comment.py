@@ -330,7 +330,7 @@ def _slowest(diff: RunDiff) -> list[str]:
 
 RUNS_INDEXED_AFTER = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.shard IS NULL "
-    "AND r.id > (SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id DESC LIMIT ?"
+    "AND r.id > (SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id LIMIT ?"
 )
 RUNS_BEFORE = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r, runs h WHERE h.run_id = ? AND r.id < h.id "
@@ -343,7 +343,7 @@ MAX_SCANNED = 1000
 def head_run(index: Index, ref: str | None) -> RunInfo:
     """The run the comment is about: ``ref`` (an id, a prefix, ``last``, ``last~N``) as it
     names it; without ``ref``, the last run, unless that is a CI shard: then the merged run of
-    its shards (``qbench merge``, indexed after it), since one shard's counts are not the
+    its shards (``qbench merge``: ``_merged_run_of``), since one shard's counts are not the
     pipeline's.
 
     Raises:
@@ -368,17 +368,28 @@ def head_run(index: Index, ref: str | None) -> RunInfo:
 
 
 def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
-    """The newest merged run (``qbench merge``) indexed after ``shard`` that can hold it: it
-    started no later than the shard (a merged run starts with its first shard) and tests the
-    same commit (when both know theirs)."""
+    """The merged run (``qbench merge``) of ``shard``'s pipeline, by the index's one order
+    (never the start times runs recorded): the first merged run indexed after the shard (a
+    later one is a later pipeline's) that tests the same commit (when both know theirs); else,
+    for a shard that did not finish and was indexed after its merged run (a killed shard is
+    indexed by the next history command, after the merge named it unfinished), the newest
+    merged run indexed before it that did not finish either, on the shard's commit (which must
+    be known: another pipeline's merged run could not be told apart)."""
 
     def work(cursor: Cursor) -> RunInfo | None:
         cursor.execute(RUNS_INDEXED_AFTER, (shard.run_id, MAX_SCANNED))
         for row in cursor.fetchall():
             run = RunInfo.from_row(row)
             same_commit = not (run.commit and shard.commit) or run.commit == shard.commit
-            if is_merged(run) and run.started_at <= shard.started_at and same_commit:
+            if is_merged(run) and same_commit:
                 return run
+        if not (shard.interrupted and shard.commit):
+            return None
+        cursor.execute(RUNS_BEFORE, (shard.run_id, MAX_SCANNED))
+        for row in cursor.fetchall():
+            run = RunInfo.from_row(row)
+            if is_merged(run) and run.commit == shard.commit:
+                return run if run.interrupted else None
         return None
 
     return index.read(work)

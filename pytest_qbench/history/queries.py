@@ -174,6 +174,17 @@ def indexed_run_ids(index: Index) -> set[str]:
     return index.read(ids)
 
 
+def runs_in_order(index: Index) -> list[str]:
+    """The ids of the runs in the index, in its one order (the order they were first indexed
+    in), oldest first."""
+
+    def ids(cursor: Cursor) -> list[str]:
+        cursor.execute(sql.RUN_IDS_NEWEST_FIRST)
+        return [str(row[0]) for row in reversed(cursor.fetchall())]
+
+    return index.read(ids)
+
+
 def _resolve(cursor: Cursor, ref: str, where: str) -> RunInfo:
     from pytest_qbench.report.runref import RunName  # not needed at the end of a pytest run
     from pytest_qbench.report.runref import choose

@@ -39,8 +39,9 @@ META_NAME = MCP_META
 
 
 def find_run(config: ServerConfig, run_id: str) -> Path:
-    """The directory of ``run_id``: an id, a unique prefix of one, ``last`` or ``last~N``, by
-    the runs' recorded start times (``report.runref``, as every ``qbench`` command).
+    """The directory of ``run_id``: an id, a unique prefix of one, ``last`` or ``last~N``, in
+    the history index's one order (``report.runref``, as every ``qbench`` command: the order
+    the runs were indexed in, a run not indexed by its recorded start).
 
     Raises:
         ToolFailure: no such run, an ambiguous prefix, or an id that is not one.
@@ -53,9 +54,22 @@ def find_run(config: ServerConfig, run_id: str) -> Path:
             "list_runs gives the ids"
         )
     try:
-        return find_run_dir(config.qbench_dir, run_id, "list_runs")
+        indexed = _index_order(config) if LAST.match(run_id) else []
+        return find_run_dir(config.qbench_dir, run_id, "list_runs", indexed)
     except HistoryError as exc:
         raise ToolFailure(str(exc)) from None
+
+
+def _index_order(config: ServerConfig) -> list[str]:
+    """The history index's runs, oldest first in its order (``files.index_order``).
+
+    Raises:
+        HistoryError: the index cannot be read.
+    """
+    from pytest_qbench.history.database import configured_db
+    from pytest_qbench.history.files import index_order
+
+    return index_order(config.qbench_dir, configured_db(None, config.root))
 
 
 def load_report(run_dir: Path) -> TestReport | None:

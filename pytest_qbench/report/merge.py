@@ -47,6 +47,7 @@ from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.store import new_run_id
 from pytest_qbench.report.verdict import bounded_errors
+from pytest_qbench.report.verdict import shard_name
 
 
 # pytest's exit codes, worst first; 1 and 5 are decided by the merged tests (see merged_exit_code).
@@ -496,21 +497,16 @@ def _plan_notes(differ: list[int]) -> list[Diagnostic]:
 
 
 def unfinished_shards(shards: Sequence[Shard]) -> list[str]:
-    """The shards that did not finish (killed, interrupted), each as ``2/3 (run ID)``, ``queue
-    NAME machine W (run ID)`` or ``run ID`` (not a planned shard)."""
-    found = []
-    for shard in shards:
-        if not shard.run.interrupted:
-            continue
-        info, run = shard.run.shard, f"run {shard.run.run_id}"
-        if info is not None and info.queue is not None:
-            machine = f" machine {info.worker}" if info.worker else ""
-            found.append(f"queue {info.queue}{machine} ({run})")
-        elif info is not None and info.count:
-            found.append(f"{info.index}/{info.count} ({run})")
-        else:
-            found.append(run)
-    return found
+    """The shards that did not finish (killed, interrupted), each named as the verdict names
+    it (``verdict.shard_name``): ``shard 2/3 (run ID)``, ``queue NAME machine W (run ID)`` or
+    ``run ID`` (not a planned shard)."""
+    return [
+        shard_name(
+            None if shard.run.shard is None else shard.run.shard.model_dump(), shard.run.run_id
+        )
+        for shard in shards
+        if shard.run.interrupted
+    ]
 
 
 def _notes(
@@ -526,7 +522,7 @@ def _notes(
         notes.append(
             _note(
                 "merge-unfinished-shards",
-                f"shard {', '.join(unfinished)} did not finish (killed or interrupted): the "
+                f"{', '.join(unfinished)} did not finish (killed or interrupted): the "
                 "tests it did not reach did not run, so the merged run did not finish (not green)",
             )
         )

@@ -1,10 +1,13 @@
 """Naming a run: ``last``, ``last~N`` (N runs before the last), a run id, or a unique prefix of
-one. One rule for every command and MCP tool: runs are ordered by their recorded start time,
-newest first, never by their names (``ci-…`` ids do not sort by time) nor by file times.
+one. One rule for every command and MCP tool: runs are in the history index's one order (the
+order they were first indexed in: a run whose clock was wrong is not "last" for ever), newest
+first, never by their names (``ci-…`` ids do not sort by time) nor by file times.
 
 `choose` applies the rule to runs in that order; the history index gives its runs ordered
-(``history.queries.resolve_run``), and `find_run_dir` orders the run store's directories by the
-start time each run recorded.
+(``history.queries.resolve_run``), and `find_run_dir` orders the run store's directories the
+same way (`in_run_order`): the runs the index holds in its order, each run it does not hold
+(not indexed yet, still going) after the last indexed run that started before it, by the start
+time each run recorded. Without an index, every run is ordered by its recorded start.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,7 +51,7 @@ def choose(ref: str, runs: Sequence[RunName], where: str, listing: str) -> str:
 
     Args:
         ref: ``last``, ``last~N``, a run id or a prefix of one.
-        runs: The runs, newest first (by recorded start time).
+        runs: The runs, newest first (in the index's one order: `in_run_order`).
         where: Where the runs are, for messages (``.qbench/index.sqlite``).
         listing: What lists the runs, for messages (``'qbench runs'``).
 
@@ -85,25 +89,60 @@ def choose(ref: str, runs: Sequence[RunName], where: str, listing: str) -> str:
     )
 
 
-def find_run_dir(qbench_dir: Path, ref: str, listing: str = "'qbench runs'") -> Path:
-    """The directory in ``<qbench_dir>/runs/`` of the run ``ref`` names (see `choose`).
+def find_run_dir(
+    qbench_dir: Path, ref: str, listing: str = "'qbench runs'", indexed: Sequence[str] = ()
+) -> Path:
+    """The directory in ``<qbench_dir>/runs/`` of the run ``ref`` names (see `choose`), the
+    runs in the index's order (``indexed``: its run ids, oldest first; `in_run_order`).
 
     Raises:
         HistoryError: no such run, or an ambiguous prefix.
     """
     runs = qbench_dir / store.RUNS_DIR
-    found = choose(ref, stored_runs(runs), str(runs), listing)
+    found = choose(ref, stored_runs(runs, indexed), str(runs), listing)
     return runs / found
 
 
-def stored_runs(runs: Path) -> list[RunName]:
-    """The run directories in ``runs``, newest first by the start time each recorded."""
+def stored_runs(runs: Path, indexed: Sequence[str] = ()) -> list[RunName]:
+    """The run directories in ``runs``, newest first (`in_run_order`)."""
     with contextlib.suppress(OSError):
         dirs = [path for path in runs.iterdir() if path.is_dir() and not path.is_symlink()]
-        keyed = [(recorded_start(path), path.name, path) for path in dirs]
-        keyed.sort(reverse=True)
-        return [RunName(name, is_test_run(path)) for _start, name, path in keyed]
+        return [
+            RunName(path.name, is_test_run(path)) for path in reversed(in_run_order(dirs, indexed))
+        ]
     return []
+
+
+def in_run_order(dirs: Iterable[Path], indexed: Sequence[str]) -> list[Path]:
+    """Run directories oldest first, in the history index's one order: those of the runs in
+    ``indexed`` (the index's run ids, oldest first) in that order; each other run (not indexed
+    yet: still going, or not indexed) right after the last of them that recorded a start no
+    later than its own (before them all when none did), those among themselves by their
+    recorded start (`recorded_start`), then their names. Without ``indexed``, by recorded start
+    alone."""
+    place = {run_id: n for n, run_id in enumerate(indexed)}
+    known: list[tuple[str, Path]] = []
+    others: list[tuple[str, str, Path]] = []
+    for path in dirs:
+        start = recorded_start(path)
+        if path.name in place:
+            known.append((start, path))
+        else:
+            others.append((start, path.name, path))
+    known.sort(key=lambda item: place[item[1].name])
+    others.sort(reverse=True)  # popped from the end: the earliest first
+    # the earliest start of the known runs from each on: a run not indexed goes before the
+    # first known run from which on none started at or before it
+    earliest = [start for start, _path in known]
+    for n in range(len(earliest) - 2, -1, -1):
+        earliest[n] = min(earliest[n], earliest[n + 1])
+    ordered: list[Path] = []
+    for n, (_start, path) in enumerate(known):
+        while others and earliest[n] > others[-1][0]:
+            ordered.append(others.pop()[2])
+        ordered.append(path)
+    ordered.extend(item[2] for item in reversed(others))
+    return ordered
 
 
 def is_test_run(path: Path) -> bool:

@@ -238,7 +238,10 @@ def mark_owner(qbench_dir: Path, run_id: str) -> str:
     if machine != _machine():
         return "elsewhere"
     if start != "-":
-        return "alive" if _process_start(number) == start else "dead"
+        running = _process_start(number)
+        if running is not None:
+            return "alive" if running == start else "dead"
+        # unreadable: no such process, or /proc hides another user's (hidepid): os.kill tells
     if os.name == "nt":  # os.kill would end the process there
         return "unknown"
     try:
@@ -429,8 +432,17 @@ class RunLock:
         self.path.mkdir(parents=True, exist_ok=True)
         self._lock()
 
+    def forget(self) -> None:
+        """In a child forked while the run goes: close this process's descriptor, leaving
+        the lock to the run (``_forget_in_child``)."""
+        if self._fd is not None:
+            with suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+
     def release(self) -> None:
         """Unlock (closing the descriptor releases the lock)."""
+        _HELD.discard(self)
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -441,15 +453,54 @@ class RunLock:
         except ImportError:  # Windows: an open directory cannot be deleted there anyway
             return
         self._fd = os.open(self.path, os.O_RDONLY)
+        _hold(self)
         # on a file system without locks, the claim by mkdir still holds
         with suppress(OSError):
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
+_HELD: set[RunLock] = set()
+"""The run locks this process holds. A child it forks (``os.fork``, multiprocessing's fork
+start method) closes their descriptors at once (``_forget_in_child``): the lock belongs to the
+descriptor, which a forked child shares, so a child that outlived a run killed (a test's server
+process) would keep its directory locked, the run going for every reader, as long as it runs."""
+
+
+def _hold(lock: RunLock) -> None:
+    _forget_in_children()
+    _HELD.add(lock)
+
+
+@functools.cache
+def _forget_in_children() -> None:
+    """Have every child this process forks forget its run locks (once a process; a child
+    inherits the registration)."""
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def _forget_in_child() -> None:
+    """In a forked child: close the descriptors of the run locks the parent holds (the
+    parent's locks stay: only closing the last descriptor, or unlocking, releases one)."""
+    for lock in _HELD:
+        lock.forget()
+    _HELD.clear()
+
+
 def run_in_progress(path: Path) -> bool:
-    """Whether a live run holds ``path`` (its run directory) locked; ``False`` where locks are
-    unknown (Windows, a file system without locks) or the directory cannot be opened."""
-    return lock_state(path) is True
+    """Whether the run of ``path`` (its run directory, ``<qbench dir>/runs/<id>``) may still be
+    going: the one rule of every reader (``qbench index``, retention, the readers of a stream,
+    the runs that died indexed by the history's commands and the next run's session end), so
+    that no run is going for one and died for another. It is going when its directory is
+    locked (``RunLock``); or its mark (``mark_owner``) says its process, of this machine, still
+    runs; or locks cannot tell (a file system without them, Windows) and its mark is another
+    machine's (a CI job sharing the directory), which only that machine can tell. A run whose
+    mark is gone (it ended) or was never made is going only while locked."""
+    locked = lock_state(path)
+    if locked:
+        return True
+    owner = mark_owner(path.parent.parent, path.name)
+    return owner == "alive" or (locked is None and owner == "elsewhere")
 
 
 def lock_state(path: Path) -> bool | None:

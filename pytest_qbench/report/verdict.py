@@ -169,7 +169,7 @@ def _why_interrupted(report: Mapping[str, Any]) -> str:
     ]
     if unfinished:
         named = ", ".join(
-            f"{_shard_label(run)}{run['run_id']}" for run in unfinished[:SHOWN_SHARDS]
+            shard_name(run.get("shard"), str(run["run_id"])) for run in unfinished[:SHOWN_SHARDS]
         )
         more = (
             f" and {len(unfinished) - SHOWN_SHARDS} more" if len(unfinished) > SHOWN_SHARDS else ""
@@ -191,13 +191,18 @@ def _why_interrupted(report: Mapping[str, Any]) -> str:
     return "the run did not finish; this report holds the tests that finished"
 
 
-def _shard_label(run: Mapping[str, Any]) -> str:
-    shard = run.get("shard")
-    if not shard:
-        return ""
-    if shard.get("queue"):
-        return f"queue {shard['queue']} "
-    return f"shard {shard.get('index')}/{shard.get('count')} "
+def shard_name(shard: Mapping[str, Any] | None, run_id: str) -> str:
+    """How a shard's run is named in the reasons and notes of a merged run (the one formatter
+    of ``qbench merge``'s notes and of the verdict): ``shard 2/3 (run ID)``, ``queue NAME
+    machine W (run ID)``, or ``run ID`` for a run that was not a planned shard (``shard`` is
+    its ``ShardInfo`` as a record; ``None``: no shard)."""
+    run = f"run {run_id}"
+    if shard and shard.get("queue") is not None:
+        machine = f" machine {shard['worker']}" if shard.get("worker") else ""
+        return f"queue {shard['queue']}{machine} ({run})"
+    if shard and shard.get("count"):
+        return f"shard {shard.get('index')}/{shard['count']} ({run})"
+    return run
 
 
 def _coverage_below(coverage: Mapping[str, Any]) -> str:
