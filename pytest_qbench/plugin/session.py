@@ -143,9 +143,10 @@ class QBenchWorker:
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
-                self.phase_map[0] = 1  # the call goes next (store.PHASE_NAME)
+                # the call goes next (store.PHASE_NAME); after a setup that failed, skipped or
+                # xfailed, the teardown (no call)
+                self.phase_map[0] = 1 if report.outcome == "passed" else 2
             if failed and call.excinfo is not None:
-                self.phase_map[0] = 2  # a failed setup: its teardown goes next (no call)
                 facts[FAILURE_ATTR] = failure_facts(
                     call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
                 )

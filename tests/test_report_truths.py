@@ -1,0 +1,163 @@
+"""Report-side truths (session 40): real pytest runs through pytester. A test killed in the
+teardown after a setup that did not pass dies in its teardown; the summaries say pytest's words
+for the subtests; report.md's headings all count; an output that fails to render leaves every
+output saying so, report.json first."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from conftest import RunQBench
+
+
+KILLED_AFTER_SETUP = """
+    import os, signal, pytest
+
+    @pytest.fixture
+    def killer():
+        yield
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    @pytest.fixture
+    def skipping():
+        pytest.skip("no resource")
+
+    @pytest.fixture
+    def broken():
+        raise RuntimeError("setup broke")
+
+    def test_first():
+        pass
+
+    if os.environ["QBENCH_TEST_SETUP"] == "skipped":
+        def test_killed(killer, skipping):
+            pass
+    elif os.environ["QBENCH_TEST_SETUP"] == "xfailed":
+        @pytest.mark.xfail(reason="known")
+        def test_killed(killer, broken):
+            pass
+    else:
+        def test_killed(killer, broken):
+            pass
+
+    def test_after():
+        pass
+"""
+
+
+@pytest.mark.parametrize("setup", ["skipped", "xfailed", "error"])
+def test_a_test_killed_in_its_teardown_after_its_setup_did_not_pass(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, setup: str
+) -> None:
+    """A test whose setup skipped (``pytest.skip`` in a fixture), xfailed (a failing fixture
+    under ``xfail``) or failed, killed (SIGKILL, as pytest-timeout's thread method) in its
+    teardown: no call ran, and the rebuilt report says it died in its teardown, an error. Before,
+    a skipped or xfailed setup was taken for one that passed, so the death was a failure in the
+    call."""
+    pytester.makepyfile(test_k=KILLED_AFTER_SETUP)
+    monkeypatch.setenv("QBENCH_TEST_SETUP", setup)
+    died = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=k")
+    assert died.ret not in (0, 1)  # killed by SIGKILL
+    rendered = pytester.run(sys.executable, "-m", "pytest_qbench", "render", ".qbench/runs/k")
+    assert rendered.ret == 0
+    report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
+    killed = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
+    assert [(r["outcome"], r["failure"]["phase"]) for r in killed] == [("error", "teardown")]
+    assert report["run"]["interrupted"] is True
+
+
+SUBTESTS = """
+    import pytest
+
+    def test_one_fails(subtests):
+        with subtests.test("a"):
+            assert 0
+        with subtests.test("b"):
+            pass
+
+    def test_two_fail(subtests):
+        for i in range(2):
+            with subtests.test(i=i):
+                assert 0
+"""
+
+
+@pytest.mark.parametrize(("tests", "failed"), [("test_one_fails", 1), ("", 3)])
+def test_failed_subtests_are_counted_in_pytest_s_words(
+    pytester: pytest.Pytester, run_qbench: RunQBench, tests: str, failed: int
+) -> None:
+    """The summaries (report.md, summary.md, the HTML page) count the failed subtests as pytest
+    words its subtest counts, ``N subtests failed`` whatever N (``1 subtests passed``), and the
+    tests as ``1 test``/``2 tests``. Before: ``1 failed subtests``, ``1 tests``."""
+    pytester.makepyfile(test_s=SUBTESTS)
+    selected = [f"test_s.py::{tests}"] if tests else []
+    run = run_qbench(*selected, "--qbench-html=page.html")
+    count = 1 if tests else 2
+    line = run.markdown.splitlines()[2]
+    word = "test" if count == 1 else "tests"
+    assert line.startswith(
+        f"**{count}** {word} · pass rate **0.0%** · **{failed}** subtests failed"
+    )
+    html = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert f"<strong>{count}</strong> {word} · " in html
+    assert f"<strong>{failed}</strong> subtests failed" in html
+
+
+def test_every_heading_of_report_md_counts(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """report.md's "Expected failures" heading counts its tests (xfailed and xpassed) like the
+    other headings (Failures, Errors, Skipped, Flaky...). Before, it alone had no count."""
+    pytester.makepyfile(
+        """
+        import pytest
+
+        @pytest.mark.xfail(reason="known")
+        def test_x1(): assert 0
+
+        @pytest.mark.xfail(reason="known")
+        def test_x2(): assert 0
+
+        @pytest.mark.xfail(reason="fixed?")
+        def test_xp(): pass
+
+        def test_bad(): assert 0
+
+        def test_skip(): pytest.skip("later")
+        """
+    )
+    run = run_qbench()
+    headings = [line for line in run.markdown.splitlines() if line.startswith("## ")]
+    assert headings == [
+        "## Failures (1)",
+        "## Skipped (1)",
+        "## Expected failures (3)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "headline"),
+    [
+        ((), "4 tests collected"),
+        (("test_x.py::test_a",), "1 test collected"),
+        (("-k", "test_a"), "1/4 tests collected (3 deselected)"),
+        (("-k", "nomatch"), "no tests collected (4 deselected)"),
+    ],
+)
+def test_a_collection_s_headline_is_pytest_s_line(
+    pytester: pytest.Pytester, run_qbench: RunQBench, args: tuple[str, ...], headline: str
+) -> None:
+    """``--collect-only``: report.md's and the HTML page's headline is pytest's closing line
+    (``no tests collected (4 deselected)``, not ``0/4 tests collected``)."""
+    pytester.makepyfile(
+        test_x="def test_a(): pass\ndef test_b(): pass\ndef test_c(): pass",
+        test_y="def test_one(): pass",
+    )
+    run = run_qbench("--co", *args, "--qbench-html=page.html")
+    run.result.stdout.fnmatch_lines([f"*= {headline} in *"])
+    assert run.markdown.splitlines()[0].split(": ", 1)[1].rsplit(" in ", 1)[0] == headline
+    html = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert f"Collection: {headline} in " in html
