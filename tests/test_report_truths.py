@@ -161,3 +161,72 @@ def test_a_collection_s_headline_is_pytest_s_line(
     assert run.markdown.splitlines()[0].split(": ", 1)[1].rsplit(" in ", 1)[0] == headline
     html = (pytester.path / "page.html").read_text(encoding="utf-8")
     assert f"Collection: {headline} in " in html
+
+
+def test_an_output_that_cannot_be_rendered_is_in_report_json(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report.md's template fails (the user's, from --qbench-template-dir): report.json, written
+    first, records it (``run.recording_errors``), so a reader of report.json alone sees an
+    incomplete run, never a whole green one; so do the HTML page, the digest and the history
+    index; the --qbench-md copy of an earlier run is removed, not left green beside this run.
+    Before, only the terminal said so, and the earlier run's copy stayed."""
+    pytester.makepyfile("def test_ok(): pass")
+    (pytester.path / "tpl").mkdir()
+    (pytester.path / "tpl" / "report.md.j2").write_text("{{ no_such_variable }}\n")
+    (pytester.path / "out.md").write_text("# ✅ Test report: 1 passed (an earlier run)\n")
+    run = run_qbench(
+        "--qbench-template-dir=tpl",
+        "--qbench-md=out.md",
+        "--qbench-html=page.html",
+        "--qbench-digest=digest.json",
+    )
+    assert run.result.ret == 0  # pytest's status: no gate failed
+    error = (
+        "could not write report.md: template 'report.md.j2' failed: UndefinedError: "
+        "'no_such_variable' is undefined"
+    )
+    assert run.report.run.recording_errors == [error]
+    assert not (run.run_dir / "report.md").exists()
+    assert not (pytester.path / "out.md").exists()
+    run.result.stdout.fnmatch_lines(
+        [f"qbench: {error}", "qbench: removed out.md, an earlier run's, as it was not written"]
+    )
+    html = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert 'data-ok="false"' in html and "<title>Incomplete:" in html
+    digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
+    assert digest["success"] is False
+    from pytest_qbench.cli import main
+
+    capsys.readouterr()
+    assert main(["show", "last", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["recording_errors"] == 1
+
+
+def test_an_internal_error_in_a_later_output_is_in_every_output(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of qbench's rendering the CTRF document, an output written after report.json and
+    report.md: both, and the job summary, say the run is incomplete and name the error; every
+    output rendered before the failure was rendered again. Before, report.json and report.md
+    read ``1 passed``, green, and only the terminal named the error."""
+    import pytest_qbench.report.ctrf
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(pytest_qbench.report.ctrf, "render_ctrf", broken)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step-summary.md"))
+    pytester.makepyfile("def test_ok(): pass")
+    run = run_qbench("--qbench-ctrf=ctrf.json", "--qbench-json=out.json")
+    error = "internal error in writing --qbench-ctrf: RuntimeError: injected"
+    assert run.report.run.recording_errors == [error]
+    copy = json.loads((pytester.path / "out.json").read_text(encoding="utf-8"))
+    assert copy["run"]["recording_errors"] == [error]
+    assert not (pytester.path / "ctrf.json").exists()
+    assert run.markdown.startswith("# ❌ Test report incomplete")
+    assert f"The error: {error}." in run.markdown
+    assert "the counts are whole, but an output asked for is missing" in run.markdown
+    summary = (pytester.path / "step-summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("# ❌ Test report incomplete") and error in summary
+    run.result.stdout.fnmatch_lines([f"qbench: {error}"])

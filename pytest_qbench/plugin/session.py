@@ -998,6 +998,11 @@ class QBenchSession(QBenchWorker):
             self.notes.extend(
                 publish.forget_unwritten_run(settings.qbench_dir, self.run_id, settings.db)
             )
+        elif indexed.indexed and publisher.recorded:  # an output failed: the report is incomplete
+            errors = len(report["run"]["recording_errors"])
+            self.notes.extend(
+                publish.mark_incomplete(settings.qbench_dir, self.run_id, errors, settings.db)
+            )
 
     def _annotations(self) -> list[str]:
         """GitHub workflow commands for the failures and the failed gates."""

@@ -247,13 +247,27 @@ def incomplete_text(errors: list[str]) -> str:
     if not errors:
         return ""
     more = f" ({len(errors)} errors; all are under the warnings)" if len(errors) > 1 else ""
+    fix = (
+        "Fix: if it names one of your pytest_qbench_* hooks, or your pytest_sessionfinish, fix "
+        "that hook; otherwise report it as a bug in qbench, with this message."
+    )
+    if all(error.startswith(OUTPUT_ERRORS) for error in errors):
+        return (
+            "qbench could not write every output of this run, so they are incomplete: the "
+            "counts are whole, but an output asked for is missing. "
+            f"The error{more}: {errors[0]}. Fix: if it names your template, fix that template; "
+            "otherwise report it as a bug in qbench, with this message."
+        )
     return (
         "qbench could not record this run, so this report is incomplete: its counts are what "
         "qbench recorded, not what ran (pytest's own summary line and exit status are right). "
-        f"The error{more}: {errors[0]}. Fix: if it names one of your pytest_qbench_* hooks, or "
-        "your pytest_sessionfinish, fix that hook; otherwise report it as a bug in qbench, with "
-        "this message."
+        f"The error{more}: {errors[0]}. {fix}"
     )
+
+
+OUTPUT_ERRORS = ("could not write ", "internal error in writing ")
+"""How an output's failure recorded in ``run.recording_errors`` begins
+(``history.publish.Publisher``)."""
 
 
 def bounded_errors(errors: list[str], limit: int = MAX_RECORDING_ERRORS) -> list[str]:
@@ -268,6 +282,7 @@ def bounded_errors(errors: list[str], limit: int = MAX_RECORDING_ERRORS) -> list
 
 __all__ = [
     "MAX_RECORDING_ERRORS",
+    "OUTPUT_ERRORS",
     "ReasonKind",
     "RedReason",
     "Verdict",
