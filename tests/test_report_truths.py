@@ -131,6 +131,7 @@ def test_every_heading_of_report_md_counts(
     )
     run = run_qbench()
     headings = [line for line in run.markdown.splitlines() if line.startswith("## ")]
+    headings = [h for h in headings if h != "## Slowest tests"]  # shown for slow tests only
     assert headings == [
         "## Failures (1)",
         "## Skipped (1)",
@@ -230,3 +231,43 @@ def test_an_internal_error_in_a_later_output_is_in_every_output(
     summary = (pytester.path / "step-summary.md").read_text(encoding="utf-8")
     assert summary.startswith("# ❌ Test report incomplete") and error in summary
     run.result.stdout.fnmatch_lines([f"qbench: {error}"])
+
+
+def test_max_warnings_without_the_terminal_reporter_is_not_exit_6(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """pytest 9's ``--max-warnings`` status (6) is set by its terminal reporter: with ``-p
+    no:terminal`` pytest exits 0 with more warnings than allowed, and the report says 0, green.
+    Before, qbench foresaw a 6 that never came: ``pytest exited 6``, red, beside a green job."""
+    pytester.makepyfile("import warnings\ndef test_w(): warnings.warn('w1')")
+    run = run_qbench(
+        "-p", "no:terminal", "--max-warnings=0", "-W", "always", "--qbench-run-id=a", run_dir="a"
+    )
+    assert run.result.ret == 0
+    assert run.report.run.exit_code == 0
+    assert run.markdown.startswith("# ✅ Test report: 1 passed, 1 warning in ")
+    with_terminal = run_qbench("--max-warnings=0", "-W", "always", "--qbench-run-id=b", run_dir="b")
+    assert with_terminal.result.ret == 6
+    assert with_terminal.report.run.exit_code == 6
+
+
+STEPWISE = """
+    def test_a(): pass
+    def test_b(): assert 0
+    def test_c(): pass
+"""
+
+
+def test_a_run_stepwise_stopped_says_so(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """``--sw`` stops the run at a failure (pytest: ``Interrupted: Test failed, continuing from
+    this test next run.``, exit status 2): the report's reason is pytest's, not "Ctrl-C,
+    pytest.exit or a signal"."""
+    pytester.makepyfile(STEPWISE)
+    run = run_qbench("--sw", "-p", "no:randomly")
+    assert run.result.ret == pytest.ExitCode.INTERRUPTED
+    assert run.report.run.interrupted is True
+    assert (
+        "**❌ Not green:** the run did not finish: pytest stopped the run: Test failed, continuing "
+        "from this test next run; this report holds the tests that ran"
+    ) in run.markdown
+    assert "Ctrl-C" not in run.markdown

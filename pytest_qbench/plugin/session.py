@@ -491,6 +491,10 @@ class QBenchSession(QBenchWorker):
         # pytest stops after collection errors by raising Session.Interrupted: not an interruption
         collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
         self.interrupted = not (collection_stop and self.collection_errors)
+        if collection_stop and self.interrupted:  # session.shouldstop: --sw, xdist's -x...
+            with self.guard("pytest_keyboard_interrupt"):
+                why = str(excinfo.value).strip().rstrip(".") or "session.shouldstop"
+                self.note_warning("run-stopped", f"pytest stopped the run: {why}", None, None)
 
     # A wrapper, so that the reports are written after pytest's warnings wrapper has recorded
     # what the other implementations warned (a conftest's pytest_sessionfinish): they are in the
@@ -1036,7 +1040,10 @@ MAX_WARNINGS_ERROR = 6
 def _over_max_warnings(config: pytest.Config, warnings: int) -> bool:
     """Whether pytest 9 will end the run with status 6 (``MAX_WARNINGS_ERROR``): its terminal
     reporter sets it after the terminal summary, after qbench wrote the reports, when the run
-    ended 0 and counted more warnings than ``--max-warnings`` (or the ``max_warnings`` ini)."""
+    ended 0 and counted more warnings than ``--max-warnings`` (or the ``max_warnings`` ini).
+    Without the terminal reporter (``-p no:terminal``) nothing sets it: pytest exits 0."""
+    if config.pluginmanager.get_plugin("terminalreporter") is None:
+        return False
     limit = getattr(config.option, "max_warnings", None)
     if limit is None:
         try:
