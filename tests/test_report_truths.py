@@ -271,3 +271,22 @@ def test_a_run_stepwise_stopped_says_so(pytester: pytest.Pytester, run_qbench: R
         "from this test next run; this report holds the tests that ran"
     ) in run.markdown
     assert "Ctrl-C" not in run.markdown
+
+
+def test_the_warnings_heading_is_pytest_s_count_in_every_output(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """1 200 warnings: pytest's closing line says ``1200 warnings``; report.json keeps the first
+    1 000. The HTML page's heading said ``Warnings (1000)`` and report.md ``…and 950 more
+    warnings``; both now count pytest's 1 200 and say what report.json keeps."""
+    pytester.makepyfile(
+        "import warnings\ndef test_many():\n    for i in range(1200):\n        warnings.warn(f'w{i}')"
+    )
+    run = run_qbench("-W", "always", "--qbench-html=page.html")
+    run.result.stdout.fnmatch_lines(["*1 passed, 1200 warnings in *"])
+    assert len(run.report.warnings) == 1000
+    assert "## Warnings (1200)" in run.markdown
+    assert "…and 1150 more warnings (report.json keeps the first 1000)." in run.markdown
+    html = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert "<h2>Warnings (1200)</h2>" in html
+    assert "…and 200 more warnings (report.json keeps the first 1000)." in html
