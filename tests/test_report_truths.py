@@ -290,3 +290,16 @@ def test_the_warnings_heading_is_pytest_s_count_in_every_output(
     html = (pytester.path / "page.html").read_text(encoding="utf-8")
     assert "<h2>Warnings (1200)</h2>" in html
     assert "…and 200 more warnings (report.json keeps the first 1000)." in html
+
+
+def test_a_run_xdist_stopped_at_its_first_failure_says_so(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """``-n 2 -x``: pytest-xdist stops the run (``stopping after 1 failures``, exit status 2,
+    its own ``Interrupted``): the report's reason is xdist's words, not "Ctrl-C"."""
+    pytest.importorskip("xdist")
+    pytester.makepyfile(STEPWISE)
+    run = run_qbench("-p", "xdist", "-n", "2", "-x", subprocess=True)
+    assert run.result.ret == pytest.ExitCode.INTERRUPTED
+    assert "pytest stopped the run: stopping after 1 failures" in run.markdown
+    assert "Ctrl-C" not in run.markdown

@@ -491,7 +491,10 @@ class QBenchSession(QBenchWorker):
         # pytest stops after collection errors by raising Session.Interrupted: not an interruption
         collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
         self.interrupted = not (collection_stop and self.collection_errors)
-        if collection_stop and self.interrupted:  # session.shouldstop: --sw, xdist's -x...
+        # session.shouldstop (--sw) raises pytest's Interrupted; pytest-xdist's own (its -x,
+        # --maxfail) raises its class of the same name
+        stopped = collection_stop or type(excinfo.value).__name__ == "Interrupted"
+        if stopped and self.interrupted:
             with self.guard("pytest_keyboard_interrupt"):
                 why = str(excinfo.value).strip().rstrip(".") or "session.shouldstop"
                 self.note_warning("run-stopped", f"pytest stopped the run: {why}", None, None)
