@@ -126,10 +126,6 @@ class OutputWriter:
         """``report.md`` rendered, to be written by the call returned."""
         return self.rendered_template(MARKDOWN_TEMPLATE, path)
 
-    def template(self, template: str | Path, path: Path) -> Path:
-        """Any template, rendered to ``path``."""
-        return self.rendered_template(template, path)()
-
     def rendered_template(self, template: str | Path, path: Path) -> Write:
         """Any template rendered, to be written to ``path`` by the call returned."""
         builtin = self.template_dir is None and template == MARKDOWN_TEMPLATE
@@ -142,10 +138,6 @@ class OutputWriter:
             max_items=self.max_items,
         )
         return partial(_write_text, path, text)
-
-    def html(self, path: Path, trend: Trend | None = None, run_dir: Path | None = None) -> Path:
-        """The self-contained HTML page (`rendered_html`), written to ``path``."""
-        return self.rendered_html(path, trend, run_dir)()
 
     def rendered_html(
         self, path: Path, trend: Trend | None = None, run_dir: Path | None = None
@@ -173,10 +165,6 @@ class OutputWriter:
             max_items=self.max_items,
         )
 
-    def ctrf(self, path: Path, history: CtrfHistory | None = None) -> Path:
-        """The CTRF document (`rendered_ctrf`), written to ``path``."""
-        return self.rendered_ctrf(path, history)()
-
     def rendered_ctrf(self, path: Path, history: CtrfHistory | None = None) -> Write:
         """The CTRF document rendered, to be written by the call returned; ``history`` adds
         its insights and baseline."""
@@ -188,20 +176,12 @@ class OutputWriter:
         """The node ids of the report's results."""
         return [str(result["nodeid"]) for result in self._results()]
 
-    def digest(self, path: Path) -> Path:
-        """The failure digest as JSON (`rendered_digest`), written to ``path``."""
-        return self.rendered_digest(path)()
-
     def rendered_digest(self, path: Path) -> Write:
         """The failure digest as JSON, to be written by the call returned."""
         from pytest_qbench.report.digest import build_digest  # only for --qbench-digest
 
         digest = build_digest(self.report, self.view)
         return partial(_write_text, path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
-
-    def step_summary(self, path: Path) -> Path:
-        """The job summary (`rendered_step_summary`), appended to ``path``."""
-        return self.rendered_step_summary(path)()
 
     def rendered_step_summary(self, path: Path) -> Write:
         """The job summary rendered, to be appended to GitHub's ``$GITHUB_STEP_SUMMARY`` file by
