@@ -303,3 +303,26 @@ def test_a_run_xdist_stopped_at_its_first_failure_says_so(
     assert run.result.ret == pytest.ExitCode.INTERRUPTED
     assert "pytest stopped the run: stopping after 1 failures" in run.markdown
     assert "Ctrl-C" not in run.markdown
+
+
+def test_a_job_summary_that_cannot_be_rendered_says_so_on_the_job_page(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job summary's template fails (the user's ``step-summary.md.j2``): the job page gets a
+    red line naming the error instead of nothing, and report.json and report.md record it.
+    Before, the job page showed nothing of the run and report.json read whole."""
+    summary = pytester.path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makepyfile("def test_ok(): pass")
+    (pytester.path / "tpl").mkdir()
+    (pytester.path / "tpl" / "step-summary.md.j2").write_text("{{ nope }}\n")
+    run = run_qbench("--qbench-template-dir=tpl")
+    error = (
+        "could not write $GITHUB_STEP_SUMMARY: template 'step-summary.md.j2' failed: "
+        "UndefinedError: 'nope' is undefined"
+    )
+    assert run.report.run.recording_errors == [error]
+    assert run.markdown.startswith("# ❌ Test report incomplete")
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("# ❌ qbench: this job summary could not be written\n\n")
+    assert "'nope' is undefined" in text

@@ -212,6 +212,18 @@ class Publisher:
         self.failed.append(path)
         self._record(" ".join(error.split()))
         self._remove_stale(path)
+        if path == self.plan.step_summary:  # the job page says so, rather than nothing
+            self._say_in_step_summary(path, error)
+
+    def _say_in_step_summary(self, path: Path, error: str) -> None:
+        from pytest_qbench.core.markdown import md_text
+        from pytest_qbench.report.github import append_step_summary
+
+        text = f"# ❌ qbench: this job summary could not be written\n\n{md_text(error, 1000)}\n"
+        try:
+            self.written.append(append_step_summary(path, text))
+        except OSError as exc:
+            self.notes.append(f"could not write {self.shown(path)}: {exc.strerror or exc}")
 
     def _record(self, error: str) -> None:
         """Put an output's failure into the report's ``run.recording_errors``: every output
@@ -235,9 +247,7 @@ class Publisher:
             return
         try:
             path.unlink()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return
-        except OSError:
+        except OSError:  # none there, a directory, or the disk refuses
             return
         self.notes.append(f"removed {self.shown(path)}, an earlier run's, as it was not written")
 
