@@ -110,7 +110,8 @@ def test_every_heading_of_report_md_counts(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
     """report.md's "Expected failures" heading counts its tests (xfailed and xpassed) like the
-    other headings (Failures, Errors, Skipped, Flaky...). Before, it alone had no count."""
+    other headings (Failures, Errors, Skipped, Flaky...), and so does the HTML page's "Skipped,
+    by reason". Before, they alone had no count."""
     pytester.makepyfile(
         """
         import pytest
@@ -129,7 +130,7 @@ def test_every_heading_of_report_md_counts(
         def test_skip(): pytest.skip("later")
         """
     )
-    run = run_qbench()
+    run = run_qbench("--qbench-html=page.html")
     headings = [line for line in run.markdown.splitlines() if line.startswith("## ")]
     headings = [h for h in headings if h != "## Slowest tests"]  # shown for slow tests only
     assert headings == [
@@ -137,6 +138,8 @@ def test_every_heading_of_report_md_counts(
         "## Skipped (1)",
         "## Expected failures (3)",
     ]
+    html = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert "<h2>Skipped, by reason (1)</h2>" in html
 
 
 @pytest.mark.parametrize(
