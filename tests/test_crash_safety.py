@@ -107,9 +107,12 @@ def test_broken_output_does_not_stop_the_others(pytester: pytest.Pytester) -> No
         from pytest_qbench.report.outputs import OutputWriter
 
         def broken(self, path):
-            raise OSError("disk full")
+            def write():
+                raise OSError("disk full")
 
-        OutputWriter.markdown = broken  # simulate a failing write
+            return write
+
+        OutputWriter.rendered_markdown = broken  # simulate a failing write
         """
     )
     pytester.makepyfile("def test_ok(): pass")

@@ -310,3 +310,33 @@ def test_a_new_tests_extra_runs_warnings_are_not_counted(
     done.result.stdout.fnmatch_lines(["*UserWarning: careful 3"])
     assert "careful 1" not in done.result.stdout.str()
     assert done.report.summary.warnings == 1
+
+
+def test_no_new_test_is_repeated_under_the_debugger(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """``--pdb``: a new test that fails only in its second run is not run again, so no extra
+    run, which pytest does not report, opens the debugger (stdin closed: it would quit the
+    session, exit status 2); the terminal says why nothing was repeated. Before, the extra run's
+    failure opened the debugger."""
+    pytester.makepyfile(test_suite=OLD)
+    run_qbench("--qbench-run-id=h1", run_dir="h1")
+    pytester.makepyfile(
+        test_suite=OLD
+        + """
+    def test_second_call_fails():
+        called("second")
+        assert len(pathlib.Path("second.calls").read_text()) != 2
+"""
+    )
+    done = run_qbench(
+        "--qbench-run-id=r2", "--qbench-new-tests-repeat=3", "--pdb", subprocess=True, run_dir="r2"
+    )
+    assert done.result.ret == 0, done.result.stdout.str()
+    assert "PDB" not in done.result.stdout.str()
+    assert calls(pytester, "second") == 1
+    assert new_lines(done) == [
+        "qbench: new tests: no test repeated under --pdb: the debugger is for the run pytest "
+        "reports (an extra run would stop at its prompt, out of pytest's log)"
+    ]
+    assert done.by_name("test_second_call_fails").new_test_tries is None

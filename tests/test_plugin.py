@@ -576,7 +576,7 @@ def test_failed_markdown_is_not_copied(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(
         [
             "qbench: could not write report.md: template 'report.md.j2' failed*nope*",
-            "qbench: could not write --qbench-md: report.md was not written*",
+            "qbench: --qbench-md not written: report.md could not be rendered",
         ]
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,29 @@ def test_qbench_render_writes_what_the_plan_writes(tmp_path: Path) -> None:
     )
     assert (tmp_path / "got.md").read_text() == (tmp_path / "expected.md").read_text()
     assert (tmp_path / "got.html").read_bytes() == (tmp_path / "expected.html").read_bytes()
+
+
+def test_an_output_failing_as_it_is_written_is_in_the_outputs_after_it(tmp_path: Path) -> None:
+    """A bug while report.md is written, after report.json was: report.json stays as written
+    (it came first), the digest written after it is rendered again and says the run is not
+    green, and the failure is recorded in the report."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    writer = writer_of()
+
+    def broken(path: Path) -> Callable[[], Path]:
+        def write() -> Path:
+            raise RuntimeError("injected")
+
+        return write
+
+    writer.rendered_markdown = broken  # type: ignore[method-assign]
+    plan = OutputPlan(run_dir=run_dir, digest=tmp_path / "digest.json")
+    publisher = Publisher(writer, plan)
+    assert publisher.publish() == [run_dir / "report.json", tmp_path / "digest.json"]
+    error = "internal error in writing report.md: RuntimeError: injected"
+    assert publisher.recorded == [error]
+    assert json.loads((run_dir / "report.json").read_text())["run"]["recording_errors"] == []
+    digest = json.loads((tmp_path / "digest.json").read_text())
+    assert digest["success"] is False
+    assert [where for where, _ in publisher.internal_errors] == ["writing report.md"]

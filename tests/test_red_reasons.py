@@ -240,7 +240,10 @@ def test_max_warnings_counts_only_over_the_limit() -> None:
                 raise ini
             return ini
 
-        return SimpleNamespace(option=SimpleNamespace(max_warnings=option), getini=getini)
+        terminal = SimpleNamespace(get_plugin=lambda name: object())
+        return SimpleNamespace(
+            option=SimpleNamespace(max_warnings=option), getini=getini, pluginmanager=terminal
+        )
 
     assert _over_max_warnings(config(0, None), 1)
     assert not _over_max_warnings(config(1, None), 1)

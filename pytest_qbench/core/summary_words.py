@@ -53,6 +53,18 @@ def pluralize(count: int, key: str) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
+def collected_text(collected: int, deselected: int = 0) -> str:
+    """pytest's ``--collect-only`` closing line without its errors and duration: ``1 test
+    collected``, ``3 tests collected``, ``1/3 tests collected (2 deselected)``, ``no tests
+    collected``, ``no tests collected (3 deselected)`` (``_pytest.terminal``'s words)."""
+    if not collected:
+        return "no tests collected" + (f" ({deselected} deselected)" if deselected else "")
+    if deselected:
+        total = collected + deselected
+        return f"{collected}/{total} tests collected ({deselected} deselected)"
+    return f"{pluralize(collected, 'test')} collected"
+
+
 def failed_subtests(count: int) -> str:
     """``1 failed subtest``, ``2 failed subtests``: pytest 9's words for a test's failed
     subtests (``contains 2 failed subtests``), which its closing line counts in ``failed``."""
@@ -101,6 +113,7 @@ __all__ = [
     "OUTCOME_FIELDS",
     "SUBTEST_FIELDS",
     "SUMMARY_KEYS",
+    "collected_text",
     "failed_subtests",
     "plural",
     "pluralize",

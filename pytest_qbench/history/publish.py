@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestResultRecord
 
 Job = Callable[[Path], Path]
+Write = Callable[[], Path]
+"""Writes an output already rendered; returns its path."""
+Render = Callable[[Path], Write]
+"""Renders an output for a path; returns what writes it."""
+Pending = tuple[str, Path, Render, Write]
 T = TypeVar("T")
 
 
@@ -74,10 +79,22 @@ class OutputPlan:
     """GitHub's ``$GITHUB_STEP_SUMMARY`` file, appended to."""
 
 
+class _SourceNotRendered(Exception):
+    """A copy's source could not be rendered (that failure is recorded already)."""
+
+
 # no __eq__/__repr__: a dataclass compiles each method at import, in every pytest run
 @dataclass(eq=False, repr=False)
 class Publisher:
-    """Writes an ``OutputPlan`` with an ``OutputWriter``; records what was written and why not."""
+    """Writes an ``OutputPlan`` with an ``OutputWriter``; records what was written and why not.
+
+    Every output is rendered before any is written, so that an output that cannot be rendered
+    (a bug of qbench's, a template that fails) is in the report before it is final: its error
+    goes into ``run.recording_errors`` (the report is incomplete, never green), and the outputs
+    rendered before it are rendered again, so that every output, report.json first, says so
+    (`recorded`). One that fails while being written after others were (a bug, not the disk's
+    refusal) is recorded likewise, and the outputs after it are rendered again. An output not
+    written leaves no earlier run's file at its path (`_remove_stale`)."""
 
     writer: OutputWriter
     plan: OutputPlan
@@ -91,91 +108,190 @@ class Publisher:
     notes: list[str] = field(default_factory=list)
     internal_errors: list[tuple[str, Exception]] = field(default_factory=list)
     """Bugs of qbench met while writing (where, the exception), for the caller to report."""
+    recorded: list[str] = field(default_factory=list)
+    """The outputs' failures put into the report's ``run.recording_errors``."""
+    failed: list[Path] = field(default_factory=list)
+    """Outputs that could not be rendered or written (recorded)."""
+    trend_loaded: list[Trend | None] = field(default_factory=list)
+    """The trend of the HTML pages, once loaded."""
 
-    def jobs(self) -> list[tuple[str, Path, Job]]:
-        """Every output of the plan: its name in a note, its path, what writes it."""
+    def jobs(self) -> list[tuple[str, Path, Render]]:
+        """Every output of the plan: its name in a note, its path, what renders it."""
         plan, writer = self.plan, self.writer
-        jobs: list[tuple[str, Path, Job]] = []
+        jobs: list[tuple[str, Path, Render]] = []
         run_json = run_md = None
         if plan.run_dir is not None:
             run_json, run_md = plan.run_dir / store.REPORT_JSON, plan.run_dir / store.REPORT_MD
-            jobs += [("report.json", run_json, writer.json), ("report.md", run_md, writer.markdown)]
+            jobs += [
+                ("report.json", run_json, _unrendered(writer.json)),
+                ("report.md", run_md, writer.rendered_markdown),
+            ]
         if plan.json:
             jobs.append(("--qbench-json", plan.json, self._copy_of(run_json, writer.json)))
         if plan.markdown:
             jobs.append(("--qbench-md", plan.markdown, self._copy_of(run_md, writer.markdown)))
         if plan.html:
-            jobs.append(("--qbench-html", plan.html, self._html))
+            if plan.run_dir is not None:  # also report.html in the run directory
+                run_html = plan.run_dir / store.REPORT_HTML
+                jobs.append(("report.html", run_html, partial(self._html, run_dir=plan.run_dir)))
+            run_dir = plan.attachments_dir or plan.run_dir
+            jobs.append(("--qbench-html", plan.html, partial(self._html, run_dir=run_dir)))
         if plan.digest:
-            jobs.append(("--qbench-digest", plan.digest, writer.digest))
+            jobs.append(("--qbench-digest", plan.digest, writer.rendered_digest))
         if plan.ctrf:
             jobs.append(("--qbench-ctrf", plan.ctrf, self._ctrf))
         for template, out in plan.templates:
-            jobs.append((f"--qbench-template {template}", out, partial(writer.template, template)))
+            name = f"--qbench-template {template}"
+            jobs.append((name, out, partial(writer.rendered_template, template)))
         if plan.step_summary is not None:
-            jobs.append(("$GITHUB_STEP_SUMMARY", plan.step_summary, writer.step_summary))
+            jobs.append(("$GITHUB_STEP_SUMMARY", plan.step_summary, writer.rendered_step_summary))
         return jobs
 
     def publish(self) -> list[Path]:
-        """Write every output; return the paths written."""
-        for name, path, job in self.jobs():
-            self._run(name, path, job)
+        """Render every output, then write them; return the paths written."""
+        jobs = self.jobs()
+        while jobs:
+            jobs = self._write(self._render_all(jobs))
         return self.written
 
-    def _run(self, name: str, path: Path, job: Job) -> None:
+    def _render_all(self, jobs: list[tuple[str, Path, Render]]) -> list[Pending]:
+        """Every job rendered; after a failure (recorded in the report), the others are
+        rendered again, until a round records none."""
+        while True:
+            before = len(self.recorded)
+            pending = []
+            for name, path, render in jobs:
+                write = self._render(name, path, render)
+                if write is not None:
+                    pending.append((name, path, render, write))
+            if len(self.recorded) == before:
+                return pending
+            self.writer.forget_rendered()
+            jobs = [(name, path, render) for name, path, render, _ in pending]
+
+    def _render(self, name: str, path: Path, render: Render) -> Write | None:
         try:
-            self.written.append(job(path))
+            return render(path)
+        except _SourceNotRendered as exc:
+            self._not_written(name, path, f"{name} not written: {exc}")
         except Exception as exc:
-            if self.strict:
-                raise
-            if isinstance(exc, QBenchError):  # the user's template, not a qbench bug
-                self.notes.append(f"could not write {name}: {exc}")
-            elif isinstance(exc, OSError):  # the user's disk or path, not a qbench bug
-                self.unwritable.append(path)
-                self.notes.append(f"could not write {self.shown(path)}: {exc.strerror or exc}")
-            else:
-                self.internal_errors.append((f"writing {name}", exc))
+            self._failed(name, path, exc)
+        return None
 
-    def _copy_of(self, source: Path | None, write: Job) -> Job:
-        """``path`` as a copy of ``source``; written from the report itself without one, or when
-        the disk refused ``source`` (the run directory could not be written, say)."""
-
-        def job(path: Path) -> Path:
-            if source is None or source in self.unwritable:
-                return write(path)
-            return self.writer.copy(source, path)
-
-        return job
-
-    def _html(self, path: Path) -> Path:
-        """The HTML page at ``path`` (in a live run, also ``report.html`` in the run directory),
-        with the trend of the history index when there is one."""
-        trend = self._trend()
-        run_dir = self.plan.run_dir
-        if run_dir is not None:
-            run_html = run_dir / store.REPORT_HTML
+    def _write(self, pending: list[Pending]) -> list[tuple[str, Path, Render]]:
+        """Write each rendered output; the jobs still to render when one failed with a bug
+        (recorded: the outputs after it say so), else none."""
+        for at, (name, path, _, write) in enumerate(pending):
+            before = len(self.recorded)
             try:
-                self.written.append(self.writer.html(run_html, trend, run_dir))
-            except OSError as exc:  # the copy for the user is still written
-                if self.strict:
-                    raise
-                self.unwritable.append(run_html)
-                self.notes.append(f"could not write {self.shown(run_html)}: {exc.strerror or exc}")
-        return self.writer.html(path, trend, self.plan.attachments_dir or run_dir)
+                self.written.append(write())
+            except Exception as exc:
+                self._failed(name, path, exc)
+            if len(self.recorded) > before:
+                self.writer.forget_rendered()
+                return [(n, p, render) for n, p, render, _ in pending[at + 1 :]]
+        return []
+
+    def _failed(self, name: str, path: Path, exc: Exception) -> None:
+        """An output that could not be rendered or written: the disk's refusal is a note; a
+        template's error or a bug of qbench's is recorded in the report too."""
+        if self.strict:
+            raise exc
+        if isinstance(exc, OSError):  # the user's disk or path, not a qbench bug
+            self.unwritable.append(path)
+            self._not_written(
+                name, path, f"could not write {self.shown(path)}: {exc.strerror or exc}"
+            )
+            return
+        if isinstance(exc, QBenchError):  # the user's template, not a qbench bug
+            error = f"could not write {name}: {exc}"
+            self.notes.append(error)
+        else:
+            error = f"internal error in writing {name}: {type(exc).__name__}: {exc}"
+            self.internal_errors.append((f"writing {name}", exc))
+        self.failed.append(path)
+        self._record(" ".join(error.split()))
+        self._remove_stale(path)
+        if path == self.plan.step_summary:  # the job page says so, rather than nothing
+            self._say_in_step_summary(path, error)
+
+    def _say_in_step_summary(self, path: Path, error: str) -> None:
+        from pytest_qbench.core.markdown import md_text
+        from pytest_qbench.report.github import append_step_summary
+
+        text = f"# ❌ qbench: this job summary could not be written\n\n{md_text(error, 1000)}\n"
+        try:
+            self.written.append(append_step_summary(path, text))
+        except OSError as exc:
+            self.notes.append(f"could not write {self.shown(path)}: {exc.strerror or exc}")
+
+    def _record(self, error: str) -> None:
+        """Put an output's failure into the report's ``run.recording_errors``: every output
+        rendered from here on is incomplete, and names it."""
+        from pytest_qbench.report.verdict import bounded_errors
+
+        run = self.writer.report["run"]
+        run["recording_errors"] = bounded_errors([*run["recording_errors"], error])
+        self.recorded.append(error)
+
+    def _not_written(self, name: str, path: Path, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
+        self._remove_stale(path)
+
+    def _remove_stale(self, path: Path) -> None:
+        """Remove an earlier run's file at the path of an output not written this time, so that
+        nobody reads it for this run's (a green report.md beside a red run); appending to the
+        job summary leaves what earlier steps wrote."""
+        if str(path) == "-" or path == self.plan.step_summary or path in self.written:
+            return
+        try:
+            path.unlink()
+        except OSError:  # none there, a directory, or the disk refuses
+            return
+        self.notes.append(f"removed {self.shown(path)}, an earlier run's, as it was not written")
+
+    def _copy_of(self, source: Path | None, write: Job) -> Render:
+        """``path`` as a copy of ``source``; written from the report itself without one, or when
+        the disk refused ``source`` (the run directory could not be written, say). A source that
+        could not be rendered has no copy (its failure is recorded)."""
+
+        def render(path: Path) -> Write:
+            if source is None:
+                return partial(write, path)
+            if source in self.failed:
+                raise _SourceNotRendered(f"{source.name} could not be rendered")
+
+            def copy() -> Path:
+                if source in self.unwritable:
+                    return write(path)
+                return self.writer.copy(source, path)
+
+            return copy
+
+        return render
+
+    def _html(self, path: Path, run_dir: Path | None) -> Write:
+        """The HTML page at ``path``, with the trend of the history index when there is one."""
+        return self.writer.rendered_html(path, self._trend(), run_dir)
 
     def _trend(self) -> Trend | None:
         if self.plan.trend is None:
             return None
-        return self._from_index(self.plan.trend, "no trend in the HTML report")
+        if not self.trend_loaded:  # once for every page
+            self.trend_loaded.append(
+                self._from_index(self.plan.trend, "no trend in the HTML report")
+            )
+        return self.trend_loaded[0]
 
-    def _ctrf(self, path: Path) -> Path:
+    def _ctrf(self, path: Path) -> Write:
         """The CTRF document, with the insights of the history index when there are some."""
         history = None
         loader = self.plan.ctrf_history
         if loader is not None:
             nodeids = self.writer.nodeids()
             history = self._from_index(lambda: loader(nodeids), "no insights in the CTRF document")
-        return self.writer.ctrf(path, history)
+        return self.writer.rendered_ctrf(path, history)
 
     def _from_index(self, load: Callable[[], T], missing: str) -> T | None:
         """What ``load`` reads from the history index; ``None`` and a note when it cannot."""
@@ -185,6 +301,11 @@ class Publisher:
             detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
             self.notes.append(f"{missing}: {detail}")
             return None
+
+
+def _unrendered(write: Job) -> Render:
+    """An output written as it is rendered (report.json: streamed from the results)."""
+    return lambda path: partial(write, path)
 
 
 def index_trend(qbench_dir: Path, db: str | None) -> Callable[[], Trend | None]:
@@ -290,6 +411,19 @@ def forget_unwritten_run(qbench_dir: Path, run_id: str, db: str | None) -> list[
     with suppress(Exception):
         forget_run(qbench_dir, run_id, db)
     return ["run not indexed: its report.json could not be written"]
+
+
+def mark_incomplete(qbench_dir: Path, run_id: str, errors: int, db: str | None) -> list[str]:
+    """Tell the history index that an indexed run's report is incomplete (``errors`` recording
+    errors: an output failed after it was indexed); the note when it cannot."""
+    from pytest_qbench.history.session_end import set_recording_errors
+
+    try:
+        set_recording_errors(qbench_dir, run_id, errors, db)
+    except Exception as exc:
+        detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
+        return [f"the history index does not know this run's report is incomplete: {detail}"]
+    return []
 
 
 def step_summary_path(enabled: bool) -> Path | None:

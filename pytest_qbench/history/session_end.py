@@ -168,6 +168,25 @@ def forget_run(qbench_dir: Path, run_id: str, db: str | None = None) -> bool:
         index.close()
 
 
+def set_recording_errors(qbench_dir: Path, run_id: str, count: int, db: str | None = None) -> None:
+    """Set how many errors qbench had recording ``run_id`` (``RunMeta.recording_errors``) once
+    it is indexed: an output that failed after the run was indexed makes its report incomplete,
+    and the index says so too (`qbench show`, `qbench diff`, `qbench pr-comment`).
+
+    Raises:
+        HistoryError: the index cannot be used.
+    """
+    index = open_index(qbench_dir, db)
+    try:
+        index.write(
+            lambda cursor: cursor.execute(
+                "UPDATE runs SET recording_errors = ? WHERE run_id = ?", (count, run_id)
+            )
+        )
+    finally:
+        index.close()
+
+
 _NODEID = store.NODEID_OPENING
 _OUTCOME = ',"outcome":"'  # only a field's key can hold it: a string value's quotes are escaped
 # A result that passed (or was skipped) as the stream writes it: its outcome, its duration and

@@ -11,7 +11,9 @@ which marks the result flaky when they differ from it (``collectors.TestAccumula
 Time: the extra runs of all new tests share ``budget`` seconds (split between xdist workers);
 each new test gets an equal share of what is left, so a slow test runs fewer times. A run
 already started finishes. A test using pytest's ``subtests`` fixture is not repeated (its
-subtests log their reports themselves, which would change pytest's counts).
+subtests log their reports themselves, which would change pytest's counts). Under ``--pdb`` or
+``--trace`` no test is repeated: an extra run's failure (or its first line, with ``--trace``)
+would open the debugger on a run pytest does not report; the terminal says so.
 
 Which tests are new: those without a result in the history index. With no index, or an index
 holding no run, nothing is repeated (there is no history to tell a new test by); with an index
@@ -76,6 +78,15 @@ def known_in_history(qbench_dir: Path, db: str | None) -> KnownTests:
     return known
 
 
+def debugger_option(config: pytest.Config) -> str:
+    """``--pdb`` or ``--trace`` when the run hands tests to the debugger (then no new test is
+    repeated), else ``""``."""
+    for option, name in (("usepdb", "--pdb"), ("trace", "--trace")):
+        if config.getoption(option, False):
+            return name
+    return ""
+
+
 def outcome_of(reports: Sequence[pytest.TestReport], subtest_failed: bool = False) -> str:
     """One run's outcome from its phase reports, as pytest decides it (failed when one of its
     subtests failed, as the reported run's)."""
@@ -107,7 +118,16 @@ class NewTestsRunner:
 
     # trylast: the tests left once -k, -m and other plugins deselected theirs
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        debugger = debugger_option(config)
+        if debugger:
+            self.note = (
+                f"no test repeated under {debugger}: the debugger is for the run pytest reports "
+                "(an extra run would stop at its prompt, out of pytest's log)"
+            )
+            return
         try:
             known = self.known([self.redact(item.nodeid) for item in items])
         except Exception as exc:

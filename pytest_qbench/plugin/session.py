@@ -143,9 +143,10 @@ class QBenchWorker:
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
-                self.phase_map[0] = 1  # the call goes next (store.PHASE_NAME)
+                # the call goes next (store.PHASE_NAME); after a setup that failed, skipped or
+                # xfailed, the teardown (no call)
+                self.phase_map[0] = 1 if report.outcome == "passed" else 2
             if failed and call.excinfo is not None:
-                self.phase_map[0] = 2  # a failed setup: its teardown goes next (no call)
                 facts[FAILURE_ATTR] = failure_facts(
                     call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
                 )
@@ -490,6 +491,13 @@ class QBenchSession(QBenchWorker):
         # pytest stops after collection errors by raising Session.Interrupted: not an interruption
         collection_stop = isinstance(excinfo.value, pytest.Session.Interrupted)
         self.interrupted = not (collection_stop and self.collection_errors)
+        # session.shouldstop (--sw) raises pytest's Interrupted; pytest-xdist's own (its -x,
+        # --maxfail) raises its class of the same name
+        stopped = collection_stop or type(excinfo.value).__name__ == "Interrupted"
+        if stopped and self.interrupted:
+            with self.guard("pytest_keyboard_interrupt"):
+                why = str(excinfo.value).strip().rstrip(".") or "session.shouldstop"
+                self.note_warning("run-stopped", f"pytest stopped the run: {why}", None, None)
 
     # A wrapper, so that the reports are written after pytest's warnings wrapper has recorded
     # what the other implementations warned (a conftest's pytest_sessionfinish): they are in the
@@ -997,6 +1005,11 @@ class QBenchSession(QBenchWorker):
             self.notes.extend(
                 publish.forget_unwritten_run(settings.qbench_dir, self.run_id, settings.db)
             )
+        elif indexed.indexed and publisher.recorded:  # an output failed: the report is incomplete
+            errors = len(report["run"]["recording_errors"])
+            self.notes.extend(
+                publish.mark_incomplete(settings.qbench_dir, self.run_id, errors, settings.db)
+            )
 
     def _annotations(self) -> list[str]:
         """GitHub workflow commands for the failures and the failed gates."""
@@ -1030,7 +1043,10 @@ MAX_WARNINGS_ERROR = 6
 def _over_max_warnings(config: pytest.Config, warnings: int) -> bool:
     """Whether pytest 9 will end the run with status 6 (``MAX_WARNINGS_ERROR``): its terminal
     reporter sets it after the terminal summary, after qbench wrote the reports, when the run
-    ended 0 and counted more warnings than ``--max-warnings`` (or the ``max_warnings`` ini)."""
+    ended 0 and counted more warnings than ``--max-warnings`` (or the ``max_warnings`` ini).
+    Without the terminal reporter (``-p no:terminal``) nothing sets it: pytest exits 0."""
+    if config.pluginmanager.get_plugin("terminalreporter") is None:
+        return False
     limit = getattr(config.option, "max_warnings", None)
     if limit is None:
         try:

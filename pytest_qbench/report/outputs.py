@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +31,15 @@ if TYPE_CHECKING:
     from pytest_qbench.report.html.trend import Trend
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
+
+
+Write = Callable[[], Path]
+"""Writes an output already rendered; returns its path."""
+
+
+def _write_text(path: Path, text: str) -> Path:
+    atomic.write_text_atomic(path, text)
+    return path
 
 
 class StreamResults:
@@ -96,6 +107,10 @@ class OutputWriter:
             return results
         return StreamResults(self.stream, results, self.patches, self.check)
 
+    def forget_rendered(self) -> None:
+        """Render again from here on: the report changed (an output that failed is now in it)."""
+        self._page = None
+
     def json(self, path: Path) -> Path:
         """``report.json``: the model, with the stream's results spliced in."""
         store.write_report_json(
@@ -105,10 +120,14 @@ class OutputWriter:
 
     def markdown(self, path: Path) -> Path:
         """``report.md`` from the built-in (or the user's overriding) template."""
-        return self.template(MARKDOWN_TEMPLATE, path)
+        return self.rendered_markdown(path)()
 
-    def template(self, template: str | Path, path: Path) -> Path:
-        """Any template, rendered to ``path``."""
+    def rendered_markdown(self, path: Path) -> Write:
+        """``report.md`` rendered, to be written by the call returned."""
+        return self.rendered_template(MARKDOWN_TEMPLATE, path)
+
+    def rendered_template(self, template: str | Path, path: Path) -> Write:
+        """Any template rendered, to be written to ``path`` by the call returned."""
         builtin = self.template_dir is None and template == MARKDOWN_TEMPLATE
         text = render(
             self.report,
@@ -118,20 +137,20 @@ class OutputWriter:
             env=None if builtin and self._env is None else self.env,
             max_items=self.max_items,
         )
-        atomic.write_text_atomic(path, text)
-        return path
+        return partial(_write_text, path, text)
 
-    def html(self, path: Path, trend: Trend | None = None, run_dir: Path | None = None) -> Path:
-        """The self-contained HTML page. ``run_dir`` holds the attachments (small ones embedded,
-        others linked relative to ``path``), ``trend`` the last runs. The page is rendered once
-        per writer: written again elsewhere, it is reused unless it links attachments from
-        another directory."""
+    def rendered_html(
+        self, path: Path, trend: Trend | None = None, run_dir: Path | None = None
+    ) -> Write:
+        """The self-contained HTML page rendered, to be written to ``path`` by the call
+        returned. ``run_dir`` holds the attachments (small ones embedded, others linked relative
+        to ``path``), ``trend`` the last runs. The page is rendered once per writer: written
+        again elsewhere, it is reused unless it links attachments from another directory."""
         page = self._page
         if page is None or (page[1].linked and page[0] != path.parent):
             page = (path.parent, self._html_page(path, trend, run_dir))
             self._page = page
-        atomic.write_text_atomic(path, page[1].text)
-        return path
+        return partial(_write_text, path, page[1].text)
 
     def _html_page(self, path: Path, trend: Trend | None, run_dir: Path | None) -> Page:
         from pytest_qbench.report.html import build_page
@@ -146,27 +165,27 @@ class OutputWriter:
             max_items=self.max_items,
         )
 
-    def ctrf(self, path: Path, history: CtrfHistory | None = None) -> Path:
-        """The CTRF document; ``history`` adds its insights and baseline."""
+    def rendered_ctrf(self, path: Path, history: CtrfHistory | None = None) -> Write:
+        """The CTRF document rendered, to be written by the call returned; ``history`` adds
+        its insights and baseline."""
         from pytest_qbench.report.ctrf import render_ctrf
 
-        atomic.write_text_atomic(path, render_ctrf(self.report, self._results(), history))
-        return path
+        return partial(_write_text, path, render_ctrf(self.report, self._results(), history))
 
     def nodeids(self) -> list[str]:
         """The node ids of the report's results."""
         return [str(result["nodeid"]) for result in self._results()]
 
-    def digest(self, path: Path) -> Path:
-        """The failure digest as JSON."""
+    def rendered_digest(self, path: Path) -> Write:
+        """The failure digest as JSON, to be written by the call returned."""
         from pytest_qbench.report.digest import build_digest  # only for --qbench-digest
 
         digest = build_digest(self.report, self.view)
-        atomic.write_text_atomic(path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
-        return path
+        return partial(_write_text, path, json.dumps(digest, indent=2, ensure_ascii=False) + "\n")
 
-    def step_summary(self, path: Path) -> Path:
-        """The job summary, appended to GitHub's ``$GITHUB_STEP_SUMMARY`` file."""
+    def rendered_step_summary(self, path: Path) -> Write:
+        """The job summary rendered, to be appended to GitHub's ``$GITHUB_STEP_SUMMARY`` file by
+        the call returned."""
         from pytest_qbench.report import github
 
         text = render(
@@ -177,7 +196,7 @@ class OutputWriter:
             env=self.env,
             max_items=min(self.max_items, 20),
         )
-        return github.append_step_summary(path, text)
+        return partial(github.append_step_summary, path, text)
 
     def copy(self, source: Path, path: Path) -> Path:
         """An extra copy of a written file, itself written atomically."""

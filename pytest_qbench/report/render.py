@@ -31,6 +31,8 @@ Templates are looked up in the user's template directory first, then among the b
     the sentence that says so and names the fix ("" when the report is whole).
 
 Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``,
+``summary_parts`` (``summary | summary_parts``: the counts in the words of pytest's closing line),
+``collected_text`` (``collected | collected_text(deselected)``: its ``--collect-only`` line),
 ``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
 them apart), ``without_message`` (``trace | without_message(error_type, error_message)``: the
 traceback without its copy of a long message).
@@ -58,6 +60,7 @@ from pytest_qbench.core.markdown import md_cell
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
+from pytest_qbench.core.summary_words import collected_text
 from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report import precompiled
@@ -130,6 +133,7 @@ def additions() -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
         score_pair=_lazy("pytest_qbench.report.metric_text", "score_pair"),
         without_message=trace_without_message,
         summary_parts=summary_parts,
+        collected_text=collected_text,
     )
 
 

@@ -64,10 +64,9 @@ written while the tests run, removed when the run ends, so that a run that died 
 known to have died in that test's setup, call or teardown."""
 PHASES = ("setup", "call", "teardown")
 """The phase going when the mark holds 0, 1 or 2. As each phase's report is made
-(``QBenchWorker.annotate``): after a setup, 1 (its call), or 2 when it failed (no call: its
-teardown); after a call, 2; after a teardown, 0 (the next test's setup). Three stores into
-memory a test, in branches taken anyway. A setup that skipped is taken for one that passed:
-a death in the teardown after it is shown in the call."""
+(``QBenchWorker.annotate``): after a setup, 1 (its call) when it passed, else 2 (it failed,
+skipped or xfailed: no call, its teardown goes next); after a call, 2; after a teardown, 0 (the
+next test's setup). Three stores into memory a test, in branches taken anyway."""
 RESULT_PREFIX = '{"kind":"result","result":'
 RESULT = "TestResult"
 """The model of a result; its records are stored ``compact`` (fields at their default left out)

@@ -177,6 +177,10 @@ def _why_interrupted(report: Mapping[str, Any]) -> str:
         return f"a merged shard did not finish: {named}{more}"
     if "workers-crashed" in said:
         return "the run did not finish: " + said["workers-crashed"]
+    if "run-stopped" in said:  # pytest's words: --sw's "Test failed, continuing from this test..."
+        return (
+            f"the run did not finish: {said['run-stopped']}; this report holds the tests that ran"
+        )
     run = report["run"]
     if run["exit_code"] is None:
         return (
@@ -252,13 +256,27 @@ def incomplete_text(errors: list[str]) -> str:
     if not errors:
         return ""
     more = f" ({len(errors)} errors; all are under the warnings)" if len(errors) > 1 else ""
+    fix = (
+        "Fix: if it names one of your pytest_qbench_* hooks, or your pytest_sessionfinish, fix "
+        "that hook; otherwise report it as a bug in qbench, with this message."
+    )
+    if all(error.startswith(OUTPUT_ERRORS) for error in errors):
+        return (
+            "qbench could not write every output of this run, so they are incomplete: the "
+            "counts are whole, but an output asked for is missing. "
+            f"The error{more}: {errors[0]}. Fix: if it names your template, fix that template; "
+            "otherwise report it as a bug in qbench, with this message."
+        )
     return (
         "qbench could not record this run, so this report is incomplete: its counts are what "
         "qbench recorded, not what ran (pytest's own summary line and exit status are right). "
-        f"The error{more}: {errors[0]}. Fix: if it names one of your pytest_qbench_* hooks, or "
-        "your pytest_sessionfinish, fix that hook; otherwise report it as a bug in qbench, with "
-        "this message."
+        f"The error{more}: {errors[0]}. {fix}"
     )
+
+
+OUTPUT_ERRORS = ("could not write ", "internal error in writing ")
+"""How an output's failure recorded in ``run.recording_errors`` begins
+(``history.publish.Publisher``)."""
 
 
 def bounded_errors(errors: list[str], limit: int = MAX_RECORDING_ERRORS) -> list[str]:
@@ -273,6 +291,7 @@ def bounded_errors(errors: list[str], limit: int = MAX_RECORDING_ERRORS) -> list
 
 __all__ = [
     "MAX_RECORDING_ERRORS",
+    "OUTPUT_ERRORS",
     "ReasonKind",
     "RedReason",
     "Verdict",

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from pytest_qbench.core.errors import TemplateError
 from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.summary_words import collected_text
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.aggregate import ReportView
@@ -60,7 +61,9 @@ def make_html_environment() -> jinja2.Environment:
         lstrip_blocks=True,
         bytecode_cache=bytecode_cache("html"),
     )
-    env.filters.update(duration=format_duration, percent=percent_text)
+    env.filters.update(
+        duration=format_duration, percent=percent_text, collected_text=collected_text
+    )
     return env
 
 
