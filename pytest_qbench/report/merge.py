@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -371,12 +372,16 @@ def _merged_run(
     runs = [s.report.run for s in sources]
     completed = [_aware(r.completed_at) for r in runs if r.completed_at is not None]
     tools = list(dict.fromkeys(r.tool for r in runs))
+    code = merged_exit_code([s.report for s in sources], summary)
+    interrupted = PytestExit.INTERRUPTED  # a missing shard: not finished, as a killed one
+    if shard_missing and SEVERITY.get(code or 0, UNKNOWN_SEVERITY) < SEVERITY[interrupted]:
+        code = interrupted
     return RunMeta(
         run_id=new_run_id(),
         tool="+".join(tools),
         started_at=min(_aware(r.started_at) for r in runs),
         completed_at=max(completed) if completed else None,
-        exit_code=merged_exit_code([s.report for s in sources], summary),
+        exit_code=code,
         cwd=cwd if cwd is not None else os.getcwd(),
         command=command if command is not None else ["qbench", "merge", *(s.name for s in sources)],
         # a shard that did not finish, or a planned shard whose tests did not run here (the
@@ -402,14 +407,13 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     """
     tests_failed = summary.failed + summary.errors > 0
     codes: list[int] = []
-    for report in reports:
-        code = report.run.exit_code
-        if code is None and report.run.interrupted:  # killed: never a 0 of the others
+    for run, counts, gated in _shard_runs(reports):
+        code = run.exit_code
+        if code is None and run.interrupted:  # killed: never a 0 of the others
             code = PytestExit.INTERRUPTED
         if code is None:
             continue
-        if code == PytestExit.TESTS_FAILED and report.summary.failed + report.summary.errors > 0:
-            gated = any(gate.passed is False for gate in report.gates)  # failed beside its tests
+        if code == PytestExit.TESTS_FAILED and counts.failed + counts.errors > 0:
             code = PytestExit.TESTS_FAILED if tests_failed or gated else PytestExit.OK
         codes.append(code)
     if not codes:
@@ -418,6 +422,19 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     if not meaningful:
         return PytestExit.NO_TESTS_COLLECTED
     return max(meaningful, key=lambda c: SEVERITY.get(c, UNKNOWN_SEVERITY))
+
+
+def _shard_runs(reports: Sequence[TestReport]) -> Iterator[tuple[RunMeta, ReportSummary, bool]]:
+    """Each shard's run and counts, and whether a gate failed beside its tests. A merged report
+    gives its own shards': its exit code counts the shards it missed (2), which merging them
+    in undoes."""
+    for report in reports:
+        gated = any(gate.passed is False for gate in report.gates)
+        if report.shards:
+            for shard in report.shards:
+                yield shard.run, shard.summary, gated
+        else:
+            yield report.run, report.summary, gated
 
 
 def _shards(sources: Sequence[Source]) -> list[Shard]:
