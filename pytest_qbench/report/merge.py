@@ -144,8 +144,9 @@ def merge_reports(
     )
     shards = _shards(sources)
     missing = missing_shards(shards)
+    unpulled = missing_queue_tests(sources)
     differ = disagreeing_plans(shards)
-    run = _merged_run(sources, shards, bool(missing or differ), summary, command, cwd)
+    run = _merged_run(sources, shards, bool(missing or unpulled or differ), summary, command, cwd)
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
         run=run,
@@ -156,7 +157,9 @@ def merge_reports(
         warnings=warnings
         + [
             n
-            for n in _notes(sources, shards, resolved, missing) + _plan_notes(differ)
+            for n in _notes(sources, shards, resolved, missing)
+            + _queue_notes(unpulled)
+            + _plan_notes(differ)
             if n not in warnings
         ],
         sections=sections,
@@ -483,6 +486,38 @@ def missing_shards(shards: Sequence[Shard]) -> list[str]:
         for count, indices in sorted(planned.items())
         for index in range(1, count + 1)
         if index not in indices
+    ]
+
+
+def missing_queue_tests(sources: Sequence[Source]) -> list[str]:
+    """The queues (``--qbench-queue``) some of whose tests none of the merged reports ran, each
+    as ``queue NAME: 3 of its 12 tests``: a machine's report is missing (a queue does not know
+    how many machines pulled from it, only the tests it held)."""
+    held: dict[str, int] = {}
+    ran: dict[str, set[str]] = {}
+    for source in sources:
+        report = source.report
+        runs = [shard.run for shard in report.shards] if report.shards else [report.run]
+        for info in (run.shard for run in runs):
+            if info is not None and info.queue is not None and info.tests is not None:
+                held[info.queue] = max(held.get(info.queue, 0), info.tests)
+                ran.setdefault(info.queue, set()).update(r.nodeid for r in report.results)
+    return [
+        f"queue {name}: {tests - len(ran[name])} of its {tests} tests"
+        for name, tests in sorted(held.items())
+        if len(ran[name]) < tests
+    ]
+
+
+def _queue_notes(unpulled: list[str]) -> list[Diagnostic]:
+    return [
+        _note(
+            "merge-missing-shards",
+            f"{queue} ran in none of the merged reports (a machine's report is missing, or its "
+            "run died before it started): those tests did not run here, so the merged run did "
+            "not finish (not green)",
+        )
+        for queue in unpulled
     ]
 
 
