@@ -157,9 +157,7 @@ def merge_reports(
         warnings=warnings
         + [
             n
-            for n in _notes(sources, shards, resolved, missing)
-            + _queue_notes(unpulled)
-            + _plan_notes(differ)
+            for n in _notes(sources, shards, resolved, missing, unpulled) + _plan_notes(differ)
             if n not in warnings
         ],
         sections=sections,
@@ -509,18 +507,6 @@ def missing_queue_tests(sources: Sequence[Source]) -> list[str]:
     ]
 
 
-def _queue_notes(unpulled: list[str]) -> list[Diagnostic]:
-    return [
-        _note(
-            "merge-missing-shards",
-            f"{queue} ran in none of the merged reports (a machine's report is missing, or its "
-            "run died before it started): those tests did not run here, so the merged run did "
-            "not finish (not green)",
-        )
-        for queue in unpulled
-    ]
-
-
 def disagreeing_plans(shards: Sequence[Shard]) -> list[int]:
     """The ``N`` of the ``--qbench-shard=I/N`` plans whose shards planned differently (their
     expected seconds per shard differ): each planned from another history (shards run one after
@@ -570,6 +556,7 @@ def _notes(
     shards: Sequence[Shard],
     resolved: list[TestResult],
     missing: list[str],
+    unpulled: list[str],
 ) -> list[Diagnostic]:
     """qbench's own notes about the merge (not counted among pytest's warnings)."""
     notes: list[Diagnostic] = []
@@ -591,6 +578,15 @@ def _notes(
                 "here, so the merged run did not finish (not green)",
             )
         )
+    notes += [
+        _note(
+            "merge-missing-shards",
+            f"{queue} ran in none of the merged reports (a machine's report is missing, or its "
+            "run died before it started): those tests did not run here, so the merged run did "
+            "not finish (not green)",
+        )
+        for queue in unpulled
+    ]
     if resolved:
         names = ", ".join(r.nodeid for r in resolved[:NOTE_EXAMPLES])
         more = f" and {len(resolved) - NOTE_EXAMPLES} more" if len(resolved) > NOTE_EXAMPLES else ""
