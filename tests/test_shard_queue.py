@@ -46,6 +46,8 @@ def pytest_runtest_call(item):
     worker = os.environ.get("QBENCH_QUEUE_WORKER")
     if worker == "victim":
         os._exit(9)  # the machine dies in its first test
+    if worker == "stopper":
+        raise AssertionError("fails, and -x stops the machine")
     if worker in ("pair-a", "pair-b") and not WAITED:  # each runs a unit before the other ends
         WAITED.append(worker)
         pathlib.Path(item.config.rootpath, worker).touch()
@@ -173,6 +175,18 @@ def test_a_merge_missing_a_queue_machines_report_is_not_green(suite: Path) -> No
     assert whole.run.interrupted is False and whole.run.exit_code == 0
     assert run_green(whole.model_dump(mode="json"))
     assert sorted(r.nodeid for r in whole.results) == everything()
+    # a machine stopped by -x at its first failure left the rest unrun on purpose: red for
+    # the failure (exit code 1, as its pytest), not a missing report
+    stopper = start(suite, "stopper", "-x", "--qbench-queue=pipeline-6")
+    assert finish(stopper) and stopper.returncode == 1
+    (stopped,) = [
+        TestReport.model_validate_json((run / "report.json").read_text(encoding="utf-8"))
+        for run in (suite / ".qbench" / "runs").iterdir()
+        if run.name.startswith("stopper")
+    ]
+    alone = merge_reports([Source("stopped.json", stopped)])
+    assert (alone.summary.failed, alone.run.exit_code, alone.run.interrupted) == (1, 1, False)
+    assert not [w for w in alone.warnings if w.code == "merge-missing-shards"]
 
 
 @pytest.mark.usefixtures("suite")

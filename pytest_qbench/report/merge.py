@@ -490,20 +490,26 @@ def missing_shards(shards: Sequence[Shard]) -> list[str]:
 def missing_queue_tests(sources: Sequence[Source]) -> list[str]:
     """The queues (``--qbench-queue``) some of whose tests none of the merged reports ran, each
     as ``queue NAME: 3 of its 12 tests``: a machine's report is missing (a queue does not know
-    how many machines pulled from it, only the tests it held)."""
+    how many machines pulled from it, only the tests it held). A queue one of whose machines
+    stopped at its failures (``-x``, ``--maxfail``, ``--sw``) is left out: its tests that no one
+    reached are those of a run that stopped as asked, failed already."""
     held: dict[str, int] = {}
     ran: dict[str, set[str]] = {}
+    stopped: set[str] = set()
     for source in sources:
         report = source.report
-        runs = [shard.run for shard in report.shards] if report.shards else [report.run]
-        for info in (run.shard for run in runs):
-            if info is not None and info.queue is not None and info.tests is not None:
-                held[info.queue] = max(held.get(info.queue, 0), info.tests)
-                ran.setdefault(info.queue, set()).update(r.nodeid for r in report.results)
+        for run, counts, _ in _shard_runs([report]):
+            info = run.shard
+            if info is None or info.queue is None or info.tests is None:
+                continue
+            held[info.queue] = max(held.get(info.queue, 0), info.tests)
+            ran.setdefault(info.queue, set()).update(r.nodeid for r in report.results)
+            if run.max_failures and counts.failed + counts.errors >= run.max_failures:
+                stopped.add(info.queue)
     return [
         f"queue {name}: {tests - len(ran[name])} of its {tests} tests"
         for name, tests in sorted(held.items())
-        if len(ran[name]) < tests
+        if len(ran[name]) < tests and name not in stopped
     ]
 
 
