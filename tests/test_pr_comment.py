@@ -397,8 +397,10 @@ def test_a_last_run_that_ran_no_tests_is_not_commented_green(
     under `--strict-markers`: 4): such a run is never indexed, so the last indexed run is an
     older one. `qbench pr-comment` with no run named refuses, naming the run and why, rather
     than comment on the older run. Before, it posted `:white_check_mark:` about the green run
-    before (found on python-tabulate and toolz, sixth round). Naming a run still works."""
+    before (found on python-tabulate and toolz, sixth round); `qbench diff` compared the two
+    runs before it, exit status 0. Naming the runs still works."""
     pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    run_qbench("--qbench-run-id=r0", run_dir="r0")
     run_qbench("--qbench-run-id=r1", run_dir="r1")
     empty = run_qbench("--qbench-run-id=r2", "--strict-markers", *selection, run_dir="r2")
     assert empty.result.ret in (4, 5) and empty.report.summary.total == 0
@@ -412,3 +414,7 @@ def test_a_last_run_that_ran_no_tests_is_not_commented_green(
     )
     assert main(["pr-comment", "--dir", qbench_dir, "r1"]) == 0
     assert "run `r1`" in capsys.readouterr().out
+    # `qbench diff` (the last two runs) likewise: not a green comparison of r0 and r1
+    assert main(["diff", "--dir", qbench_dir]) != 0
+    assert "the last run, r2, ran no tests" in capsys.readouterr().err
+    assert main(["diff", "--dir", qbench_dir, "r0", "r1"]) == 0

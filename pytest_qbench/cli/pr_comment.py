@@ -82,6 +82,7 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
 def cmd_pr_comment(args: argparse.Namespace) -> int:
     """``qbench pr-comment``."""
     from pytest_qbench.cli.history import _opened
+    from pytest_qbench.cli.history import refuse_a_later_run_without_tests
     from pytest_qbench.history.compare import diff_runs
     from pytest_qbench.history.pr_comment import base_run
     from pytest_qbench.history.pr_comment import head_fingerprints
@@ -101,7 +102,7 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
     with _opened(args) as index:
         head = head_run(index, args.run)
         if args.run is None:  # "the last run": never an older one than pytest's last
-            _refuse_a_later_run_without_tests(args.qbench_dir, head)
+            refuse_a_later_run_without_tests(args.qbench_dir, head, "qbench pr-comment")
         base = base_run(index, head, args.base)
         diff = diff_runs(index, base, head, thresholds) if base is not None else None
         fingerprints = head_fingerprints(index, head.run_id)
@@ -134,55 +135,6 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
     elif not args.post:
         sys.stdout.write(body)
     return OK
-
-
-def _refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo) -> None:
-    """Raise when the run store holds a run that started after ``head`` and ran no test (a
-    ``-k`` matching nothing, a usage error after collection): such a run is never indexed, so
-    ``head``, the last indexed run, is not the CI's last run, and a comment about it would
-    read green for a run that was not. A shard (a queue's machine that got nothing) and a
-    ``--collect-only`` run are left out. Only the directories written since ``head`` ended
-    are read.
-
-    Raises:
-        HistoryError: such a run, named with its exit status.
-    """
-    from datetime import datetime
-
-    from pytest_qbench.core.errors import HistoryError
-    from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
-    from pytest_qbench.core.timefmt import parse_time
-    from pytest_qbench.report.store import REPORT_JSON
-    from pytest_qbench.report.store import RUNS_DIR
-
-    runs = None if qbench_dir is None else qbench_dir / RUNS_DIR
-    if runs is None or not runs.is_dir():
-        return
-    since = (head.completed_at or head.started_at).timestamp()
-    later: list[tuple[datetime, str, Any]] = []
-    for run_dir in runs.iterdir():
-        try:
-            if run_dir.stat().st_mtime < since:
-                continue
-            report = json.loads((run_dir / REPORT_JSON).read_text(encoding="utf-8"))
-            run, summary = report["run"], report["summary"]
-            empty = summary["total"] == 0 and not report.get("collection_errors")
-            started = parse_time(str(run["started_at"]))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue  # no report (a run that died is indexed), or not one qbench wrote
-        if empty and not run.get("collect_only") and not run.get("shard"):
-            later.append((started, str(run.get("run_id")), run["exit_code"]))
-    after = [entry for entry in later if entry[0] > head.started_at]
-    if not after:
-        return
-    _, run_id, code = max(after)
-    meaning = PYTEST_MEANINGS.get(code, "")
-    raise HistoryError(
-        f"the last run, {run_id}, ran no tests (pytest's exit status {code}"
-        f"{': ' + meaning if meaning else ''}) and is never indexed, so the last indexed run, "
-        f"{head.run_id}, is not this one: fix that run's selection (its test paths, -k, -m), "
-        f"or name the run the comment is about ('qbench pr-comment {head.run_id}')"
-    )
 
 
 def _post_prepared(path: Path, target: Target | None) -> int:
