@@ -209,6 +209,7 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
     assert health["runs_indexed"] == 2
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc (Linux)")
 def test_a_killed_run_not_yet_reaped_is_a_run_that_died(tmp_path: Path) -> None:
     """pytest killed mid-test whose parent has not reaped it yet (a zombie: `timeout -s KILL`
     exits before its child is reaped, a container whose first process reaps nothing): the
