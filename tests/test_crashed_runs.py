@@ -207,3 +207,82 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
     ]
     assert listed["runs"][0]["summary"]["failed"] == 1  # test_b, which it died in
     assert health["runs_indexed"] == 2
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads /proc (Linux)")
+def test_a_killed_run_not_yet_reaped_is_a_run_that_died(tmp_path: Path) -> None:
+    """pytest killed mid-test whose parent has not reaped it yet (a zombie: `timeout -s KILL`
+    exits before its child is reaped, a container whose first process reaps nothing): the
+    pid of its mark still exists, but the process does not run. `qbench pr-comment` and `qbench
+    runs` right after the kill take it for a run that died, the comment red (`the run did not
+    finish`). Before, its mark read "alive", the run was skipped as one still going, and the
+    comment was `:white_check_mark:` about the green run before it (found on python-tabulate,
+    sixth round)."""
+    import time
+
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+
+    (tmp_path / "test_die.py").write_text(
+        "import os, signal\n\ndef test_a():\n    pass\n\n"
+        "def test_b():\n    if os.environ.get('QBENCH_TEST_DIE'):\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    green = subprocess.run(
+        pytest_command("-p", "no:randomly", run_id="r1"),
+        cwd=tmp_path,
+        env=child_env(),
+        capture_output=True,
+        check=False,
+    )
+    assert green.returncode == 0, green.stdout
+    killed = subprocess.Popen(
+        pytest_command("-p", "no:randomly", run_id="r2"),
+        cwd=tmp_path,
+        env=child_env({"QBENCH_TEST_DIE": "1"}),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        stat = Path(f"/proc/{killed.pid}/stat")
+        for _ in range(6000):  # dead once its state is Z; not reaped: no wait() before the end
+            if stat.read_text(encoding="utf-8").rpartition(")")[2].split()[0] == "Z":
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the pytest child was not killed")
+        out = tmp_path / "comment.md"
+        dir_args = ["--dir", str(tmp_path / ".qbench")]
+        assert main(["pr-comment", *dir_args, "-o", str(out)]) == 0
+        comment = out.read_text(encoding="utf-8")
+        assert "run `r2`" in comment and ":x: qbench: the run did not finish" in comment
+    finally:
+        killed.wait()
+
+
+def test_a_run_rebuilt_from_a_damaged_stream_is_not_green(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A finished run's stream with a damaged line in the middle (a result lost: a disk fault,
+    another writer) rebuilt by `qbench render RUN_DIR`: the report holds one result fewer than
+    the run had, so it is incomplete, not green, and says why. Before, it was `✅ 2 passed` for a
+    run of 3 tests (the lost one could have failed; found on cachetools, sixth round). A torn
+    last line alone is a run that died, red already."""
+    pytester.makepyfile(
+        test_three="def test_a():\n    pass\n\n\ndef test_b():\n    pass\n\n\ndef test_c():\n    pass\n"
+    )
+    run = run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    assert run.report.summary.passed == 3
+    stream = run.run_dir / "results.jsonl"
+    lines = stream.read_text(encoding="utf-8").splitlines(keepends=True)
+    damaged = next(i for i, line in enumerate(lines) if '"test_b' in line)
+    lines[damaged] = '{"kind":"result","garbage\n'
+    stream.write_text("".join(lines), encoding="utf-8")
+    (run.run_dir / "report.json").unlink()
+    assert main(["render", str(run.run_dir)]) == 0
+    report = json.loads((run.run_dir / "report.json").read_text(encoding="utf-8"))
+    assert report["summary"]["passed"] == 2
+    errors = report["run"]["recording_errors"]
+    assert errors and "not valid records" in errors[0]
+    assert not (run.run_dir / "report.md").read_text(encoding="utf-8").startswith("# ✅")

@@ -481,6 +481,38 @@ def test_a_planned_shard_missing_from_the_merge_is_not_green(
     assert whole.run.interrupted is False and run_green(whole.model_dump(mode="json"))
     again = merge_reports([Source("partial", partial), Source("s2", runs[1].report)])
     assert again.run.interrupted is False and again.summary.passed == 3
+    assert again.run.exit_code == 0 and run_green(again.model_dump(mode="json"))
+
+
+def test_a_merged_run_missing_a_planned_shard_has_an_interrupted_exit_code(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merged run of shards 2/3 and 3/3 (1/3's report lost) did not finish: its
+    `run.exit_code` is 2 (interrupted), as for a shard that was killed, so a CI step that reads
+    the exit code (`jq -e '.run.exit_code == 0'`), `qbench runs` and report.md's "exit code"
+    agree with its red headline. Before, a red `❌ 2 passed, 1 deselected` said `exit code 0`
+    (found on cachetools, sixth round). A shard failing its tests still gives 2, not 1."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # one CI commit: every shard the same plan
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    for n in range(3):
+        pytester.makepyfile(**{f"test_m{n}": "def test_ok():\n    pass\n"})
+    pytester.makepyfile(test_m2="def test_ok():\n    assert 0\n")
+    runs = [
+        run_qbench(f"--qbench-shard={i}/3", f"--qbench-run-id=s{i}", run_dir=f"s{i}")
+        for i in (1, 2, 3)
+    ]
+    assert [r.report.run.exit_code for r in runs] == [0, 0, 1]
+    partial = merged(runs[1], runs[2])
+    assert partial.run.interrupted is True and partial.run.exit_code == 2
+    passing = merged(runs[0], runs[1])
+    assert passing.run.interrupted is True and passing.run.exit_code == 2
+    out = pytester.path / "merged" / "report.json"
+    assert main(["merge", str(runs[0].run_dir), str(runs[1].run_dir), "-o", str(out)]) == OK
+    assert json.loads(out.read_text(encoding="utf-8"))["run"]["exit_code"] == 2
+    assert main(["render", str(out), "-o", str(out.with_suffix(".md"))]) == OK
+    assert "exit code 2" in out.with_suffix(".md").read_text(encoding="utf-8")
+    whole = merge_reports([Source("passing", passing), Source("s3", runs[2].report)])
+    assert whole.run.interrupted is False and whole.run.exit_code == 1
 
 
 def test_cli_merge_warns_of_a_missing_planned_shard(

@@ -27,6 +27,8 @@ from pytest_qbench.history.queries import FailureInfo
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.thresholds import Thresholds
 
+from conftest import RunQBench
+
 
 SUITE = """
     import os
@@ -382,3 +384,37 @@ def test_the_headline_is_not_green_when_pytest_failed_the_run(exit_code: int, ic
     base, head = _run("base", 0, 3), replace(_run("head", 0, 3), exit_code=exit_code)
     diff = RunDiff(base, head, Thresholds())
     assert pr_comment(head, diff, {}).splitlines()[1].startswith(f"### {icon} qbench: ")
+
+
+@pytest.mark.parametrize("selection", [("-k", "nosuchtest"), ("-m", "nosuchmark")])
+def test_a_last_run_that_ran_no_tests_is_not_commented_green(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    selection: tuple[str, str],
+) -> None:
+    """The CI's pytest ran no test (a `-k` matching nothing: exit status 5; an unknown marker
+    under `--strict-markers`: 4): such a run is never indexed, so the last indexed run is an
+    older one. `qbench pr-comment` with no run named refuses, naming the run and why, rather
+    than comment on the older run. Before, it posted `:white_check_mark:` about the green run
+    before (found on python-tabulate and toolz, sixth round); `qbench diff` compared the two
+    runs before it, exit status 0. Naming the runs still works."""
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    run_qbench("--qbench-run-id=r0", run_dir="r0")
+    run_qbench("--qbench-run-id=r1", run_dir="r1")
+    empty = run_qbench("--qbench-run-id=r2", "--strict-markers", *selection, run_dir="r2")
+    assert empty.result.ret in (4, 5) and empty.report.summary.total == 0
+    qbench_dir = str(pytester.path / ".qbench")
+    capsys.readouterr()
+    assert main(["pr-comment", "--dir", qbench_dir]) != 0
+    captured = capsys.readouterr()
+    assert MARKER not in captured.out
+    assert f"the last run, r2, ran no tests (pytest's exit status {empty.result.ret}" in (
+        captured.err
+    )
+    assert main(["pr-comment", "--dir", qbench_dir, "r1"]) == 0
+    assert "run `r1`" in capsys.readouterr().out
+    # `qbench diff` (the last two runs) likewise: not a green comparison of r0 and r1
+    assert main(["diff", "--dir", qbench_dir]) != 0
+    assert "the last run, r2, ran no tests" in capsys.readouterr().err
+    assert main(["diff", "--dir", qbench_dir, "r0", "r1"]) == 0

@@ -37,10 +37,24 @@ def test_three(fixture):
 """
 CONFTEST = """
 import os
+import pathlib
+import time
+
+WAITED = []
 
 def pytest_runtest_call(item):
-    if os.environ.get("QBENCH_QUEUE_WORKER") == "victim":
+    worker = os.environ.get("QBENCH_QUEUE_WORKER")
+    if worker == "victim":
         os._exit(9)  # the machine dies in its first test
+    if worker == "stopper":
+        raise AssertionError("fails, and -x stops the machine")
+    if worker in ("pair-a", "pair-b") and not WAITED:  # each runs a unit before the other ends
+        WAITED.append(worker)
+        pathlib.Path(item.config.rootpath, worker).touch()
+        other = pathlib.Path(item.config.rootpath, "pair-b" if worker == "pair-a" else "pair-a")
+        deadline = time.monotonic() + 300
+        while not other.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 """
 MODULES = 4
 
@@ -130,6 +144,49 @@ def test_a_retried_machine_gets_back_its_own_units(suite: Path) -> None:
     first_run = next(n for n in names if n.startswith("job-1-0"))
     retry_run = next(n for n in names if n.startswith("job-1") and n != first_run)
     assert sorted(ran(suite, retry_run)) == sorted(ran(suite, first_run))
+
+
+def test_a_merge_missing_a_queue_machines_report_is_not_green(suite: Path) -> None:
+    """Two machines pull from one queue, each running at least a unit; the merge of one
+    machine's report alone (the other's artifact lost) is not green: the queue's other tests
+    ran nowhere, a note says how many, exit code 2. Before, it was `✅ 6 passed, 6 deselected`
+    with exit code 0 (found on cachetools, sixth round). Both merged are whole and green."""
+    from pytest_qbench.report.merge import Source
+    from pytest_qbench.report.merge import merge_reports
+    from pytest_qbench.report.models import TestReport
+    from pytest_qbench.report.verdict import run_green
+
+    pair = [start(suite, worker, "--qbench-queue=pipeline-5") for worker in ("pair-a", "pair-b")]
+    outputs = [finish(p) for p in pair]
+    assert [p.returncode for p in pair] == [0, 0], failed_outputs(pair, outputs)
+    reports = [
+        TestReport.model_validate_json((run / "report.json").read_text(encoding="utf-8"))
+        for run in sorted((suite / ".qbench" / "runs").iterdir())
+    ]
+    assert all(0 < len(r.results) < len(everything()) for r in reports)
+    for alone in reports:
+        merged = merge_reports([Source("alone.json", alone)])
+        assert merged.run.interrupted is True and merged.run.exit_code == 2
+        assert not run_green(merged.model_dump(mode="json"))
+        (note,) = [w.message for w in merged.warnings if w.code == "merge-missing-shards"]
+        held = len(everything())
+        assert note.startswith(f"queue pipeline-5: {held - len(alone.results)} of its {held} tests")
+    whole = merge_reports([Source(f"{n}.json", r) for n, r in enumerate(reports)])
+    assert whole.run.interrupted is False and whole.run.exit_code == 0
+    assert run_green(whole.model_dump(mode="json"))
+    assert sorted(r.nodeid for r in whole.results) == everything()
+    # a machine stopped by -x at its first failure left the rest unrun on purpose: red for
+    # the failure (exit code 1, as its pytest), not a missing report
+    stopper = start(suite, "stopper", "-x", "--qbench-queue=pipeline-6")
+    assert finish(stopper) and stopper.returncode == 1
+    (stopped,) = [
+        TestReport.model_validate_json((run / "report.json").read_text(encoding="utf-8"))
+        for run in (suite / ".qbench" / "runs").iterdir()
+        if run.name.startswith("stopper")
+    ]
+    alone = merge_reports([Source("stopped.json", stopped)])
+    assert (alone.summary.failed, alone.run.exit_code, alone.run.interrupted) == (1, 1, False)
+    assert not [w for w in alone.warnings if w.code == "merge-missing-shards"]
 
 
 @pytest.mark.usefixtures("suite")

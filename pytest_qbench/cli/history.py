@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from pytest_qbench.history.backend import Index
     from pytest_qbench.history.json_models import IndexedRunJson
+    from pytest_qbench.history.queries import RunInfo
 
     SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -122,6 +123,52 @@ def _opened(args: argparse.Namespace) -> Iterator[Index]:
         yield index
     finally:
         index.close()
+
+
+def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, command: str) -> None:
+    """Raise when the run store holds a run that started after ``head`` and ran no test (a
+    ``-k`` matching nothing, a usage error after collection): such a run is never indexed, so
+    ``head``, the last indexed run, is not the CI's last run, and what ``command`` says of it
+    (a pull-request comment, a comparison) would read green for a run that was not. A shard (a queue's machine that got nothing) and a
+    ``--collect-only`` run are left out. Only the directories written since ``head`` ended
+    are read.
+
+    Raises:
+        HistoryError: such a run, named with its exit status.
+    """
+    from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+    from pytest_qbench.core.timefmt import parse_time
+    from pytest_qbench.report.store import REPORT_JSON
+    from pytest_qbench.report.store import RUNS_DIR
+
+    runs = None if qbench_dir is None else qbench_dir / RUNS_DIR
+    if runs is None or not runs.is_dir():
+        return
+    since = (head.completed_at or head.started_at).timestamp()
+    later: list[tuple[datetime, str, Any]] = []
+    for run_dir in runs.iterdir():
+        try:
+            if run_dir.stat().st_mtime < since:
+                continue
+            report = json.loads((run_dir / REPORT_JSON).read_text(encoding="utf-8"))
+            run, summary = report["run"], report["summary"]
+            empty = summary["total"] == 0 and not report.get("collection_errors")
+            started = parse_time(str(run["started_at"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # no report (a run that died is indexed), or not one qbench wrote
+        if empty and not run.get("collect_only") and not run.get("shard"):
+            later.append((started, str(run.get("run_id")), run["exit_code"]))
+    after = [entry for entry in later if entry[0] > head.started_at]
+    if not after:
+        return
+    _, run_id, code = max(after)
+    meaning = PYTEST_MEANINGS.get(code, "")
+    raise HistoryError(
+        f"the last run, {run_id}, ran no tests (pytest's exit status {code}"
+        f"{': ' + meaning if meaning else ''}) and is never indexed, so the last indexed run, "
+        f"{head.run_id}, is not this one: fix that run's selection (its test paths, -k, -m), "
+        f"or name the run ('{command} {head.run_id}')"
+    )
 
 
 def _say(line: str) -> None:
@@ -489,6 +536,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     thresholds = Thresholds(args.slower_pct, args.slower_secs, args.metric_delta)
     with _opened(args) as index:
         base, head = (resolve_run(index, ref) for ref in refs)
+        if refs[-1] == "last":  # never an older run than pytest's last
+            refuse_a_later_run_without_tests(args.qbench_dir, head, "qbench diff last~1")
         diff = diff_runs(index, base, head, thresholds)
     _output(args, lambda: DiffOutput.of(diff), lambda: diff_lines(diff))
     return NEW_FAILURES if diff.failed else OK

@@ -49,6 +49,7 @@ class QueuePlugin:
         self.by_count = False
         self.units = 0
         self.expected = 0.0
+        self.tests = 0
         self.ran: set[str] = set()
         self.renewed = 0.0
         # which machine of which queue, in the stream's start record: a machine killed
@@ -64,6 +65,7 @@ class QueuePlugin:
 
         redact = self.session.redact
         nodeids = [redact(item.nodeid) for item in items]
+        self.tests = len(nodeids)
         machines = self.shard.machines or DEFAULT_MACHINES
         units, self.by_count = plan_units(
             nodeids, read_timings(self.session, nodeids, "--qbench-queue"), 1 / (2 * machines)
@@ -158,6 +160,7 @@ class QueuePlugin:
             by_count=self.by_count,
             units=self.units,
             expected=None if self.by_count else round(self.expected, 3),
+            tests=self.tests,
         )
 
     @pytest.hookimpl

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -144,8 +145,9 @@ def merge_reports(
     )
     shards = _shards(sources)
     missing = missing_shards(shards)
+    unpulled = missing_queue_tests(sources)
     differ = disagreeing_plans(shards)
-    run = _merged_run(sources, shards, bool(missing or differ), summary, command, cwd)
+    run = _merged_run(sources, shards, bool(missing or unpulled or differ), summary, command, cwd)
     return TestReport(
         meta=ReportMeta(qbench_version=__version__, created_at=datetime.now(timezone.utc)),
         run=run,
@@ -156,7 +158,7 @@ def merge_reports(
         warnings=warnings
         + [
             n
-            for n in _notes(sources, shards, resolved, missing) + _plan_notes(differ)
+            for n in _notes(sources, shards, resolved, missing, unpulled) + _plan_notes(differ)
             if n not in warnings
         ],
         sections=sections,
@@ -372,12 +374,16 @@ def _merged_run(
     runs = [s.report.run for s in sources]
     completed = [_aware(r.completed_at) for r in runs if r.completed_at is not None]
     tools = list(dict.fromkeys(r.tool for r in runs))
+    code = merged_exit_code([s.report for s in sources], summary)
+    interrupted = PytestExit.INTERRUPTED  # a missing shard: not finished, as a killed one
+    if shard_missing and SEVERITY.get(code or 0, UNKNOWN_SEVERITY) < SEVERITY[interrupted]:
+        code = interrupted
     return RunMeta(
         run_id=new_run_id(),
         tool="+".join(tools),
         started_at=min(_aware(r.started_at) for r in runs),
         completed_at=max(completed) if completed else None,
-        exit_code=merged_exit_code([s.report for s in sources], summary),
+        exit_code=code,
         cwd=cwd if cwd is not None else os.getcwd(),
         command=command if command is not None else ["qbench", "merge", *(s.name for s in sources)],
         # a shard that did not finish, or a planned shard whose tests did not run here (the
@@ -403,14 +409,13 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     """
     tests_failed = summary.failed + summary.errors > 0
     codes: list[int] = []
-    for report in reports:
-        code = report.run.exit_code
-        if code is None and report.run.interrupted:  # killed: never a 0 of the others
+    for run, counts, gated in _shard_runs(reports):
+        code = run.exit_code
+        if code is None and run.interrupted:  # killed: never a 0 of the others
             code = PytestExit.INTERRUPTED
         if code is None:
             continue
-        if code == PytestExit.TESTS_FAILED and report.summary.failed + report.summary.errors > 0:
-            gated = any(gate.passed is False for gate in report.gates)  # failed beside its tests
+        if code == PytestExit.TESTS_FAILED and counts.failed + counts.errors > 0:
             code = PytestExit.TESTS_FAILED if tests_failed or gated else PytestExit.OK
         codes.append(code)
     if not codes:
@@ -419,6 +424,19 @@ def merged_exit_code(reports: Sequence[TestReport], summary: ReportSummary) -> i
     if not meaningful:
         return PytestExit.NO_TESTS_COLLECTED
     return max(meaningful, key=lambda c: SEVERITY.get(c, UNKNOWN_SEVERITY))
+
+
+def _shard_runs(reports: Sequence[TestReport]) -> Iterator[tuple[RunMeta, ReportSummary, bool]]:
+    """Each shard's run and counts, and whether a gate failed beside its tests. A merged report
+    gives its own shards': its exit code counts the shards it missed (2), which merging them
+    in undoes."""
+    for report in reports:
+        gated = any(gate.passed is False for gate in report.gates)
+        if report.shards:
+            for shard in report.shards:
+                yield shard.run, shard.summary, gated
+        else:
+            yield report.run, report.summary, gated
 
 
 def _shards(sources: Sequence[Source]) -> list[Shard]:
@@ -470,6 +488,32 @@ def missing_shards(shards: Sequence[Shard]) -> list[str]:
     ]
 
 
+def missing_queue_tests(sources: Sequence[Source]) -> list[str]:
+    """The queues (``--qbench-queue``) some of whose tests none of the merged reports ran, each
+    as ``queue NAME: 3 of its 12 tests``: a machine's report is missing (a queue does not know
+    how many machines pulled from it, only the tests it held). A queue one of whose machines
+    stopped at its failures (``-x``, ``--maxfail``, ``--sw``) is left out: its tests that no one
+    reached are those of a run that stopped as asked, failed already."""
+    held: dict[str, int] = {}
+    ran: dict[str, set[str]] = {}
+    stopped: set[str] = set()
+    for source in sources:
+        report = source.report
+        for run, counts, _ in _shard_runs([report]):
+            info = run.shard
+            if info is None or info.queue is None or info.tests is None:
+                continue
+            held[info.queue] = max(held.get(info.queue, 0), info.tests)
+            ran.setdefault(info.queue, set()).update(r.nodeid for r in report.results)
+            if run.max_failures and counts.failed + counts.errors >= run.max_failures:
+                stopped.add(info.queue)
+    return [
+        f"queue {name}: {tests - len(ran[name])} of its {tests} tests"
+        for name, tests in sorted(held.items())
+        if len(ran[name]) < tests and name not in stopped
+    ]
+
+
 def disagreeing_plans(shards: Sequence[Shard]) -> list[int]:
     """The ``N`` of the ``--qbench-shard=I/N`` plans whose shards planned differently (their
     expected seconds per shard differ): each planned from another history (shards run one after
@@ -514,6 +558,7 @@ def _notes(
     shards: Sequence[Shard],
     resolved: list[TestResult],
     missing: list[str],
+    unpulled: list[str],
 ) -> list[Diagnostic]:
     """qbench's own notes about the merge (not counted among pytest's warnings)."""
     notes: list[Diagnostic] = []
@@ -535,6 +580,15 @@ def _notes(
                 "here, so the merged run did not finish (not green)",
             )
         )
+    notes += [
+        _note(
+            "merge-missing-shards",
+            f"{queue} ran in none of the merged reports (a machine's report is missing, or its "
+            "run died before it started): those tests did not run here, so the merged run did "
+            "not finish (not green)",
+        )
+        for queue in unpulled
+    ]
     if resolved:
         names = ", ".join(r.nodeid for r in resolved[:NOTE_EXAMPLES])
         more = f" and {len(resolved) - NOTE_EXAMPLES} more" if len(resolved) > NOTE_EXAMPLES else ""

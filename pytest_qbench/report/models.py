@@ -83,6 +83,10 @@ class ShardInfo(QBenchModel):
     """Seconds this shard was expected to take (``None`` when split by count)."""
     plan: list[float] = Field(default_factory=list)
     """Every shard's expected seconds, in shard order (empty for a queue)."""
+    tests: int | None = Field(default=None, ge=0)
+    """For a queue: the tests it held (this machine's collection, after ``-k``, ``-m`` and
+    other deselection), which its machines' reports together must have run; ``None`` for a
+    planned shard (its plan's shards are counted instead) or a report of an older qbench."""
 
 
 class RunMeta(QBenchModel):

@@ -163,6 +163,16 @@ class StreamContents:
     """The node id of the test a run that died (no end record) was running: the first it was
     to run without a result (its failed result is among the results)."""
 
+    def damage(self) -> str | None:
+        """Why a report rebuilt from the stream is incomplete: lines that are not records,
+        other than a torn last line alone (a run that died, marked ``interrupted`` already)."""
+        if not self.bad_lines or (self.bad_lines == 1 and self.torn_last_line):
+            return None
+        return (
+            f"{self.bad_lines} line(s) of the result stream are not valid records (the first at "
+            f"line {self.first_bad_line}): the file is damaged, so results may be missing"
+        )
+
     def damage_note(self, path: Path) -> str | None:
         """One line about the lines skipped, naming what they are; ``None`` without any."""
         if not self.bad_lines:
@@ -363,6 +373,9 @@ def _stream_report(
         run = start.run.model_copy(
             update={"interrupted": True, "completed_at": _last_finish(contents)}
         )
+    damage = contents.damage()
+    if damage:  # a result may be lost: the report is incomplete, never green
+        run = run.model_copy(update={"recording_errors": [*run.recording_errors, damage]})
     finished = run.completed_at or run.started_at
     agg = aggregate(
         results,

@@ -378,6 +378,7 @@ class ShardInfoRecord(TypedDict):
     units: int
     expected: float | None
     plan: list[float]
+    tests: int | None
 
 
 class StreamDeselectedRecord(TypedDict):
@@ -936,6 +937,7 @@ if TYPE_CHECKING:
         units: int = ...,
         expected: float | None = ...,
         plan: list[float] = ...,
+        tests: int | None = ...,
     ) -> ShardInfoRecord: ...
 
     @overload

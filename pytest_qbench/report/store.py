@@ -214,11 +214,13 @@ def _machine() -> str:
 
 def _process_start(pid: int) -> str | None:
     """Process ``pid``'s start, in clock ticks since boot (``/proc/PID/stat``'s 22nd field);
-    ``None`` when it cannot be read (no such process, not Linux)."""
+    ``None`` when it cannot be read (no such process, not Linux) or the process is dead but
+    not yet reaped (a zombie: killed, its parent not waiting for it), as it runs no more."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
             fields = handle.read().rpartition(")")[2].split()
-        return fields[19]  # the 22nd field; the 3rd is the first after the command's ")"
+        # the 22nd field; the 3rd (the state) is the first after the command's ")"
+        return None if fields[0] in ("Z", "X") else fields[19]
     except (OSError, IndexError):
         return None
 
