@@ -296,10 +296,10 @@ def test_a_live_run_whose_process_proc_hides_is_not_taken_for_dead(
     try:
         import fcntl
 
-        hidden = store._process_start
+        hidden = store._process_stat
         monkeypatch.setattr(fcntl, "flock", _no_locks)
         monkeypatch.setattr(
-            store, "_process_start", lambda pid: None if pid == live.pid else hidden(pid)
+            store, "_process_stat", lambda pid: None if pid == live.pid else hidden(pid)
         )
         qbench_dir = pytester.path / ".qbench"
         assert store.mark_owner(qbench_dir, "live") == "alive"

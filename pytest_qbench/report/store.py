@@ -216,13 +216,23 @@ def _process_start(pid: int) -> str | None:
     """Process ``pid``'s start, in clock ticks since boot (``/proc/PID/stat``'s 22nd field);
     ``None`` when it cannot be read (no such process, not Linux) or the process is dead but
     not yet reaped (a zombie: killed, its parent not waiting for it), as it runs no more."""
+    fields = _process_stat(pid)
+    return None if fields is None or fields[0] in _DEAD_STATES else fields[19]
+
+
+_DEAD_STATES = ("Z", "X")
+"""``/proc/PID/stat`` states of a process that runs no more (zombie, dead), though it exists."""
+
+
+def _process_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command's ``)`` (the state first), ``None``
+    when they cannot be read."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
             fields = handle.read().rpartition(")")[2].split()
-        # the 22nd field; the 3rd (the state) is the first after the command's ")"
-        return None if fields[0] in ("Z", "X") else fields[19]
-    except (OSError, IndexError):
+    except OSError:
         return None
+    return fields if len(fields) > 19 else None
 
 
 def mark_owner(qbench_dir: Path, run_id: str) -> str:
@@ -239,9 +249,11 @@ def mark_owner(qbench_dir: Path, run_id: str) -> str:
     if machine != _machine():
         return "elsewhere"
     if start != "-":
-        running = _process_start(number)
-        if running is not None:
-            return "alive" if running == start else "dead"
+        fields = _process_stat(number)
+        if fields is not None:
+            # a zombie exists (os.kill reaches it) but runs no more: its run died
+            alive = fields[0] not in _DEAD_STATES and fields[19] == start
+            return "alive" if alive else "dead"
         # unreadable: no such process, or /proc hides another user's (hidepid): os.kill tells
     if os.name == "nt":  # os.kill would end the process there
         return "unknown"
