@@ -109,12 +109,16 @@ FIRST_REPORT_CONFTEST = """
 """
 
 DEEP_FAILURE = """
+    import pytest
+
     def helper(level):
         if level == 0:
             raise KeyError("deep")
         helper(level - 1)
 
+    @pytest.mark.filterwarnings("ignore")
     def test_deep():
+        '''Goes deep.'''
         helper(3)
 
     def test_ok():
@@ -136,8 +140,11 @@ def test_a_report_returned_first_keeps_the_failures_file_and_line(
     run.result.assert_outcomes(passed=1, failed=1)
     failure = run.by_name("test_deep").failure
     assert failure is not None
-    assert (failure.file, failure.line) == ("test_first.py", 3)
+    assert (failure.file, failure.line) == ("test_first.py", 5)
     assert "KeyError" in failure.stack_trace and "deep" in failure.error_message
+    deep = run.by_name("test_deep")  # the item's facts, found by the test's id
+    assert "filterwarnings" in deep.markers
+    assert deep.metadata is not None and deep.metadata.description == "Goes deep."
     assert run.by_name("test_ok").outcome == "passed"
     assert not run.report.run.recording_errors
 
@@ -176,3 +183,39 @@ def test_a_replaced_report_without_facts_is_located_by_its_traceback(
     assert failure is not None and failure.phase == "teardown"
     assert (failure.file, failure.line) == ("conftest.py", 5)
     assert "a leaked handle" in failure.error_message
+
+
+SIDE_EFFECT_CONFTEST = """
+    import pytest
+
+    SEEN = []
+
+
+    def pytest_runtest_makereport(item, call):
+        # a plain implementation for its side effect (a screenshot at a failure, say): pluggy
+        # calls it after qbench's, which must then not make the report in pytest's place
+        SEEN.append(call.when)
+
+
+    def pytest_sessionfinish(session):
+        with open("seen.txt", "w") as handle:
+            handle.write(" ".join(SEEN))
+"""
+
+
+def test_a_plain_makereport_of_a_conftest_is_still_called(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A conftest's plain ``pytest_runtest_makereport`` registered before qbench's session
+    would be called after qbench's and before pytest's own: qbench's implementation is then a
+    wrapper around them all, as before, and the conftest's is called for every phase; the
+    failure's facts arrive."""
+    pytester.makeconftest(SIDE_EFFECT_CONFTEST)
+    pytester.makepyfile(test_seen=DEEP_FAILURE)
+    run = run_qbench()
+    run.result.assert_outcomes(passed=1, failed=1)
+    assert (pytester.path / "seen.txt").read_text().split() == ["setup", "call", "teardown"] * 2
+    failure = run.by_name("test_deep").failure
+    assert failure is not None and failure.error_type == "KeyError"
+    assert [frame.function for frame in failure.frames] == ["test_deep", *["helper"] * 4]
+    assert "filterwarnings" in run.by_name("test_deep").markers

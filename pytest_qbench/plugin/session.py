@@ -110,6 +110,9 @@ class QBenchWorker:
         self.raised: dict[tuple[str, str], pytest.ExceptionInfo[BaseException]] = {}
         """The exception of each phase that raised, by node id and phase, until its report is
         logged or sent (`raised_failure`), when `make_report` made it."""
+        self.items: list[pytest.Item] = []
+        """The session's tests (`item_facts_of`), once collected."""
+        self.items_by_id: dict[str, pytest.Item] | None = None
         self.report_maker = pytest_report_maker(config)
         """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
         another implementation would come between (`hook_overrides`)."""
@@ -223,6 +226,19 @@ class QBenchWorker:
             # execnet only carries builtins, and a forked child sends the report as it is
             report.user_properties = sanitize_user_properties(report.user_properties)
 
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = session.items
+
+    def item_facts_of(self, nodeid: str) -> dict[str, Any] | None:
+        """The item facts of a setup report that came without them: another plugin's makereport
+        returned it before qbench's was called. ``None`` for a test this process did not
+        collect (an xdist controller's)."""
+        if self.items_by_id is None:
+            self.items_by_id = {item.nodeid: item for item in self.items}
+        item = self.items_by_id.get(nodeid)
+        return None if item is None else item_facts(item, self.worker)
+
     def raised_failure(self, report: pytest.TestReport) -> dict[str, Any] | None:
         """The failure facts of a failed report whose phase raised (`raised`, taken off),
         made from the report as it is logged or sent: its outcome, location and text as every
@@ -281,6 +297,13 @@ class QBenchWorker:
                         data[FACTS_ATTR] = {FAILURE_ATTR: failure}
             except Exception as exc:  # never break xdist's transport because of qbench
                 data[INTERNAL_ERROR_ATTR] = f"{type(exc).__name__}: {exc}"
+        if data.get("when") == "setup":
+            facts = data.get(FACTS_ATTR)
+            if not isinstance(facts, dict) or ITEM_ATTR not in facts:
+                with suppress(Exception):  # another plugin's report: found as the session does
+                    found = self.item_facts_of(report.nodeid)
+                    if found is not None:
+                        data[FACTS_ATTR] = {**(facts or {}), ITEM_ATTR: found}
         if data.get("user_properties"):
             # execnet only carries builtins: one odd object would crash xdist's transport.
             data["user_properties"] = sanitize_user_properties(data["user_properties"])
@@ -513,6 +536,7 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = session.items
         with self.guard("pytest_collection_finish"):
             self._emit_skipped_collectors()
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
@@ -668,6 +692,10 @@ class QBenchSession(QBenchWorker):
             else:
                 if failure is not None:
                     facts = {**facts, FAILURE_ATTR: failure}
+        if report.when == "setup" and ITEM_ATTR not in facts:  # another plugin made it
+            found = self.item_facts_of(report.nodeid)
+            if found is not None:
+                facts = {**facts, ITEM_ATTR: found}
         if problem:
             self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
         key = (report.nodeid, getattr(report, "node", None))
