@@ -132,8 +132,8 @@ def test_a_report_returned_first_keeps_the_failures_file_and_line(
 ) -> None:
     """When another plugin's makereport returns the report before qbench's is called, the
     report comes without qbench's facts: its failure is still there, with pytest's text of it,
-    located where pytest's traceback puts the exception (the helper's ``raise``), not at the
-    test's ``def`` line."""
+    named and located as pytest's traceback names it and puts it (the helper's ``raise``), not
+    at the test's ``def`` line; the item's facts come from the collected item."""
     pytester.makeconftest(FIRST_REPORT_CONFTEST)
     pytester.makepyfile(test_first=DEEP_FAILURE)
     run = run_qbench(*workers, subprocess=bool(workers))
@@ -141,7 +141,8 @@ def test_a_report_returned_first_keeps_the_failures_file_and_line(
     failure = run.by_name("test_deep").failure
     assert failure is not None
     assert (failure.file, failure.line) == ("test_first.py", 5)
-    assert "KeyError" in failure.stack_trace and "deep" in failure.error_message
+    assert (failure.error_type, failure.error_message) == ("KeyError", "'deep'")
+    assert "KeyError" in failure.stack_trace
     deep = run.by_name("test_deep")  # the item's facts, found by the test's id
     assert "filterwarnings" in deep.markers
     assert deep.metadata is not None and deep.metadata.description == "Goes deep."
@@ -173,8 +174,9 @@ def test_a_replaced_report_without_facts_is_located_by_its_traceback(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
     """A failed report made from another call than the phase's (a plugin's wrapper replaced
-    it) has no exception of qbench's to describe: its error is located at the line pytest's
-    traceback of it ends in, in the project (the conftest's ``raise``), not at the test's."""
+    it) has no exception of qbench's to describe: its error is named as pytest names it and
+    located at the line pytest's traceback of it ends in, in the project (the conftest's
+    ``raise``), not at the test's."""
     pytester.makeconftest(REPLACING_CONFTEST)
     pytester.makepyfile(test_replaced="def test_one():\n    pass\n")
     run = run_qbench()
@@ -182,7 +184,7 @@ def test_a_replaced_report_without_facts_is_located_by_its_traceback(
     failure = run.by_name("test_one").failure
     assert failure is not None and failure.phase == "teardown"
     assert (failure.file, failure.line) == ("conftest.py", 5)
-    assert "a leaked handle" in failure.error_message
+    assert (failure.error_type, failure.error_message) == ("RuntimeError", "a leaked handle")
 
 
 SIDE_EFFECT_CONFTEST = """

@@ -549,13 +549,20 @@ def build_failure(
         data["frames"] = [new("Frame", **frame) for frame in data.get("frames", [])]
         return new("Failure", **data, phase=phase, stack_trace=stack)
     trace = redact(longrepr_text(report))  # no exception: the report's own text is short
-    if rootpath is not None:
-        located = crash_location(report.longrepr, rootpath)
-        if located is not None:
-            file, line = located
     stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
     error_type = "XPASS(strict)" if trace.startswith("[XPASS(strict)]") else "Failed"
     message = trace.removeprefix("[XPASS(strict)]").strip() if error_type != "Failed" else trace
+    crash = getattr(report.longrepr, "reprcrash", None) if rootpath is not None else None
+    if crash is not None and rootpath is not None:  # pytest's repr of an exception qbench missed
+        located = crash_location(report.longrepr, rootpath)
+        if located is not None:
+            file, line = located
+        shown = getattr(crash, "message", None)
+        if isinstance(shown, str) and shown.strip():  # pytest's "KeyError: 'deep'"
+            named = re.match(r"([A-Za-z_][\w.]*): ", shown)
+            if named is not None:
+                error_type, shown = named[1], shown[named.end() :]
+            message = redact(shown.strip())
     return new(
         "Failure",
         error_type=error_type,
