@@ -221,3 +221,34 @@ def test_a_plain_makereport_of_a_conftest_is_still_called(
     assert failure is not None and failure.error_type == "KeyError"
     assert [frame.function for frame in failure.frames] == ["test_deep", *["helper"] * 4]
     assert "filterwarnings" in run.by_name("test_deep").markers
+
+
+SECRET_THEN_SKIP = """
+    import unittest
+
+    import pytest
+
+    def test_sets_a_secret(monkeypatch):
+        monkeypatch.setenv("WORKER_API_TOKEN", "worker-secret-0123456789")
+
+    def test_skipped_after():
+        pytest.skip("not here")
+
+    class TestUnit(unittest.TestCase):
+        @unittest.skip("unit skip")
+        def test_unit_skip(self):
+            pass
+"""
+
+
+def test_a_skips_reason_survives_a_workers_redaction(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """An xdist worker that learned a secret a test set redacts every report it sends after:
+    a skip's ``(path, line, reason)`` stays a tuple, so the skip keeps its reason (it was a
+    list, whose reason qbench did not read, on the worker that had run the secret's test)."""
+    pytester.makepyfile(test_worker=SECRET_THEN_SKIP)
+    run = run_qbench("-p", "xdist", "-n", "1", subprocess=True)
+    run.result.assert_outcomes(passed=1, skipped=2)
+    assert run.by_name("test_skipped_after").reason == "not here"
+    assert run.by_name("TestUnit::test_unit_skip").reason == "unit skip"

@@ -1160,7 +1160,11 @@ def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]
     """A serialized report with ``redact`` applied to every string but the test's id and
     location, which xdist matches against the collected items."""
     kept = {key: data[key] for key in ("nodeid", "location") if key in data}
-    return {**redact.data(data), **kept}
+    redacted: dict[str, Any] = {**redact.data(data), **kept}
+    longrepr = data.get("longrepr")
+    if isinstance(longrepr, tuple):  # a skip's (path, line, reason): a tuple, as pytest reads it
+        redacted["longrepr"] = tuple(redacted["longrepr"])
+    return redacted
 
 
 MAX_WARNINGS_ERROR = 6
