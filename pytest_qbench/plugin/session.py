@@ -1159,7 +1159,7 @@ def pytest_report_maker(
 def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
     """A serialized report with ``redact`` applied to every string but the test's id and
     location, which xdist matches against the collected items."""
-    kept = {key: data[key] for key in ("nodeid", "location") if key in data}
+    kept: dict[str, Any] = {key: data[key] for key in ("nodeid", "location") if key in data}
     redacted: dict[str, Any] = {**redact.data(data), **kept}
     longrepr = data.get("longrepr")
     if isinstance(longrepr, tuple):  # a skip's (path, line, reason): a tuple, as pytest reads it
