@@ -524,9 +524,12 @@ def build_failure(
     limits: Limits,
     redact: Callable[[str], str],
     facts: Mapping[str, Any] | None = None,
+    rootpath: Path | None = None,
 ) -> FailureRecord:
     """A ``Failure`` record from a failed report: the facts shipped from the test's process when there are
-    any (an exception was raised), else what the report itself says (strict xpass, failed subtests).
+    any (an exception was raised), else what the report itself says (strict xpass, failed subtests,
+    a report another plugin's makereport returned before qbench's was called: located by
+    pytest's text of its exception, `crash_location`, when ``rootpath`` is given).
     ``file`` and ``line``: the test's, as ``TestAccumulator`` has them (a plugin-made test's
     module, without a line); ``facts``: the report's (`joined_facts`), else those on it.
     """
@@ -549,6 +552,17 @@ def build_failure(
     stack = bound_text(trace, limits.max_trace, keep="tail", option="--qbench-max-trace")
     error_type = "XPASS(strict)" if trace.startswith("[XPASS(strict)]") else "Failed"
     message = trace.removeprefix("[XPASS(strict)]").strip() if error_type != "Failed" else trace
+    crash = getattr(report.longrepr, "reprcrash", None) if rootpath is not None else None
+    if crash is not None and rootpath is not None:  # pytest's repr of an exception qbench missed
+        located = crash_location(report.longrepr, rootpath)
+        if located is not None:
+            file, line = located
+        shown = getattr(crash, "message", None)
+        if isinstance(shown, str) and shown.strip():  # pytest's "KeyError: 'deep'"
+            named = re.match(r"([A-Za-z_][\w.]*): ", shown)
+            if named is not None:
+                error_type, shown = named[1], shown[named.end() :]
+            message = redact(shown.strip())
     return new(
         "Failure",
         error_type=error_type,
@@ -558,6 +572,30 @@ def build_failure(
         line=line,
         stack_trace=stack,
     )
+
+
+def crash_location(longrepr: object, rootpath: Path) -> tuple[str, int] | None:
+    """Where an exception was raised, from pytest's repr of it (``report.longrepr``), for a
+    failed report that came without qbench's facts: another plugin's makereport returned it
+    before qbench's was called. The innermost entry of its traceback in the user's project,
+    as `_user_frame` picks a frame (paths relative to ``rootpath``); ``None`` for a text (a
+    strict xpass, a forked child's report)."""
+    traceback = getattr(longrepr, "reprtraceback", None)
+    entries = getattr(traceback, "reprentries", None) or []
+    places = [getattr(entry, "reprfileloc", None) for entry in entries]
+    places.append(getattr(longrepr, "reprcrash", None))
+    root = str(rootpath)
+    for place in reversed(places):
+        path = getattr(place, "path", None)
+        lineno = getattr(place, "lineno", None)
+        if not isinstance(path, str) or not isinstance(lineno, int):
+            continue
+        full = os.path.normpath(os.path.join(os.getcwd(), path))  # pytest's are from the cwd
+        if full.startswith(root) and full[len(root) : len(root) + 1] in ("/", "\\"):
+            path = full[len(root) + 1 :].replace("\\", "/")
+        if _in_project(path):
+            return path, lineno
+    return None
 
 
 def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord]) -> FailureRecord:
@@ -598,8 +636,17 @@ class TestAccumulator:
 
     __test__ = False  # not a test class, whatever pytest thinks of the name
 
-    def __init__(self, report: pytest.TestReport, limits: Limits, redact: Redactor) -> None:
+    def __init__(
+        self,
+        report: pytest.TestReport,
+        limits: Limits,
+        redact: Redactor,
+        rootpath: Path | None = None,
+    ) -> None:
         self.nodeid = report.nodeid
+        self.rootpath = rootpath
+        """The run's root directory: a failure without facts of qbench's is located by the
+        paths in pytest's text of it (`crash_location`)."""
         path, lineno, domain = report.location
         self.file = path.replace("\\", "/")
         if in_installed_package(self.file):  # a plugin made the test (pytest-bdd's
@@ -674,7 +721,7 @@ class TestAccumulator:
         wasxfail = hasattr(report, "wasxfail")
         if outcome == "failed" or rerun:
             self.failures[when] = build_failure(
-                report, when, self.file, self.line, self.limits, self.redact, facts
+                report, when, self.file, self.line, self.limits, self.redact, facts, self.rootpath
             )
         elif outcome == "skipped":
             self.reason = xfail_reason(report) or skip_reason(report)
@@ -726,7 +773,7 @@ class TestAccumulator:
         failure = None
         if report.failed:
             failure = build_failure(
-                report, "call", self.file, self.line, self.limits, self.redact, facts
+                report, "call", self.file, self.line, self.limits, self.redact, facts, self.rootpath
             )
         redact = self.redact
         self.subtests.append(

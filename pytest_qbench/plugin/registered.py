@@ -28,6 +28,10 @@ class Hooks:
         """The object whose hooks these are."""
         for name in hook_names(type(plugin)):
             setattr(self, name, getattr(plugin, name))
+        overrides = getattr(plugin, "hook_overrides", None)
+        if overrides is not None:  # one of its hooks implemented another way (session.py)
+            for name, function in overrides().items():
+                setattr(self, name, function)
 
     def __repr__(self) -> str:
         return f"<hooks of {self.plugin!r}>"

@@ -107,6 +107,15 @@ class QBenchWorker:
         self.beside: dict[tuple[str, str], dict[str, Any]] = {}
         """The facts of the reports this process made, by node id and phase, until the report
         is logged (`hand_facts`)."""
+        self.raised: dict[tuple[str, str], pytest.ExceptionInfo[BaseException]] = {}
+        """The exception of each phase that raised, by node id and phase, until its report is
+        logged or sent (`raised_failure`), when `make_report` made it."""
+        self.items: list[pytest.Item] = []
+        """The session's tests (`item_facts_of`), once collected."""
+        self.items_by_id: dict[str, pytest.Item] | None = None
+        self.report_maker = pytest_report_maker(config)
+        """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
+        another implementation would come between (`hook_overrides`)."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
@@ -117,38 +126,79 @@ class QBenchWorker:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Around the other implementations, when pytest's own is not the one that follows
+        qbench's (`hook_overrides`): the report as they all left it."""
         report = yield
         try:
-            self.annotate(report, item, call)
+            self.annotate(report, item, call, final=True)
         except Exception as exc:  # never break the user's test because of qbench
             setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
         return report
 
+    @pytest.hookimpl
+    def make_report(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> pytest.TestReport | None:
+        """``pytest_runtest_makereport`` in place of pytest's own implementation, which it calls
+        (`pytest_report_maker`): one plain implementation called by pluggy, instead of a
+        wrapper's generator around pytest's (issue 28). The wrappers (pytest's xfail, other
+        plugins') change the report after this, so a failure's facts, which need the report
+        as they leave it, are made when it is logged (`raised`)."""
+        maker = self.report_maker
+        if maker is None:  # not registered then (`hook_overrides`)
+            return None
+        report = maker(item, call)
+        try:
+            self.annotate(report, item, call, final=False)
+        except Exception as exc:  # never break the user's test because of qbench
+            setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
+        return report
+
+    def hook_overrides(self) -> dict[str, Callable[..., Any]]:
+        """The hooks registered in place of this class's (``registered.Hooks``): `make_report`
+        when pytest's runner's implementation is the one qbench's would be called before."""
+        if self.report_maker is None:
+            return {}
+        return {"pytest_runtest_makereport": self.make_report}
+
     def annotate(
-        self, report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo[None]
+        self,
+        report: pytest.TestReport,
+        item: pytest.Item,
+        call: pytest.CallInfo[None],
+        final: bool = True,
     ) -> None:
-        """Hand on item facts (setup), failure facts (a failed phase), agent facts (call), and
-        JSON-safe properties."""
+        """Hand on item facts (setup), failure facts (a failed phase), agent facts (call).
+
+        ``final``: the report is as every implementation left it (the wrapper's); else it is
+        pytest's own, before the wrappers (`make_report`), and a failure's facts are made when
+        the report is logged or sent (`raised_failure`), but in a forked child, whose reports
+        are sent as they are (pytest-forked sends their attributes)."""
         # report.outcome and report.when compared, not report.passed/failed (a property each)
         when = report.when
-        failed = report.outcome == "failed"
-        if (
-            when == "call"
-            or report.outcome != "passed"
-            or report.sections
-            or report.user_properties
-        ):
+        outcome = report.outcome
+        if when == "call" or outcome != "passed" or report.sections or report.user_properties:
             self.watch_secrets()
         facts: dict[str, Any] = {}
+        excinfo = call.excinfo
+        forked = in_forked_child()
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
                 # the call goes next (store.PHASE_NAME); after a setup that failed, skipped or
                 # xfailed, the teardown (no call)
-                self.phase_map[0] = 1 if report.outcome == "passed" else 2
-            if failed and call.excinfo is not None:
+                self.phase_map[0] = 1 if outcome == "passed" else 2
+            if not final and not forked:
+                # the exception waits for the report as the wrappers leave it (a kept one, of a
+                # report never logged, goes when the next report of that test and phase is made)
+                key = (report.nodeid, when)
+                if excinfo is not None:
+                    self.raised[key] = excinfo
+                elif self.raised:
+                    self.raised.pop(key, None)
+            elif outcome == "failed" and excinfo is not None:
                 facts[FAILURE_ATTR] = failure_facts(
-                    call.excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
+                    excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
                 )
             if when == "call":
                 self.phase_map[0] = 2  # the teardown goes next
@@ -170,18 +220,43 @@ class QBenchWorker:
                 elif when == "teardown":  # nothing attached in this process yet: nothing to send
                     close(item)
         finally:  # what was found before a failure still goes
-            self.hand_facts(report, facts)
-        if self.worker is not None and report.user_properties:
-            # execnet only carries builtins: one odd object would crash xdist's transport.
+            self.hand_facts(report, facts, forked)
+        if forked and self.worker is not None and report.user_properties:
+            # execnet only carries builtins, and a forked child sends the report as it is
             report.user_properties = sanitize_user_properties(report.user_properties)
 
-    def hand_facts(self, report: pytest.TestReport, facts: dict[str, Any]) -> None:
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = session.items
+
+    def item_facts_of(self, nodeid: str) -> dict[str, Any] | None:
+        """The item facts of a setup report that came without them: another plugin's makereport
+        returned it before qbench's was called. ``None`` for a test this process did not
+        collect (an xdist controller's)."""
+        if self.items_by_id is None:
+            self.items_by_id = {item.nodeid: item for item in self.items}
+        item = self.items_by_id.get(nodeid)
+        return None if item is None else item_facts(item, self.worker)
+
+    def raised_failure(self, report: pytest.TestReport) -> dict[str, Any] | None:
+        """The failure facts of a failed report whose phase raised (`raised`, taken off),
+        made from the report as it is logged or sent: its outcome, location and text as every
+        implementation of ``pytest_runtest_makereport`` and pytest-rerunfailures left them."""
+        excinfo = self.raised.pop((report.nodeid, report.when), None)
+        outcome: str = report.outcome  # pytest-rerunfailures' "rerun" too
+        if excinfo is None or (outcome != "failed" and outcome != "rerun"):
+            return None
+        return failure_facts(
+            excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
+        )
+
+    def hand_facts(self, report: pytest.TestReport, facts: dict[str, Any], forked: bool) -> None:
         """Hand a report's facts to where it is logged: beside it when this process logs it
         (kept by node id and phase until then), on it (`FACTS_ATTR`) when it travels (an xdist
         worker's, a forked child's). A report of this process then carries no attribute of
         qbench's, and pytest's reports, which the terminal reporter keeps to the end of the
-        run, no slot for one (8 bytes a report; issue 28)."""
-        if self.worker is None and not in_forked_child():
+        run, no slot for one (8 bytes a report; issue 28). ``forked``: `in_forked_child`."""
+        if self.worker is None and not forked:
             key = (report.nodeid, report.when)
             if facts:
                 self.beside[key] = facts
@@ -208,7 +283,30 @@ class QBenchWorker:
         self, config: pytest.Config, report: Any
     ) -> Generator[None, Any, Any]:
         data = yield
-        if self.worker is not None and isinstance(data, dict) and self.runtime_secrets.known:
+        if self.worker is None or not isinstance(data, dict):  # sent only by an xdist worker
+            return data
+        if self.raised:
+            try:  # the failure of a report made by `make_report`, as the wrappers left it
+                failure = self.raised_failure(report)
+                if failure is not None:
+                    facts = data.get(FACTS_ATTR)
+                    if isinstance(facts, dict):
+                        facts[FAILURE_ATTR] = failure
+                    else:
+                        data[FACTS_ATTR] = {FAILURE_ATTR: failure}
+            except Exception as exc:  # never break xdist's transport because of qbench
+                data[INTERNAL_ERROR_ATTR] = f"{type(exc).__name__}: {exc}"
+        if data.get("when") == "setup":
+            facts = data.get(FACTS_ATTR)
+            if not isinstance(facts, dict) or ITEM_ATTR not in facts:
+                with suppress(Exception):  # another plugin's report: found as the session does
+                    found = self.item_facts_of(report.nodeid)
+                    if found is not None:
+                        data[FACTS_ATTR] = {**(facts or {}), ITEM_ATTR: found}
+        if data.get("user_properties"):
+            # execnet only carries builtins: one odd object would crash xdist's transport.
+            data["user_properties"] = sanitize_user_properties(data["user_properties"])
+        if self.runtime_secrets.known:
             try:  # the controller cannot know a secret a test set on this worker
                 data = redact_report_data(data, self.runtime_secrets)
             except Exception as exc:  # never break xdist's transport because of qbench
@@ -437,6 +535,7 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.items = session.items
         with self.guard("pytest_collection_finish"):
             self._emit_skipped_collectors()
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
@@ -591,12 +690,26 @@ class QBenchSession(QBenchWorker):
         problem = attributes.pop(INTERNAL_ERROR_ATTR, None)
         beside = self.beside.pop((report.nodeid, report.when), None) if self.beside else None
         facts = joined_facts(beside, attributes.pop(FACTS_ATTR, None))
+        if self.raised:  # a phase raised: its failure's facts, from the report as logged
+            try:
+                failure = self.raised_failure(report)
+            except Exception as exc:  # as an exception while the report was made
+                problem = problem or f"{type(exc).__name__}: {exc}"
+            else:
+                if failure is not None:
+                    facts = {**facts, FAILURE_ATTR: failure}
+        if report.when == "setup" and ITEM_ATTR not in facts:  # another plugin made it
+            found = self.item_facts_of(report.nodeid)
+            if found is not None:
+                facts = {**facts, ITEM_ATTR: found}
         if problem:
             self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
         key = (report.nodeid, getattr(report, "node", None))
         acc = self.pending.get(key)
         if acc is None:
-            acc = self.pending[key] = TestAccumulator(report, self.limits, self.redact)
+            acc = self.pending[key] = TestAccumulator(
+                report, self.limits, self.redact, self.rootpath
+            )
         try:
             finished = acc.add(report, category, facts)
         except Exception as exc:  # the test still finishes when its teardown arrives
@@ -1029,11 +1142,40 @@ class QBenchSession(QBenchWorker):
             return str(path)
 
 
+def pytest_report_maker(
+    config: pytest.Config,
+) -> Callable[[pytest.Item, pytest.CallInfo[None]], pytest.TestReport] | None:
+    """pytest's own ``pytest_runtest_makereport`` (its runner's), when it is the only plain
+    implementation registered so far (neither a wrapper, nor ``tryfirst`` or ``trylast``):
+    pluggy calls plain implementations last registered first, so one of qbench's registered
+    now would be called right before it, and the report it returns is pytest's, made by the
+    same function. ``None`` when another (a conftest's, a plugin's) would be called between:
+    qbench's implementation is then a wrapper, and that one is called as before."""
+    hook = config.pluginmanager.hook.pytest_runtest_makereport
+    plain = [
+        impl
+        for impl in hook.get_hookimpls()
+        if not (impl.wrapper or impl.hookwrapper or impl.tryfirst or impl.trylast)
+    ]
+    if len(plain) != 1:
+        return None
+    impl = plain[0]
+    if getattr(impl.plugin, "__name__", None) != "_pytest.runner":
+        return None
+    if tuple(impl.argnames) != ("item", "call") or impl.kwargnames:
+        return None
+    return cast("Callable[[pytest.Item, pytest.CallInfo[None]], pytest.TestReport]", impl.function)
+
+
 def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
     """A serialized report with ``redact`` applied to every string but the test's id and
     location, which xdist matches against the collected items."""
-    kept = {key: data[key] for key in ("nodeid", "location") if key in data}
-    return {**redact.data(data), **kept}
+    kept: dict[str, Any] = {key: data[key] for key in ("nodeid", "location") if key in data}
+    redacted: dict[str, Any] = {**redact.data(data), **kept}
+    longrepr = data.get("longrepr")
+    if isinstance(longrepr, tuple):  # a skip's (path, line, reason): a tuple, as pytest reads it
+        redacted["longrepr"] = tuple(redacted["longrepr"])
+    return redacted
 
 
 MAX_WARNINGS_ERROR = 6
