@@ -5,6 +5,7 @@ Called once by ``QBenchSession`` (records only: no pydantic in the pytest proces
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -16,7 +17,6 @@ from itertools import chain
 from itertools import repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import IO
 from typing import TYPE_CHECKING
 from typing import cast
 
@@ -258,8 +258,8 @@ def _written_parts(written: Written) -> Iterator[list[Record | Passed]]:
                     items[at] = (test, _OUTCOME_NAMES[code], seconds[at], setup[at], teardown[at])
                     continue
                 if handle is None:  # a line whose row it did not keep: read it back
-                    handle = written.path.open("rb")
-                items[at] = _line_at(handle, int(seconds[at]))
+                    handle = os.open(written.path, os.O_RDONLY)
+                items[at] = _line_at(handle, int(seconds[at]), int(setup[at]))
                 part[at] = ""
             if not "".join(cast("list[str]", part)).isascii():  # as its line was encoded
                 for at, nodeid in enumerate(part):
@@ -269,16 +269,15 @@ def _written_parts(written: Written) -> Iterator[list[Record | Passed]]:
             yield items
     finally:
         if handle is not None:
-            handle.close()
+            os.close(handle)
 
 
-def _line_at(handle: IO[bytes], at: int) -> Record:
-    """The result of the stream's line that starts at byte ``at``, read as ``_line_items``
-    reads it."""
-    handle.seek(at)
-    line = str(handle.readline(), "utf-8", "replace")  # as stream_blocks reads it
+def _line_at(fd: int, at: int, size: int) -> Record:
+    """The result of the stream's line of ``size`` bytes at byte ``at`` (one ``pread``), read
+    as ``_line_items`` reads it."""
+    line = str(os.pread(fd, size, at), "utf-8", "replace")  # as stream_blocks reads it
     if not (line.startswith(store.RESULT_PREFIX) and line.endswith("}\n")):
-        raise ValueError(f"{handle.name}: no result at byte {at}")
+        raise ValueError(f"no result of {size} bytes at byte {at} of the stream")
     return _light_record(line[len(store.RESULT_PREFIX) : -2])
 
 

@@ -531,7 +531,7 @@ class StreamWriter:
             at = self._end
             self._write(f"{RESULT_PREFIX}{dumps(stored)}}}")
             if kept is not None:
-                kept.keep(stored, at)
+                kept.keep(stored, at, self._end - at)
             return
         self._write(line)
 
@@ -628,8 +628,8 @@ class Written:
     the lines whose row it knows (issue 28): per result in order, the node id (as written: the
     decoded text of its line, but a lone surrogate's ``?``) and a ``ROW`` of the duration,
     setup and teardown seconds and the outcome's code (``KEPT_OUTCOMES``) of a result that did
-    not fail, rerun or score; for any other, ``None`` and a ``ROW`` of the offset of its line
-    in the file, two zeros and 0. 8 bytes a result in ``nodeids`` (the node id is the test's
+    not fail, rerun or score; for any other, ``None`` and a ``ROW`` of the offset and size of
+    its line in the file, a zero and 0. 8 bytes a result in ``nodeids`` (the node id is the test's
     own ``str``), 25 in ``rows``.
     """
 
@@ -642,11 +642,11 @@ class Written:
         self.stat: tuple[int, ...] = ()
         """The file's device, inode, size and modification time when its writer closed it."""
 
-    def keep(self, stored: Record, at: int) -> None:
-        """Keep a result written otherwise than by ``passing_line`` (whose line starts at byte
-        ``at``): its row's values when its line gives a row of those alone (the index reads
-        any line that holds its reruns, flakiness, attempts or metrics whole), else where it
-        is."""
+    def keep(self, stored: Record, at: int, size: int) -> None:
+        """Keep a result written otherwise than by ``passing_line`` (whose line of ``size``
+        bytes starts at byte ``at``): its row's values when its line gives a row of those
+        alone (the index reads any line that holds its reruns, flakiness, attempts or metrics
+        whole), else where its line is."""
         code = KEPT_OUTCOMES.get(stored.get("outcome"))  # type: ignore[arg-type]
         if (
             code
@@ -669,7 +669,7 @@ class Written:
                     self.rows += _pack_row(seconds, setup, teardown, code)
                     return
         self.nodeids.append(None)
-        self.rows += _pack_row(at, 0.0, 0.0, 0)
+        self.rows += _pack_row(at, size, 0.0, 0)
 
     def unchanged(self) -> bool:
         """Whether the file is still the one its writer closed."""
@@ -680,7 +680,7 @@ class Written:
 
 
 ROW = struct.Struct("<3dB")
-"""A kept result's times (or its line's offset and two zeros) and outcome code, packed: one
+"""A kept result's times (or its line's offset, size and a zero) and outcome code, packed: one
 ``pack`` a test, not the three conversions of an ``array("d")``'s items (issue 28)."""
 _pack_row = ROW.pack
 KEPT_OUTCOMES = {"passed": 1, "skipped": 2, "xfailed": 3, "xpassed": 4}
