@@ -9,6 +9,7 @@ import os
 import sqlite3
 from pathlib import Path
 from typing import Any
+from typing import cast
 
 import pytest
 from history_data import report
@@ -19,6 +20,7 @@ from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history import session_end
 from pytest_qbench.history.session_end import record_run
 from pytest_qbench.report import store
+from pytest_qbench.report.records import TestReportRecord
 from pytest_qbench.report.shapes import compact
 
 from conftest import RunQBench
@@ -144,8 +146,8 @@ def test_the_session_end_reads_none_of_its_own_passing_lines_back(
     monkeypatch.undo()
     again = pytester.path / "again"
     again.mkdir()
-    head = {**run.report.model_dump(mode="json"), "results": []}
-    record_run(again, head, run.run_dir / store.STREAM_NAME, [], keep_runs=0)  # type: ignore[arg-type]
+    head = cast("TestReportRecord", {**run.report.model_dump(mode="json"), "results": []})
+    record_run(again, head, run.run_dir / store.STREAM_NAME, [], keep_runs=0)
     assert index_rows(again) == index_rows(pytester.path / ".qbench")
 
 
