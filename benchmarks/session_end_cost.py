@@ -9,7 +9,7 @@ difference of the two counts over the difference of the sizes.
 Usage::
 
     python benchmarks/session_end_cost.py --qbench-at old=/tmp/old --qbench-at new=. \\
-        --steps read parse index copy
+        --steps read parse index copy rewrite rewrite-index
 """
 
 from __future__ import annotations
@@ -49,12 +49,25 @@ elif step == "parse":
         pass
 elif step in ("index", "copy"):
     histories = record_run(work, report, stream, [], 200).histories
+elif step.startswith("rewrite"):  # the stream written again as the run writes it
+    from pytest_qbench.report.store import StreamWriter
+    again = work / "results.jsonl"
+    writer = StreamWriter(again)
+    for item in iter_result_json(stream):
+        writer.write_stored(json.loads(item))
+    writer.close()
+    if step == "rewrite-index":  # then indexed as the session end does
+        kept = getattr(writer, "written", None)  # what the writer kept (a checkout that keeps)
+        extra = {} if kept is None else {"written": kept}
+        histories = record_run(work, report, again, [], 200, **extra).histories
 if step == "copy":  # indexing first gives the failing lines' history to splice in
     write_report_json(work / "report.json", report, stream, history_patches(histories))
 shutil.rmtree(work)
 """
 """One step, run by the checkout first on ``PYTHONPATH``: ``copy`` counts indexing too
-(subtract ``index``)."""
+(subtract ``index``); ``rewrite`` writes the stream again through ``StreamWriter`` (each line
+parsed first), ``rewrite-index`` then indexes it as the session end does, with what the writer
+kept when the checkout keeps it (subtract ``rewrite``)."""
 
 
 def stream_of(python: str, size: int, work_dir: Path) -> tuple[Path, Path]:

@@ -34,9 +34,10 @@ from pytest_qbench.report.verdict import recording_errors
 
 Record = dict[str, Any]
 Passed = tuple[str, str, float, "float | None", "float | None"]
-"""A result that passed or was skipped, read from a stream without making a record of it: node
-id, outcome, duration, setup and teardown seconds (``None``: not in its durations). Its row has
-no reruns, fingerprint, message or metrics."""
+"""A result that passed or was skipped, read from a stream without making a record of it (or
+kept by the stream's writer: ``store.Written``): node id, outcome, duration, setup and teardown
+seconds (``None``: not in its durations). Its row has no reruns, fingerprint, message or
+metrics."""
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
 RESULT_BATCH = 100

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestHistoryRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
+    from pytest_qbench.report.store import Written
 
 Job = Callable[[Path], Path]
 Write = Callable[[], Path]
@@ -372,8 +373,10 @@ def index_live_run(
     deselected: Sequence[str],
     monitors: Monitors | None = None,
     quarantined: Mapping[str, bool] | None = None,
+    written: Written | None = None,
 ) -> Indexed:
     """Index a finished run in the history index; the failing tests' history comes back.
+    ``written``: what the run's own writer wrote to ``stream`` (``record_run``).
 
     A failure here is a note and a warning in ``report``: the reports are written all the same,
     without history. A run in which no test ran (``--collect-only``, a ``-k`` matching nothing)
@@ -388,7 +391,16 @@ def index_live_run(
         return Indexed()
     try:
         recorded = record_run(
-            qbench_dir, report, stream, unstreamed, keep_runs, db, deselected, monitors, quarantined
+            qbench_dir,
+            report,
+            stream,
+            unstreamed,
+            keep_runs,
+            db,
+            deselected,
+            monitors,
+            quarantined,
+            written,
         )
     except Exception as exc:
         detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"

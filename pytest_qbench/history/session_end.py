@@ -5,6 +5,7 @@ Called once by ``QBenchSession`` (records only: no pydantic in the pytest proces
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from functools import partial
 from itertools import chain
+from itertools import repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import TestHistoryRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
+    from pytest_qbench.report.store import Written
 
 
 @dataclass(eq=False, repr=False)
@@ -60,6 +63,7 @@ def record_run(
     deselected: Sequence[str] = (),
     monitors: Monitors | None = None,
     quarantined: Mapping[str, bool] | None = None,
+    written: Written | None = None,
 ) -> Recorded:
     """Index the run (the results of ``stream``, then ``extra``) in ``<qbench_dir>/index.sqlite``
     or the PostgreSQL database ``db`` (created when missing), apply retention, and return the
@@ -70,7 +74,9 @@ def record_run(
     which ``qbench diff`` tells from removed tests. ``quarantined``: the quarantined tests that
     failed, by node id, and whether their failure's fingerprint is known. The runs that died
     since (``files.died_marked``: marked unfinished, no longer going) are indexed first, named
-    in ``problems``, so that this run's histories count them.
+    in ``problems``, so that this run's histories count them. ``written``: what this process
+    wrote to ``stream`` (``StreamWriter.written``), so that its plain passing lines are not
+    read back; a stream changed since is read whole.
 
     Raises:
         HistoryError: the index cannot be used (locked for too long, damaged, newer,
@@ -84,6 +90,9 @@ def record_run(
             notes += _index_died(qbench_dir, index, died)
         # most results come as Passed tuples, the others as records (index_items)
         records = partial(index_items, stream, cast("Iterable[Record]", extra))
+        if written is not None and written.path == stream and written.unchanged():
+            # its plain passing lines as written, not read back
+            records = partial(written_items, written, cast("Iterable[Record]", extra))
         if report.get("diagnostics"):  # before the run is in the index
             from pytest_qbench.history.diagnostics import mark_diagnostics
 
@@ -225,6 +234,70 @@ def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record
     """
     blocks = () if stream is None else _stream_blocks(stream)
     return chain(chain.from_iterable(blocks), extra)
+
+
+def written_items(written: Written, extra: Iterable[Record]) -> Iterator[Record | Passed]:
+    """``index_items`` of a stream its writer kept (``store.Written``): a plain passing line
+    as its writer wrote it (the same node id and times its line gives back), any other read
+    from the file where its writer says it starts."""
+    return chain(chain.from_iterable(_written_parts(written)), extra)
+
+
+_WRITTEN_PART = 100
+"""Results made at once by ``_written_parts``."""
+
+
+_OUTCOME_NAMES = {code: name for name, code in store.KEPT_OUTCOMES.items()}
+_NOT_PASSED = re.compile(b"[^\x01]")
+
+
+def _written_parts(written: Written) -> Iterator[list[Record | Passed]]:
+    nodeids, rows, size = written.nodeids, memoryview(written.rows), store.ROW.size
+    handle = None
+    try:
+        for start in range(0, len(nodeids), _WRITTEN_PART):
+            part = nodeids[start : start + _WRITTEN_PART]
+            block = rows[start * size : (start + len(part)) * size]
+            seconds, setup, teardown, codes = zip(*store.ROW.iter_unpack(block), strict=True)
+            items: list[Record | Passed] = list(
+                zip(
+                    cast("list[str]", part),
+                    repeat("passed"),
+                    seconds,
+                    setup,
+                    teardown,
+                    strict=False,
+                )
+            )
+            flags = bytes(codes)
+            for found in _NOT_PASSED.finditer(flags) if flags.count(1) < len(flags) else ():
+                at, code = found.start(), flags[found.start()]
+                if code:  # skipped, xfailed, xpassed
+                    test = cast("str", part[at])
+                    items[at] = (test, _OUTCOME_NAMES[code], seconds[at], setup[at], teardown[at])
+                    continue
+                if handle is None:  # a line whose row it did not keep: read it back
+                    handle = os.open(written.path, os.O_RDONLY)
+                items[at] = _line_at(handle, int(seconds[at]), int(setup[at]))
+                part[at] = ""
+            if not "".join(cast("list[str]", part)).isascii():  # as its line was encoded
+                for at, nodeid in enumerate(part):
+                    if nodeid and not nodeid.isascii():
+                        text = nodeid.encode("utf-8", "replace").decode("utf-8")
+                        items[at] = (text, *cast("Passed", items[at])[1:])
+            yield items
+    finally:
+        if handle is not None:
+            os.close(handle)
+
+
+def _line_at(fd: int, at: int, size: int) -> Record:
+    """The result of the stream's line of ``size`` bytes at byte ``at`` (one ``pread``), read
+    as ``_line_items`` reads it."""
+    line = str(os.pread(fd, size, at), "utf-8", "replace")  # as stream_blocks reads it
+    if not (line.startswith(store.RESULT_PREFIX) and line.endswith("}\n")):
+        raise ValueError(f"no result of {size} bytes at byte {at} of the stream")
+    return _light_record(line[len(store.RESULT_PREFIX) : -2])
 
 
 _PART = 1 << 13

@@ -354,6 +354,8 @@ class QBenchSession(QBenchWorker):
         """Warnings pytest recorded after the reports were written (another plugin's terminal
         summary): not in them, and said so on the terminal."""
         self.stream: store.StreamWriter | None = None
+        self.stream_written: store.Written | None = None
+        """What the stream holds, as the index reads it (``StreamWriter.written``)."""
         self.order_written = False
         """Whether the tests' order was written (``order_path``), to be removed at the end."""
         self.phase_mark: store.PhaseMark | None = None
@@ -945,6 +947,7 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
+            self.stream_written = self.stream.written  # what the index need not read back
             self.stream = None  # nothing goes into it after its end record (a late internal error)
         if self.phase_mark is not None:
             self.phase_map = bytearray(1)
@@ -1081,6 +1084,7 @@ class QBenchSession(QBenchWorker):
             self.deselected,
             settings.monitors,
             self.quarantined,
+            self.stream_written,
         )
         self.notes.extend(indexed.notes)
         if self.unstreamed:  # report.json gets them after the stream's

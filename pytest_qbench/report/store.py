@@ -18,6 +18,7 @@ import errno
 import functools
 import json
 import os
+import struct
 import sys
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -95,13 +96,14 @@ tests of a file come one after another, and their results hold the one ``str`` p
 for the file's path."""
 
 
-def passing_line(stored: Record) -> str | None:
+def passing_line(stored: Record, kept: Written | None = None) -> str | None:
     """The stream's line of a stored result that holds only the fields of a plain passing test
     (its id, place, times and pytest's word, in the model's order), written from a template:
     the same text as ``f"{RESULT_PREFIX}{dumps(stored)}}}"`` for a third of its price, since
     most tests of a run are such passes (issue 28). ``None`` for any other result, or a value
     the template does not write as the encoder does (a bool, an int time, a time that is not
-    finite): the caller writes it with ``dumps``."""
+    finite): the caller writes it with ``dumps``. A line made is kept in ``kept`` too, as the
+    index reads it (``Written``)."""
     if (
         tuple(stored) != PASSING_FIELDS
         or stored["outcome"] != "passed"
@@ -123,8 +125,9 @@ def passing_line(stored: Record) -> str | None:
         if file is not last[0]:  # the same object has the same text: encoded once a file
             file_text = _encode_text(file)
             _last_file[0] = (file, file_text)
-        return (
-            f'{RESULT_PREFIX}{{"nodeid":{_encode_text(stored["nodeid"])},'
+        nodeid = stored["nodeid"]
+        text = (
+            f'{RESULT_PREFIX}{{"nodeid":{_encode_text(nodeid)},'
             f'"test_name":{_encode_text(stored["test_name"])},'
             f'"file":{file_text},"line":{line},"outcome":"passed",'
             f'"duration":{_float_text(duration)},"durations":{{"setup":{_float_text(setup)},'
@@ -133,6 +136,10 @@ def passing_line(stored: Record) -> str | None:
         )
     except TypeError:  # not a str, not a float: the encoder says what it makes of it
         return None
+    if kept is not None:  # a write that fails drops all that was kept
+        kept.nodeids.append(nodeid)
+        kept.rows += _pack_row(duration, setup, teardown, 1)
+    return text
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -560,6 +567,13 @@ class StreamWriter:
         self._torn = False
         # read as well as write: a stream whose file was deleted is copied back from here
         self._fd: int | None = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._end = os.lseek(self._fd, 0, os.SEEK_END)
+        """The file's size as this writer's writes left it."""
+        self._kept: Written | None = Written(path)
+        """The results written so far, as the index reads them (``None``: not known any more,
+        after a write that failed)."""
+        self.written: Written | None = None
+        """Set by ``close``: the results the file holds, when this writer alone wrote it."""
 
     def write_start(self, record: StreamStartRecord) -> None:
         """The run as it starts (a ``StreamStart`` record)."""
@@ -571,9 +585,19 @@ class StreamWriter:
         self.write_stored(compact(RESULT, result))
 
     def write_stored(self, stored: Record) -> None:
-        """One finished test given as the stream stores it: ``compact(RESULT, result)``."""
-        line = passing_line(stored)
-        self._write(f"{RESULT_PREFIX}{dumps(stored)}}}" if line is None else line)
+        """One finished test given as the stream stores it: ``compact(RESULT, result)``.
+
+        What the index reads of it is kept in ``Written`` (a plain passing test's line: its
+        node id and three times), or where its line starts."""
+        kept = self._kept
+        line = passing_line(stored, kept)
+        if line is None:
+            at = self._end
+            self._write(f"{RESULT_PREFIX}{dumps(stored)}}}")
+            if kept is not None:
+                kept.keep(stored, at, self._end - at)
+            return
+        self._write(line)
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
@@ -601,9 +625,11 @@ class StreamWriter:
                     raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
                 done += written
         except OSError:
+            self._kept = None  # the file's lines are read back
             self._cut_back(done, data)
             raise
         self._torn = False
+        self._end += done
 
     def _cut_back(self, done: int, data: bytes) -> None:
         """After a failed write of ``done`` bytes of ``data``: take them back off the file, or
@@ -642,15 +668,92 @@ class StreamWriter:
     def reopen(self) -> None:
         """Append to the file now at ``path`` (after ``repair_stream`` replaced it)."""
         new = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        self._kept = None
         self.close()
         self._fd = new
         self._torn = self.damaged = False
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file; ``written`` tells what it holds, when its size is what this writer
+        wrote."""
         if self._fd is not None:
+            kept, self._kept = self._kept, None
+            if kept is not None:
+                with suppress(OSError):
+                    kept.stat = _identity(os.fstat(self._fd))
+                    if kept.stat[2] == self._end:
+                        self.written = kept
             os.close(self._fd)
             self._fd = None
+
+
+class Written:
+    """What a ``StreamWriter`` wrote of a run's results, so that the index need not read back
+    the lines whose row it knows (issue 28): per result in order, the node id (as written: the
+    decoded text of its line, but a lone surrogate's ``?``) and a ``ROW`` of the duration,
+    setup and teardown seconds and the outcome's code (``KEPT_OUTCOMES``) of a result that did
+    not fail, rerun or score; for any other, ``None`` and a ``ROW`` of the offset and size of
+    its line in the file, a zero and 0. 8 bytes a result in ``nodeids`` (the node id is the test's
+    own ``str``), 25 in ``rows``.
+    """
+
+    __slots__ = ("nodeids", "path", "rows", "stat")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.nodeids: list[str | None] = []
+        self.rows = bytearray()
+        self.stat: tuple[int, ...] = ()
+        """The file's device, inode, size and modification time when its writer closed it."""
+
+    def keep(self, stored: Record, at: int, size: int) -> None:
+        """Keep a result written otherwise than by ``passing_line`` (whose line of ``size``
+        bytes starts at byte ``at``): its row's values when its line gives a row of those
+        alone (the index reads any line that holds its reruns, flakiness, attempts or metrics
+        whole), else where its line is."""
+        code = KEPT_OUTCOMES.get(stored.get("outcome"))  # type: ignore[arg-type]
+        if (
+            code
+            and "reruns" not in stored
+            and "flaky" not in stored
+            and "attempts" not in stored
+            and "metric_results" not in stored
+        ):
+            nodeid, phases = stored.get("nodeid"), stored.get("durations", _NO_PHASES)
+            if type(phases) is dict:
+                seconds = stored.get("duration", 0.0)
+                setup, teardown = phases.get("setup", 0.0), phases.get("teardown", 0.0)
+                if (
+                    type(nodeid) is str
+                    and type(seconds) is float
+                    and type(setup) is float
+                    and type(teardown) is float
+                ):
+                    self.nodeids.append(nodeid)
+                    self.rows += _pack_row(seconds, setup, teardown, code)
+                    return
+        self.nodeids.append(None)
+        self.rows += _pack_row(at, size, 0.0, 0)
+
+    def unchanged(self) -> bool:
+        """Whether the file is still the one its writer closed."""
+        try:
+            return bool(self.stat) and _identity(os.stat(self.path)) == self.stat
+        except OSError:
+            return False
+
+
+ROW = struct.Struct("<3dB")
+"""A kept result's times (or its line's offset, size and a zero) and outcome code, packed: one
+``pack`` a test, not the three conversions of an ``array("d")``'s items (issue 28)."""
+_pack_row = ROW.pack
+KEPT_OUTCOMES = {"passed": 1, "skipped": 2, "xfailed": 3, "xpassed": 4}
+"""The outcomes whose row ``Written`` keeps, by code (0: a line to read)."""
+_NO_PHASES: dict[str, float] = {}
+
+
+def _identity(found: os.stat_result) -> tuple[int, ...]:
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def iter_result_json(stream: Path, check: bool = False) -> Iterator[str]:
