@@ -189,7 +189,8 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # max_failures and last_failed (qbench diff after -x or --lf in addopts: 42 219), with
     # shorter descriptions of those and of collected, collect_only and a diagnostic's history
     # ; then the run's recording_errors (an incomplete report is never green), with RunMeta's
-    # other descriptions cut to fit (-> 41 571 bytes)
+    # other descriptions cut to fit (-> 41 571 bytes); then a queue's tests (ShardInfo.tests:
+    # a lost machine's report is missing), with ShardInfo's descriptions cut to fit
     assert len(json.dumps(listed, separators=(",", ":"))) < 41_600
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(

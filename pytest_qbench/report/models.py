@@ -64,29 +64,27 @@ class ReportMeta(QBenchModel):
 
 
 class ShardInfo(QBenchModel):
-    """The CI shard a run was: planned from the history (``--qbench-shard``) or pulled from a
-    queue (``--qbench-queue``)."""
+    """The run's CI shard (``--qbench-shard``, or ``--qbench-queue``'s)."""
 
     index: int = Field(ge=1)
     """Which shard, from 1 (for a queue: 1)."""
     count: int | None = None
-    """How many shards there are; ``None`` for a queue, whose machines are not counted."""
+    """How many shards; ``None`` for a queue."""
     queue: str | None = None
-    """The queue's name (``--qbench-queue``); ``None`` for a planned shard."""
+    """The queue's name; ``None`` for a planned shard."""
     worker: str | None = None
-    """The machine's identity in the queue (a retried machine gets back its own units)."""
+    """The machine's name in the queue (a retried one gets its units back)."""
     by_count: bool = False
-    """No test had history: the tests were split by their number, not their time."""
+    """Split by the tests' number, not time (no test had history)."""
     units: int = 0
     """Units this shard ran (modules, or pieces of one)."""
     expected: float | None = None
-    """Seconds this shard was expected to take (``None`` when split by count)."""
+    """This shard's expected seconds (``None`` when split by count)."""
     plan: list[float] = Field(default_factory=list)
-    """Every shard's expected seconds, in shard order (empty for a queue)."""
+    """Each shard's expected seconds, in order (empty for a queue)."""
     tests: int | None = Field(default=None, ge=0)
-    """For a queue: the tests it held (this machine's collection, after ``-k``, ``-m`` and
-    other deselection), which its machines' reports together must have run; ``None`` for a
-    planned shard (its plan's shards are counted instead) or a report of an older qbench."""
+    """A queue's tests (after deselection), all its machines' to run; ``None`` for a
+    planned shard."""
 
 
 class RunMeta(QBenchModel):
@@ -109,9 +107,9 @@ class RunMeta(QBenchModel):
     interrupted: bool = False
     """Cut short: Ctrl-C, the process died, xdist's workers crashed (not ``-x``)."""
     collect_only: bool = False
-    """``pytest --collect-only`` (no test ran): kept out of the history index."""
+    """``--collect-only`` (no test ran): not in the history index."""
     shard: ShardInfo | None = None
-    """The CI shard (``--qbench-shard``, ``--qbench-queue``); ``None``: not one."""
+    """The CI shard; ``None``: not one."""
     collected: int | None = None
     """Tests a collect-only run kept (N of pytest's "N/M tests collected"); else null."""
     max_failures: int | None = None
