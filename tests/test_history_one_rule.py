@@ -227,7 +227,8 @@ FORKS_AND_DIES = """
     def test_server():
         child = os.fork()  # a test's server process, forked (multiprocessing's fork does so)
         if child == 0:
-            pathlib.Path("child.pid").write_text(str(os.getpid()))
+            pathlib.Path("child.tmp").write_text(str(os.getpid()))
+            os.replace("child.tmp", "child.pid")  # whole when seen (the parent dies then)
             deadline = time.monotonic() + 120  # a safety net: the test creates "go"
             while not pathlib.Path("go").exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
