@@ -65,6 +65,16 @@ def collected_text(collected: int, deselected: int = 0) -> str:
     return f"{pluralize(collected, 'test')} collected"
 
 
+def rate_text(percent: float) -> str:
+    """``97.5%``: a pass rate with one decimal, never ``100.0%`` short of 100 (one failure in
+    2 000 is ``99.9%``) nor ``0.0%`` above 0, as coverage.py shows its totals."""
+    if 99.9 < percent < 100.0:
+        percent = 99.9
+    elif 0.0 < percent < 0.1:
+        percent = 0.1
+    return f"{percent:.1f}%"
+
+
 def failed_subtests(count: int) -> str:
     """``1 failed subtest``, ``2 failed subtests``: pytest 9's words for a test's failed
     subtests (``contains 2 failed subtests``), which its closing line counts in ``failed``."""
@@ -117,6 +127,7 @@ __all__ = [
     "failed_subtests",
     "plural",
     "pluralize",
+    "rate_text",
     "summary_parts",
     "summary_text",
 ]

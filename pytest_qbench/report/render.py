@@ -33,6 +33,7 @@ Templates are looked up in the user's template directory first, then among the b
 Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``tojson``, ``clean``,
 ``summary_parts`` (``summary | summary_parts``: the counts in the words of pytest's closing line),
 ``collected_text`` (``collected | collected_text(deselected)``: its ``--collect-only`` line),
+``rate`` (``97.5%``: a pass rate, never ``100.0%`` short of 100),
 ``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
 them apart), ``without_message`` (``trace | without_message(error_type, error_message)``: the
 traceback without its copy of a long message).
@@ -61,6 +62,7 @@ from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
 from pytest_qbench.core.summary_words import collected_text
+from pytest_qbench.core.summary_words import rate_text
 from pytest_qbench.core.summary_words import summary_parts
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report import precompiled
@@ -134,6 +136,7 @@ def additions() -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
         without_message=trace_without_message,
         summary_parts=summary_parts,
         collected_text=collected_text,
+        rate=rate_text,
     )
 
 

@@ -17,6 +17,7 @@ from markupsafe import Markup
 from pytest_qbench.core.errors import TemplateError
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.summary_words import collected_text
+from pytest_qbench.core.summary_words import rate_text
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.aggregate import ReportView
@@ -62,7 +63,10 @@ def make_html_environment() -> jinja2.Environment:
         bytecode_cache=bytecode_cache("html"),
     )
     env.filters.update(
-        duration=format_duration, percent=percent_text, collected_text=collected_text
+        duration=format_duration,
+        percent=percent_text,
+        collected_text=collected_text,
+        rate=rate_text,
     )
     return env
 
