@@ -17,11 +17,16 @@ from child_pytest import child_env
 
 
 SMALL, LARGE = 300, 1_200
-MAX_BYTES_PER_TEST = 16
-"""How much more qbench may hold a test: 0.5 to 1.1 bytes measured from 300 to 1 200 tests; 78
-to 85 before (a failing test's report, one in ten here, which pytest's terminal reporter keeps to
-the end, 768 bytes larger for the failure's facts qbench had put on it under a name of their
-own, first set after the names the reports share were settled)."""
+MAX_BYTES_PER_TEST = 48
+"""How much more qbench may hold a test: 36 bytes measured from 300 to 1 200 tests, the index's
+row of each passing, skipped or xfailed result that the stream writer keeps (a reference to the
+node id pytest holds, three times and an outcome packed in 25 bytes:
+``test_history_written.py``), so that the session end never reads its own lines back (14.6 k
+instructions a result fewer); 0.5 to 1.1 bytes before that; 78 to 85 before that again (a
+failing test's report, one in ten here, which pytest's terminal reporter keeps to the end, 768
+bytes larger for the failure's facts qbench had put on it under a name of their own, first set
+after the names the reports share were settled). pytest itself keeps every report to the end
+(several kilobytes a test)."""
 
 PROBE = """
 import gc, json, os, tracemalloc
