@@ -329,3 +329,29 @@ def test_a_job_summary_that_cannot_be_rendered_says_so_on_the_job_page(
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# ❌ qbench: this job summary could not be written\n\n")
     assert "'nope' is undefined" in text
+
+
+def test_a_bug_in_the_outputs_driver_leaves_no_earlier_runs_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of qbench's outside any one output (the loop that renders and writes them all):
+    no output is written, and the terminal says so; the --qbench-md and --qbench-json files of
+    an earlier, green run are removed, not left beside this run as if they were its reports.
+    Before, they stayed (found by the lead's fault injection)."""
+    from pytest_qbench.history import publish
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(publish.Publisher, "_render_all", broken)
+    pytester.makepyfile("def test_ok(): pass")
+    (pytester.path / "out.md").write_text("# ✅ Test report: 1 passed (an earlier run)\n")
+    (pytester.path / "out.json").write_text("{}\n")
+    result = pytester.runpytest(
+        "-p", "qbench", "-p", "no:randomly", "--qbench-md=out.md", "--qbench-json=out.json"
+    )
+    assert result.ret == 0  # pytest's status: no gate
+    result.stdout.fnmatch_lines(["qbench: removed out.md, an earlier run's, as it was not written"])
+    result.stdout.fnmatch_lines(["qbench: internal error in writing the outputs: RuntimeError: *"])
+    assert not (pytester.path / "out.md").exists()
+    assert not (pytester.path / "out.json").exists()

@@ -79,6 +79,16 @@ class OutputPlan:
     step_summary: Path | None = None
     """GitHub's ``$GITHUB_STEP_SUMMARY`` file, appended to."""
 
+    def paths(self) -> list[Path]:
+        """The files the plan writes (but the job summary, which is appended to)."""
+        run_files = (store.REPORT_JSON, store.REPORT_MD) + (
+            (store.REPORT_HTML,) if self.html else ()
+        )
+        found = [self.run_dir / name for name in run_files] if self.run_dir is not None else []
+        chosen = (self.json, self.markdown, self.html, self.digest, self.ctrf)
+        found += [path for path in chosen if path is not None]
+        return found + [out for _, out in self.templates]
+
 
 class _SourceNotRendered(Exception):
     """A copy's source could not be rendered (that failure is recorded already)."""
@@ -149,10 +159,19 @@ class Publisher:
         return jobs
 
     def publish(self) -> list[Path]:
-        """Render every output, then write them; return the paths written."""
-        jobs = self.jobs()
-        while jobs:
-            jobs = self._write(self._render_all(jobs))
+        """Render every output, then write them; return the paths written. A bug of qbench's
+        here, outside any one output's rendering or writing, leaves no earlier run's file at
+        a path it did not write (it is recorded in `internal_errors`; strict: raised)."""
+        try:
+            jobs = self.jobs()
+            while jobs:
+                jobs = self._write(self._render_all(jobs))
+        except Exception as exc:
+            if self.strict:
+                raise
+            self.internal_errors.append(("writing the outputs", exc))
+            for path in self.plan.paths():
+                self._remove_stale(path)
         return self.written
 
     def _render_all(self, jobs: list[tuple[str, Path, Render]]) -> list[Pending]:
