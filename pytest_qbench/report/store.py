@@ -454,7 +454,7 @@ class RunLock:
 
     def forget(self) -> None:
         """In a child forked while the run goes: close this process's descriptor, leaving
-        the lock to the run (``_forget_in_child``)."""
+        the lock to the run (``_FORGET_IN_CHILD``)."""
         if self._fd is not None:
             with suppress(OSError):
                 os.close(self._fd)
@@ -481,7 +481,7 @@ class RunLock:
 
 _HELD: set[RunLock] = set()
 """The run locks this process holds. A child it forks (``os.fork``, multiprocessing's fork
-start method) closes their descriptors at once (``_forget_in_child``): the lock belongs to the
+start method) closes their descriptors at once (``_FORGET_IN_CHILD``): the lock belongs to the
 descriptor, which a forked child shares, so a child that outlived a run killed (a test's server
 process) would keep its directory locked, the run going for every reader, as long as it runs."""
 
@@ -491,20 +491,22 @@ def _hold(lock: RunLock) -> None:
     _HELD.add(lock)
 
 
+_FORGET_IN_CHILD = compile("for lock in held:\n    lock.forget()\nheld.clear()", __name__, "exec")
+"""In a forked child: close the descriptors of the run locks the parent holds (the parent's
+locks stay: only closing the last descriptor, or unlocking, releases one)."""
+
+
 @functools.cache
 def _forget_in_children() -> None:
     """Have every child this process forks forget its run locks (once a process; a child
     inherits the registration)."""
     if hasattr(os, "register_at_fork"):
-        os.register_at_fork(after_in_child=_forget_in_child)
-
-
-def _forget_in_child() -> None:
-    """In a forked child: close the descriptors of the run locks the parent holds (the
-    parent's locks stay: only closing the last descriptor, or unlocking, releases one)."""
-    for lock in _HELD:
-        lock.forget()
-    _HELD.clear()
+        # exec of a code object and a namespace of its own, not a function of this module: the
+        # interpreter keeps what is registered to its very end, and a function would keep the
+        # module's globals and all they reach through its last collections (+9.4 M
+        # instructions a run, measured by callgrind)
+        forget = functools.partial(exec, _FORGET_IN_CHILD, {"held": _HELD})
+        os.register_at_fork(after_in_child=forget)
 
 
 def run_in_progress(path: Path) -> bool:
