@@ -302,3 +302,23 @@ def test_a_test_killed_mid_phase_is_recorded_in_that_phase(
     assert (report["summary"]["errors"], report["summary"]["failed"]) == (
         (1, 0) if outcome == "error" else (0, 1)
     )
+
+
+def test_a_later_run_without_tests_is_found_whatever_the_last_runs_clock(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """r1 is green with its clock in 2031 (a frozen clock at start-up); r2, on a right clock,
+    ran no test (``-k`` matching nothing) and is never indexed. `qbench pr-comment` refuses,
+    naming r2, rather than comment green on r1. Before, "later" was by the recorded times, so
+    nothing the right clock wrote was after r1's 2031 end, and r1 was commented on."""
+    pytester.makeconftest(FUTURE_CONFTEST)
+    pytester.makepyfile(test_a=FAILING_ON_DEMAND)
+    args = ("-p", "qbench", "-p", "no:randomly")
+    monkeypatch.setenv("QBENCH_TEST_FUTURE", "1")
+    assert pytester.runpytest_subprocess(*args, "--qbench-run-id=r1").ret == 0
+    monkeypatch.delenv("QBENCH_TEST_FUTURE")
+    assert pytester.runpytest_subprocess(*args, "-k", "nosuch", "--qbench-run-id=r2").ret == 5
+    code = "import sys; from pytest_qbench.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = pytester.run(sys.executable, "-c", code, "pr-comment", "--dir", ".qbench")
+    assert done.ret != 0
+    assert "the last run, r2, ran no tests (pytest's exit status 5" in done.stderr.str()

@@ -126,42 +126,46 @@ def _opened(args: argparse.Namespace) -> Iterator[Index]:
 
 
 def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, command: str) -> None:
-    """Raise when the run store holds a run that started after ``head`` and ran no test (a
-    ``-k`` matching nothing, a usage error after collection): such a run is never indexed, so
+    """Raise when the run store holds a run written after ``head`` that ran no test (a ``-k``
+    matching nothing, a usage error after collection): such a run is never indexed, so
     ``head``, the last indexed run, is not the CI's last run, and what ``command`` says of it
-    (a pull-request comment, a comparison) would read green for a run that was not. A shard (a queue's machine that got nothing) and a
-    ``--collect-only`` run are left out. Only the directories written since ``head`` ended
-    are read.
+    (a pull-request comment, a comparison) would read green for a run that was not. A shard (a
+    queue's machine that got nothing) and a ``--collect-only`` run are left out. "After" is by
+    the file system's clock (when each report.json was written), not the start a run recorded
+    (a frozen or wrong clock); only the directories changed since ``head``'s report are read.
 
     Raises:
         HistoryError: such a run, named with its exit status.
     """
     from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
-    from pytest_qbench.core.timefmt import parse_time
     from pytest_qbench.report.store import REPORT_JSON
     from pytest_qbench.report.store import RUNS_DIR
 
     runs = None if qbench_dir is None else qbench_dir / RUNS_DIR
     if runs is None or not runs.is_dir():
         return
-    since = (head.completed_at or head.started_at).timestamp()
-    later: list[tuple[datetime, str, Any]] = []
+    try:
+        since = (runs / head.run_id / REPORT_JSON).stat().st_mtime_ns
+    except OSError:  # its report is gone (a merged run indexed from elsewhere): its recorded end
+        since = int((head.completed_at or head.started_at).timestamp() * 1e9)
+    later: list[tuple[int, str, Any]] = []
     for run_dir in runs.iterdir():
         try:
-            if run_dir.stat().st_mtime < since:
+            if run_dir.stat().st_mtime_ns < since:
+                continue
+            written = (run_dir / REPORT_JSON).stat().st_mtime_ns
+            if written <= since or run_dir.name == head.run_id:
                 continue
             report = json.loads((run_dir / REPORT_JSON).read_text(encoding="utf-8"))
             run, summary = report["run"], report["summary"]
             empty = summary["total"] == 0 and not report.get("collection_errors")
-            started = parse_time(str(run["started_at"]))
         except (OSError, ValueError, KeyError, TypeError):
             continue  # no report (a run that died is indexed), or not one qbench wrote
         if empty and not run.get("collect_only") and not run.get("shard"):
-            later.append((started, str(run.get("run_id")), run["exit_code"]))
-    after = [entry for entry in later if entry[0] > head.started_at]
-    if not after:
+            later.append((written, str(run.get("run_id")), run["exit_code"]))
+    if not later:
         return
-    _, run_id, code = max(after)
+    _, run_id, code = max(later)
     meaning = PYTEST_MEANINGS.get(code, "")
     raise HistoryError(
         f"the last run, {run_id}, ran no tests (pytest's exit status {code}"
