@@ -340,3 +340,58 @@ def test_no_new_test_is_repeated_under_the_debugger(
         "reports (an extra run would stop at its prompt, out of pytest's log)"
     ]
     assert done.by_name("test_second_call_fails").new_test_tries is None
+
+
+DOCTESTS = '''
+    """A module doctest that uses the module's own names.
+
+    >>> double(2)
+    4
+    >>> "bound" in globals()
+    False
+    >>> bound = 1
+    """
+
+    import math
+
+
+    def double(x):
+        """
+        >>> math.floor(double(1.2))
+        2
+        """
+        return 2 * x
+'''
+
+
+def test_a_new_doctest_runs_each_time_with_its_module_names(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Each extra run of a new doctest sees its module's names, as its first run does: doctest
+    clears a test's globals once it has run, so every run after the first failed with
+    NameError, a passing doctest reported failed and pytest's exit status changed (trial11:
+    boltons' ``--doctest-modules``, ``2 passed`` became ``2 failed``). A name a run binds does
+    not leak into the next run (each starts with the module's names, as the first did)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=d1", run_dir="d1")
+    pytester.makepyfile(mod=DOCTESTS)
+    pytester.maketxtfile(
+        guide="""
+        >>> import math
+        >>> math.floor(2.5)
+        2
+        >>> __name__
+        '__main__'
+        """
+    )
+    done = run_qbench(
+        "--doctest-modules",
+        "--doctest-glob=*.txt",
+        "--qbench-run-id=d2",
+        "--qbench-new-tests-repeat=3",
+        run_dir="d2",
+    )
+    done.result.assert_outcomes(passed=4)
+    assert done.result.ret == 0
+    assert new_lines(done) == ["qbench: new tests: 3 new tests run up to 3 times: 0 flaky"]
+    assert done.by_name("mod.double").new_test_tries == ["passed", "passed"]

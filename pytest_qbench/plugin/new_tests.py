@@ -6,7 +6,9 @@ before a new test's ordinary run it runs the test again with pytest's ``runtestp
 without logging (as pytest-rerunfailures does), so pytest's counts, ``-x``, ``--lf`` and the
 terminal see one run only, the last, whose outcome is the test's. The earlier runs' outcomes
 travel on the last run's teardown report (``TRIES_ATTR``, JSON-safe for xdist) to the session,
-which marks the result flaky when they differ from it (``collectors.TestAccumulator``).
+which marks the result flaky when they differ from it (``collectors.TestAccumulator``). Each run
+tears the test's own fixtures down and sets them up again; a doctest gets its globals back, which
+doctest's runner clears after each run.
 
 Time: the extra runs of all new tests share ``budget`` seconds (split between xdist workers);
 each new test gets an equal share of what is left, so a slow test runs fewer times. A run
@@ -162,7 +164,11 @@ class NewTestsRunner:
             # next run had none of them, KeyError), those of wider scopes stay
             # the extra run's warnings are its own (with the same filters: -W error still
             # raises): pytest's list would count them once a run
-            with self.quiet_sub_tests(item), warnings.catch_warnings(record=True):
+            with (
+                self.quiet_sub_tests(item),
+                _doctest_globals_kept(item),
+                warnings.catch_warnings(record=True),
+            ):
                 reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
             tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
@@ -235,6 +241,24 @@ class _UnloggedHooks:
 
     def pytest_exception_interact(self, **kwargs: object) -> None:
         return None
+
+
+@contextmanager
+def _doctest_globals_kept(item: pytest.Item) -> Iterator[None]:
+    """A doctest's globals as they were before an extra run, for the next run: doctest's runner
+    clears a test's globals once it has run it (``DocTestRunner.run``'s ``clear_globs``), so
+    each run after the first met none of its module's names (``NameError``) and a passing
+    doctest was reported failed. The names a run binds are gone too, as for its first run."""
+    globs = getattr(getattr(item, "dtest", None), "globs", None)
+    if not isinstance(globs, dict):
+        yield
+        return
+    kept = dict(globs)
+    try:
+        yield
+    finally:
+        globs.clear()
+        globs.update(kept)
 
 
 def _keeping_parents(item: pytest.Item) -> pytest.Item | None:
