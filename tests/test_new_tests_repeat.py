@@ -395,3 +395,42 @@ def test_a_new_doctest_runs_each_time_with_its_module_names(
     assert done.result.ret == 0
     assert new_lines(done) == ["qbench: new tests: 3 new tests run up to 3 times: 0 flaky"]
     assert done.by_name("mod.double").new_test_tries == ["passed", "passed"]
+
+
+def test_a_new_tests_extra_runs_leave_no_output_or_properties(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """What the extra runs printed and recorded stays out of the reported run: pytest's
+    terminal showed `printed in run 1`, `2` and `3` under the last run's failure, its JUnit
+    XML had the `record_property` pair of every run, and so had report.json (its captured
+    stdout too)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=p1", run_dir="p1")
+    pytester.makepyfile(
+        test_new="""
+        calls = []
+
+        def test_prints_and_records(record_property):
+            calls.append(1)
+            record_property("run", len(calls))
+            print(f"printed in run {len(calls)}")
+            assert False, "shows the captured output"
+        """
+    )
+    junit = pytester.path / "junit.xml"
+    done = run_qbench(
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit1",
+        "--qbench-run-id=p2",
+        "--qbench-new-tests-repeat=3",
+        run_dir="p2",
+    )
+    done.result.assert_outcomes(passed=1, failed=1)
+    out = done.result.stdout.str()
+    assert "printed in run 3" in out
+    assert "printed in run 1" not in out and "printed in run 2" not in out
+    assert junit.read_text().count("<property ") == 1
+    result = done.by_name("test_prints_and_records")
+    assert result.user_properties == [("run", 3)]
+    assert result.captured is not None and "printed in run 1" not in result.captured.stdout

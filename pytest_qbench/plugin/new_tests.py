@@ -7,8 +7,9 @@ without logging (as pytest-rerunfailures does), so pytest's counts, ``-x``, ``--
 terminal see one run only, the last, whose outcome is the test's. The earlier runs' outcomes
 travel on the last run's teardown report (``TRIES_ATTR``, JSON-safe for xdist) to the session,
 which marks the result flaky when they differ from it (``collectors.TestAccumulator``). Each run
-tears the test's own fixtures down and sets them up again; a doctest gets its globals back, which
-doctest's runner clears after each run.
+tears the test's own fixtures down and sets them up again; what an extra run leaves on the item
+(its captured output, its ``record_property`` pairs) is taken back, and a doctest gets back its
+globals, which doctest's runner clears after each run.
 
 Time: the extra runs of all new tests share ``budget`` seconds (split between xdist workers);
 each new test gets an equal share of what is left, so a slow test runs fewer times. A run
@@ -166,7 +167,7 @@ class NewTestsRunner:
             # raises): pytest's list would count them once a run
             with (
                 self.quiet_sub_tests(item),
-                _doctest_globals_kept(item),
+                _leaving_no_trace(item),
                 warnings.catch_warnings(record=True),
             ):
                 reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
@@ -244,21 +245,26 @@ class _UnloggedHooks:
 
 
 @contextmanager
-def _doctest_globals_kept(item: pytest.Item) -> Iterator[None]:
-    """A doctest's globals as they were before an extra run, for the next run: doctest's runner
-    clears a test's globals once it has run it (``DocTestRunner.run``'s ``clear_globs``), so
-    each run after the first met none of its module's names (``NameError``) and a passing
-    doctest was reported failed. The names a run binds are gone too, as for its first run."""
+def _leaving_no_trace(item: pytest.Item) -> Iterator[None]:
+    """What an extra run leaves on the item, taken back for the next run and the reported one:
+    its captured output's sections (pytest's report of the last run, its terminal and JUnit
+    XML showed every run's ``print``) and its ``record_property`` pairs (JUnit XML had each
+    run's), and a doctest's globals, which doctest's runner clears once it has run a test
+    (``DocTestRunner.run``'s ``clear_globs``: each run after the first met none of its
+    module's names, ``NameError``, and a passing doctest was reported failed)."""
+    sections: list[Any] = item._report_sections
+    properties: list[Any] = item.user_properties
+    kept_sections, kept_properties = list(sections), list(properties)
     globs = getattr(getattr(item, "dtest", None), "globs", None)
-    if not isinstance(globs, dict):
-        yield
-        return
-    kept = dict(globs)
+    kept_globs = dict(globs) if isinstance(globs, dict) else None
     try:
         yield
     finally:
-        globs.clear()
-        globs.update(kept)
+        sections[:] = kept_sections
+        properties[:] = kept_properties
+        if kept_globs is not None and isinstance(globs, dict):
+            globs.clear()
+            globs.update(kept_globs)
 
 
 def _keeping_parents(item: pytest.Item) -> pytest.Item | None:
