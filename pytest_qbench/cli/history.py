@@ -488,6 +488,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     with _opened(args) as index:
         run = resolve_run(index, args.run)
         failures = run_failures(index, run.run_id)
+    if args.run == "last":  # a later run that ran no test is never indexed: say so, not hide it
+        try:
+            refuse_a_later_run_without_tests(args.qbench_dir, run, "qbench show")
+        except HistoryError as exc:
+            _say(f"note: {exc}; shown: the last indexed run")
     shown = None
     if args.qbench_dir is not None:  # a run of another machine has its directory there
         report = store.run_dir(args.qbench_dir, run.run_id) / store.REPORT_MD
