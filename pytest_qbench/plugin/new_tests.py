@@ -252,16 +252,21 @@ def _leaving_no_trace(item: pytest.Item) -> Iterator[None]:
     run's), and a doctest's globals, which doctest's runner clears once it has run a test
     (``DocTestRunner.run``'s ``clear_globs``: each run after the first met none of its
     module's names, ``NameError``, and a passing doctest was reported failed)."""
-    sections: list[Any] = item._report_sections
-    properties: list[Any] = item.user_properties
-    kept_sections, kept_properties = list(sections), list(properties)
+    lists = [
+        (kept, list(kept))
+        for kept in (
+            getattr(item, "_report_sections", None),
+            getattr(item, "user_properties", None),
+        )
+        if isinstance(kept, list)
+    ]
     globs = getattr(getattr(item, "dtest", None), "globs", None)
     kept_globs = dict(globs) if isinstance(globs, dict) else None
     try:
         yield
     finally:
-        sections[:] = kept_sections
-        properties[:] = kept_properties
+        for kept, before in lists:
+            kept[:] = before
         if kept_globs is not None and isinstance(globs, dict):
             globs.clear()
             globs.update(kept_globs)
