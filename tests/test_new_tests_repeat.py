@@ -434,3 +434,24 @@ def test_a_new_tests_extra_runs_leave_no_output_or_properties(
     result = done.by_name("test_prints_and_records")
     assert result.user_properties == [("run", 3)]
     assert result.captured is not None and "printed in run 1" not in result.captured.stdout
+
+
+def test_a_flaky_new_test_is_flaky_in_ctrf(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """CTRF marks a flaky new test flaky, as report.json, report.md and the digest do: its
+    `summary.flaky` said 0 beside report.json's 1, and no test was flagged, so the CTRF
+    reporters' flaky views missed it (trial11, attrs). Its extra runs are not retries."""
+    with_new_tests(pytester, run_qbench)
+    ctrf = pytester.path / "ctrf.json"
+    done = run_qbench(
+        "--qbench-run-id=c2", "--qbench-new-tests-repeat=3", f"--qbench-ctrf={ctrf}", run_dir="c2"
+    )
+    assert done.report.summary.flaky == 1
+    results = json.loads(ctrf.read_text())["results"]
+    assert results["summary"]["flaky"] == 1
+    tests = {t["name"]: t for t in results["tests"]}
+    alternating = tests["test_suite.py::test_alternating"]
+    assert alternating["flaky"] is True and "retries" not in alternating
+    assert alternating["extra"]["new_test_tries"] == ["failed", "passed", "failed"]
+    assert "flaky" not in tests["test_suite.py::test_steady"]
