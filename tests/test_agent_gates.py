@@ -504,3 +504,24 @@ def test_baseline_with_one_test_fails_any_drop_over_the_allowed() -> None:
     apart = baseline_gate("quality", before, one("t.py::b", Fraction(9, 10)), 0.05)
     assert apart["passed"] is False
     assert apart["detail"].startswith("no test scored it in both runs; the gate cannot decide")
+
+
+@pytest.mark.parametrize("returncode", [0, 5])
+def test_metric_min_is_judged_when_a_test_ends_the_session(
+    pytester: pytest.Pytester, run_qbench: RunQBench, returncode: int
+) -> None:
+    """A test ending the session with ``pytest.exit(returncode=0)`` (or 5) left a configured
+    metric gate unjudged, so a mean below its minimum kept exit status 0 (trial11, beside the
+    coverage gate's same fault). The gate is judged on the scores recorded before the exit."""
+    pytester.makepyfile(
+        SCORED
+        + f"""
+    def test_zz_enough():
+        pytest.exit("enough", returncode={returncode})
+"""
+    )
+    run = run_qbench("--qbench-metric-min", "quality=0.8")
+    assert run.result.ret == pytest.ExitCode.TESTS_FAILED
+    (gate,) = run.report.gates
+    assert (gate.kind, gate.passed, gate.n) == ("metric_min", False, 3)
+    assert run.report.run.exit_code == 1

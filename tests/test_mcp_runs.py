@@ -609,3 +609,16 @@ def test_cgroups_of_dead_servers_are_swept(tmp_path: Path, monkeypatch: pytest.M
     live.mkdir()
     module.sweep_stale(tmp_path)
     assert not dead.exists() and live.exists()
+
+
+def test_a_failure_asked_of_a_run_that_ran_no_test_says_so(tools: QBenchTools) -> None:
+    """get_test_failure on a run whose selection matched nothing (exit status 5) said
+    "names no failing test ...; failing tests: none. Give a node id.", as of a run with no
+    failure; it now says the run ran no test, and why (trial11)."""
+    result = run(tools, keyword="nosuchthing")
+    assert result.exit_code == 5 and result.summary.total == 0
+    with pytest.raises(ToolFailure) as caught:
+        tools.get_test_failure(result.run_id, "test_fail")
+    message = str(caught.value)
+    assert f"run {result.run_id} ran no test (pytest's exit status 5" in message
+    assert "failing tests: none" not in message

@@ -340,3 +340,118 @@ def test_no_new_test_is_repeated_under_the_debugger(
         "reports (an extra run would stop at its prompt, out of pytest's log)"
     ]
     assert done.by_name("test_second_call_fails").new_test_tries is None
+
+
+DOCTESTS = '''
+    """A module doctest that uses the module's own names.
+
+    >>> double(2)
+    4
+    >>> "bound" in globals()
+    False
+    >>> bound = 1
+    """
+
+    import math
+
+
+    def double(x):
+        """
+        >>> math.floor(double(1.2))
+        2
+        """
+        return 2 * x
+'''
+
+
+def test_a_new_doctest_runs_each_time_with_its_module_names(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Each extra run of a new doctest sees its module's names, as its first run does: doctest
+    clears a test's globals once it has run, so every run after the first failed with
+    NameError, a passing doctest reported failed and pytest's exit status changed (trial11:
+    boltons' ``--doctest-modules``, ``2 passed`` became ``2 failed``). A name a run binds does
+    not leak into the next run (each starts with the module's names, as the first did)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=d1", run_dir="d1")
+    pytester.makepyfile(mod=DOCTESTS)
+    pytester.maketxtfile(
+        guide="""
+        >>> import math
+        >>> math.floor(2.5)
+        2
+        >>> __name__
+        '__main__'
+        """
+    )
+    done = run_qbench(
+        "--doctest-modules",
+        "--doctest-glob=*.txt",
+        "--qbench-run-id=d2",
+        "--qbench-new-tests-repeat=3",
+        run_dir="d2",
+    )
+    done.result.assert_outcomes(passed=4)
+    assert done.result.ret == 0
+    assert new_lines(done) == ["qbench: new tests: 3 new tests run up to 3 times: 0 flaky"]
+    assert done.by_name("mod.double").new_test_tries == ["passed", "passed"]
+
+
+def test_a_new_tests_extra_runs_leave_no_output_or_properties(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """What the extra runs printed and recorded stays out of the reported run: pytest's
+    terminal showed `printed in run 1`, `2` and `3` under the last run's failure, its JUnit
+    XML had the `record_property` pair of every run, and so had report.json (its captured
+    stdout too)."""
+    pytester.makepyfile(test_old="def test_old(): pass\n")
+    run_qbench("--qbench-run-id=p1", run_dir="p1")
+    pytester.makepyfile(
+        test_new="""
+        calls = []
+
+        def test_prints_and_records(record_property):
+            calls.append(1)
+            record_property("run", len(calls))
+            print(f"printed in run {len(calls)}")
+            assert False, "shows the captured output"
+        """
+    )
+    junit = pytester.path / "junit.xml"
+    done = run_qbench(
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit1",
+        "--qbench-run-id=p2",
+        "--qbench-new-tests-repeat=3",
+        run_dir="p2",
+    )
+    done.result.assert_outcomes(passed=1, failed=1)
+    out = done.result.stdout.str()
+    assert "printed in run 3" in out
+    assert "printed in run 1" not in out and "printed in run 2" not in out
+    assert junit.read_text().count("<property ") == 1
+    result = done.by_name("test_prints_and_records")
+    assert result.user_properties == [("run", 3)]
+    assert result.captured is not None and "printed in run 1" not in result.captured.stdout
+
+
+def test_a_flaky_new_test_is_flaky_in_ctrf(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """CTRF marks a flaky new test flaky, as report.json, report.md and the digest do: its
+    `summary.flaky` said 0 beside report.json's 1, and no test was flagged, so the CTRF
+    reporters' flaky views missed it (trial11, attrs). Its extra runs are not retries."""
+    with_new_tests(pytester, run_qbench)
+    ctrf = pytester.path / "ctrf.json"
+    done = run_qbench(
+        "--qbench-run-id=c2", "--qbench-new-tests-repeat=3", f"--qbench-ctrf={ctrf}", run_dir="c2"
+    )
+    assert done.report.summary.flaky == 1
+    results = json.loads(ctrf.read_text())["results"]
+    assert results["summary"]["flaky"] == 1
+    tests = {t["name"]: t for t in results["tests"]}
+    alternating = tests["test_suite.py::test_alternating"]
+    assert alternating["flaky"] is True and "retries" not in alternating
+    assert alternating["extra"]["new_test_tries"] == ["failed", "passed", "failed"]
+    assert "flaky" not in tests["test_suite.py::test_steady"]

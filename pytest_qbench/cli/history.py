@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
 from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from datetime import timedelta
@@ -172,6 +174,33 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         f"{': ' + meaning if meaning else ''}) and is never indexed, so the last indexed run, "
         f"{head.run_id}, is not this one: fix that run's selection (its test paths, -k, -m), "
         f"or name the run ('{command} {head.run_id}')"
+    )
+
+
+def refuse_a_last_run_of_another_commit(
+    head: RunInfo, command: str, environ: Mapping[str, str] | None = None
+) -> None:
+    """Raise when this CI job's commit (its provider's variables) is not the commit of
+    ``head``, the last indexed run: pytest recorded no run of this commit (it stopped before
+    its session started: an INTERNALERROR in a plugin's set-up, a usage error at start-up), so
+    what ``command`` says of ``head``, an older commit's run, would read as this commit's. Off
+    the CI, or when either commit is unknown, nothing is checked.
+
+    Raises:
+        HistoryError: the two commits, and how to name the run anyway.
+    """
+    from pytest_qbench.core.ci import detect_ci
+
+    ci = detect_ci(os.environ if environ is None else environ)
+    commit = ci.get("commit") if ci else None
+    if not commit or not head.commit or head.commit == commit:
+        return
+    raise HistoryError(
+        f"the last indexed run, {head.run_id}, is of commit {head.commit[:12]}, and this CI "
+        f"job is at commit {commit[:12]}: no run of this commit was recorded (pytest stopped "
+        "before its session started: an INTERNALERROR or a usage error at start-up, as its "
+        "output says), so what this command says of that run would not be about this "
+        f"commit; fix the run, or name the run ('{command} {head.run_id}')"
     )
 
 
@@ -459,6 +488,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     with _opened(args) as index:
         run = resolve_run(index, args.run)
         failures = run_failures(index, run.run_id)
+    if args.run == "last":  # a later run that ran no test is never indexed: say so, not hide it
+        try:
+            refuse_a_later_run_without_tests(args.qbench_dir, run, "qbench show")
+        except HistoryError as exc:
+            _say(f"note: {exc}; shown: the last indexed run")
     shown = None
     if args.qbench_dir is not None:  # a run of another machine has its directory there
         report = store.run_dir(args.qbench_dir, run.run_id) / store.REPORT_MD
@@ -542,6 +576,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         base, head = (resolve_run(index, ref) for ref in refs)
         if refs[-1] == "last":  # never an older run than pytest's last
             refuse_a_later_run_without_tests(args.qbench_dir, head, "qbench diff last~1")
+            refuse_a_last_run_of_another_commit(head, "qbench diff last~1")
         diff = diff_runs(index, base, head, thresholds)
     _output(args, lambda: DiffOutput.of(diff), lambda: diff_lines(diff))
     return NEW_FAILURES if diff.failed else OK

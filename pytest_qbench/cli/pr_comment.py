@@ -82,6 +82,7 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
 def cmd_pr_comment(args: argparse.Namespace) -> int:
     """``qbench pr-comment``."""
     from pytest_qbench.cli.history import _opened
+    from pytest_qbench.cli.history import refuse_a_last_run_of_another_commit
     from pytest_qbench.cli.history import refuse_a_later_run_without_tests
     from pytest_qbench.history.compare import diff_runs
     from pytest_qbench.history.pr_comment import base_run
@@ -103,6 +104,7 @@ def cmd_pr_comment(args: argparse.Namespace) -> int:
         head = head_run(index, args.run)
         if args.run is None:  # "the last run": never an older one than pytest's last
             refuse_a_later_run_without_tests(args.qbench_dir, head, "qbench pr-comment")
+            refuse_a_last_run_of_another_commit(head, "qbench pr-comment")
         base = base_run(index, head, args.base)
         diff = diff_runs(index, base, head, thresholds) if base is not None else None
         fingerprints = head_fingerprints(index, head.run_id)

@@ -130,6 +130,16 @@ def find_result(report: TestReport, test: str) -> TestResult | Diagnostic:
         ToolFailure: naming the candidates, or the outcome of a test that did not fail.
     """
     test = test.strip()
+    if not report.results and not report.collection_errors:
+        from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+
+        code = report.run.exit_code
+        meaning = PYTEST_MEANINGS.get(code, "") if code is not None else ""
+        status = "no exit status" if code is None else f"pytest's exit status {code}"
+        raise ToolFailure(
+            f"run {report.run.run_id} ran no test ({status}{': ' + meaning if meaning else ''})"
+            ": there is no failure to show; list_runs lists the runs that did"
+        )
     exact = [r for r in report.results if r.nodeid == test]
     if exact:
         if exact[-1].outcome not in FAILING:

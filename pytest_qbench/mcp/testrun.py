@@ -177,6 +177,46 @@ def check_exit(
     raise ToolFailure(failure_message(plan, code, report, stopped_by))
 
 
+def check_coverage_sources(plan: RunPlan, report: TestReport) -> None:
+    """Refuse a run whose ``coverage_source`` was not measured: when the project's
+    configuration has pytest-cov measure (``--cov`` in ``addopts``), qbench reads pytest-cov's
+    data and ``--qbench-cov`` is not used, so a source pytest-cov does not measure got no
+    coverage, and pytest-cov's total is not its.
+
+    Raises:
+        ToolFailure: a source named was not measured; the message names the run's results.
+    """
+    coverage = report.coverage
+    if coverage is None or coverage.measured_by != "pytest-cov":
+        return
+    asked = [arg.split("=", 1)[1] for arg in plan.argv if arg.startswith("--qbench-cov=")]
+    measured = {_source_key(plan, source) for source in coverage.sources}
+    missed = [source for source in asked if _source_key(plan, source) not in measured]
+    if not missed:
+        return
+    shown = ", ".join(_source_shown(plan, source) for source in missed)
+    theirs = ", ".join(coverage.sources) or "coverage.py's configured source"
+    raise ToolFailure(
+        f"coverage source {shown} (coverage_source, else the server's --coverage-source) was "
+        "not measured: the project's pytest configuration has "
+        f"pytest-cov measure this run (--cov: {theirs}), and qbench then reports pytest-cov's "
+        f"data, not --qbench-cov's. The run itself: {counts_text(report.summary.model_dump())} "
+        f"(run {plan.run_id}; get_test_failure and get_run_output read it). Ask again without "
+        "coverage_source for pytest-cov's coverage, or name the sources pytest-cov measures."
+    )
+
+
+def _source_key(plan: RunPlan, source: str) -> str:
+    """A coverage source compared by what it names: a directory by its resolved path."""
+    path = plan.cwd / source
+    return str(path.resolve()) if path.is_dir() else source
+
+
+def _source_shown(plan: RunPlan, source: str) -> str:
+    path = plan.cwd / source
+    return path.relative_to(plan.cwd).as_posix() if path.is_relative_to(plan.cwd) else source
+
+
 def failure_message(
     plan: RunPlan, code: int, report: TestReport | None, stopped_by: str | None
 ) -> str:
@@ -521,6 +561,7 @@ def finish_run(
     try:
         code, run_dir = tools.wrap_up(process)
         report = check_exit(process.plan, code, runs.load_report(run_dir), process.stopped_by)
+        check_coverage_sources(process.plan, report)
         if extend is not None and process.stopped_by is None:
             report = extend(process.plan, report)
             code = report.run.exit_code if report.run.exit_code is not None else code

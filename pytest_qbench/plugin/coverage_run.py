@@ -6,8 +6,9 @@
 - xdist workers measure their tests and send the data back through ``workeroutput`` (bytes,
   no shared files); the controller combines it with its own.
 - With pytest-cov active, qbench measures nothing: it reads pytest-cov's combined data after
-  pytest-cov has finished with it.
-- ``--qbench-cov-fail-under`` is judged when the test loop ends, through
+  pytest-cov has finished with it; a loop stopped early (``-x``, ``pytest.exit``) leaves
+  pytest-cov's data unfinished, so the report has none, and says why.
+- ``--qbench-cov-fail-under`` is judged when the test loop ends, or stops early, through
   `pytest_qbench.plugin.verdicts`, which fails the run for every gate; an error while measuring
   or judging fails the gate (pytest-cov's failed measurement is a total of 0, which fails too).
 """
@@ -223,6 +224,9 @@ class CoverageCollector:
         self.lines: list[tuple[str, dict[str, bool]]] = []
         self.report_lines: list[str] = []
         """coverage.py's terminal reports (``--qbench-cov-report=term``), printed as they are."""
+        self.loop_stopped = False
+        """Whether pytest's test loop stopped by an exception (``-x``, ``pytest.exit``...):
+        pytest-cov then neither finishes its measurement nor reports it."""
         self.outer = settings.measure and self.measurement is None and _already_measured()
         if settings.measure and self.measurement is None and not self.outer:
             # not started early (another plugin loaded qbench late): measure from here on
@@ -250,9 +254,15 @@ class CoverageCollector:
         try:
             result = yield
         except BaseException:
-            with self.session.guard("collecting coverage"):
-                self.collect()
+            # the loop stopped (-x, --maxfail, --sw, pytest.exit, Ctrl-C): the gate is judged
+            # all the same, as pytest.exit(returncode=0) leaves a status a failed gate turns to 1
+            self.loop_stopped = True
+            self._collect_and_gate()
             raise
+        self._collect_and_gate()
+        return result
+
+    def _collect_and_gate(self) -> None:
         try:
             gated = self._gated()
         except Exception as exc:  # whether a threshold applies is unknown: one may, fail closed
@@ -263,7 +273,6 @@ class CoverageCollector:
         else:
             with self.session.guard("collecting coverage"):
                 self.collect()
-        return result
 
     def _gated(self) -> bool:
         """Whether a threshold applies: the option's, or coverage's ``fail_under`` when qbench
@@ -390,6 +399,15 @@ class CoverageCollector:
         cov = getattr(controller, "cov", None)
         if cov is None:
             self._warn("coverage: pytest-cov is active but has no data; no coverage in the report")
+            return None
+        if self.loop_stopped:
+            # its wrapper of the loop never got past the exception: its data was neither
+            # stopped, saved nor combined, and read here it was 0 of 0 lines, "0.00%"
+            self._warn(
+                "coverage: pytest-cov did not finish measuring: the test loop stopped early "
+                "(-x, --maxfail, --sw, pytest.exit or an interrupt), and pytest-cov reports "
+                "nothing then; no coverage in the report"
+            )
             return None
         contexts_path = None
         if self.settings.contexts:

@@ -57,13 +57,23 @@ class GateCollector:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
-        result = yield  # an interrupted loop raises: no verdict on part of a run
+        # an interrupted loop (Ctrl-C, -x) raises: no verdict on part of a run, whose status
+        # fails it anyway; but pytest.exit may end it with status 0 or 5, which a gate left
+        # unjudged would leave green: judged then on what ran, as the coverage gate is
+        try:
+            result = yield
+        except pytest.exit.Exception:
+            self._judge()
+            raise
+        self._judge()
+        return result
+
+    def _judge(self) -> None:
         if not self.config.option.collectonly:
             try:
                 self.evaluate()
             except Exception as exc:  # outside each gate's judging: fail those not judged
                 self._fail_unjudged(exc)
-        return result
 
     def _fail_unjudged(self, exc: Exception) -> None:
         """Fail every configured gate without a verdict yet, naming ``exc`` (never dropped)."""

@@ -6,7 +6,10 @@ before a new test's ordinary run it runs the test again with pytest's ``runtestp
 without logging (as pytest-rerunfailures does), so pytest's counts, ``-x``, ``--lf`` and the
 terminal see one run only, the last, whose outcome is the test's. The earlier runs' outcomes
 travel on the last run's teardown report (``TRIES_ATTR``, JSON-safe for xdist) to the session,
-which marks the result flaky when they differ from it (``collectors.TestAccumulator``).
+which marks the result flaky when they differ from it (``collectors.TestAccumulator``). Each run
+tears the test's own fixtures down and sets them up again; what an extra run leaves on the item
+(its captured output, its ``record_property`` pairs) is taken back, and a doctest gets back its
+globals, which doctest's runner clears after each run.
 
 Time: the extra runs of all new tests share ``budget`` seconds (split between xdist workers);
 each new test gets an equal share of what is left, so a slow test runs fewer times. A run
@@ -162,7 +165,11 @@ class NewTestsRunner:
             # next run had none of them, KeyError), those of wider scopes stay
             # the extra run's warnings are its own (with the same filters: -W error still
             # raises): pytest's list would count them once a run
-            with self.quiet_sub_tests(item), warnings.catch_warnings(record=True):
+            with (
+                self.quiet_sub_tests(item),
+                _leaving_no_trace(item),
+                warnings.catch_warnings(record=True),
+            ):
                 reports = runtestprotocol(item, log=False, nextitem=_keeping_parents(item))
             tries.append(outcome_of(reports, self.subtest_failed))
             last = time.perf_counter() - start
@@ -235,6 +242,34 @@ class _UnloggedHooks:
 
     def pytest_exception_interact(self, **kwargs: object) -> None:
         return None
+
+
+@contextmanager
+def _leaving_no_trace(item: pytest.Item) -> Iterator[None]:
+    """What an extra run leaves on the item, taken back for the next run and the reported one:
+    its captured output's sections (pytest's report of the last run, its terminal and JUnit
+    XML showed every run's ``print``) and its ``record_property`` pairs (JUnit XML had each
+    run's), and a doctest's globals, which doctest's runner clears once it has run a test
+    (``DocTestRunner.run``'s ``clear_globs``: each run after the first met none of its
+    module's names, ``NameError``, and a passing doctest was reported failed)."""
+    lists = [
+        (kept, list(kept))
+        for kept in (
+            getattr(item, "_report_sections", None),
+            getattr(item, "user_properties", None),
+        )
+        if isinstance(kept, list)
+    ]
+    globs = getattr(getattr(item, "dtest", None), "globs", None)
+    kept_globs = dict(globs) if isinstance(globs, dict) else None
+    try:
+        yield
+    finally:
+        for kept, before in lists:
+            kept[:] = before
+        if kept_globs is not None and isinstance(globs, dict):
+            globs.clear()
+            globs.update(kept_globs)
 
 
 def _keeping_parents(item: pytest.Item) -> pytest.Item | None:

@@ -232,6 +232,9 @@ def _test(
         if captured.get(stream):
             test[stream] = str(captured[stream]).splitlines()
     test.update(_retries(result))
+    tries = result.get("new_test_tries")
+    if tries and result.get("flaky"):  # --qbench-new-tests-repeat: its extra runs disagreed
+        test["flaky"] = True
     if result.get("subtests"):
         test["steps"] = [_step(sub) for sub in result["subtests"]]
     attachments = [_attachment(a) for a in result.get("attachments") or [] if a.get("path")]
@@ -239,7 +242,11 @@ def _test(
         test["attachments"] = attachments
     if nodeid in insights:
         test["insights"] = dict(insights[nodeid])
-    extra = {"counted_as": list(result.get("counted_as") or []), "reason": result.get("reason")}
+    extra = {
+        "counted_as": list(result.get("counted_as") or []),
+        "reason": result.get("reason"),
+        "new_test_tries": [*tries, str(result["outcome"])] if tries else None,
+    }
     test["extra"] = {key: value for key, value in extra.items() if value}
     return test
 
