@@ -39,6 +39,9 @@ COUNTING_CONFTEST = """
         kind = "generator" if code.co_flags & inspect.CO_GENERATOR else "plain"
         key = f"{hook} {who} {kind}"
         COUNTS[key] = COUNTS.get(key, 0) + 1
+"""
+
+PROFILED_WINDOW = """
 
 
     @pytest.hookimpl(trylast=True)
@@ -52,6 +55,10 @@ COUNTING_CONFTEST = """
         with open("counts.json", "w") as handle:
             json.dump(COUNTS, handle)
 """
+"""A conftest's end: its ``_profile`` sees the run's tests, from collection's end to the
+session's, and what it counted in ``COUNTS`` is written to ``counts.json``."""
+
+COUNTING_CONFTEST += PROFILED_WINDOW
 
 FOUR_TESTS = """
     import pytest
@@ -252,3 +259,56 @@ def test_a_skips_reason_survives_a_workers_redaction(
     run.result.assert_outcomes(passed=1, skipped=2)
     assert run.by_name("test_skipped_after").reason == "not here"
     assert run.by_name("TestUnit::test_unit_skip").reason == "unit skip"
+
+
+DOUBLE_FAULT_CONFTEST = """
+    import pytest_qbench.plugin.session as qbench_session
+
+
+    def _broken_failure_facts(*args, **kwargs):
+        raise ValueError("describing the failure")
+
+
+    # qbench's own bugs, injected: one while the teardown's report is made, one while its
+    # failure is described as the report is logged (serially) or sent (by an xdist worker)
+    qbench_session.failure_facts = _broken_failure_facts
+
+
+    def pytest_qbench_attachments(item):
+        raise RuntimeError("making the report")
+"""
+
+BROKEN_TEARDOWN = """
+    import pytest
+
+    @pytest.fixture
+    def leaks():
+        yield
+        raise KeyError("teardown")
+
+    def test_leaks(leaks):
+        pass
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "1"]], ids=["serial", "xdist"])
+def test_a_late_failures_error_is_recorded_alike_serially_and_by_a_worker(
+    pytester: pytest.Pytester, run_qbench: RunQBench, workers: list[str]
+) -> None:
+    """The failure of a phase that raised is described by one function, where its report is
+    logged (this process) or sent (an xdist worker), with one rule for qbench's errors: the
+    one while the report was made stays, one while its failure was described is recorded when
+    there was none. On main the worker's second error replaced the first; serially it did not."""
+    pytester.makeconftest(DOUBLE_FAULT_CONFTEST)
+    pytester.makepyfile(test_double=BROKEN_TEARDOWN)
+    run = run_qbench(*workers, subprocess=True)  # qbench's module patched in its own process
+    run.result.assert_outcomes(passed=1, errors=1)
+    errors = [e for e in run.report.run.recording_errors if "test_double.py::test_leaks" in e]
+    assert errors == [
+        "internal error in pytest_runtest_makereport (test_double.py::test_leaks): "
+        "RuntimeError: making the report"
+    ]
+    result = run.by_name("test_leaks")  # the error's test keeps its outcome and its failure
+    assert result.outcome == "error"
+    assert result.teardown_failure is None
+    assert result.failure is not None and result.failure.error_type == "KeyError"

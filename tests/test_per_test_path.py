@@ -4,6 +4,7 @@ after the phases whose report can hold one (issue 28)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -11,11 +12,14 @@ from datetime import datetime
 from datetime import timezone
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import pytest
+from test_makereport import PROFILED_WINDOW
 
 from pytest_qbench.core.numbers import round_micro
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import _frames_of
 from pytest_qbench.report import shapes
 from pytest_qbench.report.shapes import iso
@@ -400,3 +404,65 @@ def test_a_forked_childs_reports_carry_their_facts(
     failure = run.by_name("test_bad").failure
     assert failure is not None and failure.error_type == "KeyError"
     assert [frame.function for frame in failure.frames] == ["test_bad", "helper"]
+
+
+CALLS_CONFTEST = (
+    """
+    import json
+    import sys
+
+    import pytest
+
+    COUNTS = {}
+
+
+    def _profile(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and "/pytest_qbench/plugin/" in code.co_filename.replace("\\\\", "/"):
+            COUNTS[code.co_qualname] = COUNTS.get(code.co_qualname, 0) + 1
+"""
+    + PROFILED_WINDOW
+)
+
+PASSING = "\n".join(f"def test_{n}():\n    pass\n" for n in range(20))
+
+
+def test_a_passing_tests_phases_call_few_functions_of_qbench(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """A passing test's three phases, from its reports made to its result written, call at
+    most 25 functions of qbench's plugin (24; main 41): a phase's facts are handed beside its
+    report, and joined with those on it, without a call when it carries none; nothing is
+    reset at a test's first setup; the attachments hook's function is called at the teardown
+    only when a plugin implements the hook."""
+    pytester.makeconftest(CALLS_CONFTEST)
+    pytester.makepyfile(test_passing=PASSING)
+    run = run_qbench("-p", "no:cacheprovider")
+    run.result.assert_outcomes(passed=20)
+    calls = json.loads((pytester.path / "counts.json").read_text(encoding="utf-8"))
+    for name in ("joined_facts", "TestAccumulator._reset_attempt", "attach_from_hook"):
+        assert name not in calls, calls
+    assert sum(calls.values()) <= 25 * 20, calls
+
+
+def test_a_passing_tests_accumulator_holds_few_attributes(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A passing test's accumulator sets 12 attributes of its own (main: 23, with nine lists
+    and dicts made for every test; three now): what most tests never set (attempts, subtests,
+    failures, a reason, attachments) is read from the class until a report sets it. Its
+    result is the same (the stream's lines, `test_stream_lines_are_the_compact_results`)."""
+    sizes: list[int] = []
+    add = TestAccumulator.add
+
+    def counted(self: TestAccumulator, *args: Any, **kwargs: Any) -> bool:
+        finished = add(self, *args, **kwargs)
+        if finished:
+            sizes.append(len(vars(self)))
+        return finished
+
+    monkeypatch.setattr(TestAccumulator, "add", counted)
+    pytester.makepyfile(test_passing=PASSING)
+    run = run_qbench("-p", "no:cacheprovider")
+    run.result.assert_outcomes(passed=20)
+    assert sizes == [12] * 20

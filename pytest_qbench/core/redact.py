@@ -129,10 +129,10 @@ class Redactor:
         """Learn the secrets set since the last look (``monkeypatch.setenv`` in a test); cheap
         when nothing changed. Return whether a new secret was found.
 
-        Runs after test phases (the plugin's ``watch_secrets``): a comparison of the environment
-        with the one of the last look (a few microseconds; ``os.environ``'s data compared as it
-        is, no copy) tells whether anything but ``PYTEST_CURRENT_TEST``, which pytest sets for
-        every phase, changed; only then is every variable looked at again.
+        Runs after test phases (the plugin's ``QBenchWorker.annotate``): a comparison of the
+        environment with the one of the last look (a few microseconds; ``os.environ``'s data
+        compared as it is, no copy) tells whether anything but ``PYTEST_CURRENT_TEST``, which
+        pytest sets for every phase, changed; only then is every variable looked at again.
         """
         data = getattr(environ, "_data", None)
         if isinstance(data, dict):

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from types import CodeType
 from types import MappingProxyType
@@ -30,6 +31,7 @@ from typing import cast
 
 import pluggy
 import pytest
+from pytest import TestReport
 
 from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
@@ -117,19 +119,15 @@ def in_installed_package(path: str) -> bool:
 # --- where the test runs --------------------------------------------------------------------
 
 
-_forked: list[bool] = []
+FORKED: list[bool] = []
 """Not empty in a child forked from the process the run started in (pytest-forked's test
-processes): its reports' facts must travel on them (`FACTS_ATTR`)."""
+processes): its reports' facts must travel on them (`FACTS_ATTR`). Read as it is where each
+report is made (``bool(FORKED)``), without a function's call a phase."""
 if hasattr(os, "register_at_fork"):  # not on Windows: no fork there
     # a bound method of the list, not a function of this module: the interpreter keeps what
     # it calls to its very end, and a function would keep this module's globals (and all they
     # reach) alive through the collections at the interpreter's shutdown
-    os.register_at_fork(after_in_child=functools.partial(_forked.append, True))
-
-
-def in_forked_child() -> bool:
-    """Whether this process was forked from the one the run started in."""
-    return bool(_forked)
+    os.register_at_fork(after_in_child=functools.partial(FORKED.append, True))
 
 
 def put_fact(report: pytest.TestReport, kind: str, value: Any) -> None:
@@ -141,20 +139,21 @@ def put_fact(report: pytest.TestReport, kind: str, value: Any) -> None:
         facts[kind] = value
 
 
-_NO_FACTS: Mapping[str, Any] = MappingProxyType({})
+NO_FACTS: Mapping[str, Any] = MappingProxyType({})
+"""The facts of a report without any: one empty mapping nobody can change."""
 
 
 def report_facts(report: pytest.TestReport) -> Mapping[str, Any]:
     """The facts on ``report`` by kind (none on a subtest's report, or another plugin's)."""
     facts = getattr(report, FACTS_ATTR, None)
-    return facts if isinstance(facts, dict) else _NO_FACTS
+    return facts if isinstance(facts, dict) else NO_FACTS
 
 
 def joined_facts(beside: Any, on_report: Any) -> Mapping[str, Any]:
     """A report's facts by kind: those handed beside it (this process made it) and those it
     carries (an xdist worker's, a forked child's, a plugin's put on it), either a dict."""
     if not isinstance(on_report, dict):
-        return beside if isinstance(beside, dict) else _NO_FACTS
+        return beside if isinstance(beside, dict) else NO_FACTS
     if isinstance(beside, dict):
         return {**beside, **on_report}
     return on_report
@@ -248,21 +247,16 @@ def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
         facts["case"] = to_json_safe(dict(case.kwargs))
         if case.args:
             facts["case_args"] = to_json_safe(list(case.args))
-    doc = _docstring(item)
-    if doc:
-        facts["doc"] = doc
+    obj = getattr(item, "obj", None)  # the test function's docstring, made plain
+    doc = getattr(obj, "__doc__", None) if obj is not None else None
+    if isinstance(doc, str) and doc.strip():
+        facts["doc"] = inspect.cleandoc(doc)
     if worker:
         facts["worker"] = worker
     repeat = repeat_index(item)
     if repeat is not None:
         facts["repeat"] = repeat
     return facts
-
-
-def _docstring(item: pytest.Item) -> str | None:
-    obj = getattr(item, "obj", None)
-    doc = getattr(obj, "__doc__", None) if obj is not None else None
-    return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
 
 
 def failure_facts(
@@ -598,7 +592,9 @@ def crash_location(longrepr: object, rootpath: Path) -> tuple[str, int] | None:
     return None
 
 
-def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord]) -> FailureRecord:
+def subtest_failure(
+    failure: FailureRecord, subtests: Sequence[SubtestResultRecord]
+) -> FailureRecord:
     """A test's call failure that is only pytest's "contains 1 failed subtest" (no exception of
     its own, so no frames, at the ``def`` line) as its first failed subtest's failure, pytest's
     words and the subtest on top of the trace: where to look is where the subtest failed."""
@@ -607,7 +603,9 @@ def subtest_failure(failure: FailureRecord, subtests: list[SubtestResultRecord])
     return first_subtest_failure(failure["error_message"], subtests) or failure
 
 
-def first_subtest_failure(words: str, subtests: list[SubtestResultRecord]) -> FailureRecord | None:
+def first_subtest_failure(
+    words: str, subtests: Sequence[SubtestResultRecord]
+) -> FailureRecord | None:
     """The first failed subtest's failure, ``words`` and the subtest on top of its trace
     (``None`` when no subtest failed with a failure)."""
     first = next((s for s in subtests if s["failure"] is not None), None)
@@ -636,6 +634,28 @@ class TestAccumulator:
 
     __test__ = False  # not a test class, whatever pytest thinks of the name
 
+    # What most tests never set is read from the class until a report sets it on the test's
+    # accumulator: a passing test's then holds 12 attributes of its own, not 23, and three
+    # lists and dicts made for it, not nine (issue 28).
+    item: Mapping[str, Any] = NO_FACTS
+    """The item facts of the setup report (`item_facts`)."""
+    attempts: Sequence[AttemptRecord] = ()
+    subtests: Sequence[SubtestResultRecord] = ()
+    case_error: str | None = None
+    _subtest_counts: Sequence[int] = ()
+    """Where this attempt's subtests are in ``counted_as``."""
+    attachments: Sequence[dict[str, Any]] = ()
+    """Attachment records of every attempt, in the order attached."""
+    tries: list[Any] | None = None
+    """A new test's extra runs' outcomes (``--qbench-new-tests-repeat``)."""
+    # this attempt's (`_reset_attempt`)
+    failures: Mapping[str, FailureRecord] = NO_FACTS
+    reason: str | None = None
+    wasxfail = False
+    started: float | None = None
+    rerun_in_attempt = False
+    agent: dict[str, Any] | None = None
+
     def __init__(
         self,
         report: pytest.TestReport,
@@ -655,27 +675,19 @@ class TestAccumulator:
         self.test_name = domain
         self.limits = limits
         self.redact = redact
-        self.item: dict[str, Any] = {}
         self.counted_as: list[str] = []
-        self.attempts: list[AttemptRecord] = []
-        self.subtests: list[SubtestResultRecord] = []
-        self.case_error: str | None = None
-        self._subtest_counts: list[int] = []  # where this attempt's subtests are in counted_as
-        self.attachments: list[dict[str, Any]] = []
-        """Attachment records of every attempt, in the order attached."""
-        self.tries: list[Any] | None = None
-        """A new test's extra runs' outcomes (``--qbench-new-tests-repeat``)."""
-        self._reset_attempt()
-
-    def _reset_attempt(self) -> None:
         self.outcome: dict[str, str] = {}
         self.durations: dict[str, float] = {}
-        self.failures: dict[str, FailureRecord] = {}
-        self.reason: str | None = None
+
+    def _reset_attempt(self) -> None:
+        self.outcome = {}
+        self.durations = {}
+        self.failures = NO_FACTS
+        self.reason = None
         self.wasxfail = False
-        self.started: float | None = None
+        self.started = None
         self.rerun_in_attempt = False
-        self.agent: dict[str, Any] | None = None
+        self.agent = None
 
     def add(
         self, report: pytest.TestReport, category: str, facts: Mapping[str, Any] | None = None
@@ -684,9 +696,18 @@ class TestAccumulator:
         return True when the test is finished (its last teardown arrived)."""
         if facts is None:
             facts = report_facts(report)
-        if type(report).__name__ in SUBTEST_REPORTS and is_subtest_report(report):
+        kind = type(report)
+        if (
+            kind is not TestReport
+            and kind.__name__ in SUBTEST_REPORTS
+            and is_subtest_report(report)
+        ):
             if category:
-                self._subtest_counts.append(len(self.counted_as))
+                counts = self._subtest_counts
+                if isinstance(counts, list):
+                    counts.append(len(self.counted_as))
+                else:
+                    self._subtest_counts = [len(self.counted_as)]
                 self.counted_as.append(category)
             self._add_subtest(report, facts)
             return False
@@ -708,32 +729,49 @@ class TestAccumulator:
         outcome = str(report.outcome)  # "rerun" too: pytest-rerunfailures' own outcome
         self.outcome[when] = outcome
         self.durations[when] = report.duration
-        attached = facts.get(ATTACH_ATTR)
-        if isinstance(attached, list):
-            self.attachments.extend(a for a in attached if isinstance(a, dict))
-        if when == "call":
-            agent = facts.get(AGENT_ATTR)
-            self.agent = agent if isinstance(agent, dict) else None
+        if facts:  # none, on a passing test's call and teardown
+            attached = facts.get(ATTACH_ATTR)
+            if isinstance(attached, list):
+                self.attachments = [
+                    *self.attachments,
+                    *(a for a in attached if isinstance(a, dict)),
+                ]
+            if when == "call":
+                agent = facts.get(AGENT_ATTR)
+                self.agent = agent if isinstance(agent, dict) else None
+        elif when == "call" and self.agent is not None:
+            self.agent = None
         # outcome compared, not report.failed and the like (a property each)
-        rerun = outcome == "rerun"
-        if rerun:
-            self.rerun_in_attempt = True
         wasxfail = hasattr(report, "wasxfail")
-        if outcome == "failed" or rerun:
-            self.failures[when] = build_failure(
-                report, when, self.file, self.line, self.limits, self.redact, facts, self.rootpath
-            )
+        if outcome == "passed":
+            if wasxfail:  # an xpass
+                self.reason = xfail_reason(report)
+        elif outcome == "failed" or outcome == "rerun":
+            if outcome == "rerun":
+                self.rerun_in_attempt = True
+            self.failures = {
+                **self.failures,
+                when: build_failure(
+                    report,
+                    when,
+                    self.file,
+                    self.line,
+                    self.limits,
+                    self.redact,
+                    facts,
+                    self.rootpath,
+                ),
+            }
         elif outcome == "skipped":
             self.reason = xfail_reason(report) or skip_reason(report)
-        elif wasxfail and outcome == "passed":
-            self.reason = xfail_reason(report)
         if wasxfail:
             self.wasxfail = True
         if when != "teardown":
             return False
-        tries = facts.get(TRIES_ATTR)
-        if isinstance(tries, list):
-            self.tries = [str(t) for t in tries]
+        if facts:
+            tries = facts.get(TRIES_ATTR)
+            if isinstance(tries, list):
+                self.tries = [str(t) for t in tries]
         if self.rerun_in_attempt:
             self._close_rerun_attempt()
             return False
@@ -745,7 +783,12 @@ class TestAccumulator:
         if failure is not None and failure["phase"] != "call":
             outcome = "error"
         duration = round_micro(sum(self.durations.values()))
-        self.attempts.append(new("Attempt", outcome=outcome, duration=duration, failure=failure))
+        attempt = new("Attempt", outcome=outcome, duration=duration, failure=failure)
+        attempts = self.attempts
+        if isinstance(attempts, list):
+            attempts.append(attempt)
+        else:
+            self.attempts = [attempt]
         self._drop_attempt_subtests()
         self._reset_attempt()
 
@@ -754,8 +797,8 @@ class TestAccumulator:
         out of pytest's counts, and only the last attempt's subtests are the test's."""
         for index in reversed(self._subtest_counts):
             del self.counted_as[index]
-        self._subtest_counts = []
-        self.subtests = []
+        self._subtest_counts = ()
+        self.subtests = ()
 
     def _add_subtest(self, report: pytest.TestReport, facts: Mapping[str, Any]) -> None:
         context = report.context
@@ -776,7 +819,10 @@ class TestAccumulator:
                 report, "call", self.file, self.line, self.limits, self.redact, facts, self.rootpath
             )
         redact = self.redact
-        self.subtests.append(
+        subtests = self.subtests
+        if not isinstance(subtests, list):
+            self.subtests = subtests = []
+        subtests.append(
             new(
                 "SubtestResult",
                 description=redact(description),
@@ -822,8 +868,11 @@ class TestAccumulator:
         through ``new`` and compacting it again cost more than the rest of it."""
         if outcome is None:
             outcome = self.final_outcome()
-        failure = self.failures.get("setup") or self.failures.get("call")
-        teardown = self.failures.get("teardown")
+        failures = self.failures
+        failure = teardown = None
+        if failures:  # none, for most tests
+            failure = failures.get("setup") or failures.get("call")
+            teardown = failures.get("teardown")
         if failure is None:
             failure, teardown = teardown, None
         elif failure["phase"] == "call":
@@ -832,13 +881,19 @@ class TestAccumulator:
             failed = sum(1 for s in self.subtests if s["outcome"] == "failed")
             failure = first_subtest_failure(plural(failed, "failed subtest"), self.subtests)
         phases = self.durations
-        setup = round_micro(phases.get("setup", 0.0))
-        call = round_micro(phases.get("call", 0.0))
-        teardown_time = round_micro(phases.get("teardown", 0.0))
         duration = round_micro(sum(phases.values()))
+        if len(phases) == 3:  # a test that ran: its three phases (no other key is made)
+            setup = round_micro(phases["setup"])
+            call = round_micro(phases["call"])
+            teardown_time = round_micro(phases["teardown"])
+        else:
+            setup = round_micro(phases.get("setup", 0.0))
+            call = round_micro(phases.get("call", 0.0))
+            teardown_time = round_micro(phases.get("teardown", 0.0))
         item = self.item
+        rare = len(item) > 1  # most tests' item facts are their markers alone
         metadata = None
-        if "case" in item or "doc" in item:  # most tests have neither
+        if rare and ("case" in item or "doc" in item):  # most tests have neither
             try:
                 metadata = build_metadata(item.get("case"), item.get("doc"), "case_args" in item)
             except CaseMarkerError as exc:
@@ -886,12 +941,12 @@ class TestAccumulator:
             stored["new_test_tries"] = tries
         if self.subtests:
             stored["subtests"] = self.subtests
-        worker = item.get("worker")
+        worker = item.get("worker") if rare else None
         if worker is not None:
             stored["worker"] = worker
         if self.counted_as:
             stored["counted_as"] = self.counted_as
-        repeat = item.get("repeat")
+        repeat = item.get("repeat") if rare else None
         if repeat is not None:
             stored["repeat"] = repeat
         if self.attachments:

@@ -47,12 +47,13 @@ from pytest_qbench.plugin.collectors import AGENT_ATTR
 from pytest_qbench.plugin.collectors import ATTACH_ATTR
 from pytest_qbench.plugin.collectors import FACTS_ATTR
 from pytest_qbench.plugin.collectors import FAILURE_ATTR
+from pytest_qbench.plugin.collectors import FORKED
 from pytest_qbench.plugin.collectors import ITEM_ATTR
+from pytest_qbench.plugin.collectors import NO_FACTS
 from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
-from pytest_qbench.plugin.collectors import in_forked_child
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.collectors import joined_facts
 from pytest_qbench.plugin.collectors import put_fact
@@ -106,16 +107,19 @@ class QBenchWorker:
         set without a test."""
         self.beside: dict[tuple[str, str], dict[str, Any]] = {}
         """The facts of the reports this process made, by node id and phase, until the report
-        is logged (`hand_facts`)."""
+        is logged (`annotate`)."""
         self.raised: dict[tuple[str, str], pytest.ExceptionInfo[BaseException]] = {}
         """The exception of each phase that raised, by node id and phase, until its report is
-        logged or sent (`raised_failure`), when `make_report` made it."""
+        logged or sent (`late_failure`), when `make_report` made it."""
         self.items: list[pytest.Item] = []
         """The session's tests (`item_facts_of`), once collected."""
         self.items_by_id: dict[str, pytest.Item] | None = None
         self.report_maker = pytest_report_maker(config)
         """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
         another implementation would come between (`hook_overrides`)."""
+        self.attachments_hook = config.hook.pytest_qbench_attachments
+        """The hook ``attach_from_hook`` calls at a test's teardown: asked here whether any
+        plugin implements it, without a call of that function for every test."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
@@ -172,16 +176,26 @@ class QBenchWorker:
 
         ``final``: the report is as every implementation left it (the wrapper's); else it is
         pytest's own, before the wrappers (`make_report`), and a failure's facts are made when
-        the report is logged or sent (`raised_failure`), but in a forked child, whose reports
+        the report is logged or sent (`late_failure`), but in a forked child, whose reports
         are sent as they are (pytest-forked sends their attributes)."""
         # report.outcome and report.when compared, not report.passed/failed (a property each)
         when = report.when
         outcome = report.outcome
         if when == "call" or outcome != "passed" or report.sections or report.user_properties:
-            self.watch_secrets()
+            # The secret-looking variables set since the last report, learnt (cheap when
+            # none): after each test's call, and after a setup or teardown whose report can
+            # hold a secret (a failure or skip, captured output, user properties); a passing
+            # setup or teardown without them adds no text to redact, and what the test sets in
+            # between is still set at its call's report (``monkeypatch`` undoes it only in the
+            # teardown).
+            redact = self.redact
+            before = redact.known
+            if redact.refresh(os.environ):
+                self.runtime_secrets.learn(redact.known - before)
         facts: dict[str, Any] = {}
         excinfo = call.excinfo
-        forked = in_forked_child()
+        forked = bool(FORKED)  # in a forked child (pytest-forked's)
+        key = (report.nodeid, when)
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
@@ -191,7 +205,6 @@ class QBenchWorker:
             if not final and not forked:
                 # the exception waits for the report as the wrappers leave it (a kept one, of a
                 # report never logged, goes when the next report of that test and phase is made)
-                key = (report.nodeid, when)
                 if excinfo is not None:
                     self.raised[key] = excinfo
                 elif self.raised:
@@ -212,7 +225,8 @@ class QBenchWorker:
             if attacher is not None:
                 if when == "teardown":
                     self.phase_map[0] = 0  # the next test's setup goes next
-                    attach_from_hook(item, attacher)
+                    if self.attachments_hook.get_hookimpls():  # `attach_from_hook`'s own test
+                        attach_from_hook(item, attacher)
                 if attacher.records:
                     attached = records_for_report(item, report)
                     if attached:
@@ -220,7 +234,19 @@ class QBenchWorker:
                 elif when == "teardown":  # nothing attached in this process yet: nothing to send
                     close(item)
         finally:  # what was found before a failure still goes
-            self.hand_facts(report, facts, forked)
+            # Handed to where the report is logged: beside it when this process logs it (kept
+            # by node id and phase until then), on it (`FACTS_ATTR`) when it travels (an xdist
+            # worker's, a forked child's). A report of this process then carries no attribute
+            # of qbench's, and pytest's reports, which the terminal reporter keeps to the end
+            # of the run, no slot for one (8 bytes a report; issue 28).
+            if self.worker is None and not forked:
+                if facts:
+                    self.beside[key] = facts
+                elif self.beside:  # an unlogged report's facts (flaky's kept ones): not these
+                    self.beside.pop(key, None)
+            else:
+                for kind, value in facts.items():
+                    put_fact(report, kind, value)
         if forked and self.worker is not None and report.user_properties:
             # execnet only carries builtins, and a forked child sends the report as it is
             report.user_properties = sanitize_user_properties(report.user_properties)
@@ -238,45 +264,30 @@ class QBenchWorker:
         item = self.items_by_id.get(nodeid)
         return None if item is None else item_facts(item, self.worker)
 
-    def raised_failure(self, report: pytest.TestReport) -> dict[str, Any] | None:
-        """The failure facts of a failed report whose phase raised (`raised`, taken off),
-        made from the report as it is logged or sent: its outcome, location and text as every
-        implementation of ``pytest_runtest_makereport`` and pytest-rerunfailures left them."""
-        excinfo = self.raised.pop((report.nodeid, report.when), None)
-        outcome: str = report.outcome  # pytest-rerunfailures' "rerun" too
-        if excinfo is None or (outcome != "failed" and outcome != "rerun"):
-            return None
-        return failure_facts(
-            excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
-        )
-
-    def hand_facts(self, report: pytest.TestReport, facts: dict[str, Any], forked: bool) -> None:
-        """Hand a report's facts to where it is logged: beside it when this process logs it
-        (kept by node id and phase until then), on it (`FACTS_ATTR`) when it travels (an xdist
-        worker's, a forked child's). A report of this process then carries no attribute of
-        qbench's, and pytest's reports, which the terminal reporter keeps to the end of the
-        run, no slot for one (8 bytes a report; issue 28). ``forked``: `in_forked_child`."""
-        if self.worker is None and not forked:
-            key = (report.nodeid, report.when)
-            if facts:
-                self.beside[key] = facts
-            elif self.beside:  # an unlogged report's facts (flaky's kept ones) are not this one's
-                self.beside.pop(key, None)
-            return
-        for kind, value in facts.items():
-            put_fact(report, kind, value)
-
-    def watch_secrets(self) -> None:
-        """Learn the secret-looking variables set since the last report (cheap when none).
-
-        Looked at after each test's call, and after a setup or teardown whose report can hold
-        a secret (a failure or skip, captured output, user properties): a passing setup or
-        teardown without them adds no text to redact, and what the test sets in between is
-        still set at its call's report (``monkeypatch`` undoes it only in the teardown).
-        """
-        before = self.redact.known
-        if self.redact.refresh(os.environ):
-            self.runtime_secrets.learn(self.redact.known - before)
+    def late_failure(self, report: pytest.TestReport, facts: Any, problem: Any) -> tuple[Any, Any]:
+        """A report's facts with its failure's, and its problem: the one place the failure of a
+        phase that raised (`raised`, taken off) is described when `make_report` made its report,
+        as the report is logged (`pytest_runtest_logreport`) or sent (an xdist worker's
+        ``pytest_report_to_serializable``), from the report as it is then: failed or a rerun
+        (pytest-rerunfailures'), its location and text as every implementation of
+        ``pytest_runtest_makereport`` left them. ``facts``: the report's so far (a mapping,
+        else none), returned as they are when nothing is added; ``problem``: qbench's error
+        while the report was made, which stays the first; an error here is the problem when
+        there was none, never raised (the run, xdist's transport, go on). Called only while a
+        phase's exception waits (`raised`): nothing of it on a passing test's path."""
+        try:
+            excinfo = self.raised.pop((report.nodeid, report.when), None)
+            outcome: str = report.outcome  # pytest-rerunfailures' "rerun" too
+            if excinfo is None or (outcome != "failed" and outcome != "rerun"):
+                return facts, problem
+            failure = failure_facts(
+                excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
+            )
+        except Exception as exc:  # as an exception while the report was made
+            return facts, problem or f"{type(exc).__name__}: {exc}"
+        if isinstance(facts, Mapping):
+            return {**facts, FAILURE_ATTR: failure}, problem
+        return {FAILURE_ATTR: failure}, problem
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_to_serializable(
@@ -285,17 +296,13 @@ class QBenchWorker:
         data = yield
         if self.worker is None or not isinstance(data, dict):  # sent only by an xdist worker
             return data
-        if self.raised:
-            try:  # the failure of a report made by `make_report`, as the wrappers left it
-                failure = self.raised_failure(report)
-                if failure is not None:
-                    facts = data.get(FACTS_ATTR)
-                    if isinstance(facts, dict):
-                        facts[FAILURE_ATTR] = failure
-                    else:
-                        data[FACTS_ATTR] = {FAILURE_ATTR: failure}
-            except Exception as exc:  # never break xdist's transport because of qbench
-                data[INTERNAL_ERROR_ATTR] = f"{type(exc).__name__}: {exc}"
+        if self.raised:  # the failure of a report made by `make_report`, as the wrappers left it
+            facts = data.get(FACTS_ATTR)
+            joined, problem = self.late_failure(report, facts, data.get(INTERNAL_ERROR_ATTR))
+            if joined is not facts:
+                data[FACTS_ATTR] = joined
+            if problem:
+                data[INTERNAL_ERROR_ATTR] = problem
         if data.get("when") == "setup":
             facts = data.get(FACTS_ATTR)
             if not isinstance(facts, dict) or ITEM_ATTR not in facts:
@@ -322,7 +329,8 @@ class QBenchSession(QBenchWorker):
         self.settings = settings
         self.run_id = settings.run_id or store.new_run_id()
         self.aggregator = Aggregator(settings.md_max_items)
-        self.pending: dict[tuple[str, Any], TestAccumulator] = {}
+        self.pending: dict[str | tuple[str, Any], TestAccumulator] = {}
+        """The tests going, by node id (and an xdist report's node: the worker's)."""
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
@@ -339,10 +347,12 @@ class QBenchSession(QBenchWorker):
         """Whether collection ended (the skipped modules were emitted)."""
         self.unstreamed: list[TestResultRecord] = []
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
+        """Called with each finished result (the quarantine reads its failure's fingerprint)."""
+        self.modify_result_hook = config.hook.pytest_qbench_modify_result
+        """Asked at each test's end whether a plugin implements it (`_finish_test`)."""
         self.quarantined: dict[str, bool] = {}
         """The quarantined tests that failed, and whether each failure is a known one (set by
         the quarantine when the session ends, before the run is indexed)."""
-        """Called with each finished result (the quarantine reads its failure's fingerprint)."""
         self.interrupted = False
         self.end_broke = False
         """Whether a ``pytest_sessionfinish`` implementation raised (`session_end_broke`)."""
@@ -582,8 +592,48 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Take a test's report into its result (the result written with its last one)."""
         try:  # not self.guard(): this runs three times per test
-            self._take_report(report)
+            category = self._category(report)
+            nodeid = report.nodeid
+            when = report.when
+            attributes = report.__dict__
+            # Consumed here: the terminal reporter keeps every report, so do not let ours grow
+            # them (looked for first: a report of this process carries neither).
+            problem = None
+            if INTERNAL_ERROR_ATTR in attributes:
+                problem = attributes.pop(INTERNAL_ERROR_ATTR)
+            beside = self.beside
+            facts: Mapping[str, Any] = beside.pop((nodeid, when), NO_FACTS) if beside else NO_FACTS
+            if FACTS_ATTR in attributes:  # an xdist worker's, a forked child's, a plugin's
+                facts = joined_facts(facts, attributes.pop(FACTS_ATTR))
+            if self.raised:  # a phase raised: its failure's facts, from the report as logged
+                facts, problem = self.late_failure(report, facts, problem)
+            if when == "setup" and ITEM_ATTR not in facts:  # another plugin made it
+                found = self.item_facts_of(nodeid)
+                if found is not None:
+                    facts = {**facts, ITEM_ATTR: found}
+            if problem:
+                self.note_internal_error(f"pytest_runtest_makereport ({nodeid})", str(problem))
+            node = getattr(report, "node", None)  # an xdist worker's: ids repeat across them
+            key = nodeid if node is None else (nodeid, node)
+            pending = self.pending
+            acc = pending.get(key)
+            if acc is None:
+                acc = pending[key] = TestAccumulator(
+                    report, self.limits, self.redact, self.rootpath
+                )
+            try:
+                finished = acc.add(report, category, facts)
+            except Exception as exc:  # the test still finishes when its teardown arrives
+                self.note_internal_error(f"reading the {when} report of {nodeid}", exc)
+                finished = when == "teardown"
+            if finished:
+                del pending[key]
+                if acc.counted_as or "call" in acc.outcome or self.terminal_stats is None:
+                    self._finish_test(acc, report)
+                # else an attempt whose call report a plugin kept from pytest (flaky's runs before
+                # the last): pytest counted nothing of it, and neither does qbench
         except Exception as exc:
             self.note_internal_error("pytest_runtest_logreport", exc)
 
@@ -685,45 +735,6 @@ class QBenchSession(QBenchWorker):
         for skipped in self.skipped_collectors.values():
             self._emit(skipped)
 
-    def _take_report(self, report: pytest.TestReport) -> None:
-        category = self._category(report)
-        attributes = report.__dict__
-        # Consumed here: the terminal reporter keeps every report, so do not let ours grow them.
-        problem = attributes.pop(INTERNAL_ERROR_ATTR, None)
-        beside = self.beside.pop((report.nodeid, report.when), None) if self.beside else None
-        facts = joined_facts(beside, attributes.pop(FACTS_ATTR, None))
-        if self.raised:  # a phase raised: its failure's facts, from the report as logged
-            try:
-                failure = self.raised_failure(report)
-            except Exception as exc:  # as an exception while the report was made
-                problem = problem or f"{type(exc).__name__}: {exc}"
-            else:
-                if failure is not None:
-                    facts = {**facts, FAILURE_ATTR: failure}
-        if report.when == "setup" and ITEM_ATTR not in facts:  # another plugin made it
-            found = self.item_facts_of(report.nodeid)
-            if found is not None:
-                facts = {**facts, ITEM_ATTR: found}
-        if problem:
-            self.note_internal_error(f"pytest_runtest_makereport ({report.nodeid})", str(problem))
-        key = (report.nodeid, getattr(report, "node", None))
-        acc = self.pending.get(key)
-        if acc is None:
-            acc = self.pending[key] = TestAccumulator(
-                report, self.limits, self.redact, self.rootpath
-            )
-        try:
-            finished = acc.add(report, category, facts)
-        except Exception as exc:  # the test still finishes when its teardown arrives
-            self.note_internal_error(f"reading the {report.when} report of {report.nodeid}", exc)
-            finished = report.when == "teardown"
-        if finished:
-            del self.pending[key]
-            if acc.counted_as or "call" in acc.outcome or self.terminal_stats is None:
-                self._finish_test(acc, report)
-            # else an attempt whose call report a plugin kept from pytest (flaky's runs before
-            # the last): pytest counted nothing of it, and neither does qbench
-
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
 
@@ -743,13 +754,28 @@ class QBenchSession(QBenchWorker):
         return "error" if outcome == "failed" and report.when != "call" else outcome
 
     def _finish_test(self, acc: TestAccumulator, last: pytest.TestReport | None) -> None:
-        try:
-            stored = self._build_result(acc, last)
+        """Emit the test's result, made from its last report (``None``: it never came)."""
+        try:  # the result without its fields at their default (as the stream stores it)
+            captured = None
+            properties = None
+            outcome = acc.final_outcome()
+            if last is not None:
+                if outcome in self.settings.capture:
+                    captured = captured_output(last.sections, self.limits, self.redact)
+                if last.user_properties:
+                    properties = self.redact.data(sanitize_user_properties(last.user_properties))
+            stored = acc.result(captured, outcome, properties)
+            if acc.case_error:
+                self.note_warning(
+                    "qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line
+                )
+            if acc.attachments:  # the result has them (`TestAccumulator.result`)
+                self.admit_attachments(acc, stored["attachments"])
         except Exception as exc:  # keep the test in the report, with what is certain
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
             self._emit_modified(acc.minimal_result(), acc.nodeid)
             return
-        if self.config.hook.pytest_qbench_modify_result.get_hookimpls():
+        if self.modify_result_hook.get_hookimpls():
             self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), acc.nodeid)
         else:  # most runs have no such hook: no model, no call, no whole record
             self._emit_stored(stored)
@@ -772,24 +798,6 @@ class QBenchSession(QBenchWorker):
         # Revalidated: a hook may have assigned a value of the wrong type.
         modified = TestResult.model_validate(model.model_dump(warnings=False))
         return cast("TestResultRecord", modified.model_dump(mode="json"))
-
-    def _build_result(self, acc: TestAccumulator, last: pytest.TestReport | None) -> Record:
-        """The test's result without its fields at their default (as the stream stores it)."""
-        captured = None
-        properties = None
-        outcome = acc.final_outcome()
-        if last is not None:
-            if outcome in self.settings.capture:
-                captured = captured_output(last.sections, self.limits, self.redact)
-            if last.user_properties:
-                properties = self.redact.data(sanitize_user_properties(last.user_properties))
-        stored = acc.result(captured, outcome, properties)
-        if acc.case_error:
-            self.note_warning("qbench-case", f"{acc.nodeid}: {acc.case_error}", acc.file, acc.line)
-        attachments = stored.get("attachments")
-        if attachments:
-            self.admit_attachments(acc, attachments)
-        return stored
 
     def admit_attachments(self, acc: TestAccumulator, attachments: list[AttachmentRecord]) -> None:
         """Hold the run to ``qbench_attach_max_total`` (xdist workers each know only their own
