@@ -196,3 +196,129 @@ def test_a_files_path_is_encoded_once_for_its_tests(monkeypatch: pytest.MonkeyPa
         lines.append(line)
     files = [text for text in encoded if isinstance(text, str) and text.startswith("tests/")]
     assert [f for f in files if "::" not in f] == [path, other, same_text, path]
+
+
+# --- a plain pass's times and start, without repr and without the encoder ----------------------
+
+_whole_micros = st.integers(1, 999_999).map(lambda k: k / 1e6)
+_odd_times = st.sampled_from(
+    [
+        0.0,
+        -0.0,
+        1e-7,
+        5e-324,
+        0.9999995,
+        1.0,
+        86_400.0,
+        86_400.000001,
+        math.nextafter(0.0019, 1),
+        math.nextafter(0.0019, 0),
+        -0.0019,
+        math.nan,
+        math.inf,
+        1e-06,
+        1e-05,
+        9.9e-05,
+        0.0001,
+        0.999999,
+    ]
+)
+
+
+def _line_and_reprs(stored: dict[str, object]) -> tuple[str | None, int]:
+    """``passing_line(stored)``, and how many times it wrote a float with ``repr``."""
+    calls = []
+
+    def counting(value: float) -> str:
+        calls.append(value)
+        return float.__repr__(value)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "_float_text", counting)
+        line = store.passing_line(stored)
+    return line, len(calls)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_whole_micros, _whole_micros, _odd_times), min_size=4, max_size=4))
+def test_times_in_whole_microseconds_below_a_second_are_written_without_repr(
+    times: list[float],
+) -> None:
+    """A plain pass whose four times are each a whole number of microseconds above 0 and below
+    a second (what ``round_micro`` makes of a quick test's) has them written by one ``%.6g``
+    format, not by ``repr`` (issue 28); any other time (0, -0.0, 1e-7, 86 400 s, a neighbour
+    of a whole microsecond, a negative one) has all four written by ``repr``; NaN or infinity
+    never gives a line. Every line is the encoder's text."""
+    from pytest_qbench.report.shapes import iso_epoch
+
+    duration, setup, call, teardown = times
+    stored = {
+        "nodeid": "tests/test_x.py::test_t",
+        "test_name": "test_t",
+        "file": "tests/test_x.py",
+        "line": 3,
+        "outcome": "passed",
+        "duration": duration,
+        "durations": {"setup": setup, "call": call, "teardown": teardown},
+        "started_at": iso_epoch(1764156584.811249),
+        "counted_as": ["passed"],
+    }
+    line, reprs = _line_and_reprs(stored)
+    if not all(math.isfinite(t) for t in times):
+        assert line is None
+        return
+    assert line == encoded_line(stored)
+    whole = all(0 < t < 1 and round(t * 1e6) / 1e6 == t for t in times)
+    assert reprs == (0 if whole else 4)
+
+
+@pytest.mark.parametrize(
+    ("name", "started"),
+    [
+        ("test_plain", 1764156584.811249),
+        ('test_q["\\"]', 1764156584.0),
+        ("test_s[\udcff]", 1764156584.9999996),
+        ("test_é[\u2603-\U0001f600]", 86_400.000001),
+        ("test_ctl[\x00\t\n]", 1.5),
+    ],
+)
+def test_a_start_made_by_iso_epoch_is_written_unescaped(
+    tmp_path: Path, name: str, started: float
+) -> None:
+    """The start ``iso_epoch`` made for the result (its digits need no escape) is written
+    between quotes without the encoder (issue 28); an equal text made elsewhere is encoded.
+    The file's bytes are the encoder's line, a lone surrogate as ``?``, for odd node ids."""
+    from pytest_qbench.report.shapes import iso_epoch
+
+    encoded: list[str] = []
+
+    def counting(text: str) -> str:
+        encoded.append(text)
+        return json.encoder.encode_basestring(text)
+
+    made = iso_epoch(started)
+    copy = "".join(list(made))
+    records = []
+    for start in (made, copy):
+        records.append(
+            {
+                "nodeid": f"tests/test_x.py::{name}",
+                "test_name": name,
+                "file": "tests/test_x.py",
+                "line": 3,
+                "outcome": "passed",
+                "duration": 0.000118,
+                "durations": {"setup": 4.1e-05, "call": 4.3e-05, "teardown": 3.4e-05},
+                "started_at": start,
+                "counted_as": ["passed"],
+            }
+        )
+    writer = store.StreamWriter(tmp_path / store.STREAM_NAME)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store, "_encode_text", counting)
+        for record in records:
+            writer.write_stored(record)
+    writer.close()
+    assert [text for text in encoded if text == made] == [copy]
+    want = "".join(f"{encoded_line(r)}\n" for r in records).encode(errors="replace")
+    assert (tmp_path / store.STREAM_NAME).read_bytes() == want

@@ -87,26 +87,34 @@ def format_bytes(count: int) -> str:
     return f"{size:.1f} {BYTE_UNITS[-1]}"
 
 
-def round_micro(seconds: float) -> float:
-    """``round(seconds, 6)``, the same value (and type) for every input, for about two thirds
-    of its instructions on a float (issue 28: a result's four times; ``round`` writes the
-    decimal digits, formats them with ``printf`` and reads them back with ``strtod``).
+TO_WHOLE = 6755399441055744.0
+"""1.5 * 2**52: ``x + TO_WHOLE - TO_WHOLE`` is ``x`` rounded to a whole number (half to even, as
+``round`` does) for ``abs(x) < 2**51``, in two float additions that CPython runs without a call
+(the sum's last place is 1, so the addition rounds ``x`` to a whole number; the subtraction is
+exact)."""
 
-    ``y`` is ``seconds * 1e6 + 0.5`` within a few units in its last place, far less than
-    0.001 below 1e12, so when its fraction is not within 0.001 of an integer its floor is that
-    of the exact value: the nearest whole number of microseconds, never a tie, which is the
-    decimal ``round`` reads back; the division, correctly rounded, gives the double nearest it
-    as ``strtod`` does. Anything else (a tie or near one, zero, a negative time, an ``int``,
-    not finite, huge) is ``round``'s."""
+
+def round_micro(seconds: float) -> float:
+    """``round(seconds, 6)``, the same value (and type) for every input, for about half of its
+    instructions on a float (issue 28: a result's four times; ``round`` writes the decimal
+    digits, formats them with ``printf`` and reads them back with ``strtod``).
+
+    ``y`` is ``seconds * 1e6`` within half a unit in its last place, far less than 0.001 below
+    1e12, so when it is not within 0.001 of a half (``whole`` is ``y`` to the nearest whole
+    number) the exact value rounds to ``whole`` too: the nearest whole number of microseconds,
+    never a tie, which is the decimal ``round`` reads back; the division, correctly rounded,
+    gives the double nearest it as ``strtod`` does. Anything else (a tie or near one, zero, a
+    negative time, an ``int``, not finite, huge) is ``round``'s."""
     if type(seconds) is float:
-        y = seconds * 1e6 + 0.5
-        whole = y // 1.0
-        if 0.001 < y - whole < 0.999 and 0.5 < y < 1e12:
+        y = seconds * 1e6
+        whole = y + TO_WHOLE - TO_WHOLE
+        if -0.499 < y - whole < 0.499 and 0.0 < y < 1e12:
             return whole / 1e6
     return round(seconds, 6)
 
 
 __all__ = [
+    "TO_WHOLE",
     "format_bytes",
     "parse_cap",
     "parse_count",

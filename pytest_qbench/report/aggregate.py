@@ -8,6 +8,7 @@ however many tests run) and ``qbench render`` (fed from a stored report or a str
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from collections.abc import Mapping
 from dataclasses import field
@@ -63,6 +64,7 @@ DEFAULT_SLOWEST = 10
 SLOWEST_MIN_SECONDS = 0.005
 """Shorter tests are left out of the slowest (pytest's ``--durations`` hides them too): a list
 of ``0.00s`` rows says nothing."""
+_ONLY_PASSED = ["passed"]
 RecordT = TypeVar("RecordT", bound=Mapping[str, object])
 """A record type (``TestResultRecord``...)."""
 
@@ -143,6 +145,11 @@ class Aggregator:
         """The slowest tests so far, least first: (duration, -sequence, record, whether the
         record is stored: without its fields at their default, made whole by ``view``)."""
         self._seq = 0
+        self._bar = SLOWEST_MIN_SECONDS if slowest else math.nan
+        """The least duration that enters the slowest: ``SLOWEST_MIN_SECONDS`` while there is
+        room, then just above the shortest kept (a later test of the same duration does not
+        replace it), so that most tests are left out by one comparison; NaN (nothing enters)
+        when no slowest test is kept."""
         self.metrics: dict[str, ScoreAccumulator] = {}
         self.agents = Selection(max_items)
         self.repeats: dict[str, RepeatAccumulator] = {}
@@ -176,17 +183,23 @@ class Aggregator:
         if repeat is not None:
             self._add_repeat(result, repeat)
         duration = result["duration"]
-        if self.slowest_n and duration >= SLOWEST_MIN_SECONDS:
+        if duration >= self._bar:
             self._seq += 1
             self._offer_slowest((duration, -self._seq, result, False))
 
     def _offer_slowest(self, entry: tuple[float, int, Mapping[str, Any], bool]) -> None:
         """Keep ``entry`` if it is among the ``slowest_n`` slowest so far (a later test of the
-        same duration does not replace an earlier one)."""
-        if len(self._slowest) < self.slowest_n:
-            heapq.heappush(self._slowest, entry)
-        elif entry[:2] > self._slowest[0][:2]:
-            heapq.heapreplace(self._slowest, entry)
+        same duration does not replace an earlier one), and raise the bar when they are all
+        there."""
+        slowest = self._slowest
+        if len(slowest) < self.slowest_n:
+            heapq.heappush(slowest, entry)
+        elif entry[:2] > slowest[0][:2]:
+            heapq.heapreplace(slowest, entry)
+        else:
+            return
+        if len(slowest) >= self.slowest_n:
+            self._bar = math.nextafter(slowest[0][0], math.inf)
 
     def add_stored(self, stored: Mapping[str, Any]) -> None:
         """``add_result`` of a result without its fields at their default (as the stream
@@ -203,10 +216,15 @@ class Aggregator:
             self.add_result(expand("TestResult", stored))
             return
         self.total += 1
-        for category in stored.get("counted_as") or ("passed",):
-            self._count(category)
+        counted = stored.get("counted_as")
+        if not counted or counted == _ONLY_PASSED:  # nearly every test: no _count call
+            counts = self.counts
+            counts["passed"] = counts.get("passed", 0) + 1
+        else:
+            for category in counted or ("passed",):
+                self._count(category)
         duration = stored.get("duration", 0.0)
-        if self.slowest_n and duration >= SLOWEST_MIN_SECONDS:
+        if duration >= self._bar:
             self._seq += 1
             self._offer_slowest((duration, -self._seq, stored, True))
 

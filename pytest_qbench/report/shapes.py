@@ -15,6 +15,7 @@ so that mypy knows every record's keys.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -136,7 +137,14 @@ def iso(moment: datetime | None) -> str | None:
 
 
 _second_text: list[Any] = [None, ""]
-"""The last whole second ``iso_epoch`` wrote, and its text up to the seconds."""
+"""The last whole second ``iso_epoch`` wrote, and its text up to the seconds' point."""
+THREE_DIGITS = tuple(map("".join, itertools.product("0123456789", repeat=3)))
+"""``"000"`` to ``"999"``, by their number: half a microsecond count's digits each (one
+subscript, not a ``06d`` format, which costs three times the rest of ``iso_epoch``). Made in
+C loops: 0.7 M instructions a run, 1.2 M as a generator of concatenations."""
+made_iso: list[str] = [""]
+"""The text ``iso_epoch`` made last: a stream line that holds this very object writes it
+between quotes, unescaped (it is digits, ``-``, ``:``, ``T``, ``.`` and ``Z``)."""
 
 
 def iso_epoch(seconds: float) -> str:
@@ -144,19 +152,29 @@ def iso_epoch(seconds: float) -> str:
     price (formatting an aware datetime costs three times building it, once per test): the
     microseconds rounded half to even as ``fromtimestamp`` rounds them, and the date and time of
     the last second seen kept."""
-    fraction, whole = math.modf(seconds)
-    micros = round(fraction * 1e6)
+    if 0.0 <= seconds < 1e15:  # the whole seconds' floor is their truncation: no call
+        whole = seconds // 1.0
+        micros = round((seconds - whole) * 1e6)  # the fraction is exact, as modf's
+    else:
+        fraction, whole = math.modf(seconds)
+        micros = round(fraction * 1e6)
+        if micros < 0:  # before 1970
+            whole -= 1.0
+            micros += 1_000_000
     if micros >= 1_000_000:
         whole += 1.0
         micros -= 1_000_000
-    elif micros < 0:  # before 1970
-        whole -= 1.0
-        micros += 1_000_000
     cached = _second_text
     if cached[0] != whole:
         moment = datetime.fromtimestamp(whole, timezone.utc)
-        cached[0], cached[1] = whole, moment.strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{cached[1]}.{micros:06d}Z" if micros else f"{cached[1]}Z"
+        cached[0], cached[1] = whole, moment.strftime("%Y-%m-%dT%H:%M:%S.")
+    if micros:
+        digits = THREE_DIGITS
+        text = f"{cached[1]}{digits[micros // 1000]}{digits[micros % 1000]}Z"
+    else:
+        text = f"{cached[1][:-1]}Z"
+    made_iso[0] = text
+    return text
 
 
 def _record_encoder() -> Callable[[object], str]:
