@@ -969,7 +969,8 @@ def _copy_results(
                 first = _write_stretch(write, data, at, stop, patches, first)
             if stop < end:  # the failing line, alone
                 after = data.find(b"\n", stop) + 1
-                first = _write_line(write, data[stop:after].decode(), patches, first)
+                line = data[stop:after].decode()
+                first = _write_line(write, line, patches, first, failing=True)
                 stop = after
             at = stop
     return first
@@ -984,13 +985,20 @@ def _is_utf8(data: bytes) -> bool:
 
 
 def _write_line(
-    write: Callable[[bytes], object], line: str, patches: Mapping[str, Record], first: bool
+    write: Callable[[bytes], object],
+    line: str,
+    patches: Mapping[str, Record],
+    first: bool,
+    failing: bool = False,
 ) -> bool:
-    """One line (``\\n`` ended), as the text loop writes it; whether no result was written."""
+    """One line (``\\n`` ended), as the text loop writes it; whether no result was written.
+    ``failing``: the line holds one of ``_FAILING_MARKS`` (not looked for again)."""
     if not (line.startswith(RESULT_PREFIX) and line.endswith("}\n")):
         return first
     item = line[len(RESULT_PREFIX) : -2]
-    if patches:
+    if failing:
+        item = _patch_failing(item, patches)
+    elif patches:
         item = patch_result_json(item, patches)
     write((item if first else "," + item).encode("utf-8", "replace"))  # as atomic_writer's file
     return False
@@ -1042,6 +1050,11 @@ def patch_result_json(item: str, patches: Mapping[str, Record]) -> str:
     """
     if _FAILING_MARKS[0] not in item and _FAILING_MARKS[1] not in item:  # no generator a line
         return item
+    return _patch_failing(item, patches)
+
+
+def _patch_failing(item: str, patches: Mapping[str, Record]) -> str:
+    """``patch_result_json`` of a result's JSON that holds one of ``_FAILING_MARKS``."""
     if item.startswith(NODEID_OPENING) and item.endswith("}"):
         patch = patches.get(scanstring(item, len(NODEID_OPENING))[0])
         if patch is None:
