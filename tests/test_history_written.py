@@ -57,7 +57,7 @@ def passing(nodeid: str, duration: float, setup: float, teardown: float) -> dict
 def mixed(run: int) -> list[dict[str, Any]]:
     """Template lines (odd node ids among them: a quote, a backslash, non-ASCII, a lone
     surrogate the stream writes as ``?``, times of -0.0), a node id twice, and lines of every
-    other kind between them; more than one part of ``_written_parts``."""
+    other kind between them; more than one part of ``written_parts``."""
     odd = ['q"uote', "back\\slash", "ü\t\U0001f600", "lone\udcff", 'k","outcome":"x']
     found: list[dict[str, Any]] = []
     for n in range(260):

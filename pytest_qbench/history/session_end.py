@@ -15,7 +15,6 @@ from dataclasses import field
 from functools import partial
 from itertools import chain
 from itertools import compress
-from itertools import repeat
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -241,31 +240,8 @@ def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record
     return chain(chain.from_iterable(blocks), extra)
 
 
-def written_items(written: Written, extra: Iterable[Record]) -> Iterator[Record | Passed]:
-    """``index_items`` of a stream its writer kept (``store.Written``): a plain passing line
-    as its writer wrote it (the same node id and times its line gives back), any other read
-    from the file where its writer says it starts."""
-    return chain(chain.from_iterable(map(_as_items, written_parts(written))), extra)
-
-
-def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
-    """``written_items``, a part of ``_WRITTEN_PART`` results at a time: as ``Passes`` (the
-    kept rows as columns) when the part's node ids are distinct, else as items, in order."""
-    return _written_parts(written)
-
-
-def _as_items(part: Passes | list[Record | Passed]) -> list[Record | Passed]:
-    if type(part) is not Passes:
-        return cast("list[Record | Passed]", part)
-    outcomes = repeat("passed") if part.outcomes is None else part.outcomes
-    kept = zip(part.nodeids, outcomes, part.seconds, part.setup, part.teardown, strict=False)
-    found: dict[str, Record | Passed] = {item[0]: item for item in kept}
-    found.update((record["nodeid"], record) for record in part.others)
-    return [found[nodeid] for nodeid in part.order]  # distinct node ids, in order
-
-
 _WRITTEN_PART = 100
-"""Results made at once by ``_written_parts``."""
+"""Results made at once by ``written_parts``."""
 
 
 _OUTCOME_NAMES = {code: name for name, code in store.KEPT_OUTCOMES.items()}
@@ -274,7 +250,12 @@ _KEPT = bytes(range(256)).translate(bytes([0] + [1] * 255))
 """``bytes.translate``'s table: 1 for a kept row's outcome code, 0 for a line to read."""
 
 
-def _written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
+def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
+    """What indexing needs of each result of a stream its writer kept (``store.Written``), a
+    part of ``_WRITTEN_PART`` results at a time: as ``Passes`` when the part's node ids are
+    distinct (the rows its writer kept as columns, the other lines read back from the file
+    where its writer says they start), else as items, in order (``index_items``'s). A kept
+    node id is as its line was written (a lone surrogate as ``?``)."""
     nodeids, rows, size = written.nodeids, memoryview(written.rows), store.ROW.size
     handle = None
     try:
