@@ -19,7 +19,6 @@ from datetime import timezone
 from itertools import chain
 from pathlib import Path
 from typing import Any
-from typing import NamedTuple
 from typing import cast
 
 from pytest_qbench.core.gc_pause import paused_gc
@@ -43,22 +42,32 @@ seconds (``None``: not in its durations). Its row has no reruns, fingerprint, me
 metrics."""
 
 
-class Passes(NamedTuple):
+class Passes:
     """A part of a run's results whose node ids are distinct, kept by the stream's writer
     (``store.Written``): those that passed or were skipped as columns, in order (their rows
     made by ``zip`` in C, not a tuple and a loop of Python a result: issue 28), and the others
-    as records."""
+    as records. A plain class: a ``NamedTuple`` or a dataclass costs 0.8 to 1.7 M
+    instructions to make when the module is imported, in every run."""
 
-    nodeids: list[str]
-    outcomes: Sequence[str] | None
-    """Each one's outcome; ``None``: all passed."""
-    seconds: Sequence[float]
-    setup: Sequence[float]
-    teardown: Sequence[float]
-    others: list[Record]
-    """The part's other results (failed, rerun, scored...), as records."""
-    order: list[str]
-    """Every node id of the part, in its order (new tests are numbered in it)."""
+    __slots__ = ("nodeids", "order", "others", "outcomes", "seconds", "setup", "teardown")
+
+    def __init__(
+        self,
+        nodeids: list[str],
+        outcomes: Sequence[str] | None,
+        times: Sequence[Sequence[float]],
+        others: list[Record],
+        order: list[str],
+    ) -> None:
+        self.nodeids = nodeids
+        self.outcomes = outcomes
+        """Each one's outcome; ``None``: all passed."""
+        self.seconds, self.setup, self.teardown = times
+        """Each one's duration, setup and teardown seconds."""
+        self.others = others
+        """The part's other results (failed, rerun, scored...), as records."""
+        self.order = order
+        """Every node id of the part, in its order (new tests are numbered in it)."""
 
 
 MAX_EXAMPLE = 300

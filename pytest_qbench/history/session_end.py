@@ -271,7 +271,7 @@ def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
                 and len(set(part)) == len(part)
             ):
                 whole = cast("list[str]", part)
-                yield Passes(whole, None, seconds, setup, teardown, [], whole)
+                yield Passes(whole, None, (seconds, setup, teardown), [], whole)
                 continue
             others: list[Record] = []
             for found in _NOT_PASSED.finditer(flags) if passes < len(flags) else ():
@@ -300,7 +300,7 @@ def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
                 outcomes = None
                 if flags.count(1) < len(flags):
                     outcomes = [_OUTCOME_NAMES[code] for code in flags]
-                yield Passes(kept, outcomes, times[0], times[1], times[2], others, every)
+                yield Passes(kept, outcomes, times, others, every)
                 continue
             # a node id twice (--keep-duplicates): the results in their order, the last counts
             items: list[Record | Passed] = []
