@@ -415,9 +415,9 @@ _WHOLE = tuple(
 def insert_passes(run_ref: int, outcome: str | None) -> str:
     """``INSERT_RESULT`` of one row of run ``run_ref`` without reruns, fingerprint or message,
     the run's ``id`` (and ``outcome``, when given) written in the statement: its values are
-    ``PASSES_ROW`` (``test_ref``, ``outcome`` when not given, the three times). Two or three
-    bound values fewer a row than ``INSERT_PASSED_RESULT`` (1.3 k instructions a result less
-    on SQLite; each run's statements are prepared once)."""
+    ``test_ref``, ``outcome`` when not given, and the duration, setup and teardown seconds. Two
+    bound values fewer a row than ``INSERT_PASSED_RESULT`` when all passed (SQLite's binding
+    3.0 k -> 2.8 k instructions a result; a run's statements are prepared once a size)."""
     if type(run_ref) is not int or outcome not in (None, *PASSING, "skipped"):
         raise ValueError(f"not a run's id and a passing outcome: {run_ref!r}, {outcome!r}")
     fixed = {"run_ref": str(run_ref), **{name: value[0] for name, value in PASSED_DEFAULTS.items()}}
