@@ -19,6 +19,7 @@ from pytest_qbench.core.types import Outcome
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history import session_end
 from pytest_qbench.history.session_end import record_run
+from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.report import store
 from pytest_qbench.report.records import TestReportRecord
 from pytest_qbench.report.shapes import compact
@@ -56,7 +57,7 @@ def passing(nodeid: str, duration: float, setup: float, teardown: float) -> dict
 def mixed(run: int) -> list[dict[str, Any]]:
     """Template lines (odd node ids among them: a quote, a backslash, non-ASCII, a lone
     surrogate the stream writes as ``?``, times of -0.0), a node id twice, and lines of every
-    other kind between them; more than one part of ``_written_parts``."""
+    other kind between them; more than one part of ``written_parts``."""
     odd = ['q"uote', "back\\slash", "ü\t\U0001f600", "lone\udcff", 'k","outcome":"x']
     found: list[dict[str, Any]] = []
     for n in range(260):
@@ -201,3 +202,48 @@ def test_what_a_writer_keeps_is_a_few_bytes_a_result(tmp_path: Path) -> None:
         tracemalloc.stop()
         writer.close()
     assert 24 <= grown / 19900 < 40
+
+
+def test_kept_results_reach_the_index_as_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A part of kept results whose node ids are distinct is inserted from its columns (the
+    run's id, and the outcome when all passed, written in the statement: no tuple of Python a
+    row); a part with a node id twice as items, in order (the last one counts). The rows are
+    those of the stream read back (``test_kept_passing_lines_give_the_rows_the_stream_gives``)."""
+    rows_of: dict[str, int] = {"columns": 0, "tuples": 0}
+    columns = getattr(SQLiteIndex, "insert_passes", None)  # main has none
+    tuples = SQLiteIndex.insert_passed
+
+    def insert_passes(self: SQLiteIndex, cursor: Any, run_ref: int, refs: Any, *rest: Any) -> None:
+        rows_of["columns"] += len(refs)
+        assert columns is not None
+        columns(self, cursor, run_ref, refs, *rest)
+
+    def insert_passed(self: SQLiteIndex, cursor: Any, rows: Any) -> None:
+        rows_of["tuples"] += len(rows)
+        tuples(self, cursor, rows)
+
+    monkeypatch.setattr(SQLiteIndex, "insert_passes", insert_passes, raising=False)
+    monkeypatch.setattr(SQLiteIndex, "insert_passed", insert_passed)
+    stream = tmp_path / "results.jsonl"
+    stored = mixed(1)  # test_5 twice, in two parts
+    written = write_stream(stream, stored)
+    assert written is not None
+    kept_dir, read_dir = tmp_path / "kept", tmp_path / "read"
+    kept_dir.mkdir()
+    read_dir.mkdir()
+    record_run(kept_dir, report("r1", 1, []), stream, [], keep_runs=0, written=written)
+    assert rows_of == {"columns": len(stored) - 5, "tuples": 0}  # 5 failing lines read back
+
+    rows_of.update(columns=0, tuples=0)
+    twice = [passing("t.py::a", 1.0, 0.1, 0.2), passing("t.py::b", 2.0, 0.0, -0.0)]
+    twice.append(passing("t.py::a", 3.0, 0.3, 0.4))  # in one part: the last one counts
+    written = write_stream(tmp_path / "twice.jsonl", twice)
+    assert written is not None
+    record_run(kept_dir, report("r2", 2, []), tmp_path / "twice.jsonl", [], 0, written=written)
+    assert rows_of == {"columns": 0, "tuples": 2}  # by test: a row for t.py::a
+    monkeypatch.undo()
+    record_run(read_dir, report("r1", 1, []), stream, [], keep_runs=0)
+    record_run(read_dir, report("r2", 2, []), tmp_path / "twice.jsonl", [], keep_runs=0)
+    assert index_rows(kept_dir) == index_rows(read_dir)

@@ -426,3 +426,57 @@ def test_the_tests_order_is_read_back_whole_or_not_written(tmp_path: Path) -> No
     assert store.write_order(order, ["t.py::test_a", "t.py::test[a\nb]"]) is False
     assert list(tmp_path.iterdir()) == []
     assert list(store.read_order(order)) == []
+
+
+def _text_loop_report(report: dict[str, Any], stream: Path, patches: dict[str, Any]) -> bytes:
+    """report.json as the line by line text loop writes it (what ``-`` still writes)."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace", newline="\n") as handle:
+        store._write_report(handle, report, stream, patches, False)  # type: ignore[arg-type]
+        handle.flush()
+        handle.seek(0)
+        return bytes(handle.buffer.read())
+
+
+def test_report_json_copies_the_stream_as_bytes_as_the_text_loop_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """report.json's results are the stream's result lines copied as bytes, a stretch at a
+    time (issue 28), never read line by line as text: byte for byte what the text loop writes,
+    through failing lines patched with their history, warnings and other lines between results,
+    lines longer than a block and across blocks' ends, non-ASCII text, a carriage return, bytes
+    that are not UTF-8 and a torn last line."""
+    lines = [json.dumps({"kind": "start", "run": {}}) + "\n"]
+    for n in range(3000):
+        outcome = "failed" if n % 23 == 0 else "error" if n % 97 == 0 else "passed"
+        tail = "x" * (70_000 if n == 1500 else n % 300)
+        item = {"nodeid": f"t.py::test_{n}", "outcome": outcome, "text": tail}
+        if n % 211 == 0:
+            item["text"] = "ü ☃ \U0001f600"
+        lines.append(store.RESULT_PREFIX + json.dumps(item, ensure_ascii=False) + "}\n")
+        if n % 401 == 0:
+            lines.append(json.dumps({"kind": "warning", "diagnostic": {"message": "w"}}) + "\n")
+    lines.append(json.dumps({"kind": "end"}) + "\n")
+    data = "".join(lines).encode()
+    report: Any = {"meta": {"v": 1}, "results": [], "summary": {"total": 3000}}
+    patches = {f"t.py::test_{n}": {"history": {"runs": n}} for n in range(0, 3000, 46)}
+    odd = {
+        "plain": data,
+        "carriage return": data.replace(b'test_7"', b'test_7\r"', 1),
+        "not UTF-8": data.replace(b'test_9"', b'test_9\xff"', 1),
+        "torn last line": data + store.RESULT_PREFIX.encode() + b'{"nodeid":"t',
+    }
+
+    def no_text_loop(*args: object, **kwargs: object) -> Any:
+        raise AssertionError("the stream was read line by line")
+
+    for name, content in odd.items():
+        stream = tmp_path / f"{name}.jsonl"
+        stream.write_bytes(content)
+        for given_patches in (patches, {}):
+            expected = _text_loop_report(report, stream, given_patches)
+            with monkeypatch.context() as patched:
+                patched.setattr(store, "iter_result_json", no_text_loop)
+                store.write_report_json(tmp_path / "report.json", report, stream, given_patches)
+            assert (tmp_path / "report.json").read_bytes() == expected, name
+    parsed = json.loads((tmp_path / "report.json").read_bytes())
+    assert len(parsed["results"]) == 3000

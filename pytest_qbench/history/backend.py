@@ -71,6 +71,18 @@ class Index(Protocol):
         """Insert ``results`` rows of ``sql.PASSED_ROW`` values (no reruns, fingerprint or
         message), as ``insert_rows`` does."""
 
+    def insert_passes(
+        self,
+        cursor: Cursor,
+        run_ref: int,
+        refs: Sequence[int],
+        outcomes: Sequence[str] | None,
+        times: Sequence[Sequence[float]],
+    ) -> None:
+        """Insert the ``results`` rows of run ``run_ref`` given as columns (the tests' ids,
+        their outcomes, ``None`` when all passed, and their duration, setup and teardown
+        ``times``), none with reruns, a fingerprint or a message; in their order."""
+
     def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
         """The ids of those of ``nodeids`` (distinct, at most ``sql.BATCH``) in ``tests``."""
 

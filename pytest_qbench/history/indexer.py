@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from dataclasses import field
 from datetime import datetime
 from datetime import timezone
+from itertools import chain
 from pathlib import Path
 from typing import Any
+from typing import cast
 
 from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.records import dataclass
@@ -38,6 +40,36 @@ Passed = tuple[str, str, float, "float | None", "float | None"]
 kept by the stream's writer: ``store.Written``): node id, outcome, duration, setup and teardown
 seconds (``None``: not in its durations). Its row has no reruns, fingerprint, message or
 metrics."""
+
+
+class Passes:
+    """A part of a run's results whose node ids are distinct, kept by the stream's writer
+    (``store.Written``): those that passed or were skipped as columns, in order (their rows
+    made by ``zip`` in C, not a tuple and a loop of Python a result: issue 28), and the others
+    as records. A plain class: a ``NamedTuple`` or a dataclass costs 0.8 to 1.7 M
+    instructions to make when the module is imported, in every run."""
+
+    __slots__ = ("nodeids", "order", "others", "outcomes", "seconds", "setup", "teardown")
+
+    def __init__(
+        self,
+        nodeids: list[str],
+        outcomes: Sequence[str] | None,
+        times: Sequence[Sequence[float]],
+        others: list[Record],
+        order: list[str],
+    ) -> None:
+        self.nodeids = nodeids
+        self.outcomes = outcomes
+        """Each one's outcome; ``None``: all passed."""
+        self.seconds, self.setup, self.teardown = times
+        """Each one's duration, setup and teardown seconds."""
+        self.others = others
+        """The part's other results (failed, rerun, scored...), as records."""
+        self.order = order
+        """Every node id of the part, in its order (new tests are numbered in it)."""
+
+
 MAX_EXAMPLE = 300
 """Characters of a fingerprint's example message that are stored."""
 RESULT_BATCH = 100
@@ -69,6 +101,7 @@ def index_run(
     keep_runs: int = 0,
     deselected: Sequence[str] = (),
     live: Live | None = None,
+    parts: Callable[[], Iterable[Passes | list[Record | Passed]]] | None = None,
 ) -> Indexed:
     """Index ``report``'s run with ``results()``'s results, in one transaction.
 
@@ -87,6 +120,8 @@ def index_run(
         keep_runs: Runs to keep; 0 keeps all.
         deselected: The node ids the run deselected, when known.
         live: Whether a run is still going; retention leaves those (default: none is).
+        parts: Makes the results that come before ``results()``'s, a part at a time (a
+            stream its writer kept: ``session_end.written_parts``).
     """
     row = run_row(report)
     run_id = row[0]
@@ -100,8 +135,12 @@ def index_run(
             run_ref = kept
         else:
             run_ref = index.insert_id(cursor, sql.INSERT_RUN, row)
-        _insert_results(index, cursor, run_ref, results(), done)
-        _insert_results(index, cursor, run_ref, collection_error_results(report), done)
+        batches: Iterable[Passes | list[Record | Passed]] = sql.batches(results(), RESULT_BATCH)
+        if parts is not None:
+            batches = chain(parts(), batches)
+        _insert_results(index, cursor, run_ref, batches, done)
+        errors: list[Record | Passed] = list(collection_error_results(report))
+        _insert_results(index, cursor, run_ref, sql.batches(errors, RESULT_BATCH), done)
         _insert_deselected(cursor, run_ref, deselected)
         _insert_diagnostics(cursor, run_ref, report)
         if keep_runs:
@@ -186,53 +225,99 @@ def _insert_results(
     index: Index,
     cursor: Cursor,
     run_ref: int,
-    results: Iterable[Record | Passed],
+    batches: Iterable[Passes | list[Record | Passed]],
     done: Indexed,
 ) -> None:
     with_metrics: set[int] = set()
     new = False  # the last batch's tests were all new
-    for batch in sql.batches(results, RESULT_BATCH):
-        nodeids = [r[0] if isinstance(r, tuple) else r["nodeid"] for r in batch]
+    for batch in batches:
+        if type(batch) is Passes:
+            ids, new = _test_ids(index, cursor, batch.order, new)
+            _insert_batch(index, cursor, run_ref, batch.others, ids, done, with_metrics)
+            _insert_passes(index, cursor, run_ref, batch, ids, with_metrics)
+            done.results += len(batch.nodeids)
+            continue
+        items = cast("list[Record | Passed]", batch)
+        nodeids = [r[0] if isinstance(r, tuple) else r["nodeid"] for r in items]
         ids, new = _test_ids(index, cursor, nodeids, new)
-        # by test: the same node id twice (--keep-duplicates): the last one counts, and one
-        # statement inserting a row twice would be refused by PostgreSQL
-        rows: dict[int, tuple[Any, ...]] = {}  # sql.INSERT_RESULT's
-        passed: dict[int, tuple[Any, ...]] = {}  # sql.PASSED_ROW's
-        prints: dict[str, tuple[str, str, str, str]] = {}
-        metrics: dict[int, list[tuple[Any, ...]]] = {}
-        for result in batch:
-            if isinstance(result, tuple):  # the row straight from the stream's line
-                nodeid, outcome, seconds, setup, teardown = result
-                test_ref = ids[nodeid]
-                # as _result_row: -0.0 and a phase not there are 0.0
-                row = (run_ref, test_ref, outcome, seconds or 0.0, setup or 0.0, teardown or 0.0)
-                passed[test_ref] = row
-                if rows and test_ref in rows:  # read before in this batch
-                    del rows[test_ref]
-                if test_ref in with_metrics:  # the same node id scored before in this run
-                    metrics[test_ref] = []
-                continue
-            test_ref = ids[result["nodeid"]]
-            failing = result["outcome"] in sql.FAILING
-            failed = result if failing else _failed_attempt(result)
-            fp = _fingerprint_of(failed) if failed is not None else None
-            if failing:
-                done.failing.append((result["nodeid"], fp))
-            if fp is not None and failed is not None:
-                prints[fp] = _fingerprint_row(fp, failed)
-            rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
-            passed.pop(test_ref, None)
-            if result.get("metric_results") or test_ref in with_metrics:
-                metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
+        _insert_batch(index, cursor, run_ref, items, ids, done, with_metrics)
+
+
+def _insert_passes(
+    index: Index,
+    cursor: Cursor,
+    run_ref: int,
+    batch: Passes,
+    ids: dict[str, int],
+    with_metrics: set[int],
+) -> None:
+    """The rows of ``batch``'s columns (after its other results': the order rows were
+    inserted in before)."""
+    refs = list(map(ids.__getitem__, batch.nodeids))
+    if with_metrics:  # the same node id scored before in this run: its metrics go
+        again = [(run_ref, ref) for ref in refs if ref in with_metrics]
+        if again:
+            cursor.executemany(sql.DELETE_METRICS_OF_TEST, again)
+    # as _result_row: -0.0 is 0.0 (a time of 0 is rare: the columns are then made again)
+    times = [
+        [value or 0.0 for value in column] if 0.0 in column else column
+        for column in (batch.seconds, batch.setup, batch.teardown)
+    ]
+    index.insert_passes(cursor, run_ref, refs, batch.outcomes, times)
+
+
+def _insert_batch(
+    index: Index,
+    cursor: Cursor,
+    run_ref: int,
+    batch: Sequence[Record | Passed],
+    ids: dict[str, int],
+    done: Indexed,
+    with_metrics: set[int],
+) -> None:
+    # by test: the same node id twice (--keep-duplicates): the last one counts, and one
+    # statement inserting a row twice would be refused by PostgreSQL
+    rows: dict[int, tuple[Any, ...]] = {}  # sql.INSERT_RESULT's
+    passed: dict[int, tuple[Any, ...]] = {}  # sql.PASSED_ROW's
+    prints: dict[str, tuple[str, str, str, str]] = {}
+    metrics: dict[int, list[tuple[Any, ...]]] = {}
+    for result in batch:
+        if isinstance(result, tuple):  # the row straight from the stream's line
+            nodeid, outcome, seconds, setup, teardown = result
+            test_ref = ids[nodeid]
+            # as _result_row: -0.0 and a phase not there are 0.0
+            row = (run_ref, test_ref, outcome, seconds or 0.0, setup or 0.0, teardown or 0.0)
+            passed[test_ref] = row
+            if rows and test_ref in rows:  # read before in this batch
+                del rows[test_ref]
+            if test_ref in with_metrics:  # the same node id scored before in this run
+                metrics[test_ref] = []
+            continue
+        test_ref = ids[result["nodeid"]]
+        failing = result["outcome"] in sql.FAILING
+        failed = result if failing else _failed_attempt(result)
+        fp = _fingerprint_of(failed) if failed is not None else None
+        if failing:
+            done.failing.append((result["nodeid"], fp))
+        if fp is not None and failed is not None:
+            prints[fp] = _fingerprint_row(fp, failed)
+        rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
+        passed.pop(test_ref, None)
+        if result.get("metric_results") or test_ref in with_metrics:
+            metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
+    if rows:
         index.insert_rows(cursor, sql.INSERT_RESULT, list(rows.values()))
+    if passed:
         index.insert_passed(cursor, list(passed.values()))
+    if prints:
         cursor.executemany(sql.INSERT_FINGERPRINT, list(prints.values()))
+    if metrics:
         again = [(run_ref, ref) for ref in metrics if ref in with_metrics]
         if again:  # the same node id twice in one run: the last one counts
             cursor.executemany(sql.DELETE_METRICS_OF_TEST, again)
         cursor.executemany(sql.INSERT_METRIC, [row for rows in metrics.values() for row in rows])
         with_metrics.update(metrics)
-        done.results += len(batch)
+    done.results += len(batch)
 
 
 def collection_error_results(report: Record) -> list[Record]:

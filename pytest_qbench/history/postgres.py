@@ -40,6 +40,7 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import repeat
 from typing import Any
 from typing import TypeVar
 
@@ -142,6 +143,22 @@ class PostgresIndex:
     def insert_passed(self, cursor: Cursor, rows: Sequence[Sequence[Any]]) -> None:
         """The rows as whole ``sql.INSERT_RESULT`` rows, in one JSON parameter."""
         self.insert_rows(cursor, sql.INSERT_RESULT, [sql.whole_result_row(row) for row in rows])
+
+    def insert_passes(
+        self,
+        cursor: Cursor,
+        run_ref: int,
+        refs: Sequence[int],
+        outcomes: Sequence[str] | None,
+        times: Sequence[Sequence[float]],
+    ) -> None:
+        """The columns as whole ``sql.INSERT_RESULT`` rows, in one JSON parameter."""
+        kinds = repeat("passed") if outcomes is None else outcomes
+        rows = [
+            (run_ref, ref, outcome, duration, 0, 0, None, None, before, after)
+            for ref, outcome, duration, before, after in zip(refs, kinds, *times, strict=False)
+        ]
+        self.insert_rows(cursor, sql.INSERT_RESULT, rows)
 
     def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
         """The ids of those of ``nodeids`` in ``tests`` (one array parameter: ``_as_arrays``)."""

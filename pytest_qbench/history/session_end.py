@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import field
 from functools import partial
 from itertools import chain
-from itertools import repeat
+from itertools import compress
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from pytest_qbench.core.records import dataclass
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.files import died_marked
 from pytest_qbench.history.indexer import Passed
+from pytest_qbench.history.indexer import Passes
 from pytest_qbench.history.indexer import Record
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.indexer import live_runs_in
@@ -90,9 +91,11 @@ def record_run(
             notes += _index_died(qbench_dir, index, died)
         # most results come as Passed tuples, the others as records (index_items)
         records = partial(index_items, stream, cast("Iterable[Record]", extra))
+        parts = None
         if written is not None and written.path == stream and written.unchanged():
             # its plain passing lines as written, not read back
-            records = partial(written_items, written, cast("Iterable[Record]", extra))
+            records = partial(iter, cast("Iterable[Record]", extra))
+            parts = partial(written_parts, written)
         if report.get("diagnostics"):  # before the run is in the index
             from pytest_qbench.history.diagnostics import mark_diagnostics
 
@@ -104,6 +107,7 @@ def record_run(
             keep_runs=keep_runs,
             deselected=deselected,
             live=live_runs_in(qbench_dir),
+            parts=parts,
         )
         ci = report["environment"]["ci"]
         commit = ci["commit"] if ci else None
@@ -236,22 +240,22 @@ def index_items(stream: Path | None, extra: Iterable[Record]) -> Iterator[Record
     return chain(chain.from_iterable(blocks), extra)
 
 
-def written_items(written: Written, extra: Iterable[Record]) -> Iterator[Record | Passed]:
-    """``index_items`` of a stream its writer kept (``store.Written``): a plain passing line
-    as its writer wrote it (the same node id and times its line gives back), any other read
-    from the file where its writer says it starts."""
-    return chain(chain.from_iterable(_written_parts(written)), extra)
-
-
 _WRITTEN_PART = 100
-"""Results made at once by ``_written_parts``."""
+"""Results made at once by ``written_parts``."""
 
 
 _OUTCOME_NAMES = {code: name for name, code in store.KEPT_OUTCOMES.items()}
 _NOT_PASSED = re.compile(b"[^\x01]")
+_KEPT = bytes(range(256)).translate(bytes([0] + [1] * 255))
+"""``bytes.translate``'s table: 1 for a kept row's outcome code, 0 for a line to read."""
 
 
-def _written_parts(written: Written) -> Iterator[list[Record | Passed]]:
+def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
+    """What indexing needs of each result of a stream its writer kept (``store.Written``), a
+    part of ``_WRITTEN_PART`` results at a time: as ``Passes`` when the part's node ids are
+    distinct (the rows its writer kept as columns, the other lines read back from the file
+    where its writer says they start), else as items, in order (``index_items``'s). A kept
+    node id is as its line was written (a lone surrogate as ``?``)."""
     nodeids, rows, size = written.nodeids, memoryview(written.rows), store.ROW.size
     handle = None
     try:
@@ -259,32 +263,54 @@ def _written_parts(written: Written) -> Iterator[list[Record | Passed]]:
             part = nodeids[start : start + _WRITTEN_PART]
             block = rows[start * size : (start + len(part)) * size]
             seconds, setup, teardown, codes = zip(*store.ROW.iter_unpack(block), strict=True)
-            items: list[Record | Passed] = list(
-                zip(
-                    cast("list[str]", part),
-                    repeat("passed"),
-                    seconds,
-                    setup,
-                    teardown,
-                    strict=False,
-                )
-            )
             flags = bytes(codes)
-            for found in _NOT_PASSED.finditer(flags) if flags.count(1) < len(flags) else ():
-                at, code = found.start(), flags[found.start()]
-                if code:  # skipped, xfailed, xpassed
-                    test = cast("str", part[at])
-                    items[at] = (test, _OUTCOME_NAMES[code], seconds[at], setup[at], teardown[at])
-                    continue
-                if handle is None:  # a line whose row it did not keep: read it back
-                    handle = os.open(written.path, os.O_RDONLY)
-                items[at] = _line_at(handle, int(seconds[at]), int(setup[at]))
-                part[at] = ""
-            if not "".join(cast("list[str]", part)).isascii():  # as its line was encoded
-                for at, nodeid in enumerate(part):
-                    if nodeid and not nodeid.isascii():
-                        text = nodeid.encode("utf-8", "replace").decode("utf-8")
-                        items[at] = (text, *cast("Passed", items[at])[1:])
+            passes = flags.count(1)
+            if (  # the common part: every one passed
+                passes == len(flags)
+                and "".join(cast("list[str]", part)).isascii()
+                and len(set(part)) == len(part)
+            ):
+                whole = cast("list[str]", part)
+                yield Passes(whole, None, (seconds, setup, teardown), [], whole)
+                continue
+            others: list[Record] = []
+            for found in _NOT_PASSED.finditer(flags) if passes < len(flags) else ():
+                at = found.start()
+                if not flags[at]:  # a line whose row it did not keep: read it back
+                    if handle is None:
+                        handle = os.open(written.path, os.O_RDONLY)
+                    others.append(_line_at(handle, int(seconds[at]), int(setup[at])))
+            kept = cast("list[str]", part)
+            times: Sequence[Sequence[float]] = (seconds, setup, teardown)
+            if others:
+                select = flags.translate(_KEPT)
+                kept = list(compress(kept, select))
+                times = [tuple(compress(column, select)) for column in times]
+                flags = bytes(compress(flags, select))
+            if not "".join(kept).isascii():  # as its line was encoded
+                kept = [
+                    name if name.isascii() else name.encode("utf-8", "replace").decode("utf-8")
+                    for name in kept
+                ]
+            every = kept
+            if others:  # in the part's order
+                taken, names = iter(others), iter(kept)
+                every = [next(names) if code else next(taken)["nodeid"] for code in codes]
+            if len(set(every)) == len(every):
+                outcomes = None
+                if flags.count(1) < len(flags):
+                    outcomes = [_OUTCOME_NAMES[code] for code in flags]
+                yield Passes(kept, outcomes, times, others, every)
+                continue
+            # a node id twice (--keep-duplicates): the results in their order, the last counts
+            items: list[Record | Passed] = []
+            taken, names = iter(others), iter(kept)
+            for at, code in enumerate(codes):
+                if code:
+                    name = next(names)
+                    items.append((name, _OUTCOME_NAMES[code], seconds[at], setup[at], teardown[at]))
+                else:
+                    items.append(next(taken))
             yield items
     finally:
         if handle is not None:

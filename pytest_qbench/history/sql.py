@@ -411,6 +411,22 @@ _WHOLE = tuple(
 )
 
 
+@functools.lru_cache(maxsize=8)
+def insert_passes(run_ref: int, outcome: str | None) -> str:
+    """``INSERT_RESULT`` of one row of run ``run_ref`` without reruns, fingerprint or message,
+    the run's ``id`` (and ``outcome``, when given) written in the statement: its values are
+    ``test_ref``, ``outcome`` when not given, and the duration, setup and teardown seconds. Two
+    bound values fewer a row than ``INSERT_PASSED_RESULT`` when all passed (SQLite's binding
+    3.0 k -> 2.8 k instructions a result; a run's statements are prepared once a size)."""
+    if type(run_ref) is not int or outcome not in (None, *PASSING, "skipped"):
+        raise ValueError(f"not a run's id and a passing outcome: {run_ref!r}, {outcome!r}")
+    fixed = {"run_ref": str(run_ref), **{name: value[0] for name, value in PASSED_DEFAULTS.items()}}
+    if outcome is not None:
+        fixed["outcome"] = f"'{outcome}'"
+    values = ", ".join(fixed.get(name, "?") for name in RESULT_COLUMNS)
+    return INSERT_RESULT.replace(f"VALUES ({marks(len(RESULT_COLUMNS))})", f"VALUES ({values})")
+
+
 def whole_result_row(passed: Sequence[Any]) -> tuple[Any, ...]:
     """A ``PASSED_ROW`` as the ``INSERT_RESULT`` row it stands for (``PASSED_DEFAULTS`` filled
     in)."""

@@ -142,6 +142,32 @@ class SQLiteIndex:
         """``sql.INSERT_PASSED_RESULT``'s rows, many a statement."""
         self.insert_rows(cursor, sql.INSERT_PASSED_RESULT, rows)
 
+    def insert_passes(
+        self,
+        cursor: Cursor,
+        run_ref: int,
+        refs: Sequence[int],
+        outcomes: Sequence[str] | None,
+        times: Sequence[Sequence[float]],
+    ) -> None:
+        """The rows by ``sql.insert_passes``'s statement (the run's ``id``, and the outcome
+        when all passed, written in it), many a statement, their values interleaved by
+        ``zip`` (no tuple of Python a row)."""
+        if outcomes is None:
+            columns: tuple[Sequence[Any], ...] = (refs, *times)
+            text = sql.insert_passes(run_ref, "passed")
+        else:
+            columns = (refs, outcomes, *times)
+            text = sql.insert_passes(run_ref, None)
+        count, width = len(refs), len(columns)
+        per = sql.rows_per_insert(width)
+        for start in range(0, count, per):
+            part = [column[start : start + per] for column in columns] if count > per else columns
+            rows = min(per, count - start)
+            cursor.execute(
+                sql.many_rows(text, rows), list(chain.from_iterable(zip(*part, strict=False)))
+            )
+
     def known_tests(self, cursor: Cursor, nodeids: list[str]) -> dict[str, int]:
         """The ids of those of ``nodeids`` in ``tests``, in their order (``sql.find_test_ids``):
         the node ids' text is not read back."""
