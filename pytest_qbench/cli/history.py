@@ -539,12 +539,34 @@ def cmd_diff(args: argparse.Namespace) -> int:
     refs = [*args.runs, "last"] if len(args.runs) == 1 else args.runs or ["last~1", "last"]
     thresholds = Thresholds(args.slower_pct, args.slower_secs, args.metric_delta)
     with _opened(args) as index:
-        base, head = (resolve_run(index, ref) for ref in refs)
+        head = resolve_run(index, refs[-1])
         if refs[-1] == "last":  # never an older run than pytest's last
             refuse_a_later_run_without_tests(args.qbench_dir, head, "qbench diff last~1")
+        base = _base_of(index, head) if not args.runs else resolve_run(index, refs[0])
         diff = diff_runs(index, base, head, thresholds)
     _output(args, lambda: DiffOutput.of(diff), lambda: diff_lines(diff))
     return NEW_FAILURES if diff.failed else OK
+
+
+def _base_of(index: Index, head: RunInfo) -> RunInfo:
+    """The run ``qbench diff`` compares ``head`` (the last run) with, none named: the run before
+    it (``merges.run_before``: not one of a merged run's own shards).
+
+    Raises:
+        HistoryError: there is none; or ``head`` is a merged run and which runs it merged is
+            not known.
+    """
+    from pytest_qbench.history.merges import run_before
+    from pytest_qbench.history.queries import resolve_run
+
+    base = run_before(index, head, f"qbench diff {{run}} {head.run_id}")
+    if base is not None:
+        return base
+    resolve_run(index, "last~1")  # none at all: its error
+    raise HistoryError(
+        f"no run to compare the last run, {head.run_id}, with: every run indexed before it is "
+        "a CI shard (or one of the runs it merged); name the two runs ('qbench diff A B')"
+    )
 
 
 # --- qbench flaky / history --------------------------------------------------------------------
