@@ -185,9 +185,9 @@ class QBenchWorker:
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
-                # the call goes next (store.PHASE_NAME); after a setup that failed, skipped or
-                # xfailed, the teardown (no call)
-                self.phase_map[0] = 1 if outcome == "passed" else 2
+                # the call goes next (store.PHASE_NAME); after a setup that failed (its error
+                # kept: `_keep_setup_error`), skipped or xfailed, the teardown (no call)
+                self.phase_map[0] = 1 if outcome == "passed" else 3 if outcome == "failed" else 2
             if not final and not forked:
                 # the exception waits for the report as the wrappers leave it (a kept one, of a
                 # report never logged, goes when the next report of that test and phase is made)
@@ -723,6 +723,18 @@ class QBenchSession(QBenchWorker):
                 self._finish_test(acc, report)
             # else an attempt whose call report a plugin kept from pytest (flaky's runs before
             # the last): pytest counted nothing of it, and neither does qbench
+        elif category == "error" and self.phase_mark is not None:
+            self._keep_setup_error(acc)
+
+    def _keep_setup_error(self, acc: TestAccumulator) -> None:
+        """Keep the error of a setup beside the phase mark (`store.PhaseMark.
+        keep_setup_error`), so that a death in the test's teardown keeps it; a disk that
+        refuses loses only that."""
+        failure = acc.failures.get("setup")
+        if failure is not None and self.phase_mark is not None:
+            nodeid = self.redact(acc.nodeid) if self.redact.active else acc.nodeid
+            with suppress(OSError):
+                self.phase_mark.keep_setup_error(nodeid, failure)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
