@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import cast
+from typing import final
 
 import pytest
 
@@ -114,6 +115,9 @@ class QBenchWorker:
         """The session's tests (`item_facts_of`), once collected."""
         self.items_by_id: dict[str, pytest.Item] | None = None
         self.report_maker = pytest_report_maker(config)
+        self.known_makers: tuple[Any, ...] = ()
+        """The ``pytest_runtest_makereport`` implementations there when `make_report` was
+        registered (`pytest_plugin_registered`)."""
         """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
         another implementation would come between (`hook_overrides`)."""
 
@@ -159,7 +163,25 @@ class QBenchWorker:
         when pytest's runner's implementation is the one qbench's would be called before."""
         if self.report_maker is None:
             return {}
+        hook = self.config.pluginmanager.hook.pytest_runtest_makereport
+        self.known_makers = tuple(hook.get_hookimpls())
         return {"pytest_runtest_makereport": self.make_report}
+
+    @pytest.hookimpl
+    def pytest_plugin_registered(self, plugin: object, manager: pytest.PytestPluginManager) -> None:
+        """A plugin registered after `make_report` (a conftest of a directory found while
+        collecting, a plugin registering another) whose plain ``pytest_runtest_makereport``
+        is called first and returns its own report: `make_report` would never see that
+        report, and its failure's frames, agent facts and attachments would be lost. qbench's
+        makereport becomes the wrapper then (`ReportWrapper`), as when such a plugin came
+        before qbench's (`pytest_report_maker`), and `make_report` gives way to pytest's."""
+        if self.report_maker is None or not hasattr(plugin, "pytest_runtest_makereport"):
+            return
+        if makes_reports_before(manager, self.known_makers, self.make_report):
+            from pytest_qbench.plugin import registered
+
+            self.report_maker = None
+            registered.register(self.config, ReportWrapper(self), REPORT_WRAPPER_NAME)
 
     def annotate(
         self,
@@ -1168,12 +1190,13 @@ def pytest_report_maker(
     same function. ``None`` when another (a conftest's, a plugin's) would be called between:
     qbench's implementation is then a wrapper, and that one is called as before."""
     hook = config.pluginmanager.hook.pytest_runtest_makereport
+    impls = hook.get_hookimpls()
     plain = [
         impl
-        for impl in hook.get_hookimpls()
+        for impl in impls
         if not (impl.wrapper or impl.hookwrapper or impl.tryfirst or impl.trylast)
     ]
-    if len(plain) != 1:
+    if len(plain) != 1 or any(_may_make_reports_first(impl) for impl in impls):
         return None
     impl = plain[0]
     if getattr(impl.plugin, "__name__", None) != "_pytest.runner":
@@ -1181,6 +1204,48 @@ def pytest_report_maker(
     if tuple(impl.argnames) != ("item", "call") or impl.kwargnames:
         return None
     return cast("Callable[[pytest.Item, pytest.CallInfo[None]], pytest.TestReport]", impl.function)
+
+
+REPORT_WRAPPER_NAME = "qbench-makereport"
+"""The name `ReportWrapper` is registered under, when it is."""
+
+
+@final
+class ReportWrapper:
+    """qbench's ``pytest_runtest_makereport`` as a wrapper, registered when a plugin came to
+    make the reports before `QBenchWorker.make_report` (`QBenchWorker.pytest_plugin_registered`)."""
+
+    def __init__(self, worker: QBenchWorker) -> None:
+        self.worker = worker
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """`QBenchWorker.pytest_runtest_makereport`: the report as every implementation left it."""
+        return (yield from self.worker.pytest_runtest_makereport(item, call))
+
+
+def makes_reports_before(
+    manager: pytest.PytestPluginManager, known: tuple[Any, ...], ours: Callable[..., Any]
+) -> bool:
+    """Whether a plain ``pytest_runtest_makereport`` registered since ``known`` (the
+    implementations there when ``ours`` was registered) is called before ``ours``: any but a
+    ``trylast`` one (pluggy calls the plain ones last registered first, the ``tryfirst`` ones
+    before all)."""
+    return any(
+        not (impl.wrapper or impl.hookwrapper or impl.trylast)
+        and impl not in known
+        and impl.function != ours
+        for impl in manager.hook.pytest_runtest_makereport.get_hookimpls()
+    )
+
+
+def _may_make_reports_first(impl: Any) -> bool:
+    """Whether a ``tryfirst`` plain implementation may return a report before pytest's runner's
+    (any but pytest's unittest support's, which only sets ``call.excinfo``)."""
+    plain_first = impl.tryfirst and not (impl.wrapper or impl.hookwrapper)
+    return bool(plain_first) and getattr(impl.plugin, "__name__", None) != "_pytest.unittest"
 
 
 def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:
