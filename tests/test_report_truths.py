@@ -408,3 +408,24 @@ def test_a_death_in_the_teardown_keeps_the_setup_s_error(
     assert failure["file"] == "test_k.py" and failure["line"] == 12
     assert (teardown["phase"], teardown["error_type"]) == ("teardown", "ProcessDied")
     assert report["summary"]["errors"] == 1 and report["run"]["interrupted"] is True
+
+
+def test_a_worker_dying_in_the_teardown_after_a_setup_error_says_so(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under pytest-xdist, a worker that dies in the teardown of a test whose setup errored:
+    pytest says ``1 failed, 1 error`` for it (the setup's error, then xdist's crash report).
+    The result keeps the setup's error and now says where the process died, in its teardown
+    (``teardown_failure``: the crash). Before, the crash was taken for a call that never ran
+    and dropped, since the setup's error came first."""
+    pytester.makepyfile(test_k=SETUP_ERROR_THEN_DEATH)
+    monkeypatch.setenv("QBENCH_TEST_DEATH", "os._exit")
+    run = run_qbench("-p", "xdist", "-n", "2", "-p", "no:randomly", subprocess=True)
+    run.result.assert_outcomes(passed=1, failed=1, errors=1)
+    killed = run.by_name("test_killed")
+    assert killed.outcome == "error" and killed.counted_as == ["error", "failed"]
+    assert killed.failure is not None and killed.failure.error_type == "RuntimeError"
+    assert killed.failure.phase == "setup"
+    teardown = killed.teardown_failure
+    assert teardown is not None and teardown.phase == "teardown"
+    assert "crashed while running 'test_k.py::test_killed'" in teardown.error_message

@@ -117,7 +117,7 @@ class QBenchWorker:
         self.report_maker = pytest_report_maker(config)
         self.known_makers: tuple[Any, ...] = ()
         """The ``pytest_runtest_makereport`` implementations there when `make_report` was
-        registered (`pytest_plugin_registered`)."""
+        registered (`give_way_to_report_makers`)."""
         """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
         another implementation would come between (`hook_overrides`)."""
 
@@ -167,16 +167,16 @@ class QBenchWorker:
         self.known_makers = tuple(hook.get_hookimpls())
         return {"pytest_runtest_makereport": self.make_report}
 
-    @pytest.hookimpl
-    def pytest_plugin_registered(self, plugin: object, manager: pytest.PytestPluginManager) -> None:
-        """A plugin registered after `make_report` (a conftest of a directory found while
-        collecting, a plugin registering another) whose plain ``pytest_runtest_makereport``
-        is called first and returns its own report: `make_report` would never see that
-        report, and its failure's frames, agent facts and attachments would be lost. qbench's
+    def give_way_to_report_makers(self) -> None:
+        """Once the tests are collected: when a plugin registered after `make_report` (the
+        conftest of a directory found while collecting) has a plain ``pytest_runtest_makereport``
+        called first, returning its own report, `make_report` would never see that report,
+        and its failure's frames, agent facts and attachments would be lost. qbench's
         makereport becomes the wrapper then (`ReportWrapper`), as when such a plugin came
         before qbench's (`pytest_report_maker`), and `make_report` gives way to pytest's."""
-        if self.report_maker is None or not hasattr(plugin, "pytest_runtest_makereport"):
+        if self.report_maker is None:
             return
+        manager = self.config.pluginmanager
         if makes_reports_before(manager, self.known_makers, self.make_report):
             from pytest_qbench.plugin import registered
 
@@ -250,6 +250,7 @@ class QBenchWorker:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = session.items
+        self.give_way_to_report_makers()
 
     def item_facts_of(self, nodeid: str) -> dict[str, Any] | None:
         """The item facts of a setup report that came without them: another plugin's makereport
@@ -561,6 +562,7 @@ class QBenchSession(QBenchWorker):
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = session.items
         with self.guard("pytest_collection_finish"):
+            self.give_way_to_report_makers()
             self._emit_skipped_collectors()
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
             self.run["collected"] = len(session.items)
@@ -1213,7 +1215,7 @@ REPORT_WRAPPER_NAME = "qbench-makereport"
 @final
 class ReportWrapper:
     """qbench's ``pytest_runtest_makereport`` as a wrapper, registered when a plugin came to
-    make the reports before `QBenchWorker.make_report` (`QBenchWorker.pytest_plugin_registered`)."""
+    make the reports before `QBenchWorker.make_report` (`QBenchWorker.give_way_to_report_makers`)."""
 
     def __init__(self, worker: QBenchWorker) -> None:
         self.worker = worker
