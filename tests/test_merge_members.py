@@ -116,3 +116,18 @@ def test_pr_comment_finds_the_merge_of_its_shards_in_every_order_of_indexing(
     counts = capsys.readouterr().out.splitlines()[3]
     merged_id = json.loads(merged.read_text())["run"]["run_id"]
     assert f"run `{merged_id}` (merged CI shards) · against run `whole0`" in counts
+
+
+def test_a_branch_base_is_never_a_run_the_merge_holds(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``qbench pr-comment --base feature`` about a merged run of runs split by hand (no shard
+    label), all on the branch: the newest other run on the branch was ``s2``, one of the runs
+    merged; it is now ``whole0``."""
+    merged = pipeline(pytester, monkeypatch, ["-k", "a or b"], ["-k", "c or d"])
+    qbench_dir = pytester.path / ".qbench"
+    assert main(["index", str(merged), "--dir", str(qbench_dir)]) == 0
+    capsys.readouterr()
+    assert main(["pr-comment", "--dir", str(qbench_dir), "--base", "feature"]) == 0
+    counts = capsys.readouterr().out.splitlines()[3]
+    assert "(merged CI shards) · against run `whole0`" in counts

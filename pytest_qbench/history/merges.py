@@ -16,6 +16,7 @@ copies the merge made, compared as such, not clocks read for an order: the index
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -132,25 +133,35 @@ def run_before(index: Index, head: RunInfo, naming: str) -> RunInfo | None:
             may be one of them; the message ends with ``naming`` (the command that names the
             base), ``{run}`` in it replaced by that run's id.
     """
-    merged = head.shard is None and is_merged(head)
-    cache: dict[str, Members | None] = {}
 
     def work(cursor: Cursor) -> RunInfo | None:
         cursor.execute(RUNS_BEFORE, (head.run_id, MAX_SCANNED))
-        for row in cursor.fetchall():
-            run = RunInfo.from_row(row)
-            if head.shard is not None:
-                return run
-            if run.shard is not None:
-                continue
-            member = is_member(head, run, cache) if merged else False
-            if member is None:
-                raise HistoryError(_unknown_members(head, run, naming))
-            if not member:
-                return run
-        return None
+        return first_other(head, [RunInfo.from_row(row) for row in cursor.fetchall()], naming)
 
     return index.read(work)
+
+
+def first_other(head: RunInfo, runs: Iterable[RunInfo], naming: str) -> RunInfo | None:
+    """The first of ``runs`` (newest first) to compare ``head`` with (`run_before`): any, when
+    ``head`` is a CI shard; else the first that is not a CI shard, nor one of the runs merged
+    into ``head``; ``None`` when there is none.
+
+    Raises:
+        HistoryError: as `run_before`.
+    """
+    merged = head.shard is None and is_merged(head)
+    cache: dict[str, Members | None] = {}
+    for run in runs:
+        if head.shard is not None:
+            return run
+        if run.shard is not None:
+            continue
+        member = is_member(head, run, cache) if merged else False
+        if member is None:
+            raise HistoryError(_unknown_members(head, run, naming))
+        if not member:
+            return run
+    return None
 
 
 def _unknown_members(head: RunInfo, run: RunInfo, naming: str) -> str:

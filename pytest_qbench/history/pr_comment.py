@@ -37,8 +37,10 @@ from pytest_qbench.history.failure_history import CAME_BACK
 from pytest_qbench.history.merges import MAX_SCANNED
 from pytest_qbench.history.merges import RUNS_BEFORE
 from pytest_qbench.history.merges import Members
+from pytest_qbench.history.merges import first_other
 from pytest_qbench.history.merges import is_member
 from pytest_qbench.history.merges import is_merged
+from pytest_qbench.history.merges import merge_members
 from pytest_qbench.history.merges import run_before
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import resolve_run
@@ -407,8 +409,8 @@ RUN_ON_BRANCH = (
 
 def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     """The run to compare ``head`` with: ``ref`` as a run (id, prefix, ``last~N``), else the
-    newest other run on the branch ``ref`` (the newest that is not a CI shard, when there is one
-    and ``head`` is not a shard); without ``ref``, the run indexed before ``head``
+    newest other run on the branch ``ref`` (the newest that is not a CI shard nor one of the runs
+    merged into ``head``, when there is one and ``head`` is not a shard); without ``ref``, the run indexed before ``head``
     (the index's one order), and when ``head`` is not a CI shard, the one before it that is not a CI
     shard either (not the shards merged into it, nor one shard of an earlier pipeline);
     ``None`` when there is none.
@@ -426,9 +428,12 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     def work(cursor: Cursor) -> RunInfo | None:
         cursor.execute(RUN_ON_BRANCH, (ref, head.run_id, MAX_SCANNED))
         runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
-        whole = [run for run in runs if run.shard is None]  # a shard is not the branch's run
-        found = whole if whole and head.shard is None else runs
-        return found[0] if found else None
+        # a shard is not the branch's run, nor a run merged into head (`merges.first_other`)
+        found = first_other(head, runs, f"qbench pr-comment {head.run_id} --base {{run}}")
+        if found is None:  # only shards on that branch: the newest not merged into head
+            own = merge_members(head) or frozenset()
+            found = next((run for run in runs if run.run_id not in own), None)
+        return found
 
     found = index.read(work)
     if found is None:
