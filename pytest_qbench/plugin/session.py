@@ -115,11 +115,12 @@ class QBenchWorker:
         """The session's tests (`item_facts_of`), once collected."""
         self.items_by_id: dict[str, pytest.Item] | None = None
         self.report_maker = pytest_report_maker(config)
+        """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
+        another implementation would come between (`hook_overrides`,
+        `give_way_to_report_makers`)."""
         self.known_makers: tuple[Any, ...] = ()
         """The ``pytest_runtest_makereport`` implementations there when `make_report` was
         registered (`give_way_to_report_makers`)."""
-        """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
-        another implementation would come between (`hook_overrides`)."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
