@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -429,3 +430,26 @@ def test_a_worker_dying_in_the_teardown_after_a_setup_error_says_so(
     teardown = killed.teardown_failure
     assert teardown is not None and teardown.phase == "teardown"
     assert "crashed while running 'test_k.py::test_killed'" in teardown.error_message
+
+
+def test_a_kept_setup_error_is_read_only_whole_and_for_its_test(tmp_path: Path) -> None:
+    """The setup's error kept for a death in the teardown (``setup-error.json``) is read only
+    when the phase mark says the teardown follows a setup error, for the test it names, and
+    when it is whole JSON (a death between its write and its cut leaves an earlier tail)."""
+    from pytest_qbench.report.store import PhaseMark
+    from pytest_qbench.report.store import died_setup_failure
+
+    mark = PhaseMark(tmp_path / "phase")
+    failure = {"error_type": "RuntimeError", "error_message": "down", "phase": "setup"}
+    mark.keep_setup_error("t.py::test_long_name", {**failure, "stack_trace": "x" * 100})
+    mark.keep_setup_error("t.py::test_a", failure)
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_a") is None  # mark: setup goes
+    assert mark.map is not None
+    mark.map[0] = 3
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_a") == failure
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_b") is None
+    kept = tmp_path / "setup-error.json"
+    kept.write_bytes(kept.read_bytes() + b', "tail of an earlier one"}')
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_a") is None
+    mark.close()
+    assert not kept.exists()

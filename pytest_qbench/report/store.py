@@ -356,14 +356,24 @@ class PhaseMark:
 
     def keep_setup_error(self, nodeid: str, failure: Mapping[str, object]) -> None:
         """Keep the failure of ``nodeid``'s setup, which errored, beside the mark
-        (``SETUP_ERROR_NAME``, written whole or not at all): a death in its teardown then keeps
-        the setup's error (the test's result is written when its teardown ends).
+        (``SETUP_ERROR_NAME``): a death in its teardown then keeps the setup's error (the
+        test's result is written when its teardown ends). Written in place, then cut to its
+        length: a temporary file renamed, or ``O_TRUNC`` (which ext4 answers by writing the
+        file's blocks out), took 100 to 200 us, this about 2 us. A file a death leaves half
+        written, or with an earlier error's tail, is no JSON, and ``died_setup_failure`` reads
+        no error from it.
 
         Raises:
             OSError: the file cannot be written.
         """
-        text = json.dumps({"nodeid": nodeid, "failure": failure}, ensure_ascii=False)
-        atomic.write_text_atomic(self.path.with_name(SETUP_ERROR_NAME), text)
+        data = json.dumps({"nodeid": nodeid, "failure": failure}).encode()
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.path.with_name(SETUP_ERROR_NAME), flags, 0o644)
+        try:
+            os.write(fd, data)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         """Unmap the file and remove it, and a kept setup error (the run ended)."""
