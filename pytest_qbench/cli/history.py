@@ -132,7 +132,8 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
     (a pull-request comment, a comparison) would read green for a run that was not. A shard (a
     queue's machine that got nothing) and a ``--collect-only`` run are left out. "After" is by
     the file system's clock (when each report.json was written), not the start a run recorded
-    (a frozen or wrong clock); only the directories changed since ``head``'s report are read.
+    (a frozen or wrong clock; for a merged run, when the reports it merged were written); only
+    the directories changed since ``head``'s report are read.
 
     Raises:
         HistoryError: such a run, named with its exit status.
@@ -146,8 +147,12 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         return
     try:
         since = (runs / head.run_id / REPORT_JSON).stat().st_mtime_ns
-    except OSError:  # its report is gone (a merged run indexed from elsewhere): its recorded end
-        since = int((head.completed_at or head.started_at).timestamp() * 1e9)
+    except OSError:  # its report is elsewhere (a merged run): when its sources were written,
+        from pytest_qbench.history.merges import sources_written  # else its recorded end
+
+        written = sources_written(head)
+        recorded = int((head.completed_at or head.started_at).timestamp() * 1e9)
+        since = recorded if written is None else written
     later: list[tuple[int, str, Any]] = []
     for run_dir in runs.iterdir():
         try:

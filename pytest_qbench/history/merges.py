@@ -59,10 +59,7 @@ def merge_members(run: RunInfo, cache: dict[str, Members | None] | None = None) 
 def _members(run: RunInfo) -> Members | None:
     members: set[str] = set()
     starts = []
-    for name in run.command[2:]:
-        path = Path(name)
-        if not path.is_absolute():
-            path = Path(run.cwd) / path
+    for path in _source_paths(run):
         held = _runs_in(path)
         if held is None:
             return None
@@ -76,6 +73,36 @@ def _members(run: RunInfo) -> Members | None:
     except ValueError:  # not a time
         return None
     return frozenset(members) if same else None
+
+
+def _source_paths(run: RunInfo) -> list[Path]:
+    """The files a merged run's command named (``qbench merge SOURCE...``), from where it ran."""
+    paths = []
+    for name in run.command[2:]:
+        path = Path(name)
+        paths.append(path if path.is_absolute() else Path(run.cwd) / path)
+    return paths
+
+
+def sources_written(run: RunInfo) -> int | None:
+    """When the last of the reports a merged run combined was written (nanoseconds, the file
+    system's clock: each source's ``report.json``, else its stream); ``None`` when ``run`` is
+    no merge or a source cannot be found."""
+    from pytest_qbench.report.store import REPORT_JSON
+    from pytest_qbench.report.store import STREAM_NAME
+
+    if not is_merged(run) or len(run.command) < 3:
+        return None
+    written = []
+    for path in _source_paths(run):
+        try:
+            if path.is_dir():
+                report = path / REPORT_JSON
+                path = report if report.is_file() else path / STREAM_NAME
+            written.append(path.stat().st_mtime_ns)
+        except OSError:
+            return None
+    return max(written)
 
 
 def _runs_in(path: Path) -> tuple[list[str], str] | None:
