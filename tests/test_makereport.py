@@ -307,3 +307,38 @@ def test_a_report_returned_first_keeps_its_frames_agent_facts_and_attachments(
     assert result.agent_response == "the answer"
     assert [attachment.name for attachment in result.attachments] == ["note.txt"]
     assert not run.report.run.recording_errors
+
+
+LATE_REPORT_MAKER = """
+    import pytest
+
+
+    class LateMaker:
+        def pytest_runtest_makereport(self, item, call):
+            return pytest.TestReport.from_item_and_call(item, call)
+
+
+    @pytest.fixture(scope="session", autouse=True)
+    def late_maker(request):
+        # a plugin registered while the tests run, after the tests were collected
+        request.config.pluginmanager.register(LateMaker(), "late-maker")
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_a_report_maker_registered_while_the_tests_run_is_given_way_to(
+    pytester: pytest.Pytester, run_qbench: RunQBench, workers: list[str]
+) -> None:
+    """A plugin registered by a fixture, while the first test sets up, makes every report from
+    then on: its first setup report, which came without qbench's facts, makes qbench's
+    makereport the wrapper, and the call's facts (frames, agent facts, attachments) arrive.
+    Before, they were lost for every test."""
+    pytester.makeconftest(LATE_REPORT_MAKER)
+    pytester.makepyfile(test_first=FIRST_REPORT_FACTS)
+    run = run_qbench(*workers, "-p", "no:randomly", subprocess=bool(workers))
+    run.result.assert_outcomes(failed=1)
+    result = run.by_name("test_agent")
+    assert result.failure is not None
+    assert [frame.function for frame in result.failure.frames] == ["test_agent", "helper"]
+    assert result.agent_response == "the answer"
+    assert [attachment.name for attachment in result.attachments] == ["note.txt"]

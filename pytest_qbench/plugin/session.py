@@ -169,8 +169,9 @@ class QBenchWorker:
         return {"pytest_runtest_makereport": self.make_report}
 
     def give_way_to_report_makers(self) -> None:
-        """Once the tests are collected: when a plugin registered after `make_report` (the
-        conftest of a directory found while collecting) has a plain ``pytest_runtest_makereport``
+        """Once the tests are collected, and at a setup report another plugin made: when a
+        plugin registered after `make_report` (the conftest of a directory found while
+        collecting, a plugin a fixture registers) has a plain ``pytest_runtest_makereport``
         called first, returning its own report, `make_report` would never see that report,
         and its failure's frames, agent facts and attachments would be lost. qbench's
         makereport becomes the wrapper then (`ReportWrapper`), as when such a plugin came
@@ -324,6 +325,7 @@ class QBenchWorker:
             facts = data.get(FACTS_ATTR)
             if not isinstance(facts, dict) or ITEM_ATTR not in facts:
                 with suppress(Exception):  # another plugin's report: found as the session does
+                    self.give_way_to_report_makers()
                     found = self.item_facts_of(report.nodeid)
                     if found is not None:
                         data[FACTS_ATTR] = {**(facts or {}), ITEM_ATTR: found}
@@ -726,6 +728,7 @@ class QBenchSession(QBenchWorker):
                 if failure is not None:
                     facts = {**facts, FAILURE_ATTR: failure}
         if report.when == "setup" and ITEM_ATTR not in facts:  # another plugin made it
+            self.give_way_to_report_makers()  # one registered while the tests run
             found = self.item_facts_of(report.nodeid)
             if found is not None:
                 facts = {**facts, ITEM_ATTR: found}
