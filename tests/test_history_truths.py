@@ -322,3 +322,31 @@ def test_a_later_run_without_tests_is_found_whatever_the_last_runs_clock(
     done = pytester.run(sys.executable, "-c", code, "pr-comment", "--dir", ".qbench")
     assert done.ret != 0
     assert "the last run, r2, ran no tests (pytest's exit status 5" in done.stderr.str()
+
+
+def test_a_later_run_without_tests_is_found_after_a_merged_run_whatever_its_clock(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shards s1 and s2 with their clock in 2031 are merged and the merged run indexed; r3, on
+    a right clock, ran no test. `qbench pr-comment` refuses, naming r3. Before, the merged run's
+    report is not in the run store, so "later" was after its recorded end, 2031: r3 was not
+    seen, and the merged run was commented on. It is now after the reports it merged were
+    written, by the file system's clock."""
+    pytester.makeconftest(FUTURE_CONFTEST)
+    pytester.makepyfile(test_a=FAILING_ON_DEMAND, test_b="def test_b():\n    pass\n")
+    args = ("-p", "qbench", "-p", "no:randomly")
+    monkeypatch.setenv("QBENCH_TEST_FUTURE", "1")
+    for shard in (1, 2):
+        run = pytester.runpytest_subprocess(
+            *args, f"--qbench-shard={shard}/2", f"--qbench-run-id=s{shard}"
+        )
+        assert run.ret == 0
+    monkeypatch.delenv("QBENCH_TEST_FUTURE")
+    code = "import sys; from pytest_qbench.cli import main; sys.exit(main(sys.argv[1:]))"
+    merge = ("merge", ".qbench/runs/s1", ".qbench/runs/s2", "-o", "merged/report.json")
+    assert pytester.run(sys.executable, "-c", code, *merge).ret == 0
+    assert pytester.run(sys.executable, "-c", code, "index", "merged/report.json").ret == 0
+    assert pytester.runpytest_subprocess(*args, "-k", "nosuch", "--qbench-run-id=r3").ret == 5
+    done = pytester.run(sys.executable, "-c", code, "pr-comment", "--dir", ".qbench")
+    assert done.ret != 0
+    assert "the last run, r3, ran no tests (pytest's exit status 5" in done.stderr.str()

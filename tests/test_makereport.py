@@ -6,6 +6,7 @@ report first."""
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
@@ -312,3 +313,92 @@ def test_a_late_failures_error_is_recorded_alike_serially_and_by_a_worker(
     assert result.outcome == "error"
     assert result.teardown_failure is None
     assert result.failure is not None and result.failure.error_type == "KeyError"
+
+
+LATER_REPORT_CONFTEST = """
+    import pytest
+
+
+    def pytest_runtest_makereport(item, call):
+        # registered while collecting, after qbench's session: called before qbench's
+        return pytest.TestReport.from_item_and_call(item, call)
+"""
+FIRST_REPORT_FACTS = """
+    def helper():
+        raise ValueError("deep")
+
+    def test_agent(qbench):
+        qbench.attach("seen", name="note.txt")
+        qbench.record("the answer", ground_truth="the answer")
+        helper()
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    ("where", "conftest"),
+    [
+        pytest.param(".", FIRST_REPORT_CONFTEST, id="tryfirst-at-the-root"),
+        pytest.param("pkg/deeper", LATER_REPORT_CONFTEST, id="plain-of-a-directory-found-later"),
+    ],
+)
+def test_a_report_returned_first_keeps_its_frames_agent_facts_and_attachments(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    workers: list[str],
+    where: str,
+    conftest: str,
+) -> None:
+    """A conftest whose ``pytest_runtest_makereport`` returns its own report before qbench's
+    is called: a ``tryfirst`` one at the root, or a plain one of a directory whose conftest is
+    registered while collecting, after qbench's session. Before, the failure lost its frames,
+    and the test its agent facts (the response) and its attachments: qbench's implementation
+    was never called. It is now the wrapper around whichever implementation makes the report
+    (registered as the conftest comes), serially and under xdist."""
+    directory = pytester.path / where
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "conftest.py").write_text(textwrap.dedent(conftest))
+    (directory / "test_first.py").write_text(textwrap.dedent(FIRST_REPORT_FACTS))
+    run = run_qbench(*workers, subprocess=bool(workers))
+    run.result.assert_outcomes(failed=1)
+    result = run.by_name("test_agent")
+    assert result.failure is not None and result.failure.error_type == "ValueError"
+    assert [frame.function for frame in result.failure.frames] == ["test_agent", "helper"]
+    assert result.agent_response == "the answer"
+    assert [attachment.name for attachment in result.attachments] == ["note.txt"]
+    assert not run.report.run.recording_errors
+
+
+LATE_REPORT_MAKER = """
+    import pytest
+
+
+    class LateMaker:
+        def pytest_runtest_makereport(self, item, call):
+            return pytest.TestReport.from_item_and_call(item, call)
+
+
+    @pytest.fixture(scope="session", autouse=True)
+    def late_maker(request):
+        # a plugin registered while the tests run, after the tests were collected
+        request.config.pluginmanager.register(LateMaker(), "late-maker")
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_a_report_maker_registered_while_the_tests_run_is_given_way_to(
+    pytester: pytest.Pytester, run_qbench: RunQBench, workers: list[str]
+) -> None:
+    """A plugin registered by a fixture, while the first test sets up, makes every report from
+    then on: its first setup report, which came without qbench's facts, makes qbench's
+    makereport the wrapper, and the call's facts (frames, agent facts, attachments) arrive.
+    Before, they were lost for every test."""
+    pytester.makeconftest(LATE_REPORT_MAKER)
+    pytester.makepyfile(test_first=FIRST_REPORT_FACTS)
+    run = run_qbench(*workers, "-p", "no:randomly", subprocess=bool(workers))
+    run.result.assert_outcomes(failed=1)
+    result = run.by_name("test_agent")
+    assert result.failure is not None
+    assert [frame.function for frame in result.failure.frames] == ["test_agent", "helper"]
+    assert result.agent_response == "the answer"
+    assert [attachment.name for attachment in result.attachments] == ["note.txt"]

@@ -115,3 +115,34 @@ def test_an_output_failing_as_it_is_written_is_in_the_outputs_after_it(tmp_path:
     digest = json.loads((tmp_path / "digest.json").read_text())
     assert digest["success"] is False
     assert [where for where, _ in publisher.internal_errors] == ["writing report.md"]
+
+
+def test_the_outputs_are_listed_in_one_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OutputPlan.paths()`` (what a bug in the writing loop removes of an earlier run's files)
+    repeated ``Publisher.jobs()``'s list of outputs: one list now, ``OutputPlan.outputs()``,
+    which both read; a bug in making the renderers still removes every earlier file."""
+    plan = OutputPlan(
+        run_dir=tmp_path / "run",
+        json=tmp_path / "copy.json",
+        markdown=tmp_path / "copy.md",
+        html=tmp_path / "page.html",
+        digest=tmp_path / "digest.json",
+        ctrf=tmp_path / "ctrf.json",
+        templates=[("summary.md.j2", tmp_path / "summary.md")],
+        step_summary=tmp_path / "step.md",
+    )
+    outputs = plan.outputs()
+    jobs = Publisher(writer_of(), plan).jobs()
+    assert [(name, path) for name, path, _ in jobs] == outputs
+    assert plan.paths() == [path for _, path in outputs[:-1]]
+    assert outputs[-1] == ("$GITHUB_STEP_SUMMARY", tmp_path / "step.md")
+    (tmp_path / "run").mkdir()
+    for path in plan.paths():
+        path.write_text("an earlier run's\n")
+    monkeypatch.delattr(OutputWriter, "rendered_template")  # a bug in making the renderers
+    publisher = Publisher(writer_of(), plan)
+    assert publisher.publish() == []
+    assert [where for where, _ in publisher.internal_errors] == ["writing the outputs"]
+    assert [path for path in plan.paths() if path.exists()] == []

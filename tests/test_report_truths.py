@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -65,7 +66,10 @@ def test_a_test_killed_in_its_teardown_after_its_setup_did_not_pass(
     assert rendered.ret == 0
     report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
     killed = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
-    assert [(r["outcome"], r["failure"]["phase"]) for r in killed] == [("error", "teardown")]
+    deaths = [r.get("teardown_failure") or r["failure"] for r in killed]  # the setup's error first
+    assert [(r["outcome"], d["phase"]) for r, d in zip(killed, deaths, strict=True)] == [
+        ("error", "teardown")
+    ]
     assert report["run"]["interrupted"] is True
 
 
@@ -355,3 +359,97 @@ def test_a_bug_in_the_outputs_driver_leaves_no_earlier_runs_report(
     result.stdout.fnmatch_lines(["qbench: internal error in writing the outputs: RuntimeError: *"])
     assert not (pytester.path / "out.md").exists()
     assert not (pytester.path / "out.json").exists()
+
+
+SETUP_ERROR_THEN_DEATH = """
+    import os, signal, pytest
+
+    @pytest.fixture
+    def dying():
+        yield
+        if os.environ["QBENCH_TEST_DEATH"] == "os._exit":
+            os._exit(3)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    @pytest.fixture
+    def broken():
+        raise RuntimeError("the database is down")
+
+    def test_first():
+        pass
+
+    def test_killed(dying, broken):
+        pass
+"""
+
+
+@pytest.mark.parametrize("death", ["os._exit", "SIGKILL"])
+def test_a_death_in_the_teardown_keeps_the_setup_s_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, death: str
+) -> None:
+    """A test whose setup errored and whose process then died in its teardown: the rebuilt
+    report and the history keep the setup's error (its type, message and where it was raised)
+    and say it died in the teardown (``teardown_failure``). Before, the result said only
+    ``ProcessDied`` in teardown: why the test errored was lost."""
+    pytester.makepyfile(test_k=SETUP_ERROR_THEN_DEATH)
+    monkeypatch.setenv("QBENCH_TEST_DEATH", death)
+    died = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=k")
+    assert died.ret not in (0, 1)
+    shown = pytester.run(sys.executable, "-m", "pytest_qbench", "show", "k")  # the history's path
+    assert shown.ret == 0
+    shown.stdout.fnmatch_lines(["*test_k.py::test_killed*RuntimeError*: the database is down"])
+    rendered = pytester.run(sys.executable, "-m", "pytest_qbench", "render", ".qbench/runs/k")
+    assert rendered.ret == 0
+    report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
+    [killed] = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
+    failure, teardown = killed["failure"], killed["teardown_failure"]
+    assert killed["outcome"] == "error"
+    assert (failure["phase"], failure["error_type"]) == ("setup", "RuntimeError")
+    assert failure["error_message"] == "the database is down"
+    assert failure["file"] == "test_k.py" and failure["line"] == 12
+    assert (teardown["phase"], teardown["error_type"]) == ("teardown", "ProcessDied")
+    assert report["summary"]["errors"] == 1 and report["run"]["interrupted"] is True
+
+
+def test_a_worker_dying_in_the_teardown_after_a_setup_error_says_so(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under pytest-xdist, a worker that dies in the teardown of a test whose setup errored:
+    pytest says ``1 failed, 1 error`` for it (the setup's error, then xdist's crash report).
+    The result keeps the setup's error and now says where the process died, in its teardown
+    (``teardown_failure``: the crash). Before, the crash was taken for a call that never ran
+    and dropped, since the setup's error came first."""
+    pytester.makepyfile(test_k=SETUP_ERROR_THEN_DEATH)
+    monkeypatch.setenv("QBENCH_TEST_DEATH", "os._exit")
+    run = run_qbench("-p", "xdist", "-n", "2", "-p", "no:randomly", subprocess=True)
+    run.result.assert_outcomes(passed=1, failed=1, errors=1)
+    killed = run.by_name("test_killed")
+    assert killed.outcome == "error" and killed.counted_as == ["error", "failed"]
+    assert killed.failure is not None and killed.failure.error_type == "RuntimeError"
+    assert killed.failure.phase == "setup"
+    teardown = killed.teardown_failure
+    assert teardown is not None and teardown.phase == "teardown"
+    assert "crashed while running 'test_k.py::test_killed'" in teardown.error_message
+
+
+def test_a_kept_setup_error_is_read_only_whole_and_for_its_test(tmp_path: Path) -> None:
+    """The setup's error kept for a death in the teardown (``setup-error.json``) is read only
+    when the phase mark says the teardown follows a setup error, for the test it names, and
+    when it is whole JSON (a death between its write and its cut leaves an earlier tail)."""
+    from pytest_qbench.report.store import PhaseMark
+    from pytest_qbench.report.store import died_setup_failure
+
+    mark = PhaseMark(tmp_path / "phase")
+    failure = {"error_type": "RuntimeError", "error_message": "down", "phase": "setup"}
+    mark.keep_setup_error("t.py::test_long_name", {**failure, "stack_trace": "x" * 100})
+    mark.keep_setup_error("t.py::test_a", failure)
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_a") is None  # mark: setup goes
+    assert mark.map is not None
+    mark.map[0] = 3
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_a") == failure
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_b") is None
+    kept = tmp_path / "setup-error.json"
+    kept.write_bytes(kept.read_bytes() + b', "tail of an earlier one"}')
+    assert died_setup_failure(tmp_path / "phase", "t.py::test_a") is None
+    mark.close()
+    assert not kept.exists()

@@ -134,7 +134,8 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
     (a pull-request comment, a comparison) would read green for a run that was not. A shard (a
     queue's machine that got nothing) and a ``--collect-only`` run are left out. "After" is by
     the file system's clock (when each report.json was written), not the start a run recorded
-    (a frozen or wrong clock); only the directories changed since ``head``'s report are read.
+    (a frozen or wrong clock; for a merged run, when the reports it merged were written); only
+    the directories changed since ``head``'s report are read.
 
     Raises:
         HistoryError: such a run, named with its exit status.
@@ -148,8 +149,12 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         return
     try:
         since = (runs / head.run_id / REPORT_JSON).stat().st_mtime_ns
-    except OSError:  # its report is gone (a merged run indexed from elsewhere): its recorded end
-        since = int((head.completed_at or head.started_at).timestamp() * 1e9)
+    except OSError:  # its report is elsewhere (a merged run): when its sources were written,
+        from pytest_qbench.history.merges import sources_written  # else its recorded end
+
+        written = sources_written(head)
+        recorded = int((head.completed_at or head.started_at).timestamp() * 1e9)
+        since = recorded if written is None else written
     later: list[tuple[int, str, Any]] = []
     for run_dir in runs.iterdir():
         try:
@@ -573,13 +578,35 @@ def cmd_diff(args: argparse.Namespace) -> int:
     refs = [*args.runs, "last"] if len(args.runs) == 1 else args.runs or ["last~1", "last"]
     thresholds = Thresholds(args.slower_pct, args.slower_secs, args.metric_delta)
     with _opened(args) as index:
-        base, head = (resolve_run(index, ref) for ref in refs)
+        head = resolve_run(index, refs[-1])
         if refs[-1] == "last":  # never an older run than pytest's last
             refuse_a_later_run_without_tests(args.qbench_dir, head, "qbench diff last~1")
             refuse_a_last_run_of_another_commit(head, "qbench diff last~1")
+        base = _base_of(index, head) if not args.runs else resolve_run(index, refs[0])
         diff = diff_runs(index, base, head, thresholds)
     _output(args, lambda: DiffOutput.of(diff), lambda: diff_lines(diff))
     return NEW_FAILURES if diff.failed else OK
+
+
+def _base_of(index: Index, head: RunInfo) -> RunInfo:
+    """The run ``qbench diff`` compares ``head`` (the last run) with, none named: the run before
+    it (``merges.run_before``: not one of a merged run's own shards).
+
+    Raises:
+        HistoryError: there is none; or ``head`` is a merged run and which runs it merged is
+            not known.
+    """
+    from pytest_qbench.history.merges import run_before
+    from pytest_qbench.history.queries import resolve_run
+
+    base = run_before(index, head, f"qbench diff {{run}} {head.run_id}")
+    if base is not None:
+        return base
+    resolve_run(index, "last~1")  # none at all: its error
+    raise HistoryError(
+        f"no run to compare the last run, {head.run_id}, with: every run indexed before it is "
+        "a CI shard (or one of the runs it merged); name the two runs ('qbench diff A B')"
+    )
 
 
 # --- qbench flaky / history --------------------------------------------------------------------

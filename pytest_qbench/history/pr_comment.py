@@ -34,6 +34,14 @@ from pytest_qbench.history.compare import Change
 from pytest_qbench.history.compare import RunDiff
 from pytest_qbench.history.compare import incomplete
 from pytest_qbench.history.failure_history import CAME_BACK
+from pytest_qbench.history.merges import MAX_SCANNED
+from pytest_qbench.history.merges import RUNS_BEFORE
+from pytest_qbench.history.merges import Members
+from pytest_qbench.history.merges import first_other
+from pytest_qbench.history.merges import is_member
+from pytest_qbench.history.merges import is_merged
+from pytest_qbench.history.merges import merge_members
+from pytest_qbench.history.merges import run_before
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import resolve_run
 from pytest_qbench.history.queries import run_results
@@ -253,11 +261,6 @@ def _what(run: RunInfo) -> str:
     return " (merged CI shards)" if is_merged(run) else ""
 
 
-def is_merged(run: RunInfo) -> bool:
-    """Whether ``run`` is the merged report of CI shards (``qbench merge``)."""
-    return run.command[:2] == ["qbench", "merge"]
-
-
 def _where(run: RunInfo) -> str:
     bits = [
         f"on {md_code(run.branch)}" if run.branch else "",
@@ -332,12 +335,6 @@ RUNS_INDEXED_AFTER = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.shard IS NULL "
     "AND r.id > (SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id LIMIT ?"
 )
-RUNS_BEFORE = (
-    f"SELECT {sql.RUN_FIELDS} FROM runs r, runs h WHERE h.run_id = ? AND r.id < h.id "
-    "ORDER BY r.id DESC LIMIT ?"
-)
-MAX_SCANNED = 1000
-"""Runs read back at most, looking for a merged run or a base that is not a shard."""
 
 
 def head_run(index: Index, ref: str | None) -> RunInfo:
@@ -368,28 +365,37 @@ def head_run(index: Index, ref: str | None) -> RunInfo:
 
 
 def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
-    """The merged run (``qbench merge``) of ``shard``'s pipeline, by the index's one order
-    (never the start times runs recorded): the first merged run indexed after the shard (a
-    later one is a later pipeline's) that tests the same commit (when both know theirs); else,
-    for a shard that did not finish and was indexed after its merged run (a killed shard is
-    indexed by the next history command, after the merge named it unfinished), the newest
-    merged run indexed before it that did not finish either, on the shard's commit (which must
-    be known: another pipeline's merged run could not be told apart)."""
+    """The merged run (``qbench merge``) that holds ``shard``, whatever the order they were
+    indexed in: among the merged runs indexed after it (first the first), then those before it
+    (newest first), the first whose members (``merges.merge_members``: read from the reports its
+    command names) hold the shard. A merged run whose members are not known (its sources gone),
+    and whose times could hold the shard's (``merges.could_hold``), is taken by the index's one
+    order (never the start times runs recorded): indexed after the shard, when it tests the
+    same commit (when both know theirs); indexed before it, for a shard that did not finish (a
+    killed shard is indexed by the next history command, after the merge named it unfinished),
+    when it did not finish either and is on the shard's commit (which must be known: another
+    pipeline's merged run could not be told apart)."""
+    cache: dict[str, Members | None] = {}
+
+    def holds(run: RunInfo) -> bool | None:
+        return is_member(run, shard, cache) if is_merged(run) else False
 
     def work(cursor: Cursor) -> RunInfo | None:
         cursor.execute(RUNS_INDEXED_AFTER, (shard.run_id, MAX_SCANNED))
         for row in cursor.fetchall():
             run = RunInfo.from_row(row)
+            held = holds(run)
             same_commit = not (run.commit and shard.commit) or run.commit == shard.commit
-            if is_merged(run) and same_commit:
+            if held or (held is None and same_commit):
                 return run
-        if not (shard.interrupted and shard.commit):
-            return None
         cursor.execute(RUNS_BEFORE, (shard.run_id, MAX_SCANNED))
         for row in cursor.fetchall():
             run = RunInfo.from_row(row)
-            if is_merged(run) and run.commit == shard.commit:
-                return run if run.interrupted else None
+            held = holds(run)
+            if held:
+                return run
+            if held is None and shard.commit and run.commit == shard.commit:
+                return run if run.interrupted and shard.interrupted else None
         return None
 
     return index.read(work)
@@ -403,8 +409,8 @@ RUN_ON_BRANCH = (
 
 def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     """The run to compare ``head`` with: ``ref`` as a run (id, prefix, ``last~N``), else the
-    newest other run on the branch ``ref`` (the newest that is not a CI shard, when there is one
-    and ``head`` is not a shard); without ``ref``, the run indexed before ``head``
+    newest other run on the branch ``ref`` (the newest that is not a CI shard nor one of the runs
+    merged into ``head``, when there is one and ``head`` is not a shard); without ``ref``, the run indexed before ``head``
     (the index's one order), and when ``head`` is not a CI shard, the one before it that is not a CI
     shard either (not the shards merged into it, nor one shard of an earlier pipeline);
     ``None`` when there is none.
@@ -413,7 +419,7 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
         HistoryError: ``ref`` names neither a run nor a branch with runs.
     """
     if ref is None:
-        return _run_before(index, head)
+        return run_before(index, head, f"qbench pr-comment {head.run_id} --base {{run}}")
     try:
         return resolve_run(index, ref)
     except HistoryError as exc:
@@ -422,9 +428,12 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
     def work(cursor: Cursor) -> RunInfo | None:
         cursor.execute(RUN_ON_BRANCH, (ref, head.run_id, MAX_SCANNED))
         runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
-        whole = [run for run in runs if run.shard is None]  # a shard is not the branch's run
-        found = whole if whole and head.shard is None else runs
-        return found[0] if found else None
+        # a shard is not the branch's run, nor a run merged into head (`merges.first_other`)
+        found = first_other(head, runs, f"qbench pr-comment {head.run_id} --base {{run}}")
+        if found is None:  # only shards on that branch: the newest not merged into head
+            own = merge_members(head) or frozenset()
+            found = next((run for run in runs if run.run_id not in own), None)
+        return found
 
     found = index.read(work)
     if found is None:
@@ -433,18 +442,6 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
             f"({run_error}); give a run id, last~N, or a branch that CI ran on"
         )
     return found
-
-
-def _run_before(index: Index, head: RunInfo) -> RunInfo | None:
-    def work(cursor: Cursor) -> RunInfo | None:
-        cursor.execute(RUNS_BEFORE, (head.run_id, MAX_SCANNED))
-        for row in cursor.fetchall():
-            run = RunInfo.from_row(row)
-            if head.shard is not None or run.shard is None:
-                return run
-        return None
-
-    return index.read(work)
 
 
 def head_fingerprints(index: Index, run_id: str) -> dict[str, str]:

@@ -5,8 +5,8 @@ One code path for the end of a live run (``QBenchSession``) and ``qbench render`
 each format is written). One output failing never stops the others; each failure becomes a note
 (a live run: its report must still be written) or, with ``strict``, an error (the CLI).
 
-A new output format is a field of ``OutputPlan``, a method of ``OutputWriter`` and one line in
-``Publisher.jobs``.
+A new output format is a field of ``OutputPlan`` and a line of its ``outputs``, a method of
+``OutputWriter`` and one entry in ``Publisher.jobs``.
 """
 
 from __future__ import annotations
@@ -79,15 +79,41 @@ class OutputPlan:
     step_summary: Path | None = None
     """GitHub's ``$GITHUB_STEP_SUMMARY`` file, appended to."""
 
+    def outputs(self) -> list[tuple[str, Path]]:
+        """Every output of the plan, in the order written: its name in a note and its path.
+        The one list of them: `Publisher.jobs` gives each its renderer by its name, and
+        `paths` (what an earlier run may have left) is read from it without any renderer, so
+        that a bug in making those still removes an earlier run's files."""
+        found = []
+        if self.run_dir is not None:
+            found += [
+                ("report.json", self.run_dir / store.REPORT_JSON),
+                ("report.md", self.run_dir / store.REPORT_MD),
+            ]
+        if self.json:
+            found.append(("--qbench-json", self.json))
+        if self.markdown:
+            found.append(("--qbench-md", self.markdown))
+        if self.html:
+            if self.run_dir is not None:  # also report.html in the run directory
+                found.append(("report.html", self.run_dir / store.REPORT_HTML))
+            found.append(("--qbench-html", self.html))
+        if self.digest:
+            found.append(("--qbench-digest", self.digest))
+        if self.ctrf:
+            found.append(("--qbench-ctrf", self.ctrf))
+        found += [(f"{TEMPLATE} {template}", out) for template, out in self.templates]
+        if self.step_summary is not None:
+            found.append((STEP_SUMMARY, self.step_summary))
+        return found
+
     def paths(self) -> list[Path]:
         """The files the plan writes (but the job summary, which is appended to)."""
-        run_files = (store.REPORT_JSON, store.REPORT_MD) + (
-            (store.REPORT_HTML,) if self.html else ()
-        )
-        found = [self.run_dir / name for name in run_files] if self.run_dir is not None else []
-        chosen = (self.json, self.markdown, self.html, self.digest, self.ctrf)
-        found += [path for path in chosen if path is not None]
-        return found + [out for _, out in self.templates]
+        return [path for name, path in self.outputs() if name != STEP_SUMMARY]
+
+
+TEMPLATE = "--qbench-template"
+STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
 
 
 class _SourceNotRendered(Exception):
@@ -127,36 +153,28 @@ class Publisher:
     """The trend of the HTML pages, once loaded."""
 
     def jobs(self) -> list[tuple[str, Path, Render]]:
-        """Every output of the plan: its name in a note, its path, what renders it."""
+        """Every output of the plan (`OutputPlan.outputs`): its name in a note, its path, what
+        renders it."""
         plan, writer = self.plan, self.writer
-        jobs: list[tuple[str, Path, Render]] = []
         run_json = run_md = None
         if plan.run_dir is not None:
             run_json, run_md = plan.run_dir / store.REPORT_JSON, plan.run_dir / store.REPORT_MD
-            jobs += [
-                ("report.json", run_json, _unrendered(writer.json)),
-                ("report.md", run_md, writer.rendered_markdown),
-            ]
-        if plan.json:
-            jobs.append(("--qbench-json", plan.json, self._copy_of(run_json, writer.json)))
-        if plan.markdown:
-            jobs.append(("--qbench-md", plan.markdown, self._copy_of(run_md, writer.markdown)))
-        if plan.html:
-            if plan.run_dir is not None:  # also report.html in the run directory
-                run_html = plan.run_dir / store.REPORT_HTML
-                jobs.append(("report.html", run_html, partial(self._html, run_dir=plan.run_dir)))
-            run_dir = plan.attachments_dir or plan.run_dir
-            jobs.append(("--qbench-html", plan.html, partial(self._html, run_dir=run_dir)))
-        if plan.digest:
-            jobs.append(("--qbench-digest", plan.digest, writer.rendered_digest))
-        if plan.ctrf:
-            jobs.append(("--qbench-ctrf", plan.ctrf, self._ctrf))
-        for template, out in plan.templates:
-            name = f"--qbench-template {template}"
-            jobs.append((name, out, partial(writer.rendered_template, template)))
-        if plan.step_summary is not None:
-            jobs.append(("$GITHUB_STEP_SUMMARY", plan.step_summary, writer.rendered_step_summary))
-        return jobs
+        renders: dict[str, Render] = {
+            "report.json": _unrendered(writer.json),
+            "report.md": writer.rendered_markdown,
+            "--qbench-json": self._copy_of(run_json, writer.json),
+            "--qbench-md": self._copy_of(run_md, writer.markdown),
+            "report.html": partial(self._html, run_dir=plan.run_dir),
+            "--qbench-html": partial(self._html, run_dir=plan.attachments_dir or plan.run_dir),
+            "--qbench-digest": writer.rendered_digest,
+            "--qbench-ctrf": self._ctrf,
+            STEP_SUMMARY: writer.rendered_step_summary,
+        }
+        renders.update(
+            (f"{TEMPLATE} {template}", partial(writer.rendered_template, template))
+            for template, _ in plan.templates
+        )
+        return [(name, path, renders[name]) for name, path in plan.outputs()]
 
     def publish(self) -> list[Path]:
         """Render every output, then write them; return the paths written. A bug of qbench's

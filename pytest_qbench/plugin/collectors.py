@@ -713,10 +713,11 @@ class TestAccumulator:
             return False
         if category:
             self.counted_as.append(category)
-        # xdist reports a crashed worker's test with when="???"; it is the call that died.
+        # xdist reports a crashed worker's test with when="???": the call died, or the teardown
+        # after a setup that failed (no call ran; the setup's error stays the test's failure)
         when = report.when
-        if when != "setup" and when != "teardown":
-            when = "call"
+        if when != "setup" and when != "teardown" and when != "call":
+            when = "teardown" if "setup" in self.failures else "call"
         if when == "setup":  # a new attempt after a rerun, or the first
             if self.rerun_in_attempt:  # older pytest-rerunfailures logs no teardown for it
                 self._close_rerun_attempt()

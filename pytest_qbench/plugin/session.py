@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import cast
+from typing import final
 
 import pytest
 
@@ -116,7 +117,11 @@ class QBenchWorker:
         self.items_by_id: dict[str, pytest.Item] | None = None
         self.report_maker = pytest_report_maker(config)
         """pytest's own ``pytest_runtest_makereport``, which `make_report` calls; ``None`` when
-        another implementation would come between (`hook_overrides`)."""
+        another implementation would come between (`hook_overrides`,
+        `give_way_to_report_makers`)."""
+        self.known_makers: tuple[Any, ...] = ()
+        """The ``pytest_runtest_makereport`` implementations there when `make_report` was
+        registered (`give_way_to_report_makers`)."""
         self.attachments_hook = config.hook.pytest_qbench_attachments
         """The hook ``attach_from_hook`` calls at a test's teardown: asked here whether any
         plugin implements it, without a call of that function for every test."""
@@ -163,7 +168,26 @@ class QBenchWorker:
         when pytest's runner's implementation is the one qbench's would be called before."""
         if self.report_maker is None:
             return {}
+        hook = self.config.pluginmanager.hook.pytest_runtest_makereport
+        self.known_makers = tuple(hook.get_hookimpls())
         return {"pytest_runtest_makereport": self.make_report}
+
+    def give_way_to_report_makers(self) -> None:
+        """Once the tests are collected, and at a setup report another plugin made: when a
+        plugin registered after `make_report` (the conftest of a directory found while
+        collecting, a plugin a fixture registers) has a plain ``pytest_runtest_makereport``
+        called first, returning its own report, `make_report` would never see that report,
+        and its failure's frames, agent facts and attachments would be lost. qbench's
+        makereport becomes the wrapper then (`ReportWrapper`), as when such a plugin came
+        before qbench's (`pytest_report_maker`), and `make_report` gives way to pytest's."""
+        if self.report_maker is None:
+            return
+        manager = self.config.pluginmanager
+        if makes_reports_before(manager, self.known_makers, self.make_report):
+            from pytest_qbench.plugin import registered
+
+            self.report_maker = None
+            registered.register(self.config, ReportWrapper(self), REPORT_WRAPPER_NAME)
 
     def annotate(
         self,
@@ -199,9 +223,9 @@ class QBenchWorker:
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
-                # the call goes next (store.PHASE_NAME); after a setup that failed, skipped or
-                # xfailed, the teardown (no call)
-                self.phase_map[0] = 1 if outcome == "passed" else 2
+                # the call goes next (store.PHASE_NAME); after a setup that failed (its error
+                # kept: `_keep_setup_error`), skipped or xfailed, the teardown (no call)
+                self.phase_map[0] = 1 if outcome == "passed" else 3 if outcome == "failed" else 2
             if not final and not forked:
                 # the exception waits for the report as the wrappers leave it (a kept one, of a
                 # report never logged, goes when the next report of that test and phase is made)
@@ -254,6 +278,7 @@ class QBenchWorker:
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = session.items
+        self.give_way_to_report_makers()
 
     def item_facts_of(self, nodeid: str) -> dict[str, Any] | None:
         """The item facts of a setup report that came without them: another plugin's makereport
@@ -307,6 +332,7 @@ class QBenchWorker:
             facts = data.get(FACTS_ATTR)
             if not isinstance(facts, dict) or ITEM_ATTR not in facts:
                 with suppress(Exception):  # another plugin's report: found as the session does
+                    self.give_way_to_report_makers()
                     found = self.item_facts_of(report.nodeid)
                     if found is not None:
                         data[FACTS_ATTR] = {**(facts or {}), ITEM_ATTR: found}
@@ -549,6 +575,7 @@ class QBenchSession(QBenchWorker):
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = session.items
         with self.guard("pytest_collection_finish"):
+            self.give_way_to_report_makers()
             self._emit_skipped_collectors()
         if self.run["collect_only"]:  # pytest's "N tests collected" of a collection
             self.run["collected"] = len(session.items)
@@ -610,6 +637,7 @@ class QBenchSession(QBenchWorker):
             if self.raised:  # a phase raised: its failure's facts, from the report as logged
                 facts, problem = self.late_failure(report, facts, problem)
             if when == "setup" and ITEM_ATTR not in facts:  # another plugin made it
+                self.give_way_to_report_makers()  # one registered while the tests run
                 found = self.item_facts_of(nodeid)
                 if found is not None:
                     facts = {**facts, ITEM_ATTR: found}
@@ -634,6 +662,8 @@ class QBenchSession(QBenchWorker):
                     self._finish_test(acc, report)
                 # else an attempt whose call report a plugin kept from pytest (flaky's runs before
                 # the last): pytest counted nothing of it, and neither does qbench
+            elif category == "error" and self.phase_mark is not None:
+                self._keep_setup_error(acc)
         except Exception as exc:
             self.note_internal_error("pytest_runtest_logreport", exc)
 
@@ -734,6 +764,16 @@ class QBenchSession(QBenchWorker):
         self.collected = True
         for skipped in self.skipped_collectors.values():
             self._emit(skipped)
+
+    def _keep_setup_error(self, acc: TestAccumulator) -> None:
+        """Keep the error of a setup beside the phase mark (`store.PhaseMark.
+        keep_setup_error`), so that a death in the test's teardown keeps it; a disk that
+        refuses loses only that."""
+        failure = acc.failures.get("setup")
+        if failure is not None and self.phase_mark is not None:
+            nodeid = self.redact(acc.nodeid) if self.redact.active else acc.nodeid
+            with suppress(OSError):
+                self.phase_mark.keep_setup_error(nodeid, failure)
 
     def _category(self, report: pytest.TestReport) -> str:
         """The word pytest's summary line counts this report under ("" for uncounted phases).
@@ -1164,12 +1204,13 @@ def pytest_report_maker(
     same function. ``None`` when another (a conftest's, a plugin's) would be called between:
     qbench's implementation is then a wrapper, and that one is called as before."""
     hook = config.pluginmanager.hook.pytest_runtest_makereport
+    impls = hook.get_hookimpls()
     plain = [
         impl
-        for impl in hook.get_hookimpls()
+        for impl in impls
         if not (impl.wrapper or impl.hookwrapper or impl.tryfirst or impl.trylast)
     ]
-    if len(plain) != 1:
+    if len(plain) != 1 or any(_may_make_reports_first(impl) for impl in impls):
         return None
     impl = plain[0]
     if getattr(impl.plugin, "__name__", None) != "_pytest.runner":
@@ -1177,6 +1218,48 @@ def pytest_report_maker(
     if tuple(impl.argnames) != ("item", "call") or impl.kwargnames:
         return None
     return cast("Callable[[pytest.Item, pytest.CallInfo[None]], pytest.TestReport]", impl.function)
+
+
+REPORT_WRAPPER_NAME = "qbench-makereport"
+"""The name `ReportWrapper` is registered under, when it is."""
+
+
+@final
+class ReportWrapper:
+    """qbench's ``pytest_runtest_makereport`` as a wrapper, registered when a plugin came to
+    make the reports before `QBenchWorker.make_report` (`QBenchWorker.give_way_to_report_makers`)."""
+
+    def __init__(self, worker: QBenchWorker) -> None:
+        self.worker = worker
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """`QBenchWorker.pytest_runtest_makereport`: the report as every implementation left it."""
+        return (yield from self.worker.pytest_runtest_makereport(item, call))
+
+
+def makes_reports_before(
+    manager: pytest.PytestPluginManager, known: tuple[Any, ...], ours: Callable[..., Any]
+) -> bool:
+    """Whether a plain ``pytest_runtest_makereport`` registered since ``known`` (the
+    implementations there when ``ours`` was registered) is called before ``ours``: any but a
+    ``trylast`` one (pluggy calls the plain ones last registered first, the ``tryfirst`` ones
+    before all)."""
+    return any(
+        not (impl.wrapper or impl.hookwrapper or impl.trylast)
+        and impl not in known
+        and impl.function != ours
+        for impl in manager.hook.pytest_runtest_makereport.get_hookimpls()
+    )
+
+
+def _may_make_reports_first(impl: Any) -> bool:
+    """Whether a ``tryfirst`` plain implementation may return a report before pytest's runner's
+    (any but pytest's unittest support's, which only sets ``call.excinfo``)."""
+    plain_first = impl.tryfirst and not (impl.wrapper or impl.hookwrapper)
+    return bool(plain_first) and getattr(impl.plugin, "__name__", None) != "_pytest.unittest"
 
 
 def redact_report_data(data: dict[str, Any], redact: Redactor) -> dict[str, Any]:

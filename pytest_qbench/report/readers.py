@@ -6,6 +6,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
@@ -47,6 +48,7 @@ from pytest_qbench.report.store import ORDER_NAME
 from pytest_qbench.report.store import PHASE_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
+from pytest_qbench.report.store import died_setup_failure
 from pytest_qbench.report.store import read_order
 from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
@@ -243,22 +245,35 @@ DIED_MESSAGE = (
 )
 
 
-def died_in_result(nodeid: str, phase: str | None = None) -> TestResult:
+def died_in_result(
+    nodeid: str, phase: str | None = None, setup_failure: Mapping[str, object] | None = None
+) -> TestResult:
     """The result of the test a run died in, in ``phase`` (``store.read_phase``; ``None``: not
     known, taken for the call): failed when it died in its call, an error in its setup or
-    teardown (as pytest counts a failure there); it never passed, its line is unknown."""
+    teardown (as pytest counts a failure there); it never passed, its line is unknown. With
+    ``setup_failure`` (its setup errored, and it died in its teardown:
+    ``store.died_setup_failure``), that is its failure, where and why the setup failed, and the
+    death its teardown's failure."""
     file, _, rest = nodeid.partition("::")
     outcome: Literal["failed", "error"] = "error" if phase in ("setup", "teardown") else "failed"
+    died = Failure(
+        error_type=DIED_TYPE,
+        error_message=DIED_MESSAGE,
+        phase="setup" if phase == "setup" else "teardown" if phase == "teardown" else "call",
+    )
+    first = None
+    if setup_failure is not None and phase == "teardown":
+        try:
+            first = Failure.model_validate(setup_failure)
+        except ValidationError:  # not as this qbench writes it: the death alone is certain
+            first = None
     return TestResult(
         nodeid=nodeid,
         test_name=rest.replace("::", ".") or nodeid,
         file=file,
         outcome=outcome,
-        failure=Failure(
-            error_type=DIED_TYPE,
-            error_message=DIED_MESSAGE,
-            phase="setup" if phase == "setup" else "teardown" if phase == "teardown" else "call",
-        ),
+        failure=died if first is None else first,
+        teardown_failure=None if first is None else died,
         counted_as=[outcome],
     )
 
@@ -275,7 +290,8 @@ def _add_died_in(contents: StreamContents, order: Path, *, records: bool) -> Non
     if nodeid is None:
         return
     contents.died_in = nodeid
-    result = died_in_result(nodeid, read_phase(order.with_name(PHASE_NAME)))
+    phase_path = order.with_name(PHASE_NAME)
+    result = died_in_result(nodeid, read_phase(phase_path), died_setup_failure(phase_path, nodeid))
     if not records:
         contents.results.append(result)
         return

@@ -66,11 +66,18 @@ PHASE_NAME = "phase"
 """One byte: the phase of the test going, as the run's last report left it (``PhaseMark``):
 written while the tests run, removed when the run ends, so that a run that died mid-test is
 known to have died in that test's setup, call or teardown."""
-PHASES = ("setup", "call", "teardown")
-"""The phase going when the mark holds 0, 1 or 2. As each phase's report is made
-(``QBenchWorker.annotate``): after a setup, 1 (its call) when it passed, else 2 (it failed,
-skipped or xfailed: no call, its teardown goes next); after a call, 2; after a teardown, 0 (the
-next test's setup). Three stores into memory a test, in branches taken anyway."""
+PHASES = ("setup", "call", "teardown", "teardown")
+"""The phase going when the mark holds 0, 1, 2 or 3. As each phase's report is made
+(``QBenchWorker.annotate``): after a setup, 1 (its call) when it passed, 3 when it failed (its
+teardown goes next, and the setup's error is kept: ``SETUP_ERROR_NAME``), else 2 (it skipped or
+xfailed: no call, its teardown goes next); after a call, 2; after a teardown, 0 (the next test's
+setup). Three stores into memory a test, in branches taken anyway."""
+SETUP_FAILED = 3
+"""The mark's value in the teardown of a test whose setup failed."""
+SETUP_ERROR_NAME = "setup-error.json"
+"""The failure of the last setup that errored, and its test's node id (``PhaseMark.
+keep_setup_error``): a run that dies in that test's teardown keeps its setup's error
+(``died_setup_failure``). Written only after a setup error; removed when the run ends."""
 RESULT_PREFIX = '{"kind":"result","result":'
 RESULT = "TestResult"
 """The model of a result; its records are stored ``compact`` (fields at their default left out)
@@ -379,13 +386,35 @@ class PhaseMark:
         finally:
             os.close(fd)  # the mapping keeps the file
 
+    def keep_setup_error(self, nodeid: str, failure: Mapping[str, object]) -> None:
+        """Keep the failure of ``nodeid``'s setup, which errored, beside the mark
+        (``SETUP_ERROR_NAME``): a death in its teardown then keeps the setup's error (the
+        test's result is written when its teardown ends). Written in place, then cut to its
+        length: a temporary file renamed, or ``O_TRUNC`` (which ext4 answers by writing the
+        file's blocks out), took 100 to 200 us, this about 2 us. A file a death leaves half
+        written, or with an earlier error's tail, is no JSON, and ``died_setup_failure`` reads
+        no error from it.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        data = json.dumps({"nodeid": nodeid, "failure": failure}).encode()
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(self.path.with_name(SETUP_ERROR_NAME), flags, 0o644)
+        try:
+            os.write(fd, data)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+
     def close(self) -> None:
-        """Unmap the file and remove it (the run ended)."""
+        """Unmap the file and remove it, and a kept setup error (the run ended)."""
         if self.map is not None:
             self.map.close()
             self.map = None
-        with suppress(OSError):
-            self.path.unlink()
+        for path in (self.path, self.path.with_name(SETUP_ERROR_NAME)):
+            with suppress(OSError):
+                path.unlink()
 
 
 def read_phase(path: Path) -> str | None:
@@ -397,6 +426,23 @@ def read_phase(path: Path) -> str | None:
     except OSError:
         return None
     return PHASES[code[0]] if code and code[0] < len(PHASES) else None
+
+
+def died_setup_failure(path: Path, nodeid: str) -> dict[str, object] | None:
+    """The failure of the setup of ``nodeid``, a test a run died in while in its teardown
+    after that setup failed (the phase mark at ``path`` holds ``SETUP_FAILED``): kept beside
+    the mark (``SETUP_ERROR_NAME``); ``None`` when it was not kept or is another test's."""
+    try:
+        with path.open("rb") as handle:
+            if handle.read(1) != bytes((SETUP_FAILED,)):
+                return None
+        kept = json.loads(path.with_name(SETUP_ERROR_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("nodeid") != nodeid:
+        return None
+    failure = kept.get("failure")
+    return failure if isinstance(failure, dict) else None
 
 
 class _LineBreakError(Exception):
