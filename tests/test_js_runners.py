@@ -85,7 +85,7 @@ def vitest_run(node_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
     (project / "src").mkdir()
     (project / "src" / "math.test.ts").write_text(VITEST_TESTS)
     link_tools(project, node_tools)
-    return qbench_test(project, "--runner", "vitest")
+    return qbench_test(project, "--runner", "vitest", "--html", "report.html")
 
 
 def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> None:
@@ -99,6 +99,21 @@ def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> No
     assert (run_dir / "report.md").is_file()
     # the line qbench prints adds up too: the todo is on it, as in the report's headline
     assert "vitest: 5 tests: 1 failed, 2 passed, 1 skipped, 1 todo;" in done.stdout
+
+
+def test_vitest_html_ring_counts_the_todo(vitest_run: tuple[Any, ...]) -> None:
+    """The HTML page's Outcomes ring counts every test of the headline, vitest's todo with its
+    own arc and legend entry (its total said 4 of the 5 tests, the todo left out)."""
+    _, report, run_dir = vitest_run
+    page = (run_dir.parent.parent.parent / "report.html").read_text(encoding="utf-8")
+    ring = re.search(r'<svg class="chart" data-chart="donut".*?</svg>', page, re.S)
+    assert ring is not None
+    assert re.findall(r'class="donut-total"[^>]*>(\d+)<', ring[0]) == [str(report.summary.total)]
+    assert '<circle class="o-other"' in ring[0] and "<title>1 todo</title>" in ring[0]
+    legend = re.search(r'<ul class="legend">(.*?)</ul>', page, re.S)
+    assert legend is not None
+    words = re.findall(r"</span>(\d+ \w+)</li>", legend[0])
+    assert words == ["2 passed", "1 failed", "1 skipped", "1 todo"]
 
 
 def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) -> None:
