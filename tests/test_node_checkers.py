@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from node_tools import frontend_project
 
+from pytest_qbench.tools.node.tsc import has_references
+
 
 QBENCH = str(Path(sys.executable).parent / "qbench")
 
@@ -57,6 +59,46 @@ def test_tsc_finds_ts2345_at_its_line_and_column(project: Path) -> None:
         in (tsc["diagnostics"][0]["message"])
     )
     assert tsc["run"]["command"][0].endswith("web/node_modules/.bin/tsc")
+
+
+SOLUTION_TSCONFIG = """\
+{
+  // create-vite's "solution" tsconfig: no file of its own, the checked ones in references
+  "files": [],
+  "references": [
+    { "path": "./tsconfig.app.json" },
+  ],
+}
+"""
+
+
+def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> None:
+    """A ``tsconfig.json`` of ``"files": []`` and ``references`` (every create-vite TypeScript
+    template's): ``tsc --noEmit`` checks nothing there and said clean beside the error the
+    project's ``tsc -b`` prints; qbench runs ``tsc -b`` on it and finds the error."""
+    web = frontend_project(tmp_path / "web")
+    (web / "tsconfig.json").rename(web / "tsconfig.app.json")
+    (web / "tsconfig.json").write_text(SOLUTION_TSCONFIG)
+    status, report = check(["--target", "frontend", "--checker", "tsc"], tmp_path)
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("failed", 1), tsc
+    assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
+    assert tsc["run"]["command"][1:] == ["-b", "--noEmit", "--pretty", "false"]
+
+
+def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
+    """``references`` in JSON with comments and trailing commas; none in a comment or a
+    string, nor an empty list."""
+    tsconfig = tmp_path / "tsconfig.json"
+    tsconfig.write_text(SOLUTION_TSCONFIG)
+    assert has_references(tsconfig)
+    tsconfig.write_text('{\n  // "references": [{"path": "x"}]\n  "include": ["src"],\n}\n')
+    assert not has_references(tsconfig)
+    tsconfig.write_text('{"references": [], "files": ["a // b"]}')
+    assert not has_references(tsconfig)
+    tsconfig.write_text('{"references": [{"path": "a"}], /* unclosed')
+    assert has_references(tsconfig)
+    assert not has_references(tmp_path / "missing.json")
 
 
 def test_eslint_error_with_its_rule(project: Path) -> None:
