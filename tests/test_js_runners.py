@@ -159,6 +159,22 @@ def test_jest_results_and_counts(node_tools: Path, tmp_path: Path) -> None:
     assert "Expected: 5" in broken.failure.error_message
 
 
+def test_jest_suite_that_failed_to_run_says_why(node_tools: Path, tmp_path: Path) -> None:
+    """A jest suite that failed to run (a syntax error) is one error whose message is jest's
+    reason, not its heading: the line qbench prints said only "● Test suite failed to run"."""
+    write_json(tmp_path / "package.json", {"name": "api", "devDependencies": {"jest": "29.7.0"}})
+    (tmp_path / "broken.test.js").write_text("test('x', () => {\n  const = 1\n})\n")
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "jest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    [error] = report.results
+    assert (error.nodeid, error.outcome) == ("broken.test.js", "error")
+    assert error.failure is not None
+    first = error.failure.error_message.splitlines()[0]
+    assert first == "Jest encountered an unexpected token", error.failure.error_message
+    assert f"ERROR [jest] broken.test.js (broken.test.js): {first}" in done.stdout
+
+
 def test_missing_binary_is_not_installed_and_fails(tmp_path: Path) -> None:
     """A project listing vitest without node_modules/.bin/vitest: the runner is "not
     installed", an error that fails the run, never a clean pass."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -134,11 +135,14 @@ def make_failure(text: str, file: str, root: Path, cwd: Path) -> Failure:
     lines = text.splitlines()
     body = [line for line in lines if not FRAME.match(line) and not NO_PLACE_FRAME.match(line)]
     head = next((line.strip() for line in body if line.strip()), "")
-    if head.startswith("● "):  # jest's file-level message: "● Test suite failed to run"
-        head = next((line.strip() for line in body[1:] if line.strip()), head)
+    if head.startswith("● "):  # jest's file-level heading: "● Test suite failed to run"
+        rest = body[next(i for i, line in enumerate(body) if line.strip()) + 1 :]
+        if any(line.strip() for line in rest):  # the message is what follows it, not it
+            body = rest
+            head = next(line.strip() for line in body if line.strip())
     match = ERROR_TYPE.match(head)
     error_type = match["type"] if match else "Error"
-    message = "\n".join(body).strip()
+    message = textwrap.dedent("\n".join(body)).strip()
     if match and message.startswith(f"{error_type}: "):
         message = message[len(error_type) + 2 :]
     where, at = locate(lines, file, root, cwd)
