@@ -108,6 +108,19 @@ def test_eslint_error_with_its_rule(project: Path) -> None:
     assert places(eslint) == [("web/src/extra.js", 2, 7, "no-unused-vars", "error")]
 
 
+def test_eslint_crash_names_its_error_not_a_stack_frame(tmp_path: Path) -> None:
+    """ESLint stopped by a syntax error in its configuration (exit 2) is crashed, and the note
+    names the error: it named the last frame of Node's stack below it
+    (``at async ModuleJob._link (node:internal/...)``)."""
+    web = frontend_project(tmp_path / "web")
+    with (web / "eslint.config.js").open("a") as config:
+        config.write("export const broken = ;\n")
+    status, report = check(["--target", "frontend", "--checker", "eslint"], tmp_path)
+    [eslint] = report["checks"]
+    assert (eslint["status"], status) == ("crashed", 1)
+    assert "exit code 2 (SyntaxError: Unexpected token ';')" in eslint["note"], eslint["note"]
+
+
 def test_target_both_gives_python_and_typescript_errors(project: Path) -> None:
     (project / "bad.py").write_text("import os\n")
     try:
