@@ -138,6 +138,29 @@ def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) ->
     assert (todo.outcome, todo.counted_as) == ("skipped", ["todo"])
 
 
+def test_vitest_file_whose_before_all_failed_is_named(node_tools: Path, tmp_path: Path) -> None:
+    """A vitest file whose describe block's ``beforeAll`` threw: vitest's JSON marks it failed,
+    with no message and its tests skipped; the file is one error named by its file, not only the run's
+    "vitest exited 1 with no failed test" naming no file."""
+    write_json(tmp_path / "package.json", {"name": "web", "devDependencies": {"vitest": "3.2.4"}})
+    hooked = (
+        "import { beforeAll, describe, it } from 'vitest'\n\n"
+        "describe('hooked', () => {\n"
+        "  beforeAll(() => { throw new Error('setup broke') })\n"
+        "  it('a', () => {})\n"
+        "})\n"
+    )
+    (tmp_path / "hooked.test.ts").write_text(hooked)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [r for r in report.results if r.outcome == "error"]
+    assert [r.nodeid for r in errors] == ["hooked.test.ts"], report.results
+    assert errors[0].failure is not None
+    assert "marked this file failed" in errors[0].failure.error_message
+    assert "exited 1 with no failed test" not in done.stdout
+
+
 def test_jest_results_and_counts(node_tools: Path, tmp_path: Path) -> None:
     """jest's ``--json`` report: ids, the test's line, the failing line, counts equal to jest's
     own ``Tests:`` line."""
