@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from node_tools import frontend_project
 
+from pytest_qbench.tools.node.tsc import BUILD_NO_EMIT
 from pytest_qbench.tools.node.tsc import has_references
+from pytest_qbench.tools.node.tsc import version_at_least
 
 
 QBENCH = str(Path(sys.executable).parent / "qbench")
@@ -99,6 +101,20 @@ def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
     tsconfig.write_text('{"references": [{"path": "a"}], /* unclosed')
     assert has_references(tsconfig)
     assert not has_references(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("version", "takes_no_emit"), [("5.5.4", False), ("5.6.3", True), ("6.0.2", True), (None, True)]
+)
+def test_build_mode_no_emit_from_typescript_5_6(
+    tmp_path: Path, version: str | None, takes_no_emit: bool
+) -> None:
+    """``tsc -b --noEmit`` from TypeScript 5.6 (5.5 refuses it: TS5094); an unreadable version
+    gets it, so an old tsc says so in an error, never a clean run."""
+    manifest = tmp_path / "package.json"
+    if version is not None:
+        manifest.write_text(json.dumps({"name": "typescript", "version": version}))
+    assert version_at_least(manifest, BUILD_NO_EMIT) is takes_no_emit
 
 
 def test_eslint_error_with_its_rule(project: Path) -> None:
