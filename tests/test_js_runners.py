@@ -198,6 +198,23 @@ def test_jest_suite_that_failed_to_run_says_why(node_tools: Path, tmp_path: Path
     assert f"ERROR [jest] broken.test.js (broken.test.js): {first}" in done.stdout
 
 
+@pytest.mark.parametrize(("ci", "outcome"), [("false", "passed"), ("true", "failed")])
+def test_jest_new_snapshot_as_jest_decides(
+    node_tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str, outcome: str
+) -> None:
+    """A new snapshot is written and passes outside CI (``CI=false``: jest's ci-info then says
+    no CI whatever else the machine sets), and fails in CI (``CI=true``), as the project's own
+    ``jest`` decides: qbench passed ``--ci`` and failed it everywhere."""
+    write_json(tmp_path / "package.json", {"name": "api", "devDependencies": {"jest": "29.7.0"}})
+    (tmp_path / "snap.test.js").write_text("test('snap', () => { expect([1]).toMatchSnapshot() })")
+    link_tools(tmp_path, node_tools)
+    monkeypatch.setenv("CI", ci)
+    done, report, _ = qbench_test(tmp_path, "--runner", "jest")
+    assert [(r.nodeid, r.outcome) for r in report.results] == [("snap.test.js > snap", outcome)]
+    assert done.returncode == (0 if ci == "false" else 1), done.stdout + done.stderr
+    assert (tmp_path / "__snapshots__" / "snap.test.js.snap").is_file() is (ci == "false")
+
+
 def test_missing_binary_is_not_installed_and_fails(tmp_path: Path) -> None:
     """A project listing vitest without node_modules/.bin/vitest: the runner is "not
     installed", an error that fails the run, never a clean pass."""
