@@ -85,7 +85,7 @@ def vitest_run(node_tools: Path, tmp_path_factory: pytest.TempPathFactory) -> tu
     (project / "src").mkdir()
     (project / "src" / "math.test.ts").write_text(VITEST_TESTS)
     link_tools(project, node_tools)
-    return qbench_test(project, "--runner", "vitest")
+    return qbench_test(project, "--runner", "vitest", "--html", "report.html")
 
 
 def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> None:
@@ -99,6 +99,21 @@ def test_vitest_counts_equal_its_summary_line(vitest_run: tuple[Any, ...]) -> No
     assert (run_dir / "report.md").is_file()
     # the line qbench prints adds up too: the todo is on it, as in the report's headline
     assert "vitest: 5 tests: 1 failed, 2 passed, 1 skipped, 1 todo;" in done.stdout
+
+
+def test_vitest_html_ring_counts_the_todo(vitest_run: tuple[Any, ...]) -> None:
+    """The HTML page's Outcomes ring counts every test of the headline, vitest's todo with its
+    own arc and legend entry (its total said 4 of the 5 tests, the todo left out)."""
+    _, report, run_dir = vitest_run
+    page = (run_dir.parent.parent.parent / "report.html").read_text(encoding="utf-8")
+    ring = re.search(r'<svg class="chart" data-chart="donut".*?</svg>', page, re.S)
+    assert ring is not None
+    assert re.findall(r'class="donut-total"[^>]*>(\d+)<', ring[0]) == [str(report.summary.total)]
+    assert '<circle class="o-other"' in ring[0] and "<title>1 todo</title>" in ring[0]
+    legend = re.search(r'<ul class="legend">(.*?)</ul>', page, re.S)
+    assert legend is not None
+    words = re.findall(r"</span>(\d+ \w+)</li>", legend[0])
+    assert words == ["2 passed", "1 failed", "1 skipped", "1 todo"]
 
 
 def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) -> None:
@@ -123,6 +138,29 @@ def test_vitest_failure_has_id_place_and_message(vitest_run: tuple[Any, ...]) ->
     assert (todo.outcome, todo.counted_as) == ("skipped", ["todo"])
 
 
+def test_vitest_file_whose_before_all_failed_is_named(node_tools: Path, tmp_path: Path) -> None:
+    """A vitest file whose describe block's ``beforeAll`` threw: vitest's JSON marks it failed,
+    with no message and its tests skipped; the file is one error named by its file, not only the run's
+    "vitest exited 1 with no failed test" naming no file."""
+    write_json(tmp_path / "package.json", {"name": "web", "devDependencies": {"vitest": "3.2.4"}})
+    hooked = (
+        "import { beforeAll, describe, it } from 'vitest'\n\n"
+        "describe('hooked', () => {\n"
+        "  beforeAll(() => { throw new Error('setup broke') })\n"
+        "  it('a', () => {})\n"
+        "})\n"
+    )
+    (tmp_path / "hooked.test.ts").write_text(hooked)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [r for r in report.results if r.outcome == "error"]
+    assert [r.nodeid for r in errors] == ["hooked.test.ts"], report.results
+    assert errors[0].failure is not None
+    assert "marked this file failed" in errors[0].failure.error_message
+    assert "exited 1 with no failed test" not in done.stdout
+
+
 def test_jest_results_and_counts(node_tools: Path, tmp_path: Path) -> None:
     """jest's ``--json`` report: ids, the test's line, the failing line, counts equal to jest's
     own ``Tests:`` line."""
@@ -142,6 +180,39 @@ def test_jest_results_and_counts(node_tools: Path, tmp_path: Path) -> None:
     assert broken.failure is not None
     assert (broken.failure.file, broken.failure.line) == ("cart.test.js", 4)
     assert "Expected: 5" in broken.failure.error_message
+
+
+def test_jest_suite_that_failed_to_run_says_why(node_tools: Path, tmp_path: Path) -> None:
+    """A jest suite that failed to run (a syntax error) is one error whose message is jest's
+    reason, not its heading: the line qbench prints said only "● Test suite failed to run"."""
+    write_json(tmp_path / "package.json", {"name": "api", "devDependencies": {"jest": "29.7.0"}})
+    (tmp_path / "broken.test.js").write_text("test('x', () => {\n  const = 1\n})\n")
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "jest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    [error] = report.results
+    assert (error.nodeid, error.outcome) == ("broken.test.js", "error")
+    assert error.failure is not None
+    first = error.failure.error_message.splitlines()[0]
+    assert first == "Jest encountered an unexpected token", error.failure.error_message
+    assert f"ERROR [jest] broken.test.js (broken.test.js): {first}" in done.stdout
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("false", "passed"), ("true", "failed")])
+def test_jest_new_snapshot_as_jest_decides(
+    node_tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ci: str, outcome: str
+) -> None:
+    """A new snapshot is written and passes outside CI (``CI=false``: jest's ci-info then says
+    no CI whatever else the machine sets), and fails in CI (``CI=true``), as the project's own
+    ``jest`` decides: qbench passed ``--ci`` and failed it everywhere."""
+    write_json(tmp_path / "package.json", {"name": "api", "devDependencies": {"jest": "29.7.0"}})
+    (tmp_path / "snap.test.js").write_text("test('snap', () => { expect([1]).toMatchSnapshot() })")
+    link_tools(tmp_path, node_tools)
+    monkeypatch.setenv("CI", ci)
+    done, report, _ = qbench_test(tmp_path, "--runner", "jest")
+    assert [(r.nodeid, r.outcome) for r in report.results] == [("snap.test.js > snap", outcome)]
+    assert done.returncode == (0 if ci == "false" else 1), done.stdout + done.stderr
+    assert (tmp_path / "__snapshots__" / "snap.test.js.snap").is_file() is (ci == "false")
 
 
 def test_missing_binary_is_not_installed_and_fails(tmp_path: Path) -> None:

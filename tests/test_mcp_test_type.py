@@ -117,6 +117,21 @@ def test_vitest_alone_starts_no_pytest(project: Path) -> None:
     assert "keyword" in refused.content[0].text  # type: ignore[union-attr]
 
 
+def test_vitest_todo_is_in_the_answers_counts(project: Path) -> None:
+    """A vitest todo test is in the answer's counts as in vitest's line (``1 todo``): its
+    summary's total said 3 beside 1 failed and 1 passed, with no word for the third."""
+    later = "import { it } from 'vitest'\n\nit.todo('later')\n"
+    (project / "web" / "src" / "later.test.ts").write_text(later)
+    result = call(project, {"test_type": "vitest"})
+    content = result.structured_content
+    assert content is not None
+    summary = content["summary"]
+    assert (summary["total"], summary["failed"], summary["passed"]) == (3, 1, 1)
+    assert summary["other"] == {"todo": 1}
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("FAILED: 1 failed, 1 passed, 1 todo in "), text
+
+
 def test_qbench_test_runner_all_is_one_run(project: Path) -> None:
     """``qbench test --runner all``: one run, one report.json with the Python and the
     TypeScript failures, exit status 1."""

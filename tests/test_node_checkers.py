@@ -13,6 +13,10 @@ from typing import Any
 import pytest
 from node_tools import frontend_project
 
+from pytest_qbench.tools.node.tsc import BUILD_NO_EMIT
+from pytest_qbench.tools.node.tsc import has_references
+from pytest_qbench.tools.node.tsc import version_at_least
+
 
 QBENCH = str(Path(sys.executable).parent / "qbench")
 
@@ -59,11 +63,78 @@ def test_tsc_finds_ts2345_at_its_line_and_column(project: Path) -> None:
     assert tsc["run"]["command"][0].endswith("web/node_modules/.bin/tsc")
 
 
+SOLUTION_TSCONFIG = """\
+{
+  // create-vite's "solution" tsconfig: no file of its own, the checked ones in references
+  "files": [],
+  "references": [
+    { "path": "./tsconfig.app.json" },
+  ],
+}
+"""
+
+
+def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> None:
+    """A ``tsconfig.json`` of ``"files": []`` and ``references`` (every create-vite TypeScript
+    template's): ``tsc --noEmit`` checks nothing there and said clean beside the error the
+    project's ``tsc -b`` prints; qbench runs ``tsc -b`` on it and finds the error."""
+    web = frontend_project(tmp_path / "web")
+    (web / "tsconfig.json").rename(web / "tsconfig.app.json")
+    (web / "tsconfig.json").write_text(SOLUTION_TSCONFIG)
+    status, report = check(["--target", "frontend", "--checker", "tsc"], tmp_path)
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("failed", 1), tsc
+    assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
+    assert tsc["run"]["command"][1:] == ["-b", "--noEmit", "--pretty", "false"]
+
+
+def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
+    """``references`` in JSON with comments and trailing commas; none in a comment or a
+    string, nor an empty list."""
+    tsconfig = tmp_path / "tsconfig.json"
+    tsconfig.write_text(SOLUTION_TSCONFIG)
+    assert has_references(tsconfig)
+    tsconfig.write_text('{\n  // "references": [{"path": "x"}]\n  "include": ["src"],\n}\n')
+    assert not has_references(tsconfig)
+    tsconfig.write_text('{"references": [], "files": ["a // b"]}')
+    assert not has_references(tsconfig)
+    tsconfig.write_text('{"references": [{"path": "a"}], /* unclosed')
+    assert has_references(tsconfig)
+    assert not has_references(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("version", "takes_no_emit"), [("5.5.4", False), ("5.6.3", True), ("6.0.2", True), (None, True)]
+)
+def test_build_mode_no_emit_from_typescript_5_6(
+    tmp_path: Path, version: str | None, takes_no_emit: bool
+) -> None:
+    """``tsc -b --noEmit`` from TypeScript 5.6 (5.5 refuses it: TS5094); an unreadable version
+    gets it, so an old tsc says so in an error, never a clean run."""
+    manifest = tmp_path / "package.json"
+    if version is not None:
+        manifest.write_text(json.dumps({"name": "typescript", "version": version}))
+    assert version_at_least(manifest, BUILD_NO_EMIT) is takes_no_emit
+
+
 def test_eslint_error_with_its_rule(project: Path) -> None:
     status, report = check(["--checker", "eslint"], project)
     [eslint] = report["checks"]
     assert (eslint["run"]["tool"], eslint["status"], status) == ("eslint.lint", "failed", 1)
     assert places(eslint) == [("web/src/extra.js", 2, 7, "no-unused-vars", "error")]
+
+
+def test_eslint_crash_names_its_error_not_a_stack_frame(tmp_path: Path) -> None:
+    """ESLint stopped by a syntax error in its configuration (exit 2) is crashed, and the note
+    names the error: it named the last frame of Node's stack below it
+    (``at async ModuleJob._link (node:internal/...)``)."""
+    web = frontend_project(tmp_path / "web")
+    with (web / "eslint.config.js").open("a") as config:
+        config.write("export const broken = ;\n")
+    status, report = check(["--target", "frontend", "--checker", "eslint"], tmp_path)
+    [eslint] = report["checks"]
+    assert (eslint["status"], status) == ("crashed", 1)
+    assert "exit code 2 (SyntaxError: Unexpected token ';')" in eslint["note"], eslint["note"]
 
 
 def test_target_both_gives_python_and_typescript_errors(project: Path) -> None:

@@ -82,6 +82,8 @@ class RunCounts(QBenchModel):
     """Tests deselected by -k/-m."""
     warnings: int = 0
     """pytest warnings."""
+    other: dict[str, int] = Field(default_factory=dict)
+    """Other words (todo)."""
     duration: float = 0.0
     """Seconds the session took."""
     pass_rate: float | None = None

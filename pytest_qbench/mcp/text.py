@@ -7,7 +7,9 @@ a few lines per item. ``fit_lines`` keeps it within a character budget.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Mapping
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_qbench.core.summary_words import summary_text
 
@@ -51,10 +53,12 @@ COUNTED = (
 """The counts of an answer's first line, in pytest's words and order (`summary_words`)."""
 
 
-def counts_text(summary: dict[str, int | float]) -> str:
-    """``3 failed, 10 passed, 1 error in 2.31s``: pytest's closing line."""
+def counts_text(summary: Mapping[str, Any]) -> str:
+    """``3 failed, 10 passed, 1 error in 2.31s``: pytest's closing line (with the runners'
+    other words: ``1 failed, 23 passed, 1 todo``)."""
     took = f" in {summary['duration']:.2f}s" if "duration" in summary else ""
-    return f"{summary_text(summary, COUNTED)}{took}"
+    other = summary.get("other")
+    return f"{summary_text(summary, COUNTED, other if isinstance(other, dict) else None)}{took}"
 
 
 def cut_lines(lines: Sequence[str], limit: int) -> str:

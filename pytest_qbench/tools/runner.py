@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -32,6 +33,8 @@ from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 
 
+_JS_FRAME = re.compile(r"^\s+at \S")
+"""A frame of a JavaScript stack, ``    at compileSourceTextModule (node:internal/...)``."""
 POLL_SECONDS = 0.1
 """How often a wait looks whether it was asked to stop."""
 
@@ -395,8 +398,11 @@ def judge(
 
 
 def crash_note(tool: str, code: int | None, output: bytes, where: str | None) -> str:
-    """``mypy.typecheck crashed: exit code 2 (last line); raw output in mypy.typecheck.log``."""
-    lines = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    """``mypy.typecheck crashed: exit code 2 (last line); raw output in mypy.typecheck.log``:
+    the last line that is not a frame of a JavaScript stack (a Node tool's crash ends with
+    ``    at async ModuleJob._link (...)`` below its ``SyntaxError: ...``)."""
+    text = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
+    lines = [line for line in text if not _JS_FRAME.match(line)] or text
     last = f" ({lines[-1].strip()[:200]})" if lines else ""
     stored = f"; raw output in {where}" if where else ""
     return f"{tool} crashed: exit code {code}{last}{stored}"

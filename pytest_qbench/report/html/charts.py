@@ -15,10 +15,13 @@ from collections.abc import Sequence
 from markupsafe import Markup
 from markupsafe import escape
 
+from pytest_qbench.report.html.data import OUTCOMES
 from pytest_qbench.report.html.trend import FlakyTest
 from pytest_qbench.report.html.trend import TrendRun
 
 
+OUTCOME_NAMES = frozenset(OUTCOMES)
+"""The outcomes the stylesheet colours (``o-NAME``); any other word is ``o-other``."""
 DURATION_BINS = (
     (0.001, "< 1 ms"),
     (0.01, "1–10 ms"),
@@ -58,13 +61,18 @@ def donut(counts: Sequence[tuple[str, int]]) -> Markup:
             continue
         share = 100.0 * n / total
         body.append(
-            f'<circle class="o-{escape(label)}" cx="21" cy="21" r="15.915" fill="none" '
+            f'<circle class="{outcome_class(label)}" cx="21" cy="21" r="15.915" fill="none" '
             f'stroke-width="6" stroke-dasharray="{share:.3f} {100 - share:.3f}" '
             f'stroke-dashoffset="{offset:.3f}"><title>{n} {escape(label)}</title></circle>'
         )
         offset -= share
     body.append(f'<text class="donut-total" x="21" y="23" text-anchor="middle">{total}</text>')
     return svg("donut", 42, 42, body, f"outcomes of {total} tests")
+
+
+def outcome_class(label: str) -> str:
+    """``o-failed`` for an outcome, ``o-other`` for another word of the summary (``todo``)."""
+    return f"o-{label}" if label in OUTCOME_NAMES else "o-other"
 
 
 def bars(

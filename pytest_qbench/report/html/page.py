@@ -67,6 +67,7 @@ def make_html_environment() -> jinja2.Environment:
         percent=percent_text,
         collected_text=collected_text,
         rate=rate_text,
+        outcome_class=charts.outcome_class,
     )
     return env
 
@@ -219,8 +220,15 @@ def chart_context(
 
 
 def _outcome_counts(summary: Any) -> list[tuple[str, int]]:
-    """``(outcome, count)`` in `OUTCOMES` order, from the summary (which says ``errors``)."""
-    return [(name, int(summary["errors" if name == "error" else name])) for name in OUTCOMES]
+    """``(outcome, count)`` in `OUTCOMES` order, from the summary (which says ``errors``), then
+    the summary's other words (vitest's and jest's ``todo``) when they are the tests those
+    outcomes leave out of the total: the ring then counts every test, as the headline does."""
+    counts = [(name, int(summary["errors" if name == "error" else name])) for name in OUTCOMES]
+    other = sorted((str(word), int(n)) for word, n in (summary.get("other") or {}).items() if n)
+    left = int(summary["total"]) - sum(n for _name, n in counts)
+    if other and sum(n for _word, n in other) <= left:
+        counts.extend(other)
+    return counts
 
 
 def _source(env: jinja2.Environment, name: str) -> str:

@@ -33,9 +33,14 @@ def has_eslint_config(root: Path) -> bool:
 
 def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
-    ignores the configuration)."""
+    ignores the configuration); ``tsc -b`` when it lists project references."""
     executable = project_bin(cwd, "tsc", "typescript")
-    return Plan(tsc.TOOL, tsc.tsc_command(executable), tsc.OK_CODES, tsc.parse_tsc)
+    build = tsc.has_references(cwd / "tsconfig.json")
+    no_emit = build and tsc.version_at_least(
+        cwd / "node_modules" / "typescript" / "package.json", tsc.BUILD_NO_EMIT
+    )
+    command = tsc.tsc_command(executable, build=build, no_emit=no_emit)
+    return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
 
 
 def plan_eslint(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
@@ -57,7 +62,7 @@ def qbench_checkers() -> list[Checker]:
             has_tsconfig,
             plan_tsc,
             installed=lambda root: has_bin(root, "tsc"),
-            description="node_modules/.bin/tsc --noEmit --pretty false",
+            description="node_modules/.bin/tsc --noEmit --pretty false (-b: references)",
         ),
         Checker(
             "eslint",

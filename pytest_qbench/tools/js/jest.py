@@ -21,10 +21,11 @@ def detect(package: Package) -> bool:
 
 
 def command(binary: Path, output: Path, paths: list[str]) -> list[str]:
-    """jest writing its JSON report to ``output`` (on ``paths``, or all its tests)."""
+    """jest writing its JSON report to ``output`` (on ``paths``, or all its tests). No
+    ``--ci``: jest tells CI itself (``CI`` in the environment), as vitest does, so a new
+    snapshot is written outside CI and fails in it, as in the project's own ``jest`` run."""
     return [
         str(binary),
-        "--ci",
         "--json",
         f"--outputFile={output}",
         "--testLocationInResults",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,12 @@ NO_PLACE_FRAME = re.compile(r"^\s+at (?:.+ \()?(?:<anonymous>|native|index \d+)\
 """A V8 frame without a file: ``at new Promise (<anonymous>)``, ``at Array.forEach (native)``."""
 ERROR_TYPE = re.compile(r"^(?P<type>[A-Z][A-Za-z0-9_$.]*(?:Error|Exception)?): (?P<rest>.*)$")
 """``AssertionError: expected 2 to be 3`` (the first line of a failure message)."""
+NO_MESSAGE = (
+    "{} marked this file failed with no failed test and no message (a failing beforeAll or "
+    "afterAll hook, an error outside the tests): its console output in the run directory says "
+    "what failed"
+)
+"""The message of a file the runner marked failed without saying why."""
 MAX_MESSAGE = 4000
 """Characters of a failure's message kept."""
 
@@ -70,12 +77,10 @@ def file_results(item: dict[str, Any], root: Path, runner: str, cwd: Path) -> li
         test_result(test, file, root, runner, cwd) for test in item.get("assertionResults") or []
     ]
     message = strip_ansi(str(item.get("message") or "")).strip()
-    if (
-        item.get("status") == "failed"
-        and message
-        and not any(r.outcome == "failed" for r in results)
-    ):
-        results.append(file_error(file, message, root, runner, cwd))
+    if item.get("status") == "failed" and not any(r.outcome == "failed" for r in results):
+        # vitest gives no message for a failed beforeAll (its tests "skipped"): the file still
+        # failed, and is named as the one that did
+        results.append(file_error(file, message or NO_MESSAGE.format(runner), root, runner, cwd))
     return results
 
 
@@ -134,11 +139,14 @@ def make_failure(text: str, file: str, root: Path, cwd: Path) -> Failure:
     lines = text.splitlines()
     body = [line for line in lines if not FRAME.match(line) and not NO_PLACE_FRAME.match(line)]
     head = next((line.strip() for line in body if line.strip()), "")
-    if head.startswith("● "):  # jest's file-level message: "● Test suite failed to run"
-        head = next((line.strip() for line in body[1:] if line.strip()), head)
+    if head.startswith("● "):  # jest's file-level heading: "● Test suite failed to run"
+        rest = body[next(i for i, line in enumerate(body) if line.strip()) + 1 :]
+        if any(line.strip() for line in rest):  # the message is what follows it, not it
+            body = rest
+            head = next(line.strip() for line in body if line.strip())
     match = ERROR_TYPE.match(head)
     error_type = match["type"] if match else "Error"
-    message = "\n".join(body).strip()
+    message = textwrap.dedent("\n".join(body)).strip()
     if match and message.startswith(f"{error_type}: "):
         message = message[len(error_type) + 2 :]
     where, at = locate(lines, file, root, cwd)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -26,9 +27,47 @@ _LINE = re.compile(
 )
 
 
-def tsc_command(executable: str) -> list[str]:
-    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule."""
+_COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_REFERENCES = re.compile(r'"references"\s*:\s*\[\s*\{')
+BUILD_NO_EMIT = (5, 6)
+"""The first TypeScript whose build mode takes ``--noEmit`` (5.5 refuses it: TS5094)."""
+
+
+def tsc_command(executable: str, build: bool = False, no_emit: bool = True) -> list[str]:
+    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule. ``build``:
+    ``tsc -b``, for a ``tsconfig.json`` with ``references`` (a "solution" one such as
+    create-vite's ``{"files": [], "references": [...]}``, on which ``tsc --noEmit`` checks
+    nothing); ``no_emit`` there only where the build mode takes it (TypeScript 5.6 and later)."""
+    if build:
+        return [executable, "-b", *(["--noEmit"] if no_emit else []), "--pretty", "false"]
     return [executable, "--noEmit", "--pretty", "false"]
+
+
+def has_references(tsconfig: Path) -> bool:
+    """Whether ``tsconfig`` (JSON with comments and trailing commas) lists project
+    ``references``; a file that cannot be read has none (tsc then says what is wrong)."""
+    try:
+        text = tsconfig.read_text(encoding="utf-8-sig")
+    except (OSError, ValueError):
+        return False
+    plain = _COMMENT_OR_STRING.sub(lambda m: m[0] if m[0].startswith('"') else " ", text)
+    try:
+        data = json.loads(_TRAILING_COMMA.sub(r"\1", plain))
+    except ValueError:
+        return _REFERENCES.search(plain) is not None
+    return isinstance(data, dict) and bool(data.get("references"))
+
+
+def version_at_least(package_json: Path, wanted: tuple[int, int]) -> bool:
+    """Whether the installed package's ``version`` is ``wanted`` or later (unreadable: yes, so
+    an old tsc refuses the option itself, in an error diagnostic, never a clean run)."""
+    try:
+        version = str(json.loads(package_json.read_text(encoding="utf-8"))["version"])
+        major, minor = (int(part) for part in version.split(".")[:2])
+    except (OSError, ValueError, KeyError, TypeError):
+        return True
+    return (major, minor) >= wanted
 
 
 def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
