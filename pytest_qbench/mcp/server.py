@@ -114,8 +114,8 @@ what needs a person."""
 Paths = Annotated[
     list[str] | str | None,
     Field(
-        description="Files, directories or node ids (path::Class::test) inside the project; "
-        "default: the project's configured test paths"
+        description="Files, directories or node ids (path::Class::test) in the project; "
+        "default: its configured test paths"
     ),
 ]
 Texts = Annotated[list[str] | None, Field(description="Any of these values (case-insensitive)")]

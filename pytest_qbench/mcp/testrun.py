@@ -115,8 +115,7 @@ class RunResult(QBenchModel):
     exit_meaning: str
     """pytest's exit status in words."""
     timed_out: bool = False
-    """The run hit timeout_seconds and was stopped: the results are partial, unless only
-    pytest's session end was cut (then partial is false)."""
+    """Stopped at timeout_seconds: results partial, unless only the session end was cut."""
     partial: bool = False
     """The run did not finish: tests after the cut never ran."""
     timeout_seconds: float
