@@ -3,6 +3,7 @@ judged, and its fingerprint, without work repeated per failure or per row."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from history_data import result
 
 from pytest_qbench.core.types import Outcome
 from pytest_qbench.history import INDEX_NAME
+from pytest_qbench.history import fingerprint
 from pytest_qbench.history import queries
 from pytest_qbench.history import sql
 from pytest_qbench.history.database import open_index
@@ -113,3 +115,30 @@ def test_past_results_are_made_without_the_dataclass_init(
     assert hash(newest) == hash(PastResult(**{**vars(newest)}))
     with pytest.raises(AttributeError):
         newest.outcome = "passed"  # type: ignore[misc]
+
+
+class _Counted:
+    """A compiled pattern whose ``sub`` calls are counted."""
+
+    def __init__(self, pattern: re.Pattern[str], runs: list[str]) -> None:
+        self.pattern, self.runs = pattern, runs
+
+    def sub(self, replacement: str, text: str) -> str:
+        self.runs.append(replacement)
+        return self.pattern.sub(replacement, text)
+
+
+def test_a_fingerprint_runs_only_the_patterns_a_message_can_match(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An id holds four hyphens and a path two separators: a message with fewer is not
+    searched for them (``assert -1 == 2``, ``a/b``), and normalises as before."""
+    runs: list[str] = []
+    rules = [(_Counted(pattern, runs), *rest) for pattern, *rest in fingerprint._RULES]
+    monkeypatch.setattr(fingerprint, "_RULES", tuple(rules))
+    assert fingerprint.normalise_message("assert -1 == 2 in a/b") == "assert <n> == <n> in a/b"
+    assert runs == ["<hex>", "<n>"]
+    runs.clear()
+    text = "id 12345678-1234-1234-1234-123456789abc at /srv/x/y.py:0x1f"
+    assert fingerprint.normalise_message(text) == "id <id> at <path>:<addr>"
+    assert runs == ["<id>", "<addr>", "<path>", "<hex>", "<n>"]
