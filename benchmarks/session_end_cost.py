@@ -88,14 +88,17 @@ def stream_of(python: str, size: int, work_dir: Path) -> tuple[Path, Path]:
     return out / "head.json", out / "results.jsonl"
 
 
-def count(python: str, checkout: str, step: str, head: Path, stream: Path) -> int:
-    """The instructions of one step on one stream."""
+def count(
+    python: str, checkout: str, step: str, head: Path, stream: Path, script: str = STEP
+) -> int:
+    """The instructions of one step on one stream (of ``script``, given the step and both
+    paths)."""
     with tempfile.TemporaryDirectory() as where:
         profile = Path(where) / "callgrind.out"
         env = child_env(checkout)
         env["PYTHONHASHSEED"] = "0"
         argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}"]
-        argv += [python, "-c", STEP, step, str(head), str(stream)]
+        argv += [python, "-c", script, step, str(head), str(stream)]
         subprocess.run(argv, cwd=where, env=env, capture_output=True, check=True)
         for line in profile.read_text().splitlines():
             if line.startswith(("summary:", "totals:")):

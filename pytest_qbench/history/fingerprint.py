@@ -20,26 +20,29 @@ MAX_MESSAGE = 1000
 """Characters of the normalised message that count (long messages differ in their tails)."""
 
 # Order matters: a path or an address would otherwise lose its digits to the number rule first.
-# Each rule with the texts one of which its every match holds: a message holding none is left
-# as it is without running the pattern (most messages have no address, path or id).
-_RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...] = (
+# Each rule with the texts its every match holds and how many of them at least: a message
+# holding fewer is left as it is without running the pattern (most messages have no address,
+# path or id; an id holds four hyphens, a path two separators, where "assert -1 == x" or a
+# "a/b" holds one).
+_RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], int], ...] = (
     (
         re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"),
         "<id>",
         ("-",),
+        4,
     ),
-    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>", ("0x",)),
-    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>", ("/", "\\")),
-    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>", ()),
-    (re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?"), "<n>", ()),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>", ("0x",), 1),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>", ("/", "\\"), 2),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>", (), 0),
+    (re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?"), "<n>", (), 0),
 )
 
 
 def normalise_message(message: str) -> str:
     """The message without what varies between runs of the same failure."""
     text = strip_ansi(message)
-    for pattern, replacement, needs in _RULES:
-        if not needs or any(need in text for need in needs):
+    for pattern, replacement, needs, least in _RULES:
+        if not least or sum(map(text.count, needs)) >= least:
             text = pattern.sub(replacement, text)
     # each run of whitespace one space, none at the ends: str.split's whitespace is re's \s
     return " ".join(text.split())[:MAX_MESSAGE]

@@ -604,28 +604,18 @@ def flaky_sequences(count: int) -> str:
 
 
 def recent_results_of(count: int) -> str:
-    """For ``count`` node ids: their last ``?`` results that passed or failed in runs indexed
-    before the run of ``id`` ``?``, plus the last pass of each (of all runs), newest first.
+    """For ``count`` node ids: their pass-or-fail results in runs indexed before the run of
+    ``id`` ``?``, each node id's newest first (``queries.recent_results`` keeps a window of
+    them and the last pass). Read in the order of the indexes ``tests`` and ``results_by_test``
+    give, no sort and no window function: ranking the rows in SQL (``ROW_NUMBER`` over two
+    partitions, three temporary B-trees) cost three times reading them all.
 
-    Columns: rank (1 = newest), nodeid, then ``JUDGED_RESULT``'s.
+    Columns: nodeid, then ``JUDGED_RESULT``'s.
     """
-    return f"""SELECT k, nodeid, run_id, started_at, outcome, duration, flaky, fingerprint,
-            message, commit_sha, failing, ran FROM (
-        SELECT t.nodeid, r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
-            res.fingerprint, res.message, r.commit_sha, r.failed + r.errors AS failing,
-            r.total - r.skipped AS ran,
-            ROW_NUMBER() OVER (
-                PARTITION BY res.test_ref ORDER BY r.id DESC) AS k,
-            ROW_NUMBER() OVER (
-                PARTITION BY res.test_ref, CASE WHEN res.outcome IN {_FAILING_SQL}
-                    THEN 1 ELSE 0 END
-                ORDER BY r.id DESC) AS kk
-        FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
-        WHERE t.nodeid IN ({marks(count)}) AND r.id < ?
-        AND res.outcome IN {_RAN_SQL}
-    ) ranked
-    WHERE k <= ? OR (kk = 1 AND outcome NOT IN {_FAILING_SQL})
-    ORDER BY nodeid, k"""
+    return f"""SELECT t.nodeid, {JUDGED_RESULT}
+        FROM tests t JOIN results res ON res.test_ref = t.id JOIN runs r ON r.id = res.run_ref
+        WHERE t.nodeid IN ({marks(count)}) AND res.run_ref < ? AND res.outcome IN {_RAN_SQL}
+        ORDER BY t.nodeid, res.run_ref DESC"""
 
 
 def phase_timings_of(count: int) -> str:
