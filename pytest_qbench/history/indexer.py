@@ -143,6 +143,7 @@ def index_run(
         _insert_results(index, cursor, run_ref, sql.batches(errors, RESULT_BATCH), done)
         _insert_deselected(cursor, run_ref, deselected)
         _insert_diagnostics(cursor, run_ref, report)
+        _insert_members(cursor, run_ref, report)
         if keep_runs:
             done.removed = delete_old_runs(cursor, keep_runs, run_id, live or _never)
         return done
@@ -379,6 +380,21 @@ def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> 
 
 CHECKED_STATUSES = ("clean", "failed")
 """Statuses of a checker that ran to the end: its diagnostics are all it found."""
+
+
+def merge_member_ids(report: Record) -> list[str]:
+    """The run ids a merged report holds (``qbench merge``: its ``shards``, a merge of merges'
+    every shard), without its own; none for a report that is no merge."""
+    own = report["run"]["run_id"]
+    ids = (str(shard["run"]["run_id"]) for shard in report.get("shards") or ())
+    return [run_id for run_id in dict.fromkeys(ids) if run_id != own]
+
+
+def _insert_members(cursor: Cursor, run_ref: int, report: Record) -> None:
+    """Record the runs a merged run holds (``sql.MERGE_MEMBERS_TABLE``): the windows of runs
+    leave them out, whether they were indexed before the merge or are indexed after it."""
+    for run_id in merge_member_ids(report):
+        cursor.execute(sql.INSERT_MERGE_MEMBER, (run_ref, run_id))
 
 
 def checked_tools(report: Record) -> list[str]:

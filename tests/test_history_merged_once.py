@@ -1,0 +1,193 @@
+"""One CI pipeline counts once in the history (session 41): its shards indexed themselves and
+its merged report was indexed too (``qbench index merged/report.json``, as docs/how-to/shards.md
+says), in either order. Real pytest shards (``--qbench-shard``) in subprocesses, the ``qbench``
+command as a subprocess, a real SQLite index. Before schema 11 every result of such a pipeline
+was in the index twice (the shard's and the merge's copy), and one failure read as "failed in
+2 consecutive runs"."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from typing import cast
+
+import pytest
+from history_data import index_args
+from history_data import index_reports
+from history_data import make_index_of_schema
+from history_data import report
+from history_data import result
+from postgres_server import HistoryDB
+
+from pytest_qbench.history import sql
+from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.queries import flaky_candidates
+from pytest_qbench.history.queries import recent_results
+from pytest_qbench.history.queries import results_of_test
+
+
+TESTS = {
+    "test_a": """
+        import os
+
+        def test_a():
+            assert not os.environ.get("QBENCH_TEST_FAIL")
+    """,
+    "test_b": """
+        def test_b():
+            pass
+    """,
+}
+A = "test_a.py::test_a"
+ARGS = ("-p", "qbench", "-p", "no:randomly")
+
+
+def qbench(pytester: pytest.Pytester, *args: str) -> tuple[int, Any]:
+    """``python -m pytest_qbench ARGS --json --dir .qbench``: its status and parsed output."""
+    done = pytester.run(sys.executable, "-m", "pytest_qbench", *args, "--json", "--dir", ".qbench")
+    return done.ret, json.loads(done.stdout.str())
+
+
+def run_pipeline(
+    pytester: pytest.Pytester,
+    name: str,
+    fail: bool,
+    merge_first: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> str:
+    """Shards ``NAME-s1`` and ``NAME-s2`` (``--qbench-shard`` 1/2 and 2/2) and their merge
+    ``NAME``, all indexed in ``.qbench``: the shards at their session ends and the merge after
+    them; or (``merge_first``) the merge first and the shards after it (``qbench index`` of
+    the shards' run directories, kept apart until then). The merged run's id."""
+    if fail:
+        monkeypatch.setenv("QBENCH_TEST_FAIL", "1")
+    shard_dir = f"{name}-shards" if merge_first else ".qbench"
+    for i in (1, 2):
+        ran = pytester.runpytest_subprocess(
+            *ARGS, f"--qbench-shard={i}/2", f"--qbench-run-id={name}-s{i}",
+            f"--qbench-dir={shard_dir}",
+        )  # fmt: skip
+        assert ran.ret in (0, 1, 5)
+    monkeypatch.delenv("QBENCH_TEST_FAIL", raising=False)
+    runs = pytester.path / shard_dir / "runs"
+    out = pytester.path / name / "report.json"
+    merged = pytester.run(
+        sys.executable, "-m", "pytest_qbench", "merge", runs / f"{name}-s1", runs / f"{name}-s2",
+        "-o", out,
+    )  # fmt: skip
+    assert merged.ret in (0, 1), merged.stderr.str()
+    indexed = [str(out)]
+    if merge_first:
+        indexed += [str(runs / f"{name}-s1"), str(runs / f"{name}-s2")]
+    for path in indexed:
+        done = pytester.run(
+            sys.executable, "-m", "pytest_qbench", "index", path, "--dir", ".qbench"
+        )
+        assert done.ret == 0, done.stderr.str()
+    return str(json.loads(out.read_text())["run"]["run_id"])
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")  # one CI commit: every shard the same plan
+    monkeypatch.setenv("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567")
+    pytester.makepyfile(**TESTS)
+    return pytester
+
+
+@pytest.mark.parametrize("merge_first", [False, True], ids=["shards-first", "merge-first"])
+def test_one_failure_in_a_merged_pipeline_is_one_failing_run(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, merge_first: bool
+) -> None:
+    """A passing pipeline, then one where test_a fails in its shard: `qbench flaky` and
+    `qbench history test_a` see one failing run, not two, and the next run's failure of
+    test_a counts 2 earlier runs, 1 failed (TestHistory), broken since the merged run p2.
+    Before, each pipeline counted twice: "broken: failed in 2 consecutive runs (p2-s1, p2)"
+    in `qbench flaky` and `qbench history`, 4 earlier runs with 2 failed at the session end."""
+    p1 = run_pipeline(project, "p1", False, merge_first, monkeypatch)
+    p2 = run_pipeline(project, "p2", True, merge_first, monkeypatch)
+    with sqlite3.connect(project.path / ".qbench/index.sqlite") as db:
+        assert len(db.execute("SELECT 1 FROM runs").fetchall()) == 6  # every run indexed
+    _status, history = qbench(project, "history", A)
+    outcomes = [(r["run_id"], r["outcome"]) for r in history["results"]]
+    assert outcomes == [(p1, "passed"), (p2, "failed")]
+    _status, flaky = qbench(project, "flaky")
+    assert history["failedRuns"] == 1 and "broken" not in history["verdict"]
+    _status, flaky = qbench(project, "flaky")
+    assert [t for t in flaky["tests"] if t["nodeid"] == A] == []  # one failure: not broken
+    monkeypatch.setenv("QBENCH_TEST_FAIL", "1")
+    assert project.runpytest_subprocess(*ARGS, "--qbench-run-id=next").ret == 1
+    report = json.loads((project.path / ".qbench/runs/next/report.json").read_text())
+    (result,) = [r for r in report["results"] if r["nodeid"] == A]
+    assert (result["history"]["runs"], result["history"]["failed"]) == (2, 1), result["history"]
+    assert p2 in result["history"]["summary"] and "-s1" not in result["history"]["summary"]
+
+
+OLD = Path(__file__).parent / "data" / "history"
+
+
+def test_an_index_of_schema_10_learns_a_merge_s_members_when_its_report_is_indexed_again(
+    tmp_path: Path,
+) -> None:
+    """``index-schema-10.sql``: shards s1 (test_a failed) and s2 and their merge, indexed by
+    main's qbench at schema 10. Opened by this qbench, the index is migrated in place (schema
+    11, its runs kept); the merge's members are not known yet (the schema-10 index never
+    recorded them), so its verdict still counts s1 and the merge; indexing the merged report
+    again (``index-schema-10-merged.json``) records them, and test_a failed in one run."""
+    (tmp_path / ".qbench").mkdir()
+    with sqlite3.connect(tmp_path / ".qbench/index.sqlite") as db:
+        db.executescript((OLD / "index-schema-10.sql").read_text())
+
+    def history() -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_qbench", "history", A, "--json", "--dir", ".qbench"],
+            cwd=tmp_path, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return cast("dict[str, Any]", json.loads(done.stdout))
+
+    assert history()["failedRuns"] == 2
+    with sqlite3.connect(tmp_path / ".qbench/index.sqlite") as db:
+        assert db.execute(sql.GET_VERSION).fetchall() == [("11",)]
+        assert len(db.execute("SELECT 1 FROM runs").fetchall()) == 3
+    merged = tmp_path / "report.json"
+    shutil.copy(OLD / "index-schema-10-merged.json", merged)
+    subprocess.run(
+        [sys.executable, "-m", "pytest_qbench", "index", str(merged), "--dir", ".qbench"],
+        cwd=tmp_path, capture_output=True, check=True,
+    )  # fmt: skip
+    found = history()
+    assert (found["totalRuns"], found["failedRuns"]) == (1, 1)
+    assert "broken" not in found["verdict"]
+
+
+def test_each_backend_migrates_to_11_and_counts_a_merged_pipeline_once(
+    history_db: HistoryDB,
+) -> None:
+    """On SQLite and PostgreSQL: an index of schema 10 holding shard s1 gains
+    ``merge_members`` when opened; the merge indexed after it, and a shard s2 indexed after
+    the merge, are one run in `qbench history`'s and the session end's windows."""
+    s1 = report("s1", 0, [result("a", "failed")])
+    index_reports(history_db.qbench_dir, s1, db=history_db.url)
+    make_index_of_schema(history_db, 10)
+    merged = report("m", 1, [result("a", "failed"), result("b")])
+    shards = [{"run": {"run_id": "s1"}}, {"run": {"run_id": "s2"}}]  # what indexing reads
+    cast("dict[str, Any]", merged)["shards"] = shards
+    s2 = report("s2", 2, [result("b")])
+    index = history_db.open()
+    try:
+        assert history_db.query(sql.GET_VERSION) == [(str(sql.SCHEMA_VERSION),)]
+        for record in (merged, s2):
+            index_run(index, *index_args(record))
+        [nodeid] = [r["nodeid"] for r in s1["results"]]
+        assert [r.run_id for r in results_of_test(index, nodeid, 10)] == ["m"]
+        recent = recent_results(index, [nodeid], "next", 10)[nodeid]
+        assert [r.run_id for r in recent.window] == ["m"]
+        assert list(flaky_candidates(index, 10)) == [nodeid]
+        assert [r.run_id for r in flaky_candidates(index, 10)[nodeid]] == ["m"]
+    finally:
+        index.close()
