@@ -25,6 +25,8 @@ from history_data import result
 from postgres_server import HistoryDB
 
 from pytest_qbench.history import sql
+from pytest_qbench.history.ctrf_insights import ctrf_history
+from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.queries import flaky_candidates
 from pytest_qbench.history.queries import recent_results
@@ -191,3 +193,30 @@ def test_each_backend_migrates_to_11_and_counts_a_merged_pipeline_once(
         assert [r.run_id for r in flaky_candidates(index, 10)[nodeid]] == ["m"]
     finally:
         index.close()
+
+
+def test_ctrf_insights_count_a_merged_pipeline_once(tmp_path: Path) -> None:
+    """The CTRF insights of a run over the runs before it (`qbench ctrf`): shard s1 (a
+    failed), its merge m (a failed, b passed; s1 and s2), then s2 and a run r where both pass.
+    Test a ran in 2 runs (m and r), failed in half; r's baseline is m. Before, s1 and m counted
+    both: 3 runs, 2 of them failed."""
+    merged = report("m", 1, [result("a", "failed"), result("b")])
+    cast("dict[str, Any]", merged)["shards"] = [{"run": {"run_id": s}} for s in ("s1", "s2")]
+    index_reports(
+        tmp_path,
+        report("s1", 0, [result("a", "failed")]),
+        merged,
+        report("s2", 2, [result("b")]),
+        report("r", 3, [result("a"), result("b")]),
+    )
+    index = open_index(tmp_path, None, create=False)
+    try:
+        found = ctrf_history(index, "r", ["t.py::a"])
+    finally:
+        index.close()
+    assert found is not None and found.baseline is not None
+    assert found.baseline["extra"] == {"runId": "m"}
+    insight = found.tests["t.py::a"]
+    assert (insight["executedInRuns"], insight["failRate"]["current"]) == (2, 0.5)
+    insights = found.insights
+    assert insights is not None and insights["runsAnalyzed"] == 2
