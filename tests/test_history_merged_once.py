@@ -130,6 +130,34 @@ def test_one_failure_in_a_merged_pipeline_is_one_failing_run(
     assert p2 in result["history"]["summary"] and "-s1" not in result["history"]["summary"]
 
 
+@pytest.mark.parametrize("merge_first", [False, True], ids=["shards-first", "merge-first"])
+def test_a_regression_back_after_a_merged_pipeline_is_named_so(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, merge_first: bool
+) -> None:
+    """Pipelines p1 and p2 fail test_a in its shard (a regression, two pipelines long), p3
+    passes, the next run fails test_a the same way: a new failure, "a regression that came
+    back", failed the same way in the merged run p2, over 3 earlier runs (2 failed). Before,
+    the shards counted beside their merges (6 earlier runs, 4 failed), and with the merges
+    indexed first the earlier failure named was the shard's (p2-s1), a run the pipeline's
+    merge already holds. (One failing pipeline, a pass, then a failure is flaky on the
+    failure-rate monitor now: a failure alone between passes; before, the shard and its merge
+    made it two runs long, a regression.)"""
+    run_pipeline(project, "p1", True, merge_first, monkeypatch)
+    p2 = run_pipeline(project, "p2", True, merge_first, monkeypatch)
+    p3 = run_pipeline(project, "p3", False, merge_first, monkeypatch)
+    monkeypatch.setenv("QBENCH_TEST_FAIL", "1")
+    assert project.runpytest_subprocess(*ARGS, "--qbench-run-id=next").ret == 1
+    report = json.loads((project.path / ".qbench/runs/next/report.json").read_text())
+    (result,) = [r for r in report["results"] if r["nodeid"] == A]
+    history = result["history"]
+    assert history["status"] == "new failure", history
+    assert (
+        f"failed the same way in run {p2} before: a regression that came back"
+        in (history["summary"])
+    )
+    assert (history["runs"], history["failed"], history["last_passed_run"]) == (3, 2, p3)
+
+
 OLD = Path(__file__).parent / "data" / "history"
 
 
