@@ -248,3 +248,35 @@ def test_ctrf_insights_count_a_merged_pipeline_once(tmp_path: Path) -> None:
     assert (insight["executedInRuns"], insight["failRate"]["current"]) == (2, 0.5)
     insights = found.insights
     assert insights is not None and insights["runsAnalyzed"] == 2
+
+
+def merged_report(run_id: str, minutes: float, shards: list[str]) -> Any:
+    """A merged report record ``run_id`` of test a (failed) and b, holding ``shards``."""
+    record = cast("dict[str, Any]", report(run_id, minutes, [result("a", "failed"), result("b")]))
+    record["shards"] = [{"run": {"run_id": shard}} for shard in shards]
+    return record
+
+
+@pytest.mark.parametrize("outer_first", [False, True])
+def test_a_merge_of_merged_reports_counts_once_with_the_merge_it_holds(
+    tmp_path: Path, outer_first: bool
+) -> None:
+    """m1 merged s1 and s2; m2 merged m1's report and s3 (its ``shards``: s1, s2, s3, not m1).
+    Indexed in either order, with a later merge m3 of the same shards as m2: test a has one
+    result, m3's (the last indexed of the merges of the same shards). Before, m1, m2 and m3
+    each counted (and s1 with them)."""
+    m1 = merged_report("m1", 2, ["s1", "s2"])
+    m2 = merged_report("m2", 3, ["s1", "s2", "s3"])
+    merges = [m2, m1] if outer_first else [m1, m2]
+    index_reports(
+        tmp_path,
+        report("s1", 0, [result("a", "failed")]),
+        report("s2", 1, [result("b")]),
+        *merges,
+        merged_report("m3", 4, ["s1", "s2", "s3"]),
+    )
+    index = open_index(tmp_path, None)
+    try:
+        assert [r.run_id for r in results_of_test(index, "t.py::a", 10)] == ["m3"]
+    finally:
+        index.close()
