@@ -27,6 +27,7 @@ from postgres_server import HistoryDB
 from pytest_qbench.history import sql
 from pytest_qbench.history.ctrf_insights import ctrf_history
 from pytest_qbench.history.database import open_index
+from pytest_qbench.history.indexer import delete_run
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.queries import flaky_candidates
 from pytest_qbench.history.queries import recent_results
@@ -200,7 +201,8 @@ def test_each_backend_migrates_to_11_and_counts_a_merged_pipeline_once(
 ) -> None:
     """On SQLite and PostgreSQL: an index of schema 10 holding shard s1 gains
     ``merge_members`` when opened; the merge indexed after it, and a shard s2 indexed after
-    the merge, are one run in `qbench history`'s and the session end's windows."""
+    the merge, are one run in `qbench history`'s and the session end's windows; the merge
+    deleted (`qbench gc`, retention), its shards count again."""
     s1 = report("s1", 0, [result("a", "failed")])
     index_reports(history_db.qbench_dir, s1, db=history_db.url)
     make_index_of_schema(history_db, 10)
@@ -219,6 +221,8 @@ def test_each_backend_migrates_to_11_and_counts_a_merged_pipeline_once(
         assert [r.run_id for r in recent.window] == ["m"]
         assert list(flaky_candidates(index, 10)) == [nodeid]
         assert [r.run_id for r in flaky_candidates(index, 10)[nodeid]] == ["m"]
+        assert index.write(lambda cursor: delete_run(cursor, "m"))  # its members' rows with it
+        assert [r.run_id for r in results_of_test(index, nodeid, 10)] == ["s1"]
     finally:
         index.close()
 
