@@ -29,7 +29,9 @@ from pytest_qbench.history.ctrf_insights import ctrf_history
 from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import delete_run
 from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.merges import run_before
 from pytest_qbench.history.queries import flaky_candidates
+from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import recent_results
 from pytest_qbench.history.queries import results_of_test
 
@@ -284,3 +286,29 @@ def test_a_merge_of_merged_reports_counts_once_with_the_merge_it_holds(
         assert [r.run_id for r in results_of_test(index, "t.py::a", 10)] == ["m3"]
     finally:
         index.close()
+
+
+def test_the_run_before_a_merge_whose_sources_are_gone_is_read_from_the_index(
+    tmp_path: Path,
+) -> None:
+    """Run p0, then a CI pipeline: shard s1 and a job rr that is no shard (a rerun of the
+    failures), merged into m on a machine whose reports are gone. The run to compare m with
+    is p0: the index recorded m's members (s1, rr) when m was indexed. Before, m's members
+    were only read from its sources' files, and with them gone, whether rr (its times inside
+    m's) was one of them was not known: `qbench diff` refused."""
+    rr = report("rr", 1, [result("a")])
+    merged: Any = report("m", 1, [result("a"), result("b")])
+    merged["run"]["command"] = ["qbench", "merge", "gone/s1", "gone/rr"]
+    merged["run"]["cwd"] = str(tmp_path / "elsewhere")
+    merged["run"]["completed_at"] = rr["run"]["completed_at"]
+    merged["shards"] = [{"run": {"run_id": shard}} for shard in ("s1", "rr")]
+    s1: Any = report("s1", 1, [result("b")])
+    s1["run"]["shard"] = {"index": 1, "count": 1}
+    index_reports(tmp_path, report("p0", 0, [result("a")]), s1, rr, merged)
+    index = open_index(tmp_path, None)
+    try:
+        [head] = [run for run in list_runs(index, 5) if run.run_id == "m"]
+        base = run_before(index, head, "qbench diff {run} m")
+    finally:
+        index.close()
+    assert base is not None and base.run_id == "p0"

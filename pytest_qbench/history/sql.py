@@ -385,6 +385,8 @@ INSERT_DESELECTION_SET = "INSERT INTO deselection_sets (digest, count, nodeids) 
 INSERT_RUN_DESELECTION = "INSERT INTO run_deselection (run_ref, digest) VALUES (?, ?)"
 INSERT_MERGE_MEMBER = """INSERT INTO merge_members (merge_ref, member) VALUES (?, ?)
     ON CONFLICT (merge_ref, member) DO NOTHING"""
+MEMBERS_OF_RUN = """SELECT m.member FROM merge_members m JOIN runs r ON r.id = m.merge_ref
+    WHERE r.run_id = ?"""
 OTHER_MERGES = """SELECT r.id, r.run_id, m.member FROM merge_members m
     JOIN runs r ON r.id = m.merge_ref WHERE r.id <> ?"""
 """The members of every indexed merged run but the run ``?``."""
