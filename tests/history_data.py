@@ -185,6 +185,7 @@ TABLES_SINCE = {
     5: ("deselection_sets", "run_deselection"),
     6: ("queue_units",),
     7: ("quarantine",),
+    11: ("merge_members",),
 }
 """The tables each schema version of the index added (for tests of its migrations)."""
 COLUMNS_SINCE = {

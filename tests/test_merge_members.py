@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -71,14 +72,21 @@ def test_diff_after_indexing_a_merge_compares_with_the_run_before_its_shards(
 def test_diff_refuses_when_the_merged_reports_are_gone(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The runs merged were split by hand (no shard label) and their reports are gone: whether
-    ``s2`` is one of the merged runs cannot be told, so ``qbench diff`` refuses, naming the
-    choice, rather than compare the merge with what may be its own part."""
+    """The runs merged were split by hand (no shard label) and their reports are gone. The
+    index recorded the merge's members when it was indexed (schema 11): ``qbench diff``
+    compares the merge with whole0, the run before its members. For a merge whose members the
+    index did not record (indexed before schema 11: its rows taken out here), whether ``s2``
+    is one of the merged runs cannot be told, so ``qbench diff`` refuses, naming the choice,
+    rather than compare the merge with what may be its own part."""
     merged = pipeline(pytester, monkeypatch, ["-k", "a or b"], ["-k", "c or d"])
     qbench_dir = pytester.path / ".qbench"
     assert main(["index", str(merged), "--dir", str(qbench_dir)]) == 0
     for name in ("s1", "s2"):
         shutil.rmtree(qbench_dir / "runs" / name)
+    _code, diff = diff_json(capsys, qbench_dir)
+    assert diff["base"]["run_id"] == "whole0"
+    with sqlite3.connect(qbench_dir / "index.sqlite") as db:
+        db.execute("DELETE FROM merge_members")
     capsys.readouterr()
     assert main(["diff", "--dir", str(qbench_dir)]) == 1
     err = capsys.readouterr().err

@@ -32,8 +32,11 @@ WINDOW = 20
 
 RUNS_UP_TO = (
     f"SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.id <= "
-    "(SELECT id FROM runs WHERE run_id = ?) ORDER BY r.id DESC LIMIT ?"
+    f"(SELECT id FROM runs WHERE run_id = ?) AND (r.run_id = ? OR {sql.COUNTED}) "
+    "ORDER BY r.id DESC LIMIT ?"
 )
+"""The run and the runs indexed before it that count (``sql.COUNTED``: not the shards of an
+indexed merged run, whose copy of their results counts): each CI pipeline once."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +81,11 @@ def ctrf_history(index: Index, run_id: str, nodeids: Iterable[str]) -> CtrfHisto
 
 
 def runs_up_to(index: Index, run_id: str, count: int) -> list[RunInfo]:
-    """Run ``run_id`` and the runs indexed before it, newest first, ``count`` at most (none
-    when ``run_id`` is not indexed)."""
+    """Run ``run_id`` and the runs indexed before it, but the shards of an indexed merged run,
+    newest first, ``count`` at most (none when ``run_id`` is not indexed)."""
 
     def work(cursor: Cursor) -> list[RunInfo]:
-        cursor.execute(RUNS_UP_TO, (run_id, count))
+        cursor.execute(RUNS_UP_TO, (run_id, run_id, count))
         return [RunInfo.from_row(row) for row in cursor.fetchall()]
 
     return index.read(work)

@@ -143,6 +143,7 @@ def index_run(
         _insert_results(index, cursor, run_ref, sql.batches(errors, RESULT_BATCH), done)
         _insert_deselected(cursor, run_ref, deselected)
         _insert_diagnostics(cursor, run_ref, report)
+        _insert_members(cursor, run_ref, report)
         if keep_runs:
             done.removed = delete_old_runs(cursor, keep_runs, run_id, live or _never)
         return done
@@ -379,6 +380,42 @@ def _insert_deselected(cursor: Cursor, run_ref: int, nodeids: Sequence[str]) -> 
 
 CHECKED_STATUSES = ("clean", "failed")
 """Statuses of a checker that ran to the end: its diagnostics are all it found."""
+
+
+def merge_member_ids(report: Record) -> list[str]:
+    """The run ids a merged report holds (``qbench merge``: its ``shards``, a merge of merges'
+    every shard), without its own; none for a report that is no merge."""
+    own = report["run"]["run_id"]
+    ids = (str(shard["run"]["run_id"]) for shard in report.get("shards") or ())
+    return [run_id for run_id in dict.fromkeys(ids) if run_id != own]
+
+
+def _insert_members(cursor: Cursor, run_ref: int, report: Record) -> None:
+    """Record the runs a merged run holds (``sql.MERGE_MEMBERS_TABLE``): the windows of runs
+    leave them out, whether they were indexed before the merge or are indexed after it.
+
+    A merge of merged reports records their shards, not them: an indexed merge whose shards
+    are all among this one's is held by it too (the last indexed of two merges of the same
+    shards counts), and this one is held by an indexed merge of more shards than its own."""
+    members = merge_member_ids(report)
+    if not members:
+        return
+    held = set(members)
+    cursor.execute(sql.OTHER_MERGES, (run_ref,))
+    others: dict[tuple[int, str], set[str]] = {}
+    for ref, run_id, member in cursor.fetchall():
+        others.setdefault((int(ref), str(run_id)), set()).add(str(member))
+    own = report["run"]["run_id"]
+    merges = {run_id for _ref, run_id in others} | {own}
+    rows = [(run_ref, run_id) for run_id in members]
+    for (ref, run_id), recorded in others.items():
+        theirs = recorded - merges  # their shards: not the merges they hold
+        if theirs <= held:
+            rows.append((run_ref, run_id))
+        elif held < theirs:
+            rows.append((ref, own))
+    for row in rows:
+        cursor.execute(sql.INSERT_MERGE_MEMBER, row)
 
 
 def checked_tools(report: Record) -> list[str]:

@@ -1,7 +1,8 @@
 """Which runs a merged run (``qbench merge``) combined, and the run to compare a run with.
 
-The index records a merged run as a run (its command ``qbench merge SOURCE...``), not which runs
-went into it. Its members are read from the reports its command line names (relative to the
+Since schema 11 the index records which runs went into a merged run when it is indexed (its
+report's ``shards``: `recorded_members`); a merge indexed before records none, and its members
+are read from the reports its command line names (relative to the
 directory it ran in), as ``report.json`` of the merge records them in ``shards``: each source's
 run id, and for a source that is itself a merge, its shards' too. The sources are checked to be
 still what was merged: the merged run's start is copied from the earliest of theirs, so sources
@@ -162,22 +163,42 @@ def run_before(index: Index, head: RunInfo, naming: str) -> RunInfo | None:
     """
 
     def work(cursor: Cursor) -> RunInfo | None:
+        cache = recorded_members(cursor, head)
         cursor.execute(RUNS_BEFORE, (head.run_id, MAX_SCANNED))
-        return first_other(head, [RunInfo.from_row(row) for row in cursor.fetchall()], naming)
+        runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
+        return first_other(head, runs, naming, cache)
 
     return index.read(work)
 
 
-def first_other(head: RunInfo, runs: Iterable[RunInfo], naming: str) -> RunInfo | None:
+def recorded_members(cursor: Cursor, run: RunInfo) -> dict[str, Members | None]:
+    """The members the index recorded for the merged run ``run`` when it was indexed (its
+    report's ``shards``: ``sql.MERGE_MEMBERS_TABLE``), as a cache of `merge_members`: they hold
+    wherever its sources are now; none when it recorded none (no merge, or indexed before
+    schema 11), and its members are read from its sources as before."""
+    if not is_merged(run):
+        return {}
+    cursor.execute(sql.MEMBERS_OF_RUN, (run.run_id,))
+    recorded = frozenset(str(row[0]) for row in cursor.fetchall())
+    return {run.run_id: recorded} if recorded else {}
+
+
+def first_other(
+    head: RunInfo,
+    runs: Iterable[RunInfo],
+    naming: str,
+    cache: dict[str, Members | None] | None = None,
+) -> RunInfo | None:
     """The first of ``runs`` (newest first) to compare ``head`` with (`run_before`): any, when
     ``head`` is a CI shard; else the first that is not a CI shard, nor one of the runs merged
-    into ``head``; ``None`` when there is none.
+    into ``head``; ``None`` when there is none. ``cache``: the members already known
+    (`recorded_members`).
 
     Raises:
         HistoryError: as `run_before`.
     """
     merged = head.shard is None and is_merged(head)
-    cache: dict[str, Members | None] = {}
+    cache = {} if cache is None else cache
     for run in runs:
         if head.shard is not None:
             return run

@@ -58,7 +58,7 @@ def many_rows(insert: str, count: int) -> str:
     return f"{head}VALUES {', '.join([one] * count)}{rest}"
 
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
@@ -72,7 +72,8 @@ quarantine add`` set aside); 8, a run's ``subtests_passed``, ``subtests_failed``
 ``subtests_skipped`` (``NULL`` in runs indexed before: not known); 9, a run's ``max_failures``
 and ``last_failed``, as pytest settled them (``NULL``: not known, the command line is read);
 10, a run's ``recording_errors`` (qbench's errors while recording it: not 0, its results are
-incomplete; ``NULL`` in runs indexed before: not known)."""
+incomplete; ``NULL`` in runs indexed before: not known); 11, ``merge_members`` (the runs each
+merged run holds, so that a pipeline whose shards and merge are both indexed counts once)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -192,6 +193,20 @@ RECORDING_SCHEMA = ("ALTER TABLE runs ADD COLUMN recording_errors INTEGER",)
 """Schema 10: how many errors qbench had while recording each run (``RunMeta.recording_errors``,
 or the report's ``internal-error`` warnings): not 0, the run's results are incomplete."""
 
+MERGE_MEMBERS_TABLE = """CREATE TABLE merge_members (
+        merge_ref {ref} NOT NULL REFERENCES runs (id),
+        member {key} NOT NULL,
+        PRIMARY KEY (merge_ref, member)
+    )"""
+"""The runs a merged run holds (``qbench merge``: its report's ``shards``, by run id, indexed
+or not), written when the merge is indexed: where the merge is indexed, the verdicts that read a
+window of runs leave its members out (``COUNTED``), so that one pipeline counts once whatever
+order its shards and its merge were indexed in. A merge indexed before schema 11 has none (index
+its report again to record them)."""
+MERGE_MEMBERS_INDEX = "CREATE INDEX merge_members_by_member ON merge_members (member)"
+MERGE_SCHEMA = (MERGE_MEMBERS_TABLE, MERGE_MEMBERS_INDEX)
+"""Schema 11: the runs each merged run holds."""
+
 QUARANTINE_TABLE = """CREATE TABLE quarantine (
         nodeid {key} PRIMARY KEY,
         reason TEXT NOT NULL,
@@ -280,6 +295,7 @@ SCHEMA = (
     *SUBTEST_SCHEMA,
     *STOP_SCHEMA,
     *RECORDING_SCHEMA,
+    *MERGE_SCHEMA,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -295,6 +311,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     8: SUBTEST_SCHEMA,
     9: STOP_SCHEMA,
     10: RECORDING_SCHEMA,
+    11: MERGE_SCHEMA,
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -351,6 +368,7 @@ DELETE_DESELECTED_OF = "DELETE FROM deselected WHERE run_ref = ?"
 DELETE_RUN_DESELECTION_OF = "DELETE FROM run_deselection WHERE run_ref = ?"
 DELETE_CHECKED_OF = "DELETE FROM checked WHERE run_ref = ?"
 DELETE_DIAGNOSTICS_OF = "DELETE FROM diagnostics WHERE run_ref = ?"
+DELETE_MERGE_MEMBERS_OF = "DELETE FROM merge_members WHERE merge_ref = ?"
 DELETE_RUN_ROWS = (
     DELETE_RESULTS_OF,
     DELETE_METRICS_OF,
@@ -358,12 +376,20 @@ DELETE_RUN_ROWS = (
     DELETE_RUN_DESELECTION_OF,
     DELETE_CHECKED_OF,
     DELETE_DIAGNOSTICS_OF,
+    DELETE_MERGE_MEMBERS_OF,
     DELETE_RUN,
 )
 """What deleting a run by its ``id`` takes, in this order (the run's row last: foreign keys)."""
 HAS_DESELECTION_SET = "SELECT 1 FROM deselection_sets WHERE digest = ?"
 INSERT_DESELECTION_SET = "INSERT INTO deselection_sets (digest, count, nodeids) VALUES (?, ?, ?)"
 INSERT_RUN_DESELECTION = "INSERT INTO run_deselection (run_ref, digest) VALUES (?, ?)"
+INSERT_MERGE_MEMBER = """INSERT INTO merge_members (merge_ref, member) VALUES (?, ?)
+    ON CONFLICT (merge_ref, member) DO NOTHING"""
+MEMBERS_OF_RUN = """SELECT m.member FROM merge_members m JOIN runs r ON r.id = m.merge_ref
+    WHERE r.run_id = ?"""
+OTHER_MERGES = """SELECT r.id, r.run_id, m.member FROM merge_members m
+    JOIN runs r ON r.id = m.merge_ref WHERE r.id <> ?"""
+"""The members of every indexed merged run but the run ``?``."""
 INSERT_CHECKED = "INSERT INTO checked (run_ref, tool) VALUES (?, ?)"
 DIAGNOSTIC_COLUMNS = ("fingerprint", "tool", "severity", "code", "file", "line", "message")
 INSERT_DIAGNOSTIC = f"""INSERT INTO diagnostics
@@ -518,6 +544,12 @@ TOOL_CALL_FIGURES = """SELECT tool, success, duration, response_bytes, replaced_
 # clock) would otherwise stay "last", and every later run would be compared with it. started_at
 # is shown, and read for ``qbench gc --older-than``.
 RUN_FIELDS = ", ".join(f"r.{name}" for name in RUN_COLUMNS)
+COUNTED = "r.run_id NOT IN (SELECT member FROM merge_members)"
+"""Whether the run ``r`` counts in a window of runs: it is not held by an indexed merged run
+(``MERGE_MEMBERS_TABLE``), whose copy of its results counts instead. Uncorrelated: the engine
+reads ``merge_members`` once a statement (no row when no merge is indexed)."""
+COUNTED_RUNS = f"SELECT r.id FROM runs r WHERE {COUNTED} ORDER BY r.id DESC LIMIT ?"
+"""The last ``?`` runs that count (``COUNTED``): a window of runs, each pipeline once."""
 LIST_RUNS = f"SELECT {RUN_FIELDS} FROM runs r ORDER BY r.id DESC LIMIT ?"
 RUN_BY_ID = f"SELECT {RUN_FIELDS} FROM runs r WHERE r.run_id = ?"
 RUN_IDS_NEWEST_FIRST = "SELECT run_id FROM runs ORDER BY id DESC"
@@ -582,7 +614,7 @@ and errored tests, and its tests that passed or failed (``queries.judged_result`
 
 TEST_RESULTS = f"""SELECT {JUDGED_RESULT}
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
-    WHERE t.nodeid = ?
+    WHERE t.nodeid = ? AND {COUNTED}
     ORDER BY r.id DESC LIMIT ?"""
 SIMILAR_TESTS = (  # lower(): SQLite's LIKE ignores ASCII case, PostgreSQL's does not
     "SELECT nodeid FROM tests WHERE lower(nodeid) LIKE lower(?) ESCAPE '!' ORDER BY nodeid LIMIT 5"
@@ -590,7 +622,7 @@ SIMILAR_TESTS = (  # lower(): SQLite's LIKE ignores ASCII case, PostgreSQL's doe
 ALL_TESTS = "SELECT nodeid FROM tests"
 
 FLAKY_CANDIDATES = f"""SELECT DISTINCT res.test_ref FROM results res
-    WHERE res.run_ref IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?)
+    WHERE res.run_ref IN ({COUNTED_RUNS})
     AND (res.outcome IN {_FAILING_SQL} OR res.flaky = 1)"""
 
 
@@ -599,7 +631,7 @@ def flaky_sequences(count: int) -> str:
     return f"""SELECT t.nodeid, {JUDGED_RESULT}
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
         WHERE res.test_ref IN ({marks(count)})
-        AND res.run_ref IN (SELECT id FROM runs ORDER BY id DESC LIMIT ?)
+        AND res.run_ref IN ({COUNTED_RUNS})
         ORDER BY res.test_ref, r.id"""
 
 
@@ -614,7 +646,8 @@ def recent_results_of(count: int) -> str:
     """
     return f"""SELECT t.nodeid, {JUDGED_RESULT}
         FROM tests t JOIN results res ON res.test_ref = t.id JOIN runs r ON r.id = res.run_ref
-        WHERE t.nodeid IN ({marks(count)}) AND res.run_ref < ? AND res.outcome IN {_RAN_SQL}
+        WHERE t.nodeid IN ({marks(count)}) AND res.run_ref < ? AND {COUNTED}
+        AND res.outcome IN {_RAN_SQL}
         ORDER BY t.nodeid, res.run_ref DESC"""
 
 
