@@ -4,6 +4,7 @@ default in docs/ is read next to the declaration it documents, so the two cannot
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -340,3 +341,55 @@ def test_benchmarks_readme_gives_the_page_search_pause_of_the_code():
     quoted = re.findall(r"waits (\d+) ms after the last keystroke", readme)
     assert quoted, "benchmarks/README.md no longer quotes the pause"
     assert set(quoted) <= set(pause), (quoted, pause)
+
+
+def test_index_names_every_command():
+    """docs/index.md's line on the ``qbench`` command names each of its commands."""
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+    line = text.split("[The `qbench` command](reference/cli.md):", 1)[1].split("\n- ", 1)[0]
+    missing = [name for name in subcommands() if f"`{name}`" not in line]
+    assert missing == [], f"docs/index.md's command list misses {missing}"
+
+
+def test_digest_failure_fields_are_the_documented_ones():
+    """The digest's failure entry, in the report format page and in getting started's example,
+    has the fields a digest failure has (``history`` and ``runner`` were missing from both)."""
+    from pytest_qbench.report.models import DigestFailure
+
+    fields = list(DigestFailure.model_fields)
+    schema = (DOCS / "reference" / "report-schema.md").read_text(encoding="utf-8")
+    section = schema.split("## digest.json: FailureDigest", 1)[1].split("\n## ", 1)[0]
+    failures = section.split("\nfailures ", 1)[1].split("\ncollection_errors ", 1)[0]
+    assert [name for name in fields if not re.search(rf"\b{name}\b", failures)] == []
+    start = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    entry = re.search(r"```json\n(\{\n  \"test_name\".*?\n\})\n```", start, flags=re.DOTALL)
+    assert entry, "getting-started.md no longer shows a digest failure"
+    assert list(json.loads(entry.group(1))) == fields
+
+
+def test_dashboard_example_has_every_summary_field():
+    """templates.md's dashboard.json output shows ``summary | tojson`` as it is written: every
+    field of the summary, in order."""
+    from pytest_qbench.report.models import ReportSummary
+
+    text = (DOCS / "how-to" / "templates.md").read_text(encoding="utf-8")
+    counts = re.search(r"^  \"counts\": (\{\"total\".*\}),$", text, flags=re.MULTILINE)
+    assert counts, "templates.md no longer shows the dashboard's counts"
+    schema = ReportSummary.model_json_schema(mode="serialization")
+    assert list(json.loads(counts.group(1))) == list(schema["properties"])
+
+
+def test_static_checks_table_lists_every_builtin_checker():
+    """static-checks.md's table of checkers has a row for each built-in checker, by its name
+    (or an alias) and the ``tool`` of its diagnostics (``js.build`` was missing)."""
+    from pytest_qbench.tools.registry import load_registry
+
+    text = (DOCS / "how-to" / "static-checks.md").read_text(encoding="utf-8")
+    section = text.split("## The checkers", 1)[1].split("\n## ", 1)[0]
+    rows = [row for row in table_rows(section) if len(row) > 1]
+    names = {span for row in rows for span in code_spans(row[0])}
+    tools = {span for row in rows for span in code_spans(row[1])}
+    for name, registered in load_registry(entry_points=False).checkers.items():
+        checker = registered.tool
+        assert {checker.name, *checker.aliases} & names, f"no row for the checker {name}"
+        assert checker.tool in tools, f"{name}: its tool {checker.tool} is not in the table"
