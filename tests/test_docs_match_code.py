@@ -393,3 +393,15 @@ def test_static_checks_table_lists_every_builtin_checker():
         checker = registered.tool
         assert {checker.name, *checker.aliases} & names, f"no row for the checker {name}"
         assert checker.tool in tools, f"{name}: its tool {checker.tool} is not in the table"
+
+
+def test_every_error_slug_has_its_message_section():
+    """Each ``slug="..."`` an error of the package carries is a heading of docs/messages.md,
+    the anchor the slug names (``test-options``, ``qbench test --runner``'s, had none)."""
+    package = Path(__file__).parents[1] / "pytest_qbench"
+    code = "".join(p.read_text(encoding="utf-8") for p in package.rglob("*.py"))
+    slugs = set(re.findall(r"\bslug=\(?\s*\"([\w-]+)\"", code))
+    assert len(slugs) >= 50, sorted(slugs)
+    messages = (DOCS / "messages.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#{2,4} ([\w-]+)\s*$", messages, flags=re.MULTILINE))
+    assert sorted(slugs - headings) == []
