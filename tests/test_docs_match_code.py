@@ -405,3 +405,35 @@ def test_every_error_slug_has_its_message_section():
     messages = (DOCS / "messages.md").read_text(encoding="utf-8")
     headings = set(re.findall(r"^#{2,4} ([\w-]+)\s*$", messages, flags=re.MULTILINE))
     assert sorted(slugs - headings) == []
+
+
+def _schema_sections() -> dict[str, str]:
+    """docs/reference/report-schema.md cut at its headings: the model a heading names (its last
+    word, ``report.json: TestReport`` -> ``TestReport``) -> the section's text."""
+    text = (DOCS / "reference" / "report-schema.md").read_text(encoding="utf-8")
+    parts = re.split(r"^#{2,3} (.*)$", text, flags=re.MULTILINE)
+    return {parts[i].split(": ")[-1].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def test_report_format_page_names_every_field_of_its_models():
+    """Each section of the report format page about a model names every field the model
+    writes, and the ``run`` lines of TestReport every field of RunMeta (``new_test_tries``,
+    ``runner``, ``projects_build_failed`` and ``shard`` were missing)."""
+    from pydantic import BaseModel
+
+    import pytest_qbench.report.models as models
+
+    checked = 0
+    for name, body in _schema_sections().items():
+        model = getattr(models, name, None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            continue
+        fields = model.model_json_schema(mode="serialization")["properties"]
+        missing = [f for f in fields if not re.search(rf"(?<![\w.]){f}(?!\w)", body)]
+        assert missing == [], f"report-schema.md's {name} section misses {missing}"
+        checked += 1
+    assert checked >= 10
+    report = _schema_sections()["TestReport"]
+    run = report.split("\nrun ", 1)[1].split("\nenvironment ", 1)[0]
+    missing = [f for f in models.RunMeta.model_fields if not re.search(rf"\b{f}\b", run)]
+    assert missing == [], f"report-schema.md's run lines miss {missing}"
