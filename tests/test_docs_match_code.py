@@ -381,7 +381,8 @@ def test_dashboard_example_has_every_summary_field():
 
 def test_static_checks_table_lists_every_builtin_checker():
     """static-checks.md's table of checkers has a row for each built-in checker, by its name
-    (or an alias) and the ``tool`` of its diagnostics (``js.build`` was missing)."""
+    (or an alias) and the ``tool`` of its diagnostics, and cli.md's ``--checker`` names it
+    (``js.build`` was missing from both)."""
     from pytest_qbench.tools.registry import load_registry
 
     text = (DOCS / "how-to" / "static-checks.md").read_text(encoding="utf-8")
@@ -389,10 +390,13 @@ def test_static_checks_table_lists_every_builtin_checker():
     rows = [row for row in table_rows(section) if len(row) > 1]
     names = {span for row in rows for span in code_spans(row[0])}
     tools = {span for row in rows for span in code_spans(row[1])}
+    checker_row = next(row for row in table_rows(cli_sections()["check"]) if "--checker" in row[0])
+    listed = set(code_spans(checker_row[2]))
     for name, registered in load_registry(entry_points=False).checkers.items():
         checker = registered.tool
         assert {checker.name, *checker.aliases} & names, f"no row for the checker {name}"
         assert checker.tool in tools, f"{name}: its tool {checker.tool} is not in the table"
+        assert {checker.name, *checker.aliases} & listed, f"cli.md's --checker misses {name}"
 
 
 def test_every_error_slug_has_its_message_section():
