@@ -441,3 +441,13 @@ def test_report_format_page_names_every_field_of_its_models():
     run = report.split("\nrun ", 1)[1].split("\nenvironment ", 1)[0]
     missing = [f for f in models.RunMeta.model_fields if not re.search(rf"\b{f}\b", run)]
     assert missing == [], f"report-schema.md's run lines miss {missing}"
+
+
+def test_runs_json_example_has_every_field():
+    """cli.md's example of a run in ``qbench runs --json`` has the fields the command writes,
+    in order (``recording_errors`` was missing)."""
+    from pytest_qbench.history.json_models import RunJson
+
+    example = re.search(r"```json\n(\{\n  \"run_id\".*?\n\})\n```", cli_sections()["runs"], re.S)
+    assert example, "cli.md no longer shows a run of qbench runs --json"
+    assert list(json.loads(example.group(1))) == list(RunJson.model_fields)
