@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from typing import get_args
 
 import pytest
 
@@ -451,3 +452,20 @@ def test_runs_json_example_has_every_field():
     example = re.search(r"```json\n(\{\n  \"run_id\".*?\n\})\n```", cli_sections()["runs"], re.S)
     assert example, "cli.md no longer shows a run of qbench runs --json"
     assert list(json.loads(example.group(1))) == list(RunJson.model_fields)
+
+
+def test_stream_table_names_every_record_and_field():
+    """report-schema.md's table of results.jsonl records has a row for each kind of record,
+    naming each of its fields (the end record's ``coverage`` and ``gates`` were missing)."""
+    from pytest_qbench.report.models import StreamRecord
+
+    section = _schema_sections()["results.jsonl"]
+    rows = {code_spans(row[0])[0]: row[1] for row in table_rows(section) if code_spans(row[0])}
+    for model in get_args(get_args(StreamRecord)[0]):
+        kind = model.model_fields["kind"]
+        kinds = get_args(kind.annotation) or (kind.default,)
+        for name in kinds:
+            assert name in rows, f"no row for the {name} record"
+            fields = [f for f in model.model_fields if f != "kind"]
+            missing = [f for f in fields if f"`{f}`" not in rows[name]]
+            assert missing == [], f"the {name} record's row misses {missing}"
