@@ -469,3 +469,29 @@ def test_stream_table_names_every_record_and_field():
             fields = [f for f in model.model_fields if f != "kind"]
             missing = [f for f in fields if f"`{f}`" not in rows[name]]
             assert missing == [], f"the {name} record's row misses {missing}"
+
+
+def test_static_checks_plugin_example_runs(tmp_path: Path) -> None:
+    """static-checks.md's whole checker plugin works as written: its hook gives a `Checker`,
+    whose plan runs and whose parser reads the output into the diagnostic the page shows."""
+    import shutil
+    import subprocess
+    import types
+
+    if shutil.which("grep") is None:
+        pytest.skip("the example runs grep")
+    text = (DOCS / "how-to" / "static-checks.md").read_text(encoding="utf-8")
+    source = re.search(r"```python\n(\"\"\"A checker that reports.*?)```", text, re.S)
+    assert source, "static-checks.md no longer shows the qbench_todo plugin"
+    module = types.ModuleType("qbench_todo")
+    exec(compile(source.group(1), "qbench_todo.py", "exec"), module.__dict__)
+    (checker,) = module.qbench_checkers()
+    (tmp_path / "mod.py").write_text("x = 1  # TODO: remove\n", encoding="utf-8")
+    assert checker.applies(tmp_path)
+    plan = checker.plan(tmp_path, [], tmp_path)
+    done = subprocess.run(plan.command, cwd=tmp_path, capture_output=True, check=False)
+    assert done.returncode in plan.ok_codes
+    (diagnostic,) = plan.parse(done.stdout, tmp_path)
+    shown = f"{diagnostic.file}:{diagnostic.line}: {diagnostic.severity} {diagnostic.tool} "
+    shown += f"{diagnostic.code}: {diagnostic.message}"
+    assert " ".join(shown.split()) in text, shown  # the terminal line's spacing
