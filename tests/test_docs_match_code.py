@@ -4,9 +4,11 @@ default in docs/ is read next to the declaration it documents, so the two cannot
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from pathlib import Path
 from typing import Any
+from typing import get_args
 
 import pytest
 
@@ -340,3 +342,156 @@ def test_benchmarks_readme_gives_the_page_search_pause_of_the_code():
     quoted = re.findall(r"waits (\d+) ms after the last keystroke", readme)
     assert quoted, "benchmarks/README.md no longer quotes the pause"
     assert set(quoted) <= set(pause), (quoted, pause)
+
+
+def test_index_names_every_command():
+    """docs/index.md's line on the ``qbench`` command names each of its commands."""
+    text = (DOCS / "index.md").read_text(encoding="utf-8")
+    line = text.split("[The `qbench` command](reference/cli.md):", 1)[1].split("\n- ", 1)[0]
+    missing = [name for name in subcommands() if f"`{name}`" not in line]
+    assert missing == [], f"docs/index.md's command list misses {missing}"
+
+
+def test_digest_failure_fields_are_the_documented_ones():
+    """The digest's failure entry, in the report format page and in getting started's example,
+    has the fields a digest failure has (``history`` and ``runner`` were missing from both)."""
+    from pytest_qbench.report.models import DigestFailure
+
+    fields = list(DigestFailure.model_fields)
+    schema = (DOCS / "reference" / "report-schema.md").read_text(encoding="utf-8")
+    section = schema.split("## digest.json: FailureDigest", 1)[1].split("\n## ", 1)[0]
+    failures = section.split("\nfailures ", 1)[1].split("\ncollection_errors ", 1)[0]
+    assert [name for name in fields if not re.search(rf"\b{name}\b", failures)] == []
+    start = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    entry = re.search(r"```json\n(\{\n  \"test_name\".*?\n\})\n```", start, flags=re.DOTALL)
+    assert entry, "getting-started.md no longer shows a digest failure"
+    assert list(json.loads(entry.group(1))) == fields
+
+
+def test_dashboard_example_has_every_summary_field():
+    """templates.md's dashboard.json output shows ``summary | tojson`` as it is written: every
+    field of the summary, in order."""
+    from pytest_qbench.report.models import ReportSummary
+
+    text = (DOCS / "how-to" / "templates.md").read_text(encoding="utf-8")
+    counts = re.search(r"^  \"counts\": (\{\"total\".*\}),$", text, flags=re.MULTILINE)
+    assert counts, "templates.md no longer shows the dashboard's counts"
+    schema = ReportSummary.model_json_schema(mode="serialization")
+    assert list(json.loads(counts.group(1))) == list(schema["properties"])
+
+
+def test_static_checks_table_lists_every_builtin_checker():
+    """static-checks.md's table of checkers has a row for each built-in checker, by its name
+    (or an alias) and the ``tool`` of its diagnostics, and cli.md's ``--checker`` names it
+    (``js.build`` was missing from both)."""
+    from pytest_qbench.tools.registry import load_registry
+
+    text = (DOCS / "how-to" / "static-checks.md").read_text(encoding="utf-8")
+    section = text.split("## The checkers", 1)[1].split("\n## ", 1)[0]
+    rows = [row for row in table_rows(section) if len(row) > 1]
+    names = {span for row in rows for span in code_spans(row[0])}
+    tools = {span for row in rows for span in code_spans(row[1])}
+    checker_row = next(row for row in table_rows(cli_sections()["check"]) if "--checker" in row[0])
+    listed = set(code_spans(checker_row[2]))
+    for name, registered in load_registry(entry_points=False).checkers.items():
+        checker = registered.tool
+        assert {checker.name, *checker.aliases} & names, f"no row for the checker {name}"
+        assert checker.tool in tools, f"{name}: its tool {checker.tool} is not in the table"
+        assert {checker.name, *checker.aliases} & listed, f"cli.md's --checker misses {name}"
+
+
+def test_every_error_slug_has_its_message_section():
+    """Each ``slug="..."`` an error of the package carries is a heading of docs/messages.md,
+    the anchor the slug names (``test-options``, ``qbench test --runner``'s, had none)."""
+    package = Path(__file__).parents[1] / "pytest_qbench"
+    code = "".join(p.read_text(encoding="utf-8") for p in package.rglob("*.py"))
+    slugs = set(re.findall(r"\bslug=\(?\s*\"([\w-]+)\"", code))
+    assert len(slugs) >= 50, sorted(slugs)
+    messages = (DOCS / "messages.md").read_text(encoding="utf-8")
+    headings = set(re.findall(r"^#{2,4} ([\w-]+)\s*$", messages, flags=re.MULTILINE))
+    assert sorted(slugs - headings) == []
+
+
+def _schema_sections() -> dict[str, str]:
+    """docs/reference/report-schema.md cut at its headings: the model a heading names (its last
+    word, ``report.json: TestReport`` -> ``TestReport``) -> the section's text."""
+    text = (DOCS / "reference" / "report-schema.md").read_text(encoding="utf-8")
+    parts = re.split(r"^#{2,3} (.*)$", text, flags=re.MULTILINE)
+    return {parts[i].split(": ")[-1].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def test_report_format_page_names_every_field_of_its_models():
+    """Each section of the report format page about a model names every field the model
+    writes, and the ``run`` lines of TestReport every field of RunMeta (``new_test_tries``,
+    ``runner``, ``projects_build_failed`` and ``shard`` were missing)."""
+    from pydantic import BaseModel
+
+    import pytest_qbench.report.models as models
+
+    checked = 0
+    for name, body in _schema_sections().items():
+        model = getattr(models, name, None)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            continue
+        fields = model.model_json_schema(mode="serialization")["properties"]
+        missing = [f for f in fields if not re.search(rf"(?<![\w.]){f}(?!\w)", body)]
+        assert missing == [], f"report-schema.md's {name} section misses {missing}"
+        checked += 1
+    assert checked >= 10
+    report = _schema_sections()["TestReport"]
+    run = report.split("\nrun ", 1)[1].split("\nenvironment ", 1)[0]
+    missing = [f for f in models.RunMeta.model_fields if not re.search(rf"\b{f}\b", run)]
+    assert missing == [], f"report-schema.md's run lines miss {missing}"
+
+
+def test_runs_json_example_has_every_field():
+    """cli.md's example of a run in ``qbench runs --json`` has the fields the command writes,
+    in order (``recording_errors`` was missing)."""
+    from pytest_qbench.history.json_models import RunJson
+
+    example = re.search(r"```json\n(\{\n  \"run_id\".*?\n\})\n```", cli_sections()["runs"], re.S)
+    assert example, "cli.md no longer shows a run of qbench runs --json"
+    assert list(json.loads(example.group(1))) == list(RunJson.model_fields)
+
+
+def test_stream_table_names_every_record_and_field():
+    """report-schema.md's table of results.jsonl records has a row for each kind of record,
+    naming each of its fields (the end record's ``coverage`` and ``gates`` were missing)."""
+    from pytest_qbench.report.models import StreamRecord
+
+    section = _schema_sections()["results.jsonl"]
+    rows = {code_spans(row[0])[0]: row[1] for row in table_rows(section) if code_spans(row[0])}
+    for model in get_args(get_args(StreamRecord)[0]):
+        kind = model.model_fields["kind"]
+        kinds = get_args(kind.annotation) or (kind.default,)
+        for name in kinds:
+            assert name in rows, f"no row for the {name} record"
+            fields = [f for f in model.model_fields if f != "kind"]
+            missing = [f for f in fields if f"`{f}`" not in rows[name]]
+            assert missing == [], f"the {name} record's row misses {missing}"
+
+
+def test_static_checks_plugin_example_runs(tmp_path: Path) -> None:
+    """static-checks.md's whole checker plugin works as written: its hook gives a `Checker`,
+    whose plan runs and whose parser reads the output into the diagnostic the page shows."""
+    import shutil
+    import subprocess
+    import types
+
+    if shutil.which("grep") is None:
+        pytest.skip("the example runs grep")
+    text = (DOCS / "how-to" / "static-checks.md").read_text(encoding="utf-8")
+    source = re.search(r"```python\n(\"\"\"A checker that reports.*?)```", text, re.S)
+    assert source, "static-checks.md no longer shows the qbench_todo plugin"
+    module = types.ModuleType("qbench_todo")
+    exec(compile(source.group(1), "qbench_todo.py", "exec"), module.__dict__)
+    (checker,) = module.qbench_checkers()
+    (tmp_path / "mod.py").write_text("x = 1  # TODO: remove\n", encoding="utf-8")
+    assert checker.applies(tmp_path)
+    plan = checker.plan(tmp_path, [], tmp_path)
+    done = subprocess.run(plan.command, cwd=tmp_path, capture_output=True, check=False)
+    assert done.returncode in plan.ok_codes
+    (diagnostic,) = plan.parse(done.stdout, tmp_path)
+    shown = f"{diagnostic.file}:{diagnostic.line}: {diagnostic.severity} {diagnostic.tool} "
+    shown += f"{diagnostic.code}: {diagnostic.message}"
+    assert " ".join(shown.split()) in text, shown  # the terminal line's spacing

@@ -139,6 +139,19 @@ def test_read_report_round_trip(tmp_path: Path) -> None:
     assert read.model_dump(mode="json") == report
 
 
+def test_read_report_takes_a_string_path(tmp_path: Path) -> None:
+    """``pytest_qbench.read_report("report.json")``, as the report format page shows it: a
+    string path reads the report as a `Path` does (it was an AttributeError)."""
+    import pytest_qbench
+
+    report = report_of([result("test_a")])
+    store.write_report_json(tmp_path / "report.json", report, None)
+    read = pytest_qbench.read_report(str(tmp_path / "report.json"))
+    assert read == readers.read_report(tmp_path / "report.json")
+    with pytest.raises(ReportFormatError):
+        pytest_qbench.read_report(str(tmp_path / "missing.json"))
+
+
 @pytest.mark.parametrize("with_new_field", [False, True], ids=["same-shape", "new-field"])
 def test_read_report_refuses_other_schema_version(tmp_path: Path, with_new_field: bool) -> None:
     """Another schema_version is a ReportFormatError naming both versions."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -66,12 +67,13 @@ SCHEMA_VERSION_FIELD = re.compile(r'"schema_version"\s*:\s*(-?[0-9]{1,9})\b')
 """A report's ``meta.schema_version``, near the start of ``report.json``."""
 
 
-def read_report(path: Path) -> TestReport:
-    """Load a ``report.json``.
+def read_report(path: str | os.PathLike[str]) -> TestReport:
+    """Load a ``report.json`` (``path`` a `Path` or a string, as ``open`` takes).
 
     Raises:
         ReportFormatError: the file is missing, not JSON, of another schema version, or invalid.
     """
+    path = Path(path)
     return _report_model(path, _report_text(path))
 
 
