@@ -1,7 +1,8 @@
 """Which runs a merged run (``qbench merge``) combined, and the run to compare a run with.
 
 Since schema 11 the index records which runs went into a merged run when it is indexed (its
-report's ``shards``: `recorded_members`); a merge indexed before records none, and its members
+report's ``shards``), and every command reads them from there (`known_members`); a merge
+indexed before records none, and its members
 are read from the reports its command line names (relative to the
 directory it ran in), as ``report.json`` of the merge records them in ``shards``: each source's
 run id, and for a source that is itself a merge, its shards' too. The sources are checked to be
@@ -141,10 +142,13 @@ def could_hold(merged: RunInfo, run: RunInfo) -> bool:
     )
 
 
-def is_member(merged: RunInfo, run: RunInfo, cache: dict[str, Members | None]) -> bool | None:
-    """Whether ``run`` is one of the runs merged into ``merged``: ``None`` when that cannot be
-    told (the members are not known, and ``run``'s times fit in the merge's)."""
-    members = merge_members(merged, cache)
+def is_member(
+    cursor: Cursor, merged: RunInfo, run: RunInfo, cache: dict[str, Members | None]
+) -> bool | None:
+    """Whether ``run`` is one of the runs merged into ``merged`` (`known_members`): ``None``
+    when that cannot be told (the members are not known, and ``run``'s times fit in the
+    merge's)."""
+    members = known_members(cursor, merged, cache)
     if members is not None:
         return run.run_id in members
     return None if could_hold(merged, run) else False
@@ -163,27 +167,30 @@ def run_before(index: Index, head: RunInfo, naming: str) -> RunInfo | None:
     """
 
     def work(cursor: Cursor) -> RunInfo | None:
-        cache = recorded_members(cursor, head)
         cursor.execute(RUNS_BEFORE, (head.run_id, MAX_SCANNED))
         runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
-        return first_other(head, runs, naming, cache)
+        return first_other(cursor, head, runs, naming)
 
     return index.read(work)
 
 
-def recorded_members(cursor: Cursor, run: RunInfo) -> dict[str, Members | None]:
-    """The members the index recorded for the merged run ``run`` when it was indexed (its
-    report's ``shards``: ``sql.MERGE_MEMBERS_TABLE``), as a cache of `merge_members`: they hold
-    wherever its sources are now; none when it recorded none (no merge, or indexed before
-    schema 11), and its members are read from its sources as before."""
-    if not is_merged(run):
-        return {}
-    cursor.execute(sql.MEMBERS_OF_RUN, (run.run_id,))
-    recorded = frozenset(str(row[0]) for row in cursor.fetchall())
-    return {run.run_id: recorded} if recorded else {}
+def known_members(cursor: Cursor, run: RunInfo, cache: dict[str, Members | None]) -> Members | None:
+    """The ids of the runs merged into ``run``, by one rule for every command that asks: what
+    the index recorded when the merge was indexed (its report's ``shards``:
+    ``sql.MERGE_MEMBERS_TABLE``), which holds wherever its sources are now (CI artifacts
+    expire); else, for a merge that recorded none (indexed before schema 11), read from its
+    sources (`merge_members`). ``None`` when not known. ``cache``: the answers found so far, by
+    run id (this adds to it)."""
+    if run.run_id not in cache and is_merged(run):
+        cursor.execute(sql.MEMBERS_OF_RUN, (run.run_id,))
+        recorded = frozenset(str(row[0]) for row in cursor.fetchall())
+        if recorded:
+            cache[run.run_id] = recorded
+    return merge_members(run, cache)
 
 
 def first_other(
+    cursor: Cursor,
     head: RunInfo,
     runs: Iterable[RunInfo],
     naming: str,
@@ -191,8 +198,8 @@ def first_other(
 ) -> RunInfo | None:
     """The first of ``runs`` (newest first) to compare ``head`` with (`run_before`): any, when
     ``head`` is a CI shard; else the first that is not a CI shard, nor one of the runs merged
-    into ``head``; ``None`` when there is none. ``cache``: the members already known
-    (`recorded_members`).
+    into ``head`` (`known_members`); ``None`` when there is none. ``cache``: as
+    `known_members`'s.
 
     Raises:
         HistoryError: as `run_before`.
@@ -204,7 +211,7 @@ def first_other(
             return run
         if run.shard is not None:
             continue
-        member = is_member(head, run, cache) if merged else False
+        member = is_member(cursor, head, run, cache) if merged else False
         if member is None:
             raise HistoryError(_unknown_members(head, run, naming))
         if not member:
