@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
@@ -225,4 +226,45 @@ def _unknown_members(head: RunInfo, run: RunInfo, naming: str) -> str:
         f"names cannot be read in {head.cwd} as they were merged (gone, or overwritten since), "
         f"so whether run {run.run_id}, indexed before it, is one of them is not known: name the "
         f"run to compare it with ('{naming.format(run=run.run_id)}' if it is not one of them)"
+    )
+
+
+UNRECORDED_MERGES = f"""SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.command LIKE ?
+    AND NOT EXISTS (SELECT 1 FROM merge_members m WHERE m.merge_ref = r.id) ORDER BY r.id"""
+"""The runs whose command may be ``qbench merge`` (``?``: ``MERGE_COMMAND``) that record no
+member: merges indexed before schema 11."""
+MERGE_COMMAND = json.dumps(["qbench", "merge"])[:-1] + "%"
+"""How the ``runs`` row of a merged run's command begins (``indexer.run_row``'s JSON)."""
+NAMED = 5
+"""Unrecorded merged runs named in `unrecorded_note`; the rest are counted."""
+
+
+def unrecorded_merges(index: Index) -> list[RunInfo]:
+    """The merged runs whose members the index does not record (indexed before schema 11: the
+    migration cannot fill them in, as the index holds neither a merge's report nor its shards,
+    only the paths its command named, on the machine it ran on): their shards' results count
+    twice in the windows of runs (``sql.COUNTED``) until their reports are indexed again."""
+
+    def work(cursor: Cursor) -> list[RunInfo]:
+        cursor.execute(UNRECORDED_MERGES, (MERGE_COMMAND,))
+        return [run for run in map(RunInfo.from_row, cursor.fetchall()) if is_merged(run)]
+
+    return index.read(work)
+
+
+def unrecorded_note(index: Index) -> str | None:
+    """What to tell a user whose index holds merged runs with no recorded members
+    (`unrecorded_merges`), and how to fix it; ``None`` when there are none."""
+    runs = unrecorded_merges(index)
+    if not runs:
+        return None
+    named = ", ".join(run.run_id for run in runs[:NAMED])
+    more = f" and {len(runs) - NAMED} more" if len(runs) > NAMED else ""
+    return (
+        f"{plural(len(runs), 'merged run')} indexed before index schema 11 ({named}{more}): "
+        "the index does not know which runs each merged, so the results of those it holds "
+        "count twice (the shard's and the merge's) in qbench flaky, qbench history, the "
+        "quarantine and failing tests' histories; index the report.json that 'qbench merge' "
+        "wrote again ('qbench index merged/report.json') to record them (where that file is "
+        "gone, they count twice until the merge leaves the history: 'qbench gc')"
     )
