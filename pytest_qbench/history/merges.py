@@ -2,10 +2,10 @@
 
 Since schema 11 the index records which runs went into a merged run when it is indexed (its
 report's ``shards``), and every command reads them from there (`known_members`); a merge
-indexed before records none, and its members
-are read from the reports its command line names (relative to the
-directory it ran in), as ``report.json`` of the merge records them in ``shards``: each source's
-run id, and for a source that is itself a merge, its shards' too. The sources are checked to be
+indexed before records none, and its members are read from the reports its command line names
+(relative to the directory it ran in), as ``report.json`` of the merge records them in
+``shards``: each source's run id, and for a source that is itself a merge, its shards' too. The
+sources are checked to be
 still what was merged: the merged run's start is copied from the earliest of theirs, so sources
 overwritten since (a later pipeline's reports at the same paths) give another start, and the
 members are then not known. Where they are not known, a run can still be told apart from the

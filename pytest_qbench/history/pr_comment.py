@@ -368,8 +368,9 @@ def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
     """The merged run (``qbench merge``) that holds ``shard``, whatever the order they were
     indexed in: among the merged runs indexed after it (first the first), then those before it
     (newest first), the first whose members (``merges.known_members``: as the index recorded
-    them, else read from the reports its command names) hold the shard. A merged run whose members are not known (its sources gone),
-    and whose times could hold the shard's (``merges.could_hold``), is taken by the index's one
+    them, else read from the reports its command names) hold the shard. A merged run whose
+    members are not known (indexed before schema 11, its sources gone), and whose times could
+    hold the shard's (``merges.could_hold``), is taken by the index's one
     order (never the start times runs recorded): indexed after the shard, when it tests the
     same commit (when both know theirs); indexed before it, for a shard that did not finish (a
     killed shard is indexed by the next history command, after the merge named it unfinished),
