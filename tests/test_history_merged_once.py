@@ -30,6 +30,8 @@ from pytest_qbench.history.database import open_index
 from pytest_qbench.history.indexer import delete_run
 from pytest_qbench.history.indexer import index_run
 from pytest_qbench.history.merges import run_before
+from pytest_qbench.history.merges import unrecorded_merges
+from pytest_qbench.history.merges import unrecorded_note
 from pytest_qbench.history.queries import flaky_candidates
 from pytest_qbench.history.queries import list_runs
 from pytest_qbench.history.queries import recent_results
@@ -170,32 +172,48 @@ def test_an_index_of_schema_10_learns_a_merge_s_members_when_its_report_is_index
     """``index-schema-10.sql``: shards s1 (test_a failed) and s2 and their merge, indexed by
     main's qbench at schema 10. Opened by this qbench, the index is migrated in place (schema
     11, its runs kept); the merge's members are not known yet (the schema-10 index never
-    recorded them), so its verdict still counts s1 and the merge; indexing the merged report
-    again (``index-schema-10-merged.json``) records them, and test_a failed in one run."""
+    recorded them, and holds neither the merged report nor its shards to fill them in from), so
+    its verdict still counts s1 and the merge, and `qbench history`, `qbench flaky` and
+    `qbench index` say so, naming the merge and the fix (before, they said nothing); indexing
+    the merged report again (``index-schema-10-merged.json``) records them, test_a failed in
+    one run, and nothing is said."""
     (tmp_path / ".qbench").mkdir()
     with sqlite3.connect(tmp_path / ".qbench/index.sqlite") as db:
         db.executescript((OLD / "index-schema-10.sql").read_text())
+    said: list[str] = []
 
-    def history() -> dict[str, Any]:
+    def qbench(*args: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest_qbench", "history", A, "--json", "--dir", ".qbench"],
+            [sys.executable, "-m", "pytest_qbench", *args, "--dir", ".qbench"],
             cwd=tmp_path, capture_output=True, text=True, check=True,
         )  # fmt: skip
-        return cast("dict[str, Any]", json.loads(done.stdout))
+        said.append(done.stderr)
+        return done.stdout
+
+    def history() -> dict[str, Any]:
+        return cast("dict[str, Any]", json.loads(qbench("history", A, "--json")))
 
     assert history()["failedRuns"] == 2
+    qbench("flaky")
+    qbench("index")
+    merge_id = "20261127T084453Z-c40a42"
+    for stderr in said:
+        assert (
+            f"qbench: 1 merged run indexed before index schema 11 ({merge_id}): the index does "
+            "not know which runs each merged, so the results of those it holds count twice"
+        ) in stderr
+        assert "index the report.json that 'qbench merge' wrote again" in stderr
+    said.clear()
     with sqlite3.connect(tmp_path / ".qbench/index.sqlite") as db:
         assert db.execute(sql.GET_VERSION).fetchall() == [("11",)]
         assert len(db.execute("SELECT 1 FROM runs").fetchall()) == 3
     merged = tmp_path / "report.json"
     shutil.copy(OLD / "index-schema-10-merged.json", merged)
-    subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "index", str(merged), "--dir", ".qbench"],
-        cwd=tmp_path, capture_output=True, check=True,
-    )  # fmt: skip
+    qbench("index", str(merged))
     found = history()
     assert (found["totalRuns"], found["failedRuns"]) == (1, 1)
     assert "broken" not in found["verdict"]
+    assert len(said) == 2 and "schema 11" not in "".join(said)
 
 
 def test_each_backend_migrates_to_11_and_counts_a_merged_pipeline_once(
@@ -312,3 +330,27 @@ def test_the_run_before_a_merge_whose_sources_are_gone_is_read_from_the_index(
     finally:
         index.close()
     assert base is not None and base.run_id == "p0"
+
+
+def test_each_backend_names_the_merges_that_record_no_members(history_db: HistoryDB) -> None:
+    """On SQLite and PostgreSQL: a merged run whose members the index does not record (as one
+    indexed before schema 11: its rows taken out here) is named, with the fix; indexed again,
+    it records them and is not (``merges.unrecorded_merges``)."""
+    merged = report("m", 1, [result("a", "failed")])
+    cast("dict[str, Any]", merged)["shards"] = [{"run": {"run_id": s}} for s in ("s1", "s2")]
+    merged["run"]["command"] = ["qbench", "merge", "s1", "s2"]
+    index_reports(history_db.qbench_dir, report("s1", 0, [result("a", "failed")]), merged,
+                  db=history_db.url)  # fmt: skip
+    index = history_db.open()
+    try:
+        assert unrecorded_merges(index) == []
+        index.write(lambda cursor: cursor.execute("DELETE FROM merge_members"))
+        assert [run.run_id for run in unrecorded_merges(index)] == ["m"]
+        note = unrecorded_note(index)
+        assert note is not None and note.startswith(
+            "1 merged run indexed before index schema 11 (m)"
+        )
+        index_run(index, *index_args(merged))
+        assert unrecorded_note(index) is None
+    finally:
+        index.close()

@@ -95,6 +95,12 @@ def test_diff_refuses_when_the_merged_reports_are_gone(
     assert f"'qbench diff s2 {merged_id}' if it is not one of them" in err
 
 
+def forget_sources(qbench_dir: Path, *names: str) -> None:
+    """The merged runs' source directories gone (CI artifacts expire); the index keeps them."""
+    for name in names:
+        shutil.rmtree(qbench_dir / "runs" / name)
+
+
 ORDERS = {
     "shards-then-merge": ["whole0", "s1", "s2", "merged"],
     "merge-between-shards": ["whole0", "s1", "merged", "s2"],
@@ -102,23 +108,29 @@ ORDERS = {
 }
 
 
+@pytest.mark.parametrize("gone", [False, True], ids=["files-kept", "files-gone"])
 @pytest.mark.parametrize("order", ORDERS.values(), ids=ORDERS.keys())
 def test_pr_comment_finds_the_merge_of_its_shards_in_every_order_of_indexing(
     pytester: pytest.Pytester,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     order: list[str],
+    gone: bool,
 ) -> None:
     """Shards' reports indexed into another history in any order (CI artifacts): the comment is
     about the merged run, against ``whole0``. Before, a finished shard indexed after its merge
     was refused ("no merged run of its shards is indexed"), and ``qbench diff`` compared the
-    merge with a shard."""
+    merge with a shard. With the shards' files gone since (``gone``), the index recorded the
+    merge's members; before, the pick read them only from the files and refused where the merge
+    was indexed before the last shard, though the index knew them."""
     merged = pipeline(pytester, monkeypatch, ["--qbench-shard=1/2"], ["--qbench-shard=2/2"])
     runs = pytester.path / ".qbench" / "runs"
     history = pytester.path / "ci-history"
     for name in order:
         source = merged if name == "merged" else runs / name
         assert main(["index", str(source), "--dir", str(history)]) == 0
+    if gone:
+        forget_sources(pytester.path / ".qbench", "s1", "s2")
     capsys.readouterr()
     assert main(["pr-comment", "--dir", str(history)]) == 0
     counts = capsys.readouterr().out.splitlines()[3]
@@ -126,16 +138,52 @@ def test_pr_comment_finds_the_merge_of_its_shards_in_every_order_of_indexing(
     assert f"run `{merged_id}` (merged CI shards) · against run `whole0`" in counts
 
 
+@pytest.mark.parametrize("gone", [False, True], ids=["files-kept", "files-gone"])
 def test_a_branch_base_is_never_a_run_the_merge_holds(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    gone: bool,
 ) -> None:
     """``qbench pr-comment --base feature`` about a merged run of runs split by hand (no shard
     label), all on the branch: the newest other run on the branch was ``s2``, one of the runs
-    merged; it is now ``whole0``."""
+    merged; it is now ``whole0``. With their files gone since (``gone``), the index recorded
+    them; before, ``--base BRANCH`` read the members only from the files and refused ("whether
+    run s2 ... is one of them is not known")."""
     merged = pipeline(pytester, monkeypatch, ["-k", "a or b"], ["-k", "c or d"])
     qbench_dir = pytester.path / ".qbench"
     assert main(["index", str(merged), "--dir", str(qbench_dir)]) == 0
+    if gone:
+        forget_sources(qbench_dir, "s1", "s2")
     capsys.readouterr()
     assert main(["pr-comment", "--dir", str(qbench_dir), "--base", "feature"]) == 0
     counts = capsys.readouterr().out.splitlines()[3]
     assert "(merged CI shards) · against run `whole0`" in counts
+
+
+def test_a_branch_of_shards_only_gives_a_base_the_merge_does_not_hold(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only shards on the branch: an earlier pipeline's ``old1`` and the merged ``s1``, ``s2``,
+    whose files are gone. The base is the newest shard the merge does not hold, ``old1``;
+    before, the members were read only from the files, none were known, and the merge was
+    compared with its own shard ``s2``."""
+    pytester.makepyfile(test_suite=SUITE)
+    run_ci(pytester, monkeypatch, "c0", "--qbench-shard=1/2", "--qbench-run-id=old1")
+    monkeypatch.setenv("BROKEN", "a")
+    for number in (1, 2):
+        run_ci(
+            pytester, monkeypatch, "c1", f"--qbench-shard={number}/2", f"--qbench-run-id=s{number}"
+        )
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    qbench_dir = pytester.path / ".qbench"
+    merged = pytester.path / "merged" / "report.json"
+    runs = qbench_dir / "runs"
+    assert main(["merge", str(runs / "s1"), str(runs / "s2"), "-o", str(merged)]) == 0
+    assert main(["index", str(merged), "--dir", str(qbench_dir)]) == 0
+    forget_sources(qbench_dir, "s1", "s2")
+    merged_id = json.loads(merged.read_text())["run"]["run_id"]
+    capsys.readouterr()
+    assert main(["pr-comment", merged_id, "--dir", str(qbench_dir), "--base", "feature"]) == 0
+    counts = capsys.readouterr().out.splitlines()[3]
+    assert "(merged CI shards) · against run `old1` (CI shard 1/2" in counts

@@ -213,6 +213,15 @@ def _say(line: str) -> None:
     print(f"qbench: {line}", file=sys.stderr)
 
 
+def _say_unrecorded_merges(index: Index) -> None:
+    """Say which merged runs count their shards twice, and the fix (``merges.unrecorded_note``)."""
+    from pytest_qbench.history.merges import unrecorded_note
+
+    note = unrecorded_note(index)
+    if note is not None:
+        _say(note)
+
+
 def _local_dir(given: Path | None, db: str | None) -> Path | None:
     """The qbench directory: required for the local index; with a history database, the one
     given or found, if any (it holds this machine's run directories)."""
@@ -300,6 +309,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             if args.keep_runs
             else []
         )
+        _say_unrecorded_merges(index)
     finally:
         index.close()
     for line in remove_run_dirs(qbench_dir, removed) if qbench_dir else []:
@@ -668,6 +678,7 @@ def cmd_flaky(args: argparse.Namespace) -> int:
     monitors = parse_monitors([f"window={args.runs}", *args.monitor])
     with _opened(args) as index:
         found = list_statuses(index, args.runs, args.min_flips, monitors, args.all)
+        _say_unrecorded_merges(index)
     _output(
         args,
         lambda: found.model_dump(mode="json"),
@@ -702,6 +713,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
     with _opened(args) as index:
         results = results_of_test(index, args.nodeid, args.runs)
+        _say_unrecorded_merges(index)
     summary = execution_summary(results)
     verdict = judge(results)
     _output(

@@ -1,10 +1,11 @@
 """Which runs a merged run (``qbench merge``) combined, and the run to compare a run with.
 
 Since schema 11 the index records which runs went into a merged run when it is indexed (its
-report's ``shards``: `recorded_members`); a merge indexed before records none, and its members
-are read from the reports its command line names (relative to the
-directory it ran in), as ``report.json`` of the merge records them in ``shards``: each source's
-run id, and for a source that is itself a merge, its shards' too. The sources are checked to be
+report's ``shards``), and every command reads them from there (`known_members`); a merge
+indexed before records none, and its members are read from the reports its command line names
+(relative to the directory it ran in), as ``report.json`` of the merge records them in
+``shards``: each source's run id, and for a source that is itself a merge, its shards' too. The
+sources are checked to be
 still what was merged: the merged run's start is copied from the earliest of theirs, so sources
 overwritten since (a later pipeline's reports at the same paths) give another start, and the
 members are then not known. Where they are not known, a run can still be told apart from the
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.errors import HistoryError
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.timefmt import to_index_time
 from pytest_qbench.history import sql
 from pytest_qbench.history.backend import Cursor
@@ -141,10 +143,13 @@ def could_hold(merged: RunInfo, run: RunInfo) -> bool:
     )
 
 
-def is_member(merged: RunInfo, run: RunInfo, cache: dict[str, Members | None]) -> bool | None:
-    """Whether ``run`` is one of the runs merged into ``merged``: ``None`` when that cannot be
-    told (the members are not known, and ``run``'s times fit in the merge's)."""
-    members = merge_members(merged, cache)
+def is_member(
+    cursor: Cursor, merged: RunInfo, run: RunInfo, cache: dict[str, Members | None]
+) -> bool | None:
+    """Whether ``run`` is one of the runs merged into ``merged`` (`known_members`): ``None``
+    when that cannot be told (the members are not known, and ``run``'s times fit in the
+    merge's)."""
+    members = known_members(cursor, merged, cache)
     if members is not None:
         return run.run_id in members
     return None if could_hold(merged, run) else False
@@ -163,27 +168,30 @@ def run_before(index: Index, head: RunInfo, naming: str) -> RunInfo | None:
     """
 
     def work(cursor: Cursor) -> RunInfo | None:
-        cache = recorded_members(cursor, head)
         cursor.execute(RUNS_BEFORE, (head.run_id, MAX_SCANNED))
         runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
-        return first_other(head, runs, naming, cache)
+        return first_other(cursor, head, runs, naming)
 
     return index.read(work)
 
 
-def recorded_members(cursor: Cursor, run: RunInfo) -> dict[str, Members | None]:
-    """The members the index recorded for the merged run ``run`` when it was indexed (its
-    report's ``shards``: ``sql.MERGE_MEMBERS_TABLE``), as a cache of `merge_members`: they hold
-    wherever its sources are now; none when it recorded none (no merge, or indexed before
-    schema 11), and its members are read from its sources as before."""
-    if not is_merged(run):
-        return {}
-    cursor.execute(sql.MEMBERS_OF_RUN, (run.run_id,))
-    recorded = frozenset(str(row[0]) for row in cursor.fetchall())
-    return {run.run_id: recorded} if recorded else {}
+def known_members(cursor: Cursor, run: RunInfo, cache: dict[str, Members | None]) -> Members | None:
+    """The ids of the runs merged into ``run``, by one rule for every command that asks: what
+    the index recorded when the merge was indexed (its report's ``shards``:
+    ``sql.MERGE_MEMBERS_TABLE``), which holds wherever its sources are now (CI artifacts
+    expire); else, for a merge that recorded none (indexed before schema 11), read from its
+    sources (`merge_members`). ``None`` when not known. ``cache``: the answers found so far, by
+    run id (this adds to it)."""
+    if run.run_id not in cache and is_merged(run):
+        cursor.execute(sql.MEMBERS_OF_RUN, (run.run_id,))
+        recorded = frozenset(str(row[0]) for row in cursor.fetchall())
+        if recorded:
+            cache[run.run_id] = recorded
+    return merge_members(run, cache)
 
 
 def first_other(
+    cursor: Cursor,
     head: RunInfo,
     runs: Iterable[RunInfo],
     naming: str,
@@ -191,8 +199,8 @@ def first_other(
 ) -> RunInfo | None:
     """The first of ``runs`` (newest first) to compare ``head`` with (`run_before`): any, when
     ``head`` is a CI shard; else the first that is not a CI shard, nor one of the runs merged
-    into ``head``; ``None`` when there is none. ``cache``: the members already known
-    (`recorded_members`).
+    into ``head`` (`known_members`); ``None`` when there is none. ``cache``: as
+    `known_members`'s.
 
     Raises:
         HistoryError: as `run_before`.
@@ -204,7 +212,7 @@ def first_other(
             return run
         if run.shard is not None:
             continue
-        member = is_member(head, run, cache) if merged else False
+        member = is_member(cursor, head, run, cache) if merged else False
         if member is None:
             raise HistoryError(_unknown_members(head, run, naming))
         if not member:
@@ -218,4 +226,45 @@ def _unknown_members(head: RunInfo, run: RunInfo, naming: str) -> str:
         f"names cannot be read in {head.cwd} as they were merged (gone, or overwritten since), "
         f"so whether run {run.run_id}, indexed before it, is one of them is not known: name the "
         f"run to compare it with ('{naming.format(run=run.run_id)}' if it is not one of them)"
+    )
+
+
+UNRECORDED_MERGES = f"""SELECT {sql.RUN_FIELDS} FROM runs r WHERE r.command LIKE ?
+    AND NOT EXISTS (SELECT 1 FROM merge_members m WHERE m.merge_ref = r.id) ORDER BY r.id"""
+"""The runs whose command may be ``qbench merge`` (``?``: ``MERGE_COMMAND``) that record no
+member: merges indexed before schema 11."""
+MERGE_COMMAND = json.dumps(["qbench", "merge"])[:-1] + "%"
+"""How the ``runs`` row of a merged run's command begins (``indexer.run_row``'s JSON)."""
+NAMED = 5
+"""Unrecorded merged runs named in `unrecorded_note`; the rest are counted."""
+
+
+def unrecorded_merges(index: Index) -> list[RunInfo]:
+    """The merged runs whose members the index does not record (indexed before schema 11: the
+    migration cannot fill them in, as the index holds neither a merge's report nor its shards,
+    only the paths its command named, on the machine it ran on): their shards' results count
+    twice in the windows of runs (``sql.COUNTED``) until their reports are indexed again."""
+
+    def work(cursor: Cursor) -> list[RunInfo]:
+        cursor.execute(UNRECORDED_MERGES, (MERGE_COMMAND,))
+        return [run for run in map(RunInfo.from_row, cursor.fetchall()) if is_merged(run)]
+
+    return index.read(work)
+
+
+def unrecorded_note(index: Index) -> str | None:
+    """What to tell a user whose index holds merged runs with no recorded members
+    (`unrecorded_merges`), and how to fix it; ``None`` when there are none."""
+    runs = unrecorded_merges(index)
+    if not runs:
+        return None
+    named = ", ".join(run.run_id for run in runs[:NAMED])
+    more = f" and {len(runs) - NAMED} more" if len(runs) > NAMED else ""
+    return (
+        f"{plural(len(runs), 'merged run')} indexed before index schema 11 ({named}{more}): "
+        "the index does not know which runs each merged, so the results of those it holds "
+        "count twice (the shard's and the merge's) in qbench flaky, qbench history, the "
+        "quarantine and failing tests' histories; index the report.json that 'qbench merge' "
+        "wrote again ('qbench index merged/report.json') to record them (where that file is "
+        "gone, they count twice until the merge leaves the history: 'qbench gc')"
     )

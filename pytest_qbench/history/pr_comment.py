@@ -40,7 +40,7 @@ from pytest_qbench.history.merges import Members
 from pytest_qbench.history.merges import first_other
 from pytest_qbench.history.merges import is_member
 from pytest_qbench.history.merges import is_merged
-from pytest_qbench.history.merges import merge_members
+from pytest_qbench.history.merges import known_members
 from pytest_qbench.history.merges import run_before
 from pytest_qbench.history.queries import RunInfo
 from pytest_qbench.history.queries import resolve_run
@@ -367,9 +367,10 @@ def head_run(index: Index, ref: str | None) -> RunInfo:
 def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
     """The merged run (``qbench merge``) that holds ``shard``, whatever the order they were
     indexed in: among the merged runs indexed after it (first the first), then those before it
-    (newest first), the first whose members (``merges.merge_members``: read from the reports its
-    command names) hold the shard. A merged run whose members are not known (its sources gone),
-    and whose times could hold the shard's (``merges.could_hold``), is taken by the index's one
+    (newest first), the first whose members (``merges.known_members``: as the index recorded
+    them, else read from the reports its command names) hold the shard. A merged run whose
+    members are not known (indexed before schema 11, its sources gone), and whose times could
+    hold the shard's (``merges.could_hold``), is taken by the index's one
     order (never the start times runs recorded): indexed after the shard, when it tests the
     same commit (when both know theirs); indexed before it, for a shard that did not finish (a
     killed shard is indexed by the next history command, after the merge named it unfinished),
@@ -377,21 +378,21 @@ def _merged_run_of(index: Index, shard: RunInfo) -> RunInfo | None:
     pipeline's merged run could not be told apart)."""
     cache: dict[str, Members | None] = {}
 
-    def holds(run: RunInfo) -> bool | None:
-        return is_member(run, shard, cache) if is_merged(run) else False
+    def holds(cursor: Cursor, run: RunInfo) -> bool | None:
+        return is_member(cursor, run, shard, cache) if is_merged(run) else False
 
     def work(cursor: Cursor) -> RunInfo | None:
         cursor.execute(RUNS_INDEXED_AFTER, (shard.run_id, MAX_SCANNED))
         for row in cursor.fetchall():
             run = RunInfo.from_row(row)
-            held = holds(run)
+            held = holds(cursor, run)
             same_commit = not (run.commit and shard.commit) or run.commit == shard.commit
             if held or (held is None and same_commit):
                 return run
         cursor.execute(RUNS_BEFORE, (shard.run_id, MAX_SCANNED))
         for row in cursor.fetchall():
             run = RunInfo.from_row(row)
-            held = holds(run)
+            held = holds(cursor, run)
             if held:
                 return run
             if held is None and shard.commit and run.commit == shard.commit:
@@ -429,9 +430,12 @@ def base_run(index: Index, head: RunInfo, ref: str | None) -> RunInfo | None:
         cursor.execute(RUN_ON_BRANCH, (ref, head.run_id, MAX_SCANNED))
         runs = [RunInfo.from_row(row) for row in cursor.fetchall()]
         # a shard is not the branch's run, nor a run merged into head (`merges.first_other`)
-        found = first_other(head, runs, f"qbench pr-comment {head.run_id} --base {{run}}")
+        cache: dict[str, Members | None] = {}
+        found = first_other(
+            cursor, head, runs, f"qbench pr-comment {head.run_id} --base {{run}}", cache
+        )
         if found is None:  # only shards on that branch: the newest not merged into head
-            own = merge_members(head) or frozenset()
+            own = known_members(cursor, head, cache) or frozenset()
             found = next((run for run in runs if run.run_id not in own), None)
         return found
 

@@ -417,8 +417,10 @@ def phase_timings(
 ) -> dict[str, list[Timing]]:
     """The phase seconds of each node id's last ``runs`` results that passed or failed, in
     runs of another commit than ``commit`` (the shards of one CI pipeline test one commit: a
-    shard that finished first must not change the plan of one that starts later). A result
-    indexed before phase times were kept counts its whole duration as the call."""
+    shard that finished first must not change the plan of one that starts later), each
+    pipeline once (a run held by an indexed merged run is left out: the merge holds its
+    results). A result indexed before phase times were kept counts its whole duration as the
+    call."""
     from pytest_qbench.history.shardplan import Timing  # only sharded runs plan
 
     def work(cursor: Cursor) -> dict[str, list[Timing]]:

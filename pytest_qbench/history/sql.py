@@ -653,15 +653,16 @@ def recent_results_of(count: int) -> str:
 
 def phase_timings_of(count: int) -> str:
     """For ``count`` node ids: their last ``?`` results that passed or failed in runs of
-    another commit than ``?``, with the phase seconds (``setup`` and ``teardown`` are ``NULL``
-    before schema 6)."""
+    another commit than ``?`` that count (``COUNTED``: a pipeline's shards and its indexed merge
+    hold the same seconds, once), with the phase seconds (``setup`` and ``teardown`` are
+    ``NULL`` before schema 6)."""
     return f"""SELECT nodeid, duration, setup, teardown FROM (
         SELECT t.nodeid, res.duration, res.setup, res.teardown,
             ROW_NUMBER() OVER (
                 PARTITION BY res.test_ref ORDER BY r.id DESC) AS k
         FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref
         WHERE t.nodeid IN ({marks(count)}) AND res.outcome IN {_RAN_SQL}
-        AND (r.commit_sha IS NULL OR r.commit_sha <> ?)
+        AND (r.commit_sha IS NULL OR r.commit_sha <> ?) AND {COUNTED}
     ) ranked
     WHERE k <= ?"""
 

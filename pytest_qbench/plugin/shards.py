@@ -118,4 +118,5 @@ def shard_record(shard: ShardSettings, plan: Plan) -> ShardInfoRecord:
         units=len(plan.shards[mine]),
         expected=None if plan.by_count else round(plan.expected[mine], 3),
         plan=[] if plan.by_count else [round(value, 3) for value in plan.expected],
+        tests=sum(len(unit.nodeids) for units in plan.shards for unit in units),
     )

@@ -516,15 +516,24 @@ def missing_queue_tests(sources: Sequence[Source]) -> list[str]:
 
 def disagreeing_plans(shards: Sequence[Shard]) -> list[int]:
     """The ``N`` of the ``--qbench-shard=I/N`` plans whose shards planned differently (their
-    expected seconds per shard differ): each planned from another history (shards run one after
-    another outside CI, or one shard run again after other runs were indexed), so a test may
-    have run in two shards and another in none."""
-    plans: dict[int, set[tuple[float, ...]]] = {}
+    expected seconds per shard differ, or the number of tests they planned: ``tests``): each
+    planned from another history (shards run one after another outside CI, or one shard run
+    again after other runs were indexed) or another collection (``--lf`` with each machine's
+    own cache collects only its own failures' files), so a test may have run in two shards and
+    another in none."""
+    seconds: dict[int, set[tuple[float, ...]]] = {}
+    tests: dict[int, set[int]] = {}
     for shard in shards:
         info = shard.run.shard
-        if info is not None and info.queue is None and info.count and info.plan:
-            plans.setdefault(info.count, set()).add(tuple(info.plan))
-    return sorted(count for count, seen in plans.items() if len(seen) > 1)
+        if info is None or info.queue is not None or not info.count:
+            continue
+        if info.plan:
+            seconds.setdefault(info.count, set()).add(tuple(info.plan))
+        if info.tests is not None:  # recorded since planned shards' are (by count too)
+            tests.setdefault(info.count, set()).add(info.tests)
+    return sorted(
+        {count for found in (seconds, tests) for count, seen in found.items() if len(seen) > 1}
+    )
 
 
 def _plan_notes(differ: list[int]) -> list[Diagnostic]:
@@ -532,7 +541,8 @@ def _plan_notes(differ: list[int]) -> list[Diagnostic]:
         _note(
             "merge-plans-differ",
             f"the shards of the {count}-shard plan planned differently (each from another "
-            "history: run one after another outside CI, or one run again later), so some "
+            "history or collection: run one after another outside CI, one run again later, "
+            "--lf with each machine's own cache), so some "
             "tests may have run in two shards and others in none: the merged run is not whole "
             "(not green); plan from one history (the same CI commit) or use --qbench-queue",
         )

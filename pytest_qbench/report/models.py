@@ -83,8 +83,8 @@ class ShardInfo(QBenchModel):
     plan: list[float] = Field(default_factory=list)
     """Each shard's expected seconds, in order (empty for a queue)."""
     tests: int | None = Field(default=None, ge=0)
-    """A queue's tests (after deselection), all its machines' to run; ``None`` for a
-    planned shard."""
+    """Tests planned (after deselection), for all shards or queue machines; ``None``: not
+    known."""
 
 
 class RunMeta(QBenchModel):

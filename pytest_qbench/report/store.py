@@ -931,20 +931,48 @@ def _write_report(
     first = True
     raw = getattr(handle, "buffer", None) if copy_bytes and not check else None
     if stream is not None and raw is not None:  # a UTF-8 file of atomic_writer's
-        handle.flush()  # what was written as text goes first
-        first = _copy_results(raw.write, stream, patches or {})
+        first = _copy_or_loop(handle, raw, stream, patches or {})
     elif stream is not None:
-        for item in iter_result_json(stream, check):
-            if patches:
-                item = patch_result_json(item, patches)
-            handle.write(item if first else "," + item)
-            first = False
+        first = _text_results(handle, stream, patches, check)
     if results_json is None:
         results_json = (dumps(compact(RESULT, result)) for result in report["results"])
     for item in results_json:
         handle.write(item if first else "," + item)
         first = False
     handle.write(head[cut:])
+
+
+def _text_results(
+    handle: IO[str], stream: Path, patches: Mapping[str, Record] | None, check: bool
+) -> bool:
+    """The results of ``stream`` written to ``handle`` a line at a time (each result's JSON,
+    commas between, ``patches`` applied); return whether no result was written."""
+    first = True
+    for item in iter_result_json(stream, check):
+        if patches:
+            item = patch_result_json(item, patches)
+        handle.write(item if first else "," + item)
+        first = False
+    return first
+
+
+def _copy_or_loop(
+    handle: IO[str], raw: IO[bytes], stream: Path, patches: Mapping[str, Record]
+) -> bool:
+    """`_copy_results` into ``raw``, the byte buffer under ``handle``; where it raises (a bug
+    in the fast path), what it wrote is taken back and `_text_results` writes the results, the
+    same bytes, so the report loses nothing. A file that cannot be taken back (a pipe, a
+    device) gets `_text_results` alone. Return whether no result was written."""
+    handle.flush()  # what was written as text goes first
+    if not raw.seekable():
+        return _text_results(handle, stream, patches, False)
+    start = raw.tell()
+    try:
+        return _copy_results(raw.write, stream, patches)
+    except Exception:
+        raw.seek(start)
+        raw.truncate()
+        return _text_results(handle, stream, patches, False)
 
 
 _FAILING_MARKS = ('"outcome":"failed"', '"outcome":"error"')
