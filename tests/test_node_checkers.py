@@ -5,6 +5,7 @@ end and a TypeScript front end in ``web/``; their errors at their files, lines a
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,11 @@ from typing import Any
 
 import pytest
 from node_tools import frontend_project
+from node_tools import node_modules
 
-from pytest_qbench.tools.node.tsc import BUILD_NO_EMIT
+from pytest_qbench.tools.node.tsc import build_order
 from pytest_qbench.tools.node.tsc import has_references
-from pytest_qbench.tools.node.tsc import version_at_least
+from pytest_qbench.tools.node.tsc import parse_tsc
 
 
 QBENCH = str(Path(sys.executable).parent / "qbench")
@@ -77,7 +79,7 @@ SOLUTION_TSCONFIG = """\
 def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> None:
     """A ``tsconfig.json`` of ``"files": []`` and ``references`` (every create-vite TypeScript
     template's): ``tsc --noEmit`` checks nothing there and said clean beside the error the
-    project's ``tsc -b`` prints; qbench runs ``tsc -b`` on it and finds the error."""
+    project's ``tsc -b`` prints; qbench checks its references and finds the error."""
     web = frontend_project(tmp_path / "web")
     (web / "tsconfig.json").rename(web / "tsconfig.app.json")
     (web / "tsconfig.json").write_text(SOLUTION_TSCONFIG)
@@ -85,7 +87,7 @@ def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> Non
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("failed", 1), tsc
     assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
-    assert tsc["run"]["command"][1:] == ["-b", "--noEmit", "--pretty", "false"]
+    assert tsc["run"]["command"][1:3] == ["-m", "pytest_qbench.tools.node.tsc_build"]
 
 
 def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
@@ -103,18 +105,94 @@ def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
     assert not has_references(tmp_path / "missing.json")
 
 
-@pytest.mark.parametrize(
-    ("version", "takes_no_emit"), [("5.5.4", False), ("5.6.3", True), ("6.0.2", True), (None, True)]
-)
-def test_build_mode_no_emit_from_typescript_5_6(
-    tmp_path: Path, version: str | None, takes_no_emit: bool
+LIB_ERROR = 'export const size: number = "large";\n'
+"""Line 1, column 14: a string for a number (TS2322)."""
+APP_ERROR = "export const twice: string = 2 * 2;\n"
+"""Line 1, column 14: a number for a string (TS2322)."""
+
+
+def references_project(directory: Path, typescript: str) -> Path:
+    """A front end shaped as create-vite's: a solution ``tsconfig.json`` referencing a composite
+    ``lib`` project (declarations into ``lib/dist``) and a composite ``noEmit`` app
+    (``.tsbuildinfo`` beside its config, as create-vite's but not into the shared
+    ``node_modules``), one error in each, neither importing the other (a reference whose
+    dependency is unbuilt: docs/how-to/static-checks.md); the real ``typescript`` linked in."""
+    (directory / "lib" / "src").mkdir(parents=True)
+    (directory / "src").mkdir()
+    (directory / "package.json").write_text('{"name": "web", "private": true}')
+    lib = {"compilerOptions": {"composite": True, "strict": True, "outDir": "dist"}}
+    (directory / "lib" / "tsconfig.json").write_text(json.dumps({**lib, "include": ["src"]}))
+    (directory / "lib" / "src" / "size.ts").write_text(LIB_ERROR)
+    app = {"composite": True, "strict": True, "noEmit": True}
+    (directory / "tsconfig.app.json").write_text(
+        json.dumps({"compilerOptions": app, "include": ["src"]})
+    )
+    (directory / "src" / "twice.ts").write_text(APP_ERROR)
+    solution = {"files": [], "references": [{"path": "./lib"}, {"path": "./tsconfig.app.json"}]}
+    (directory / "tsconfig.json").write_text(json.dumps(solution))
+    (directory / "node_modules").symlink_to(node_modules({"typescript": typescript}))
+    return directory
+
+
+def listing(directory: Path) -> list[str]:
+    """Every file under ``directory`` (not through ``node_modules``), qbench's own left out."""
+    return sorted(
+        str(path.relative_to(directory))
+        for path in directory.rglob("*")
+        if path.is_file() and ".qbench" not in path.parts
+    )
+
+
+@pytest.mark.parametrize("typescript", ["5.5.4", "5.9.3"])
+def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
+    tmp_path: Path, typescript: str
 ) -> None:
-    """``tsc -b --noEmit`` from TypeScript 5.6 (5.5 refuses it: TS5094); an unreadable version
-    gets it, so an old tsc says so in an error, never a clean run."""
-    manifest = tmp_path / "package.json"
-    if version is not None:
-        manifest.write_text(json.dumps({"name": "typescript", "version": version}))
-    assert version_at_least(manifest, BUILD_NO_EMIT) is takes_no_emit
+    """``tsc -b`` writes the referenced projects' output and ``.tsbuildinfo`` files into the
+    project (TypeScript 5.5 refuses ``-b --noEmit``; 5.9 takes it and still writes an
+    incremental project's ``.tsbuildinfo``). qbench's check leaves the project's files as they
+    were, with the diagnostics of the project's own ``tsc -b`` (run in a copy), in its order."""
+    web = references_project(tmp_path / "project" / "web", typescript)
+    copy = tmp_path / "copy"
+    shutil.copytree(web, copy, symlinks=True)
+    own = subprocess.run(
+        ["node_modules/.bin/tsc", "-b", "--pretty", "false"],
+        cwd=copy,
+        capture_output=True,
+        check=False,
+        timeout=600,
+    )
+    assert own.returncode == 1 if typescript == "5.5.4" else 2, own
+    before = listing(web)
+    assert listing(copy) != before
+    status, report = check(["--target", "frontend", "--checker", "tsc"], tmp_path / "project")
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("failed", 1), tsc
+    assert listing(web) == before
+    expected = [
+        (f"web/{d.file}", d.line, d.column, d.code, d.severity) for d in parse_tsc(own.stdout, copy)
+    ]
+    assert places(tsc) == expected
+    assert [place[:2] for place in expected] == [
+        ("web/lib/src/size.ts", 1),
+        ("web/src/twice.ts", 1),
+    ]
+
+
+def test_build_order_is_tsc_b_order(tmp_path: Path) -> None:
+    """A reference's own references first, each project once, the solution itself left out;
+    a root with files of its own last."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "tsconfig.json").write_text(
+        '{"references": [{"path": "../tsconfig.b.json"}]}'
+    )
+    (tmp_path / "tsconfig.b.json").write_text("{}")
+    refs = [{"path": "a"}, {"path": "tsconfig.b.json"}]
+    (tmp_path / "tsconfig.json").write_text(json.dumps({"files": [], "references": refs}))
+    names = [p.resolve().relative_to(tmp_path) for p in build_order(tmp_path / "tsconfig.json")]
+    assert names == [Path("tsconfig.b.json"), Path("a/tsconfig.json")]
+    (tmp_path / "tsconfig.json").write_text(json.dumps({"include": ["src"], "references": refs}))
+    names = [p.resolve().relative_to(tmp_path) for p in build_order(tmp_path / "tsconfig.json")]
+    assert names == [Path("tsconfig.b.json"), Path("a/tsconfig.json"), Path("tsconfig.json")]
 
 
 def test_eslint_error_with_its_rule(project: Path) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.hookspecs import hookimpl
 from pytest_qbench.tools.node import eslint
 from pytest_qbench.tools.node import tsc
+from pytest_qbench.tools.node import tsc_build
 from pytest_qbench.tools.node.bins import has_bin
 from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.spec import Checker
@@ -33,13 +35,14 @@ def has_eslint_config(root: Path) -> bool:
 
 def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
-    ignores the configuration); ``tsc -b`` when it lists project references."""
+    ignores the configuration), its ``.tsbuildinfo`` into ``scratch``; when it lists project
+    references, each project ``tsc -b`` would build checked with ``tsc -p`` in its order
+    (`tsc_build`, a child of this Python): nothing written into the project either way."""
     executable = project_bin(cwd, "tsc", "typescript")
-    build = tsc.has_references(cwd / "tsconfig.json")
-    no_emit = build and tsc.version_at_least(
-        cwd / "node_modules" / "typescript" / "package.json", tsc.BUILD_NO_EMIT
-    )
-    command = tsc.tsc_command(executable, build=build, no_emit=no_emit)
+    if tsc.has_references(cwd / "tsconfig.json"):
+        command = [sys.executable, "-m", tsc_build.__name__, executable, str(scratch)]
+    else:
+        command = tsc.tsc_command(executable, buildinfo=scratch / "tsconfig.tsbuildinfo")
     return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
 
 
@@ -62,7 +65,7 @@ def qbench_checkers() -> list[Checker]:
             has_tsconfig,
             plan_tsc,
             installed=lambda root: has_bin(root, "tsc"),
-            description="node_modules/.bin/tsc --noEmit --pretty false (-b: references)",
+            description="node_modules/.bin/tsc --noEmit --pretty false (-p each reference)",
         ),
         Checker(
             "eslint",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.report.checks.spans import Snippets
@@ -30,44 +31,73 @@ _LINE = re.compile(
 _COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _REFERENCES = re.compile(r'"references"\s*:\s*\[\s*\{')
-BUILD_NO_EMIT = (5, 6)
-"""The first TypeScript whose build mode takes ``--noEmit`` (5.5 refuses it: TS5094)."""
 
 
-def tsc_command(executable: str, build: bool = False, no_emit: bool = True) -> list[str]:
-    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule. ``build``:
-    ``tsc -b``, for a ``tsconfig.json`` with ``references`` (a "solution" one such as
-    create-vite's ``{"files": [], "references": [...]}``, on which ``tsc --noEmit`` checks
-    nothing); ``no_emit`` there only where the build mode takes it (TypeScript 5.6 and later)."""
-    if build:
-        return [executable, "-b", *(["--noEmit"] if no_emit else []), "--pretty", "false"]
-    return [executable, "--noEmit", "--pretty", "false"]
+def tsc_command(
+    executable: str, project: str | None = None, buildinfo: Path | None = None
+) -> list[str]:
+    """The command: the project's ``tsconfig.json`` (or ``project``, ``tsc -p``) applies,
+    qbench adds no rule. ``--noEmit`` writes no output; an incremental or composite project
+    would still write its ``.tsbuildinfo`` into the user's tree, so ``buildinfo`` (a file in
+    qbench's scratch directory) takes it (``--incremental`` makes that valid for any project
+    and changes no diagnostic)."""
+    command = [executable, *(["-p", project] if project is not None else []), "--noEmit"]
+    if buildinfo is not None:
+        command += ["--incremental", "--tsBuildInfoFile", str(buildinfo)]
+    return [*command, "--pretty", "false"]
 
 
-def has_references(tsconfig: Path) -> bool:
-    """Whether ``tsconfig`` (JSON with comments and trailing commas) lists project
-    ``references``; a file that cannot be read has none (tsc then says what is wrong)."""
+def read_tsconfig(tsconfig: Path) -> dict[str, Any] | None:
+    """``tsconfig`` (JSON with comments and trailing commas) as an object; ``None`` when it
+    cannot be read or is no object."""
     try:
         text = tsconfig.read_text(encoding="utf-8-sig")
     except (OSError, ValueError):
-        return False
+        return None
     plain = _COMMENT_OR_STRING.sub(lambda m: m[0] if m[0].startswith('"') else " ", text)
     try:
         data = json.loads(_TRAILING_COMMA.sub(r"\1", plain))
     except ValueError:
-        return _REFERENCES.search(plain) is not None
-    return isinstance(data, dict) and bool(data.get("references"))
+        return {"references": [{}]} if _REFERENCES.search(plain) else None
+    return data if isinstance(data, dict) else None
 
 
-def version_at_least(package_json: Path, wanted: tuple[int, int]) -> bool:
-    """Whether the installed package's ``version`` is ``wanted`` or later (unreadable: yes, so
-    an old tsc refuses the option itself, in an error diagnostic, never a clean run)."""
-    try:
-        version = str(json.loads(package_json.read_text(encoding="utf-8"))["version"])
-        major, minor = (int(part) for part in version.split(".")[:2])
-    except (OSError, ValueError, KeyError, TypeError):
-        return True
-    return (major, minor) >= wanted
+def has_references(tsconfig: Path) -> bool:
+    """Whether ``tsconfig`` lists project ``references``; a file that cannot be read has none
+    (tsc then says what is wrong); one that is not JSON but shows a list of them has."""
+    data = read_tsconfig(tsconfig)
+    return data is not None and bool(data.get("references"))
+
+
+def project_file(path: Path) -> Path:
+    """A reference's ``path`` as the configuration file it names (a directory's
+    ``tsconfig.json``)."""
+    return path if path.suffix == ".json" and not path.is_dir() else path / "tsconfig.json"
+
+
+def build_order(tsconfig: Path) -> list[Path]:
+    """The projects ``tsc -b tsconfig`` checks, in its order: each reference after its own
+    references (depth first, in listed order, each once), then ``tsconfig`` itself unless it
+    is a "solution" (``"files": []`` without ``include``: no file of its own)."""
+    order: list[Path] = []
+    seen: set[Path] = set()
+
+    def visit(config: Path, root: bool) -> None:
+        key = config.resolve()
+        if key in seen:
+            return
+        seen.add(key)
+        data = read_tsconfig(config) or {}
+        listed = data.get("references")
+        for reference in listed if isinstance(listed, list) else []:
+            path = reference.get("path") if isinstance(reference, dict) else None
+            if isinstance(path, str):
+                visit(project_file(config.parent / path), False)
+        if not root or data.get("files") != [] or "include" in data:
+            order.append(config)
+
+    visit(tsconfig, True)
+    return order
 
 
 def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
