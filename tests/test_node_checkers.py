@@ -285,3 +285,34 @@ def test_qbench_check_runs_a_frontend_checker_beside_the_tests(project: Path) ->
     ]
     assert report["summary"]["passed"] == 1
     assert "1 passed" in done.stdout
+
+
+def test_tsc_hoisted_to_the_workspace_root_is_found(tmp_path: Path) -> None:
+    """An npm workspace (``"workspaces": ["web"]``) installs its tools once, at its root:
+    ``web/`` has no ``node_modules``. qbench found no tsc there and said "not run"; it looks up
+    to the repository's root and runs the root's tsc on the front end. A tsc above the
+    repository's root (a home directory's) is not the project's: "not run" there, exit 3."""
+    (tmp_path / "node_modules").symlink_to(node_modules())
+    repository = tmp_path / "repo"
+    web = frontend_project(repository / "web")
+    (web / "node_modules").unlink()
+    workspace = {"name": "app", "private": True, "workspaces": ["web"]}
+    (repository / "package.json").write_text(json.dumps(workspace))
+    (repository / "pytest.ini").write_text("[pytest]\nqbench_frontend = web\n")
+    subprocess.run(["git", "init", "-q"], cwd=repository, check=True)
+    status, report = check(["--target", "frontend", "--checker", "tsc"], repository)
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("not_run", 3), tsc
+    assert "npm install --save-dev typescript" in tsc["note"]
+    (repository / "node_modules").symlink_to(node_modules())
+    status, report = check(["--target", "frontend", "--checker", "tsc,eslint"], repository)
+    by_tool = {c["run"]["tool"]: c for c in report["checks"]}
+    assert {tool: c["status"] for tool, c in by_tool.items()} == {
+        "tsc.typecheck": "failed",
+        "eslint.lint": "failed",
+    }
+    assert places(by_tool["tsc.typecheck"]) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
+    assert by_tool["tsc.typecheck"]["run"]["command"][0] == str(
+        repository.resolve() / "node_modules" / ".bin" / "tsc"
+    )
+    assert status == 1

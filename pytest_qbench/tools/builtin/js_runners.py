@@ -16,6 +16,7 @@ from pytest_qbench.tools.js import vitest
 from pytest_qbench.tools.js.project import find_binary
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.node.bins import search_directories
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import Runner
@@ -34,8 +35,9 @@ def applies(module: ModuleType) -> Callable[[Path], bool]:
 
 
 def binary_of(name: str, cwd: Path) -> Path | None:
-    """``node_modules/.bin/<name>`` of ``cwd`` or its nearest parent that has it."""
-    return find_binary(name, cwd, *cwd.resolve().parents)
+    """``node_modules/.bin/<name>`` of ``cwd`` or its nearest parent that has it, up to the
+    workspace's or repository's root."""
+    return find_binary(name, *search_directories(cwd))
 
 
 def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestResult]]:
@@ -45,8 +47,8 @@ def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestRe
         binary = binary_of(module.NAME, cwd)
         if binary is None:
             raise NotInstalled(
-                f"not installed: no node_modules/.bin/{module.NAME} in {cwd} or above "
-                "(run the package manager's install)"
+                f"not installed: no node_modules/.bin/{module.NAME} in {cwd} or above it up to "
+                "the workspace's or repository's root (run the package manager's install)"
             )
         output = scratch / f"{module.NAME}.json"
         return Plan(
