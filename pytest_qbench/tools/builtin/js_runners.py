@@ -1,7 +1,8 @@
 """vitest and jest as runners of the plugin interface: each applies to a project whose
 ``package.json`` (at the root, one directory down, or a workspace package) lists it, and runs
 the project's own binary (``node_modules/.bin``, looked for from the package up, as Node
-resolves it) with its JSON reporter into the scratch directory."""
+resolves it, up to the workspace's or repository's root) with its JSON reporter into the
+scratch directory; vitest with the ``--typecheck`` options of the package's test script."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pytest_qbench.tools.js import jest
 from pytest_qbench.tools.js import vitest
 from pytest_qbench.tools.js.project import find_binary
 from pytest_qbench.tools.js.project import find_projects
+from pytest_qbench.tools.js.project import read_package
 from pytest_qbench.tools.js.project import workspace_packages
 from pytest_qbench.tools.node.bins import search_directories
 from pytest_qbench.tools.spec import NotInstalled
@@ -53,7 +55,7 @@ def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestRe
         output = scratch / f"{module.NAME}.json"
         return Plan(
             module.NAME,
-            module.command(binary, output, paths),
+            module.command(binary, output, paths, read_package(cwd)),
             module.OK_CODES,
             module.parse,
             merge_stderr=True,
