@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -297,6 +298,31 @@ def test_typecheck_options_of_the_test_script(
     package = read_package(tmp_path)
     assert package is not None
     assert typecheck_options(package) == options
+
+
+def test_a_workspace_package_given_by_its_directory_runs(node_tools: Path, tmp_path: Path) -> None:
+    """``qbench test packages/a``, a workspace package's own directory: its tests run (qbench
+    skipped the package, ran nothing and said "no tests ran", exit 5); ``packages/b`` is not
+    asked for and does not run; a file inside ``a`` narrows the run to it."""
+    write_json(
+        tmp_path / "package.json", {"name": "mono", "private": True, "workspaces": ["packages/*"]}
+    )
+    test = "import { it, expect } from 'vitest'\nit('works', () => { expect(1).toBe(1) })\n"
+    for name in ("a", "b"):
+        package = tmp_path / "packages" / name
+        write_json(package / "package.json", {"name": name, "devDependencies": {"vitest": "3.2.4"}})
+        (package / "one.test.ts").write_text(test)
+        (package / "two.test.ts").write_text(test)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest", "packages/a")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r.nodeid for r in report.results] == [
+        "packages/a/one.test.ts > works",
+        "packages/a/two.test.ts > works",
+    ]
+    shutil.rmtree(tmp_path / ".qbench")
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest", "packages/a/two.test.ts")
+    assert [r.nodeid for r in report.results] == ["packages/a/two.test.ts > works"]
 
 
 def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Path) -> None:
