@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
+import shutil
 from pathlib import Path
 
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.hookspecs import hookimpl
 from pytest_qbench.tools.node import eslint
 from pytest_qbench.tools.node import tsc
-from pytest_qbench.tools.node import tsc_build
 from pytest_qbench.tools.node.bins import has_bin
 from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.spec import Checker
+from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 
 
@@ -36,11 +36,18 @@ def has_eslint_config(root: Path) -> bool:
 def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
     ignores the configuration), its ``.tsbuildinfo`` into ``scratch``; when it lists project
-    references, each project ``tsc -b`` would build checked with ``tsc -p`` in its order
-    (`tsc_build`, a child of this Python): nothing written into the project either way."""
+    references, ``tsc -b``'s own builder with what it writes kept in memory (`tsc.BUILD`, run
+    by the project's TypeScript): nothing written into the project either way.
+
+    Raises:
+        NotInstalled: no tsc in the project, or no ``node`` to run the builder with.
+    """
     executable = project_bin(cwd, "tsc", "typescript")
     if tsc.has_references(cwd / "tsconfig.json"):
-        command = [sys.executable, "-m", tsc_build.__name__, executable, str(scratch)]
+        node = shutil.which("node")
+        if node is None:
+            raise NotInstalled("node is not on PATH: install Node.js to run the project's tsc")
+        command = [node, str(tsc.BUILD), executable, "tsconfig.json"]
     else:
         command = tsc.tsc_command(executable, buildinfo=scratch / "tsconfig.tsbuildinfo")
     return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
@@ -65,7 +72,7 @@ def qbench_checkers() -> list[Checker]:
             has_tsconfig,
             plan_tsc,
             installed=lambda root: has_bin(root, "tsc"),
-            description="node_modules/.bin/tsc --noEmit --pretty false (-p each reference)",
+            description="node_modules/.bin/tsc --noEmit --pretty false (references: tsc -b in memory)",
         ),
         Checker(
             "eslint",

@@ -31,6 +31,14 @@ _LINE = re.compile(
 _COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _REFERENCES = re.compile(r'"references"\s*:\s*\[\s*\{')
+BUILD = Path(__file__).with_name("tsc_build.js")
+"""``node tsc_build.js TSC TSCONFIG``: ``tsc -b``'s own builder (TypeScript's
+``createSolutionBuilder``, every project rebuilt, no earlier ``.tsbuildinfo`` read) with every
+file it writes kept in memory: its order, its diagnostics (``--pretty false`` lines), a
+referenced project's declarations read by the projects that import it, its exit status; nothing
+written into the project (``tsc -b`` writes the referenced projects' output and
+``.tsbuildinfo`` files; TypeScript 5.5 and older refuse ``tsc -b --noEmit``, and 5.6 and later
+still write an incremental project's ``.tsbuildinfo`` with it)."""
 
 
 def tsc_command(
@@ -67,37 +75,6 @@ def has_references(tsconfig: Path) -> bool:
     (tsc then says what is wrong); one that is not JSON but shows a list of them has."""
     data = read_tsconfig(tsconfig)
     return data is not None and bool(data.get("references"))
-
-
-def project_file(path: Path) -> Path:
-    """A reference's ``path`` as the configuration file it names (a directory's
-    ``tsconfig.json``)."""
-    return path if path.suffix == ".json" and not path.is_dir() else path / "tsconfig.json"
-
-
-def build_order(tsconfig: Path) -> list[Path]:
-    """The projects ``tsc -b tsconfig`` checks, in its order: each reference after its own
-    references (depth first, in listed order, each once), then ``tsconfig`` itself unless it
-    is a "solution" (``"files": []`` without ``include``: no file of its own)."""
-    order: list[Path] = []
-    seen: set[Path] = set()
-
-    def visit(config: Path, root: bool) -> None:
-        key = config.resolve()
-        if key in seen:
-            return
-        seen.add(key)
-        data = read_tsconfig(config) or {}
-        listed = data.get("references")
-        for reference in listed if isinstance(listed, list) else []:
-            path = reference.get("path") if isinstance(reference, dict) else None
-            if isinstance(path, str):
-                visit(project_file(config.parent / path), False)
-        if not root or data.get("files") != [] or "include" in data:
-            order.append(config)
-
-    visit(tsconfig, True)
-    return order
 
 
 def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
