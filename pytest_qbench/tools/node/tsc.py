@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.report.checks.spans import Snippets
@@ -41,40 +40,31 @@ written into the project (``tsc -b`` writes the referenced projects' output and
 still write an incremental project's ``.tsbuildinfo`` with it)."""
 
 
-def tsc_command(
-    executable: str, project: str | None = None, buildinfo: Path | None = None
-) -> list[str]:
-    """The command: the project's ``tsconfig.json`` (or ``project``, ``tsc -p``) applies,
-    qbench adds no rule. ``--noEmit`` writes no output; an incremental or composite project
-    would still write its ``.tsbuildinfo`` into the user's tree, so ``buildinfo`` (a file in
-    qbench's scratch directory) takes it (``--incremental`` makes that valid for any project
-    and changes no diagnostic)."""
-    command = [executable, *(["-p", project] if project is not None else []), "--noEmit"]
+def tsc_command(executable: str, buildinfo: Path | None = None) -> list[str]:
+    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule. ``--noEmit``
+    writes no output; an incremental or composite project would still write its
+    ``.tsbuildinfo`` into the user's tree, so ``buildinfo`` (a file in qbench's scratch
+    directory) takes it (``--incremental`` makes that valid for any project and changes no
+    diagnostic)."""
+    command = [executable, "--noEmit"]
     if buildinfo is not None:
         command += ["--incremental", "--tsBuildInfoFile", str(buildinfo)]
     return [*command, "--pretty", "false"]
 
 
-def read_tsconfig(tsconfig: Path) -> dict[str, Any] | None:
-    """``tsconfig`` (JSON with comments and trailing commas) as an object; ``None`` when it
-    cannot be read or is no object."""
+def has_references(tsconfig: Path) -> bool:
+    """Whether ``tsconfig`` (JSON with comments and trailing commas) lists project
+    ``references``; a file that cannot be read has none (tsc then says what is wrong)."""
     try:
         text = tsconfig.read_text(encoding="utf-8-sig")
     except (OSError, ValueError):
-        return None
+        return False
     plain = _COMMENT_OR_STRING.sub(lambda m: m[0] if m[0].startswith('"') else " ", text)
     try:
         data = json.loads(_TRAILING_COMMA.sub(r"\1", plain))
     except ValueError:
-        return {"references": [{}]} if _REFERENCES.search(plain) else None
-    return data if isinstance(data, dict) else None
-
-
-def has_references(tsconfig: Path) -> bool:
-    """Whether ``tsconfig`` lists project ``references``; a file that cannot be read has none
-    (tsc then says what is wrong); one that is not JSON but shows a list of them has."""
-    data = read_tsconfig(tsconfig)
-    return data is not None and bool(data.get("references"))
+        return _REFERENCES.search(plain) is not None
+    return isinstance(data, dict) and bool(data.get("references"))
 
 
 def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
