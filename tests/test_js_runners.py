@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -225,6 +226,103 @@ def test_missing_binary_is_not_installed_and_fails(tmp_path: Path) -> None:
     assert "not installed" in report.collection_errors[0].message
     assert report.summary.errors == 1 and report.run.exit_code == 1
     assert "not installed" in done.stdout
+
+
+TYPE_TEST = """\
+import { expectTypeOf, test } from 'vitest'
+import { sum } from './sum'
+
+test('sum is a string', () => {
+  expectTypeOf(sum(1, 2)).toEqualTypeOf<string>()
+})
+"""
+"""A type test (``*.test-d.ts``) that fails: ``sum`` returns a number."""
+
+
+@pytest.mark.parametrize(
+    "script", ["vitest --typecheck", "tsc --noEmit && NODE_ENV=test npm run unit", None]
+)
+def test_vitest_type_tests_of_the_test_script_run(tmp_path: Path, script: str | None) -> None:
+    """A ``test`` script running ``vitest --typecheck`` (directly, or through ``npm run``)
+    fails on a type test that fails; qbench's ``vitest run`` left ``--typecheck`` out and read
+    the same project green (1 passed). Enabled in ``vitest.config.ts`` (``None``), vitest reads
+    it in qbench's run itself."""
+    from node_tools import node_modules
+
+    scripts = {"test": script, "unit": "vitest run --typecheck"} if script else {}
+    manifest = {"name": "web", "type": "module", "scripts": scripts}
+    write_json(tmp_path / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
+    options = {"strict": True, "noEmit": True, "module": "ESNext", "moduleResolution": "bundler"}
+    tsconfig = {"compilerOptions": {**options, "skipLibCheck": True}}
+    write_json(tmp_path / "tsconfig.json", {**tsconfig, "include": ["*.ts"]})
+    (tmp_path / "sum.ts").write_text("export const sum = (a: number, b: number) => a + b\n")
+    (tmp_path / "sum.test.ts").write_text(
+        "import { expect, test } from 'vitest'\nimport { sum } from './sum'\n"
+        "test('adds', () => { expect(sum(1, 2)).toBe(3) })\n"
+    )
+    (tmp_path / "sum.test-d.ts").write_text(TYPE_TEST)
+    if script is None:
+        (tmp_path / "vitest.config.ts").write_text(
+            "import { defineConfig } from 'vitest/config'\n"
+            "export default defineConfig({ test: { typecheck: { enabled: true } } })\n"
+        )
+    (tmp_path / "node_modules").symlink_to(node_modules({"vitest": "3.2.4", "typescript": "5.9.3"}))
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    outcomes = {r.nodeid: r.outcome for r in report.results}
+    assert outcomes == {"sum.test.ts > adds": "passed", "sum.test-d.ts > sum is a string": "failed"}
+
+
+@pytest.mark.parametrize(
+    ("script", "options"),
+    [
+        ("vitest", []),
+        ("vitest --typecheck", ["--typecheck"]),
+        (
+            "npx vitest run --typecheck.only --typecheck.tsconfig tsconfig.test.json",
+            ["--typecheck.only", "--typecheck.tsconfig", "tsconfig.test.json"],
+        ),
+        ("pnpm run build && pnpm test:unit", ["--typecheck.enabled=true"]),
+        ("vitest --run; echo '--typecheck'", []),
+    ],
+)
+def test_typecheck_options_of_the_test_script(
+    tmp_path: Path, script: str, options: list[str]
+) -> None:
+    """The ``--typecheck`` options given to vitest, through ``pnpm run``/``pnpm X``; none
+    from another command."""
+    from pytest_qbench.tools.js.vitest import typecheck_options
+
+    scripts = {"test": script, "test:unit": "vitest --typecheck.enabled=true", "build": "x"}
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert typecheck_options(package) == options
+
+
+def test_a_workspace_package_given_by_its_directory_runs(node_tools: Path, tmp_path: Path) -> None:
+    """``qbench test packages/a``, a workspace package's own directory: its tests run (qbench
+    skipped the package, ran nothing and said "no tests ran", exit 5); ``packages/b`` is not
+    asked for and does not run; a file inside ``a`` narrows the run to it."""
+    write_json(
+        tmp_path / "package.json", {"name": "mono", "private": True, "workspaces": ["packages/*"]}
+    )
+    test = "import { it, expect } from 'vitest'\nit('works', () => { expect(1).toBe(1) })\n"
+    for name in ("a", "b"):
+        package = tmp_path / "packages" / name
+        write_json(package / "package.json", {"name": name, "devDependencies": {"vitest": "3.2.4"}})
+        (package / "one.test.ts").write_text(test)
+        (package / "two.test.ts").write_text(test)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest", "packages/a")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [r.nodeid for r in report.results] == [
+        "packages/a/one.test.ts > works",
+        "packages/a/two.test.ts > works",
+    ]
+    shutil.rmtree(tmp_path / ".qbench")
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest", "packages/a/two.test.ts")
+    assert [r.nodeid for r in report.results] == ["packages/a/two.test.ts > works"]
 
 
 def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ end and a TypeScript front end in ``web/``; their errors at their files, lines a
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +13,10 @@ from typing import Any
 
 import pytest
 from node_tools import frontend_project
+from node_tools import node_modules
 
-from pytest_qbench.tools.node.tsc import BUILD_NO_EMIT
 from pytest_qbench.tools.node.tsc import has_references
-from pytest_qbench.tools.node.tsc import version_at_least
+from pytest_qbench.tools.node.tsc import parse_tsc
 
 
 QBENCH = str(Path(sys.executable).parent / "qbench")
@@ -77,7 +78,7 @@ SOLUTION_TSCONFIG = """\
 def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> None:
     """A ``tsconfig.json`` of ``"files": []`` and ``references`` (every create-vite TypeScript
     template's): ``tsc --noEmit`` checks nothing there and said clean beside the error the
-    project's ``tsc -b`` prints; qbench runs ``tsc -b`` on it and finds the error."""
+    project's ``tsc -b`` prints; qbench checks its references and finds the error."""
     web = frontend_project(tmp_path / "web")
     (web / "tsconfig.json").rename(web / "tsconfig.app.json")
     (web / "tsconfig.json").write_text(SOLUTION_TSCONFIG)
@@ -85,7 +86,7 @@ def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> Non
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("failed", 1), tsc
     assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
-    assert tsc["run"]["command"][1:] == ["-b", "--noEmit", "--pretty", "false"]
+    assert tsc["run"]["command"][1].endswith("tsc_build.js")
 
 
 def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
@@ -103,18 +104,88 @@ def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
     assert not has_references(tmp_path / "missing.json")
 
 
+LIB_ERROR = 'export const size: number = "large";\n'
+"""Line 1, column 14: a string for a number (TS2322)."""
+APP_ERROR = "export const twice: string = 2 * 2;\n"
+"""Line 1, column 14: a number for a string (TS2322)."""
+APP_USES_LIB = 'import { size } from "../lib/src/size";\nexport const twice: string = size * 2;\n'
+"""Line 2, column 14: a number for a string (TS2322), through the referenced project's ``size``
+(its declarations, ``lib/dist/size.d.ts``, are what ``tsc -b`` checks the app against)."""
+
+
+def references_project(directory: Path, typescript: str, imports: bool) -> Path:
+    """A front end shaped as create-vite's: a solution ``tsconfig.json`` referencing a composite
+    ``lib`` project (declarations into ``lib/dist``) and a composite ``noEmit`` app
+    (``.tsbuildinfo`` beside its config, as create-vite's but not into the shared
+    ``node_modules``), one error in each; with ``imports``, the app references ``lib`` and
+    imports it; the real ``typescript`` linked in."""
+    (directory / "lib" / "src").mkdir(parents=True)
+    (directory / "src").mkdir()
+    (directory / "package.json").write_text('{"name": "web", "private": true}')
+    lib = {"compilerOptions": {"composite": True, "strict": True, "outDir": "dist"}}
+    (directory / "lib" / "tsconfig.json").write_text(json.dumps({**lib, "include": ["src"]}))
+    (directory / "lib" / "src" / "size.ts").write_text(LIB_ERROR)
+    app = {"composite": True, "strict": True, "noEmit": True}
+    references = [{"path": "lib"}] if imports else []
+    (directory / "tsconfig.app.json").write_text(
+        json.dumps({"compilerOptions": app, "include": ["src"], "references": references})
+    )
+    (directory / "src" / "twice.ts").write_text(APP_USES_LIB if imports else APP_ERROR)
+    solution = {"files": [], "references": [{"path": "./lib"}, {"path": "./tsconfig.app.json"}]}
+    (directory / "tsconfig.json").write_text(json.dumps(solution))
+    (directory / "node_modules").symlink_to(node_modules({"typescript": typescript}))
+    return directory
+
+
+def listing(directory: Path) -> list[str]:
+    """Every file under ``directory`` (not through ``node_modules``), qbench's own left out."""
+    return sorted(
+        str(path.relative_to(directory))
+        for path in directory.rglob("*")
+        if path.is_file() and ".qbench" not in path.parts
+    )
+
+
 @pytest.mark.parametrize(
-    ("version", "takes_no_emit"), [("5.5.4", False), ("5.6.3", True), ("6.0.2", True), (None, True)]
+    ("typescript", "imports", "found"),
+    [
+        ("5.5.4", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
+        ("5.9.3", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
+        # before 5.6, tsc -b skips a project whose reference has errors
+        ("5.5.4", True, [("web/lib/src/size.ts", 1)]),
+        ("5.9.3", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
+    ],
 )
-def test_build_mode_no_emit_from_typescript_5_6(
-    tmp_path: Path, version: str | None, takes_no_emit: bool
+def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
+    tmp_path: Path, typescript: str, imports: bool, found: list[tuple[str, int]]
 ) -> None:
-    """``tsc -b --noEmit`` from TypeScript 5.6 (5.5 refuses it: TS5094); an unreadable version
-    gets it, so an old tsc says so in an error, never a clean run."""
-    manifest = tmp_path / "package.json"
-    if version is not None:
-        manifest.write_text(json.dumps({"name": "typescript", "version": version}))
-    assert version_at_least(manifest, BUILD_NO_EMIT) is takes_no_emit
+    """``tsc -b`` writes the referenced projects' output and ``.tsbuildinfo`` files into the
+    project (TypeScript 5.5 refuses ``-b --noEmit``; 5.9 takes it and still writes an
+    incremental project's ``.tsbuildinfo``). qbench's check leaves the project's files as they
+    were, with the diagnostics of the project's own ``tsc -b`` (run in a copy), in its order,
+    an importing project checked against its reference's declarations as ``tsc -b`` does."""
+    web = references_project(tmp_path / "project" / "web", typescript, imports)
+    copy = tmp_path / "copy"
+    shutil.copytree(web, copy, symlinks=True)
+    own = subprocess.run(
+        ["node_modules/.bin/tsc", "-b", "--pretty", "false"],
+        cwd=copy,
+        capture_output=True,
+        check=False,
+        timeout=600,
+    )
+    assert own.returncode in (1, 2), own
+    before = listing(web)
+    assert listing(copy) != before
+    status, report = check(["--target", "frontend", "--checker", "tsc"], tmp_path / "project")
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("failed", 1), tsc
+    assert listing(web) == before
+    expected = [
+        (f"web/{d.file}", d.line, d.column, d.code, d.severity) for d in parse_tsc(own.stdout, copy)
+    ]
+    assert places(tsc) == expected
+    assert [place[:2] for place in expected] == found
 
 
 def test_eslint_error_with_its_rule(project: Path) -> None:
@@ -207,3 +278,34 @@ def test_qbench_check_runs_a_frontend_checker_beside_the_tests(project: Path) ->
     ]
     assert report["summary"]["passed"] == 1
     assert "1 passed" in done.stdout
+
+
+def test_tsc_hoisted_to_the_workspace_root_is_found(tmp_path: Path) -> None:
+    """An npm workspace (``"workspaces": ["web"]``) installs its tools once, at its root:
+    ``web/`` has no ``node_modules``. qbench found no tsc there and said "not run"; it looks up
+    to the repository's root and runs the root's tsc on the front end. A tsc above the
+    repository's root (a home directory's) is not the project's: "not run" there, exit 3."""
+    (tmp_path / "node_modules").symlink_to(node_modules())
+    repository = tmp_path / "repo"
+    web = frontend_project(repository / "web")
+    (web / "node_modules").unlink()
+    workspace = {"name": "app", "private": True, "workspaces": ["web"]}
+    (repository / "package.json").write_text(json.dumps(workspace))
+    (repository / "pytest.ini").write_text("[pytest]\nqbench_frontend = web\n")
+    subprocess.run(["git", "init", "-q"], cwd=repository, check=True)
+    status, report = check(["--target", "frontend", "--checker", "tsc"], repository)
+    [tsc] = report["checks"]
+    assert (tsc["status"], status) == ("not_run", 3), tsc
+    assert "npm install --save-dev typescript" in tsc["note"]
+    (repository / "node_modules").symlink_to(node_modules())
+    status, report = check(["--target", "frontend", "--checker", "tsc,eslint"], repository)
+    by_tool = {c["run"]["tool"]: c for c in report["checks"]}
+    assert {tool: c["status"] for tool, c in by_tool.items()} == {
+        "tsc.typecheck": "failed",
+        "eslint.lint": "failed",
+    }
+    assert places(by_tool["tsc.typecheck"]) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
+    assert by_tool["tsc.typecheck"]["run"]["command"][0] == str(
+        repository.resolve() / "node_modules" / ".bin" / "tsc"
+    )
+    assert status == 1

@@ -198,7 +198,7 @@ def run_js(
             if package.path in skipped:
                 continue
             selected = paths_in(package.path, root, paths)
-            if paths and not selected:
+            if selected is None:
                 continue
             run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
     if not found:
@@ -215,15 +215,20 @@ def runner_units(project: Package, detect: Callable[[Package], bool]) -> list[Pa
     return using or ([project] if detect(project) else [])
 
 
-def paths_in(package: Path, root: Path, paths: list[str]) -> list[str]:
-    """``paths`` (relative to ``root``) that are inside ``package``, relative to it."""
+def paths_in(package: Path, root: Path, paths: list[str]) -> list[str] | None:
+    """``paths`` (relative to ``root``) that are inside ``package``, relative to it; ``[]``
+    when one of them is the package itself (or one above it: all its tests), ``None`` when
+    none is inside it (its tests are not asked for)."""
     inside = []
     for given in paths:
+        path = (root / given).resolve()
+        if package.resolve().is_relative_to(path):
+            return []
         try:
-            inside.append((root / given).resolve().relative_to(package.resolve()).as_posix())
+            inside.append(path.relative_to(package.resolve()).as_posix())
         except ValueError:
             continue
-    return [p for p in inside if p != "."]
+    return inside if inside or not paths else None
 
 
 def run_registered(

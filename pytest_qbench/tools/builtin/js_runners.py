@@ -1,7 +1,8 @@
 """vitest and jest as runners of the plugin interface: each applies to a project whose
 ``package.json`` (at the root, one directory down, or a workspace package) lists it, and runs
 the project's own binary (``node_modules/.bin``, looked for from the package up, as Node
-resolves it) with its JSON reporter into the scratch directory."""
+resolves it, up to the workspace's or repository's root) with its JSON reporter into the
+scratch directory; vitest with the ``--typecheck`` options of the package's test script."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from pytest_qbench.tools.js import jest
 from pytest_qbench.tools.js import vitest
 from pytest_qbench.tools.js.project import find_binary
 from pytest_qbench.tools.js.project import find_projects
+from pytest_qbench.tools.js.project import read_package
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.node.bins import search_directories
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import Runner
@@ -34,8 +37,9 @@ def applies(module: ModuleType) -> Callable[[Path], bool]:
 
 
 def binary_of(name: str, cwd: Path) -> Path | None:
-    """``node_modules/.bin/<name>`` of ``cwd`` or its nearest parent that has it."""
-    return find_binary(name, cwd, *cwd.resolve().parents)
+    """``node_modules/.bin/<name>`` of ``cwd`` or its nearest parent that has it, up to the
+    workspace's or repository's root."""
+    return find_binary(name, *search_directories(cwd))
 
 
 def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestResult]]:
@@ -45,13 +49,13 @@ def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestRe
         binary = binary_of(module.NAME, cwd)
         if binary is None:
             raise NotInstalled(
-                f"not installed: no node_modules/.bin/{module.NAME} in {cwd} or above "
-                "(run the package manager's install)"
+                f"not installed: no node_modules/.bin/{module.NAME} in {cwd} or above it up to "
+                "the workspace's or repository's root (run the package manager's install)"
             )
         output = scratch / f"{module.NAME}.json"
         return Plan(
             module.NAME,
-            module.command(binary, output, paths),
+            module.command(binary, output, paths, read_package(cwd)),
             module.OK_CODES,
             module.parse,
             merge_stderr=True,

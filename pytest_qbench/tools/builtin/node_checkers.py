@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from pytest_qbench.report.models import Diagnostic
@@ -12,6 +13,7 @@ from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import has_bin
 from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.spec import Checker
+from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 
 
@@ -33,13 +35,21 @@ def has_eslint_config(root: Path) -> bool:
 
 def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
-    ignores the configuration); ``tsc -b`` when it lists project references."""
+    ignores the configuration), its ``.tsbuildinfo`` into ``scratch``; when it lists project
+    references, ``tsc -b``'s own builder with what it writes kept in memory (`tsc.BUILD`, run
+    by the project's TypeScript): nothing written into the project either way.
+
+    Raises:
+        NotInstalled: no tsc in the project, or no ``node`` to run the builder with.
+    """
     executable = project_bin(cwd, "tsc", "typescript")
-    build = tsc.has_references(cwd / "tsconfig.json")
-    no_emit = build and tsc.version_at_least(
-        cwd / "node_modules" / "typescript" / "package.json", tsc.BUILD_NO_EMIT
-    )
-    command = tsc.tsc_command(executable, build=build, no_emit=no_emit)
+    if tsc.has_references(cwd / "tsconfig.json"):
+        node = shutil.which("node")
+        if node is None:
+            raise NotInstalled("node is not on PATH: install Node.js to run the project's tsc")
+        command = [node, str(tsc.BUILD), executable, "tsconfig.json"]
+    else:
+        command = tsc.tsc_command(executable, buildinfo=scratch / "tsconfig.tsbuildinfo")
     return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
 
 
@@ -62,7 +72,7 @@ def qbench_checkers() -> list[Checker]:
             has_tsconfig,
             plan_tsc,
             installed=lambda root: has_bin(root, "tsc"),
-            description="node_modules/.bin/tsc --noEmit --pretty false (-b: references)",
+            description="node_modules/.bin/tsc --noEmit --pretty false (references: tsc -b in memory)",
         ),
         Checker(
             "eslint",

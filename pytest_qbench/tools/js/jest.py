@@ -20,10 +20,14 @@ def detect(package: Package) -> bool:
     return package.depends_on(NAME)
 
 
-def command(binary: Path, output: Path, paths: list[str]) -> list[str]:
+def command(
+    binary: Path, output: Path, paths: list[str], package: Package | None = None
+) -> list[str]:
     """jest writing its JSON report to ``output`` (on ``paths``, or all its tests). No
     ``--ci``: jest tells CI itself (``CI`` in the environment), as vitest does, so a new
-    snapshot is written outside CI and fails in it, as in the project's own ``jest`` run."""
+    snapshot is written outside CI and fails in it, as in the project's own ``jest`` run.
+    ``package`` (its scripts) adds nothing: its configuration file is jest's own."""
+    del package
     return [
         str(binary),
         "--json",

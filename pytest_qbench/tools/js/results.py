@@ -87,6 +87,9 @@ def file_results(item: dict[str, Any], root: Path, runner: str, cwd: Path) -> li
 def test_result(test: dict[str, Any], file: str, root: Path, runner: str, cwd: Path) -> TestResult:
     """One test."""
     titles = [str(t) for t in test.get("ancestorTitles") or []]
+    meta = test.get("meta")
+    if isinstance(meta, dict) and meta.get("typecheck") and titles[:1] == [file]:
+        titles = titles[1:]  # vitest --typecheck names a type test's file as its first suite
     title = str(test["title"])
     status = str(test["status"])
     outcome, counted = OUTCOMES.get(status, ("error", ["error"]))

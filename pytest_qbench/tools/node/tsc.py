@@ -30,18 +30,26 @@ _LINE = re.compile(
 _COMMENT_OR_STRING = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _REFERENCES = re.compile(r'"references"\s*:\s*\[\s*\{')
-BUILD_NO_EMIT = (5, 6)
-"""The first TypeScript whose build mode takes ``--noEmit`` (5.5 refuses it: TS5094)."""
+BUILD = Path(__file__).with_name("tsc_build.js")
+"""``node tsc_build.js TSC TSCONFIG``: ``tsc -b``'s own builder (TypeScript's
+``createSolutionBuilder``, every project rebuilt, no earlier ``.tsbuildinfo`` read) with every
+file it writes kept in memory: its order, its diagnostics (``--pretty false`` lines), a
+referenced project's declarations read by the projects that import it, its exit status; nothing
+written into the project (``tsc -b`` writes the referenced projects' output and
+``.tsbuildinfo`` files; TypeScript 5.5 and older refuse ``tsc -b --noEmit``, and 5.6 and later
+still write an incremental project's ``.tsbuildinfo`` with it)."""
 
 
-def tsc_command(executable: str, build: bool = False, no_emit: bool = True) -> list[str]:
-    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule. ``build``:
-    ``tsc -b``, for a ``tsconfig.json`` with ``references`` (a "solution" one such as
-    create-vite's ``{"files": [], "references": [...]}``, on which ``tsc --noEmit`` checks
-    nothing); ``no_emit`` there only where the build mode takes it (TypeScript 5.6 and later)."""
-    if build:
-        return [executable, "-b", *(["--noEmit"] if no_emit else []), "--pretty", "false"]
-    return [executable, "--noEmit", "--pretty", "false"]
+def tsc_command(executable: str, buildinfo: Path | None = None) -> list[str]:
+    """The command: the project's ``tsconfig.json`` applies, qbench adds no rule. ``--noEmit``
+    writes no output; an incremental or composite project would still write its
+    ``.tsbuildinfo`` into the user's tree, so ``buildinfo`` (a file in qbench's scratch
+    directory) takes it (``--incremental`` makes that valid for any project and changes no
+    diagnostic)."""
+    command = [executable, "--noEmit"]
+    if buildinfo is not None:
+        command += ["--incremental", "--tsBuildInfoFile", str(buildinfo)]
+    return [*command, "--pretty", "false"]
 
 
 def has_references(tsconfig: Path) -> bool:
@@ -57,17 +65,6 @@ def has_references(tsconfig: Path) -> bool:
     except ValueError:
         return _REFERENCES.search(plain) is not None
     return isinstance(data, dict) and bool(data.get("references"))
-
-
-def version_at_least(package_json: Path, wanted: tuple[int, int]) -> bool:
-    """Whether the installed package's ``version`` is ``wanted`` or later (unreadable: yes, so
-    an old tsc refuses the option itself, in an error diagnostic, never a clean run)."""
-    try:
-        version = str(json.loads(package_json.read_text(encoding="utf-8"))["version"])
-        major, minor = (int(part) for part in version.split(".")[:2])
-    except (OSError, ValueError, KeyError, TypeError):
-        return True
-    return (major, minor) >= wanted
 
 
 def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
