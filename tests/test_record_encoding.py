@@ -239,20 +239,13 @@ def _line_and_reprs(stored: dict[str, object]) -> tuple[str | None, int]:
     return line, len(calls)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.one_of(_whole_micros, _whole_micros, _odd_times), min_size=4, max_size=4))
-def test_times_in_whole_microseconds_below_a_second_are_written_without_repr(
-    times: list[float],
-) -> None:
-    """A plain pass whose four times are each a whole number of microseconds above 0 and below
-    a second (what ``round_micro`` makes of a quick test's) has them written by one ``%.6g``
-    format, not by ``repr`` (issue 28); any other time (0, -0.0, 1e-7, 86 400 s, a neighbour
-    of a whole microsecond, a negative one) has all four written by ``repr``; NaN or infinity
-    never gives a line. Every line is the encoder's text."""
+def plain_pass(
+    duration: object, setup: object, call: object, teardown: object
+) -> dict[str, object]:
+    """A plain pass's stored result with these four times, started when ``iso_epoch`` says."""
     from pytest_qbench.report.shapes import iso_epoch
 
-    duration, setup, call, teardown = times
-    stored = {
+    return {
         "nodeid": "tests/test_x.py::test_t",
         "test_name": "test_t",
         "file": "tests/test_x.py",
@@ -263,6 +256,20 @@ def test_times_in_whole_microseconds_below_a_second_are_written_without_repr(
         "started_at": iso_epoch(1764156584.811249),
         "counted_as": ["passed"],
     }
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_whole_micros, _whole_micros, _odd_times), min_size=4, max_size=4))
+def test_times_in_whole_microseconds_below_a_second_are_written_without_repr(
+    times: list[float],
+) -> None:
+    """A plain pass whose four times are each a whole number of microseconds above 0 and below
+    a second (what ``round_micro`` makes of a quick test's) has them written by one ``%.6g``
+    format, not by ``repr`` (issue 28); any other time (0, -0.0, 1e-7, 86 400 s, a neighbour
+    of a whole microsecond, a negative one) has all four written by ``repr``; NaN or infinity
+    never gives a line. Every line is the encoder's text."""
+
+    stored = plain_pass(*times)
     line, reprs = _line_and_reprs(stored)
     if not all(math.isfinite(t) for t in times):
         assert line is None
@@ -322,3 +329,56 @@ def test_a_start_made_by_iso_epoch_is_written_unescaped(
     assert [text for text in encoded if text == made] == [copy]
     want = "".join(f"{encoded_line(r)}\n" for r in records).encode(errors="replace")
     assert (tmp_path / store.STREAM_NAME).read_bytes() == want
+
+
+# --- a result's four times rounded in one call ----------------------------------------------------
+
+_raw_times = st.one_of(
+    _whole_micros,
+    _odd_times,
+    st.floats(min_value=0, max_value=2),
+    st.floats(min_value=0, max_value=2e-3),
+    st.integers(1, 999_999).map(lambda k: (k + 0.5) / 1e6),  # a tie, near enough
+    st.sampled_from([0, 1, True, math.nan, math.inf, 1e13]),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_raw_times, min_size=4, max_size=4))
+def test_four_times_rounded_in_one_call_are_each_round_micros(times: list[float]) -> None:
+    """``round_micros`` gives ``round_micro``'s value, type and text for each of a result's four
+    times (issue 28: one call a test, not four), and keeps the four it made in ``WHOLE_MICROS``
+    only when each is a whole number of microseconds above 0 and below a second (always for
+    times that near one: a quick test's); a stream line holding those very floats is the
+    encoder's text, or none when a time is not a float."""
+    from pytest_qbench.core.numbers import WHOLE_MICROS
+    from pytest_qbench.core.numbers import round_micro
+    from pytest_qbench.core.numbers import round_micros
+
+    WHOLE_MICROS[0] = (-1.0, -1.0, -1.0, -1.0)
+    rounded = round_micros(*times)
+    want = tuple(round_micro(t) for t in times)
+    assert [(type(r), repr(r)) for r in rounded] == [(type(w), repr(w)) for w in want]
+    whole = all(type(r) is float and 0 < r < 1 and round(r * 1e6) / 1e6 == r for r in rounded)
+    near = all(
+        type(t) is float and 0.5e-6 < t < 0.9999995 and abs(t * 1e6 - round(t * 1e6)) < 0.49
+        for t in times
+    )
+    assert WHOLE_MICROS[0] is not rounded or whole
+    assert WHOLE_MICROS[0] is rounded or not near
+    stored = plain_pass(*rounded)
+    line = store.passing_line(stored)
+    assert line == encoded_line(stored) or (line is None and not whole)
+
+
+def test_a_time_changed_after_it_was_rounded_is_written_as_it_is() -> None:
+    """A line's times are written from ``WHOLE_MICROS`` only when they are the very floats kept
+    there: a time replaced after them (by an equal float or another) is checked and written as
+    the encoder writes it."""
+    from pytest_qbench.core.numbers import round_micros
+
+    duration, setup, _, teardown = round_micros(0.000118, 4.1e-05, 4.3e-05, 3.4e-05)
+    for changed in (float("0.000043"), 0.25, 1.5, 4.3e-05 + 1e-19, 0.0):
+        stored = plain_pass(duration, setup, changed, teardown)
+        assert store.passing_line(stored) == encoded_line(stored), changed
+        assert f'"call":{changed!r}' in (store.passing_line(stored) or "")

@@ -29,7 +29,7 @@ from conftest import RunQBench
 INJECTED = "internal error in pytest_runtest_logreport: RuntimeError: injected"
 
 
-def _broken_category(self: QBenchSession, report: Any) -> str:
+def _broken_finish(self: QBenchSession, acc: Any, last: Any) -> None:
     raise RuntimeError("injected")
 
 
@@ -37,10 +37,10 @@ def _broken_category(self: QBenchSession, report: Any) -> str:
 def broken_run(
     pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> Any:
-    """A project with one passing test, run in-process with ``_category`` (which files each
+    """A project with one passing test, run in-process with ``_finish_test`` (which files each
     test's result) raising: qbench records nothing of it."""
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step-summary.md"))
-    monkeypatch.setattr(QBenchSession, "_category", _broken_category)
+    monkeypatch.setattr(QBenchSession, "_finish_test", _broken_finish)
     pytester.makepyfile("def test_ok(): pass")
     return run_qbench(
         "--qbench-digest=digest.json", "--qbench-ctrf=ctrf.json", "--qbench-html=report.html"
@@ -133,7 +133,7 @@ def test_a_diff_against_an_unrecorded_run_fails(
     pytester.makepyfile("def test_ok(): pass")
     run_qbench("--qbench-run-id=whole", run_dir="whole")
     with monkeypatch.context() as patched:
-        patched.setattr(QBenchSession, "_category", _broken_category)
+        patched.setattr(QBenchSession, "_finish_test", _broken_finish)
         run_qbench("--qbench-run-id=broken", run_dir="broken")
     capsys.readouterr()
     assert main(["diff", "whole", "broken"]) == 1

@@ -113,8 +113,50 @@ def round_micro(seconds: float) -> float:
     return round(seconds, 6)
 
 
+WHOLE_MICROS: list[tuple[float, float, float, float]] = [(-1.0, -1.0, -1.0, -1.0)]
+"""The four times `round_micros` returned last when each is a whole number of microseconds
+above 0 and below a second: a stream line whose four times are these very objects writes them
+with one ``%.6g`` each without checking them again (``report.store.passing_line``)."""
+
+
+def round_micros(
+    duration: float, setup: float, call: float, teardown: float
+) -> tuple[float, float, float, float]:
+    """`round_micro` of a result's four times in one call (issue 28: a test's times, four calls
+    before). Four floats each nearer than 0.499 to a whole number of microseconds from 1 to
+    999 999 (nearly every test's) are that number's double, as `round_micro` makes them (its
+    shortcut's condition holds), and the tuple is kept in `WHOLE_MICROS`; any other time goes
+    through `round_micro`."""
+    if (
+        type(duration) is float
+        and type(setup) is float
+        and type(call) is float
+        and type(teardown) is float
+    ):
+        y0, y1, y2, y3 = duration * 1e6, setup * 1e6, call * 1e6, teardown * 1e6
+        w0 = y0 + TO_WHOLE - TO_WHOLE
+        w1 = y1 + TO_WHOLE - TO_WHOLE
+        w2 = y2 + TO_WHOLE - TO_WHOLE
+        w3 = y3 + TO_WHOLE - TO_WHOLE
+        if (
+            -0.499 < y0 - w0 < 0.499
+            and -0.499 < y1 - w1 < 0.499
+            and -0.499 < y2 - w2 < 0.499
+            and -0.499 < y3 - w3 < 0.499
+            and 0.0 < w0 < 1e6
+            and 0.0 < w1 < 1e6
+            and 0.0 < w2 < 1e6
+            and 0.0 < w3 < 1e6
+        ):
+            rounded = (w0 / 1e6, w1 / 1e6, w2 / 1e6, w3 / 1e6)
+            WHOLE_MICROS[0] = rounded
+            return rounded
+    return round_micro(duration), round_micro(setup), round_micro(call), round_micro(teardown)
+
+
 __all__ = [
     "TO_WHOLE",
+    "WHOLE_MICROS",
     "format_bytes",
     "parse_cap",
     "parse_count",
@@ -122,4 +164,5 @@ __all__ = [
     "parse_seconds",
     "parse_whole",
     "round_micro",
+    "round_micros",
 ]

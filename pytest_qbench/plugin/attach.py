@@ -51,6 +51,21 @@ teardown_key = pytest.StashKey[tuple[pytest.TestReport, list["AttachmentRecord"]
 ended_key = pytest.StashKey[bool]()
 """Set once the test's teardown report is made (until a rerun sets it up again): an attachment
 then would be listed in no report."""
+opened_key = pytest.StashKey[list[bool]]()
+"""In the config's stash: a list that is not empty once `reopen` opened a test of the run
+(`opened_list`)."""
+
+
+def opened_list(config: pytest.Config) -> list[bool]:
+    """The run's list that `reopen` fills at the first test it opens for attachments (the
+    ``qbench`` fixture's setup, which also keeps an agent's state, or the attachments hook):
+    while it is empty, no test of the run can attach or hold an agent's state, so the plugin
+    neither closes each test at its teardown nor looks for an agent's state (two calls of
+    pytest's ``Stash`` a test; issue 28). Made by the first caller, one for the config."""
+    opened = config.stash.get(opened_key, None)
+    if opened is None:
+        opened = config.stash[opened_key] = []
+    return opened
 
 
 class Attacher:
@@ -307,6 +322,9 @@ def reopen(item: pytest.Item) -> None:
     anew for each attempt) and the teardown's ``pytest_qbench_attachments`` call; a kept
     fixture or a thread that attaches later still finds the test ended."""
     item.stash[ended_key] = False
+    opened = opened_list(item.config)
+    if not opened:
+        opened.append(True)
 
 
 def attach_from_hook(item: pytest.Item, attacher: Attacher) -> None:
@@ -370,6 +388,7 @@ __all__ = [
     "attach",
     "attach_from_hook",
     "attacher_key",
+    "opened_list",
     "reopen",
     "stashed",
     "take_new_records",

@@ -36,8 +36,9 @@ from pytest import TestReport
 from pytest_qbench.core.limits import MAX_MESSAGE
 from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.numbers import round_micro
+from pytest_qbench.core.numbers import round_micros
 from pytest_qbench.core.redact import Redactor
-from pytest_qbench.core.repeat import repeat_index
+from pytest_qbench.core.repeat import REPEAT_FIXTURE
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import first_line
@@ -253,8 +254,13 @@ def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
         facts["doc"] = inspect.cleandoc(doc)
     if worker:
         facts["worker"] = worker
-    repeat = repeat_index(item)
-    if repeat is not None:
+    # `repeat_index` without its call: a case-file item's repeat, else its parameter
+    repeat = getattr(item, "repeat", None)
+    if repeat is None:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None:
+            repeat = callspec.params.get(REPEAT_FIXTURE)
+    if isinstance(repeat, int):
         facts["repeat"] = repeat
     return facts
 
@@ -668,9 +674,10 @@ class TestAccumulator:
         """The run's root directory: a failure without facts of qbench's is located by the
         paths in pytest's text of it (`crash_location`)."""
         path, lineno, domain = report.location
-        self.file = path.replace("\\", "/")
-        if in_installed_package(self.file):  # a plugin made the test (pytest-bdd's
-            self.file, lineno = report.nodeid.split("::", 1)[0], None  # scenarios()): its module
+        self.file = file = path.replace("\\", "/")
+        # `in_installed_package`, without its call
+        if "site-packages" in file or "dist-packages" in file:  # a plugin made the test
+            self.file, lineno = report.nodeid.split("::", 1)[0], None  # (pytest-bdd's scenarios())
         self.line = lineno + 1 if lineno is not None else None
         self.test_name = domain
         self.limits = limits
@@ -882,15 +889,17 @@ class TestAccumulator:
             failed = sum(1 for s in self.subtests if s["outcome"] == "failed")
             failure = first_subtest_failure(plural(failed, "failed subtest"), self.subtests)
         phases = self.durations
-        duration = round_micro(sum(phases.values()))
         if len(phases) == 3:  # a test that ran: its three phases (no other key is made)
-            setup = round_micro(phases["setup"])
-            call = round_micro(phases["call"])
-            teardown_time = round_micro(phases["teardown"])
+            duration, setup, call, teardown_time = round_micros(
+                sum(phases.values()), phases["setup"], phases["call"], phases["teardown"]
+            )
         else:
-            setup = round_micro(phases.get("setup", 0.0))
-            call = round_micro(phases.get("call", 0.0))
-            teardown_time = round_micro(phases.get("teardown", 0.0))
+            duration, setup, call, teardown_time = round_micros(
+                sum(phases.values()),
+                phases.get("setup", 0.0),
+                phases.get("call", 0.0),
+                phases.get("teardown", 0.0),
+            )
         item = self.item
         rare = len(item) > 1  # most tests' item facts are their markers alone
         metadata = None

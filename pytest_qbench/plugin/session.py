@@ -36,12 +36,14 @@ from pytest_qbench.core.redact import Redactor
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
 from pytest_qbench.core.summary_words import plural
+from pytest_qbench.core.types import Outcome
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
 from pytest_qbench.plugin.attach import attach_from_hook
 from pytest_qbench.plugin.attach import attacher_key
 from pytest_qbench.plugin.attach import close
+from pytest_qbench.plugin.attach import opened_list
 from pytest_qbench.plugin.attach import over_total
 from pytest_qbench.plugin.attach import records_for_report
 from pytest_qbench.plugin.collectors import AGENT_ATTR
@@ -66,7 +68,6 @@ from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
@@ -86,6 +87,8 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
+ALL_PASSED = {"setup": "passed", "call": "passed", "teardown": "passed"}
+"""A test's phases' outcomes when each passed (`TestAccumulator.outcome`), compared whole."""
 
 
 class QBenchWorker:
@@ -123,8 +126,20 @@ class QBenchWorker:
         """The ``pytest_runtest_makereport`` implementations there when `make_report` was
         registered (`give_way_to_report_makers`)."""
         self.attachments_hook = config.hook.pytest_qbench_attachments
-        """The hook ``attach_from_hook`` calls at a test's teardown: asked here whether any
-        plugin implements it, without a call of that function for every test."""
+        """The hook ``attach_from_hook`` calls at a test's teardown."""
+        self.modify_result_hook = config.hook.pytest_qbench_modify_result
+        """Called with each result where one arrives (`QBenchSession._finish_test`)."""
+        self.attach_hooked = False
+        """Whether a plugin implements `attachments_hook`: asked as each plugin is registered
+        (`pytest_plugin_registered`), not at each test's teardown (issue 28); a plugin
+        unregistered since leaves it true, and ``attach_from_hook`` asks again."""
+        self.modify_hooked = False
+        """Whether a plugin implements `modify_result_hook`, asked as `attach_hooked` is."""
+        self.opened = opened_list(config)
+        """Not empty once a test of this run was opened for attachments (`attach.reopen`: the
+        ``qbench`` fixture's setup, the attachments hook), which an agent's state also needs:
+        until then no test can attach or hold an agent's state, so `annotate` asks pytest's
+        ``Stash`` nothing (issue 28)."""
 
     def enable_attachments(self, run_dir: Path, limits: AttachLimits) -> None:
         """Let tests attach files (``qbench.attach``), into ``run_dir``."""
@@ -158,7 +173,7 @@ class QBenchWorker:
             return None
         report = maker(item, call)
         try:
-            self.annotate(report, item, call, final=False)
+            self.annotate(report, item, call, False)
         except Exception as exc:  # never break the user's test because of qbench
             setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
         return report
@@ -219,7 +234,6 @@ class QBenchWorker:
         facts: dict[str, Any] = {}
         excinfo = call.excinfo
         forked = bool(FORKED)  # in a forked child (pytest-forked's)
-        key = (report.nodeid, when)
         try:
             if when == "setup":
                 facts[ITEM_ATTR] = item_facts(item, self.worker)
@@ -229,17 +243,18 @@ class QBenchWorker:
             if not final and not forked:
                 # the exception waits for the report as the wrappers leave it (a kept one, of a
                 # report never logged, goes when the next report of that test and phase is made)
+                # keyed by node id and phase, the key made only when one is kept or waits
                 if excinfo is not None:
-                    self.raised[key] = excinfo
+                    self.raised[(report.nodeid, when)] = excinfo
                 elif self.raised:
-                    self.raised.pop(key, None)
+                    self.raised.pop((report.nodeid, when), None)
             elif outcome == "failed" and excinfo is not None:
                 facts[FAILURE_ATTR] = failure_facts(
                     excinfo, self.rootpath, report.location[0], self.limits, report.longrepr
                 )
             if when == "call":
                 self.phase_map[0] = 2  # the teardown goes next
-                if agent_state_key in item.stash:
+                if self.opened and agent_state_key in item.stash:
                     from pytest_qbench.plugin.agent.state import agent_facts
 
                     agent = agent_facts(item.stash[agent_state_key], self.limits.max_output)
@@ -249,14 +264,14 @@ class QBenchWorker:
             if attacher is not None:
                 if when == "teardown":
                     self.phase_map[0] = 0  # the next test's setup goes next
-                    if self.attachments_hook.get_hookimpls():  # `attach_from_hook`'s own test
+                    if self.attach_hooked:  # `attach_from_hook` asks again
                         attach_from_hook(item, attacher)
                 if attacher.records:
                     attached = records_for_report(item, report)
                     if attached:
                         facts[ATTACH_ATTR] = attached
-                elif when == "teardown":  # nothing attached in this process yet: nothing to send
-                    close(item)
+                elif when == "teardown" and self.opened:  # nothing attached in this process
+                    close(item)  # yet: nothing to send; a test never opened cannot attach
         finally:  # what was found before a failure still goes
             # Handed to where the report is logged: beside it when this process logs it (kept
             # by node id and phase until then), on it (`FACTS_ATTR`) when it travels (an xdist
@@ -265,9 +280,9 @@ class QBenchWorker:
             # of the run, no slot for one (8 bytes a report; issue 28).
             if self.worker is None and not forked:
                 if facts:
-                    self.beside[key] = facts
+                    self.beside[(report.nodeid, when)] = facts
                 elif self.beside:  # an unlogged report's facts (flaky's kept ones): not these
-                    self.beside.pop(key, None)
+                    self.beside.pop((report.nodeid, when), None)
             else:
                 for kind, value in facts.items():
                     put_fact(report, kind, value)
@@ -279,6 +294,14 @@ class QBenchWorker:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.items = session.items
         self.give_way_to_report_makers()
+
+    @pytest.hookimpl
+    def pytest_plugin_registered(self, plugin: object) -> None:
+        """A plugin was registered (and, pytest's hook being historic, each one registered
+        before this object, as it is): whether any plugin implements the hooks qbench calls
+        at each test's end, asked here rather than for every test."""
+        self.attach_hooked = bool(self.attachments_hook.get_hookimpls())
+        self.modify_hooked = bool(self.modify_result_hook.get_hookimpls())
 
     def item_facts_of(self, nodeid: str) -> dict[str, Any] | None:
         """The item facts of a setup report that came without them: another plugin's makereport
@@ -374,8 +397,6 @@ class QBenchSession(QBenchWorker):
         self.unstreamed: list[TestResultRecord] = []
         self.result_listeners: list[Callable[[TestResultRecord], None]] = []
         """Called with each finished result (the quarantine reads its failure's fingerprint)."""
-        self.modify_result_hook = config.hook.pytest_qbench_modify_result
-        """Asked at each test's end whether a plugin implements it (`_finish_test`)."""
         self.quarantined: dict[str, bool] = {}
         """The quarantined tests that failed, and whether each failure is a known one (set by
         the quarantine when the session ends, before the run is indexed)."""
@@ -621,9 +642,18 @@ class QBenchSession(QBenchWorker):
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Take a test's report into its result (the result written with its last one)."""
         try:  # not self.guard(): this runs three times per test
-            category = self._category(report)
             nodeid = report.nodeid
             when = report.when
+            # The word the terminal reporter has just filed the report under, found without
+            # `_category`'s call where it is the one a report of this phase and outcome gets
+            # nearly always ("" for a passing setup or teardown, else its outcome), which the
+            # report's being the last of that word's list tells exactly.
+            outcome: str = report.outcome
+            category = outcome if when == "call" or outcome != "passed" else ""
+            stats = self.terminal_stats
+            filed = stats.get(category) if stats is not None else None
+            if not filed or filed[-1] is not report:
+                category = self._category(report)
             attributes = report.__dict__
             # Consumed here: the terminal reporter keeps every report, so do not let ours grow
             # them (looked for first: a report of this process carries neither).
@@ -643,7 +673,7 @@ class QBenchSession(QBenchWorker):
                     facts = {**facts, ITEM_ATTR: found}
             if problem:
                 self.note_internal_error(f"pytest_runtest_makereport ({nodeid})", str(problem))
-            node = getattr(report, "node", None)  # an xdist worker's: ids repeat across them
+            node = attributes.get("node")  # an xdist worker's: ids repeat across them
             key = nodeid if node is None else (nodeid, node)
             pending = self.pending
             acc = pending.get(key)
@@ -798,7 +828,10 @@ class QBenchSession(QBenchWorker):
         try:  # the result without its fields at their default (as the stream stores it)
             captured = None
             properties = None
-            outcome = acc.final_outcome()
+            if acc.outcome == ALL_PASSED and not acc.wasxfail and not acc.subtests:
+                outcome: Outcome = "passed"  # nearly every test: `final_outcome`'s word
+            else:
+                outcome = acc.final_outcome()
             if last is not None:
                 if outcome in self.settings.capture:
                     captured = captured_output(last.sections, self.limits, self.redact)
@@ -815,10 +848,26 @@ class QBenchSession(QBenchWorker):
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
             self._emit_modified(acc.minimal_result(), acc.nodeid)
             return
-        if self.modify_result_hook.get_hookimpls():
+        if self.modify_hooked:  # `_emit_modified` asks again
             self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), acc.nodeid)
-        else:  # most runs have no such hook: no model, no call, no whole record
-            self._emit_stored(stored)
+            return
+        # Most runs have no such hook: no model, no whole record. Straight to the aggregator and
+        # the stream when nothing else reads it (the whole record is made only for a result
+        # that is kept or read), in this frame (issue 28).
+        stream = self.stream
+        if self.result_listeners or self.unstreamed or stream is None:
+            self._emit(cast("TestResultRecord", expand(store.RESULT, stored)))
+            return
+        redact = self.redact
+        if redact.active:  # a parametrized secret is in the id
+            stored["nodeid"] = redact(stored["nodeid"])
+            stored["test_name"] = redact(stored["test_name"])
+        self.aggregator.add_stored(stored)
+        try:  # nothing waits before it: straight to the stream
+            stream.write_stored(stored)
+        except OSError as exc:  # a full disk, say: kept in memory, as _emit does
+            self.stream_failed(exc)
+            self.unstreamed.append(cast("TestResultRecord", expand(store.RESULT, stored)))
 
     def _emit_modified(self, result: TestResultRecord, nodeid: str) -> None:
         """``_emit`` of the result as the ``pytest_qbench_modify_result`` hooks leave it (the
@@ -853,23 +902,6 @@ class QBenchSession(QBenchWorker):
                 acc.file,
                 acc.line,
             )
-
-    def _emit_stored(self, stored: Record) -> None:
-        """``_emit`` of a result given without its fields at their default (as the stream
-        stores it): straight to the aggregator and the stream when nothing else reads it, so
-        that the whole record is made only for a result that is kept or read."""
-        if self.result_listeners or self.unstreamed or self.stream is None:
-            self._emit(cast("TestResultRecord", expand(store.RESULT, stored)))
-            return
-        if self.redact.active:  # a parametrized secret is in the id
-            stored["nodeid"] = self.redact(stored["nodeid"])
-            stored["test_name"] = self.redact(stored["test_name"])
-        self.aggregator.add_stored(stored)
-        try:  # nothing waits before it: straight to the stream
-            self.stream.write_stored(stored)
-        except OSError as exc:  # a full disk, say: kept in memory, as _emit does
-            self.stream_failed(exc)
-            self.unstreamed.append(cast("TestResultRecord", expand(store.RESULT, stored)))
 
     def _emit(self, result: TestResultRecord) -> None:
         """Count a finished result and stream it."""

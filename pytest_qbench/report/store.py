@@ -36,6 +36,7 @@ from typing import cast
 
 from pytest_qbench.core import atomic
 from pytest_qbench.core.numbers import TO_WHOLE
+from pytest_qbench.core.numbers import WHOLE_MICROS
 from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
@@ -139,7 +140,11 @@ def passing_line(stored: Record, kept: Written | None = None) -> str | None:
         if file is not last[0]:  # the same object has the same text: encoded once a file
             file_text = _encode_text(file)
             _last_file[0] = (file, file_text)
-        if (
+        made = WHOLE_MICROS[0]
+        if duration is made[0] and setup is made[1] and call is made[2] and teardown is made[3]:
+            # the very floats `round_micros` made and found whole microseconds below a second
+            times = MICRO_TIMES % made
+        elif (
             type(duration) is float
             and type(setup) is float
             and type(call) is float
