@@ -286,3 +286,69 @@ def test_a_run_rebuilt_from_a_damaged_stream_is_not_green(
     errors = report["run"]["recording_errors"]
     assert errors and "not valid records" in errors[0]
     assert not (run.run_dir / "report.md").read_text(encoding="utf-8").startswith("# ✅")
+
+
+KILL_AT_END = """
+import os, signal
+import importlib
+
+POINTS = {{
+    "indexing": ("pytest_qbench.history.indexer", "_insert_diagnostics"),
+    "report.json": ("pytest_qbench.report.store", "write_report_json"),
+}}
+
+
+def pytest_configure(config):
+    point = os.environ.get("QBENCH_TEST_KILL_AT")
+    if point:
+        module, name = POINTS[point]
+
+        def killed(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        setattr(importlib.import_module(module), name, killed)
+"""
+
+
+@pytest.mark.parametrize("point", ["indexing", "report.json"])
+def test_a_run_killed_at_its_session_end_is_not_green(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    point: str,
+) -> None:
+    """A run SIGKILLed during its session's end, after its stream's end record: in the middle
+    of indexing itself (the transaction rolled back), or after it was indexed, while writing
+    report.json. The history's commands and the next run index it as incomplete (its exit
+    status unknown), `qbench pr-comment` is not green, `qbench render` rebuilds it incomplete.
+    Before, it had taken its mark away before indexing: killed while indexing, it was never
+    indexed nor seen (the history went on from the run before); killed after, the index held
+    it as a complete run with exit status 0 and pr-comment said ✅ 0 new failures."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    pytester.makeconftest(KILL_AT_END.format())
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", subprocess=True, run_dir="r1")
+    monkeypatch.setenv("QBENCH_TEST_KILL_AT", point)
+    killed = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly"
+    )
+    assert killed.ret < 0 or killed.ret > 1  # killed by SIGKILL
+    run_dir = pytester.path / ".qbench/runs/r2"
+    assert not (run_dir / "report.json").exists()
+    monkeypatch.delenv("QBENCH_TEST_KILL_AT")
+    _, runs = qbench_json(capsys, "runs")
+    listed = {r["run_id"]: r for r in runs["runs"]}
+    assert listed["r2"]["recording_errors"] and listed["r2"]["exit_code"] is None
+    capsys.readouterr()
+    main(["pr-comment", "r2", "--dir", ".qbench", "--base", "r1"])
+    comment = capsys.readouterr().out
+    assert ":white_check_mark:" not in comment and ":x:" in comment
+    run_qbench("--qbench-run-id=r3", "-p", "no:randomly", subprocess=True, run_dir="r3")
+    assert main(["render", str(run_dir)]) == 0
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["exit_code"] is None
+    assert "died during its session's end" in report["run"]["recording_errors"][0]
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert not markdown.startswith("# ✅")
+    assert "Fix: find what killed or damaged it in the CI job's log" in markdown
+    assert "report it as a bug in qbench" not in markdown

@@ -1003,10 +1003,11 @@ class QBenchSession(QBenchWorker):
         if self.order_written:  # the end record says the run did not die mid-test
             with suppress(OSError):
                 self.order_path.unlink()
-        if self.marked:  # it finished: not a run that died
-            store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
+        if self.marked:  # its reports are written: not a run that died (killed before this, it
+            # is one killed at its session's end, store.killed_at_end)
+            store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
 
     def _check_counts(self, summary: Mapping[str, Any]) -> None:
         """Note (as an internal error: the report is incomplete) the tests pytest's closing

@@ -327,6 +327,28 @@ def unmark_unfinished(qbench_dir: Path, run_id: str) -> None:
         os.unlink(os.path.join(qbench_dir, UNFINISHED_DIR, run_id))
 
 
+def killed_at_end(run_dir: Path) -> bool:
+    """Whether the run of ``run_dir`` (``<qbench dir>/runs/<id>``) was killed during its
+    session's end: its stream has its end record, yet its mark (``mark_unfinished``) is still
+    there, it has no ``report.json`` and it no longer runs. A run takes its mark away only once
+    its reports are written, so such a run died while it indexed itself or wrote them: its end
+    record is not the end it would have reported (its exit status was never delivered)."""
+    return (
+        os.path.exists(os.path.join(run_dir.parent.parent, UNFINISHED_DIR, run_dir.name))
+        and not os.path.exists(run_dir / REPORT_JSON)
+        and stream_ended(run_dir / STREAM_NAME)
+        and not run_in_progress(run_dir)
+    )
+
+
+KILLED_AT_END = (
+    "the run's process died during its session's end, after its tests (killed while it indexed "
+    "the run or wrote its reports): its report.json was never written and pytest's exit status "
+    "never reached the caller, so this report of its streamed results is not the run's verdict"
+)
+"""The recording error of a run rebuilt from the stream of a run ``killed_at_end``."""
+
+
 def unfinished_runs(qbench_dir: Path) -> list[str]:
     """The run ids marked as not finished (``mark_unfinished``), sorted; none when there is no
     such directory. One listing of a directory that holds only the runs going or dead."""
