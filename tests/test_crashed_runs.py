@@ -352,3 +352,24 @@ def test_a_run_killed_at_its_session_end_is_not_green(
     assert not markdown.startswith("# ✅")
     assert "Fix: find what killed or damaged it in the CI job's log" in markdown
     assert "report it as a bug in qbench" not in markdown
+
+
+def test_a_torn_report_json_names_the_rebuild(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run directory whose report.json is cut short (a disk fault, a copy that stopped) but
+    whose stream is whole: `qbench index` skips it, exits 1, and names the fix, `qbench render
+    RUN_DIR`, which rebuilds it from the stream, after which it is indexed. Before, the message
+    said only that the file is not a qbench report."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    run = run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    report = run.run_dir / "report.json"
+    report.write_bytes(report.read_bytes()[:200])
+    (pytester.path / ".qbench/index.sqlite").unlink()
+    capsys.readouterr()
+    assert main(["index", "--dir", ".qbench"]) == 1
+    err = capsys.readouterr().err
+    assert "is not a qbench report" in err
+    assert "'qbench render .qbench/runs/r1' rebuilds it from its results.jsonl" in err
+    assert main(["render", str(run.run_dir)]) == 0
+    assert main(["index", "--dir", ".qbench"]) == 0

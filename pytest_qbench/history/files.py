@@ -311,7 +311,15 @@ def load_run(source: Path) -> LoadedRun:
     if source.is_dir():
         report_file = source / store.REPORT_JSON
         if report_file.is_file():
-            return LoadedRun(source, read_report_record(report_file))
+            try:
+                return LoadedRun(source, read_report_record(report_file))
+            except ReportFormatError as exc:
+                if exc.slug != "report-invalid" or not (source / store.STREAM_NAME).is_file():
+                    raise
+                raise ReportFormatError(  # damaged (a disk fault, a hand's edit): the stream is not
+                    f"{exc}; 'qbench render {source}' rebuilds it from its {store.STREAM_NAME}",
+                    slug="report-invalid",
+                ) from None
         if (source / store.STREAM_NAME).is_file():
             return _from_stream(source)
         raise ReportFormatError(
