@@ -373,3 +373,48 @@ def test_a_torn_report_json_names_the_rebuild(
     assert "'qbench render .qbench/runs/r1' rebuilds it from its results.jsonl" in err
     assert main(["render", str(run.run_dir)]) == 0
     assert main(["index", "--dir", ".qbench"]) == 0
+
+
+TORN_END = """
+import os, signal
+from pytest_qbench.report import store
+
+
+def torn(self, record):
+    data = store.dumps(record).encode()
+    os.write(self._fd, data[: len(data) // 2])
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if os.environ.get("QBENCH_TEST_TEAR_END"):
+    store.StreamWriter.write_end = torn
+"""
+
+
+def test_a_run_killed_while_writing_its_end_record_died(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run SIGKILLed in the middle of writing its stream's end record, where its unfinished
+    mark could not be made (``.qbench/unfinished`` is a file): its stream ends with half an end
+    record. `qbench runs` indexes it as a run that died (interrupted, not green). Before, the
+    torn line was taken for the end: the run was neither died nor indexed, and the history went
+    on from the run before as the last one."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    pytester.makeconftest(TORN_END)
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", subprocess=True, run_dir="r1")
+    unfinished = pytester.path / ".qbench/unfinished"
+    unfinished.rmdir()
+    unfinished.write_text("not a directory\n", encoding="utf-8")
+    monkeypatch.setenv("QBENCH_TEST_TEAR_END", "1")
+    killed = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly"
+    )
+    assert killed.ret < 0 or killed.ret > 1  # killed by SIGKILL
+    stream = pytester.path / ".qbench/runs/r2/results.jsonl"
+    assert stream.read_bytes().rsplit(b"\n", 1)[1].startswith(b'{"kind":"end"')
+    _, runs = qbench_json(capsys, "runs")
+    listed = {r["run_id"]: r for r in runs["runs"]}
+    assert listed["r2"]["interrupted"] is True

@@ -489,7 +489,9 @@ END_PREFIX = b'{"kind":"end"'
 
 def stream_ended(path: Path, block: int = 65536) -> bool:
     """Whether the stream at ``path`` ends with its end record (the session finished): its last
-    line is read back from the file's end, a block at a time. ``False`` when it cannot be read."""
+    line is read back from the file's end, a block at a time. ``False`` when it cannot be read,
+    or when that line is torn (no line break after it, and not whole JSON: the process was
+    killed as it wrote it)."""
     try:
         with path.open("rb") as handle:
             end = handle.seek(0, os.SEEK_END)
@@ -501,10 +503,18 @@ def stream_ended(path: Path, block: int = 65536) -> bool:
                 end = start
                 line_start = tail.rfind(b"\n", 0, len(tail.rstrip(b"\n")))
                 if line_start >= 0:
-                    return tail[line_start + 1 :].startswith(END_PREFIX)
-            return tail.startswith(END_PREFIX)
+                    return _whole_end(tail[line_start + 1 :])
+            return _whole_end(tail)
     except OSError:
         return False
+
+
+def _whole_end(line: bytes) -> bool:
+    """Whether the stream's last ``line`` is a whole end record: written with its line break,
+    or whole JSON without one (a stream edited by hand)."""
+    if not line.startswith(END_PREFIX):
+        return False
+    return line.endswith(b"\n") or _is_json_object(line.decode("utf-8", errors="replace"))
 
 
 def _replaced(path: Path, fd: int) -> bool:
