@@ -50,9 +50,19 @@ def find_qbench_dir(given: Path | None, start: Path | None = None) -> Path:
             )
         return given
     here = (start or Path.cwd()).resolve()
+    blocked = None
     for folder in (here, *here.parents):
-        if (folder / QBENCH_DIR).is_dir():
-            return folder / QBENCH_DIR
+        found = folder / QBENCH_DIR
+        if found.is_dir():
+            return found
+        if blocked is None and found.exists():  # a file: pytest refuses it too (--qbench-dir)
+            blocked = found
+    if blocked is not None:
+        raise HistoryError(
+            f"{blocked} is a file, not a qbench directory; move it away (pytest then makes "
+            "the directory), or give --dir DIR",
+            slug="no-qbench-dir",
+        )
     raise HistoryError(
         f"no {QBENCH_DIR} directory in {here} or its parents; run pytest with qbench first, "
         "or give --dir DIR",
