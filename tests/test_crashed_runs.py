@@ -418,3 +418,28 @@ def test_a_run_killed_while_writing_its_end_record_died(
     _, runs = qbench_json(capsys, "runs")
     listed = {r["run_id"]: r for r in runs["runs"]}
     assert listed["r2"]["interrupted"] is True
+
+
+def test_render_refuses_a_run_still_going(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`qbench render RUN_DIR` on the directory of a run still going (here, its mark names
+    this process, which runs): refused with the fix, nothing written nor indexed; `-o FILE`
+    renders what it streamed so far. Before, it wrote an interrupted report.json into the live
+    run's directory and indexed the run as interrupted until the run ended."""
+    from pytest_qbench.report import store
+
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    run = run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    (run.run_dir / "report.json").unlink()
+    assert store.mark_unfinished(pytester.path / ".qbench", "r1")
+    capsys.readouterr()
+    assert main(["render", str(run.run_dir)]) == 1
+    err = capsys.readouterr().err
+    assert "its run is still going, and writes its reports when it ends" in err
+    assert not (run.run_dir / "report.json").exists()
+    assert main(["render", str(run.run_dir), "-o", "now.md"]) == 0
+    assert (pytester.path / "now.md").is_file()
+    store.unmark_unfinished(pytester.path / ".qbench", "r1")
+    assert main(["render", str(run.run_dir)]) == 0
+    assert (run.run_dir / "report.json").is_file()
