@@ -443,3 +443,21 @@ def test_render_refuses_a_run_still_going(
     store.unmark_unfinished(pytester.path / ".qbench", "r1")
     assert main(["render", str(run.run_dir)]) == 0
     assert (run.run_dir / "report.json").is_file()
+
+
+def test_a_run_that_cannot_mark_itself_unfinished_says_so(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """`.qbench/unfinished` is a file: the run cannot leave its mark, so a kill at its
+    session's end would pass unseen; the terminal says so and names the fix, the exit status is
+    pytest's own. Before, nothing was said."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    unfinished = pytester.path / ".qbench/unfinished"
+    unfinished.rmdir()
+    unfinished.write_text("x\n", encoding="utf-8")
+    run = run_qbench("--qbench-run-id=r2", "-p", "no:randomly", run_dir="r2")
+    assert run.result.ret == 0
+    run.result.stdout.fnmatch_lines(
+        ["qbench: could not mark this run unfinished in */unfinished (a file in its place*"]
+    )

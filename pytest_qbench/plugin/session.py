@@ -488,6 +488,8 @@ class QBenchSession(QBenchWorker):
             self.open_stream()
             if self.stream is not None:
                 self.marked = store.mark_unfinished(self.settings.qbench_dir, self.run_id)
+                if not self.marked:
+                    self.notes.append(store.unmarked_note(self.settings.qbench_dir))
             self.enable_attachments(self.run_dir, self.settings.attach)
 
     def claim_run_dir(self) -> None:

@@ -236,6 +236,16 @@ def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
     return False
 
 
+def unmarked_note(qbench_dir: Path) -> str:
+    """The note of a run that could not mark itself unfinished (``mark_unfinished``)."""
+    where = os.path.join(qbench_dir, UNFINISHED_DIR)
+    return (
+        f"could not mark this run unfinished in {where} (a file in its place, or not writable): "
+        "killed at its session's end, it would pass for a finished run; remove what is there, "
+        "qbench makes the directory again"
+    )
+
+
 def owner_line(pid: int | None = None) -> str:
     """Who process ``pid`` (default: this one) is, as a mark holds it: ``<machine> <pid>
     <start>``, where the machine is the host's name, the kernel's boot id and the process's
