@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
@@ -14,6 +15,10 @@ import pytest
 from pytest_qbench.cli import main
 
 from conftest import RunQBench
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.mcp.config import ServerConfig
 
 
 def qbench_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -163,12 +168,9 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
     before it was the last."""
     pytest.importorskip("mcp")
     import anyio
-    from child_pytest import child_env
-    from child_pytest import pytest_command
     from mcp import Client
     from mcp_helpers import structured
 
-    from pytest_qbench.mcp.config import ServerConfig
     from pytest_qbench.mcp.server import build_server
 
     root = tmp_path / "project"
@@ -179,17 +181,7 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
         "        os.kill(os.getpid(), signal.SIGKILL)\n",
         encoding="utf-8",
     )
-    for run_id, extra in (("r1", {}), ("r2", {"QBENCH_TEST_DIE": "1"})):
-        subprocess.run(
-            pytest_command("-p", "no:randomly", run_id=run_id),
-            cwd=root,
-            env=child_env(extra),
-            capture_output=True,
-            check=False,
-        )
-    assert not (root / ".qbench/runs/r2/report.json").exists()
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+    config = _r1_then_dying_r2(root, {"QBENCH_TEST_DIE": "1"}, monkeypatch)
 
     async def work(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
         listed = structured(await client.call_tool("list_runs", {"limit": 5}))
@@ -461,3 +453,61 @@ def test_a_run_that_cannot_mark_itself_unfinished_says_so(
     run.result.stdout.fnmatch_lines(
         ["qbench: could not mark this run unfinished in */unfinished (a file in its place*"]
     )
+
+
+def test_the_mcp_list_runs_says_a_run_killed_at_its_session_end_is_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed while it indexed itself at its session's end, listed by the MCP server's
+    ``list_runs`` through the SDK's client: its ``recording_errors`` are not 0 and its text line
+    says ``(incomplete)``. Before, it was not listed at all (never indexed); with the index
+    fixed alone, it read ``2 passed``, not interrupted, with nothing saying it was
+    incomplete."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+    from mcp_helpers import structured
+
+    from pytest_qbench.mcp.server import build_server
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_ok.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    (root / "conftest.py").write_text(KILL_AT_END.format(), encoding="utf-8")
+    config = _r1_then_dying_r2(root, {"QBENCH_TEST_KILL_AT": "indexing"}, monkeypatch)
+
+    async def main() -> tuple[dict[str, Any], str]:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            result = await client.call_tool("list_runs", {"limit": 5})
+            text = " ".join(getattr(part, "text", "") for part in result.content)
+            return structured(result), text
+
+    listed, text = anyio.run(main)
+    runs = {r["run_id"]: r for r in listed["runs"]}
+    assert runs["r2"]["recording_errors"] > 0 and runs["r2"]["exit_code"] is None
+    assert runs["r1"]["recording_errors"] == 0
+    assert "(incomplete)" in text
+
+
+def _r1_then_dying_r2(
+    root: Path, dying: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> ServerConfig:
+    """Run pytest in ``root`` twice, as a terminal does, outside any MCP server: ``r1``, then
+    ``r2`` with ``dying`` in its environment (it is killed, and writes no report.json); the
+    server's configuration for ``root``."""
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+
+    from pytest_qbench.mcp.config import ServerConfig
+
+    for run_id, extra in (("r1", {}), ("r2", dying)):
+        subprocess.run(
+            pytest_command("-p", "no:randomly", run_id=run_id),
+            cwd=root,
+            env=child_env(extra),
+            capture_output=True,
+            check=False,
+        )
+    assert not (root / ".qbench/runs/r2/report.json").exists()
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    return ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
