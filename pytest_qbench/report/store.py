@@ -206,8 +206,8 @@ def run_dir(qbench_dir: Path, run_id: str) -> Path:
 
 UNFINISHED_DIR = "unfinished"
 """The directory of the qbench directory that holds an empty file named after each run that
-started and has not yet written its stream's end record (``mark_unfinished``): a run that
-died leaves its mark, which the next run's session end finds without listing ``runs/``."""
+started and has not yet written its reports at its session's end (``mark_unfinished``): a run
+that died leaves its mark, which the next run's session end finds without listing ``runs/``."""
 
 
 def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
