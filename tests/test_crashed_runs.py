@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 import pytest
@@ -14,6 +15,10 @@ import pytest
 from pytest_qbench.cli import main
 
 from conftest import RunQBench
+
+
+if TYPE_CHECKING:
+    from pytest_qbench.mcp.config import ServerConfig
 
 
 def qbench_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
@@ -163,12 +168,9 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
     before it was the last."""
     pytest.importorskip("mcp")
     import anyio
-    from child_pytest import child_env
-    from child_pytest import pytest_command
     from mcp import Client
     from mcp_helpers import structured
 
-    from pytest_qbench.mcp.config import ServerConfig
     from pytest_qbench.mcp.server import build_server
 
     root = tmp_path / "project"
@@ -179,17 +181,7 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
         "        os.kill(os.getpid(), signal.SIGKILL)\n",
         encoding="utf-8",
     )
-    for run_id, extra in (("r1", {}), ("r2", {"QBENCH_TEST_DIE": "1"})):
-        subprocess.run(
-            pytest_command("-p", "no:randomly", run_id=run_id),
-            cwd=root,
-            env=child_env(extra),
-            capture_output=True,
-            check=False,
-        )
-    assert not (root / ".qbench/runs/r2/report.json").exists()
-    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+    config = _r1_then_dying_r2(root, {"QBENCH_TEST_DIE": "1"}, monkeypatch)
 
     async def work(client: Client) -> tuple[dict[str, Any], dict[str, Any]]:
         listed = structured(await client.call_tool("list_runs", {"limit": 5}))
@@ -286,3 +278,236 @@ def test_a_run_rebuilt_from_a_damaged_stream_is_not_green(
     errors = report["run"]["recording_errors"]
     assert errors and "not valid records" in errors[0]
     assert not (run.run_dir / "report.md").read_text(encoding="utf-8").startswith("# ✅")
+
+
+KILL_AT_END = """
+import os, signal
+import importlib
+
+POINTS = {{
+    "indexing": ("pytest_qbench.history.indexer", "_insert_diagnostics"),
+    "report.json": ("pytest_qbench.report.store", "write_report_json"),
+}}
+
+
+def pytest_configure(config):
+    point = os.environ.get("QBENCH_TEST_KILL_AT")
+    if point:
+        module, name = POINTS[point]
+
+        def killed(*args, **kwargs):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        setattr(importlib.import_module(module), name, killed)
+"""
+
+
+@pytest.mark.parametrize("point", ["indexing", "report.json"])
+def test_a_run_killed_at_its_session_end_is_not_green(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    point: str,
+) -> None:
+    """A run SIGKILLed during its session's end, after its stream's end record: in the middle
+    of indexing itself (the transaction rolled back), or after it was indexed, while writing
+    report.json. The history's commands and the next run index it as incomplete (its exit
+    status unknown), `qbench pr-comment` is not green, `qbench render` rebuilds it incomplete.
+    Before, it had taken its mark away before indexing: killed while indexing, it was never
+    indexed nor seen (the history went on from the run before); killed after, the index held
+    it as a complete run with exit status 0 and pr-comment said ✅ 0 new failures."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    pytester.makeconftest(KILL_AT_END.format())
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", subprocess=True, run_dir="r1")
+    monkeypatch.setenv("QBENCH_TEST_KILL_AT", point)
+    killed = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly"
+    )
+    assert killed.ret < 0 or killed.ret > 1  # killed by SIGKILL
+    run_dir = pytester.path / ".qbench/runs/r2"
+    assert not (run_dir / "report.json").exists()
+    monkeypatch.delenv("QBENCH_TEST_KILL_AT")
+    _, runs = qbench_json(capsys, "runs")
+    listed = {r["run_id"]: r for r in runs["runs"]}
+    assert listed["r2"]["recording_errors"] and listed["r2"]["exit_code"] is None
+    capsys.readouterr()
+    main(["pr-comment", "r2", "--dir", ".qbench", "--base", "r1"])
+    comment = capsys.readouterr().out
+    assert ":white_check_mark:" not in comment and ":x:" in comment
+    run_qbench("--qbench-run-id=r3", "-p", "no:randomly", subprocess=True, run_dir="r3")
+    assert main(["render", str(run_dir)]) == 0
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["exit_code"] is None
+    assert "died during its session's end" in report["run"]["recording_errors"][0]
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert not markdown.startswith("# ✅")
+    assert "Fix: find what killed or damaged it in the CI job's log" in markdown
+    assert "report it as a bug in qbench" not in markdown
+
+
+def test_a_torn_report_json_names_the_rebuild(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run directory whose report.json is cut short (a disk fault, a copy that stopped) but
+    whose stream is whole: `qbench index` skips it, exits 1, and names the fix, `qbench render
+    RUN_DIR`, which rebuilds it from the stream, after which it is indexed. Before, the message
+    said only that the file is not a qbench report."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    run = run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    report = run.run_dir / "report.json"
+    report.write_bytes(report.read_bytes()[:200])
+    (pytester.path / ".qbench/index.sqlite").unlink()
+    capsys.readouterr()
+    assert main(["index", "--dir", ".qbench"]) == 1
+    err = capsys.readouterr().err
+    assert "is not a qbench report" in err
+    assert "'qbench render .qbench/runs/r1' rebuilds it from its results.jsonl" in err
+    assert main(["render", str(run.run_dir)]) == 0
+    assert main(["index", "--dir", ".qbench"]) == 0
+
+
+TORN_END = """
+import os, signal
+from pytest_qbench.report import store
+
+
+def torn(self, record):
+    data = store.dumps(record).encode()
+    os.write(self._fd, data[: len(data) // 2])
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if os.environ.get("QBENCH_TEST_TEAR_END"):
+    store.StreamWriter.write_end = torn
+"""
+
+
+def test_a_run_killed_while_writing_its_end_record_died(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run SIGKILLed in the middle of writing its stream's end record, where its unfinished
+    mark could not be made (``.qbench/unfinished`` is a file): its stream ends with half an end
+    record. `qbench runs` indexes it as a run that died (interrupted, not green). Before, the
+    torn line was taken for the end: the run was neither died nor indexed, and the history went
+    on from the run before as the last one."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    pytester.makeconftest(TORN_END)
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", subprocess=True, run_dir="r1")
+    unfinished = pytester.path / ".qbench/unfinished"
+    unfinished.rmdir()
+    unfinished.write_text("not a directory\n", encoding="utf-8")
+    monkeypatch.setenv("QBENCH_TEST_TEAR_END", "1")
+    killed = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly"
+    )
+    assert killed.ret < 0 or killed.ret > 1  # killed by SIGKILL
+    stream = pytester.path / ".qbench/runs/r2/results.jsonl"
+    assert stream.read_bytes().rsplit(b"\n", 1)[1].startswith(b'{"kind":"end"')
+    _, runs = qbench_json(capsys, "runs")
+    listed = {r["run_id"]: r for r in runs["runs"]}
+    assert listed["r2"]["interrupted"] is True
+
+
+def test_render_refuses_a_run_still_going(
+    pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`qbench render RUN_DIR` on the directory of a run still going (here, its mark names
+    this process, which runs): refused with the fix, nothing written nor indexed; `-o FILE`
+    renders what it streamed so far. Before, it wrote an interrupted report.json into the live
+    run's directory and indexed the run as interrupted until the run ended."""
+    from pytest_qbench.report import store
+
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    run = run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    (run.run_dir / "report.json").unlink()
+    assert store.mark_unfinished(pytester.path / ".qbench", "r1")
+    capsys.readouterr()
+    assert main(["render", str(run.run_dir)]) == 1
+    err = capsys.readouterr().err
+    assert "its run is still going, and writes its reports when it ends" in err
+    assert not (run.run_dir / "report.json").exists()
+    assert main(["render", str(run.run_dir), "-o", "now.md"]) == 0
+    assert (pytester.path / "now.md").is_file()
+    store.unmark_unfinished(pytester.path / ".qbench", "r1")
+    assert main(["render", str(run.run_dir)]) == 0
+    assert (run.run_dir / "report.json").is_file()
+
+
+def test_a_run_that_cannot_mark_itself_unfinished_says_so(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """`.qbench/unfinished` is a file: the run cannot leave its mark, so a kill at its
+    session's end would pass unseen; the terminal says so and names the fix, the exit status is
+    pytest's own. Before, nothing was said."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", run_dir="r1")
+    unfinished = pytester.path / ".qbench/unfinished"
+    unfinished.rmdir()
+    unfinished.write_text("x\n", encoding="utf-8")
+    run = run_qbench("--qbench-run-id=r2", "-p", "no:randomly", run_dir="r2")
+    assert run.result.ret == 0
+    run.result.stdout.fnmatch_lines(
+        ["qbench: could not mark this run unfinished in */unfinished (a file in its place*"]
+    )
+
+
+def test_the_mcp_list_runs_says_a_run_killed_at_its_session_end_is_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed while it indexed itself at its session's end, listed by the MCP server's
+    ``list_runs`` through the SDK's client: its ``recording_errors`` are not 0 and its text line
+    says ``(incomplete)``. Before, it was not listed at all (never indexed); with the index
+    fixed alone, it read ``2 passed``, not interrupted, with nothing saying it was
+    incomplete."""
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+    from mcp_helpers import structured
+
+    from pytest_qbench.mcp.server import build_server
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "test_ok.py").write_text("def test_a():\n    pass\n", encoding="utf-8")
+    (root / "conftest.py").write_text(KILL_AT_END.format(), encoding="utf-8")
+    config = _r1_then_dying_r2(root, {"QBENCH_TEST_KILL_AT": "indexing"}, monkeypatch)
+
+    async def main() -> tuple[dict[str, Any], str]:
+        async with Client(build_server(config), raise_exceptions=True) as client:
+            result = await client.call_tool("list_runs", {"limit": 5})
+            text = " ".join(getattr(part, "text", "") for part in result.content)
+            return structured(result), text
+
+    listed, text = anyio.run(main)
+    runs = {r["run_id"]: r for r in listed["runs"]}
+    assert runs["r2"]["recording_errors"] > 0 and runs["r2"]["exit_code"] is None
+    assert runs["r1"]["recording_errors"] == 0
+    assert "(incomplete)" in text
+
+
+def _r1_then_dying_r2(
+    root: Path, dying: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> ServerConfig:
+    """Run pytest in ``root`` twice, as a terminal does, outside any MCP server: ``r1``, then
+    ``r2`` with ``dying`` in its environment (it is killed, and writes no report.json); the
+    server's configuration for ``root``."""
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+
+    from pytest_qbench.mcp.config import ServerConfig
+
+    for run_id, extra in (("r1", {}), ("r2", dying)):
+        subprocess.run(
+            pytest_command("-p", "no:randomly", run_id=run_id),
+            cwd=root,
+            env=child_env(extra),
+            capture_output=True,
+            check=False,
+        )
+    assert not (root / ".qbench/runs/r2/report.json").exists()
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    return ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)

@@ -508,6 +508,11 @@ def test_commands_need_a_qbench_directory(
     status, _, err = run_text(capsys, "runs")
     assert status == 1
     assert "no .qbench directory in" in err and "give --dir DIR" in err
+    (tmp_path / ".qbench").write_text("x\n", encoding="utf-8")  # a file in its place: named
+    status, _, err = run_text(capsys, "runs")
+    assert status == 1
+    assert f"{tmp_path / '.qbench'} is a file, not a qbench directory; move it away" in err
+    (tmp_path / ".qbench").unlink()
     (tmp_path / "sub").mkdir()
     (tmp_path / ".qbench").mkdir()
     monkeypatch.chdir(tmp_path / "sub")  # found in a parent

@@ -397,6 +397,7 @@ def test_write_report_json_splicing_any_results(
         ('{"kind":"start"}\n{"kind":"end","run":"' + "a" * 300 + '"}\n', True),
         ('{"kind":"start"}\n{"kind":"result","result":"' + "a" * 300 + '"}\n', False),
         ('{"kind":"start"}\n{"kind":"end","run":{}}\n{"kind":"resu', False),
+        ('{"kind":"start"}\n{"kind":"end","run":{"exit_co', False),  # torn as it was written
         ("", False),
     ],
 )

@@ -336,6 +336,15 @@ def _render(args: argparse.Namespace) -> int:
     alone = args.template is None and args.output is None
     extras = args.html is not None or args.ctrf is not None
     rebuild = source.is_dir() and alone and not extras
+    if rebuild:
+        from pytest_qbench.report.store import run_in_progress
+
+        if run_in_progress(source):  # its own session end writes and indexes its reports
+            raise QBenchError(
+                f"{source}: its run is still going, and writes its reports when it ends; render "
+                "it then, or its results so far to another file with -o FILE",
+                slug="run-going",
+            )
     report, results_json, view = load_source_results_json(source, args.max_items)
     if view is None:  # read from report.json: not counted yet
         view = aggregate(report["results"], max_items=args.max_items).view()

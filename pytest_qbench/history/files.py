@@ -50,9 +50,19 @@ def find_qbench_dir(given: Path | None, start: Path | None = None) -> Path:
             )
         return given
     here = (start or Path.cwd()).resolve()
+    blocked = None
     for folder in (here, *here.parents):
-        if (folder / QBENCH_DIR).is_dir():
-            return folder / QBENCH_DIR
+        found = folder / QBENCH_DIR
+        if found.is_dir():
+            return found
+        if blocked is None and found.exists():  # a file: pytest refuses it too (--qbench-dir)
+            blocked = found
+    if blocked is not None:
+        raise HistoryError(
+            f"{blocked} is a file, not a qbench directory; move it away (pytest then makes "
+            "the directory), or give --dir DIR",
+            slug="no-qbench-dir",
+        )
     raise HistoryError(
         f"no {QBENCH_DIR} directory in {here} or its parents; run pytest with qbench first, "
         "or give --dir DIR",
@@ -118,7 +128,8 @@ def died_runs(qbench_dir: Path | None) -> list[Path]:
     start their streams recorded (``runref.in_run_order``; never by their names: a run id is
     not an order), the order they are indexed in. Such a run never indexed itself, so the
     history's commands index it before they answer (``qbench runs``). A run that finished but
-    could not write its report.json took itself out of the index on purpose, and stays out."""
+    could not write its report.json took itself out of the index on purpose, and stays out;
+    one killed during its session's end (``store.killed_at_end``) died, and is one of them."""
     runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
     if runs is None or not runs.is_dir():
         return []
@@ -140,7 +151,7 @@ def _died(run_dir: Path) -> bool:
         written
         and not (run_dir / store.REPORT_JSON).exists()
         and not store.run_in_progress(run_dir)
-        and not store.stream_ended(stream)
+        and (not store.stream_ended(stream) or store.killed_at_end(run_dir))
     )
 
 
@@ -170,7 +181,9 @@ def unmark_indexed(qbench_dir: Path, died: Sequence[Path]) -> None:
     """Take away the marks of the runs that died, once they are indexed (or could not be read:
     ``index_died`` said so, and ``qbench index`` can try again)."""
     for run_dir in died:
-        if not store.run_in_progress(run_dir):
+        # a run killed at its session's end keeps its mark until its report.json is written
+        # (``qbench render``), so that its rebuilt report still says it is incomplete
+        if not store.run_in_progress(run_dir) and not store.killed_at_end(run_dir):
             store.unmark_unfinished(qbench_dir, run_dir.name)
 
 
@@ -198,15 +211,35 @@ def open_seeing_died(qbench_dir: Path | None, db: str | None, say: Callable[[str
 def index_died(index: Index, died: Sequence[Path], say: Callable[[str], None]) -> list[str]:
     """Index the runs that died (``died_runs``, ``died_marked``) and are not in the index yet,
     each named through ``say``: they could not index themselves, and a history without them
-    tells of the run before as the last one. The ids of the runs indexed."""
+    tells of the run before as the last one. A run killed during its session's end after it
+    indexed itself (``store.killed_at_end``) is in the index as complete: it is indexed again,
+    incomplete, once. The ids of the runs indexed."""
     if not died:
         return []
     from pytest_qbench.history.queries import indexed_run_ids
 
     known = indexed_run_ids(index)
-    fresh = [source for source in died if source.name not in known]
+    complete = _complete_runs(index, [d.name for d in died if d.name in known])
+    fresh = [source for source in died if source.name not in known or source.name in complete]
     indexed, _skipped = index_sources(index, fresh, strict=False, say=say)
     return [done.run_id for _source, done in indexed]
+
+
+def _complete_runs(index: Index, run_ids: Sequence[str]) -> set[str]:
+    """Those of ``run_ids`` the index holds without recording errors (as complete)."""
+    if not run_ids:
+        return set()
+
+    def complete(cursor: Any) -> set[str]:
+        found = set()
+        for run_id in run_ids:
+            cursor.execute("SELECT recording_errors FROM runs WHERE run_id = ?", (run_id,))
+            row = cursor.fetchone()
+            if row is not None and not row[0]:
+                found.add(run_id)
+        return found
+
+    return index.read(complete)
 
 
 def index_sources(
@@ -288,7 +321,15 @@ def load_run(source: Path) -> LoadedRun:
     if source.is_dir():
         report_file = source / store.REPORT_JSON
         if report_file.is_file():
-            return LoadedRun(source, read_report_record(report_file))
+            try:
+                return LoadedRun(source, read_report_record(report_file))
+            except ReportFormatError as exc:
+                if exc.slug != "report-invalid" or not (source / store.STREAM_NAME).is_file():
+                    raise
+                raise ReportFormatError(  # damaged (a disk fault, a hand's edit): the stream is not
+                    f"{exc}; 'qbench render {source}' rebuilds it from its {store.STREAM_NAME}",
+                    slug="report-invalid",
+                ) from None
         if (source / store.STREAM_NAME).is_file():
             return _from_stream(source)
         raise ReportFormatError(

@@ -52,6 +52,9 @@ class RunEntry(QBenchModel):
     """Whether its raw output is stored (runs started by this server)."""
     shard: str | None = None
     """The CI shard the run was (``2/4``, ``queue NAME``); ``None`` for a whole run."""
+    recording_errors: int = 0
+    """qbench's errors recording the run (not 0: the run is incomplete, its counts are only what
+    was recorded, and it is never green: a run killed at its session's end, say)."""
 
 
 class RunList(QBenchModel):
@@ -129,6 +132,7 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
             commit=info.commit,
             has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
             shard=info.shard,
+            recording_errors=info.recording_errors or 0,
         )
         for info in infos
     ]
@@ -217,6 +221,7 @@ def runs_text(runs: RunList, limit: int) -> str:
         f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
         f"{counts_text({**run.summary, 'duration': run.duration})}"
         + ("  (interrupted)" if run.interrupted else "")
+        + ("  (incomplete)" if run.recording_errors else "")
         + (f"  shard {run.shard}" if run.shard else "")
         for run in runs.runs
     ]

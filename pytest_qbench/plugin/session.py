@@ -509,6 +509,8 @@ class QBenchSession(QBenchWorker):
             self.open_stream()
             if self.stream is not None:
                 self.marked = store.mark_unfinished(self.settings.qbench_dir, self.run_id)
+                if not self.marked:
+                    self.notes.append(store.unmarked_note(self.settings.qbench_dir))
             self.enable_attachments(self.run_dir, self.settings.attach)
 
     def claim_run_dir(self) -> None:
@@ -1035,10 +1037,11 @@ class QBenchSession(QBenchWorker):
         if self.order_written:  # the end record says the run did not die mid-test
             with suppress(OSError):
                 self.order_path.unlink()
-        if self.marked:  # it finished: not a run that died
-            store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
+        if self.marked:  # its reports are written: not a run that died (killed before this, it
+            # is one killed at its session's end, store.killed_at_end)
+            store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
 
     def _check_counts(self, summary: Mapping[str, Any]) -> None:
         """Note (as an internal error: the report is incomplete) the tests pytest's closing

@@ -45,11 +45,13 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.record_schema import record_validator
 from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.store import KILLED_AT_END
 from pytest_qbench.report.store import ORDER_NAME
 from pytest_qbench.report.store import PHASE_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
 from pytest_qbench.report.store import died_setup_failure
+from pytest_qbench.report.store import killed_at_end
 from pytest_qbench.report.store import read_order
 from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
@@ -166,10 +168,16 @@ class StreamContents:
     died_in: str | None = None
     """The node id of the test a run that died (no end record) was running: the first it was
     to run without a result (its failed result is among the results)."""
+    killed_at_end: bool = False
+    """Whether the run was killed during its session's end, after its end record and before
+    its report.json (``store.killed_at_end``): the report rebuilt is incomplete."""
 
     def damage(self) -> str | None:
-        """Why a report rebuilt from the stream is incomplete: lines that are not records,
-        other than a torn last line alone (a run that died, marked ``interrupted`` already)."""
+        """Why a report rebuilt from the stream is incomplete: its run was killed during its
+        session's end (``killed_at_end``); lines that are not records, other than a torn last
+        line alone (a run that died, marked ``interrupted`` already)."""
+        if self.killed_at_end:
+            return KILLED_AT_END
         if not self.bad_lines or (self.bad_lines == 1 and self.torn_last_line):
             return None
         return (
@@ -235,6 +243,8 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
         )
     if contents.end is None and not run_in_progress(path.parent):
         _add_died_in(contents, path.parent / ORDER_NAME, records=records)
+    elif contents.end is not None and killed_at_end(path.parent):
+        contents.killed_at_end = True
     return contents
 
 
@@ -391,6 +401,8 @@ def _stream_report(
         run = start.run.model_copy(
             update={"interrupted": True, "completed_at": _last_finish(contents)}
         )
+    if contents.killed_at_end:  # the status the end record holds never reached the caller
+        run = run.model_copy(update={"exit_code": None})
     damage = contents.damage()
     if damage:  # a result may be lost: the report is incomplete, never green
         run = run.model_copy(update={"recording_errors": [*run.recording_errors, damage]})

@@ -211,8 +211,8 @@ def run_dir(qbench_dir: Path, run_id: str) -> Path:
 
 UNFINISHED_DIR = "unfinished"
 """The directory of the qbench directory that holds an empty file named after each run that
-started and has not yet written its stream's end record (``mark_unfinished``): a run that
-died leaves its mark, which the next run's session end finds without listing ``runs/``."""
+started and has not yet written its reports at its session's end (``mark_unfinished``): a run
+that died leaves its mark, which the next run's session end finds without listing ``runs/``."""
 
 
 def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
@@ -239,6 +239,16 @@ def mark_unfinished(qbench_dir: Path, run_id: str) -> bool:
             os.close(fd)
         return True
     return False
+
+
+def unmarked_note(qbench_dir: Path) -> str:
+    """The note of a run that could not mark itself unfinished (``mark_unfinished``)."""
+    where = os.path.join(qbench_dir, UNFINISHED_DIR)
+    return (
+        f"could not mark this run unfinished in {where} (a file in its place, or not writable): "
+        "killed at its session's end, it would pass for a finished run; remove what is there, "
+        "qbench makes the directory again"
+    )
 
 
 def owner_line(pid: int | None = None) -> str:
@@ -330,6 +340,28 @@ def unmark_unfinished(qbench_dir: Path, run_id: str) -> None:
     """Take ``run_id``'s mark away (its run finished, or it died and was indexed)."""
     with suppress(OSError):
         os.unlink(os.path.join(qbench_dir, UNFINISHED_DIR, run_id))
+
+
+def killed_at_end(run_dir: Path) -> bool:
+    """Whether the run of ``run_dir`` (``<qbench dir>/runs/<id>``) was killed during its
+    session's end: its stream has its end record, yet its mark (``mark_unfinished``) is still
+    there, it has no ``report.json`` and it no longer runs. A run takes its mark away only once
+    its reports are written, so such a run died while it indexed itself or wrote them: its end
+    record is not the end it would have reported (its exit status was never delivered)."""
+    return (
+        os.path.exists(os.path.join(run_dir.parent.parent, UNFINISHED_DIR, run_dir.name))
+        and not os.path.exists(run_dir / REPORT_JSON)
+        and stream_ended(run_dir / STREAM_NAME)
+        and not run_in_progress(run_dir)
+    )
+
+
+KILLED_AT_END = (
+    "the run's process died during its session's end, after its tests (killed while it indexed "
+    "the run or wrote its reports): its report.json was never written and pytest's exit status "
+    "never reached the caller, so this report of its streamed results is not the run's verdict"
+)
+"""The recording error of a run rebuilt from the stream of a run ``killed_at_end``."""
 
 
 def unfinished_runs(qbench_dir: Path) -> list[str]:
@@ -472,7 +504,9 @@ END_PREFIX = b'{"kind":"end"'
 
 def stream_ended(path: Path, block: int = 65536) -> bool:
     """Whether the stream at ``path`` ends with its end record (the session finished): its last
-    line is read back from the file's end, a block at a time. ``False`` when it cannot be read."""
+    line is read back from the file's end, a block at a time. ``False`` when it cannot be read,
+    or when that line is torn (no line break after it, and not whole JSON: the process was
+    killed as it wrote it)."""
     try:
         with path.open("rb") as handle:
             end = handle.seek(0, os.SEEK_END)
@@ -484,10 +518,18 @@ def stream_ended(path: Path, block: int = 65536) -> bool:
                 end = start
                 line_start = tail.rfind(b"\n", 0, len(tail.rstrip(b"\n")))
                 if line_start >= 0:
-                    return tail[line_start + 1 :].startswith(END_PREFIX)
-            return tail.startswith(END_PREFIX)
+                    return _whole_end(tail[line_start + 1 :])
+            return _whole_end(tail)
     except OSError:
         return False
+
+
+def _whole_end(line: bytes) -> bool:
+    """Whether the stream's last ``line`` is a whole end record: written with its line break,
+    or whole JSON without one (a stream edited by hand)."""
+    if not line.startswith(END_PREFIX):
+        return False
+    return line.endswith(b"\n") or _is_json_object(line.decode("utf-8", errors="replace"))
 
 
 def _replaced(path: Path, fd: int) -> bool:

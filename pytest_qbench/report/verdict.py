@@ -267,11 +267,27 @@ def incomplete_text(errors: list[str]) -> str:
             f"The error{more}: {errors[0]}. Fix: if it names your template, fix that template; "
             "otherwise report it as a bug in qbench, with this message."
         )
+    if all(any(words in error for words in STORE_ERRORS) for error in errors):
+        return (
+            "this report was rebuilt from what the run streamed to its run directory, which "
+            "does not hold the whole run, so this report is incomplete: its counts are what was "
+            f"kept, not what ran. The error{more}: {errors[0]}. Fix: find what killed or damaged "
+            "it in the CI job's log (a timeout, the out-of-memory killer, a full disk), and run "
+            "the tests again for a verdict."
+        )
     return (
         "qbench could not record this run, so this report is incomplete: its counts are what "
         "qbench recorded, not what ran (pytest's own summary line and exit status are right). "
         f"The error{more}: {errors[0]}. {fix}"
     )
+
+
+STORE_ERRORS = (
+    "the run's process died during its session's end",
+    "line(s) of the result stream are not valid records",
+)
+"""Words of the errors of a report rebuilt from a damaged stream, or from the stream of a run
+killed at its session's end (``readers.StreamContents.damage``, ``store.KILLED_AT_END``)."""
 
 
 OUTPUT_ERRORS = ("could not write ", "internal error in writing ")
