@@ -642,3 +642,31 @@ def test_list_runs_lists_a_run_that_wrote_no_results(tools: QBenchTools, project
     assert [r.run_id for r in tools.list_runs(1).runs] == [listed.runs[0].run_id]
     text = runs_text(listed, 12000)
     assert "exit 3  no results: pytest stopped before running tests" in text.splitlines()[0]
+
+
+def test_get_test_failure_finds_a_parameter_written_as_in_the_source(
+    tools: QBenchTools, project: Path
+) -> None:
+    """pytest escapes a parameter's non-ASCII characters in node ids (`test_word[\\u65e5...]`);
+    an assistant that names the test as the source writes it (`test_word[日本語]`, found on
+    anyio with a suite of edge cases) was told the name "names no failing test". Both forms
+    now find it; a unicode function name stays as pytest writes it."""
+    write(
+        project,
+        "tests/test_words.py",
+        """
+        import pytest
+
+        @pytest.mark.parametrize("word", ["日本語", "café", "ok"])
+        def test_word(word):
+            assert word == "ok"
+        """,
+    )
+    result = run(tools, test_path=["tests/test_words.py"])
+    assert result.summary.failed == 2
+    for given, stored in (
+        ("tests/test_words.py::test_word[日本語]", "test_word[\\u65e5\\u672c\\u8a9e]"),
+        ("test_word[café]", "test_word[caf\\xe9]"),
+        ("tests/test_words.py::test_word[caf\\xe9]", "test_word[caf\\xe9]"),
+    ):
+        assert tools.get_test_failure(result.run_id, given).nodeid.endswith(stored)
