@@ -642,6 +642,11 @@ def test_list_runs_lists_a_run_that_wrote_no_results(tools: QBenchTools, project
     assert [r.run_id for r in tools.list_runs(1).runs] == [listed.runs[0].run_id]
     text = runs_text(listed, 12000)
     assert "exit 3  no results: pytest stopped before running tests" in text.splitlines()[0]
+    failed = project / ".qbench" / "runs" / listed.runs[0].run_id
+    generation = failed.with_name("generate-20991231T000000Z-abcdef")
+    generation.mkdir()
+    (generation / "mcp-run.json").write_bytes((failed / "mcp-run.json").read_bytes())
+    assert [r.run_id for r in tools.list_runs(10).runs] == [r.run_id for r in listed.runs]
 
 
 def test_get_test_failure_finds_a_parameter_written_as_in_the_source(

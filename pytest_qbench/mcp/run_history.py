@@ -138,15 +138,16 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
 def _unreported_runs(runs_dir: Path, listed: set[str]) -> list[RunEntry]:
     """The runs this server started whose pytest wrote no results (an INTERNALERROR at
     ``pytest_configure``, a usage error: no report, no stream, so nothing to index), from the
-    metadata the server wrote for each, newest first. Without them, ``list_runs`` after
+    metadata the server wrote for each, newest first; never a generation's. Without them, ``list_runs`` after
     such a run listed the run before it (exit 0) as the newest, while ``last`` named the
     failed one."""
+    from pytest_qbench.mcp.command import is_generation
     from pytest_qbench.mcp.runs import META_NAME
     from pytest_qbench.report.models import RunMeta
 
     found: list[RunEntry] = []
     try:
-        dirs = [d for d in runs_dir.iterdir() if d.name not in listed]
+        dirs = [d for d in runs_dir.iterdir() if d.name not in listed and not is_generation(d.name)]
     except OSError:
         return found
     for run_dir in dirs:
