@@ -24,6 +24,7 @@ from mcp_helpers import write
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.run_history import runs_text
 from pytest_qbench.mcp.tools import QBenchTools
 
 
@@ -622,3 +623,55 @@ def test_a_failure_asked_of_a_run_that_ran_no_test_says_so(tools: QBenchTools) -
     message = str(caught.value)
     assert f"run {result.run_id} ran no test (pytest's exit status 5" in message
     assert "failing tests: none" not in message
+
+
+def test_list_runs_lists_a_run_that_wrote_no_results(tools: QBenchTools, project: Path) -> None:
+    """A run whose pytest stopped at ``pytest_configure`` (found on typeguard: pytest-asyncio's
+    deprecation warning under ``filterwarnings = error``, INTERNALERROR) writes no report and no
+    stream, so the index never holds it: list_runs listed the run before it, exit 0, as the
+    newest, while get_test_failure's ``last`` named the failed one. It is listed, first, with
+    its exit status and no counts."""
+    first = run(tools, test_path=["tests/test_suite.py::test_pass"])
+    write(project, "conftest.py", "def pytest_configure(config):\n    raise RuntimeError('no')\n")
+    with pytest.raises(ToolFailure, match=r"status 3 \(internal error\)"):
+        run(tools)
+    listed = tools.list_runs(10)
+    assert [(r.exit_code, r.summary.get("passed")) for r in listed.runs] == [(3, None), (0, 1)]
+    assert listed.runs[1].run_id == first.run_id
+    assert listed.runs[0].has_output
+    assert [r.run_id for r in tools.list_runs(1).runs] == [listed.runs[0].run_id]
+    text = runs_text(listed, 12000)
+    assert "exit 3  no results: pytest stopped before running tests" in text.splitlines()[0]
+    failed = project / ".qbench" / "runs" / listed.runs[0].run_id
+    generation = failed.with_name("generate-20991231T000000Z-abcdef")
+    generation.mkdir()
+    (generation / "mcp-run.json").write_bytes((failed / "mcp-run.json").read_bytes())
+    assert [r.run_id for r in tools.list_runs(10).runs] == [r.run_id for r in listed.runs]
+
+
+def test_get_test_failure_finds_a_parameter_written_as_in_the_source(
+    tools: QBenchTools, project: Path
+) -> None:
+    """pytest escapes a parameter's non-ASCII characters in node ids (`test_word[\\u65e5...]`);
+    an assistant that names the test as the source writes it (`test_word[日本語]`, found on
+    anyio with a suite of edge cases) was told the name "names no failing test". Both forms
+    now find it; a unicode function name stays as pytest writes it."""
+    write(
+        project,
+        "tests/test_words.py",
+        """
+        import pytest
+
+        @pytest.mark.parametrize("word", ["日本語", "café", "ok"])
+        def test_word(word):
+            assert word == "ok"
+        """,
+    )
+    result = run(tools, test_path=["tests/test_words.py"])
+    assert result.summary.failed == 2
+    for given, stored in (
+        ("tests/test_words.py::test_word[日本語]", "test_word[\\u65e5\\u672c\\u8a9e]"),
+        ("test_word[café]", "test_word[caf\\xe9]"),
+        ("tests/test_words.py::test_word[caf\\xe9]", "test_word[caf\\xe9]"),
+    ):
+        assert tools.get_test_failure(result.run_id, given).nodeid.endswith(stored)

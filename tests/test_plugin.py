@@ -253,6 +253,22 @@ def test_module_skip_counts_as_pytest_does(
     assert run.by_name("test_skipmod.py").reason == "no db"
 
 
+def test_module_skip_line_is_pytests(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
+    """A module skipped at collection is filed at the line pytest's ``-rs`` names: found on
+    structlog, whose `tests/test_twisted.py:34: Skipped` read line 35 in report.json, one past
+    the `pytest.skip` (pytest's collect report carries that line counted from 1 already)."""
+    pytester.makepyfile(
+        test_skipmod="import pytest\n\npytest.skip('no db', allow_module_level=True)\n",
+        test_importor="import pytest\npytest.importorskip('no_such_module_xyz')\n",
+    )
+    run = run_qbench("-rs")
+    run.result.stdout.fnmatch_lines(
+        ["SKIPPED [[]1[]] test_importor.py:2: *", "SKIPPED [[]1[]] test_skipmod.py:3: no db"]
+    )
+    assert run.by_name("test_skipmod.py").line == 3
+    assert run.by_name("test_importor.py").line == 2
+
+
 def test_module_skip_under_doctest_modules_counts_as_pytest_does(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:

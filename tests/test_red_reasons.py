@@ -95,6 +95,38 @@ def test_a_plugin_s_exit_status_is_the_reason(
     assert found["ctrf"]["results"]["summary"]["failed"] == 1
 
 
+def test_a_failure_counted_under_a_plugin_s_word_is_the_reason(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conftest's ``pytest_report_teststatus`` files a failing test under its own word:
+    pytest's line says ``1 passed, 1 known`` and exits 1. Every output said "pytest exited 1
+    (though no test failed ...)" beside report.md's "Failures (1)" listing that test; the
+    reason now names the plugin's word pytest's line counts the test under."""
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step-summary.md"))
+    pytester.makeconftest(
+        """
+        def pytest_report_teststatus(report, config):
+            if report.when == "call" and report.failed:
+                return "known", "K", "KNOWN-BUG"
+        """
+    )
+    pytester.makepyfile("def test_ok(): pass\ndef test_bug(): assert 0")
+    run = run_qbench(*OUTPUTS)
+    run.result.stdout.fnmatch_lines(["*= 1 passed, 1 known in *"])
+    assert run.result.ret == 1
+    words = (
+        "pytest exited 1 (its line counts no failed test, but 1 known under a plugin's words: a "
+        "failure the plugin counts so, or a plugin or a gate qbench does not know, failed it)"
+    )
+    found = outputs(pytester)
+    for text in (found["step"], run.markdown):
+        assert f"**❌ Not green:** {words}" in text
+        assert "though no test failed" not in text
+    assert "Failures (1)" in run.markdown
+    assert found["digest"]["success"] is False
+    assert found["ctrf"]["results"]["summary"]["extra"]["reasons"] == [words]
+
+
 def test_a_merged_run_missing_a_shard_says_which(
     pytester: pytest.Pytester, run_qbench: RunQBench, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -141,6 +141,9 @@ def find_result(report: TestReport, test: str) -> TestResult | Diagnostic:
             ": there is no failure to show; list_runs lists the runs that did"
         )
     exact = [r for r in report.results if r.nodeid == test]
+    if not exact and not test.isascii():
+        test = as_pytest_writes_it(test)
+        exact = [r for r in report.results if r.nodeid == test]
     if exact:
         if exact[-1].outcome not in FAILING:
             raise ToolFailure(
@@ -163,6 +166,15 @@ def find_result(report: TestReport, test: str) -> TestResult | Diagnostic:
         f"{bound_name(test)!r} {what} in run {report.run.run_id}; failing tests: {shown}{more}. "
         "Give a node id."
     )
+
+
+def as_pytest_writes_it(test: str) -> str:
+    """``test`` with its parameters' non-ASCII characters escaped as pytest writes them in node
+    ids (``test_x[日本語]`` is ``test_x[\\u65e5\\u672c\\u8a9e]``, ``café`` ``caf\\xe9``): an
+    assistant reading the source names the parameters as written there; a name before the
+    brackets stays (pytest does not escape identifiers)."""
+    head, bracket, params = test.partition("[")
+    return head + bracket + params.encode("unicode_escape").decode("ascii")
 
 
 def _detail(

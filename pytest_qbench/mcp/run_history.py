@@ -5,7 +5,9 @@ imported when one of them is first called.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import Field
 
@@ -119,24 +121,83 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
     finally:
         index.close()
     runs_dir = config.qbench_dir / store.RUNS_DIR
-    entries = [
-        RunEntry(
-            run_id=info.run_id,
-            started_at=iso(info.started_at) or "",
-            completed_at=iso(info.completed_at),
-            exit_code=info.exit_code,
-            interrupted=info.interrupted,
+    indexed = [
+        _entry(
+            runs_dir / info.run_id,
+            (info.started_at, info.completed_at, info.exit_code, info.interrupted),
             summary=info.counts,
             duration=info.duration,
             branch=info.branch,
             commit=info.commit,
-            has_output=(runs_dir / info.run_id / OUTPUT_NAMES["stdout"]).is_file(),
             shard=info.shard,
             recording_errors=info.recording_errors or 0,
         )
         for info in infos
     ]
+    unreported = _unreported_runs(runs_dir, {entry.run_id for entry in indexed})
+    entries = _with_unreported(indexed, unreported, whole=len(indexed) < limit)[:limit]
     return RunList(runs=entries, note=None if entries else "the history index holds no runs yet")
+
+
+def _unreported_runs(runs_dir: Path, listed: set[str]) -> list[RunEntry]:
+    """The runs this server started whose pytest wrote no results (an INTERNALERROR at
+    ``pytest_configure``, a usage error: no report, no stream, so nothing to index), from the
+    metadata the server wrote for each, newest first; never a generation's. Without them, ``list_runs`` after
+    such a run listed the run before it (exit 0) as the newest, while ``last`` named the
+    failed one."""
+    from pytest_qbench.mcp.command import is_generation
+    from pytest_qbench.mcp.runs import META_NAME
+    from pytest_qbench.report.models import RunMeta
+
+    found: list[RunEntry] = []
+    try:
+        dirs = [d for d in runs_dir.iterdir() if d.name not in listed and not is_generation(d.name)]
+    except OSError:
+        return found
+    for run_dir in dirs:
+        meta = run_dir / META_NAME
+        if not meta.is_file() or any(
+            (run_dir / name).exists() for name in (store.REPORT_JSON, store.STREAM_NAME)
+        ):
+            continue
+        try:
+            run = RunMeta.model_validate_json(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        found.append(
+            _entry(run_dir, (run.started_at, run.completed_at, run.exit_code, run.interrupted))
+        )
+    return sorted(found, key=lambda entry: entry.started_at, reverse=True)
+
+
+def _entry(run_dir: Path, run: tuple[Any, Any, int | None, bool], **more: Any) -> RunEntry:
+    """A `RunEntry` of the run in ``run_dir``: ``run`` is its start, end, exit status and
+    whether it was interrupted; ``more`` its other fields."""
+    started, completed, exit_code, interrupted = run
+    return RunEntry(
+        run_id=run_dir.name,
+        started_at=iso(started) or "",
+        completed_at=iso(completed),
+        exit_code=exit_code,
+        interrupted=interrupted,
+        has_output=(run_dir / OUTPUT_NAMES["stdout"]).is_file(),
+        **more,
+    )
+
+
+def _with_unreported(
+    indexed: list[RunEntry], unreported: list[RunEntry], whole: bool
+) -> list[RunEntry]:
+    """``indexed`` (the index's order, newest first) with each run of ``unreported`` before
+    the first indexed run that started before it; those older than every indexed run only when
+    the index listed all it holds (``whole``)."""
+    merged: list[RunEntry] = []
+    waiting = list(unreported)
+    for entry in indexed:
+        while waiting and waiting[0].started_at > entry.started_at:
+            merged.append(waiting.pop(0))
+        merged.append(entry)
+    return merged + waiting if whole else merged
 
 
 def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
@@ -219,7 +280,11 @@ def runs_text(runs: RunList, limit: int) -> str:
         return runs.note or "no runs"
     lines = [
         f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
-        f"{counts_text({**run.summary, 'duration': run.duration})}"
+        + (
+            f"{counts_text({**run.summary, 'duration': run.duration})}"
+            if run.summary
+            else "no results: pytest stopped before running tests (get_run_output says why)"
+        )
         + ("  (interrupted)" if run.interrupted else "")
         + ("  (incomplete)" if run.recording_errors else "")
         + (f"  shard {run.shard}" if run.shard else "")

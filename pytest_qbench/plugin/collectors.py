@@ -1076,7 +1076,7 @@ def skipped_collector(
     longrepr = report.longrepr
     line = None
     if isinstance(longrepr, tuple) and isinstance(longrepr[1], int):
-        line = longrepr[1] + 1
+        line = longrepr[1]  # pytest's reprcrash line, counted from 1 (`-rs` shows it as is)
     return new(
         "TestResult",
         nodeid=report.nodeid,

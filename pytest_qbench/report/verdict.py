@@ -100,7 +100,8 @@ def red_reasons(report: Mapping[str, Any], errors: list[str] | None = None) -> l
     code = run["exit_code"]
     if code not in (*RAN_CLEAN, None) and not _status_explained(code, reasons):
         whole = not errors  # else "no test failed" is only what qbench recorded
-        reasons.append(RedReason("exit_code", _exit_status(tool, code, whole)))
+        other = summary.get("other") or {}
+        reasons.append(RedReason("exit_code", _exit_status(tool, code, whole, other)))
     if code == PytestExit.NO_TESTS_COLLECTED and tool == "pytest" and not reasons:
         reasons.append(RedReason("no_tests", NO_TESTS_TEXT))
     return reasons
@@ -237,12 +238,20 @@ def _status_explained(code: int, reasons: list[RedReason]) -> bool:
     return False
 
 
-def _exit_status(tool: str, code: int, whole: bool) -> str:
+def _exit_status(tool: str, code: int, whole: bool, other: Mapping[str, int]) -> str:
     """``pytest exited 3 (internal error)``; a 1 of a run whose report is ``whole`` and counts
-    no failed test says that no test failed."""
+    no failed test says that no test failed, unless pytest's line counts tests under a plugin's
+    own words (``other``: a conftest's ``pytest_report_teststatus`` may file a failure as
+    ``1 known``), which it names instead."""
     if tool != "pytest":
         return f"{tool} exited {code}" + (" though no test failed" if whole and code == 1 else "")
-    if code == PytestExit.TESTS_FAILED and whole:
+    if code == PytestExit.TESTS_FAILED and whole and other:
+        words = ", ".join(f"{count} {word}" for word, count in other.items())
+        meaning = (
+            f"its line counts no failed test, but {words} under a plugin's words: a failure "
+            "the plugin counts so, or a plugin or a gate qbench does not know, failed it"
+        )
+    elif code == PytestExit.TESTS_FAILED and whole:
         meaning = "though no test failed: a plugin, or a gate qbench does not know, failed it"
     else:
         meaning = PYTEST_MEANINGS.get(code, "a status of a failed run")
