@@ -35,28 +35,27 @@ class RunEntry(QBenchModel):
     run_id: str
     """The run's id."""
     started_at: str
-    """When it started (ISO 8601, UTC)."""
+    """Start (ISO 8601, UTC)."""
     completed_at: str | None = None
-    """When it ended; ``None`` when it died."""
+    """End; ``None`` when it died."""
     exit_code: int | None = None
     """pytest's exit status."""
     interrupted: bool = False
-    """Cut short (Ctrl-C, a timeout, a crash)."""
+    """Cut short (Ctrl-C, timeout, crash)."""
     summary: dict[str, int] = Field(default_factory=dict)
-    """Counts: total, passed, failed, errors, skipped, ...; ``subtests_*`` where known."""
+    """Counts (total, passed, failed, ...; ``subtests_*`` where known)."""
     duration: float = 0.0
     """Seconds."""
     branch: str | None = None
-    """The branch, on CI."""
+    """Branch, on CI."""
     commit: str | None = None
-    """The commit, on CI."""
+    """Commit, on CI."""
     has_output: bool = False
-    """Whether its raw output is stored (runs started by this server)."""
+    """Raw output stored (this server's runs)."""
     shard: str | None = None
-    """The CI shard the run was (``2/4``, ``queue NAME``); ``None`` for a whole run."""
+    """CI shard (``2/4``, ``queue NAME``); ``None``: whole run."""
     recording_errors: int = 0
-    """qbench's errors recording the run (not 0: the run is incomplete, its counts are only what
-    was recorded, and it is never green: a run killed at its session's end, say)."""
+    """qbench's errors recording it; not 0: incomplete, not green."""
 
 
 class RunList(QBenchModel):
