@@ -142,3 +142,66 @@ def test_a_fingerprint_runs_only_the_patterns_a_message_can_match(
     text = "id 12345678-1234-1234-1234-123456789abc at /srv/x/y.py:0x1f"
     assert fingerprint.normalise_message(text) == "id <id> at <path>:<addr>"
     assert runs == ["<id>", "<addr>", "<path>", "<hex>", "<n>"]
+
+
+def test_a_failing_tests_verdict_is_made_without_the_shared_init(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failing test's history makes its ``Verdict``, ``Assessment`` and the run's own
+    ``PastResult`` without ``core.records``' shared ``__init__`` (a Python loop of
+    ``object.__setattr__`` a field at a time); the records are those it made."""
+    import dataclasses
+
+    from pytest_qbench.history.failure_history import judged_history
+    from pytest_qbench.history.flakiness import Assessment
+    from pytest_qbench.history.flakiness import Verdict
+    from pytest_qbench.history.queries import Recent
+
+    for made in (Verdict, Assessment):  # their own, not core/records.py's
+        assert made.__init__.__code__.co_filename.endswith("flakiness.py")
+    inits: list[str] = []
+    init = PastResult.__init__
+
+    def counted(self: PastResult, *args: Any, **kwargs: Any) -> None:
+        inits.append("PastResult")
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(PastResult, "__init__", counted)
+    record, verdict = judged_history(Recent([], None), "fp", "r1", "abc")
+    assert inits == []
+    assert verdict == Verdict(False, "not flaky: failed in one run, no evidence of flakiness")
+    assert dataclasses.asdict(verdict) == {
+        "flaky": False,
+        "reason": "not flaky: failed in one run, no evidence of flakiness",
+        "error": None,
+        "broken_since": None,
+    }
+    assert hash(verdict) == hash(dataclasses.replace(verdict))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.flaky = True  # type: ignore[misc]
+    found = Assessment("broken", "broken", "why", ("r1",), since="r1")
+    assert dataclasses.astuple(found) == (
+        "broken",
+        "broken",
+        "why",
+        ("r1",),
+        (),
+        0.0,
+        0,
+        None,
+        "r1",
+    )
+    assert record["status"] == "new failure"
+    assert list(record) == [
+        "status",
+        "summary",
+        "runs",
+        "failed",
+        "flips",
+        "flaky_indicator",
+        "last_passed_run",
+        "last_passed_at",
+        "first_failed_run",
+        "fingerprint",
+        "same_failure_runs",
+    ]

@@ -253,10 +253,12 @@ _KEPT = bytes(range(256)).translate(bytes([0] + [1] * 255))
 def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
     """What indexing needs of each result of a stream its writer kept (``store.Written``), a
     part of ``_WRITTEN_PART`` results at a time: as ``Passes`` when the part's node ids are
-    distinct (the rows its writer kept as columns, the other lines read back from the file
-    where its writer says they start), else as items, in order (``index_items``'s). A kept
-    node id is as its line was written (a lone surrogate as ``?``)."""
+    distinct (the rows its writer kept as columns, its plain failing results as their records,
+    the other lines read back from the file where its writer says they start), else as items,
+    in order (``index_items``'s). A kept node id is as its line was written (a lone surrogate
+    as ``?``)."""
     nodeids, rows, size = written.nodeids, memoryview(written.rows), store.ROW.size
+    failing = written.failing  # the plain failing results' records, kept as written
     handle = None
     try:
         for start in range(0, len(nodeids), _WRITTEN_PART):
@@ -276,10 +278,13 @@ def written_parts(written: Written) -> Iterator[Passes | list[Record | Passed]]:
             others: list[Record] = []
             for found in _NOT_PASSED.finditer(flags) if passes < len(flags) else ():
                 at = found.start()
-                if not flags[at]:  # a line whose row it did not keep: read it back
-                    if handle is None:
-                        handle = os.open(written.path, os.O_RDONLY)
-                    others.append(_line_at(handle, int(seconds[at]), int(setup[at])))
+                if not flags[at]:  # a line whose row it did not keep
+                    record = failing.get(start + at) if failing else None
+                    if record is None:  # read it back
+                        if handle is None:
+                            handle = os.open(written.path, os.O_RDONLY)
+                        record = _line_at(handle, int(seconds[at]), int(setup[at]))
+                    others.append(record)
             kept = cast("list[str]", part)
             times: Sequence[Sequence[float]] = (seconds, setup, teardown)
             if others:

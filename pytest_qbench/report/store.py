@@ -779,15 +779,21 @@ class Written:
     setup and teardown seconds and the outcome's code (``KEPT_OUTCOMES``) of a result that did
     not fail, rerun or score; for any other, ``None`` and a ``ROW`` of the offset and size of
     its line in the file, a zero and 0. 8 bytes a result in ``nodeids`` (the node id is the test's
-    own ``str``), 25 in ``rows``.
+    own ``str``), 25 in ``rows``. A plain failing result (failed or errored, no reruns, attempts
+    or metrics, a message of at most ``KEPT_MESSAGE`` characters) is also kept as the index reads
+    its line (``failing``), so that its line is not read back and parsed (issue 28).
     """
 
-    __slots__ = ("nodeids", "path", "rows", "stat")
+    __slots__ = ("failing", "nodeids", "path", "rows", "stat")
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.nodeids: list[str | None] = []
         self.rows = bytearray()
+        self.failing: dict[int, Record] = {}
+        """A plain failing result's record as the index reads its line (its node id, file,
+        outcome, times and failure's type, message, file and line), by its place in
+        ``nodeids``."""
         self.stat: tuple[int, ...] = ()
         """The file's device, inode, size and modification time when its writer closed it."""
 
@@ -817,6 +823,10 @@ class Written:
                     self.nodeids.append(nodeid)
                     self.rows += _pack_row(seconds, setup, teardown, code)
                     return
+        elif code is None and stored.get("outcome") in _FAILING_OUTCOMES:
+            failing = _failing_kept(stored)
+            if failing is not None:
+                self.failing[len(self.nodeids)] = failing
         self.nodeids.append(None)
         self.rows += _pack_row(at, size, 0.0, 0)
 
@@ -835,6 +845,79 @@ _pack_row = ROW.pack
 KEPT_OUTCOMES = {"passed": 1, "skipped": 2, "xfailed": 3, "xpassed": 4}
 """The outcomes whose row ``Written`` keeps, by code (0: a line to read)."""
 _NO_PHASES: dict[str, float] = {}
+
+
+_FAILING_OUTCOMES = frozenset(("failed", "error"))
+KEPT_MESSAGE = 4096
+"""Characters of a failing result's message from which ``Written`` does not keep it (its line
+is read back instead): what the run holds until its end stays small."""
+
+
+def _failing_kept(stored: Record) -> Record | None:
+    """A failing result's record as the index reads its line (``session_end``'s parse of a
+    failing line: node id, file, outcome, duration, setup and teardown, the failure's type,
+    message, file and line), from what was written; ``None`` when its line is to be read back:
+    it reruns, is flaky, has attempts or metrics, a field of another type than the stream's
+    writer gives, a long message, or text the line holds otherwise (a lone surrogate is
+    written as ``?``)."""
+    if "reruns" in stored or "flaky" in stored or "attempts" in stored:
+        return None
+    failure, phases = stored.get("failure"), stored.get("durations", _NO_PHASES)
+    if "metric_results" in stored or type(failure) is not dict or type(phases) is not dict:
+        return None
+    nodeid, file, seconds = stored.get("nodeid"), stored.get("file"), stored.get("duration")
+    error_type, message = failure.get("error_type"), failure.get("error_message")
+    where, line = failure.get("file"), failure.get("line")
+    setup, teardown = phases.get("setup"), phases.get("teardown")
+    if not (
+        type(nodeid) is str
+        and type(file) is str
+        and type(seconds) is float
+        and type(error_type) is str
+        and type(message) is str
+        and len(message) <= KEPT_MESSAGE
+        and (where is None or type(where) is str)
+        and (line is None or type(line) is int)
+        and (setup is None or type(setup) is float)
+        and (teardown is None or type(teardown) is float)
+    ):
+        return None
+    if not (
+        nodeid.isascii()
+        and file.isascii()
+        and error_type.isascii()
+        and message.isascii()
+        and (where is None or where.isascii())
+    ) and not _as_written(nodeid, file, error_type, message, where or ""):
+        return None
+    times = {}  # a phase's null reads as none there
+    if setup is not None:
+        times["setup"] = setup
+    if teardown is not None:
+        times["teardown"] = teardown
+    return {
+        "nodeid": nodeid,
+        "file": file,
+        "outcome": stored["outcome"],
+        "duration": seconds,
+        "durations": times,
+        "failure": {
+            "error_type": error_type,
+            "error_message": message,
+            "file": where,
+            "line": line,
+        },
+    }
+
+
+def _as_written(*texts: str) -> bool:
+    """Whether each text reads back from its line as it is (UTF-8 holds it)."""
+    for text in texts:
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            return False
+    return True
 
 
 def _identity(found: os.stat_result) -> tuple[int, ...]:
@@ -1051,11 +1134,67 @@ def _copy_results(
                 first = _write_stretch(write, data, at, stop, patches, first)
             if stop < end:  # the failing line, alone
                 after = data.find(b"\n", stop) + 1
-                line = data[stop:after].decode()
-                first = _write_line(write, line, patches, first, failing=True)
+                if _write_failing(write, data, stop, after, patches, first):
+                    first = False
+                else:
+                    line = data[stop:after].decode()
+                    first = _write_line(write, line, patches, first, failing=True)
                 stop = after
             at = stop
     return first
+
+
+_NODEID_BYTES = b'{"nodeid":"'
+_NODEID_END = b'","'
+"""Where a result's node id ends: in a JSON string a quote is escaped, so only its closing
+quote and the next field's key can hold these."""
+
+
+def _write_failing(
+    write: Callable[[bytes], object],
+    data: bytes,
+    start: int,
+    end: int,
+    patches: Mapping[str, Record],
+    first: bool,
+) -> bool:
+    """The failing line ``data[start:end]`` (UTF-8, no carriage return, ``\\n`` ended) as
+    ``_write_line`` writes it, without decoding it and encoding it again (about 25 k
+    instructions a failing line of 4 kB: issue 28): its node id alone decoded, its patch's
+    fields appended to its bytes (``_appended``). Whether it was written: ``False`` for a line
+    ``_patch_failing`` would parse (a patched field there already, no node id first), written
+    nowhere."""
+    body = start + len(_PREFIX_BYTES)
+    if not (
+        data.startswith(_PREFIX_BYTES, start)
+        and data.startswith(_NODEID_BYTES, body)
+        and data.endswith(b"}}\n", start, end)
+    ):
+        return False
+    close = data.find(_NODEID_END, body + len(_NODEID_BYTES), end)
+    if close < 0:
+        return False
+    opening = data[body : close + 1].decode()
+    nodeid, at = scanstring(opening, len(NODEID_OPENING))
+    if at != len(opening):
+        return False
+    patch = patches.get(nodeid)
+    added = b""
+    if patch is not None:
+        for key in patch:
+            if data.find(f'"{key}":'.encode("utf-8", "replace"), body, end) >= 0:
+                return False
+        text = dumps(compact(RESULT, patch))
+        if text != "{}":
+            added = f",{text[1:]}".encode("utf-8", "replace")
+    if not first:
+        write(b",")
+    if added:
+        write(data[body : end - 3])
+        write(added)
+    else:
+        write(data[body : end - 2])
+    return True
 
 
 def _is_utf8(data: bytes) -> bool:
