@@ -134,8 +134,8 @@ def test_a_fingerprint_runs_only_the_patterns_a_message_can_match(
     """An id holds four hyphens and a path two separators: a message with fewer is not
     searched for them (``assert -1 == 2``, ``a/b``), and normalises as before."""
     runs: list[str] = []
-    rules = [(_Counted(pattern, runs), *rest) for pattern, *rest in fingerprint._RULES]
-    monkeypatch.setattr(fingerprint, "_RULES", tuple(rules))
+    for name in ("_ID", "_ADDRESS", "_PATH", "_HEX", "_NUMBER"):  # _RULES' patterns, in order
+        monkeypatch.setattr(fingerprint, name, _Counted(getattr(fingerprint, name), runs))
     assert fingerprint.normalise_message("assert -1 == 2 in a/b") == "assert <n> == <n> in a/b"
     assert runs == ["<hex>", "<n>"]
     runs.clear()
@@ -205,3 +205,28 @@ def test_a_failing_tests_verdict_is_made_without_the_shared_init(
         "fingerprint",
         "same_failure_runs",
     ]
+
+
+@pytest.mark.parametrize("min_runs", [1, 2, 3])
+@pytest.mark.parametrize("min_evidence", [1, 2])
+@pytest.mark.parametrize("min_rate", [0.02, 1.0])
+@pytest.mark.parametrize("commit", [None, "abc"])
+def test_a_first_failure_is_judged_as_the_monitors_judge_it(
+    min_runs: int, min_evidence: int, min_rate: float, commit: str | None
+) -> None:
+    """A failing test without a past (``FIRST_FAILURE``, no monitor called) gets the verdict
+    and history ``flakiness.judge`` gives of its one failing result, whatever the monitors'
+    settings (a monitor needing one run of one piece of evidence calls it flaky)."""
+    from pytest_qbench.history import failure_history
+    from pytest_qbench.history.flakiness import Monitors
+    from pytest_qbench.history.flakiness import judge
+    from pytest_qbench.history.queries import Recent
+
+    monitors = Monitors(min_runs=min_runs, min_evidence=min_evidence, min_rate=min_rate)
+    now = PastResult("r1", "", "failed", 0.0, False, "fp", commit=commit)
+    expected = judge([now], monitors)
+    record, verdict = failure_history.judged_history(Recent([], None), "fp", "r1", commit, monitors)
+    assert verdict == expected
+    if min_runs > 1 or min_evidence > 1:
+        assert verdict is failure_history.FIRST_FAILURE
+    assert record["status"] == ("known flaky" if expected.flaky else "new failure")

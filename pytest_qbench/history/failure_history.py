@@ -101,9 +101,12 @@ def judged_history(
             break
         first_failed = past.run_id
     last_pass = recent.last_pass
-    # PastResult(run_id, "", "failed", 0.0, False, fp, commit=commit), without its __init__
-    now = judged_result((run_id, "", "failed", 0.0, False, fp, None, commit, 0, 0))
-    verdict = judge([*judged, now], monitors)
+    if not judged and (monitors.min_runs > 1 or monitors.min_evidence > 1):
+        verdict = FIRST_FAILURE  # judge's of the failing run alone (no past): no monitor's
+    else:
+        # PastResult(run_id, "", "failed", 0.0, False, fp, commit=commit), without __init__
+        now = judged_result((run_id, "", "failed", 0.0, False, fp, None, commit, 0, 0))
+        verdict = judge([*judged, now], monitors)
     status: HistoryStatus
     status, summary = _status(window, verdict, failed, first_failed, fp)
     if quarantined is not None:
@@ -127,6 +130,15 @@ def judged_history(
         },
     )
     return cast("TestHistoryRecord", record), verdict
+
+
+FIRST_FAILURE = Verdict(False, "not flaky: failed in one run, no evidence of flakiness")
+"""``flakiness.judge`` of a failing result alone, when a monitor needs more than one run or
+more than one run of evidence (``failure-rate`` is the only one a lone failure can feed): one
+result, not an outage (no run's counts), is neither broken (one failure in a row) nor flaky, and
+its one failure is its only episode. A test's first failure (a new test, a new index) is judged
+without the monitors' calls and records (about 45 k instructions: issue 28);
+``tests/test_failing_history_cost.py`` holds it to ``judge``'s."""
 
 
 def _quarantined(summary: str, *, known: bool) -> str:
