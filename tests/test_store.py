@@ -496,9 +496,9 @@ def test_a_failing_line_is_copied_as_bytes_its_patch_appended(
         item["text"] = "t" * (n * 7)
         if name == "t.py::h":
             item["history"] = {"runs": 1}  # replaced in place: parsed
-        lines.append(store.RESULT_PREFIX + store.dumps(item) + "}\n")
+        lines.append(store.RESULT_PREFIX + dumps(item) + "}\n")
         item = {"nodeid": f"p{n}", "outcome": "passed"}
-        lines.append(store.RESULT_PREFIX + store.dumps(item) + "}\n")
+        lines.append(store.RESULT_PREFIX + dumps(item) + "}\n")
     lines.append(store.RESULT_PREFIX + '{"nodeid":"alone","outcome":"failed"}}\n')
     lines.append(json.dumps({"kind": "end"}) + "\n")
     stream = tmp_path / "results.jsonl"
