@@ -673,9 +673,10 @@ class StreamWriter:
         line = passing_line(stored, kept)
         if line is None:
             at = self._end
-            self._write(f"{RESULT_PREFIX}{dumps(stored)}}}")
+            text = f"{RESULT_PREFIX}{dumps(stored)}}}"
+            self._write(text)
             if kept is not None:
-                kept.keep(stored, at, self._end - at)
+                kept.keep(stored, at, self._end - at, text)
             return
         self._write(line)
 
@@ -779,29 +780,27 @@ class Written:
     setup and teardown seconds and the outcome's code (``KEPT_OUTCOMES``) of a result that did
     not fail, rerun or score; for any other, ``None`` and a ``ROW`` of the offset and size of
     its line in the file, a zero and 0. 8 bytes a result in ``nodeids`` (the node id is the test's
-    own ``str``), 25 in ``rows``. A plain failing result (failed or errored, no reruns, attempts
-    or metrics, a message of at most ``KEPT_MESSAGE`` characters) is also kept as the index reads
-    its line (``failing``), so that its line is not read back and parsed (issue 28).
+    own ``str``), 25 in ``rows``. For a plain failing result (failed or errored, no reruns,
+    attempts or metrics, an ASCII line), the zero is the length of its line's head: the bytes
+    before its failure's stack trace, which hold all the index reads of it, so that the rest of
+    its line (its traceback, frames and output) is not read back (issue 28); nothing more is
+    held.
     """
 
-    __slots__ = ("failing", "nodeids", "path", "rows", "stat")
+    __slots__ = ("nodeids", "path", "rows", "stat")
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.nodeids: list[str | None] = []
         self.rows = bytearray()
-        self.failing: dict[int, Record] = {}
-        """A plain failing result's record as the index reads its line (its node id, file,
-        outcome, times and failure's type, message, file and line), by its place in
-        ``nodeids``."""
         self.stat: tuple[int, ...] = ()
         """The file's device, inode, size and modification time when its writer closed it."""
 
-    def keep(self, stored: Record, at: int, size: int) -> None:
+    def keep(self, stored: Record, at: int, size: int, line: str = "") -> None:
         """Keep a result written otherwise than by ``passing_line`` (whose line of ``size``
         bytes starts at byte ``at``): its row's values when its line gives a row of those
         alone (the index reads any line that holds its reruns, flakiness, attempts or metrics
-        whole), else where its line is."""
+        whole), else where its line is (``line``: its text, for a failing line's head)."""
         code = KEPT_OUTCOMES.get(stored.get("outcome"))  # type: ignore[arg-type]
         if (
             code
@@ -823,12 +822,8 @@ class Written:
                     self.nodeids.append(nodeid)
                     self.rows += _pack_row(seconds, setup, teardown, code)
                     return
-        elif code is None and stored.get("outcome") in _FAILING_OUTCOMES:
-            failing = _failing_kept(stored)
-            if failing is not None:
-                self.failing[len(self.nodeids)] = failing
         self.nodeids.append(None)
-        self.rows += _pack_row(at, size, 0.0, 0)
+        self.rows += _pack_row(at, size, _failing_head(stored, line) if line else 0.0, 0)
 
     def unchanged(self) -> bool:
         """Whether the file is still the one its writer closed."""
@@ -848,76 +843,25 @@ _NO_PHASES: dict[str, float] = {}
 
 
 _FAILING_OUTCOMES = frozenset(("failed", "error"))
-KEPT_MESSAGE = 4096
-"""Characters of a failing result's message from which ``Written`` does not keep it (its line
-is read back instead): what the run holds until its end stays small."""
+FAILING_HEAD_END = ',"stack_trace":"'
+"""Where a failing line's head ends: its failure's stack trace, after the fields the index
+reads (a string value's quotes are escaped: only a key can hold it)."""
 
 
-def _failing_kept(stored: Record) -> Record | None:
-    """A failing result's record as the index reads its line (``session_end``'s parse of a
-    failing line: node id, file, outcome, duration, setup and teardown, the failure's type,
-    message, file and line), from what was written; ``None`` when its line is to be read back:
-    it reruns, is flaky, has attempts or metrics, a field of another type than the stream's
-    writer gives, a long message, or text the line holds otherwise (a lone surrogate is
-    written as ``?``)."""
-    if "reruns" in stored or "flaky" in stored or "attempts" in stored:
-        return None
-    failure, phases = stored.get("failure"), stored.get("durations", _NO_PHASES)
-    if "metric_results" in stored or type(failure) is not dict or type(phases) is not dict:
-        return None
-    nodeid, file, seconds = stored.get("nodeid"), stored.get("file"), stored.get("duration")
-    error_type, message = failure.get("error_type"), failure.get("error_message")
-    where, line = failure.get("file"), failure.get("line")
-    setup, teardown = phases.get("setup"), phases.get("teardown")
-    if not (
-        type(nodeid) is str
-        and type(file) is str
-        and type(seconds) is float
-        and type(error_type) is str
-        and type(message) is str
-        and len(message) <= KEPT_MESSAGE
-        and (where is None or type(where) is str)
-        and (line is None or type(line) is int)
-        and (setup is None or type(setup) is float)
-        and (teardown is None or type(teardown) is float)
+def _failing_head(stored: Record, line: str) -> float:
+    """The length of a plain failing result's line up to its failure's stack trace (``Written``);
+    0 for a line read back whole: another outcome, reruns, flaky, attempts or metrics, text
+    that is not ASCII (its length in characters is then not in bytes), no stack trace."""
+    if (
+        stored.get("outcome") not in _FAILING_OUTCOMES
+        or "reruns" in stored
+        or "flaky" in stored
+        or "attempts" in stored
+        or "metric_results" in stored
+        or not line.isascii()  # a flag of the string: no scan
     ):
-        return None
-    if not (
-        nodeid.isascii()
-        and file.isascii()
-        and error_type.isascii()
-        and message.isascii()
-        and (where is None or where.isascii())
-    ) and not _as_written(nodeid, file, error_type, message, where or ""):
-        return None
-    times = {}  # a phase's null reads as none there
-    if setup is not None:
-        times["setup"] = setup
-    if teardown is not None:
-        times["teardown"] = teardown
-    return {
-        "nodeid": nodeid,
-        "file": file,
-        "outcome": stored["outcome"],
-        "duration": seconds,
-        "durations": times,
-        "failure": {
-            "error_type": error_type,
-            "error_message": message,
-            "file": where,
-            "line": line,
-        },
-    }
-
-
-def _as_written(*texts: str) -> bool:
-    """Whether each text reads back from its line as it is (UTF-8 holds it)."""
-    for text in texts:
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            return False
-    return True
+        return 0.0
+    return float(max(line.find(FAILING_HEAD_END), 0))
 
 
 def _identity(found: os.stat_result) -> tuple[int, ...]:
