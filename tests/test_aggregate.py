@@ -355,3 +355,44 @@ def test_a_plain_pass_is_counted_without_a_call(monkeypatch: Any) -> None:
     assert words == ["rerun", "passed", "w"]
     assert agg.summary(1.0) == whole.summary(1.0)
     assert agg.counts == whole.counts
+
+
+def test_results_no_selection_keeps_are_counted_without_a_whole_record(monkeypatch: Any) -> None:
+    """A failure, error, xfail or xpass whose selection is full, and a skip whose reason has
+    its group (or whose groups are full), are counted from the result as the stream stores it:
+    only the kept ones are made whole; the summary and the view are the whole records'."""
+    from pytest_qbench.report import aggregate as module
+    from pytest_qbench.report import shapes
+    from pytest_qbench.report.aggregate import Aggregator
+    from pytest_qbench.report.shapes import compact
+
+    made = []
+    expand = shapes.expand
+
+    def counted(model: str, record: Any) -> Any:
+        made.append(record["nodeid"])
+        return expand(model, record)
+
+    records = [
+        *(result(f"f{i}", "failed", duration=0.01 * i) for i in range(6)),
+        *(result(f"e{i}", "error") for i in range(4)),
+        *(result(f"x{i}", "xfailed") for i in range(4)),
+        *(result(f"p{i}", "xpassed") for i in range(3)),
+        *(result(f"s{i}", "skipped", reason=["a", "b", None][i % 3]) for i in range(9)),
+        result("sub", "failed", counted_as=["failed", "subtests failed"]),
+    ]
+    whole = Aggregator(2, 3)
+    for record in records:
+        whole.add_result(record)
+    monkeypatch.setattr(module, "expand", counted)
+    stored = Aggregator(2, 3)
+    for record in records:
+        stored.add_stored(compact("TestResult", record))
+    # two of each selection, the first skip of each reason; main made all 27
+    assert made == [f"t.py::{n}" for n in ("f0", "f1", "e0", "e1", "x0", "x1", "p0", "p1")] + [
+        "t.py::s0",
+        "t.py::s1",
+        "t.py::s2",
+    ]
+    assert stored.summary(1.0) == whole.summary(1.0)
+    assert stored.view() == whole.view()

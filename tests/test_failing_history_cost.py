@@ -134,11 +134,99 @@ def test_a_fingerprint_runs_only_the_patterns_a_message_can_match(
     """An id holds four hyphens and a path two separators: a message with fewer is not
     searched for them (``assert -1 == 2``, ``a/b``), and normalises as before."""
     runs: list[str] = []
-    rules = [(_Counted(pattern, runs), *rest) for pattern, *rest in fingerprint._RULES]
-    monkeypatch.setattr(fingerprint, "_RULES", tuple(rules))
+    for name in ("_ID", "_ADDRESS", "_PATH", "_HEX", "_NUMBER"):  # _RULES' patterns, in order
+        monkeypatch.setattr(fingerprint, name, _Counted(getattr(fingerprint, name), runs))
     assert fingerprint.normalise_message("assert -1 == 2 in a/b") == "assert <n> == <n> in a/b"
     assert runs == ["<hex>", "<n>"]
     runs.clear()
     text = "id 12345678-1234-1234-1234-123456789abc at /srv/x/y.py:0x1f"
     assert fingerprint.normalise_message(text) == "id <id> at <path>:<addr>"
     assert runs == ["<id>", "<addr>", "<path>", "<hex>", "<n>"]
+
+
+def test_a_failing_tests_verdict_is_made_without_the_shared_init(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failing test's history makes its ``Verdict``, ``Assessment`` and the run's own
+    ``PastResult`` without ``core.records``' shared ``__init__`` (a Python loop of
+    ``object.__setattr__`` a field at a time); the records are those it made."""
+    import dataclasses
+
+    from pytest_qbench.history.failure_history import judged_history
+    from pytest_qbench.history.flakiness import Assessment
+    from pytest_qbench.history.flakiness import Verdict
+    from pytest_qbench.history.queries import Recent
+
+    for made in (Verdict, Assessment):  # their own, not core/records.py's
+        assert made.__init__.__code__.co_filename.endswith("flakiness.py")
+    inits: list[str] = []
+    init = PastResult.__init__
+
+    def counted(self: PastResult, *args: Any, **kwargs: Any) -> None:
+        inits.append("PastResult")
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(PastResult, "__init__", counted)
+    record, verdict = judged_history(Recent([], None), "fp", "r1", "abc")
+    assert inits == []
+    assert verdict == Verdict(False, "not flaky: failed in one run, no evidence of flakiness")
+    assert dataclasses.asdict(verdict) == {
+        "flaky": False,
+        "reason": "not flaky: failed in one run, no evidence of flakiness",
+        "error": None,
+        "broken_since": None,
+    }
+    assert hash(verdict) == hash(dataclasses.replace(verdict))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.flaky = True  # type: ignore[misc]
+    found = Assessment("broken", "broken", "why", ("r1",), since="r1")
+    assert dataclasses.astuple(found) == (
+        "broken",
+        "broken",
+        "why",
+        ("r1",),
+        (),
+        0.0,
+        0,
+        None,
+        "r1",
+    )
+    assert record["status"] == "new failure"
+    assert list(record) == [
+        "status",
+        "summary",
+        "runs",
+        "failed",
+        "flips",
+        "flaky_indicator",
+        "last_passed_run",
+        "last_passed_at",
+        "first_failed_run",
+        "fingerprint",
+        "same_failure_runs",
+    ]
+
+
+@pytest.mark.parametrize("min_runs", [1, 2, 3])
+@pytest.mark.parametrize("min_evidence", [1, 2])
+@pytest.mark.parametrize("min_rate", [0.02, 1.0])
+@pytest.mark.parametrize("commit", [None, "abc"])
+def test_a_first_failure_is_judged_as_the_monitors_judge_it(
+    min_runs: int, min_evidence: int, min_rate: float, commit: str | None
+) -> None:
+    """A failing test without a past (``FIRST_FAILURE``, no monitor called) gets the verdict
+    and history ``flakiness.judge`` gives of its one failing result, whatever the monitors'
+    settings (a monitor needing one run of one piece of evidence calls it flaky)."""
+    from pytest_qbench.history import failure_history
+    from pytest_qbench.history.flakiness import Monitors
+    from pytest_qbench.history.flakiness import judge
+    from pytest_qbench.history.queries import Recent
+
+    monitors = Monitors(min_runs=min_runs, min_evidence=min_evidence, min_rate=min_rate)
+    now = PastResult("r1", "", "failed", 0.0, False, "fp", commit=commit)
+    expected = judge([now], monitors)
+    record, verdict = failure_history.judged_history(Recent([], None), "fp", "r1", commit, monitors)
+    assert verdict == expected
+    if min_runs > 1 or min_evidence > 1:
+        assert verdict is failure_history.FIRST_FAILURE
+    assert record["status"] == ("known flaky" if expected.flaky else "new failure")

@@ -481,3 +481,46 @@ def test_report_json_copies_the_stream_as_bytes_as_the_text_loop_would(
             assert (tmp_path / "report.json").read_bytes() == expected, name
     parsed = json.loads((tmp_path / "report.json").read_bytes())
     assert len(parsed["results"]) == 3000
+
+
+def test_a_failing_line_is_copied_as_bytes_its_patch_appended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failing line the stream writes (compact, its node id first) goes to report.json as
+    its bytes with its patch's fields appended, without decoding the line (issue 28): byte for
+    byte what the text loop writes, node ids with quotes, backslashes, ``","`` and non-ASCII
+    included; a line that holds a patched field already is parsed, as before."""
+    names = ['t.py::a"b', "t.py::c\\", "t.py::ü ☃", 't.py::q","x', "t.py::plain", "t.py::h"]
+    lines = [json.dumps({"kind": "start", "run": {}}) + "\n"]
+    for n, name in enumerate(names * 3):
+        item: dict[str, Any] = {"nodeid": f"{name}{n}", "outcome": ["failed", "error"][n % 2]}
+        item["text"] = "t" * (n * 7)
+        if name == "t.py::h":
+            item["history"] = {"runs": 1}  # replaced in place: parsed
+        lines.append(store.RESULT_PREFIX + dumps(item) + "}\n")
+        item = {"nodeid": f"p{n}", "outcome": "passed"}
+        lines.append(store.RESULT_PREFIX + dumps(item) + "}\n")
+    lines.append(store.RESULT_PREFIX + '{"nodeid":"alone","outcome":"failed"}}\n')
+    lines.append(json.dumps({"kind": "end"}) + "\n")
+    stream = tmp_path / "results.jsonl"
+    stream.write_bytes("".join(lines).encode())
+    report: Any = {"meta": {"v": 1}, "results": [], "summary": {"total": 1}}
+    patches = {f"{name}{n}": {"history": {"runs": n, "s": 'a"ü'}} for n, name in enumerate(names)}
+    patches["alone"] = {"history": {"runs": 0}}
+    decoded: list[str] = []
+    write_line = store._write_line
+
+    def counted(write: Any, line: str, *args: Any, **kwargs: Any) -> bool:
+        if kwargs.get("failing"):
+            decoded.append(line)
+        return write_line(write, line, *args, **kwargs)
+
+    for applied in (patches, {"t.py::plain4": {"history": None}}, {}):
+        expected = _text_loop_report(report, stream, applied)
+        decoded.clear()
+        with monkeypatch.context() as patched:
+            patched.setattr(store, "_write_line", counted)
+            store.write_report_json(tmp_path / "report.json", report, stream, applied)
+        assert (tmp_path / "report.json").read_bytes() == expected
+        # main decoded every failing line
+        assert decoded == ([lines[11]] if applied is patches else []), applied

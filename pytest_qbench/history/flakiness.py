@@ -108,6 +108,30 @@ class Assessment:
     since: str | None = field(default=None)
     """For a broken test, the run it has been failing since."""
 
+    def __init__(  # its fields in one update: see Verdict
+        self,
+        status: Status,
+        monitor: Monitor,
+        reason: str,
+        runs: tuple[str, ...] = (),
+        commits: tuple[str, ...] = (),
+        score: float = 0.0,
+        looked_at: int = 0,
+        error: str | None = None,
+        since: str | None = None,
+    ) -> None:
+        vars(self).update(
+            status=status,
+            monitor=monitor,
+            reason=reason,
+            runs=runs,
+            commits=commits,
+            score=score,
+            looked_at=looked_at,
+            error=error,
+            since=since,
+        )
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -121,6 +145,19 @@ class Verdict:
     """The internal error that kept the rule from deciding (then the test is not flaky)."""
     broken_since: str | None = None
     """For a test the monitors call broken, the run it has been failing since."""
+
+    def __init__(
+        self,
+        flaky: bool,
+        reason: str,
+        error: str | None = None,
+        broken_since: str | None = None,
+    ) -> None:
+        """Its fields set in one update of its ``__dict__``, not by ``core.records``' shared
+        ``__init__`` (a Python loop of ``object.__setattr__`` a field at a time: 18.7 k
+        instructions a verdict against a few k; a failing test's history makes one, and an
+        ``Assessment``: issue 28). The same fields, frozen, equal and hashed alike."""
+        vars(self).update(flaky=flaky, reason=reason, error=error, broken_since=broken_since)
 
 
 def is_outage(failing: int, ran: int, monitors: Monitors = DEFAULT_MONITORS) -> bool:

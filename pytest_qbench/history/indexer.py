@@ -297,12 +297,16 @@ def _insert_batch(
         test_ref = ids[result["nodeid"]]
         failing = result["outcome"] in sql.FAILING
         failed = result if failing else _failed_attempt(result)
-        fp = _fingerprint_of(failed) if failed is not None else None
+        fp = example = None
+        if failed is not None:
+            printed = _fingerprint_row_of(failed)
+            if printed is not None:
+                fp = printed[0]
+                prints[fp] = printed
+                example = printed[3]  # the failing result's own message, when it failed
         if failing:
             done.failing.append((result["nodeid"], fp))
-        if fp is not None and failed is not None:
-            prints[fp] = _fingerprint_row(fp, failed)
-        rows[test_ref] = _result_row(run_ref, test_ref, result, fp)
+        rows[test_ref] = _result_row(run_ref, test_ref, result, fp, example)
         passed.pop(test_ref, None)
         if result.get("metric_results") or test_ref in with_metrics:
             metrics[test_ref] = _metric_rows(run_ref, test_ref, result)
@@ -494,9 +498,14 @@ def _failed_attempt(result: Record) -> Record | None:
     return None
 
 
-def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> tuple[Any, ...]:
+def _result_row(
+    run_ref: int, test_ref: int, result: Record, fp: str | None, example: str | None = None
+) -> tuple[Any, ...]:
+    """``example``: its failure's message as ``_example`` gives it, when known."""
     failure = result.get("failure") if result["outcome"] in sql.FAILING else None
     phases = result.get("durations") or {}
+    if failure and example is None:
+        example = _example(failure.get("error_message"))
     return (
         run_ref,
         test_ref,
@@ -505,28 +514,30 @@ def _result_row(run_ref: int, test_ref: int, result: Record, fp: str | None) -> 
         int(result.get("reruns") or 0),
         int(bool(result.get("flaky"))),
         fp,
-        _example(failure.get("error_message")) if failure else None,
+        example if failure else None,
         float(phases.get("setup") or 0.0),
         float(phases.get("teardown") or 0.0),
     )
 
 
-def _fingerprint_of(failed: Record) -> str | None:
-    """The failure's fingerprint (its module imported by the first failure: a green run's
-    index needs none)."""
-    from pytest_qbench.history.fingerprint import fingerprint_of
-
-    return fingerprint_of(failed)
-
-
-def _fingerprint_row(fp: str, result: Record) -> tuple[str, str, str, str]:
+def _fingerprint_row_of(failed: Record) -> tuple[str, str, str, str] | None:
+    """The ``fingerprints`` row of a failure (its fingerprint first: ``fingerprint_of``);
+    ``None`` when it has none. Its location and message made once for both (the row's own
+    spellings of a missing file and error type kept). Its module imported by the first
+    failure: a green run's index needs none."""
+    failure = failed.get("failure")
+    if not failure:
+        return None
     from pytest_qbench.history.fingerprint import failure_location
+    from pytest_qbench.history.fingerprint import fingerprint
 
-    failure = result["failure"]
+    file, error_type = failed.get("file", ""), failure.get("error_type", "")
+    location = failure_location(failure, str(file))
+    fp = fingerprint(str(error_type), location, str(failure.get("error_message", "")))
     return (
         fp,
-        str(failure.get("error_type") or ""),
-        failure_location(failure, str(result.get("file") or "")),
+        str(error_type) if error_type else "",
+        location if file else failure_location(failure, ""),
         _example(failure.get("error_message")),
     )
 

@@ -65,6 +65,7 @@ SLOWEST_MIN_SECONDS = 0.005
 """Shorter tests are left out of the slowest (pytest's ``--durations`` hides them too): a list
 of ``0.00s`` rows says nothing."""
 _ONLY_PASSED = ["passed"]
+_NOT_COUNTED: list[str] = []
 RecordT = TypeVar("RecordT", bound=Mapping[str, object])
 """A record type (``TestResultRecord``...)."""
 
@@ -139,6 +140,13 @@ class Aggregator:
         self.xfailed = Selection(max_items)
         self.xpassed = Selection(max_items)
         self.flaky = Selection(max_items)
+        self._selections = {
+            "failed": self.failures,
+            "error": self.errors,
+            "xfailed": self.xfailed,
+            "xpassed": self.xpassed,
+        }
+        """The selection of each outcome ``_select`` offers a result to (a skip: ``skips``)."""
         self.skips: dict[str, SkipGroup] = {}
         self.slowest_n = slowest
         self._slowest: list[tuple[float, int, Mapping[str, Any], bool]] = []
@@ -208,12 +216,12 @@ class Aggregator:
         kept as it is given, and made whole by ``view``: how many tests are slower than the
         ones before them depends on the clock (a loaded machine, a suite whose tests grow
         slower as it goes), and each would cost a whole record, made and dropped again."""
-        if (
-            stored["outcome"] != "passed"
-            # a field left out is at its default: one C call instead of a get() for each
-            or not SELECTED_FIELDS.isdisjoint(stored)
-        ):
-            self.add_result(expand("TestResult", stored))
+        outcome = stored["outcome"]
+        # a field left out is at its default: one C call instead of a get() for each
+        plain = SELECTED_FIELDS.isdisjoint(stored)
+        if outcome != "passed" or not plain:
+            if not (plain and self._counted_unkept(stored, outcome)):
+                self.add_result(expand("TestResult", stored))
             return
         self.total += 1
         counted = stored.get("counted_as")
@@ -227,6 +235,33 @@ class Aggregator:
         if duration >= self._bar:
             self._seq += 1
             self._offer_slowest((duration, -self._seq, stored, True))
+
+    def _counted_unkept(self, stored: Mapping[str, Any], outcome: str) -> bool:
+        """``add_result`` of a result that did not pass, holds none of ``SELECTED_FIELDS``, and
+        that no selection keeps (its selection full, a skip whose reason's group is there or
+        whose groups are full), counted from what it has, without a whole record (issue 28);
+        whether it was (else it is one to keep)."""
+        counted = stored.get("counted_as") or _NOT_COUNTED  # as the whole record's default
+        if outcome == "skipped":
+            reason = stored.get("reason") or "(no reason given)"
+            group = self.skips.get(reason)
+            if group is not None:
+                group.count += counted.count("skipped") or 1
+            elif len(self.skips) < self.max_items * 4:
+                return False
+        else:
+            selection = self._selections.get(outcome)
+            if selection is None or len(selection.items) < selection.limit:
+                return False
+            selection.total += 1
+        self.total += 1
+        for category in counted or [OUTCOME_CATEGORY[outcome]]:
+            self._count(category)
+        duration = stored.get("duration", 0.0)
+        if duration >= self._bar:
+            self._seq += 1
+            self._offer_slowest((duration, -self._seq, stored, True))
+        return True
 
     def _add_agent(self, result: TestResultRecord) -> None:
         metrics = result["metric_results"]

@@ -720,9 +720,10 @@ class StreamWriter:
         line = passing_line(stored, kept)
         if line is None:
             at = self._end
-            self._write(f"{RESULT_PREFIX}{dumps(stored)}}}")
+            text = f"{RESULT_PREFIX}{dumps(stored)}}}"
+            self._write(text)
             if kept is not None:
-                kept.keep(stored, at, self._end - at)
+                kept.keep(stored, at, self._end - at, text)
             return
         self._write(line)
 
@@ -826,7 +827,11 @@ class Written:
     setup and teardown seconds and the outcome's code (``KEPT_OUTCOMES``) of a result that did
     not fail, rerun or score; for any other, ``None`` and a ``ROW`` of the offset and size of
     its line in the file, a zero and 0. 8 bytes a result in ``nodeids`` (the node id is the test's
-    own ``str``), 25 in ``rows``.
+    own ``str``), 25 in ``rows``. For a plain failing result (failed or errored, no reruns,
+    attempts or metrics, an ASCII line), the zero is the length of its line's head: the bytes
+    before its failure's stack trace, which hold all the index reads of it, so that the rest of
+    its line (its traceback, frames and output) is not read back (issue 28); nothing more is
+    held.
     """
 
     __slots__ = ("nodeids", "path", "rows", "stat")
@@ -838,11 +843,11 @@ class Written:
         self.stat: tuple[int, ...] = ()
         """The file's device, inode, size and modification time when its writer closed it."""
 
-    def keep(self, stored: Record, at: int, size: int) -> None:
+    def keep(self, stored: Record, at: int, size: int, line: str = "") -> None:
         """Keep a result written otherwise than by ``passing_line`` (whose line of ``size``
         bytes starts at byte ``at``): its row's values when its line gives a row of those
         alone (the index reads any line that holds its reruns, flakiness, attempts or metrics
-        whole), else where its line is."""
+        whole), else where its line is (``line``: its text, for a failing line's head)."""
         code = KEPT_OUTCOMES.get(stored.get("outcome"))  # type: ignore[arg-type]
         if (
             code
@@ -865,7 +870,7 @@ class Written:
                     self.rows += _pack_row(seconds, setup, teardown, code)
                     return
         self.nodeids.append(None)
-        self.rows += _pack_row(at, size, 0.0, 0)
+        self.rows += _pack_row(at, size, _failing_head(stored, line) if line else 0.0, 0)
 
     def unchanged(self) -> bool:
         """Whether the file is still the one its writer closed."""
@@ -882,6 +887,28 @@ _pack_row = ROW.pack
 KEPT_OUTCOMES = {"passed": 1, "skipped": 2, "xfailed": 3, "xpassed": 4}
 """The outcomes whose row ``Written`` keeps, by code (0: a line to read)."""
 _NO_PHASES: dict[str, float] = {}
+
+
+_FAILING_OUTCOMES = frozenset(("failed", "error"))
+FAILING_HEAD_END = ',"stack_trace":"'
+"""Where a failing line's head ends: its failure's stack trace, after the fields the index
+reads (a string value's quotes are escaped: only a key can hold it)."""
+
+
+def _failing_head(stored: Record, line: str) -> float:
+    """The length of a plain failing result's line up to its failure's stack trace (``Written``);
+    0 for a line read back whole: another outcome, reruns, flaky, attempts or metrics, text
+    that is not ASCII (its length in characters is then not in bytes), no stack trace."""
+    if (
+        stored.get("outcome") not in _FAILING_OUTCOMES
+        or "reruns" in stored
+        or "flaky" in stored
+        or "attempts" in stored
+        or "metric_results" in stored
+        or not line.isascii()  # a flag of the string: no scan
+    ):
+        return 0.0
+    return float(max(line.find(FAILING_HEAD_END), 0))
 
 
 def _identity(found: os.stat_result) -> tuple[int, ...]:
@@ -1126,11 +1153,67 @@ def _copy_results(
                 first = _write_stretch(write, data, at, stop, patches, first)
             if stop < end:  # the failing line, alone
                 after = data.find(b"\n", stop) + 1
-                line = data[stop:after].decode()
-                first = _write_line(write, line, patches, first, failing=True)
+                if _write_failing(write, data, stop, after, patches, first):
+                    first = False
+                else:
+                    line = data[stop:after].decode()
+                    first = _write_line(write, line, patches, first, failing=True)
                 stop = after
             at = stop
     return first
+
+
+_NODEID_BYTES = b'{"nodeid":"'
+_NODEID_END = b'","'
+"""Where a result's node id ends: in a JSON string a quote is escaped, so only its closing
+quote and the next field's key can hold these."""
+
+
+def _write_failing(
+    write: Callable[[bytes], object],
+    data: bytes,
+    start: int,
+    end: int,
+    patches: Mapping[str, Record],
+    first: bool,
+) -> bool:
+    """The failing line ``data[start:end]`` (UTF-8, no carriage return, ``\\n`` ended) as
+    ``_write_line`` writes it, without decoding it and encoding it again (about 25 k
+    instructions a failing line of 4 kB: issue 28): its node id alone decoded, its patch's
+    fields appended to its bytes (``_appended``). Whether it was written: ``False`` for a line
+    ``_patch_failing`` would parse (a patched field there already, no node id first), written
+    nowhere."""
+    body = start + len(_PREFIX_BYTES)
+    if not (
+        data.startswith(_PREFIX_BYTES, start)
+        and data.startswith(_NODEID_BYTES, body)
+        and data.endswith(b"}}\n", start, end)
+    ):
+        return False
+    close = data.find(_NODEID_END, body + len(_NODEID_BYTES), end)
+    if close < 0:
+        return False
+    opening = data[body : close + 1].decode()
+    nodeid, at = scanstring(opening, len(NODEID_OPENING))
+    if at != len(opening):
+        return False
+    patch = patches.get(nodeid)
+    added = b""
+    if patch is not None:
+        for key in patch:
+            if data.find(f'"{key}":'.encode("utf-8", "replace"), body, end) >= 0:
+                return False
+        text = dumps(compact(RESULT, patch))
+        if text != "{}":
+            added = f",{text[1:]}".encode("utf-8", "replace")
+    if not first:
+        write(b",")
+    if added:
+        write(data[body : end - 3])
+        write(added)
+    else:
+        write(data[body : end - 2])
+    return True
 
 
 def _is_utf8(data: bytes) -> bool:
