@@ -503,7 +503,6 @@ def test_a_passing_test_asks_pytest_and_qbench_little(
         "close",
         "Stash (from qbench)",
         "get_hookimpls (from qbench)",
-        "round_micro",
         "Redactor.known",
         "TestAccumulator.final_outcome",
         "in_installed_package",
@@ -512,6 +511,11 @@ def test_a_passing_test_asks_pytest_and_qbench_little(
     ):
         assert name not in calls, (name, calls)
     assert calls["round_micros"] == 20, calls
+    # `round_micros` hands a test's four times to `round_micro` only when one of them is within
+    # 0.001 us of a half microsecond (0.2 % of times) or not below a second (a loaded machine):
+    # a test in seven runs has one; four calls a test, every test, before the eleventh round.
+    # Named among the absent, this test failed 2 runs of 9 (main and realsuite alike).
+    assert calls.get("round_micro", 0) <= 12, calls
     assert sum(calls.values()) <= 24 * 20, calls
 
 

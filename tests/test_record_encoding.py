@@ -140,6 +140,77 @@ def test_a_plain_pass_is_written_by_the_template(name: str, line: int, times: li
     assert store.passing_line(stored) == encoded_line(stored) is not None
 
 
+def marked_pass(
+    name: str, markers: list[str] | None, started: str = "2026-11-26T20:26:21.811249Z"
+) -> dict[str, object]:
+    """A passing test's stored result with ``markers`` (``None``: none) and nothing else, in the
+    model's order."""
+    stored: dict[str, object] = {
+        "nodeid": f"tests/test_x.py::{name}",
+        "test_name": name,
+        "file": "tests/test_x.py",
+        "line": 3,
+        "outcome": "passed",
+        "duration": 0.000118,
+        "durations": {"setup": 4.1e-05, "call": 4.3e-05, "teardown": 3.4e-05},
+        "started_at": started,
+    }
+    if markers is not None:
+        stored["markers"] = markers
+    stored["counted_as"] = ["passed"]
+    return stored
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.just("parametrize"), st.text(alphabet=st.characters(exclude_categories=()))),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_a_marked_pass_is_written_by_the_template(markers: list[str]) -> None:
+    """A passing test with markers and nothing else (a parametrized test's ``["parametrize"]``:
+    nearly every test of packaging's suite) is written by the template too, as the encoder
+    writes it, the markers' text made again only when they change."""
+    stored = marked_pass("test_t[1.0-2.0]", markers)
+    for _ in range(2):  # the second from the markers' text kept
+        assert store.passing_line(stored) == encoded_line(stored) is not None
+        stored["markers"] = list(markers)
+    stored["markers"] = [*markers, 3]  # not a name: left to the encoder
+    assert store.passing_line(stored) is None
+
+
+def test_the_stream_writes_a_parametrized_pass_without_the_encoder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """StreamWriter.write_stored calls the records' encoder for none of the passing tests of a
+    parametrized function (on packaging's suite, before: once a test), and keeps each one's
+    row as it keeps a plain pass's."""
+    calls: list[object] = []
+
+    def counting(record: object) -> str:
+        calls.append(record)
+        return dumps(record)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "dumps", counting)
+    writer = store.StreamWriter(tmp_path / store.STREAM_NAME)
+    records = [marked_pass(f"test_v[{index}]", ["parametrize"]) for index in range(3)]
+    for record in records:
+        writer.write_stored(record)
+    kept = writer._kept
+    assert kept is not None
+    writer.close()
+    assert calls == []
+    text = (tmp_path / store.STREAM_NAME).read_text(encoding="utf-8")
+    assert text == "".join(f"{store.RESULT_PREFIX}{dumps(r)}}}\n" for r in records)
+    plain = store.Written(tmp_path / "other")
+    for record in records:
+        plain.keep(record, 0, 0)
+    assert kept.nodeids == plain.nodeids
+    assert kept.rows == plain.rows
+
+
 def test_the_stream_writes_a_plain_pass_from_the_template(tmp_path: Path) -> None:
     """StreamWriter.write_stored writes a plain pass with the template, anything else with the
     encoder; the file holds the same lines either way."""
@@ -305,21 +376,7 @@ def test_a_start_made_by_iso_epoch_is_written_unescaped(
 
     made = iso_epoch(started)
     copy = "".join(list(made))
-    records = []
-    for start in (made, copy):
-        records.append(
-            {
-                "nodeid": f"tests/test_x.py::{name}",
-                "test_name": name,
-                "file": "tests/test_x.py",
-                "line": 3,
-                "outcome": "passed",
-                "duration": 0.000118,
-                "durations": {"setup": 4.1e-05, "call": 4.3e-05, "teardown": 3.4e-05},
-                "started_at": start,
-                "counted_as": ["passed"],
-            }
-        )
+    records = [marked_pass(name, None, start) for start in (made, copy)]
     writer = store.StreamWriter(tmp_path / store.STREAM_NAME)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(store, "_encode_text", counting)

@@ -97,6 +97,9 @@ PASSING_FIELDS = (
     "counted_as",
 )
 """The fields of a passing test's stored result that has nothing else (no marker, output...)."""
+MARKED_FIELDS = (*PASSING_FIELDS[:-1], "markers", PASSING_FIELDS[-1])
+"""The fields of a passing test's stored result that has markers and nothing else: a
+parametrized test's (``["parametrize"]``), nearly every test of some suites (packaging's)."""
 _PHASES = ("setup", "call", "teardown")
 _encode_text = json.encoder.encode_basestring  # what the records' encoder writes a str with
 _float_text = float.__repr__  # what it writes a float (or a float's subclass) with
@@ -106,6 +109,9 @@ _last_file: list[tuple[object, str]] = [(object(), "")]
 tests of a file come one after another, and their results hold the one ``str`` pytest made
 for the file's path."""
 _ONLY_PASSED = ["passed"]
+_last_markers: list[tuple[list[str], str]] = [([], "")]
+"""The last markers ``passing_line`` wrote and their JSON text (with the field's name), as one
+pair: the tests of a parametrized function, one after another, have equal lists."""
 MICRO_TIMES = '"duration":%.6g,"durations":{"setup":%.6g,"call":%.6g,"teardown":%.6g}'
 """A plain pass's four times in one ``%`` (issue 28), when each is a whole number of
 microseconds below a second: ``%.6g`` of such a time is its shortest text, ``repr``'s (its
@@ -115,17 +121,20 @@ costs ``repr`` twice as much."""
 
 def passing_line(stored: Record, kept: Written | None = None) -> str | None:
     """The stream's line of a stored result that holds only the fields of a plain passing test
-    (its id, place, times and pytest's word, in the model's order), written from a template:
+    (its id, place, times and pytest's word, in the model's order; its markers too, as a
+    parametrized test's ``["parametrize"]``), written from a template:
     the same text as ``f"{RESULT_PREFIX}{dumps(stored)}}}"`` for a third of its price, since
     most tests of a run are such passes (issue 28). ``None`` for any other result, or a value
     the template does not write as the encoder does (a bool, an int time, a time that is not
     finite): the caller writes it with ``dumps``. A line made is kept in ``kept`` too, as the
     index reads it (``Written``)."""
-    if (
-        tuple(stored) != PASSING_FIELDS
-        or stored["outcome"] != "passed"
-        or stored["counted_as"] != _ONLY_PASSED
-    ):
+    fields = tuple(stored)
+    marked: str | None = ""
+    if fields != PASSING_FIELDS:
+        marked = _markers_text(stored["markers"]) if fields == MARKED_FIELDS else None
+        if marked is None:
+            return None
+    if stored["outcome"] != "passed" or stored["counted_as"] != _ONLY_PASSED:
         return None
     phases = stored["durations"]
     line = stored["line"]
@@ -176,13 +185,29 @@ def passing_line(stored: Record, kept: Written | None = None) -> str | None:
             f'{RESULT_PREFIX}{{"nodeid":{_encode_text(nodeid)},'
             f'"test_name":{_encode_text(stored["test_name"])},'
             f'"file":{file_text},"line":{line},"outcome":"passed",{times},'
-            f'"started_at":{quote}{started}{quote},"counted_as":["passed"]}}}}'
+            f'"started_at":{quote}{started}{quote},{marked}"counted_as":["passed"]}}}}'
         )
     except TypeError:  # not a str, not a float: the encoder says what it makes of it
         return None
     if kept is not None:  # a write that fails drops all that was kept
         kept.nodeids.append(nodeid)
         kept.rows += _pack_row(duration, setup, teardown, 1)
+    return text
+
+
+def _markers_text(markers: object) -> str | None:
+    """``"markers":[...],`` as the encoder writes a list of marker names (``None``: not a list
+    of ``str``, left to the encoder)."""
+    if type(markers) is not list:
+        return None
+    for name in markers:
+        if type(name) is not str:
+            return None
+    last = _last_markers[0]
+    if markers == last[0]:
+        return last[1]
+    text = f'"markers":[{",".join(map(_encode_text, markers))}],'
+    _last_markers[0] = (list(markers), text)
     return text
 
 
