@@ -312,3 +312,21 @@ def test_tsc_hoisted_to_the_workspace_root_is_found(tmp_path: Path) -> None:
         repository.resolve() / "node_modules" / ".bin" / "tsc"
     )
     assert status == 1
+
+
+def test_crash_note_names_nodes_uncaught_error_not_its_version_line() -> None:
+    """A Node program's uncaught error ends with its stack and ``Node.js v20.20.2``: the note
+    names the error (qbench's builder under TypeScript 7 said only ``(Node.js v20.20.2)``)."""
+    from pytest_qbench.tools.runner import crash_note
+
+    output = (
+        b"/x/tsc_build.js:70\n  ts.createDiagnosticReporter(system, false),\n     ^\n\n"
+        b"TypeError: ts.createDiagnosticReporter is not a function\n"
+        b"    at Object.<anonymous> (/x/tsc_build.js:70:6)\n"
+        b"    at node:internal/main/run_main_module:28:49\n\nNode.js v20.20.2\n"
+    )
+    note = crash_note("tsc.typecheck", 1, output, "tsc.typecheck.stderr.log")
+    assert note == (
+        "tsc.typecheck crashed: exit code 1 (TypeError: ts.createDiagnosticReporter is not a "
+        "function); raw output in tsc.typecheck.stderr.log"
+    )
