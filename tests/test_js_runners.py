@@ -647,3 +647,18 @@ def test_options_qbench_cannot_carry_are_refused(
     assert problem.code == "runner-options-refused"
     assert why in problem.message and "not run" in problem.message, problem.message
     assert not list(run_dir.glob("vitest-*.log"))
+
+
+def test_no_pytest_test_beside_a_passed_type_test_file_is_a_pass(tmp_path: Path) -> None:
+    """MCP's pytest run with no test (exit 5) merged with a vitest run whose only file passed
+    holding no test: vitest's pass makes the run one that ran something (exit 0), as a vitest
+    test would; with nothing from either it stays "no tests ran"."""
+    from pytest_qbench.tools.run_tests import Gathered
+    from pytest_qbench.tools.run_tests import build_report
+    from pytest_qbench.tools.run_tests import merge_report
+    from pytest_qbench.tools.run_tests import started_now
+
+    pytest_run = build_report(Gathered(["pytest"], exit_code=5), "r", started_now(), [], tmp_path)
+    typed = Gathered(["vitest"], passed_without_tests=["web/sum.test-d.ts"])
+    assert merge_report(pytest_run, typed).run.exit_code == 0
+    assert merge_report(pytest_run, Gathered(["vitest"])).run.exit_code == 5
