@@ -600,6 +600,11 @@ def test_jest_runs_the_tests_of_the_test_script(
         ("jest --selectProjects a b --ci src", "jest", ["--selectProjects", "a", "b"]),
         ("jest --projects p q && jest --projects p q", "jest", ["--projects", "p", "q"]),
         ("tsc && eslint --config x.js", "jest", []),
+        (
+            "node --experimental-vm-modules node_modules/jest/bin/jest.js -c j.json",
+            "jest",
+            ["--config=j.json"],
+        ),
     ],
 )
 def test_options_carried_from_the_test_script(

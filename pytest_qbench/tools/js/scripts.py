@@ -3,7 +3,8 @@ options that decide which tests run (``vitest --project unit``, ``jest --config
 jest.unit.json``), so that qbench's own run of the runner runs the same tests.
 
 The script is split into its commands (``&&``, ``;``, ``|``...); a command running the runner
-(``vitest``, ``npx vitest``, ``NODE_ENV=test vitest``) gives its words; one running another
+(``vitest``, ``npx vitest``, ``NODE_ENV=test vitest``, ``node node_modules/jest/bin/jest.js``)
+gives its words; one running another
 script (``npm run unit``, ``pnpm test:unit``, ``yarn unit``) is followed, a few scripts deep,
 with the words it passes after ``--``. Standard library only; nothing here starts a process.
 """
@@ -64,7 +65,7 @@ def _walk(
             words += extra  # npm run X -- more: added to the script's last command
         while words and "=" in words[0] and not words[0].startswith("-"):
             words.pop(0)  # NODE_ENV=test vitest
-        at = [n for n, w in enumerate(words) if w == runner or w.endswith(f"/{runner}")]
+        at = [n for n, w in enumerate(words) if runs(w, runner)]
         if at:
             found.append(words[at[0] + 1 :])
         elif len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
@@ -72,6 +73,13 @@ def _walk(
             if rest:
                 more = rest[rest.index("--") + 1 :] if "--" in rest else []
                 _walk(package, rest[0], more, runner, found, depth - 1)
+
+
+def runs(word: str, runner: str) -> bool:
+    """Whether a command's word is the runner: ``vitest``, ``node_modules/.bin/vitest``, or
+    its script run by Node (``node --experimental-vm-modules node_modules/jest/bin/jest.js``)."""
+    name = word.rsplit("/", 1)[-1]
+    return name == runner or (name in (f"{runner}.js", f"{runner}.mjs") and "/bin/" in word)
 
 
 def split(command: str) -> list[str]:
