@@ -464,3 +464,206 @@ def test_unknown_runner_is_refused_with_the_registered_ones(tmp_path: Path) -> N
     assert done.returncode != 0
     assert "unknown runner 'mocha'; registered runners: pytest, vitest, jest" in done.stderr
     assert not (tmp_path / ".qbench").exists()
+
+
+@pytest.mark.parametrize(("wanted", "code"), [("number", 0), ("string", 1)])
+def test_type_test_file_without_tests_as_vitest_says(
+    tmp_path: Path, wanted: str, code: int
+) -> None:
+    """A package whose only test file is a type test with its ``expectTypeOf`` outside any
+    ``test()`` (secretlint's ``@secretlint/types``), run ``vitest --typecheck.only``: vitest
+    says ``Test Files 1 passed``, ``Tests no tests``, exit 0, and qbench said "no tests ran",
+    exit 5; now 0 tests, exit 0, and a note naming the file. The assertion failing: exit 1."""
+    from node_tools import node_modules
+
+    manifest = {"name": "types", "type": "module", "scripts": {"test": "vitest --typecheck.only"}}
+    write_json(tmp_path / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
+    options = {"strict": True, "noEmit": True, "module": "ESNext", "moduleResolution": "bundler"}
+    write_json(
+        tmp_path / "tsconfig.json",
+        {"compilerOptions": {**options, "skipLibCheck": True}, "include": ["*.ts"]},
+    )
+    (tmp_path / "sum.ts").write_text("export const sum = (a: number, b: number) => a + b\n")
+    (tmp_path / "sum.test-d.ts").write_text(
+        "import { expectTypeOf } from 'vitest'\nimport { sum } from './sum'\n"
+        f"expectTypeOf(sum(1, 2)).toEqualTypeOf<{wanted}>()\n"
+    )
+    (tmp_path / "node_modules").symlink_to(node_modules({"vitest": "3.2.4", "typescript": "5.9.3"}))
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == code, done.stdout + done.stderr
+    assert report.run.exit_code == code
+    if code == 0:
+        assert report.results == [] and report.collection_errors == []
+        [note] = [w for w in report.warnings if w.code == "no-test-in-file"]
+        assert "1 file holding no test (sum.test-d.ts)" in note.message
+        assert f"NOTE vitest: {note.message}" in done.stdout
+    else:
+        assert [(r.nodeid, r.outcome) for r in report.results] == [("sum.test-d.ts", "error")]
+
+
+VITEST_PROJECTS = """\
+import { defineConfig } from 'vitest/config'
+export default defineConfig({ test: { projects: [
+  { test: { name: 'unit', include: ['unit/*.test.ts'] } },
+  { test: { name: 'slow', include: ['slow/*.test.ts'] } },
+] } })
+"""
+"""A vitest configuration of two projects (vitest 3.2's ``test.projects``)."""
+
+
+@pytest.mark.parametrize(
+    ("scripts", "ran"),
+    [
+        ({"test": "vitest run --project unit"}, ["unit/u.test.ts > u"]),
+        ({"test": "npm run unit -- --project=slow", "unit": "vitest"}, ["slow/s.test.ts > s"]),
+        (
+            {"test": "vitest --project unit && vitest --project slow"},
+            ["slow/s.test.ts > s", "unit/u.test.ts > u"],
+        ),
+        ({"test": "vitest -c vitest.unit.config.ts"}, ["unit/u.test.ts > u"]),
+        ({"test": "vitest --root unit -c vitest.unit.config.ts"}, ["unit/u.test.ts > u"]),
+    ],
+)
+def test_vitest_runs_the_tests_of_the_test_script(
+    node_tools: Path, tmp_path: Path, scripts: dict[str, str], ran: list[str]
+) -> None:
+    """The test script's ``--project``, ``--config`` and ``--root`` (directly, or through
+    ``npm run X -- ARGS``) choose the tests of qbench's vitest run as of ``npm test``: qbench
+    ran every project (2 tests, 1 failed)."""
+    write_json(
+        tmp_path / "package.json",
+        {"name": "web", "type": "module", "scripts": scripts, "devDependencies": {"vitest": "3"}},
+    )
+    (tmp_path / "vitest.config.ts").write_text(VITEST_PROJECTS)
+    for folder, name, value in (("unit", "u", 1), ("slow", "s", 2)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / f"{name}.test.ts").write_text(
+            f"import {{ test, expect }} from 'vitest'\ntest('{name}', () => expect({value}).toBe(1))\n"
+        )
+    for where in (tmp_path, tmp_path / "unit"):  # with --root unit, vitest reads -c from unit/
+        (where / "vitest.unit.config.ts").write_text(
+            "export default { test: { include: ['**/u.test.ts'] } }\n"
+        )
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert sorted(r.nodeid for r in report.results) == ran, done.stdout + done.stderr
+    assert done.returncode == (1 if "slow/s.test.ts > s" in ran else 0)
+
+
+@pytest.mark.parametrize(
+    ("script", "ran"),
+    [
+        ("jest --selectProjects client", ["client/c.test.js > c"]),
+        ("jest --config jest.server.config.js", ["server/s.test.js > s"]),
+        (
+            "jest --selectProjects client server --ci",
+            ["client/c.test.js > c", "server/s.test.js > s"],
+        ),
+    ],
+)
+def test_jest_runs_the_tests_of_the_test_script(
+    node_tools: Path, tmp_path: Path, script: str, ran: list[str]
+) -> None:
+    """The test script's ``--selectProjects`` (a list, ended by the next option) and
+    ``--config`` choose the tests of qbench's jest run as of ``npm test``: qbench ran both
+    projects."""
+    manifest = {"name": "api", "scripts": {"test": script}, "devDependencies": {"jest": "29"}}
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "jest.config.js").write_text(
+        "module.exports = { projects: [\n"
+        "  { displayName: 'client', testMatch: ['<rootDir>/client/*.test.js'] },\n"
+        "  { displayName: 'server', testMatch: ['<rootDir>/server/*.test.js'] },\n"
+        "] }\n"
+    )
+    (tmp_path / "jest.server.config.js").write_text(
+        "module.exports = { testMatch: ['<rootDir>/server/*.test.js'] }\n"
+    )
+    for name, value in (("client", 1), ("server", 2)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name[0]}.test.js").write_text(
+            f"test('{name[0]}', () => expect({value}).toBe({value}))\n"
+        )
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "jest")
+    assert sorted(r.nodeid for r in report.results) == ran, done.stdout + done.stderr
+    assert done.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("script", "runner", "options"),
+    [
+        ("vitest run --project a --project=b", "vitest", ["--project=a", "--project=b"]),
+        ("vitest -c x.ts -r web --dir src", "vitest", ["--config=x.ts", "--root=web", "--dir=src"]),
+        ("vitest --project a; vitest --project b", "vitest", ["--project=a", "--project=b"]),
+        ("vitest run --workspace=w.ts --typecheck", "vitest", ["--workspace=w.ts"]),
+        ("jest --rootDir app -c j.json", "jest", ["--config=j.json", "--rootDir=app"]),
+        ("jest --selectProjects a b --ci src", "jest", ["--selectProjects", "a", "b"]),
+        ("jest --projects p q && jest --projects p q", "jest", ["--projects", "p", "q"]),
+        ("tsc && eslint --config x.js", "jest", []),
+        (
+            "node --experimental-vm-modules node_modules/jest/bin/jest.js -c j.json",
+            "jest",
+            ["--config=j.json"],
+        ),
+    ],
+)
+def test_options_carried_from_the_test_script(
+    tmp_path: Path, script: str, runner: str, options: list[str]
+) -> None:
+    """The options that choose the tests, as qbench's run gets them; none from another
+    command."""
+    from pytest_qbench.tools.js import jest
+    from pytest_qbench.tools.js import scripts
+    from pytest_qbench.tools.js import vitest
+
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script}})
+    package = read_package(tmp_path)
+    assert package is not None
+    table = vitest.OPTIONS if runner == "vitest" else jest.OPTIONS
+    assert scripts.carried(package, runner, table) == options
+
+
+@pytest.mark.parametrize(
+    ("script", "why"),
+    [
+        (
+            "vitest --config a.ts && vitest --config b.ts",
+            "2 times with different --config (a.ts, b.ts)",
+        ),
+        ("vitest --project a && vitest", "different --project (a, (none))"),
+        ("vitest --config $CONFIG", "--config $CONFIG, which its shell expands"),
+        ("vitest run --root", "--root without a value"),
+    ],
+)
+def test_options_qbench_cannot_carry_are_refused(
+    node_tools: Path, tmp_path: Path, script: str, why: str
+) -> None:
+    """A test script whose options qbench cannot carry into its one vitest run: vitest does
+    not run, the run fails with the reason and the fix (it ran every test, another set than
+    ``npm test``'s)."""
+    manifest = {"name": "web", "scripts": {"test": script}, "devDependencies": {"vitest": "3"}}
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "a.test.ts").write_text("import { test } from 'vitest'\ntest('a', () => {})\n")
+    link_tools(tmp_path, node_tools)
+    done, report, run_dir = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 1
+    assert report.results == []
+    [problem] = report.collection_errors
+    assert problem.code == "runner-options-refused"
+    assert why in problem.message and "not run" in problem.message, problem.message
+    assert not list(run_dir.glob("vitest-*.log"))
+
+
+def test_no_pytest_test_beside_a_passed_type_test_file_is_a_pass(tmp_path: Path) -> None:
+    """MCP's pytest run with no test (exit 5) merged with a vitest run whose only file passed
+    holding no test: vitest's pass makes the run one that ran something (exit 0), as a vitest
+    test would; with nothing from either it stays "no tests ran"."""
+    from pytest_qbench.tools.run_tests import Gathered
+    from pytest_qbench.tools.run_tests import build_report
+    from pytest_qbench.tools.run_tests import merge_report
+    from pytest_qbench.tools.run_tests import started_now
+
+    pytest_run = build_report(Gathered(["pytest"], exit_code=5), "r", started_now(), [], tmp_path)
+    typed = Gathered(["vitest"], passed_without_tests=["web/sum.test-d.ts"])
+    assert merge_report(pytest_run, typed).run.exit_code == 0
+    assert merge_report(pytest_run, Gathered(["vitest"])).run.exit_code == 5

@@ -154,6 +154,8 @@ def listing(directory: Path) -> list[str]:
         # before 5.6, tsc -b skips a project whose reference has errors
         ("5.5.4", True, [("web/lib/src/size.ts", 1)]),
         ("5.9.3", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
+        # the native compiler, no JavaScript API: each project by tsc -p (its builder crashed)
+        ("7.0.2", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
     ],
 )
 def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
@@ -161,7 +163,8 @@ def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
 ) -> None:
     """``tsc -b`` writes the referenced projects' output and ``.tsbuildinfo`` files into the
     project (TypeScript 5.5 refuses ``-b --noEmit``; 5.9 takes it and still writes an
-    incremental project's ``.tsbuildinfo``). qbench's check leaves the project's files as they
+    incremental project's ``.tsbuildinfo``; 7 has no JavaScript API for qbench's builder).
+    qbench's check leaves the project's files as they
     were, with the diagnostics of the project's own ``tsc -b`` (run in a copy), in its order,
     an importing project checked against its reference's declarations as ``tsc -b`` does."""
     web = references_project(tmp_path / "project" / "web", typescript, imports)
@@ -309,3 +312,21 @@ def test_tsc_hoisted_to_the_workspace_root_is_found(tmp_path: Path) -> None:
         repository.resolve() / "node_modules" / ".bin" / "tsc"
     )
     assert status == 1
+
+
+def test_crash_note_names_nodes_uncaught_error_not_its_version_line() -> None:
+    """A Node program's uncaught error ends with its stack and ``Node.js v20.20.2``: the note
+    names the error (qbench's builder under TypeScript 7 said only ``(Node.js v20.20.2)``)."""
+    from pytest_qbench.tools.runner import crash_note
+
+    output = (
+        b"/x/tsc_build.js:70\n  ts.createDiagnosticReporter(system, false),\n     ^\n\n"
+        b"TypeError: ts.createDiagnosticReporter is not a function\n"
+        b"    at Object.<anonymous> (/x/tsc_build.js:70:6)\n"
+        b"    at node:internal/main/run_main_module:28:49\n\nNode.js v20.20.2\n"
+    )
+    note = crash_note("tsc.typecheck", 1, output, "tsc.typecheck.stderr.log")
+    assert note == (
+        "tsc.typecheck crashed: exit code 1 (TypeError: ts.createDiagnosticReporter is not a "
+        "function); raw output in tsc.typecheck.stderr.log"
+    )

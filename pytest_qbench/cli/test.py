@@ -120,11 +120,16 @@ def publish(report: TestReport, qbench_dir: Path, run_dir: Path, html: Path | No
 
 
 def print_summary(report: TestReport, run_dir: Path) -> None:
-    """Per runner its counts, the runners' problems, then the failures (one line each)."""
+    """Per runner its counts, the runners' problems and notes, then the failures (one line
+    each)."""
     from pytest_qbench.cli import counts_line
+    from pytest_qbench.tools.run_tests import NO_TEST_IN_FILE
 
     for problem in report.collection_errors:
         print(f"ERROR {problem.tool}: {problem.message.splitlines()[0] if problem.message else ''}")
+    for note in report.warnings:
+        if note.code == NO_TEST_IN_FILE:
+            print(f"NOTE {note.tool}: {note.message}")
     for result in report.results:
         if result.outcome in ("failed", "error"):
             failure = result.failure

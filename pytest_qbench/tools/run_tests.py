@@ -23,6 +23,7 @@ from pytest_qbench._version import __version__
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import CoverageReport
 from pytest_qbench.report.models import Diagnostic
@@ -42,6 +43,7 @@ from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Runner
+from pytest_qbench.tools.spec import Unsupported
 
 
 RunnerName = Literal["pytest", "vitest", "jest"]
@@ -54,6 +56,8 @@ DEFAULT_TIMEOUT = 900.0
 PYTEST_DATA = frozenset({0, 1, 5})
 """pytest's exit statuses that mean its report is the answer (5: no tests collected)."""
 CRASHED = "runner-crashed"
+NO_TEST_IN_FILE = "no-test-in-file"
+"""The code of the note naming the files a runner passed that hold no test."""
 
 
 @dataclass
@@ -68,11 +72,19 @@ class Gathered:
     warnings: list[Diagnostic] = field(default_factory=list)
     checks: list[CheckRun] = field(default_factory=list)
     """Each workspace package's build, when asked for."""
+    passed_without_tests: list[str] = field(default_factory=list)
+    """Files a runner ran and passed that hold no test (vitest's type-test files of
+    assertions outside any test): with them the run ran something, as the runner says."""
     coverage: CoverageReport | None = None
     environment: Environment | None = None
     """pytest's, when pytest ran."""
     exit_code: int = 0
     """0 when every runner ran and nothing failed; 1 otherwise."""
+
+    @property
+    def ran(self) -> bool:
+        """Whether a runner ran something: a test, or a file it passed holding none."""
+        return bool(self.results or self.passed_without_tests)
 
     @property
     def projects_build_failed(self) -> int:
@@ -175,7 +187,7 @@ def run_tests(
     if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
-        gathered.exit_code = 0 if gathered.results else int(PytestExit.NO_TESTS_COLLECTED)
+        gathered.exit_code = 0 if gathered.ran else int(PytestExit.NO_TESTS_COLLECTED)
     return gathered
 
 
@@ -272,6 +284,10 @@ def run_plugin(
         except NotInstalled as exc:
             gathered.problems.append(problem(name, f"{label}: {exc}", "runner-not-installed"))
             return
+        except Unsupported as exc:
+            message = f"{label}: not run: {exc}"
+            gathered.problems.append(problem(name, message, "runner-options-refused"))
+            return
         except Exception as exc:  # a third party's planner: its failure is the runner's
             message = f"{label} could not be planned: {type(exc).__name__}: {str(exc)[:300]}"
             gathered.problems.append(problem(name, message, CRASHED))
@@ -286,8 +302,9 @@ def run_plugin(
             why = f"exit code {done.exit_code}" + ("" if source.is_file() else ", no report")
             gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
             return
+        raw = source.read_bytes()
         try:
-            results = plan.parse(source.read_bytes(), cwd)
+            results = plan.parse(raw, cwd)
         except CheckOutputError as exc:
             gathered.problems.append(problem(name, f"{label}: {exc}; {raw_in}", CRASHED))
             return
@@ -296,39 +313,58 @@ def run_plugin(
             gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
             return
     gathered.results += [rebase(result, cwd, root, name) for result in results]
+    if done.exit_code == 0 and plan.passed_without_tests is not None:
+        note_files_without_tests(plan.passed_without_tests(raw, cwd), cwd, root, label, gathered)
     if done.exit_code != 0 and not any_failed(results):
         message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
         gathered.problems.append(problem(name, message, CRASHED))
 
 
-def rebase(result: TestResult, cwd: Path, root: Path, runner: str) -> TestResult:
-    """``result`` (files relative to ``cwd``) with its files relative to ``root``, naming its
-    runner."""
+def note_files_without_tests(
+    files: list[str], cwd: Path, root: Path, label: str, gathered: Gathered
+) -> None:
+    """The files (relative to ``cwd``) a runner passed that hold no test: kept, so a run of
+    only these is the runner's pass, and named in a note."""
+    if not files:
+        return
+    moved = [str(rebase_path(file, cwd, root)) for file in files]
+    gathered.passed_without_tests += moved
+    shown = ", ".join(moved[:5]) + (f" and {len(moved) - 5} more" if len(moved) > 5 else "")
+    message = (
+        f"{label} passed {plural(len(moved), 'file')} holding no test ({shown}): type assertions "
+        "outside any test, checked and passed, counted as no test, as the runner counts them"
+    )
+    gathered.warnings.append(
+        Diagnostic(tool=label.split(" ")[0], severity="info", message=message, code=NO_TEST_IN_FILE)
+    )
+
+
+def rebase_path(path: str | None, cwd: Path, root: Path) -> str | None:
+    """``path`` (relative to ``cwd``) relative to ``root``; as given when absolute, outside
+    ``root`` or ``None``."""
     try:
         prefix = cwd.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
-        prefix = "."
-    if prefix == ".":
+        return path
+    if path is None or prefix == "." or path.startswith(("/", "..")):
+        return path
+    return f"{prefix}/{path}"
+
+
+def rebase(result: TestResult, cwd: Path, root: Path, runner: str) -> TestResult:
+    """``result`` (files relative to ``cwd``) with its files relative to ``root``, naming its
+    runner."""
+    file = rebase_path(result.file, cwd, root)
+    if file == result.file:
         return result.model_copy(update={"runner": runner})
-
-    def moved(path: str | None) -> str | None:
-        if path is None or path.startswith(("/", "..")):
-            return path
-        return f"{prefix}/{path}"
-
     failure = result.failure
     if failure is not None:
-        failure = failure.model_copy(update={"file": moved(failure.file)})
+        failure = failure.model_copy(update={"file": rebase_path(failure.file, cwd, root)})
     nodeid = result.nodeid
     if nodeid.startswith(result.file):
-        nodeid = f"{prefix}/{nodeid}"
+        nodeid = f"{file}{nodeid[len(result.file) :]}"
     return result.model_copy(
-        update={
-            "nodeid": nodeid,
-            "file": moved(result.file),
-            "failure": failure,
-            "runner": runner,
-        }
+        update={"nodeid": nodeid, "file": file, "failure": failure, "runner": runner}
     )
 
 
@@ -489,7 +525,7 @@ def merge_report(report: TestReport, gathered: Gathered) -> TestReport:
     code = report.run.exit_code
     if gathered.exit_code == 1 and code in (0, 5, None):
         code = 1
-    elif code == PytestExit.NO_TESTS_COLLECTED and gathered.results:
+    elif code == PytestExit.NO_TESTS_COLLECTED and gathered.ran:
         code = 0
     tool = "+".join(dict.fromkeys([report.run.tool, *gathered.runners]))
     return report.model_copy(

@@ -33,8 +33,9 @@ from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 
 
-_JS_FRAME = re.compile(r"^\s+at \S")
-"""A frame of a JavaScript stack, ``    at compileSourceTextModule (node:internal/...)``."""
+_JS_FRAME = re.compile(r"^\s+at \S|^Node\.js v\d+\.\d+\.\d+$")
+"""A frame of a JavaScript stack, ``    at compileSourceTextModule (node:internal/...)``, or
+the ``Node.js v20.20.2`` line Node prints below an uncaught error's stack."""
 POLL_SECONDS = 0.1
 """How often a wait looks whether it was asked to stop."""
 
@@ -400,7 +401,8 @@ def judge(
 def crash_note(tool: str, code: int | None, output: bytes, where: str | None) -> str:
     """``mypy.typecheck crashed: exit code 2 (last line); raw output in mypy.typecheck.log``:
     the last line that is not a frame of a JavaScript stack (a Node tool's crash ends with
-    ``    at async ModuleJob._link (...)`` below its ``SyntaxError: ...``)."""
+    ``    at async ModuleJob._link (...)`` below its ``SyntaxError: ...``, and Node's uncaught
+    error with ``Node.js v20.20.2``)."""
     text = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
     lines = [line for line in text if not _JS_FRAME.match(line)] or text
     last = f" ({lines[-1].strip()[:200]})" if lines else ""

@@ -72,6 +72,17 @@ class Plan(Generic[Item]):
     stdout is the output."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables added to the environment the tool inherits."""
+    passed_without_tests: Callable[[bytes, Path], list[str]] | None = None
+    """The files the tool ran and passed that hold no test, read from the same output (vitest's
+    type-test files whose assertions stand outside any test: ``Test Files 1 passed``, ``Tests
+    no tests``, exit 0): a run of only these is the tool's pass, not "no tests ran". ``None``:
+    the tool has no such files (a jest file without a test fails)."""
+
+
+class Unsupported(Exception):
+    """A run the tool's plan cannot make the way the project makes it (the test script gives
+    the runner options qbench cannot carry into its one run); the message says what and the
+    fix. The verdict is "not run", which fails closed, never a run of other tests."""
 
 
 Planner = Callable[[Path, list[str], Path], "Plan[Item]"]
@@ -120,7 +131,8 @@ class Runner:
     - ``plan(cwd, paths, scratch)`` returns a `Plan` whose command runs the project's own
       installed binary (``node_modules/.bin/vitest``, this Python's pytest), never through a
       shell nor a package manager download (``npx`` fetching a missing tool is forbidden);
-      a missing binary raises `NotInstalled`. ``paths`` narrows the run to these test files
+      a missing binary raises `NotInstalled`, options of the project's test script it cannot carry
+      raise `Unsupported`. ``paths`` narrows the run to these test files
       (empty: the runner's own configuration decides).
     - The runner writes a machine-readable report (JSON or JUnit XML reporter) to a file in
       ``scratch`` named by ``Plan.output``, never scraped from the console; ``ok_codes`` are
@@ -152,4 +164,5 @@ __all__ = [
     "Planner",
     "Runner",
     "Target",
+    "Unsupported",
 ]

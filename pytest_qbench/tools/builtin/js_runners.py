@@ -60,6 +60,7 @@ def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestRe
             module.parse,
             merge_stderr=True,
             output=output,
+            passed_without_tests=getattr(module, "passed_without_tests", None),
         )
 
     return plan

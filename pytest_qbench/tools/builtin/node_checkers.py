@@ -37,7 +37,9 @@ def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
     ignores the configuration), its ``.tsbuildinfo`` into ``scratch``; when it lists project
     references, ``tsc -b``'s own builder with what it writes kept in memory (`tsc.BUILD`, run
-    by the project's TypeScript): nothing written into the project either way.
+    by the project's TypeScript; TypeScript 7, without a JavaScript API: each project with
+    ``--noEmit``, its ``.tsbuildinfo`` into ``scratch``): nothing written into the project
+    either way.
 
     Raises:
         NotInstalled: no tsc in the project, or no ``node`` to run the builder with.
@@ -47,7 +49,7 @@ def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
         node = shutil.which("node")
         if node is None:
             raise NotInstalled("node is not on PATH: install Node.js to run the project's tsc")
-        command = [node, str(tsc.BUILD), executable, "tsconfig.json"]
+        command = [node, str(tsc.BUILD), executable, "tsconfig.json", str(scratch)]
     else:
         command = tsc.tsc_command(executable, buildinfo=scratch / "tsconfig.tsbuildinfo")
     return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)

@@ -70,6 +70,21 @@ def parse_report(raw: bytes, root: Path, runner: str, cwd: Path) -> list[TestRes
         raise CheckOutputError(f"{runner} JSON report unreadable: {exc}") from None
 
 
+def passed_without_tests(raw: bytes, root: Path, cwd: Path) -> list[str]:
+    """The files of a vitest or jest JSON report that passed holding no test (relative to
+    ``root``): vitest's type-test files whose assertions stand outside any test. An unreadable
+    report gives none (`parse_report` says why)."""
+    try:
+        files = json.loads(raw)["testResults"]
+        return [
+            relative(str(item["name"]), root, cwd)
+            for item in files
+            if item.get("status") == "passed" and not item.get("assertionResults")
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
 def file_results(item: dict[str, Any], root: Path, runner: str, cwd: Path) -> list[TestResult]:
     """One test file's tests; a file that failed outside its tests as one ``error`` result."""
     file = relative(str(item["name"]), root, cwd)

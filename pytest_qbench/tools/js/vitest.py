@@ -1,31 +1,33 @@
 """vitest: applies to a project listing ``vitest`` among its dependencies; runs once
 (``vitest run``) with its JSON reporter into a file, beside its default console reporter (kept
-in the raw log for people), and with the ``--typecheck`` options the package's ``test`` script
-gives vitest (its type tests, ``*.test-d.ts``, are tests of its ``npm test``)."""
+in the raw log for people), and with the options the package's ``test`` script gives vitest
+that decide which tests run: ``--typecheck`` (its type tests, ``*.test-d.ts``, are tests of
+its ``npm test``), ``--config``, ``--root``, ``--dir``, ``--project``, ``--workspace``."""
 
 from __future__ import annotations
 
-import re
-import shlex
 from pathlib import Path
 
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.tools.js import results
+from pytest_qbench.tools.js import scripts
 from pytest_qbench.tools.js.project import Package
+from pytest_qbench.tools.js.scripts import Option
 
 
 NAME = "vitest"
 OK_CODES = frozenset({0, 1})
 """vitest exits 0 when every test passed and 1 when one failed (or a file failed to run)."""
-SCRIPT = "test"
-"""The script whose vitest options qbench's run takes: the one ``npm test`` runs."""
-_COMMANDS = re.compile(r"&&|\|\||[;|&\n]")
-"""What separates the commands of a script."""
-_RUNS_SCRIPT = re.compile(r"^(?:npm|pnpm|yarn|bun)$")
 _TYPECHECK_FLAGS = frozenset({"enabled", "only", "ignoreSourceErrors", "allowJs"})
 """``--typecheck.<option>``s that take no value."""
-_DEPTH = 5
-"""How many scripts deep ``npm run other`` is followed."""
+OPTIONS = (
+    Option(("--config", "-c")),
+    Option(("--root", "-r")),
+    Option(("--dir",)),
+    Option(("--workspace",)),
+    Option(("--project",), repeated=True),
+)
+"""The options of the test script that choose vitest's tests, carried into qbench's run."""
 
 
 def detect(package: Package) -> bool:
@@ -37,7 +39,11 @@ def command(
     binary: Path, output: Path, paths: list[str], package: Package | None = None
 ) -> list[str]:
     """``vitest run`` writing its JSON report to ``output`` (on ``paths``, or all its tests),
-    with the ``--typecheck`` options of ``package``'s test script (`typecheck_options`)."""
+    with the options of ``package``'s test script that choose its tests (`script_options`).
+
+    Raises:
+        Unsupported: the script gives options qbench cannot carry (`scripts.carried`).
+    """
     return [
         str(binary),
         "run",
@@ -45,9 +51,15 @@ def command(
         "--reporter=json",
         f"--outputFile.json={output}",
         "--includeTaskLocation",
-        *(typecheck_options(package) if package is not None else []),
+        *(script_options(package) if package is not None else []),
         *paths,
     ]
+
+
+def script_options(package: Package) -> list[str]:
+    """The options the package's test script gives vitest that choose its tests: its
+    ``--typecheck`` ones (`typecheck_options`) and `OPTIONS`."""
+    return [*typecheck_options(package), *scripts.carried(package, NAME, OPTIONS)]
 
 
 def typecheck_options(package: Package) -> list[str]:
@@ -56,27 +68,9 @@ def typecheck_options(package: Package) -> list[str]:
     of its commands or the scripts it runs (``npm run test:types && vitest``). A typecheck
     enabled in the vitest configuration needs none: vitest reads it in qbench's run too."""
     found: list[str] = []
-    _script_options(package, SCRIPT, found, _DEPTH)
+    for words in scripts.invocations(package, NAME):
+        found += _typecheck_words(words)
     return list(dict.fromkeys(found))
-
-
-def _script_options(package: Package, name: str, found: list[str], depth: int) -> None:
-    script = package.scripts.get(name)
-    if not isinstance(script, str) or depth == 0:
-        return
-    for part in _COMMANDS.split(script):
-        try:
-            words = shlex.split(part)
-        except ValueError:
-            words = part.split()
-        while words and "=" in words[0] and not words[0].startswith("-"):
-            words.pop(0)  # NODE_ENV=test vitest
-        vitest = [n for n, w in enumerate(words) if w == NAME or w.endswith(f"/{NAME}")]
-        if vitest:
-            found += _typecheck_words(words[vitest[0] + 1 :])
-        elif len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
-            other = words[2] if words[1] in ("run", "run-script") and len(words) > 2 else words[1]
-            _script_options(package, other, found, depth - 1)
 
 
 def _typecheck_words(words: list[str]) -> list[str]:
@@ -97,3 +91,9 @@ def parse(raw: bytes, cwd: Path) -> list[TestResult]:
     """The tests of vitest's JSON report, ids relative to ``cwd`` (the plugin interface's
     parser: the caller rebases them onto the project's root)."""
     return results.parse_report(raw, cwd, NAME, cwd)
+
+
+def passed_without_tests(raw: bytes, cwd: Path) -> list[str]:
+    """The files of vitest's JSON report that passed holding no test (type-test files whose
+    ``expectTypeOf`` stand outside any ``test()``), relative to ``cwd``."""
+    return results.passed_without_tests(raw, cwd, cwd)

@@ -37,7 +37,11 @@ file it writes kept in memory: its order, its diagnostics (``--pretty false`` li
 referenced project's declarations read by the projects that import it, its exit status; nothing
 written into the project (``tsc -b`` writes the referenced projects' output and
 ``.tsbuildinfo`` files; TypeScript 5.5 and older refuse ``tsc -b --noEmit``, and 5.6 and later
-still write an incremental project's ``.tsbuildinfo`` with it)."""
+still write an incremental project's ``.tsbuildinfo`` with it). TypeScript 7 (the native
+compiler) has no JavaScript API and so no builder to load: each project of the references is
+then checked by ``tsc -p PROJECT --noEmit``, references first, its ``.tsbuildinfo`` in the
+scratch directory (a project importing a reference's emitted declarations then reads none:
+its errors say so, never a clean run)."""
 
 
 def tsc_command(executable: str, buildinfo: Path | None = None) -> list[str]:
