@@ -85,6 +85,7 @@ from pytest_qbench.mcp.health import Health
 from pytest_qbench.mcp.ingest import IngestReport
 from pytest_qbench.mcp.other_runners import TestType as RunnerType
 from pytest_qbench.mcp.output import RunOutputPage
+from pytest_qbench.mcp.paths import listed
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.rounds import HeldGenerations
@@ -92,6 +93,7 @@ from pytest_qbench.mcp.run_history import FlakyList
 from pytest_qbench.mcp.run_history import RunList
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
+from pytest_qbench.mcp.schemas import mistyped_arguments
 from pytest_qbench.mcp.schemas import unknown_arguments
 from pytest_qbench.mcp.search import SearchResult
 from pytest_qbench.mcp.search import SimilarTests
@@ -182,12 +184,13 @@ class QBenchServer(MCPServer[Any]):
         return result
 
     async def _check_arguments(self, name: str, arguments: dict[str, Any]) -> None:
-        """Refuse an argument the tool does not list (the SDK would ignore it)."""
+        """Refuse an argument the tool does not list (the SDK would ignore it), and one of
+        another JSON type (the SDK would read ``"yes"`` as true, ``true`` as 1 second)."""
         for tool in await super().list_tools():
             if tool.name == name:
-                refusal = unknown_arguments(
-                    name, tool.input_schema, arguments, SCOPES.get(name, "")
-                )
+                schema, scope = tool.input_schema, SCOPES.get(name, "")
+                refusal = unknown_arguments(name, schema, arguments, scope)
+                refusal = refusal or mistyped_arguments(name, schema, arguments)
                 if refusal:
                     raise ToolError(refusal)
 
@@ -412,7 +415,7 @@ async def run_test_workflow(
     markers: Annotated[
         str | None, Field(description="pytest -m expression, e.g. 'not integration'")
     ] = None,
-    coverage: Annotated[bool, Field(description="Measure coverage")] = False,
+    coverage: Annotated[bool | None, Field(description="Measure coverage")] = None,
     coverage_threshold: Annotated[
         float | None,
         Field(ge=0, le=100, description="Fail the run below this coverage percentage"),
@@ -439,12 +442,12 @@ async def run_test_workflow(
     it). One run at a time; stopped and marked partial at the timeout (once all tests have
     results, the session end gets a grace period)."""
     request = RunRequest(
-        test_path=[test_path] if isinstance(test_path, str) else test_path or [],
+        test_path=listed(test_path, "test_path"),
         keyword=keyword,
         markers=markers,
         coverage=coverage,
         coverage_threshold=coverage_threshold,
-        coverage_source=coverage_source or [],
+        coverage_source=listed(coverage_source, "coverage_source"),
         fail_fast=fail_fast,
         verbose=verbose,
         max_failures=max_failures,
@@ -549,10 +552,10 @@ def search_tests(
     cursor for the next page."""
     return tools.search_tests(
         query,
-        tags or [],
-        priority or [],
-        markers or [],
-        platforms or [],
+        tags,
+        priority,
+        markers,
+        platforms,
         path,
         limit,
         cursor,
@@ -636,7 +639,7 @@ async def run_build_workflow(
 ) -> BuildResult:
     """Run ruff, mypy, tsc, eslint (the project's config); return errors only: file,
     line, column, code, message; get_run_output pages raw logs."""
-    given = [paths] if isinstance(paths, str) else paths or []
+    given = listed(paths, "paths")
     stop = threading.Event()
     call = partial(
         tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop, target=target
