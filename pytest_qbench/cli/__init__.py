@@ -29,6 +29,8 @@ from pytest_qbench.cli.schemas import schema_for
 from pytest_qbench.core.exit_codes import ERR
 from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_name
+from pytest_qbench.core.numbers import parse_output
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("source", type=Path, metavar="REPORT.json|RUN_DIR")
     render.add_argument("--template", "-t", help="Template name or path. Default: report.md.j2")
     render.add_argument("--template-dir", type=Path, help="Directory searched before the built-ins")
-    render.add_argument("-o", "--output", help="Output file, '-' for stdout. Default: stdout")
+    render.add_argument(
+        "-o", "--output", type=parse_output, help="Output file, '-' for stdout. Default: stdout"
+    )
     render.add_argument(
         "--max-items",
         type=parse_count,
@@ -172,7 +176,13 @@ def add_merge_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     """``-o`` (the report.json written) and ``--md`` (its Markdown)."""
-    parser.add_argument("-o", "--output", required=True, help="report.json to write; '-' is stdout")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=parse_output,
+        required=True,
+        help="report.json to write; '-' is stdout",
+    )
     parser.add_argument("--md", type=Path, help="Also write the Markdown report here")
 
 
@@ -187,7 +197,9 @@ def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentPar
     )
     ingest.add_argument("sources", nargs="+", type=Path, metavar="FILE.xml|DIR")
     add_output_options(ingest)
-    ingest.add_argument("--tool", help="Name of the test runner. Default: detected from the XML")
+    ingest.add_argument(
+        "--tool", type=parse_name, help="Name of the test runner. Default: detected from the XML"
+    )
     add_limit_options(ingest)
     ingest.set_defaults(func=cmd_ingest_junit)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_output
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.reports import REPORT_TYPES
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
@@ -42,6 +43,7 @@ def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     parser.add_argument(
         "-o",
         "--output",
+        type=parse_output,
         help="The file (html: the directory) to write. Default: coverage.py's configured "
         "output, else coverage.xml, coverage.lcov, htmlcov, coverage.json",
     )

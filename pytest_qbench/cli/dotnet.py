@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_output
 
 
 def add_ingest_trx_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,7 +32,9 @@ def add_ingest_trx_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
         default=Path(".qbench"),
         help="The qbench directory the run is stored in. Default: %(default)s",
     )
-    ingest.add_argument("-o", "--output", help="Write report.json here instead ('-' is stdout)")
+    ingest.add_argument(
+        "-o", "--output", type=parse_output, help="Write report.json here instead ('-' is stdout)"
+    )
     ingest.add_argument("--md", type=Path, help="With -o: also write the Markdown report here")
     add_limit_options(ingest)
     ingest.set_defaults(func=cmd_ingest_trx)

@@ -742,7 +742,12 @@ def _age(value: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"must be a number and a unit, s, m, h, d or w (e.g. 30d, 12h, 2w), given: {value!r}"
         )
-    return timedelta(seconds=float(match.group(1)) * AGE_UNITS[match.group(2)])
+    age = timedelta(seconds=float(match.group(1)) * AGE_UNITS[match.group(2)])
+    if not age:
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 (an age of 0 is every run), given: {value!r}; e.g. 30d"
+        )
+    return age
 
 
 def _add_gc(sub: SubParsers) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_output
 
 
 if TYPE_CHECKING:
@@ -53,7 +54,9 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         help="The run to compare with (id, prefix, last~N), or a branch: its newest run. "
         "Default: the run before RUN that is not a CI shard (unless RUN is one)",
     )
-    parser.add_argument("-o", "--output", help="Write the Markdown here. Default: stdout")
+    parser.add_argument(
+        "-o", "--output", type=parse_output, help="Write the Markdown here. Default: stdout"
+    )
     parser.add_argument(
         "--post",
         action="store_true",

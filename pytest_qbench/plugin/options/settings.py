@@ -160,6 +160,7 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(
             f"{tdir_source} is not a directory, given: {template_dir}; create it or fix the path"
         )
+    refuse_budget_alone(reader)
     return Settings(
         qbench_dir=qbench_dir,
         run_id=run_id,
@@ -194,6 +195,22 @@ def read_settings(config: pytest.Config) -> Settings:
             max_total=reader.parsed("attach_max_total", parse_size, DEFAULT_ATTACH_MAX_TOTAL),
         ),
     )
+
+
+def refuse_budget_alone(reader: OptionReader) -> None:
+    """``--qbench-new-tests-budget`` on the command line bounds the repeats of new tests: without
+    them (``--qbench-new-tests-repeat`` 1 or not set) it would do nothing (the ini value may be
+    a project's, set for the runs that repeat).
+
+    Raises:
+        pytest.UsageError: naming both options.
+    """
+    budget = reader.cli("new_tests_budget")
+    if budget is not None and reader.parsed("new_tests_repeat", parse_repeat, 1) == 1:
+        raise pytest.UsageError(
+            f"--qbench-new-tests-budget bounds the repeats of new tests, and none is asked, "
+            f"given: {budget:g}; add --qbench-new-tests-repeat=N (2 or more), or leave it out"
+        )
 
 
 def parse_flaky_monitors(text: str) -> Monitors:

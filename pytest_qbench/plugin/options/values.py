@@ -199,8 +199,18 @@ class OptionReader:
             raise pytest.UsageError(f"ini qbench_{name} is malformed: {exc}; {fix}") from None
 
     def path(self, name: str) -> tuple[Path | None, str]:
-        """The path and where it came from (for error messages)."""
+        """The path and where it came from (for error messages).
+
+        Raises:
+            pytest.UsageError: an empty path on the command line (it read as not given).
+        """
         value = self.cli(name)
+        if value is not None and not str(value).strip():
+            flag = f"--qbench-{name.replace('_', '-')}"
+            raise pytest.UsageError(
+                f"{flag} is empty, given: {value!r} (an empty variable?); give a path, or leave "
+                f"{flag} out"
+            )
         if value:
             return self.cli_dir / value, f"--qbench-{name.replace('_', '-')}"
         value = self.ini(name)
