@@ -62,6 +62,11 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("find_similar_tests", {"text": "   "}, "text is empty"),
     ("find_similar_tests", {}, "give either test (a key or a node id) or text to compare"),
     ("ingest_tests", {"source": ""}, "source is empty; leave it out"),
+    (  # a budget for a strategy that asks no model (its default was indistinguishable)
+        "generate_tests_workflow",
+        {"target_path": "mod.py", "generation_strategy": "template", "max_llm_budget": 500},
+        "max_llm_budget bounds the tokens of sampling, and generation_strategy 'template'",
+    ),
 ]
 
 

@@ -117,15 +117,15 @@ Paths = Annotated[
     list[str] | str | None,
     Field(
         description="Files, directories or node ids (path::Class::test) in the project; "
-        "default: its configured test paths"
+        "default: testpaths"
     ),
 ]
 Texts = Annotated[list[str] | None, Field(description="Any of these values (case-insensitive)")]
 RunId = Annotated[
     str,
     Field(
-        description="A run id (or unique prefix) from run_test_workflow or list_runs, 'last' "
-        "or 'last~N' (N runs before the last)",
+        description="A run id or unique prefix (run_test_workflow, list_runs), 'last' or "
+        "'last~N' (N runs before it)",
         max_length=128,
     ),
 ]
@@ -602,8 +602,8 @@ async def ingest_tests(
     source: Annotated[
         str,
         Field(
-            description="'pytest' (collect the project's tests) or a JSON export file (or "
-            "directory of them) inside the project",
+            description="'pytest' (collect the tests) or a JSON export file or directory in "
+            "the project",
             max_length=1000,
         ),
     ] = "pytest",
@@ -673,7 +673,9 @@ async def generate_tests_workflow(
         GenerationStrategy,
         Field(description="hybrid: hypothesis, template, pynguin, llm"),
     ] = "hybrid",
-    max_llm_budget: Annotated[int, Field(ge=0, description="Tokens for sampling")] = 10000,
+    max_llm_budget: Annotated[
+        int | None, Field(ge=0, description="Sampling tokens (hybrid, llm); default 10000")
+    ] = None,
     timeout_seconds: Annotated[
         float | None,
         Field(gt=0, description="Kill the generation after this long (capped)"),
@@ -695,7 +697,7 @@ async def generate_tests_workflow(
             coverage_goal,
             generation_strategy,
             timeout_seconds,
-            max_llm_budget,
+            generation.llm_budget(generation_strategy, max_llm_budget),
             no_sampling,
         )
     if no_sampling is None and not ctx.session.can_send_request:
