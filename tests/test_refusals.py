@@ -25,6 +25,10 @@ from pytest_qbench.cli import main
         (["coverage", "last", "-o", ""], "-o/--output: must be a file path"),
         (["ingest-trx", "x.trx", "-o", ""], "-o/--output: must be a file path"),
         (["ingest-junit", "j.xml", "--tool", ""], "argument --tool: must not be empty"),
+        # an empty path, which Path reads as the working directory: check stored ./runs/
+        (["check", "--dir", ""], "argument --dir: must not be empty, given: ''"),
+        (["render", ""], "argument REPORT.json|RUN_DIR: must not be empty"),
+        (["runs", "--dir", " "], "argument --dir: must not be empty"),
     ],
 )
 def test_a_command_refuses_a_value_it_would_misread(
@@ -74,6 +78,12 @@ def test_generate_refuses_a_model_option_its_strategy_never_asks(
         (["--qbench-html="], "--qbench-html is empty*leave --qbench-html out"),
         (["--qbench-baseline="], "--qbench-baseline is empty*"),
         (["--qbench-dir="], "--qbench-dir is empty*"),
+        (["--qbench-db="], "--qbench-db is empty, given: '' (an empty variable?)*"),
+        (
+            ["--qbench-cov="],
+            "--qbench-cov is empty, given: '' (an empty variable?); give a SOURCE*",
+        ),
+        (["--qbench-capture="], "--qbench-capture: is empty, given: ''; use all, none*"),
     ],
 )
 def test_an_empty_option_value_is_a_usage_error(
@@ -84,7 +94,7 @@ def test_an_empty_option_value_is_a_usage_error(
     pytester.makepyfile("def test_a(): pass")
     result = pytester.runpytest("-p", "qbench", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    result.stderr.fnmatch_lines([f"*{message}"])
     assert "passed" not in result.stdout.str()
 
 
@@ -124,3 +134,32 @@ def test_a_setting_that_cannot_act_is_a_usage_error(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
     assert "passed" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--root", ""], "argument --root: must not be empty, given: ''"),
+        (["--qbench-dir", " "], "argument --qbench-dir: must not be empty"),
+        (["--coverage-source", ""], "argument --coverage-source: must not be empty"),
+    ],
+)
+def test_the_mcp_server_refuses_an_empty_option(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """``qbench mcp --root ''`` served the working directory; an empty coverage source was
+    passed on to every run that measured coverage."""
+    with pytest.raises(SystemExit) as excinfo:
+        main(["mcp", *args])
+    assert excinfo.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_mcp_server_refuses_a_default_timeout_above_its_maximum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--default-timeout 100 --max-timeout 10`` served runs of 10 s as if 100 were asked."""
+    pytest.importorskip("mcp")
+    args = ["mcp", "--root", str(tmp_path), "--default-timeout", "100", "--max-timeout", "10"]
+    assert main(args) == 1
+    assert "--default-timeout 100 is above --max-timeout 10" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.numbers import parse_name
+from pytest_qbench.core.numbers import parse_path
 
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ def add_quarantine_parser(sub: SubParsers) -> None:
     """Add ``qbench quarantine`` to ``qbench``'s parser."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--dir", type=Path, help="The qbench directory. Default: .qbench here or in a parent"
+        "--dir", type=parse_path, help="The qbench directory. Default: .qbench here or in a parent"
     )
     common.add_argument(
         "--db",

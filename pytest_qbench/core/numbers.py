@@ -2,12 +2,14 @@
 the plugin's options, the ``qbench`` commands and the MCP server's options (they raise
 ``argparse.ArgumentTypeError``, which argparse and pytest show as ``<option>: <message>``),
 and byte sizes in words; a time rounded to the microsecond as results store it. Beside them
-`parse_output` and `parse_name`: an output path or a name an option must not leave blank."""
+`parse_output`, `parse_name` and `parse_path`: an output path, a name or a path an option must
+not leave blank."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 
 def parse_whole(
@@ -90,6 +92,12 @@ def parse_name(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError(f"must not be empty, given: {value!r}")
     return value
+
+
+def parse_path(value: str) -> Path:
+    """A file or directory path (``type=`` for argparse): a blank one, which ``Path`` reads as
+    the working directory, is refused."""
+    return Path(parse_name(value))
 
 
 BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")

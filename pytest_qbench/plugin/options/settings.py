@@ -231,8 +231,14 @@ def read_db(reader: OptionReader) -> str | None:
     from pytest_qbench.history.dburl import ENV_VAR
     from pytest_qbench.history.dburl import parse_db
 
+    cli = reader.cli("db")
+    if cli is not None and not cli.strip():  # read as not given: the local index, or $QBENCH_DB
+        raise pytest.UsageError(
+            f"--qbench-db is empty, given: {cli!r} (an empty variable?); give "
+            "postgresql://USER@HOST:PORT/DBNAME or 'sqlite', or leave --qbench-db out"
+        )
     given = [
-        ("--qbench-db", reader.cli("db")),
+        ("--qbench-db", cli),
         (f"${ENV_VAR}", os.environ.get(ENV_VAR)),
         ("ini qbench_db", reader.ini("db")),
     ]
@@ -301,6 +307,11 @@ def coverage_sources(reader: OptionReader) -> tuple[str, ...] | None:
 
 
 def _source(value: str, base: Path, flag: str) -> str:
+    if not value.strip():  # read as the directory it is given from
+        raise pytest.UsageError(
+            f"{flag} is empty, given: {value!r} (an empty variable?); give a SOURCE (e.g. "
+            f"{flag}=src/mypkg), or --qbench-cov alone for coverage.py's configured source"
+        )
     path = base / value
     if path.is_dir():
         return str(path.resolve())

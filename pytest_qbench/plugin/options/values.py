@@ -65,9 +65,13 @@ def parse_size(value: str) -> int:
 def parse_capture(value: str) -> frozenset[str]:
     """``all``, ``none``, or a comma list of outcomes (``type=`` for argparse)."""
     words = [w.strip() for w in value.split(",") if w.strip()]
+    if not words:  # read as none: say it
+        raise argparse.ArgumentTypeError(
+            f"is empty, given: {value!r}; use all, none, or a comma list of {', '.join(OUTCOMES)}"
+        )
     if words == ["all"]:
         return frozenset(OUTCOMES)
-    if words in (["none"], []):
+    if words == ["none"]:
         return frozenset()
     unknown = [w for w in words if w not in OUTCOMES]
     if unknown:
