@@ -194,7 +194,9 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # run's other words (vitest's todo: a total its counts did not add up to), with timed_out's
     # and test_path's descriptions cut to fit (-> 41 595 bytes); then list_runs' recording_errors
     # (a run killed at its session's end reads incomplete), with RunEntry's descriptions cut
-    # (-> 41 551 bytes)
+    # (-> 41 551 bytes); then coverage and max_llm_budget null by default (audit3: told from
+    # false and 10000, so a contradiction is refused), with the run id's, test_path's and
+    # source's descriptions cut (-> 41 545 bytes)
     assert len(json.dumps(listed, separators=(",", ":"))) < 41_600
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(

@@ -29,6 +29,9 @@ from pytest_qbench.cli.schemas import schema_for
 from pytest_qbench.core.exit_codes import ERR
 from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_name
+from pytest_qbench.core.numbers import parse_output
+from pytest_qbench.core.numbers import parse_path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,10 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
         "Given a run directory and no --template/-o, rebuild its report.json and report.md from "
         "results.jsonl: this recovers the reports of a run whose process died.",
     )
-    render.add_argument("source", type=Path, metavar="REPORT.json|RUN_DIR")
+    render.add_argument("source", type=parse_path, metavar="REPORT.json|RUN_DIR")
     render.add_argument("--template", "-t", help="Template name or path. Default: report.md.j2")
-    render.add_argument("--template-dir", type=Path, help="Directory searched before the built-ins")
-    render.add_argument("-o", "--output", help="Output file, '-' for stdout. Default: stdout")
+    render.add_argument(
+        "--template-dir", type=parse_path, help="Directory searched before the built-ins"
+    )
+    render.add_argument(
+        "-o", "--output", type=parse_output, help="Output file, '-' for stdout. Default: stdout"
+    )
     render.add_argument(
         "--max-items",
         type=parse_count,
@@ -83,14 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     render.add_argument(
         "--html",
-        type=Path,
+        type=parse_path,
         metavar="OUT",
         help="Write the HTML report (one self-contained file) to OUT, with the trend of the "
         "run store holding the run. Alone, nothing else is written",
     )
     render.add_argument(
         "--ctrf",
-        type=Path,
+        type=parse_path,
         metavar="OUT",
         help="Write the run as a CTRF document to OUT ('-' for stdout), with insights from the "
         "run store's history index. Alone, nothing else is written",
@@ -165,15 +172,21 @@ def add_merge_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "attempt, earlier failures becoming rerun attempts. Each shard's run, environment and "
         "summary are kept in 'shards'.",
     )
-    merge.add_argument("sources", nargs="+", type=Path, metavar="REPORT.json|RUN_DIR")
+    merge.add_argument("sources", nargs="+", type=parse_path, metavar="REPORT.json|RUN_DIR")
     add_output_options(merge)
     merge.set_defaults(func=cmd_merge)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     """``-o`` (the report.json written) and ``--md`` (its Markdown)."""
-    parser.add_argument("-o", "--output", required=True, help="report.json to write; '-' is stdout")
-    parser.add_argument("--md", type=Path, help="Also write the Markdown report here")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=parse_output,
+        required=True,
+        help="report.json to write; '-' is stdout",
+    )
+    parser.add_argument("--md", type=parse_path, help="Also write the Markdown report here")
 
 
 def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -185,9 +198,11 @@ def add_ingest_junit_parser(sub: argparse._SubParsersAction[argparse.ArgumentPar
         "dotnet JunitXml.TestLogger, pytest --junitxml, ...) into one qbench report.json, which "
         "'qbench merge' and 'qbench render' accept. DTDs and entity declarations are refused.",
     )
-    ingest.add_argument("sources", nargs="+", type=Path, metavar="FILE.xml|DIR")
+    ingest.add_argument("sources", nargs="+", type=parse_path, metavar="FILE.xml|DIR")
     add_output_options(ingest)
-    ingest.add_argument("--tool", help="Name of the test runner. Default: detected from the XML")
+    ingest.add_argument(
+        "--tool", type=parse_name, help="Name of the test runner. Default: detected from the XML"
+    )
     add_limit_options(ingest)
     ingest.set_defaults(func=cmd_ingest_junit)
 

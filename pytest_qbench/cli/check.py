@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.numbers import parse_count
+from pytest_qbench.core.numbers import parse_path
 from pytest_qbench.core.numbers import parse_seconds
 
 
@@ -86,7 +87,7 @@ def add_ingest_sarif_parser(sub: argparse._SubParsersAction[argparse.ArgumentPar
         "is stored. Otherwise the run is stored in <dir>/runs/<run id>/ (check.json and a copy "
         "of each file). Exit 0 when no result is an error, 1 otherwise.",
     )
-    parser.add_argument("sources", nargs="+", type=Path, metavar="FILE.sarif")
+    parser.add_argument("sources", nargs="+", type=parse_path, metavar="FILE.sarif")
     add_common_options(parser)
     parser.set_defaults(func=cmd_ingest_sarif)
 
@@ -96,7 +97,7 @@ def add_common_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="Print check.json instead of text")
     parser.add_argument(
         "--dir",
-        type=Path,
+        type=parse_path,
         default=Path(".qbench"),
         help="The qbench directory the run is stored in. Default: %(default)s",
     )

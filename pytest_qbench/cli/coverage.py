@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_output
+from pytest_qbench.core.numbers import parse_path
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.reports import REPORT_TYPES
 from pytest_qbench.report.coverage.reports import CoverageReportSpec
@@ -42,11 +44,12 @@ def add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     parser.add_argument(
         "-o",
         "--output",
+        type=parse_output,
         help="The file (html: the directory) to write. Default: coverage.py's configured "
         "output, else coverage.xml, coverage.lcov, htmlcov, coverage.json",
     )
     parser.add_argument(
-        "--dir", type=Path, default=Path(".qbench"), help="Run store. Default: .qbench"
+        "--dir", type=parse_path, default=Path(".qbench"), help="Run store. Default: .qbench"
     )
     parser.set_defaults(func=cmd_coverage)
 

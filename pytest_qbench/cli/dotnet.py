@@ -10,6 +10,8 @@ from typing import Any
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_output
+from pytest_qbench.core.numbers import parse_path
 
 
 def add_ingest_trx_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,15 +26,19 @@ def add_ingest_trx_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
         "A file recording a run that did not finish (aborted, timed out), whose results "
         "disagree with its own counters, or that cannot be read is refused: nothing is stored.",
     )
-    ingest.add_argument("sources", nargs="+", type=Path, metavar="FILE.trx|FILE.xml|DIR")
+    ingest.add_argument("sources", nargs="+", type=parse_path, metavar="FILE.trx|FILE.xml|DIR")
     ingest.add_argument(
         "--dir",
-        type=Path,
+        type=parse_path,
         default=Path(".qbench"),
         help="The qbench directory the run is stored in. Default: %(default)s",
     )
-    ingest.add_argument("-o", "--output", help="Write report.json here instead ('-' is stdout)")
-    ingest.add_argument("--md", type=Path, help="With -o: also write the Markdown report here")
+    ingest.add_argument(
+        "-o", "--output", type=parse_output, help="Write report.json here instead ('-' is stdout)"
+    )
+    ingest.add_argument(
+        "--md", type=parse_path, help="With -o: also write the Markdown report here"
+    )
     add_limit_options(ingest)
     ingest.set_defaults(func=cmd_ingest_trx)
 

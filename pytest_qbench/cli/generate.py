@@ -139,7 +139,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from pytest_qbench.generate.models import GenerateRequest
     from pytest_qbench.generate.run import generate
 
-    unusable = _llm_command_problem(args.llm_command)
+    unusable = _llm_command_problem(args.llm_command) or _asks_no_model(args)
     if unusable:
         print(f"qbench: error: {unusable}", file=sys.stderr)
         return USAGE
@@ -176,6 +176,20 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         print("\n".join(text_lines(result)))
     return OK if result.success else ERR
+
+
+def _asks_no_model(args: argparse.Namespace) -> str:
+    """Why ``--llm-command`` or ``--llm-log`` would do nothing (a strategy that asks no model),
+    or ``""``."""
+    given = [
+        f"--{name.replace('_', '-')}" for name in ("llm_command", "llm_log") if getattr(args, name)
+    ]
+    if given and args.strategy not in ("hybrid", "llm"):
+        return (
+            f"{' and '.join(given)} asks a model, and --strategy {args.strategy} asks none; "
+            "use --strategy hybrid or llm, or leave them out"
+        )
+    return ""
 
 
 def _llm_command_problem(command: str | None) -> str:

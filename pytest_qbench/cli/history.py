@@ -31,6 +31,7 @@ from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.exit_codes import ERR
 from pytest_qbench.core.exit_codes import OK
 from pytest_qbench.core.numbers import parse_finite
+from pytest_qbench.core.numbers import parse_path
 from pytest_qbench.core.numbers import parse_whole
 
 
@@ -73,7 +74,7 @@ def _parser(
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help, description=description)
     parser.add_argument(
         "--dir",
-        type=Path,
+        type=parse_path,
         help="The qbench directory. Default: .qbench in the working directory or its nearest "
         "parent holding one",
     )
@@ -263,7 +264,7 @@ def _add_index(sub: SubParsers) -> None:
         "directory without report.json (a crashed run) is indexed from its results.jsonl.",
         cmd_index,
     )
-    parser.add_argument("sources", nargs="*", type=Path, metavar="RUN_DIR|REPORT.json")
+    parser.add_argument("sources", nargs="*", type=parse_path, metavar="RUN_DIR|REPORT.json")
     parser.add_argument(
         "--keep-runs",
         type=int,
@@ -742,7 +743,12 @@ def _age(value: str) -> timedelta:
         raise argparse.ArgumentTypeError(
             f"must be a number and a unit, s, m, h, d or w (e.g. 30d, 12h, 2w), given: {value!r}"
         )
-    return timedelta(seconds=float(match.group(1)) * AGE_UNITS[match.group(2)])
+    age = timedelta(seconds=float(match.group(1)) * AGE_UNITS[match.group(2)])
+    if not age:
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 (an age of 0 is every run), given: {value!r}; e.g. 30d"
+        )
+    return age
 
 
 def _add_gc(sub: SubParsers) -> None:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_output
+from pytest_qbench.core.numbers import parse_path
 
 
 if TYPE_CHECKING:
@@ -53,7 +55,9 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         help="The run to compare with (id, prefix, last~N), or a branch: its newest run. "
         "Default: the run before RUN that is not a CI shard (unless RUN is one)",
     )
-    parser.add_argument("-o", "--output", help="Write the Markdown here. Default: stdout")
+    parser.add_argument(
+        "-o", "--output", type=parse_output, help="Write the Markdown here. Default: stdout"
+    )
     parser.add_argument(
         "--post",
         action="store_true",
@@ -65,14 +69,14 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
     )
     parser.add_argument(
         "--body",
-        type=Path,
+        type=parse_path,
         metavar="FILE",
         help="Post this comment, written before by 'qbench pr-comment -o FILE' (a second "
         "workflow, for pull requests from forks), instead of one from the index",
     )
     parser.add_argument(
         "--quarantine-file",
-        type=Path,
+        type=parse_path,
         metavar="FILE",
         help="The quarantine kept in this file (as qbench_quarantine_file), not in the index",
     )

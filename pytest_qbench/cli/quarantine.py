@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_qbench.core.exit_codes import OK
+from pytest_qbench.core.numbers import parse_name
+from pytest_qbench.core.numbers import parse_path
 
 
 if TYPE_CHECKING:
@@ -30,7 +32,7 @@ def add_quarantine_parser(sub: SubParsers) -> None:
     """Add ``qbench quarantine`` to ``qbench``'s parser."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--dir", type=Path, help="The qbench directory. Default: .qbench here or in a parent"
+        "--dir", type=parse_path, help="The qbench directory. Default: .qbench here or in a parent"
     )
     common.add_argument(
         "--db",
@@ -47,10 +49,10 @@ def add_quarantine_parser(sub: SubParsers) -> None:
     )
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     add = actions.add_parser("add", parents=[common], help="Quarantine a test")
-    add.add_argument("nodeid", metavar="NODEID")
+    add.add_argument("nodeid", metavar="NODEID", type=parse_name)
     add.add_argument("--reason", default="", metavar="TEXT", help="Why (shown by list)")
     remove = actions.add_parser("remove", parents=[common], help="Release a test")
-    remove.add_argument("nodeid", metavar="NODEID")
+    remove.add_argument("nodeid", metavar="NODEID", type=parse_name)
     listing = actions.add_parser("list", parents=[common], help="List the quarantined tests")
     listing.add_argument("--json", action="store_true", help="Print JSON instead of text")
     parser.set_defaults(func=cmd_quarantine)

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_qbench.core.numbers import parse_path
 from pytest_qbench.core.numbers import parse_seconds
 
 
@@ -44,11 +45,11 @@ def add_test_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--dir",
-        type=Path,
+        type=parse_path,
         default=Path(".qbench"),
         help="The qbench directory the run is stored in. Default: %(default)s",
     )
-    parser.add_argument("--html", type=Path, metavar="OUT", help="Also write the HTML report")
+    parser.add_argument("--html", type=parse_path, metavar="OUT", help="Also write the HTML report")
     parser.add_argument(
         "--timeout",
         type=parse_seconds,

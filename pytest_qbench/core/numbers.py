@@ -1,12 +1,15 @@
 """Numbers given on a command line and shown to people, one rule each: the ``type=`` parsers of
 the plugin's options, the ``qbench`` commands and the MCP server's options (they raise
 ``argparse.ArgumentTypeError``, which argparse and pytest show as ``<option>: <message>``),
-and byte sizes in words; a time rounded to the microsecond as results store it."""
+and byte sizes in words; a time rounded to the microsecond as results store it. Beside them
+`parse_output`, `parse_name` and `parse_path`: an output path, a name or a path an option must
+not leave blank."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 
 def parse_whole(
@@ -72,6 +75,29 @@ def parse_seconds(value: str) -> float:
     return parse_finite(
         value, minimum=0, above=True, what="a number of seconds more than 0", example="300"
     )
+
+
+def parse_output(value: str) -> str:
+    """An output path, ``-`` for stdout (``type=`` for argparse): a blank one is refused, since
+    it was read as stdout, or as the current directory."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(
+            f"must be a file path ('-' for stdout), given: {value!r}; e.g. report.json"
+        )
+    return value
+
+
+def parse_name(value: str) -> str:
+    """A name (a node id, a tool's name) that must not be blank (``type=`` for argparse)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError(f"must not be empty, given: {value!r}")
+    return value
+
+
+def parse_path(value: str) -> Path:
+    """A file or directory path (``type=`` for argparse): a blank one, which ``Path`` reads as
+    the working directory, is refused."""
+    return Path(parse_name(value))
 
 
 BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")

@@ -39,7 +39,8 @@ class RunRequest:
     test_path: Sequence[str] = ()
     keyword: str | None = None
     markers: str | None = None
-    coverage: bool = False
+    coverage: bool | None = None
+    """``None``: not said (a threshold or a source measures it); ``False``: not measured."""
     coverage_threshold: float | None = None
     coverage_source: Sequence[str] = ()
     fail_fast: bool = False
@@ -155,8 +156,18 @@ def selection_args(request: RunRequest) -> list[str]:
 
 def coverage_args(config: ServerConfig, request: RunRequest) -> list[str]:
     """``--qbench-cov=SOURCE`` for each source (a bare ``--qbench-cov`` leaves the choice to
-    coverage.py's configuration), and the threshold."""
+    coverage.py's configuration), and the threshold.
+
+    Raises:
+        ToolFailure: ``coverage`` false with a threshold or a source, or a value refused.
+    """
     threshold = request.coverage_threshold
+    if request.coverage is False and (threshold is not None or request.coverage_source):
+        given = "coverage_threshold" if threshold is not None else "coverage_source"
+        raise ToolFailure(
+            f"coverage is false, and {given} measures coverage; leave coverage out (or set it "
+            f"true) to measure, or leave {given} out"
+        )
     if not (request.coverage or threshold is not None or request.coverage_source):
         return []
     sources = [resolve_source(config.root, s) for s in _paths(request.coverage_source)]

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.core.install import install_qbench
+from pytest_qbench.core.numbers import parse_name
+from pytest_qbench.core.numbers import parse_path
 from pytest_qbench.core.numbers import parse_seconds
 from pytest_qbench.core.numbers import parse_whole
 
@@ -70,14 +72,14 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     """The options of ``qbench mcp`` and ``qbench-mcp``."""
     parser.add_argument(
         "--root",
-        type=Path,
+        type=parse_path,
         default=None,
         help="Project root; test paths must resolve inside it and pytest runs there. "
         "Default: the working directory",
     )
     parser.add_argument(
         "--qbench-dir",
-        type=Path,
+        type=parse_path,
         default=None,
         help="Run store (as pytest's --qbench-dir). Default: ROOT/.qbench",
     )
@@ -121,6 +123,7 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--coverage-source",
         action="append",
+        type=parse_name,
         default=[],
         metavar="SOURCE",
         help="What runs measure when coverage is asked for without sources (a directory or a "
@@ -142,7 +145,14 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     if not root.is_dir():
         raise QBenchError(f"--root {root} is not a directory; give the project's directory")
     qbench_dir = (args.qbench_dir or root / ".qbench").resolve()
-    default = min(args.default_timeout, args.max_timeout)
+    if args.default_timeout != DEFAULT_TIMEOUT and args.default_timeout > args.max_timeout:
+        raise QBenchError(
+            f"--default-timeout {args.default_timeout:g} is above --max-timeout "
+            f"{args.max_timeout:g}, the longest a run may take; give a default of at most "
+            f"{args.max_timeout:g}, or a larger --max-timeout",
+            slug="mcp-options",
+        )
+    default = min(args.default_timeout, args.max_timeout)  # the built-in default, brought down
     return ServerConfig(
         root=root,
         qbench_dir=qbench_dir,

@@ -133,6 +133,28 @@ def check_request(
         )
 
 
+DEFAULT_LLM_BUDGET = 10_000
+"""Tokens for sampling when ``max_llm_budget`` is left out."""
+ASKING_STRATEGIES = ("hybrid", "llm")
+"""The strategies that ask the client's model (sampling): the ones a token budget bounds."""
+
+
+def llm_budget(strategy: GenerationStrategy, given: int | None) -> int:
+    """The tokens for sampling: ``given``, or the default.
+
+    Raises:
+        ToolFailure: ``given`` with a strategy that asks no model (it would bound nothing).
+    """
+    if given is None:
+        return DEFAULT_LLM_BUDGET
+    if strategy not in ASKING_STRATEGIES:
+        raise ToolFailure(
+            f"max_llm_budget bounds the tokens of sampling, and generation_strategy {strategy!r} "
+            "asks no model; leave max_llm_budget out, or use 'hybrid' or 'llm'"
+        )
+    return given
+
+
 def plan_generation(
     config: ServerConfig,
     target_path: str,

@@ -335,6 +335,11 @@ def error_line(error: dict[str, str]) -> str:
 def ingest_file(tools: RunService, source: str) -> IngestReport:
     """Import a JSON export (a file, or every ``.json`` file of a directory)."""
     started = time.monotonic()
+    if not source.strip():  # not the project root's .json files
+        raise ToolFailure(
+            "source is empty; leave it out to collect the project's tests ('pytest'), or give "
+            "a JSON export file or directory inside the project"
+        )
     relative = inside_root(tools.config.root, source, "source")
     path = tools.config.root / relative
     found = sorted(path.glob("*.json")) if path.is_dir() else [path]

@@ -47,6 +47,21 @@ def safe_text(value: str, what: str) -> str:
     return stripped
 
 
+def listed(values: list[str] | str | None, what: str) -> list[str]:
+    """``values`` as a list: one string a list of one, ``None`` (left out) an empty one.
+
+    Raises:
+        ToolFailure: an empty list, which would read as the argument left out.
+    """
+    if values is None:
+        return []
+    if isinstance(values, str):
+        return [values]
+    if not values:
+        raise ToolFailure(f"{what} is an empty list; leave it out instead, or give one or more")
+    return list(values)
+
+
 def resolve_test_path(root: Path, value: str, what: str = "test_path") -> str:
     """A file, directory or node id (``path::Class::test[param]``) inside ``root``, as a path
     relative to it (POSIX separators), the node id part kept.

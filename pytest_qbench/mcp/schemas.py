@@ -62,6 +62,81 @@ def unknown_arguments(
     return f"{tool} does not know the argument(s) {given}; it {takes}{note}"
 
 
+JSON_TYPES = {
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "number": "a number",
+    "string": "a string",
+    "array": "a list",
+    "object": "an object",
+    "null": "null",
+}
+"""How a refusal names each JSON type a value should have had."""
+
+
+def mistyped_arguments(tool: str, schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
+    """The refusal of the first argument whose JSON type ``schema`` does not allow (``"yes"``
+    for a boolean, ``true`` for a number, ``"3"`` for a whole number: the SDK's validation
+    would read them as ``True``, ``1.0`` and ``3``), naming it, its type and the value;
+    ``None`` when every argument has its type."""
+    properties = schema.get("properties", {})
+    for name, value in arguments.items():
+        expected = properties.get(name)
+        if expected is None or _has_type(value, expected):
+            continue
+        words = [word for word in _type_words(expected) if word != "null"]
+        wanted = " or ".join(dict.fromkeys(words)) or "another value"
+        shown = repr(value)[:100]
+        return (
+            f"{tool}: {name} must be {wanted}, given: {shown} (a JSON {_json_type(value)}); "
+            f"send {wanted}, or leave {name} out"
+        )
+    return None
+
+
+def _has_type(value: Any, schema: dict[str, Any]) -> bool:
+    if "anyOf" in schema:
+        return any(_has_type(value, option) for option in schema["anyOf"])
+    types = schema.get("type")
+    if types is None:  # an enum or a reference: the SDK's validation decides
+        return True
+    for name in [types] if isinstance(types, str) else types:
+        if name == "array" and isinstance(value, list):
+            items = schema.get("items", {})
+            return all(_has_type(item, items) for item in value)
+        if _json_type(value) == name or (name == "number" and _json_type(value) == "integer"):
+            return True
+    return False
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _type_words(schema: dict[str, Any]) -> list[str]:
+    if "anyOf" in schema:
+        return [word for option in schema["anyOf"] for word in _type_words(option)]
+    types = schema.get("type")
+    names = [types] if isinstance(types, str) else list(types or [])
+    words = []
+    for name in names:
+        if name == "array" and schema.get("items", {}).get("type") == "string":
+            words.append("a list of strings")
+        else:
+            words.append(JSON_TYPES.get(name, name))
+    return words
+
+
 def _compact(node: Any, drop: tuple[str, ...] = ("title", "default")) -> Any:
     if isinstance(node, list):
         return [_compact(item, drop) for item in node]

@@ -19,6 +19,8 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import Literal
@@ -374,14 +376,25 @@ def similar(
     the reference's own parametrized siblings only when ``include_siblings``.
 
     Raises:
-        ToolFailure: neither or both given, or no such test.
+        ToolFailure: neither or both given, a blank one, ``include_siblings`` with a text,
+            or no such test.
     """
     from pytest_qbench.mcp.catalog import SCOPES
     from pytest_qbench.mcp.catalog import Filters
     from pytest_qbench.mcp.ranking import for_reference
 
-    if (test is None) == (text is None):
+    if test is not None and text is not None:
         raise ToolFailure("give either test (a key or a node id) or text, not both")
+    if test is None and text is None:
+        raise ToolFailure("give either test (a key or a node id) or text to compare with")
+    for name, value in (("test", test), ("text", text)):
+        if value is not None and not value.strip():
+            raise ToolFailure(f"{name} is empty; give a key or a node id, or a text")
+    if include_siblings and test is None:
+        raise ToolFailure(
+            "include_siblings keeps a reference test's own parametrized cases, and text has "
+            "none; leave include_siblings out, or give test instead of text"
+        )
     _check(limit, Filters())
     reference = None
     query = text or ""
@@ -486,22 +499,69 @@ def similar_text(found: SimilarTests, limit: int) -> str:
 def search_tests(
     tools: RunService,
     query: str = "",
-    tags: Sequence[str] = (),
-    priority: Sequence[str] = (),
-    markers: Sequence[str] = (),
-    platforms: Sequence[str] = (),
+    tags: Sequence[str] | None = None,
+    priority: Sequence[str] | None = None,
+    markers: Sequence[str] | None = None,
+    platforms: Sequence[str] | None = None,
     path: str | None = None,
     limit: int = 10,
     cursor: str | None = None,
     expand: bool = False,
 ) -> SearchResult:
-    """Ranked search over the catalog, one hit per test function unless ``expand``."""
+    """Ranked search over the catalog, one hit per test function unless ``expand``.
+
+    Raises:
+        ToolFailure: a filter that is an empty list or holds an empty value, a blank or
+            outside ``path``, a blank cursor (or one of :func:`search`'s).
+    """
     from pytest_qbench.mcp.catalog import Filters
     from pytest_qbench.mcp.shared_catalog import open_project_catalog
 
-    filters = Filters(tuple(tags), tuple(priority), tuple(markers), tuple(platforms), path)
+    given = {"tags": tags, "priority": priority, "markers": markers, "platforms": platforms}
+    for name, values in given.items():
+        _check_values(name, values)
+    _check_path_filter(tools.config.root, path)
+    if cursor is not None and not cursor.strip():
+        raise ToolFailure("cursor is empty; leave it out for the first page")
+    filters = Filters(
+        tuple(tags or ()), tuple(priority or ()), tuple(markers or ()), tuple(platforms or ()), path
+    )
     with open_project_catalog(tools.config) as catalog:
         return search(catalog, query, filters, limit, cursor, tools.config.budget, expand)
+
+
+def _check_values(name: str, values: Sequence[str] | None) -> None:
+    """A filter given as an empty list, or with an empty value, is refused (it would match
+    everything, or nothing)."""
+    if values is None:
+        return
+    if not values:
+        raise ToolFailure(f"{name} is an empty list; leave it out, or give values to match")
+    if any(not value.strip() for value in values):
+        raise ToolFailure(f"{name} holds an empty value, given: {list(values)[:5]}; leave it out")
+
+
+def _check_path_filter(root: Path, path: str | None) -> None:
+    """``path`` filters the catalog's paths (relative to the project root) and folders: blank,
+    ``..``, or a directory of this machine outside the root is refused (it would match every
+    test, or none)."""
+    if path is None:
+        return
+    if not path.strip():
+        raise ToolFailure("path is empty; leave it out, or give a glob or prefix like tests/api")
+    given = PurePosixPath(path)
+    if ".." in given.parts:
+        raise ToolFailure(f"path {path!r} holds '..'; give a path inside the project root")
+    if given.is_absolute():
+        absolute = Path(path)
+        if absolute.is_relative_to(root):
+            relative = absolute.relative_to(root).as_posix()
+            raise ToolFailure(
+                f"path {path!r} is absolute; the catalog's paths are relative to the project "
+                f"root: give {relative!r}"
+            )
+        if absolute.exists():
+            raise ToolFailure(f"path {path!r} is outside the project root {root}")
 
 
 def get_test_by_key(tools: RunService, key: str) -> TestCaseDetail:

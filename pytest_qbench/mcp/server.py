@@ -85,6 +85,7 @@ from pytest_qbench.mcp.health import Health
 from pytest_qbench.mcp.ingest import IngestReport
 from pytest_qbench.mcp.other_runners import TestType as RunnerType
 from pytest_qbench.mcp.output import RunOutputPage
+from pytest_qbench.mcp.paths import listed
 from pytest_qbench.mcp.process import POLL_SECONDS
 from pytest_qbench.mcp.process import PytestProcess
 from pytest_qbench.mcp.rounds import HeldGenerations
@@ -92,6 +93,7 @@ from pytest_qbench.mcp.run_history import FlakyList
 from pytest_qbench.mcp.run_history import RunList
 from pytest_qbench.mcp.schemas import compact_input
 from pytest_qbench.mcp.schemas import compact_schema
+from pytest_qbench.mcp.schemas import mistyped_arguments
 from pytest_qbench.mcp.schemas import unknown_arguments
 from pytest_qbench.mcp.search import SearchResult
 from pytest_qbench.mcp.search import SimilarTests
@@ -115,15 +117,15 @@ Paths = Annotated[
     list[str] | str | None,
     Field(
         description="Files, directories or node ids (path::Class::test) in the project; "
-        "default: its configured test paths"
+        "default: testpaths"
     ),
 ]
 Texts = Annotated[list[str] | None, Field(description="Any of these values (case-insensitive)")]
 RunId = Annotated[
     str,
     Field(
-        description="A run id (or unique prefix) from run_test_workflow or list_runs, 'last' "
-        "or 'last~N' (N runs before the last)",
+        description="A run id or unique prefix (run_test_workflow, list_runs), 'last' or "
+        "'last~N' (N runs before it)",
         max_length=128,
     ),
 ]
@@ -182,12 +184,13 @@ class QBenchServer(MCPServer[Any]):
         return result
 
     async def _check_arguments(self, name: str, arguments: dict[str, Any]) -> None:
-        """Refuse an argument the tool does not list (the SDK would ignore it)."""
+        """Refuse an argument the tool does not list (the SDK would ignore it), and one of
+        another JSON type (the SDK would read ``"yes"`` as true, ``true`` as 1 second)."""
         for tool in await super().list_tools():
             if tool.name == name:
-                refusal = unknown_arguments(
-                    name, tool.input_schema, arguments, SCOPES.get(name, "")
-                )
+                schema, scope = tool.input_schema, SCOPES.get(name, "")
+                refusal = unknown_arguments(name, schema, arguments, scope)
+                refusal = refusal or mistyped_arguments(name, schema, arguments)
                 if refusal:
                     raise ToolError(refusal)
 
@@ -412,7 +415,7 @@ async def run_test_workflow(
     markers: Annotated[
         str | None, Field(description="pytest -m expression, e.g. 'not integration'")
     ] = None,
-    coverage: Annotated[bool, Field(description="Measure coverage")] = False,
+    coverage: Annotated[bool | None, Field(description="Measure coverage")] = None,
     coverage_threshold: Annotated[
         float | None,
         Field(ge=0, le=100, description="Fail the run below this coverage percentage"),
@@ -439,12 +442,12 @@ async def run_test_workflow(
     it). One run at a time; stopped and marked partial at the timeout (once all tests have
     results, the session end gets a grace period)."""
     request = RunRequest(
-        test_path=[test_path] if isinstance(test_path, str) else test_path or [],
+        test_path=listed(test_path, "test_path"),
         keyword=keyword,
         markers=markers,
         coverage=coverage,
         coverage_threshold=coverage_threshold,
-        coverage_source=coverage_source or [],
+        coverage_source=listed(coverage_source, "coverage_source"),
         fail_fast=fail_fast,
         verbose=verbose,
         max_failures=max_failures,
@@ -549,10 +552,10 @@ def search_tests(
     cursor for the next page."""
     return tools.search_tests(
         query,
-        tags or [],
-        priority or [],
-        markers or [],
-        platforms or [],
+        tags,
+        priority,
+        markers,
+        platforms,
         path,
         limit,
         cursor,
@@ -599,8 +602,8 @@ async def ingest_tests(
     source: Annotated[
         str,
         Field(
-            description="'pytest' (collect the project's tests) or a JSON export file (or "
-            "directory of them) inside the project",
+            description="'pytest' (collect the tests) or a JSON export file or directory in "
+            "the project",
             max_length=1000,
         ),
     ] = "pytest",
@@ -636,7 +639,7 @@ async def run_build_workflow(
 ) -> BuildResult:
     """Run ruff, mypy, tsc, eslint (the project's config); return errors only: file,
     line, column, code, message; get_run_output pages raw logs."""
-    given = [paths] if isinstance(paths, str) else paths or []
+    given = listed(paths, "paths")
     stop = threading.Event()
     call = partial(
         tools.run_build_workflow, check_type, given, strict, timeout_seconds, stop, target=target
@@ -670,7 +673,9 @@ async def generate_tests_workflow(
         GenerationStrategy,
         Field(description="hybrid: hypothesis, template, pynguin, llm"),
     ] = "hybrid",
-    max_llm_budget: Annotated[int, Field(ge=0, description="Tokens for sampling")] = 10000,
+    max_llm_budget: Annotated[
+        int | None, Field(ge=0, description="Sampling tokens (hybrid, llm); default 10000")
+    ] = None,
     timeout_seconds: Annotated[
         float | None,
         Field(gt=0, description="Kill the generation after this long (capped)"),
@@ -692,7 +697,7 @@ async def generate_tests_workflow(
             coverage_goal,
             generation_strategy,
             timeout_seconds,
-            max_llm_budget,
+            generation.llm_budget(generation_strategy, max_llm_budget),
             no_sampling,
         )
     if no_sampling is None and not ctx.session.can_send_request:

@@ -27,6 +27,7 @@ import pytest
 
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.agent import hooks as agent_hooks
+from pytest_qbench.plugin.options.agent import refuse_unreachable
 from pytest_qbench.plugin.options.declare import add_options
 from pytest_qbench.plugin.options.declare import coverage_asked
 from pytest_qbench.plugin.options.declare import is_enabled
@@ -85,7 +86,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "qbench(metrics, expected_tools, ground_truth): agent-evaluation metrics, evaluated on "
         "what the test records with the qbench fixture when it returns",
     )
-    parse_thresholds(config.getini("qbench_thresholds"))  # refused before any test runs
+    thresholds = parse_thresholds(config.getini("qbench_thresholds"))  # refused before any test
+    refuse_unreachable(thresholds, "ini qbench_thresholds")
     repeat = config.getoption("qbench_repeat", None)
     if repeat and repeat > 1:  # a hook of every test function at collection: only when asked
         registered.register(config, agent_hooks.Repeats(repeat), REPEAT_PLUGIN_NAME)

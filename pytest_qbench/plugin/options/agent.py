@@ -8,6 +8,7 @@ only when ``--qbench-baseline`` is given.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,29 @@ def parse_metric_min(value: str) -> tuple[str, float]:
             f"e.g. {METRIC_MIN_EXAMPLE}"
         )
     return pair
+
+
+def refuse_unreachable(thresholds: Mapping[str, float], source: str) -> None:
+    """Refuse a threshold above the top of its registered metric's scale (``token_f1=80``, a
+    percentage for a 0-1 score): no score can reach it, so every run would fail its gate or its
+    tests. A name no metric has yet (a test may score it) is left to the run's end.
+
+    Raises:
+        pytest.UsageError: naming the option, the metric, its scale and the fix.
+    """
+    if not thresholds:
+        return
+    from pytest_qbench.evaluation.registry import REGISTRY
+
+    known = set(REGISTRY.names())
+    for name, value in thresholds.items():
+        top = (REGISTRY.get(name).scale or 1) if name in known else None
+        if top is not None and value > top:
+            raise pytest.UsageError(
+                f"{source} {name}={value:g} is above the top of {name}'s scale (0 to {top:g}), "
+                f"so no score can reach it; give a score on that scale, e.g. "
+                f"{name}={top * 0.8:g} (not a percentage)"
+            )
 
 
 def parse_regression(value: str) -> float:
@@ -148,6 +172,7 @@ def read_gate_settings(config: pytest.Config) -> GateSettings:
             raise pytest.UsageError(f"ini qbench_metric_min {exc}") from None
         minimums[name] = value
     minimums.update(reader.cli("metric_min") or [])
+    refuse_unreachable(minimums, "--qbench-metric-min")
     path, source = reader.path("baseline")
     max_regression = reader.parsed("max_regression", parse_regression, None)
     if path is None and max_regression is not None:

@@ -125,6 +125,11 @@ def read_check_settings(reader: OptionReader, environ: Mapping[str, str]) -> Che
             f"--qbench-max-errors needs checkers to count errors, and none runs, given: "
             f"{max_errors}; add --qbench-check=ruff,mypy"
         )
+    if reader.cli("check_timeout") is not None and not tools:  # the ini and $ are a project's
+        raise pytest.UsageError(
+            f"--qbench-check-timeout needs checkers to time, and none runs, given: "
+            f"{reader.cli('check_timeout'):g}; add --qbench-check=ruff,mypy, or leave it out"
+        )
     return CheckSettings(
         tools=tools, max_errors=max_errors, timeout=timeout or DEFAULT_CHECK_TIMEOUT
     )

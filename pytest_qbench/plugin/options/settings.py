@@ -160,6 +160,7 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(
             f"{tdir_source} is not a directory, given: {template_dir}; create it or fix the path"
         )
+    refuse_budget_alone(reader)
     return Settings(
         qbench_dir=qbench_dir,
         run_id=run_id,
@@ -196,6 +197,22 @@ def read_settings(config: pytest.Config) -> Settings:
     )
 
 
+def refuse_budget_alone(reader: OptionReader) -> None:
+    """``--qbench-new-tests-budget`` on the command line bounds the repeats of new tests: without
+    them (``--qbench-new-tests-repeat`` 1 or not set) it would do nothing (the ini value may be
+    a project's, set for the runs that repeat).
+
+    Raises:
+        pytest.UsageError: naming both options.
+    """
+    budget = reader.cli("new_tests_budget")
+    if budget is not None and reader.parsed("new_tests_repeat", parse_repeat, 1) == 1:
+        raise pytest.UsageError(
+            f"--qbench-new-tests-budget bounds the repeats of new tests, and none is asked, "
+            f"given: {budget:g}; add --qbench-new-tests-repeat=N (2 or more), or leave it out"
+        )
+
+
 def parse_flaky_monitors(text: str) -> Monitors:
     """``min_evidence=3 outage_share=0.6`` as the monitors' settings."""
     from pytest_qbench.history.flakiness import parse_monitors
@@ -214,8 +231,14 @@ def read_db(reader: OptionReader) -> str | None:
     from pytest_qbench.history.dburl import ENV_VAR
     from pytest_qbench.history.dburl import parse_db
 
+    cli = reader.cli("db")
+    if cli is not None and not cli.strip():  # read as not given: the local index, or $QBENCH_DB
+        raise pytest.UsageError(
+            f"--qbench-db is empty, given: {cli!r} (an empty variable?); give "
+            "postgresql://USER@HOST:PORT/DBNAME or 'sqlite', or leave --qbench-db out"
+        )
     given = [
-        ("--qbench-db", reader.cli("db")),
+        ("--qbench-db", cli),
         (f"${ENV_VAR}", os.environ.get(ENV_VAR)),
         ("ini qbench_db", reader.ini("db")),
     ]
@@ -284,6 +307,11 @@ def coverage_sources(reader: OptionReader) -> tuple[str, ...] | None:
 
 
 def _source(value: str, base: Path, flag: str) -> str:
+    if not value.strip():  # read as the directory it is given from
+        raise pytest.UsageError(
+            f"{flag} is empty, given: {value!r} (an empty variable?); give a SOURCE (e.g. "
+            f"{flag}=src/mypkg), or --qbench-cov alone for coverage.py's configured source"
+        )
     path = base / value
     if path.is_dir():
         return str(path.resolve())

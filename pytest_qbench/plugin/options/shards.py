@@ -125,6 +125,11 @@ def read_shard_settings(
 
 def _given(reader: OptionReader, name: str) -> tuple[str, str]:
     value = reader.cli(name)
+    if value is not None and not str(value).strip():  # read as none: every test on each machine
+        raise pytest.UsageError(
+            f"--qbench-{name} is empty, given: {value!r} (an empty variable?); give "
+            f"{'I/N' if name == 'shard' else 'a queue name'}, or leave --qbench-{name} out"
+        )
     if value is not None:
         return str(value), f"--qbench-{name}"
     return str(reader.ini(name) or ""), f"ini qbench_{name}"

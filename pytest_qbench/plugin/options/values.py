@@ -65,9 +65,13 @@ def parse_size(value: str) -> int:
 def parse_capture(value: str) -> frozenset[str]:
     """``all``, ``none``, or a comma list of outcomes (``type=`` for argparse)."""
     words = [w.strip() for w in value.split(",") if w.strip()]
+    if not words:  # read as none: say it
+        raise argparse.ArgumentTypeError(
+            f"is empty, given: {value!r}; use all, none, or a comma list of {', '.join(OUTCOMES)}"
+        )
     if words == ["all"]:
         return frozenset(OUTCOMES)
-    if words in (["none"], []):
+    if words == ["none"]:
         return frozenset()
     unknown = [w for w in words if w not in OUTCOMES]
     if unknown:
@@ -199,8 +203,18 @@ class OptionReader:
             raise pytest.UsageError(f"ini qbench_{name} is malformed: {exc}; {fix}") from None
 
     def path(self, name: str) -> tuple[Path | None, str]:
-        """The path and where it came from (for error messages)."""
+        """The path and where it came from (for error messages).
+
+        Raises:
+            pytest.UsageError: an empty path on the command line (it read as not given).
+        """
         value = self.cli(name)
+        if value is not None and not str(value).strip():
+            flag = f"--qbench-{name.replace('_', '-')}"
+            raise pytest.UsageError(
+                f"{flag} is empty, given: {value!r} (an empty variable?); give a path, or leave "
+                f"{flag} out"
+            )
         if value:
             return self.cli_dir / value, f"--qbench-{name.replace('_', '-')}"
         value = self.ini(name)
