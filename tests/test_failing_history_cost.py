@@ -357,3 +357,33 @@ def test_a_failing_line_is_read_by_two_matches_as_field_by_field(
     for raw, head in accepted:
         session_end._failing_record(raw, head)
     assert calls == []
+
+
+def test_a_first_failure_counts_no_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure without an earlier result (a new test, a new index) has its flips and flaky
+    indicator of its own failure alone, counted once at import (``count_flips`` and
+    ``flaky_indicator`` of one failure), not a call of each a failing test; with a past they
+    are counted as before."""
+    from pytest_qbench.history import analysis
+    from pytest_qbench.history import failure_history
+
+    alone = {"runs": 0, "failed": 0, "same_failure_runs": 0, "first_failed_run": "r9"}
+    alone |= {"flips": analysis.count_flips([analysis.FAIL])}
+    alone |= {"flaky_indicator": analysis.flaky_indicator([analysis.FAIL])}
+    calls: list[str] = []
+    for name in ("count_flips", "flaky_indicator"):
+        real = getattr(failure_history, name)
+
+        def counted(outcomes: list[Any], name: str = name, real: Any = real) -> Any:
+            calls.append(name)
+            return real(outcomes)
+
+        monkeypatch.setattr(failure_history, name, counted)
+    record = failure_history.build_history(Recent([], None), "fp", "r9")
+    assert {key: record[key] for key in alone} == alone  # type: ignore[literal-required]
+    assert record["status"] == "new failure"
+    assert calls == []
+    past = PastResult("r8", "2026-01-02T03:04:05.000000Z", "passed", 0.01, False, None, None, "c")
+    record = failure_history.build_history(Recent([past], past), "fp", "r9")
+    assert (record["flips"], record["flaky_indicator"]) == (1, 1.0)
+    assert calls == ["count_flips", "flaky_indicator"]
