@@ -194,7 +194,11 @@ def record_runs(python: str, checkout: str, where: Path) -> Path:
     for number, extra in enumerate(runs):
         env = env_of(checkout, SE_RUN=str(number), GITHUB_ACTIONS="true", GITHUB_SHA=f"c{number}")
         subprocess.run([*argv, *extra], cwd=suite, env=env, capture_output=True, check=False)
-    shards = sorted((qbench_dir / "runs").iterdir(), key=lambda p: p.stat().st_mtime_ns)[-2:]
+    shards = [
+        run
+        for run in sorted((qbench_dir / "runs").iterdir())
+        if json.loads((run / "report.json").read_text())["run"].get("shard")
+    ]
     merged = qbench_dir / "merged" / "report.json"
     merge = [python, "-m", "pytest_qbench", "merge", *map(str, shards), "-o", str(merged)]
     subprocess.run(merge, env=env_of(checkout), check=True, capture_output=True)
@@ -236,6 +240,7 @@ def main() -> int:
         where = Path(tmp)
         source = record_runs(args.python, args.old, where)
         runs = len(list((source / "runs").iterdir()))
+        shards = json.loads((source / "merged" / "report.json").read_text())["shards"]
         old = replay(args.python, args.old, source, where / "old")
         new = replay(args.python, args.new, source, where / "new")
         shutil.rmtree(source, ignore_errors=True)
@@ -243,8 +248,8 @@ def main() -> int:
     rows = sum(len(v) for k, v in old.items() if k in TABLES and isinstance(v, list))
     reports = sum(1 for key in old if key.startswith("report.json"))
     plans = len(old["plans"]) if isinstance(old["plans"], dict) else 0
-    print(f"{runs} runs replayed, a merge indexed: {rows} rows, {reports} report.json files, ")
-    print(f"{plans} phase timings and plans")
+    print(f"{runs} runs replayed, a merge of {len(shards)} shards indexed: {rows} rows, ")
+    print(f"{reports} report.json files, {plans} phase timings and plans")
     if differ:
         print("DIFFERENT:", ", ".join(differ))
         return 1
