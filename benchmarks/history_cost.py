@@ -13,13 +13,17 @@ with agent-evaluation metrics. It times:
 - on an index of 100 runs of 10 000 tests (2% of the tests flaky, 1% always failing):
   ``find_flaky`` in process, and the commands ``qbench flaky --runs 100``, ``qbench diff`` (a
   run with itself, so that it exits 0),
-  ``qbench history NODEID`` and ``qbench runs``; ``qbench --version`` is the start-up cost.
+  ``qbench history NODEID`` and ``qbench runs``; ``qbench --version`` is the start-up cost;
+- on an index of 120 runs of 5 000 tests (``--plan-runs``, ``--plan-tests``): the shard
+  planner's read of every test's phase times (``queries.phase_timings``, the last 5 results of
+  each: what ``--qbench-shard I/N``, ``--qbench-queue`` and ``qbench shards`` read), in process.
 
 Commands run through ``_measure.py``'s launcher, like the other benchmarks.
 
 Usage::
 
-    python benchmarks/history_cost.py [--results 50000] [--runs 100] [--tests 10000]
+    python benchmarks/history_cost.py [--results 50000] [--runs 100] [--tests 10000] \
+        [--plan-runs 120] [--plan-tests 5000]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import random
 import shutil
 import sys
 import time
+from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
@@ -51,6 +56,7 @@ import pytest_qbench
 from pytest_qbench.history import INDEX_NAME
 from pytest_qbench.history.compare import find_flaky
 from pytest_qbench.history.indexer import index_run
+from pytest_qbench.history.queries import phase_timings
 from pytest_qbench.history.session_end import record_run
 from pytest_qbench.history.sqlite import SQLiteIndex
 from pytest_qbench.report import store
@@ -64,6 +70,10 @@ HERE = Path(__file__).resolve().parent
 PACKAGE_CHECKOUT = Path(pytest_qbench.__file__).resolve().parent.parent
 DEFAULT_WORK_DIR = HERE / ".work"
 TARGET_S = 2.0
+PLAN_TARGET_S = 0.3
+"""The shard planner's read of every test's phase times (issue 28)."""
+PLAN_RUNS = 5
+"""The results of each test the planner reads (``plugin.shards.HISTORY_RUNS``)."""
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 FILES = 500
 """Test files the synthetic tests are spread over."""
@@ -190,7 +200,7 @@ def write_run_dir(record: Record, qbench_dir: Path) -> Path:
     return run_dir
 
 
-def build_index(qbench_dir: Path, records: Sequence[Record]) -> None:
+def build_index(qbench_dir: Path, records: Iterable[Record]) -> None:
     """Index ``records`` into a fresh ``<qbench_dir>/index.sqlite``."""
     remove_index(qbench_dir)
     index = SQLiteIndex(qbench_dir / INDEX_NAME, create=True)
@@ -342,6 +352,36 @@ def query_many_runs(args: argparse.Namespace, qbench: list[str], log: Path) -> l
     return timings
 
 
+def plan_read(args: argparse.Namespace) -> list[Timing]:
+    """The shard planner's read of every test's phase times on ``--plan-runs`` runs of
+    ``--plan-tests`` tests."""
+    qbench_dir = args.work_dir.resolve() / f"history-plan-{args.plan_runs}x{args.plan_tests}"
+    qbench_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    records = (make_report(run, args.plan_tests, args.seed) for run in range(args.plan_runs))
+    build_index(qbench_dir, records)
+    print(
+        f"indexed {args.plan_runs} runs of {args.plan_tests} tests in "
+        f"{time.perf_counter() - started:.1f}s",
+        file=sys.stderr,
+    )
+    index = SQLiteIndex(qbench_dir / INDEX_NAME)
+    try:
+        nodeids = [str(r["nodeid"]) for r in make_report(0, args.plan_tests, args.seed)["results"]]
+        runs, cpu = [], []
+        for _ in range(args.repeat):
+            wall, used = time.perf_counter(), time.process_time()
+            phase_timings(index, nodeids, PLAN_RUNS, None)
+            cpu.append(time.process_time() - used)
+            runs.append(time.perf_counter() - wall)
+    finally:
+        index.close()
+    step = f"shard planner's phase times: {args.plan_tests} tests, {args.plan_runs} runs indexed"
+    timing = Timing(f"{step}, the last {PLAN_RUNS} of each", runs, cpu)
+    timing.target_s = PLAN_TARGET_S
+    return [timing]
+
+
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -351,6 +391,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--results", type=int, default=50_000, help="Results of the one run")
     parser.add_argument("--runs", type=int, default=100, help="Runs in the large index")
     parser.add_argument("--tests", type=int, default=10_000, help="Tests per run there")
+    parser.add_argument("--plan-runs", type=int, default=120, help="Runs of the planner's index")
+    parser.add_argument("--plan-tests", type=int, default=5000, help="Tests per run there")
+    parser.add_argument("--plan-only", action="store_true", help="Only the planner's read")
     parser.add_argument("--repeat", type=int, default=3, help="Runs of each in-process step")
     parser.add_argument("--cli-repeat", type=int, default=3, help="Runs of each command")
     parser.add_argument("--seed", type=int, default=0)
@@ -369,9 +412,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     qbench = args.qbench.split() if args.qbench else [sys.executable, "-m", "pytest_qbench"]
     args.work_dir.mkdir(parents=True, exist_ok=True)
     log = args.work_dir.resolve() / "history-command-output.txt"
-    timings = [time_command("`qbench --version` (start-up)", [*qbench, "--version"], 3, log)]
-    timings += index_one_run(args, qbench, log)
-    timings += query_many_runs(args, qbench, log)
+    timings = []
+    if not args.plan_only:
+        timings += [time_command("`qbench --version` (start-up)", [*qbench, "--version"], 3, log)]
+        timings += index_one_run(args, qbench, log)
+        timings += query_many_runs(args, qbench, log)
+    timings += plan_read(args)
     revision = source_revision(PACKAGE_CHECKOUT)
     print(f"### Run history, pytest-qbench at {revision}, Python {sys.version.split()[0]}\n")
     print(table(timings))

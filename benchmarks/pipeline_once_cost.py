@@ -43,11 +43,13 @@ from pytest_qbench.history.sqlite import SQLiteIndex
 STEP = 100
 """SQLite opcodes between two calls of the progress handler."""
 OLD_PHASE_TIMINGS = sql.phase_timings_of
-"""Replaced below by the statement without ``COUNTED`` for the "before" rows."""
+OLD_WINDOW_START = sql.PHASE_WINDOW_START
+"""Replaced below by the statements without ``COUNTED`` for the "before" rows."""
 
 
 def old_phase_timings_of(count: int) -> str:
-    """The planner's statement as main had it (before ``sql.COUNTED``)."""
+    """The planner's statement without ``sql.COUNTED`` (as before truths10; since then read
+    without a window function too: both rows are this statement's)."""
     return OLD_PHASE_TIMINGS(count).replace(f" AND {sql.COUNTED}", "")
 
 
@@ -118,10 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         def plan_old() -> object:
             sql.phase_timings_of = old_phase_timings_of  # type: ignore[assignment]
+            sql.PHASE_WINDOW_START = OLD_WINDOW_START.replace(f" AND {sql.COUNTED}", "")
             try:
                 return phase_timings(index, nodeids, 5, "next")
             finally:
                 sql.phase_timings_of = OLD_PHASE_TIMINGS
+                sql.PHASE_WINDOW_START = OLD_WINDOW_START
 
         steps: dict[str, Callable[[], object]] = {
             "phase_timings, before (shard and merge both)": plan_old,

@@ -3,6 +3,9 @@ judged, and its fingerprint, without work repeated per failure or per row."""
 
 from __future__ import annotations
 
+import builtins
+import json
+import random
 import re
 import sqlite3
 from pathlib import Path
@@ -230,3 +233,157 @@ def test_a_first_failure_is_judged_as_the_monitors_judge_it(
     if min_runs > 1 or min_evidence > 1:
         assert verdict is failure_history.FIRST_FAILURE
     assert record["status"] == ("known flaky" if expected.flaky else "new failure")
+
+
+NUMBER_BEFORE = re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?")
+"""``_RULES``' number pattern as it was written before (issue 28, ninth round)."""
+
+
+def test_the_number_rule_starts_with_a_set_and_matches_as_before() -> None:
+    """The number rule starts with a set of characters (a sign or a digit), so that sre skips
+    to the next one instead of trying the pattern at every character; it replaces the same
+    texts as ``[-+]?\\d+...`` on seeded random messages (signs alone, signs before letters,
+    exponents, separators, non-ASCII digits)."""
+    pattern = fingerprint._NUMBER.pattern
+    assert pattern.startswith("[-+\\d]"), pattern
+    rng = random.Random(28)
+    alphabet = "0123456789abcdefxyzE_-+.,e /\\\n\t\u0663\u00e9\u00b2:"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        assert fingerprint._NUMBER.sub("<n>", text) == NUMBER_BEFORE.sub("<n>", text), text
+
+
+def test_fingerprints_module_is_imported_once_not_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indexing a run of 30 failures imports ``history.fingerprint`` at most once (a ``from``
+    import of it a failure cost about 4 us), their fingerprints as ``fingerprint_of`` makes
+    them."""
+    imports: list[str] = []
+    real = builtins.__import__
+
+    def counted(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.endswith("fingerprint") or "fingerprint" in (args[2] if len(args) > 2 else ()):
+            imports.append(name)
+        return real(name, *args, **kwargs)
+
+    failing = [result(f"f{n}", "failed", message=f"assert {n} == -1") for n in range(30)]
+    index_reports(tmp_path, report("r0", 0, failing))  # the module imported once here
+    monkeypatch.setattr(builtins, "__import__", counted)
+    index_reports(tmp_path, report("r1", 1, failing))
+    monkeypatch.undo()
+    assert len(imports) <= 1, imports
+    db = sqlite3.connect(tmp_path / INDEX_NAME)
+    try:
+        rows = db.execute("SELECT DISTINCT fingerprint FROM results").fetchall()
+    finally:
+        db.close()
+    assert {row[0] for row in rows} == {fingerprint.fingerprint_of(failing[0])}
+
+
+def _failing_lines() -> list[str]:
+    """Failing results' JSON as the stream writes them: escapes, non-ASCII, a lone surrogate,
+    no frame file or line, a negative line, no line, a start time, quotes and ``","`` in names,
+    and lines written otherwise (reruns, a field out of place, a bad escape, a control
+    character) that neither reader makes a record of."""
+    rng = random.Random(9)
+    texts = ["", "ok", 'a"b', "c\\d", "x\ny", "\ud800", "é", "\t", 'k","outcome":"x', "\u2028"]
+    lines = []
+    for n in range(600):
+        failure: dict[str, Any] = {
+            "error_type": rng.choice(["AssertionError", "KeyError", "E" + rng.choice(texts)]),
+            "error_message": rng.choice(texts) + f"assert {n} == -1\n +  where" + rng.choice(texts),
+            "phase": rng.choice(["call", "setup", "teardown" + rng.choice(texts)]),
+            "file": rng.choice([None, "t.py", "t" + rng.choice(texts) + ".py"]),
+            "line": rng.choice([None, 3, -1, 0]),
+            "stack_trace": "t.py:3: in test\n    assert 0",
+        }
+        record: dict[str, Any] = {
+            "nodeid": f"t.py::test_{n}" + rng.choice(texts),
+            "test_name": f"test_{n}" + rng.choice(texts),
+            "file": "t.py" + rng.choice(texts),
+            "line": rng.choice([None, 7, -2]),
+            "outcome": rng.choice(["failed", "error"]),
+            "duration": 0.5,
+            "durations": rng.choice([{}, {"setup": 0.1, "call": 0.2, "teardown": 0.2}]),
+            "started_at": rng.choice([None, "2026-11-27T13:00:00Z", "2026\\x"]),
+            "failure": failure,
+        }
+        for key in ("line", "started_at"):
+            if record[key] is None:
+                del record[key]
+        if n % 50 == 7:
+            record["reruns"] = 1
+        line = json.dumps(record, separators=(",", ":"), ensure_ascii=n % 2 == 0)
+        if n % 40 == 3:
+            line = line.replace('","phase"', '","phaze"')
+        if n % 40 == 5:
+            line = line.replace("\\n", "\\q", 1)
+        if n % 40 == 9:
+            line = line.replace("\\n", "\x01", 1)
+        if n % 40 == 11:
+            line = line.replace('"2026\\\\x"', '"2026\\x"')
+        lines.append(line)
+    return lines
+
+
+def test_a_failing_line_is_read_by_two_matches_as_field_by_field(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plain failing line's record (``session_end._failing_record``) is found by two
+    matches, no call a field (``_string``): the same records, and the same lines refused, as
+    the field-by-field reader (``_failing_fields``) on 600 lines written every way."""
+    from pytest_qbench.history import session_end
+
+    expected, heads = [], []
+    for raw in _failing_lines():
+        head = session_end._HEAD.match(raw, raw.find(session_end._OUTCOME))
+        assert head is not None
+        heads.append((raw, head))
+        expected.append(session_end._failing_fields(raw, head))
+    calls: list[str] = []
+    string = session_end._string
+
+    def counted(raw: str, key: str, at: int) -> tuple[str, int]:
+        calls.append(key)
+        return string(raw, key, at)
+
+    monkeypatch.setattr(session_end, "_string", counted)
+    got = [session_end._failing_record(raw, head) for raw, head in heads]
+    assert [repr(record) for record in got] == [repr(record) for record in expected]
+    assert sum(record is not None for record in got) > 300
+    accepted = [(raw, head) for (raw, head), record in zip(heads, got, strict=True) if record]
+    calls.clear()
+    for raw, head in accepted:
+        session_end._failing_record(raw, head)
+    assert calls == []
+
+
+def test_a_first_failure_counts_no_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure without an earlier result (a new test, a new index) has its flips and flaky
+    indicator of its own failure alone, counted once at import (``count_flips`` and
+    ``flaky_indicator`` of one failure), not a call of each a failing test; with a past they
+    are counted as before."""
+    from pytest_qbench.history import analysis
+    from pytest_qbench.history import failure_history
+
+    alone = {"runs": 0, "failed": 0, "same_failure_runs": 0, "first_failed_run": "r9"}
+    alone |= {"flips": analysis.count_flips([analysis.FAIL])}
+    alone |= {"flaky_indicator": analysis.flaky_indicator([analysis.FAIL])}
+    calls: list[str] = []
+    for name in ("count_flips", "flaky_indicator"):
+        real = getattr(failure_history, name)
+
+        def counted(outcomes: list[Any], name: str = name, real: Any = real) -> Any:
+            calls.append(name)
+            return real(outcomes)
+
+        monkeypatch.setattr(failure_history, name, counted)
+    record = failure_history.build_history(Recent([], None), "fp", "r9")
+    assert {key: record[key] for key in alone} == alone  # type: ignore[literal-required]
+    assert record["status"] == "new failure"
+    assert calls == []
+    past = PastResult("r8", "2026-01-02T03:04:05.000000Z", "passed", 0.01, False, None, None, "c")
+    record = failure_history.build_history(Recent([past], past), "fp", "r9")
+    assert (record["flips"], record["flaky_indicator"]) == (1, 1.0)
+    assert calls == ["count_flips", "flaky_indicator"]

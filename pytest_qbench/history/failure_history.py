@@ -91,10 +91,14 @@ def judged_history(
     its failure's fingerprint is known (None: not quarantined)."""
     judged = list(reversed(recent.window[: monitors.window]))
     window = recent.window[:WINDOW]  # newest first
-    outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
-    outcomes.append(FAIL)
-    flips = count_flips(outcomes)
-    failed = sum(1 for r in window if r.outcome in FAILING)
+    if window:
+        outcomes = [o for o in (as_outcome(r.outcome, r.flaky) for r in reversed(window)) if o]
+        outcomes.append(FAIL)
+        flips, indicator = count_flips(outcomes), flaky_indicator(outcomes)
+        failed = sum(1 for r in window if r.outcome in FAILING)
+        same = sum(1 for r in window if fp is not None and r.fingerprint == fp)
+    else:  # a first failure (a new test, a new index): this run's failure alone, counted once
+        (flips, indicator), failed, same = _LONE_FAILURE, 0, 0
     first_failed = run_id
     for past in window:
         if past.outcome not in FAILING:
@@ -121,16 +125,20 @@ def judged_history(
             "runs": len(window),
             "failed": failed,
             "flips": flips,
-            "flaky_indicator": flaky_indicator(outcomes),
+            "flaky_indicator": indicator,
             "last_passed_run": last_pass.run_id if last_pass else None,
             "last_passed_at": iso(from_index_time(last_pass.started_at)) if last_pass else None,
             "first_failed_run": first_failed,
             "fingerprint": fp,
-            "same_failure_runs": sum(1 for r in window if fp is not None and r.fingerprint == fp),
+            "same_failure_runs": same,
         },
     )
     return cast("TestHistoryRecord", record), verdict
 
+
+_LONE_FAILURE = (count_flips([FAIL]), flaky_indicator([FAIL]))
+"""The flips and flaky indicator of a failure without an earlier result (no outcome to count
+but its own: about 10 us of ``count_flips`` and ``flaky_indicator`` a first failure saved)."""
 
 FIRST_FAILURE = Verdict(False, "not flaky: failed in one run, no evidence of flakiness")
 """``flakiness.judge`` of a failing result alone, when a monitor needs more than one run or

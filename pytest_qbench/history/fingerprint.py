@@ -34,7 +34,10 @@ _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], int], ...] = (
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>", ("0x",), 1),
     (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>", ("/", "\\"), 2),
     (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>", (), 0),
-    (re.compile(r"[-+]?\d+(?:[.,_]\d+)*(?:[eE][-+]?\d+)?"), "<n>", (), 0),
+    # [-+]?\d+ spelled so that a match starts with a set (a sign or a digit): sre then skips to
+    # the next such character instead of trying the pattern at every one (the same matches;
+    # about a third less a message: issue 28)
+    (re.compile(r"[-+\d](?:(?<=[-+])\d+|(?<=\d)\d*)(?:[.,_]\d+)*(?:[eE][-+]?\d+)?"), "<n>", (), 0),
 )
 
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from datetime import timezone
 from itertools import chain
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 from typing import cast
 
@@ -524,22 +525,33 @@ def _fingerprint_row_of(failed: Record) -> tuple[str, str, str, str] | None:
     """The ``fingerprints`` row of a failure (its fingerprint first: ``fingerprint_of``);
     ``None`` when it has none. Its location and message made once for both (the row's own
     spellings of a missing file and error type kept). Its module imported by the first
-    failure: a green run's index needs none."""
+    failure (a green run's index needs none), then kept (``_fingerprints``): two ``from``
+    imports a failure cost about 4 us (issue 28)."""
     failure = failed.get("failure")
     if not failure:
         return None
-    from pytest_qbench.history.fingerprint import failure_location
-    from pytest_qbench.history.fingerprint import fingerprint
-
+    fingerprints = _fingerprints or _import_fingerprints()
     file, error_type = failed.get("file", ""), failure.get("error_type", "")
-    location = failure_location(failure, str(file))
-    fp = fingerprint(str(error_type), location, str(failure.get("error_message", "")))
+    location = fingerprints.failure_location(failure, str(file))
+    fp = fingerprints.fingerprint(str(error_type), location, str(failure.get("error_message", "")))
     return (
         fp,
         str(error_type) if error_type else "",
-        location if file else failure_location(failure, ""),
+        location if file else fingerprints.failure_location(failure, ""),
         _example(failure.get("error_message")),
     )
+
+
+_fingerprints: ModuleType | None = None
+"""``history.fingerprint``, once a failure has imported it."""
+
+
+def _import_fingerprints() -> ModuleType:
+    global _fingerprints
+    from pytest_qbench.history import fingerprint
+
+    _fingerprints = fingerprint
+    return fingerprint
 
 
 def _example(message: object) -> str:

@@ -423,15 +423,39 @@ def phase_timings(
     call."""
     from pytest_qbench.history.shardplan import Timing  # only sharded runs plan
 
+    other = commit or ""
+
+    def read(cursor: Cursor, wanted: Iterable[str], low: int, high: int) -> dict[str, list[Row]]:
+        """The rows of ``wanted`` in runs ``low`` to ``high`` (excluded), at most ``runs`` a
+        node id, newest first."""
+        rows: dict[str, list[Row]] = {}
+        for chunk in sql.batches(wanted):
+            cursor.execute(sql.phase_timings_of(len(chunk)), [*chunk, low, high, other])
+            for nodeid, group in groupby(cursor.fetchall(), itemgetter(0)):
+                rows[nodeid] = list(islice(group, runs))
+        return rows
+
     def work(cursor: Cursor) -> dict[str, list[Timing]]:
-        found: dict[str, list[Timing]] = {}
-        for chunk in sql.batches(dict.fromkeys(nodeids)):
-            cursor.execute(sql.phase_timings_of(len(chunk)), [*chunk, commit or "", runs])
-            for nodeid, duration, setup, teardown in cursor.fetchall():
+        if runs < 1:
+            return {}
+        cursor.execute(sql.PHASE_WINDOW_START, (other, runs - 1))
+        start = cursor.fetchone()
+        unique = dict.fromkeys(nodeids)
+        if start is None:  # fewer such runs than a window: every one is read
+            found = read(cursor, unique, 0, sql.LAST_REF)
+        else:  # the newest runs hold most tests' window; older ones for those short of it
+            found = read(cursor, unique, start[0], sql.LAST_REF)
+            short = [nodeid for nodeid in unique if len(found.get(nodeid, ())) < runs]
+            for nodeid, older in read(cursor, short, 0, start[0]).items():
+                found[nodeid] = [*found.get(nodeid, ()), *older][:runs]
+        timings: dict[str, list[Timing]] = {}
+        for nodeid, rows in found.items():
+            kept = timings[nodeid] = []
+            for _nodeid, duration, setup, teardown in rows:
                 before, after = float(setup or 0.0), float(teardown or 0.0)
                 call = max(0.0, float(duration) - before - after)
-                found.setdefault(nodeid, []).append(Timing(before, call, after))
-        return found
+                kept.append(Timing(before, call, after))
+        return timings
 
     return index.read(work) if nodeids else {}
 

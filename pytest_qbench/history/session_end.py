@@ -442,7 +442,88 @@ def _light_record(raw: str) -> Record:
     }
 
 
+# A JSON string's text between its quotes as the stream writes one (no control character; a
+# backslash and the character after it: scanstring checks the escape where there is one),
+# unrolled (a run of plain characters at a time, not a branch a character).
+_TEXT = r'([^"\\\x00-\x1f]*(?:\\[^\x00-\x1f][^"\\\x00-\x1f]*)*)'
+# The fields of a plain failing line before its outcome, and after its durations up to its
+# failure's stack trace, in the order the stream writes them (``_failing_fields``'s).
+_FAILING_BEFORE = re.compile(
+    f'{re.escape(_NODEID)}{_TEXT}","test_name":"{_TEXT}","file":"{_TEXT}"'
+    r'(?:,"line":-?[0-9]+|)'
+)
+_FAILING_AFTER = re.compile(
+    f'(?:,"started_at":"{_TEXT}"|),"failure":\\{{"error_type":"{_TEXT}","error_message":"'
+    f'{_TEXT}","phase":"{_TEXT}",(?:"file":null|"file":"{_TEXT}"),"line":(?:null|(-?[0-9]+)),'
+    '"stack_trace":"'
+)
+
+
 def _failing_record(raw: str, head: re.Match[str]) -> Record | None:
+    """``_failing_fields``'s record of a failing line, its fields found by two matches
+    (``_FAILING_BEFORE`` and ``_FAILING_AFTER``) instead of a call or two a field (issue 28),
+    a text decoded where it holds a backslash (the name, start and phase checked, as
+    ``_failing_fields`` checks them); a line they do not match is read by ``_failing_fields``.
+    """
+    if '"reruns":' in raw or _NEEDS_ALL[0] in raw or _NEEDS_ALL[1] in raw or _NEEDS_ALL[2] in raw:
+        return None
+    before = _FAILING_BEFORE.fullmatch(raw, 0, head.start())
+    after = _FAILING_AFTER.match(raw, head.end())
+    if before is None or after is None:
+        return _failing_fields(raw, head)
+    nodeid, name, file = before.groups()
+    started, error_type, message, phase, where, number = after.groups()
+    try:
+        if "\\" in nodeid:
+            nodeid = _decoded(nodeid)
+        if "\\" in file:
+            file = _decoded(file)
+        if "\\" in error_type:
+            error_type = _decoded(error_type)
+        if "\\" in message:
+            message = _decoded(message)
+        if where is not None and "\\" in where:
+            where = _decoded(where)
+        for checked in (name, phase, started or ""):  # read by _failing_fields, not kept
+            if "\\" in checked:
+                _decoded(checked)
+        return _failing_made(head, nodeid, file, (error_type, message, where, number))
+    except ValueError:  # an escape JSON does not have, or no number
+        return None
+
+
+def _failing_made(
+    head: re.Match[str], nodeid: str, file: str, failure: tuple[str, str, str | None, str | None]
+) -> Record:
+    """A failing line's record from its fields' text (``failure``: the error type, message,
+    file and line, ``None`` for none); its numbers read by ``float`` and ``int``.
+
+    Raises:
+        ValueError: a number's text is not one.
+    """
+    outcome, duration, setup, teardown = head.groups()
+    phases = {}
+    if setup is not None:
+        phases["setup"] = float(setup)
+    if teardown is not None:
+        phases["teardown"] = float(teardown)
+    error_type, message, where, line = failure
+    return {
+        "nodeid": nodeid,
+        "file": file,
+        "outcome": outcome,
+        "duration": float(duration),
+        "durations": phases,
+        "failure": {
+            "error_type": error_type,
+            "error_message": message,
+            "file": where,
+            "line": None if line is None else int(line),
+        },
+    }
+
+
+def _failing_fields(raw: str, head: re.Match[str]) -> Record | None:
     """A failing line's record as the index reads it (node id, file, outcome, durations, the
     failure's type, message, file and line), read where the stream writes them, without
     parsing its traceback, frames and output (``json.loads`` of a failing line: about 180 k
@@ -479,29 +560,10 @@ def _failing_record(raw: str, head: re.Match[str]) -> Record | None:
         if end < 0 or not (raw[at:end] == _NO_LINE or _is_number(raw[at:end], _NO_LINE[:-4])):
             return None
         number = raw[at + len(_NO_LINE) - 4 : end]
-        outcome, duration, setup, teardown = head.groups()
-        phases = {}
-        if setup is not None:
-            phases["setup"] = float(setup)
-        if teardown is not None:
-            phases["teardown"] = float(teardown)
-        seconds = float(duration)
+        line = None if number == "null" else number
+        return _failing_made(head, nodeid, file, (error_type, message, where, line))
     except ValueError:  # fields in another order, or no JSON string or number: parsed whole
         return None
-    failure = {
-        "error_type": error_type,
-        "error_message": message,
-        "file": where,
-        "line": None if number == "null" else int(number),
-    }
-    return {
-        "nodeid": nodeid,
-        "file": file,
-        "outcome": outcome,
-        "duration": seconds,
-        "durations": phases,
-        "failure": failure,
-    }
 
 
 def _is_number(text: str, key: str) -> bool:
