@@ -247,6 +247,36 @@ def test_reads_pytest_cov_and_matches_its_total(
     assert_equals_coverage_py(cov, pytester.path / ".coverage", pytester.path)
 
 
+@pytest.mark.parametrize("xdist", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_reads_pytest_cov_given_a_bare_cov(
+    pytester: pytest.Pytester, run_qbench: RunQBench, xdist: list[str]
+) -> None:
+    """A bare ``--cov`` (the source from coverage's configuration, as multidict's ``addopts``
+    writes it): pytest-cov measures and prints its total, but it rewrites its option to
+    ``None`` when it starts, and qbench read that as "pytest-cov does not measure": the report
+    had no coverage and no warning, and ``--qbench-cov-fail-under`` was refused as having no
+    coverage data (found on multidict, trial14)."""
+    make_project(pytester, '[tool.coverage.run]\nsource = ["pkg"]')
+    run = run_qbench(
+        "-p", "pytest_cov.plugin", *xdist, "--cov", "--qbench-cov-fail-under=40", subprocess=True
+    )
+    run.result.assert_outcomes(passed=2)
+    cov = run.report.coverage
+    assert cov is not None and cov.measured_by == "pytest-cov"
+    assert cov.percentage == 43.75 and cov.threshold == 40
+    run.result.stdout.fnmatch_lines(
+        ["qbench: coverage 43.75% (7/16 lines*) (measured by pytest-cov)", "*43.75%*"]
+    )
+    assert_equals_coverage_py(cov, pytester.path / ".coverage", pytester.path)
+    assert run.result.ret == 0
+    # --no-cov after it: pytest-cov measures nothing, and neither does qbench read anything
+    refused = run_qbench(
+        "-p", "pytest_cov.plugin", "--cov", "--no-cov", "--qbench-cov-fail-under=40"
+    )
+    assert refused.result.ret == 4
+    refused.result.stderr.fnmatch_lines(["*--qbench-cov-fail-under needs coverage data*"])
+
+
 def test_reads_pytest_cov_under_xdist(pytester: pytest.Pytester, run_qbench: RunQBench) -> None:
     make_project(pytester)
     run = run_qbench(

@@ -230,3 +230,116 @@ def test_a_queue_goes_with_its_runs_under_retention(tmp_path: Path) -> None:
         assert claim is not None and claim.unit == "a.py"  # longest first
     finally:
         index.close()
+
+
+FROZEN_CONFTEST = """
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+FROZEN = 1326511294.0  # 2012-01-14, freezegun's favourite
+LATE = []
+
+
+def freeze_and_leak():
+    # what freezegun's freeze_time(...).start() does, left unstopped: the time module's clocks,
+    # and every module attribute holding one, replaced by a frozen one
+    real = {time.time: lambda: FROZEN, time.monotonic: lambda: FROZEN}
+    for module in list(sys.modules.values()):
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            try:
+                fake = real.get(value)
+            except TypeError:  # an unhashable attribute
+                continue
+            if fake is not None:
+                setattr(module, name, fake)
+
+
+@pytest.fixture(autouse=True)
+def leases_in_the_future(request):
+    yield
+    if time.time() != FROZEN:
+        return
+    # the units this run holds must be leased into the future of the database's (real) clock,
+    # or another machine takes them and runs their tests a second time
+    index = Path(request.config.rootpath, ".qbench", "index.sqlite")
+    with sqlite3.connect(index) as db:
+        (past,) = db.execute(
+            "SELECT COUNT(*) FROM queue_units WHERE run_id IS NOT NULL AND done = 0"
+            " AND lease_until < (julianday('now') - 2440587.5) * 86400.0"
+        ).fetchone()
+    LATE.append(past)
+
+
+def pytest_sessionfinish(session):
+    Path(session.config.rootpath, "late.txt").write_text(" ".join(map(str, LATE)))
+"""
+LEAKER = """
+from conftest import freeze_and_leak
+
+def test_leaks_a_freeze():
+    freeze_and_leak()
+
+def test_two():
+    pass
+
+def test_three():
+    pass
+"""
+
+
+def test_a_test_that_freezes_the_clock_does_not_expire_its_machines_leases(
+    tmp_path: Path,
+) -> None:
+    """A test that freezes the clock and leaves it frozen (freezegun's ``start()`` without
+    ``stop()``; a module-scoped freeze does the same until the module ends) made this machine
+    lease its next units until 2012 + 300 s: another machine took them at once as a dead
+    machine's and ran their tests a second time (found on freezegun's own suite, trial14). The
+    leases are now from the database's clock."""
+    (tmp_path / "conftest.py").write_text(FROZEN_CONFTEST)
+    (tmp_path / "test_a.py").write_text(LEAKER)
+    for name in ("b", "c"):
+        (tmp_path / f"test_{name}.py").write_text("def test_one():\n    pass\n")
+    machine = start(tmp_path, "frozen", "--qbench-queue=pipeline-7", lease="600")
+    out = finish(machine)
+    assert machine.returncode == 0, out
+    late = (tmp_path / "late.txt").read_text().split()
+    assert len(late) >= 3, out  # test_a's last two tests, and those after
+    assert late == ["0"] * len(late), out
+
+
+def test_a_unit_claimed_under_a_frozen_clock_is_still_renewed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A module-scoped freeze (freezegun) is on when the machine claims its next unit (before
+    the module's last test): the claim's time was the frozen ``time.monotonic``, so once the
+    freeze ended, the real clock never got ``lease / 4`` past it and the unit's lease was
+    never renewed: another machine took it after the lease as a dead machine's. The renewals
+    now keep qbench's own clock."""
+    import time
+    from types import SimpleNamespace
+
+    from pytest_qbench.history.queue import Claim
+    from pytest_qbench.plugin.queue import QueuePlugin
+
+    claims: list[object] = []
+
+    class Index:
+        def claim(self, work: object) -> Claim | None:
+            claims.append(work)
+            return Claim("test_a.py", ("test_a.py::test_one",), 1.0) if len(claims) == 1 else None
+
+    plugin = object.__new__(QueuePlugin)
+    plugin.index = Index()  # type: ignore[assignment]
+    plugin.name, plugin.lease, plugin.units, plugin.expected = "q", 1.0, 0, 0.0
+    plugin.session = SimpleNamespace(run_id="r")  # type: ignore[assignment]
+    plugin.shard = SimpleNamespace(worker="w")  # type: ignore[assignment]
+    with monkeypatch.context() as frozen:
+        frozen.setattr(time, "monotonic", lambda: 1326511294.0)
+        assert plugin._claim(wait=False) is not None
+    time.sleep(plugin.lease / 4 + 0.05)  # at least a quarter of the lease later, really
+    plugin._keep_alive()
+    assert len(claims) == 2  # renewed

@@ -60,6 +60,11 @@ class Index(Protocol):
     transaction holds (PostgreSQL: ``FOR UPDATE SKIP LOCKED``; SQLite: nothing, its write
     transactions run one at a time)."""
 
+    clock: str
+    """A ``SELECT`` of the database's clock, in seconds since the epoch: a queue's leases are
+    read and written by it, never by the process's clock, which a test may have frozen
+    (freezegun) and machines may disagree on."""
+
     def insert_id(self, cursor: Cursor, sql: str, parameters: Sequence[Any]) -> int:
         """Run an ``INSERT`` into a table with an identity column; return the new row's id."""
 

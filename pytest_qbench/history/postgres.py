@@ -126,6 +126,9 @@ class PostgresIndex:
     row_lock = " FOR UPDATE SKIP LOCKED"
     """Rows a claim selects are locked for it; rows another claim holds are skipped."""
 
+    clock = "SELECT extract(epoch FROM clock_timestamp())::float8"
+    """The server's clock (``backend.Index.clock``): one clock for every machine."""
+
     def claim(self, work: Callable[[Cursor], T]) -> T:
         """Run ``work`` in a ``READ COMMITTED`` transaction without the writers' lock: a queue
         machine claiming its next unit never waits for a run being indexed."""

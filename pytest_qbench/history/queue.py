@@ -14,11 +14,13 @@ Who may take a unit, in this order:
 2. a unit nobody took yet;
 3. a unit not done whose lease ran out: its machine died (or lost the database). A machine
    renews the leases of the units it holds while their tests run.
+
+Leases are read and written by the database's clock (``Index.clock``), never the process's: a
+test may freeze that one and leave it frozen (freezegun), and machines' clocks may differ.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,10 +84,11 @@ def claim_next(
     index: Index, name: str, worker: str, run_id: str, lease: float, now: float | None = None
 ) -> Claim | None:
     """Take the next unit of the queue for ``worker`` (in its run ``run_id``), leased for
-    ``lease`` seconds; ``None`` when no unit is left to take."""
-    at = time.time() if now is None else now
+    ``lease`` seconds (by the database's clock, or ``now``); ``None`` when no unit is left
+    to take."""
 
     def work(cursor: Cursor) -> Claim | None:
+        at = database_time(index, cursor) if now is None else now
         for where, params in zip(PICK_WHERE, ((worker, run_id), (), (at,)), strict=True):
             cursor.execute(PICK.format(where=where) + index.row_lock, (name, *params))
             row = cursor.fetchone()
@@ -98,9 +101,17 @@ def claim_next(
     return index.claim(work)
 
 
+def database_time(index: Index, cursor: Cursor) -> float:
+    """The database's clock, seconds since the epoch."""
+    cursor.execute(index.clock)
+    return float(cursor.fetchone()[0])
+
+
 def renew(index: Index, name: str, run_id: str, lease: float) -> None:
     """Extend the leases of the units ``run_id`` holds and has not finished."""
-    index.claim(lambda cursor: cursor.execute(RENEW, (time.time() + lease, name, run_id)))
+    index.claim(
+        lambda cursor: cursor.execute(RENEW, (database_time(index, cursor) + lease, name, run_id))
+    )
 
 
 def finish(index: Index, name: str, unit: str, run_id: str) -> None:
@@ -108,14 +119,16 @@ def finish(index: Index, name: str, unit: str, run_id: str) -> None:
     index.claim(lambda cursor: cursor.execute(FINISH, (name, unit, run_id)))
 
 
-def held_until(index: Index, name: str, run_id: str) -> float | None:
-    """The earliest lease end of the units other runs than ``run_id`` hold and have not
-    finished (seconds since the epoch); ``None`` when there are none."""
+def held_for(index: Index, name: str, run_id: str) -> float | None:
+    """Seconds until the earliest lease end of the units other runs than ``run_id`` hold and
+    have not finished (by the database's clock); ``None`` when there are none."""
 
     def work(cursor: Cursor) -> float | None:
         cursor.execute(HELD_UNTIL, (name, run_id))
         row = cursor.fetchone()
-        return None if row is None or row[0] is None else float(row[0])
+        if row is None or row[0] is None:
+            return None
+        return float(row[0]) - database_time(index, cursor)
 
     return index.read(work)
 

@@ -117,6 +117,9 @@ class SQLiteIndex:
     row_lock = ""
     """SQLite's write transactions run one at a time: no row locks needed."""
 
+    clock = "SELECT (julianday('now') - 2440587.5) * 86400.0"
+    """The C library's clock (``backend.Index.clock``), which no Python test can patch."""
+
     def claim(self, work: Callable[[Cursor], T]) -> T:
         """A write transaction (``BEGIN IMMEDIATE``, as ``write``)."""
         return self.write(work)

@@ -66,6 +66,14 @@ class QuarantinePlugin:
         self.quarantined: dict[str, str] = {}
         self.failing: list[str] = []
         """Node ids (redacted) of the failures pytest counted, in order."""
+        self.uncounted = 0
+        """Of them, tests pytest failed for their failed subtests after its session counted
+        them (as passed; in a serial run, not under xdist, whose workers fail them first):
+        pytest's ``testsfailed`` leaves them out, its closing line not."""
+        self.pytest_session: pytest.Session | None = None
+        self.counted = 0
+        """pytest's ``testsfailed`` when this plugin last saw a failure (the session counts
+        before it: ``tryfirst``)."""
         self.prints: dict[str, str | None] = {}
         """Fingerprints of the quarantined tests' failing results."""
         self.judged: list[Judged] = []
@@ -77,6 +85,8 @@ class QuarantinePlugin:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from pytest_qbench.history.database import existing_index
         from pytest_qbench.history.quarantine import quarantined_tests
+
+        self.pytest_session = session
 
         settings = self.settings
         try:
@@ -93,11 +103,16 @@ class QuarantinePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed and not hasattr(report, "wasxfail"):  # as pytest counts testsfailed
             self.failing.append(self.session.redact(report.nodeid))
+            counted = self.pytest_session.testsfailed if self.pytest_session else 0
+            if counted == self.counted and _failed_by_its_subtests(report):
+                self.uncounted += 1
+            self.counted = counted
 
     @pytest.hookimpl
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.failing.append(self.session.redact(report.nodeid) or "collection")
+            self.counted = self.pytest_session.testsfailed if self.pytest_session else 0
 
     def take_result(self, result: TestResultRecord) -> None:
         """Keep the fingerprint of a quarantined test's failure (with ``auto``, of every
@@ -131,10 +146,10 @@ class QuarantinePlugin:
         new = [j for j in self.judged if not j.known]
         if session.shouldstop or session.shouldfail:
             self.verdict = "the run stopped early: the quarantine does not change its status"
-        elif session.testsfailed != len(self.failing):
+        elif session.testsfailed != len(self.failing) - self.uncounted:
             self.verdict = (
-                f"pytest counted {session.testsfailed} failures, the quarantine saw "
-                f"{len(self.failing)}: the run stays failed"
+                f"pytest counted {session.testsfailed + self.uncounted} failures, the "
+                f"quarantine saw {len(self.failing)}: the run stays failed"
             )
         elif new:
             self.verdict = f"{len(new)} quarantined test(s) failed in a new way: the run fails"
@@ -214,3 +229,17 @@ def register(
     plugin = QuarantinePlugin(session, settings)
     registered.register(config, plugin, PLUGIN_NAME)
     judged.forgive = plugin.forgive
+
+
+def _failed_by_its_subtests(report: pytest.TestReport) -> bool:
+    """Whether pytest 9's subtests plugin failed this passing test for its failed subtests: it
+    does so in ``pytest_report_teststatus``, after the session's ``pytest_runtest_logreport``
+    counted the report as passed; its ``longrepr`` is then only the words it writes."""
+    longrepr = report.longrepr
+    return (
+        report.when == "call"
+        and isinstance(longrepr, str)
+        and longrepr.startswith("contains ")
+        and longrepr.endswith((" failed subtest", " failed subtests"))
+        and not hasattr(report, "context")  # a subtest's own report
+    )

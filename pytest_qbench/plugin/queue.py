@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -32,6 +33,13 @@ POLL = 2.0
 """Seconds at most between looks at a queue whose last units others hold."""
 DEFAULT_MACHINES = 4
 """Machines assumed when the CI does not say how many run the queue (sizes the units)."""
+
+
+def _monotonic(clock: Callable[[], float] = time.monotonic) -> float:
+    """``time.monotonic`` as it was when qbench was imported: a test that froze the clock
+    (freezegun replaces ``time.monotonic`` and every module attribute holding it, but not a
+    default argument) must not stop the renewals of this machine's leases."""
+    return clock()
 
 
 class QueuePlugin:
@@ -115,7 +123,7 @@ class QueuePlugin:
         to finish or for a lease to run out (a machine that died), so that its unit still
         runs."""
         from pytest_qbench.history.queue import claim_next
-        from pytest_qbench.history.queue import held_until
+        from pytest_qbench.history.queue import held_for
 
         assert self.index is not None
         while True:
@@ -124,15 +132,15 @@ class QueuePlugin:
             )
             if claim is not None or not wait:
                 break
-            held = held_until(self.index, self.name, self.session.run_id)
+            held = held_for(self.index, self.name, self.session.run_id)
             if held is None:
                 break
             self._keep_alive()
-            time.sleep(min(max(held - time.time(), 0.05), POLL))
+            time.sleep(min(max(held, 0.05), POLL))
         if claim is not None:
             self.units += 1
             self.expected += claim.expected
-            self.renewed = time.monotonic()
+            self.renewed = _monotonic()
         return claim
 
     def _finish(self, claim: Claim) -> None:
@@ -145,9 +153,9 @@ class QueuePlugin:
         """Renew the leases of the units held, a few times per lease."""
         from pytest_qbench.history.queue import renew
 
-        if self.index is not None and time.monotonic() - self.renewed > self.lease / 4:
+        if self.index is not None and _monotonic() - self.renewed > self.lease / 4:
             renew(self.index, self.name, self.session.run_id, self.lease)
-            self.renewed = time.monotonic()
+            self.renewed = _monotonic()
 
     def _record(self) -> None:
         from pytest_qbench.report.shapes import new

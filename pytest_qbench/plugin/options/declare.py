@@ -403,9 +403,16 @@ def coverage_asked(config: pytest.Config) -> bool:
 
 
 def pytest_cov_asked(config: pytest.Config) -> bool:
-    """Whether pytest-cov will measure this run (``--cov`` given, no ``--no-cov``)."""
+    """Whether pytest-cov will measure this run (``--cov`` given, no ``--no-cov``).
+
+    A bare ``--cov`` (the source from coverage's configuration) leaves ``cov_source`` ``None``
+    once pytest-cov has started (it rewrites its option so), so its plugin, registered only
+    for a ``--cov``, says so too."""
     namespace = config.known_args_namespace
-    return bool(getattr(namespace, "cov_source", None)) and not getattr(namespace, "no_cov", False)
+    if getattr(namespace, "no_cov", False):
+        return False
+    given = bool(getattr(namespace, "cov_source", None))
+    return given or config.pluginmanager.get_plugin("_cov") is not None
 
 
 def _ini_switch(config: pytest.Config) -> bool:
