@@ -10,6 +10,7 @@ skipped when run as root: run them as another user (CI does).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -112,3 +113,23 @@ def test_read_only_commands_read_a_read_only_index(project: Path, what: str) -> 
     assert listed.runs[0].summary["failed"] == 1
     quarantined = qbench(project, "quarantine", "add", "test_x.py::test_fails", "--reason", "known")
     assert quarantined.returncode != 0 and "is read-only" in quarantined.stderr
+
+
+def test_a_run_that_died_in_a_read_only_store_is_named_not_fatal(project: Path) -> None:
+    """A run that died (no end record, no report.json) is indexed by the history's commands
+    before they answer; in a store this user may not write, they answer from the index as it
+    is and name the run left out. On main: ``index-read-only``, exit status 1."""
+    [source] = (project / ".qbench/runs").iterdir()
+    dead = source.with_name("20991231T235959Z-dead01")
+    shutil.copytree(source, dead)
+    for name in ("report.json", "report.md"):
+        (dead / name).unlink(missing_ok=True)
+    stream = dead / "results.jsonl"
+    lines = stream.read_text(encoding="utf-8").replace(source.name, dead.name).splitlines()
+    stream.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # no end record
+    make_read_only(project, "directory")
+    runs = qbench(project, "runs")
+    assert runs.returncode == 0, runs.stderr
+    assert "2 tests: 1 failed, 1 passed" in runs.stdout
+    assert f"the runs that died ({dead.name}) are not in the index: " in runs.stderr
+    assert "is read-only" in runs.stderr
