@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -35,6 +36,7 @@ def test_ok():
 def test_fails():
     assert 0
 """
+OLD = Path(__file__).parent / "data" / "history"
 NOT_INDEXED = "qbench: run not indexed, so no history in its reports: "
 
 
@@ -133,3 +135,20 @@ def test_a_run_that_died_in_a_read_only_store_is_named_not_fatal(project: Path) 
     assert "2 tests: 1 failed, 1 passed" in runs.stdout
     assert f"the runs that died ({dead.name}) are not in the index: " in runs.stderr
     assert "is read-only" in runs.stderr
+
+
+def test_a_read_only_index_of_an_older_schema_names_the_migration(tmp_path: Path) -> None:
+    """An index of schema 11 (main's, tests/data/history/index-schema-11.sql) in a read-only
+    directory cannot be read before it is migrated, which writes: the error says so, and
+    that it can be read-only again after (on main: "needs to write ... even to read it")."""
+    qbench_dir = tmp_path / ".qbench"
+    qbench_dir.mkdir()
+    with sqlite3.connect(qbench_dir / "index.sqlite") as db:
+        db.executescript((OLD / "index-schema-11.sql").read_text(encoding="utf-8"))
+    make_read_only(tmp_path, "directory")
+    try:
+        runs = qbench(tmp_path, "runs")
+    finally:
+        qbench_dir.chmod(0o755)
+    assert runs.returncode == 1
+    assert "is read-only and of index schema 11: this qbench reads it once migrated" in runs.stderr
