@@ -194,7 +194,8 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # run's other words (vitest's todo: a total its counts did not add up to), with timed_out's
     # and test_path's descriptions cut to fit (-> 41 595 bytes); then list_runs' recording_errors
     # (a run killed at its session's end reads incomplete), with RunEntry's descriptions cut
-    # (-> 41 551 bytes)
+    # (-> 41 551 bytes); then list_runs' other (a plugin's own words: 1 known), with RunEntry's
+    # descriptions cut again
     assert len(json.dumps(listed, separators=(",", ":"))) < 41_600
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(

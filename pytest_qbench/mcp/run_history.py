@@ -37,15 +37,15 @@ class RunEntry(QBenchModel):
     run_id: str
     """The run's id."""
     started_at: str
-    """Start (ISO 8601, UTC)."""
+    """Start (ISO, UTC)."""
     completed_at: str | None = None
     """End; ``None`` when it died."""
     exit_code: int | None = None
     """pytest's exit status."""
     interrupted: bool = False
-    """Cut short (Ctrl-C, timeout, crash)."""
+    """Cut short (Ctrl-C, crash)."""
     summary: dict[str, int] = Field(default_factory=dict)
-    """Counts (total, passed, failed, ...; ``subtests_*`` where known)."""
+    """Counts (``subtests_*`` where known)."""
     duration: float = 0.0
     """Seconds."""
     branch: str | None = None
@@ -53,13 +53,13 @@ class RunEntry(QBenchModel):
     commit: str | None = None
     """Commit, on CI."""
     has_output: bool = False
-    """Raw output stored (this server's runs)."""
+    """Output stored (this server's)."""
     shard: str | None = None
-    """CI shard (``2/4``, ``queue NAME``); ``None``: whole run."""
+    """CI shard (``2/4``); ``None``: whole run."""
     recording_errors: int = 0
-    """qbench's errors recording it; not 0: incomplete, not green."""
+    """qbench's errors recording it; not 0: incomplete."""
     other: dict[str, int] = Field(default_factory=dict)
-    """Counts under plugins' own words, as pytest's line gives them (``known``)."""
+    """Plugins' own counts (``known``)."""
 
 
 class RunList(QBenchModel):
