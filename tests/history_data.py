@@ -193,6 +193,7 @@ COLUMNS_SINCE = {
     8: tuple(("runs", name) for name in sql.SUBTEST_COLUMNS),
     9: tuple(("runs", name) for name in sql.STOP_COLUMNS),
     10: (("runs", "recording_errors"),),
+    12: (("runs", "other_counts"),),
 }
 """The columns each schema version added to older tables."""
 

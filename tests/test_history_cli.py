@@ -42,6 +42,7 @@ RUN_KEYS = {
     "qbench_version",
     "shard",
     "recording_errors",
+    "other",
 }
 SUMMARY_KEYS = {
     "totalRuns",

@@ -205,7 +205,7 @@ def test_an_index_of_schema_10_learns_a_merge_s_members_when_its_report_is_index
         assert "index the report.json that 'qbench merge' wrote again" in stderr
     said.clear()
     with sqlite3.connect(tmp_path / ".qbench/index.sqlite") as db:
-        assert db.execute(sql.GET_VERSION).fetchall() == [("11",)]
+        assert db.execute(sql.GET_VERSION).fetchall() == [(str(sql.SCHEMA_VERSION),)]
         assert len(db.execute("SELECT 1 FROM runs").fetchall()) == 3
     merged = tmp_path / "report.json"
     shutil.copy(OLD / "index-schema-10-merged.json", merged)

@@ -69,7 +69,8 @@ def test_read_only_index_is_not_called_damaged(
     qdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A healthy index the user may not write is called read-only, with no advice to delete it
-    (issue 12.12)."""
+    (issue 12.12), by a command that writes it; one that only reads opens it read-only
+    (``mode=ro``) and answers (tests/test_history_read_only.py, with real permissions)."""
     assert main(["index", "--dir", str(qdir)]) == OK
     capsys.readouterr()
 
@@ -77,7 +78,9 @@ def test_read_only_index_is_not_called_damaged(
         raise sqlite3.OperationalError("attempt to write a readonly database")
 
     monkeypatch.setattr(SQLiteIndex, "_set_pragmas", read_only)
-    assert main(["runs", "--dir", str(qdir)]) == ERR
+    assert main(["runs", "--dir", str(qdir)]) == OK
+    capsys.readouterr()
+    assert main(["index", "--dir", str(qdir)]) == ERR
     err = one_error(capsys)
     assert "index.sqlite is read-only" in err and "writable" in err and "delete" not in err
 

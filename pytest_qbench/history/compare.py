@@ -247,16 +247,18 @@ def _short_cluster_limit(cluster: str, args: Iterator[str], limit: int) -> int:
 
 
 def stopped_at_failures(
-    command: Sequence[str], counts: Mapping[str, int], limit: int | None = None
+    command: Sequence[str], counts: Mapping[str, int], limit: int | None = None, failing: int = 0
 ) -> bool:
     """Whether a run of this command line may have stopped at its failures before running
     every test it collected: it had ``-x``, ``--maxfail=N`` or ``--sw`` and reached that many
     failures and errors (pytest counts both, collection errors too). ``limit`` is the one
     pytest settled, from every source (``addopts`` too), when the run recorded it; else the
-    command line's."""
+    command line's. ``failing``: its results that failed or errored, which pytest counts
+    towards the limit whatever word its line files them under (a conftest's
+    ``pytest_report_teststatus`` counting a failure as ``known``: not in ``failed``)."""
     limit = max_failures(command) if limit is None else limit
     failures = sum(counts.get(name, 0) for name in ("failed", "errors", "subtests_failed"))
-    return 0 < limit <= failures
+    return 0 < limit <= max(failures, failing)
 
 
 RUN_ID_OPTION = "--qbench-run-id"
@@ -344,7 +346,8 @@ def run_selection(index: Index, run: RunInfo, results: dict[str, PastResult]) ->
     # only collection errors: pytest stopped before running the modules it did collect
     stopped = bool(results) and errors == len(results)
     files = frozenset(file_of(nodeid) for nodeid in [*results, *ids])
-    stopped_early = stopped_at_failures(run.command, run.counts, run.max_failures)
+    failing = sum(result.outcome in FAILING for result in results.values())
+    stopped_early = stopped_at_failures(run.command, run.counts, run.max_failures, failing)
     unfinished = incomplete(run) is not None
     known = known and not stopped and not last_failed and not stopped_early and not unfinished
     return Selection(

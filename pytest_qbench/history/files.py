@@ -19,6 +19,7 @@ from typing import Any
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ReportFormatError
 from pytest_qbench.core.gc_pause import paused_gc
+from pytest_qbench.history import sql
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
 
@@ -155,6 +156,19 @@ def _died(run_dir: Path) -> bool:
     )
 
 
+def _marked_died(run_dir: Path) -> bool:
+    """``_died`` of a run marked unfinished that no longer runs: its mark says it never wrote
+    its reports, so it died whether its stream has its end record (killed at its session's
+    end, ``store.killed_at_end``) or not; its stream's end is not read, nor is whether it
+    runs asked again (``died_marked`` asked). A run whose mark stays until ``qbench render``
+    (killed at its end) costs each later run's session end this and one row of the index."""
+    try:
+        written = (run_dir / store.STREAM_NAME).stat().st_size > 0
+    except OSError:
+        return False
+    return written and not (run_dir / store.REPORT_JSON).exists()
+
+
 def died_marked(qbench_dir: Path, own: str) -> list[Path]:
     """The run directories of the runs that died among those marked unfinished
     (``store.mark_unfinished``), but ``own`` (the run asking), in the order they were marked;
@@ -168,7 +182,7 @@ def died_marked(qbench_dir: Path, own: str) -> list[Path]:
         run_dir = store.run_dir(qbench_dir, run_id)
         if run_id == own or store.run_in_progress(run_dir):
             continue
-        if _died(run_dir):
+        if _marked_died(run_dir):
             died.append(run_dir)
         else:
             store.unmark_unfinished(qbench_dir, run_id)
@@ -182,8 +196,9 @@ def unmark_indexed(qbench_dir: Path, died: Sequence[Path]) -> None:
     ``index_died`` said so, and ``qbench index`` can try again)."""
     for run_dir in died:
         # a run killed at its session's end keeps its mark until its report.json is written
-        # (``qbench render``), so that its rebuilt report still says it is incomplete
-        if not store.run_in_progress(run_dir) and not store.killed_at_end(run_dir):
+        # (``qbench render``), so that its rebuilt report still says it is incomplete, and
+        # `qbench index`, the history's commands and an older qbench read it so
+        if not store.killed_at_end(run_dir) and not store.run_in_progress(run_dir):
             store.unmark_unfinished(qbench_dir, run_dir.name)
 
 
@@ -199,7 +214,16 @@ def open_seeing_died(qbench_dir: Path | None, db: str | None, say: Callable[[str
     from pytest_qbench.history.database import open_index
 
     died = died_runs(qbench_dir)
-    index = open_index(qbench_dir, db, create=bool(died))
+    try:
+        index = open_index(qbench_dir, db, create=bool(died))
+    except HistoryError as exc:
+        if not died or exc.slug not in ("index-read-only", "index-io"):
+            raise
+        # a store this user may not write: answer from the index as it is, read-only
+        index = open_index(qbench_dir, db)
+        names = ", ".join(run_dir.name for run_dir in died)
+        say(f"the runs that died ({names}) are not in the index: {exc}")
+        return index
     try:
         index_died(index, died, say)
     except BaseException:
@@ -216,30 +240,29 @@ def index_died(index: Index, died: Sequence[Path], say: Callable[[str], None]) -
     incomplete, once. The ids of the runs indexed."""
     if not died:
         return []
-    from pytest_qbench.history.queries import indexed_run_ids
-
-    known = indexed_run_ids(index)
-    complete = _complete_runs(index, [d.name for d in died if d.name in known])
-    fresh = [source for source in died if source.name not in known or source.name in complete]
+    incomplete = _incomplete_runs(index, [d.name for d in died])
+    fresh = [source for source in died if source.name not in incomplete]
     indexed, _skipped = index_sources(index, fresh, strict=False, say=say)
     return [done.run_id for _source, done in indexed]
 
 
-def _complete_runs(index: Index, run_ids: Sequence[str]) -> set[str]:
-    """Those of ``run_ids`` the index holds without recording errors (as complete)."""
-    if not run_ids:
-        return set()
+def _incomplete_runs(index: Index, run_ids: Sequence[str]) -> set[str]:
+    """Those of ``run_ids`` the index holds with recording errors (as incomplete): the rows of
+    these runs only, whatever the index holds besides (it read every run's id, 50 queries for
+    50 runs killed at their end, at each later run's session end)."""
 
-    def complete(cursor: Any) -> set[str]:
-        found = set()
-        for run_id in run_ids:
-            cursor.execute("SELECT recording_errors FROM runs WHERE run_id = ?", (run_id,))
-            row = cursor.fetchone()
-            if row is not None and not row[0]:
-                found.add(run_id)
+    def incomplete(cursor: Any) -> set[str]:
+        found: set[str] = set()
+        for batch in sql.batches(run_ids):
+            cursor.execute(
+                "SELECT run_id FROM runs WHERE recording_errors <> 0 "
+                f"AND run_id IN ({sql.marks(len(batch))})",
+                batch,
+            )
+            found.update(str(row[0]) for row in cursor.fetchall())
         return found
 
-    return index.read(complete)
+    return index.read(incomplete)
 
 
 def index_sources(

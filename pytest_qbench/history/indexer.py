@@ -178,6 +178,7 @@ def run_row(report: Record) -> tuple[Any, ...]:
         "indexed_at": to_index_time(datetime.now(timezone.utc)),
         "shard": shard_label(run.get("shard")),
         "recording_errors": len(recording_errors(report)),
+        "other_counts": other_counts_text(summary.get("other")),
     }
     for name in sql.COUNT_COLUMNS:
         values[name] = int(summary.get(name, 0))
@@ -186,6 +187,14 @@ def run_row(report: Record) -> tuple[Any, ...]:
     for name in sql.STOP_COLUMNS:  # not recorded (an older report, another runner): not known
         values[name] = None if run.get(name) is None else int(run[name])
     return tuple(values[name] for name in sql.RUN_COLUMNS)
+
+
+def other_counts_text(other: Record | None) -> str | None:
+    """A run's counts under plugins' own words as the ``runs.other_counts`` column holds them
+    (``sql.OTHER_COUNTS_SCHEMA``): a JSON object in the closing line's order, those of 0 left
+    out; ``None`` when there are none."""
+    kept = {str(word): int(count) for word, count in (other or {}).items() if count}
+    return json.dumps(kept, ensure_ascii=False) if kept else None
 
 
 def shard_label(shard: Record | None) -> str | None:

@@ -95,6 +95,10 @@ class RunJson(QBenchModel):
     recording_errors: int | None = None
     """qbench's errors while recording the run: not 0, its results are incomplete; null: not
     known (indexed before schema 10)."""
+    other: dict[str, int] = Field(default_factory=dict)
+    """The counts pytest's closing line gave under plugins' own words (a conftest's
+    ``pytest_report_teststatus`` counting a failure as ``known``: ``{"known": 1}``), in the
+    line's order; empty when none, or not known (indexed before schema 12)."""
 
     @classmethod
     def of(cls, run: RunInfo) -> RunJson:
@@ -122,6 +126,7 @@ def _run_fields(run: RunInfo) -> dict[str, Any]:
         "qbench_version": run.qbench_version,
         "shard": run.shard,
         "recording_errors": run.recording_errors,
+        "other": dict(run.other),
     }
 
 

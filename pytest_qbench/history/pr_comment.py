@@ -243,6 +243,11 @@ def _counts_line(head: RunInfo, base: RunInfo | None) -> str:
         if now or (then and known):
             change = f" ({now - then:+d})" if known and now != then else ""
             parts.append(f"{pluralize(now, words[field])}{change}")
+    # last, as pytest's line has them: the counts under plugins' own words ("1 known")
+    for word in dict.fromkeys([*head.other, *(base.other if base else ())]):
+        now, then = head.other.get(word, 0), base.other.get(word, 0) if base else 0
+        change = f" ({now - then:+d})" if base is not None and now != then else ""
+        parts.append(f"{now} {md_text(word)}{change}")
     total = head.counts.get("total", 0)
     run = f" · run {md_code(head.run_id)}{_what(head)}"
     against = (

@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterable
 from collections.abc import Sequence
+from dataclasses import field
 from datetime import datetime
 from itertools import groupby
 from itertools import islice
@@ -66,6 +67,10 @@ class RunInfo:
     recording_errors: int | None = None
     """qbench's errors while recording the run (not 0: its results are incomplete); ``None``:
     not known (a run indexed before schema 10)."""
+    other: dict[str, int] = field(default_factory=dict, hash=False)
+    """The counts its closing line gave under plugins' own words (``ReportSummary.other``: a
+    conftest's ``pytest_report_teststatus`` counting a failure as ``known``), in the line's
+    order; empty when none, or not known (a run indexed before schema 12)."""
 
     @property
     def subtests_known(self) -> bool:
@@ -101,6 +106,7 @@ class RunInfo:
             max_failures=v["max_failures"],
             last_failed=None if v["last_failed"] is None else bool(v["last_failed"]),
             recording_errors=v["recording_errors"],
+            other=other_counts(v["other_counts"]),
         )
 
 
@@ -112,6 +118,16 @@ def run_counts(columns: dict[str, Any]) -> dict[str, int]:
         (name, int(columns[name])) for name in sql.SUBTEST_COLUMNS if columns[name] is not None
     )
     return counts
+
+
+def other_counts(text: str | None) -> dict[str, int]:
+    """The ``runs.other_counts`` column as a dict (``NULL``: none)."""
+    if not text:
+        return {}
+    found = json.loads(text)
+    return (
+        {str(word): int(count) for word, count in found.items()} if isinstance(found, dict) else {}
+    )
 
 
 @dataclass(frozen=True)

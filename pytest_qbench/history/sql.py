@@ -58,7 +58,7 @@ def many_rows(insert: str, count: int) -> str:
     return f"{head}VALUES {', '.join([one] * count)}{rest}"
 
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """Version of the tables below. History: 1, first release; 2, ``deselected`` (the tests each
 run deselected, so that ``qbench diff`` can tell a deselected test from a removed one); 3,
 ``tool_calls`` (the MCP server's log of tool calls, ``qbench mcp-log``); 4, ``checked`` and
@@ -73,7 +73,11 @@ quarantine add`` set aside); 8, a run's ``subtests_passed``, ``subtests_failed``
 and ``last_failed``, as pytest settled them (``NULL``: not known, the command line is read);
 10, a run's ``recording_errors`` (qbench's errors while recording it: not 0, its results are
 incomplete; ``NULL`` in runs indexed before: not known); 11, ``merge_members`` (the runs each
-merged run holds, so that a pipeline whose shards and merge are both indexed counts once)."""
+merged run holds, so that a pipeline whose shards and merge are both indexed counts once); 12, a
+run's ``other_counts`` (the counts pytest's closing line gives under a plugin's own words, such
+as a conftest's ``pytest_report_teststatus`` counting a failure as ``1 known``: before, the
+index kept only pytest's own categories, and read such a run as having fewer tests counted
+than its line said)."""
 
 FAILING = ("failed", "error")
 """Outcomes that count as a failure in history."""
@@ -207,6 +211,11 @@ MERGE_MEMBERS_INDEX = "CREATE INDEX merge_members_by_member ON merge_members (me
 MERGE_SCHEMA = (MERGE_MEMBERS_TABLE, MERGE_MEMBERS_INDEX)
 """Schema 11: the runs each merged run holds."""
 
+OTHER_COUNTS_SCHEMA = ("ALTER TABLE runs ADD COLUMN other_counts TEXT",)
+"""Schema 12: the counts each run's closing line gives under plugins' own words
+(``ReportSummary.other``), a JSON object in the line's order (``{"known": 1}``); ``NULL`` when
+there are none, or not known (a run indexed before schema 12: index its report again)."""
+
 QUARANTINE_TABLE = """CREATE TABLE quarantine (
         nodeid {key} PRIMARY KEY,
         reason TEXT NOT NULL,
@@ -296,6 +305,7 @@ SCHEMA = (
     *STOP_SCHEMA,
     *RECORDING_SCHEMA,
     *MERGE_SCHEMA,
+    *OTHER_COUNTS_SCHEMA,
 )
 """``CREATE`` statements. The backend fills in its column types: ``{identity}``, an
 auto-numbered primary key; ``{ref}``, a column referring to one; ``{key}``, text that is sorted
@@ -312,6 +322,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     9: STOP_SCHEMA,
     10: RECORDING_SCHEMA,
     11: MERGE_SCHEMA,
+    12: OTHER_COUNTS_SCHEMA,
 }
 """Statements that take the schema from version ``n - 1`` to ``n``."""
 
@@ -358,6 +369,7 @@ RUN_COLUMNS = (
     *SUBTEST_COLUMNS,
     *STOP_COLUMNS,
     "recording_errors",
+    "other_counts",
 )
 INSERT_RUN = f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks(len(RUN_COLUMNS))})"
 FIND_RUN_REF = "SELECT id FROM runs WHERE run_id = ?"

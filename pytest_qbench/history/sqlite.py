@@ -28,6 +28,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 from typing import TypeVar
+from urllib.parse import quote
 
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.history import sql
@@ -100,9 +101,18 @@ class SQLiteIndex:
             self._retrying(self._refuse_foreign)  # before WAL mode changes the file
             self._retrying(self._set_pragmas)
             self._retrying(lambda: self._ensure_schema(create))
+        except HistoryError as exc:
+            self._conn.close()
+            if create or exc.slug not in _NOT_WRITABLE or not self._open_read_only():
+                raise
         except BaseException:
             self._conn.close()
             raise
+
+    read_only = False
+    """Opened read-only (``mode=ro``): this user may not write the index or its directory, so a
+    command that only reads (``qbench runs``, ``history``, ``flaky``, MCP ``list_runs``) reads
+    it as it is; a write fails with ``index-read-only``."""
 
     # --- backend.Index ---------------------------------------------------------------------
 
@@ -210,6 +220,51 @@ class SQLiteIndex:
 
     # --- internals -------------------------------------------------------------------------
 
+    def _open_read_only(self) -> bool:
+        """Open the index read-only (``mode=ro``), for a command that only reads it when this
+        user may not write it or its directory; whether it could. Without a writable directory
+        SQLite cannot make the shared-memory file a WAL index is read with: when no write-ahead
+        log holds committed pages (none is there, or it is empty), the file holds the whole
+        index, and is read as ``immutable``. An index of an older schema is refused: it would
+        have to be migrated (a write) to be read.
+
+        Raises:
+            HistoryError: an index of another schema (``index-read-only``, ``index-newer``).
+        """
+        uri = f"file:{quote(str(self.path.absolute()))}?mode=ro"
+        wal = Path(f"{self.path}-wal")
+        for extra in ("", "&immutable=1"):
+            if extra and _holds_pages(wal):
+                return False
+            try:
+                conn = sqlite3.connect(uri + extra, uri=True, timeout=BUSY_TIMEOUT)
+            except sqlite3.Error:
+                continue
+            conn.isolation_level = None
+            try:
+                self._conn = conn
+                self._retrying(self._refuse_foreign)
+                version = self._version(conn.cursor())
+            except HistoryError:
+                conn.close()
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            if version != sql.SCHEMA_VERSION:
+                conn.close()
+                check_version(version, self.path, create=False)
+                raise HistoryError(
+                    f"{self.path} is read-only and of index schema {version}: this qbench "
+                    f"reads it once migrated to schema {sql.SCHEMA_VERSION}, which writes to "
+                    "the index and its directory; make both writable (or run as their owner) "
+                    "once, then it can be read-only again",
+                    slug="index-read-only",
+                )
+            self.read_only = True
+            return True
+        return False
+
     def _transaction(self, work: Callable[[Cursor], T], begin: str) -> T:
         cursor = self._conn.cursor()
         cursor.execute(begin)
@@ -252,7 +307,8 @@ class SQLiteIndex:
         if "readonly" in text:  # a healthy index this user may not change
             return HistoryError(
                 f"{self.path} is read-only ({exc}): qbench needs to write to the index and "
-                "its directory, even to read it; make both writable, or run as their owner",
+                "its directory to record a run or change the index (reading needs neither); "
+                "make both writable, or run as their owner",
                 slug="index-read-only",
             )
         if code == SQLITE_FULL or "disk is full" in text or (code == SQLITE_IOERR and self._full()):
@@ -323,6 +379,22 @@ class SQLiteIndex:
         cursor.execute(sql.GET_VERSION)
         row = cursor.fetchone()
         return int(row[0]) if row else None
+
+
+_NOT_WRITABLE = ("index-read-only", "index-io")
+"""The errors of opening an index this user may not write (the file read-only; its directory
+read-only, where SQLite cannot make the WAL index's files): a command that only reads opens it
+read-only instead (``SQLiteIndex._open_read_only``)."""
+
+
+def _holds_pages(wal: Path) -> bool:
+    """Whether the write-ahead log ``wal`` may hold committed pages the index file lacks."""
+    try:
+        return wal.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def _kept_empty() -> Path:

@@ -54,9 +54,16 @@ def when(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S") if moment else "-"
 
 
-def counts_text(counts: Mapping[str, int]) -> str:
-    """``1 failed, 10 passed, 1 skipped``: the counts that are not zero."""
-    return ", ".join(summary_parts(counts, COUNT_FIELDS)) or "none ran"
+def counts_text(counts: Mapping[str, int], other: Mapping[str, int] | None = None) -> str:
+    """``1 failed, 10 passed, 1 skipped``: the counts that are not zero, and last those under
+    plugins' own words (``other``: ``2 passed, 1 skipped, 1 known``), as pytest's line has
+    them."""
+    return ", ".join(summary_parts(counts, COUNT_FIELDS, other)) or "none ran"
+
+
+def run_counts_text(run: RunInfo) -> str:
+    """``4 tests: 2 passed, 1 skipped, 1 known``: a run's tests and their counts."""
+    return f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts, run.other)}"
 
 
 def one_line(text: str, limit: int = 100) -> str:
@@ -98,7 +105,7 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
         (
             run.run_id,
             when(run.started_at),
-            f"{plural(run.counts['total'], 'test')}: {counts_text(run.counts)}{state_words(run)}",
+            f"{run_counts_text(run)}{state_words(run)}",
             format_duration(run.duration),
             "-" if run.exit_code is None else str(run.exit_code),
             *((run.shard or "-",) if sharded else ()),
@@ -121,7 +128,7 @@ def run_lines(
         f"tool      {run.tool}",
         f"started   {when(run.started_at)} UTC, took {format_duration(run.duration)}, "
         f"exit code {exit_code}",
-        f"tests     {run.counts['total']}: {counts_text(run.counts)}",
+        f"tests     {run.counts['total']}: {counts_text(run.counts, run.other)}",
         *subtests_lines(run),
         f"command   {one_line(' '.join(run.command), 200)}",
         f"cwd       {run.cwd}",
@@ -175,10 +182,8 @@ def failure_text(info: FailureInfo | None) -> str:
 def diff_lines(diff: RunDiff) -> list[str]:
     """``qbench diff``."""
     lines = [
-        f"base  {diff.base.run_id}  {when(diff.base.started_at)}  "
-        f"{plural(diff.base.counts['total'], 'test')}: {counts_text(diff.base.counts)}",
-        f"head  {diff.head.run_id}  {when(diff.head.started_at)}  "
-        f"{plural(diff.head.counts['total'], 'test')}: {counts_text(diff.head.counts)}",
+        f"base  {diff.base.run_id}  {when(diff.base.started_at)}  {run_counts_text(diff.base)}",
+        f"head  {diff.head.run_id}  {when(diff.head.started_at)}  {run_counts_text(diff.head)}",
     ]
     if diff.head_incomplete:
         lines += ["", f"B did not finish ({diff.head_incomplete}): the comparison fails"]

@@ -25,6 +25,8 @@ from pytest_qbench.report.shapes import iso
 
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pytest_qbench.history.backend import Index
     from pytest_qbench.mcp.service import RunService
 
@@ -35,15 +37,15 @@ class RunEntry(QBenchModel):
     run_id: str
     """The run's id."""
     started_at: str
-    """Start (ISO 8601, UTC)."""
+    """Start (ISO, UTC)."""
     completed_at: str | None = None
     """End; ``None`` when it died."""
     exit_code: int | None = None
     """pytest's exit status."""
     interrupted: bool = False
-    """Cut short (Ctrl-C, timeout, crash)."""
+    """Cut short (Ctrl-C, crash)."""
     summary: dict[str, int] = Field(default_factory=dict)
-    """Counts (total, passed, failed, ...; ``subtests_*`` where known)."""
+    """Counts (``subtests_*`` where known)."""
     duration: float = 0.0
     """Seconds."""
     branch: str | None = None
@@ -51,11 +53,13 @@ class RunEntry(QBenchModel):
     commit: str | None = None
     """Commit, on CI."""
     has_output: bool = False
-    """Raw output stored (this server's runs)."""
+    """Output stored (this server's)."""
     shard: str | None = None
-    """CI shard (``2/4``, ``queue NAME``); ``None``: whole run."""
+    """CI shard (``2/4``); ``None``: whole run."""
     recording_errors: int = 0
-    """qbench's errors recording it; not 0: incomplete, not green."""
+    """qbench's errors recording it; not 0: incomplete."""
+    other: dict[str, int] = Field(default_factory=dict)
+    """Plugins' own counts (``known``)."""
 
 
 class RunList(QBenchModel):
@@ -123,8 +127,12 @@ def recent_runs(config: ServerConfig, limit: int) -> RunList:
     indexed = [
         _entry(
             runs_dir / info.run_id,
-            (info.started_at, info.completed_at, info.exit_code, info.interrupted),
+            started=info.started_at,
+            completed=info.completed_at,
+            exit_code=info.exit_code,
+            interrupted=info.interrupted,
             summary=info.counts,
+            other=info.other,
             duration=info.duration,
             branch=info.branch,
             commit=info.commit,
@@ -164,15 +172,28 @@ def _unreported_runs(runs_dir: Path, listed: set[str]) -> list[RunEntry]:
         except (OSError, ValueError):
             continue
         found.append(
-            _entry(run_dir, (run.started_at, run.completed_at, run.exit_code, run.interrupted))
+            _entry(
+                run_dir,
+                started=run.started_at,
+                completed=run.completed_at,
+                exit_code=run.exit_code,
+                interrupted=run.interrupted,
+            )
         )
     return sorted(found, key=lambda entry: entry.started_at, reverse=True)
 
 
-def _entry(run_dir: Path, run: tuple[Any, Any, int | None, bool], **more: Any) -> RunEntry:
-    """A `RunEntry` of the run in ``run_dir``: ``run`` is its start, end, exit status and
-    whether it was interrupted; ``more`` its other fields."""
-    started, completed, exit_code, interrupted = run
+def _entry(
+    run_dir: Path,
+    *,
+    started: datetime,
+    completed: datetime | None,
+    exit_code: int | None,
+    interrupted: bool,
+    **more: Any,
+) -> RunEntry:
+    """A `RunEntry` of the run in ``run_dir``: its start, end, exit status and whether it was
+    interrupted; ``more`` its other fields."""
     return RunEntry(
         run_id=run_dir.name,
         started_at=iso(started) or "",
@@ -280,7 +301,7 @@ def runs_text(runs: RunList, limit: int) -> str:
     lines = [
         f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
         + (
-            f"{counts_text({**run.summary, 'duration': run.duration})}"
+            f"{counts_text({**run.summary, 'other': run.other, 'duration': run.duration})}"
             if run.summary
             else "no results: pytest stopped before running tests (get_run_output says why)"
         )

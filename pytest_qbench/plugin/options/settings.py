@@ -143,7 +143,11 @@ def read_settings(config: pytest.Config) -> Settings:
     qbench_dir, dir_source = reader.path("dir")
     if qbench_dir is None:
         qbench_dir = config.rootpath / ".qbench"
-    ensure_writable_dir(qbench_dir, dir_source)
+    # a run store made before needs its runs/ writable, not itself: a read-only .qbench (a
+    # cache restored by another user) only keeps this run out of the index, which the run's
+    # end names (index-read-only), its exit status unchanged
+    if not (qbench_dir.is_dir() and (qbench_dir / store.RUNS_DIR).is_dir()):
+        ensure_writable_dir(qbench_dir, dir_source)
     runs = qbench_dir / store.RUNS_DIR
     probe_directory(runs, dir_source, shown=qbench_dir)
     run_id = reader.parsed("run_id", parse_run_id, None)
