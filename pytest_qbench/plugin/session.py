@@ -173,10 +173,42 @@ class QBenchWorker:
             return None
         report = maker(item, call)
         try:
+            if (
+                call.excinfo is None
+                and not (self.raised or self.beside or self.opened or self.attach_hooked)
+                and not (report.sections or report.user_properties)
+            ):
+                # A passing phase with nothing to hand on (no output, properties or exception,
+                # nothing attached, opened or waiting by node id): of `annotate`'s work only
+                # the item's facts (setup), the environment's look for secrets (call) and the
+                # phase mark are left, done here without its call (issue 28).
+                attacher = self.attacher
+                if attacher is None or not attacher.records:
+                    when = report.when
+                    if when == "setup" and self.worker is None and not FORKED:
+                        facts = {ITEM_ATTR: item_facts(item, None)}  # handed beside the report
+                        self.phase_map[0] = 1  # the call goes next
+                        self.beside[(report.nodeid, "setup")] = facts
+                        return report
+                    if when == "call":
+                        self.learn_secrets()
+                        self.phase_map[0] = 2  # the teardown goes next
+                        return report
+                    if when == "teardown":
+                        if attacher is not None:  # as `annotate`: its mark goes with them
+                            self.phase_map[0] = 0  # the next test's setup goes next
+                        return report
             self.annotate(report, item, call, False)
         except Exception as exc:  # never break the user's test because of qbench
             setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
         return report
+
+    def learn_secrets(self) -> None:
+        """The secret-looking variables set since the last look, learnt (cheap when none)."""
+        redact = self.redact
+        before = redact.known
+        if redact.refresh(os.environ):
+            self.runtime_secrets.learn(redact.known - before)
 
     def hook_overrides(self) -> dict[str, Callable[..., Any] | None]:
         """The hooks registered in place of this class's (``registered.Hooks``; ``None``: not
@@ -235,10 +267,7 @@ class QBenchWorker:
             # setup or teardown without them adds no text to redact, and what the test sets in
             # between is still set at its call's report (``monkeypatch`` undoes it only in the
             # teardown).
-            redact = self.redact
-            before = redact.known
-            if redact.refresh(os.environ):
-                self.runtime_secrets.learn(redact.known - before)
+            self.learn_secrets()
         facts: dict[str, Any] = {}
         excinfo = call.excinfo
         forked = bool(FORKED)  # in a forked child (pytest-forked's)
