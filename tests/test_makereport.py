@@ -402,3 +402,89 @@ def test_a_report_maker_registered_while_the_tests_run_is_given_way_to(
     assert [frame.function for frame in result.failure.frames] == ["test_agent", "helper"]
     assert result.agent_response == "the answer"
     assert [attachment.name for attachment in result.attachments] == ["note.txt"]
+
+
+GENERATORS_CONFTEST = (
+    """
+    import json
+    import sys
+
+    import pytest
+
+    COUNTS = {}
+
+
+    def _profile(frame, event, arg):
+        # each start and resumption of a makereport generator of qbench's, by its function
+        code = frame.f_code
+        if event == "call" and code.co_name == "pytest_runtest_makereport":
+            if "/pytest_qbench/" in code.co_filename.replace("\\\\", "/"):
+                COUNTS[code.co_qualname] = COUNTS.get(code.co_qualname, 0) + 1
+"""
+    + PROFILED_WINDOW
+    + LATE_REPORT_MAKER
+)
+
+
+def test_a_report_maker_registered_late_leaves_one_generator_of_qbench_a_phase(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Issue 28, twelfth round: once a plugin registered while the tests run makes the reports,
+    qbench's makereport is the worker's own wrapper, registered under the late holder's name:
+    one generator of qbench's a phase, started and resumed once (main: two, the holder's
+    delegating to the worker's through ``yield from``). Its facts still arrive."""
+    pytester.makeconftest(GENERATORS_CONFTEST)
+    pytester.makepyfile(test_first=FIRST_REPORT_FACTS, test_more=FOUR_TESTS)
+    run = run_qbench("-p", "no:randomly")
+    run.result.assert_outcomes(passed=1, failed=2, skipped=1, xfailed=1)
+    counts = json.loads((pytester.path / "counts.json").read_text())
+    # five tests' phases, the skipped one without a call, less the first setup's (made by the
+    # late maker before qbench's wrapper was registered): a start and a resumption each
+    # (the agent hooks' wrapper, registered for the test of the ``qbench`` fixture, aside)
+    assert "ReportWrapper.pytest_runtest_makereport" not in counts, counts
+    assert counts["QBenchWorker.pytest_runtest_makereport"] == 2 * (5 * 3 - 1 - 1), counts
+    result = run.by_name("test_agent")
+    assert result.failure is not None
+    assert [frame.function for frame in result.failure.frames] == ["test_agent", "helper"]
+    assert result.agent_response == "the answer"
+    assert [attachment.name for attachment in result.attachments] == ["note.txt"]
+
+
+SERIALIZABLE_CALLS = """
+    import pytest
+
+    CONFIG = []
+
+
+    def pytest_configure(config):
+        CONFIG.append(config)
+
+
+    def pytest_collection_finish(session):
+        impls = session.config.hook.pytest_report_to_serializable.get_hookimpls()
+        print("SERIALIZERS", sorted(impl.plugin_name for impl in impls))
+
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(report):
+        # as pytest-reportlog does for every report, in the process that logs it
+        data = CONFIG[0].hook.pytest_report_to_serializable(config=CONFIG[0], report=report)
+        assert data["nodeid"] == report.nodeid
+"""
+
+
+def test_the_session_leaves_report_serialization_to_pytest(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Issue 28, twelfth round: where the reports are logged (a run without xdist, an xdist
+    controller), qbench registers no ``pytest_report_to_serializable``: its wrapper handed each
+    report's data back as it was, a generator a call of the hook (pytest-reportlog calls it for
+    every report). An xdist worker still has it (the worker tests of ``test_xdist.py``)."""
+    pytester.makeconftest(SERIALIZABLE_CALLS)
+    pytester.makepyfile(test_more=FOUR_TESTS)
+    run = run_qbench("-s", "-p", "no:randomly")
+    run.result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1)
+    line = next(x for x in run.result.outlines if x.startswith("SERIALIZERS"))
+    assert "qbench" not in line, line
+    failure = run.by_name("test_fail").failure
+    assert failure is not None and failure.error_type == "AssertionError"

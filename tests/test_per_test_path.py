@@ -608,3 +608,23 @@ def test_a_report_filed_under_another_word_keeps_it(
     assert run.by_name("test_custom").counted_as == ["custom"]
     assert run.by_name("test_quiet").counted_as == ["quiet", "passed"]
     assert run.by_name("test_plain").counted_as == ["passed"]
+
+
+def test_a_passing_tests_phases_with_nothing_to_hand_on_are_not_annotated(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Issue 28, twelfth round: a passing phase without output, properties or exception,
+    nothing attached, opened or waiting, is not handed to ``annotate``: qbench's makereport
+    hands the item's facts on at the setup, looks at the environment for secrets after the
+    call and sets the phase mark itself (main: ``annotate`` called for each of a test's three
+    phases, 60 calls for 20 passing tests). The results keep their markers and docstrings
+    (`test_stream_lines_are_the_compact_results`)."""
+    pytester.makeconftest(ALL_CALLS_CONFTEST)
+    pytester.makepyfile(test_passing=PASSING)
+    run = run_qbench("-p", "no:cacheprovider")
+    run.result.assert_outcomes(passed=20)
+    calls = json.loads((pytester.path / "counts.json").read_text(encoding="utf-8"))
+    assert "QBenchWorker.annotate" not in calls, calls
+    assert calls["item_facts"] == 20, calls
+    assert calls["QBenchWorker.make_report"] == 3 * 20, calls
+    assert calls["Redactor.refresh"] == 20, calls

@@ -31,7 +31,10 @@ class Hooks:
         overrides = getattr(plugin, "hook_overrides", None)
         if overrides is not None:  # one of its hooks implemented another way (session.py)
             for name, function in overrides().items():
-                setattr(self, name, function)
+                if function is not None:
+                    setattr(self, name, function)
+                elif name in vars(self):  # not implemented where this object runs
+                    delattr(self, name)
 
     def __repr__(self) -> str:
         return f"<hooks of {self.plugin!r}>"

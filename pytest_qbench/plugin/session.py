@@ -173,19 +173,59 @@ class QBenchWorker:
             return None
         report = maker(item, call)
         try:
+            if (
+                call.excinfo is None
+                and not (self.raised or self.beside or self.opened or self.attach_hooked)
+                and not (report.sections or report.user_properties)
+            ):
+                # A passing phase with nothing to hand on (no output, properties or exception,
+                # nothing attached, opened or waiting by node id): of `annotate`'s work only
+                # the item's facts (setup), the environment's look for secrets (call) and the
+                # phase mark are left, done here without its call (issue 28).
+                attacher = self.attacher
+                if attacher is None or not attacher.records:
+                    when = report.when
+                    if when == "setup" and self.worker is None and not FORKED:
+                        facts = {ITEM_ATTR: item_facts(item, None)}  # handed beside the report
+                        self.phase_map[0] = 1  # the call goes next
+                        self.beside[(report.nodeid, "setup")] = facts
+                        return report
+                    if when == "call":
+                        self.learn_secrets()
+                        self.phase_map[0] = 2  # the teardown goes next
+                        return report
+                    if when == "teardown":
+                        if attacher is not None:  # as `annotate`: its mark goes with them
+                            self.phase_map[0] = 0  # the next test's setup goes next
+                        return report
             self.annotate(report, item, call, False)
         except Exception as exc:  # never break the user's test because of qbench
             setattr(report, INTERNAL_ERROR_ATTR, f"{type(exc).__name__}: {exc}")
         return report
 
-    def hook_overrides(self) -> dict[str, Callable[..., Any]]:
-        """The hooks registered in place of this class's (``registered.Hooks``): `make_report`
-        when pytest's runner's implementation is the one qbench's would be called before."""
+    def learn_secrets(self) -> None:
+        """The secret-looking variables set since the last look, learnt (cheap when none)."""
+        redact = self.redact
+        before = redact.known
+        if redact.refresh(os.environ):
+            self.runtime_secrets.learn(redact.known - before)
+
+    def hook_overrides(self) -> dict[str, Callable[..., Any] | None]:
+        """The hooks registered in place of this class's (``registered.Hooks``; ``None``: not
+        registered): `make_report` when pytest's runner's implementation is the one qbench's
+        would be called before; no ``pytest_report_to_serializable`` where the reports are
+        logged (``worker`` ``None``: the session's process), whose wrapper would hand each
+        report's data back as it is, a generator a call (pytest-reportlog, pytest-forked call
+        the hook there; issue 28)."""
+        overrides: dict[str, Callable[..., Any] | None] = {}
+        if self.worker is None:
+            overrides["pytest_report_to_serializable"] = None
         if self.report_maker is None:
-            return {}
+            return overrides
         hook = self.config.pluginmanager.hook.pytest_runtest_makereport
         self.known_makers = tuple(hook.get_hookimpls())
-        return {"pytest_runtest_makereport": self.make_report}
+        overrides["pytest_runtest_makereport"] = self.make_report
+        return overrides
 
     def give_way_to_report_makers(self) -> None:
         """Once the tests are collected, and at a setup report another plugin made: when a
@@ -227,10 +267,7 @@ class QBenchWorker:
             # setup or teardown without them adds no text to redact, and what the test sets in
             # between is still set at its call's report (``monkeypatch`` undoes it only in the
             # teardown).
-            redact = self.redact
-            before = redact.known
-            if redact.refresh(os.environ):
-                self.runtime_secrets.learn(redact.known - before)
+            self.learn_secrets()
         facts: dict[str, Any] = {}
         excinfo = call.excinfo
         forked = bool(FORKED)  # in a forked child (pytest-forked's)
@@ -342,7 +379,7 @@ class QBenchWorker:
         self, config: pytest.Config, report: Any
     ) -> Generator[None, Any, Any]:
         data = yield
-        if self.worker is None or not isinstance(data, dict):  # sent only by an xdist worker
+        if not isinstance(data, dict):  # registered only by an xdist worker (`hook_overrides`)
             return data
         if self.raised:  # the failure of a report made by `make_report`, as the wrappers left it
             facts = data.get(FACTS_ATTR)
@@ -860,10 +897,8 @@ class QBenchSession(QBenchWorker):
         if self.result_listeners or self.unstreamed or stream is None:
             self._emit(cast("TestResultRecord", expand(store.RESULT, stored)))
             return
-        redact = self.redact
-        if redact.active:  # a parametrized secret is in the id
-            stored["nodeid"] = redact(stored["nodeid"])
-            stored["test_name"] = redact(stored["test_name"])
+        if self.redact.active:  # a parametrized secret is in the id
+            self._redact_ids(stored)
         self.aggregator.add_stored(stored)
         try:  # nothing waits before it: straight to the stream
             stream.write_stored(stored)
@@ -905,11 +940,20 @@ class QBenchSession(QBenchWorker):
                 acc.line,
             )
 
+    def _redact_ids(self, result: Mapping[str, Any]) -> None:
+        """Redact a result's node id and test name (a parametrized secret is in them), in
+        place: the one copy of it for `_finish_test`'s stored result and `_emit`'s record.
+        Called only while the redactor knows a secret (``self.redact.active``), so that a run
+        without one pays no call."""
+        record = cast("dict[str, Any]", result)
+        redact = self.redact
+        record["nodeid"] = redact(record["nodeid"])
+        record["test_name"] = redact(record["test_name"])
+
     def _emit(self, result: TestResultRecord) -> None:
         """Count a finished result and stream it."""
         if self.redact.active:  # a parametrized secret is in the id
-            result["nodeid"] = self.redact(result["nodeid"])
-            result["test_name"] = self.redact(result["test_name"])
+            self._redact_ids(result)
         self.aggregator.add_result(result)
         for listener in self.result_listeners:
             with self.guard(f"reading the result of {result['nodeid']}"):
@@ -1262,17 +1306,17 @@ REPORT_WRAPPER_NAME = "qbench-makereport"
 @final
 class ReportWrapper:
     """qbench's ``pytest_runtest_makereport`` as a wrapper, registered when a plugin came to
-    make the reports before `QBenchWorker.make_report` (`QBenchWorker.give_way_to_report_makers`)."""
+    make the reports before `QBenchWorker.make_report` (`QBenchWorker.give_way_to_report_makers`):
+    the worker's own wrapper (`QBenchWorker.pytest_runtest_makereport`) registered under this
+    holder's name, so that pluggy resumes one generator a phase, not one delegating to another
+    (issue 28)."""
 
     def __init__(self, worker: QBenchWorker) -> None:
         self.worker = worker
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """`QBenchWorker.pytest_runtest_makereport`: the report as every implementation left it."""
-        return (yield from self.worker.pytest_runtest_makereport(item, call))
+    def hook_overrides(self) -> dict[str, Callable[..., Any] | None]:
+        """The hook ``registered.Hooks`` registers for this holder: the worker's wrapper."""
+        return {"pytest_runtest_makereport": self.worker.pytest_runtest_makereport}
 
 
 def makes_reports_before(
