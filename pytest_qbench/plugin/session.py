@@ -866,7 +866,7 @@ class QBenchSession(QBenchWorker):
             stored["nodeid"] = redact(stored["nodeid"])
             stored["test_name"] = redact(stored["test_name"])
         self.aggregator.add_stored(stored)
-        try:  # nothing waits before it: straight to the stream
+        try:  # nothing waits before it: straight to the stream's writer (it batches writes)
             stream.write_stored(stored)
         except OSError as exc:  # a full disk, say: the writer keeps it (`take_unwritten`)
             self.stream_failed(exc)

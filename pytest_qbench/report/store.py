@@ -4,7 +4,8 @@ are `pytest_qbench.core.atomic`'s).
 Layout of one run::
 
     <qbench-dir>/runs/<run_id>/
-        results.jsonl   one JSON record per line, appended and flushed as the run goes
+        results.jsonl   one JSON record per line, appended as the run goes (in batches, each
+                        written at most ``BATCH_SECONDS`` after its first line)
         report.json     TestReport, written when the session ends (or by ``qbench render``)
         report.md       the Markdown report
 
