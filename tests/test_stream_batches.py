@@ -66,6 +66,7 @@ def test_a_batched_stream_writes_a_batch_at_once(
 ) -> None:
     """200 results: 4 writes (64, 64, 64, then 8 with the end record), not 200; the file holds
     the same bytes as a stream that writes each record at once."""
+    monkeypatch.setattr(store, "BATCH_SECONDS", 3600.0)  # no write by the timer, however slow
     writes = Writes(monkeypatch)
     batched = store.StreamWriter(tmp_path / "batched.jsonl", batched=True)
     plain = store.StreamWriter(tmp_path / "plain.jsonl")
@@ -86,7 +87,7 @@ def test_a_batched_stream_writes_a_batch_at_once(
 
 def test_the_timer_writes_what_waits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Three results and nothing after them (a test that hangs): the timer thread writes them,
-    not before they waited ``BATCH_SECONDS``, in one write."""
+    not before they waited ``BATCH_SECONDS``."""
     writes = Writes(monkeypatch)
     path = tmp_path / "results.jsonl"
     writer = store.StreamWriter(path, batched=True)
@@ -97,7 +98,9 @@ def test_the_timer_writes_what_waits(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert results_in(path) == [] or time.monotonic() - added >= store.BATCH_SECONDS
         assert wait_for(lambda: results_in(path) == ["a", "b", "c"])
         assert time.monotonic() - added >= store.BATCH_SECONDS
-        assert writes.calls == [(writes.calls[0][0], "qbench-stream")]
+        # by the timer alone: once, unless the machine held this thread 0.1 s between two
+        assert {name for _, name in writes.calls} == {"qbench-stream"}
+        assert 1 <= len(writes.calls) <= 3
     finally:
         writer.close()
     assert not any(thread.name == "qbench-stream" for thread in threading.enumerate())
