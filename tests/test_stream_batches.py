@@ -143,6 +143,7 @@ def test_a_refused_batch_waits_and_is_written_later(
     is handed back by ``close``."""
     import errno
 
+    monkeypatch.setattr(store, "BATCH_SECONDS", 3600.0)  # no write by the timer, however slow
     path = tmp_path / "results.jsonl"
     writer = store.StreamWriter(path, batched=True)
     real = os.write
@@ -158,14 +159,14 @@ def test_a_refused_batch_waits_and_is_written_later(
     with pytest.raises(OSError, match="No space left"):
         for index in range(store.BATCH_RECORDS):
             writer.write_result(result(f"test_{index}"))
-    monkeypatch.undo()
+    monkeypatch.setattr(os, "write", real)
     assert path.read_bytes() == b""  # cut off again
     writer.flush()
     assert results_in(path) == [f"test_{index}" for index in range(store.BATCH_RECORDS)]
     monkeypatch.setattr(os, "write", short_then_full)
     writer.write_result(result("late"))
     writer.close()
-    monkeypatch.undo()
+    monkeypatch.setattr(os, "write", real)
     assert [line.startswith(store.RESULT_PREFIX.encode()) for line in writer.unwritten] == [True]
     assert len(results_in(path)) == store.BATCH_RECORDS
 
