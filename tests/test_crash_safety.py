@@ -16,13 +16,19 @@ from conftest import find_run_dir
 def test_hard_exit_then_render(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """After os._exit the stream holds every finished test; `qbench render` rebuilds the reports."""
+    """After os._exit the stream holds every test finished before the last 0.1 s (its timer
+    writes them: ``store.BATCH_SECONDS``); `qbench render` rebuilds the reports."""
     pytester.makepyfile(
         """
-        import os
+        import glob, os, time
         def test_one(): pass
         def test_two(): assert 0, "two fails"
-        def test_die(): os._exit(9)
+        def test_die():
+            stream = glob.glob(".qbench/runs/*/results.jsonl")[0]
+            deadline = time.monotonic() + 60  # the stream's timer writes them meanwhile
+            while open(stream).read().count('"kind":"result"') < 2 < deadline - time.monotonic():
+                time.sleep(0.01)
+            os._exit(9)
         def test_never(): pass
         """
     )
@@ -130,7 +136,7 @@ def test_stream_unavailable_keeps_results_in_memory(pytester: pytest.Pytester) -
         """
         import pytest_qbench.report.store
 
-        def refuse(self, path):
+        def refuse(self, path, batched=False):
             raise OSError(28, "No space left on device")
 
         pytest_qbench.report.store.StreamWriter.__init__ = refuse  # simulate a full disk at start

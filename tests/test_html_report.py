@@ -141,7 +141,7 @@ def test_render_html_of_a_crashed_run_dir(
         import os
         def test_one(): pass
         def test_two(): assert 0, "two fails"
-        def test_die(): os._exit(9)
+        def test_die(): __import__('pytest_qbench.report.store').report.store.wait_written(); os._exit(9)
         """
     )
     assert pytester.runpytest_subprocess("-p", "qbench").ret == 9

@@ -170,7 +170,7 @@ def test_a_crash_is_a_tool_error_that_counts_what_finished(
     write(
         project,
         "tests/test_z_crash.py",
-        "import os, signal\n\ndef test_crash():\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+        "import os, signal\n\ndef test_crash():\n    __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)\n",
     )
     with pytest.raises(ToolFailure) as caught:
         run(tools)

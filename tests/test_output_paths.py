@@ -151,7 +151,8 @@ def stream_result(name: str) -> TestResultRecord:
 def test_stream_short_write_never_glues_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, truncate_fails: bool
 ) -> None:
-    """(issue 12.2) A short write, then ENOSPC: the record raises, and the next one is whole."""
+    """(issue 12.2) A short write, then ENOSPC: the record raises, and waits; the next write
+    holds it and the next one, whole (issue 28: the writer keeps what the disk refused)."""
     path = tmp_path / "results.jsonl"
     writer = store.StreamWriter(path)
     FlakyDisk(fail_at=2, truncate_fails=truncate_fails).install(monkeypatch)
@@ -163,11 +164,11 @@ def test_stream_short_write_never_glues_records(
     monkeypatch.undo()
     assert writer.damaged is truncate_fails
     names = [json.loads(raw)["test_name"] for raw in store.iter_result_json(path, check=True)]
-    assert names == ["a", "c"]
-    assert [r.test_name for r in read_stream_results(path)] == ["a", "c"]
+    assert names == ["a", "b", "c"]
+    assert [r.test_name for r in read_stream_results(path)] == ["a", "b", "c"]
     assert store.repair_stream(path) == (1 if truncate_fails else 0)
     lines = path.read_text().splitlines()
-    assert [json.loads(line)["result"]["test_name"] for line in lines] == ["a", "c"]
+    assert [json.loads(line)["result"]["test_name"] for line in lines] == ["a", "b", "c"]
 
 
 def read_stream_results(path: Path) -> list[TestResult]:
@@ -210,6 +211,7 @@ def test_disk_full_for_a_moment_keeps_every_result(
     """(issue 12.2) The disk refuses the 3rd result once (a short write, then ENOSPC): every
     file is whole and valid, holds all 5 tests, and qbench says once what happened."""
     pytester.makepyfile(FIVE_TESTS)
+    monkeypatch.setattr(store, "BATCH_RECORDS", 1)  # each result its own write (issue 28)
     FlakyDisk(fail_at=3).install(monkeypatch)
     run = run_qbench("--qbench-json=copy.json")
     monkeypatch.undo()
@@ -233,6 +235,7 @@ def test_disk_full_for_the_rest_of_the_run(
     """(issue 12.3) The stream fails from the 2nd result on: one line, not one per test; the
     results kept in memory reach report.json, and the run is indexed."""
     pytester.makepyfile(FIVE_TESTS)
+    monkeypatch.setattr(store, "BATCH_RECORDS", 1)  # each result its own write (issue 28)
     FlakyDisk(fail_at=2, times=10**6).install(monkeypatch)
     run = run_qbench()
     monkeypatch.undo()

@@ -174,11 +174,12 @@ def test_a_marked_pass_is_written_by_the_template(markers: list[str]) -> None:
     nearly every test of packaging's suite) is written by the template too, as the encoder
     writes it, the markers' text made again only when they change."""
     stored = marked_pass("test_t[1.0-2.0]", markers)
+    last = store.LastTexts()  # a stream writer's (`StreamWriter.last`)
     for _ in range(2):  # the second from the markers' text kept
-        assert store.passing_line(stored) == encoded_line(stored) is not None
+        assert store.passing_line(stored, None, last) == encoded_line(stored) is not None
         stored["markers"] = list(markers)
     stored["markers"] = [*markers, 3]  # not a name: left to the encoder
-    assert store.passing_line(stored) is None
+    assert store.passing_line(stored, None, last) is None
 
 
 def test_the_stream_writes_a_parametrized_pass_without_the_encoder(
@@ -250,6 +251,7 @@ def test_a_files_path_is_encoded_once_for_its_tests(monkeypatch: pytest.MonkeyPa
     other = "".join(["tests/", "test_b.py"])
     same_text = "".join(["tests/", "test_b.py"])
     lines = []
+    last = store.LastTexts()  # a stream writer's (`StreamWriter.last`)
     for index, file in enumerate([path, path, path, other, same_text, path]):
         stored = {
             "nodeid": f"{file}::test_{index}",
@@ -262,11 +264,31 @@ def test_a_files_path_is_encoded_once_for_its_tests(monkeypatch: pytest.MonkeyPa
             "started_at": "2026-11-26T20:26:21.811249Z",
             "counted_as": ["passed"],
         }
-        line = store.passing_line(stored)
+        line = store.passing_line(stored, None, last)
         assert line == encoded_line(stored)
         lines.append(line)
     files = [text for text in encoded if isinstance(text, str) and text.startswith("tests/")]
     assert [f for f in files if "::" not in f] == [path, other, same_text, path]
+
+
+def test_each_stream_writer_keeps_its_own_last_texts(tmp_path: Path) -> None:
+    """The texts ``passing_line`` keeps for the next line (the last file's, the last markers')
+    are a field of each writer, not of the module (issue 28): two streams written in turn each
+    write their own markers, and a writer closed keeps nothing another one reads."""
+    first = store.StreamWriter(tmp_path / "a.jsonl")
+    second = store.StreamWriter(tmp_path / "b.jsonl")
+    one, two = marked_pass("test_v[1]", ["parametrize"]), marked_pass("test_v[2]", ["slow"])
+    first.write_stored(one)
+    second.write_stored(two)
+    first.write_stored(one)
+    first.close()
+    second.close()
+    assert first.last is not second.last
+    assert first.last.markers[0] == ["parametrize"]
+    assert second.last.markers[0] == ["slow"]
+    assert (tmp_path / "a.jsonl").read_text() == 2 * f"{store.RESULT_PREFIX}{dumps(one)}}}\n"
+    assert (tmp_path / "b.jsonl").read_text() == f"{store.RESULT_PREFIX}{dumps(two)}}}\n"
+    assert not hasattr(store, "_last_markers")
 
 
 # --- a plain pass's times and start, without repr and without the encoder ----------------------

@@ -20,7 +20,7 @@ KILLED_AFTER_SETUP = """
     @pytest.fixture
     def killer():
         yield
-        os.kill(os.getpid(), signal.SIGKILL)
+        __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)
 
     @pytest.fixture
     def skipping():
@@ -368,8 +368,8 @@ SETUP_ERROR_THEN_DEATH = """
     def dying():
         yield
         if os.environ["QBENCH_TEST_DEATH"] == "os._exit":
-            os._exit(3)
-        os.kill(os.getpid(), signal.SIGKILL)
+            __import__('pytest_qbench.report.store').report.store.wait_written(); os._exit(3)
+        __import__('pytest_qbench.report.store').report.store.wait_written(); os.kill(os.getpid(), signal.SIGKILL)
 
     @pytest.fixture
     def broken():

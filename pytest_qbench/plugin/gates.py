@@ -116,6 +116,7 @@ class GateCollector:
 
     def _results(self) -> Iterator[TestResultRecord]:
         path = self.session.stream_path
+        self.session.flush_stream()  # its writes are batched
         if path.exists():
             for raw in store.iter_result_json(path):
                 yield store.read_result(raw)

@@ -147,6 +147,9 @@ class QueuePlugin:
         from pytest_qbench.history.queue import finish
 
         assert self.index is not None
+        # the unit's results on disk before the queue holds it done: a machine killed after
+        # this keeps them (the stream's writes are batched)
+        self.session.flush_stream()
         finish(self.index, self.name, claim.unit, self.session.run_id)
 
     def _keep_alive(self) -> None:

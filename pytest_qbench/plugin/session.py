@@ -589,7 +589,7 @@ class QBenchSession(QBenchWorker):
         meta = new("ReportMeta", qbench_version=__version__, created_at=iso(self.started_at))
         start = new("StreamStart", meta=meta, run=self.run, environment=self.environment)
         try:
-            self.stream = store.StreamWriter(self.stream_path)
+            self.stream = store.StreamWriter(self.stream_path, batched=True)
             self.stream.write_start(start)
         except OSError as exc:
             self.stream_failed(exc)
@@ -648,6 +648,7 @@ class QBenchSession(QBenchWorker):
                 if self.order_written:  # and the phase it died in
                     self.phase_mark = store.PhaseMark(self.run_dir / store.PHASE_NAME)
                     self.phase_map = self.phase_mark.map
+                    self.stream.count_into(self.phase_mark.made)
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -900,11 +901,10 @@ class QBenchSession(QBenchWorker):
         if self.redact.active:  # a parametrized secret is in the id
             self._redact_ids(stored)
         self.aggregator.add_stored(stored)
-        try:  # nothing waits before it: straight to the stream
+        try:  # nothing waits before it: straight to the stream's writer (it batches writes)
             stream.write_stored(stored)
-        except OSError as exc:  # a full disk, say: kept in memory, as _emit does
+        except OSError as exc:  # a full disk, say: the writer keeps it (`take_unwritten`)
             self.stream_failed(exc)
-            self.unstreamed.append(cast("TestResultRecord", expand(store.RESULT, stored)))
 
     def _emit_modified(self, result: TestResultRecord, nodeid: str) -> None:
         """``_emit`` of the result as the ``pytest_qbench_modify_result`` hooks leave it (the
@@ -962,18 +962,34 @@ class QBenchSession(QBenchWorker):
         self._drain_unstreamed()
 
     def _drain_unstreamed(self) -> None:
-        """Stream the results kept in memory, oldest first, as far as the disk takes them (all
-        of them, nearly always: the one just finished); the rest stay in memory, in order."""
-        if self.stream is None:  # the stream could not be opened: keep results in memory
+        """Hand the results kept in memory to the stream, oldest first (nearly always the one
+        just finished). A write the disk refuses (a full disk) is noted: the writer keeps the
+        lines it could not write, in order, and hands them back when closed
+        (`take_unwritten`)."""
+        stream = self.stream
+        if stream is None:  # the stream could not be opened: keep results in memory
             return
-        done = 0
-        try:
-            for result in self.unstreamed:
-                self.stream.write_result(result)
-                done += 1
-        except OSError as exc:  # a full disk, say
-            self.stream_failed(exc)
-        del self.unstreamed[:done]
+        for result in self.unstreamed:
+            try:
+                stream.write_result(result)
+            except OSError as exc:  # the writer keeps it
+                self.stream_failed(exc)
+        self.unstreamed.clear()
+
+    def flush_stream(self) -> None:
+        """Write the stream's records that wait (its writes are batched: ``store.BATCH_*``)
+        before something reads the stream or marks a phase of the run elsewhere (the gates'
+        reading, a queue's unit marked finished)."""
+        self._stream_write(store.StreamWriter.flush)
+
+    def take_unwritten(self, stream: store.StreamWriter) -> None:
+        """The results a closed stream's disk never took (``StreamWriter.unwritten``): kept in
+        memory for the reports, after the stream's."""
+        prefix = store.RESULT_PREFIX.encode()
+        for line in stream.unwritten:
+            if line.startswith(prefix):
+                raw = line[len(prefix) :].decode("utf-8", "replace").rstrip()[:-1]
+                self.unstreamed.append(store.read_result(raw))
 
     def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
         if diagnostic["nodeid"]:
@@ -1073,6 +1089,7 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
+            self.take_unwritten(self.stream)
             self.stream_written = self.stream.written  # what the index need not read back
             self.stream = None  # nothing goes into it after its end record (a late internal error)
         if self.phase_mark is not None:
@@ -1162,6 +1179,7 @@ class QBenchSession(QBenchWorker):
         if self.stream is None or not self.stream.damaged:
             return
         try:
+            self.stream.flush()
             store.repair_stream(self.stream_path)
         except OSError as exc:
             self.stream_damaged = True  # the reports parse what they splice

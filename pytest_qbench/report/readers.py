@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -45,6 +46,7 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.record_schema import record_validator
 from pytest_qbench.report.shapes import compact
 from pytest_qbench.report.shapes import dumps
+from pytest_qbench.report.store import BATCH_SECONDS
 from pytest_qbench.report.store import KILLED_AT_END
 from pytest_qbench.report.store import ORDER_NAME
 from pytest_qbench.report.store import PHASE_NAME
@@ -52,6 +54,7 @@ from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
 from pytest_qbench.report.store import died_setup_failure
 from pytest_qbench.report.store import killed_at_end
+from pytest_qbench.report.store import read_made
 from pytest_qbench.report.store import read_order
 from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
@@ -171,6 +174,9 @@ class StreamContents:
     killed_at_end: bool = False
     """Whether the run was killed during its session's end, after its end record and before
     its report.json (``store.killed_at_end``): the report rebuilt is incomplete."""
+    lost: int = 0
+    """Results a run that died had made that its stream never got (its writes are batched:
+    ``store.BATCH_SECONDS``; ``store.read_made``)."""
 
     def damage(self) -> str | None:
         """Why a report rebuilt from the stream is incomplete: its run was killed during its
@@ -178,6 +184,12 @@ class StreamContents:
         line alone (a run that died, marked ``interrupted`` already)."""
         if self.killed_at_end:
             return KILLED_AT_END
+        if self.lost:
+            return (
+                f"{self.lost} test(s) finished without a result in the stream: the process was "
+                "killed before it wrote them (it writes results in batches, each at most "
+                f"{BATCH_SECONDS:g} s after its first; the test it died in is the next one)"
+            )
         if not self.bad_lines or (self.bad_lines == 1 and self.torn_last_line):
             return None
         return (
@@ -298,11 +310,15 @@ def _add_died_in(contents: StreamContents, order: Path, *, records: bool) -> Non
         return
     done = {result.nodeid for result in contents.results}
     done.update(record["nodeid"] for record in contents.result_records)
-    nodeid = next((nodeid for nodeid in read_order(order) if nodeid not in done), None)
+    phase_path = order.with_name(PHASE_NAME)
+    made = read_made(phase_path)
+    if made is not None:  # results made that the stream never got: tests before the one it died in
+        contents.lost = max(0, made - len(contents.results) - len(contents.result_records))
+    left = (nodeid for nodeid in read_order(order) if nodeid not in done)
+    nodeid = next(itertools.islice(left, contents.lost, None), None)
     if nodeid is None:
         return
     contents.died_in = nodeid
-    phase_path = order.with_name(PHASE_NAME)
     result = died_in_result(nodeid, read_phase(phase_path), died_setup_failure(phase_path, nodeid))
     if not records:
         contents.results.append(result)

@@ -4,7 +4,8 @@ are `pytest_qbench.core.atomic`'s).
 Layout of one run::
 
     <qbench-dir>/runs/<run_id>/
-        results.jsonl   one JSON record per line, appended and flushed as the run goes
+        results.jsonl   one JSON record per line, appended as the run goes (in batches, each
+                        written at most ``BATCH_SECONDS`` after its first line)
         report.json     TestReport, written when the session ends (or by ``qbench render``)
         report.md       the Markdown report
 
@@ -20,6 +21,7 @@ import json
 import os
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -30,6 +32,8 @@ from datetime import datetime
 from datetime import timezone
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
+from time import monotonic
+from time import sleep
 from typing import IO
 from typing import TYPE_CHECKING
 from typing import cast
@@ -64,9 +68,10 @@ collection ends, removed when the run ends. A run that died mid-test (no end
 record in its stream) died in the first of them without a result (``write_order``)."""
 ORDER_CHUNK = 2000
 PHASE_NAME = "phase"
-"""One byte: the phase of the test going, as the run's last report left it (``PhaseMark``):
-written while the tests run, removed when the run ends, so that a run that died mid-test is
-known to have died in that test's setup, call or teardown."""
+"""The phase of the test going, as the run's last report left it, and the results made
+(``PhaseMark``, ``MARK_SIZE`` bytes): written while the tests run, removed when the run ends,
+so that a run that died mid-test is known to have died in that test's setup, call or teardown,
+and which test that was though its last results never reached the stream."""
 PHASES = ("setup", "call", "teardown", "teardown")
 """The phase going when the mark holds 0, 1, 2 or 3. As each phase's report is made
 (``QBenchWorker.annotate``): after a setup, 1 (its call) when it passed, 3 when it failed (its
@@ -104,14 +109,7 @@ _PHASES = ("setup", "call", "teardown")
 _encode_text = json.encoder.encode_basestring  # what the records' encoder writes a str with
 _float_text = float.__repr__  # what it writes a float (or a float's subclass) with
 _INF = float("inf")
-_last_file: list[tuple[object, str]] = [(object(), "")]
-"""The last file ``passing_line`` wrote and its JSON text, as one pair (replaced whole): the
-tests of a file come one after another, and their results hold the one ``str`` pytest made
-for the file's path."""
 _ONLY_PASSED = ["passed"]
-_last_markers: list[tuple[list[str], str]] = [([], "")]
-"""The last markers ``passing_line`` wrote and their JSON text (with the field's name), as one
-pair: the tests of a parametrized function, one after another, have equal lists."""
 MICRO_TIMES = '"duration":%.6g,"durations":{"setup":%.6g,"call":%.6g,"teardown":%.6g}'
 """A plain pass's four times in one ``%`` (issue 28), when each is a whole number of
 microseconds below a second: ``%.6g`` of such a time is its shortest text, ``repr``'s (its
@@ -119,7 +117,25 @@ digits are at most six, in the same notation), without the search for the shorte
 costs ``repr`` twice as much."""
 
 
-def passing_line(stored: Record, kept: Written | None = None) -> str | None:
+class LastTexts:
+    """What ``passing_line`` wrote last, and its JSON text, for the next result: a stream
+    writer's own (``StreamWriter.last``), never shared by two streams."""
+
+    __slots__ = ("file", "markers")
+
+    def __init__(self) -> None:
+        self.file: tuple[object, str] = (object(), "")
+        """The last file and its JSON text, as one pair (replaced whole): the tests of a file
+        come one after another, and their results hold the one ``str`` pytest made for the
+        file's path."""
+        self.markers: tuple[list[str], str] = ([], "")
+        """The last markers and their JSON text (with the field's name), as one pair: the tests
+        of a parametrized function, one after another, have equal lists."""
+
+
+def passing_line(
+    stored: Record, kept: Written | None = None, last: LastTexts | None = None
+) -> str | None:
     """The stream's line of a stored result that holds only the fields of a plain passing test
     (its id, place, times and pytest's word, in the model's order; its markers too, as a
     parametrized test's ``["parametrize"]``), written from a template:
@@ -127,11 +143,13 @@ def passing_line(stored: Record, kept: Written | None = None) -> str | None:
     most tests of a run are such passes (issue 28). ``None`` for any other result, or a value
     the template does not write as the encoder does (a bool, an int time, a time that is not
     finite): the caller writes it with ``dumps``. A line made is kept in ``kept`` too, as the
-    index reads it (``Written``)."""
+    index reads it (``Written``); ``last``: the texts of the line before it (its writer's)."""
+    if last is None:
+        last = LastTexts()
     fields = tuple(stored)
     marked: str | None = ""
     if fields != PASSING_FIELDS:
-        marked = _markers_text(stored["markers"]) if fields == MARKED_FIELDS else None
+        marked = _markers_text(stored["markers"], last) if fields == MARKED_FIELDS else None
         if marked is None:
             return None
     if stored["outcome"] != "passed" or stored["counted_as"] != _ONLY_PASSED:
@@ -143,12 +161,12 @@ def passing_line(stored: Record, kept: Written | None = None) -> str | None:
     duration = stored["duration"]
     setup, call, teardown = phases["setup"], phases["call"], phases["teardown"]
     file = stored["file"]
-    last = _last_file[0]
+    last_file = last.file
     try:
-        file_text = last[1]
-        if file is not last[0]:  # the same object has the same text: encoded once a file
+        file_text = last_file[1]
+        if file is not last_file[0]:  # the same object has the same text: encoded once a file
             file_text = _encode_text(file)
-            _last_file[0] = (file, file_text)
+            last.file = (file, file_text)
         made = WHOLE_MICROS[0]
         if duration is made[0] and setup is made[1] and call is made[2] and teardown is made[3]:
             # the very floats `round_micros` made and found whole microseconds below a second
@@ -195,19 +213,19 @@ def passing_line(stored: Record, kept: Written | None = None) -> str | None:
     return text
 
 
-def _markers_text(markers: object) -> str | None:
+def _markers_text(markers: object, last: LastTexts) -> str | None:
     """``"markers":[...],`` as the encoder writes a list of marker names (``None``: not a list
-    of ``str``, left to the encoder)."""
+    of ``str``, left to the encoder); the last list's text again when they are equal."""
     if type(markers) is not list:
         return None
     for name in markers:
         if type(name) is not str:
             return None
-    last = _last_markers[0]
-    if markers == last[0]:
-        return last[1]
+    known = last.markers
+    if markers == known[0]:
+        return known[1]
     text = f'"markers":[{",".join(map(_encode_text, markers))}],'
-    _last_markers[0] = (list(markers), text)
+    last.markers = (list(markers), text)
     return text
 
 
@@ -427,13 +445,21 @@ def write_order(path: Path, nodeids: Sequence[str]) -> bool:
     return True
 
 
+MARK_SIZE = 16
+"""The phase mark's bytes: the phase (byte 0), then the number of results handed to the stream
+(bytes 8 to 15, little-endian: ``PhaseMark.made``)."""
+
+
 class PhaseMark:
-    """The phase of the test going, kept in a one-byte file mapped into memory (``PHASE_NAME``):
+    """The phase of the test going, kept in a small file mapped into memory (``PHASE_NAME``):
     each phase's end sets it without a system call (a store into a shared page, which the
-    kernel keeps when the process is killed): about 1 k instructions a test in all."""
+    kernel keeps when the process is killed): about 1 k instructions a test in all. Beside it,
+    the number of results the stream was handed (``made``): the stream's writes are batched
+    (``BATCH_SECONDS``), so a run killed may have made results its stream never got; a reader
+    then knows how many, and which test the run died in (``read_made``)."""
 
     def __init__(self, path: Path) -> None:
-        """Create the file (0: a setup goes) and map it.
+        """Create the file (0: a setup goes, no result made) and map it.
 
         Raises:
             OSError: the file cannot be made or mapped.
@@ -443,10 +469,13 @@ class PhaseMark:
         self.path = path
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
-            os.write(fd, b"\0")
-            self.map: mmap.mmap | None = mmap.mmap(fd, 1)
+            os.write(fd, bytes(MARK_SIZE))
+            self.map: mmap.mmap | None = mmap.mmap(fd, MARK_SIZE)
         finally:
             os.close(fd)  # the mapping keeps the file
+        self._view = memoryview(self.map)
+        self.made = self._view[8:].cast("Q")
+        """The number of results handed to the stream (``StreamWriter.count_into``)."""
 
     def keep_setup_error(self, nodeid: str, failure: Mapping[str, object]) -> None:
         """Keep the failure of ``nodeid``'s setup, which errored, beside the mark
@@ -472,6 +501,8 @@ class PhaseMark:
     def close(self) -> None:
         """Unmap the file and remove it, and a kept setup error (the run ended)."""
         if self.map is not None:
+            self.made.release()
+            self._view.release()
             self.map.close()
             self.map = None
         for path in (self.path, self.path.with_name(SETUP_ERROR_NAME)):
@@ -488,6 +519,17 @@ def read_phase(path: Path) -> str | None:
     except OSError:
         return None
     return PHASES[code[0]] if code and code[0] < len(PHASES) else None
+
+
+def read_made(path: Path) -> int | None:
+    """The number of results a run that died had handed to its stream (``PhaseMark.made``, at
+    ``path``); ``None`` when not known (an earlier qbench's one-byte mark, no mark)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MARK_SIZE)
+    except OSError:
+        return None
+    return int.from_bytes(data[8:], "little") if len(data) == MARK_SIZE else None
 
 
 def died_setup_failure(path: Path, nodeid: str) -> dict[str, object] | None:
@@ -698,20 +740,44 @@ def lock_state(path: Path) -> bool | None:
     return False
 
 
+BATCH_RECORDS = 64
+"""A batched stream (``StreamWriter(path, batched=True)``, the plugin's) writes its pending
+records once this many wait (issue 28): one ``write`` for 64 results instead of 64 (at 10 000
+tests, 158 writes instead of 10 002); more saves little (docs/performance.md, "The stream's
+writes batched")."""
+BATCH_BYTES = 1 << 16
+"""... or once they hold this many bytes (a few failing results with long output)."""
+BATCH_SECONDS = 0.1
+"""... or once the oldest of them has waited this long (seconds), by the writer's timer thread,
+also while a test hangs: a process killed (``kill -9``, ``os._exit``, a crash, pytest-timeout's
+thread method) loses at most the records of the last 0.1 s, 64 at most."""
+
+
 class StreamWriter:
-    """Appends records to ``results.jsonl``, one line each, written straight to the file.
+    """Appends records to ``results.jsonl``, one line each.
 
     Text that UTF-8 cannot hold (a lone surrogate: ``os.fsdecode``'s form of a byte that is not
     UTF-8, a test's ``"\\udcff"``) is written as ``?``, as pytest's capture does, never lost
-    with the whole record. Each line is one ``os.write`` on an unbuffered descriptor opened for
-    appending, so a process that dies mid-run leaves every finished test on disk, and nothing
-    half-buffered. A write that fails (a full disk) raises ``OSError`` and never damages the
-    next record: what it wrote of its line is cut off again, or, when that fails too, ended by a
-    newline before the next record (readers skip the torn line). ``damaged`` then tells readers
-    to check each line.
+    with the whole record. Lines go to an unbuffered descriptor opened for appending, whole
+    lines in one ``os.write``: each record at once, or, ``batched`` (the plugin's stream, issue
+    28), kept in memory until ``BATCH_RECORDS`` records or ``BATCH_BYTES`` bytes wait, or the
+    oldest has waited ``BATCH_SECONDS`` (a daemon thread of the writer's, started with the first
+    record that waits, writes them then, also while the main thread is blocked in a test), and
+    always at ``flush``, the start and end records and ``close``. A process that dies mid-run
+    leaves every record older than that on disk, and nothing half-written: the bound is
+    ``BATCH_RECORDS`` records, ``BATCH_SECONDS`` seconds (as long as a thread can run: a C call
+    that holds the GIL delays the timer). Before the process forks (``os.fork``,
+    multiprocessing), the records waiting are written and the thread stops (so that Python
+    3.12+ does not warn that a multi-threaded process forks); the next record starts it again.
+
+    A write that fails (a full disk) raises ``OSError`` and never damages the next one: what it
+    wrote of a line is cut off again, or, when that fails too, ended by a newline before the next
+    write (readers skip the torn line); the records it did not write whole wait, written by the
+    next write that succeeds, else handed back by ``close`` (``unwritten``). ``damaged`` then
+    tells readers to check each line.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, batched: bool = False) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.damaged = False
@@ -726,10 +792,34 @@ class StreamWriter:
         after a write that failed)."""
         self.written: Written | None = None
         """Set by ``close``: the results the file holds, when this writer alone wrote it."""
+        self.unwritten: list[bytes] = []
+        """Set by ``close``: the lines the disk never took (each with its line break)."""
+        self.last = LastTexts()
+        """The texts of the last passing line, for the next (``passing_line``)."""
+        self.made = memoryview(bytearray(8)).cast("Q")
+        """The number of results handed to this writer (``count_into``)."""
+        self._pending: list[bytes] = []
+        """Lines to write, in order, each with its line break."""
+        self._size = 0
+        """Their bytes."""
+        self._added = 0
+        """The bytes of the last line added."""
+        self._limit = BATCH_RECORDS if batched else 1
+        """Lines that wait before a write (raised after a write that failed: ``_refused``)."""
+        self._batched = batched
+        self._oldest = 0.0
+        """When the first of the lines waiting was added (``time.monotonic``)."""
+        self._lock = threading.Lock()
+        """Held while the lines waiting or the file change (the timer thread writes too)."""
+        self._due = threading.Condition(self._lock)
+        """Wakes the timer thread when a line comes to wait, or when it is to stop."""
+        self._timer: threading.Thread | None = None
+        """The thread that writes the lines waiting ``BATCH_SECONDS`` (``_write_when_due``)."""
 
     def write_start(self, record: StreamStartRecord) -> None:
-        """The run as it starts (a ``StreamStart`` record)."""
-        self._write(dumps(record))
+        """The run as it starts (a ``StreamStart`` record), written at once."""
+        self._add(dumps(record))
+        self.flush()
 
     def write_result(self, result: TestResultRecord) -> None:
         """One finished test (a ``TestResult`` record, written without its fields at their
@@ -741,31 +831,44 @@ class StreamWriter:
 
         What the index reads of it is kept in ``Written`` (a plain passing test's line: its
         node id and three times), or where its line starts."""
+        self.made[0] += 1
         kept = self._kept
-        line = passing_line(stored, kept)
+        line = passing_line(stored, kept, self.last)
         if line is None:
-            at = self._end
             text = f"{RESULT_PREFIX}{dumps(stored)}}}"
-            self._write(text)
+            at = self._add(text)
             if kept is not None:
-                kept.keep(stored, at, self._end - at, text)
+                kept.keep(stored, at, self._added, text)
             return
-        self._write(line)
+        self._add(line)
+
+    def count_into(self, made: memoryview) -> None:
+        """Count the results handed to this writer in ``made`` from now on (a ``PhaseMark``'s,
+        which a process killed leaves behind), starting from those so far."""
+        made[0] = self.made[0]
+        self.made = made
 
     def write_diagnostic(self, kind: str, diagnostic: DiagnosticRecord) -> None:
         """A collection error or a warning (a ``Diagnostic`` record)."""
-        self._write(dumps({"kind": kind, "diagnostic": diagnostic}))
+        self._add(dumps({"kind": kind, "diagnostic": diagnostic}))
 
     def write_deselected(self, count: int) -> None:
         """Deselected tests."""
-        self._write(dumps({"kind": "deselected", "count": count}))
+        self._add(dumps({"kind": "deselected", "count": count}))
 
     def write_end(self, record: StreamEndRecord) -> None:
-        """The run as it ended (a ``StreamEnd`` record)."""
-        self._write(dumps(record))
+        """The run as it ended (a ``StreamEnd`` record), written at once with every line
+        waiting."""
+        self._add(dumps(record))
+        self.flush()
 
-    def _write(self, text: str) -> None:
-        """``text`` as one line (a lone surrogate as ``?``), in one write."""
+    def _add(self, text: str) -> int:
+        """Add ``text`` as one line (a lone surrogate as ``?``), to be written; where it will
+        start in the file. Writes the lines waiting when they are due.
+
+        Raises:
+            OSError: they were due, and the disk refused them (they wait on).
+        """
         if self._fd is None:
             raise ValueError(f"result stream {self.path} is closed")
         text += "\n"
@@ -773,6 +876,72 @@ class StreamWriter:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate
             data = text.encode(errors="replace")
+        with self._lock:
+            pending = self._pending
+            at = self._end + self._size
+            if not pending and self._batched:  # the first to wait: the timer starts over
+                self._oldest = monotonic()
+                self._wake_timer()
+            pending.append(data)
+            self._added = size = len(data)
+            self._size += size
+            if len(pending) >= self._limit or self._size >= BATCH_BYTES:
+                self._write_pending()
+        return at
+
+    def _wake_timer(self) -> None:
+        """Have the timer thread write the lines waiting once due (started when there is
+        none; when none can start, each line is written at once). Called with the lock held."""
+        if self._timer is not None:
+            self._due.notify()
+            return
+        timer = threading.Thread(target=self._write_when_due, name="qbench-stream", daemon=True)
+        try:
+            timer.start()
+        except RuntimeError:  # no thread can start (a limit on threads): no batches
+            self._batched = False
+            self._limit = 1
+            return
+        self._timer = timer
+        _WRITERS.add(self)
+        _stop_timers_before_fork()
+
+    def _write_when_due(self) -> None:
+        """The timer thread: write the lines waiting once the oldest has waited
+        ``BATCH_SECONDS``; end when the writer no longer holds this thread (``close``, a fork).
+        A write the disk refuses is tried again ``BATCH_SECONDS`` later."""
+        me = threading.current_thread()
+        with self._due:
+            while self._timer is me:
+                if not self._pending:
+                    self._due.wait()
+                    continue
+                wait = self._oldest + BATCH_SECONDS - monotonic()
+                if wait > 0:
+                    self._due.wait(wait)
+                    continue
+                try:
+                    self._write_pending()
+                except Exception:  # a full disk: noted by the main thread's next write if it
+                    # fails too; never raised here (pytest would warn of a thread's exception)
+                    self._due.wait(BATCH_SECONDS)
+
+    def flush(self) -> None:
+        """Write every line waiting (before the stream is read, or a phase of the run is marked
+        elsewhere).
+
+        Raises:
+            OSError: the disk refused them (they wait on).
+        """
+        with self._lock:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write the lines waiting, in one write (called with the lock held)."""
+        pending = self._pending
+        if not pending or self._fd is None:
+            return
+        data = b"".join(pending) if len(pending) > 1 else pending[0]
         if self._torn:
             data = b"\n" + data
         done = 0
@@ -784,21 +953,45 @@ class StreamWriter:
                 done += written
         except OSError:
             self._kept = None  # the file's lines are read back
-            self._cut_back(done, data)
+            self._refused(done, data)
             raise
         self._torn = False
         self._end += done
+        pending.clear()
+        self._size = 0
+        self._limit = BATCH_RECORDS if self._batched else 1
 
-    def _cut_back(self, done: int, data: bytes) -> None:
+    def _refused(self, done: int, data: bytes) -> None:
         """After a failed write of ``done`` bytes of ``data``: take them back off the file, or
-        leave the line to be ended by the next write."""
-        if not done or data[:done].endswith(b"\n"):
-            return
+        leave the line to be ended by the next write; the lines written whole wait no more. The
+        next write is tried when twice as many lines wait (a full disk: not one try a record)."""
+        pending = self._pending
+        if done and not self._cut_back(done, data):
+            self._end += done
+            whole = data.rfind(b"\n", 0, done) + 1  # the lines written whole end there
+            if self._torn and data.startswith(b"\n"):
+                whole -= 1
+            taken = 0
+            while pending and whole >= len(pending[0]):
+                whole -= len(pending[0])
+                taken += 1
+            del pending[:taken]
+            self._size = sum(map(len, pending))
+            self._torn = not data[:done].endswith(b"\n")
+        self._limit = max(self._limit, 2 * len(pending))
+
+    def _cut_back(self, done: int, data: bytes) -> bool:
+        """After a failed write of ``done`` bytes of ``data``: take them back off the file
+        (``True``), or leave them (a line cut off, to be ended by the next write)."""
+        if data[:done].endswith(b"\n"):
+            return False
         assert self._fd is not None
         try:
             os.ftruncate(self._fd, os.fstat(self._fd).st_size - done)
         except OSError:
-            self._torn = self.damaged = True
+            self.damaged = True
+            return False
+        return True
 
     def vanished(self) -> bool:
         """Whether the file was deleted (or replaced) while the stream was open."""
@@ -807,42 +1000,131 @@ class StreamWriter:
     def restore(self) -> None:
         """Write what the stream holds back to its path (after the file or its directory was
         deleted), and go on appending there."""
-        if self._fd is None:
-            raise ValueError(f"result stream {self.path} is closed")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        new = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            offset = 0
-            while chunk := os.pread(self._fd, 1 << 20, offset):
-                offset += len(chunk)
-                while chunk:
-                    chunk = chunk[os.write(new, chunk) :]
-        except BaseException:
-            os.close(new)
-            raise
-        old, self._fd = self._fd, new
-        os.close(old)
+        with self._lock:
+            if self._fd is None:
+                raise ValueError(f"result stream {self.path} is closed")
+            self._write_pending()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            new = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                offset = 0
+                while chunk := os.pread(self._fd, 1 << 20, offset):
+                    offset += len(chunk)
+                    while chunk:
+                        chunk = chunk[os.write(new, chunk) :]
+            except BaseException:
+                os.close(new)
+                raise
+            old, self._fd = self._fd, new
+            os.close(old)
 
     def reopen(self) -> None:
         """Append to the file now at ``path`` (after ``repair_stream`` replaced it)."""
         new = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        self._kept = None
-        self.close()
-        self._fd = new
-        self._torn = self.damaged = False
+        with self._lock:
+            self._kept = None
+            if self._fd is not None:
+                os.close(self._fd)
+            self._fd = new
+            self._torn = self.damaged = False
 
     def close(self) -> None:
-        """Close the file; ``written`` tells what it holds, when its size is what this writer
-        wrote."""
-        if self._fd is not None:
+        """Write the lines waiting and close the file; ``written`` tells what it holds, when
+        its size is what this writer wrote, ``unwritten`` the lines the disk refused."""
+        self._stop_timer()
+        with self._lock:
+            if self._fd is None:
+                return
+            with suppress(OSError):
+                self._write_pending()
+            self.unwritten, self._pending = self._pending, []
+            self._size = 0
             kept, self._kept = self._kept, None
-            if kept is not None:
+            if kept is not None and not self.unwritten:
                 with suppress(OSError):
                     kept.stat = _identity(os.fstat(self._fd))
                     if kept.stat[2] == self._end:
                         self.written = kept
             os.close(self._fd)
             self._fd = None
+
+    def _stop_timer(self, forking: bool = False) -> None:
+        """Write the lines waiting and end the timer thread (the next line waiting starts
+        another): at ``close``, and before the process forks (``forking``: until the system no
+        longer counts the thread, which Python 3.12's ``join`` does not wait for)."""
+        with self._lock:
+            timer, self._timer = self._timer, None
+            if timer is None:
+                return
+            with suppress(OSError):
+                self._write_pending()
+            self._due.notify()
+        _WRITERS.discard(self)
+        if timer is threading.current_thread():
+            return
+        threads = _os_threads() if forking and sys.version_info < (3, 13) else None
+        timer.join()
+        if threads is not None:
+            deadline = monotonic() + 1.0
+            while (_os_threads() or 0) >= threads and monotonic() < deadline:
+                sleep(0.0002)
+
+    def forget(self) -> None:
+        """In a child forked while the stream is open: hold no line of the parent's (the parent
+        writes them) and no lock another thread of the parent held."""
+        self._pending = []
+        self._size = 0
+        self._timer = None
+        self._lock = threading.Lock()
+        self._due = threading.Condition(self._lock)
+
+
+def _os_threads() -> int | None:
+    """The threads of this process as the system counts them (``/proc/self/stat``), ``None``
+    where it cannot tell."""
+    fields = _process_stat(os.getpid())
+    try:
+        return None if fields is None else int(fields[17])
+    except ValueError:
+        return None
+
+
+_WRITERS: set[StreamWriter] = set()
+"""The batched stream writers of this process whose timer thread runs."""
+_STOP_BEFORE_FORK = compile(
+    "for writer in list(writers):\n    writer._stop_timer(True)", __name__, "exec"
+)
+_FORGET_WRITERS_IN_CHILD = compile(
+    "for writer in writers:\n    writer.forget()\nwriters.clear()", __name__, "exec"
+)
+
+
+def wait_written(seconds: float = 60.0) -> bool:
+    """Wait until every batched stream of this process has written the records that wait (its
+    timer writes them ``BATCH_SECONDS`` after the first), ``seconds`` at most; whether they all
+    were. For a test that ends its process on purpose (``os._exit``, a signal) after the
+    ``BATCH_SECONDS`` a run killed keeps its results from (the stream is not written here)."""
+    deadline = monotonic() + seconds
+    while any(writer._pending for writer in list(_WRITERS)):
+        if monotonic() > deadline:
+            return False
+        sleep(0.01)
+    return True
+
+
+@functools.cache
+def _stop_timers_before_fork() -> None:
+    """Have each fork of this process write the batched streams' lines waiting and stop their
+    timer threads first (once a process): the child then holds none of the parent's lines, and
+    Python 3.12+ finds one thread, so it does not warn ("This process is multi-threaded, use of
+    fork() may lead to deadlocks in the child"), which a user's suite may count or turn into an
+    error. Code run by ``exec`` in a namespace of its own, as ``_FORGET_IN_CHILD``."""
+    if hasattr(os, "register_at_fork"):
+        namespace = {"writers": _WRITERS}
+        os.register_at_fork(
+            before=functools.partial(exec, _STOP_BEFORE_FORK, namespace),
+            after_in_child=functools.partial(exec, _FORGET_WRITERS_IN_CHILD, namespace),
+        )
 
 
 class Written:
