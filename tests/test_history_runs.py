@@ -439,13 +439,14 @@ def test_runs_says_the_size_of_the_store_and_gc_removes_old_runs(
     assert (status, done["removed"], done["store"]["run_dirs"]) == (0, ["g0"], 2)
     assert done["freed_bytes"] > 300_000
     capsys.readouterr()
-    assert main(["gc", "--older-than", "0s", "--dir", ".qbench"]) == 0
+    with pytest.raises(SystemExit):  # an age of 0 would be every run: refused, nothing removed
+        main(["gc", "--older-than", "0s", "--dir", ".qbench"])
+    assert "must be more than 0 (an age of 0 is every run)" in capsys.readouterr().err
+    assert main(["gc", "--keep", "1", "--dir", ".qbench"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("qbench: removed 2 runs (freed ") and out.splitlines()[0].endswith(
-        "): g1, g2"
-    )
-    assert not list((pytester.path / ".qbench/runs").iterdir())
-    assert qbench_json(capsys, "runs")[1]["runs"] == []
+    assert out.startswith("qbench: removed 1 run") and out.splitlines()[0].endswith("): g1")
+    assert [p.name for p in (pytester.path / ".qbench/runs").iterdir()] == ["g2"]
+    assert [run["run_id"] for run in qbench_json(capsys, "runs")[1]["runs"]] == ["g2"]
     capsys.readouterr()
     assert main(["gc", "--dir", ".qbench"]) == 1
     assert "qbench gc needs --keep N, --older-than AGE or both" in capsys.readouterr().err
