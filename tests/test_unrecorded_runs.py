@@ -9,6 +9,7 @@ listed the run before it as the last, and `qbench pr-comment` said ✅ 0 new fai
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -102,7 +103,8 @@ def test_a_run_unrecorded_is_indexed_by_qbench_index_and_the_next_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """`qbench index` (into a new index) indexes r2, incomplete; so does the next run's session
-    end, before itself, started when r2's mark was made."""
+    end, before itself, started when r2's mark was made. A copy of r2 without a mark is skipped
+    as before."""
     unrecorded_run(pytester, run_qbench, monkeypatch)
     qbench_dir = pytester.path / ".qbench"
     drop_index(qbench_dir)
@@ -114,6 +116,8 @@ def test_a_run_unrecorded_is_indexed_by_qbench_index_and_the_next_run(
 
     drop_index(qbench_dir)
     marked = store.marked_at(qbench_dir, "r2")
+    # an empty stream without a mark (killed before its start record) is no run's, as before
+    shutil.copytree(store.run_dir(qbench_dir, "r2"), store.run_dir(qbench_dir, "r9"))
     run_qbench("--qbench-run-id=r3", "-p", "no:randomly", subprocess=True, run_dir="r3")
     _, runs = qbench_json(capsys, "runs")
     assert [r["run_id"] for r in runs["runs"]] == ["r3", "r2"]  # r1 was indexed by r1 alone
