@@ -148,9 +148,10 @@ def _died(run_dir: Path) -> bool:
         written = stream.stat().st_size > 0  # empty: killed before the start record, no run
     except OSError:
         return False
+    if not written:  # unless marked: its start record failed, it died unrecorded
+        return store.unrecorded(run_dir)
     return (
-        written
-        and not (run_dir / store.REPORT_JSON).exists()
+        not (run_dir / store.REPORT_JSON).exists()
         and not store.run_in_progress(run_dir)
         and (not store.stream_ended(stream) or store.killed_at_end(run_dir))
     )
@@ -162,11 +163,11 @@ def _marked_died(run_dir: Path) -> bool:
     end, ``store.killed_at_end``) or not; its stream's end is not read, nor is whether it
     runs asked again (``died_marked`` asked). A run whose mark stays until ``qbench render``
     (killed at its end) costs each later run's session end this and one row of the index."""
-    try:
-        written = (run_dir / store.STREAM_NAME).stat().st_size > 0
+    try:  # an empty stream: its start record failed, it died unrecorded (store.unrecorded)
+        (run_dir / store.STREAM_NAME).stat()
     except OSError:
         return False
-    return written and not (run_dir / store.REPORT_JSON).exists()
+    return not (run_dir / store.REPORT_JSON).exists()
 
 
 def died_marked(qbench_dir: Path, own: str) -> list[Path]:
@@ -198,7 +199,10 @@ def unmark_indexed(qbench_dir: Path, died: Sequence[Path]) -> None:
         # a run killed at its session's end keeps its mark until its report.json is written
         # (``qbench render``), so that its rebuilt report still says it is incomplete, and
         # `qbench index`, the history's commands and an older qbench read it so
-        if not store.killed_at_end(run_dir) and not store.run_in_progress(run_dir):
+        # (one that died unrecorded, store.unrecorded, too: its mark says its stream is a run's)
+        if not (store.killed_at_end(run_dir) or store.unrecorded(run_dir)) and (
+            not store.run_in_progress(run_dir)
+        ):
             store.unmark_unfinished(qbench_dir, run_dir.name)
 
 

@@ -543,11 +543,15 @@ class QBenchSession(QBenchWorker):
             self.run["started_at"] = iso(self.started_at)
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
-            self.open_stream()
-            if self.stream is not None:
-                self.marked = store.mark_unfinished(self.settings.qbench_dir, self.run_id)
-                if not self.marked:
-                    self.notes.append(store.unmarked_note(self.settings.qbench_dir))
+            try:
+                self.open_stream()
+            finally:  # marked even when the start failed by a bug: a run that died unrecorded
+                # (store.unrecorded), never one the history skips; not when the disk refused
+                # the stream (its results are kept in memory for the reports)
+                if self.stream is not None or not self.stream_failures:
+                    self.marked = store.mark_unfinished(self.settings.qbench_dir, self.run_id)
+                    if not self.marked:
+                        self.notes.append(store.unmarked_note(self.settings.qbench_dir))
             self.enable_attachments(self.run_dir, self.settings.attach)
 
     def claim_run_dir(self) -> None:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from dataclasses import field
 from datetime import datetime
@@ -31,10 +32,12 @@ from pytest_qbench.report.aggregate import ReportView
 from pytest_qbench.report.aggregate import aggregate
 from pytest_qbench.report.models import SCHEMA_VERSION
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.models import Environment
 from pytest_qbench.report.models import Failure
 from pytest_qbench.report.models import RepeatStats
 from pytest_qbench.report.models import ReportMeta
 from pytest_qbench.report.models import ReportSummary
+from pytest_qbench.report.models import RunMeta
 from pytest_qbench.report.models import StreamDeselected
 from pytest_qbench.report.models import StreamDiagnostic
 from pytest_qbench.report.models import StreamEnd
@@ -52,12 +55,15 @@ from pytest_qbench.report.store import ORDER_NAME
 from pytest_qbench.report.store import PHASE_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
+from pytest_qbench.report.store import UNRECORDED
 from pytest_qbench.report.store import died_setup_failure
 from pytest_qbench.report.store import killed_at_end
+from pytest_qbench.report.store import marked_at
 from pytest_qbench.report.store import read_made
 from pytest_qbench.report.store import read_order
 from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
+from pytest_qbench.report.store import unrecorded
 
 
 if TYPE_CHECKING:
@@ -174,6 +180,9 @@ class StreamContents:
     killed_at_end: bool = False
     """Whether the run was killed during its session's end, after its end record and before
     its report.json (``store.killed_at_end``): the report rebuilt is incomplete."""
+    unrecorded: bool = False
+    """Whether the stream has no start record, of a run that made its mark and died unrecorded
+    (``store.unrecorded``): its start is made up (``_unrecorded_start``), its report incomplete."""
     lost: int = 0
     """Results a run that died had made that its stream never got (its writes are batched:
     ``store.BATCH_SECONDS``; ``store.read_made``)."""
@@ -182,6 +191,8 @@ class StreamContents:
         """Why a report rebuilt from the stream is incomplete: its run was killed during its
         session's end (``killed_at_end``); lines that are not records, other than a torn last
         line alone (a run that died, marked ``interrupted`` already)."""
+        if self.unrecorded:
+            return UNRECORDED
         if self.killed_at_end:
             return KILLED_AT_END
         if self.lost:
@@ -250,14 +261,42 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
                 continue
             _add_record(contents, record)
     if contents.start is None:
-        raise ReportFormatError(
-            f"{path} has no start record: it is not a qbench result stream", slug="stream-invalid"
-        )
+        if not unrecorded(path.parent):
+            raise ReportFormatError(
+                f"{path} has no start record: it is not a qbench result stream",
+                slug="stream-invalid",
+            )
+        contents.start = _unrecorded_start(path.parent)
+        contents.unrecorded = True
+        return contents  # which tests it ran, and the one it died in if it died, are unknown
     if contents.end is None and not run_in_progress(path.parent):
         _add_died_in(contents, path.parent / ORDER_NAME, records=records)
     elif contents.end is not None and killed_at_end(path.parent):
         contents.killed_at_end = True
     return contents
+
+
+def _unrecorded_start(run_dir: Path) -> StreamStart:
+    """The start of a run that died unrecorded (``store.unrecorded``): its id, and its start
+    from its mark in ``.qbench/unfinished/`` (made as it started), else its directory's time;
+    its exit status and environment unknown."""
+    started_ns = marked_at(run_dir.parent.parent, run_dir.name)
+    if not started_ns:
+        with suppress(OSError):
+            started_ns = run_dir.stat().st_mtime_ns
+    started = datetime.fromtimestamp(started_ns / 1e9, timezone.utc)
+    unknown = "unknown"
+    return StreamStart(
+        meta=ReportMeta(qbench_version=unknown, created_at=started),
+        run=RunMeta(run_id=run_dir.name, started_at=started, cwd="", command=[]),
+        environment=Environment(
+            python=unknown,
+            implementation=unknown,
+            platform=unknown,
+            pytest_version=unknown,
+            qbench_version=unknown,
+        ),
+    )
 
 
 DIED_TYPE = "ProcessDied"

@@ -407,6 +407,43 @@ KILLED_AT_END = (
 """The recording error of a run rebuilt from the stream of a run ``killed_at_end``."""
 
 
+def unrecorded(run_dir: Path) -> bool:
+    """Whether the run of ``run_dir`` died unrecorded: it claimed its directory and made its
+    mark (``mark_unfinished``), but its stream does not begin with its start record (an error
+    inside qbench as it wrote it), it has no ``report.json`` and it no longer runs. Such a run
+    is one that died (``UNRECORDED``), never a run to skip: the history would otherwise tell of
+    the run before it as the last one. Like one ``killed_at_end``, it keeps its mark until its
+    report.json is written (``qbench render``): without it, its stream is no run's."""
+    return (
+        os.path.exists(os.path.join(run_dir.parent.parent, UNFINISHED_DIR, run_dir.name))
+        and not os.path.exists(run_dir / REPORT_JSON)
+        and not _starts(run_dir / STREAM_NAME)
+        and not run_in_progress(run_dir)
+    )
+
+
+START_PREFIX = b'{"kind":"start",'
+"""How a stream's start record begins, as the writer writes it (``shapes.dumps``)."""
+
+
+def _starts(stream: Path) -> bool:
+    """Whether ``stream`` begins with a start record (``False``: empty, or unreadable)."""
+    try:
+        with stream.open("rb") as handle:
+            return handle.read(len(START_PREFIX)) == START_PREFIX
+    except OSError:
+        return False
+
+
+UNRECORDED = (
+    "qbench could not record the run: its results stream has no start record (an internal "
+    "error of qbench, or a full disk, as the session started: the run's terminal said which), "
+    "so its tests, its exit status and whether it finished are unknown; run the tests again "
+    "for a verdict"
+)
+"""The recording error of a run ``unrecorded``: marked, with no start record in its stream."""
+
+
 def unfinished_runs(qbench_dir: Path) -> list[str]:
     """The run ids marked as not finished (``mark_unfinished``), sorted; none when there is no
     such directory. One listing of a directory that holds only the runs going or dead."""
