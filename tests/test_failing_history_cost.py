@@ -349,6 +349,7 @@ def test_a_failing_line_is_read_by_two_matches_as_field_by_field(
         return string(raw, key, at)
 
     monkeypatch.setattr(session_end, "_string", counted)
+    monkeypatch.setattr(session_end, "_failing_lines", [session_end.FIELD_BY_FIELD])
     got = [session_end._failing_record(raw, head) for raw, head in heads]
     assert [repr(record) for record in got] == [repr(record) for record in expected]
     assert sum(record is not None for record in got) > 300
@@ -357,6 +358,29 @@ def test_a_failing_line_is_read_by_two_matches_as_field_by_field(
     for raw, head in accepted:
         session_end._failing_record(raw, head)
     assert calls == []
+
+
+def test_a_few_failing_lines_are_read_without_compiling_the_matches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The two matches cost more to compile than they save on a run's few failing lines: the
+    first ``FIELD_BY_FIELD`` lines a process reads are read field by field (the same records),
+    the matches compiled only after them."""
+    from pytest_qbench.history import session_end
+
+    lines = _failing_lines()[:40]
+    heads = [(raw, session_end._HEAD.match(raw, raw.find(session_end._OUTCOME))) for raw in lines]
+    monkeypatch.setattr(session_end, "_failing_lines", [session_end.FIELD_BY_FIELD - 30])
+    session_end._failing_patterns.cache_clear()
+    got = []
+    for raw, head in heads:
+        assert head is not None
+        got.append(session_end._failing_record(raw, head))
+        if len(got) <= 30 and '"reruns":' not in raw:
+            assert session_end._failing_patterns.cache_info().currsize == 0
+    assert session_end._failing_patterns.cache_info().currsize == 1
+    expected = [session_end._failing_fields(raw, head) if head else None for raw, head in heads]
+    assert [repr(record) for record in got] == [repr(record) for record in expected]
 
 
 def test_a_first_failure_counts_no_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
