@@ -153,3 +153,27 @@ def test_stream_unavailable_keeps_results_in_memory(pytester: pytest.Pytester) -
     )
     assert [r.outcome for r in report.results] == ["passed", "failed"]
     assert report.summary.failed == 1
+
+
+def test_a_bug_in_closing_the_stream_changes_no_exit_status(pytester: pytest.Pytester) -> None:
+    """The stream's writer is closed when pytest unconfigures, after the closing line, and
+    closing writes the lines still waiting: a bug there is named on the terminal, never a
+    traceback that turns pytest's exit status 0 into 1."""
+    pytester.makeconftest(
+        """
+        from pytest_qbench.report import store
+
+        def pytest_configure(config):
+            def broken(self):
+                raise RuntimeError("injected close")
+
+            store.StreamWriter.close = broken
+        """
+    )
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["*1 passed*", "qbench: internal error in pytest_unconfigure: RuntimeError: injected close"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

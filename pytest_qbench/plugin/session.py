@@ -815,10 +815,15 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        noted = len(self.notes)
         if self.stream is not None:
-            self.stream.close()
+            with self.guard("pytest_unconfigure"):  # closing writes the lines still waiting
+                self.stream.close()
         self.run_lock.release()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:  # the summary's notes are written: these come after it
+            for note in self.notes[noted:]:
+                terminal.write_line(f"qbench: {note}", yellow=True)
         if self.late_warnings and terminal is not None:  # after pytest's closing line
             from pytest_qbench.core.summary_words import pluralize
 
