@@ -31,6 +31,10 @@ from pytest_qbench.report.models import RunMeta
 
 COLLECTED = re.compile(rb"collected (\d+) items?|\[(\d+) items?\]")
 POLL_SECONDS = 0.25
+STREAM_SETTLE = store.BATCH_SECONDS + 1.0
+"""Seconds a run found overdue with results missing gets once, before it is judged: its
+stream's writes are batched (``store.BATCH_SECONDS``), so results already made can still wait
+in its memory; the second covers a busy machine's delay of the writer's thread."""
 OUTPUT_NAMES = {"stdout": "stdout.txt", "stderr": "stderr.txt"}
 DESELECTED = b'{"kind":"deselected"'
 END = b'{"kind":"end"'
@@ -73,6 +77,8 @@ class PytestProcess:
         self.deadline = self.started + plan.timeout
         """When the run is overdue (``extend`` moves it once)."""
         self.extended = False
+        self.settled = False
+        """Whether the deadline was moved once for the stream's last batch (``STREAM_SETTLE``)."""
         self.complete_when_stopped = False
         """Every test had its result when this server stopped the run (in its session end)."""
         self._stream_offset = 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 import tempfile
 from contextlib import suppress
 from dataclasses import field
@@ -367,10 +368,19 @@ def _templates(
     return tuple(resolved)
 
 
+def _kind(path: Path) -> bool | None:
+    """Whether ``path`` is a directory (``True``), something else (``False``) or absent, by one
+    ``stat``."""
+    try:
+        return stat.S_ISDIR(path.stat().st_mode)
+    except OSError:
+        return None
+
+
 def ensure_writable_dir(path: Path, source: str) -> None:
     """Refuse a directory that cannot be created or written: it is created, and a temporary
     file is made (and removed) in it."""
-    if path.exists() and not path.is_dir():
+    if _kind(path) is False:
         raise pytest.UsageError(
             f"{source} must be a directory, given: {path} (a file); choose another path"
         )
@@ -444,18 +454,26 @@ def _probe(directory: Path) -> None:
 
 
 def _check_creatable(directory: Path, source: str, shown: Path | None = None) -> None:
+    # One stat a path, and a look again when the path went away: another pytest process
+    # starting at once (a queue's machines) may remove the directory its probe made between
+    # two looks, which read a directory gone as "a file" or as "no write permission".
     existing = directory
-    while not existing.exists():
-        if existing.parent == existing:
+    for _ in range(PROBE_ATTEMPTS):
+        existing = directory
+        kind = _kind(existing)
+        while kind is None and existing.parent != existing:
+            existing = existing.parent
+            kind = _kind(existing)
+        if kind is False:
+            raise pytest.UsageError(
+                f"{source} cannot be created, given: {shown or directory} ({existing} is a "
+                "file); choose another path"
+            )
+        if os.access(existing, os.W_OK | os.X_OK):
+            return
+        if _kind(existing) is not None:
             break
-        existing = existing.parent
-    if existing.exists() and not existing.is_dir():
-        raise pytest.UsageError(
-            f"{source} cannot be created, given: {shown or directory} ({existing} is a file); "
-            "choose another path"
-        )
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise pytest.UsageError(
-            f"{source} is not writable, given: {shown or directory} (no write permission on "
-            f"{existing}); choose a writable path"
-        )
+    raise pytest.UsageError(
+        f"{source} is not writable, given: {shown or directory} (no write permission on "
+        f"{existing}); choose a writable path"
+    )
