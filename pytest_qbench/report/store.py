@@ -391,12 +391,7 @@ def killed_at_end(run_dir: Path) -> bool:
     there, it has no ``report.json`` and it no longer runs. A run takes its mark away only once
     its reports are written, so such a run died while it indexed itself or wrote them: its end
     record is not the end it would have reported (its exit status was never delivered)."""
-    return (
-        os.path.exists(os.path.join(run_dir.parent.parent, UNFINISHED_DIR, run_dir.name))
-        and not os.path.exists(run_dir / REPORT_JSON)
-        and stream_ended(run_dir / STREAM_NAME)
-        and not run_in_progress(run_dir)
-    )
+    return _died_marked(run_dir, stream_ended)
 
 
 KILLED_AT_END = (
@@ -414,10 +409,16 @@ def unrecorded(run_dir: Path) -> bool:
     is one that died (``UNRECORDED``), never a run to skip: the history would otherwise tell of
     the run before it as the last one. Like one ``killed_at_end``, it keeps its mark until its
     report.json is written (``qbench render``): without it, its stream is no run's."""
+    return _died_marked(run_dir, lambda stream: not _starts(stream))
+
+
+def _died_marked(run_dir: Path, stream_says: Callable[[Path], bool]) -> bool:
+    """Whether the run of ``run_dir`` still has its mark, no ``report.json``, a stream of which
+    ``stream_says`` so, and no longer runs (the cheaper looks first)."""
     return (
         os.path.exists(os.path.join(run_dir.parent.parent, UNFINISHED_DIR, run_dir.name))
         and not os.path.exists(run_dir / REPORT_JSON)
-        and not _starts(run_dir / STREAM_NAME)
+        and stream_says(run_dir / STREAM_NAME)
         and not run_in_progress(run_dir)
     )
 
