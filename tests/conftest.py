@@ -32,6 +32,7 @@ pytest_plugins = [
     "browser",
     "node_tools",
     "xdist_groups",
+    "chmod_binds",
     "kept_modules",
 ]
 

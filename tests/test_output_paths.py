@@ -280,17 +280,25 @@ def test_qbench_dir_in_sys_refused_at_start(pytester: pytest.Pytester) -> None:
     assert_refused(result, "*--qbench-dir is not writable, given: /sys/qb (*")
 
 
-@pytest.mark.skipif(ROOT, reason="root writes into a chmod 555 directory")
+@pytest.mark.usefixtures("chmod_binds")
 def test_read_only_runs_dir_refused_at_start(pytester: pytest.Pytester) -> None:
-    """(issue 11.1) A runs directory the user cannot write (chmod 555) is refused at start."""
+    """(issue 11.1) A runs directory the user cannot write (chmod 555) is refused at start.
+    pytest runs in a child chmod binds (``chmod_binds.run``: as root too, so CI runs it)."""
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+    from chmod_binds import run
+
     runs = pytester.path / ".qbench" / "runs"
     runs.mkdir(parents=True)
     runs.chmod(0o555)
     pytester.makepyfile("def test_ok(): pass")
     try:
-        result = pytester.runpytest("-p", "qbench")
+        done = run(pytest_command("-p", "no:cacheprovider"), cwd=pytester.path, env=child_env())
     finally:
         runs.chmod(0o755)
+    result = pytest.RunResult(
+        done.returncode, done.stdout.splitlines(), done.stderr.splitlines(), 0
+    )
     assert_refused(result, "*--qbench-dir is not writable, given: *.qbench (cannot create *runs*")
 
 
