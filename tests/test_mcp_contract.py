@@ -146,8 +146,11 @@ SLOW_END = (
     STAY
     + """
     def pytest_sessionfinish(session):
-        # every test has its result: stay until the test says the server gave the session end
-        # its grace (the run's deadline moved to now meanwhile)
+        # every test has its result, in the stream's file too (its writes are batched: not
+        # left to the timer, which a loaded machine may delay past the server's settle): stay
+        # until the test says the server gave the session end its grace (the run's deadline
+        # moved to now meanwhile)
+        __import__("pytest_qbench.report.store").report.store.wait_written()
         stay("ending")
 """
 )
