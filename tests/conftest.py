@@ -26,7 +26,15 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.report.shapes import compact
 
 
-pytest_plugins = ["pytester", "postgres_server", "browser", "node_tools", "xdist_groups"]
+pytest_plugins = [
+    "pytester",
+    "postgres_server",
+    "browser",
+    "node_tools",
+    "xdist_groups",
+    "chmod_binds",
+    "kept_modules",
+]
 
 
 settings.register_profile(

@@ -3,12 +3,15 @@ index file without write permission. The run still reports, its exit status pyte
 index's error named; the commands that only read (``qbench runs``, ``history``, ``flaky``, MCP
 ``list_runs``) open the index read-only (SQLite's ``mode=ro``) instead of failing.
 
-chmod does not bind root (root writes a read-only file and directory), so these tests are
-skipped when run as root: run them as another user (CI does).
+chmod does not bind root (root writes a read-only file and directory): every child that meets
+the store runs through ``chmod_binds.run``, which, as root, gives up root's file overrides
+first, so these tests run in CI (root) too; they skip, saying why, only where that cannot be
+done.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -17,17 +20,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-
-from pytest_qbench.mcp.config import ServerConfig
-from pytest_qbench.mcp.tools import QBenchTools
+from chmod_binds import run
 
 
-pytestmark = pytest.mark.skipif(
-    not hasattr(os, "geteuid") or os.geteuid() == 0,
-    reason="as root, chmod does not bind (root writes read-only files): run as another user",
-)
+pytestmark = pytest.mark.usefixtures("chmod_binds")
 
 TESTS = """
 def test_ok():
@@ -42,17 +41,32 @@ NOT_INDEXED = "qbench: run not indexed, so no history in its reports: "
 
 def run_pytest(root: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "qbench", "-q", "-p", "no:cacheprovider"],
-        cwd=root, capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+    argv = [sys.executable, "-m", "pytest", "-p", "qbench", "-q", "-p", "no:cacheprovider"]
+    return run(argv, cwd=root, env=env)
 
 
 def qbench(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", *args],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    return run([sys.executable, "-m", "pytest_qbench", *args], cwd=root)
+
+
+LIST_RUNS = """
+import json, sys
+from pathlib import Path
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.tools import QBenchTools
+
+root = Path(sys.argv[1])
+listed = QBenchTools(ServerConfig(root=root, qbench_dir=root / ".qbench")).list_runs(5)
+print(listed.model_dump_json())
+"""
+"""The MCP server's ``list_runs`` of the project named, printed as JSON."""
+
+
+def mcp_list_runs(root: Path) -> dict[str, Any]:
+    done = run([sys.executable, "-c", LIST_RUNS, str(root)], cwd=root)
+    assert done.returncode == 0, done.stderr
+    listed: dict[str, Any] = json.loads(done.stdout)
+    return listed
 
 
 @pytest.fixture
@@ -110,9 +124,10 @@ def test_read_only_commands_read_a_read_only_index(project: Path, what: str) -> 
     assert "runs      1: 0 passed, 1 failed" in history.stdout
     flaky = qbench(project, "flaky")
     assert flaky.returncode == 0, flaky.stderr
-    listed = QBenchTools(ServerConfig(root=project, qbench_dir=project / ".qbench")).list_runs(5)
-    assert listed.note is None and len(listed.runs) == 1
-    assert listed.runs[0].summary["failed"] == 1
+    listed = mcp_list_runs(project)
+    assert listed["note"] is None
+    [only] = listed["runs"]
+    assert only["summary"]["failed"] == 1
     quarantined = qbench(project, "quarantine", "add", "test_x.py::test_fails", "--reason", "known")
     assert quarantined.returncode != 0 and "is read-only" in quarantined.stderr
 

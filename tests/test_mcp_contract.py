@@ -129,18 +129,31 @@ def test_descriptions_are_dedented_and_state_the_default_timeout(root: Path) -> 
 
 # --- a slow session end --------------------------------------------------------------------
 
-SLOW_END = """
+STAY = """
     import time
     from pathlib import Path
 
-    def pytest_sessionfinish(session):
-        # every test has its result: say so, and stay until the test says the server gave the
-        # session end its grace (the run's deadline moved to now meanwhile)
-        Path("ending").write_text("1")
+    def stay(said):
+        # say where the run is (a file named ``said``), and stay until the test says go on
+        Path(said).write_text("1")
         deadline = time.monotonic() + 600  # a safety net
         while not Path("go-on").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
 """
+"""A child conftest's ``stay(said)``."""
+
+SLOW_END = (
+    STAY
+    + """
+    def pytest_sessionfinish(session):
+        # every test has its result, in the stream's file too (its writes are batched: not
+        # left to the timer, which a loaded machine may delay past the server's settle): stay
+        # until the test says the server gave the session end its grace (the run's deadline
+        # moved to now meanwhile)
+        __import__("pytest_qbench.report.store").report.store.wait_written()
+        stay("ending")
+"""
+)
 
 
 def run_overdue_when_written(
@@ -185,6 +198,53 @@ def test_a_run_whose_tests_all_finished_is_complete_though_its_session_end_is_sl
         (root / "go-on").write_text("1")
 
     result = run_overdue_when_written(config, root / "ending", go_on_once_decided)
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert data is not None
+    assert (data["partial"], data["timed_out"], data["exit_code"]) == (False, False, 0), data
+    assert data["success"] is True and data["summary"]["passed"] == 1
+
+
+HELD_BATCH = (
+    STAY
+    + """
+    from pytest_qbench.report import store
+
+    store.BATCH_SECONDS = 600.0  # the timer never writes: the results wait in memory
+
+    def pytest_runtest_logfinish(nodeid):
+        # the test has its result, still waiting in the stream's batch: stay until the test
+        # says the server has looked at the run overdue
+        stay("held")
+"""
+)
+
+
+def test_a_run_overdue_while_its_last_results_wait_in_its_batch_is_given_the_settle_once(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The timeout falls after the last test ended while its result still waits in the run's
+    memory (the stream's writes are batched: ``store.BATCH_SECONDS``): the server gives the run
+    ``STREAM_SETTLE`` once before judging it, and the answer is complete, not partial. The
+    interleaving is forced: the run's timer is held (its batch waits until the session end),
+    the deadline is moved to now once the test ended, and the run goes on only once the server
+    has decided; the settle is made long (600 s), so a loaded machine cannot use it up. Before
+    (47301ef's parent), the server stopped the run at that look: partial, timed out."""
+    from pytest_qbench.mcp import service
+
+    monkeypatch.setattr(service, "STREAM_SETTLE", 600.0)
+    (root / "conftest.py").write_text(textwrap.dedent(HELD_BATCH))
+    config = server_config(root, finish_grace=600.0)
+    decided: list[str] = []
+
+    async def go_on_once_decided(process: PytestProcess) -> None:
+        while not getattr(process, "settled", False) and process.stopped_by is None:
+            await anyio.sleep(0.05)
+        decided.append("stopped" if process.stopped_by else "settled")
+        (root / "go-on").write_text("1")
+
+    result = run_overdue_when_written(config, root / "held", go_on_once_decided)
+    assert decided == ["settled"]
     assert not result.is_error, text_of(result)
     data = result.structured_content
     assert data is not None

@@ -250,14 +250,18 @@ def test_timeout_kills_the_whole_group(tools: QBenchTools, project: Path) -> Non
 
 
 def test_one_run_at_a_time(tools: QBenchTools, project: Path) -> None:
-    """A second run while one goes on is refused, naming the first; cancelling frees it."""
-    write(project, "tests/test_z_slow.py", "import time\n\ndef test_slow():\n    time.sleep(60)\n")
+    """A second run while one goes on is refused, naming the first; cancelling frees it. The
+    slow test outlasts any wait of a loaded machine (600 s; cancelled long before): the run is
+    still going when looked at (with 60 s, a machine that took a minute to write four results
+    saw it ended)."""
+    write(project, "tests/test_z_slow.py", "import time\n\ndef test_slow():\n    time.sleep(600)\n")
     first = tools.start_run(RunRequest())
     try:
         with pytest.raises(ToolFailure, match=f"a run is going on \\({first.plan.run_id}"):
             tools.start_run(RunRequest())
         assert tools.check_health().run_in_progress == first.plan.run_id
         while first.progress().done < 4:  # the slow test is running now
+            assert first.poll() is None, "the run ended before its slow test"
             time.sleep(0.05)
         page = tools.get_run_output(first.plan.run_id)
         assert page.run.completed_at is None and page.run.exit_code is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from datetime import datetime
@@ -30,6 +29,7 @@ from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.command import plan_collection
 from pytest_qbench.mcp.command import plan_run
 from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.health import Health
 from pytest_qbench.mcp.ingest import export_case
 from pytest_qbench.mcp.ingest import read_export
 from pytest_qbench.mcp.paths import resolve_test_path
@@ -560,15 +560,33 @@ def test_health_without_sdk_parts(config: ServerConfig) -> None:
     assert health.limits["budget_bytes"] == config.budget
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes anyway")
+HEALTH = """
+import sys
+from pathlib import Path
+from pytest_qbench.mcp.config import ServerConfig
+from pytest_qbench.mcp.health import Health
+from pytest_qbench.mcp.tools import QBenchTools
+
+root = Path(sys.argv[1])
+print(QBenchTools(ServerConfig(root=root, qbench_dir=root / ".qbench")).check_health().model_dump_json())
+"""
+"""The MCP server's ``check_health`` of the project named, printed as JSON."""
+
+
+@pytest.mark.usefixtures("chmod_binds")
 def test_health_of_a_read_only_store(config: ServerConfig) -> None:
-    """A store that cannot be written makes the server degraded, with the reason."""
+    """A store that cannot be written makes the server degraded, with the reason. Asked in a
+    child that chmod binds (``chmod_binds.run``: as root too, so it runs in CI)."""
+    from chmod_binds import run
+
     config.qbench_dir.mkdir()
     config.qbench_dir.chmod(0o500)
     try:
-        health = QBenchTools(config).check_health()
+        done = run([sys.executable, "-c", HEALTH, str(config.root)], cwd=config.root)
     finally:
         config.qbench_dir.chmod(0o700)
+    assert done.returncode == 0, done.stderr
+    health = Health.model_validate_json(done.stdout)
     assert health.status == "degraded"
     assert "not writable" in health.problems[0]
 

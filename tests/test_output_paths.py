@@ -280,17 +280,25 @@ def test_qbench_dir_in_sys_refused_at_start(pytester: pytest.Pytester) -> None:
     assert_refused(result, "*--qbench-dir is not writable, given: /sys/qb (*")
 
 
-@pytest.mark.skipif(ROOT, reason="root writes into a chmod 555 directory")
+@pytest.mark.usefixtures("chmod_binds")
 def test_read_only_runs_dir_refused_at_start(pytester: pytest.Pytester) -> None:
-    """(issue 11.1) A runs directory the user cannot write (chmod 555) is refused at start."""
+    """(issue 11.1) A runs directory the user cannot write (chmod 555) is refused at start.
+    pytest runs in a child chmod binds (``chmod_binds.run``: as root too, so CI runs it)."""
+    from child_pytest import child_env
+    from child_pytest import pytest_command
+    from chmod_binds import run
+
     runs = pytester.path / ".qbench" / "runs"
     runs.mkdir(parents=True)
     runs.chmod(0o555)
     pytester.makepyfile("def test_ok(): pass")
     try:
-        result = pytester.runpytest("-p", "qbench")
+        done = run(pytest_command("-p", "no:cacheprovider"), cwd=pytester.path, env=child_env())
     finally:
         runs.chmod(0o755)
+    result = pytest.RunResult(
+        done.returncode, done.stdout.splitlines(), done.stderr.splitlines(), 0
+    )
     assert_refused(result, "*--qbench-dir is not writable, given: *.qbench (cannot create *runs*")
 
 
@@ -621,6 +629,61 @@ def test_a_directory_another_process_removes_during_mkdir_is_made_again(
     monkeypatch.setattr(Path, "mkdir", racing)
     settings.probe_directory(directory, "--qbench-dir")
     assert raced and not directory.exists()  # probed, then removed: nothing left behind
+
+
+def removed_after_first_look(directory: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """``directory`` removed right after this process first stats it (``os.stat``, which
+    ``Path.exists``, ``is_dir`` and ``stat`` all come to), as another pytest process starting
+    at once removes the directory its probe made; the list says whether that happened."""
+    real = os.stat
+    removed: list[Path] = []
+
+    def racing(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        result = real(path, *args, **kwargs)
+        if (
+            not removed
+            and isinstance(path, (str, os.PathLike))
+            and os.fspath(path) == str(directory)
+        ):
+            directory.rmdir()  # the other process cleans up the directory it made
+            removed.append(directory)
+        return result
+
+    monkeypatch.setattr(os, "stat", racing)
+    return removed
+
+
+def test_a_qbench_dir_another_process_removes_between_two_looks_is_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two pytest processes starting at once in a fresh project: the other removes ``.qbench``
+    right after this one saw it there. The start-up check looks at the path once and again
+    when it went away: the directory is made again. Before (47301ef's parent), ``exists()``
+    then ``is_dir()`` read the directory gone as "--qbench-dir must be a directory ... (a
+    file)", exit 4 (a queue machine stopped)."""
+    from pytest_qbench.plugin.options import settings
+
+    directory = tmp_path / ".qbench"
+    directory.mkdir()
+    removed = removed_after_first_look(directory, monkeypatch)
+    settings.ensure_writable_dir(directory, "--qbench-dir")
+    assert removed  # the race was played; probed, then what the probe made was removed
+
+
+def test_an_output_dir_another_process_removes_between_two_looks_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race for an output file under ``.qbench`` (``--qbench-json=.qbench/x.json``):
+    the directory the check found existing is gone when its permission is asked. It is looked
+    for again (its parent is writable) and made. Before, it was "--qbench-json is not writable
+    ... (no write permission on .qbench)"."""
+    from pytest_qbench.plugin.options import settings
+
+    directory = tmp_path / ".qbench"
+    directory.mkdir()
+    removed = removed_after_first_look(directory, monkeypatch)
+    settings.ensure_writable_file(directory / "report.json", "--qbench-json")
+    assert removed
 
 
 def test_runs_dir_another_process_removes_as_the_run_dir_is_claimed(
