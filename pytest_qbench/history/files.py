@@ -146,8 +146,8 @@ def _died(run_dir: Path) -> bool:
     stream = run_dir / store.STREAM_NAME
     try:
         written = stream.stat().st_size > 0  # empty: killed before the start record, no run
-    except OSError:
-        return False
+    except OSError:  # none: no run's, unless marked (its writer failed, store.unrecorded)
+        written = False
     if not written:  # unless marked: its start record failed, it died unrecorded
         return store.unrecorded(run_dir)
     return (
@@ -163,11 +163,9 @@ def _marked_died(run_dir: Path) -> bool:
     end, ``store.killed_at_end``) or not; its stream's end is not read, nor is whether it
     runs asked again (``died_marked`` asked). A run whose mark stays until ``qbench render``
     (killed at its end) costs each later run's session end this and one row of the index."""
-    try:  # an empty stream: its start record failed, it died unrecorded (store.unrecorded)
-        (run_dir / store.STREAM_NAME).stat()
-    except OSError:
-        return False
-    return not (run_dir / store.REPORT_JSON).exists()
+    # an empty stream, or none: its start record or its writer failed, it died unrecorded
+    # (store.unrecorded); a directory gone is no run's
+    return run_dir.is_dir() and not (run_dir / store.REPORT_JSON).exists()
 
 
 def died_marked(qbench_dir: Path, own: str) -> list[Path]:
@@ -357,7 +355,7 @@ def load_run(source: Path) -> LoadedRun:
                     f"{exc}; 'qbench render {source}' rebuilds it from its {store.STREAM_NAME}",
                     slug="report-invalid",
                 ) from None
-        if (source / store.STREAM_NAME).is_file():
+        if store.holds_stream(source):
             return _from_stream(source)
         raise ReportFormatError(
             f"{source} holds neither {store.REPORT_JSON} nor {store.STREAM_NAME}: not a run "

@@ -228,12 +228,17 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
     renderers take, at a third of the cost. The few other lines are models either way.
 
     Raises:
-        ReportFormatError: the file is missing, has no start record, or its start record says
+        ReportFormatError: the file is missing or has no start record (but of a run that died
+            ``unrecorded``: read as one without results), or its start record says
             another schema version.
     """
-    if not path.is_file():
-        raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
     contents = StreamContents()
+    if not path.is_file():
+        if not unrecorded(path.parent):
+            raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
+        contents.start = _unrecorded_start(path.parent)  # its writer could not make the file
+        contents.unrecorded = True
+        return contents
     adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
     result_validator = record_validator(TestResult) if records else None
     # A torn last line may end inside a multi-byte character; it then fails validation below.
@@ -562,7 +567,7 @@ def _load(
 
     if source.is_dir():
         stream = source / store.STREAM_NAME
-        if stream.is_file():
+        if store.holds_stream(source):
             refuse_newer_report(source / store.REPORT_JSON)
             contents = read_stream(stream, records=records)
             note = contents.damage_note(stream)

@@ -405,7 +405,8 @@ KILLED_AT_END = (
 def unrecorded(run_dir: Path) -> bool:
     """Whether the run of ``run_dir`` died unrecorded: it claimed its directory and made its
     mark (``mark_unfinished``), but its stream does not begin with its start record (an error
-    inside qbench as it wrote it), it has no ``report.json`` and it no longer runs. Such a run
+    inside qbench as it wrote it), or there is no stream at all (its writer could not make the
+    file: a bug as it opened it), it has no ``report.json`` and it no longer runs. Such a run
     is one that died (``UNRECORDED``), never a run to skip: the history would otherwise tell of
     the run before it as the last one. Like one ``killed_at_end``, it keeps its mark until its
     report.json is written (``qbench render``): without it, its stream is no run's."""
@@ -423,12 +424,19 @@ def _died_marked(run_dir: Path, stream_says: Callable[[Path], bool]) -> bool:
     )
 
 
+def holds_stream(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run's stream to read: its ``results.jsonl``, or none of a run
+    that died ``unrecorded`` (read as an empty stream: its tests are unknown)."""
+    return (run_dir / STREAM_NAME).is_file() or unrecorded(run_dir)
+
+
 START_PREFIX = b'{"kind":"start",'
 """How a stream's start record begins, as the writer writes it (``shapes.dumps``)."""
 
 
 def _starts(stream: Path) -> bool:
-    """Whether ``stream`` begins with a start record (``False``: empty, or unreadable)."""
+    """Whether ``stream`` begins with a start record (``False``: empty, missing, or
+    unreadable)."""
     try:
         with stream.open("rb") as handle:
             return handle.read(len(START_PREFIX)) == START_PREFIX
@@ -437,12 +445,14 @@ def _starts(stream: Path) -> bool:
 
 
 UNRECORDED = (
-    "qbench could not record the run: its results stream has no start record (an internal "
-    "error of qbench, or a full disk, as the session started: the run's terminal said which), "
+    "qbench could not record the run: its results stream has no start record, or was never "
+    "made (an internal error of qbench, or a full disk, as the session started: the run's "
+    "terminal said which), "
     "so its tests, its exit status and whether it finished are unknown; run the tests again "
     "for a verdict"
 )
-"""The recording error of a run ``unrecorded``: marked, with no start record in its stream."""
+"""The recording error of a run ``unrecorded``: marked, with no start record in its stream (or
+no stream)."""
 
 
 def unfinished_runs(qbench_dir: Path) -> list[str]:
