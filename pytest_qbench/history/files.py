@@ -129,8 +129,8 @@ def died_runs(qbench_dir: Path | None) -> list[Path]:
     start their streams recorded (``runref.in_run_order``; never by their names: a run id is
     not an order), the order they are indexed in. Such a run never indexed itself, so the
     history's commands index it before they answer (``qbench runs``). A run that finished but
-    could not write its report.json took itself out of the index on purpose, and stays out;
-    one killed during its session's end (``store.killed_at_end``) died, and is one of them."""
+    could not write its report.json keeps its mark (``store.note_unwritten``), as one killed
+    during its session's end (``store.killed_at_end``): it is one of them."""
     runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
     if runs is None or not runs.is_dir():
         return []

@@ -62,6 +62,10 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
+UNWRITTEN_NAME = "report-unwritten.txt"
+"""Why a run's session end could not write its report.json (``note_unwritten``): its mark then
+stays, so that every reader takes it for one whose reports were never written
+(``killed_at_end``), and the report rebuilt from its stream names this instead."""
 ORDER_NAME = "collected.txt"
 """The node ids of the tests a run is to run, in their order, one a line: written when
 collection ends, removed when the run ends. A run that died mid-test (no end
@@ -392,6 +396,28 @@ def killed_at_end(run_dir: Path) -> bool:
     its reports are written, so such a run died while it indexed itself or wrote them: its end
     record is not the end it would have reported (its exit status was never delivered)."""
     return _died_marked(run_dir, stream_ended)
+
+
+def note_unwritten(run_dir: Path, failure: str) -> None:
+    """Keep beside the run's stream why its session end could not write its report.json
+    (``failure``: the error), for the report rebuilt from the stream (``unwritten_reason``); a
+    disk that refuses keeps nothing (the reason is then ``KILLED_AT_END``'s)."""
+    text = (
+        f"could not write {REPORT_JSON} at the run's end ({failure}): this report was rebuilt "
+        f"from its {STREAM_NAME}, without what only the session's end adds (the failing tests' "
+        "history)"
+    )
+    with suppress(OSError):
+        atomic.write_text_atomic(run_dir / UNWRITTEN_NAME, " ".join(text.split()) + "\n")
+
+
+def unwritten_reason(run_dir: Path) -> str | None:
+    """The recording error ``note_unwritten`` kept for the run of ``run_dir``; ``None``."""
+    try:
+        with open(run_dir / UNWRITTEN_NAME, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4096).strip() or None
+    except OSError:
+        return None
 
 
 KILLED_AT_END = (
