@@ -409,6 +409,9 @@ class Indexed:
     histories: dict[str, TestHistoryRecord] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     indexed: bool = False
+    failed: bool = False
+    """Whether indexing it failed (the index, or a bug of qbench's): the run keeps its mark,
+    so that the next run and the history's commands index it (``files.died_runs``)."""
 
 
 def index_live_run(
@@ -452,12 +455,15 @@ def index_live_run(
         )
     except Exception as exc:
         detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
-        message = f"run not indexed, so no history in its reports: {detail}"
+        message = (
+            f"run not indexed, so no history in its reports: {detail}; the next run or "
+            "history command indexes it"
+        )
         warning = new(
             "Diagnostic", tool="qbench", severity="warning", code="history", message=message
         )
         report["warnings"].append(warning)
-        return Indexed(notes=[message])
+        return Indexed(notes=[message], failed=True)
     return Indexed(recorded.histories, list(recorded.problems), indexed=True)
 
 
