@@ -149,3 +149,84 @@ def test_the_mcp_servers_list_runs_lists_a_run_unrecorded(
     runs = anyio.run(listed)["runs"]
     assert [(r["run_id"], r["exit_code"]) for r in runs] == [("r2", None), ("r1", 1)]
     assert runs[0]["recording_errors"]
+
+
+def faulted_second_run(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    monkeypatch: pytest.MonkeyPatch,
+    conftest: str,
+    fault: str = "QBENCH_TEST_BREAK_STREAM",
+) -> pytest.RunResult:
+    """Run r1, then r2 with ``conftest``'s fault on (its environment variable ``fault`` set)."""
+    pytester.makeconftest(conftest)
+    run_qbench("--qbench-run-id=r1", "-p", "no:randomly", subprocess=True, run_dir="r1")
+    monkeypatch.setenv(fault, "1")
+    done = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=r2")
+    monkeypatch.delenv(fault)
+    return done
+
+
+WRITER_FAILS = """
+import os
+from pytest_qbench.report import store
+
+
+def pytest_configure(config):
+    if os.environ.get("QBENCH_TEST_BREAK_STREAM"):
+        def broken(self, *args, **kwargs):
+            raise RuntimeError("injected")
+
+        store.StreamWriter.__init__ = broken  # results.jsonl is never made
+"""
+KILLED = """
+import os, signal
+
+def test_a():
+    pass
+
+def test_b():
+    if os.environ.get("QBENCH_TEST_BREAK_STREAM"):
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_run_without_a_stream_that_died_is_listed_incomplete_and_fails_diff(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stream's writer fails as it opens the file (a bug: no results.jsonl at all, the
+    run marked), then the run is killed: r2 died unrecorded, as a run with an empty stream.
+    `qbench runs` lists it first, incomplete (``run-unrecorded``), `qbench diff` exits 1 and
+    `qbench pr-comment`'s headline is red. Before, nothing read a run directory without a
+    stream: `qbench runs` listed r1 as the last run, and the comment said "passing"."""
+    pytester.makepyfile(test_k=KILLED)
+    killed = faulted_second_run(pytester, run_qbench, monkeypatch, WRITER_FAILS)
+    assert killed.ret not in (0, 1)
+    run_dir = pytester.path / ".qbench/runs/r2"
+    assert not (run_dir / store.STREAM_NAME).exists()
+    assert not (run_dir / "report.json").exists()
+    assert store.unrecorded(run_dir)
+    report = read_as_died(capsys, run_dir, None)
+    assert report["run"]["recording_errors"] == [store.UNRECORDED]
+
+
+def read_as_died(
+    capsys: pytest.CaptureFixture[str], run_dir: Path, exit_code: int | None
+) -> dict[str, Any]:
+    """r2 (``run_dir``) read as a run that did not finish: `qbench runs` lists it first,
+    incomplete, with ``exit_code``; `qbench diff` exits 1, the comment's headline is red; the
+    report `qbench render` rebuilds, returned."""
+    _, runs = qbench_json(capsys, "runs")
+    assert [r["run_id"] for r in runs["runs"]] == ["r2", "r1"]
+    assert runs["runs"][0]["exit_code"] == exit_code and runs["runs"][0]["recording_errors"]
+    assert main(["diff", "--dir", ".qbench"]) == 1
+    capsys.readouterr()
+    main(["pr-comment", "--dir", ".qbench"])
+    comment = capsys.readouterr().out
+    assert ":x: qbench: the run did not finish" in comment and "run `r2`" in comment
+    assert main(["render", str(run_dir)]) == 0
+    report: dict[str, Any] = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    return report

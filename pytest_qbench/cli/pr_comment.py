@@ -39,7 +39,10 @@ def add_pr_comment_parser(sub: SubParsers) -> None:
         "returning failure says so), fixed tests, tests that passed only after reruns (flaky, "
         "not fixed), known flaky failures set aside, tests added and removed, the slowest "
         "changes, coverage. At most 65 536 characters (cut with a note). With --post, create "
-        "or update the pull request's comment on GitHub.",
+        "or update the pull request's comment on GitHub. It renders, it is no gate: its exit "
+        "status is 0 once the comment is written or posted, red or not (a new failure, a run "
+        "that did not finish); 'qbench diff' with the same runs is the gate (status 1 exactly "
+        "when the headline is red).",
         cmd_pr_comment,
     )
     parser.add_argument(

@@ -129,12 +129,16 @@ def died_runs(qbench_dir: Path | None) -> list[Path]:
     start their streams recorded (``runref.in_run_order``; never by their names: a run id is
     not an order), the order they are indexed in. Such a run never indexed itself, so the
     history's commands index it before they answer (``qbench runs``). A run that finished but
-    could not write its report.json took itself out of the index on purpose, and stays out;
-    one killed during its session's end (``store.killed_at_end``) died, and is one of them."""
+    could not write its report.json keeps its mark (``store.note_unwritten``), as one killed
+    during its session's end (``store.killed_at_end``): it is one of them. So is one that wrote
+    its report.json but could not index itself (an error of the index, or of qbench's, as it
+    ended): it keeps its mark (``_unindexed``), and is indexed from its report.json."""
     runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
     if runs is None or not runs.is_dir():
         return []
-    died = [d for d in runs.iterdir() if _died(d)]
+    assert qbench_dir is not None
+    marked = set(store.unfinished_runs(qbench_dir))
+    died = [d for d in runs.iterdir() if _unindexed(d, marked) or _died(d)]
     if len(died) < 2:  # nothing to order: no start read
         return died
     from pytest_qbench.report.runref import in_run_order
@@ -142,32 +146,41 @@ def died_runs(qbench_dir: Path | None) -> list[Path]:
     return in_run_order(died, ())
 
 
+def _unindexed(run_dir: Path, marked: set[str]) -> bool:
+    """Whether the run of ``run_dir`` wrote its report.json but could not index itself: it
+    kept its mark (``marked``: the marks) and no longer runs."""
+    return (
+        run_dir.name in marked
+        and (run_dir / store.REPORT_JSON).exists()
+        and not store.run_in_progress(run_dir)
+    )
+
+
 def _died(run_dir: Path) -> bool:
     stream = run_dir / store.STREAM_NAME
     try:
         written = stream.stat().st_size > 0  # empty: killed before the start record, no run
-    except OSError:
-        return False
+    except OSError:  # none: no run's, unless marked (its writer failed, store.unrecorded)
+        written = False
     if not written:  # unless marked: its start record failed, it died unrecorded
         return store.unrecorded(run_dir)
     return (
         not (run_dir / store.REPORT_JSON).exists()
         and not store.run_in_progress(run_dir)
-        and (not store.stream_ended(stream) or store.killed_at_end(run_dir))
+        and (not store.stream_ended(stream) or store.killed_at_end(run_dir, going=False))
     )
 
 
 def _marked_died(run_dir: Path) -> bool:
     """``_died`` of a run marked unfinished that no longer runs: its mark says it never wrote
-    its reports, so it died whether its stream has its end record (killed at its session's
-    end, ``store.killed_at_end``) or not; its stream's end is not read, nor is whether it
-    runs asked again (``died_marked`` asked). A run whose mark stays until ``qbench render``
-    (killed at its end) costs each later run's session end this and one row of the index."""
-    try:  # an empty stream: its start record failed, it died unrecorded (store.unrecorded)
-        (run_dir / store.STREAM_NAME).stat()
-    except OSError:
-        return False
-    return not (run_dir / store.REPORT_JSON).exists()
+    its reports, or never indexed itself, so it is one to index whatever its stream holds
+    (killed at its session's end, ``store.killed_at_end``; an empty stream or none, its start
+    record or its writer failed, ``store.unrecorded``) or whether it has its report.json
+    (``_unindexed``); its stream's end is not read, nor is whether it runs asked again
+    (``died_marked`` asked). A directory gone is no run's. A run whose mark stays until
+    ``qbench render`` (killed at its end) costs each later run's session end this and one row
+    of the index."""
+    return run_dir.is_dir()
 
 
 def died_marked(qbench_dir: Path, own: str) -> list[Path]:
@@ -200,9 +213,8 @@ def unmark_indexed(qbench_dir: Path, died: Sequence[Path]) -> None:
         # (``qbench render``), so that its rebuilt report still says it is incomplete, and
         # `qbench index`, the history's commands and an older qbench read it so
         # (one that died unrecorded, store.unrecorded, too: its mark says its stream is a run's)
-        if not (store.killed_at_end(run_dir) or store.unrecorded(run_dir)) and (
-            not store.run_in_progress(run_dir)
-        ):
+        going = store.run_in_progress(run_dir)  # asked once
+        if not (going or store.killed_at_end(run_dir, going) or store.unrecorded(run_dir, going)):
             store.unmark_unfinished(qbench_dir, run_dir.name)
 
 
@@ -357,7 +369,7 @@ def load_run(source: Path) -> LoadedRun:
                     f"{exc}; 'qbench render {source}' rebuilds it from its {store.STREAM_NAME}",
                     slug="report-invalid",
                 ) from None
-        if (source / store.STREAM_NAME).is_file():
+        if store.holds_stream(source):
             return _from_stream(source)
         raise ReportFormatError(
             f"{source} holds neither {store.REPORT_JSON} nor {store.STREAM_NAME}: not a run "

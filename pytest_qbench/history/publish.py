@@ -230,6 +230,17 @@ class Publisher:
                 return [(n, p, render) for n, p, render, _ in pending[at + 1 :]]
         return []
 
+    def failure_of(self, path: Path) -> str:
+        """Why ``path`` was not written: the disk's refusal said of it, else the first error
+        recorded or met (a bug of qbench's, a template's error)."""
+        refused = f"could not write {self.shown(path)}:"
+        found = [note for note in self.notes if note.startswith(refused)] + self.recorded
+        found += [
+            f"internal error in {where}: {type(exc).__name__}: {exc}"
+            for where, exc in self.internal_errors
+        ]
+        return found[0] if found else "not written"
+
     def _failed(self, name: str, path: Path, exc: Exception) -> None:
         """An output that could not be rendered or written: the disk's refusal is a note; a
         template's error or a bug of qbench's is recorded in the report too."""
@@ -398,6 +409,9 @@ class Indexed:
     histories: dict[str, TestHistoryRecord] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     indexed: bool = False
+    failed: bool = False
+    """Whether indexing it failed (the index, or a bug of qbench's): the run keeps its mark,
+    so that the next run and the history's commands index it (``files.died_runs``)."""
 
 
 def index_live_run(
@@ -441,25 +455,38 @@ def index_live_run(
         )
     except Exception as exc:
         detail = str(exc) if isinstance(exc, QBenchError) else f"{type(exc).__name__}: {exc}"
-        message = f"run not indexed, so no history in its reports: {detail}"
+        message = (
+            f"run not indexed, so no history in its reports: {detail}; the next run or "
+            "history command indexes it"
+        )
         warning = new(
             "Diagnostic", tool="qbench", severity="warning", code="history", message=message
         )
         report["warnings"].append(warning)
-        return Indexed(notes=[message])
+        return Indexed(notes=[message], failed=True)
     return Indexed(recorded.histories, list(recorded.problems), indexed=True)
 
 
-def forget_unwritten_run(qbench_dir: Path, run_id: str, db: str | None) -> list[str]:
-    """Take a run out of the history index again, as its report.json was not written; the note
-    saying so."""
+def forget_unwritten_run(
+    qbench_dir: Path, run_dir: Path, failure: str, db: str | None, *, indexed: bool
+) -> list[str]:
+    """A run whose report.json was not written (``failure``: why): out of the history index
+    again (``indexed``: it was in), and why kept beside its stream (``store.note_unwritten``):
+    its mark stays (the caller keeps it), so that the next run and the history's commands
+    index it from its stream as incomplete (``store.killed_at_end``), never leave it out. The
+    note saying so."""
     from contextlib import suppress
 
     from pytest_qbench.history.session_end import forget_run
 
-    with suppress(Exception):
-        forget_run(qbench_dir, run_id, db)
-    return ["run not indexed: its report.json could not be written"]
+    if indexed:
+        with suppress(Exception):
+            forget_run(qbench_dir, run_dir.name, db)
+    store.note_unwritten(run_dir, failure)
+    return [
+        "run not indexed as complete: its report.json could not be written; the next run or "
+        f"history command indexes it from its {store.STREAM_NAME}, incomplete"
+    ]
 
 
 def mark_incomplete(qbench_dir: Path, run_id: str, errors: int, db: str | None) -> list[str]:

@@ -86,6 +86,7 @@ PASSING = ("passed", "xfailed", "xpassed")
 
 _FAILING_SQL = "('failed', 'error')"
 _RAN_SQL = "('passed', 'xfailed', 'xpassed', 'failed', 'error')"
+_SKIPPED_SQL = "('skipped')"
 
 DESELECTED_TABLE = """CREATE TABLE deselected (
         run_ref {ref} NOT NULL REFERENCES runs (id),
@@ -619,8 +620,29 @@ def fingerprints_in(count: int) -> str:
     )
 
 
-JUDGED_RESULT = """r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
-        res.fingerprint, res.message, r.commit_sha, r.failed + r.errors, r.total - r.skipped"""
+def _larger_than_results(line: str, outcomes: str) -> str:
+    """A run's count on pytest's line (``line``); for a run whose line counts tests under a
+    plugin's own words (``other_counts``), the larger of it and its results with one of
+    ``outcomes``, as ``compare.stopped_at_failures`` counts a ``-x`` run's failures."""
+    results = f"(SELECT COUNT(*) FROM results x WHERE x.run_ref = r.id AND x.outcome IN {outcomes})"
+    return (
+        f"CASE WHEN r.other_counts IS NULL THEN {line} "
+        f"WHEN {results} > {line} THEN {results} ELSE {line} END"
+    )
+
+
+RUN_FAILING = _larger_than_results("r.failed + r.errors", _FAILING_SQL)
+"""A run's tests that failed or errored, a plugin's own words (``runs.other_counts``) judged by
+the results counted under them, as the rest of qbench judges each such result by its own
+outcome: a conftest's ``pytest_report_teststatus`` that files a failure as ``known`` counts
+it under no failed test on pytest's line, yet its result failed (``qbench show``, ``diff``);
+jest's ``todo`` is a skip. Counted from the results only for a run with such words (the
+partial index ``results_failing`` gives them), so that no other run costs more."""
+RUN_RAN = f"r.total - ({_larger_than_results('r.skipped', _SKIPPED_SQL)})"
+"""A run's tests that passed or failed (``total`` less its skips), a plugin's own words judged
+as in ``RUN_FAILING``: a word whose results were skipped (jest's ``todo``) did not run."""
+JUDGED_RESULT = f"""r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
+        res.fingerprint, res.message, r.commit_sha, {RUN_FAILING}, {RUN_RAN}"""
 """A test's result in a run, with what a flaky verdict needs of the run: its commit, its failed
 and errored tests, and its tests that passed or failed (``queries.judged_result``)."""
 

@@ -60,9 +60,10 @@ def load_trend(
         if not listed:
             listed = list_runs(index, runs)
         flaky = find_flaky(index, runs, MIN_FLIPS)[:MAX_FLAKY]
+        failing = _failing_of_worded(index, listed)
     finally:
         index.close()
-    drawn = [trend_run(run) for run in reversed(listed)]
+    drawn = [trend_run(run, failing.get(run.run_id)) for run in reversed(listed)]
     if until is not None and listed and listed[0].run_id != until[0]:  # not indexed: by start
         drawn = [run for run in drawn if run.started_at <= until[1]]
     return Trend(
@@ -81,14 +82,35 @@ def _up_to(index: Index, run_id: str, runs: int) -> list[RunInfo]:
     return index.read(work)
 
 
-def trend_run(run: RunInfo) -> TrendRun:
-    """One indexed run as the trend needs it."""
+def _failing_of_worded(index: Index, listed: list[RunInfo]) -> dict[str, int]:
+    """The failed and errored tests (``sql.RUN_FAILING``) of those of ``listed`` whose line
+    counts tests under a plugin's own words, by run id: the others' are their line's."""
+    worded = [run.run_id for run in listed if run.other]
+    if not worded:
+        return {}
+
+    def work(cursor: Cursor) -> dict[str, int]:
+        cursor.execute(
+            f"SELECT r.run_id, {sql.RUN_FAILING} FROM runs r "
+            f"WHERE r.run_id IN ({sql.marks(len(worded))})",
+            worded,
+        )
+        return {str(run_id): int(failing) for run_id, failing in cursor.fetchall()}
+
+    return index.read(work)
+
+
+def trend_run(run: RunInfo, failing: int | None = None) -> TrendRun:
+    """One indexed run as the trend needs it; ``failing``: its failed and errored tests when
+    its line's count is not all of them (``sql.RUN_FAILING``: a plugin's own words)."""
     counts = run.counts
+    if failing is None:
+        failing = counts.get("failed", 0) + counts.get("errors", 0)
     return TrendRun(
         run_id=run.run_id,
         started_at=iso(run.started_at),
         total=counts.get("total", 0),
         passed=counts.get("passed", 0),
-        failed=counts.get("failed", 0) + counts.get("errors", 0),
+        failed=failing,
         duration=run.duration,
     )

@@ -82,7 +82,7 @@ def load_report(run_dir: Path) -> TestReport | None:
     try:
         if report.is_file():
             return readers.read_report(report)
-        if (run_dir / store.STREAM_NAME).is_file():
+        if store.holds_stream(run_dir):
             return load_source(run_dir)
     except QBenchError as exc:
         raise ToolFailure(f"run {run_dir.name} cannot be read: {exc}") from None
@@ -130,7 +130,7 @@ def repair(config: ServerConfig, run_dir: Path) -> None:
     from pytest_qbench.report.aggregate import aggregate
     from pytest_qbench.report.outputs import OutputWriter
 
-    if (run_dir / store.REPORT_JSON).is_file() or not (run_dir / store.STREAM_NAME).is_file():
+    if (run_dir / store.REPORT_JSON).is_file() or not store.holds_stream(run_dir):
         return
     report = load_report(run_dir)
     if report is None:

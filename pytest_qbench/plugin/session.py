@@ -453,6 +453,9 @@ class QBenchSession(QBenchWorker):
         self.order_written = False
         """Whether the tests' order was written (``order_path``), to be removed at the end."""
         self.phase_mark: store.PhaseMark | None = None
+        self.keep_mark = False
+        """Whether its session end could not write its report.json, or index the run: its mark
+        then stays, so that the next run and the history's commands index it."""
         self.marked = False
         """Whether the run is marked unfinished (``store.mark_unfinished``) until it ends: if it
         dies, the next run's session end finds and indexes it."""
@@ -1109,8 +1112,9 @@ class QBenchSession(QBenchWorker):
                 self.order_path.unlink()
         with paused_gc():  # the outputs' imports (Jinja's) and rendering make no cyclic garbage
             self.publish(report)
-        if self.marked:  # its reports are written: not a run that died (killed before this, it
-            # is one killed at its session's end, store.killed_at_end)
+        if self.marked and not self.keep_mark:  # its reports are written: not a run that died
+            # (killed before this, or its report.json not written, it is one killed at its
+            # session's end, store.killed_at_end)
             store.unmark_unfinished(self.settings.qbench_dir, self.run_id)
 
     def _check_counts(self, summary: Mapping[str, Any]) -> None:
@@ -1272,10 +1276,16 @@ class QBenchSession(QBenchWorker):
         self.notes.extend(publisher.notes)
         for where, exc in publisher.internal_errors:
             self.note_internal_error(where, exc)
-        if indexed.indexed and self.run_dir / store.REPORT_JSON not in self.written:
+        if self.run_dir / store.REPORT_JSON not in self.written:
+            self.keep_mark = True  # its mark stays: store.killed_at_end
+            failure = publisher.failure_of(self.run_dir / store.REPORT_JSON)
             self.notes.extend(
-                publish.forget_unwritten_run(settings.qbench_dir, self.run_id, settings.db)
+                publish.forget_unwritten_run(
+                    settings.qbench_dir, self.run_dir, failure, settings.db, indexed=indexed.indexed
+                )
             )
+        elif indexed.failed:  # its mark stays: files.died_runs indexes it
+            self.keep_mark = True
         elif indexed.indexed and publisher.recorded:  # an output failed: the report is incomplete
             errors = len(report["run"]["recording_errors"])
             self.notes.extend(

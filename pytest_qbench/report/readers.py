@@ -64,6 +64,7 @@ from pytest_qbench.report.store import read_order
 from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
 from pytest_qbench.report.store import unrecorded
+from pytest_qbench.report.store import unwritten_reason
 
 
 if TYPE_CHECKING:
@@ -180,6 +181,9 @@ class StreamContents:
     killed_at_end: bool = False
     """Whether the run was killed during its session's end, after its end record and before
     its report.json (``store.killed_at_end``): the report rebuilt is incomplete."""
+    unwritten: str | None = None
+    """For one ``killed_at_end``: the error its session end kept when it could not write its
+    report.json (``store.note_unwritten``): it was not killed, its exit status is its end's."""
     unrecorded: bool = False
     """Whether the stream has no start record, of a run that made its mark and died unrecorded
     (``store.unrecorded``): its start is made up (``_unrecorded_start``), its report incomplete."""
@@ -194,7 +198,7 @@ class StreamContents:
         if self.unrecorded:
             return UNRECORDED
         if self.killed_at_end:
-            return KILLED_AT_END
+            return self.unwritten or KILLED_AT_END
         if self.lost:
             return (
                 f"{self.lost} test(s) finished without a result in the stream: the process was "
@@ -228,12 +232,17 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
     renderers take, at a third of the cost. The few other lines are models either way.
 
     Raises:
-        ReportFormatError: the file is missing, has no start record, or its start record says
+        ReportFormatError: the file is missing or has no start record (but of a run that died
+            ``unrecorded``: read as one without results), or its start record says
             another schema version.
     """
-    if not path.is_file():
-        raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
     contents = StreamContents()
+    if not path.is_file():
+        if not unrecorded(path.parent):
+            raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
+        contents.start = _unrecorded_start(path.parent)  # its writer could not make the file
+        contents.unrecorded = True
+        return contents
     adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
     result_validator = record_validator(TestResult) if records else None
     # A torn last line may end inside a multi-byte character; it then fails validation below.
@@ -273,6 +282,7 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
         _add_died_in(contents, path.parent / ORDER_NAME, records=records)
     elif contents.end is not None and killed_at_end(path.parent):
         contents.killed_at_end = True
+        contents.unwritten = unwritten_reason(path.parent)
     return contents
 
 
@@ -456,7 +466,7 @@ def _stream_report(
         run = start.run.model_copy(
             update={"interrupted": True, "completed_at": _last_finish(contents)}
         )
-    if contents.killed_at_end:  # the status the end record holds never reached the caller
+    if contents.killed_at_end and not contents.unwritten:  # its status never reached the caller
         run = run.model_copy(update={"exit_code": None})
     damage = contents.damage()
     if damage:  # a result may be lost: the report is incomplete, never green
@@ -562,7 +572,7 @@ def _load(
 
     if source.is_dir():
         stream = source / store.STREAM_NAME
-        if stream.is_file():
+        if store.holds_stream(source):
             refuse_newer_report(source / store.REPORT_JSON)
             contents = read_stream(stream, records=records)
             note = contents.damage_note(stream)

@@ -62,6 +62,10 @@ REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 RUNS_DIR = "runs"
 CHECK_JSON = "check.json"
+UNWRITTEN_NAME = "report-unwritten.txt"
+"""Why a run's session end could not write its report.json (``note_unwritten``): its mark then
+stays, so that every reader takes it for one whose reports were never written
+(``killed_at_end``), and the report rebuilt from its stream names this instead."""
 ORDER_NAME = "collected.txt"
 """The node ids of the tests a run is to run, in their order, one a line: written when
 collection ends, removed when the run ends. A run that died mid-test (no end
@@ -385,13 +389,36 @@ def unmark_unfinished(qbench_dir: Path, run_id: str) -> None:
         os.unlink(os.path.join(qbench_dir, UNFINISHED_DIR, run_id))
 
 
-def killed_at_end(run_dir: Path) -> bool:
+def killed_at_end(run_dir: Path, going: bool | None = None) -> bool:
     """Whether the run of ``run_dir`` (``<qbench dir>/runs/<id>``) was killed during its
     session's end: its stream has its end record, yet its mark (``mark_unfinished``) is still
     there, it has no ``report.json`` and it no longer runs. A run takes its mark away only once
     its reports are written, so such a run died while it indexed itself or wrote them: its end
-    record is not the end it would have reported (its exit status was never delivered)."""
-    return _died_marked(run_dir, stream_ended)
+    record is not the end it would have reported (its exit status was never delivered).
+    ``going``: ``run_in_progress`` of it, when the caller asked already (asked once)."""
+    return _died_marked(run_dir, stream_ended, going)
+
+
+def note_unwritten(run_dir: Path, failure: str) -> None:
+    """Keep beside the run's stream why its session end could not write its report.json
+    (``failure``: the error), for the report rebuilt from the stream (``unwritten_reason``); a
+    disk that refuses keeps nothing (the reason is then ``KILLED_AT_END``'s)."""
+    text = (
+        f"could not write {REPORT_JSON} at the run's end ({failure}): this report was rebuilt "
+        f"from its {STREAM_NAME}, without what only the session's end adds (the failing tests' "
+        "history)"
+    )
+    with suppress(OSError):
+        atomic.write_text_atomic(run_dir / UNWRITTEN_NAME, " ".join(text.split()) + "\n")
+
+
+def unwritten_reason(run_dir: Path) -> str | None:
+    """The recording error ``note_unwritten`` kept for the run of ``run_dir``; ``None``."""
+    try:
+        with open(run_dir / UNWRITTEN_NAME, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4096).strip() or None
+    except OSError:
+        return None
 
 
 KILLED_AT_END = (
@@ -402,25 +429,36 @@ KILLED_AT_END = (
 """The recording error of a run rebuilt from the stream of a run ``killed_at_end``."""
 
 
-def unrecorded(run_dir: Path) -> bool:
+def unrecorded(run_dir: Path, going: bool | None = None) -> bool:
     """Whether the run of ``run_dir`` died unrecorded: it claimed its directory and made its
     mark (``mark_unfinished``), but its stream does not begin with its start record (an error
-    inside qbench as it wrote it), it has no ``report.json`` and it no longer runs. Such a run
+    inside qbench as it wrote it), or there is no stream at all (its writer could not make the
+    file: a bug as it opened it), it has no ``report.json`` and it no longer runs. Such a run
     is one that died (``UNRECORDED``), never a run to skip: the history would otherwise tell of
     the run before it as the last one. Like one ``killed_at_end``, it keeps its mark until its
-    report.json is written (``qbench render``): without it, its stream is no run's."""
-    return _died_marked(run_dir, lambda stream: not _starts(stream))
+    report.json is written (``qbench render``): without it, its stream is no run's.
+    ``going``: as ``killed_at_end``'s."""
+    return _died_marked(run_dir, lambda stream: not _starts(stream), going)
 
 
-def _died_marked(run_dir: Path, stream_says: Callable[[Path], bool]) -> bool:
+def _died_marked(
+    run_dir: Path, stream_says: Callable[[Path], bool], going: bool | None = None
+) -> bool:
     """Whether the run of ``run_dir`` still has its mark, no ``report.json``, a stream of which
-    ``stream_says`` so, and no longer runs (the cheaper looks first)."""
+    ``stream_says`` so, and no longer runs (the cheaper looks first; ``going``: whether it
+    runs, when known)."""
     return (
         os.path.exists(os.path.join(run_dir.parent.parent, UNFINISHED_DIR, run_dir.name))
         and not os.path.exists(run_dir / REPORT_JSON)
         and stream_says(run_dir / STREAM_NAME)
-        and not run_in_progress(run_dir)
+        and not (run_in_progress(run_dir) if going is None else going)
     )
+
+
+def holds_stream(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run's stream to read: its ``results.jsonl``, or none of a run
+    that died ``unrecorded`` (read as an empty stream: its tests are unknown)."""
+    return (run_dir / STREAM_NAME).is_file() or unrecorded(run_dir)
 
 
 START_PREFIX = b'{"kind":"start",'
@@ -428,7 +466,8 @@ START_PREFIX = b'{"kind":"start",'
 
 
 def _starts(stream: Path) -> bool:
-    """Whether ``stream`` begins with a start record (``False``: empty, or unreadable)."""
+    """Whether ``stream`` begins with a start record (``False``: empty, missing, or
+    unreadable)."""
     try:
         with stream.open("rb") as handle:
             return handle.read(len(START_PREFIX)) == START_PREFIX
@@ -437,12 +476,14 @@ def _starts(stream: Path) -> bool:
 
 
 UNRECORDED = (
-    "qbench could not record the run: its results stream has no start record (an internal "
-    "error of qbench, or a full disk, as the session started: the run's terminal said which), "
+    "qbench could not record the run: its results stream has no start record, or was never "
+    "made (an internal error of qbench, or a full disk, as the session started: the run's "
+    "terminal said which), "
     "so its tests, its exit status and whether it finished are unknown; run the tests again "
     "for a verdict"
 )
-"""The recording error of a run ``unrecorded``: marked, with no start record in its stream."""
+"""The recording error of a run ``unrecorded``: marked, with no start record in its stream (or
+no stream)."""
 
 
 def unfinished_runs(qbench_dir: Path) -> list[str]:
@@ -684,7 +725,7 @@ class RunLock:
 
     def forget(self) -> None:
         """In a child forked while the run goes: close this process's descriptor, leaving
-        the lock to the run (``_FORGET_IN_CHILD``)."""
+        the lock to the run (``_IN_CHILD``)."""
         if self._fd is not None:
             with suppress(OSError):
                 os.close(self._fd)
@@ -711,32 +752,14 @@ class RunLock:
 
 _HELD: set[RunLock] = set()
 """The run locks this process holds. A child it forks (``os.fork``, multiprocessing's fork
-start method) closes their descriptors at once (``_FORGET_IN_CHILD``): the lock belongs to the
+start method) closes their descriptors at once (``_IN_CHILD``): the lock belongs to the
 descriptor, which a forked child shares, so a child that outlived a run killed (a test's server
 process) would keep its directory locked, the run going for every reader, as long as it runs."""
 
 
 def _hold(lock: RunLock) -> None:
-    _forget_in_children()
+    _fork_hooks()
     _HELD.add(lock)
-
-
-_FORGET_IN_CHILD = compile("for lock in held:\n    lock.forget()\nheld.clear()", __name__, "exec")
-"""In a forked child: close the descriptors of the run locks the parent holds (the parent's
-locks stay: only closing the last descriptor, or unlocking, releases one)."""
-
-
-@functools.cache
-def _forget_in_children() -> None:
-    """Have every child this process forks forget its run locks (once a process; a child
-    inherits the registration)."""
-    if hasattr(os, "register_at_fork"):
-        # exec of a code object and a namespace of its own, not a function of this module: the
-        # interpreter keeps what is registered to its very end, and a function would keep the
-        # module's globals and all they reach through its last collections (+9.4 M
-        # instructions a run, measured by callgrind)
-        forget = functools.partial(exec, _FORGET_IN_CHILD, {"held": _HELD})
-        os.register_at_fork(after_in_child=forget)
 
 
 def run_in_progress(path: Path) -> bool:
@@ -942,7 +965,7 @@ class StreamWriter:
             return
         self._timer = timer
         _WRITERS.add(self)
-        _stop_timers_before_fork()
+        _fork_hooks()
 
     def _write_when_due(self) -> None:
         """The timer thread: write the lines waiting once the oldest has waited
@@ -1129,12 +1152,19 @@ def _os_threads() -> int | None:
 
 _WRITERS: set[StreamWriter] = set()
 """The batched stream writers of this process whose timer thread runs."""
-_STOP_BEFORE_FORK = compile(
+_BEFORE_FORK = compile(
     "for writer in list(writers):\n    writer._stop_timer(True)", __name__, "exec"
 )
-_FORGET_WRITERS_IN_CHILD = compile(
-    "for writer in writers:\n    writer.forget()\nwriters.clear()", __name__, "exec"
+"""Before a fork: each batched stream writes its lines waiting and stops its timer thread."""
+_IN_CHILD = compile(
+    "for lock in held:\n    lock.forget()\nheld.clear()\n"
+    "for writer in writers:\n    writer.forget()\nwriters.clear()",
+    __name__,
+    "exec",
 )
+"""In a forked child: close the descriptors of the run locks the parent holds (the parent's
+locks stay: only closing the last descriptor, or unlocking, releases one), and hold no line or
+lock of the parent's streams."""
 
 
 def wait_written(seconds: float = 60.0) -> bool:
@@ -1151,17 +1181,21 @@ def wait_written(seconds: float = 60.0) -> bool:
 
 
 @functools.cache
-def _stop_timers_before_fork() -> None:
-    """Have each fork of this process write the batched streams' lines waiting and stop their
-    timer threads first (once a process): the child then holds none of the parent's lines, and
-    Python 3.12+ finds one thread, so it does not warn ("This process is multi-threaded, use of
-    fork() may lead to deadlocks in the child"), which a user's suite may count or turn into an
-    error. Code run by ``exec`` in a namespace of its own, as ``_FORGET_IN_CHILD``."""
+def _fork_hooks() -> None:
+    """Register what each fork of this process does, once a process (a child inherits the
+    registration), for the run locks (``_HELD``) and the batched streams (``_WRITERS``) alike:
+    ``_BEFORE_FORK`` before it, so that the child holds none of the parent's lines and Python
+    3.12+ finds one thread, and does not warn ("This process is multi-threaded, use of fork()
+    may lead to deadlocks in the child"), which a user's suite may count or turn into an error;
+    ``_IN_CHILD`` in the child. Code objects run by ``exec`` in a namespace of their own, not
+    functions of this module: the interpreter keeps what is registered to its very end, and a
+    function would keep the module's globals and all they reach through its last collections
+    (+9.4 M instructions a run, measured by callgrind)."""
     if hasattr(os, "register_at_fork"):
-        namespace = {"writers": _WRITERS}
+        namespace = {"held": _HELD, "writers": _WRITERS}
         os.register_at_fork(
-            before=functools.partial(exec, _STOP_BEFORE_FORK, namespace),
-            after_in_child=functools.partial(exec, _FORGET_WRITERS_IN_CHILD, namespace),
+            before=functools.partial(exec, _BEFORE_FORK, namespace),
+            after_in_child=functools.partial(exec, _IN_CHILD, namespace),
         )
 
 
