@@ -443,6 +443,8 @@ class QBenchSession(QBenchWorker):
         self.session: pytest.Session | None = None
         """The session, once it finishes (`end` reads its exit status)."""
         self.ended = False
+        self.pid = os.getpid()
+        """The run's process: a child a test forked that went on with the session is not it."""
         """The reports are written (`end`): the stream is closed."""
         self.late_warnings = 0
         """Warnings pytest recorded after the reports were written (another plugin's terminal
@@ -801,6 +803,14 @@ class QBenchSession(QBenchWorker):
         if self.ended or self.session is None:
             return
         self.ended = True
+        if os.getpid() != self.pid:  # a test's forked child went on with pytest's session
+            self.notes.append(
+                f"this process ({os.getpid()}) was forked by a test of run {self.run_id} "
+                f"(process {self.pid}) and went on with pytest's session: its results and "
+                "closing line are not the run's, and nothing of it is recorded (end the "
+                "child's branch with os._exit)"
+            )
+            return
         with self.guard("pytest_sessionfinish"):
             self.finish(int(self.session.exitstatus))
 

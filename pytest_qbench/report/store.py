@@ -876,6 +876,8 @@ class StreamWriter:
         """Wakes the timer thread when a line comes to wait, or when it is to stop."""
         self._timer: threading.Thread | None = None
         """The thread that writes the lines waiting ``BATCH_SECONDS`` (``_write_when_due``)."""
+        self._pid = os.getpid()
+        """The process that opened the stream: a child forked from it writes nothing."""
 
     def write_start(self, record: StreamStartRecord) -> None:
         """The run as it starts (a ``StreamStart`` record), written at once."""
@@ -1001,6 +1003,10 @@ class StreamWriter:
         """Write the lines waiting, in one write (called with the lock held)."""
         pending = self._pending
         if not pending or self._fd is None:
+            return
+        if os.getpid() != self._pid:  # a test's forked child that went on with the session
+            pending.clear()
+            self._size = 0
             return
         data = b"".join(pending) if len(pending) > 1 else pending[0]
         if self._torn:

@@ -1,0 +1,64 @@
+"""A test that forks and whose child returns into pytest (an assertion or an exception in the
+child's branch, before its ``os._exit``) makes the child run the rest of the session too, with
+its own closing line. The run is the process that started it: the child's results, its session
+end (report.json, the index, the run's mark) are never the run's. Found on a real suite
+(docs/performance.md, "Verdicts found on real projects, tenth round")."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork (POSIX)")
+
+CHILD_GOES_ON = """
+    import os
+
+    def test_before():
+        pass
+
+    def test_forks():
+        child = os.fork()
+        if child == 0:
+            assert False, "the child's side failed"  # no os._exit: pytest goes on in the child
+        os.waitpid(child, 0)
+
+    def test_after_one():
+        pass
+
+    def test_after_two():
+        assert os.environ.get("NEVER") is None
+"""
+
+
+def test_a_forked_child_that_goes_on_with_the_session_is_not_recorded(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_fork=CHILD_GOES_ON)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=f"
+    )
+    out = result.stdout.str()
+    # pytest itself: the child's closing line, then the parent's (its exit status the parent's)
+    assert out.index("1 failed, 3 passed in ") < out.rindex("4 passed in ")
+    assert result.ret == 0
+    run = pytester.path / ".qbench/runs/f"
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    results = [line for line in lines if line["kind"] == "result"]
+    assert [r["result"]["nodeid"] for r in results] == [
+        "test_fork.py::test_before",
+        "test_fork.py::test_forks",
+        "test_fork.py::test_after_one",
+        "test_fork.py::test_after_two",
+    ]
+    assert [line["kind"] for line in lines].count("end") == 1
+    report = json.loads((run / "report.json").read_text())
+    assert [r["outcome"] for r in report["results"]] == ["passed"] * 4
+    assert report["summary"]["passed"] == 4 and report["summary"]["failed"] == 0
+    assert report["run"]["exit_code"] == 0
+    # the child says why it records nothing, the parent writes the reports
+    assert out.count("qbench: wrote ") == 1
+    assert "forked by a test" in out
