@@ -7,6 +7,7 @@ Shared by ``qbench test`` and the MCP server's ``run_test_workflow``.
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 import threading
@@ -316,8 +317,27 @@ def run_plugin(
     if done.exit_code == 0 and plan.passed_without_tests is not None:
         note_files_without_tests(plan.passed_without_tests(raw, cwd), cwd, root, label, gathered)
     if done.exit_code != 0 and not any_failed(results):
-        message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
+        unmet = coverage_thresholds_unmet(done.log)
+        why = f": {'; '.join(unmet)}" if unmet else ""
+        message = f"{label} exited {done.exit_code} with no failed test{why}; {raw_in}"
         gathered.problems.append(problem(name, message, CRASHED))
+
+
+_THRESHOLD = re.compile(r"coverage threshold .*not met|does not meet .*threshold", re.I)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def coverage_thresholds_unmet(log: Path) -> list[str]:
+    """The lines of a runner's log saying a coverage threshold was not met (jest's ``Jest:
+    "global" coverage threshold for functions (100%) not met: 50%``, vitest's ``ERROR: Coverage
+    for functions (50%) does not meet global threshold (100%)``), the first three: why it
+    failed a run whose tests all passed (the test script's ``--coverage``)."""
+    try:
+        text = log.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = (_ANSI.sub("", line).strip() for line in text.splitlines())
+    return [line[:300] for line in lines if _THRESHOLD.search(line)][:3]
 
 
 def note_files_without_tests(
