@@ -325,6 +325,39 @@ def test_a_workspace_package_given_by_its_directory_runs(node_tools: Path, tmp_p
     assert [r.nodeid for r in report.results] == ["packages/a/two.test.ts > works"]
 
 
+def test_workspace_packages_whose_test_script_runs_the_root_runner(
+    node_tools: Path, tmp_path: Path
+) -> None:
+    """vitest listed once at the workspace's root (a pnpm catalog's monorepo), each package's
+    ``"test": "vitest run"`` with its own configuration, the root's ``test`` running them all:
+    vitest runs in each package as the root's ``npm test`` does (main ran it once at the root,
+    without the packages' configurations: "No test files found", exit 1)."""
+    manifest = {
+        "name": "mono",
+        "private": True,
+        "workspaces": ["packages/*"],
+        "scripts": {"test": "npm test --workspaces"},
+        "devDependencies": {"vitest": "3.2.4"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    check = "import { it, expect } from 'vitest'\nit('works', () => { expect(1).toBe(1) })\n"
+    for name in ("a", "b"):
+        package = tmp_path / "packages" / name
+        write_json(package / "package.json", {"name": name, "scripts": {"test": "vitest run"}})
+        (package / "vitest.config.ts").write_text(
+            "export default { test: { include: ['checks/*.check.ts'] } }\n"
+        )
+        (package / "checks").mkdir()
+        (package / "checks" / f"{name}.check.ts").write_text(check)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(r.nodeid for r in report.results) == [
+        "packages/a/checks/a.check.ts > works",
+        "packages/b/checks/b.check.ts > works",
+    ]
+
+
 def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Path) -> None:
     """A pnpm workspace (pnpm from the registry): each package's build script runs on its own;
     the one that fails is named with its status, counted in projects_build_failed, and its

@@ -42,6 +42,7 @@ from pytest_qbench.tools.js.build import build_project
 from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.js.scripts import invocations
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Runner
 from pytest_qbench.tools.spec import Unsupported
@@ -206,7 +207,7 @@ def run_js(
     module = vitest if name == "vitest" else jest
     found = False
     for project in find_projects(root):
-        for package in runner_units(project, module.detect):
+        for package in runner_units(project, module.detect, name):
             found = True
             if package.path in skipped:
                 continue
@@ -222,9 +223,12 @@ def run_js(
         )
 
 
-def runner_units(project: Package, detect: Callable[[Package], bool]) -> list[Package]:
-    """The workspace packages using the runner; else the project itself, when it does."""
-    using = [p for p in workspace_packages(project) if detect(p)]
+def runner_units(project: Package, detect: Callable[[Package], bool], name: str) -> list[Package]:
+    """The workspace packages using the runner: listing it, or whose ``test`` script runs it
+    (a workspace's runner installed once at its root, each package's ``"test": "vitest run"``
+    run with the package's own configuration by the root's ``pnpm -r test``); else the project
+    itself, when it lists it."""
+    using = [p for p in workspace_packages(project) if detect(p) or invocations(p, name)]
     return using or ([project] if detect(project) else [])
 
 
