@@ -84,6 +84,6 @@ def qbench_checkers() -> list[Checker]:
             has_eslint_config,
             plan_eslint,
             installed=lambda root: has_bin(root, "eslint"),
-            description="node_modules/.bin/eslint -f json",
+            description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/'",
         ),
     ]
