@@ -325,6 +325,39 @@ def test_a_workspace_package_given_by_its_directory_runs(node_tools: Path, tmp_p
     assert [r.nodeid for r in report.results] == ["packages/a/two.test.ts > works"]
 
 
+def test_workspace_packages_whose_test_script_runs_the_root_runner(
+    node_tools: Path, tmp_path: Path
+) -> None:
+    """vitest listed once at the workspace's root (a pnpm catalog's monorepo), each package's
+    ``"test": "vitest run"`` with its own configuration, the root's ``test`` running them all:
+    vitest runs in each package as the root's ``npm test`` does (main ran it once at the root,
+    without the packages' configurations: "No test files found", exit 1)."""
+    manifest = {
+        "name": "mono",
+        "private": True,
+        "workspaces": ["packages/*"],
+        "scripts": {"test": "npm test --workspaces"},
+        "devDependencies": {"vitest": "3.2.4"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    check = "import { it, expect } from 'vitest'\nit('works', () => { expect(1).toBe(1) })\n"
+    for name in ("a", "b"):
+        package = tmp_path / "packages" / name
+        write_json(package / "package.json", {"name": name, "scripts": {"test": "vitest run"}})
+        (package / "vitest.config.ts").write_text(
+            "export default { test: { include: ['checks/*.check.ts'] } }\n"
+        )
+        (package / "checks").mkdir()
+        (package / "checks" / f"{name}.check.ts").write_text(check)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(r.nodeid for r in report.results) == [
+        "packages/a/checks/a.check.ts > works",
+        "packages/b/checks/b.check.ts > works",
+    ]
+
+
 def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Path) -> None:
     """A pnpm workspace (pnpm from the registry): each package's build script runs on its own;
     the one that fails is named with its status, counted in projects_build_failed, and its
@@ -522,6 +555,13 @@ export default defineConfig({ test: { projects: [
         ),
         ({"test": "vitest -c vitest.unit.config.ts"}, ["unit/u.test.ts > u"]),
         ({"test": "vitest --root unit -c vitest.unit.config.ts"}, ["unit/u.test.ts > u"]),
+        # the script's file filters (a word after a flag, a project's value before it)
+        ({"test": "vitest run unit"}, ["unit/u.test.ts > u"]),
+        (
+            {"test": "vitest --passWithNoTests --project slow --project unit unit/"},
+            ["unit/u.test.ts > u"],
+        ),
+        ({"test": "vitest run unit/ && vitest run unit/u"}, ["unit/u.test.ts > u"]),
     ],
 )
 def test_vitest_runs_the_tests_of_the_test_script(
@@ -587,6 +627,153 @@ def test_jest_runs_the_tests_of_the_test_script(
     done, report, _ = qbench_test(tmp_path, "--runner", "jest")
     assert sorted(r.nodeid for r in report.results) == ran, done.stdout + done.stderr
     assert done.returncode == 0
+
+
+JEST_ESM_TEST = """\
+import { test, expect } from '@jest/globals'
+import { double } from '../../src/double.js'
+test('doubles', () => expect(double(2)).toBe(4))
+"""
+"""An ES module test (``import``): jest runs it only under Node's ``--experimental-vm-modules``."""
+
+
+@pytest.mark.parametrize(
+    ("script", "outcomes", "status"),
+    [
+        # Node's option before jest's script, a file filter (tests/ui's test left out)
+        (
+            "node --experimental-vm-modules node_modules/jest/bin/jest.js tests/api",
+            [("tests/api/double.test.js > doubles", "passed")],
+            0,
+        ),
+        # the option in NODE_OPTIONS, the filter as jest's --testPathPattern
+        (
+            "NODE_OPTIONS=--experimental-vm-modules jest --testPathPattern=tests/api",
+            [("tests/api/double.test.js > doubles", "passed")],
+            0,
+        ),
+        # --coverage: the configuration's threshold not met fails jest's run (every test passed)
+        (
+            "NODE_OPTIONS=--experimental-vm-modules jest tests/api --coverage",
+            [("tests/api/double.test.js > doubles", "passed")],
+            1,
+        ),
+    ],
+)
+def test_jest_runs_as_the_test_script_starts_it(
+    node_tools: Path, tmp_path: Path, script: str, outcomes: list[tuple[str, str]], status: int
+) -> None:
+    """An ES module package whose test script runs jest under Node's
+    ``--experimental-vm-modules``, on its file filter, with ``--coverage``: qbench runs the
+    tests ``npm test`` runs the way it runs them (main: jest without the Node option, every
+    file an error "Jest encountered an unexpected token"; every file run; no coverage, so a
+    green run where ``npm test`` fails on its threshold)."""
+    manifest = {
+        "name": "api",
+        "type": "module",
+        "scripts": {"test": script},
+        "devDependencies": {"jest": "29"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "jest.config.js").write_text(
+        "export default { transform: {}, coverageThreshold: { global: { functions: 100 } } }\n"
+    )
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "double.js").write_text(
+        "export const double = (n) => n * 2\nexport const half = (n) => n / 2\n"
+    )
+    for folder in ("api", "ui"):
+        (tmp_path / "tests" / folder).mkdir(parents=True)
+        (tmp_path / "tests" / folder / "double.test.js").write_text(JEST_ESM_TEST)
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "jest")
+    ran = [(r.nodeid, r.outcome) for r in report.results if r.outcome != "error"]
+    assert ran == outcomes, done.stdout + done.stderr
+    assert done.returncode == status, done.stdout + done.stderr
+    if status:  # jest's exit 1 with no failed test: its threshold, named, never a pass
+        [problem] = report.collection_errors
+        assert "coverage threshold for functions (100%) not met: 50%" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("script", "runner", "arguments", "env"),
+    [
+        ("vitest run src/unit", "vitest", ["src/unit"], {}),
+        (
+            "vitest --coverage src/unit -t add",
+            "vitest",
+            ["--coverage", "--testNamePattern=add", "src/unit"],
+            {},
+        ),
+        (
+            "vitest run --coverage.include src --project a x y",
+            "vitest",
+            ["--coverage.include", "src", "--project=a", "x", "y"],
+            {},
+        ),
+        ("vitest run a && vitest run b", "vitest", ["a", "b"], {}),
+        (
+            "cross-env TZ=UTC jest tests/api --coverage",
+            "jest",
+            ["--coverage", "tests/api"],
+            {"TZ": "UTC"},
+        ),
+        ("jest --selectProjects a b --ci src", "jest", ["--selectProjects", "a", "b", "src"], {}),
+        (
+            "jest -w 2 --testPathPattern=api --coverage=false",
+            "jest",
+            ["--testPathPattern", "api", "--coverage=false"],
+            {},
+        ),
+    ],
+)
+def test_file_filters_coverage_and_variables_carried(
+    tmp_path: Path, script: str, runner: str, arguments: list[str], env: dict[str, str]
+) -> None:
+    """The test script's file filters (the words no option takes as its value), its coverage
+    options and the variables set before the runner, as qbench's run gets them."""
+    from pytest_qbench.tools.js import jest
+    from pytest_qbench.tools.js import scripts
+    from pytest_qbench.tools.js import vitest
+
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script}})
+    package = read_package(tmp_path)
+    assert package is not None
+    module = vitest if runner == "vitest" else jest
+    command = module.command(["bin"], tmp_path / "out.json", [], package)
+    ours = {"run", "--reporter=default", "--reporter=json", "--includeTaskLocation", "--json"}
+    ours |= {"--testLocationInResults", f"--outputFile.json={tmp_path / 'out.json'}"}
+    ours |= {f"--outputFile={tmp_path / 'out.json'}"}
+    assert [word for word in command[1:] if word not in ours] == arguments
+    assert scripts.launch(package, runner).env == env
+
+
+@pytest.mark.parametrize(
+    ("script", "why"),
+    [
+        ("vitest related src/a.ts", "related: the tests of the files it names"),
+        ("vitest run --changed HEAD", "--changed: the tests of the files git sees changed"),
+        ("jest -o", "-o: the tests of the files git sees changed"),
+        ("jest --findRelatedTests src/a.js", "--findRelatedTests: the tests of the files it names"),
+        ("vitest run unit && vitest run", "different file filters (unit, (none))"),
+        ("NODE_OPTIONS=--x jest && jest", "starts jest 2 times in different ways"),
+    ],
+)
+def test_file_choices_qbench_cannot_make_are_refused(tmp_path: Path, script: str, why: str) -> None:
+    """Options that choose the tests from git's state, a cache or imports, and commands that
+    filter or start the runner differently: refused with the reason (qbench ran every test)."""
+    from pytest_qbench.tools.js import jest
+    from pytest_qbench.tools.js import scripts
+    from pytest_qbench.tools.js import vitest
+    from pytest_qbench.tools.spec import Unsupported
+
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script}})
+    package = read_package(tmp_path)
+    assert package is not None
+    module = vitest if "vitest" in script else jest
+    with pytest.raises(Unsupported, match=re.escape(why)):
+        module.command(["bin"], tmp_path / "out.json", [], package)
+        scripts.launch(package, module.NAME)
 
 
 @pytest.mark.parametrize(

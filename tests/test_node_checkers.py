@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from node_tools import JS_ERROR
 from node_tools import frontend_project
 from node_tools import node_modules
 
@@ -156,6 +157,8 @@ def listing(directory: Path) -> list[str]:
         ("5.9.3", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
         # the native compiler, no JavaScript API: each project by tsc -p (its builder crashed)
         ("7.0.2", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
+        # the app reads lib's declarations, built into the scratch directory (a TS6305 without)
+        ("7.0.2", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
     ],
 )
 def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
@@ -196,6 +199,19 @@ def test_eslint_error_with_its_rule(project: Path) -> None:
     [eslint] = report["checks"]
     assert (eslint["run"]["tool"], eslint["status"], status) == ("eslint.lint", "failed", 1)
     assert places(eslint) == [("web/src/extra.js", 2, 7, "no-unused-vars", "error")]
+
+
+def test_eslint_leaves_qbench_own_directory_out(tmp_path: Path) -> None:
+    """A front end at the root, its ``.qbench/`` beside its sources: a flat configuration
+    ignores no dot-directory, so ESLint linted what qbench wrote there (a configuration linting
+    JSON found 1 600 errors in qbench's earlier reports); qbench's check leaves it out."""
+    web = frontend_project(tmp_path)
+    (web / ".qbench" / "runs" / "old").mkdir(parents=True)
+    (web / ".qbench" / "runs" / "old" / "leftover.js").write_text(JS_ERROR)
+    status, report = check(["--checker", "eslint"], web)
+    [eslint] = report["checks"]
+    assert places(eslint) == [("src/extra.js", 2, 7, "no-unused-vars", "error")], eslint
+    assert status == 1
 
 
 def test_eslint_crash_names_its_error_not_a_stack_frame(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ Shared by ``qbench test`` and the MCP server's ``run_test_workflow``.
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 import threading
@@ -41,6 +42,7 @@ from pytest_qbench.tools.js.build import build_project
 from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.js.scripts import invocations
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Runner
 from pytest_qbench.tools.spec import Unsupported
@@ -205,7 +207,7 @@ def run_js(
     module = vitest if name == "vitest" else jest
     found = False
     for project in find_projects(root):
-        for package in runner_units(project, module.detect):
+        for package in runner_units(project, module.detect, name):
             found = True
             if package.path in skipped:
                 continue
@@ -221,9 +223,12 @@ def run_js(
         )
 
 
-def runner_units(project: Package, detect: Callable[[Package], bool]) -> list[Package]:
-    """The workspace packages using the runner; else the project itself, when it does."""
-    using = [p for p in workspace_packages(project) if detect(p)]
+def runner_units(project: Package, detect: Callable[[Package], bool], name: str) -> list[Package]:
+    """The workspace packages using the runner: listing it, or whose ``test`` script runs it
+    (a workspace's runner installed once at its root, each package's ``"test": "vitest run"``
+    run with the package's own configuration by the root's ``pnpm -r test``); else the project
+    itself, when it lists it."""
+    using = [p for p in workspace_packages(project) if detect(p) or invocations(p, name)]
     return using or ([project] if detect(project) else [])
 
 
@@ -316,8 +321,27 @@ def run_plugin(
     if done.exit_code == 0 and plan.passed_without_tests is not None:
         note_files_without_tests(plan.passed_without_tests(raw, cwd), cwd, root, label, gathered)
     if done.exit_code != 0 and not any_failed(results):
-        message = f"{label} exited {done.exit_code} with no failed test; {raw_in}"
+        unmet = coverage_thresholds_unmet(done.log)
+        why = f": {'; '.join(unmet)}" if unmet else ""
+        message = f"{label} exited {done.exit_code} with no failed test{why}; {raw_in}"
         gathered.problems.append(problem(name, message, CRASHED))
+
+
+_THRESHOLD = re.compile(r"coverage threshold .*not met|does not meet .*threshold", re.I)
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def coverage_thresholds_unmet(log: Path) -> list[str]:
+    """The lines of a runner's log saying a coverage threshold was not met (jest's ``Jest:
+    "global" coverage threshold for functions (100%) not met: 50%``, vitest's ``ERROR: Coverage
+    for functions (50%) does not meet global threshold (100%)``), the first three: why it
+    failed a run whose tests all passed (the test script's ``--coverage``)."""
+    try:
+        text = log.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return []
+    lines = (_ANSI.sub("", line).strip() for line in text.splitlines())
+    return [line[:300] for line in lines if _THRESHOLD.search(line)][:3]
 
 
 def note_files_without_tests(

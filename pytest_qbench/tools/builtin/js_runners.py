@@ -6,6 +6,7 @@ scratch directory; vitest with the ``--typecheck`` options of the package's test
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +14,7 @@ from types import ModuleType
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.tools.hookspecs import hookimpl
 from pytest_qbench.tools.js import jest
+from pytest_qbench.tools.js import scripts
 from pytest_qbench.tools.js import vitest
 from pytest_qbench.tools.js.project import find_binary
 from pytest_qbench.tools.js.project import find_projects
@@ -53,13 +55,22 @@ def planner(module: ModuleType) -> Callable[[Path, list[str], Path], Plan[TestRe
                 "the workspace's or repository's root (run the package manager's install)"
             )
         output = scratch / f"{module.NAME}.json"
+        package = read_package(cwd)
+        launch = scripts.launch(package, module.NAME) if package is not None else None
+        start = [str(binary)]
+        if launch is not None and launch.node:
+            node = shutil.which("node")
+            if node is None:
+                raise NotInstalled("node is not on PATH: install Node.js to run the test script")
+            start = [node, *launch.node]
         return Plan(
             module.NAME,
-            module.command(binary, output, paths, read_package(cwd)),
+            module.command(start, output, paths, package),
             module.OK_CODES,
             module.parse,
             merge_stderr=True,
             output=output,
+            env=launch.env if launch is not None else {},
             passed_without_tests=getattr(module, "passed_without_tests", None),
         )
 

@@ -37,8 +37,8 @@ def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     """The project's tsc on its ``tsconfig.json`` (``paths`` are not passed: tsc given files
     ignores the configuration), its ``.tsbuildinfo`` into ``scratch``; when it lists project
     references, ``tsc -b``'s own builder with what it writes kept in memory (`tsc.BUILD`, run
-    by the project's TypeScript; TypeScript 7, without a JavaScript API: each project with
-    ``--noEmit``, its ``.tsbuildinfo`` into ``scratch``): nothing written into the project
+    by the project's TypeScript; TypeScript 7, without a JavaScript API: each project by
+    ``tsc -p`` with what it writes sent into ``scratch``): nothing written into the project
     either way.
 
     Raises:
@@ -84,6 +84,6 @@ def qbench_checkers() -> list[Checker]:
             has_eslint_config,
             plan_eslint,
             installed=lambda root: has_bin(root, "eslint"),
-            description="node_modules/.bin/eslint -f json",
+            description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/'",
         ),
     ]

@@ -1,6 +1,10 @@
 """What a package's ``test`` script (the one ``npm test`` runs) gives a test runner: the
 options that decide which tests run (``vitest --project unit``, ``jest --config
-jest.unit.json``), so that qbench's own run of the runner runs the same tests.
+jest.unit.json``), its file filters (``vitest run src/unit``, ``jest tests/api``), its coverage
+(``--coverage``, whose thresholds decide the exit status), the variables set before it
+(``NODE_OPTIONS=--experimental-vm-modules jest``) and the options of the Node running it
+(``node --experimental-vm-modules node_modules/jest/bin/jest.js``), so that qbench's own run
+of the runner runs the same tests the same way.
 
 The script is split into its commands (``&&``, ``;``, ``|``...); a command running the runner
 (``vitest``, ``npx vitest``, ``NODE_ENV=test vitest``, ``node node_modules/jest/bin/jest.js``)
@@ -37,23 +41,75 @@ class Option:
     names: tuple[str, ...]
     """Its spellings, the long one first (``--config``, ``-c``)."""
     values: int | None = 1
-    """How many values follow it: 1; ``None``: every word up to the next option (jest's
-    ``--selectProjects a b``)."""
+    """How many values follow it: 1; 0: none (``--coverage``); ``None``: every word up to the
+    next option (jest's ``--selectProjects a b``)."""
     repeated: bool = False
     """Whether the runner takes it several times, each adding tests (vitest's ``--project``):
     the values of several commands are then run together."""
+    filters: bool = False
+    """Whether it names test files as the positional filters do (jest's ``--testPathPattern``,
+    added to them): left out, as they are, when qbench's run is given paths."""
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """How a runner reads the words of its command line, for telling its file filters (the
+    words that are no option nor an option's value) from the rest. As the runners' own
+    parsers (vitest's cac, jest's yargs) do, an option not listed in ``flags`` takes the word
+    after it as its value."""
+
+    flags: frozenset[str]
+    """Its options that take no value (``--coverage``, ``--run``, ``-u``); ``--no-X`` too."""
+    lists: frozenset[str] = frozenset()
+    """Its options that take every word up to the next option (jest's arrays)."""
+    modes: frozenset[str] = frozenset()
+    """Words naming its mode before any filter, skipped (vitest's ``run``, ``watch``)."""
+    refused: tuple[tuple[str, str], ...] = ()
+    """Options and modes whose tests qbench cannot choose the same way, each with why
+    (``--onlyChanged``: the files git sees changed)."""
+
+
+def long_options(names: str) -> frozenset[str]:
+    """``--name`` for each of the space-separated ``names``."""
+    return frozenset(f"--{name}" for name in names.split())
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the test script starts the runner, beyond its arguments."""
+
+    env: dict[str, str]
+    """Variables set before it (``NODE_OPTIONS=--experimental-vm-modules jest``, ``cross-env
+    TZ=UTC vitest``)."""
+    node: list[str]
+    """The options of the Node running the runner's script (``node --experimental-vm-modules
+    node_modules/jest/bin/jest.js``), then that script as the command names it; empty: the
+    runner's binary runs as it is."""
 
 
 def invocations(package: Package, runner: str, script: str = SCRIPT) -> list[list[str]]:
     """The argument lists of every command of ``package``'s ``script`` (and of the scripts it
     runs) that runs ``runner``: the words after the runner's name."""
-    found: list[list[str]] = []
+    return [words for _, words in _calls(package, runner, script)]
+
+
+def _calls(
+    package: Package, runner: str, script: str = SCRIPT
+) -> list[tuple[list[str], list[str]]]:
+    """Each command running ``runner``: the words before the runner's (its variables first),
+    and after it."""
+    found: list[tuple[list[str], list[str]]] = []
     _walk(package, script, [], runner, found, _DEPTH)
     return found
 
 
 def _walk(
-    package: Package, name: str, extra: list[str], runner: str, found: list[list[str]], depth: int
+    package: Package,
+    name: str,
+    extra: list[str],
+    runner: str,
+    found: list[tuple[list[str], list[str]]],
+    depth: int,
 ) -> None:
     script = package.scripts.get(name)
     if not isinstance(script, str) or depth == 0:
@@ -63,12 +119,13 @@ def _walk(
         words = split(part)
         if number == len(parts) - 1:
             words += extra  # npm run X -- more: added to the script's last command
-        while words and "=" in words[0] and not words[0].startswith("-"):
-            words.pop(0)  # NODE_ENV=test vitest
         at = [n for n, w in enumerate(words) if runs(w, runner)]
         if at:
-            found.append(words[at[0] + 1 :])
-        elif len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
+            found.append((words[: at[0] + 1], words[at[0] + 1 :]))
+            continue
+        while words and "=" in words[0] and not words[0].startswith("-"):
+            words.pop(0)  # NODE_ENV=test npm run unit
+        if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
             rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
             if rest:
                 more = rest[rest.index("--") + 1 :] if "--" in rest else []
@@ -90,9 +147,12 @@ def split(command: str) -> list[str]:
         return command.split()
 
 
-def carried(package: Package, runner: str, options: tuple[Option, ...]) -> list[str]:
+def carried(
+    package: Package, runner: str, options: tuple[Option, ...], filters: bool = True
+) -> list[str]:
     """The ``options`` that ``package``'s test script gives ``runner``, as arguments for
-    qbench's one run of it (``--option=value``; a repeated option once per value).
+    qbench's one run of it (``--option=value``; a repeated option once per value; one taking
+    no value as written); without ``filters``, none naming test files (`Option.filters`).
 
     Every command of the script that runs the runner must give the same ones (a repeated
     option: some value each, the values run together), so that one run runs the tests they
@@ -108,6 +168,8 @@ def carried(package: Package, runner: str, options: tuple[Option, ...]) -> list[
     arguments: list[str] = []
     for option in options:
         name = option.names[0]
+        if option.filters and not filters:
+            continue
         seen = [run.get(name) for run in runs]
         if all(values is None for values in seen):
             continue
@@ -122,11 +184,117 @@ def carried(package: Package, runner: str, options: tuple[Option, ...]) -> list[
                 f"runs {runner} once; make the script run {runner} once, or give each set of "
                 "tests its own package"
             )
-        if option.values is None:
+        if option.values == 0:
+            arguments += values[:1]
+        elif option.values is None:
             arguments += [name, *values]
         else:
             arguments += [f"{name}={value}" for value in values]
     return arguments
+
+
+def launch(package: Package, runner: str) -> Launch:
+    """How the test script starts ``runner`` (`Launch`); every command running it must start
+    it the same way.
+
+    Raises:
+        Unsupported: commands starting it differently, or a value the shell would expand.
+    """
+    launches: list[Launch] = []
+    for before, _ in _calls(package, runner):
+        env: dict[str, str] = {}
+        words = list(before)
+        while words and "=" in words[0] and not words[0].startswith("-"):
+            key, _, value = words.pop(0).partition("=")
+            env[key] = value
+        if words and words[0].rsplit("/", 1)[-1] in ("cross-env", "cross-env-shell"):
+            words.pop(0)
+            while words and "=" in words[0] and not words[0].startswith("-"):
+                key, _, value = words.pop(0).partition("=")
+                env[key] = value
+        node: list[str] = []
+        if len(words) > 2 and words[0].rsplit("/", 1)[-1] == "node":
+            node = words[1:]  # node's options, then the runner's script
+        shell = [v for v in [*env.values(), *node] if _SHELL.search(v)]
+        if shell:
+            raise Unsupported(
+                f"the package's {SCRIPT!r} script starts {runner} with {shell[0]}, which its "
+                "shell expands and qbench (no shell) cannot; write the value itself"
+            )
+        launches.append(Launch(env, node))
+    if not launches:
+        return Launch({}, [])
+    if any(other != launches[0] for other in launches):
+        described = ", ".join(
+            " ".join([*(f"{k}={v}" for k, v in one.env.items()), *one.node]) or "(plain)"
+            for one in launches
+        )
+        raise Unsupported(
+            f"the package's {SCRIPT!r} script starts {runner} {len(launches)} times in "
+            f"different ways ({described}): qbench runs {runner} once; make the script start it "
+            "one way"
+        )
+    return launches[0]
+
+
+def filters(package: Package, runner: str, grammar: Grammar) -> list[str]:
+    """The file filters the test script gives ``runner``: the words that are no option nor an
+    option's value (``vitest run src/unit``: ``src/unit``; jest's patterns). Several commands
+    running it each with filters run them together (their files are run together); commands
+    with and without filters cannot be one run.
+
+    Raises:
+        Unsupported: a refused option or mode (`Grammar.refused`), or commands some of which
+            filter their files and some not.
+    """
+    seen = [_positional(words, runner, grammar) for words in invocations(package, runner)]
+    if all(seen):
+        return list(dict.fromkeys(word for words in seen for word in words))
+    if any(seen):
+        described = ", ".join(" ".join(words) or "(none)" for words in seen)
+        raise Unsupported(
+            f"the package's {SCRIPT!r} script runs {runner} {len(seen)} times with different "
+            f"file filters ({described}): qbench runs {runner} once; make the script run "
+            f"{runner} once, or give each set of tests its own package"
+        )
+    return []
+
+
+def _positional(words: list[str], runner: str, grammar: Grammar) -> list[str]:
+    refused = dict(grammar.refused)
+    found: list[str] = []
+    number = 0
+    while number < len(words):
+        word = words[number]
+        number += 1
+        name = word.partition("=")[0]
+        why = refused.get(name) if word.startswith("-") or not found else None
+        if why is not None:
+            raise Unsupported(
+                f"the package's {SCRIPT!r} script gives {runner} {word}: {why}, which qbench "
+                f"cannot do the same way; run {runner} without it in the test script"
+            )
+        if word == "--":
+            raise Unsupported(
+                f"the package's {SCRIPT!r} script gives {runner} a `--`, after which qbench "
+                "cannot tell files from options; leave it out"
+            )
+        if not word.startswith("-") or word == "-":
+            if not found and word in grammar.modes:
+                continue  # vitest's command: its first word that is no option
+            found.append(word)
+        elif "=" not in word and name not in grammar.flags and not name.startswith("--no-"):
+            while number < len(words) and not words[number].startswith("-"):
+                number += 1  # its value, or every word of a list
+                if name not in grammar.lists:
+                    break
+    shell = [v for v in found if _SHELL.search(v)]
+    if shell:
+        raise Unsupported(
+            f"the package's {SCRIPT!r} script gives {runner} {shell[0]}, which its shell "
+            "expands and qbench (no shell) cannot; write the value itself"
+        )
+    return found
 
 
 def given(words: list[str], options: tuple[Option, ...], runner: str) -> dict[str, list[str]]:
@@ -144,6 +312,9 @@ def given(words: list[str], options: tuple[Option, ...], runner: str) -> dict[st
         name, equals, value = word.partition("=")
         option = spelled.get(name)
         if option is None:
+            continue
+        if option.values == 0:
+            found[option.names[0]] = [word]  # as written: --coverage, --coverage=false
             continue
         values = [value] if equals else []
         if not equals:

@@ -39,9 +39,10 @@ written into the project (``tsc -b`` writes the referenced projects' output and
 ``.tsbuildinfo`` files; TypeScript 5.5 and older refuse ``tsc -b --noEmit``, and 5.6 and later
 still write an incremental project's ``.tsbuildinfo`` with it). TypeScript 7 (the native
 compiler) has no JavaScript API and so no builder to load: each project of the references is
-then checked by ``tsc -p PROJECT --noEmit``, references first, its ``.tsbuildinfo`` in the
-scratch directory (a project importing a reference's emitted declarations then reads none:
-its errors say so, never a clean run)."""
+then checked by ``tsc -p`` on a configuration in the scratch directory extending the project's,
+references first, everything it writes (outputs, ``.tsbuildinfo``) into a mirror of the
+project's paths there, so that a project importing a reference's declarations reads the ones
+just built, as under ``tsc -b``."""
 
 
 def tsc_command(executable: str, buildinfo: Path | None = None) -> list[str]:
