@@ -25,8 +25,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-
-CACHES = ["--I1=32768,8,64", "--D1=49152,12,64", "--LL=2097152,16,64"]
+from callgrind_cost import CACHES
 
 
 def scan(tests: int, failures: int) -> float:
