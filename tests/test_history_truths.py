@@ -152,10 +152,11 @@ def test_runs_that_died_stay_marked_until_a_run_indexes_them(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """r1 and r2 are killed mid-test; r3 ends when the index cannot be used (a directory in its
-    place), so it indexes nothing; r4, with the index usable again, indexes r1 and r2, in the
-    order they ran, before itself, and its failing test's history counts them. Before, r3 took
-    their marks away before it tried, so r4 never saw them: they were lost to the session
-    ends (r4's history: "new failure")."""
+    place), so it indexes nothing, and keeps its own mark too; r4, with the index usable again,
+    indexes r1, r2 and r3, in the order they ran, before itself, and its failing test's
+    history counts them. Before, r3 took their marks away before it tried, so r4 never saw
+    them: they were lost to the session ends (r4's history: "new failure"); and r3 took its
+    own away, so it was never indexed (truths12)."""
     pytester.makepyfile(test_die=DYING)
     args = ("-p", "qbench", "-p", "no:randomly")
     monkeypatch.setenv("QBENCH_TEST_DIE", "1")
@@ -166,15 +167,16 @@ def test_runs_that_died_stay_marked_until_a_run_indexes_them(
     (pytester.path / ".qbench/index.sqlite").mkdir()
     broken = pytester.runpytest_subprocess(*args, "--qbench-run-id=r3")
     broken.stdout.fnmatch_lines(["qbench: run not indexed*"])
-    assert sorted(p.name for p in (pytester.path / ".qbench/unfinished").iterdir()) == ["r1", "r2"]
+    marked = sorted(p.name for p in (pytester.path / ".qbench/unfinished").iterdir())
+    assert marked == ["r1", "r2", "r3"]
     (pytester.path / ".qbench/index.sqlite").rmdir()
     after = pytester.runpytest_subprocess(*args, "--qbench-run-id=r4")
     after.stdout.fnmatch_lines(["qbench: */r1 has no report.json*", "qbench: */r2 has no*"])
-    assert indexed_runs(pytester) == ["r1", "r2", "r4"]
+    assert indexed_runs(pytester) == ["r1", "r2", "r3", "r4"]
     assert list((pytester.path / ".qbench/unfinished").iterdir()) == []
     report = json.loads((pytester.path / ".qbench/runs/r4/report.json").read_text())
     history = next(r["history"] for r in report["results"] if r["nodeid"].endswith("test_it[1]"))
-    assert history["summary"].startswith("broken since run r1: failed 3 of the last 3 runs")
+    assert history["summary"].startswith("broken since run r1: failed 4 of the last 4 runs")
 
 
 LOCKLESS = """

@@ -296,7 +296,8 @@ def results_of_test(index: Index, nodeid: str, limit: int) -> list[PastResult]:
         rows = cursor.fetchall()
         if not rows:
             raise _unknown_test(cursor, nodeid, index.location)
-        return [judged_result(row) for row in reversed(rows)]
+        words = worded_runs(cursor)
+        return [judged_result(row, words) for row in reversed(rows)]
 
     return index.read(work)
 
@@ -384,10 +385,11 @@ def flaky_candidates(index: Index, runs: int) -> dict[str, list[PastResult]]:
 def _sequences(cursor: Cursor, refs: list[Any], runs: int) -> dict[str, list[PastResult]]:
     """Every result of the tests ``refs`` (ids of ``tests``) in the last ``runs`` runs."""
     found: dict[str, list[PastResult]] = {}
+    words = worded_runs(cursor)
     for chunk in sql.batches(refs):
         cursor.execute(sql.flaky_sequences(len(chunk)), [*chunk, runs])
         for nodeid, *row in cursor.fetchall():
-            found.setdefault(nodeid, []).append(judged_result(row))
+            found.setdefault(nodeid, []).append(judged_result(row, words))
     return found
 
 
@@ -413,14 +415,15 @@ def recent_results(
         own = cursor.fetchone()
         own_ref = own[0] if own else sql.LAST_REF
         found: dict[str, Recent] = {}
+        words = worded_runs(cursor)
         for chunk in sql.batches(dict.fromkeys(nodeids)):
             cursor.execute(sql.recent_results_of(len(chunk)), [*chunk, own_ref])
             for nodeid, rows in groupby(cursor.fetchall(), itemgetter(0)):
-                kept = [judged_result(row[1:]) for row in islice(rows, window)]
+                kept = [judged_result(row[1:], words) for row in islice(rows, window)]
                 last_pass = next((past for past in kept if past.outcome not in sql.FAILING), None)
                 if last_pass is None:  # before its window, if it ever passed
                     row = next((row for row in rows if row[3] not in sql.FAILING), None)
-                    last_pass = None if row is None else judged_result(row[1:])
+                    last_pass = None if row is None else judged_result(row[1:], words)
                 if kept or last_pass is not None:
                     found[nodeid] = Recent(kept, last_pass)
         return found
@@ -476,12 +479,25 @@ def phase_timings(
     return index.read(work) if nodeids else {}
 
 
-def judged_result(row: Sequence[Any]) -> PastResult:
+def worded_runs(cursor: Cursor) -> dict[str, tuple[int, int]]:
+    """The failed and errored tests, and the tests that passed or failed, of each run whose line
+    counts tests under a plugin's own words (``sql.WORDED_RUNS``), by run id: what
+    ``judged_result`` gives its results instead of the line's counts."""
+    cursor.execute(sql.WORDED_RUNS)
+    return {str(run_id): (int(failing), int(ran)) for run_id, failing, ran in cursor.fetchall()}
+
+
+NO_WORDS: dict[str, tuple[int, int]] = {}
+
+
+def judged_result(row: Sequence[Any], words: dict[str, tuple[int, int]] = NO_WORDS) -> PastResult:
     """A result from the columns of ``sql.JUDGED_RESULT``: its fields set in one dict update,
     not by the dataclass's ``__init__`` (a Python loop of ``object.__setattr__``, a field at a
     time: 26.7 k instructions a result against 8.5 k; a failing test's history reads up to 50).
     ``tests/test_failing_history_cost.py`` holds it to ``PastResult``'s fields."""
     run_id, started, outcome, duration, flaky, fp, message, commit, failing, ran = row
+    if words and run_id in words:  # a plugin's own words: judged by its results
+        failing, ran = words[run_id]
     past: PastResult = object.__new__(PastResult)
     vars(past).update(
         run_id=run_id,

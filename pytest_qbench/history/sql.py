@@ -621,30 +621,33 @@ def fingerprints_in(count: int) -> str:
 
 
 def _larger_than_results(line: str, outcomes: str) -> str:
-    """A run's count on pytest's line (``line``); for a run whose line counts tests under a
-    plugin's own words (``other_counts``), the larger of it and its results with one of
+    """The larger of a run's count on pytest's line (``line``) and its results with one of
     ``outcomes``, as ``compare.stopped_at_failures`` counts a ``-x`` run's failures."""
     results = f"(SELECT COUNT(*) FROM results x WHERE x.run_ref = r.id AND x.outcome IN {outcomes})"
-    return (
-        f"CASE WHEN r.other_counts IS NULL THEN {line} "
-        f"WHEN {results} > {line} THEN {results} ELSE {line} END"
-    )
+    return f"CASE WHEN {results} > {line} THEN {results} ELSE {line} END"
 
 
 RUN_FAILING = _larger_than_results("r.failed + r.errors", _FAILING_SQL)
-"""A run's tests that failed or errored, a plugin's own words (``runs.other_counts``) judged by
-the results counted under them, as the rest of qbench judges each such result by its own
-outcome: a conftest's ``pytest_report_teststatus`` that files a failure as ``known`` counts
-it under no failed test on pytest's line, yet its result failed (``qbench show``, ``diff``);
-jest's ``todo`` is a skip. Counted from the results only for a run with such words (the
-partial index ``results_failing`` gives them), so that no other run costs more."""
+"""The tests that failed or errored in a run whose line counts tests under a plugin's own words
+(``runs.other_counts``), each word judged by the results counted under it, as the rest of
+qbench judges each such result by its own outcome: a conftest's ``pytest_report_teststatus``
+that files a failure as ``known`` counts it under no failed test on pytest's line, yet its
+result failed (``qbench show``, ``diff``); jest's ``todo`` is a skip."""
 RUN_RAN = f"r.total - ({_larger_than_results('r.skipped', _SKIPPED_SQL)})"
-"""A run's tests that passed or failed (``total`` less its skips), a plugin's own words judged
-as in ``RUN_FAILING``: a word whose results were skipped (jest's ``todo``) did not run."""
-JUDGED_RESULT = f"""r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
-        res.fingerprint, res.message, r.commit_sha, {RUN_FAILING}, {RUN_RAN}"""
+"""The tests that passed or failed (``total`` less its skips) in such a run, as ``RUN_FAILING``
+judges them: a word whose results were skipped (jest's ``todo``) did not run."""
+WORDED_RUNS = (
+    f"SELECT r.run_id, {RUN_FAILING}, {RUN_RAN} FROM runs r WHERE r.other_counts IS NOT NULL"
+)
+"""The runs whose line counts tests under a plugin's own words, with their ``RUN_FAILING`` and
+``RUN_RAN``, read once a statement of ``JUDGED_RESULT`` (``queries.worded_runs``): the other
+runs' are their line's, so that no result row costs more for words (each run's counts once, not
+for each of its results)."""
+JUDGED_RESULT = """r.run_id, r.started_at, res.outcome, res.duration, res.flaky,
+        res.fingerprint, res.message, r.commit_sha, r.failed + r.errors, r.total - r.skipped"""
 """A test's result in a run, with what a flaky verdict needs of the run: its commit, its failed
-and errored tests, and its tests that passed or failed (``queries.judged_result``)."""
+and errored tests, and its tests that passed or failed (``queries.judged_result``; a run with a
+plugin's own words: ``WORDED_RUNS``)."""
 
 TEST_RESULTS = f"""SELECT {JUDGED_RESULT}
     FROM results res JOIN runs r ON r.id = res.run_ref JOIN tests t ON t.id = res.test_ref

@@ -83,21 +83,14 @@ def _up_to(index: Index, run_id: str, runs: int) -> list[RunInfo]:
 
 
 def _failing_of_worded(index: Index, listed: list[RunInfo]) -> dict[str, int]:
-    """The failed and errored tests (``sql.RUN_FAILING``) of those of ``listed`` whose line
-    counts tests under a plugin's own words, by run id: the others' are their line's."""
-    worded = [run.run_id for run in listed if run.other]
-    if not worded:
+    """The failed and errored tests (``sql.WORDED_RUNS``) of the runs whose line counts tests
+    under a plugin's own words, by run id (none read when ``listed`` has none): the others'
+    are their line's."""
+    if not any(run.other for run in listed):
         return {}
+    from pytest_qbench.history.queries import worded_runs
 
-    def work(cursor: Cursor) -> dict[str, int]:
-        cursor.execute(
-            f"SELECT r.run_id, {sql.RUN_FAILING} FROM runs r "
-            f"WHERE r.run_id IN ({sql.marks(len(worded))})",
-            worded,
-        )
-        return {str(run_id): int(failing) for run_id, failing in cursor.fetchall()}
-
-    return index.read(work)
+    return {run_id: failing for run_id, (failing, _ran) in index.read(worded_runs).items()}
 
 
 def trend_run(run: RunInfo, failing: int | None = None) -> TrendRun:
