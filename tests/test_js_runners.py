@@ -695,6 +695,27 @@ def test_jest_runs_as_the_test_script_starts_it(
         assert "coverage threshold for functions (100%) not met: 50%" in problem.message
 
 
+def test_vitest_coverage_of_the_test_script_without_its_provider(
+    node_tools: Path, tmp_path: Path
+) -> None:
+    """``"test": "vitest run --coverage"`` without ``@vitest/coverage-v8`` installed: vitest
+    stops before any test (``MISSING DEPENDENCY``, exit 1), as ``npm test`` does; the run fails
+    naming it (main: ``--coverage`` not carried, a green run)."""
+    manifest = {
+        "name": "web",
+        "type": "module",
+        "scripts": {"test": "vitest run --coverage"},
+        "devDependencies": {"vitest": "3"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "a.test.ts").write_text("import { test } from 'vitest'\ntest('a', () => {})\n")
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
+    assert done.returncode == 1, done.stdout + done.stderr
+    [problem] = report.collection_errors
+    assert "Cannot find dependency '@vitest/coverage-v8'" in problem.message, problem.message
+
+
 @pytest.mark.parametrize(
     ("script", "runner", "arguments", "env"),
     [

@@ -43,6 +43,8 @@ from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
 from pytest_qbench.tools.js.scripts import invocations
+from pytest_qbench.tools.runner import ANSI
+from pytest_qbench.tools.runner import last_line
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Runner
 from pytest_qbench.tools.spec import Unsupported
@@ -305,6 +307,8 @@ def run_plugin(
         source = plan.output or done.log  # without a report file: its output (stdout+stderr)
         if done.exit_code not in plan.ok_codes or not source.is_file():
             why = f"exit code {done.exit_code}" + ("" if source.is_file() else ", no report")
+            last = last_line(done.log.read_bytes()) if done.log.is_file() else ""
+            why += f" ({last})" if last else ""
             gathered.problems.append(problem(name, f"{label} crashed: {why}; {raw_in}", CRASHED))
             return
         raw = source.read_bytes()
@@ -328,7 +332,6 @@ def run_plugin(
 
 
 _THRESHOLD = re.compile(r"coverage threshold .*not met|does not meet .*threshold", re.I)
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def coverage_thresholds_unmet(log: Path) -> list[str]:
@@ -340,7 +343,7 @@ def coverage_thresholds_unmet(log: Path) -> list[str]:
         text = log.read_bytes().decode("utf-8", "replace")
     except OSError:
         return []
-    lines = (_ANSI.sub("", line).strip() for line in text.splitlines())
+    lines = (ANSI.sub("", line).strip() for line in text.splitlines())
     return [line[:300] for line in lines if _THRESHOLD.search(line)][:3]
 
 

@@ -36,6 +36,8 @@ from pytest_qbench.tools.spec import Plan
 _JS_FRAME = re.compile(r"^\s+at \S|^Node\.js v\d+\.\d+\.\d+$")
 """A frame of a JavaScript stack, ``    at compileSourceTextModule (node:internal/...)``, or
 the ``Node.js v20.20.2`` line Node prints below an uncaught error's stack."""
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+"""A terminal colour."""
 POLL_SECONDS = 0.1
 """How often a wait looks whether it was asked to stop."""
 
@@ -403,11 +405,19 @@ def crash_note(tool: str, code: int | None, output: bytes, where: str | None) ->
     the last line that is not a frame of a JavaScript stack (a Node tool's crash ends with
     ``    at async ModuleJob._link (...)`` below its ``SyntaxError: ...``, and Node's uncaught
     error with ``Node.js v20.20.2``)."""
-    text = [line for line in output.decode("utf-8", "replace").splitlines() if line.strip()]
-    lines = [line for line in text if not _JS_FRAME.match(line)] or text
-    last = f" ({lines[-1].strip()[:200]})" if lines else ""
+    last = last_line(output)
     stored = f"; raw output in {where}" if where else ""
-    return f"{tool} crashed: exit code {code}{last}{stored}"
+    return f"{tool} crashed: exit code {code}{f' ({last})' if last else ''}{stored}"
+
+
+def last_line(output: bytes) -> str:
+    """The last line of a crashed tool's output that is not a frame of a JavaScript stack,
+    without its colours (vitest's ``MISSING DEPENDENCY  Cannot find dependency
+    '@vitest/coverage-v8'``), at most 200 characters; empty for no output."""
+    decoded = ANSI.sub("", output.decode("utf-8", "replace"))
+    text = [line for line in decoded.splitlines() if line.strip()]
+    lines = [line for line in text if not _JS_FRAME.match(line)] or text
+    return lines[-1].strip()[:200] if lines else ""
 
 
 def crashed(meta: RunMeta, note: str, log: str | None, err: str | None) -> CheckRun:
