@@ -49,14 +49,14 @@ def events_of(profile: Path) -> list[str]:
 def by_function(profile: Path) -> dict[str, Counter[str]]:
     """Each event's count by C function (its own, not its callees'), recursion levels folded."""
     events = events_of(profile)
-    argv = [
-        "callgrind_annotate",
-        "--auto=no",
-        "--threshold=100",
-        f"--show={','.join(events)}",
-        str(profile),
-    ]
-    text = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    argv = ["callgrind_annotate", "--auto=no", "--threshold=100", f"--show={','.join(events)}"]
+    text = subprocess.run([*argv, str(profile)], capture_output=True, text=True, check=True).stdout
+    return parse_functions(text, events)
+
+
+def parse_functions(text: str, events: Sequence[str]) -> dict[str, Counter[str]]:
+    """``callgrind_annotate``'s table of functions (``text``, its columns ``events``) as each
+    event's count by C function, every event kept (a zero too)."""
     row = re.compile(r"\s*" + CELL * len(events) + r"(\S.*?)(?: \[.*\])?$")
     counts: dict[str, Counter[str]] = {}
     for line in text.splitlines():
