@@ -37,6 +37,7 @@ from pytest_qbench.report.verdict import verdict_of
 if TYPE_CHECKING:
     from pytest_qbench.report.records import DigestFailureRecord
     from pytest_qbench.report.records import FailureDigestRecord
+    from pytest_qbench.report.records import FailureRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -81,6 +82,9 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
     missing = [line for line in result_failures(result) if line not in message]
     if missing:
         message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
+    teardown = result.get("teardown_failure")
+    if teardown:  # pytest's line counts it as an error of its own
+        message = f"{message}\n{_teardown_line(teardown, result)}".lstrip("\n")
     return new(
         "DigestFailure",
         test_name=result["nodeid"],
@@ -117,6 +121,12 @@ def next_steps(
         steps.append(f"Fix the collection error in {where}: {error_line(diag['message'], 160)}")
     for result in chosen:
         steps.append(_step_for(result))
+        teardown = result.get("teardown_failure")
+        if teardown:
+            steps.append(
+                f"Fix the teardown error ({teardown['error_type']}) at "
+                f"{_teardown_where(teardown, result)} used by {result['nodeid']}"
+            )
         if len(steps) >= MAX_NEXT_STEPS:
             break
     steps.extend(diagnostic_steps(report["diagnostics"]))
@@ -229,6 +239,18 @@ def _step_for(result: TestResultRecord) -> str:
 
 KNOWN_QUARANTINED = "quarantined (known failure"
 """How a quarantined test's known failure's history begins (``history/failure_history.py``)."""
+
+
+def _teardown_line(teardown: FailureRecord, result: TestResultRecord) -> str:
+    """``Then in teardown: RuntimeError at conftest.py:6: server did not shut down``: the
+    teardown error that followed a test's failure (`TestResult.teardown_failure`)."""
+    said = first_line(teardown["error_message"], 160)
+    where = _teardown_where(teardown, result)
+    return f"Then in teardown: {teardown['error_type']} at {where}" + (f": {said}" if said else "")
+
+
+def _teardown_where(teardown: FailureRecord, result: TestResultRecord) -> str:
+    return _location(teardown["file"] or result["file"], teardown["line"])
 
 
 def _location(file: str, line: int | None) -> str:
