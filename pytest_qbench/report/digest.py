@@ -84,7 +84,7 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
         message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
     teardown = result.get("teardown_failure")
     if teardown:  # pytest's line counts it as an error of its own
-        message = f"{message}\n{_teardown_line(teardown, result)}".lstrip("\n")
+        message = f"{message}{_teardown_line(teardown, result)}".lstrip("\n")
     return new(
         "DigestFailure",
         test_name=result["nodeid"],
@@ -241,12 +241,16 @@ KNOWN_QUARANTINED = "quarantined (known failure"
 """How a quarantined test's known failure's history begins (``history/failure_history.py``)."""
 
 
+THEN_IN_TEARDOWN = "\nThen in teardown: "
+"""What begins the line a failure's message ends with when a teardown error followed it."""
+
+
 def _teardown_line(teardown: FailureRecord, result: TestResultRecord) -> str:
-    """``Then in teardown: RuntimeError at conftest.py:6: server did not shut down``: the
+    """``\nThen in teardown: RuntimeError at conftest.py:6: server did not shut down``: the
     teardown error that followed a test's failure (`TestResult.teardown_failure`)."""
     said = first_line(teardown["error_message"], 160)
     where = _teardown_where(teardown, result)
-    return f"Then in teardown: {teardown['error_type']} at {where}" + (f": {said}" if said else "")
+    return f"{THEN_IN_TEARDOWN}{teardown['error_type']} at {where}" + (f": {said}" if said else "")
 
 
 def _teardown_where(teardown: FailureRecord, result: TestResultRecord) -> str:
