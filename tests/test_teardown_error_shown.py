@@ -52,3 +52,17 @@ def test_a_teardown_error_after_a_failure_is_in_every_report(pytester: pytest.Py
         "Fix the assertion at test_srv.py:5 (test_srv.py::test_last)",
         "Fix the teardown error (RuntimeError) at conftest.py:6 used by test_srv.py::test_last",
     ]
+
+
+def test_the_mcp_run_names_the_teardown_error(pytester: pytest.Pytester) -> None:
+    """`run_test_workflow`'s listing names the teardown error under the failure, and the
+    traceback's copy of the assertion's message is still folded (``message shown above``)."""
+    from mcp_helpers import mcp_call
+
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_srv=TESTS.replace('"other"', '"other\\\\nand more"'))
+    text = mcp_call(pytester.path, "run_test_workflow", {}).content[0].text
+    assert text.startswith("FAILED: 1 failed, 1 passed, 1 error"), text
+    assert "   Then in teardown: RuntimeError at conftest.py:6: server did not shut down" in text
+    assert "| E   AssertionError: (message shown above)" in text
+    assert "Next: Fix the teardown error (RuntimeError) at conftest.py:6 used by" in text
