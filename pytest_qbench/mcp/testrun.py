@@ -509,9 +509,10 @@ def _collection_error_line(diagnostic: Diagnostic) -> str:
     """``Collection error: test_x.py at test_x.py:1: ModuleNotFoundError: ...``: the cause,
     not only pytest's headline."""
     where = f"{diagnostic.file}:{diagnostic.line}" if diagnostic.line else diagnostic.file
-    name = diagnostic.nodeid or diagnostic.file or "?"
+    name = diagnostic.nodeid or diagnostic.file
     at = f" at {where}" if where and where != name else ""
-    return f"Collection error: {name}{at}: {error_line(diagnostic.message, 300)}"
+    named = f" {name}{at}:" if name else ""  # a runner's own error names no file
+    return f"Collection error:{named} {error_line(diagnostic.message, 300)}"
 
 
 def message_lines(message: str) -> list[str]:

@@ -117,8 +117,9 @@ def next_steps(
     if incomplete:  # before anything else: the rest of the digest is not all there is
         steps.insert(0, incomplete)
     for diag in report["collection_errors"][:3]:
-        where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
-        steps.append(f"Fix the collection error in {where}: {error_line(diag['message'], 160)}")
+        where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"]
+        where = f" in {where}" if where else ""  # a runner's own error names no file
+        steps.append(f"Fix the collection error{where}: {error_line(diag['message'], 160)}")
     for result in chosen:
         steps.append(_step_for(result))
         teardown = result.get("teardown_failure")
