@@ -259,3 +259,13 @@ def test_exit_code_decides_success_without_failures() -> None:
     assert digest_of([], exit_code=0).success is True
     assert digest_of([], exit_code=5).success is False
     assert digest_of([], exit_code=3).success is False
+
+
+def test_a_collection_error_of_no_file_is_named_by_its_cause() -> None:
+    """A runner's own error (`run_test_workflow`'s `test_type` vitest where no package.json
+    lists it) has no file and no node id: the step names its cause, not a ``?``."""
+    error = Diagnostic(severity="error", message="vitest: no package.json under /p lists vitest")
+    digest = digest_of([], collection_errors=[error])
+    assert digest.next_steps[0] == (
+        "Fix the collection error: vitest: no package.json under /p lists vitest"
+    )

@@ -460,6 +460,8 @@ MESSAGE_LINE = 300
 
 def run_text(result: RunResult, limit: int) -> str:
     """The run in a few lines per failure."""
+    from pytest_qbench.report.digest import THEN_IN_TEARDOWN
+
     status = "PASSED" if result.success else "FAILED"
     if result.success and not result.summary.total:
         status = "NO TESTS RAN"
@@ -481,9 +483,8 @@ def run_text(result: RunResult, limit: int) -> str:
         )
     for number, failure in enumerate(result.failures, start=1):
         where = f"{failure.file}:{failure.line}" if failure.line else failure.file or "?"
-        trace = trace_without_message(
-            failure.stack_trace, failure.error_type, failure.error_message
-        )
+        own = failure.error_message.partition(THEN_IN_TEARDOWN)[0]  # the exception's alone
+        trace = trace_without_message(failure.stack_trace, failure.error_type, own)
         runner = "" if failure.runner == "pytest" else f"{failure.runner} "
         block = [
             f"{number}. {runner}{failure.test_name} [{failure.outcome}] {failure.error_type} "
@@ -508,9 +509,10 @@ def _collection_error_line(diagnostic: Diagnostic) -> str:
     """``Collection error: test_x.py at test_x.py:1: ModuleNotFoundError: ...``: the cause,
     not only pytest's headline."""
     where = f"{diagnostic.file}:{diagnostic.line}" if diagnostic.line else diagnostic.file
-    name = diagnostic.nodeid or diagnostic.file or "?"
+    name = diagnostic.nodeid or diagnostic.file
     at = f" at {where}" if where and where != name else ""
-    return f"Collection error: {name}{at}: {error_line(diagnostic.message, 300)}"
+    named = f" {name}{at}:" if name else ""  # a runner's own error names no file
+    return f"Collection error:{named} {error_line(diagnostic.message, 300)}"
 
 
 def message_lines(message: str) -> list[str]:

@@ -780,6 +780,14 @@ class QBenchSession(QBenchWorker):
         except BaseException as exc:
             self.session_end_broke(exc)
             raise
+        failed = session.shouldfail
+        if failed and isinstance(failed, str) and not session.testsfailed:
+            # a plugin failed the session without a failing test (pytest-timeout's
+            # --session-timeout): pytest's banner says why, and so does the report
+            with self.guard("pytest_sessionfinish"):
+                self.note_warning(
+                    "session-failed", f"pytest failed the session: {failed}", None, None
+                )
         self.end()
         return result
 

@@ -37,6 +37,7 @@ from pytest_qbench.report.verdict import verdict_of
 if TYPE_CHECKING:
     from pytest_qbench.report.records import DigestFailureRecord
     from pytest_qbench.report.records import FailureDigestRecord
+    from pytest_qbench.report.records import FailureRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -81,6 +82,9 @@ def digest_failure(result: TestResultRecord) -> DigestFailureRecord:
     missing = [line for line in result_failures(result) if line not in message]
     if missing:
         message = f"{message}\nqbench: {'; '.join(missing)}".lstrip("\n")
+    teardown = result.get("teardown_failure")
+    if teardown:  # pytest's line counts it as an error of its own
+        message = f"{message}{_teardown_line(teardown, result)}".lstrip("\n")
     return new(
         "DigestFailure",
         test_name=result["nodeid"],
@@ -113,10 +117,17 @@ def next_steps(
     if incomplete:  # before anything else: the rest of the digest is not all there is
         steps.insert(0, incomplete)
     for diag in report["collection_errors"][:3]:
-        where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"] or "?"
-        steps.append(f"Fix the collection error in {where}: {error_line(diag['message'], 160)}")
+        where = _location(diag["file"], diag["line"]) if diag["file"] else diag["nodeid"]
+        where = f" in {where}" if where else ""  # a runner's own error names no file
+        steps.append(f"Fix the collection error{where}: {error_line(diag['message'], 160)}")
     for result in chosen:
         steps.append(_step_for(result))
+        teardown = result.get("teardown_failure")
+        if teardown:
+            steps.append(
+                f"Fix the teardown error ({teardown['error_type']}) at "
+                f"{_teardown_where(teardown, result)} used by {result['nodeid']}"
+            )
         if len(steps) >= MAX_NEXT_STEPS:
             break
     steps.extend(diagnostic_steps(report["diagnostics"]))
@@ -229,6 +240,22 @@ def _step_for(result: TestResultRecord) -> str:
 
 KNOWN_QUARANTINED = "quarantined (known failure"
 """How a quarantined test's known failure's history begins (``history/failure_history.py``)."""
+
+
+THEN_IN_TEARDOWN = "\nThen in teardown: "
+"""What begins the line a failure's message ends with when a teardown error followed it."""
+
+
+def _teardown_line(teardown: FailureRecord, result: TestResultRecord) -> str:
+    """``\nThen in teardown: RuntimeError at conftest.py:6: server did not shut down``: the
+    teardown error that followed a test's failure (`TestResult.teardown_failure`)."""
+    said = first_line(teardown["error_message"], 160)
+    where = _teardown_where(teardown, result)
+    return f"{THEN_IN_TEARDOWN}{teardown['error_type']} at {where}" + (f": {said}" if said else "")
+
+
+def _teardown_where(teardown: FailureRecord, result: TestResultRecord) -> str:
+    return _location(teardown["file"] or result["file"], teardown["line"])
 
 
 def _location(file: str, line: int | None) -> str:

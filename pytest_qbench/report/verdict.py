@@ -101,7 +101,8 @@ def red_reasons(report: Mapping[str, Any], errors: list[str] | None = None) -> l
     if code not in (*RAN_CLEAN, None) and not _status_explained(code, reasons):
         whole = not errors  # else "no test failed" is only what qbench recorded
         other = summary.get("other") or {}
-        reasons.append(RedReason("exit_code", _exit_status(tool, code, whole, other)))
+        said = _qbench_said(report).get("session-failed") if whole else None
+        reasons.append(RedReason("exit_code", _exit_status(tool, code, whole, other, said)))
     if code == PytestExit.NO_TESTS_COLLECTED and tool == "pytest" and not reasons:
         reasons.append(RedReason("no_tests", NO_TESTS_TEXT))
     return reasons
@@ -154,13 +155,18 @@ SHOWN_SHARDS = 5
 """The shards that did not finish named in the ``interrupted`` reason of a merged run."""
 
 
-def _why_interrupted(report: Mapping[str, Any]) -> str:
-    """The ``interrupted`` reason: what the report tells of why the run did not finish."""
-    said = {
+def _qbench_said(report: Mapping[str, Any]) -> dict[str, str]:
+    """qbench's own warnings of the report, by code."""
+    return {
         warning.get("code"): str(warning["message"])
         for warning in report.get("warnings") or ()
         if warning.get("tool") == "qbench"
     }
+
+
+def _why_interrupted(report: Mapping[str, Any]) -> str:
+    """The ``interrupted`` reason: what the report tells of why the run did not finish."""
+    said = _qbench_said(report)
     if "merge-missing-shards" in said:
         return "the merged run is missing a shard: " + said["merge-missing-shards"]
     if "merge-plans-differ" in said:
@@ -238,11 +244,14 @@ def _status_explained(code: int, reasons: list[RedReason]) -> bool:
     return False
 
 
-def _exit_status(tool: str, code: int, whole: bool, other: Mapping[str, int]) -> str:
+def _exit_status(
+    tool: str, code: int, whole: bool, other: Mapping[str, int], failed: str | None = None
+) -> str:
     """``pytest exited 3 (internal error)``; a 1 of a run whose report is ``whole`` and counts
     no failed test says that no test failed, unless pytest's line counts tests under a plugin's
     own words (``other``: a conftest's ``pytest_report_teststatus`` may file a failure as
-    ``1 known``), which it names instead."""
+    ``1 known``), which it names instead, or the reason a plugin failed the session with
+    (``failed``: the `session-failed` note, pytest-timeout's ``session-timeout: ...``)."""
     if tool != "pytest":
         return f"{tool} exited {code}" + (" though no test failed" if whole and code == 1 else "")
     if code == PytestExit.TESTS_FAILED and whole and other:
@@ -251,6 +260,8 @@ def _exit_status(tool: str, code: int, whole: bool, other: Mapping[str, int]) ->
             f"its line counts no failed test, but {words} under a plugin's words: a failure "
             "the plugin counts so, or a plugin or a gate qbench does not know, failed it"
         )
+    elif code == PytestExit.TESTS_FAILED and whole and failed:
+        meaning = failed  # "pytest failed the session: session-timeout: 3.0 sec exceeded"
     elif code == PytestExit.TESTS_FAILED and whole:
         meaning = "though no test failed: a plugin, or a gate qbench does not know, failed it"
     else:
