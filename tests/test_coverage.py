@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -83,11 +84,22 @@ def make_project(pytester: pytest.Pytester, coverage_config: str = "") -> None:
 
 
 def coverage_py_report(data_file: Path, project: Path) -> tuple[float, dict[str, list[str]]]:
-    """coverage.py's own ``report -m`` on ``data_file``: the total, and each file's row."""
-    cov = coverage.Coverage(data_file=str(data_file), config_file=str(project / "pyproject.toml"))
-    cov.load()
-    out = io.StringIO()
-    total = cov.report(file=out, show_missing=True)
+    """coverage.py's own ``report -m`` on ``data_file``: the total, and each file's row.
+
+    Made in ``project``: coverage.py names the files relative to the working directory, which
+    is another test's project when the test that made the run (``made_once``) was not this one
+    (absolute paths then: a verdict that depended on the tests' order)."""
+    here = os.getcwd()
+    os.chdir(project)
+    try:
+        cov = coverage.Coverage(
+            data_file=str(data_file), config_file=str(project / "pyproject.toml")
+        )
+        cov.load()
+        out = io.StringIO()
+        total = cov.report(file=out, show_missing=True)
+    finally:
+        os.chdir(here)
     rows: dict[str, list[str]] = {}
     for line in out.getvalue().splitlines():
         parts = re.split(r"\s{2,}", line.strip())

@@ -445,13 +445,16 @@ def test_environment_reaches_pytest(
 
 DETACHED = """
     import subprocess, sys, time
+    from pathlib import Path
 
     def test_detaches_a_daemon():
         code = "import time; time.sleep(120)"
         child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
         with open("daemon.pid", "w") as f:
             f.write(str(child.pid))
-        time.sleep({sleep})
+        deadline = time.monotonic() + 600  # a safety net: the test creates "go-on"
+        while not Path("go-on").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
 """
 
 
@@ -482,19 +485,27 @@ def test_a_process_in_a_new_session_dies_with_the_run(
     tools: QBenchTools, project: Path, containment: str, timed_out: bool
 ) -> None:
     """A process a test starts with start_new_session=True leaves pytest's process group; it is
-    killed at the timeout, and when the run ends normally (issue 12.13). The test lives a second
-    after starting it, so that the process-tree fallback, which looks every 0.25 s, has seen it
-    (a process whose parent exits between two looks is the fallback's documented limit).
-    Timed out: the test sleeps 600 s and the run's deadline is moved to now once the daemon
-    wrote its pid (however long a loaded machine took to get there); else it sleeps 1 s in a
-    run of 600 s."""
-    sleep = 600 if timed_out else 1
-    write(project, "tests/test_z_daemon.py", DETACHED.replace("{sleep}", str(sleep)))
+    killed at the timeout, and when the run ends normally (issue 12.13). The test lives on
+    after starting it until the server has seen it (the process-tree fallback looks every
+    0.25 s; a process whose parent exits between two looks is its documented limit): the test
+    creates "go-on" once a look noted the daemon. Before, the test lived 1 s, which a loaded
+    machine could pass without a look. Timed out: the run's deadline is moved to now once the
+    daemon wrote its pid (however long a loaded machine took to get there)."""
+    write(project, "tests/test_z_daemon.py", DETACHED)
     process = tools.start_run(RunRequest(timeout_seconds=600))
     assert process.containment is not None and process.containment.kind == containment
+
+    def go_on_once_seen(progress: object) -> None:
+        written = project / "daemon.pid"
+        if timed_out or not written.is_file() or not written.read_text():
+            return
+        known = getattr(process.containment, "known", None)  # the tree's; a cgroup holds all
+        if known is None or int(written.read_text()) in known:
+            (project / "go-on").write_text("1")
+
     if timed_out:
         overdue_once_written(process, project / "daemon.pid")
-    tools.supervise(process)
+    tools.supervise(process, go_on_once_seen)
     result = tools.finish_run(process)
     assert result.timed_out is timed_out
     daemon = int((project / "daemon.pid").read_text())
