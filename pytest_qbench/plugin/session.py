@@ -443,9 +443,9 @@ class QBenchSession(QBenchWorker):
         self.session: pytest.Session | None = None
         """The session, once it finishes (`end` reads its exit status)."""
         self.ended = False
+        """The reports are written (`end`): the stream is closed."""
         self.pid = os.getpid()
         """The run's process: a child a test forked that went on with the session is not it."""
-        """The reports are written (`end`): the stream is closed."""
         self.late_warnings = 0
         """Warnings pytest recorded after the reports were written (another plugin's terminal
         summary): not in them, and said so on the terminal."""
