@@ -102,11 +102,14 @@ def test_a_run_reports_and_names_the_index_error_its_status_unchanged(
     report.md name why it is not in the index. A read-only ``.qbench`` stopped pytest before
     any test with exit status 4 (``--qbench-dir is not writable``)."""
     make_read_only(project, what)
+    runs = project / ".qbench/runs"
+    before = set(runs.iterdir())  # the fixture's run: its id may sort after this one's
     done = run_pytest(project)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "1 failed, 1 passed" in done.stdout
     assert NOT_INDEXED in done.stdout and "is read-only" in done.stdout
-    [report] = sorted((project / ".qbench/runs").glob("*/report.md"))[-1:]
+    [run] = set(runs.iterdir()) - before
+    report = run / "report.md"
     assert "run not indexed" in report.read_text()
 
 
