@@ -230,9 +230,9 @@ def test_a_run_overdue_while_its_last_results_wait_in_its_batch_is_given_the_set
     the deadline is moved to now once the test ended, and the run goes on only once the server
     has decided; the settle is made long (600 s), so a loaded machine cannot use it up. Before
     (47301ef's parent), the server stopped the run at that look: partial, timed out."""
-    from pytest_qbench.mcp import service
+    from pytest_qbench.mcp import process as running
 
-    monkeypatch.setattr(service, "STREAM_SETTLE", 600.0)
+    monkeypatch.setattr(running, "STREAM_SETTLE", 600.0)
     (root / "conftest.py").write_text(textwrap.dedent(HELD_BATCH))
     config = server_config(root, finish_grace=600.0)
     decided: list[str] = []

@@ -127,7 +127,18 @@ class PytestProcess:
         """Give the run ``grace`` seconds more, once."""
         if not self.extended:
             self.extended = True
-            self.deadline = max(self.deadline, time.monotonic() + grace)
+            self._give(grace)
+
+    def settle(self) -> None:
+        """Give the run ``STREAM_SETTLE`` seconds more, once: its stream's last batch may still
+        wait in its memory."""
+        if not self.settled:
+            self.settled = True
+            self._give(STREAM_SETTLE)
+
+    def _give(self, seconds: float) -> None:
+        """Move the deadline to ``seconds`` from now, unless it is later already."""
+        self.deadline = max(self.deadline, time.monotonic() + seconds)
 
     def elapsed(self) -> float:
         """Seconds since the start."""

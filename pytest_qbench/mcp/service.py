@@ -26,7 +26,6 @@ from pytest_qbench.mcp.command import RunPlan
 from pytest_qbench.mcp.command import is_generation
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.process import POLL_SECONDS
-from pytest_qbench.mcp.process import STREAM_SETTLE
 from pytest_qbench.mcp.process import Progress
 from pytest_qbench.mcp.process import PytestProcess
 
@@ -113,12 +112,12 @@ class RunService:
             return False
         if not process.overdue():
             return True
-        complete = self._runs_tests(process) and process.progress().complete
-        if not complete and not process.settled and self._runs_tests(process):
+        tests = self._runs_tests(process)
+        complete = tests and process.progress().complete
+        if tests and not complete and not process.settled:
             # the run's stream is written in batches: its last results reach the file within
             # store.BATCH_SECONDS; look again once they can have, before judging the run
-            process.settled = True
-            process.deadline = max(process.deadline, time.monotonic() + STREAM_SETTLE)
+            process.settle()
             return True
         if complete and not process.extended:
             process.extend(self.config.finish_grace)
