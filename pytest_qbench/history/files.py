@@ -133,10 +133,8 @@ def died_runs(qbench_dir: Path | None) -> list[Path]:
     during its session's end (``store.killed_at_end``): it is one of them. So is one that wrote
     its report.json but could not index itself (an error of the index, or of qbench's, as it
     ended): it keeps its mark (``_unindexed``), and is indexed from its report.json."""
-    runs = None if qbench_dir is None else qbench_dir / store.RUNS_DIR
-    if runs is None or not runs.is_dir():
+    if qbench_dir is None or not (runs := qbench_dir / store.RUNS_DIR).is_dir():
         return []
-    assert qbench_dir is not None
     marked = set(store.unfinished_runs(qbench_dir))
     died = [d for d in runs.iterdir() if _unindexed(d, marked) or _died(d)]
     if len(died) < 2:  # nothing to order: no start read
