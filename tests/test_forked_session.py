@@ -62,3 +62,55 @@ def test_a_forked_child_that_goes_on_with_the_session_is_not_recorded(
     # the child says why it records nothing, the parent writes the reports
     assert out.count("qbench: wrote ") == 1
     assert "forked by a test" in out
+
+
+PID_MOCKED = """
+    import os
+    import time
+    from unittest import mock
+
+    from pytest_qbench.report import store
+
+    def test_before():
+        assert False, "a failure written while os.getpid is mocked"
+
+    def test_pid_mocked():
+        # a pid-file library's test: os.getpid mocked while the stream's timer writes
+        with mock.patch("os.getpid", return_value=424242):
+            deadline = time.monotonic() + 60
+            while any(w._pending for w in list(store._WRITERS)) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert os.getpid() == 424242
+
+    def test_leaks_the_mock():
+        mock.patch("os.getpid", return_value=1).start()  # never stopped: the session ends so
+
+    def test_after():
+        assert False, "the last failure"
+"""
+
+
+def test_a_mocked_os_getpid_is_not_a_forked_child(pytester: pytest.Pytester) -> None:
+    """A test that mocks ``os.getpid`` (a pid file's, a lock's tests) made the stream's writer
+    take the process for a forked child: the lines waiting were dropped (the first failure
+    missing from results.jsonl and report.json), and with the mock left on to the session's end
+    nothing of the run was recorded. Found on a real-shaped suite (eleventh round)."""
+    pytester.makepyfile(test_pid=PID_MOCKED)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=p"
+    )
+    result.assert_outcomes(failed=2, passed=2)
+    out = result.stdout.str()
+    assert "forked by a test" not in out
+    assert out.count("qbench: wrote ") == 1
+    run = pytester.path / ".qbench/runs/p"
+    lines = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert [line["result"]["nodeid"] for line in lines if line["kind"] == "result"] == [
+        "test_pid.py::test_before",
+        "test_pid.py::test_pid_mocked",
+        "test_pid.py::test_leaks_the_mock",
+        "test_pid.py::test_after",
+    ]
+    report = json.loads((run / "report.json").read_text())
+    assert [r["outcome"] for r in report["results"]] == ["failed", "passed", "passed", "failed"]
+    assert report["run"]["exit_code"] == 1

@@ -84,6 +84,20 @@ R = Outcome(failed=False, rerun_passed=True)
             "id 00000000-1111-2222-3333-444444444444 gone",
         ),
         ("took 1.25s", "took  0.5s"),
+        # pytest's explanation by verbosity (-v, -vv, or CI=true): the same failure (idna)
+        (
+            "assert b'xn--eckwd4c7c' == b'wrong'\n  \n  At index 0 diff: b'x' != b'w'\n"
+            "  Use -v to get more diff",
+            "assert b'xn--eckwd4c7c' == b'wrong'\n  \n  At index 0 diff: b'x' != b'w'\n  \n"
+            "  Full diff: (-: missing in left side, +: extra in left side)\n  - (b'wrong')\n"
+            "  + (b'xn--eckwd4c7c')",
+        ),
+        (
+            "assert [1, 2] == [1, 3]\n  \n  At index 1 diff: 2 != 3\n  Use -v to get more diff",
+            "assert [1, 2] == [1, 3]\n  \n  At index 1 diff: 2 != 3\n  \n  Full diff: (-: missing"
+            " in left side, +: extra in left side)\n    [\n        1,\n  -     3,...\n  \n"
+            "  ...Full output truncated, use '-vv' to show",
+        ),
     ],
 )
 def test_normalising_keeps_what_is_the_same(a: str, b: str) -> None:
@@ -134,6 +148,11 @@ def test_fingerprint_tells_failures_apart() -> None:
     assert fingerprint("AssertionError", "t.py:4", "assert x == 4") != base
     assert fingerprint("AssertionError", "t.py:3", "assert y == 4") != base
     assert len(base) == 16
+    plain = "assert 'ab' == 'ac'\n  - ac\n  + ab\n  Use -v to get more diff"
+    other = "assert 'ab' == 'ad'\n  - ad\n  + ab\n  Use -v to get more diff"
+    assert fingerprint("AssertionError", "t.py:3", plain) != fingerprint(
+        "AssertionError", "t.py:3", other
+    )
 
 
 # --- flips, indicator, trend -------------------------------------------------------------------

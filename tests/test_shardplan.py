@@ -65,6 +65,16 @@ def test_tests_without_history_cost_their_files_median_else_the_suites() -> None
     assert "2 tests without history" in plan.summary(0)
 
 
+def test_one_test_without_history_and_one_unit_are_said_in_the_singular() -> None:
+    """The line read ``1 tests without history`` on a real suite (idna, eleventh round)."""
+    history = module("a.py", 3, 2.0)
+    plan = plan_shards([*history, "b.py::test_new"], history, 2)
+    line = plan.summary(plan.shards.index(min(plan.shards, key=len)))
+    assert line.endswith("; 1 test without history")
+    one = plan_shards(["a.py::test_0"], history, 1).summary(0)
+    assert one.startswith("shard 1/1: 1 of 1 unit, 1 test, expected ")
+
+
 def test_without_history_the_split_is_by_test_count() -> None:
     nodeids = [f"m{m}.py::test_{t}" for m in range(6) for t in range(m + 1)]
     plan = plan_shards(nodeids, {}, 3)

@@ -42,6 +42,10 @@ _RULES: tuple[tuple[re.Pattern[str], str, tuple[str, ...], int], ...] = (
 
 
 _ID, _ADDRESS, _PATH, _HEX, _NUMBER = (rule[0] for rule in _RULES)
+_VERBOSE_TAIL = re.compile(r"\n[ \t]*(?:Full diff:|Use -v+ to get more diff)")
+"""Where pytest's assertion explanation starts to depend on the verbosity (``-v``, or ``CI``
+set): ``Use -v to get more diff`` without it, ``Full diff: ...`` with it. The message is cut
+there, so that a failure in CI and the same one on a laptop are one failure."""
 
 
 def normalise_message(message: str) -> str:
@@ -49,6 +53,8 @@ def normalise_message(message: str) -> str:
     order, each run where the message holds what its every match holds: counted inline, not
     by a loop over the rules: issue 28)."""
     text = strip_ansi(message)
+    if "diff" in text and (verbose := _VERBOSE_TAIL.search(text)):
+        text = text[: verbose.start()]
     if text.count("-") >= 4:
         text = _ID.sub("<id>", text)
     if "0x" in text:

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
+from pytest_qbench.core.summary_words import plural
+
 
 PIECE_FACTORS = (math.inf, 1.0, 1 / 2, 1 / 3, 1 / 4)
 """Largest piece of a module tried, as a fraction of a shard's ideal share."""
@@ -87,11 +89,12 @@ class Plan:
         count = len(self.shards)
         mine = self.shards[index]
         tests = sum(len(unit.nodeids) for unit in mine)
-        head = f"shard {index + 1}/{count}: {len(mine)} of {self.units} units, {tests} tests"
+        units = plural(self.units, "unit")
+        head = f"shard {index + 1}/{count}: {len(mine)} of {units}, {plural(tests, 'test')}"
         if self.by_count:
             return f"{head}; no history: split by test count"
         shards = " ".join(f"{value:.1f}" for value in self.expected)
-        unknown = f"; {self.unknown} tests without history" if self.unknown else ""
+        unknown = f"; {plural(self.unknown, 'test')} without history" if self.unknown else ""
         return f"{head}, expected {self.expected[index]:.1f}s; shards (s): {shards}{unknown}"
 
 

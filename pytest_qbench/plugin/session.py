@@ -444,7 +444,7 @@ class QBenchSession(QBenchWorker):
         """The session, once it finishes (`end` reads its exit status)."""
         self.ended = False
         """The reports are written (`end`): the stream is closed."""
-        self.pid = os.getpid()
+        self.pid = store.process_id()
         """The run's process: a child a test forked that went on with the session is not it."""
         self.late_warnings = 0
         """Warnings pytest recorded after the reports were written (another plugin's terminal
@@ -811,9 +811,9 @@ class QBenchSession(QBenchWorker):
         if self.ended or self.session is None:
             return
         self.ended = True
-        if os.getpid() != self.pid:  # a test's forked child went on with pytest's session
+        if store.process_id() != self.pid:  # a test's forked child went on with the session
             self.notes.append(
-                f"this process ({os.getpid()}) was forked by a test of run {self.run_id} "
+                f"this process ({store.process_id()}) was forked by a test of run {self.run_id} "
                 f"(process {self.pid}) and went on with pytest's session: its results and "
                 "closing line are not the run's, and nothing of it is recorded (end the "
                 "child's branch with os._exit)"

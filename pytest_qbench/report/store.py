@@ -812,6 +812,10 @@ BATCH_SECONDS = 0.1
 """... or once the oldest of them has waited this long (seconds), by the writer's timer thread,
 also while a test hangs: a process killed (``kill -9``, ``os._exit``, a crash, pytest-timeout's
 thread method) loses at most the records of the last 0.1 s, 64 at most."""
+process_id = os.getpid
+"""``os.getpid`` as imported: a test that mocks ``os.getpid`` (a pid file's, a lock's tests) does
+not make the run's process a forked child whose lines are dropped (``StreamWriter``,
+``QBenchSession.end``)."""
 
 
 class StreamWriter:
@@ -876,7 +880,7 @@ class StreamWriter:
         """Wakes the timer thread when a line comes to wait, or when it is to stop."""
         self._timer: threading.Thread | None = None
         """The thread that writes the lines waiting ``BATCH_SECONDS`` (``_write_when_due``)."""
-        self._pid = os.getpid()
+        self._pid = process_id()
         """The process that opened the stream: a child forked from it writes nothing."""
 
     def write_start(self, record: StreamStartRecord) -> None:
@@ -1004,7 +1008,7 @@ class StreamWriter:
         pending = self._pending
         if not pending or self._fd is None:
             return
-        if os.getpid() != self._pid:  # a test's forked child that went on with the session
+        if process_id() != self._pid:  # a test's forked child that went on with the session
             pending.clear()
             self._size = 0
             return
