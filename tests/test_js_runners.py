@@ -875,3 +875,69 @@ def test_no_pytest_test_beside_a_passed_type_test_file_is_a_pass(tmp_path: Path)
     typed = Gathered(["vitest"], passed_without_tests=["web/sum.test-d.ts"])
     assert merge_report(pytest_run, typed).run.exit_code == 0
     assert merge_report(pytest_run, Gathered(["vitest"])).run.exit_code == 5
+
+
+@pytest.mark.parametrize(
+    ("scripts", "runners", "parts"),
+    [
+        ({"test": "vitest run && node --test test/"}, ["vitest"], ["node --test test/"]),
+        ({"test": "jest && tsc"}, ["jest"], ["tsc"]),
+        ({"test": "jest && vitest run"}, ["jest", "vitest"], []),
+        ({"test": "jest && vitest run"}, ["jest"], ["vitest run"]),
+        ({"test": "vitest --project a; vitest --project b"}, ["vitest"], []),
+        (
+            {"test": "npm run lint && npm run unit", "lint": "eslint .", "unit": "vitest"},
+            ["vitest"],
+            ["eslint ."],
+        ),
+        ({"test": "NODE_ENV=test pnpm unit", "unit": "cross-env TZ=UTC jest"}, ["jest"], []),
+        ({"test": "rimraf coverage && echo start && vitest run 2>&1"}, ["vitest"], []),
+        ({"test": "cd web && vitest run"}, ["vitest"], ["cd web"]),
+        ({"test": "npm run missing && jest"}, ["jest"], ["npm run missing"]),
+    ],
+)
+def test_parts_of_the_test_script_besides_the_runners(
+    tmp_path: Path, scripts: dict[str, str], runners: list[str], parts: list[str]
+) -> None:
+    """The commands of a test script (and of the scripts it runs) that run none of the runners
+    qbench ran: each can fail ``npm test``."""
+    from pytest_qbench.tools.js.scripts import parts_besides
+
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert parts_besides(package, runners) == parts
+
+
+NODE_TEST_FAILING = """\
+const test = require('node:test')
+const assert = require('node:assert')
+test('node part', () => assert.equal(1, 2))
+"""
+
+
+@pytest.mark.parametrize(("runner", "status"), [(None, 1), ("vitest", 0)])
+def test_a_test_script_part_qbench_does_not_run_is_not_green(
+    node_tools: Path, tmp_path: Path, runner: str | None, status: int
+) -> None:
+    """``"test": "vitest run && node --test test/"`` whose ``node --test`` part fails
+    (``npm test`` exits 1): qbench runs the vitest part only; run as the project's tests
+    (every runner that applies) the run is red, naming the part it did not run (main: green,
+    exit 0, nothing said); with ``--runner vitest`` asked for, vitest's run as asked, with a
+    note."""
+    manifest = {
+        "name": "web",
+        "scripts": {"test": "vitest run && node --test test/"},
+        "devDependencies": {"vitest": "3"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "a.test.ts").write_text("import { test } from 'vitest'\ntest('a', () => {})\n")
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "node-part.js").write_text(NODE_TEST_FAILING)  # not vitest's
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, *(["--runner", runner] if runner else []))
+    assert done.returncode == status, done.stdout + done.stderr
+    assert [(r.nodeid, r.outcome) for r in report.results] == [("a.test.ts > a", "passed")]
+    found = [*report.collection_errors, *report.warnings]
+    said = [(d.severity, d.code) for d in found if "`node --test test/`" in d.message]
+    assert said == [("error" if status else "info", "script-part-not-run")], found

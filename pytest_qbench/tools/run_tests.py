@@ -42,7 +42,9 @@ from pytest_qbench.tools.js.build import build_project
 from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.js.scripts import SCRIPT
 from pytest_qbench.tools.js.scripts import invocations
+from pytest_qbench.tools.js.scripts import parts_besides
 from pytest_qbench.tools.runner import ANSI
 from pytest_qbench.tools.runner import last_line
 from pytest_qbench.tools.spec import NotInstalled
@@ -79,6 +81,8 @@ class Gathered:
     passed_without_tests: list[str] = field(default_factory=list)
     """Files a runner ran and passed that hold no test (vitest's type-test files of
     assertions outside any test): with them the run ran something, as the runner says."""
+    ran_in: dict[Path, tuple[Package, list[str]]] = field(default_factory=dict)
+    """Each package a JavaScript runner ran in, with the runners that ran there."""
     coverage: CoverageReport | None = None
     environment: Environment | None = None
     """pytest's, when pytest ran."""
@@ -164,10 +168,13 @@ def run_tests(
     python: str | None = None,
     stop: threading.Event | None = None,
     on_runner: Callable[[str], None] | None = None,
+    whole: bool | None = None,
 ) -> Gathered:
     """Run each runner of ``chosen`` (``None``: every one that applies) in ``root``; its raw
     output goes to ``log_dir``. With ``build``, each JavaScript workspace package's ``build``
-    script runs first, and a package that fails to build has its tests skipped."""
+    script runs first, and a package that fails to build has its tests skipped. ``whole``:
+    whether the run stands for the project's tests (default: ``chosen`` is ``None``), so that
+    a part of a test script no runner ran fails it (`note_parts_not_run`)."""
     names = chosen if chosen is not None else applicable(root)
     gathered = Gathered(runners=list(names))
     skipped: set[Path] = set()
@@ -188,6 +195,8 @@ def run_tests(
             run_js(name, root, paths, log_dir, timeout, gathered, skipped, stop)
         else:
             run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
+    if not paths:
+        note_parts_not_run(gathered, explicit=not (chosen is None if whole is None else whole))
     if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
@@ -217,12 +226,50 @@ def run_js(
             if selected is None:
                 continue
             run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
+            gathered.ran_in.setdefault(package.path, (package, []))[1].append(name)
     if not found:
         gathered.problems.append(
             problem(
                 name, f"{name}: no package.json under {root} lists {name}", "runner-not-applicable"
             )
         )
+
+
+PART_NOT_RUN = "script-part-not-run"
+"""The code of the error (the note, with ``--runner``) naming a command of a package's
+``test`` script that qbench's run did not run."""
+
+
+def note_parts_not_run(gathered: Gathered, explicit: bool) -> None:
+    """For each package a JavaScript runner ran in, the commands of its ``test`` script that
+    run none of the runners that ran there (``"test": "vitest run && node --test test/"``,
+    ``jest && tsc``): ``npm test`` fails when one of them fails, so a run without them is not
+    the package's tests. Every runner that applies (no ``--runner``): an error, the run is
+    not complete (fails closed); one runner asked for by name: a note (the run is that
+    runner's, as asked)."""
+    for package, ran in gathered.ran_in.values():
+        parts = parts_besides(package, ran)
+        if not parts:
+            continue
+        shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
+        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+        label = f"{'+'.join(ran)} ({package.path.name})"
+        message = (
+            f"{label}: the package's {SCRIPT!r} script also runs {shown}{more}, which qbench "
+            "does not run: "
+        )
+        if explicit:
+            message += "this run is the runner's alone, as asked, not the whole test script"
+            gathered.warnings.append(
+                Diagnostic(tool=ran[0], severity="info", message=message, code=PART_NOT_RUN)
+            )
+            continue
+        message += (
+            "the run is not the whole test script, and is not called complete; run those "
+            "tests with vitest or jest and the checks with qbench check (tsc, eslint), or ask "
+            f"for the runner alone (--runner {ran[0]})"
+        )
+        gathered.problems.append(problem(ran[0], message, PART_NOT_RUN))
 
 
 def runner_units(project: Package, detect: Callable[[Package], bool], name: str) -> list[Package]:

@@ -132,6 +132,41 @@ def _walk(
                 _walk(package, rest[0], more, runner, found, depth - 1)
 
 
+_PARTS = re.compile(r"&&|\|\||(?<![<>])&(?!>)|[;|\n]")
+"""What separates the commands of a script, a redirection (``2>&1``) not."""
+_HARMLESS = frozenset({"echo", "printf", "true", ":", "rimraf", "rm", "mkdir"})
+"""Commands of a script that decide nothing about its tests (they print, or clean up)."""
+
+
+def parts_besides(
+    package: Package, runners: list[str], script: str = SCRIPT, depth: int = _DEPTH
+) -> list[str]:
+    """The commands of ``package``'s ``script`` (and of the scripts it runs) that run none of
+    ``runners``: another runner (``node --test test/``, ``mocha``), a checker (``tsc``,
+    ``eslint .``), anything else that can fail ``npm test`` (``cd web``, a missing script), as
+    written; not those that only print or clean up (``echo``, ``rimraf dist``)."""
+    text = package.scripts.get(script)
+    if not isinstance(text, str) or depth == 0:
+        return []
+    found: list[str] = []
+    for part in _PARTS.split(text):
+        words = split(part)
+        if not words or any(runs(word, runner) for word in words for runner in runners):
+            continue
+        bare = list(words)
+        while bare and "=" in bare[0] and not bare[0].startswith("-"):
+            bare.pop(0)  # NODE_ENV=test npm run unit
+        if bare and bare[0].rsplit("/", 1)[-1] in _HARMLESS:
+            continue
+        if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
+            rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
+            if rest and isinstance(package.scripts.get(rest[0]), str):
+                found += parts_besides(package, runners, rest[0], depth - 1)
+                continue
+        found.append(" ".join(words))
+    return found
+
+
 def runs(word: str, runner: str) -> bool:
     """Whether a command's word is the runner: ``vitest``, ``node_modules/.bin/vitest``, or
     its script run by Node (``node --experimental-vm-modules node_modules/jest/bin/jest.js``)."""
