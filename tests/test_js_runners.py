@@ -941,3 +941,62 @@ def test_a_test_script_part_qbench_does_not_run_is_not_green(
     found = [*report.collection_errors, *report.warnings]
     said = [(d.severity, d.code) for d in found if "`node --test test/`" in d.message]
     assert said == [("error" if status else "info", "script-part-not-run")], found
+
+
+@pytest.mark.parametrize(
+    ("scripts", "command"),
+    [
+        ({"test": "pnpm -r --if-present test"}, "pnpm -r --if-present test"),
+        ({"test": "pnpm --recursive run test"}, "pnpm --recursive run test"),
+        ({"test": "pnpm -r --no-bail test"}, None),
+        ({"test": "turbo test"}, "turbo test"),
+        (
+            {"test": "npx turbo run test --filter=./packages/*"},
+            "turbo run test --filter=./packages/*",
+        ),
+        ({"test": "turbo run test --continue"}, None),
+        ({"test": "npm run ci", "ci": "lerna run test --stream"}, "lerna run test --stream"),
+        ({"test": "npm test --workspaces"}, None),
+        ({"test": "turbo run build && vitest"}, None),
+    ],
+)
+def test_workspace_test_scripts_that_stop_at_the_first_failure(
+    tmp_path: Path, scripts: dict[str, str], command: str | None
+) -> None:
+    """The root's test commands that stop at the first workspace package that fails: pnpm's
+    recursive run without ``--no-bail``, turbo without ``--continue``, lerna without
+    ``--no-bail``; not npm's ``--workspaces``, nor a turbo build before the tests."""
+    from pytest_qbench.tools.js.scripts import stops_at_first_failure
+
+    write_json(tmp_path / "package.json", {"name": "mono", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert stops_at_first_failure(package) == command
+
+
+@pytest.mark.parametrize("bail", [True, False])
+def test_every_workspace_package_runs_and_a_bailing_root_script_is_named(
+    node_tools: Path, tmp_path: Path, bail: bool
+) -> None:
+    """A pnpm workspace whose root's ``"test": "pnpm -r test"`` stops at the first package that
+    fails: qbench runs every package (the counts are all of them: 1 failed, 1 passed) and says
+    that the project's own run stops there (main said nothing: its counts differed from
+    ``pnpm test``'s, unexplained); with ``--no-bail``, nothing to say."""
+    script = "pnpm -r test" if bail else "pnpm -r --no-bail test"
+    manifest = {"name": "mono", "scripts": {"test": script}, "devDependencies": {"vitest": "3"}}
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "pnpm-workspace.yaml").write_text("packages:\n  - 'packages/*'\n")
+    for name, value in (("a", 2), ("b", 1)):
+        package = tmp_path / "packages" / name
+        write_json(package / "package.json", {"name": name, "scripts": {"test": "vitest run"}})
+        (package / f"{name}.test.ts").write_text(
+            f"import {{ it, expect }} from 'vitest'\nit('{name}', () => expect({value}).toBe(1))\n"
+        )
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (report.summary.failed, report.summary.passed) == (1, 1)
+    notes = [w for w in report.warnings if w.code == "workspace-bail"]
+    assert [
+        (n.severity, "`pnpm -r test`" in n.message, "a failed" in n.message) for n in notes
+    ] == ([("info", True, True)] if bail else []), report.warnings

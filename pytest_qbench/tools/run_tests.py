@@ -45,6 +45,7 @@ from pytest_qbench.tools.js.project import workspace_packages
 from pytest_qbench.tools.js.scripts import SCRIPT
 from pytest_qbench.tools.js.scripts import invocations
 from pytest_qbench.tools.js.scripts import parts_besides
+from pytest_qbench.tools.js.scripts import stops_at_first_failure
 from pytest_qbench.tools.runner import ANSI
 from pytest_qbench.tools.runner import last_line
 from pytest_qbench.tools.spec import NotInstalled
@@ -218,6 +219,7 @@ def run_js(
     module = vitest if name == "vitest" else jest
     found = False
     for project in find_projects(root):
+        ran, failed = 0, []
         for package in runner_units(project, module.detect, name):
             found = True
             if package.path in skipped:
@@ -225,8 +227,14 @@ def run_js(
             selected = paths_in(package.path, root, paths)
             if selected is None:
                 continue
+            results, problems = len(gathered.results), len(gathered.problems)
             run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
             gathered.ran_in.setdefault(package.path, (package, []))[1].append(name)
+            ran += 1
+            if any_failed(gathered.results[results:]) or len(gathered.problems) > problems:
+                failed.append(package.name)
+        if ran > 1 and failed:
+            note_bail(name, project, ran, failed, gathered)
     if not found:
         gathered.problems.append(
             problem(
@@ -270,6 +278,35 @@ def note_parts_not_run(gathered: Gathered, explicit: bool) -> None:
             f"for the runner alone (--runner {ran[0]})"
         )
         gathered.problems.append(problem(ran[0], message, PART_NOT_RUN))
+
+
+WORKSPACE_BAIL = "workspace-bail"
+"""The code of the note saying qbench ran every workspace package where the root's ``test``
+script stops at the first that fails."""
+
+
+NOTES = frozenset({NO_TEST_IN_FILE, PART_NOT_RUN, WORKSPACE_BAIL})
+"""The codes of the runners' notes ``qbench test`` prints (``NOTE vitest: ...``)."""
+
+
+def note_bail(name: str, project: Package, ran: int, failed: list[str], gathered: Gathered) -> None:
+    """A note when the workspace's ``test`` script stops at the first package that fails
+    (``pnpm -r test``) and one did: qbench ran every package (as ``pnpm -r --no-bail test``),
+    so its counts hold tests that the project's own run leaves unrun; the verdict is the same
+    (failed)."""
+    command = stops_at_first_failure(project)
+    if command is None:
+        return
+    shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+    message = (
+        f"{name}: ran the tests of every one of the {ran} workspace packages; the root's "
+        f"{SCRIPT!r} script (`{command[:200]}`) stops at the first package that fails ({shown} "
+        "failed here), leaving untested the packages it had not started, so its own run may "
+        "count fewer tests: these counts are every package's, the verdict the same"
+    )
+    gathered.warnings.append(
+        Diagnostic(tool=name, severity="info", message=message, code=WORKSPACE_BAIL)
+    )
 
 
 def runner_units(project: Package, detect: Callable[[Package], bool], name: str) -> list[Package]:

@@ -167,6 +167,50 @@ def parts_besides(
     return found
 
 
+_BAILS: tuple[tuple[str, frozenset[str], str], ...] = (
+    ("pnpm", frozenset({"-r", "--recursive"}), "--no-bail"),
+    ("turbo", frozenset(), "--continue"),
+    ("lerna", frozenset(), "--no-bail"),
+)
+"""Commands running a script in every workspace package that stop at the first package whose
+script fails, unless given the option that goes on: ``pnpm -r test`` (``--no-bail``), ``turbo
+run test`` (``--continue``), ``lerna run test`` (``--no-bail``). npm's ``--workspaces`` and
+nx's ``run-many`` go on by default."""
+
+
+def stops_at_first_failure(package: Package, depth: int = _DEPTH) -> str | None:
+    """The command of ``package``'s test script (or of a script it runs) that runs every
+    workspace package's tests and stops at the first that fails (`_BAILS`), as written;
+    ``None`` without one."""
+    return _bailing(package, SCRIPT, depth)
+
+
+def _bailing(package: Package, script: str, depth: int) -> str | None:
+    text = package.scripts.get(script)
+    if not isinstance(text, str) or depth == 0:
+        return None
+    for part in _PARTS.split(text):
+        words = split(part)
+        while words and "=" in words[0] and not words[0].startswith("-"):
+            words.pop(0)
+        if words and words[0] in ("npx", "pnpx") and len(words) > 1:
+            words = words[1:]
+        if not words:
+            continue
+        name = words[0].rsplit("/", 1)[-1]
+        for tool, needs, goes_on in _BAILS:
+            mode = not needs or bool(needs & set(words))
+            if name == tool and SCRIPT in words and goes_on not in words and mode:
+                return " ".join(words)
+        if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
+            rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
+            if rest and rest[0] != script:
+                found = _bailing(package, rest[0], depth - 1)
+                if found is not None:
+                    return found
+    return None
+
+
 def runs(word: str, runner: str) -> bool:
     """Whether a command's word is the runner: ``vitest``, ``node_modules/.bin/vitest``, or
     its script run by Node (``node --experimental-vm-modules node_modules/jest/bin/jest.js``)."""
