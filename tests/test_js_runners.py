@@ -1000,3 +1000,24 @@ def test_every_workspace_package_runs_and_a_bailing_root_script_is_named(
     assert [
         (n.severity, "`pnpm -r test`" in n.message, "a failed" in n.message) for n in notes
     ] == ([("info", True, True)] if bail else []), report.warnings
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest"])
+def test_pass_with_no_tests_of_the_test_script_is_no_tests_not_a_crash(
+    node_tools: Path, tmp_path: Path, runner: str
+) -> None:
+    """``"test": "jest --passWithNoTests"`` in a package with no test yet (buggy/mono-repo's
+    template): ``npm test`` exits 0. qbench's run carries the option: no test ran (exit 5, as
+    pytest's "no tests collected"), no error (main: jest's "No tests found" exit 1 was a crash,
+    ``crashed: exit code 1, no report (Pattern:  - 0 matches)``)."""
+    manifest = {
+        "name": "example",
+        "scripts": {"test": f"{runner} --passWithNoTests"},
+        "devDependencies": {runner: "3" if runner == "vitest" else "29"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "index.js").write_text("module.exports = 1\n")
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path)
+    assert (done.returncode, report.collection_errors) == (5, []), done.stdout + done.stderr
