@@ -807,6 +807,11 @@ def test_file_choices_qbench_cannot_make_are_refused(tmp_path: Path, script: str
         ("jest --rootDir app -c j.json", "jest", ["--config=j.json", "--rootDir=app"]),
         ("jest --selectProjects a b --ci src", "jest", ["--selectProjects", "a", "b"]),
         ("jest --projects p q && jest --projects p q", "jest", ["--projects", "p", "q"]),
+        (
+            "npm run unit && npm run slow",
+            "jest",
+            ["--selectProjects", "unit", "integration", "slow"],
+        ),
         ("tsc && eslint --config x.js", "jest", []),
         (
             "node --experimental-vm-modules node_modules/jest/bin/jest.js -c j.json",
@@ -819,12 +824,14 @@ def test_options_carried_from_the_test_script(
     tmp_path: Path, script: str, runner: str, options: list[str]
 ) -> None:
     """The options that choose the tests, as qbench's run gets them; none from another
-    command."""
+    command; jest's ``--selectProjects`` of two commands run together (event-driven-user-
+    activity-service's ``npm run test:unit && npm run test:integration``: refused on main)."""
     from pytest_qbench.tools.js import jest
     from pytest_qbench.tools.js import scripts
     from pytest_qbench.tools.js import vitest
 
-    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script}})
+    more = {"unit": "jest --selectProjects unit integration", "slow": "jest --selectProjects slow"}
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script, **more}})
     package = read_package(tmp_path)
     assert package is not None
     table = vitest.OPTIONS if runner == "vitest" else jest.OPTIONS

@@ -299,7 +299,7 @@ def note_bail(name: str, project: Package, ran: int, failed: list[str], gathered
         return
     shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
     message = (
-        f"{name}: ran the tests of every one of the {ran} workspace packages; the root's "
+        f"ran the tests of every one of the {ran} workspace packages; the root's "
         f"{SCRIPT!r} script (`{command[:200]}`) stops at the first package that fails ({shown} "
         "failed here), leaving untested the packages it had not started, so its own run may "
         "count fewer tests: these counts are every package's, the verdict the same"

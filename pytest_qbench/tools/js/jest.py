@@ -25,7 +25,7 @@ OPTIONS = (
     Option(("--rootDir",)),
     Option(("--roots",), values=None),
     Option(("--projects",), values=None),
-    Option(("--selectProjects",), values=None),
+    Option(("--selectProjects",), values=None, repeated=True),
     Option(("--ignoreProjects",), values=None),
     Option(("--testPathPattern",), values=None, filters=True),
     Option(("--testPathPatterns",), values=None, filters=True),
