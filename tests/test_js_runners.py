@@ -1028,3 +1028,25 @@ def test_pass_with_no_tests_of_the_test_script_is_no_tests_not_a_crash(
     link_tools(tmp_path, node_tools)
     done, report, _ = qbench_test(tmp_path)
     assert (done.returncode, report.collection_errors) == (5, []), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "said"),
+    [
+        ("c8 --100 node --test && tstyche", 1, ["`c8 --100 node --test`, `tstyche`"]),
+        ('echo "Error: no test specified" && exit 1', 5, []),
+    ],
+)
+def test_a_test_script_no_runner_runs_is_not_no_tests(
+    tmp_path: Path, script: str, code: int, said: list[str]
+) -> None:
+    """A package whose ``test`` script runs only what qbench runs no runner for
+    (fastify/fastify-plugin: ``c8 --100 node --test`` and ``tstyche``, 43 tests and 39
+    assertions under ``npm test``): ``qbench test`` fails, naming them (main: "no tests ran",
+    exit 5, nothing said); ``npm init``'s placeholder script is no test."""
+    from pytest_qbench.tools.run_tests import run_tests
+
+    write_json(tmp_path / "package.json", {"name": "plugin", "scripts": {"test": script}})
+    gathered = run_tests(tmp_path, None, [], tmp_path)
+    assert gathered.exit_code == code
+    assert [p.message.split(" runs ")[1].split(", which")[0] for p in gathered.problems] == said

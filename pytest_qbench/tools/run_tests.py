@@ -197,7 +197,10 @@ def run_tests(
         else:
             run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
     if not paths:
-        note_parts_not_run(gathered, explicit=not (chosen is None if whole is None else whole))
+        whole = chosen is None if whole is None else whole
+        note_parts_not_run(gathered, explicit=not whole)
+        if whole:
+            note_scripts_not_run(root, gathered)
     if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
@@ -283,6 +286,39 @@ def note_parts_not_run(gathered: Gathered, explicit: bool) -> None:
 WORKSPACE_BAIL = "workspace-bail"
 """The code of the note saying qbench ran every workspace package where the root's ``test``
 script stops at the first that fails."""
+
+
+PLACEHOLDER = "no test specified"
+"""In the ``test`` script ``npm init`` writes (``echo "Error: no test specified" && exit 1``):
+no tests to run."""
+
+
+def note_scripts_not_run(root: Path, gathered: Gathered) -> None:
+    """Each package no runner ran in whose ``test`` script runs something no runner of the run
+    ran (``"test": "c8 --100 node --test && tstyche"``; pytest's ``"test": "pytest"`` is
+    pytest's run): an error, the project's tests not all run (fails closed). Not a
+    workspace's root, whose script runs its packages' (``pnpm -r test``), nor ``npm init``'s
+    placeholder."""
+    for project in find_projects(root):
+        packages = workspace_packages(project)
+        for package in [*packages, *([] if packages else [project])]:
+            script = package.scripts.get(SCRIPT)
+            if package.path in gathered.ran_in or not isinstance(script, str):
+                continue
+            if PLACEHOLDER in script:
+                continue
+            parts = parts_besides(package, gathered.runners)
+            if not parts:
+                continue
+            shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
+            more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+            message = (
+                f"{package.path.name}: the package's {SCRIPT!r} script runs {shown}{more}, which "
+                "no runner of qbench ran: the project's tests are not all run, and the run is "
+                "not called complete; run those tests with vitest or jest and the checks with "
+                "qbench check (tsc, eslint), or name the runners to run with --runner"
+            )
+            gathered.problems.append(problem("test-script", message, PART_NOT_RUN))
 
 
 NOTES = frozenset({NO_TEST_IN_FILE, PART_NOT_RUN, WORKSPACE_BAIL})
