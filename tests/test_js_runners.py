@@ -901,6 +901,7 @@ def test_no_pytest_test_beside_a_passed_type_test_file_is_a_pass(tmp_path: Path)
         ({"test": "rimraf coverage && echo start && vitest run 2>&1"}, ["vitest"], []),
         ({"test": "cd web && vitest run"}, ["vitest"], ["cd web"]),
         ({"test": "npm run missing && jest"}, ["jest"], ["npm run missing"]),
+        ({"test": "cd web && npm test"}, ["vitest"], ["cd web", "npm test"]),
     ],
 )
 def test_parts_of_the_test_script_besides_the_runners(
@@ -1002,7 +1003,7 @@ def test_every_workspace_package_runs_and_a_bailing_root_script_is_named(
     link_tools(tmp_path, node_tools)
     done, report, _ = qbench_test(tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert (report.summary.failed, report.summary.passed) == (1, 1)
+    assert (report.summary.failed, report.summary.passed, report.collection_errors) == (1, 1, [])
     notes = [w for w in report.warnings if w.code == "workspace-bail"]
     assert [
         (n.severity, "`pnpm -r test`" in n.message, "a failed" in n.message) for n in notes

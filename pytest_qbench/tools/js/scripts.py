@@ -160,11 +160,11 @@ def parts_besides(
             continue
         if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
             rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
-            if rest and isinstance(package.scripts.get(rest[0]), str):
+            if rest and rest[0] != script and isinstance(package.scripts.get(rest[0]), str):
                 found += parts_besides(package, runners, rest[0], depth - 1)
                 continue
         found.append(" ".join(words))
-    return found
+    return list(dict.fromkeys(found))
 
 
 _BAILS: tuple[tuple[str, frozenset[str], str], ...] = (
