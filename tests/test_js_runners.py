@@ -917,6 +917,19 @@ def test_parts_of_the_test_script_besides_the_runners(
     assert parts_besides(package, runners) == parts
 
 
+def test_a_script_qbench_ran_itself_is_no_part_left_out(tmp_path: Path) -> None:
+    """``"test": "npm run build && vitest run"`` under ``qbench test --build``: qbench ran the
+    build script itself, so it is no command left out; without ``--build`` it is one."""
+    from pytest_qbench.tools.js.scripts import parts_besides
+
+    scripts = {"test": "npm run build && vitest run", "build": "tsc && vite build"}
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert parts_besides(package, ["vitest"]) == ["tsc", "vite build"]
+    assert parts_besides(package, ["vitest"], ran=frozenset({"build"})) == []
+
+
 NODE_TEST_FAILING = """\
 const test = require('node:test')
 const assert = require('node:assert')

@@ -198,9 +198,10 @@ def run_tests(
             run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
     if not paths:
         whole = chosen is None if whole is None else whole
-        note_parts_not_run(gathered, explicit=not whole)
+        ran = frozenset({"build"} if build else set())
+        note_parts_not_run(gathered, explicit=not whole, ran=ran)
         if whole:
-            note_scripts_not_run(root, gathered)
+            note_scripts_not_run(root, gathered, ran)
     if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
@@ -251,20 +252,23 @@ PART_NOT_RUN = "script-part-not-run"
 ``test`` script that qbench's run did not run."""
 
 
-def note_parts_not_run(gathered: Gathered, explicit: bool) -> None:
+def note_parts_not_run(
+    gathered: Gathered, explicit: bool, ran: frozenset[str] = frozenset()
+) -> None:
     """For each package a JavaScript runner ran in, the commands of its ``test`` script that
     run none of the runners that ran there (``"test": "vitest run && node --test test/"``,
     ``jest && tsc``): ``npm test`` fails when one of them fails, so a run without them is not
     the package's tests. Every runner that applies (no ``--runner``): an error, the run is
     not complete (fails closed); one runner asked for by name: a note (the run is that
-    runner's, as asked)."""
-    for package, ran in gathered.ran_in.values():
-        parts = parts_besides(package, ran)
+    runner's, as asked). ``ran``: the scripts qbench ran itself (``build`` under
+    ``--build``)."""
+    for package, runners in gathered.ran_in.values():
+        parts = parts_besides(package, runners, ran=ran)
         if not parts:
             continue
         shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
         more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
-        label = f"{'+'.join(ran)} ({package.path.name})"
+        label = f"{'+'.join(runners)} ({package.path.name})"
         message = (
             f"{label}: the package's {SCRIPT!r} script also runs {shown}{more}, which qbench "
             "does not run: "
@@ -272,15 +276,15 @@ def note_parts_not_run(gathered: Gathered, explicit: bool) -> None:
         if explicit:
             message += "this run is the runner's alone, as asked, not the whole test script"
             gathered.warnings.append(
-                Diagnostic(tool=ran[0], severity="info", message=message, code=PART_NOT_RUN)
+                Diagnostic(tool=runners[0], severity="info", message=message, code=PART_NOT_RUN)
             )
             continue
         message += (
             "the run is not the whole test script, and is not called complete; run those "
             "tests with vitest or jest and the checks with qbench check (tsc, eslint), or ask "
-            f"for the runner alone (--runner {ran[0]})"
+            f"for the runner alone (--runner {runners[0]})"
         )
-        gathered.problems.append(problem(ran[0], message, PART_NOT_RUN))
+        gathered.problems.append(problem(runners[0], message, PART_NOT_RUN))
 
 
 WORKSPACE_BAIL = "workspace-bail"
@@ -293,7 +297,7 @@ PLACEHOLDER = "no test specified"
 no tests to run."""
 
 
-def note_scripts_not_run(root: Path, gathered: Gathered) -> None:
+def note_scripts_not_run(root: Path, gathered: Gathered, ran: frozenset[str] = frozenset()) -> None:
     """Each package no runner ran in whose ``test`` script runs something no runner of the run
     ran (``"test": "c8 --100 node --test && tstyche"``; pytest's ``"test": "pytest"`` is
     pytest's run): an error, the project's tests not all run (fails closed). Not a
@@ -307,7 +311,7 @@ def note_scripts_not_run(root: Path, gathered: Gathered) -> None:
                 continue
             if PLACEHOLDER in script:
                 continue
-            parts = parts_besides(package, gathered.runners)
+            parts = parts_besides(package, gathered.runners, ran=ran)
             if not parts:
                 continue
             shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])

@@ -139,12 +139,17 @@ _HARMLESS = frozenset({"echo", "printf", "true", ":", "rimraf", "rm", "mkdir"})
 
 
 def parts_besides(
-    package: Package, runners: list[str], script: str = SCRIPT, depth: int = _DEPTH
+    package: Package,
+    runners: list[str],
+    script: str = SCRIPT,
+    depth: int = _DEPTH,
+    ran: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The commands of ``package``'s ``script`` (and of the scripts it runs) that run none of
     ``runners``: another runner (``node --test test/``, ``mocha``), a checker (``tsc``,
     ``eslint .``), anything else that can fail ``npm test`` (``cd web``, a missing script), as
-    written; not those that only print or clean up (``echo``, ``rimraf dist``)."""
+    written; not those that only print or clean up (``echo``, ``rimraf dist``), nor a script
+    of ``ran``, which qbench ran itself (``npm run build`` under ``qbench test --build``)."""
     text = package.scripts.get(script)
     if not isinstance(text, str) or depth == 0:
         return []
@@ -160,8 +165,10 @@ def parts_besides(
             continue
         if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
             rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
+            if rest and rest[0] in ran:
+                continue
             if rest and rest[0] != script and isinstance(package.scripts.get(rest[0]), str):
-                found += parts_besides(package, runners, rest[0], depth - 1)
+                found += parts_besides(package, runners, rest[0], depth - 1, ran)
                 continue
         found.append(" ".join(words))
     return list(dict.fromkeys(found))
