@@ -807,6 +807,11 @@ def test_file_choices_qbench_cannot_make_are_refused(tmp_path: Path, script: str
         ("jest --rootDir app -c j.json", "jest", ["--config=j.json", "--rootDir=app"]),
         ("jest --selectProjects a b --ci src", "jest", ["--selectProjects", "a", "b"]),
         ("jest --projects p q && jest --projects p q", "jest", ["--projects", "p", "q"]),
+        (
+            "npm run unit && npm run slow",
+            "jest",
+            ["--selectProjects", "unit", "integration", "slow"],
+        ),
         ("tsc && eslint --config x.js", "jest", []),
         (
             "node --experimental-vm-modules node_modules/jest/bin/jest.js -c j.json",
@@ -819,12 +824,14 @@ def test_options_carried_from_the_test_script(
     tmp_path: Path, script: str, runner: str, options: list[str]
 ) -> None:
     """The options that choose the tests, as qbench's run gets them; none from another
-    command."""
+    command; jest's ``--selectProjects`` of two commands run together (event-driven-user-
+    activity-service's ``npm run test:unit && npm run test:integration``: refused on main)."""
     from pytest_qbench.tools.js import jest
     from pytest_qbench.tools.js import scripts
     from pytest_qbench.tools.js import vitest
 
-    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script}})
+    more = {"unit": "jest --selectProjects unit integration", "slow": "jest --selectProjects slow"}
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": {"test": script, **more}})
     package = read_package(tmp_path)
     assert package is not None
     table = vitest.OPTIONS if runner == "vitest" else jest.OPTIONS
@@ -875,3 +882,185 @@ def test_no_pytest_test_beside_a_passed_type_test_file_is_a_pass(tmp_path: Path)
     typed = Gathered(["vitest"], passed_without_tests=["web/sum.test-d.ts"])
     assert merge_report(pytest_run, typed).run.exit_code == 0
     assert merge_report(pytest_run, Gathered(["vitest"])).run.exit_code == 5
+
+
+@pytest.mark.parametrize(
+    ("scripts", "runners", "parts"),
+    [
+        ({"test": "vitest run && node --test test/"}, ["vitest"], ["node --test test/"]),
+        ({"test": "jest && tsc"}, ["jest"], ["tsc"]),
+        ({"test": "jest && vitest run"}, ["jest", "vitest"], []),
+        ({"test": "jest && vitest run"}, ["jest"], ["vitest run"]),
+        ({"test": "vitest --project a; vitest --project b"}, ["vitest"], []),
+        (
+            {"test": "npm run lint && npm run unit", "lint": "eslint .", "unit": "vitest"},
+            ["vitest"],
+            ["eslint ."],
+        ),
+        ({"test": "NODE_ENV=test pnpm unit", "unit": "cross-env TZ=UTC jest"}, ["jest"], []),
+        ({"test": "rimraf coverage && echo start && vitest run 2>&1"}, ["vitest"], []),
+        ({"test": "cd web && vitest run"}, ["vitest"], ["cd web"]),
+        ({"test": "npm run missing && jest"}, ["jest"], ["npm run missing"]),
+        ({"test": "cd web && npm test"}, ["vitest"], ["cd web", "npm test"]),
+    ],
+)
+def test_parts_of_the_test_script_besides_the_runners(
+    tmp_path: Path, scripts: dict[str, str], runners: list[str], parts: list[str]
+) -> None:
+    """The commands of a test script (and of the scripts it runs) that run none of the runners
+    qbench ran: each can fail ``npm test``."""
+    from pytest_qbench.tools.js.scripts import parts_besides
+
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert parts_besides(package, runners) == parts
+
+
+def test_a_script_qbench_ran_itself_is_no_part_left_out(tmp_path: Path) -> None:
+    """``"test": "npm run build && vitest run"`` under ``qbench test --build``: qbench ran the
+    build script itself, so it is no command left out; without ``--build`` it is one."""
+    from pytest_qbench.tools.js.scripts import parts_besides
+
+    scripts = {"test": "npm run build && vitest run", "build": "tsc && vite build"}
+    write_json(tmp_path / "package.json", {"name": "web", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert parts_besides(package, ["vitest"]) == ["tsc", "vite build"]
+    assert parts_besides(package, ["vitest"], ran=frozenset({"build"})) == []
+
+
+NODE_TEST_FAILING = """\
+const test = require('node:test')
+const assert = require('node:assert')
+test('node part', () => assert.equal(1, 2))
+"""
+
+
+@pytest.mark.parametrize(("runner", "status"), [(None, 1), ("vitest", 0)])
+def test_a_test_script_part_qbench_does_not_run_is_not_green(
+    node_tools: Path, tmp_path: Path, runner: str | None, status: int
+) -> None:
+    """``"test": "vitest run && node --test test/"`` whose ``node --test`` part fails
+    (``npm test`` exits 1): qbench runs the vitest part only; run as the project's tests
+    (every runner that applies) the run is red, naming the part it did not run (main: green,
+    exit 0, nothing said); with ``--runner vitest`` asked for, vitest's run as asked, with a
+    note."""
+    manifest = {
+        "name": "web",
+        "scripts": {"test": "vitest run && node --test test/"},
+        "devDependencies": {"vitest": "3"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "a.test.ts").write_text("import { test } from 'vitest'\ntest('a', () => {})\n")
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "node-part.js").write_text(NODE_TEST_FAILING)  # not vitest's
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path, *(["--runner", runner] if runner else []))
+    assert done.returncode == status, done.stdout + done.stderr
+    assert [(r.nodeid, r.outcome) for r in report.results] == [("a.test.ts > a", "passed")]
+    found = [*report.collection_errors, *report.warnings]
+    said = [(d.severity, d.code) for d in found if "`node --test test/`" in d.message]
+    assert said == [("error" if status else "info", "script-part-not-run")], found
+
+
+@pytest.mark.parametrize(
+    ("scripts", "command"),
+    [
+        ({"test": "pnpm -r --if-present test"}, "pnpm -r --if-present test"),
+        ({"test": "pnpm --recursive run test"}, "pnpm --recursive run test"),
+        ({"test": "pnpm -r --no-bail test"}, None),
+        ({"test": "turbo test"}, "turbo test"),
+        (
+            {"test": "npx turbo run test --filter=./packages/*"},
+            "turbo run test --filter=./packages/*",
+        ),
+        ({"test": "turbo run test --continue"}, None),
+        ({"test": "npm run ci", "ci": "lerna run test --stream"}, "lerna run test --stream"),
+        ({"test": "npm test --workspaces"}, None),
+        ({"test": "turbo run build && vitest"}, None),
+    ],
+)
+def test_workspace_test_scripts_that_stop_at_the_first_failure(
+    tmp_path: Path, scripts: dict[str, str], command: str | None
+) -> None:
+    """The root's test commands that stop at the first workspace package that fails: pnpm's
+    recursive run without ``--no-bail``, turbo without ``--continue``, lerna without
+    ``--no-bail``; not npm's ``--workspaces``, nor a turbo build before the tests."""
+    from pytest_qbench.tools.js.scripts import stops_at_first_failure
+
+    write_json(tmp_path / "package.json", {"name": "mono", "scripts": scripts})
+    package = read_package(tmp_path)
+    assert package is not None
+    assert stops_at_first_failure(package) == command
+
+
+@pytest.mark.parametrize("bail", [True, False])
+def test_every_workspace_package_runs_and_a_bailing_root_script_is_named(
+    node_tools: Path, tmp_path: Path, bail: bool
+) -> None:
+    """A pnpm workspace whose root's ``"test": "pnpm -r test"`` stops at the first package that
+    fails: qbench runs every package (the counts are all of them: 1 failed, 1 passed) and says
+    that the project's own run stops there (main said nothing: its counts differed from
+    ``pnpm test``'s, unexplained); with ``--no-bail``, nothing to say."""
+    script = "pnpm -r test" if bail else "pnpm -r --no-bail test"
+    manifest = {"name": "mono", "scripts": {"test": script}, "devDependencies": {"vitest": "3"}}
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "pnpm-workspace.yaml").write_text("packages:\n  - 'packages/*'\n")
+    for name, value in (("a", 2), ("b", 1)):
+        package = tmp_path / "packages" / name
+        write_json(package / "package.json", {"name": name, "scripts": {"test": "vitest run"}})
+        (package / f"{name}.test.ts").write_text(
+            f"import {{ it, expect }} from 'vitest'\nit('{name}', () => expect({value}).toBe(1))\n"
+        )
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (report.summary.failed, report.summary.passed, report.collection_errors) == (1, 1, [])
+    notes = [w for w in report.warnings if w.code == "workspace-bail"]
+    assert [
+        (n.severity, "`pnpm -r test`" in n.message, "a failed" in n.message) for n in notes
+    ] == ([("info", True, True)] if bail else []), report.warnings
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest"])
+def test_pass_with_no_tests_of_the_test_script_is_no_tests_not_a_crash(
+    node_tools: Path, tmp_path: Path, runner: str
+) -> None:
+    """``"test": "jest --passWithNoTests"`` in a package with no test yet (buggy/mono-repo's
+    template): ``npm test`` exits 0. qbench's run carries the option: no test ran (exit 5, as
+    pytest's "no tests collected"), no error (main: jest's "No tests found" exit 1 was a crash,
+    ``crashed: exit code 1, no report (Pattern:  - 0 matches)``)."""
+    manifest = {
+        "name": "example",
+        "scripts": {"test": f"{runner} --passWithNoTests"},
+        "devDependencies": {runner: "3" if runner == "vitest" else "29"},
+    }
+    write_json(tmp_path / "package.json", manifest)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "index.js").write_text("module.exports = 1\n")
+    link_tools(tmp_path, node_tools)
+    done, report, _ = qbench_test(tmp_path)
+    assert (done.returncode, report.collection_errors) == (5, []), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "said"),
+    [
+        ("c8 --100 node --test && tstyche", 1, ["`c8 --100 node --test`, `tstyche`"]),
+        ('echo "Error: no test specified" && exit 1', 5, []),
+    ],
+)
+def test_a_test_script_no_runner_runs_is_not_no_tests(
+    tmp_path: Path, script: str, code: int, said: list[str]
+) -> None:
+    """A package whose ``test`` script runs only what qbench runs no runner for
+    (fastify/fastify-plugin: ``c8 --100 node --test`` and ``tstyche``, 43 tests and 39
+    assertions under ``npm test``): ``qbench test`` fails, naming them (main: "no tests ran",
+    exit 5, nothing said); ``npm init``'s placeholder script is no test."""
+    from pytest_qbench.tools.run_tests import run_tests
+
+    write_json(tmp_path / "package.json", {"name": "plugin", "scripts": {"test": script}})
+    gathered = run_tests(tmp_path, None, [], tmp_path)
+    assert gathered.exit_code == code
+    assert [p.message.split(" runs ")[1].split(", which")[0] for p in gathered.problems] == said

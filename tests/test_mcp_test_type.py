@@ -226,3 +226,34 @@ def test_the_runs_timeout_bounds_pytest_and_vitest_together(
     assert found is not None, stopped
     assert float(found[1]) == 5
     assert report.run.exit_code == 1
+
+
+@pytest.mark.parametrize(("test_type", "success"), [("all", False), ("vitest", True)])
+def test_a_test_script_part_not_run_fails_all(
+    tmp_path: Path, node_tools: Path, test_type: str, success: bool
+) -> None:
+    """A front end whose ``"test": "vitest run && tsc --noEmit"``: test_type ``all`` runs its
+    vitest part only, so the run is not called a success (main: success, nothing said); test_type
+    ``vitest`` is vitest's run, as asked, its note in the stored run's warnings."""
+    web = (tmp_path / "project" / "web").resolve()
+    (web / "src").mkdir(parents=True)
+    manifest = {
+        "name": "web",
+        "scripts": {"test": "vitest run && tsc --noEmit"},
+        "devDependencies": {"vitest": "3.2.4"},
+    }
+    (web / "package.json").write_text(json.dumps(manifest))
+    (web / "src" / "add.test.ts").write_text(
+        "import { it, expect } from 'vitest'\nit('adds', () => { expect(1 + 2).toBe(3) })\n"
+    )
+    link_tools(web, node_tools)
+    content = call(web.parent, {"test_type": test_type}).structured_content
+    assert content is not None
+    assert (content["success"], content["summary"]["passed"]) == (success, 1), content
+    [report] = stored(web.parent)
+    said = [
+        d for d in [*report.collection_errors, *report.warnings] if "`tsc --noEmit`" in d.message
+    ]
+    assert [(d.code, d.severity) for d in said] == [
+        ("script-part-not-run", "info" if success else "error")
+    ]

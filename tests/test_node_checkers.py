@@ -214,6 +214,20 @@ def test_eslint_leaves_qbench_own_directory_out(tmp_path: Path) -> None:
     assert status == 1
 
 
+@pytest.mark.parametrize("store", ["qa-runs", "reports/q[a] (1)"])
+def test_eslint_leaves_a_custom_qbench_dir_out(tmp_path: Path, store: str) -> None:
+    """``qbench check --dir STORE``: the directory this run writes to, named otherwise than
+    ``.qbench``, is left out of ESLint's files too (main left out ``.qbench/`` only: a leftover
+    report of an earlier run there was counted), glob characters in its name read as they are."""
+    web = frontend_project(tmp_path)
+    (web / store / "runs" / "old").mkdir(parents=True)
+    (web / store / "runs" / "old" / "leftover.js").write_text(JS_ERROR)
+    status, report = check(["--checker", "eslint", "--dir", store], web)
+    [eslint] = report["checks"]
+    assert places(eslint) == [("src/extra.js", 2, 7, "no-unused-vars", "error")], eslint
+    assert status == 1
+
+
 def test_eslint_crash_names_its_error_not_a_stack_frame(tmp_path: Path) -> None:
     """ESLint stopped by a syntax error in its configuration (exit 2) is crashed, and the note
     names the error: it named the last frame of Node's stack below it

@@ -124,12 +124,12 @@ def print_summary(report: TestReport, run_dir: Path) -> None:
     """Per runner its counts, the runners' problems and notes, then the failures (one line
     each)."""
     from pytest_qbench.cli import counts_line
-    from pytest_qbench.tools.run_tests import NO_TEST_IN_FILE
+    from pytest_qbench.tools.run_tests import NOTES
 
     for problem in report.collection_errors:
         print(f"ERROR {problem.tool}: {problem.message.splitlines()[0] if problem.message else ''}")
     for note in report.warnings:
-        if note.code == NO_TEST_IN_FILE:
+        if note.code in NOTES:
             print(f"NOTE {note.tool}: {note.message}")
     for result in report.results:
         if result.outcome in ("failed", "error"):

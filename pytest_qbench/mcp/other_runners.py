@@ -72,27 +72,35 @@ def add_other_runners(
     deadline: float,
     plan: RunPlan,
     report: TestReport,
+    whole: bool = False,
 ) -> TestReport:
     """``report`` (pytest's run) with the ``others`` runners' results added, its report.json and
     report.md written again (pytest's end indexed it already). They get what is left of the
     run's timeout (``deadline``, a ``time.monotonic()`` instant), and ``stop`` (the client
-    cancelled) kills them."""
+    cancelled) kills them; ``whole``: ``test_type`` ``all`` (`run_tests`' ``whole``)."""
     if not others:
         return report
     from pytest_qbench.tools.run_tests import merge_report
     from pytest_qbench.tools.run_tests import run_tests
 
     left = max(0.0, deadline - time.monotonic())
-    gathered = run_tests(plan.cwd, others, paths, plan.run_dir, timeout=left, stop=stop)
+    gathered = run_tests(
+        plan.cwd, others, paths, plan.run_dir, timeout=left, stop=stop, whole=whole
+    )
     merged = merge_report(report, gathered)
     write_reports(merged, plan, index=False)
     return merged
 
 
 def run_without_pytest(
-    tools: RunService, request: RunRequest, runners: list[str], stop: threading.Event
+    tools: RunService,
+    request: RunRequest,
+    runners: list[str],
+    stop: threading.Event,
+    whole: bool = False,
 ) -> RunResult:
-    """vitest and/or jest alone, as one stored, indexed run.
+    """vitest and/or jest alone, as one stored, indexed run; ``whole``: ``test_type`` ``all``
+    (`run_tests`' ``whole``).
 
     Raises:
         ToolFailure: a pytest-only argument, or a refused path.
@@ -108,7 +116,9 @@ def run_without_pytest(
     started = started_now()
     plan.run_dir.mkdir(parents=True)
     paths = list(request.test_path)
-    gathered = run_tests(plan.cwd, runners, paths, plan.run_dir, timeout=plan.timeout, stop=stop)
+    gathered = run_tests(
+        plan.cwd, runners, paths, plan.run_dir, timeout=plan.timeout, stop=stop, whole=whole
+    )
     command = ["qbench-mcp", "run_test_workflow", "--test-type", ",".join(runners), *paths]
     report = build_report(gathered, plan.run_id, started, command, plan.cwd)
     write_reports(report, plan, index=True, db=configured_db(None, tools.config.root))

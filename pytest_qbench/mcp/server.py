@@ -455,14 +455,15 @@ async def run_test_workflow(
     )
     runners = other_runners.choose_runners(tools, test_type)
     others = [name for name in runners if name != "pytest"]
+    whole = test_type in (None, "all")
     if "pytest" not in runners:
-        return await without_pytest(tools, request, runners)
+        return await without_pytest(tools, request, runners, whole)
     process = tools.start_run(request)
     deadline = time.monotonic() + process.plan.timeout
     await supervise(tools, process, ctx)
     stop = threading.Event()
     paths = list(request.test_path)
-    extend = partial(other_runners.add_other_runners, others, paths, stop, deadline)
+    extend = partial(other_runners.add_other_runners, others, paths, stop, deadline, whole=whole)
     finish = partial(tools.finish_run, process, extend if others else None)
     try:  # a cancellation while vitest or jest runs stops them (their trees killed)
         return await anyio.to_thread.run_sync(finish, abandon_on_cancel=bool(others))
@@ -471,10 +472,12 @@ async def run_test_workflow(
         raise
 
 
-async def without_pytest(tools: QBenchTools, request: RunRequest, runners: list[str]) -> RunResult:
+async def without_pytest(
+    tools: QBenchTools, request: RunRequest, runners: list[str], whole: bool
+) -> RunResult:
     """vitest and/or jest alone; a cancellation stops them (their process trees killed)."""
     stop = threading.Event()
-    run = partial(other_runners.run_without_pytest, tools, request, runners, stop)
+    run = partial(other_runners.run_without_pytest, tools, request, runners, stop, whole)
     try:
         return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
     except BaseException:

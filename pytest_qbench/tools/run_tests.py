@@ -42,7 +42,10 @@ from pytest_qbench.tools.js.build import build_project
 from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.js.project import find_projects
 from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.js.scripts import SCRIPT
 from pytest_qbench.tools.js.scripts import invocations
+from pytest_qbench.tools.js.scripts import parts_besides
+from pytest_qbench.tools.js.scripts import stops_at_first_failure
 from pytest_qbench.tools.runner import ANSI
 from pytest_qbench.tools.runner import last_line
 from pytest_qbench.tools.spec import NotInstalled
@@ -79,6 +82,8 @@ class Gathered:
     passed_without_tests: list[str] = field(default_factory=list)
     """Files a runner ran and passed that hold no test (vitest's type-test files of
     assertions outside any test): with them the run ran something, as the runner says."""
+    ran_in: dict[Path, tuple[Package, list[str]]] = field(default_factory=dict)
+    """Each package a JavaScript runner ran in, with the runners that ran there."""
     coverage: CoverageReport | None = None
     environment: Environment | None = None
     """pytest's, when pytest ran."""
@@ -164,10 +169,13 @@ def run_tests(
     python: str | None = None,
     stop: threading.Event | None = None,
     on_runner: Callable[[str], None] | None = None,
+    whole: bool | None = None,
 ) -> Gathered:
     """Run each runner of ``chosen`` (``None``: every one that applies) in ``root``; its raw
     output goes to ``log_dir``. With ``build``, each JavaScript workspace package's ``build``
-    script runs first, and a package that fails to build has its tests skipped."""
+    script runs first, and a package that fails to build has its tests skipped. ``whole``:
+    whether the run stands for the project's tests (default: ``chosen`` is ``None``), so that
+    a part of a test script no runner ran fails it (`note_parts_not_run`)."""
     names = chosen if chosen is not None else applicable(root)
     gathered = Gathered(runners=list(names))
     skipped: set[Path] = set()
@@ -188,6 +196,12 @@ def run_tests(
             run_js(name, root, paths, log_dir, timeout, gathered, skipped, stop)
         else:
             run_registered(name, root, root, paths, log_dir, timeout, gathered, stop)
+    if not paths:
+        whole = chosen is None if whole is None else whole
+        ran = frozenset({"build"} if build else set())
+        note_parts_not_run(gathered, explicit=not whole, ran=ran)
+        if whole:
+            note_scripts_not_run(root, gathered, ran)
     if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
@@ -209,6 +223,7 @@ def run_js(
     module = vitest if name == "vitest" else jest
     found = False
     for project in find_projects(root):
+        ran, failed = 0, []
         for package in runner_units(project, module.detect, name):
             found = True
             if package.path in skipped:
@@ -216,13 +231,122 @@ def run_js(
             selected = paths_in(package.path, root, paths)
             if selected is None:
                 continue
+            results, problems = len(gathered.results), len(gathered.problems)
             run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
+            gathered.ran_in.setdefault(package.path, (package, []))[1].append(name)
+            ran += 1
+            if any_failed(gathered.results[results:]) or len(gathered.problems) > problems:
+                failed.append(package.name)
+        if ran > 1 and failed:
+            note_bail(name, project, ran, failed, gathered)
     if not found:
         gathered.problems.append(
             problem(
                 name, f"{name}: no package.json under {root} lists {name}", "runner-not-applicable"
             )
         )
+
+
+PART_NOT_RUN = "script-part-not-run"
+"""The code of the error (the note, with ``--runner``) naming a command of a package's
+``test`` script that qbench's run did not run."""
+
+
+def note_parts_not_run(
+    gathered: Gathered, explicit: bool, ran: frozenset[str] = frozenset()
+) -> None:
+    """For each package a JavaScript runner ran in, the commands of its ``test`` script that
+    run none of the runners that ran there (``"test": "vitest run && node --test test/"``,
+    ``jest && tsc``): ``npm test`` fails when one of them fails, so a run without them is not
+    the package's tests. Every runner that applies (no ``--runner``): an error, the run is
+    not complete (fails closed); one runner asked for by name: a note (the run is that
+    runner's, as asked). ``ran``: the scripts qbench ran itself (``build`` under
+    ``--build``)."""
+    for package, runners in gathered.ran_in.values():
+        parts = parts_besides(package, runners, ran=ran)
+        if not parts:
+            continue
+        shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
+        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+        label = f"{'+'.join(runners)} ({package.path.name})"
+        message = (
+            f"{label}: the package's {SCRIPT!r} script also runs {shown}{more}, which qbench "
+            "does not run: "
+        )
+        if explicit:
+            message += "this run is the runner's alone, as asked, not the whole test script"
+            gathered.warnings.append(
+                Diagnostic(tool=runners[0], severity="info", message=message, code=PART_NOT_RUN)
+            )
+            continue
+        message += (
+            "the run is not the whole test script, and is not called complete; run those "
+            "tests with vitest or jest and the checks with qbench check (tsc, eslint), or ask "
+            f"for the runner alone (--runner {runners[0]})"
+        )
+        gathered.problems.append(problem(runners[0], message, PART_NOT_RUN))
+
+
+WORKSPACE_BAIL = "workspace-bail"
+"""The code of the note saying qbench ran every workspace package where the root's ``test``
+script stops at the first that fails."""
+
+
+PLACEHOLDER = "no test specified"
+"""In the ``test`` script ``npm init`` writes (``echo "Error: no test specified" && exit 1``):
+no tests to run."""
+
+
+def note_scripts_not_run(root: Path, gathered: Gathered, ran: frozenset[str] = frozenset()) -> None:
+    """Each package no runner ran in whose ``test`` script runs something no runner of the run
+    ran (``"test": "c8 --100 node --test && tstyche"``; pytest's ``"test": "pytest"`` is
+    pytest's run): an error, the project's tests not all run (fails closed). Not a
+    workspace's root, whose script runs its packages' (``pnpm -r test``), nor ``npm init``'s
+    placeholder."""
+    for project in find_projects(root):
+        packages = workspace_packages(project)
+        for package in [*packages, *([] if packages else [project])]:
+            script = package.scripts.get(SCRIPT)
+            if package.path in gathered.ran_in or not isinstance(script, str):
+                continue
+            if PLACEHOLDER in script:
+                continue
+            parts = parts_besides(package, gathered.runners, ran=ran)
+            if not parts:
+                continue
+            shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
+            more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+            message = (
+                f"{package.path.name}: the package's {SCRIPT!r} script runs {shown}{more}, which "
+                "no runner of qbench ran: the project's tests are not all run, and the run is "
+                "not called complete; run those tests with vitest or jest and the checks with "
+                "qbench check (tsc, eslint), or name the runners to run with --runner"
+            )
+            gathered.problems.append(problem("test-script", message, PART_NOT_RUN))
+
+
+NOTES = frozenset({NO_TEST_IN_FILE, PART_NOT_RUN, WORKSPACE_BAIL})
+"""The codes of the runners' notes ``qbench test`` prints (``NOTE vitest: ...``)."""
+
+
+def note_bail(name: str, project: Package, ran: int, failed: list[str], gathered: Gathered) -> None:
+    """A note when the workspace's ``test`` script stops at the first package that fails
+    (``pnpm -r test``) and one did: qbench ran every package (as ``pnpm -r --no-bail test``),
+    so its counts hold tests that the project's own run leaves unrun; the verdict is the same
+    (failed)."""
+    command = stops_at_first_failure(project)
+    if command is None:
+        return
+    shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+    message = (
+        f"ran the tests of every one of the {ran} workspace packages; the root's "
+        f"{SCRIPT!r} script (`{command[:200]}`) stops at the first package that fails ({shown} "
+        "failed here), leaving untested the packages it had not started, so its own run may "
+        "count fewer tests: these counts are every package's, the verdict the same"
+    )
+    gathered.warnings.append(
+        Diagnostic(tool=name, severity="info", message=message, code=WORKSPACE_BAIL)
+    )
 
 
 def runner_units(project: Package, detect: Callable[[Package], bool], name: str) -> list[Package]:

@@ -26,11 +26,13 @@ from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import RunMeta
+from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.tools import capture
 from pytest_qbench.tools.names import DEFAULT_TIMEOUT
 from pytest_qbench.tools.spec import Checker
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
+from pytest_qbench.tools.spec import planning_for
 
 
 _JS_FRAME = re.compile(r"^\s+at \S|^Node\.js v\d+\.\d+\.\d+$")
@@ -146,7 +148,8 @@ def start_one(
     cwd, paths = where_to_run(checker, root, paths, frontend)
     scratch = tempfile.mkdtemp(prefix="qbench-check-")
     try:
-        plan = checker.plan(cwd, paths, Path(scratch))
+        with planning_for(store_of(directory)):
+            plan = checker.plan(cwd, paths, Path(scratch))
     except Exception as exc:  # NotInstalled, or a third party's planner failing
         shutil.rmtree(scratch, ignore_errors=True)
         return not_planned(checker.tool, exc, directory, cwd, started)
@@ -183,6 +186,11 @@ def start_one(
         logs=logs,
         cwd=cwd,
     )
+
+
+def store_of(directory: Path) -> Path | None:
+    """The qbench directory a run directory (``<qbench-dir>/runs/<run id>``) is in."""
+    return directory.parent.parent if directory.parent.name == RUNS_DIR else None
 
 
 def where_to_run(

@@ -11,8 +11,11 @@ models by the plan's parser. A tool that cannot run here (its binary is missing)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -77,6 +80,28 @@ class Plan(Generic[Item]):
     type-test files whose assertions stand outside any test: ``Test Files 1 passed``, ``Tests
     no tests``, exit 0): a run of only these is the tool's pass, not "no tests ran". ``None``:
     the tool has no such files (a jest file without a test fails)."""
+
+
+_STORE: ContextVar[Path | None] = ContextVar("qbench_store", default=None)
+
+
+def store_directory() -> Path | None:
+    """The qbench directory the run being planned writes to (its reports, its raw logs), for
+    a planner to leave out of the tool's files: ESLint lints every file below its directory,
+    a flat configuration ignoring no dot-directory and none reading ``.gitignore``. ``None``
+    outside a planning (a planner called by hand)."""
+    return _STORE.get()
+
+
+@contextlib.contextmanager
+def planning_for(store: Path | None) -> Iterator[None]:
+    """`store_directory` is ``store`` while the block runs (a checker planned for a run
+    stored there)."""
+    token = _STORE.set(store)
+    try:
+        yield
+    finally:
+        _STORE.reset(token)
 
 
 class Unsupported(Exception):
@@ -165,4 +190,6 @@ __all__ = [
     "Runner",
     "Target",
     "Unsupported",
+    "planning_for",
+    "store_directory",
 ]

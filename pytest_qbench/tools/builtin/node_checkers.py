@@ -15,6 +15,7 @@ from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.spec import Checker
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
+from pytest_qbench.tools.spec import store_directory
 
 
 def has_tsconfig(root: Path) -> bool:
@@ -56,9 +57,10 @@ def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
 
 
 def plan_eslint(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
-    """The project's eslint on ``paths`` (default: ``.``)."""
+    """The project's eslint on ``paths`` (default: ``.``), the directory the run writes to
+    left out (`store_directory`)."""
     executable = project_bin(cwd, "eslint", "eslint")
-    command = eslint.eslint_command(executable, paths)
+    command = eslint.eslint_command(executable, paths, cwd, store_directory())
     return Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint)
 
 
@@ -84,6 +86,6 @@ def qbench_checkers() -> list[Checker]:
             has_eslint_config,
             plan_eslint,
             installed=lambda root: has_bin(root, "eslint"),
-            description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/'",
+            description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/' (and the run's --dir)",
         ),
     ]

@@ -1,9 +1,9 @@
-"""jest: applies to a project listing ``jest`` among its dependencies; runs with ``--json``
-into a file and ``--testLocationInResults`` (each test's line), and with the options the
-package's ``test`` script gives jest that decide which tests run and how they end: ``--config``,
+"""jest: applies to a project listing ``jest`` among its dependencies; runs with ``--json`` into a
+file and ``--testLocationInResults`` (each test's line), and with the options the package's
+``test`` script gives jest that decide which tests run and how they end: ``--config``,
 ``--rootDir``, ``--roots``, ``--projects``, ``--selectProjects``, ``--ignoreProjects``, the
-test-path and test-name patterns, ``--shard``, its file filters (``jest tests/api``) and
-``--coverage`` with its options (thresholds not met fail jest's run)."""
+test-path and test-name patterns, ``--shard``, ``--passWithNoTests``, its file filters (``jest
+tests/api``) and ``--coverage`` with its options (thresholds not met fail jest's run)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ OPTIONS = (
     Option(("--rootDir",)),
     Option(("--roots",), values=None),
     Option(("--projects",), values=None),
-    Option(("--selectProjects",), values=None),
+    Option(("--selectProjects",), values=None, repeated=True),
     Option(("--ignoreProjects",), values=None),
     Option(("--testPathPattern",), values=None, filters=True),
     Option(("--testPathPatterns",), values=None, filters=True),
@@ -35,6 +35,7 @@ OPTIONS = (
     Option(("--testNamePattern", "-t")),
     Option(("--shard",)),
     Option(("--runTestsByPath",), values=0),
+    Option(("--passWithNoTests",), values=0),
     Option(("--coverage",), values=0),
     Option(("--collectCoverage",), values=0),
     Option(("--collectCoverageFrom",)),

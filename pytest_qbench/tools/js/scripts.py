@@ -132,6 +132,92 @@ def _walk(
                 _walk(package, rest[0], more, runner, found, depth - 1)
 
 
+_PARTS = re.compile(r"&&|\|\||(?<![<>])&(?!>)|[;|\n]")
+"""What separates the commands of a script, a redirection (``2>&1``) not."""
+_HARMLESS = frozenset({"echo", "printf", "true", ":", "rimraf", "rm", "mkdir"})
+"""Commands of a script that decide nothing about its tests (they print, or clean up)."""
+
+
+def parts_besides(
+    package: Package,
+    runners: list[str],
+    script: str = SCRIPT,
+    depth: int = _DEPTH,
+    ran: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The commands of ``package``'s ``script`` (and of the scripts it runs) that run none of
+    ``runners``: another runner (``node --test test/``, ``mocha``), a checker (``tsc``,
+    ``eslint .``), anything else that can fail ``npm test`` (``cd web``, a missing script), as
+    written; not those that only print or clean up (``echo``, ``rimraf dist``), nor a script
+    of ``ran``, which qbench ran itself (``npm run build`` under ``qbench test --build``)."""
+    text = package.scripts.get(script)
+    if not isinstance(text, str) or depth == 0:
+        return []
+    found: list[str] = []
+    for part in _PARTS.split(text):
+        words = split(part)
+        if not words or any(runs(word, runner) for word in words for runner in runners):
+            continue
+        bare = list(words)
+        while bare and "=" in bare[0] and not bare[0].startswith("-"):
+            bare.pop(0)  # NODE_ENV=test npm run unit
+        if bare and bare[0].rsplit("/", 1)[-1] in _HARMLESS:
+            continue
+        if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
+            rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
+            if rest and rest[0] in ran:
+                continue
+            if rest and rest[0] != script and isinstance(package.scripts.get(rest[0]), str):
+                found += parts_besides(package, runners, rest[0], depth - 1, ran)
+                continue
+        found.append(" ".join(words))
+    return list(dict.fromkeys(found))
+
+
+_BAILS: tuple[tuple[str, frozenset[str], str], ...] = (
+    ("pnpm", frozenset({"-r", "--recursive"}), "--no-bail"),
+    ("turbo", frozenset(), "--continue"),
+    ("lerna", frozenset(), "--no-bail"),
+)
+"""Commands running a script in every workspace package that stop at the first package whose
+script fails, unless given the option that goes on: ``pnpm -r test`` (``--no-bail``), ``turbo
+run test`` (``--continue``), ``lerna run test`` (``--no-bail``). npm's ``--workspaces`` and
+nx's ``run-many`` go on by default."""
+
+
+def stops_at_first_failure(package: Package, depth: int = _DEPTH) -> str | None:
+    """The command of ``package``'s test script (or of a script it runs) that runs every
+    workspace package's tests and stops at the first that fails (`_BAILS`), as written;
+    ``None`` without one."""
+    return _bailing(package, SCRIPT, depth)
+
+
+def _bailing(package: Package, script: str, depth: int) -> str | None:
+    text = package.scripts.get(script)
+    if not isinstance(text, str) or depth == 0:
+        return None
+    for part in _PARTS.split(text):
+        words = split(part)
+        while words and "=" in words[0] and not words[0].startswith("-"):
+            words.pop(0)
+        if words and words[0] in ("npx", "pnpx") and len(words) > 1:
+            words = words[1:]
+        if not words:
+            continue
+        name = words[0].rsplit("/", 1)[-1]
+        for tool, needs, goes_on in _BAILS:
+            mode = not needs or bool(needs & set(words))
+            if name == tool and SCRIPT in words and goes_on not in words and mode:
+                return " ".join(words)
+        if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
+            rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
+            if rest and rest[0] != script:
+                found = _bailing(package, rest[0], depth - 1)
+                if found is not None:
+                    return found
+    return None
+
+
 def runs(word: str, runner: str) -> bool:
     """Whether a command's word is the runner: ``vitest``, ``node_modules/.bin/vitest``, or
     its script run by Node (``node --experimental-vm-modules node_modules/jest/bin/jest.js``)."""

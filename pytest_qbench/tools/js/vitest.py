@@ -1,11 +1,11 @@
-"""vitest: applies to a project listing ``vitest`` among its dependencies; runs once
-(``vitest run``) with its JSON reporter into a file, beside its default console reporter (kept
-in the raw log for people), and with the options the package's ``test`` script gives vitest
-that decide which tests run and how they end: ``--typecheck`` (its type tests,
-``*.test-d.ts``, are tests of its ``npm test``), ``--config``, ``--root``, ``--dir``,
-``--project``, ``--workspace``, ``--testNamePattern``, ``--exclude``, ``--shard``, its file
-filters (``vitest run src/unit``) and ``--coverage`` (with its ``--coverage.*``: thresholds
-not met fail vitest's run)."""
+"""vitest: applies to a project listing ``vitest`` among its dependencies; runs once (``vitest
+run``) with its JSON reporter into a file, beside its default console reporter (kept in the raw
+log for people), and with the options the package's ``test`` script gives vitest that decide
+which tests run and how they end: ``--typecheck`` (its type tests, ``*.test-d.ts``, are tests
+of its ``npm test``), ``--config``, ``--root``, ``--dir``, ``--project``, ``--workspace``,
+``--testNamePattern``, ``--exclude``, ``--shard``, ``--passWithNoTests``, its file filters
+(``vitest run src/unit``) and ``--coverage`` (with its ``--coverage.*``: thresholds not met
+fail vitest's run)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ OPTIONS = (
     Option(("--testNamePattern", "-t")),
     Option(("--exclude",)),
     Option(("--shard",)),
+    Option(("--passWithNoTests",), values=0),
 )
 """The options of the test script that choose vitest's tests, carried into qbench's run."""
 GRAMMAR = Grammar(

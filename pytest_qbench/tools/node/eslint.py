@@ -3,6 +3,7 @@ its messages (severity 2 an error, 1 a warning; the rule as the code)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +41,35 @@ OWN_FILES = "**/.qbench/"
 """qbench's own directory, left out of ESLint's files: a flat configuration ignores no
 dot-directory, and one linting JSON (eslint-plugin-jsonc, ``@antfu/eslint-config``) found
 1 600 errors in qbench's earlier reports there (``.qbench/.gitignore`` is read by no ESLint)."""
+_GLOB = re.compile(r"([\\*?\[\]{}()!+@])")
+"""What an ignore pattern (minimatch) reads as a glob, escaped in a directory's name."""
 
 
-def eslint_command(executable: str, paths: list[str]) -> list[str]:
+def eslint_command(
+    executable: str, paths: list[str], cwd: Path | None = None, store: Path | None = None
+) -> list[str]:
     """The command: the project's configuration applies, qbench adds no rule; its files but
-    qbench's own (`OWN_FILES`)."""
-    return [executable, "-f", "json", "--ignore-pattern", OWN_FILES, *(paths or ["."])]
+    qbench's own (`OWN_FILES`, and ``store``, the directory this run writes to, when it is
+    another below ``cwd``: ``--dir reports/qbench``, ``--qbench-dir qa``)."""
+    ignored = [OWN_FILES]
+    if store is not None and cwd is not None:
+        inside = own_directory(store, cwd)
+        if inside is not None:
+            ignored.append(inside)
+    options = [word for pattern in ignored for word in ("--ignore-pattern", pattern)]
+    return [executable, "-f", "json", *options, *(paths or ["."])]
+
+
+def own_directory(store: Path, cwd: Path) -> str | None:
+    """``store`` as an ignore pattern relative to ``cwd`` (``reports/qbench/``); ``None``
+    when it is outside ``cwd`` (ESLint does not go there) or named ``.qbench`` (`OWN_FILES`)."""
+    try:
+        relative = store.resolve().relative_to(cwd.resolve())
+    except ValueError:
+        return None
+    if not relative.parts or relative.name == ".qbench":
+        return None
+    return _GLOB.sub(r"\\\1", relative.as_posix()) + "/"
 
 
 def parse_eslint(raw: bytes, cwd: Path) -> list[Diagnostic]:
