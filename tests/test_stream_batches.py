@@ -14,10 +14,17 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
+from typing import Literal
+from typing import cast
 
 import pytest
 
 from pytest_qbench.cli import main
+from pytest_qbench.core.limits import Limits
+from pytest_qbench.core.redact import Redactor
+from pytest_qbench.plugin.collectors import TestAccumulator
+from pytest_qbench.plugin.collectors import passing_stored
+from pytest_qbench.plugin.collectors import plain_pass
 from pytest_qbench.report import store
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.shapes import new
@@ -375,3 +382,171 @@ def test_a_run_killed_at_once_names_the_test_it_died_in(
     assert lost == ([] if len(streamed) == 20 else [lost[0]])
     if lost:
         assert lost[0].startswith(f"{20 - len(streamed)} test(s) finished without a result")
+
+
+BATCH_LOOPS_CONFTEST = (
+    HANG_CONFTEST
+    + """
+import threading
+
+loops = []
+real_make = store.StreamWriter._make_waiting
+
+
+def counting_make(self):
+    loops.append((len(self._waiting), threading.current_thread().name))
+    return real_make(self)
+
+
+store.StreamWriter._make_waiting = counting_make
+
+
+def pytest_unconfigure(config):
+    import json
+
+    with open("loops.json", "w") as handle:
+        json.dump(loops, handle)
+"""
+)
+
+
+def test_the_results_are_made_in_the_batch_loop(pytester: pytest.Pytester) -> None:
+    """Issue 28, batch14: a test's result, its stream line and its counts are made in the
+    stream's batch, 64 results in one loop (`StreamWriter._make_waiting`), not one between
+    each test's teardown and the next setup: 150 passes and a failure in the middle are made
+    in three loops, 64, 64 and the last 23 at the session's end, in the main thread (the
+    stream's clock held: its timer makes none of them), and the report counts all 151."""
+    pytester.makeconftest(BATCH_LOOPS_CONFTEST)
+    pytester.makepyfile(
+        test_batch="""
+        import pytest
+        @pytest.mark.parametrize("n", range(100))
+        def test_pass(n): pass
+        def test_fail(): assert 0
+        @pytest.mark.parametrize("n", range(50))
+        def test_more(n): pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly")
+    result.assert_outcomes(passed=150, failed=1)
+    loops = json.loads((pytester.path / "loops.json").read_text())
+    assert loops == [[64, "MainThread"], [64, "MainThread"], [23, "MainThread"]]
+    run_dir = find_run_dir(pytester.path)
+    report = TestReport.model_validate_json((run_dir / "report.json").read_text())
+    assert (report.summary.passed, report.summary.failed) == (150, 1)
+    assert [r.nodeid for r in report.results][100] == "test_batch.py::test_fail"
+    assert report.run.recording_errors == []
+
+
+def test_a_result_the_batch_cannot_make_is_a_recording_error(pytester: pytest.Pytester) -> None:
+    """A result whose making fails in the stream's batch (a bug of qbench's) loses only that
+    result: the batch's others are written and counted, and the run names it among its
+    recording errors (never green)."""
+    pytester.makeconftest(
+        """
+        from pytest_qbench.plugin import session
+
+        real = session.passing_stored
+
+
+        def broken(entry):
+            if entry[0].endswith("[3]"):
+                raise RuntimeError("a bug")
+            return real(entry)
+
+
+        session.passing_stored = broken
+        """
+    )
+    pytester.makepyfile(
+        test_broken="""
+        import pytest
+        @pytest.mark.parametrize("n", range(10))
+        def test_pass(n): pass
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly")
+    result.assert_outcomes(passed=10)
+    run_dir = find_run_dir(pytester.path)
+    assert results_in(run_dir / store.STREAM_NAME) == [
+        f"test_pass[{n}]" for n in range(10) if n != 3
+    ]
+    report = TestReport.model_validate_json((run_dir / "report.json").read_text())
+    assert report.summary.passed == 9
+    errors = report.run.recording_errors
+    assert any(
+        "building the result of test_broken.py::test_pass[3]: RuntimeError: a bug" in e
+        for e in errors
+    ), errors
+
+
+def _fed(
+    phases: dict[str, float], start: float, item: dict[str, object], *, category: str = "passed"
+) -> TestAccumulator:
+    """An accumulator fed a test's three passing reports."""
+    location = ("tests/test_x.py", 9, "test_x[a]")
+    acc: TestAccumulator | None = None
+    for when, seconds in phases.items():
+        report = pytest.TestReport(
+            "tests/test_x.py::test_x[a]",
+            location,
+            {},
+            "passed",
+            None,
+            cast("Literal['setup', 'call', 'teardown']", when),
+            [],
+            seconds,
+            start,
+        )
+        if acc is None:
+            acc = TestAccumulator(report, Limits(), Redactor({}))
+        facts = {"item": item} if when == "setup" else {}
+        acc.add(report, category if when == "call" else "", facts)
+    assert acc is not None
+    return acc
+
+
+@pytest.mark.parametrize(
+    ("phases", "start", "item"),
+    [
+        ({"setup": 0.000151, "call": 0.0000823, "teardown": 0.000101}, 1764270000.5, {}),
+        (
+            {"setup": 0.0001, "call": 0.25, "teardown": 0.00002},
+            1764270000.0000004,
+            {"markers": ["parametrize", "slow"]},
+        ),
+        ({"setup": 1.5, "call": 2.0000005, "teardown": 0.0}, 0.0, {"markers": []}),
+        ({"setup": 0.1 + 0.2, "call": 1e-9, "teardown": 3.0}, 4102444800.25, {"markers": ["x"]}),
+    ],
+)
+def test_a_plain_pass_made_in_the_batch_is_the_accumulators_result(
+    phases: dict[str, float], start: float, item: dict[str, object]
+) -> None:
+    """What a test's path keeps of a plain pass (`plain_pass`) makes, in the stream's batch
+    (`passing_stored`), the stored result `TestAccumulator.result` makes: the same fields in
+    the same order, the same values and the same stream line (times whole microseconds and
+    not, at and beyond a second, zero, a start at the epoch and in 2100)."""
+    acc = _fed(phases, start, item)
+    entry = plain_pass(acc)
+    assert entry is not None
+    made = passing_stored(entry)
+    expected = acc.result(None, "passed")
+    assert list(made) == list(expected)
+    assert made == expected
+    assert repr(made) == repr(expected)  # each float to its last digit
+    assert store.passing_line(made) == store.passing_line(expected)
+    assert json.dumps(made) == json.dumps(expected)
+
+
+def test_only_a_plain_pass_is_left_to_the_batch() -> None:
+    """A pass whose result holds more than a plain pass's fields is made on the test's path
+    as before: a doc or case marker, an xpass, a test pytest did not count as passed."""
+    phases = {"setup": 0.001, "call": 0.002, "teardown": 0.003}
+    assert plain_pass(_fed(phases, 1.0, {"markers": ["a"]})) is not None
+    assert plain_pass(_fed(phases, 1.0, {"markers": [], "doc": "Why."})) is None
+    assert plain_pass(_fed(phases, 1.0, {}, category="rerun")) is None
+    xpass = _fed(phases, 1.0, {})
+    xpass.wasxfail = True
+    assert plain_pass(xpass) is None
+    two = _fed({"setup": 0.001, "call": 0.002}, 1.0, {})
+    assert plain_pass(two) is None
