@@ -807,7 +807,8 @@ records once this many wait (issue 28): one ``write`` for 64 results instead of 
 tests, 158 writes instead of 10 002); more saves little (docs/performance.md, "The stream's
 writes batched")."""
 BATCH_BYTES = 1 << 16
-"""... or once they hold this many bytes (a few failing results with long output)."""
+"""... or once the lines made hold this many bytes (a few failing results with long output;
+the results handed to ``defer`` count once their batch is made)."""
 BATCH_SECONDS = 0.1
 """... or once the oldest of them has waited this long (seconds), by the writer's timer thread,
 also while a test hangs: a process killed (``kill -9``, ``os._exit``, a crash, pytest-timeout's
@@ -824,7 +825,9 @@ class StreamWriter:
     28), kept in memory until ``BATCH_RECORDS`` records or ``BATCH_BYTES`` bytes wait, or the
     oldest has waited ``BATCH_SECONDS`` (a daemon thread of the writer's, started with the first
     record that waits, writes them then, also while the main thread is blocked in a test), and
-    always at ``flush``, the start and end records and ``close``. A process that dies mid-run
+    always at ``flush``, the start and end records and ``close``. A result handed to ``defer``
+    waits as what ``make`` turns into its stored result, and is made into its line with the
+    others of its batch, in one loop, just before they are written (issue 28). A process that dies mid-run
     leaves every record older than that on disk, and nothing half-written: the bound is
     ``BATCH_RECORDS`` records, ``BATCH_SECONDS`` seconds (as long as a thread can run: a C call
     that holds the GIL delays the timer). Before the process forks (``os.fork``,
