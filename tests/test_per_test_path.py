@@ -484,16 +484,15 @@ ALL_CALLS_CONFTEST = (
 def test_a_passing_test_asks_pytest_and_qbench_little(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
-    """Issue 28, eleventh round: a passing test's three phases call at most 17 functions of
-    qbench's, counting those of ``core`` and ``report`` (16; before batch14 23, main 37), and none of pytest's ``Stash`` or
+    """Issue 28, eleventh round: a passing test's three phases call at most 24 functions of
+    qbench's, counting those of ``core`` and ``report`` (23; main 37), and none of pytest's ``Stash`` or
     pluggy's ``get_hookimpls`` (main: 2 and 2): the word pytest filed a report under is read
     without `_category` where it is the one its phase and outcome give; a test is not closed
     for attachments, nor looked at for an agent's state, until a test of the run was opened
     for them (`attach.reopen`); whether a plugin implements a hook called at each test's end
-    is asked as plugins are registered; the outcome of three passing phases, the environment's
-    known secrets and the result's emission are read in the caller's frame; the result is
-    made in the stream's batch, with the others' (its four times rounded there in one call:
-    `test_stream_batches.py`)."""
+    is asked as plugins are registered; the four times are rounded in one call; the outcome of
+    three passing phases, the environment's known secrets and the result's emission are read
+    in the caller's frame."""
     pytester.makeconftest(ALL_CALLS_CONFTEST)
     pytester.makepyfile(test_passing=PASSING)
     run = run_qbench("-p", "no:cacheprovider")
@@ -511,22 +510,13 @@ def test_a_passing_test_asks_pytest_and_qbench_little(
         "QBenchSession._emit_stored",
     ):
         assert name not in calls, (name, calls)
-    # Issue 28, batch14: the result, its line and its counts are made in the stream's batch
-    # (`StreamWriter.defer`, `QBenchSession._made`), 64 at a time or when the batch's timer
-    # fires, not between a test's teardown and the next setup (main: each of these 20 times).
-    for name in (
-        "round_micros",
-        "TestAccumulator.result",
-        "iso_epoch",
-        "Aggregator.add_stored",
-        "StreamWriter.write_stored",
-        "passing_line",
-        "StreamWriter._add",
-    ):
-        assert name not in calls, (name, calls)
-    assert calls["plain_pass"] == 20, calls
-    assert calls["StreamWriter.defer"] == 20, calls
-    assert sum(calls.values()) <= 17 * 20, calls
+    assert calls["round_micros"] == 20, calls
+    # `round_micros` hands a test's four times to `round_micro` only when one of them is within
+    # 0.001 us of a half microsecond (0.2 % of times) or not below a second (a loaded machine):
+    # a test in seven runs has one; four calls a test, every test, before the eleventh round.
+    # Named among the absent, this test failed 2 runs of 9 (main and realsuite alike).
+    assert calls.get("round_micro", 0) <= 12, calls
+    assert sum(calls.values()) <= 24 * 20, calls
 
 
 def test_a_passing_tests_accumulator_holds_few_attributes(

@@ -987,67 +987,6 @@ class TestAccumulator:
         return fields
 
 
-PassingEntry = tuple[str, str, str, "int | None", dict[str, float], "float | None", Any]
-"""A plain passing test's result as its test's path keeps it until the stream's batch makes
-it (`passing_stored`): node id, test name, file, line, the phases' durations (the
-accumulator's dict, setup, call and teardown), start and markers (issue 28)."""
-
-
-def plain_pass(acc: TestAccumulator) -> PassingEntry | None:
-    """The `PassingEntry` of a test whose three phases passed and whose result holds nothing
-    but its id, place, times, start, markers and pytest's ``passed`` (no attempt, subtest,
-    attachment, agent facts, new test's tries, case metadata, doc or worker: ``None``
-    otherwise), as `TestAccumulator.result` would make it: captured output and user
-    properties are the caller's to rule out."""
-    item = acc.item
-    if (
-        len(item) > 1
-        or acc.attempts
-        or acc.subtests
-        or acc.attachments
-        or acc.agent
-        or acc.tries is not None
-        or acc.wasxfail
-        or acc.counted_as != _ONLY_PASSED
-        or len(acc.durations) != 3
-    ):
-        return None
-    return (
-        acc.nodeid,
-        acc.test_name,
-        acc.file,
-        acc.line,
-        acc.durations,
-        acc.started,
-        item.get("markers"),
-    )
-
-
-def passing_stored(entry: PassingEntry) -> Record:
-    """The stored result of a `plain_pass` (what `TestAccumulator.result` makes of it)."""
-    nodeid, test_name, file, line, phases, started, markers = entry
-    duration, setup, call, teardown = round_micros(
-        sum(phases.values()), phases["setup"], phases["call"], phases["teardown"]
-    )
-    stored: Record = {"nodeid": nodeid, "test_name": test_name, "file": file}
-    if line is not None:
-        stored["line"] = line
-    stored["outcome"] = "passed"
-    if duration:
-        stored["duration"] = duration
-    if setup or call or teardown:
-        stored["durations"] = {"setup": setup, "call": call, "teardown": teardown}
-    if started:
-        stored["started_at"] = iso_epoch(started)
-    if markers:
-        stored["markers"] = markers
-    stored["counted_as"] = ["passed"]
-    return stored
-
-
-_ONLY_PASSED = ["passed"]
-
-
 def captured_output(
     sections: Iterable[tuple[str, str]], limits: Limits, redact: Callable[[str], str]
 ) -> CapturedRecord | None:

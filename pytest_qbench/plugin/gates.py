@@ -100,7 +100,6 @@ class GateCollector:
         return self.gates
 
     def _metric_min(self, name: str, minimum: float) -> list[GateResultRecord]:
-        self.session.settle()  # the stream's batch counts its results' metrics
         metrics = self.session.aggregator.metrics
         stats = {metric: new("MetricStats", **acc.stored()) for metric, acc in metrics.items()}
         known = sorted(metric for metric, s in stats.items() if s["n"])

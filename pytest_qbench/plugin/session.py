@@ -53,15 +53,12 @@ from pytest_qbench.plugin.collectors import FAILURE_ATTR
 from pytest_qbench.plugin.collectors import FORKED
 from pytest_qbench.plugin.collectors import ITEM_ATTR
 from pytest_qbench.plugin.collectors import NO_FACTS
-from pytest_qbench.plugin.collectors import PassingEntry
 from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import captured_output
 from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.collectors import joined_facts
-from pytest_qbench.plugin.collectors import passing_stored
-from pytest_qbench.plugin.collectors import plain_pass
 from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
@@ -71,7 +68,6 @@ from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
-from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
@@ -603,7 +599,6 @@ class QBenchSession(QBenchWorker):
         start = new("StreamStart", meta=meta, run=self.run, environment=self.environment)
         try:
             self.stream = store.StreamWriter(self.stream_path, batched=True)
-            self.stream.make = self._made
             self.stream.write_start(start)
         except OSError as exc:
             self.stream_failed(exc)
@@ -912,26 +907,6 @@ class QBenchSession(QBenchWorker):
                     captured = captured_output(last.sections, self.limits, self.redact)
                 if last.user_properties:
                     properties = self.redact.data(sanitize_user_properties(last.user_properties))
-            stream = self.stream
-            if (
-                outcome == "passed"
-                and captured is None
-                and properties is None
-                and stream is not None
-                and not (self.modify_hooked or self.result_listeners or self.unstreamed)
-            ):
-                entry = plain_pass(acc)
-                if entry is not None:
-                    # Nearly every test: its result, line and counts made in the stream's
-                    # batch (`_made`), with the others', not here between pytest's work
-                    if self.redact.active:  # a parametrized secret is in the id
-                        redact = self.redact
-                        entry = (redact(entry[0]), redact(entry[1]), *entry[2:])
-                    try:
-                        stream.defer(entry)
-                    except OSError as exc:  # a full disk, say: the writer keeps the lines
-                        self.stream_failed(exc)
-                    return
             stored = acc.result(captured, outcome, properties)
             if acc.case_error:
                 self.note_warning(
@@ -946,44 +921,20 @@ class QBenchSession(QBenchWorker):
         if self.modify_hooked:  # `_emit_modified` asks again
             self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), acc.nodeid)
             return
-        # Most runs have no such hook: no model, no whole record. To the stream's batch, which
-        # counts it in the aggregator as it makes its line (`_made`), when nothing else reads
-        # it (the whole record is made only for a result that is kept or read; issue 28).
+        # Most runs have no such hook: no model, no whole record. Straight to the aggregator and
+        # the stream when nothing else reads it (the whole record is made only for a result
+        # that is kept or read), in this frame (issue 28).
+        stream = self.stream
         if self.result_listeners or self.unstreamed or stream is None:
             self._emit(cast("TestResultRecord", expand(store.RESULT, stored)))
             return
         if self.redact.active:  # a parametrized secret is in the id
             self._redact_ids(stored)
-        try:
-            stream.defer(stored)
+        self.aggregator.add_stored(stored)
+        try:  # nothing waits before it: straight to the stream's writer (it batches writes)
+            stream.write_stored(stored)
         except OSError as exc:  # a full disk, say: the writer keeps it (`take_unwritten`)
             self.stream_failed(exc)
-
-    def _made(self, entry: object) -> Record:
-        """A result handed to the stream's batch (``StreamWriter.defer``: a `plain_pass`'s
-        entry, or a stored result), made and counted in the aggregator, in the batch's loop:
-        with the writer's lock held, by the thread that writes the batch (the main thread, or
-        the timer's while a test runs). The main thread touches the aggregator's results only
-        after the batch waiting is made (`settle`), so the two never count at once."""
-        stored = passing_stored(cast("PassingEntry", entry)) if type(entry) is tuple else entry
-        self.aggregator.add_stored(cast("Record", stored))
-        return cast("Record", stored)
-
-    def settle(self) -> None:
-        """Make the results waiting in the stream's batch (`_made`) before the aggregator is
-        read or counts a result here, and note the ones that could not be made."""
-        stream = self.stream
-        if stream is not None:
-            stream.settle()
-            self.note_unmade(stream)
-
-    def note_unmade(self, stream: store.StreamWriter) -> None:
-        """Note the results the stream's batch could not make (a bug: the report is
-        incomplete, never green)."""
-        while stream.failed:
-            entry, exc = stream.failed.pop(0)
-            nodeid = entry[0] if isinstance(entry, tuple) else cast("Any", entry).get("nodeid")
-            self.note_internal_error(f"building the result of {nodeid}", exc)
 
     def _emit_modified(self, result: TestResultRecord, nodeid: str) -> None:
         """``_emit`` of the result as the ``pytest_qbench_modify_result`` hooks leave it (the
@@ -1031,7 +982,6 @@ class QBenchSession(QBenchWorker):
 
     def _emit(self, result: TestResultRecord) -> None:
         """Count a finished result and stream it."""
-        self.settle()  # the results of the stream's batch are counted before it
         if self.redact.active:  # a parametrized secret is in the id
             self._redact_ids(result)
         self.aggregator.add_result(result)
@@ -1061,8 +1011,6 @@ class QBenchSession(QBenchWorker):
         before something reads the stream or marks a phase of the run elsewhere (the gates'
         reading, a queue's unit marked finished)."""
         self._stream_write(store.StreamWriter.flush)
-        if self.stream is not None:
-            self.note_unmade(self.stream)
 
     def take_unwritten(self, stream: store.StreamWriter) -> None:
         """The results a closed stream's disk never took (``StreamWriter.unwritten``): kept in
@@ -1076,7 +1024,6 @@ class QBenchSession(QBenchWorker):
     def _add_collection_error(self, diagnostic: DiagnosticRecord) -> None:
         if diagnostic["nodeid"]:
             diagnostic["nodeid"] = self.redact(diagnostic["nodeid"])
-        self.settle()  # an error's count, as the batch's errored results' (`_made`)
         self.aggregator.add_collection_error(diagnostic)
         if len(self.collection_errors) < MAX_DIAGNOSTICS:
             self.collection_errors.append(diagnostic)
@@ -1117,8 +1064,6 @@ class QBenchSession(QBenchWorker):
         with self.guard("the skipped modules"):  # collection did not end (Ctrl-C, pytest.exit)
             self._emit_skipped_collectors()
         self._flush_pending()
-        with self.guard("the stream's last batch"):
-            self.settle()  # every result counted before the summary
         self.run["completed_at"] = iso(datetime.now(timezone.utc))
         self.run["exit_code"] = None if self.end_broke else exitstatus
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
@@ -1174,7 +1119,6 @@ class QBenchSession(QBenchWorker):
             )
             self._stream_write(lambda stream: stream.write_end(end))
             self.stream.close()
-            self.note_unmade(self.stream)
             self.take_unwritten(self.stream)
             self.stream_written = self.stream.written  # what the index need not read back
             self.stream = None  # nothing goes into it after its end record (a late internal error)

@@ -136,10 +136,8 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-_second_text: list[tuple[float | None, str]] = [(None, "")]
-"""The last whole second ``iso_epoch`` wrote and its text up to the seconds' point, as one pair
-(replaced whole: the stream's batch may be made in its timer thread while the main thread
-makes a result)."""
+_second_text: list[Any] = [None, ""]
+"""The last whole second ``iso_epoch`` wrote, and its text up to the seconds' point."""
 THREE_DIGITS = tuple(map("".join, itertools.product("0123456789", repeat=3)))
 """``"000"`` to ``"999"``, by their number: half a microsecond count's digits each (one
 subscript, not a ``06d`` format, which costs three times the rest of ``iso_epoch``). Made in
@@ -166,16 +164,15 @@ def iso_epoch(seconds: float) -> str:
     if micros >= 1_000_000:
         whole += 1.0
         micros -= 1_000_000
-    second, head = _second_text[0]
-    if second != whole:
+    cached = _second_text
+    if cached[0] != whole:
         moment = datetime.fromtimestamp(whole, timezone.utc)
-        head = moment.strftime("%Y-%m-%dT%H:%M:%S.")
-        _second_text[0] = (whole, head)
+        cached[0], cached[1] = whole, moment.strftime("%Y-%m-%dT%H:%M:%S.")
     if micros:
         digits = THREE_DIGITS
-        text = f"{head}{digits[micros // 1000]}{digits[micros % 1000]}Z"
+        text = f"{cached[1]}{digits[micros // 1000]}{digits[micros % 1000]}Z"
     else:
-        text = f"{head[:-1]}Z"
+        text = f"{cached[1][:-1]}Z"
     made_iso[0] = text
     return text
 

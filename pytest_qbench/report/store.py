@@ -807,8 +807,7 @@ records once this many wait (issue 28): one ``write`` for 64 results instead of 
 tests, 158 writes instead of 10 002); more saves little (docs/performance.md, "The stream's
 writes batched")."""
 BATCH_BYTES = 1 << 16
-"""... or once the lines made hold this many bytes (a few failing results with long output;
-the results handed to ``defer`` count once their batch is made)."""
+"""... or once they hold this many bytes (a few failing results with long output)."""
 BATCH_SECONDS = 0.1
 """... or once the oldest of them has waited this long (seconds), by the writer's timer thread,
 also while a test hangs: a process killed (``kill -9``, ``os._exit``, a crash, pytest-timeout's
@@ -825,9 +824,7 @@ class StreamWriter:
     28), kept in memory until ``BATCH_RECORDS`` records or ``BATCH_BYTES`` bytes wait, or the
     oldest has waited ``BATCH_SECONDS`` (a daemon thread of the writer's, started with the first
     record that waits, writes them then, also while the main thread is blocked in a test), and
-    always at ``flush``, the start and end records and ``close``. A result handed to ``defer``
-    waits as what ``make`` turns into its stored result, and is made into its line with the
-    others of its batch, in one loop, just before they are written (issue 28). A process that dies mid-run
+    always at ``flush``, the start and end records and ``close``. A process that dies mid-run
     leaves every record older than that on disk, and nothing half-written: the bound is
     ``BATCH_RECORDS`` records, ``BATCH_SECONDS`` seconds (as long as a thread can run: a C call
     that holds the GIL delays the timer). Before the process forks (``os.fork``,
@@ -864,13 +861,6 @@ class StreamWriter:
         """The number of results handed to this writer (``count_into``)."""
         self._pending: list[bytes] = []
         """Lines to write, in order, each with its line break."""
-        self._waiting: list[object] = []
-        """The results handed to ``defer``, to be made into lines after ``_pending``'s."""
-        self.make: Callable[[object], Record] | None = None
-        """What makes a result handed to ``defer`` into its stored result (``None``: it is
-        one), with the lock held, in the thread that writes the batch."""
-        self.failed: list[tuple[object, Exception]] = []
-        """The results ``make`` or their line's making raised on, and the error."""
         self._size = 0
         """Their bytes."""
         self._added = 0
@@ -905,66 +895,15 @@ class StreamWriter:
         What the index reads of it is kept in ``Written`` (a plain passing test's line: its
         node id and three times), or where its line starts."""
         self.made[0] += 1
-        self._add(stored)
-
-    def defer(self, entry: object) -> None:
-        """One finished test, made into its stored result and line later, in the batch's loop
-        (``make``, with the lock held: by the thread that writes the batch, the timer's too),
-        with the other results handed before the batch is written (issue 28): a test's own
-        path keeps only ``entry``, and the code and data that make a line run for many
-        results in a row. ``entry``: what ``make`` turns into a stored result (without
-        ``make``, the stored result itself); taken as it is, so nothing in it may change after.
-
-        Raises:
-            OSError: the batch was due, and the disk refused it (its lines wait on).
-        """
-        self.made[0] += 1
-        if self._fd is None:
-            raise ValueError(f"result stream {self.path} is closed")
-        with self._lock:
-            waiting = self._waiting
-            if not waiting and not self._pending and self._batched:
-                self._oldest = monotonic()  # the first to wait: the timer starts over
-                self._wake_timer()
-            waiting.append(entry)
-            if len(waiting) + len(self._pending) >= self._limit:
-                self._write_pending()
-
-    def settle(self) -> None:
-        """Make the results handed to ``defer`` into lines now (and ``make``'s other work: the
-        plugin's aggregator counts them there), without writing them: before anything else
-        reads what ``make`` changes."""
-        with self._lock:
-            if self._waiting:
-                self._make_waiting()
-
-    def _make_waiting(self) -> None:
-        """Make the results waiting (``defer``) into lines, in order (called with the lock
-        held). One that fails is kept in ``failed`` with its error (noted by the plugin), and
-        the others are made."""
-        waiting = self._waiting
-        self._waiting = []
-        if os.getpid() != self._pid:  # a test's forked child that went on with the session
-            return
-        make = self.make
-        for entry in waiting:
-            try:
-                self._put(cast("Record", entry) if make is None else make(entry))
-            except Exception as exc:  # a bug: never lose the batch's other results
-                self.failed.append((entry, exc))
-
-    def _put(self, stored: Record) -> int:
-        """Add the line of a stored result to the lines waiting (called with the lock held);
-        where it will start in the file."""
         kept = self._kept
         line = passing_line(stored, kept, self.last)
         if line is None:
             text = f"{RESULT_PREFIX}{dumps(stored)}}}"
-            at = self._append(text)
+            at = self._add(text)
             if kept is not None:
                 kept.keep(stored, at, self._added, text)
-            return at
-        return self._append(line)
+            return
+        self._add(line)
 
     def count_into(self, made: memoryview) -> None:
         """Count the results handed to this writer in ``made`` from now on (a ``PhaseMark``'s,
@@ -986,38 +925,31 @@ class StreamWriter:
         self._add(dumps(record))
         self.flush()
 
-    def _add(self, text: str | Record) -> int:
-        """Add ``text`` as one line (a lone surrogate as ``?``; a stored result: its line), to
-        be written; where it will start in the file. Writes the lines waiting when they are due.
+    def _add(self, text: str) -> int:
+        """Add ``text`` as one line (a lone surrogate as ``?``), to be written; where it will
+        start in the file. Writes the lines waiting when they are due.
 
         Raises:
             OSError: they were due, and the disk refused them (they wait on).
         """
         if self._fd is None:
             raise ValueError(f"result stream {self.path} is closed")
-        with self._lock:
-            if self._waiting:  # the results handed before it go first
-                self._make_waiting()
-            elif not self._pending and self._batched:  # the first to wait: the timer starts over
-                self._oldest = monotonic()
-                self._wake_timer()
-            at = self._append(text) if type(text) is str else self._put(cast("Record", text))
-            if len(self._pending) >= self._limit or self._size >= BATCH_BYTES:
-                self._write_pending()
-        return at
-
-    def _append(self, text: str) -> int:
-        """Add ``text`` as one line to the lines waiting (called with the lock held); where it
-        will start in the file."""
         text += "\n"
         try:
             data = text.encode()
         except UnicodeEncodeError:  # a lone surrogate
             data = text.encode(errors="replace")
-        at = self._end + self._size
-        self._pending.append(data)
-        self._added = size = len(data)
-        self._size += size
+        with self._lock:
+            pending = self._pending
+            at = self._end + self._size
+            if not pending and self._batched:  # the first to wait: the timer starts over
+                self._oldest = monotonic()
+                self._wake_timer()
+            pending.append(data)
+            self._added = size = len(data)
+            self._size += size
+            if len(pending) >= self._limit or self._size >= BATCH_BYTES:
+                self._write_pending()
         return at
 
     def _wake_timer(self) -> None:
@@ -1044,7 +976,7 @@ class StreamWriter:
         me = threading.current_thread()
         with self._due:
             while self._timer is me:
-                if not self._pending and not self._waiting:
+                if not self._pending:
                     self._due.wait()
                     continue
                 wait = self._oldest + BATCH_SECONDS - monotonic()
@@ -1068,10 +1000,7 @@ class StreamWriter:
             self._write_pending()
 
     def _write_pending(self) -> None:
-        """Write the lines waiting, in one write (called with the lock held), the results
-        handed to ``defer`` made into lines first."""
-        if self._waiting:
-            self._make_waiting()
+        """Write the lines waiting, in one write (called with the lock held)."""
         pending = self._pending
         if not pending or self._fd is None:
             return
@@ -1211,7 +1140,6 @@ class StreamWriter:
         """In a child forked while the stream is open: hold no line of the parent's (the parent
         writes them) and no lock another thread of the parent held."""
         self._pending = []
-        self._waiting = []
         self._size = 0
         self._timer = None
         self._lock = threading.Lock()
@@ -1251,7 +1179,7 @@ def wait_written(seconds: float = 60.0) -> bool:
     were. For a test that ends its process on purpose (``os._exit``, a signal) after the
     ``BATCH_SECONDS`` a run killed keeps its results from (the stream is not written here)."""
     deadline = monotonic() + seconds
-    while any(writer._pending or writer._waiting for writer in list(_WRITERS)):
+    while any(writer._pending for writer in list(_WRITERS)):
         if monotonic() > deadline:
             return False
         sleep(0.01)
