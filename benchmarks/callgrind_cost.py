@@ -23,12 +23,21 @@ written) and 100 for each miss of the last level (here the 2 MiB L2): instructio
 caches cost more than their count, and a machine's load does not change the count of either.
 ``--predict N`` gives the ratio to plain pytest those counts predict for N tests, pytest's own
 summary of the failures added to every configuration alike (``SUMMARY_VISIT``).
+
+``--batch-seconds S`` (measuring only, never a product setting) sets the timer of the qbench
+stream's batches (``store.BATCH_SECONDS``, 0.1 s) to ``S`` in every qbench configuration's run,
+by a plugin of this script's (``-p qbench_batch_seconds``, its ``pytest_configure``): under
+valgrind a test takes about 50 times as long, so the 0.1 s timer would cut nearly every batch
+to one or two results, which a run outside valgrind does not do; with ``S`` of 30, the batches
+hold 64 results as they do at full speed. Its fixed cost (+18 M instructions: the plugin) is the
+same for every qbench configuration and out of the marginal cost a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -79,23 +88,53 @@ def read_totals(profile: Path) -> dict[str, int]:
     raise SystemExit(f"no totals in {profile}")
 
 
+BATCH_PLUGIN = "qbench_batch_seconds"
+BATCH_PLUGIN_SOURCE = '''"""benchmarks/callgrind_cost.py --batch-seconds: the qbench stream's batch timer."""
+
+import os
+
+
+def pytest_configure(config):
+    from pytest_qbench.report import store
+
+    store.BATCH_SECONDS = float(os.environ["QBENCH_BENCH_BATCH_SECONDS"])
+'''
+
+
 def instructions(
-    python: str, config: Config, suite_dir: Path, out: Path, *, cache_sim: bool = False
+    python: str,
+    config: Config,
+    suite_dir: Path,
+    out: Path,
+    *,
+    cache_sim: bool = False,
+    batch_seconds: float | None = None,
 ) -> dict[str, int]:
     """The events (``Ir``, and with ``cache_sim`` the caches' misses) of one pytest run of
-    ``config`` on the suite in ``suite_dir``."""
+    ``config`` on the suite in ``suite_dir`` (``batch_seconds``: the qbench stream's batch
+    timer, in a qbench configuration)."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     profile = out / "callgrind.out"
+    pytest_argv = command(python, config, out)
+    env = child_env(config.pythonpath)
+    if batch_seconds is not None and config.name.startswith("qbench"):
+        plugin_dir = suite_dir.parent / "batch-seconds-plugin"
+        plugin_dir.mkdir(exist_ok=True)
+        (plugin_dir / f"{BATCH_PLUGIN}.py").write_text(BATCH_PLUGIN_SOURCE)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (env.get("PYTHONPATH"), str(plugin_dir)) if p
+        )
+        env["QBENCH_BENCH_BATCH_SECONDS"] = str(batch_seconds)
+        pytest_argv[-1:-1] = ["-p", BATCH_PLUGIN]
     argv = [
         "valgrind",
         "--tool=callgrind",
         f"--callgrind-out-file={profile}",
         *(["--cache-sim=yes", *CACHES] if cache_sim else []),
-        *command(python, config, out),
+        *pytest_argv,
     ]
-    env = child_env(config.pythonpath)
     env["PYTHONHASHSEED"] = "0"  # the same sets and dicts in every run
     done = subprocess.run(argv, cwd=suite_dir, env=env, capture_output=True, check=False)
     if done.returncode not in (0, EXPECTED_EXIT):  # a small suite may hold no failing test
@@ -134,6 +173,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--predict", type=int, metavar="N", help="The ratios to plain the counts predict at N tests"
+    )
+    parser.add_argument(
+        "--batch-seconds",
+        type=float,
+        metavar="S",
+        help="The qbench stream's batch timer in qbench's runs (measuring only; see above)",
     )
     parser.add_argument("--json", type=Path)
     return parser.parse_args(argv)
@@ -225,7 +270,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def run(config: Config, size: int, suite_dir: Path) -> None:
         out = args.work_dir / f"callgrind-{size}" / config.name
-        total = instructions(args.python, config, suite_dir, out, cache_sim=args.cache_sim)
+        total = instructions(
+            args.python,
+            config,
+            suite_dir,
+            out,
+            cache_sim=args.cache_sim,
+            batch_seconds=args.batch_seconds,
+        )
         counts.setdefault(config.name, {})[size] = total
         print(f"{config.name} at {size}: {total}", file=sys.stderr, flush=True)
 

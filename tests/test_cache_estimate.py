@@ -69,3 +69,44 @@ def test_functions_are_read_with_every_event_zeros_kept() -> None:
     assert set(counts) == {"_PyEval_EvalFrameDefault", "slice_dealloc"}
     assert dict(counts["_PyEval_EvalFrameDefault"]) == {"Ir": 700_000, "I1mr": 1500, "D1mr": 200}
     assert dict(counts["slice_dealloc"]) == {"Ir": 5000, "I1mr": 0, "D1mr": 0}
+
+
+def test_batch_seconds_lengthen_the_stream_timer_of_qbench_runs_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester
+) -> None:
+    """``--batch-seconds S`` (measuring only): each qbench configuration's run under valgrind
+    loads a plugin that sets the stream's batch timer to ``S`` (under valgrind the 0.1 s timer
+    cuts nearly every batch to a result or two); plain pytest's run is left as it is."""
+    runs: list[tuple[list[str], dict[str, str]]] = []
+
+    def run(argv: list[str], **kwargs: object) -> object:
+        runs.append((argv, kwargs["env"]))  # type: ignore[arg-type]
+        return type("Done", (), {"returncode": 0})()
+
+    monkeypatch.setattr(callgrind_cost.subprocess, "run", run)
+    monkeypatch.setattr(callgrind_cost, "read_totals", lambda profile: {"Ir": 1})
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for config in callgrind_cost.CONFIGS:
+        if config.name in ("plain", "qbench"):
+            out = tmp_path / config.name
+            callgrind_cost.instructions("python", config, suite, out, batch_seconds=30.0)
+    (plain, plain_env), (qbench, qbench_env) = runs
+    plugin = callgrind_cost.BATCH_PLUGIN
+    assert plugin not in plain and "QBENCH_BENCH_BATCH_SECONDS" not in plain_env
+    assert qbench[-3:] == ["-p", plugin, "tests"]
+    assert qbench_env["QBENCH_BENCH_BATCH_SECONDS"] == "30.0"
+    plugin_dir = tmp_path / "batch-seconds-plugin"
+    assert str(plugin_dir) in qbench_env["PYTHONPATH"].split(":")
+    # the plugin, loaded by a real run, sets the timer qbench's stream reads
+    pytester.makepyfile(
+        test_timer="""
+        def test_timer():
+            from pytest_qbench.report import store
+            assert store.BATCH_SECONDS == 30.0
+        """
+    )
+    monkeypatch.setenv("QBENCH_BENCH_BATCH_SECONDS", "30.0")
+    monkeypatch.setenv("PYTHONPATH", qbench_env["PYTHONPATH"])
+    result = pytester.runpytest_subprocess("-p", "qbench", "-p", plugin)
+    result.assert_outcomes(passed=1)
