@@ -36,7 +36,8 @@ Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``to
 ``rate`` (``97.5%``: a pass rate, never ``100.0%`` short of 100),
 ``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
 them apart), ``without_message`` (``trace | without_message(error_type, error_message)``: the
-traceback without its copy of a long message).
+traceback without its copy of a long message), ``where`` (``failure | where(result)``: where a
+failure or a teardown's happened, ``file:line``, as the digest says it).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from pytest_qbench.core.markdown import md_text
 from pytest_qbench.core.summary_words import collected_text
 from pytest_qbench.core.summary_words import rate_text
 from pytest_qbench.core.summary_words import summary_parts
+from pytest_qbench.core.text import failure_where
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report import precompiled
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
@@ -134,6 +136,7 @@ def additions() -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
         ranges=_lazy(_COVERAGE_VIEW, "short_ranges"),
         score_pair=_lazy("pytest_qbench.report.metric_text", "score_pair"),
         without_message=trace_without_message,
+        where=failure_where,
         summary_parts=summary_parts,
         collected_text=collected_text,
         rate=rate_text,
