@@ -89,8 +89,10 @@ def test_report_md_and_the_digest_place_a_teardown_error_by_one_rule(
     pytester.runpytest("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=t")
     report = load_source_record(pytester.path / ".qbench/runs/t/report.json")
     [result] = [r for r in report["results"] if r["teardown_failure"]]
-    result["teardown_failure"]["file"] = None  # not found: the test's file stands for it
-    where = failure_where(result["teardown_failure"], result)
+    teardown = result["teardown_failure"]
+    assert teardown is not None
+    teardown["file"] = None  # not found: the test's file stands for it
+    where = failure_where(teardown, result)
     assert where == "test_srv.py:6"
     assert f"Then in teardown: `{where}` · **RuntimeError**" in render(report)
     digest = build_digest(report, aggregate(report["results"]).view())
