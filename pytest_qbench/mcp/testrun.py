@@ -534,10 +534,9 @@ def _coverage_line(coverage: DigestCoverage) -> str:
     gate = ""
     if coverage.threshold is not None:
         gate = f" (threshold {coverage.threshold:g}%: {'met' if coverage.met else 'NOT met'})"
-    return (
-        f"Coverage: {coverage.percentage:.2f}% ({coverage.lines_covered}/"
-        f"{coverage.lines_total} lines){gate}"
-    )
+    from pytest_qbench.report.coverage.view import total_text
+
+    return f"Coverage: {total_text(vars(coverage))}{gate}"
 
 
 def start_run(tools: RunService, request: RunRequest) -> PytestProcess:

@@ -923,6 +923,11 @@ class DigestCoverage(QBenchModel):
     """Statements executed."""
     lines_total: int
     """Executable statements."""
+    branches_covered: int | None = None
+    """Branch destinations taken, when branch coverage was measured (``percentage`` counts
+    them with the statements, as coverage.py's total does)."""
+    branches_total: int | None = None
+    """Branch destinations, when branch coverage was measured."""
     threshold: float | None = None
     """The required percentage, when one was set."""
     met: bool | None = None
