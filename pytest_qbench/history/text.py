@@ -11,7 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_qbench.core.markdown import died_unseen
 from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.markdown import run_duration_text
 from pytest_qbench.core.numbers import format_bytes
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import SUBTEST_FIELDS
@@ -106,7 +108,9 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
             run.run_id,
             when(run.started_at),
             f"{run_counts_text(run)}{state_words(run)}",
-            format_duration(run.duration),
+            run_duration_text(
+                run.duration, died=died_unseen(run.interrupted, run.exit_code), short=True
+            ),
             "-" if run.exit_code is None else str(run.exit_code),
             *((run.shard or "-",) if sharded else ()),
             run.branch or "-",
@@ -126,7 +130,8 @@ def run_lines(
     lines = [
         f"run       {run.run_id}{state}",
         f"tool      {run.tool}",
-        f"started   {when(run.started_at)} UTC, took {format_duration(run.duration)}, "
+        f"started   {when(run.started_at)} UTC, took "
+        f"{run_duration_text(run.duration, died=died_unseen(run.interrupted, run.exit_code))}, "
         f"exit code {exit_code}",
         f"tests     {run.counts['total']}: {counts_text(run.counts, run.other)}",
         *subtests_lines(run),

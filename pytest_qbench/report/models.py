@@ -924,10 +924,9 @@ class DigestCoverage(QBenchModel):
     lines_total: int
     """Executable statements."""
     branches_covered: int | None = None
-    """Branch destinations taken, when branch coverage was measured (``percentage`` counts
-    them with the statements, as coverage.py's total does)."""
+    """Branches taken (in percentage)."""
     branches_total: int | None = None
-    """Branch destinations, when branch coverage was measured."""
+    """Branches, if measured."""
     threshold: float | None = None
     """The required percentage, when one was set."""
     met: bool | None = None
