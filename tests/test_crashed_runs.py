@@ -561,3 +561,33 @@ def test_a_second_render_of_a_run_that_died_at_its_end_reads_it_as_the_first(
     _, runs = qbench_json(capsys, "runs")
     listed = {r["run_id"]: r for r in runs["runs"]}
     assert listed["r2"]["recording_errors"] and listed["r2"]["exit_code"] is None
+
+
+def test_a_render_that_cannot_keep_how_the_run_died_writes_nothing(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run killed while writing report.json, rendered where the run directory refuses the
+    note of how it died (a full disk): `qbench render` fails, names why, and writes no
+    report.json, which a second render would otherwise read as a complete run."""
+    from pytest_qbench.core import atomic
+    from pytest_qbench.report import store
+
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    pytester.makeconftest(KILL_AT_END.format())
+    monkeypatch.setenv("QBENCH_TEST_KILL_AT", "report.json")
+    pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly")
+    monkeypatch.delenv("QBENCH_TEST_KILL_AT")
+    run_dir = pytester.path / ".qbench/runs/r2"
+
+    def refused(path: object, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "write_text_atomic", refused)
+    capsys.readouterr()
+    assert main(["render", str(run_dir)]) != 0
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "died-at-end.txt: No space left on device" in err
+    assert not (run_dir / "report.json").exists()
+    assert store.killed_at_end(run_dir)  # its mark still says so

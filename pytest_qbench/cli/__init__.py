@@ -422,7 +422,7 @@ def _note_died(run_dir: Path) -> None:
             f"cannot write {run_dir / store.DIED_NAME}: {exc.strerror or exc}; its reports are "
             "not rebuilt (a second render would read the run as complete): free the disk or "
             "fix the directory's permissions, and render again",
-            slug="could-not-write",
+            slug="died-note-unwritten",
         ) from None
 
 
