@@ -514,12 +514,17 @@ def _r1_then_dying_r2(
     return ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
 
 
-@pytest.mark.parametrize("how", ["killed-at-end", "unrecorded"])
+@pytest.mark.parametrize(
+    ("how", "backend"),
+    [("killed-at-end", "sqlite"), ("unrecorded", "sqlite"), ("killed-at-end", "postgresql")],
+)
 def test_a_second_render_of_a_run_that_died_at_its_end_reads_it_as_the_first(
     pytester: pytest.Pytester,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
     how: str,
+    backend: str,
 ) -> None:
     """A run SIGKILLed while writing report.json (its mark stays), or one whose stream lost its
     start record (died unrecorded), rendered twice by `qbench render RUN_DIR`: the second
@@ -530,6 +535,8 @@ def test_a_second_render_of_a_run_that_died_at_its_end_reads_it_as_the_first(
     "not a qbench result stream" (unrecorded)."""
     pytester.makepyfile(test_ok="def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
     pytester.makeconftest(KILL_AT_END.format())
+    if backend == "postgresql":  # the run, the renders and `qbench runs` all index there
+        monkeypatch.setenv("QBENCH_DB", request.getfixturevalue("postgres_server").new_database())
     monkeypatch.setenv("QBENCH_TEST_KILL_AT", "report.json")
     killed = pytester.runpytest_subprocess(
         "-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly"
@@ -561,6 +568,7 @@ def test_a_second_render_of_a_run_that_died_at_its_end_reads_it_as_the_first(
     _, runs = qbench_json(capsys, "runs")
     listed = {r["run_id"]: r for r in runs["runs"]}
     assert listed["r2"]["recording_errors"] and listed["r2"]["exit_code"] is None
+    assert (pytester.path / ".qbench/index.sqlite").exists() is (backend == "sqlite")
 
 
 def test_a_render_that_cannot_keep_how_the_run_died_writes_nothing(
