@@ -2,7 +2,7 @@
 test hangs): its stream has no end record, and the duration its rebuilt report had ran to its
 last result's end (0.3 s) though the process lived on in the hanging test, for a time nothing
 recorded. Every text now says what is known: ``at least 0.30s (it died; when is unknown)``
-(report.md's headline, `qbench show`; ``>=0.30s`` in `qbench runs`' column), the reason
+(report.md's and the HTML report's headline, `qbench show`; ``>=0.30s`` in `qbench runs`' column), the reason
 (report.md, the digest's next steps) says its duration runs to its last result, and the MCP
 run's line says it too (``died``)."""
 
@@ -45,6 +45,9 @@ def test_a_run_killed_by_a_thread_timeout_says_its_end_is_unknown(
     markdown = (run_dir / "report.md").read_text(encoding="utf-8")
     assert markdown.splitlines()[0].endswith(f" in at least {took} (it died; when is unknown)")
     assert f"its duration ({took}) runs to the last of them: when it died is unknown" in markdown
+    assert main(["render", str(run_dir / "report.json"), "--html", "report.html"]) == 0
+    html = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert f" in at least {took} (it died; when is unknown)</h1>" in html
     capsys.readouterr()
     main(["runs", "--dir", ".qbench"])
     assert f">={took}" in capsys.readouterr().out

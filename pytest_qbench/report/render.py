@@ -141,7 +141,7 @@ def additions() -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
         score_pair=_lazy("pytest_qbench.report.metric_text", "score_pair"),
         without_message=trace_without_message,
         where=failure_where,
-        run_duration=_run_duration,
+        run_duration=run_duration,
         summary_parts=summary_parts,
         collected_text=collected_text,
         rate=rate_text,
@@ -173,8 +173,9 @@ def trace_fence(report: Mapping[str, Any]) -> str:
     return "pytb" if all(tool in PYTHON_TOOLS for tool in tools) else "text"
 
 
-def _run_duration(seconds: float, run: Mapping[str, Any]) -> str:
-    """The filter ``run_duration``: ``summary.duration | run_duration(report.run)``."""
+def run_duration(seconds: float, run: Mapping[str, Any]) -> str:
+    """The filter ``run_duration`` (report.md's and the HTML report's headline):
+    ``summary.duration | run_duration(report.run)``."""
     died = died_unseen(bool(run["interrupted"]), run["exit_code"])
     return run_duration_text(seconds, died=died)
 
