@@ -364,13 +364,24 @@ def _verdict(before: bool, after: bool) -> str:
     return "  (now passing)" if after else "  (now failing)"
 
 
-def flaky_lines(tests: Sequence[FlakyStatus], runs: int, min_flips: int) -> list[str]:
+def window_text(runs: int, held: int | None = None) -> str:
+    """The runs a flaky list looked at: ``the last 30 runs``, or what the index held when it
+    held fewer (``held``): ``the 1 run indexed (30 asked)``, so that an empty list is never
+    read as the verdict of more runs than there were."""
+    if held is None or held >= runs:
+        return f"the last {runs} runs"
+    return f"the {plural(held, 'run')} indexed ({runs} asked)"
+
+
+def flaky_lines(
+    tests: Sequence[FlakyStatus], runs: int, min_flips: int, held: int | None = None
+) -> list[str]:
     """``qbench flaky``: each test's status, the monitor that decided it, its score, the share of
-    runs it failed in, and the evidence."""
+    runs it failed in, and the evidence; ``held``: the runs the index holds."""
     flips = f", flipped {plural(min_flips, 'time')} or more" if min_flips else ""
     if not tests:
         return [
-            f"no flaky or broken test in the last {runs} runs{flips} (flaky on evidence in "
+            f"no flaky or broken test in {window_text(runs, held)}{flips} (flaky on evidence in "
             "several runs: a pass after rerun, a pass and a fail on one commit, or single-run "
             "failures between passes; runs where most tests failed set aside)"
         ]
