@@ -90,6 +90,9 @@ def test_a_forked_child_in_a_queue_run_claims_no_unit(
         "--qbench-queue=fork-queue", *db,
     )  # fmt: skip
     assert result.ret == 1, result.stdout.str()
+    out = result.stdout.str()
+    assert out.count("qbench: queue fork-queue (created): ran ") == 1  # the machine's alone
+    assert "forked by a test" in out
     report = json.loads((pytester.path / ".qbench/runs/f/report.json").read_text())
     assert sorted(r["nodeid"] for r in report["results"]) == [
         "test_a.py::test_after_one",

@@ -187,6 +187,8 @@ class QueuePlugin:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self._forked():  # its counts are the machine's up to the fork: the session says why
+            return
         made = "created" if self.created else "joined"
         terminalreporter.write_line(
             f"qbench: queue {self.name} ({made}): ran {self.units} units, {len(self.ran)} "
