@@ -512,3 +512,90 @@ def _r1_then_dying_r2(
     assert not (root / ".qbench/runs/r2/report.json").exists()
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     return ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+
+
+@pytest.mark.parametrize(
+    ("how", "backend"),
+    [("killed-at-end", "sqlite"), ("unrecorded", "sqlite"), ("killed-at-end", "postgresql")],
+)
+def test_a_second_render_of_a_run_that_died_at_its_end_reads_it_as_the_first(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    how: str,
+    backend: str,
+) -> None:
+    """A run SIGKILLed while writing report.json (its mark stays), or one whose stream lost its
+    start record (died unrecorded), rendered twice by `qbench render RUN_DIR`: the second
+    report is the first's (incomplete, exit status unknown, the same reason and start), and the
+    history's `qbench runs` still lists it incomplete. Before, the first render's report.json
+    and the mark's removal hid the death: the second rebuilt `# ✅ Test report: 2 passed`,
+    exit code 0, and re-indexed it complete (killed at its end), or refused the stream as
+    "not a qbench result stream" (unrecorded)."""
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    pytester.makeconftest(KILL_AT_END.format())
+    if backend == "postgresql":  # the run, the renders and `qbench runs` all index there
+        monkeypatch.setenv("QBENCH_DB", request.getfixturevalue("postgres_server").new_database())
+    monkeypatch.setenv("QBENCH_TEST_KILL_AT", "report.json")
+    killed = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly"
+    )
+    assert killed.ret < 0 or killed.ret > 1  # killed by SIGKILL
+    monkeypatch.delenv("QBENCH_TEST_KILL_AT")
+    run_dir = pytester.path / ".qbench/runs/r2"
+    if how == "unrecorded":
+        (run_dir / "results.jsonl").write_bytes(b"")
+    rendered = []
+    for _ in range(2):
+        assert main(["render", str(run_dir)]) == 0
+        report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+        rendered.append(
+            (
+                report["run"]["recording_errors"],
+                report["run"]["exit_code"],
+                report["run"]["started_at"],
+                report["summary"]["total"],
+            )
+        )
+        markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+        assert markdown.startswith("# ❌ Test report incomplete")
+    assert rendered[0] == rendered[1]
+    errors, exit_code, _, _ = rendered[1]
+    assert errors and exit_code is None
+    word = "died during its session's end" if how == "killed-at-end" else "no start record"
+    assert word in errors[0]
+    _, runs = qbench_json(capsys, "runs")
+    listed = {r["run_id"]: r for r in runs["runs"]}
+    assert listed["r2"]["recording_errors"] and listed["r2"]["exit_code"] is None
+    assert (pytester.path / ".qbench/index.sqlite").exists() is (backend == "sqlite")
+
+
+def test_a_render_that_cannot_keep_how_the_run_died_writes_nothing(
+    pytester: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run killed while writing report.json, rendered where the run directory refuses the
+    note of how it died (a full disk): `qbench render` fails, names why, and writes no
+    report.json, which a second render would otherwise read as a complete run."""
+    from pytest_qbench.core import atomic
+    from pytest_qbench.report import store
+
+    pytester.makepyfile(test_ok="def test_a():\n    pass\n")
+    pytester.makeconftest(KILL_AT_END.format())
+    monkeypatch.setenv("QBENCH_TEST_KILL_AT", "report.json")
+    pytester.runpytest_subprocess("-p", "qbench", "--qbench-run-id=r2", "-p", "no:randomly")
+    monkeypatch.delenv("QBENCH_TEST_KILL_AT")
+    run_dir = pytester.path / ".qbench/runs/r2"
+
+    def refused(path: object, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic, "write_text_atomic", refused)
+    capsys.readouterr()
+    assert main(["render", str(run_dir)]) != 0
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "died-at-end.txt: No space left on device" in err
+    assert not (run_dir / "report.json").exists()
+    assert store.killed_at_end(run_dir)  # its mark still says so

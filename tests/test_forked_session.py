@@ -114,3 +114,46 @@ def test_a_mocked_os_getpid_is_not_a_forked_child(pytester: pytest.Pytester) -> 
     report = json.loads((run / "report.json").read_text())
     assert [r["outcome"] for r in report["results"]] == ["failed", "passed", "passed", "failed"]
     assert report["run"]["exit_code"] == 1
+
+
+QUEUE_SUITE = {
+    "test_a": CHILD_GOES_ON,
+    "test_b": "def test_b1():\n    pass\n\n\ndef test_b2():\n    assert False, 'only b2 fails'\n",
+    "test_c": "def test_c1():\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_forked_child_in_a_queue_run_claims_no_unit(
+    pytester: pytest.Pytester, request: pytest.FixtureRequest, backend: str
+) -> None:
+    """A `--qbench-queue` run whose test forks a child that goes on with pytest's session: the
+    child claims no unit, marks none done and leaves the run's connection alone, so the run
+    itself runs every unit and its failure (test_b2's) is in its report, red. Before, the
+    child (the parent waiting for it) pulled and ran the rest of the queue, marked every unit
+    done, and the run reported `3 passed, 3 deselected`, exit code 0: test_b2's failure ran
+    only in the child, recorded nowhere, and no machine would run it again."""
+    pytester.makepyfile(**QUEUE_SUITE)
+    db = []
+    if backend == "postgresql":
+        db = [f"--qbench-db={request.getfixturevalue('postgres_server').new_database()}"]
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=f",
+        "--qbench-queue=fork-queue", *db,
+    )  # fmt: skip
+    assert result.ret == 1, result.stdout.str()
+    out = result.stdout.str()
+    assert out.count("qbench: queue fork-queue (created): ran ") == 1  # the machine's alone
+    assert "forked by a test" in out
+    report = json.loads((pytester.path / ".qbench/runs/f/report.json").read_text())
+    assert sorted(r["nodeid"] for r in report["results"]) == [
+        "test_a.py::test_after_one",
+        "test_a.py::test_after_two",
+        "test_a.py::test_before",
+        "test_a.py::test_forks",
+        "test_b.py::test_b1",
+        "test_b.py::test_b2",
+        "test_c.py::test_c1",
+    ]
+    assert (report["summary"]["failed"], report["summary"]["deselected"]) == (1, 0)
+    assert report["run"]["exit_code"] == 1

@@ -339,9 +339,11 @@ def test_flaky_and_history_shapes(qdir: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_flaky_text_when_nothing_flips(qdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """No flaky test: one sentence saying so, and what the rule asks."""
+    """No flaky test: one sentence saying so, over the runs there were (3 of the 50 asked),
+    and what the rule asks."""
     assert run_text(capsys, "flaky")[1] == (
-        "no flaky or broken test in the last 50 runs (flaky on evidence in several runs: a pass "
+        "no flaky or broken test in the 3 runs indexed (50 asked) (flaky on evidence in several "
+        "runs: a pass "
         "after rerun, a pass and a fail on one commit, or single-run failures between passes; "
         "runs where most tests failed set aside)\n"
     )

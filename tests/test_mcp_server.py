@@ -197,7 +197,9 @@ def test_the_tool_list_is_short(config: ServerConfig) -> None:
     # (-> 41 551 bytes); then coverage and max_llm_budget null by default (audit3: told from
     # false and 10000, so a contradiction is refused), with the run id's, test_path's and
     # source's descriptions cut (-> 41 545 bytes); then list_runs' other (a plugin's own words:
-    # 1 known), with RunEntry's descriptions cut again (-> 41 550 bytes)
+    # 1 known), with RunEntry's descriptions cut again (-> 41 550 bytes); then the digest
+    # coverage's branches (the total counts them) and the run's died (its end unknown), with
+    # the catalog's, the run reference's and the texts' descriptions cut (-> 41 594 bytes)
     assert len(json.dumps(listed, separators=(",", ":"))) < 41_600
     published = sum(len(json.dumps(tool.output_schema, separators=(",", ":"))) for tool in tools)
     full = sum(

@@ -6,6 +6,7 @@ test_history_postgres.py's style at the end, with a real server."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -335,6 +336,7 @@ def test_a_unit_claimed_under_a_frozen_clock_is_still_renewed(
     plugin = object.__new__(QueuePlugin)
     plugin.index = Index()  # type: ignore[assignment]
     plugin.name, plugin.lease, plugin.units, plugin.expected = "q", 1.0, 0, 0.0
+    plugin.pid = os.getpid()  # the process that opened the queue
     plugin.session = SimpleNamespace(run_id="r")  # type: ignore[assignment]
     plugin.shard = SimpleNamespace(worker="w")  # type: ignore[assignment]
     with monkeypatch.context() as frozen:

@@ -66,3 +66,36 @@ def test_the_mcp_run_names_the_teardown_error(pytester: pytest.Pytester) -> None
     assert "   Then in teardown: RuntimeError at conftest.py:6: server did not shut down" in text
     assert "| E   AssertionError: (message shown above)" in text
     assert "Next: Fix the teardown error (RuntimeError) at conftest.py:6 used by" in text
+
+
+def test_report_md_and_the_digest_place_a_teardown_error_by_one_rule(
+    pytester: pytest.Pytester,
+) -> None:
+    """Where a teardown error happened (its file, else the test's; ``:line`` when its own line is
+    known) is decided once (``core.text.failure_where``): report.md's template prints it
+    (``t | where(r)``) and the digest's lines use it, so a teardown error without a file of its
+    own is placed alike by both. Before, the template repeated the rule in Jinja beside the
+    digest's ``_teardown_where``."""
+    from pathlib import Path
+
+    from pytest_qbench.core.text import failure_where
+    from pytest_qbench.report.aggregate import aggregate
+    from pytest_qbench.report.digest import build_digest
+    from pytest_qbench.report.readers import load_source_record
+    from pytest_qbench.report.render import render
+
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_srv=TESTS)
+    pytester.runpytest("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=t")
+    report = load_source_record(pytester.path / ".qbench/runs/t/report.json")
+    [result] = [r for r in report["results"] if r["teardown_failure"]]
+    teardown = result["teardown_failure"]
+    assert teardown is not None
+    teardown["file"] = None  # not found: the test's file stands for it
+    where = failure_where(teardown, result)
+    assert where == "test_srv.py:6"
+    assert f"Then in teardown: `{where}` · **RuntimeError**" in render(report)
+    digest = build_digest(report, aggregate(report["results"]).view())
+    assert f"RuntimeError at {where}:" in json.dumps(digest)
+    template = Path(__file__).parent.parent / "templates" / "report.md.j2"
+    assert '~ ":" ~' not in template.read_text(encoding="utf-8")  # no rule of its own

@@ -352,14 +352,7 @@ def _render(args: argparse.Namespace) -> int:
     extras = args.html is not None or args.ctrf is not None
     rebuild = source.is_dir() and alone and not extras
     if rebuild:
-        from pytest_qbench.report.store import run_in_progress
-
-        if run_in_progress(source):  # its own session end writes and indexes its reports
-            raise QBenchError(
-                f"{source}: its run is still going, and writes its reports when it ends; render "
-                "it then, or its results so far to another file with -o FILE",
-                slug="run-going",
-            )
+        _note_died(source)
     report, results_json, view = load_source_results_json(source, args.max_items)
     if view is None:  # read from report.json: not counted yet
         view = aggregate(report["results"], max_items=args.max_items).view()
@@ -403,6 +396,34 @@ def _render(args: argparse.Namespace) -> int:
 
         index_rebuilt(source, report)
     return OK
+
+
+def _note_died(run_dir: Path) -> None:
+    """Refuse a run still going; keep how a run that died at its end died (``store.note_died``)
+    before its report.json is written, so that a second ``qbench render`` reads it as the
+    first (its mark, which said so, goes; its report.json is there).
+
+    Raises:
+        QBenchError: the run is still going, or the note cannot be written.
+    """
+    from pytest_qbench.report import store
+
+    going = store.run_in_progress(run_dir)
+    if going:  # its own session end writes and indexes its reports
+        raise QBenchError(
+            f"{run_dir}: its run is still going, and writes its reports when it ends; render "
+            "it then, or its results so far to another file with -o FILE",
+            slug="run-going",
+        )
+    try:
+        store.note_died(run_dir, going)
+    except OSError as exc:
+        raise QBenchError(
+            f"cannot write {run_dir / store.DIED_NAME}: {exc.strerror or exc}; its reports are "
+            "not rebuilt (a second render would read the run as complete): free the disk or "
+            "fix the directory's permissions, and render again",
+            slug="died-note-unwritten",
+        ) from None
 
 
 def _say_written(asked: list[Path], written: list[Path]) -> None:

@@ -674,16 +674,18 @@ def cmd_flaky(args: argparse.Namespace) -> int:
     """``qbench flaky``."""
     from pytest_qbench.history.flakiness import parse_monitors
     from pytest_qbench.history.flaky_list import list_statuses
+    from pytest_qbench.history.queries import runs_held
     from pytest_qbench.history.text import flaky_lines
 
     monitors = parse_monitors([f"window={args.runs}", *args.monitor])
     with _opened(args) as index:
         found = list_statuses(index, args.runs, args.min_flips, monitors, args.all)
+        held = None if found.tests else runs_held(index)
         _say_unrecorded_merges(index)
     _output(
         args,
         lambda: found.model_dump(mode="json"),
-        lambda: flaky_lines(found.tests, args.runs, args.min_flips),
+        lambda: flaky_lines(found.tests, args.runs, args.min_flips, held),
     )
     return OK
 

@@ -177,22 +177,35 @@ def _post(target: Target, body: str) -> dict[str, Any]:
 def _coverage(qbench_dir: Path | None, head: RunInfo, base: RunInfo | None) -> Coverage:
     """Total coverage of both runs, from their ``report.json`` in the run store (when there)."""
     from pytest_qbench.history.pr_comment import Coverage
+    from pytest_qbench.report.coverage.view import total_text
 
+    measured = _coverage_of(qbench_dir, head.run_id)
+    before = _coverage_of(qbench_dir, base.run_id) if base is not None else {}
+    percentage = _percentage(measured)
+    known = percentage is not None and "lines_total" in measured
     return Coverage(
-        head=_percentage(qbench_dir, head.run_id),
-        base=_percentage(qbench_dir, base.run_id) if base is not None else None,
+        head=percentage,
+        base=_percentage(before),
+        head_text=total_text(measured) if known else None,
+        same_measure=(measured.get("branches_total") is None)
+        == (before.get("branches_total") is None),
     )
 
 
-def _percentage(qbench_dir: Path | None, run_id: str) -> float | None:
+def _coverage_of(qbench_dir: Path | None, run_id: str) -> dict[str, Any]:
+    """The ``coverage`` block of the run's ``report.json`` in the run store; empty when none."""
     from pytest_qbench.report import store
 
     if qbench_dir is None:
-        return None
+        return {}
     path = qbench_dir / store.RUNS_DIR / run_id / store.REPORT_JSON
     try:
         coverage = json.loads(path.read_text(encoding="utf-8")).get("coverage") or {}
     except (OSError, ValueError):
-        return None
+        return {}
+    return coverage if isinstance(coverage, dict) else {}
+
+
+def _percentage(coverage: dict[str, Any]) -> float | None:
     value = coverage.get("percentage")
     return float(value) if isinstance(value, (int, float)) else None

@@ -80,6 +80,23 @@ def md_fence(text: object, info: str = "text") -> str:
     return f"{fence}{info}\n{body}\n{fence}"
 
 
+def died_unseen(interrupted: bool, exit_code: int | None) -> bool:
+    """Whether a run's process died before its session's end with nothing to say when (its
+    report rebuilt from a stream without an end record: interrupted, exit status unknown): a
+    signal, the out-of-memory killer, pytest-timeout's thread method (``os._exit`` from a
+    thread). Its duration runs to its last result's end, not to its death."""
+    return interrupted and exit_code is None
+
+
+def run_duration_text(seconds: float, *, died: bool, short: bool = False) -> str:
+    """``format_duration``; for a run that ``died_unseen``, what is known: ``at least 0.29s
+    (it died; when is unknown)``, or ``>=0.29s`` (``short``, a table's cell)."""
+    shown = format_duration(seconds)
+    if not died:
+        return shown
+    return f">={shown}" if short else f"at least {shown} (it died; when is unknown)"
+
+
 def format_duration(seconds: float) -> str:
     """``0.42s``, ``12.3s``, ``2m 05s``, ``1h 02m``."""
     if seconds < 10:

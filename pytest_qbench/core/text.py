@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 
 ANSI_ESCAPE = re.compile(
@@ -131,3 +133,12 @@ def trace_without_message(trace: str, error_type: str, message: str) -> str:
         return trace
     head = kept[: len(kept) - len(block.rstrip())]
     return f"{head}E   {error_type or 'Error'}: (message shown above)"
+
+
+def failure_where(failure: Mapping[str, Any], result: Mapping[str, Any]) -> str:
+    """Where a test's ``failure`` (or its teardown's) happened, as report.md's headings and the
+    digest's lines say it: the failure's file, else the test's, then ``:line`` when the
+    failure's line is known (the test's own line is not the failure's)."""
+    file = failure["file"] or result["file"]
+    line = failure["line"]
+    return f"{file}:{line}" if line else str(file)

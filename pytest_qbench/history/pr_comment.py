@@ -66,6 +66,12 @@ class Coverage:
 
     head: float | None = None
     base: float | None = None
+    head_text: str | None = None
+    """``head`` as coverage.py's total is printed, with what it counts (``76.92% (8/9 lines,
+    2/4 branches)``: ``coverage.view.total_text``); ``None``: ``head`` alone."""
+    same_measure: bool = True
+    """Whether both runs measured the same (branches, or lines alone): a total of lines and
+    branches is not compared with one of lines alone."""
 
 
 def pr_comment(
@@ -278,10 +284,16 @@ def _where(run: RunInfo) -> str:
 def _coverage_lines(coverage: Coverage | None) -> list[str]:
     if coverage is None or coverage.head is None:
         return []
+    from pytest_qbench.report.coverage.view import percent_text
+
     change = ""
-    if coverage.base is not None:
+    if coverage.base is not None and not coverage.same_measure:
+        change = " (not compared with the base run's: one of them measured branches too)"
+    elif coverage.base is not None:
         change = f" ({coverage.head - coverage.base:+.2f} points)"
-    return ["", f"**Coverage**: {coverage.head:.2f}%{change}"]
+
+    total = coverage.head_text or percent_text(coverage.head)
+    return ["", f"**Coverage**: {total}{change}"]
 
 
 def _section(

@@ -513,3 +513,8 @@ def judged_result(row: Sequence[Any], words: dict[str, tuple[int, int]] = NO_WOR
         reruns=0,
     )
     return past
+
+
+def runs_held(index: Index) -> int:
+    """How many runs the index holds: a window of "the last N runs" holds no more."""
+    return int(index.read(lambda cursor: cursor.execute(sql.COUNT_RUNS).fetchone()[0]))

@@ -11,7 +11,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_qbench.core.markdown import died_unseen
 from pytest_qbench.core.markdown import format_duration
+from pytest_qbench.core.markdown import run_duration_text
 from pytest_qbench.core.numbers import format_bytes
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import SUBTEST_FIELDS
@@ -106,7 +108,9 @@ def runs_lines(runs: Sequence[RunInfo]) -> list[str]:
             run.run_id,
             when(run.started_at),
             f"{run_counts_text(run)}{state_words(run)}",
-            format_duration(run.duration),
+            run_duration_text(
+                run.duration, died=died_unseen(run.interrupted, run.exit_code), short=True
+            ),
             "-" if run.exit_code is None else str(run.exit_code),
             *((run.shard or "-",) if sharded else ()),
             run.branch or "-",
@@ -126,7 +130,8 @@ def run_lines(
     lines = [
         f"run       {run.run_id}{state}",
         f"tool      {run.tool}",
-        f"started   {when(run.started_at)} UTC, took {format_duration(run.duration)}, "
+        f"started   {when(run.started_at)} UTC, took "
+        f"{run_duration_text(run.duration, died=died_unseen(run.interrupted, run.exit_code))}, "
         f"exit code {exit_code}",
         f"tests     {run.counts['total']}: {counts_text(run.counts, run.other)}",
         *subtests_lines(run),
@@ -359,13 +364,24 @@ def _verdict(before: bool, after: bool) -> str:
     return "  (now passing)" if after else "  (now failing)"
 
 
-def flaky_lines(tests: Sequence[FlakyStatus], runs: int, min_flips: int) -> list[str]:
+def window_text(runs: int, held: int | None = None) -> str:
+    """The runs a flaky list looked at: ``the last 30 runs``, or what the index held when it
+    held fewer (``held``): ``the 1 run indexed (30 asked)``, so that an empty list is never
+    read as the verdict of more runs than there were."""
+    if held is None or held >= runs:
+        return f"the last {runs} runs"
+    return f"the {plural(held, 'run')} indexed ({runs} asked)"
+
+
+def flaky_lines(
+    tests: Sequence[FlakyStatus], runs: int, min_flips: int, held: int | None = None
+) -> list[str]:
     """``qbench flaky``: each test's status, the monitor that decided it, its score, the share of
-    runs it failed in, and the evidence."""
+    runs it failed in, and the evidence; ``held``: the runs the index holds."""
     flips = f", flipped {plural(min_flips, 'time')} or more" if min_flips else ""
     if not tests:
         return [
-            f"no flaky or broken test in the last {runs} runs{flips} (flaky on evidence in "
+            f"no flaky or broken test in {window_text(runs, held)}{flips} (flaky on evidence in "
             "several runs: a pass after rerun, a pass and a fail on one commit, or single-run "
             "failures between passes; runs where most tests failed set aside)"
         ]

@@ -188,7 +188,7 @@ def _catalog_location(tools: RunService) -> str:
 def _runs_indexed(tools: RunService, problems: list[str]) -> int | None:
     """The runs in the index; ``None`` without one. An index that cannot be read is a
     problem, not "no index yet"."""
-    from pytest_qbench.history import sql
+    from pytest_qbench.history.queries import runs_held
 
     try:
         index = runs.open_history_seeing_died(tools.config)
@@ -197,7 +197,7 @@ def _runs_indexed(tools: RunService, problems: list[str]) -> int | None:
             problems.append(str(exc))
         return None
     try:
-        return int(index.read(lambda c: c.execute(sql.COUNT_RUNS).fetchone()[0]))
+        return runs_held(index)
     except HistoryError as exc:
         problems.append(str(exc))
         return None

@@ -224,6 +224,8 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
     """Tests whose outcome flipped at least twice in the last ``runs`` runs and that the flaky
     rule calls flaky, flakiest first."""
     from pytest_qbench.history.compare import find_flaky
+    from pytest_qbench.history.queries import runs_held
+    from pytest_qbench.history.text import window_text
 
     limit, runs = _limit(limit), _limit(runs, "runs", 1000)
     try:
@@ -237,6 +239,7 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
             for f in find_flaky(index, runs, 0, statuses=("flaky", "broken"))
             if f.summary.flips >= 2 or (f.assessment and f.assessment.status == "broken")
         ][:limit]
+        held = None if found else runs_held(index)
         try:
             quarantined = quarantine_list(config, index)
         except Exception as exc:  # the list still answers, and says the marks are missing
@@ -265,7 +268,7 @@ def flaky(config: ServerConfig, limit: int, runs: int) -> FlakyList:
         for f in found
     ]
     if not tests:
-        note = note or f"no flaky or broken test in the last {runs} runs"
+        note = note or f"no flaky or broken test in {window_text(runs, held)}"
     return FlakyList(runs_window=runs, tests=tests, note=note)
 
 

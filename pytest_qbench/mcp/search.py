@@ -53,7 +53,7 @@ class TestCaseRef(QBenchModel):
     """A test case in the catalog, briefly."""
 
     uid: str
-    """Catalog id: the node id of a pytest test, the key of an imported case."""
+    """Catalog id: a pytest node id, or an imported case's key."""
     source: str
     """``pytest`` or ``json:<file>`` (an imported export)."""
     key: str | None = None
@@ -68,7 +68,7 @@ class CaseFields(QBenchModel):
     """What every view of a test case shows."""
 
     uid: str
-    """Catalog id: the node id of a pytest test, the key of an imported case."""
+    """Catalog id: a pytest node id, or an imported case's key."""
     source: str
     """``pytest`` or ``json:<file>`` (an imported export)."""
     key: str | None = None
@@ -97,7 +97,7 @@ class SearchHit(CaseFields):
     """A test case that matched, with its score."""
 
     score: float
-    """Relevance 0..1 (1 for the best; 0 when no query was given; docs: catalog tools)."""
+    """Relevance 0..1 (1: the best; 0: no query given)."""
     bm25: float = 0.0
     """Raw BM25 score (higher is better), comparable within one query only."""
     similarity: float | None = None
@@ -105,7 +105,7 @@ class SearchHit(CaseFields):
     cases: int = 1
     """Matching parametrized cases of this test function."""
     matched_fields: list[str] = Field(default_factory=list)
-    """Fields holding a word of the query: key, title, name, description, tags, steps, location."""
+    """Fields matching the query: key, title, name, description, tags, steps, location."""
     summary: str = ""
     """The start of the description or docstring."""
     matched_steps: list[int] = Field(default_factory=list)

@@ -120,12 +120,11 @@ Paths = Annotated[
         "default: testpaths"
     ),
 ]
-Texts = Annotated[list[str] | None, Field(description="Any of these values (case-insensitive)")]
+Texts = Annotated[list[str] | None, Field(description="Any of these (case-insensitive)")]
 RunId = Annotated[
     str,
     Field(
-        description="A run id or unique prefix (run_test_workflow, list_runs), 'last' or "
-        "'last~N' (N runs before it)",
+        description="A run id or unique prefix (list_runs), 'last' or 'last~N' (N runs before it)",
         max_length=128,
     ),
 ]

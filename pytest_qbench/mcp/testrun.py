@@ -21,6 +21,7 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import WROTE_RESULTS
 from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.markdown import died_unseen
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
 from pytest_qbench.core.text import trace_without_message
@@ -118,6 +119,8 @@ class RunResult(QBenchModel):
     """Stopped at timeout_seconds: results partial, unless only the session end was cut."""
     partial: bool = False
     """The run did not finish: tests after the cut never ran."""
+    died: bool = False
+    """Died, when unknown: duration is to its last result."""
     timeout_seconds: float
     """The timeout the run had (the server's maximum caps what was asked)."""
     tool: str = "pytest"
@@ -305,6 +308,7 @@ def build_result(
         exit_meaning=_run_meaning(code, report, stopped_by, plan.timeout, complete),
         timed_out=stopped_by == "timeout",
         partial=(report.run.interrupted or stopped_by is not None) and not complete,
+        died=died_unseen(report.run.interrupted, report.run.exit_code),
         timeout_seconds=plan.timeout,
         tool=report.run.tool,
         summary=_counts(record["summary"]),
@@ -469,8 +473,11 @@ def run_text(result: RunResult, limit: int) -> str:
     runners = result.tool.split("+")
     if len(runners) > 1:  # the summary adds the runners' counts up, as report.json's does
         counts += f" ({', '.join(runners[:-1])} and {runners[-1]} together)"
+    took = f"{result.summary.duration:.2f}s"
+    if result.died:
+        took = f"at least {took} (it died; when is unknown)"
     head = [
-        f"{status}: {counts} in {result.summary.duration:.2f}s (run {result.run_id}; exit "
+        f"{status}: {counts} in {took} (run {result.run_id}; exit "
         f"{result.exit_code}: {result.exit_meaning})"
     ]
     if result.partial:
@@ -534,10 +541,9 @@ def _coverage_line(coverage: DigestCoverage) -> str:
     gate = ""
     if coverage.threshold is not None:
         gate = f" (threshold {coverage.threshold:g}%: {'met' if coverage.met else 'NOT met'})"
-    return (
-        f"Coverage: {coverage.percentage:.2f}% ({coverage.lines_covered}/"
-        f"{coverage.lines_total} lines){gate}"
-    )
+    from pytest_qbench.report.coverage.view import total_text
+
+    return f"Coverage: {total_text(vars(coverage))}{gate}"
 
 
 def start_run(tools: RunService, request: RunRequest) -> PytestProcess:

@@ -34,7 +34,7 @@ from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
-from pytest_qbench.report.coverage.view import percent_text
+from pytest_qbench.report.coverage.view import total_text
 from pytest_qbench.report.coverage.view import unmeasured_gate
 
 
@@ -446,15 +446,12 @@ class CoverageCollector:
 
     def _describe(self, record: CoverageReportRecord) -> None:
         """The terminal lines: the total, and the gate's verdict when there is one."""
-        total = percent_text(record["percentage"])
-        detail = f"{record['lines_covered']}/{record['lines_total']} lines"
-        if record["branches_total"] is not None:
-            detail += f", {record['branches_covered']}/{record['branches_total']} branches"
+        total = total_text(record)
         missing = len(record["missing_files"])
         if missing:
-            detail += f", {plural(missing, 'file')} never executed"
+            total = f"{total[:-1]}, {plural(missing, 'file')} never executed)"
         by = " (measured by pytest-cov)" if record["measured_by"] == "pytest-cov" else ""
-        self.lines.append((f"coverage {total} ({detail}){by}", {}))
+        self.lines.append((f"coverage {total}{by}", {}))
         gate = self._gate()
         if gate is not None:
             markup = {"green": True} if gate["passed"] else {"red": True, "bold": True}

@@ -53,6 +53,9 @@ class QueuePlugin:
         self.name = str(shard.queue)
         self.lease = lease_seconds()
         self.index: Index | None = None
+        self.pid = os.getpid()
+        """The process that opened the queue: a child a test forked that went on with pytest's
+        session claims nothing, marks nothing done and closes nothing of it (``_forked``)."""
         self.created = False
         self.by_count = False
         self.units = 0
@@ -79,6 +82,7 @@ class QueuePlugin:
             nodeids, read_timings(self.session, nodeids, "--qbench-queue"), 1 / (2 * machines)
         )
         settings = self.session.settings
+        self.pid = os.getpid()
         self.index = open_index(settings.qbench_dir, settings.db, create=True)
         self.created = create_queue(self.index, self.name, units)
 
@@ -114,6 +118,8 @@ class QueuePlugin:
                     raise session.Failed(session.shouldfail)
                 if session.shouldstop:
                     raise session.Interrupted(session.shouldstop)
+                if self._forked():  # runs no more of the run's tests: they are not its own
+                    return
                 self._keep_alive()
             self._finish(claim)
             claim = following if following is not None else self._claim(wait=True)
@@ -126,6 +132,8 @@ class QueuePlugin:
         from pytest_qbench.history.queue import held_for
 
         assert self.index is not None
+        if self._forked():
+            return None
         while True:
             claim = claim_next(
                 self.index, self.name, self.shard.worker, self.session.run_id, self.lease
@@ -147,6 +155,8 @@ class QueuePlugin:
         from pytest_qbench.history.queue import finish
 
         assert self.index is not None
+        if self._forked():  # its results are not the run's: the unit is not done by it
+            return
         # the unit's results on disk before the queue holds it done: a machine killed after
         # this keeps them (the stream's writes are batched)
         self.session.flush_stream()
@@ -156,6 +166,7 @@ class QueuePlugin:
         """Renew the leases of the units held, a few times per lease."""
         from pytest_qbench.history.queue import renew
 
+        # a forked child never gets here: _run returns after its test, _claim claims nothing
         if self.index is not None and _monotonic() - self.renewed > self.lease / 4:
             renew(self.index, self.name, self.session.run_id, self.lease)
             self.renewed = _monotonic()
@@ -176,17 +187,27 @@ class QueuePlugin:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self._forked():  # its counts are the machine's up to the fork: the session says why
+            return
         made = "created" if self.created else "joined"
         terminalreporter.write_line(
             f"qbench: queue {self.name} ({made}): ran {self.units} units, {len(self.ran)} "
             f"tests as {self.shard.worker}"
         )
 
+    def _forked(self) -> bool:
+        """Whether this is a child a test forked that went on with pytest's session, not the
+        process that opened the queue: it must not claim units (it would run them where the
+        run records nothing, and they would be done for every machine), renew their leases,
+        mark them done, nor close the connection it shares with the run (PostgreSQL's would
+        end the run's session too)."""
+        return os.getpid() != self.pid
+
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:
-        if self.index is not None:
+        if self.index is not None and not self._forked():
             self.index.close()
-            self.index = None
+        self.index = None
 
 
 def _first(claim: Claim | None, items: dict[str, pytest.Item]) -> pytest.Item | None:

@@ -19,6 +19,7 @@ from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.summary_words import summary_text
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
+from pytest_qbench.core.text import failure_where
 from pytest_qbench.core.text import first_line
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report.aggregate import ReportView
@@ -126,7 +127,7 @@ def next_steps(
         if teardown:
             steps.append(
                 f"Fix the teardown error ({teardown['error_type']}) at "
-                f"{_teardown_where(teardown, result)} used by {result['nodeid']}"
+                f"{failure_where(teardown, result)} used by {result['nodeid']}"
             )
         if len(steps) >= MAX_NEXT_STEPS:
             break
@@ -250,12 +251,8 @@ def _teardown_line(teardown: FailureRecord, result: TestResultRecord) -> str:
     """``\nThen in teardown: RuntimeError at conftest.py:6: server did not shut down``: the
     teardown error that followed a test's failure (`TestResult.teardown_failure`)."""
     said = first_line(teardown["error_message"], 160)
-    where = _teardown_where(teardown, result)
+    where = failure_where(teardown, result)
     return f"{THEN_IN_TEARDOWN}{teardown['error_type']} at {where}" + (f": {said}" if said else "")
-
-
-def _teardown_where(teardown: FailureRecord, result: TestResultRecord) -> str:
-    return _location(teardown["file"] or result["file"], teardown["line"])
 
 
 def _location(file: str, line: int | None) -> str:

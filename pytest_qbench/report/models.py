@@ -923,6 +923,10 @@ class DigestCoverage(QBenchModel):
     """Statements executed."""
     lines_total: int
     """Executable statements."""
+    branches_covered: int | None = None
+    """Branches taken (in percentage)."""
+    branches_total: int | None = None
+    """Branches, if measured."""
     threshold: float | None = None
     """The required percentage, when one was set."""
     met: bool | None = None

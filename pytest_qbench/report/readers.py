@@ -56,14 +56,13 @@ from pytest_qbench.report.store import PHASE_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
 from pytest_qbench.report.store import UNRECORDED
+from pytest_qbench.report.store import died_at_end
 from pytest_qbench.report.store import died_setup_failure
-from pytest_qbench.report.store import killed_at_end
-from pytest_qbench.report.store import marked_at
+from pytest_qbench.report.store import died_unrecorded
 from pytest_qbench.report.store import read_made
 from pytest_qbench.report.store import read_order
 from pytest_qbench.report.store import read_phase
 from pytest_qbench.report.store import run_in_progress
-from pytest_qbench.report.store import unrecorded
 from pytest_qbench.report.store import unwritten_reason
 
 
@@ -238,9 +237,10 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
     """
     contents = StreamContents()
     if not path.is_file():
-        if not unrecorded(path.parent):
+        marked = died_unrecorded(path.parent)
+        if marked is None:
             raise ReportFormatError(f"no result stream at {path}", slug="stream-missing")
-        contents.start = _unrecorded_start(path.parent)  # its writer could not make the file
+        contents.start = _unrecorded_start(path.parent, marked)  # its writer could not make it
         contents.unrecorded = True
         return contents
     adapter: TypeAdapter[StreamRecord] = TypeAdapter(StreamRecord)
@@ -270,27 +270,27 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
                 continue
             _add_record(contents, record)
     if contents.start is None:
-        if not unrecorded(path.parent):
+        marked = died_unrecorded(path.parent)
+        if marked is None:
             raise ReportFormatError(
                 f"{path} has no start record: it is not a qbench result stream",
                 slug="stream-invalid",
             )
-        contents.start = _unrecorded_start(path.parent)
+        contents.start = _unrecorded_start(path.parent, marked)
         contents.unrecorded = True
         return contents  # which tests it ran, and the one it died in if it died, are unknown
     if contents.end is None and not run_in_progress(path.parent):
         _add_died_in(contents, path.parent / ORDER_NAME, records=records)
-    elif contents.end is not None and killed_at_end(path.parent):
+    elif contents.end is not None and died_at_end(path.parent):
         contents.killed_at_end = True
         contents.unwritten = unwritten_reason(path.parent)
     return contents
 
 
-def _unrecorded_start(run_dir: Path) -> StreamStart:
-    """The start of a run that died unrecorded (``store.unrecorded``): its id, and its start
-    from its mark in ``.qbench/unfinished/`` (made as it started), else its directory's time;
-    its exit status and environment unknown."""
-    started_ns = marked_at(run_dir.parent.parent, run_dir.name)
+def _unrecorded_start(run_dir: Path, started_ns: int) -> StreamStart:
+    """The start of a run that died unrecorded (``store.died_unrecorded``): its id, and its
+    start from its mark in ``.qbench/unfinished/`` (made as it started: ``started_ns``, 0 when
+    unknown), else its directory's time; its exit status and environment unknown."""
     if not started_ns:
         with suppress(OSError):
             started_ns = run_dir.stat().st_mtime_ns

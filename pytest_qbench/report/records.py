@@ -143,6 +143,8 @@ class DigestCoverageRecord(TypedDict):
     percentage: float
     lines_covered: int
     lines_total: int
+    branches_covered: int | None
+    branches_total: int | None
     threshold: float | None
     met: bool | None
     least_covered: list[CoverageFileRecord]
@@ -682,6 +684,8 @@ if TYPE_CHECKING:
         percentage: float,
         lines_covered: int,
         lines_total: int,
+        branches_covered: int | None = ...,
+        branches_total: int | None = ...,
         threshold: float | None = ...,
         met: bool | None = ...,
         least_covered: list[CoverageFileRecord] = ...,

@@ -36,7 +36,10 @@ Filters: ``md_text``, ``md_code``, ``md_cell``, ``md_fence``, ``duration``, ``to
 ``rate`` (``97.5%``: a pass rate, never ``100.0%`` short of 100),
 ``score_pair`` (``score | score_pair(threshold)``: both with 2 decimals, more when needed to tell
 them apart), ``without_message`` (``trace | without_message(error_type, error_message)``: the
-traceback without its copy of a long message).
+traceback without its copy of a long message), ``where`` (``failure | where(result)``: where a
+failure or a teardown's happened, ``file:line``, as the digest says it), ``run_duration``
+(``summary.duration | run_duration(report.run)``: ``at least 0.29s (it died; when is unknown)``
+for a run whose process died before its session's end, else ``duration``'s).
 """
 
 from __future__ import annotations
@@ -56,14 +59,17 @@ from typing import Any
 
 from pytest_qbench.core.errors import TemplateError
 from pytest_qbench.core.markdown import clean
+from pytest_qbench.core.markdown import died_unseen
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.markdown import md_cell
 from pytest_qbench.core.markdown import md_code
 from pytest_qbench.core.markdown import md_fence
 from pytest_qbench.core.markdown import md_text
+from pytest_qbench.core.markdown import run_duration_text
 from pytest_qbench.core.summary_words import collected_text
 from pytest_qbench.core.summary_words import rate_text
 from pytest_qbench.core.summary_words import summary_parts
+from pytest_qbench.core.text import failure_where
 from pytest_qbench.core.text import trace_without_message
 from pytest_qbench.report import precompiled
 from pytest_qbench.report.aggregate import DEFAULT_MAX_ITEMS
@@ -134,6 +140,8 @@ def additions() -> tuple[dict[str, Any], dict[str, Callable[..., Any]]]:
         ranges=_lazy(_COVERAGE_VIEW, "short_ranges"),
         score_pair=_lazy("pytest_qbench.report.metric_text", "score_pair"),
         without_message=trace_without_message,
+        where=failure_where,
+        run_duration=run_duration,
         summary_parts=summary_parts,
         collected_text=collected_text,
         rate=rate_text,
@@ -163,6 +171,13 @@ def trace_fence(report: Mapping[str, Any]) -> str:
     """The Markdown fence language of ``report``'s traces: ``pytb`` for pytest, else ``text``."""
     tools = str(report["run"]["tool"]).split("+")  # merged reports: "pytest+vitest"
     return "pytb" if all(tool in PYTHON_TOOLS for tool in tools) else "text"
+
+
+def run_duration(seconds: float, run: Mapping[str, Any]) -> str:
+    """The filter ``run_duration`` (report.md's and the HTML report's headline):
+    ``summary.duration | run_duration(report.run)``."""
+    died = died_unseen(bool(run["interrupted"]), run["exit_code"])
+    return run_duration_text(seconds, died=died)
 
 
 def _tojson(value: Any, indent: int | None = None) -> str:

@@ -441,6 +441,60 @@ def unrecorded(run_dir: Path, going: bool | None = None) -> bool:
     return _died_marked(run_dir, lambda stream: not _starts(stream), going)
 
 
+DIED_NAME = "died-at-end.txt"
+"""How a run that never wrote its own report.json died (``note_died``): ``killed-at-end``
+(``killed_at_end``) or ``unrecorded <ns>`` (``unrecorded``, with its start from its mark), kept
+by ``qbench render`` as it writes the report.json of such a run from its stream. Its mark then
+goes and its report.json exists, so that neither ``killed_at_end`` nor ``unrecorded`` can say
+so again: a second render reads it from here (``died_at_end``, ``died_unrecorded``)."""
+
+
+def note_died(run_dir: Path, going: bool | None = None) -> None:
+    """Keep in ``run_dir`` how its run died, when it was ``killed_at_end`` or ``unrecorded``
+    (``DIED_NAME``), before ``qbench render`` writes its report.json; nothing for another run.
+    ``going``: as ``killed_at_end``'s.
+
+    Raises:
+        OSError: the note cannot be written (the render must not write a report.json that a
+            second render would read as complete).
+    """
+    going = run_in_progress(run_dir) if going is None else going
+    if killed_at_end(run_dir, going):
+        text = "killed-at-end"
+    elif unrecorded(run_dir, going):
+        text = f"unrecorded {marked_at(run_dir.parent.parent, run_dir.name)}"
+    else:
+        return
+    atomic.write_text_atomic(run_dir / DIED_NAME, text + "\n")
+
+
+def _died_note(run_dir: Path) -> list[str]:
+    """The words of ``run_dir``'s ``DIED_NAME`` note; none without one."""
+    try:
+        with open(run_dir / DIED_NAME, encoding="utf-8", errors="replace") as handle:
+            return handle.read(4096).split()
+    except OSError:
+        return []
+
+
+def died_at_end(run_dir: Path) -> bool:
+    """Whether the run of ``run_dir`` was killed during its session's end: ``killed_at_end``,
+    or so noted by the ``qbench render`` that wrote its report.json (``note_died``)."""
+    return killed_at_end(run_dir) or _died_note(run_dir)[:1] == ["killed-at-end"]
+
+
+def died_unrecorded(run_dir: Path) -> int | None:
+    """When the run of ``run_dir`` died ``unrecorded`` (now, or so noted by the ``qbench
+    render`` that wrote its report.json: ``note_died``), when it was marked (nanoseconds;
+    0: unknown, ``marked_at``); ``None`` for another run."""
+    words = _died_note(run_dir)
+    if words[:1] == ["unrecorded"]:
+        return int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+    if unrecorded(run_dir):
+        return marked_at(run_dir.parent.parent, run_dir.name)
+    return None
+
+
 def _died_marked(
     run_dir: Path, stream_says: Callable[[Path], bool], going: bool | None = None
 ) -> bool:
@@ -458,7 +512,7 @@ def _died_marked(
 def holds_stream(run_dir: Path) -> bool:
     """Whether ``run_dir`` holds a run's stream to read: its ``results.jsonl``, or none of a run
     that died ``unrecorded`` (read as an empty stream: its tests are unknown)."""
-    return (run_dir / STREAM_NAME).is_file() or unrecorded(run_dir)
+    return (run_dir / STREAM_NAME).is_file() or died_unrecorded(run_dir) is not None
 
 
 START_PREFIX = b'{"kind":"start",'

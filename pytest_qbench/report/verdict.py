@@ -16,6 +16,7 @@ from typing import NamedTuple
 from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.summary_words import summary_parts
 
 
@@ -190,9 +191,11 @@ def _why_interrupted(report: Mapping[str, Any]) -> str:
         )
     run = report["run"]
     if run["exit_code"] is None:
+        took = format_duration(report["summary"]["duration"])
         return (
             "the run did not finish: its process died or was killed before the session's end "
-            "(its results stream has no end record); this report holds the tests that finished"
+            "(its results stream has no end record); this report holds the tests that finished, "
+            f"and its duration ({took}) runs to the last of them: when it died is unknown"
         )
     if run["exit_code"] == PytestExit.INTERRUPTED:
         return (

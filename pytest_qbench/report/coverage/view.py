@@ -6,8 +6,10 @@ Works on ``CoverageReport`` records; no coverage.py here.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+from typing import Any
 
 from pytest_qbench.report.shapes import new
 
@@ -31,6 +33,17 @@ def percent_text(value: float) -> str:
     elif 0.0 < value < 0.01:
         value = 0.01
     return f"{value:.2f}%"
+
+
+def total_text(coverage: Mapping[str, Any]) -> str:
+    """``76.92% (8/9 lines, 2/4 branches)``: a ``CoverageReport``'s (or ``DigestCoverage``'s)
+    total as coverage.py's report prints it (statements and branches together when branches
+    were measured), with what it counts, so that the percentage is never read as the lines'
+    alone."""
+    detail = f"{coverage['lines_covered']}/{coverage['lines_total']} lines"
+    if coverage.get("branches_total") is not None:
+        detail += f", {coverage['branches_covered']}/{coverage['branches_total']} branches"
+    return f"{percent_text(coverage['percentage'])} ({detail})"
 
 
 def threshold_text(value: float) -> str:
@@ -58,6 +71,8 @@ def digest_coverage(coverage: CoverageReportRecord) -> DigestCoverageRecord:
         percentage=coverage["percentage"],
         lines_covered=coverage["lines_covered"],
         lines_total=coverage["lines_total"],
+        branches_covered=coverage["branches_covered"],
+        branches_total=coverage["branches_total"],
         threshold=coverage["threshold"],
         met=coverage["met"],
         least_covered=least_covered(coverage["files"], DIGEST_FILES),

@@ -31,6 +31,7 @@ from pytest_qbench.report.html.headline import summary_parts
 from pytest_qbench.report.html.trend import Trend
 from pytest_qbench.report.render import HTML_TEMPLATE
 from pytest_qbench.report.render import builtin_template_dir
+from pytest_qbench.report.render import run_duration
 from pytest_qbench.report.template_cache import bytecode_cache
 from pytest_qbench.report.verdict import verdict_of
 
@@ -64,6 +65,7 @@ def make_html_environment() -> jinja2.Environment:
     )
     env.filters.update(
         duration=format_duration,
+        run_duration=run_duration,
         percent=percent_text,
         collected_text=collected_text,
         rate=rate_text,
