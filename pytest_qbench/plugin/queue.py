@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from pytest_qbench.report import store
+
 
 if TYPE_CHECKING:
     from pytest_qbench.history.backend import Index
@@ -53,7 +55,7 @@ class QueuePlugin:
         self.name = str(shard.queue)
         self.lease = lease_seconds()
         self.index: Index | None = None
-        self.pid = os.getpid()
+        self.pid = store.process_id()
         """The process that opened the queue: a child a test forked that went on with pytest's
         session claims nothing, marks nothing done and closes nothing of it (``_forked``)."""
         self.created = False
@@ -82,7 +84,7 @@ class QueuePlugin:
             nodeids, read_timings(self.session, nodeids, "--qbench-queue"), 1 / (2 * machines)
         )
         settings = self.session.settings
-        self.pid = os.getpid()
+        self.pid = store.process_id()
         self.index = open_index(settings.qbench_dir, settings.db, create=True)
         self.created = create_queue(self.index, self.name, units)
 
@@ -200,8 +202,9 @@ class QueuePlugin:
         process that opened the queue: it must not claim units (it would run them where the
         run records nothing, and they would be done for every machine), renew their leases,
         mark them done, nor close the connection it shares with the run (PostgreSQL's would
-        end the run's session too)."""
-        return os.getpid() != self.pid
+        end the run's session too). ``os.getpid`` as imported: a test that mocks it is not a
+        fork."""
+        return store.process_id() != self.pid
 
     @pytest.hookimpl
     def pytest_unconfigure(self) -> None:
