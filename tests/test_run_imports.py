@@ -121,6 +121,8 @@ LAZY_PATTERNS = (
     ("pytest_qbench.history.indexer", "_EXCEPTION_NAME"),  # collection errors
     ("pytest_qbench.plugin.collectors", "_TRACE_FRAME"),  # a failure located from its text
     ("pytest_qbench.plugin.collectors", "_SYNTAX_ERROR_AT"),
+    ("pytest_qbench.history.session_end", "_LINE"),  # a stream read without its writer's rows
+    ("pytest_qbench.core.text", "ANSI_ESCAPE"),  # text holding a terminal escape
 )
 
 
