@@ -150,7 +150,10 @@ def test_a_run_renders_report_md_without_importing_jinja(
 
 SEEDED_CHILD = """
 import json, pickle, re, sys
-from re import _compiler
+try:
+    from re import _compiler
+except ImportError:  # Python 3.10
+    import sre_compile as _compiler
 
 compiled = []
 real = _compiler.compile

@@ -212,8 +212,7 @@ def _kept_patterns() -> list[tuple[Any, ...]]:
     kept: list[tuple[Any, ...]] = []
     with contextlib.suppress(Exception):
         sre = importlib.import_module("_sre")
-        compiler = importlib.import_module("re._compiler")
-        parser = importlib.import_module("re._parser")
+        compiler, parser = _re_internals()
         for name in _PATTERN_MODULES:
             for value in vars(sys.modules[name]).values():
                 if not isinstance(value, re.Pattern) or not isinstance(value.pattern, str):
@@ -230,6 +229,14 @@ def _kept_patterns() -> list[tuple[Any, ...]]:
                     kept.append((value.pattern, int(given), int(flags), list(map(int, code)),
                                  groups, names))  # fmt: skip
     return kept
+
+
+def _re_internals() -> tuple[Any, Any]:
+    """``re``'s compiler and parser modules (``sre_compile`` and ``sre_parse`` on Python 3.10)."""
+    try:
+        return importlib.import_module("re._compiler"), importlib.import_module("re._parser")
+    except ImportError:
+        return importlib.import_module("sre_compile"), importlib.import_module("sre_parse")
 
 
 def _index_groups(names: Mapping[str, int], groups: int) -> tuple[str | None, ...]:
