@@ -337,7 +337,7 @@ def test_a_failing_line_is_read_by_two_matches_as_field_by_field(
 
     expected, heads = [], []
     for raw in _failing_lines():
-        head = session_end._HEAD.match(raw, raw.find(session_end._OUTCOME))
+        head = re.compile(session_end._HEAD).match(raw, raw.find(session_end._OUTCOME))
         assert head is not None
         heads.append((raw, head))
         expected.append(session_end._failing_fields(raw, head))
@@ -369,7 +369,10 @@ def test_a_few_failing_lines_are_read_without_compiling_the_matches(
     from pytest_qbench.history import session_end
 
     lines = _failing_lines()[:40]
-    heads = [(raw, session_end._HEAD.match(raw, raw.find(session_end._OUTCOME))) for raw in lines]
+    heads = [
+        (raw, re.compile(session_end._HEAD).match(raw, raw.find(session_end._OUTCOME)))
+        for raw in lines
+    ]
     monkeypatch.setattr(session_end, "_failing_lines", [session_end.FIELD_BY_FIELD - 30])
     session_end._failing_patterns.cache_clear()
     got = []

@@ -146,3 +146,67 @@ def test_a_run_renders_report_md_without_importing_jinja(
     report, _, _ = load_source_results_json(run / "report.json")
     expected = render(report, env=make_environment())
     assert (run / "report.md").read_text(encoding="utf-8") == expected
+
+
+SEEDED_CHILD = """
+import json, pickle, re, sys
+try:
+    from re import _compiler
+except ImportError:  # Python 3.10
+    import sre_compile as _compiler
+
+compiled = []
+real = _compiler.compile
+
+
+def recording(pattern, flags=0):
+    compiled.append(str(pattern))
+    return real(pattern, flags)
+
+
+_compiler.compile = recording
+from pytest_qbench.report import precompiled, render  # noqa: E402
+
+context = pickle.loads(bytes.fromhex(sys.argv[1]))
+text, _ = precompiled.render_builtin(
+    render.MARKDOWN_TEMPLATE, render.builtin_template_dir(), render.additions, context
+)
+modules = [sys.modules["_qbench_jinja2." + name] for name in ("utils", "filters")]
+patterns = [v for m in modules for v in vars(m).values() if isinstance(v, re.Pattern)]
+_compiler.compile = real
+same = all(p == real(p.pattern, p.flags & ~re.UNICODE) for p in patterns)
+print(json.dumps({"text": text, "patterns": len(patterns), "same": same, "jinja2": "jinja2" in
+                  sys.modules, "compiled": [c for c in compiled if c in {p.pattern for p in
+                  patterns}]}))
+"""
+
+
+def test_kept_code_loads_jinja_s_runtime_without_compiling_its_patterns(
+    temp_dir: Path, tmp_path: Path
+) -> None:
+    """A run that renders report.md from a kept entry compiles none of the regular expressions
+    Jinja's runtime modules make at import (``urlize``'s alone is 4.9 M instructions): the entry
+    keeps them compiled, each the pattern ``re`` compiles from the same text, and report.md is
+    the text Jinja renders."""
+    import json
+    import pickle
+    import subprocess
+    import sys
+
+    keep_entry()
+    report = report_of([result("t.py::test_a", "passed")], exit_code=0)
+    record: Any = as_record(report.model_dump(mode="json"))
+    context = template_context(record, record["results"], aggregate(record["results"]).view(), 50)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env.pop(DISABLE_ENV, None)
+    child = subprocess.run(
+        [sys.executable, "-c", SEEDED_CHILD, pickle.dumps(context).hex()],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    got = json.loads(child.stdout.splitlines()[-1])
+    assert got["text"] == by_jinja(report)
+    assert got["patterns"] >= 5 and got["same"] and not got["jinja2"]
+    assert got["compiled"] == []

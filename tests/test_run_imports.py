@@ -121,12 +121,16 @@ LAZY_PATTERNS = (
     ("pytest_qbench.history.indexer", "_EXCEPTION_NAME"),  # collection errors
     ("pytest_qbench.plugin.collectors", "_TRACE_FRAME"),  # a failure located from its text
     ("pytest_qbench.plugin.collectors", "_SYNTAX_ERROR_AT"),
+    ("pytest_qbench.history.session_end", "_LINE"),  # a stream read without its writer's rows
+    ("pytest_qbench.core.text", "ANSI_ESCAPE"),  # text holding a terminal escape
 )
 
 
-def test_a_default_run_compiles_only_the_patterns_it_uses(pytester: pytest.Pytester) -> None:
-    """A run with a failing test (its trace, report.md, the index) compiles none of the
-    patterns only other paths use (each costs about 0.5 M instructions to compile)."""
+def compiled_by_run(
+    pytester: pytest.Pytester, patterns: tuple[tuple[str, str], ...], tests: str
+) -> tuple[pytest.RunResult, list[str]]:
+    """Run ``tests`` with qbench in a child pytest; which of ``patterns`` (module, name) it had
+    compiled by its end (``re``'s cache)."""
     pytester.makeconftest(
         f"""
         import importlib, json, re
@@ -134,17 +138,37 @@ def test_a_default_run_compiles_only_the_patterns_it_uses(pytester: pytest.Pytes
         def pytest_unconfigure(config):
             wanted = {{
                 getattr(p, "pattern", p)
-                for p in (getattr(importlib.import_module(m), n) for m, n in {LAZY_PATTERNS!r})
+                for p in (getattr(importlib.import_module(m), n) for m, n in {patterns!r})
             }}
             compiled = sorted(k[1] for k in re._cache if k[1] in wanted)
             print("COMPILED:", json.dumps(compiled))
         """
     )
-    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    pytester.makepyfile(tests)
     result = pytester.runpytest_subprocess("-s", "-p", "qbench", "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
     line = next(x for x in result.stdout.lines if x.startswith("COMPILED:"))
-    assert json.loads(line.split(":", 1)[1]) == []
+    return result, json.loads(line.split(":", 1)[1])
+
+
+def test_a_default_run_compiles_only_the_patterns_it_uses(pytester: pytest.Pytester) -> None:
+    """A run with a failing test (its trace, report.md, the index) compiles none of the
+    patterns only other paths use (each costs about 0.5 M instructions to compile)."""
+    tests = "def test_a(): pass\ndef test_b(): assert 0\n"
+    result, compiled = compiled_by_run(pytester, LAZY_PATTERNS, tests)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert compiled == []
+
+
+def test_a_green_run_compiles_no_failing_line_pattern(pytester: pytest.Pytester) -> None:
+    """A run where no test failed indexes its results without compiling the pattern of a
+    failing line's head (1.8 M instructions)."""
+    tests = "def test_a(): pass\ndef test_b(): pass\n"
+    result, compiled = compiled_by_run(
+        pytester, (*LAZY_PATTERNS, ("pytest_qbench.history.session_end", "_HEAD")), tests
+    )
+    assert result.ret == pytest.ExitCode.OK
+    assert compiled == []
+    assert (pytester.path / ".qbench" / "index.sqlite").is_file()
 
 
 def test_the_run_s_text_helpers_compile_no_pattern_for_ordinary_text() -> None:
@@ -188,3 +212,35 @@ print("encodings.unicode_escape" in sys.modules)
 
     for secret in ("abc-DEF_123 ~!@#$%^&*()", "tab\\there-\u00e9-secret", "line\nbreak-secret"):
         assert secret.encode("unicode_escape").decode("ascii") in written_forms(secret)
+
+
+NOT_INDEXED_UNUSED = (
+    "pytest_qbench.history.session_end",  # indexing a run (14.7 M instructions with these)
+    "pytest_qbench.history.indexer",
+    "pytest_qbench.history.files",
+    "pytest_qbench.history.database",  # opening an index, or a PostgreSQL URL's driver
+    "pytest_qbench.history.backend",
+    "pytest_qbench.history.sql",
+    "sqlite3",
+)
+
+
+def test_a_collect_only_run_imports_none_of_the_indexing(pytester: pytest.Pytester) -> None:
+    """``pytest --co -p qbench`` (what an assistant runs to list tests) writes its reports and
+    indexes nothing: none of the history index's modules is imported, nor sqlite3."""
+    pytester.makeconftest(
+        f"""
+        import json, sys
+        def pytest_unconfigure(config):
+            loaded = [m for m in {NOT_INDEXED_UNUSED!r} if m in sys.modules]
+            print("UNUSED LOADED:", json.dumps(loaded))
+        """
+    )
+    pytester.makepyfile("def test_a(): pass\ndef test_b(): assert 0\n")
+    result = pytester.runpytest_subprocess("--co", "-p", "qbench", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK
+    line = next(x for x in result.stdout.lines if x.startswith("UNUSED LOADED:"))
+    assert json.loads(line.split(":", 1)[1]) == []
+    runs = list((pytester.path / ".qbench" / "runs").iterdir())
+    assert {p.name for p in runs[0].iterdir()} >= {"report.json", "report.md"}
+    assert not (pytester.path / ".qbench" / "index.sqlite").exists()

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ReportFormatError
 from pytest_qbench.core.gc_pause import paused_gc
+from pytest_qbench.core.records import dataclass
 from pytest_qbench.history import sql
 from pytest_qbench.report import store
 from pytest_qbench.report.shapes import new
@@ -472,7 +472,7 @@ def _invalid(path: Path, detail: str) -> ReportFormatError:
 # --- disk use of the run store -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # core.records': made without compiling its methods (4 M at import)
 class StoreUsage:
     """What a qbench directory takes on disk."""
 

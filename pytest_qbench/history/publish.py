@@ -434,12 +434,12 @@ def index_live_run(
     is not indexed; a run whose only outcome is collection errors is, and so is one qbench
     could not record (``recording_errors``): the history then knows it is incomplete.
     """
-    from pytest_qbench.history.session_end import record_run
-
     summary, run = report["summary"], report["run"]
     ran = summary["total"] or report.get("collection_errors") or run.get("recording_errors")
-    if not ran or run["collect_only"]:
+    if not ran or run["collect_only"]:  # imports none of the indexing (issue 28: `pytest --co`)
         return Indexed()
+    from pytest_qbench.history.session_end import record_run
+
     try:
         recorded = record_run(
             qbench_dir,

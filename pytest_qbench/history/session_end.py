@@ -206,7 +206,8 @@ _OUTCOME = ',"outcome":"'  # only a field's key can hold it: a string value's qu
 # A result that passed (or was skipped) as the stream writes it: its outcome, its duration and
 # its durations object (setup, call, teardown, each there or not, in that order). A number's
 # text is read by float(), as json reads it (NaN and Infinity too); any other text fails it.
-_HEAD = re.compile(
+# Compiled where first used (re's cache): a green run's session end compiles none of it.
+_HEAD = (
     r',"outcome":"(passed|skipped|xfailed|xpassed|failed|error)","duration":([^,]+),"durations":\{'
     r'(?:"setup":([^,}]+)|)(?:,?"call":[^,}]+|)(?:,?"teardown":([^,}]+)|)\}'
 )
@@ -218,8 +219,10 @@ _NEEDS_ALL = ('"flaky":true', '"attempts":[{', '"metric_results":[{')
 # the rest of the line; any other line is the second branch's. One findall of a block of
 # lines matches each of them, in order, without a line of Python between. An optional field is
 # `(?:X|)`, not `(?:X)?`: the same matches (X tried first, then nothing), as a branch instead
-# of sre's repeat with its saved marks: 2.2 k instructions a line less (issue 28).
-_LINE = re.compile(
+# of sre's repeat with its saved marks: 2.2 k instructions a line less (issue 28). Compiled
+# where first used (re's cache): only a stream read without its writer's kept rows needs it
+# (``index_items``: a run that died, read by the next), not every run's session end (issue 28).
+_LINE = (
     re.escape(store.RESULT_PREFIX + _NODEID) + r'([^"]*)"(?:,"test_name":"[^"]*"|)'
     r'(?:,"file":"[^"]*"|)(?:,"line":\d+|),"outcome":"(passed|skipped|xfailed|xpassed)",'
     r'"duration":([^,\n]+),"durations":\{(?:"setup":([^,}\n]+)|)(?:,?"call":[^,}\n]+|)'
@@ -340,7 +343,7 @@ def _head_at(fd: int, at: int, size: int) -> Record | None:
     if not (head.startswith(_PREFIX_BYTES) and head.isascii()):
         return None
     raw = head[_PREFIX_SIZE:].decode() + store.FAILING_HEAD_END
-    found = _HEAD.match(raw, raw.find(_OUTCOME))
+    found = re.compile(_HEAD).match(raw, raw.find(_OUTCOME))
     if found is None or found.group(1) not in _FAILING:
         return None
     return _failing_record(raw, found)
@@ -377,7 +380,8 @@ def _part_items(text: str, start: int, end: int) -> list[Record | Passed]:
     add = items.append
     prefix, skip = store.RESULT_PREFIX, len(store.RESULT_PREFIX)
     try:
-        for nodeid, outcome, seconds, setup, teardown, other in _LINE.findall(text, start, end):
+        lines = re.compile(_LINE).findall(text, start, end)  # re's cache: compiled once
+        for nodeid, outcome, seconds, setup, teardown, other in lines:
             if outcome:
                 add(
                     (
@@ -414,7 +418,7 @@ def _decoded(text: str) -> str:
 
 def _light_record(raw: str) -> Record:
     # the test's name, file and line are not parsed: most of a passing line
-    head = _HEAD.match(raw, raw.find(_OUTCOME))
+    head = re.compile(_HEAD).match(raw, raw.find(_OUTCOME))
     if head is not None and head.group(1) in _FAILING:
         return _failing_record(raw, head) or _whole_record(raw)
     if (

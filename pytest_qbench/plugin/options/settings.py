@@ -232,7 +232,6 @@ def read_db(reader: OptionReader) -> str | None:
     """The history database's URL: ``--qbench-db``, else ``$QBENCH_DB``, else ini ``qbench_db``
     (``None``, or the value ``sqlite``: the local index). psycopg must import for a URL."""
     from pytest_qbench.core.errors import HistoryError
-    from pytest_qbench.history.database import require_psycopg
     from pytest_qbench.history.dburl import ENV_VAR
     from pytest_qbench.history.dburl import parse_db
 
@@ -250,7 +249,9 @@ def read_db(reader: OptionReader) -> str | None:
     source, value = next(((s, v) for s, v in given if v), ("", None))
     try:
         url = parse_db(value, source)
-        if url is not None:
+        if url is not None:  # the database module only for a URL (issue 28: not every run's)
+            from pytest_qbench.history.database import require_psycopg
+
             require_psycopg(source)
     except HistoryError as exc:
         raise pytest.UsageError(str(exc)) from None
