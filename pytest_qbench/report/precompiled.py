@@ -22,14 +22,6 @@ release. Anything else (no entry, another Jinja, ``jinja2`` already imported by 
 template directory, a template that fails) renders through Jinja as before, and rendering twice
 is harmless: a template is a pure function of its context. ``QBENCH_TEMPLATE_CACHE=0`` keeps no
 entry, as it keeps no compiled template.
-
-The entry also keeps the compiled form of the regular expressions Jinja's runtime modules
-compile at import (``utils``' ``urlize`` patterns, ``filters``' word patterns: 6 M instructions
-of Python's ``re`` parser and compiler, 5 M of them ``urlize``'s one pattern, which report.md
-never uses): the same code Python's ``re`` made for them in the run that kept the entry (the
-same Python: its version is in the key), handed to ``re``'s own cache before the modules load,
-so that their ``re.compile`` finds each made (`_seed_patterns`). A pattern that cannot be kept
-so is compiled at import as before.
 """
 
 from __future__ import annotations
@@ -41,7 +33,6 @@ import importlib
 import importlib.util
 import marshal
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -61,7 +52,7 @@ if TYPE_CHECKING:
 
 DISABLE_ENV = "QBENCH_TEMPLATE_CACHE"
 """``QBENCH_TEMPLATE_CACHE=0``: no compiled template kept or used (`template_cache` too)."""
-FORMAT = 3
+FORMAT = 2
 """Bumped whenever the entry's shape or `_Environment` changes."""
 PACKAGE = "_qbench_jinja2"
 """The name Jinja's runtime modules are loaded under (``jinja2`` itself stays unimported)."""
@@ -132,7 +123,7 @@ def store(env: jinja2.Environment, template_dir: Path) -> None:
         codes = {name: code for name, (_, code) in loaded.items()}
         if jinja_dir is None or any(code is None for code in codes.values()):
             return
-        entry = marshal.dumps((_key(jinja_dir, sources), codes, _kept_patterns()))
+        entry = marshal.dumps((_key(jinja_dir, sources), codes))
         target = Path(directory) / _entry_name(template_dir)
         temporary = target.with_name(f"{target.name}.{os.getpid()}")
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -178,14 +169,13 @@ def _load(template_dir: Path) -> dict[str, Any] | None:
         with open(cache / _entry_name(template_dir), "rb") as file:
             # loads of the bytes read at once: marshal.load of a file reads it piecemeal, a
             # readinto call for each object (10.5 M instructions for this entry, 1 M so)
-            key, codes, patterns = marshal.loads(file.read())
+            key, codes = marshal.loads(file.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
     sources = {name: (template_dir / name).read_text(encoding="utf-8") for name in codes}
     if key != _key(jinja_dir, sources):
         return None
     if PACKAGE not in sys.modules:
-        _seed_patterns(patterns)
         spec = importlib.util.spec_from_file_location(
             PACKAGE, jinja_dir / "__init__.py", submodule_search_locations=[str(jinja_dir)]
         )
@@ -198,67 +188,6 @@ def _load(template_dir: Path) -> dict[str, Any] | None:
         nodes.EvalContext = _EvalContext  # type: ignore[attr-defined]
         sys.modules[nodes.__name__] = nodes
     return dict(codes)
-
-
-_PATTERN_MODULES = ("jinja2.utils", "jinja2.filters", "jinja2.runtime", "jinja2.tests")
-"""Jinja's runtime modules that compile regular expressions at import (`_kept_patterns`)."""
-
-
-def _kept_patterns() -> list[tuple[Any, ...]]:
-    """The regular expressions `_PATTERN_MODULES` compiled at import, each as ``re`` compiled
-    it: its text, the flags it was given, its flags, code, groups and group names
-    (`_seed_patterns` remakes it). Only those remade equal (``re.Pattern``'s equality compares
-    the code too); none when this Python's ``re`` is not the one this was written for."""
-    kept: list[tuple[Any, ...]] = []
-    with contextlib.suppress(Exception):
-        sre = importlib.import_module("_sre")
-        compiler, parser = _re_internals()
-        for name in _PATTERN_MODULES:
-            for value in vars(sys.modules[name]).values():
-                if not isinstance(value, re.Pattern) or not isinstance(value.pattern, str):
-                    continue
-                given = value.flags & ~re.UNICODE  # re adds UNICODE to a text pattern's flags
-                parsed = parser.parse(value.pattern, given)
-                code = compiler._code(parsed, given)
-                flags = given | parsed.state.flags
-                groups, names = parsed.state.groups, dict(parsed.state.groupdict)
-                made = sre.compile(
-                    value.pattern, flags, code, groups - 1, names, _index_groups(names, groups)
-                )
-                if made == value and made.flags == value.flags:  # plain ints: marshal's
-                    kept.append((value.pattern, int(given), int(flags), list(map(int, code)),
-                                 groups, names))  # fmt: skip
-    return kept
-
-
-def _re_internals() -> tuple[Any, Any]:
-    """``re``'s compiler and parser modules (``sre_compile`` and ``sre_parse`` on Python 3.10)."""
-    try:
-        return importlib.import_module("re._compiler"), importlib.import_module("re._parser")
-    except ImportError:
-        return importlib.import_module("sre_compile"), importlib.import_module("sre_parse")
-
-
-def _index_groups(names: Mapping[str, int], groups: int) -> tuple[str | None, ...]:
-    indexgroup: list[str | None] = [None] * groups
-    for name, index in names.items():
-        indexgroup[index] = name
-    return tuple(indexgroup)
-
-
-def _seed_patterns(patterns: Any) -> None:
-    """Put the kept patterns in ``re``'s cache, where ``re.compile`` looks first (under the
-    flags each was given, as ``re`` keys it); nothing when ``re`` has no such cache."""
-    with contextlib.suppress(Exception):
-        sre = importlib.import_module("_sre")
-        cache = getattr(re, "_cache", None)
-        if not isinstance(cache, dict):
-            return
-        for pattern, given, flags, code, groups, names in patterns:
-            made = sre.compile(
-                pattern, flags, code, groups - 1, names, _index_groups(names, groups)
-            )
-            cache.setdefault((str, pattern, given), made)
 
 
 class _EvalContext:
