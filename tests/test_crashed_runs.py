@@ -632,3 +632,8 @@ def test_a_run_that_died_with_results_unwritten_names_no_qbench_bug(
     assert not markdown.startswith("# ✅")
     assert "Fix: find what killed or damaged it in the CI job's log" in markdown
     assert "report it as a bug in qbench" not in markdown
+    assert main(["pr-comment", "--dir", ".qbench"]) == 0
+    comment = capsys.readouterr().out
+    assert ":white_check_mark:" not in comment
+    assert "qbench could not record the run (1 recording error" in comment
+    assert "internal error" not in comment  # a killed process, not a bug of qbench's
