@@ -599,3 +599,41 @@ def test_a_render_that_cannot_keep_how_the_run_died_writes_nothing(
     assert "cannot write" in err and "died-at-end.txt: No space left on device" in err
     assert not (run_dir / "report.json").exists()
     assert store.killed_at_end(run_dir)  # its mark still says so
+
+
+def test_a_run_that_died_with_results_unwritten_names_no_qbench_bug(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose process a `conftest.py` ends with `os._exit(0)` in a test's teardown, the
+    results of the tests before still in the stream's batch (its 0.1 s not yet up): the
+    rebuilt report is incomplete, never green, and its fix says to find what killed the run,
+    as for a run killed at its end. Before, it told the user to fix a pytest_qbench_* hook or
+    report a bug in qbench (found on a conftest with `os._exit`, twelfth round). The stream is
+    cut back to its start record after the run, so that the results are lost whatever the
+    machine's speed; the phase mark counts them as the run made them."""
+    pytester.makeconftest(
+        "import os\n\n\ndef pytest_runtest_teardown(item):\n"
+        "    if item.name == 'test_c':\n        os._exit(0)\n"
+    )
+    pytester.makepyfile(
+        test_x="def test_a():\n    pass\n\n\ndef test_b():\n    assert 0\n\n\n"
+        "def test_c():\n    pass\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly")
+    assert result.ret == 0  # os._exit(0): pytest's own status says nothing failed
+    run_dir = next((pytester.path / ".qbench/runs").iterdir())
+    stream = run_dir / "results.jsonl"
+    stream.write_text(stream.read_text(encoding="utf-8").splitlines(True)[0], encoding="utf-8")
+    assert main(["render", str(run_dir)]) == 0
+    capsys.readouterr()
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert "2 test(s) finished without a result" in report["run"]["recording_errors"][0]
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert not markdown.startswith("# ✅")
+    assert "Fix: find what killed or damaged it in the CI job's log" in markdown
+    assert "report it as a bug in qbench" not in markdown
+    assert main(["pr-comment", "--dir", ".qbench"]) == 0
+    comment = capsys.readouterr().out
+    assert ":white_check_mark:" not in comment
+    assert "qbench could not record the run (1 recording error" in comment
+    assert "internal error" not in comment  # a killed process, not a bug of qbench's

@@ -45,3 +45,29 @@ def test_a_failed_coverage_gate_is_named_not_called_failed_tests(
     assert "tests failed" not in meaning, meaning
     assert meaning.startswith("no test failed, but the coverage gate did: coverage "), meaning
     assert "below the required 100%" in meaning
+
+
+def test_a_process_that_ended_itself_with_status_0_is_not_called_all_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `conftest.py` that ends the process with `os._exit(0)` in a test's teardown: pytest
+    never finished its session, and the process's status 0 is not pytest's verdict. The answer
+    said `exit 0: all tests passed` beside `FAILED` and the test the run died in (found on a
+    conftest with `os._exit`, twelfth round); it now says the session never ended."""
+    quiet_children(monkeypatch)
+    monkeypatch.delenv("QBENCH_DB", raising=False)
+    root = (tmp_path / "project").resolve()
+    root.mkdir()
+    (root / "conftest.py").write_text(
+        "import os\n\n\ndef pytest_runtest_teardown(item):\n"
+        "    if item.name == 'test_b':\n        os._exit(0)\n"
+    )
+    (root / "test_x.py").write_text("def test_a():\n    pass\n\n\ndef test_b():\n    pass\n")
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+    result = call(config, "run_test_workflow", {})
+    content = result.structured_content
+    assert isinstance(content, dict)
+    assert content["exit_code"] == 0 and content["success"] is False
+    meaning = content["exit_meaning"]
+    assert "all tests passed" not in meaning, meaning
+    assert meaning.startswith("the process ended with status 0 before pytest's session"), meaning

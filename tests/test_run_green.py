@@ -111,7 +111,7 @@ def test_the_index_knows_a_run_qbench_could_not_record(
     capsys.readouterr()
     assert main(["show", "last"]) == 0
     shown = capsys.readouterr().out
-    assert "recorded  incomplete: qbench could not record the run (2 internal errors" in shown
+    assert "recorded  incomplete: qbench could not record the run (2 recording errors" in shown
     assert shown.splitlines()[0].endswith(" (incomplete)")
     assert main(["runs"]) == 0
     assert "0 tests: none ran (incomplete)" in capsys.readouterr().out.splitlines()[1]

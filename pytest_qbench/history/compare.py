@@ -146,7 +146,7 @@ def incomplete(run: RunInfo) -> str | None:
     ``None`` when it finished."""
     if run.recording_errors:
         return (
-            f"qbench could not record the run ({plural(run.recording_errors, 'internal error')}, "
+            f"qbench could not record the run ({plural(run.recording_errors, 'recording error')}, "
             "in its report's warnings): its results are incomplete"
         )
     if run.interrupted:

@@ -330,6 +330,15 @@ def _run_meaning(
     if code == 1 and stopped_by is None and failed_gates and not (summary.failed or summary.errors):
         said = "; ".join(f"the {gate.name} gate did: {gate.detail}" for gate in failed_gates)
         return f"no test failed, but {said}"
+    if (
+        stopped_by is None
+        and code >= 0
+        and died_unseen(report.run.interrupted, report.run.exit_code)
+    ):
+        return (  # os._exit(0) in a conftest: the process's status, not pytest's verdict
+            f"the process ended with status {code} before pytest's session did (os._exit, a "
+            "crash): not pytest's verdict"
+        )
     if complete:
         return (
             f"every test had its result, but pytest's session end outlasted the timeout of "

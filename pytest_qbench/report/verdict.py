@@ -308,9 +308,11 @@ def incomplete_text(errors: list[str]) -> str:
 STORE_ERRORS = (
     "the run's process died during its session's end",
     "line(s) of the result stream are not valid records",
+    "test(s) finished without a result in the stream",
 )
-"""Words of the errors of a report rebuilt from a damaged stream, or from the stream of a run
-killed at its session's end (``readers.StreamContents.damage``, ``store.KILLED_AT_END``)."""
+"""Words of the errors of a report rebuilt from a damaged stream, from the stream of a run
+killed at its session's end, or of one killed with results its batch had not yet written
+(``readers.StreamContents.damage``, ``store.KILLED_AT_END``)."""
 
 
 OUTPUT_ERRORS = ("could not write ", "internal error in writing ")
