@@ -232,14 +232,14 @@ def test_the_runs_timeout_bounds_pytest_and_vitest_together(
 def test_a_test_script_part_not_run_fails_all(
     tmp_path: Path, node_tools: Path, test_type: str, success: bool
 ) -> None:
-    """A front end whose ``"test": "vitest run && tsc --noEmit"``: test_type ``all`` runs its
+    """A front end whose ``"test": "vitest run && prettier --check ."``: test_type ``all`` runs its
     vitest part only, so the run is not called a success (main: success, nothing said); test_type
     ``vitest`` is vitest's run, as asked, its note in the stored run's warnings."""
     web = (tmp_path / "project" / "web").resolve()
     (web / "src").mkdir(parents=True)
     manifest = {
         "name": "web",
-        "scripts": {"test": "vitest run && tsc --noEmit"},
+        "scripts": {"test": "vitest run && prettier --check ."},
         "devDependencies": {"vitest": "3.2.4"},
     }
     (web / "package.json").write_text(json.dumps(manifest))
@@ -252,7 +252,9 @@ def test_a_test_script_part_not_run_fails_all(
     assert (content["success"], content["summary"]["passed"]) == (success, 1), content
     [report] = stored(web.parent)
     said = [
-        d for d in [*report.collection_errors, *report.warnings] if "`tsc --noEmit`" in d.message
+        d
+        for d in [*report.collection_errors, *report.warnings]
+        if "`prettier --check .`" in d.message
     ]
     assert [(d.code, d.severity) for d in said] == [
         ("script-part-not-run", "info" if success else "error")
