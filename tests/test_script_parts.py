@@ -21,6 +21,7 @@ from node_tools import qbench_test
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.tools.js import node_test
 from pytest_qbench.tools.js import script_checks
+from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Unsupported
 
 
@@ -146,6 +147,40 @@ def test_the_checker_a_script_command_runs(part: str, found: tuple[str, list[str
 def test_tsc_options_not_carried_are_named(tmp_path: Path, words: list[str], refused: str) -> None:
     with pytest.raises(Unsupported, match=f"cannot carry: {re.escape(refused)}$"):
         script_checks.plan_tsc(words, tmp_path, tmp_path)
+
+
+@pytest.mark.parametrize("no_emit", [True, False])
+def test_a_tsc_that_writes_its_output_is_refused(tmp_path: Path, no_emit: bool) -> None:
+    """``"test": "tsc && node --test dist/"``: a plain ``tsc`` writes the output a later
+    command runs, and qbench's writes nothing: refused, unless its ``tsconfig.json`` itself
+    says ``noEmit`` (it is then planned: here not installed); ``tsc -b`` alike."""
+    options = {"noEmit": True} if no_emit else {"outDir": "dist"}
+    write_json(tmp_path / "tsconfig.json", {"compilerOptions": options})
+    if no_emit:
+        with pytest.raises(NotInstalled):
+            script_checks.plan_tsc([], tmp_path, tmp_path)
+    else:
+        with pytest.raises(Unsupported, match="without --noEmit writes its output"):
+            script_checks.plan_tsc([], tmp_path, tmp_path)
+    with pytest.raises(Unsupported, match="tsc -b without --noEmit"):
+        script_checks.plan_tsc(["-b"], tmp_path, tmp_path)
+
+
+def test_node_test_globs_expand_as_sh_expands_them(tmp_path: Path) -> None:
+    """``node --test ./test-node/**/*.test.js`` (formidable's): ``sh`` reads ``**`` as ``*``
+    (one directory deep), sorted; a glob matching nothing stays as written; a script with
+    quotes is left to Node."""
+    for name in ("test-node/b/x.test.js", "test-node/a/y.test.js", "test-node/a/deep/z.test.js"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    words = ["--test", "./test-node/**/*.test.js", "none/*.js"]
+    assert node_test.expand(words, " ".join(words), tmp_path) == [
+        "--test",
+        "./test-node/a/y.test.js",
+        "./test-node/b/x.test.js",
+        "none/*.js",
+    ]
+    assert node_test.expand(words, "node --test './test-node/**/*.test.js'", tmp_path) == words
 
 
 @pytest.mark.parametrize(

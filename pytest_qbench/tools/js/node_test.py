@@ -7,11 +7,13 @@ counts checked against Node's own closing counts (``tests``, ``pass``, ``fail``,
 
 Refused (``runner-options-refused``, fails closed): a reporter of the script's own
 (``--test-reporter``: qbench's replaces it), ``--watch`` (never ends), a word the shell would
-expand (a glob, ``$VAR``: qbench runs no shell), and a Node older than 20.
+expand that qbench does not expand as it would (``$VAR``, a glob in a script with quotes: see
+`expand`), and a Node older than 20.
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 import shutil
@@ -69,6 +71,8 @@ _REFUSED = {
 }
 _SHELL = re.compile(r"[$`*?\[\]{}~]")
 """A word the shell would expand (``test/*.test.js``, ``$DIR``); qbench runs no shell."""
+_GLOB = re.compile(r"[*?\[]")
+"""A word ``sh`` expands as a glob."""
 _COUNTS = re.compile(r"^(tests|pass|fail|cancelled|skipped|todo) (\d+)$")
 
 
@@ -117,8 +121,25 @@ def node_major(node: str) -> int | None:
     return int(found[1]) if found else None
 
 
+def expand(words: list[str], part: str, cwd: Path) -> list[str]:
+    """``words`` with each unquoted glob expanded in ``cwd`` as ``sh`` expands it (npm runs
+    scripts with ``sh``: ``**`` as ``*``, no globstar; the matches sorted; a glob matching
+    nothing kept as written); a script with quotes in it is left as it is (a quoted glob is
+    Node's own to expand, from Node 21, and qbench cannot tell which words were quoted)."""
+    if "'" in part or '"' in part:
+        return words
+    found: list[str] = []
+    for word in words:
+        if word.startswith("-") or not _GLOB.search(word):
+            found.append(word)
+            continue
+        found += sorted(glob.glob(word, root_dir=cwd)) or [word]
+    return found
+
+
 def command_for(words: list[str], node: str, output: Path) -> list[str]:
-    """``node WORDS`` with qbench's reporter writing to ``output``.
+    """``node WORDS`` (globs expanded: `expand`) with qbench's reporter writing to
+    ``output``.
 
     Raises:
         Unsupported: a refused option (`_REFUSED`), or a word the shell would expand.
@@ -164,7 +185,7 @@ def run_part(
     with tempfile.TemporaryDirectory(prefix="qbench-node-") as scratch:
         output = Path(scratch) / "node-test.jsonl"
         try:
-            command = command_for(words, node, output)
+            command = command_for(expand(words, part, cwd), node, output)
         except Unsupported as exc:
             message = f"{label}: not run: {exc}; write the command plainly, or run it yourself"
             done.problems.append(_problem(message, "runner-options-refused"))

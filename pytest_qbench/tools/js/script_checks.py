@@ -110,6 +110,7 @@ def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
     rest = words[1:] if build else words
     project: str | None = None
     refused: list[str] = []
+    no_emit = "--noEmit" in rest
     number = 0
     while number < len(rest):
         word = rest[number]
@@ -133,10 +134,16 @@ def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
             refused.append(word)
     if refused:
         raise Unsupported(f"tsc options qbench cannot carry: {' '.join(refused)}")
-    executable = project_bin(cwd, "tsc", "typescript")
     config = cwd / (project or "tsconfig.json")
     if config.is_dir():
         config = config / "tsconfig.json"
+    if not no_emit and (build or not tsc.emits_nothing(config)):
+        raise Unsupported(
+            f"tsc{' -b' if build else ''} without --noEmit writes its output (which the "
+            "script's later commands may run), and qbench writes nothing into the project; "
+            "give it --noEmit, or run the tests on a build of your own"
+        )
+    executable = project_bin(cwd, "tsc", "typescript")
     if build:
         node = shutil.which("node")
         if node is None:
