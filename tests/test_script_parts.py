@@ -283,3 +283,22 @@ def test_node_test_part_runs_with_nodes_counts_and_status(tmp_path: Path) -> Non
     assert {r.runner for r in report.results} == {"node"}
     assert report.run.tool == "node"
     assert report.collection_errors == []
+
+
+def test_an_eslint_part_leaves_the_runs_own_store_out(tmp_path: Path) -> None:
+    """``qbench test --dir qa-store`` on ``"test": "vitest run && eslint ."``: the store below
+    the package is not linted (a file there with an error is not counted), as under ``qbench
+    check``; the package's own file is."""
+    (tmp_path / "node_modules").symlink_to(node_modules(), target_is_directory=True)
+    write_json(tmp_path / "package.json", {"name": "web", "type": "module"})
+    (tmp_path / "eslint.config.js").write_text(
+        'export default [{ rules: { "no-debugger": "error" } }];\n'
+    )
+    (tmp_path / "mine.js").write_text("debugger;\n")
+    log_dir = tmp_path / "qa-store" / "runs" / "20261127T000000Z-abcdef"
+    log_dir.mkdir(parents=True)
+    (log_dir / "left.js").write_text("debugger;\n")
+    done = script_checks.run_part("eslint .", tmp_path, log_dir, 600, None)
+    assert done is not None
+    assert [(d.file, d.code) for d in done.diagnostics] == [("mine.js", "no-debugger")]
+    assert done.problems == []

@@ -20,6 +20,7 @@ from pathlib import Path
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.tools.execute import run_supervised
 from pytest_qbench.tools.js.scripts import split
 from pytest_qbench.tools.node import eslint
@@ -28,6 +29,7 @@ from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import Unsupported
+from pytest_qbench.tools.spec import planning_for
 from pytest_qbench.tools.spec import store_directory
 
 
@@ -105,7 +107,10 @@ def plan_part(
 
 def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
     """``tsc [--noEmit] [-p X]`` as ``tsc --noEmit -p X`` (its ``.tsbuildinfo`` into
-    ``scratch``); ``tsc -b [X]`` by `tsc.BUILD` (``tsc -b``'s own builder, nothing written)."""
+    ``scratch``); ``tsc -b [X] --noEmit`` by `tsc.BUILD` (``tsc -b``'s own builder, nothing
+    written). A ``tsc`` that writes its output is refused: without ``--noEmit`` (and, but for
+    ``-b``, a ``tsconfig.json`` saying ``noEmit`` itself), a later command of the script may
+    run what it writes, and qbench writes nothing into the project."""
     build = bool(words) and words[0] in ("-b", "--build")
     rest = words[1:] if build else words
     project: str | None = None
@@ -220,7 +225,8 @@ def run_part(
     log_name = f"{checker}-{len(list(log_dir.glob(f'{checker}-*.log'))) + 1}"
     with tempfile.TemporaryDirectory(prefix=f"qbench-{checker}-") as scratch:
         try:
-            plan, limit = plan_part(checker, words, cwd, Path(scratch))
+            with planning_for(store_of(log_dir)):
+                plan, limit = plan_part(checker, words, cwd, Path(scratch))
         except NotInstalled as exc:
             done.problems.append(_problem(checker, f"{label}: {exc}", "runner-not-installed"))
             return done
@@ -260,6 +266,12 @@ def run_part(
         message = f"{label} reported {plural(errors, 'error')} but exited 0; {raw_in}"
         done.problems.append(_problem(checker, message, CRASHED))
     return done
+
+
+def store_of(log_dir: Path) -> Path | None:
+    """The qbench directory a run directory (``<qbench-dir>/runs/<run id>``) is in: the one
+    eslint leaves out (`pytest_qbench.tools.spec.store_directory`)."""
+    return log_dir.parent.parent if log_dir.parent.name == RUNS_DIR else None
 
 
 CRASHED = "runner-crashed"
