@@ -87,8 +87,8 @@ class Gathered:
     ran_in: dict[Path, tuple[Package, list[str]]] = field(default_factory=dict)
     """Each package a JavaScript runner ran in, with the runners that ran there."""
     parts_ran: set[tuple[Path, str]] = field(default_factory=set)
-    """The commands of a package's test script qbench ran as checkers (``tsc --noEmit``,
-    ``eslint .``), by the package's directory: no parts left out."""
+    """The commands of a package's test script qbench ran itself (``tsc --noEmit``, ``eslint
+    .``, ``node --test``), by the package's directory: no parts left out."""
     coverage: CoverageReport | None = None
     environment: Environment | None = None
     """pytest's, when pytest ran."""
@@ -353,7 +353,7 @@ def not_run_in(root: Path, gathered: Gathered) -> list[tuple[Package, list[str]]
 
 
 def done(gathered: Gathered, package: Package, part: str) -> bool:
-    """Whether qbench ran ``part`` of ``package``'s test script as a checker."""
+    """Whether qbench ran ``part`` of ``package``'s test script itself (`run_script_parts`)."""
     return (package.path, part) in gathered.parts_ran
 
 
