@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -259,3 +260,38 @@ def test_a_test_script_part_not_run_fails_all(
     assert [(d.code, d.severity) for d in said] == [
         ("script-part-not-run", "info" if success else "error")
     ]
+
+
+def test_a_node_test_part_is_run_through_mcp(tmp_path: Path, node_tools: Path) -> None:
+    """A front end whose ``"test": "vitest run && node --test test/"``: test_type ``all`` runs
+    both, the node test's failure in the answer and the stored run, named ``node`` (main: the
+    node part not run, `script-part-not-run`, no node test)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH")
+    web = (tmp_path / "web").resolve()
+    (web / "src").mkdir(parents=True)
+    (web / "test").mkdir()
+    manifest = {
+        "name": "web",
+        "scripts": {"test": "vitest run src && node --test test/"},
+        "devDependencies": {"vitest": "3.2.4"},
+    }
+    (web / "package.json").write_text(json.dumps(manifest))
+    (web / "src" / "add.test.ts").write_text(
+        "import { it, expect } from 'vitest'\nit('adds', () => { expect(1 + 2).toBe(3) })\n"
+    )
+    (web / "test" / "n.test.js").write_text(
+        "const test = require('node:test')\nconst assert = require('node:assert')\n"
+        "test('node part', () => {\n  assert.equal(1, 2)\n})\n"
+    )
+    link_tools(web, node_tools)
+    content = call(web, {"test_type": "all"}).structured_content
+    assert content is not None
+    assert (content["success"], content["summary"]["passed"]) == (False, 1), content
+    assert content["summary"]["failed"] == 1, content
+    [report] = stored(web)
+    assert [(r.runner, r.nodeid, r.outcome) for r in report.results] == [
+        ("vitest", "src/add.test.ts > adds", "passed"),
+        ("node", "test/n.test.js > node part", "failed"),
+    ]
+    assert report.collection_errors == []
