@@ -302,3 +302,26 @@ def test_an_eslint_part_leaves_the_runs_own_store_out(tmp_path: Path) -> None:
     assert done is not None
     assert [(d.file, d.code) for d in done.diagnostics] == [("mine.js", "no-debugger")]
     assert done.problems == []
+
+
+@pytest.mark.parametrize(
+    ("words", "tail"),
+    [
+        (["--noEmit", "-p", "tsconfig.app.json"], ["-p", "tsconfig.app.json", "--noEmit"]),
+        (["--project=web", "--noEmit", "--pretty", "false"], ["-p", "web", "--noEmit"]),
+        (["-b", "web", "--noEmit"], ["web/tsconfig.json"]),
+        (["--build", "--noEmit"], ["tsconfig.json"]),
+    ],
+)
+def test_tsc_options_carried(tmp_path: Path, words: list[str], tail: list[str]) -> None:
+    """tsc's ``-p X`` is given as written; ``-b [X]`` runs ``tsc -b``'s own builder
+    (`tsc.BUILD`) on X's ``tsconfig.json``, nothing written; ``--pretty`` is qbench's."""
+    (tmp_path / "node_modules").symlink_to(node_modules(), target_is_directory=True)
+    (tmp_path / "web").mkdir()
+    plan = script_checks.plan_tsc(words, tmp_path, tmp_path / "scratch")
+    if words[0].startswith(("-b", "--build")):
+        assert plan.command[1].endswith("tsc_build.js")
+        assert plan.command[3:5] == [*tail, str(tmp_path / "scratch")]
+    else:
+        assert plan.command[1:4] == tail
+        assert plan.command[-2:] == ["--pretty", "false"]
