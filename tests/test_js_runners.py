@@ -941,14 +941,15 @@ test('node part', () => assert.equal(1, 2))
 def test_a_test_script_part_qbench_does_not_run_is_not_green(
     node_tools: Path, tmp_path: Path, runner: str | None, status: int
 ) -> None:
-    """``"test": "vitest run && node --test test/"`` whose ``node --test`` part fails
-    (``npm test`` exits 1): qbench runs the vitest part only; run as the project's tests
+    """``"test": "vitest run && node test/node-part.js"`` whose node script (node:test's
+    tests run as a plain script) fails (``npm test`` exits 1): qbench runs the vitest part
+    only (a ``node --test`` part it runs itself: tests/test_script_parts.py); run as the project's tests
     (every runner that applies) the run is red, naming the part it did not run (main: green,
     exit 0, nothing said); with ``--runner vitest`` asked for, vitest's run as asked, with a
     note."""
     manifest = {
         "name": "web",
-        "scripts": {"test": "vitest run && node --test test/"},
+        "scripts": {"test": "vitest run && node test/node-part.js"},
         "devDependencies": {"vitest": "3"},
     }
     write_json(tmp_path / "package.json", manifest)
@@ -960,7 +961,7 @@ def test_a_test_script_part_qbench_does_not_run_is_not_green(
     assert done.returncode == status, done.stdout + done.stderr
     assert [(r.nodeid, r.outcome) for r in report.results] == [("a.test.ts > a", "passed")]
     found = [*report.collection_errors, *report.warnings]
-    said = [(d.severity, d.code) for d in found if "`node --test test/`" in d.message]
+    said = [(d.severity, d.code) for d in found if "`node test/node-part.js`" in d.message]
     assert said == [("error" if status else "info", "script-part-not-run")], found
 
 

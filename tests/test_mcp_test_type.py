@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -228,32 +229,63 @@ def test_the_runs_timeout_bounds_pytest_and_vitest_together(
     assert report.run.exit_code == 1
 
 
-@pytest.mark.parametrize(("test_type", "success"), [("all", False), ("vitest", True)])
-def test_a_test_script_part_not_run_fails_all(
-    tmp_path: Path, node_tools: Path, test_type: str, success: bool
-) -> None:
-    """A front end whose ``"test": "vitest run && tsc --noEmit"``: test_type ``all`` runs its
-    vitest part only, so the run is not called a success (main: success, nothing said); test_type
-    ``vitest`` is vitest's run, as asked, its note in the stored run's warnings."""
-    web = (tmp_path / "project" / "web").resolve()
+def vitest_front_end(web: Path, script: str, node_tools: Path) -> Path:
+    """A front end at ``web`` (made, resolved) whose ``test`` script is ``script``, with one
+    passing vitest test and the cached runners."""
+    web = web.resolve()
     (web / "src").mkdir(parents=True)
-    manifest = {
-        "name": "web",
-        "scripts": {"test": "vitest run && tsc --noEmit"},
-        "devDependencies": {"vitest": "3.2.4"},
-    }
+    manifest = {"name": "web", "scripts": {"test": script}, "devDependencies": {"vitest": "3.2.4"}}
     (web / "package.json").write_text(json.dumps(manifest))
     (web / "src" / "add.test.ts").write_text(
         "import { it, expect } from 'vitest'\nit('adds', () => { expect(1 + 2).toBe(3) })\n"
     )
     link_tools(web, node_tools)
+    return web
+
+
+@pytest.mark.parametrize(("test_type", "success"), [("all", False), ("vitest", True)])
+def test_a_test_script_part_not_run_fails_all(
+    tmp_path: Path, node_tools: Path, test_type: str, success: bool
+) -> None:
+    """A front end whose ``"test": "vitest run && prettier --check ."``: test_type ``all`` runs its
+    vitest part only, so the run is not called a success (main: success, nothing said); test_type
+    ``vitest`` is vitest's run, as asked, its note in the stored run's warnings."""
+    web = vitest_front_end(
+        tmp_path / "project" / "web", "vitest run && prettier --check .", node_tools
+    )
     content = call(web.parent, {"test_type": test_type}).structured_content
     assert content is not None
     assert (content["success"], content["summary"]["passed"]) == (success, 1), content
     [report] = stored(web.parent)
     said = [
-        d for d in [*report.collection_errors, *report.warnings] if "`tsc --noEmit`" in d.message
+        d
+        for d in [*report.collection_errors, *report.warnings]
+        if "`prettier --check .`" in d.message
     ]
     assert [(d.code, d.severity) for d in said] == [
         ("script-part-not-run", "info" if success else "error")
     ]
+
+
+def test_a_node_test_part_is_run_through_mcp(tmp_path: Path, node_tools: Path) -> None:
+    """A front end whose ``"test": "vitest run && node --test test/"``: test_type ``all`` runs
+    both, the node test's failure in the answer and the stored run, named ``node`` (main: the
+    node part not run, `script-part-not-run`, no node test)."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not on PATH")
+    web = vitest_front_end(tmp_path / "web", "vitest run src && node --test test/", node_tools)
+    (web / "test").mkdir()
+    (web / "test" / "n.test.js").write_text(
+        "const test = require('node:test')\nconst assert = require('node:assert')\n"
+        "test('node part', () => {\n  assert.equal(1, 2)\n})\n"
+    )
+    content = call(web, {"test_type": "all"}).structured_content
+    assert content is not None
+    assert (content["success"], content["summary"]["passed"]) == (False, 1), content
+    assert content["summary"]["failed"] == 1, content
+    [report] = stored(web)
+    assert [(r.runner, r.nodeid, r.outcome) for r in report.results] == [
+        ("vitest", "src/add.test.ts > adds", "passed"),
+        ("node", "test/n.test.js > node part", "failed"),
+    ]
+    assert report.collection_errors == []

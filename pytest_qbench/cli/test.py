@@ -127,7 +127,12 @@ def print_summary(report: TestReport, run_dir: Path) -> None:
     from pytest_qbench.tools.run_tests import NOTES
 
     for problem in report.collection_errors:
-        print(f"ERROR {problem.tool}: {problem.message.splitlines()[0] if problem.message else ''}")
+        where = f" {problem.file}:{problem.line}" if problem.file and problem.line else ""
+        where += f" {problem.code}" if where and problem.code else ""
+        print(
+            f"ERROR {problem.tool}{where}: "
+            f"{problem.message.splitlines()[0] if problem.message else ''}"
+        )
     for note in report.warnings:
         if note.code in NOTES:
             print(f"NOTE {note.tool}: {note.message}")

@@ -37,6 +37,8 @@ from pytest_qbench.report.models import TestResult
 from pytest_qbench.tools.builtin.detect import is_python_project
 from pytest_qbench.tools.execute import run_supervised
 from pytest_qbench.tools.js import jest
+from pytest_qbench.tools.js import node_test
+from pytest_qbench.tools.js import script_checks
 from pytest_qbench.tools.js import vitest
 from pytest_qbench.tools.js.build import build_project
 from pytest_qbench.tools.js.project import Package
@@ -84,11 +86,19 @@ class Gathered:
     assertions outside any test): with them the run ran something, as the runner says."""
     ran_in: dict[Path, tuple[Package, list[str]]] = field(default_factory=dict)
     """Each package a JavaScript runner ran in, with the runners that ran there."""
+    parts_ran: set[tuple[Path, str]] = field(default_factory=set)
+    """The commands of a package's test script qbench ran itself (``tsc --noEmit``, ``eslint
+    .``, ``node --test``), by the package's directory: no parts left out."""
     coverage: CoverageReport | None = None
     environment: Environment | None = None
     """pytest's, when pytest ran."""
     exit_code: int = 0
     """0 when every runner ran and nothing failed; 1 otherwise."""
+
+    @property
+    def all_runners(self) -> list[str]:
+        """The runners, then those of the test scripts' commands qbench ran (``node``)."""
+        return list(dict.fromkeys([*self.runners, *(r.runner for r in self.results if r.runner)]))
 
     @property
     def ran(self) -> bool:
@@ -199,6 +209,8 @@ def run_tests(
     if not paths:
         whole = chosen is None if whole is None else whole
         ran = frozenset({"build"} if build else set())
+        if whole:
+            run_script_parts(root, gathered, log_dir, timeout, stop, ran)
         note_parts_not_run(gathered, explicit=not whole, ran=ran)
         if whole:
             note_scripts_not_run(root, gathered, ran)
@@ -263,7 +275,9 @@ def note_parts_not_run(
     runner's, as asked). ``ran``: the scripts qbench ran itself (``build`` under
     ``--build``)."""
     for package, runners in gathered.ran_in.values():
-        parts = parts_besides(package, runners, ran=ran)
+        parts = [
+            p for p in parts_besides(package, runners, ran=ran) if not done(gathered, package, p)
+        ]
         if not parts:
             continue
         shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
@@ -280,11 +294,67 @@ def note_parts_not_run(
             )
             continue
         message += (
-            "the run is not the whole test script, and is not called complete; run those "
-            "tests with vitest or jest and the checks with qbench check (tsc, eslint), or ask "
-            f"for the runner alone (--runner {runners[0]})"
+            "the run is not the whole test script, and is not called complete (qbench runs "
+            "only tsc, eslint and node --test commands itself, written plainly); run those "
+            f"tests with vitest or jest, or ask for the runner alone (--runner {runners[0]})"
         )
         gathered.problems.append(problem(runners[0], message, PART_NOT_RUN))
+
+
+def run_script_parts(
+    root: Path,
+    gathered: Gathered,
+    log_dir: Path,
+    timeout: float,
+    stop: threading.Event | None,
+    ran: frozenset[str] = frozenset(),
+) -> None:
+    """Run the commands of each package's ``test`` script that no runner ran and qbench can
+    run as written: ``node --test`` (`node_test`: its tests into the run, named ``node``) and
+    the checkers ``tsc`` and ``eslint`` (`script_checks`: their diagnostics into the run,
+    errors failing it as they fail ``npm test``); each is then no part left out
+    (`Gathered.parts_ran`)."""
+    for package, runners in [*gathered.ran_in.values(), *not_run_in(root, gathered)]:
+        for part in parts_besides(package, runners, ran=ran):
+            tests = node_test.run_part(part, package.path, root, log_dir, timeout, stop)
+            if tests is not None:
+                gathered.parts_ran.add((package.path, part))
+                gathered.results += tests.results
+                gathered.problems += tests.problems
+                continue
+            done_part = script_checks.run_part(part, package.path, log_dir, timeout, stop)
+            if done_part is None:
+                continue
+            gathered.parts_ran.add((package.path, part))
+            for diagnostic in done_part.diagnostics:
+                moved = diagnostic.model_copy(
+                    update={"file": rebase_path(diagnostic.file, package.path, root)}
+                )
+                if moved.severity == "error":
+                    gathered.problems.append(moved)
+                else:
+                    gathered.warnings.append(moved)
+            gathered.problems += done_part.problems
+
+
+def not_run_in(root: Path, gathered: Gathered) -> list[tuple[Package, list[str]]]:
+    """The packages with a ``test`` script no runner ran in (as `note_scripts_not_run` looks
+    at them), with the run's runners."""
+    found: list[tuple[Package, list[str]]] = []
+    for project in find_projects(root):
+        packages = workspace_packages(project)
+        for package in [*packages, *([] if packages else [project])]:
+            script = package.scripts.get(SCRIPT)
+            if package.path in gathered.ran_in or not isinstance(script, str):
+                continue
+            if PLACEHOLDER not in script:
+                found.append((package, gathered.runners))
+    return found
+
+
+def done(gathered: Gathered, package: Package, part: str) -> bool:
+    """Whether qbench ran ``part`` of ``package``'s test script itself (`run_script_parts`)."""
+    return (package.path, part) in gathered.parts_ran
 
 
 WORKSPACE_BAIL = "workspace-bail"
@@ -303,26 +373,20 @@ def note_scripts_not_run(root: Path, gathered: Gathered, ran: frozenset[str] = f
     pytest's run): an error, the project's tests not all run (fails closed). Not a
     workspace's root, whose script runs its packages' (``pnpm -r test``), nor ``npm init``'s
     placeholder."""
-    for project in find_projects(root):
-        packages = workspace_packages(project)
-        for package in [*packages, *([] if packages else [project])]:
-            script = package.scripts.get(SCRIPT)
-            if package.path in gathered.ran_in or not isinstance(script, str):
-                continue
-            if PLACEHOLDER in script:
-                continue
-            parts = parts_besides(package, gathered.runners, ran=ran)
-            if not parts:
-                continue
-            shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
-            more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
-            message = (
-                f"{package.path.name}: the package's {SCRIPT!r} script runs {shown}{more}, which "
-                "no runner of qbench ran: the project's tests are not all run, and the run is "
-                "not called complete; run those tests with vitest or jest and the checks with "
-                "qbench check (tsc, eslint), or name the runners to run with --runner"
-            )
-            gathered.problems.append(problem("test-script", message, PART_NOT_RUN))
+    for package, runners in not_run_in(root, gathered):
+        parts = parts_besides(package, runners, ran=ran)
+        parts = [p for p in parts if not done(gathered, package, p)]
+        if not parts:
+            continue
+        shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
+        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+        message = (
+            f"{package.path.name}: the package's {SCRIPT!r} script runs {shown}{more}, which "
+            "no runner of qbench ran: the project's tests are not all run, and the run is "
+            "not called complete; run those tests with vitest or jest and the checks with "
+            "qbench check, or name the runners to run with --runner"
+        )
+        gathered.problems.append(problem("test-script", message, PART_NOT_RUN))
 
 
 NOTES = frozenset({NO_TEST_IN_FILE, PART_NOT_RUN, WORKSPACE_BAIL})
@@ -649,7 +713,7 @@ def build_report(
     )
     run = RunMeta(
         run_id=run_id,
-        tool="+".join(gathered.runners) or "none",
+        tool="+".join(gathered.all_runners) or "none",
         started_at=started,
         completed_at=completed,
         exit_code=gathered.exit_code,
@@ -678,7 +742,7 @@ def merge_report(report: TestReport, gathered: Gathered) -> TestReport:
         code = 1
     elif code == PytestExit.NO_TESTS_COLLECTED and gathered.ran:
         code = 0
-    tool = "+".join(dict.fromkeys([report.run.tool, *gathered.runners]))
+    tool = "+".join(dict.fromkeys([report.run.tool, *gathered.all_runners]))
     return report.model_copy(
         update={
             "run": report.run.model_copy(update={"exit_code": code, "tool": tool}),

@@ -72,6 +72,20 @@ def has_references(tsconfig: Path) -> bool:
     return isinstance(data, dict) and bool(data.get("references"))
 
 
+def emits_nothing(tsconfig: Path) -> bool:
+    """Whether ``tsconfig`` itself says ``"noEmit": true`` (in ``compilerOptions``): tsc on it
+    writes no output. A file that cannot be read, or whose ``noEmit`` would come from the
+    configuration it ``extends``, is not known to (``False``)."""
+    try:
+        text = tsconfig.read_text(encoding="utf-8-sig")
+        plain = _COMMENT_OR_STRING.sub(lambda m: m[0] if m[0].startswith('"') else " ", text)
+        data = json.loads(_TRAILING_COMMA.sub(r"\1", plain))
+    except (OSError, ValueError):
+        return False
+    options = data.get("compilerOptions") if isinstance(data, dict) else None
+    return isinstance(options, dict) and options.get("noEmit") is True
+
+
 def parse_tsc(raw: bytes, cwd: Path) -> list[Diagnostic]:
     """Every message tsc printed, in its order, with its further lines joined to it.
 

@@ -1,0 +1,284 @@
+"""The checker commands of a package's ``test`` script (``"test": "vitest run && tsc --noEmit"``,
+``jest && eslint . --max-warnings 0``), run by ``qbench test`` through the checkers of ``qbench
+check`` (`pytest_qbench.tools.node`): their diagnostics in the run, their failure failing it as
+it fails ``npm test``.
+
+A command is run only when its options can be carried exactly (tsc's ``--noEmit``, ``-p X``,
+``-b [X]``; eslint's paths, ``--max-warnings N``, ``-c X``, ``--ext X``...); one giving another
+option is refused, naming it (``runner-options-refused``), never run otherwise than written.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+
+from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.core.summary_words import plural
+from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.report.store import RUNS_DIR
+from pytest_qbench.tools.execute import run_supervised
+from pytest_qbench.tools.js.scripts import split
+from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import tsc
+from pytest_qbench.tools.node.bins import project_bin
+from pytest_qbench.tools.spec import NotInstalled
+from pytest_qbench.tools.spec import Plan
+from pytest_qbench.tools.spec import Unsupported
+from pytest_qbench.tools.spec import planning_for
+from pytest_qbench.tools.spec import store_directory
+
+
+CHECKERS = ("tsc", "eslint")
+"""The checkers whose commands in a test script qbench runs."""
+_PREFIXES = frozenset({"npx", "pnpx"})
+"""Words before a checker's name that run the project's own binary as it is."""
+_TSC_FLAGS = frozenset({"--noEmit"})
+"""tsc's options carried as written (qbench's run of tsc emits nothing either way)."""
+_TSC_DROPPED = frozenset({"--pretty"})
+"""tsc's options changing only how it prints (qbench reads ``--pretty false``)."""
+_ESLINT_VALUES = frozenset(
+    {"-c", "--config", "--ext", "--rulesdir", "--ignore-path", "--ignore-pattern", "--parser"}
+)
+"""eslint's options taking a value, carried as written."""
+_ESLINT_FLAGS = frozenset(
+    {
+        "--quiet",
+        "--report-unused-disable-directives",
+        "--no-error-on-unmatched-pattern",
+        "--no-warn-ignored",
+        "--no-eslintrc",
+        "--no-inline-config",
+    }
+)
+"""eslint's options taking no value, carried as written."""
+_ESLINT_DROPPED = frozenset({"--cache", "--color", "--no-color"})
+"""eslint's options that change neither what it reports nor its exit status."""
+_ESLINT_DROPPED_VALUES = frozenset({"-f", "--format", "--cache-location", "--cache-strategy"})
+"""eslint's options taking a value that change only how it prints or caches (qbench reads
+its JSON)."""
+
+
+def checker_of(part: str) -> tuple[str, list[str]] | None:
+    """The checker a command of a test script runs (``tsc``, ``eslint``) and the words after
+    its name; ``None`` for any other command (and for one setting variables: a checker run
+    with them is not run as written)."""
+    words = split(part)
+    if words and words[0] in _PREFIXES:
+        words = words[1:]
+    if not words:
+        return None
+    name = words[0].rsplit("/", 1)[-1]
+    if name not in CHECKERS:
+        return None
+    return name, words[1:]
+
+
+@dataclass
+class PartRun:
+    """What running one checker command of a test script gave."""
+
+    part: str
+    checker: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)
+    """Why it failed the run beyond its error diagnostics (refused, not installed, crashed,
+    more warnings than ``--max-warnings``)."""
+
+
+def plan_part(
+    checker: str, words: list[str], cwd: Path, scratch: Path
+) -> tuple[Plan[Diagnostic], int | None]:
+    """The plan running ``checker`` with the script's ``words``, and eslint's
+    ``--max-warnings`` (``None``: none).
+
+    Raises:
+        NotInstalled: the project has not installed the checker (or no ``node`` for ``tsc -b``).
+        Unsupported: an option qbench cannot carry exactly; the message names it.
+    """
+    if checker == "tsc":
+        return plan_tsc(words, cwd, scratch), None
+    return plan_eslint(words, cwd, scratch)
+
+
+def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
+    """``tsc [--noEmit] [-p X]`` as ``tsc --noEmit -p X`` (its ``.tsbuildinfo`` into
+    ``scratch``); ``tsc -b [X] --noEmit`` by `tsc.BUILD` (``tsc -b``'s own builder, nothing
+    written). A ``tsc`` that writes its output is refused: without ``--noEmit`` (and, but for
+    ``-b``, a ``tsconfig.json`` saying ``noEmit`` itself), a later command of the script may
+    run what it writes, and qbench writes nothing into the project."""
+    build = bool(words) and words[0] in ("-b", "--build")
+    rest = words[1:] if build else words
+    project: str | None = None
+    refused: list[str] = []
+    no_emit = "--noEmit" in rest
+    number = 0
+    while number < len(rest):
+        word = rest[number]
+        number += 1
+        name = word.partition("=")[0]
+        if not build and name in ("-p", "--project"):
+            if "=" in word:
+                project = word.partition("=")[2]
+            elif number < len(rest):
+                project, number = rest[number], number + 1
+            else:
+                refused.append(word)
+        elif name in _TSC_DROPPED:
+            if "=" not in word and number < len(rest) and rest[number] in ("true", "false"):
+                number += 1
+        elif word in _TSC_FLAGS:
+            continue
+        elif build and not word.startswith("-") and project is None:
+            project = word  # tsc -b web: one project (several: refused)
+        else:
+            refused.append(word)
+    if refused:
+        raise Unsupported(f"tsc options qbench cannot carry: {' '.join(refused)}")
+    config = cwd / (project or "tsconfig.json")
+    if config.is_dir():
+        config = config / "tsconfig.json"
+    if not no_emit and (build or not tsc.emits_nothing(config)):
+        raise Unsupported(
+            f"tsc{' -b' if build else ''} without --noEmit writes its output (which the "
+            "script's later commands may run), and qbench writes nothing into the project; "
+            "give it --noEmit, or run the tests on a build of your own"
+        )
+    executable = project_bin(cwd, "tsc", "typescript")
+    if build:
+        node = shutil.which("node")
+        if node is None:
+            raise NotInstalled("node is not on PATH: install Node.js to run the project's tsc -b")
+        relative = config.relative_to(cwd).as_posix() if config.is_relative_to(cwd) else str(config)
+        command = [node, str(tsc.BUILD), executable, relative, str(scratch)]
+    else:
+        command = tsc.tsc_command(executable, buildinfo=scratch / "tsconfig.tsbuildinfo")
+        if project is not None:
+            command[1:1] = ["-p", project]
+    return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
+
+
+def plan_eslint(words: list[str], cwd: Path, scratch: Path) -> tuple[Plan[Diagnostic], int | None]:
+    """``eslint [paths] [options]`` with its carried options, its JSON into ``scratch``."""
+    carried: list[str] = []
+    paths: list[str] = []
+    refused: list[str] = []
+    limit: int | None = None
+    number = 0
+    while number < len(words):
+        word = words[number]
+        number += 1
+        name, equals, value = word.partition("=")
+        takes = name in _ESLINT_VALUES or name in _ESLINT_DROPPED_VALUES
+        takes = takes or name == "--max-warnings"
+        if takes and not equals:
+            if number >= len(words):
+                refused.append(word)
+                continue
+            value, number = words[number], number + 1
+        if not word.startswith("-"):
+            paths.append(word)
+        elif name == "--max-warnings":
+            try:
+                limit = int(value)
+            except ValueError:
+                refused.append(f"{name} {value}")
+                continue
+            carried += [name, value]
+        elif name in _ESLINT_VALUES:
+            carried += [name, value]
+        elif name in _ESLINT_FLAGS:
+            carried.append(word)
+        elif name in _ESLINT_DROPPED or name in _ESLINT_DROPPED_VALUES:
+            continue
+        else:
+            refused.append(word)
+    if refused:
+        raise Unsupported(f"eslint options qbench cannot carry: {' '.join(refused)}")
+    executable = project_bin(cwd, "eslint", "eslint")
+    output = scratch / "eslint.json"
+    command = eslint.eslint_command(executable, paths, cwd, store_directory())
+    command[1:1] = [*carried, "-o", str(output)]
+    plan = Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint, output=output)
+    return plan, limit
+
+
+def run_part(
+    part: str,
+    cwd: Path,
+    log_dir: Path,
+    timeout: float,
+    stop: threading.Event | None,
+) -> PartRun | None:
+    """Run the checker command ``part`` of the test script in ``cwd``; ``None`` when it runs
+    no checker qbench knows (it stays a part not run)."""
+    found = checker_of(part)
+    if found is None:
+        return None
+    checker, words = found
+    done = PartRun(part, checker)
+    label = f"{checker} ({cwd.name}), the test script's `{part[:200]}`"
+    log_name = f"{checker}-{len(list(log_dir.glob(f'{checker}-*.log'))) + 1}"
+    with tempfile.TemporaryDirectory(prefix=f"qbench-{checker}-") as scratch:
+        try:
+            with planning_for(store_of(log_dir)):
+                plan, limit = plan_part(checker, words, cwd, Path(scratch))
+        except NotInstalled as exc:
+            done.problems.append(_problem(checker, f"{label}: {exc}", "runner-not-installed"))
+            return done
+        except Unsupported as exc:
+            message = f"{label}: not run: {exc}; run it with qbench check, or write it plainly"
+            done.problems.append(_problem(checker, message, "runner-options-refused"))
+            return done
+        ran = run_supervised(plan.command, cwd, log_dir, log_name, timeout, stop, plan.env)
+        raw_in = f"raw output in {ran.log.name}"
+        if ran.problem is not None:
+            done.problems.append(_problem(checker, f"{label}: {ran.problem}; {raw_in}", CRASHED))
+            return done
+        source = plan.output or ran.log
+        if ran.exit_code not in plan.ok_codes or not source.is_file():
+            why = f"exit code {ran.exit_code}" + ("" if source.is_file() else ", no report")
+            message = f"{label} crashed: {why}; {raw_in}"
+            done.problems.append(_problem(checker, message, CRASHED))
+            return done
+        try:
+            done.diagnostics = plan.parse(source.read_bytes(), cwd)
+        except CheckOutputError as exc:
+            done.problems.append(_problem(checker, f"{label}: {exc}; {raw_in}", CRASHED))
+            return done
+    errors = sum(1 for d in done.diagnostics if d.severity == "error")
+    if ran.exit_code != 0 and not errors:
+        warnings = len(done.diagnostics) - errors
+        if checker == "eslint" and limit is not None and warnings > limit:
+            message = (
+                f"{label}: {plural(warnings, 'warning')}, more than --max-warnings {limit}: eslint exits "
+                f"1 and fails the test script; {raw_in}"
+            )
+            done.problems.append(_problem(checker, message, TOO_MANY_WARNINGS))
+        else:
+            message = f"{label} exited {ran.exit_code} with no error; {raw_in}"
+            done.problems.append(_problem(checker, message, CRASHED))
+    elif ran.exit_code == 0 and errors:
+        message = f"{label} reported {plural(errors, 'error')} but exited 0; {raw_in}"
+        done.problems.append(_problem(checker, message, CRASHED))
+    return done
+
+
+def store_of(log_dir: Path) -> Path | None:
+    """The qbench directory a run directory (``<qbench-dir>/runs/<run id>``) is in: the one
+    eslint leaves out (`pytest_qbench.tools.spec.store_directory`)."""
+    return log_dir.parent.parent if log_dir.parent.name == RUNS_DIR else None
+
+
+CRASHED = "runner-crashed"
+TOO_MANY_WARNINGS = "max-warnings-exceeded"
+"""The code of the error saying eslint found more warnings than the script's
+``--max-warnings`` allows (eslint then exits 1)."""
+
+
+def _problem(tool: str, message: str, code: str) -> Diagnostic:
+    return Diagnostic(tool=tool, severity="error", message=message, code=code)
