@@ -157,3 +157,37 @@ def test_a_forked_child_in_a_queue_run_claims_no_unit(
     ]
     assert (report["summary"]["failed"], report["summary"]["deselected"]) == (1, 0)
     assert report["run"]["exit_code"] == 1
+
+
+PID_MOCKING_SUITE = {
+    "test_a": (
+        "import os\n\n\ndef test_mocks_pid(monkeypatch):\n"
+        "    monkeypatch.setattr(os, 'getpid', lambda: 1)\n\n\n"
+        "def test_leaks_pid_mock():\n    os.getpid = lambda: 2\n"
+    ),
+    "test_b": "def test_b1():\n    pass\n\n\ndef test_b2():\n    assert False, 'only b2 fails'\n",
+    "test_c": "def test_c1():\n    pass\n",
+}
+
+
+def test_a_mocked_os_getpid_in_a_queue_run_is_not_a_fork(pytester: pytest.Pytester) -> None:
+    """A `--qbench-queue` run whose tests mock ``os.getpid`` (one leaves the mock on): the
+    queue is not taken for a forked child's, so the run claims and runs every unit, and
+    test_b2's failure is in its report. With ``os.getpid`` read at each look, the queue stopped
+    after the mocking test: the later units never ran here."""
+    pytester.makepyfile(**PID_MOCKING_SUITE)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=p",
+        "--qbench-queue=pid-queue",
+    )  # fmt: skip
+    assert result.ret == 1, result.stdout.str()
+    assert "forked by a test" not in result.stdout.str()
+    report = json.loads((pytester.path / ".qbench/runs/p/report.json").read_text())
+    assert sorted(r["nodeid"] for r in report["results"]) == [
+        "test_a.py::test_leaks_pid_mock",
+        "test_a.py::test_mocks_pid",
+        "test_b.py::test_b1",
+        "test_b.py::test_b2",
+        "test_c.py::test_c1",
+    ]
+    assert report["summary"]["failed"] == 1
