@@ -988,7 +988,10 @@ class TestAccumulator:
 
 
 def plain_pass_result(
-    setup: pytest.TestReport, call: pytest.TestReport, teardown: pytest.TestReport, item: Any
+    setup: pytest.TestReport,
+    call: pytest.TestReport,
+    teardown: pytest.TestReport,
+    item: Mapping[str, Any],
 ) -> Record | None:
     """``TestAccumulator.result`` of a plain passing test's three reports, made in one call
     where the accumulator took each report in turn (issue 28: a passing test's path): each
@@ -997,7 +1000,7 @@ def plain_pass_result(
     call; the same record, field for field. ``None`` when it is not so plain (item facts but
     markers, a test of an installed plugin's): the caller folds the reports into a
     ``TestAccumulator`` then."""
-    if type(item) is not dict or len(item) > 1:
+    if len(item) > 1:  # its markers and more (a docstring, a case marker, a repeat)
         return None
     path, lineno, domain = setup.location
     file = path.replace("\\", "/")

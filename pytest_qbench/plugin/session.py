@@ -92,6 +92,10 @@ INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
 ALL_PASSED = {"setup": "passed", "call": "passed", "teardown": "passed"}
 """A test's phases' outcomes when each passed (`TestAccumulator.outcome`), compared whole."""
+NOT_PLAIN = frozenset(("wasxfail", FACTS_ATTR, INTERNAL_ERROR_ATTR, "node"))
+"""A report's attributes that take its test off the plain pass's path (`plain_tests`): an
+xfail's, facts sent with it (an xdist worker's, a forked child's), qbench's error, a worker's
+node; looked for in one call."""
 
 
 class QBenchWorker:
@@ -193,8 +197,11 @@ class QBenchWorker:
                         self.phase_map[0] = 1  # the call goes next
                         self.beside[(report.nodeid, "setup")] = facts
                         return report
-                    if when == "call":
-                        self.learn_secrets()
+                    if when == "call":  # `learn_secrets`, in this frame
+                        redact = self.redact
+                        before = redact.known
+                        if redact.refresh(os.environ):
+                            self.runtime_secrets.learn(redact.known - before)
                         self.phase_map[0] = 2  # the teardown goes next
                         return report
                     if when == "teardown":
@@ -421,9 +428,12 @@ class QBenchSession(QBenchWorker):
         self.pending: dict[str | tuple[str, Any], TestAccumulator] = {}
         """The tests going, by node id (and an xdist report's node: the worker's)."""
         self.plain_tests: dict[str, list[Any]] = {}
+        self.passed_output_kept = "passed" in settings.capture
+        """Whether passing tests' captured output is kept: their results are then not made
+        from their reports alone (`plain_tests`)."""
         """The tests going whose reports so far are a plain pass's (`pytest_runtest_logreport`):
         their setup report and item facts, then their call report, by node id. Their teardown
-        makes the result from the three (`_finish_plain`), else they are folded into a
+        makes the result from the three (`plain_pass_result`), else they are folded into a
         ``TestAccumulator`` in `pending` (`_fold_plain`). The terminal reporter keeps the
         reports anyway."""
         self.collection_errors: list[DiagnosticRecord] = []
@@ -719,10 +729,7 @@ class QBenchSession(QBenchWorker):
                 outcome == "passed"
                 and type(report) is TestReport  # pytest's own (a subtest's is of a subclass)
                 and not self.raised
-                and "wasxfail" not in attributes
-                and FACTS_ATTR not in attributes
-                and INTERNAL_ERROR_ATTR not in attributes
-                and "node" not in attributes
+                and attributes.keys().isdisjoint(NOT_PLAIN)
             ):
                 # A phase of a plain passing test, filed under its phase's word, with no facts
                 # but its item's (setup): held until its teardown makes the result from the
@@ -745,7 +752,19 @@ class QBenchSession(QBenchWorker):
                 elif when == "teardown":
                     held = plain_tests.pop(nodeid, None)
                     if held is not None:
-                        if len(held) == 3 and not facts and self._finish_plain(held, report):
+                        # its result from the three reports, unless passing tests' output is
+                        # kept, it has user properties or item facts but markers (the
+                        # accumulator's path then: `_fold_plain`)
+                        stored = None
+                        if len(held) == 3 and not (
+                            facts or self.passed_output_kept or report.user_properties
+                        ):
+                            try:
+                                stored = plain_pass_result(held[0], held[2], report, held[1])
+                            except Exception:  # the accumulator's path says what went wrong
+                                stored = None
+                        if stored is not None:
+                            self._send(stored, nodeid)
                             return
                         plain_tests[nodeid] = held
             # Consumed here: the terminal reporter keeps every report, so do not let ours grow
@@ -986,22 +1005,6 @@ class QBenchSession(QBenchWorker):
             stream.write_stored(stored)
         except OSError as exc:  # a full disk, say: the writer keeps it (`take_unwritten`)
             self.stream_failed(exc)
-
-    def _finish_plain(self, held: list[Any], teardown: pytest.TestReport) -> bool:
-        """`_finish_test` of a plain passing test (`plain_tests`) from its reports, without a
-        ``TestAccumulator`` (issue 28); whether it was (else it is folded into one: captured
-        output kept of passing tests, user properties, facts other than markers)."""
-        if "passed" in self.settings.capture or teardown.user_properties:
-            return False
-        setup, item, call = held
-        try:
-            stored = plain_pass_result(setup, call, teardown, item)
-        except Exception:  # the accumulator's path says what went wrong
-            return False
-        if stored is None:
-            return False
-        self._send(stored, setup.nodeid)
-        return True
 
     def _fold_plain(self, held: list[Any]) -> TestAccumulator:
         """The accumulator of a plain test's phases held so far (`plain_tests`), as it would be
