@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import sys
 from datetime import datetime
 from datetime import timezone
 from pathlib import Path
@@ -17,11 +18,16 @@ from typing import Any
 import pytest
 from test_makereport import PROFILED_WINDOW
 
+from pytest_qbench.core.limits import Limits
 from pytest_qbench.core.numbers import round_micro
 from pytest_qbench.core.redact import Redactor
+from pytest_qbench.plugin.collectors import ITEM_ATTR
+from pytest_qbench.plugin.collectors import NO_FACTS
 from pytest_qbench.plugin.collectors import TestAccumulator
 from pytest_qbench.plugin.collectors import _frames_of
+from pytest_qbench.plugin.collectors import plain_pass_result
 from pytest_qbench.report import shapes
+from pytest_qbench.report import store
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import iso_epoch
 
@@ -537,9 +543,115 @@ def test_a_passing_tests_accumulator_holds_few_attributes(
 
     monkeypatch.setattr(TestAccumulator, "add", counted)
     pytester.makepyfile(test_passing=PASSING)
-    run = run_qbench("-p", "no:cacheprovider")
+    # passing tests' output kept: their reports go through an accumulator (else none is made,
+    # `test_a_plain_passing_test_makes_no_accumulator`)
+    run = run_qbench("-p", "no:cacheprovider", "--qbench-capture=all")
     run.result.assert_outcomes(passed=20)
     assert sizes == [12] * 20
+
+
+def test_a_plain_passing_test_makes_no_accumulator(
+    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28, "Fewer bytecodes a test": a plain passing test's three reports are held until
+    its teardown, which makes its result in one call (`plain_pass_result`): no
+    ``TestAccumulator`` is made for it (main: one a test, with three calls of its ``add``); a
+    test that fails, skips or prints where output is kept still gets one, and every stream
+    line is what ``compact`` makes of the whole record."""
+    made: list[str] = []
+    init = TestAccumulator.__init__
+
+    def counted(self: TestAccumulator, report: Any, *args: Any) -> None:
+        made.append(report.nodeid)
+        init(self, report, *args)
+
+    monkeypatch.setattr(TestAccumulator, "__init__", counted)
+    pytester.makepyfile(test_passing=PASSING, test_varied=VARIED)
+    pytester.makeini("[pytest]\nmarkers =\n    slow: slow tests\n")
+    run = run_qbench("-p", "no:cacheprovider")
+    assert not [nodeid for nodeid in made if nodeid.startswith("test_passing.py")], made
+    assert len(made) >= 5, made  # the varied module's failures, skips, xfails, subtests
+    lines = [r["result"] for r in run.stream_records() if r["kind"] == "result"]
+    assert len(lines) == len(run.report.results) == 29
+    for line, model in zip(lines, run.report.results, strict=True):
+        whole = model.model_dump(mode="json")
+        whole["history"] = None
+        assert list(line.items()) == list(shapes.compact("TestResult", whole).items())
+
+
+def _report(when: Any, duration: float, start: float, location: Any) -> pytest.TestReport:
+    return pytest.TestReport(
+        "tests/test_x.py::test_x[1]", location, {}, "passed", None, when, [], duration, start
+    )
+
+
+def test_a_plain_pass_is_the_accumulators_result() -> None:
+    """`plain_pass_result` of three passing reports is, field for field and in order, the
+    result a ``TestAccumulator`` makes of them, and its stream line the same text, for times
+    of every kind (whole microseconds, halves, zero, ints, above a second, not finite), with
+    markers or none, with a line or none, with a start or none; ``None`` for what it leaves
+    to the accumulator (item facts but markers, a test of an installed package)."""
+    draw = random.Random(28)
+    times: list[float] = [draw.random() / draw.choice((1, 10, 1000)) for _ in range(300)]
+    times += [0.0, 0, 2, 1.5, 3e-7, 2.5e-6, 0.5, 1e-6, math.inf, 12345.678]
+    limits = Limits()
+    redact = Redactor({})
+    for n in range(600):
+        first, middle, last = (draw.choice(times) for _ in range(3))
+        start = draw.choice((0.0, 1764156584.25, draw.uniform(1e9, 2e9)))
+        location = ("tests/test_x.py", draw.choice((None, 0, 41)), "test_x[1]")
+        item = {"markers": draw.choice(([], ["parametrize"], ["slow", "parametrize"]))}
+        reports = [
+            _report("setup", first, start, location),
+            _report("call", middle, start + 1, location),
+            _report("teardown", last, start + 2, location),
+        ]
+        acc = TestAccumulator(reports[0], limits, redact)
+        acc.add(reports[0], "", {ITEM_ATTR: item})
+        acc.add(reports[1], "passed", NO_FACTS)
+        assert acc.add(reports[2], "", NO_FACTS)
+        want = acc.result(None, "passed")
+        got = plain_pass_result(reports[0], reports[1], reports[2], item)
+        assert got is not None
+        assert list(got.items()) == list(want.items()), n
+        assert repr(got) == repr(want), n
+        for stored in (want, got):
+            stored["counted_as"] = list(stored["counted_as"])
+        assert store.passing_line(got) == store.passing_line(want), n
+    setup, call, teardown = reports
+    assert plain_pass_result(setup, call, teardown, {"markers": [], "doc": "Docs."}) is None
+    installed = ("/venv/lib/site-packages/plug/steps.py", 3, "test_x[1]")
+    setup = _report("setup", 0.1, 0.0, installed)
+    assert plain_pass_result(setup, call, teardown, {"markers": []}) is None
+
+
+def test_a_quiet_environment_look_is_short() -> None:
+    """Issue 28, "Fewer bytecodes a test": the look at the environment after a test's call,
+    when only pytest's ``PYTEST_CURRENT_TEST`` changed, runs at most 45 bytecodes of
+    ``Redactor.refresh`` (main 64): the one form of the variable's name that ``os.environ``
+    holds as a test runs (POSIX's bytes) is synced first, the other only when it is absent."""
+    if os.name == "nt":
+        pytest.skip("os.environ holds str names on Windows: both forms are looked at")
+    redact = Redactor(os.environ)
+    counted: list[int] = []
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code is Redactor.refresh.__code__:
+            frame.f_trace_opcodes = True
+            if event == "opcode":
+                counted.append(1)
+            return tracer
+        return None
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_x (call)")
+        sys.settrace(tracer)
+        try:
+            changed = redact.refresh(os.environ)
+        finally:
+            sys.settrace(None)
+    assert not changed
+    assert 0 < len(counted) <= 45, len(counted)
 
 
 LATE_PLUGINS = """

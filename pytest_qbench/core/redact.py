@@ -138,12 +138,16 @@ class Redactor:
             # value of now (a copy of os.environ, whose variable pytest deletes and sets at each
             # phase, is made entry by entry: about 8 k instructions a look; issue 28)
             seen = self._snapshot
-            for key in _CURRENT_TEST_KEYS:
-                value = data.get(key, _ABSENT)
-                if value is _ABSENT:
-                    seen.pop(key, None)
-                else:
-                    seen[key] = value
+            value = data.get(_CURRENT_TEST_BYTES, _ABSENT)
+            if value is not _ABSENT:  # POSIX's, as a test runs (the one form then)
+                seen[_CURRENT_TEST_BYTES] = value
+            else:
+                for key in _CURRENT_TEST_KEYS:
+                    value = data.get(key, _ABSENT)
+                    if value is _ABSENT:
+                        seen.pop(key, None)
+                    else:
+                        seen[key] = value
             if data == seen:
                 return False
         elif environment_snapshot(environ) == self._snapshot:

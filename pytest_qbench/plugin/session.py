@@ -27,6 +27,7 @@ from typing import cast
 from typing import final
 
 import pytest
+from pytest import TestReport
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core.gc_pause import paused_gc
@@ -59,6 +60,7 @@ from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.collectors import joined_facts
+from pytest_qbench.plugin.collectors import plain_pass_result
 from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.collectors import sanitize_user_properties
 from pytest_qbench.plugin.collectors import skipped_collector
@@ -68,6 +70,7 @@ from pytest_qbench.plugin.options.settings import run_id_taken
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
+from pytest_qbench.report.shapes import Record
 from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import iso
 from pytest_qbench.report.shapes import new
@@ -89,6 +92,10 @@ INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
 ALL_PASSED = {"setup": "passed", "call": "passed", "teardown": "passed"}
 """A test's phases' outcomes when each passed (`TestAccumulator.outcome`), compared whole."""
+NOT_PLAIN = frozenset(("wasxfail", FACTS_ATTR, INTERNAL_ERROR_ATTR, "node"))
+"""A report's attributes that take its test off the plain pass's path (`plain_tests`): an
+xfail's, facts sent with it (an xdist worker's, a forked child's), qbench's error, a worker's
+node; looked for in one call."""
 
 
 class QBenchWorker:
@@ -190,8 +197,11 @@ class QBenchWorker:
                         self.phase_map[0] = 1  # the call goes next
                         self.beside[(report.nodeid, "setup")] = facts
                         return report
-                    if when == "call":
-                        self.learn_secrets()
+                    if when == "call":  # `learn_secrets`, in this frame
+                        redact = self.redact
+                        before = redact.known
+                        if redact.refresh(os.environ):
+                            self.runtime_secrets.learn(redact.known - before)
                         self.phase_map[0] = 2  # the teardown goes next
                         return report
                     if when == "teardown":
@@ -417,6 +427,15 @@ class QBenchSession(QBenchWorker):
         self.aggregator = Aggregator(settings.md_max_items)
         self.pending: dict[str | tuple[str, Any], TestAccumulator] = {}
         """The tests going, by node id (and an xdist report's node: the worker's)."""
+        self.plain_tests: dict[str, list[Any]] = {}
+        self.passed_output_kept = "passed" in settings.capture
+        """Whether passing tests' captured output is kept: their results are then not made
+        from their reports alone (`plain_tests`)."""
+        """The tests going whose reports so far are a plain pass's (`pytest_runtest_logreport`):
+        their setup report and item facts, then their call report, by node id. Their teardown
+        makes the result from the three (`plain_pass_result`), else they are folded into a
+        ``TestAccumulator`` in `pending` (`_fold_plain`). The terminal reporter keeps the
+        reports anyway."""
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
@@ -701,16 +720,58 @@ class QBenchSession(QBenchWorker):
             category = outcome if when == "call" or outcome != "passed" else ""
             stats = self.terminal_stats
             filed = stats.get(category) if stats is not None else None
+            attributes = report.__dict__
+            beside = self.beside
+            facts: Mapping[str, Any] = beside.pop((nodeid, when), NO_FACTS) if beside else NO_FACTS
             if not filed or filed[-1] is not report:
                 category = self._category(report)
-            attributes = report.__dict__
+            elif (
+                outcome == "passed"
+                and type(report) is TestReport  # pytest's own (a subtest's is of a subclass)
+                and not self.raised
+                and attributes.keys().isdisjoint(NOT_PLAIN)
+            ):
+                # A phase of a plain passing test, filed under its phase's word, with no facts
+                # but its item's (setup): held until its teardown makes the result from the
+                # three reports in one call (`plain_tests`; issue 28).
+                plain_tests = self.plain_tests
+                if when == "call":
+                    held = plain_tests.get(nodeid)
+                    if held is not None and len(held) == 2 and not facts:
+                        held.append(report)
+                        return
+                elif when == "setup":
+                    if (
+                        len(facts) == 1
+                        and ITEM_ATTR in facts
+                        and nodeid not in plain_tests
+                        and nodeid not in self.pending
+                    ):
+                        plain_tests[nodeid] = [report, facts[ITEM_ATTR]]
+                        return
+                elif when == "teardown":
+                    held = plain_tests.pop(nodeid, None)
+                    if held is not None:
+                        # its result from the three reports, unless passing tests' output is
+                        # kept, it has user properties or item facts but markers (the
+                        # accumulator's path then: `_fold_plain`)
+                        stored = None
+                        if len(held) == 3 and not (
+                            facts or self.passed_output_kept or report.user_properties
+                        ):
+                            try:
+                                stored = plain_pass_result(held[0], held[2], report, held[1])
+                            except Exception:  # the accumulator's path says what went wrong
+                                stored = None
+                        if stored is not None:
+                            self._send(stored, nodeid)
+                            return
+                        plain_tests[nodeid] = held
             # Consumed here: the terminal reporter keeps every report, so do not let ours grow
             # them (looked for first: a report of this process carries neither).
             problem = None
             if INTERNAL_ERROR_ATTR in attributes:
                 problem = attributes.pop(INTERNAL_ERROR_ATTR)
-            beside = self.beside
-            facts: Mapping[str, Any] = beside.pop((nodeid, when), NO_FACTS) if beside else NO_FACTS
             if FACTS_ATTR in attributes:  # an xdist worker's, a forked child's, a plugin's
                 facts = joined_facts(facts, attributes.pop(FACTS_ATTR))
             if self.raised:  # a phase raised: its failure's facts, from the report as logged
@@ -725,6 +786,10 @@ class QBenchSession(QBenchWorker):
             node = attributes.get("node")  # an xdist worker's: ids repeat across them
             key = nodeid if node is None else (nodeid, node)
             pending = self.pending
+            if self.plain_tests:  # a plain test's phases so far, folded as they would have been
+                held = self.plain_tests.pop(nodeid, None)
+                if held is not None:
+                    pending[key] = self._fold_plain(held)
             acc = pending.get(key)
             if acc is None:
                 acc = pending[key] = TestAccumulator(
@@ -918,8 +983,13 @@ class QBenchSession(QBenchWorker):
             self.note_internal_error(f"building the result of {acc.nodeid}", exc)
             self._emit_modified(acc.minimal_result(), acc.nodeid)
             return
+        self._send(stored, acc.nodeid)
+
+    def _send(self, stored: Record, nodeid: str) -> None:
+        """Count and stream a finished test's result, given without its fields at their
+        default (as the stream stores it)."""
         if self.modify_hooked:  # `_emit_modified` asks again
-            self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), acc.nodeid)
+            self._emit_modified(cast("TestResultRecord", expand(store.RESULT, stored)), nodeid)
             return
         # Most runs have no such hook: no model, no whole record. Straight to the aggregator and
         # the stream when nothing else reads it (the whole record is made only for a result
@@ -935,6 +1005,16 @@ class QBenchSession(QBenchWorker):
             stream.write_stored(stored)
         except OSError as exc:  # a full disk, say: the writer keeps it (`take_unwritten`)
             self.stream_failed(exc)
+
+    def _fold_plain(self, held: list[Any]) -> TestAccumulator:
+        """The accumulator of a plain test's phases held so far (`plain_tests`), as it would be
+        had it taken each report as it came: one that turns out otherwise goes on there."""
+        setup = held[0]
+        acc = TestAccumulator(setup, self.limits, self.redact, self.rootpath)
+        acc.add(setup, "", {ITEM_ATTR: held[1]})
+        if len(held) == 3:
+            acc.add(held[2], "passed", NO_FACTS)
+        return acc
 
     def _emit_modified(self, result: TestResultRecord, nodeid: str) -> None:
         """``_emit`` of the result as the ``pytest_qbench_modify_result`` hooks leave it (the
@@ -1052,7 +1132,9 @@ class QBenchSession(QBenchWorker):
         Those pytest counted (a crash report is a failure) become results; the others (a setup
         that passed before Ctrl-C) were not counted by pytest either, and are dropped.
         """
-        for acc in list(self.pending.values()):
+        folded = [self._fold_plain(held) for held in self.plain_tests.values()]
+        self.plain_tests.clear()
+        for acc in [*self.pending.values(), *folded]:
             if acc.counted_as:
                 self._finish_test(acc, None)
         self.pending.clear()
