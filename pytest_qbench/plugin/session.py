@@ -428,14 +428,14 @@ class QBenchSession(QBenchWorker):
         self.pending: dict[str | tuple[str, Any], TestAccumulator] = {}
         """The tests going, by node id (and an xdist report's node: the worker's)."""
         self.plain_tests: dict[str, list[Any]] = {}
-        self.passed_output_kept = "passed" in settings.capture
-        """Whether passing tests' captured output is kept: their results are then not made
-        from their reports alone (`plain_tests`)."""
         """The tests going whose reports so far are a plain pass's (`pytest_runtest_logreport`):
         their setup report and item facts, then their call report, by node id. Their teardown
         makes the result from the three (`plain_pass_result`), else they are folded into a
         ``TestAccumulator`` in `pending` (`_fold_plain`). The terminal reporter keeps the
         reports anyway."""
+        self.passed_output_kept = "passed" in settings.capture
+        """Whether passing tests' captured output is kept: their results are then not made
+        from their reports alone (`plain_tests`)."""
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
