@@ -119,6 +119,8 @@ def test_hook_sees_the_result_kept_after_an_internal_error(
         raise RuntimeError("qbench bug")
 
     monkeypatch.setattr(TestAccumulator, "result", broken)
+    # a plain pass's result is made without an accumulator: broken there too, it falls back
+    monkeypatch.setattr("pytest_qbench.plugin.session.plain_pass_result", broken)
     pytester.makeconftest(
         """
         def pytest_qbench_modify_result(result, config):

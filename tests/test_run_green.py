@@ -29,7 +29,7 @@ from conftest import RunQBench
 INJECTED = "internal error in pytest_runtest_logreport: RuntimeError: injected"
 
 
-def _broken_finish(self: QBenchSession, acc: Any, last: Any) -> None:
+def _broken_send(self: QBenchSession, stored: Any, nodeid: str) -> None:
     raise RuntimeError("injected")
 
 
@@ -37,10 +37,10 @@ def _broken_finish(self: QBenchSession, acc: Any, last: Any) -> None:
 def broken_run(
     pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch
 ) -> Any:
-    """A project with one passing test, run in-process with ``_finish_test`` (which files each
+    """A project with one passing test, run in-process with ``_send`` (which files each
     test's result) raising: qbench records nothing of it."""
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step-summary.md"))
-    monkeypatch.setattr(QBenchSession, "_finish_test", _broken_finish)
+    monkeypatch.setattr(QBenchSession, "_send", _broken_send)
     pytester.makepyfile("def test_ok(): pass")
     return run_qbench(
         "--qbench-digest=digest.json", "--qbench-ctrf=ctrf.json", "--qbench-html=report.html"
@@ -92,7 +92,7 @@ def test_results_lost_without_an_error_are_not_green(
 ) -> None:
     """A result lost on the way without any exception (here: never finished) is found at the
     end against pytest's own counts: the report is incomplete, and says what is missing."""
-    monkeypatch.setattr(QBenchSession, "_finish_test", lambda self, acc, last: None)
+    monkeypatch.setattr(QBenchSession, "_send", lambda self, stored, nodeid: None)
     pytester.makepyfile("def test_ok(): pass\ndef test_bad(): assert 0")
     run = run_qbench()
     assert run.result.ret == pytest.ExitCode.TESTS_FAILED
@@ -133,7 +133,7 @@ def test_a_diff_against_an_unrecorded_run_fails(
     pytester.makepyfile("def test_ok(): pass")
     run_qbench("--qbench-run-id=whole", run_dir="whole")
     with monkeypatch.context() as patched:
-        patched.setattr(QBenchSession, "_finish_test", _broken_finish)
+        patched.setattr(QBenchSession, "_send", _broken_send)
         run_qbench("--qbench-run-id=broken", run_dir="broken")
     capsys.readouterr()
     assert main(["diff", "whole", "broken"]) == 1
