@@ -48,6 +48,8 @@ from pytest_qbench.tools.js.scripts import SCRIPT
 from pytest_qbench.tools.js.scripts import invocations
 from pytest_qbench.tools.js.scripts import parts_besides
 from pytest_qbench.tools.js.scripts import stops_at_first_failure
+from pytest_qbench.tools.problems import CRASHED
+from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.runner import ANSI
 from pytest_qbench.tools.runner import last_line
 from pytest_qbench.tools.spec import NotInstalled
@@ -64,7 +66,6 @@ DEFAULT_TIMEOUT = 900.0
 """Seconds one runner may take before it is stopped (and its results count as an error)."""
 PYTEST_DATA = frozenset({0, 1, 5})
 """pytest's exit statuses that mean its report is the answer (5: no tests collected)."""
-CRASHED = "runner-crashed"
 NO_TEST_IN_FILE = "no-test-in-file"
 """The code of the note naming the files a runner passed that hold no test."""
 
@@ -668,11 +669,6 @@ def unexplained_failure(report: TestReport) -> str:
     if gates:
         return f"pytest failed the run with no failed test: {'; '.join(gates)}"
     return "pytest exited 1 with no failed test: a plugin, a hook or a gate failed the run"
-
-
-def problem(tool: str, message: str, code: str) -> Diagnostic:
-    """A runner that could not give its results: an error."""
-    return Diagnostic(tool=tool, severity="error", message=message, code=code)
 
 
 def environment() -> Environment:

@@ -26,13 +26,13 @@ from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import CheckRun
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import RunMeta
-from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.tools import capture
 from pytest_qbench.tools.names import DEFAULT_TIMEOUT
 from pytest_qbench.tools.spec import Checker
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import planning_for
+from pytest_qbench.tools.spec import store_of
 
 
 _JS_FRAME = re.compile(r"^\s+at \S|^Node\.js v\d+\.\d+\.\d+$")
@@ -186,11 +186,6 @@ def start_one(
         logs=logs,
         cwd=cwd,
     )
-
-
-def store_of(directory: Path) -> Path | None:
-    """The qbench directory a run directory (``<qbench-dir>/runs/<run id>``) is in."""
-    return directory.parent.parent if directory.parent.name == RUNS_DIR else None
 
 
 def where_to_run(

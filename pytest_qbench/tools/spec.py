@@ -93,6 +93,14 @@ def store_directory() -> Path | None:
     return _STORE.get()
 
 
+def store_of(run_dir: Path) -> Path | None:
+    """The qbench directory a run directory (``<qbench-dir>/runs/<run id>``) is in: the store
+    to plan for (`planning_for`); ``None`` for another directory."""
+    from pytest_qbench.report.store import RUNS_DIR
+
+    return run_dir.parent.parent if run_dir.parent.name == RUNS_DIR else None
+
+
 @contextlib.contextmanager
 def planning_for(store: Path | None) -> Iterator[None]:
     """`store_directory` is ``store`` while the block runs (a checker planned for a run

@@ -33,6 +33,8 @@ from pytest_qbench.tools.js.results import SEPARATOR
 from pytest_qbench.tools.js.results import make_failure
 from pytest_qbench.tools.js.results import relative
 from pytest_qbench.tools.js.scripts import split
+from pytest_qbench.tools.problems import CRASHED
+from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import Unsupported
 
 
@@ -171,7 +173,7 @@ def run_part(
     node = shutil.which("node")
     if node is None:
         message = f"{label}: node is not on PATH: install Node.js {MIN_NODE} or later"
-        done.problems.append(_problem(message, "runner-not-installed"))
+        done.problems.append(problem(RUNNER, message, "runner-not-installed"))
         return done
     major = node_major(node)
     if major is None or major < MIN_NODE:
@@ -179,7 +181,7 @@ def run_part(
             f"{label}: not run: Node {major or '(unknown version)'}: qbench reads node --test "
             f"on Node {MIN_NODE} and later"
         )
-        done.problems.append(_problem(message, "runner-options-refused"))
+        done.problems.append(problem(RUNNER, message, "runner-options-refused"))
         return done
     log_name = f"node-{len(list(log_dir.glob('node-*.log'))) + 1}"
     with tempfile.TemporaryDirectory(prefix="qbench-node-") as scratch:
@@ -188,29 +190,29 @@ def run_part(
             command = command_for(expand(words, part, cwd), node, output)
         except Unsupported as exc:
             message = f"{label}: not run: {exc}; write the command plainly, or run it yourself"
-            done.problems.append(_problem(message, "runner-options-refused"))
+            done.problems.append(problem(RUNNER, message, "runner-options-refused"))
             return done
         ran = run_supervised(command, cwd, log_dir, log_name, timeout, stop, env)
         raw_in = f"raw output in {ran.log.name}"
         if ran.problem is not None:
-            done.problems.append(_problem(f"{label}: {ran.problem}; {raw_in}", CRASHED))
+            done.problems.append(problem(RUNNER, f"{label}: {ran.problem}; {raw_in}", CRASHED))
             return done
         if ran.exit_code not in OK_CODES or not output.is_file():
             why = f"exit code {ran.exit_code}" + ("" if output.is_file() else ", no report")
-            done.problems.append(_problem(f"{label} crashed: {why}; {raw_in}", CRASHED))
+            done.problems.append(problem(RUNNER, f"{label} crashed: {why}; {raw_in}", CRASHED))
             return done
         try:
             done.results = parse_node_test(output.read_bytes(), root, cwd)
         except CheckOutputError as exc:
-            done.problems.append(_problem(f"{label}: {exc}; {raw_in}", CRASHED))
+            done.problems.append(problem(RUNNER, f"{label}: {exc}; {raw_in}", CRASHED))
             return done
     failed = any(r.outcome in ("failed", "error") for r in done.results)
     if ran.exit_code != 0 and not failed:
         message = f"{label} exited {ran.exit_code} with no failed test; {raw_in}"
-        done.problems.append(_problem(message, CRASHED))
+        done.problems.append(problem(RUNNER, message, CRASHED))
     elif ran.exit_code == 0 and failed:
         message = f"{label} exited 0 with a failed test; {raw_in}"
-        done.problems.append(_problem(message, CRASHED))
+        done.problems.append(problem(RUNNER, message, CRASHED))
     return done
 
 
@@ -296,10 +298,3 @@ def _result(event: dict[str, Any], root: Path, cwd: Path) -> tuple[TestResult | 
         runner=RUNNER,
     )
     return result, (None if suite else counted)
-
-
-CRASHED = "runner-crashed"
-
-
-def _problem(message: str, code: str) -> Diagnostic:
-    return Diagnostic(tool=RUNNER, severity="error", message=message, code=code)

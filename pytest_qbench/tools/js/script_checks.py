@@ -20,17 +20,19 @@ from pathlib import Path
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.models import Diagnostic
-from pytest_qbench.report.store import RUNS_DIR
 from pytest_qbench.tools.execute import run_supervised
 from pytest_qbench.tools.js.scripts import split
 from pytest_qbench.tools.node import eslint
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
+from pytest_qbench.tools.problems import CRASHED
+from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import Unsupported
 from pytest_qbench.tools.spec import planning_for
 from pytest_qbench.tools.spec import store_directory
+from pytest_qbench.tools.spec import store_of
 
 
 CHECKERS = ("tsc", "eslint")
@@ -228,27 +230,27 @@ def run_part(
             with planning_for(store_of(log_dir)):
                 plan, limit = plan_part(checker, words, cwd, Path(scratch))
         except NotInstalled as exc:
-            done.problems.append(_problem(checker, f"{label}: {exc}", "runner-not-installed"))
+            done.problems.append(problem(checker, f"{label}: {exc}", "runner-not-installed"))
             return done
         except Unsupported as exc:
             message = f"{label}: not run: {exc}; run it with qbench check, or write it plainly"
-            done.problems.append(_problem(checker, message, "runner-options-refused"))
+            done.problems.append(problem(checker, message, "runner-options-refused"))
             return done
         ran = run_supervised(plan.command, cwd, log_dir, log_name, timeout, stop, plan.env)
         raw_in = f"raw output in {ran.log.name}"
         if ran.problem is not None:
-            done.problems.append(_problem(checker, f"{label}: {ran.problem}; {raw_in}", CRASHED))
+            done.problems.append(problem(checker, f"{label}: {ran.problem}; {raw_in}", CRASHED))
             return done
         source = plan.output or ran.log
         if ran.exit_code not in plan.ok_codes or not source.is_file():
             why = f"exit code {ran.exit_code}" + ("" if source.is_file() else ", no report")
             message = f"{label} crashed: {why}; {raw_in}"
-            done.problems.append(_problem(checker, message, CRASHED))
+            done.problems.append(problem(checker, message, CRASHED))
             return done
         try:
             done.diagnostics = plan.parse(source.read_bytes(), cwd)
         except CheckOutputError as exc:
-            done.problems.append(_problem(checker, f"{label}: {exc}; {raw_in}", CRASHED))
+            done.problems.append(problem(checker, f"{label}: {exc}; {raw_in}", CRASHED))
             return done
     errors = sum(1 for d in done.diagnostics if d.severity == "error")
     if ran.exit_code != 0 and not errors:
@@ -258,27 +260,16 @@ def run_part(
                 f"{label}: {plural(warnings, 'warning')}, more than --max-warnings {limit}: eslint exits "
                 f"1 and fails the test script; {raw_in}"
             )
-            done.problems.append(_problem(checker, message, TOO_MANY_WARNINGS))
+            done.problems.append(problem(checker, message, TOO_MANY_WARNINGS))
         else:
             message = f"{label} exited {ran.exit_code} with no error; {raw_in}"
-            done.problems.append(_problem(checker, message, CRASHED))
+            done.problems.append(problem(checker, message, CRASHED))
     elif ran.exit_code == 0 and errors:
         message = f"{label} reported {plural(errors, 'error')} but exited 0; {raw_in}"
-        done.problems.append(_problem(checker, message, CRASHED))
+        done.problems.append(problem(checker, message, CRASHED))
     return done
 
 
-def store_of(log_dir: Path) -> Path | None:
-    """The qbench directory a run directory (``<qbench-dir>/runs/<run id>``) is in: the one
-    eslint leaves out (`pytest_qbench.tools.spec.store_directory`)."""
-    return log_dir.parent.parent if log_dir.parent.name == RUNS_DIR else None
-
-
-CRASHED = "runner-crashed"
 TOO_MANY_WARNINGS = "max-warnings-exceeded"
 """The code of the error saying eslint found more warnings than the script's
 ``--max-warnings`` allows (eslint then exits 1)."""
-
-
-def _problem(tool: str, message: str, code: str) -> Diagnostic:
-    return Diagnostic(tool=tool, severity="error", message=message, code=code)
