@@ -210,11 +210,12 @@ def run_tests(
     if not paths:
         whole = chosen is None if whole is None else whole
         ran = frozenset({"build"} if build else set())
+        idle = not_run_in(root, gathered) if whole else []
         if whole:
-            run_script_parts(root, gathered, log_dir, timeout, stop, ran)
+            run_script_parts(root, gathered, idle, log_dir, timeout, stop, ran)
         note_parts_not_run(gathered, explicit=not whole, ran=ran)
         if whole:
-            note_scripts_not_run(root, gathered, ran)
+            note_scripts_not_run(gathered, idle, ran)
     if any_failed(gathered.results) or gathered.problems:
         gathered.exit_code = 1
     else:  # as pytest: no test ran at all is "no tests collected", not "all passed"
@@ -276,16 +277,12 @@ def note_parts_not_run(
     runner's, as asked). ``ran``: the scripts qbench ran itself (``build`` under
     ``--build``)."""
     for package, runners in gathered.ran_in.values():
-        parts = [
-            p for p in parts_besides(package, runners, ran=ran) if not done(gathered, package, p)
-        ]
+        parts = parts_left(gathered, package, runners, ran)
         if not parts:
             continue
-        shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
-        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         label = f"{'+'.join(runners)} ({package.path.name})"
         message = (
-            f"{label}: the package's {SCRIPT!r} script also runs {shown}{more}, which qbench "
+            f"{label}: the package's {SCRIPT!r} script also runs {listed(parts)}, which qbench "
             "does not run: "
         )
         if explicit:
@@ -305,6 +302,7 @@ def note_parts_not_run(
 def run_script_parts(
     root: Path,
     gathered: Gathered,
+    idle: list[tuple[Package, list[str]]],
     log_dir: Path,
     timeout: float,
     stop: threading.Event | None,
@@ -314,8 +312,8 @@ def run_script_parts(
     run as written: ``node --test`` (`node_test`: its tests into the run, named ``node``) and
     the checkers ``tsc`` and ``eslint`` (`script_checks`: their diagnostics into the run,
     errors failing it as they fail ``npm test``); each is then no part left out
-    (`Gathered.parts_ran`)."""
-    for package, runners in [*gathered.ran_in.values(), *not_run_in(root, gathered)]:
+    (`Gathered.parts_ran`). ``idle``: the packages no runner ran in (`not_run_in`)."""
+    for package, runners in [*gathered.ran_in.values(), *idle]:
         for part in parts_besides(package, runners, ran=ran):
             tests = node_test.run_part(part, package.path, root, log_dir, timeout, stop)
             if tests is not None:
@@ -353,9 +351,22 @@ def not_run_in(root: Path, gathered: Gathered) -> list[tuple[Package, list[str]]
     return found
 
 
-def done(gathered: Gathered, package: Package, part: str) -> bool:
-    """Whether qbench ran ``part`` of ``package``'s test script itself (`run_script_parts`)."""
-    return (package.path, part) in gathered.parts_ran
+def parts_left(
+    gathered: Gathered, package: Package, runners: list[str], ran: frozenset[str]
+) -> list[str]:
+    """The commands of ``package``'s test script that none of ``runners`` ran and qbench did
+    not run itself (`run_script_parts`)."""
+    return [
+        part
+        for part in parts_besides(package, runners, ran=ran)
+        if (package.path, part) not in gathered.parts_ran
+    ]
+
+
+def listed(parts: list[str]) -> str:
+    """The first three of ``parts``, quoted, and how many more."""
+    shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
+    return shown + (f" and {len(parts) - 3} more" if len(parts) > 3 else "")
 
 
 WORKSPACE_BAIL = "workspace-bail"
@@ -368,21 +379,20 @@ PLACEHOLDER = "no test specified"
 no tests to run."""
 
 
-def note_scripts_not_run(root: Path, gathered: Gathered, ran: frozenset[str] = frozenset()) -> None:
+def note_scripts_not_run(
+    gathered: Gathered, idle: list[tuple[Package, list[str]]], ran: frozenset[str] = frozenset()
+) -> None:
     """Each package no runner ran in whose ``test`` script runs something no runner of the run
     ran (``"test": "c8 --100 node --test && tstyche"``; pytest's ``"test": "pytest"`` is
     pytest's run): an error, the project's tests not all run (fails closed). Not a
     workspace's root, whose script runs its packages' (``pnpm -r test``), nor ``npm init``'s
-    placeholder."""
-    for package, runners in not_run_in(root, gathered):
-        parts = parts_besides(package, runners, ran=ran)
-        parts = [p for p in parts if not done(gathered, package, p)]
+    placeholder. ``idle``: those packages (`not_run_in`)."""
+    for package, runners in idle:
+        parts = parts_left(gathered, package, runners, ran)
         if not parts:
             continue
-        shown = ", ".join(f"`{part[:200]}`" for part in parts[:3])
-        more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
         message = (
-            f"{package.path.name}: the package's {SCRIPT!r} script runs {shown}{more}, which "
+            f"{package.path.name}: the package's {SCRIPT!r} script runs {listed(parts)}, which "
             "no runner of qbench ran: the project's tests are not all run, and the run is "
             "not called complete; run those tests with vitest or jest and the checks with "
             "qbench check, or name the runners to run with --runner"
