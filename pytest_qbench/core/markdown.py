@@ -92,8 +92,12 @@ def run_duration_text(seconds: float, *, died: bool, short: bool = False) -> str
     """``format_duration``; for a run that ``died_unseen``, what is known: ``at least 0.29s
     (it died; when is unknown)``, or ``>=0.29s`` (``short``, a table's cell)."""
     shown = format_duration(seconds)
-    if not died:
-        return shown
+    return died_duration(shown, short=short) if died else shown
+
+
+def died_duration(shown: str, *, short: bool = False) -> str:
+    """``shown``, the duration of a run that ``died_unseen``, as the lower bound it is: ``at
+    least 0.29s (it died; when is unknown)``, or ``>=0.29s`` (``short``)."""
     return f">={shown}" if short else f"at least {shown} (it died; when is unknown)"
 
 

@@ -21,6 +21,7 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
 from pytest_qbench.core.exit_codes import WROTE_RESULTS
 from pytest_qbench.core.exit_codes import PytestExit
+from pytest_qbench.core.markdown import died_duration
 from pytest_qbench.core.markdown import died_unseen
 from pytest_qbench.core.text import bound_text
 from pytest_qbench.core.text import error_line
@@ -484,7 +485,7 @@ def run_text(result: RunResult, limit: int) -> str:
         counts += f" ({', '.join(runners[:-1])} and {runners[-1]} together)"
     took = f"{result.summary.duration:.2f}s"
     if result.died:
-        took = f"at least {took} (it died; when is unknown)"
+        took = died_duration(took)
     head = [
         f"{status}: {counts} in {took} (run {result.run_id}; exit "
         f"{result.exit_code}: {result.exit_meaning})"
