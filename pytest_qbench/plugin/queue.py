@@ -84,7 +84,6 @@ class QueuePlugin:
             nodeids, read_timings(self.session, nodeids, "--qbench-queue"), 1 / (2 * machines)
         )
         settings = self.session.settings
-        self.pid = store.process_id()
         self.index = open_index(settings.qbench_dir, settings.db, create=True)
         self.created = create_queue(self.index, self.name, units)
 
