@@ -13,9 +13,31 @@ Every run must produce its output file(s) and exit with pytest's status for fail
 run that wrote nothing, or crashed, is flagged in the table and in the JSON, never silently
 counted.
 
+``--method simultaneous`` (or ``both``: each round runs the sequential round and the pairs, in
+turn first): on a shared host whose cores change speed from minute to minute, runs made one
+after another do not see the same machine, and a 4 % difference drowns in a 30 % drift. So each
+round runs, for every configuration X, plain pytest and X at the same time, each pinned to its
+own core (``os.sched_setaffinity`` in the launcher, inherited by pytest), and takes the ratio of
+their CPU times: both saw the host at the same moment. The cores are swapped every round, so
+that neither configuration keeps the better core, and the core the first of the two to finish
+frees runs an unmeasured run of the same configuration (ballast) until the other ends, so that
+the longer run does not finish on a quieter machine. The result is the median over the rounds
+of the per-round ratios, with their smallest and largest.
+
+Why pairs (plain, X) in turn, and not every configuration at once: two cores give two runs at a
+time; three or more runs on two cores would share cores, and time-shared runs evict each other's
+caches at every switch, which the CPU time counts unequally. Each pair has plain pytest as its
+own baseline, at its own moment, so a ratio never divides by a run made under another load.
+``--aa`` pairs each configuration with its own twin (``plain`` beside ``plain'``): the
+ratio must read 1.00, and the spread of its rounds is what the method cannot resolve.
+
 Usage::
 
     python benchmarks/overhead.py --sizes 1000 10000 50000 --rounds 5 [--json out.json]
+    python benchmarks/overhead.py --sizes 10000 --rounds 8 --method simultaneous \
+        --configs plain junitxml qbench
+    python benchmarks/overhead.py --sizes 10000 --rounds 8 --method both --aa \
+        --configs plain qbench
 """
 
 from __future__ import annotations
@@ -442,6 +464,8 @@ class Measurement:
     """The one core the run was pinned to, if it was."""
     partner: str | None = None
     """The configuration that ran at the same time (``simultaneous``)."""
+    load: float | None = None
+    """The host's load average over the last minute when the run started."""
 
     @property
     def ok(self) -> bool:
@@ -508,6 +532,7 @@ def run_once(
         shutil.rmtree(out)
     out.mkdir(parents=True)
     log_path = out / "pytest-output.txt"
+    load = os.getloadavg()[0]
     with log_path.open("wb") as log:
         usage = measure(
             command(python, config, out),
@@ -540,6 +565,7 @@ def run_once(
         method=SEQUENTIAL if partner is None else SIMULTANEOUS,
         core=usage.cores[0] if len(usage.cores) == 1 else None,
         partner=None if partner is None else partner.name,
+        load=load,
     )
 
 
@@ -754,10 +780,11 @@ def run_size_methods(
     suite: Suite,
     work_dir: Path,
     args: argparse.Namespace,
+    after_round: Callable[[list[Measurement]], None] | None = None,
 ) -> list[Measurement]:
     """The rounds of ``args.method`` on one suite; with ``both``, each round runs the
     sequential round and the simultaneous pairs, in turn first, so both methods see the same
-    hour of the host."""
+    hour of the host. ``after_round`` is given the measurements so far after each round."""
     rng = random.Random(args.seed + suite.total)
     out_root = work_dir / f"out-{suite.total}"
     warm_up(python, configs, suite, out_root, args)
@@ -778,6 +805,8 @@ def run_size_methods(
             steps.reverse()
         for step in steps:
             measurements += step()
+        if after_round is not None:
+            after_round(measurements)
     return measurements
 
 
@@ -1075,6 +1104,11 @@ def tables(
         )
     rows = pair_rows(measurements, pairs_measured(measurements))
     parts.append(ratio_table(size, rows, rounds))
+    loads = [m.load for m in measurements if m.load is not None]
+    if loads:
+        parts.append(
+            f"Load average (1 min) as the runs started: {min(loads):.1f} to {max(loads):.1f}."
+        )
     return "\n\n".join(parts)
 
 
@@ -1126,7 +1160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         load = os.getloadavg()
-        measurements = run_size_methods(args.python, configs, suite, work_dir, args)
+
+        def save(so_far: list[Measurement], entry: str = str(size)) -> None:
+            """Keep the rounds so far in --json: a run stopped early still has them."""
+            results["sizes"][entry] = {"runs": [asdict(m) for m in so_far]}
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+        measurements = run_size_methods(args.python, configs, suite, work_dir, args, save)
         members = list(dict.fromkeys(c for pair in pairs_of(configs, args.aa) for c in pair))
         alone = [m for m in measurements if m.method == SEQUENTIAL]
         rows = summarize(alone, members) if alone else []
