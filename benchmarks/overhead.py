@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import random
 import shutil
@@ -922,6 +923,18 @@ class PairRow:
         """The largest ratio of a round."""
         return max(self.ratios.values(), default=float("nan"))
 
+    @property
+    def couples(self) -> list[float]:
+        """The geometric mean of each two rounds in a row, rounds 1 and 2, 3 and 4...: in a
+        simultaneous run the two had the cores swapped, so a core slower than the other for
+        those minutes weighs on both configurations alike (a couple missing a round is left
+        out)."""
+        return [
+            math.sqrt(self.ratios[r] * self.ratios[r + 1])
+            for r in range(1, max(self.ratios, default=0), 2)
+            if r in self.ratios and r + 1 in self.ratios
+        ]
+
 
 def round_ratios(
     measurements: Sequence[Measurement], method: str, base: str, other: str
@@ -974,16 +987,22 @@ def ratio_table(size: int, rows: Sequence[PairRow], rounds: int) -> str:
     lines = [
         f"### {size} tests: CPU ratio per round",
         "",
-        f"| pair | method |{heads} median | min–max | spread |",
-        "|---|---|" + "---:|" * (rounds + 3),
+        f"| pair | method |{heads} median | min–max | spread | couples | couples min–max |",
+        "|---|---|" + "---:|" * (rounds + 5),
     ]
     for row in rows:
         cells = "".join(
             f" {row.ratios[r]:.3f} |" if r in row.ratios else " – |" for r in range(1, rounds + 1)
         )
+        couples = row.couples
+        paired = (
+            f" {statistics.median(couples):.3f}x | {min(couples):.3f}–{max(couples):.3f} |"
+            if couples
+            else " – | – |"
+        )
         lines.append(
             f"| {row.other} / {row.base} | {row.method} |{cells} {row.median:.3f}x "
-            f"| {row.low:.3f}–{row.high:.3f} | {row.high - row.low:.3f} |"
+            f"| {row.low:.3f}–{row.high:.3f} | {row.high - row.low:.3f} |{paired}"
         )
     return "\n".join(lines)
 

@@ -118,11 +118,21 @@ def test_an_aa_run_compares_each_configuration_with_its_twin() -> None:
 
 def test_the_ratio_table_lists_every_round_and_the_spread() -> None:
     """One row per pair and method: each round's ratio (a dash for a round left out), the
-    median, the smallest and largest, and their difference."""
+    median, the smallest and largest, and their difference; then the couples of rounds."""
     row = overhead.PairRow("simultaneous", "plain", "qbench", {1: 1.05, 3: 1.07, 2: 1.06})
     table = overhead.ratio_table(10000, [row], rounds=4)
     assert "| qbench / plain | simultaneous | 1.050 | 1.060 | 1.070 | – | 1.060x " in table
-    assert "| 1.050–1.070 | 0.020 |" in table
+    assert "| 1.050–1.070 | 0.020 | 1.055x | 1.055–1.055 |" in table
+
+
+def test_couples_of_rounds_cancel_a_core_slower_for_both_rounds() -> None:
+    """Rounds 1 and 2 (cores swapped) make one couple, 3 and 4 the next: a core 4 % slower
+    than the other in both rounds of a couple reads 1.00 in their geometric mean; a couple
+    missing a round (5 alone, 7 without 8) is left out."""
+    slow = 1.04
+    ratios = {1: slow, 2: 1 / slow, 3: 1.02 * slow, 4: 1.02 / slow, 5: 1.5, 7: 1.0}
+    row = overhead.PairRow("simultaneous", "plain", "plain'", ratios)
+    assert [round(c, 6) for c in row.couples] == [1.0, 1.02]
 
 
 def test_the_launcher_pins_the_command_to_the_cores_asked(tmp_path: Path) -> None:
