@@ -89,6 +89,7 @@ def session(checkout: Path, root: Path, importtime: bool) -> dict[str, float]:
             stdout=subprocess.PIPE,
             stderr=stderr if importtime else subprocess.DEVNULL,
             env=env,
+            cwd=root,  # `python -c` puts its directory first on sys.path, before PYTHONPATH
         )
     assert server.stdin is not None and server.stdout is not None
     client = {"name": "mcp_startup.py", "version": "1"}
