@@ -424,3 +424,53 @@ def test_a_test_that_mocks_os_write_loses_no_result(pytester: pytest.Pytester) -
     assert [r.nodeid for r in report.results if r.outcome == "failed"] == [
         "test_write.py::test_before[70]"
     ]
+
+
+MOCK_LEFT_ON = """
+from unittest import mock
+
+
+def test_fails():
+    assert False, "the run's one failure"
+
+
+def test_leaves_mocks_on():
+    # a test of an atomic writer that forgot to stop its patches: on to the session's end
+    mock.patch("os.replace").start()
+    mock.patch("os.fdopen").start()
+    mock.patch("os.write").start()
+"""
+MOCK_LEFT_CONFTEST = """
+import os
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure():
+    print("os.replace after qbench:", type(os.replace).__name__)
+"""
+
+
+def test_a_mock_left_on_to_the_session_end_loses_no_report(pytester: pytest.Pytester) -> None:
+    """A test that leaves ``os.replace``, ``os.fdopen`` and ``os.write`` mocked to the
+    session's end: report.json was never put in place (the terminal still said it was
+    written), or was written empty. qbench now ends the run with the real functions, says
+    which a test left replaced, and puts the mocks back."""
+    pytester.makepyfile(test_left=MOCK_LEFT_ON)
+    pytester.makeconftest(MOCK_LEFT_CONFTEST)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=m", "-s"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "qbench: a test left os.fdopen, os.replace, os.write replaced (a mock never stopped)*",
+            "qbench: wrote .qbench/runs/m/report.json, .qbench/runs/m/report.md",
+            "os.replace after qbench: MagicMock",
+        ]
+    )
+    report = TestReport.model_validate_json(
+        (pytester.path / ".qbench/runs/m/report.json").read_text()
+    )
+    assert [r.outcome for r in report.results] == ["failed", "passed"]

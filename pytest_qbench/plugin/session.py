@@ -30,6 +30,7 @@ import pytest
 from pytest import TestReport
 
 from pytest_qbench._version import __version__
+from pytest_qbench.core import real_os
 from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
@@ -884,7 +885,12 @@ class QBenchSession(QBenchWorker):
                 "child's branch with os._exit)"
             )
             return
-        with self.guard("pytest_sessionfinish"):
+        with real_os.restored() as mocked, self.guard("pytest_sessionfinish"):
+            if mocked:
+                self.notes.append(
+                    f"a test left {', '.join(mocked)} replaced (a mock never stopped): qbench "
+                    "wrote the run's files with the real functions, and put the replacement back"
+                )
             self.finish(int(self.session.exitstatus))
 
     @pytest.hookimpl
@@ -902,10 +908,11 @@ class QBenchSession(QBenchWorker):
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         noted = len(self.notes)
-        if self.stream is not None:
-            with self.guard("pytest_unconfigure"):  # closing writes the lines still waiting
-                self.stream.close()
-        self.run_lock.release()
+        with real_os.restored():  # a mock a test left on (see end)
+            if self.stream is not None:
+                with self.guard("pytest_unconfigure"):  # closing writes the lines still waiting
+                    self.stream.close()
+            self.run_lock.release()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:  # the summary's notes are written: these come after it
             for note in self.notes[noted:]:
