@@ -25,7 +25,9 @@ from typing import Any
 
 import pytest
 
-from pytest_qbench.core import real_os  # noqa: F401  (the os functions as imported, before a conftest)
+# the os functions and the clock as imported, before a conftest can replace them
+from pytest_qbench.core import clock  # noqa: F401
+from pytest_qbench.core import real_os  # noqa: F401
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.agent import hooks as agent_hooks
 from pytest_qbench.plugin.options.agent import refuse_unreachable

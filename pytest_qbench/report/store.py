@@ -29,16 +29,16 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from contextlib import suppress
 from datetime import datetime
-from datetime import timezone
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from pathlib import Path
-from time import monotonic
 from time import sleep
 from typing import IO
 from typing import TYPE_CHECKING
 from typing import cast
 
 from pytest_qbench.core import atomic
+from pytest_qbench.core.clock import monotonic
+from pytest_qbench.core.clock import utc_now
 from pytest_qbench.core.numbers import TO_WHOLE
 from pytest_qbench.core.numbers import WHOLE_MICROS
 from pytest_qbench.report.shapes import Record
@@ -246,7 +246,7 @@ def _markers_text(markers: object, last: LastTexts) -> str | None:
 
 def new_run_id(now: datetime | None = None) -> str:
     """A sortable, unique run id: ``20261121T221500Z-3f9a1c``."""
-    now = now or datetime.now(timezone.utc)
+    now = now or utc_now()
     return f"{now:%Y%m%dT%H%M%SZ}-{os.urandom(3).hex()}"  # secrets.token_hex, without importing it
 
 
