@@ -24,7 +24,9 @@ FUTURE_CONFTEST = """
         # frozen-clock plugin loaded before qbench): the run records its start in 2031
         from pytest_qbench.core import clock as _clock
 
-        _clock._WALL_AT_IMPORT = _dt.datetime(2031, 1, 1, tzinfo=_dt.timezone.utc).timestamp()
+        _future = _dt.datetime(2031, 1, 1, tzinfo=_dt.timezone.utc).timestamp() - _clock.wall_time()
+        _real = _clock.wall_time
+        _clock.wall_time = lambda: _real() + _future
 """
 
 FAILING_ON_DEMAND = """
