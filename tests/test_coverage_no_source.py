@@ -65,15 +65,25 @@ def test_pytest_cov_without_a_source_is_read_without_qbench(
     pytester: pytest.Pytester, run_qbench: RunQBench
 ) -> None:
     """pytest-cov's bare ``--cov`` beside qbench: pytest-cov measures qbench's files too (its
-    total counts them); qbench's record leaves them out, equals pytest-cov's total without
-    qbench, and says why the two differ."""
+    total counts them); qbench's record and its contexts file leave them out, the total equals
+    pytest-cov's without qbench, and a warning says why the two differ."""
     pytester.makepyfile(mod=MODULE, test_mod=TESTS)
     alone = pytest_cov_alone(pytester)
-    run = run_qbench("-p", "pytest_cov.plugin", "--cov", subprocess=True)
+    run = run_qbench(
+        "-p",
+        "pytest_cov.plugin",
+        "--cov",
+        "--cov-context=test",
+        "--qbench-cov-contexts",
+        subprocess=True,
+    )
     cov = run.report.coverage
     assert cov is not None and cov.measured_by == "pytest-cov"
     assert sorted(f.path for f in cov.files) == ["mod.py", "test_mod.py"]
     assert cov.percentage == alone
+    assert cov.contexts_file is not None
+    contexts = json.loads((pytester.path / cov.contexts_file).read_text())["files"]
+    assert sorted(contexts) == ["mod.py", "test_mod.py"]
     if EDITABLE:
         run.result.stdout.fnmatch_lines(
             ["qbench: coverage: pytest-cov measured * files of qbench's own, pytest's or *"]

@@ -453,24 +453,14 @@ class CoverageCollector:
                 "nothing then; no coverage in the report"
             )
             return None
+        sources = [str(s) for s in getattr(controller, "cov_source", None) or []]
+        leave_out = self._left_out_of(cov, sources)
         contexts_path = None
         if self.settings.contexts:
             contexts_path = self._write_contexts(
-                cov.get_data(), self.session.run_dir / CONTEXTS_FILE
+                cov.get_data(), self.session.run_dir / CONTEXTS_FILE, leave_out
             )
         data_file = cov.config.data_file
-        sources = [str(s) for s in getattr(controller, "cov_source", None) or []]
-        leave_out = (
-            [] if sources or _configured_source(cov) else own_directories(self.config.rootpath)
-        )
-        left = coverage_data.files_under(cov, leave_out) if leave_out else []
-        if left:
-            self._warn(
-                f"coverage: pytest-cov measured {plural(len(left), 'file')} of qbench's own, "
-                "pytest's or the virtual environment's (--cov names no source), and its total "
-                "counts them; qbench's leaves them out; name your code (--cov=PACKAGE) and the "
-                "two agree"
-            )
         return coverage_data.coverage_record(
             cov,
             self.config.rootpath,
@@ -482,8 +472,26 @@ class CoverageCollector:
             leave_out=leave_out,
         )
 
-    def _write_contexts(self, data: coverage.CoverageData, path: Path) -> Path:
-        files = coverage_data.contexts_map(data, self.config.rootpath)
+    def _left_out_of(self, cov: coverage.Coverage, sources: Sequence[str]) -> list[str]:
+        """The directories left out of pytest-cov's data (``own_directories``) when it names no
+        source; a warning when it measured files there, which its own total counts."""
+        if sources or _configured_source(cov):
+            return []
+        leave_out = own_directories(self.config.rootpath)
+        left = coverage_data.files_under(cov, leave_out)
+        if left:
+            self._warn(
+                f"coverage: pytest-cov measured {plural(len(left), 'file')} of qbench's own, "
+                "pytest's or the virtual environment's (--cov names no source), and its total "
+                "counts them; qbench's leaves them out; name your code (--cov=PACKAGE) and the "
+                "two agree"
+            )
+        return leave_out
+
+    def _write_contexts(
+        self, data: coverage.CoverageData, path: Path, leave_out: Sequence[str] = ()
+    ) -> Path:
+        files = coverage_data.contexts_map(data, self.config.rootpath, leave_out)
         atomic.write_text_atomic(path, coverage_data.contexts_document(files))
         return path
 

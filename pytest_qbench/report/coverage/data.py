@@ -149,14 +149,19 @@ def meets(percentage: float, threshold: float) -> bool:
     return not should_fail_under(percentage, threshold, 2)
 
 
-def contexts_map(data: coverage.CoverageData, rootpath: Path) -> dict[str, list[str]]:
-    """Which tests executed each file: ``{path: [nodeid, ...]}`` (sorted).
+def contexts_map(
+    data: coverage.CoverageData, rootpath: Path, leave_out: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """Which tests executed each file (none under ``leave_out``): ``{path: [nodeid, ...]}``
+    (sorted).
 
     Contexts are the node ids qbench switched to, or pytest-cov's ``nodeid|run`` names (the phase
     suffix is dropped). The empty context (code run outside any test) is left out.
     """
     files: dict[str, list[str]] = {}
     for filename in data.measured_files():
+        if leave_out and is_under(filename, leave_out):
+            continue
         tests: set[str] = set()
         for contexts in data.contexts_by_lineno(filename).values():
             tests.update(test_of_context(c) for c in contexts if c)
