@@ -69,14 +69,8 @@ def test_pytest_cov_without_a_source_is_read_without_qbench(
     pytest-cov's without qbench, and a warning says why the two differ."""
     pytester.makepyfile(mod=MODULE, test_mod=TESTS)
     alone = pytest_cov_alone(pytester)
-    run = run_qbench(
-        "-p",
-        "pytest_cov.plugin",
-        "--cov",
-        "--cov-context=test",
-        "--qbench-cov-contexts",
-        subprocess=True,
-    )
+    contexts_of_tests = ("--cov-context=test", "--qbench-cov-contexts")
+    run = run_qbench("-p", "pytest_cov.plugin", "--cov", *contexts_of_tests, subprocess=True)
     cov = run.report.coverage
     assert cov is not None and cov.measured_by == "pytest-cov"
     assert sorted(f.path for f in cov.files) == ["mod.py", "test_mod.py"]
