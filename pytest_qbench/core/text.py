@@ -132,8 +132,9 @@ def trace_without_message(trace: str, error_type: str, message: str) -> str:
         return trace
     head = kept[: len(kept) - len(block) + len("E   ")]
     # the traceback names a module's exception module first (``locale.Error``), as pytest does
-    named = re.search(r"(?:^|\n)E   ((?:[A-Za-z_<][\w.<>]*\.)?)$", head) if error_type else None
-    if named is None and not head.endswith("E   "):
+    last = head[head.rfind("\n") + 1 :]
+    named = re.fullmatch(r"E   ((?:[A-Za-z_<][\w.<>]*\.)?)", last) if error_type else None
+    if named is None and last != "E   ":
         return trace
     module = named[1] if named is not None else ""
     head = head[: len(head) - len("E   ") - len(module)]
