@@ -474,3 +474,42 @@ def test_a_mock_left_on_to_the_session_end_loses_no_report(pytester: pytest.Pyte
         (pytester.path / ".qbench/runs/m/report.json").read_text()
     )
     assert [r.outcome for r in report.results] == ["failed", "passed"]
+
+
+MEASURED_TESTS = """
+import os, time, tracemalloc
+import pytest
+
+@pytest.mark.parametrize("n", [f"{i:03d}" + "x" * 200 for i in range(60)])
+def test_pass(n):
+    pass
+
+def test_measured():
+    # the stream's timer writes the 60 results waiting while this test runs (the clock moved
+    # past their batch time): what that costs counts in this test's tracemalloc
+    import conftest, glob
+    stream = glob.glob(".qbench/runs/*/results.jsonl")[0]
+    written = os.stat(stream).st_size
+    tracemalloc.start()
+    conftest.clock[0] = 3600.0
+    deadline = time.monotonic() + 120
+    while os.stat(stream).st_size == written and time.monotonic() < deadline:
+        time.sleep(0.01)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert os.stat(stream).st_size > written + 60 * 200
+    assert peak < 4096, f"peak memory {peak} bytes"
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="Linux /proc")
+def test_a_batch_written_while_a_test_runs_makes_no_copy_of_it(pytester: pytest.Pytester) -> None:
+    """A test measuring its memory with tracemalloc (xmltodict's streaming test: `peak memory
+    too high: 47106 bytes`, 32 KiB allowed) counts every thread's allocations, the stream
+    timer's too: a batch of results written while it ran was joined into one new object of its
+    size first. It is now copied into the writer's own buffer. The stream's clock stands still
+    until the test moves it (``HANG_CONFTEST``), so the batch is written while it measures."""
+    pytester.makeconftest(HANG_CONFTEST)
+    pytester.makepyfile(test_measured=MEASURED_TESTS)
+    result = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=61)
