@@ -10,6 +10,7 @@ option is refused, naming it (``runner-options-refused``), never run otherwise t
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import threading
@@ -21,10 +22,13 @@ from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.execute import run_supervised
+from pytest_qbench.tools.js.project import read_package
+from pytest_qbench.tools.js.scripts import calls
 from pytest_qbench.tools.js.scripts import split
 from pytest_qbench.tools.node import eslint
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
+from pytest_qbench.tools.node.eslint import TOO_MANY_WARNINGS
 from pytest_qbench.tools.problems import CRASHED
 from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import NotInstalled
@@ -63,6 +67,55 @@ _ESLINT_DROPPED = frozenset({"--cache", "--color", "--no-color"})
 _ESLINT_DROPPED_VALUES = frozenset({"-f", "--format", "--cache-location", "--cache-strategy"})
 """eslint's options taking a value that change only how it prints or caches (qbench reads
 its JSON)."""
+_ESLINT_FIXES = frozenset({"--fix", "--fix-dry-run", "--fix-type"})
+"""eslint's options fixing what it can: qbench, which writes nothing, lists those problems
+too (`plan_eslint`'s ``fixes``)."""
+_SHELL = re.compile(r"[$`]")
+"""A word the shell would expand (``$DIRS``, ``$(pwd)``): qbench runs no shell."""
+
+
+LINT = "lint"
+"""The script whose eslint command ``qbench check``'s eslint runs as written: the one ``npm
+run lint`` runs."""
+_LAUNCHERS = (("npx",), ("pnpx",), ("bunx",), ("pnpm", "exec"), ("npm", "exec"), ("yarn",))
+"""Words before eslint's name that run the project's own binary as it is."""
+
+
+def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
+    """The eslint command of the ``lint`` script of the package in ``cwd`` (or of a script it
+    runs, ``npm run lint:js``): the variables set before it, its words after ``eslint``, and
+    the command as written; ``None`` when there is no such script or it runs no eslint.
+
+    Raises:
+        Unsupported: eslint run several times with different words (qbench check runs it
+            once), or started otherwise than plainly (``node --max-old-space-size=4096
+            node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
+    """
+    package = read_package(cwd)
+    found = calls(package, "eslint", LINT) if package is not None else []
+    if not found:
+        return None
+    commands = list(dict.fromkeys(" ".join([*before, *after]) for before, after in found))
+    if len(commands) > 1:
+        raise Unsupported(
+            f"the package's {LINT!r} script runs eslint {len(commands)} times with different "
+            f"words ({', '.join(f'`{c[:200]}`' for c in commands[:3])}): qbench check runs "
+            "eslint once; make the script run it once"
+        )
+    before, after = found[0]
+    env: dict[str, str] = {}
+    words = list(before[:-1])
+    if words and words[0].rsplit("/", 1)[-1] in ("cross-env", "cross-env-shell"):
+        words.pop(0)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    if tuple(words) not in ((), *_LAUNCHERS) or any(_SHELL.search(v) for v in env.values()):
+        raise Unsupported(
+            f"the package's {LINT!r} script starts eslint as `{commands[0][:200]}`, which "
+            "qbench check does not run the same way; start it plainly (`eslint ...`)"
+        )
+    return env, after, commands[0]
 
 
 def checker_of(part: str) -> tuple[str, list[str]] | None:
@@ -92,18 +145,16 @@ class PartRun:
     more warnings than ``--max-warnings``)."""
 
 
-def plan_part(
-    checker: str, words: list[str], cwd: Path, scratch: Path
-) -> tuple[Plan[Diagnostic], int | None]:
-    """The plan running ``checker`` with the script's ``words``, and eslint's
-    ``--max-warnings`` (``None``: none).
+def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
+    """The plan running ``checker`` with the script's ``words`` (eslint's ``--max-warnings``
+    read by its parser: `eslint.parse_limited`).
 
     Raises:
         NotInstalled: the project has not installed the checker (or no ``node`` for ``tsc -b``).
         Unsupported: an option qbench cannot carry exactly; the message names it.
     """
     if checker == "tsc":
-        return plan_tsc(words, cwd, scratch), None
+        return plan_tsc(words, cwd, scratch)
     return plan_eslint(words, cwd, scratch)
 
 
@@ -164,8 +215,19 @@ def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
     return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
 
 
-def plan_eslint(words: list[str], cwd: Path, scratch: Path) -> tuple[Plan[Diagnostic], int | None]:
-    """``eslint [paths] [options]`` with its carried options, its JSON into ``scratch``."""
+def plan_eslint(
+    words: list[str],
+    cwd: Path,
+    scratch: Path,
+    given: list[str] | None = None,
+    fixes: bool = False,
+) -> Plan[Diagnostic]:
+    """``eslint [paths] [options]`` with its carried options, its JSON into ``scratch``, its
+    ``--max-warnings`` read by its parser (more warnings: an error, `eslint.parse_limited`).
+    ``given``: paths replacing the command's own (``qbench check PATHS``); ``fixes``: leave
+    out ``--fix``, ``--fix-dry-run`` and ``--fix-type X`` (qbench fixes nothing: it lists
+    every problem, those the fix would have fixed too, never fewer than the command's own run
+    leaves), else refused."""
     carried: list[str] = []
     paths: list[str] = []
     refused: list[str] = []
@@ -176,13 +238,15 @@ def plan_eslint(words: list[str], cwd: Path, scratch: Path) -> tuple[Plan[Diagno
         number += 1
         name, equals, value = word.partition("=")
         takes = name in _ESLINT_VALUES or name in _ESLINT_DROPPED_VALUES
-        takes = takes or name == "--max-warnings"
+        takes = takes or name == "--max-warnings" or (fixes and name == "--fix-type")
         if takes and not equals:
             if number >= len(words):
                 refused.append(word)
                 continue
             value, number = words[number], number + 1
-        if not word.startswith("-"):
+        if _SHELL.search(word) or _SHELL.search(value):
+            refused.append(word if word.startswith("-") or not equals else value)
+        elif not word.startswith("-"):
             paths.append(word)
         elif name == "--max-warnings":
             try:
@@ -197,16 +261,16 @@ def plan_eslint(words: list[str], cwd: Path, scratch: Path) -> tuple[Plan[Diagno
             carried.append(word)
         elif name in _ESLINT_DROPPED or name in _ESLINT_DROPPED_VALUES:
             continue
-        else:
+        elif not (fixes and name in _ESLINT_FIXES):
             refused.append(word)
     if refused:
         raise Unsupported(f"eslint options qbench cannot carry: {' '.join(refused)}")
     executable = project_bin(cwd, "eslint", "eslint")
     output = scratch / "eslint.json"
-    command = eslint.eslint_command(executable, paths, cwd, store_directory())
+    command = eslint.eslint_command(executable, given or paths, cwd, store_directory())
     command[1:1] = [*carried, "-o", str(output)]
-    plan = Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint, output=output)
-    return plan, limit
+    parse = eslint.parse_limited(limit)
+    return Plan(eslint.TOOL, command, eslint.OK_CODES, parse, output=output)
 
 
 def run_part(
@@ -228,7 +292,7 @@ def run_part(
     with tempfile.TemporaryDirectory(prefix=f"qbench-{checker}-") as scratch:
         try:
             with planning_for(store_of(log_dir)):
-                plan, limit = plan_part(checker, words, cwd, Path(scratch))
+                plan = plan_part(checker, words, cwd, Path(scratch))
         except NotInstalled as exc:
             done.problems.append(problem(checker, f"{label}: {exc}", "runner-not-installed"))
             return done
@@ -252,24 +316,16 @@ def run_part(
         except CheckOutputError as exc:
             done.problems.append(problem(checker, f"{label}: {exc}; {raw_in}", CRASHED))
             return done
-    errors = sum(1 for d in done.diagnostics if d.severity == "error")
+    over = [d for d in done.diagnostics if d.code == TOO_MANY_WARNINGS and d.file is None]
+    if over:
+        done.diagnostics = [d for d in done.diagnostics if d not in over]
+        message = f"{label}: {over[0].message} and fails the test script; {raw_in}"
+        done.problems.append(problem(checker, message, TOO_MANY_WARNINGS))
+    errors = sum(1 for d in done.diagnostics if d.severity == "error") + len(over)
     if ran.exit_code != 0 and not errors:
-        warnings = len(done.diagnostics) - errors
-        if checker == "eslint" and limit is not None and warnings > limit:
-            message = (
-                f"{label}: {plural(warnings, 'warning')}, more than --max-warnings {limit}: eslint exits "
-                f"1 and fails the test script; {raw_in}"
-            )
-            done.problems.append(problem(checker, message, TOO_MANY_WARNINGS))
-        else:
-            message = f"{label} exited {ran.exit_code} with no error; {raw_in}"
-            done.problems.append(problem(checker, message, CRASHED))
+        message = f"{label} exited {ran.exit_code} with no error; {raw_in}"
+        done.problems.append(problem(checker, message, CRASHED))
     elif ran.exit_code == 0 and errors:
         message = f"{label} reported {plural(errors, 'error')} but exited 0; {raw_in}"
         done.problems.append(problem(checker, message, CRASHED))
     return done
-
-
-TOO_MANY_WARNINGS = "max-warnings-exceeded"
-"""The code of the error saying eslint found more warnings than the script's
-``--max-warnings`` allows (eslint then exits 1)."""

@@ -90,14 +90,13 @@ class Launch:
 def invocations(package: Package, runner: str, script: str = SCRIPT) -> list[list[str]]:
     """The argument lists of every command of ``package``'s ``script`` (and of the scripts it
     runs) that runs ``runner``: the words after the runner's name."""
-    return [words for _, words in _calls(package, runner, script)]
+    return [words for _, words in calls(package, runner, script)]
 
 
-def _calls(
-    package: Package, runner: str, script: str = SCRIPT
-) -> list[tuple[list[str], list[str]]]:
-    """Each command running ``runner``: the words before the runner's (its variables first),
-    and after it."""
+def calls(package: Package, runner: str, script: str = SCRIPT) -> list[tuple[list[str], list[str]]]:
+    """Each command of ``package``'s ``script`` (and of the scripts it runs) running
+    ``runner``: the words before the runner's and the runner's own (its variables first),
+    and the words after it."""
     found: list[tuple[list[str], list[str]]] = []
     _walk(package, script, [], runner, found, _DEPTH)
     return found
@@ -287,7 +286,7 @@ def launch(package: Package, runner: str) -> Launch:
         Unsupported: commands starting it differently, or a value the shell would expand.
     """
     launches: list[Launch] = []
-    for before, _ in _calls(package, runner):
+    for before, _ in calls(package, runner):
         env: dict[str, str] = {}
         words = list(before)
         while words and "=" in words[0] and not words[0].startswith("-"):
