@@ -53,15 +53,15 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
-def fullstack(tmp_path: Path, runners: Path, script: str, clean: bool) -> Path:
+def fullstack(tmp_path: Path, runners: Path, script: str, clean: bool, **others: str) -> Path:
     """A repository (``.git``) whose root has the checkers installed (tsc, eslint) and whose
-    ``web`` package has the runners, its test script ``script``; ``clean``: no type error and
-    no lint warning."""
+    ``web`` package has the runners, its test script ``script`` (and the scripts ``others``);
+    ``clean``: no type error and no lint warning."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "node_modules").symlink_to(node_modules(), target_is_directory=True)
     web = tmp_path / "web"
     (web / "src").mkdir(parents=True)
-    manifest = {"name": "web", "type": "module", "scripts": {"test": script}}
+    manifest = {"name": "web", "type": "module", "scripts": {"test": script, **others}}
     write_json(web / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
     tsconfig = {"compilerOptions": {"strict": True, "types": []}, "include": ["src/**/*.ts"]}
     write_json(web / "tsconfig.json", tsconfig)
@@ -103,6 +103,39 @@ def test_checkers_of_the_test_script_run_in_the_run(
     assert "ERROR tsc.typecheck src/greet.ts:2 TS2345" in done.stdout
     npm = shutil.which("npm")
     if npm is not None:  # the oracle: npm test's own verdict
+        own = subprocess.run([npm, "test"], cwd=web, capture_output=True, timeout=600, check=False)
+        assert own.returncode != 0
+
+
+@pytest.mark.parametrize(
+    ("scripts", "codes"),
+    [
+        ({"pretest": "tsc --noEmit"}, ["TS2345"]),
+        (
+            {
+                "pretest": "npm run lint",
+                "lint": "eslint src",
+                "postlint": "eslint src --max-warnings 0",
+            },
+            ["max-warnings-exceeded"],
+        ),
+        ({"posttest": "prettier --check src"}, ["script-part-not-run"]),
+    ],
+)
+def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
+    node_tools: Path, tmp_path: Path, scripts: dict[str, str], codes: list[str]
+) -> None:
+    """``npm test`` runs ``pretest`` before ``test`` and ``posttest`` after (``npm run lint``
+    ``prelint`` and ``postlint``), and fails when one fails: qbench runs their ``tsc`` and
+    ``eslint`` as the test script's own, and names what it cannot run (main: exit 0, all
+    green, none of them read)."""
+    web = fullstack(tmp_path, node_tools, "vitest run", False, **scripts)
+    done, report, _ = qbench_test(web)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [r.outcome for r in report.results] == ["passed"]
+    assert [e.code for e in report.collection_errors] == codes, report.collection_errors
+    npm = shutil.which("npm")
+    if npm is not None and "prettier" not in str(scripts):  # the oracle: npm test's own verdict
         own = subprocess.run([npm, "test"], cwd=web, capture_output=True, timeout=600, check=False)
         assert own.returncode != 0
 

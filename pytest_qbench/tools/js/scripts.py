@@ -110,25 +110,46 @@ def _walk(
     found: list[tuple[list[str], list[str]]],
     depth: int,
 ) -> None:
-    script = package.scripts.get(name)
-    if not isinstance(script, str) or depth == 0:
+    if depth == 0:
         return
-    parts = _COMMANDS.split(script)
-    for number, part in enumerate(parts):
-        words = split(part)
-        if number == len(parts) - 1:
-            words += extra  # npm run X -- more: added to the script's last command
-        at = [n for n, w in enumerate(words) if runs(w, runner)]
-        if at:
-            found.append((words[: at[0] + 1], words[at[0] + 1 :]))
-            continue
-        while words and "=" in words[0] and not words[0].startswith("-"):
-            words.pop(0)  # NODE_ENV=test npm run unit
-        if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
-            rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
-            if rest:
-                more = rest[rest.index("--") + 1 :] if "--" in rest else []
-                _walk(package, rest[0], more, runner, found, depth - 1)
+    for hook, script in around(package, name):
+        parts = _COMMANDS.split(script)
+        for number, part in enumerate(parts):
+            words = split(part)
+            if hook == name and number == len(parts) - 1:
+                words += extra  # npm run X -- more: added to the script's last command
+            _walk_command(package, words, runner, found, depth)
+
+
+def _walk_command(
+    package: Package,
+    words: list[str],
+    runner: str,
+    found: list[tuple[list[str], list[str]]],
+    depth: int,
+) -> None:
+    at = [n for n, w in enumerate(words) if runs(w, runner)]
+    if at:
+        found.append((words[: at[0] + 1], words[at[0] + 1 :]))
+        return
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words.pop(0)  # NODE_ENV=test npm run unit
+    if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
+        rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
+        if rest:
+            more = rest[rest.index("--") + 1 :] if "--" in rest else []
+            _walk(package, rest[0], more, runner, found, depth - 1)
+
+
+def around(package: Package, name: str) -> list[tuple[str, str]]:
+    """The script ``name`` of ``package`` with those npm runs around it, ``pre<name>`` before
+    and ``post<name>`` after (``npm test`` runs ``pretest``, ``test``, ``posttest``; ``npm run
+    lint``, ``prelint``...), each present one's name and text, in that order; none without
+    ``name`` itself (npm then runs nothing: a missing script)."""
+    if not isinstance(package.scripts.get(name), str):
+        return []
+    names = (f"pre{name}", name, f"post{name}")
+    return [(one, text) for one in names if isinstance(text := package.scripts.get(one), str)]
 
 
 _PARTS = re.compile(r"&&|\|\||(?<![<>])&(?!>)|[;|\n]")
@@ -149,11 +170,11 @@ def parts_besides(
     ``eslint .``), anything else that can fail ``npm test`` (``cd web``, a missing script), as
     written; not those that only print or clean up (``echo``, ``rimraf dist``), nor a script
     of ``ran``, which qbench ran itself (``npm run build`` under ``qbench test --build``)."""
-    text = package.scripts.get(script)
-    if not isinstance(text, str) or depth == 0:
+    if depth == 0:
         return []
     found: list[str] = []
-    for part in _PARTS.split(text):
+    texts = [text for _, text in around(package, script)]
+    for part in (part for text in texts for part in _PARTS.split(text)):
         words = split(part)
         if not words or any(runs(word, runner) for word in words for runner in runners):
             continue
