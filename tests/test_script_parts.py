@@ -236,7 +236,7 @@ def test_eslint_options_not_carried_are_named(
             ({"NODE_ENV": "test"}, ["--import", "tsx", "--test"]),
         ),
         ("node build.js --test", None),
-        ("c8 node --test", None),
+        ("c8 node --test", ({}, ["--test"])),  # its wrapper: coverage_wrap
         ("node --version", None),
     ],
 )

@@ -19,6 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.spec import Unsupported
 
@@ -85,6 +86,13 @@ class Launch:
     """The options of the Node running the runner's script (``node --experimental-vm-modules
     node_modules/jest/bin/jest.js``), then that script as the command names it; empty: the
     runner's binary runs as it is."""
+
+
+def wrappers(package: Package, runner: str) -> list[list[str]]:
+    """The coverage wrappers (`coverage_wrap`) the test script runs ``runner`` under, each
+    once, as written (``["c8", "-r", "lcov"]``)."""
+    found = [coverage_wrap.unwrap(before)[0] for before, _ in calls(package, runner)]
+    return [list(one) for one in dict.fromkeys(tuple(w) for w in found if w)]
 
 
 def invocations(package: Package, runner: str, script: str = SCRIPT) -> list[list[str]]:
@@ -308,8 +316,11 @@ def launch(package: Package, runner: str) -> Launch:
     """
     launches: list[Launch] = []
     for before, _ in calls(package, runner):
+        wrapper, words = coverage_wrap.unwrap(before)
+        why = coverage_wrap.threshold(wrapper, package.path) if wrapper else None
+        if why is not None:
+            raise Unsupported(coverage_wrap.refusal(runner, wrapper, why))
         env: dict[str, str] = {}
-        words = list(before)
         while words and "=" in words[0] and not words[0].startswith("-"):
             key, _, value = words.pop(0).partition("=")
             env[key] = value
