@@ -28,6 +28,8 @@ PACKAGES = {"typescript": "5.9.3", "eslint": "9.9.1"}
 """The pinned versions installed for the checkers."""
 RUNNER_PACKAGES = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
 """The pinned versions installed for the runners (vitest 3 runs on Node 20)."""
+FORMAT_PACKAGES = {"prettier": "3.3.3"}
+"""The pinned version installed for a test script's ``prettier --check``."""
 INSTALL_TIMEOUT = 600.0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from node_tools import FORMAT_PACKAGES
 from node_tools import link_tools
 from node_tools import node_modules
 from node_tools import qbench_test
@@ -21,6 +22,7 @@ from node_tools import qbench_test
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.tools.js import node_test
 from pytest_qbench.tools.js import script_checks
+from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Unsupported
 
@@ -119,7 +121,7 @@ def test_checkers_of_the_test_script_run_in_the_run(
             },
             ["max-warnings-exceeded"],
         ),
-        ({"posttest": "prettier --check src"}, ["script-part-not-run"]),
+        ({"posttest": "oxfmt --check src"}, ["script-part-not-run"]),
     ],
 )
 def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
@@ -135,7 +137,7 @@ def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
     assert [r.outcome for r in report.results] == ["passed"]
     assert [e.code for e in report.collection_errors] == codes, report.collection_errors
     npm = shutil.which("npm")
-    if npm is not None and "prettier" not in str(scripts):  # the oracle: npm test's own verdict
+    if npm is not None and "oxfmt" not in str(scripts):  # the oracle: npm test's own verdict
         own = subprocess.run([npm, "test"], cwd=web, capture_output=True, timeout=600, check=False)
         assert own.returncode != 0
 
@@ -161,7 +163,8 @@ def test_a_checker_option_qbench_cannot_carry_is_refused_by_name(
         ("npx eslint . --max-warnings=0", ("eslint", [".", "--max-warnings=0"])),
         ("node_modules/.bin/tsc -b", ("tsc", ["-b"])),
         ("NODE_ENV=ci eslint .", None),
-        ("prettier --check .", None),
+        ("prettier --check .", ("prettier", ["--check", "."])),
+        ("oxfmt --check src", None),
     ],
 )
 def test_the_checker_a_script_command_runs(part: str, found: tuple[str, list[str]] | None) -> None:
@@ -358,3 +361,44 @@ def test_tsc_options_carried(tmp_path: Path, words: list[str], tail: list[str]) 
     else:
         assert plan.command[1:4] == tail
         assert plan.command[-2:] == ["--pretty", "false"]
+
+
+@pytest.mark.parametrize("formatted", [True, False])
+def test_a_prettier_check_part_runs_and_names_each_file(tmp_path: Path, formatted: bool) -> None:
+    """``"test": "prettier --check src --no-semi"``: qbench runs Prettier's check, each file it
+    would format otherwise an error at that file, its verdict ``npm test``'s (main: not run,
+    `script-part-not-run`, exit 1 either way)."""
+    tools = node_modules(FORMAT_PACKAGES)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "node_modules").symlink_to(tools, target_is_directory=True)
+    script = "prettier --check src --no-semi --log-level warn"
+    write_json(tmp_path / "package.json", {"name": "fmt", "scripts": {"test": script}})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "good.js").write_text("export const a = 1\n")
+    (tmp_path / "src" / "bad.js").write_text(
+        "export const b = 1\n" if formatted else "export const   b=1;\n"
+    )
+    done, report, _ = qbench_test(tmp_path)
+    errors = [(e.tool, e.code, e.file) for e in report.collection_errors]
+    npm = shutil.which("npm")
+    own = (
+        subprocess.run([npm, "test"], cwd=tmp_path, capture_output=True, timeout=600)
+        if npm
+        else None
+    )
+    if formatted:
+        assert (done.returncode, errors) == (5, []), done.stdout + done.stderr
+        assert own is None or own.returncode == 0
+        return
+    assert done.returncode == 1
+    assert errors == [("prettier.format", "not-formatted", "src/bad.js")], report.collection_errors
+    assert own is None or own.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("words", "refused"),
+    [(["--write", "."], "cannot carry: --write"), (["."], "without --check")],
+)
+def test_a_prettier_that_writes_is_refused(tmp_path: Path, words: list[str], refused: str) -> None:
+    with pytest.raises(Unsupported, match=re.escape(refused)):
+        prettier.plan_check(words, tmp_path)

@@ -1,7 +1,8 @@
 """The checker commands of a package's ``test`` script (``"test": "vitest run && tsc --noEmit"``,
-``jest && eslint . --max-warnings 0``), run by ``qbench test`` through the checkers of ``qbench
-check`` (`pytest_qbench.tools.node`): their diagnostics in the run, their failure failing it as
-it fails ``npm test``.
+``jest && eslint . --max-warnings 0``, ``prettier --check src``), run by ``qbench test`` through
+the checkers of ``qbench check`` (`pytest_qbench.tools.node`): their diagnostics in the run,
+their failure failing it as it fails ``npm test``; and the eslint command of its ``lint``
+script, which ``qbench check``'s eslint runs as written (`lint_eslint`).
 
 A command is run only when its options can be carried exactly (tsc's ``--noEmit``, ``-p X``,
 ``-b [X]``; eslint's paths, ``--max-warnings N``, ``-c X``, ``--ext X``...); one giving another
@@ -26,6 +27,7 @@ from pytest_qbench.tools.js.project import read_package
 from pytest_qbench.tools.js.scripts import calls
 from pytest_qbench.tools.js.scripts import split
 from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.node.eslint import TOO_MANY_WARNINGS
@@ -39,7 +41,7 @@ from pytest_qbench.tools.spec import store_directory
 from pytest_qbench.tools.spec import store_of
 
 
-CHECKERS = ("tsc", "eslint")
+CHECKERS = ("tsc", "eslint", "prettier")
 """The checkers whose commands in a test script qbench runs."""
 _PREFIXES = frozenset({"npx", "pnpx"})
 """Words before a checker's name that run the project's own binary as it is."""
@@ -155,6 +157,8 @@ def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[
     """
     if checker == "tsc":
         return plan_tsc(words, cwd, scratch)
+    if checker == "prettier":
+        return prettier.plan_check(words, cwd)
     return plan_eslint(words, cwd, scratch)
 
 
