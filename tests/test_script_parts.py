@@ -392,6 +392,7 @@ def test_a_prettier_check_part_runs_and_names_each_file(tmp_path: Path, formatte
         return
     assert done.returncode == 1
     assert errors == [("prettier.format", "not-formatted", "src/bad.js")], report.collection_errors
+    assert "ERROR prettier.format src/bad.js not-formatted: not formatted" in done.stdout
     assert own is None or own.returncode == 1
 
 
