@@ -74,6 +74,8 @@ _ESLINT_FIXES = frozenset({"--fix", "--fix-dry-run", "--fix-type"})
 too (`plan_eslint`'s ``fixes``)."""
 _SHELL = re.compile(r"[$`]")
 """A word the shell would expand (``$DIRS``, ``$(pwd)``): qbench runs no shell."""
+_VALUED_NEXT = _ESLINT_VALUES | _ESLINT_DROPPED_VALUES | {"--max-warnings"}
+"""eslint's options taking a value, as ``next lint`` passes them on."""
 
 
 LINT = "lint"
@@ -94,7 +96,13 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
             node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
     """
     package = read_package(cwd)
-    found = calls(package, "eslint", LINT) if package is not None else []
+    if package is None:
+        return None
+    found = calls(package, "eslint", LINT)
+    nexts = [
+        (before, after) for before, after in calls(package, "next", LINT) if after[:1] == ["lint"]
+    ]
+    found += [(before, next_lint_words(after[1:], cwd)) for before, after in nexts]
     if not found:
         return None
     commands = list(dict.fromkeys(" ".join([*before, *after]) for before, after in found))
@@ -118,6 +126,48 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
             "qbench check does not run the same way; start it plainly (`eslint ...`)"
         )
     return env, after, commands[0]
+
+
+_NEXT_PATHS = frozenset({"--dir", "-d", "--file"})
+"""``next lint``'s options naming what it lints (several times each)."""
+_NEXT_DROPPED = frozenset({"--output-file", "-o"})
+"""``next lint``'s options taking a value that change only where it prints."""
+NEXT_DIRS = ("app", "pages", "components", "lib", "src")
+"""The directories ``next lint`` lints when given none (those of them that exist)."""
+
+
+def next_lint_words(words: list[str], cwd: Path) -> list[str]:
+    """``next lint``'s words (after ``lint``) as eslint's: its ``--dir``/``--file`` values as
+    paths (none: those of `NEXT_DIRS` in ``cwd``, as ``next lint`` picks them), ``--no-cache``
+    and ``--output-file`` left out, the other options as given (eslint's own spellings,
+    planned and refused by `plan_eslint`: ``--strict`` is refused).
+
+    Raises:
+        Unsupported: a project directory (``next lint web``), which qbench cannot move to.
+    """
+    paths: list[str] = []
+    rest: list[str] = []
+    number = 0
+    while number < len(words):
+        word = words[number]
+        number += 1
+        name, equals, value = word.partition("=")
+        if name in _NEXT_PATHS or name in _NEXT_DROPPED:
+            if not equals and number < len(words):
+                value, number = words[number], number + 1
+            if name in _NEXT_PATHS:
+                paths.append(value)
+        elif word == "--no-cache":
+            continue
+        elif not word.startswith("-") and not (rest and rest[-1] in _VALUED_NEXT):
+            raise Unsupported(
+                f"next lint's project directory {word!r}: qbench check runs eslint in the "
+                "front end's own directory; point qbench_frontend at it instead"
+            )
+        else:
+            rest.append(word)
+    found = paths or [name for name in NEXT_DIRS if (cwd / name).is_dir()] or ["."]
+    return [*found, *rest]
 
 
 def checker_of(part: str) -> tuple[str, list[str]] | None:
