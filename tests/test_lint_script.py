@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from node_tools import node_modules
+from node_tools import qbench_check
 
 
 pytestmark = [pytest.mark.engine]
@@ -42,17 +43,9 @@ def lint_project(directory: Path, scripts: dict[str, str]) -> Path:
 
 def check(cwd: Path, *args: str) -> tuple[int, dict[str, Any]]:
     """``qbench check --checker eslint ARGS --json``: its exit status and its one check."""
-    done = subprocess.run(
-        [QBENCH, "check", "--checker", "eslint", *args, "--json"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    assert done.stdout, done.stderr
-    [one] = json.loads(done.stdout)["checks"]
-    return done.returncode, one
+    code, report = qbench_check(["--checker", "eslint", *args], cwd)
+    [one] = report["checks"]
+    return code, one
 
 
 def npm_run_lint(cwd: Path) -> int | None:

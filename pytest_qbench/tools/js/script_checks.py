@@ -11,12 +11,12 @@ option is refused, naming it (``runner-options-refused``), never run otherwise t
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 import threading
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_qbench.core.errors import CheckOutputError
@@ -31,6 +31,9 @@ from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.node.eslint import TOO_MANY_WARNINGS
+from pytest_qbench.tools.node.words import SHELL
+from pytest_qbench.tools.node.words import Grammar
+from pytest_qbench.tools.node.words import sort_words
 from pytest_qbench.tools.problems import CRASHED
 from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import NotInstalled
@@ -69,11 +72,20 @@ _ESLINT_DROPPED = frozenset({"--cache", "--color", "--no-color"})
 _ESLINT_DROPPED_VALUES = frozenset({"-f", "--format", "--cache-location", "--cache-strategy"})
 """eslint's options taking a value that change only how it prints or caches (qbench reads
 its JSON)."""
-_ESLINT_FIXES = frozenset({"--fix", "--fix-dry-run", "--fix-type"})
-"""eslint's options fixing what it can: qbench, which writes nothing, lists those problems
-too (`plan_eslint`'s ``fixes``)."""
-_SHELL = re.compile(r"[$`]")
-"""A word the shell would expand (``$DIRS``, ``$(pwd)``): qbench runs no shell."""
+_ESLINT = Grammar(
+    _ESLINT_VALUES,
+    _ESLINT_FLAGS,
+    _ESLINT_DROPPED,
+    _ESLINT_DROPPED_VALUES,
+    read=frozenset({"--max-warnings"}),
+)
+"""How qbench reads eslint's words."""
+_ESLINT_FIXING = replace(
+    _ESLINT,
+    dropped=_ESLINT.dropped | {"--fix", "--fix-dry-run"},
+    dropped_values=_ESLINT.dropped_values | {"--fix-type"},
+)
+"""The same, eslint's fixing options left out (`plan_eslint`'s ``fixes``)."""
 _VALUED_NEXT = _ESLINT_VALUES | _ESLINT_DROPPED_VALUES | {"--max-warnings"}
 """eslint's options taking a value, as ``next lint`` passes them on."""
 
@@ -120,7 +132,7 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
     while words and "=" in words[0] and not words[0].startswith("-"):
         key, _, value = words.pop(0).partition("=")
         env[key] = value
-    if tuple(words) not in ((), *_LAUNCHERS) or any(_SHELL.search(v) for v in env.values()):
+    if tuple(words) not in ((), *_LAUNCHERS) or any(SHELL.search(v) for v in env.values()):
         raise Unsupported(
             f"the package's {LINT!r} script starts eslint as `{commands[0][:200]}`, which "
             "qbench check does not run the same way; start it plainly (`eslint ...`)"
@@ -282,47 +294,21 @@ def plan_eslint(
     out ``--fix``, ``--fix-dry-run`` and ``--fix-type X`` (qbench fixes nothing: it lists
     every problem, those the fix would have fixed too, never fewer than the command's own run
     leaves), else refused."""
-    carried: list[str] = []
-    paths: list[str] = []
-    refused: list[str] = []
+    found = sort_words(words, _ESLINT_FIXING if fixes else _ESLINT)
     limit: int | None = None
-    number = 0
-    while number < len(words):
-        word = words[number]
-        number += 1
-        name, equals, value = word.partition("=")
-        takes = name in _ESLINT_VALUES or name in _ESLINT_DROPPED_VALUES
-        takes = takes or name == "--max-warnings" or (fixes and name == "--fix-type")
-        if takes and not equals:
-            if number >= len(words):
-                refused.append(word)
-                continue
-            value, number = words[number], number + 1
-        if _SHELL.search(word) or _SHELL.search(value):
-            refused.append(word if word.startswith("-") or not equals else value)
-        elif not word.startswith("-"):
-            paths.append(word)
-        elif name == "--max-warnings":
-            try:
-                limit = int(value)
-            except ValueError:
-                refused.append(f"{name} {value}")
-                continue
-            carried += [name, value]
-        elif name in _ESLINT_VALUES:
-            carried += [name, value]
-        elif name in _ESLINT_FLAGS:
-            carried.append(word)
-        elif name in _ESLINT_DROPPED or name in _ESLINT_DROPPED_VALUES:
-            continue
-        elif not (fixes and name in _ESLINT_FIXES):
-            refused.append(word)
-    if refused:
-        raise Unsupported(f"eslint options qbench cannot carry: {' '.join(refused)}")
+    if "--max-warnings" in found.read:
+        try:
+            limit = int(found.read["--max-warnings"])
+        except ValueError:
+            found.refused.append(f"--max-warnings {found.read['--max-warnings']}")
+        else:
+            found.carried += ["--max-warnings", str(limit)]
+    if found.refused:
+        raise Unsupported(f"eslint options qbench cannot carry: {' '.join(found.refused)}")
     executable = project_bin(cwd, "eslint", "eslint")
     output = scratch / "eslint.json"
-    command = eslint.eslint_command(executable, given or paths, cwd, store_directory())
-    command[1:1] = [*carried, "-o", str(output)]
+    command = eslint.eslint_command(executable, given or found.paths, cwd, store_directory())
+    command[1:1] = [*found.carried, "-o", str(output)]
     parse = eslint.parse_limited(limit)
     return Plan(eslint.TOOL, command, eslint.OK_CODES, parse, output=output)
 

@@ -4,13 +4,14 @@ fails on it as ``prettier --check`` exits 1)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.report.checks.spans import relative_file
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.node.bins import project_bin
+from pytest_qbench.tools.node.words import Grammar
+from pytest_qbench.tools.node.words import sort_words
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import Unsupported
 
@@ -100,8 +101,7 @@ _FLAGS = frozenset(
 _DROPPED = frozenset({"--cache", "--color", "--no-color"})
 _DROPPED_VALUES = frozenset({"--log-level", "--loglevel", "--cache-location", "--cache-strategy"})
 """Prettier's options changing how it prints or caches, not what it finds."""
-_SHELL = re.compile(r"[$`]")
-"""A word the shell would expand (``$DIRS``): qbench runs no shell."""
+_GRAMMAR = Grammar(_VALUES, _FLAGS, _DROPPED, _DROPPED_VALUES, marks=_CHECKS)
 
 
 def plan_check(words: list[str], cwd: Path) -> Plan[Diagnostic]:
@@ -109,40 +109,14 @@ def plan_check(words: list[str], cwd: Path) -> Plan[Diagnostic]:
     --list-different`` with its carried options: each file it would format otherwise an error
     (`parse_list`). One without ``--check`` (``--write`` writes, a plain ``prettier``
     prints the files formatted) is refused, and so is an option not carried."""
-    carried: list[str] = []
-    paths: list[str] = []
-    refused: list[str] = []
-    checks = False
-    number = 0
-    while number < len(words):
-        word = words[number]
-        number += 1
-        name, equals, value = word.partition("=")
-        takes = name in _VALUES or name in _DROPPED_VALUES
-        if takes and not equals:
-            if number >= len(words):
-                refused.append(word)
-                continue
-            value, number = words[number], number + 1
-        if _SHELL.search(word) or _SHELL.search(value):
-            refused.append(word)
-        elif not word.startswith("-"):
-            paths.append(word)
-        elif name in _CHECKS:
-            checks = True
-        elif name in _VALUES:
-            carried += [name, value]
-        elif name in _FLAGS:
-            carried.append(word)
-        elif name not in _DROPPED and name not in _DROPPED_VALUES:
-            refused.append(word)
-    if refused:
-        raise Unsupported(f"prettier options qbench cannot carry: {' '.join(refused)}")
-    if not checks:
+    found = sort_words(words, _GRAMMAR)
+    if found.refused:
+        raise Unsupported(f"prettier options qbench cannot carry: {' '.join(found.refused)}")
+    if not found.marks:
         raise Unsupported(
             "prettier without --check writes the files (--write) or prints them formatted; "
             "qbench runs only prettier --check"
         )
     executable = project_bin(cwd, "prettier", "prettier")
-    command = [executable, "--list-different", *carried, *paths]
+    command = [executable, "--list-different", *found.carried, *found.paths]
     return Plan(TOOL, command, OK_CODES, parse_list)
