@@ -70,13 +70,19 @@ def npm_run_lint(cwd: Path) -> int | None:
         ({"lint": "TIMING= eslint src other"}, 1, ["no-unused-vars", "no-debugger"]),
         ({"lint": "next lint --max-warnings 0"}, 1, ["no-unused-vars", "max-warnings-exceeded"]),
         ({"lint": "next lint --dir other --no-cache"}, 1, ["no-debugger"]),
+        (
+            {"lint": "run-p lint:*", "lint:js": "eslint src --max-warnings 0", "lint:x": "echo"},
+            1,
+            ["no-unused-vars", "max-warnings-exceeded"],
+        ),
     ],
 )
 def test_check_runs_eslint_as_the_lint_script_does(
     tmp_path: Path, scripts: dict[str, str], status: int, codes: list[str]
 ) -> None:
     """The ``lint`` script's paths and ``--max-warnings`` are eslint's in ``qbench check``
-    (also through ``npm run lint:js``, and ``next lint``'s, on its directories): one warning
+    (also through ``npm run lint:js`` or ``run-p lint:*``, and ``next lint``'s, on its
+    directories): one warning
     over ``--max-warnings 0`` fails it as it fails ``npm run lint`` (main: clean, exit 0, and
     ``other/`` linted, which the script does not lint: exit 1 on its error where ``npm run
     lint`` exits 0 at ``--max-warnings 5``)."""
@@ -86,7 +92,8 @@ def test_check_runs_eslint_as_the_lint_script_does(
     assert one["status"] == ("failed" if status else "clean")
     if "max-warnings" in scripts["lint"] + scripts.get("lint:js", ""):
         assert "--max-warnings" in one["run"]["command"]
-    own = npm_run_lint(web) if "next" not in scripts["lint"] else None  # next: not installed
+    installed = not scripts["lint"].startswith(("next", "run-p"))  # next, npm-run-all: not here
+    own = npm_run_lint(web) if installed else None
     assert own is None or (own != 0) == (status != 0)
 
 

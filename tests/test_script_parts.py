@@ -403,3 +403,32 @@ def test_a_prettier_check_part_runs_and_names_each_file(tmp_path: Path, formatte
 def test_a_prettier_that_writes_is_refused(tmp_path: Path, words: list[str], refused: str) -> None:
     with pytest.raises(Unsupported, match=re.escape(refused)):
         prettier.plan_check(words, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("words", "names"),
+    [
+        (["run-p", "lint:*"], ["lint:js", "lint:css"]),
+        (["npm-run-all", "-s", "lint:**", "unit"], ["lint:js", "lint:css", "lint:js:fix", "unit"]),
+        (["run-s", "missing"], None),
+        (["eslint", "."], None),
+    ],
+)
+def test_npm_run_all_runs_the_scripts_it_names(words: list[str], names: list[str] | None) -> None:
+    """``run-p lint:*`` runs each script its glob matches (``*`` within a ``:`` part, ``**``
+    across them), so their commands are the script's (main: `run-p lint:*` a part not run)."""
+    from pytest_qbench.tools.js.project import Package
+    from pytest_qbench.tools.js.scripts import parts_besides
+    from pytest_qbench.tools.js.scripts import run_all
+
+    scripts = {
+        "test": "run-s lint unit",
+        "lint": "run-p lint:*",
+        "lint:js": "eslint src",
+        "lint:css": "stylelint x",
+        "lint:js:fix": "eslint --fix src",
+        "unit": "vitest run",
+    }
+    package = Package(Path("."), "x", {"scripts": scripts})
+    assert run_all(package, words) == names
+    assert parts_besides(package, ["vitest"]) == ["eslint src", "stylelint x"]

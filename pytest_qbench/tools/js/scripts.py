@@ -147,6 +147,32 @@ def _walk_command(
         if rest:
             more = rest[rest.index("--") + 1 :] if "--" in rest else []
             _walk(package, rest[0], more, runner, found, depth - 1)
+    for name in run_all(package, words) or []:
+        _walk(package, name, [], runner, found, depth - 1)
+
+
+_RUN_ALL = frozenset({"npm-run-all", "npm-run-all2", "run-s", "run-p"})
+"""npm-run-all's commands, which run the scripts they name (``run-p lint:*``)."""
+
+
+def run_all(package: Package, words: list[str]) -> list[str] | None:
+    """The scripts an npm-run-all command (``run-s build test``, ``npm-run-all -p lint:*``)
+    runs, in order, its globs matched against ``package``'s scripts as it matches them (``*``
+    within a ``:``-separated part, ``**`` across them); ``None`` for another command, or one
+    naming a script the package has not (it then fails, as the command does)."""
+    if not words or words[0].rsplit("/", 1)[-1] not in _RUN_ALL:
+        return None
+    names: list[str] = []
+    for word in (w for w in words[1:] if not w.startswith("-")):
+        name = word.split(" ", 1)[0]  # "test:* -- --coverage": its arguments not read
+        if "*" in name:
+            pattern = re.escape(name).replace(r"\*\*", ".+").replace(r"\*", "[^:]+")
+            names += [key for key in package.scripts if re.fullmatch(pattern, key)]
+        elif isinstance(package.scripts.get(name), str):
+            names.append(name)
+        else:
+            return None
+    return list(dict.fromkeys(names)) or None
 
 
 def around(package: Package, name: str) -> list[tuple[str, str]]:
@@ -198,6 +224,11 @@ def parts_besides(
             if rest and rest[0] != script and isinstance(package.scripts.get(rest[0]), str):
                 found += parts_besides(package, runners, rest[0], depth - 1, ran)
                 continue
+        names = run_all(package, bare)
+        if names and script not in names:
+            for name in (name for name in names if name not in ran):
+                found += parts_besides(package, runners, name, depth - 1, ran)
+            continue
         found.append(" ".join(words))
     return list(dict.fromkeys(found))
 
