@@ -68,6 +68,11 @@ def npm_run_lint(cwd: Path) -> int | None:
             ["no-unused-vars", "max-warnings-exceeded"],
         ),
         ({"lint": "TIMING= eslint src other"}, 1, ["no-unused-vars", "no-debugger"]),
+        (
+            {"lint": "eslint src other --rule 'no-debugger: off' --max-warnings 1"},
+            0,
+            ["no-unused-vars"],
+        ),
         ({"lint": "next lint --max-warnings 0"}, 1, ["no-unused-vars", "max-warnings-exceeded"]),
         ({"lint": "next lint --dir other --no-cache"}, 1, ["no-debugger"]),
         (
@@ -115,7 +120,7 @@ def test_paths_given_replace_the_scripts_own_and_keep_its_limit(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("scripts", "named"),
     [
-        ({"lint": "eslint src --rule 'no-console: error'"}, "cannot carry: --rule"),
+        ({"lint": "eslint src --stdin"}, "cannot carry: --stdin"),
         ({"lint": "eslint src && eslint other --max-warnings 0"}, "runs eslint 2 times"),
         (
             {"lint": "node --max-old-space-size=4096 node_modules/eslint/bin/eslint.js src"},

@@ -53,9 +53,26 @@ _TSC_FLAGS = frozenset({"--noEmit"})
 _TSC_DROPPED = frozenset({"--pretty"})
 """tsc's options changing only how it prints (qbench reads ``--pretty false``)."""
 _ESLINT_VALUES = frozenset(
-    {"-c", "--config", "--ext", "--rulesdir", "--ignore-path", "--ignore-pattern", "--parser"}
+    {
+        "-c",
+        "--config",
+        "--ext",
+        "--rulesdir",
+        "--ignore-path",
+        "--ignore-pattern",
+        "--parser",
+        "--parser-options",
+        "--env",
+        "--global",
+        "--plugin",
+        "--rule",
+        "--resolve-plugins-relative-to",
+        "--report-unused-disable-directives-severity",
+        "--flag",
+    }
 )
-"""eslint's options taking a value, carried as written."""
+"""eslint's options taking a value, carried as written (a value is one argument, as the shell
+gave it: ``--rule 'no-console: error'``)."""
 _ESLINT_FLAGS = frozenset(
     {
         "--quiet",
@@ -64,6 +81,10 @@ _ESLINT_FLAGS = frozenset(
         "--no-warn-ignored",
         "--no-eslintrc",
         "--no-inline-config",
+        "--no-ignore",
+        "--no-config-lookup",
+        "--exit-on-fatal-error",
+        "--pass-on-no-patterns",
     }
 )
 """eslint's options taking no value, carried as written."""
