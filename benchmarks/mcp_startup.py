@@ -6,8 +6,10 @@ A stdlib-only JSON-RPC client starts the server over stdio (``python -c`` callin
 ``notifications/initialized`` and ``tools/list``, and closes stdin. It records the wall time
 until each answer and the server process's CPU time (user + sys, from ``/proc/PID/stat``) when
 each answer arrived; a separate, unmeasured run under ``python -X importtime`` (after
-``compileall`` of the checkout's package) counts the modules the server imported before it
-exited (nothing else happens in between). The checkouts' runs are interleaved round by round.
+``compileall`` of the checkout's package; its stderr a file, so the lines written before an
+answer are there when it arrives) counts the modules the server imported before it answered
+``initialize`` and before it exited (nothing else happens in between). The checkouts' runs are
+interleaved round by round.
 
 Usage::
 
@@ -15,7 +17,9 @@ Usage::
     python benchmarks/mcp_startup.py [--repeat 5] [--checkout old=/tmp/old --checkout new=.]
 
 No target is checked (exit status 0 once every server answered): most of the time is the MCP
-SDK's own import, which ``SDK_ONLY`` (``import mcp.server``, ``anyio``) is timed alone to show.
+SDK's own import, which ``SDK_ONLY`` (``import mcp.server``, ``anyio``) is timed alone to show,
+beside ``SDK_STDIO`` (the same with uvicorn hidden, as ``qbench-mcp`` imports it:
+``pytest_qbench/mcp/server_import.py``) and ``TYPES_ONLY`` (the protocol's types alone).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from _measure import compile_package
 
 
 SDK_ONLY = "import mcp.server, anyio; from mcp.server import MCPServer"
+SDK_STDIO = "import sys; sys.modules['uvicorn'] = None; " + SDK_ONLY
+TYPES_ONLY = "import mcp_types, mcp_types.methods, anyio"
 SERVER = "import sys; from pytest_qbench.mcp.launch import main; sys.exit(main())"
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -74,14 +80,17 @@ def session(checkout: Path, root: Path, importtime: bool) -> dict[str, float]:
     """One server's start: seconds (wall, CPU) to each answer; modules with ``importtime``."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     flags = ["-X", "importtime"] if importtime else []
-    started = time.perf_counter()
-    server = subprocess.Popen(
-        [sys.executable, *flags, "-c", SERVER, "--root", str(root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if importtime else subprocess.DEVNULL,
-        env=env,
-    )
+    log = root / "importtime.log"
+    with log.open("wb") as stderr:  # the server writes through a descriptor of its own
+        started = time.perf_counter()
+        server = subprocess.Popen(
+            [sys.executable, *flags, "-c", SERVER, "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr if importtime else subprocess.DEVNULL,
+            env=env,
+            cwd=root,  # `python -c` puts its directory first on sys.path, before PYTHONPATH
+        )
     assert server.stdin is not None and server.stdout is not None
     client = {"name": "mcp_startup.py", "version": "1"}
     init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
@@ -91,6 +100,8 @@ def session(checkout: Path, root: Path, importtime: bool) -> dict[str, float]:
     got = {"init_wall_s": time.perf_counter() - started, "init_cpu_s": cpu_s(server.pid)}
     if "serverInfo" not in reply["result"]:
         raise RuntimeError(f"not an initialize result: {reply}")
+    if importtime:  # stderr is unbuffered: every line before the answer is in the file
+        got["init_modules"] = imports_logged(log)
     server.stdin.write(message("notifications/initialized", {}, None))
     server.stdin.write(message("tools/list", {}, 2))
     server.stdin.flush()
@@ -98,12 +109,17 @@ def session(checkout: Path, root: Path, importtime: bool) -> dict[str, float]:
     got |= {"list_wall_s": time.perf_counter() - started, "list_cpu_s": cpu_s(server.pid)}
     got["tools"] = len(tools)
     server.stdin.close()
-    stderr = server.stderr.read().decode() if server.stderr is not None else ""
     server.wait(timeout=60)
     if importtime:
-        got["modules"] = sum(1 for line in stderr.splitlines() if line.startswith("import time:"))
-        got["modules"] -= 1  # the header line
+        got["modules"] = imports_logged(log)
     return got
+
+
+def imports_logged(log: Path) -> int:
+    """The modules ``-X importtime`` has listed in ``log`` so far (its header line left out; an
+    import that failed at once, such as sse-starlette's of a hidden uvicorn, is listed too)."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    return sum(1 for line in lines if line.startswith("import time:")) - 1
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -118,12 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     checkouts = checkouts_of(args.checkout)
     runs: dict[str, list[dict[str, float]]] = {}
-    modules: dict[str, float] = {}
+    modules: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="qbench-mcp-startup-") as work:
         root = Path(work)
         for name, checkout in checkouts:
             compile_package(checkout)
-            modules[name] = session(checkout, root, importtime=True)["modules"]
+            modules[name] = session(checkout, root, importtime=True)
         for _round in range(args.repeat):
             for name, checkout in checkouts:
                 runs.setdefault(name, []).append(session(checkout, root, False))
@@ -140,17 +156,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     for label, key in rows:
         cells = [f"{statistics.median(r[key] for r in runs[name]):.2f}" for name in names]
         print(f"| {label} | " + " | ".join(cells) + " |")
-    print("| modules imported | " + " | ".join(f"{modules[n]:.0f}" for n in names) + " |")
+    for label, key in [("before `initialize` answered", "init_modules"), ("in all", "modules")]:
+        cells = [f"{modules[name][key]:.0f}" for name in names]
+        print(f"| modules imported {label} | " + " | ".join(cells) + " |")
     print("| tools listed | " + " | ".join(f"{runs[n][0]['tools']:.0f}" for n in names) + " |")
-    sdk = statistics.median(sdk_cpu_s() for _ in range(args.repeat))
-    print(f"\nThe MCP SDK's import alone (`{SDK_ONLY}`): {sdk:.2f} s CPU, median.")
+    print(f"\nThe MCP SDK's import alone, CPU s, median of {args.repeat} (interleaved):\n")
+    alone: dict[str, list[float]] = {}
+    for _round in range(args.repeat):
+        for code in (SDK_ONLY, SDK_STDIO, TYPES_ONLY):
+            alone.setdefault(code, []).append(import_cpu_s(code))
+    for code, times in alone.items():
+        print(f"- `{code}`: {statistics.median(times):.2f}")
     return 0
 
 
-def sdk_cpu_s() -> float:
-    """CPU seconds of a Python process that imports the MCP SDK's server and exits."""
+def import_cpu_s(code: str) -> float:
+    """CPU seconds of a Python process that runs ``code`` (imports) and exits."""
     before = os.times()
-    subprocess.run([sys.executable, "-c", SDK_ONLY], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True)
     after = os.times()
     return (
         after.children_user + after.children_system - before.children_user - before.children_system

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,8 @@ PACKAGES = {"typescript": "5.9.3", "eslint": "9.9.1"}
 """The pinned versions installed for the checkers."""
 RUNNER_PACKAGES = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
 """The pinned versions installed for the runners (vitest 3 runs on Node 20)."""
+FORMAT_PACKAGES = {"prettier": "3.3.3"}
+"""The pinned version installed for a test script's ``prettier --check``."""
 INSTALL_TIMEOUT = 600.0
 
 
@@ -134,3 +137,17 @@ def qbench_test(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str]
     assert len(runs) == 1, done.stderr
     report = TestReport.model_validate_json((runs[0] / "report.json").read_bytes())
     return done, report, runs[0]
+
+
+def qbench_check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
+    """``qbench check ARGS --json`` run for real: its exit status and check.json."""
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "qbench"), "check", *args, "--json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert done.stdout, done.stderr
+    return done.returncode, json.loads(done.stdout)

@@ -84,3 +84,30 @@ def test_qbench_mcp_internal_error_is_one_line_too(tmp_path: Path) -> None:
     found = re.search(r"traceback in (\S+\.txt)", done.stderr)
     assert found, done.stderr
     assert "in boom" in Path(found.group(1)).read_text(encoding="utf-8")
+
+
+def test_an_output_closed_early_is_never_a_pass(tmp_path: Path) -> None:
+    """``qbench ... | head`` under ``set -o pipefail``: the reader closed the pipe before the
+    output's end, so it never saw the verdict. The command said 0 (a pass) whatever it found;
+    now 1, one line on stderr, and no second error as the interpreter flushes stdout."""
+    command = [
+        sys.executable,
+        "-c",
+        "import sys, pytest_qbench.cli as c; sys.exit(c.main(['schema']))",
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.read(10)  # the schema is larger than a pipe's buffer: it blocks
+    process.stdout.close()  # as `head -c 10` leaves
+    error = process.stderr.read().decode()
+    process.stderr.close()
+    assert process.wait(timeout=120) == 1
+    assert error.splitlines() == [
+        "qbench: error: the output was closed before all of it was written (a pipe to `head`?); "
+        "exit status 1 whatever the command found"
+    ]

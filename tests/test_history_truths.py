@@ -19,17 +19,14 @@ FUTURE_CONFTEST = """
     import datetime as _dt
     import os
 
-    class _Future(_dt.datetime):
-        @classmethod
-        def now(cls, tz=None):
-            return _dt.datetime(2031, 1, 1, tzinfo=tz)
-
     if os.environ.get("QBENCH_TEST_FUTURE"):
-        # what a frozen-clock plugin (freezegun) does at start-up: the module's datetime
-        # replaced, so the run records its start in 2031
-        import pytest_qbench.plugin.session as _session
+        # a machine whose clock was wrong when qbench was imported (a VM's bad clock, a
+        # frozen-clock plugin loaded before qbench): the run records its start in 2031
+        from pytest_qbench.core import clock as _clock
 
-        _session.datetime = _Future
+        _future = _dt.datetime(2031, 1, 1, tzinfo=_dt.timezone.utc).timestamp() - _clock.wall_time()
+        _real = _clock.wall_time
+        _clock.wall_time = lambda: _real() + _future
 """
 
 FAILING_ON_DEMAND = """

@@ -173,7 +173,7 @@ def test_a_stream_changed_or_written_in_part_is_read_back(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with monkeypatch.context() as patch:
-        patch.setattr(os, "write", full)
+        patch.setattr(store, "os_write", full)
         with pytest.raises(OSError):
             writer.write_stored(passing("t.py::c", 0.1, 0.2, 0.3))
     writer.write_stored(passing("t.py::d", 0.1, 0.2, 0.3))

@@ -25,6 +25,7 @@ from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.mcp.command import RunRequest
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.run_history import runs_text
+from pytest_qbench.mcp.testrun import run_text
 from pytest_qbench.mcp.tools import QBenchTools
 
 
@@ -178,6 +179,26 @@ def test_a_crash_is_a_tool_error_that_counts_what_finished(
     assert "killed by signal SIGKILL" in message
     assert "4 test(s) had finished, and it died in tests/test_z_crash.py::test_crash" in message
     assert "the pytest process died" in message
+
+
+def test_a_run_that_died_lists_its_duration_as_a_lower_bound(
+    tools: QBenchTools, project: Path
+) -> None:
+    """A run whose process died (SIGKILL, os._exit before the session's end) ran for at least
+    the time to its last result: run_test_workflow says so, and list_runs now does too, where
+    it gave `in 0.15s (interrupted)`, a time the run did not take; neither calls it passed."""
+    write(
+        project,
+        "tests/test_z_exit.py",
+        "import os\n\ndef test_exit():\n"
+        "    __import__('pytest_qbench.report.store').report.store.wait_written(); os._exit(0)\n",
+    )
+    result = run(tools)
+    assert (result.died, result.success) == (True, False)
+    assert "in at least " in run_text(result, 12000).splitlines()[0]
+    (line,) = runs_text(tools.list_runs(), 12000).splitlines()
+    assert " in at least " in line
+    assert line.endswith("s (it died; when is unknown)  (interrupted)")
 
 
 def test_a_test_raising_keyboardinterrupt_is_not_blamed_on_the_outside(

@@ -139,13 +139,44 @@ def served_imports(root: Path, log: Path) -> list[str]:
     return anyio.run(listed)
 
 
-def test_a_real_client_starts_the_server_without_any_tools_machinery(tmp_path: Path) -> None:
-    """``initialize`` and ``tools/list`` from a real client over stdio, answered by the installed
-    ``qbench-mcp``: the server process imported none of the tools' heavy modules."""
-    log = tmp_path / "imports.log"
-    tools = served_imports(tmp_path, log)
-    assert "run_test_workflow" in tools and "search_tests" in tools
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], set[str]]:
+    """The tools a real client listed, and the modules the server imported till it closed."""
+    root = tmp_path_factory.mktemp("served")
+    log = root / "imports.log"
+    tools = served_imports(root, log)
     lines = log.read_text(encoding="utf-8").splitlines()
     imported = {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:")}
     assert "pytest_qbench.mcp.server" in imported  # the log is complete: the server was imported
+    return tools, imported
+
+
+def test_a_real_client_starts_the_server_without_any_tools_machinery(
+    served: tuple[list[str], set[str]],
+) -> None:
+    """``initialize`` and ``tools/list`` from a real client over stdio, answered by the installed
+    ``qbench-mcp``: the server process imported none of the tools' heavy modules."""
+    tools, imported = served
+    assert "run_test_workflow" in tools and "search_tests" in tools
     assert sorted(set(NEEDED_BY) & imported) == []
+
+
+HTTP_SERVER_ONLY = (
+    "uvicorn.config",
+    "uvicorn.server",
+    "click",
+    "multiprocessing",
+    "logging.config",
+)
+"""What only the SDK's HTTP server uses and its stdio start does without: uvicorn, with click,
+logging.config and multiprocessing, which it imports (sse-starlette's attempt at ``uvicorn.main``
+fails at once, but the log lists it). starlette, sse-starlette and httpx2 stay: the modules of
+the SDK's server classes import them at their top."""
+
+
+def test_a_real_client_starts_the_server_without_the_http_servers_parts(
+    served: tuple[list[str], set[str]],
+) -> None:
+    """The stdio server never imported uvicorn (``server_import``)."""
+    _tools, imported = served
+    assert sorted(set(HTTP_SERVER_ONLY) & imported) == []

@@ -15,6 +15,7 @@ import pytest
 from node_tools import JS_ERROR
 from node_tools import frontend_project
 from node_tools import node_modules
+from node_tools import qbench_check as check
 
 from pytest_qbench.tools.node.tsc import has_references
 from pytest_qbench.tools.node.tsc import parse_tsc
@@ -31,20 +32,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "app.py").write_text("VALUE = 1\n")
     frontend_project(root / "web")
     return root
-
-
-def check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
-    """``qbench check ARGS --json`` run for real: its exit status and check.json."""
-    done = subprocess.run(
-        [QBENCH, "check", *args, "--json"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-    assert done.stdout, done.stderr
-    return done.returncode, json.loads(done.stdout)
 
 
 def places(check: dict[str, Any]) -> list[tuple[Any, ...]]:

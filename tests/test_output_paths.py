@@ -111,7 +111,7 @@ def test_atomic_write_to_own_char_device_keeps_device(tmp_path: Path) -> None:
 
 
 class FlakyDisk:
-    """``os.write`` that, on the ``fail_at``-th write of a result record, writes part of it and
+    """The stream's ``os.write`` (``store.os_write``) that, on the ``fail_at``-th write of a result record, writes part of it and
     then fails with ENOSPC ``times`` times; every other write goes through."""
 
     def __init__(self, fail_at: int, times: int = 1, truncate_fails: bool = False) -> None:
@@ -138,8 +138,8 @@ class FlakyDisk:
         self.real_truncate(fd, length)
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setattr(os, "write", self.write)
-        monkeypatch.setattr(os, "ftruncate", self.ftruncate)
+        monkeypatch.setattr(store, "os_write", self.write)
+        monkeypatch.setattr(store, "os_ftruncate", self.ftruncate)
 
 
 def stream_result(name: str) -> TestResultRecord:

@@ -418,3 +418,31 @@ def test_a_last_run_that_ran_no_tests_is_not_commented_green(
     assert main(["diff", "--dir", qbench_dir]) != 0
     assert "the last run, r2, ran no tests" in capsys.readouterr().err
     assert main(["diff", "--dir", qbench_dir, "r0", "r1"]) == 0
+
+
+def test_a_last_run_interrupted_before_its_tests_is_not_told_to_fix_its_selection(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CI's pytest was interrupted before its first test (Ctrl-C during pyrsistent's
+    collection under `-n 2`: exit status 2, `no tests ran`): `qbench pr-comment` refuses, as for
+    a selection that matched nothing, but its fix was `fix that run's selection (its test paths,
+    -k, -m)`, which had nothing to do with it."""
+    pytester.makepyfile(test_ok="def test_ok():\n    pass\n")
+    run_qbench("--qbench-run-id=r0", run_dir="r0")
+    pytester.makeconftest(
+        "import os\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    if os.environ.get('QBENCH_TEST_CTRL_C'):\n        raise KeyboardInterrupt\n"
+    )
+    monkeypatch.setenv("QBENCH_TEST_CTRL_C", "1")
+    stopped = run_qbench("--qbench-run-id=r1", subprocess=True, run_dir="r1")
+    monkeypatch.delenv("QBENCH_TEST_CTRL_C")
+    assert stopped.result.ret == 2 and stopped.report.summary.total == 0
+    capsys.readouterr()
+    assert main(["pr-comment", "--dir", str(pytester.path / ".qbench")]) != 0
+    err = capsys.readouterr().err
+    assert "the last run, r1, ran no tests (pytest's exit status 2: interrupted)" in err
+    assert "fix what stopped that run (its output says) and run the tests again" in err
+    assert "selection" not in err

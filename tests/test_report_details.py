@@ -157,3 +157,38 @@ def test_internal_error_is_a_next_step_beside_the_failures(
         "pytest exited with status 3 (internal error): the results are incomplete; "
         "read its output, fix the cause and run the tests again"
     )
+
+
+QUALIFIED = """
+    import shop_errors
+
+    def test_short():
+        raise shop_errors.Refused("out of stock")
+
+    def test_long():
+        try:
+            raise KeyError("sku-1")
+        except KeyError as exc:
+            raise shop_errors.Refused("basket refused:\\n" + "line of detail\\n" * 20) from exc
+"""
+
+
+def test_exceptions_named_in_the_trace_as_pytest_names_them(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """The traceback's ``E   `` line names an exception of a module as pytest (and Python) do,
+    module first (natsort's ``locale.Error``: it read ``E   Error: unsupported locale setting``);
+    ``error_type`` stays the class's name, and a long message is still shown once."""
+    pytester.makepyfile(shop_errors="class Refused(Exception):\n    pass\n")
+    pytester.makepyfile(test_named=QUALIFIED)
+    run = run_qbench()
+    run.result.stdout.fnmatch_lines(["E * shop_errors.Refused: out of stock"])  # pytest's words
+    short = run.by_name("test_short").failure
+    assert short is not None and short.error_type == "Refused"
+    assert short.stack_trace.endswith("\nE   shop_errors.Refused: out of stock")
+    long = run.by_name("test_long").failure
+    assert long is not None and long.error_type == "Refused"
+    assert long.stack_trace.startswith("E   KeyError: 'sku-1'")  # a builtin keeps its name
+    assert "\nE   shop_errors.Refused: basket refused:\nE   line of detail\n" in long.stack_trace
+    assert "E   line of detail" not in run.markdown  # shown once, above the traceback
+    assert "E   shop_errors.Refused: (message shown above)" in run.markdown

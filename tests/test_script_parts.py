@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from node_tools import FORMAT_PACKAGES
 from node_tools import link_tools
 from node_tools import node_modules
 from node_tools import qbench_test
@@ -21,6 +22,7 @@ from node_tools import qbench_test
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.tools.js import node_test
 from pytest_qbench.tools.js import script_checks
+from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Unsupported
 
@@ -53,15 +55,15 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
-def fullstack(tmp_path: Path, runners: Path, script: str, clean: bool) -> Path:
+def fullstack(tmp_path: Path, runners: Path, script: str, clean: bool, **others: str) -> Path:
     """A repository (``.git``) whose root has the checkers installed (tsc, eslint) and whose
-    ``web`` package has the runners, its test script ``script``; ``clean``: no type error and
-    no lint warning."""
+    ``web`` package has the runners, its test script ``script`` (and the scripts ``others``);
+    ``clean``: no type error and no lint warning."""
     (tmp_path / ".git").mkdir()
     (tmp_path / "node_modules").symlink_to(node_modules(), target_is_directory=True)
     web = tmp_path / "web"
     (web / "src").mkdir(parents=True)
-    manifest = {"name": "web", "type": "module", "scripts": {"test": script}}
+    manifest = {"name": "web", "type": "module", "scripts": {"test": script, **others}}
     write_json(web / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
     tsconfig = {"compilerOptions": {"strict": True, "types": []}, "include": ["src/**/*.ts"]}
     write_json(web / "tsconfig.json", tsconfig)
@@ -107,6 +109,39 @@ def test_checkers_of_the_test_script_run_in_the_run(
         assert own.returncode != 0
 
 
+@pytest.mark.parametrize(
+    ("scripts", "codes"),
+    [
+        ({"pretest": "tsc --noEmit"}, ["TS2345"]),
+        (
+            {
+                "pretest": "npm run lint",
+                "lint": "eslint src",
+                "postlint": "eslint src --max-warnings 0",
+            },
+            ["max-warnings-exceeded"],
+        ),
+        ({"posttest": "oxfmt --check src"}, ["script-part-not-run"]),
+    ],
+)
+def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
+    node_tools: Path, tmp_path: Path, scripts: dict[str, str], codes: list[str]
+) -> None:
+    """``npm test`` runs ``pretest`` before ``test`` and ``posttest`` after (``npm run lint``
+    ``prelint`` and ``postlint``), and fails when one fails: qbench runs their ``tsc`` and
+    ``eslint`` as the test script's own, and names what it cannot run (main: exit 0, all
+    green, none of them read)."""
+    web = fullstack(tmp_path, node_tools, "vitest run", False, **scripts)
+    done, report, _ = qbench_test(web)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [r.outcome for r in report.results] == ["passed"]
+    assert [e.code for e in report.collection_errors] == codes, report.collection_errors
+    npm = shutil.which("npm")
+    if npm is not None and "oxfmt" not in str(scripts):  # the oracle: npm test's own verdict
+        own = subprocess.run([npm, "test"], cwd=web, capture_output=True, timeout=600, check=False)
+        assert own.returncode != 0
+
+
 def test_a_checker_option_qbench_cannot_carry_is_refused_by_name(
     node_tools: Path, tmp_path: Path
 ) -> None:
@@ -128,7 +163,8 @@ def test_a_checker_option_qbench_cannot_carry_is_refused_by_name(
         ("npx eslint . --max-warnings=0", ("eslint", [".", "--max-warnings=0"])),
         ("node_modules/.bin/tsc -b", ("tsc", ["-b"])),
         ("NODE_ENV=ci eslint .", None),
-        ("prettier --check .", None),
+        ("prettier --check .", ("prettier", ["--check", "."])),
+        ("oxfmt --check src", None),
     ],
 )
 def test_the_checker_a_script_command_runs(part: str, found: tuple[str, list[str]] | None) -> None:
@@ -203,7 +239,7 @@ def test_eslint_options_not_carried_are_named(
             ({"NODE_ENV": "test"}, ["--import", "tsx", "--test"]),
         ),
         ("node build.js --test", None),
-        ("c8 node --test", None),
+        ("c8 node --test", ({}, ["--test"])),  # its wrapper: coverage_wrap
         ("node --version", None),
     ],
 )
@@ -325,3 +361,74 @@ def test_tsc_options_carried(tmp_path: Path, words: list[str], tail: list[str]) 
     else:
         assert plan.command[1:4] == tail
         assert plan.command[-2:] == ["--pretty", "false"]
+
+
+@pytest.mark.parametrize("formatted", [True, False])
+def test_a_prettier_check_part_runs_and_names_each_file(tmp_path: Path, formatted: bool) -> None:
+    """``"test": "prettier --check src --no-semi"``: qbench runs Prettier's check, each file it
+    would format otherwise an error at that file, its verdict ``npm test``'s (main: not run,
+    `script-part-not-run`, exit 1 either way)."""
+    tools = node_modules(FORMAT_PACKAGES)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "node_modules").symlink_to(tools, target_is_directory=True)
+    script = "prettier --check src --no-semi --log-level warn"
+    write_json(tmp_path / "package.json", {"name": "fmt", "scripts": {"test": script}})
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "good.js").write_text("export const a = 1\n")
+    (tmp_path / "src" / "bad.js").write_text(
+        "export const b = 1\n" if formatted else "export const   b=1;\n"
+    )
+    done, report, _ = qbench_test(tmp_path)
+    errors = [(e.tool, e.code, e.file) for e in report.collection_errors]
+    npm = shutil.which("npm")
+    own = (
+        subprocess.run([npm, "test"], cwd=tmp_path, capture_output=True, timeout=600)
+        if npm
+        else None
+    )
+    if formatted:
+        assert (done.returncode, errors) == (5, []), done.stdout + done.stderr
+        assert own is None or own.returncode == 0
+        return
+    assert done.returncode == 1
+    assert errors == [("prettier.format", "not-formatted", "src/bad.js")], report.collection_errors
+    assert "ERROR prettier.format src/bad.js not-formatted: not formatted" in done.stdout
+    assert own is None or own.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("words", "refused"),
+    [(["--write", "."], "cannot carry: --write"), (["."], "without --check")],
+)
+def test_a_prettier_that_writes_is_refused(tmp_path: Path, words: list[str], refused: str) -> None:
+    with pytest.raises(Unsupported, match=re.escape(refused)):
+        prettier.plan_check(words, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("words", "names"),
+    [
+        (["run-p", "lint:*"], ["lint:js", "lint:css"]),
+        (["npm-run-all", "-s", "lint:**", "unit"], ["lint:js", "lint:css", "lint:js:fix", "unit"]),
+        (["run-s", "missing"], None),
+        (["eslint", "."], None),
+    ],
+)
+def test_npm_run_all_runs_the_scripts_it_names(words: list[str], names: list[str] | None) -> None:
+    """``run-p lint:*`` runs each script its glob matches (``*`` within a ``:`` part, ``**``
+    across them), so their commands are the script's (main: `run-p lint:*` a part not run)."""
+    from pytest_qbench.tools.js.project import Package
+    from pytest_qbench.tools.js.scripts import parts_besides
+    from pytest_qbench.tools.js.scripts import run_all
+
+    scripts = {
+        "test": "run-s lint unit",
+        "lint": "run-p lint:*",
+        "lint:js": "eslint src",
+        "lint:css": "stylelint x",
+        "lint:js:fix": "eslint --fix src",
+        "unit": "vitest run",
+    }
+    package = Package(Path("."), "x", {"scripts": scripts})
+    assert run_all(package, words) == names
+    assert parts_besides(package, ["vitest"]) == ["eslint src", "stylelint x"]

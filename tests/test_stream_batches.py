@@ -35,12 +35,12 @@ def result(name: str) -> TestResultRecord:
 
 
 class Writes:
-    """``os.write`` counted, per descriptor."""
+    """The stream's writes (``store.os_write``) counted, per descriptor."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.real = os.write
         self.calls: list[tuple[int, str]] = []
-        monkeypatch.setattr(os, "write", self.write)
+        monkeypatch.setattr(store, "os_write", self.write)
 
     def write(self, fd: int, data: bytes) -> int:
         self.calls.append((fd, threading.current_thread().name))
@@ -157,18 +157,18 @@ def test_a_refused_batch_waits_and_is_written_later(
             return real(fd, data[: len(data) // 3])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(os, "write", short_then_full)
+    monkeypatch.setattr(store, "os_write", short_then_full)
     with pytest.raises(OSError, match="No space left"):
         for index in range(store.BATCH_RECORDS):
             writer.write_result(result(f"test_{index}"))
-    monkeypatch.setattr(os, "write", real)
+    monkeypatch.setattr(store, "os_write", real)
     assert path.read_bytes() == b""  # cut off again
     writer.flush()
     assert results_in(path) == [f"test_{index}" for index in range(store.BATCH_RECORDS)]
-    monkeypatch.setattr(os, "write", short_then_full)
+    monkeypatch.setattr(store, "os_write", short_then_full)
     writer.write_result(result("late"))
     writer.close()
-    monkeypatch.setattr(os, "write", real)
+    monkeypatch.setattr(store, "os_write", real)
     assert [line.startswith(store.RESULT_PREFIX.encode()) for line in writer.unwritten] == [True]
     assert len(results_in(path)) == store.BATCH_RECORDS
 
@@ -195,7 +195,7 @@ def counting(fd, data):
         pass
     return real_write(fd, data)
 
-os.write = counting
+store.os_write = counting
 """
 
 HANG_TESTS = """
@@ -375,3 +375,141 @@ def test_a_run_killed_at_once_names_the_test_it_died_in(
     assert lost == ([] if len(streamed) == 20 else [lost[0]])
     if lost:
         assert lost[0].startswith(f"{20 - len(streamed)} test(s) finished without a result")
+
+
+WRITE_MOCKED = """
+import os
+import time
+from unittest import mock
+
+import pytest
+
+from pytest_qbench.report import store
+
+
+@pytest.mark.parametrize("n", range(100))
+def test_before(n):
+    assert n != 70, "a failure waiting in the stream's batch"
+
+
+def test_write_mocked():
+    # a logger's or a pty's test: os.write mocked while the stream's timer writes the batch
+    with mock.patch("os.write", side_effect=lambda fd, data: len(data)) as write:
+        deadline = time.monotonic() + 60
+        while any(w._pending for w in list(store._WRITERS)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.write(99, b"logged")
+    write.assert_called_once_with(99, b"logged")
+
+
+def test_after():
+    pass
+"""
+
+
+def test_a_test_that_mocks_os_write_loses_no_result(pytester: pytest.Pytester) -> None:
+    """A test that mocks ``os.write`` (a logger's, a pipe's, a pty's tests) while results
+    wait in the stream's batch: the timer thread wrote them to the mock, so they were lost
+    (results.jsonl and report.json lacked the 36 results after the first 64, the failure
+    among them), and the user's test failed, its mock called by qbench too."""
+    pytester.makepyfile(test_write=WRITE_MOCKED)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=w"
+    )
+    result.assert_outcomes(failed=1, passed=101)
+    run = pytester.path / ".qbench/runs/w"
+    assert len(results_in(run / store.STREAM_NAME)) == 102
+    report = TestReport.model_validate_json((run / "report.json").read_text())
+    assert len(report.results) == 102
+    assert [r.nodeid for r in report.results if r.outcome == "failed"] == [
+        "test_write.py::test_before[70]"
+    ]
+
+
+MOCK_LEFT_ON = """
+from unittest import mock
+
+
+def test_fails():
+    assert False, "the run's one failure"
+
+
+def test_leaves_mocks_on():
+    # a test of an atomic writer that forgot to stop its patches: on to the session's end
+    mock.patch("os.replace").start()
+    mock.patch("os.fdopen").start()
+    mock.patch("os.write").start()
+"""
+MOCK_LEFT_CONFTEST = """
+import os
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure():
+    print("os.replace after qbench:", type(os.replace).__name__)
+"""
+
+
+def test_a_mock_left_on_to_the_session_end_loses_no_report(pytester: pytest.Pytester) -> None:
+    """A test that leaves ``os.replace``, ``os.fdopen`` and ``os.write`` mocked to the
+    session's end: report.json was never put in place (the terminal still said it was
+    written), or was written empty. qbench now ends the run with the real functions, says
+    which a test left replaced, and puts the mocks back."""
+    pytester.makepyfile(test_left=MOCK_LEFT_ON)
+    pytester.makeconftest(MOCK_LEFT_CONFTEST)
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "no:randomly", "-p", "no:cacheprovider", "--qbench-run-id=m", "-s"
+    )
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "qbench: a test left os.fdopen, os.replace, os.write replaced (a mock never stopped)*",
+            "qbench: wrote .qbench/runs/m/report.json, .qbench/runs/m/report.md",
+            "os.replace after qbench: MagicMock",
+        ]
+    )
+    report = TestReport.model_validate_json(
+        (pytester.path / ".qbench/runs/m/report.json").read_text()
+    )
+    assert [r.outcome for r in report.results] == ["failed", "passed"]
+
+
+MEASURED_TESTS = """
+import os, time, tracemalloc
+import pytest
+
+@pytest.mark.parametrize("n", [f"{i:03d}" + "x" * 200 for i in range(60)])
+def test_pass(n):
+    pass
+
+def test_measured():
+    # the stream's timer writes the 60 results waiting while this test runs (the clock moved
+    # past their batch time): what that costs counts in this test's tracemalloc
+    import conftest, glob
+    stream = glob.glob(".qbench/runs/*/results.jsonl")[0]
+    written = os.stat(stream).st_size
+    tracemalloc.start()
+    conftest.clock[0] = 3600.0
+    deadline = time.monotonic() + 120
+    while os.stat(stream).st_size == written and time.monotonic() < deadline:
+        time.sleep(0.01)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert os.stat(stream).st_size > written + 60 * 200
+    assert peak < 4096, f"peak memory {peak} bytes"
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="Linux /proc")
+def test_a_batch_written_while_a_test_runs_makes_no_copy_of_it(pytester: pytest.Pytester) -> None:
+    """A test measuring its memory with tracemalloc (xmltodict's streaming test: `peak memory
+    too high: 47106 bytes`, 32 KiB allowed) counts every thread's allocations, the stream
+    timer's too: a batch of results written while it ran was joined into one new object of its
+    size first. It is now copied into the writer's own buffer. The stream's clock stands still
+    until the test moves it (``HANG_CONFTEST``), so the batch is written while it measures."""
+    pytester.makeconftest(HANG_CONFTEST)
+    pytester.makepyfile(test_measured=MEASURED_TESTS)
+    result = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=61)

@@ -6,6 +6,8 @@ runs` listed the run before it as the last one, clean, and `qbench pr-comment` s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_unrecorded_runs import faulted_second_run
 from test_unrecorded_runs import qbench_json
@@ -103,3 +105,59 @@ def test_a_run_that_could_not_index_itself_is_indexed_by_the_next_reader(
     capsys.readouterr()
     assert main(["diff", "--dir", ".qbench"]) == 1
     assert "New failures (1):\n  test_f.py::test_flip" in capsys.readouterr().out
+
+
+DISK_FULL = """
+import errno, os
+from pytest_qbench.report import store
+
+
+def pytest_configure(config):
+    if os.environ.get("QBENCH_TEST_DISK_FULL"):
+        real = store.StreamWriter._write_pending
+
+        def refused(*args, **kwargs):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        def after_start(self):
+            if self._end:  # the start record is on the disk: the disk is full from here on
+                refused()
+            real(self)
+
+        store.StreamWriter._write_pending = after_start
+        store.write_report_json = refused
+"""
+THREE = "def test_a():\n    pass\n\ndef test_b():\n    pass\n\ndef test_c():\n    pass\n"
+
+
+def test_a_run_whose_disk_filled_is_incomplete_not_dead(
+    pytester: pytest.Pytester,
+    run_qbench: RunQBench,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """r2's disk filled after its stream's start record: the stream has no result and no end
+    record, and its report.json could not be written; its session end kept why. Read back, it
+    is an incomplete run that names the full disk, not one whose process died (tomlkit with its
+    store on a full tmpfs: `qbench render` said `at least 3.85s (it died; when is unknown)` and
+    `the run did not finish: its process died or was killed`, of a run pytest finished)."""
+    pytester.makepyfile(test_ok=THREE)
+    broken = faulted_second_run(
+        pytester, run_qbench, monkeypatch, DISK_FULL, "QBENCH_TEST_DISK_FULL"
+    )
+    assert broken.ret == 0
+    broken.stdout.fnmatch_lines(["*results.jsonl: No space left on device*", "*3 passed*"])
+    run_dir = pytester.path / ".qbench/runs/r2"
+    assert not (run_dir / "report.json").exists()
+    _, runs = qbench_json(capsys, "runs")
+    [r2] = [r for r in runs["runs"] if r["run_id"] == "r2"]
+    assert r2["recording_errors"] and not r2["interrupted"], r2
+    assert main(["render", str(run_dir)]) == 0
+    report = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+    assert report["run"]["interrupted"] is False and report["run"]["exit_code"] is None
+    [error] = report["run"]["recording_errors"]
+    assert error.startswith("could not write report.json at the run's end (could not write ")
+    assert "results.jsonl has no end record" in error
+    markdown = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert not markdown.startswith("# ✅") and "died" not in markdown
+    assert "its counts are what was kept, not what ran" in markdown

@@ -7,6 +7,7 @@ Never imports the pytest plugin: it reads stored reports and streams only.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -46,8 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except QBenchError as exc:
         print(f"qbench: error: {exc}", file=sys.stderr)
         return ERR
-    except BrokenPipeError:  # `qbench render ... | head`
-        return OK
+    except BrokenPipeError:  # `qbench check | head`: the reader left before the verdict's end
+        return output_closed()
     except OSError as exc:  # an output that cannot be written: -o into a missing or read-only place
         where = exc.filename2 or exc.filename
         detail = f"{exc.strerror}: {where}" if exc.strerror and where else str(exc)
@@ -57,6 +58,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_qbench.core.crash import report_internal_error
 
         return report_internal_error(exc)
+
+
+def output_closed() -> int:
+    """The status of a command whose output was closed before it was all written (``qbench check
+    | head``): ERR, whatever it found, so that ``set -o pipefail`` never reads a verdict it did
+    not see as a pass; the rest of the output goes nowhere (Python's advice for SIGPIPE: no
+    second error when the interpreter flushes stdout at exit)."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    with contextlib.suppress(OSError, ValueError):
+        print(
+            "qbench: error: the output was closed before all of it was written (a pipe to "
+            "`head`?); exit status 1 whatever the command found",
+            file=sys.stderr,
+        )
+    return ERR
 
 
 def build_parser() -> argparse.ArgumentParser:

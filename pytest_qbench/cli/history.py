@@ -142,6 +142,7 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         HistoryError: such a run, named with its exit status.
     """
     from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+    from pytest_qbench.core.exit_codes import PytestExit
     from pytest_qbench.report.store import REPORT_JSON
     from pytest_qbench.report.store import RUNS_DIR
 
@@ -175,11 +176,15 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         return
     _, run_id, code = max(later)
     meaning = PYTEST_MEANINGS.get(code, "")
+    fix = (  # stopped before its first test (Ctrl-C, a crash in collection): not the selection
+        "fix what stopped that run (its output says) and run the tests again"
+        if code not in (PytestExit.USAGE_ERROR, PytestExit.NO_TESTS_COLLECTED)
+        else "fix that run's selection (its test paths, -k, -m)"
+    )
     raise HistoryError(
         f"the last run, {run_id}, ran no tests (pytest's exit status {code}"
         f"{': ' + meaning if meaning else ''}) and is never indexed, so the last indexed run, "
-        f"{head.run_id}, is not this one: fix that run's selection (its test paths, -k, -m), "
-        f"or name the run ('{command} {head.run_id}')"
+        f"{head.run_id}, is not this one: {fix}, or name the run ('{command} {head.run_id}')"
     )
 
 

@@ -127,7 +127,8 @@ def print_summary(report: TestReport, run_dir: Path) -> None:
     from pytest_qbench.tools.run_tests import NOTES
 
     for problem in report.collection_errors:
-        where = f" {problem.file}:{problem.line}" if problem.file and problem.line else ""
+        where = f" {problem.file}" if problem.file else ""
+        where += f":{problem.line}" if where and problem.line else ""
         where += f" {problem.code}" if where and problem.code else ""
         print(
             f"ERROR {problem.tool}{where}: "

@@ -126,12 +126,19 @@ def trace_without_message(trace: str, error_type: str, message: str) -> str:
     if not message or ("\n" not in message.strip() and len(message) <= SHORT_MESSAGE):
         return trace
     text = f"{error_type}: {message}" if error_type else message
-    block = "\n".join(f"E   {line}" for line in text.splitlines())
+    block = "\n".join(f"E   {line}" for line in text.splitlines()).rstrip()
     kept = trace.rstrip()
-    if not block or not kept.endswith(block.rstrip()):
+    if not block or not kept.endswith(block[len("E   ") :]):
         return trace
-    head = kept[: len(kept) - len(block.rstrip())]
-    return f"{head}E   {error_type or 'Error'}: (message shown above)"
+    head = kept[: len(kept) - len(block) + len("E   ")]
+    # the traceback names a module's exception module first (``locale.Error``), as pytest does
+    last = head[head.rfind("\n") + 1 :]
+    named = re.fullmatch(r"E   ((?:[A-Za-z_<][\w.<>]*\.)?)", last) if error_type else None
+    if named is None and last != "E   ":
+        return trace
+    module = named[1] if named is not None else ""
+    head = head[: len(head) - len("E   ") - len(module)]
+    return f"{head}E   {module}{error_type or 'Error'}: (message shown above)"
 
 
 def failure_where(failure: Mapping[str, Any], result: Mapping[str, Any]) -> str:

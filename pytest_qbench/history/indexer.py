@@ -14,14 +14,13 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Sequence
 from dataclasses import field
-from datetime import datetime
-from datetime import timezone
 from itertools import chain
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from typing import cast
 
+from pytest_qbench.core.clock import utc_now
 from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.records import dataclass
 from pytest_qbench.core.text import error_line
@@ -175,7 +174,7 @@ def run_row(report: Record) -> tuple[Any, ...]:
         "python": environment.get("python"),
         "platform": environment.get("platform"),
         "qbench_version": environment.get("qbench_version"),
-        "indexed_at": to_index_time(datetime.now(timezone.utc)),
+        "indexed_at": to_index_time(utc_now()),
         "shard": shard_label(run.get("shard")),
         "recording_errors": len(recording_errors(report)),
         "other_counts": other_counts_text(summary.get("other")),

@@ -28,6 +28,7 @@ Shared building blocks, imports pointing one way:
 - ``budget``, ``text``: keeping responses within a size budget; text helpers;
 - ``schemas``: the short schemas ``list_tools`` publishes; ``calllog``: the tool-call log;
 - ``launch``: ``qbench mcp`` and ``qbench-mcp``, which import the SDK only when they start.
+- ``server_import``: the server imported with uvicorn hidden (only the SDK's HTTP server uses it).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from pytest_qbench.core.install import install_extra
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.config import add_server_options
 from pytest_qbench.mcp.config import config_from_args
+from pytest_qbench.mcp.server_import import import_without
 
 
 SDK_MODULES = frozenset({"mcp", "mcp_types", "anyio", "starlette", "httpx2", "sse_starlette"})
@@ -55,12 +56,14 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def load_server() -> Callable[[ServerConfig], None]:
-    """The SDK-backed ``serve``.
+    """The SDK-backed ``serve``, imported without what only the SDK's HTTP server needs
+    (``server_import``).
 
     Raises:
         QBenchError: the MCP SDK (or one of its dependencies) is not installed.
     """
     try:
+        import_without("pytest_qbench.mcp.server")
         from pytest_qbench.mcp.server import serve
     except ImportError as exc:
         if (exc.name or "").split(".")[0] in SDK_MODULES:

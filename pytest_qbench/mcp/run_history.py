@@ -13,6 +13,7 @@ from pydantic import Field
 
 from pytest_qbench.core.errors import HistoryError
 from pytest_qbench.core.errors import ToolFailure
+from pytest_qbench.core.markdown import died_unseen
 from pytest_qbench.core.text import first_line
 from pytest_qbench.mcp.config import ServerConfig
 from pytest_qbench.mcp.process import OUTPUT_NAMES
@@ -304,7 +305,10 @@ def runs_text(runs: RunList, limit: int) -> str:
     lines = [
         f"{run.run_id}  {run.started_at}  exit {run.exit_code}  "
         + (
-            f"{counts_text({**run.summary, 'other': run.other, 'duration': run.duration})}"
+            counts_text(
+                {**run.summary, "other": run.other, "duration": run.duration},
+                died=died_unseen(run.interrupted, run.exit_code),
+            )
             if run.summary
             else "no results: pytest stopped before running tests (get_run_output says why)"
         )

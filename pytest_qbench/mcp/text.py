@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import Any
 
+from pytest_qbench.core.markdown import died_duration
 from pytest_qbench.core.summary_words import summary_text
 
 
@@ -53,10 +54,14 @@ COUNTED = (
 """The counts of an answer's first line, in pytest's words and order (`summary_words`)."""
 
 
-def counts_text(summary: Mapping[str, Any]) -> str:
+def counts_text(summary: Mapping[str, Any], *, died: bool = False) -> str:
     """``3 failed, 10 passed, 1 error in 2.31s``: pytest's closing line (with the runners'
-    other words: ``1 failed, 23 passed, 1 todo``)."""
-    took = f" in {summary['duration']:.2f}s" if "duration" in summary else ""
+    other words: ``1 failed, 23 passed, 1 todo``); the duration of a run that ``died``
+    (``died_unseen``) as the lower bound it is (``died_duration``)."""
+    took = ""
+    if "duration" in summary:
+        took = f"{summary['duration']:.2f}s"
+        took = f" in {died_duration(took) if died else took}"
     other = summary.get("other")
     return f"{summary_text(summary, COUNTED, other if isinstance(other, dict) else None)}{took}"
 

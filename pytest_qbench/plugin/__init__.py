@@ -25,6 +25,9 @@ from typing import Any
 
 import pytest
 
+# the os functions and the clock as imported, before a conftest can replace them
+from pytest_qbench.core import clock  # noqa: F401
+from pytest_qbench.core import real_os  # noqa: F401
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.agent import hooks as agent_hooks
 from pytest_qbench.plugin.options.agent import refuse_unreachable

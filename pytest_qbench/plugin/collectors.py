@@ -454,8 +454,19 @@ def format_trace(
 
 
 def _exception_lines(exc: BaseException, message: str) -> str:
-    text = f"{type(exc).__qualname__}: {message}" if message else type(exc).__qualname__
+    name = exception_name(type(exc))
+    text = f"{name}: {message}" if message else name
     return "\n".join(f"E   {line}" for line in text.splitlines())
+
+
+def exception_name(kind: type[BaseException]) -> str:
+    """The exception's name as Python's traceback and pytest print it: its module first, but
+    for a builtin (``locale.Error``, ``json.decoder.JSONDecodeError``; ``KeyError``; pytest's
+    ``Failed``, whose module says ``builtins``)."""
+    module = getattr(kind, "__module__", None)
+    if module in ("builtins", "__main__"):
+        return kind.__qualname__
+    return f"{module if isinstance(module, str) else '<unknown>'}.{kind.__qualname__}"
 
 
 def _is_hidden(f_locals: Any, f_globals: Any) -> bool:

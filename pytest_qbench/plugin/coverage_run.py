@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from collections.abc import Generator
 from collections.abc import Sequence
 from contextlib import suppress
@@ -63,7 +64,7 @@ run only when every process says it."""
 class Measurement:
     """A coverage.py measurement that qbench started and stops."""
 
-    def __init__(self, sources: Sequence[str] | None) -> None:
+    def __init__(self, sources: Sequence[str] | None, root: Path) -> None:
         import coverage
 
         self.sources = sources
@@ -72,6 +73,12 @@ class Measurement:
         """coverage.py's "Module X was never imported." warnings of this process."""
         # data_file=None keeps the data in memory: the combined data is written once, at the end.
         self.cov = coverage.Coverage(source=list(sources) if sources else None, data_file=None)
+        self.left_out: list[str] = []
+        """The directories not measured (``leave_out_own``)."""
+        if not sources and not _configured_source(self.cov):
+            self.left_out = own_directories(root)
+            omit = list(self.cov.get_option("run:omit") or [])  # type: ignore[arg-type]
+            self.cov.set_option("run:omit", [*omit, *omit_patterns(self.left_out)])
         self.started = False
 
     def start(self) -> None:
@@ -100,6 +107,43 @@ class Measurement:
         return data
 
 
+def own_directories(root: Path) -> list[str]:
+    """The directories whose code is not the project's, left out of a measurement that names no
+    source (``--qbench-cov`` alone, coverage.py's default: whatever runs outside the standard
+    library and site-packages): qbench's own package, pytest's and pluggy's, and the virtual
+    environment. Installed from a checkout (editable), qbench's and pytest's files run in every
+    test and are outside site-packages: they were measured, and pulled the total down (38 %
+    where the project's own files had 88 %). A directory inside ``root`` (the rootdir) is the
+    project's own (qbench's suite, pytest's) and stays; a virtual environment is left out
+    unless ``root`` lies inside it."""
+    import _pytest
+    import pluggy
+
+    import pytest_qbench
+
+    root = root.resolve()
+    found: list[str] = []
+    for module in (pytest_qbench, pytest, _pytest, pluggy):
+        directory = Path(module.__file__ or "").resolve().parent
+        if not directory.is_relative_to(root):
+            found.append(str(directory))
+    if sys.prefix != sys.base_prefix:  # a virtual environment
+        venv = Path(sys.prefix).resolve()
+        if not root.is_relative_to(venv):
+            found.append(str(venv))
+    return sorted(set(found))
+
+
+def omit_patterns(directories: Sequence[str]) -> list[str]:
+    """coverage.py's ``omit`` patterns of every file under ``directories``."""
+    return [os.path.join(directory, "*") for directory in directories]
+
+
+def _configured_source(cov: coverage.Coverage) -> bool:
+    """Whether coverage's configuration names a source (``[run] source`` or ``source_pkgs``)."""
+    return bool(cov.get_option("run:source") or cov.get_option("run:source_pkgs"))
+
+
 def start_early(config: pytest.Config) -> None:
     """Start qbench's measurement before conftest files load (serial run, xdist controller)."""
     from pytest_qbench.plugin.options.settings import read_coverage_settings
@@ -111,7 +155,7 @@ def start_early(config: pytest.Config) -> None:
     # so what the controller and a worker both measured counts once when combined.
     if _already_measured():
         return  # the collector says so; a second tracer would pause the first one
-    measurement = Measurement(settings.sources)
+    measurement = Measurement(settings.sources, config.rootpath)
     measurement.start()
     config.stash[measurement_key] = measurement
 
@@ -166,7 +210,7 @@ def start_worker(config: pytest.Config, spec: dict[str, Any]) -> None:
     before the worker's conftest files loaded, or start one now."""
     measurement = config.stash.get(measurement_key, None)
     if measurement is None:
-        measurement = Measurement(spec.get("sources"))
+        measurement = Measurement(spec.get("sources"), config.rootpath)
         measurement.start()
     registered.register(config, WorkerCoverage(config, measurement), PLUGIN_NAME)
     if spec.get("contexts"):
@@ -230,7 +274,7 @@ class CoverageCollector:
         self.outer = settings.measure and self.measurement is None and _already_measured()
         if settings.measure and self.measurement is None and not self.outer:
             # not started early (another plugin loaded qbench late): measure from here on
-            self.measurement = Measurement(settings.sources)
+            self.measurement = Measurement(settings.sources, config.rootpath)
             self.measurement.start()
 
     @pytest.hookimpl(optionalhook=True)
@@ -409,24 +453,45 @@ class CoverageCollector:
                 "nothing then; no coverage in the report"
             )
             return None
+        sources = [str(s) for s in getattr(controller, "cov_source", None) or []]
+        leave_out = self._left_out_of(cov, sources)
         contexts_path = None
         if self.settings.contexts:
             contexts_path = self._write_contexts(
-                cov.get_data(), self.session.run_dir / CONTEXTS_FILE
+                cov.get_data(), self.session.run_dir / CONTEXTS_FILE, leave_out
             )
         data_file = cov.config.data_file
         return coverage_data.coverage_record(
             cov,
             self.config.rootpath,
             measured_by="pytest-cov",
-            sources=[str(s) for s in getattr(controller, "cov_source", None) or []],
+            sources=sources,
             threshold=self.settings.fail_under,
             data_file=self._shown(Path(data_file)) if data_file else None,
             contexts_file=self._shown(contexts_path),
+            leave_out=leave_out,
         )
 
-    def _write_contexts(self, data: coverage.CoverageData, path: Path) -> Path:
-        files = coverage_data.contexts_map(data, self.config.rootpath)
+    def _left_out_of(self, cov: coverage.Coverage, sources: Sequence[str]) -> list[str]:
+        """The directories left out of pytest-cov's data (``own_directories``) when it names no
+        source; a warning when it measured files there, which its own total counts."""
+        if sources or _configured_source(cov):
+            return []
+        leave_out = own_directories(self.config.rootpath)
+        left = coverage_data.files_under(cov, leave_out)
+        if left:
+            self._warn(
+                f"coverage: pytest-cov measured {plural(len(left), 'file')} of qbench's own, "
+                "pytest's or the virtual environment's (--cov names no source), and its total "
+                "counts them; qbench's leaves them out; name your code (--cov=PACKAGE) and the "
+                "two agree"
+            )
+        return leave_out
+
+    def _write_contexts(
+        self, data: coverage.CoverageData, path: Path, leave_out: Sequence[str] = ()
+    ) -> Path:
+        files = coverage_data.contexts_map(data, self.config.rootpath, leave_out)
         atomic.write_text_atomic(path, coverage_data.contexts_document(files))
         return path
 

@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
 from contextlib import suppress
-from datetime import datetime
-from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -30,6 +28,8 @@ import pytest
 from pytest import TestReport
 
 from pytest_qbench._version import __version__
+from pytest_qbench.core import clock
+from pytest_qbench.core import real_os
 from pytest_qbench.core.gc_pause import paused_gc
 from pytest_qbench.core.limits import AttachLimits
 from pytest_qbench.core.limits import Limits
@@ -90,6 +90,8 @@ if TYPE_CHECKING:
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
 MAX_DIAGNOSTICS = 1000
+MOVED_CLOCK_SECONDS = 2.0
+"""How far ``time.time()`` may be from qbench's clock before the clock is taken for moved."""
 ALL_PASSED = {"setup": "passed", "call": "passed", "teardown": "passed"}
 """A test's phases' outcomes when each passed (`TestAccumulator.outcome`), compared whole."""
 NOT_PLAIN = frozenset(("wasxfail", FACTS_ATTR, INTERNAL_ERROR_ATTR, "node"))
@@ -496,8 +498,8 @@ class QBenchSession(QBenchWorker):
         """What the static checkers found, errors first (bounded)."""
         self.diagnostic_counts: dict[str, dict[str, int]] = {}
         """Their findings per tool and severity (all of them)."""
-        self.started_at = datetime.now(timezone.utc)
-        self.start_clock = time.perf_counter()
+        self.started_at = clock.utc_now()
+        self.start_clock = clock.monotonic()
         self.run = new(
             "RunMeta",
             run_id=self.run_id,
@@ -562,8 +564,8 @@ class QBenchSession(QBenchWorker):
         self.claim_run_dir()  # a UsageError stops pytest before any test runs
         with self.guard("pytest_sessionstart"):
             # pytest's own "in 1.23s" also counts from here
-            self.started_at = datetime.now(timezone.utc)
-            self.start_clock = time.perf_counter()
+            self.started_at = clock.utc_now()
+            self.start_clock = clock.monotonic()
             self.run["started_at"] = iso(self.started_at)
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             self.terminal_stats = getattr(terminal, "stats", None)
@@ -884,7 +886,12 @@ class QBenchSession(QBenchWorker):
                 "child's branch with os._exit)"
             )
             return
-        with self.guard("pytest_sessionfinish"):
+        with real_os.restored() as mocked, self.guard("pytest_sessionfinish"):
+            if mocked:
+                self.notes.append(
+                    f"a test left {', '.join(mocked)} replaced (a mock never stopped): qbench "
+                    "wrote the run's files with the real functions, and put the replacement back"
+                )
             self.finish(int(self.session.exitstatus))
 
     @pytest.hookimpl
@@ -902,10 +909,11 @@ class QBenchSession(QBenchWorker):
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         noted = len(self.notes)
-        if self.stream is not None:
-            with self.guard("pytest_unconfigure"):  # closing writes the lines still waiting
-                self.stream.close()
-        self.run_lock.release()
+        with real_os.restored():  # a mock a test left on (see end)
+            if self.stream is not None:
+                with self.guard("pytest_unconfigure"):  # closing writes the lines still waiting
+                    self.stream.close()
+            self.run_lock.release()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:  # the summary's notes are written: these come after it
             for note in self.notes[noted:]:
@@ -1109,6 +1117,21 @@ class QBenchSession(QBenchWorker):
             self.collection_errors.append(diagnostic)
         self._stream_write(lambda stream: stream.write_diagnostic("collection_error", diagnostic))
 
+    def _note_moved_clock(self, duration: float) -> None:
+        """Say so when a test froze or moved the clock pytest times the tests by (freezegun,
+        time-machine): still off at the end, or a test longer than the whole run. The run's
+        dates and duration are qbench's own clock's (``core.clock``), the tests' pytest's."""
+        off = abs(time.time() - clock.wall_time())
+        if off > MOVED_CLOCK_SECONDS or self.aggregator.longest() > duration + MOVED_CLOCK_SECONDS:
+            self.note_warning(
+                "clock-moved",
+                "the clock was frozen or moved during the run (freezegun, time-machine): the "
+                "tests' start times and durations are pytest's, read from that clock, as its "
+                "closing line's time is; the run's dates and duration are the real clock's",
+                None,
+                None,
+            )
+
     def note_warning(self, code: str, message: str, file: str | None, line: int | None) -> None:
         """A qbench warning about the user's tests (not a pytest warning, so not counted)."""
         message = self.redact(message)
@@ -1146,7 +1169,7 @@ class QBenchSession(QBenchWorker):
         with self.guard("the skipped modules"):  # collection did not end (Ctrl-C, pytest.exit)
             self._emit_skipped_collectors()
         self._flush_pending()
-        self.run["completed_at"] = iso(datetime.now(timezone.utc))
+        self.run["completed_at"] = iso(clock.utc_now())
         self.run["exit_code"] = None if self.end_broke else exitstatus
         # pytest exits 2 after collection errors too ("Interrupted: 1 error during collection"):
         # that run finished, with its errors; only Ctrl-C or pytest.exit interrupts one.
@@ -1155,8 +1178,9 @@ class QBenchSession(QBenchWorker):
         # what pytest settled from every source (addopts, PYTEST_ADDOPTS), for qbench diff
         self.run["max_failures"] = _max_failures(self.config)
         self.run["last_failed"] = _ran_last_failed(self.config)
-        summary = self.aggregator.summary(time.perf_counter() - self.start_clock)
+        summary = self.aggregator.summary(clock.monotonic() - self.start_clock)
         summary["diagnostics"] = self.diagnostic_counts
+        self._note_moved_clock(summary["duration"])
         if exitstatus == pytest.ExitCode.OK and _over_max_warnings(
             self.config, summary["warnings"]
         ):
@@ -1167,9 +1191,7 @@ class QBenchSession(QBenchWorker):
             self._check_counts(summary)
         report = new(
             "TestReport",
-            meta=new(
-                "ReportMeta", qbench_version=__version__, created_at=iso(datetime.now(timezone.utc))
-            ),
+            meta=new("ReportMeta", qbench_version=__version__, created_at=iso(clock.utc_now())),
             run=self.run,
             environment=self.environment,
             summary=summary,

@@ -196,6 +196,11 @@ class Aggregator:
             self._seq += 1
             self._offer_slowest((duration, -self._seq, result, False))
 
+    def longest(self) -> float:
+        """The duration of the slowest test kept (0 when none is: none as long as
+        ``SLOWEST_MIN_SECONDS``, or no slowest kept)."""
+        return max((entry[0] for entry in self._slowest), default=0.0)
+
     def _offer_slowest(self, entry: tuple[float, int, Mapping[str, Any], bool]) -> None:
         """Keep ``entry`` if it is among the ``slowest_n`` slowest so far (a later test of the
         same duration does not replace an earlier one), and raise the bar when they are all

@@ -55,6 +55,7 @@ from pytest_qbench.report.store import ORDER_NAME
 from pytest_qbench.report.store import PHASE_NAME
 from pytest_qbench.report.store import RESULT
 from pytest_qbench.report.store import RESULT_PREFIX
+from pytest_qbench.report.store import STREAM_NAME
 from pytest_qbench.report.store import UNRECORDED
 from pytest_qbench.report.store import died_at_end
 from pytest_qbench.report.store import died_setup_failure
@@ -181,8 +182,10 @@ class StreamContents:
     """Whether the run was killed during its session's end, after its end record and before
     its report.json (``store.killed_at_end``): the report rebuilt is incomplete."""
     unwritten: str | None = None
-    """For one ``killed_at_end``: the error its session end kept when it could not write its
-    report.json (``store.note_unwritten``): it was not killed, its exit status is its end's."""
+    """The error its session end kept when it could not write its report.json
+    (``store.note_unwritten``): for one ``killed_at_end``, it was not killed, its exit status
+    is its end's; for a stream without its end record, it did not die either: the disk
+    refused the stream's last records (``STREAM_CUT``), and its exit status is unknown."""
     unrecorded: bool = False
     """Whether the stream has no start record, of a run that made its mark and died unrecorded
     (``store.unrecorded``): its start is made up (``_unrecorded_start``), its report incomplete."""
@@ -198,6 +201,8 @@ class StreamContents:
             return UNRECORDED
         if self.killed_at_end:
             return self.unwritten or KILLED_AT_END
+        if self.unwritten:
+            return f"{self.unwritten}; {STREAM_CUT}"
         if self.lost:
             return (
                 f"{self.lost} test(s) finished without a result in the stream: the process was "
@@ -221,6 +226,14 @@ class StreamContents:
             f"skipped {self.bad_lines} line(s) of {path} that are not valid records (the first "
             f"at line {self.first_bad_line}): the file is damaged"
         )
+
+
+STREAM_CUT = (
+    f"its {STREAM_NAME} has no end record: the disk refused its last writes, so results after "
+    "the last one it holds are missing and its exit status is unknown"
+)
+"""Why a report rebuilt from the stream of a run whose session ended (``unwritten``), but
+without its end record, is incomplete."""
 
 
 def read_stream(path: Path, *, records: bool = False) -> StreamContents:
@@ -280,7 +293,11 @@ def read_stream(path: Path, *, records: bool = False) -> StreamContents:
         contents.unrecorded = True
         return contents  # which tests it ran, and the one it died in if it died, are unknown
     if contents.end is None and not run_in_progress(path.parent):
-        _add_died_in(contents, path.parent / ORDER_NAME, records=records)
+        # its session end kept why it could not write report.json: it did not die, its
+        # stream lost its last records (a full disk)
+        contents.unwritten = unwritten_reason(path.parent)
+        if contents.unwritten is None:
+            _add_died_in(contents, path.parent / ORDER_NAME, records=records)
     elif contents.end is not None and died_at_end(path.parent):
         contents.killed_at_end = True
         contents.unwritten = unwritten_reason(path.parent)
@@ -462,9 +479,9 @@ def _stream_report(
         environment = contents.end.environment or environment
         sections = contents.end.sections
         coverage = contents.end.coverage
-    else:
+    else:  # it died, unless its session end said why it has no end record (``unwritten``)
         run = start.run.model_copy(
-            update={"interrupted": True, "completed_at": _last_finish(contents)}
+            update={"interrupted": not contents.unwritten, "completed_at": _last_finish(contents)}
         )
     if contents.killed_at_end and not contents.unwritten:  # its status never reached the caller
         run = run.model_copy(update={"exit_code": None})

@@ -283,14 +283,15 @@ def incomplete_text(errors: list[str]) -> str:
         "Fix: if it names one of your pytest_qbench_* hooks, or your pytest_sessionfinish, fix "
         "that hook; otherwise report it as a bug in qbench, with this message."
     )
-    if all(error.startswith(OUTPUT_ERRORS) for error in errors):
+    stored = all(any(words in error for words in STORE_ERRORS) for error in errors)
+    if not stored and all(error.startswith(OUTPUT_ERRORS) for error in errors):
         return (
             "qbench could not write every output of this run, so they are incomplete: the "
             "counts are whole, but an output asked for is missing. "
             f"The error{more}: {errors[0]}. Fix: if it names your template, fix that template; "
             "otherwise report it as a bug in qbench, with this message."
         )
-    if all(any(words in error for words in STORE_ERRORS) for error in errors):
+    if stored:
         return (
             "this report was rebuilt from what the run streamed to its run directory, which "
             "does not hold the whole run, so this report is incomplete: its counts are what was "
@@ -309,10 +310,12 @@ STORE_ERRORS = (
     "the run's process died during its session's end",
     "line(s) of the result stream are not valid records",
     "test(s) finished without a result in the stream",
+    "has no end record: the disk refused its last writes",
 )
 """Words of the errors of a report rebuilt from a damaged stream, from the stream of a run
-killed at its session's end, or of one killed with results its batch had not yet written
-(``readers.StreamContents.damage``, ``store.KILLED_AT_END``)."""
+killed at its session's end, of one killed with results its batch had not yet written, or of
+one whose disk refused the stream's last records (``readers.StreamContents.damage``,
+``store.KILLED_AT_END``, ``readers.STREAM_CUT``)."""
 
 
 OUTPUT_ERRORS = ("could not write ", "internal error in writing ")

@@ -36,6 +36,7 @@ from pytest_qbench.report.models import TestReport
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.tools.builtin.detect import is_python_project
 from pytest_qbench.tools.execute import run_supervised
+from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js import jest
 from pytest_qbench.tools.js import node_test
 from pytest_qbench.tools.js import script_checks
@@ -48,6 +49,7 @@ from pytest_qbench.tools.js.scripts import SCRIPT
 from pytest_qbench.tools.js.scripts import invocations
 from pytest_qbench.tools.js.scripts import parts_besides
 from pytest_qbench.tools.js.scripts import stops_at_first_failure
+from pytest_qbench.tools.js.scripts import wrappers
 from pytest_qbench.tools.problems import CRASHED
 from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.runner import ANSI
@@ -248,6 +250,9 @@ def run_js(
             results, problems = len(gathered.results), len(gathered.problems)
             run_registered(name, package.path, root, selected, log_dir, timeout, gathered, stop)
             gathered.ran_in.setdefault(package.path, (package, []))[1].append(name)
+            refused = any(p.code == coverage_wrap.REFUSED for p in gathered.problems[problems:])
+            if not refused:
+                note_wrappers(name, package, gathered)
             ran += 1
             if any_failed(gathered.results[results:]) or len(gathered.problems) > problems:
                 failed.append(package.name)
@@ -258,6 +263,16 @@ def run_js(
             problem(
                 name, f"{name}: no package.json under {root} lists {name}", "runner-not-applicable"
             )
+        )
+
+
+def note_wrappers(name: str, package: Package, gathered: Gathered) -> None:
+    """A note for each coverage wrapper the test script runs ``name`` under (``c8 vitest
+    run``) that qbench did not run (one checking a threshold refused the runner: no note)."""
+    for wrapper in wrappers(package, name):
+        message = coverage_wrap.note(f"{name} ({package.path.name})", wrapper)
+        gathered.warnings.append(
+            Diagnostic(tool=name, severity="info", message=message, code=coverage_wrap.NOT_RUN)
         )
 
 
@@ -293,7 +308,8 @@ def note_parts_not_run(
             continue
         message += (
             "the run is not the whole test script, and is not called complete (qbench runs "
-            "only tsc, eslint and node --test commands itself, written plainly); run those "
+            "only tsc, eslint, prettier --check and node --test commands itself, written "
+            "plainly); run those "
             f"tests with vitest or jest, or ask for the runner alone (--runner {runners[0]})"
         )
         gathered.problems.append(problem(runners[0], message, PART_NOT_RUN))
@@ -320,6 +336,7 @@ def run_script_parts(
                 gathered.parts_ran.add((package.path, part))
                 gathered.results += tests.results
                 gathered.problems += tests.problems
+                gathered.warnings += tests.notes
                 continue
             done_part = script_checks.run_part(part, package.path, log_dir, timeout, stop)
             if done_part is None:
@@ -400,7 +417,7 @@ def note_scripts_not_run(
         gathered.problems.append(problem("test-script", message, PART_NOT_RUN))
 
 
-NOTES = frozenset({NO_TEST_IN_FILE, PART_NOT_RUN, WORKSPACE_BAIL})
+NOTES = frozenset({NO_TEST_IN_FILE, PART_NOT_RUN, WORKSPACE_BAIL, coverage_wrap.NOT_RUN})
 """The codes of the runners' notes ``qbench test`` prints (``NOTE vitest: ...``)."""
 
 

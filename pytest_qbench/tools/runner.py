@@ -31,6 +31,7 @@ from pytest_qbench.tools.names import DEFAULT_TIMEOUT
 from pytest_qbench.tools.spec import Checker
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
+from pytest_qbench.tools.spec import Unsupported
 from pytest_qbench.tools.spec import planning_for
 from pytest_qbench.tools.spec import store_of
 
@@ -206,8 +207,9 @@ def where_to_run(
 def not_planned(
     tool: str, exc: Exception, directory: Path, cwd: Path, started: datetime
 ) -> Started:
-    """A checker that could not be planned: "not run" when not installed, else crashed (a
-    third party's planner that raised)."""
+    """A checker that could not be planned: "not run" when not installed or when it cannot
+    run as the project runs it (`Unsupported`: its note says why), else crashed (a third
+    party's planner that raised)."""
     meta = RunMeta(
         run_id=directory.name,
         tool=tool,
@@ -216,7 +218,7 @@ def not_planned(
         cwd=str(cwd),
         command=[],
     )
-    if isinstance(exc, NotInstalled):
+    if isinstance(exc, (NotInstalled, Unsupported)):
         return Started(
             None, meta, done=CheckRun(run=meta, status="not_run", note=f"not run: {exc}")
         )

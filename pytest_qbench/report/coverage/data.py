@@ -13,6 +13,7 @@ import os
 import warnings
 from collections.abc import Iterable
 from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,16 +42,18 @@ def coverage_record(
     threshold: float | None = None,
     data_file: str | None = None,
     contexts_file: str | None = None,
+    leave_out: Sequence[str] = (),
 ) -> CoverageReportRecord:
-    """A ``CoverageReport`` record of everything ``cov`` reports on (its omit/include apply);
-    with no file measured a threshold is not met, even 0 (as coverage.py's "No data to report")."""
+    """A ``CoverageReport`` record of everything ``cov`` reports on (its omit/include apply)
+    but the files under the directories ``leave_out``; with no file measured a threshold is not
+    met, even 0 (as coverage.py's "No data to report")."""
     from coverage.exceptions import NoDataError
     from coverage.results import Numbers
 
     total = Numbers(precision=cov.config.precision)
     files: list[CoverageFileRecord] = []
     try:
-        for path, analysis in _analyses(cov, rootpath):
+        for path, analysis in _analyses(cov, rootpath, leave_out):
             total += analysis.numbers
             files.append(file_record(path, analysis))
     except NoDataError:
@@ -75,11 +78,25 @@ def coverage_record(
     )
 
 
-def _analyses(cov: coverage.Coverage, rootpath: Path) -> Iterator[tuple[str, Analysis]]:
+def _analyses(
+    cov: coverage.Coverage, rootpath: Path, leave_out: Sequence[str]
+) -> Iterator[tuple[str, Analysis]]:
     from coverage.report_core import get_analysis_to_report
 
     for reporter, analysis in get_analysis_to_report(cov, None):
-        yield project_path(reporter.filename, rootpath), analysis
+        if not (leave_out and is_under(reporter.filename, leave_out)):
+            yield project_path(reporter.filename, rootpath), analysis
+
+
+def is_under(filename: str, directories: Sequence[str]) -> bool:
+    """Whether ``filename`` lies in one of ``directories`` (absolute, resolved)."""
+    absolute = os.path.realpath(filename)
+    return any(absolute.startswith(os.path.join(d, "")) for d in directories)
+
+
+def files_under(cov: coverage.Coverage, directories: Sequence[str]) -> list[str]:
+    """The files ``cov`` measured in ``directories``."""
+    return sorted(f for f in cov.get_data().measured_files() if is_under(f, directories))
 
 
 def _has_arcs(cov: coverage.Coverage) -> bool:
@@ -132,14 +149,19 @@ def meets(percentage: float, threshold: float) -> bool:
     return not should_fail_under(percentage, threshold, 2)
 
 
-def contexts_map(data: coverage.CoverageData, rootpath: Path) -> dict[str, list[str]]:
-    """Which tests executed each file: ``{path: [nodeid, ...]}`` (sorted).
+def contexts_map(
+    data: coverage.CoverageData, rootpath: Path, leave_out: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """Which tests executed each file (none under ``leave_out``): ``{path: [nodeid, ...]}``
+    (sorted).
 
     Contexts are the node ids qbench switched to, or pytest-cov's ``nodeid|run`` names (the phase
     suffix is dropped). The empty context (code run outside any test) is left out.
     """
     files: dict[str, list[str]] = {}
     for filename in data.measured_files():
+        if leave_out and is_under(filename, leave_out):
+            continue
         tests: set[str] = set()
         for contexts in data.contexts_by_lineno(filename).values():
             tests.update(test_of_context(c) for c in contexts if c)

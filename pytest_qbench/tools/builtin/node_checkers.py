@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.hookspecs import hookimpl
+from pytest_qbench.tools.js import script_checks
 from pytest_qbench.tools.node import eslint
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import has_bin
@@ -15,6 +17,7 @@ from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.spec import Checker
 from pytest_qbench.tools.spec import NotInstalled
 from pytest_qbench.tools.spec import Plan
+from pytest_qbench.tools.spec import Unsupported
 from pytest_qbench.tools.spec import store_directory
 
 
@@ -57,8 +60,28 @@ def plan_tsc(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
 
 
 def plan_eslint(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
-    """The project's eslint on ``paths`` (default: ``.``), the directory the run writes to
-    left out (`store_directory`)."""
+    """The project's eslint as its ``lint`` script runs it (`script_checks.lint_eslint`:
+    its paths, ``--max-warnings``, ``-c``, ``--ext``..., planned as a test script's eslint
+    is), ``paths`` replacing the script's; without such a script, on ``paths`` (default:
+    ``.``); the directory the run writes to left out either way (`store_directory`).
+
+    Raises:
+        NotInstalled: no eslint in the project.
+        Unsupported: a ``lint`` script whose eslint qbench cannot run as written (the
+            message names the script and what): the checker is not run, never run otherwise.
+    """
+    script = script_checks.lint_eslint(cwd)
+    if script is not None:
+        env, words, written = script
+        try:
+            plan = script_checks.plan_eslint(words, cwd, scratch, given=paths, fixes=True)
+        except Unsupported as exc:
+            raise Unsupported(
+                f"the package's {script_checks.LINT!r} script runs `{written[:200]}`: {exc}; "
+                "qbench check runs eslint as that script does, or not at all: write the "
+                "script's eslint plainly"
+            ) from None
+        return replace(plan, env=env) if env else plan
     executable = project_bin(cwd, "eslint", "eslint")
     command = eslint.eslint_command(executable, paths, cwd, store_directory())
     return Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint)
@@ -86,6 +109,6 @@ def qbench_checkers() -> list[Checker]:
             has_eslint_config,
             plan_eslint,
             installed=lambda root: has_bin(root, "eslint"),
-            description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/' (and the run's --dir)",
+            description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/' (and the run's --dir), with the lint script's paths and options",
         ),
     ]

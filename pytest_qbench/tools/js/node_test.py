@@ -29,6 +29,8 @@ from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.report.models import TestResult
 from pytest_qbench.tools.execute import run_supervised
+from pytest_qbench.tools.js import coverage_wrap
+from pytest_qbench.tools.js.coverage_wrap import unwrap
 from pytest_qbench.tools.js.results import SEPARATOR
 from pytest_qbench.tools.js.results import make_failure
 from pytest_qbench.tools.js.results import relative
@@ -85,12 +87,15 @@ class NodeRun:
     part: str
     results: list[TestResult] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+    """What the run did otherwise than the script (a coverage wrapper not run)."""
 
 
 def node_test_words(part: str) -> tuple[dict[str, str], list[str]] | None:
     """The variables set before it and the words after ``node`` of a ``node --test``
-    command; ``None`` for any other command (``node build.js``, ``c8 node --test``)."""
-    words = split(part)
+    command, also under a coverage wrapper (``c8 node --test``: `coverage_wrap`); ``None`` for
+    any other command (``node build.js``)."""
+    _, words = unwrap(split(part))  # c8 node --test: its wrapper is not run (run_part)
     env: dict[str, str] = {}
     while words and "=" in words[0] and not words[0].startswith("-"):
         key, _, value = words.pop(0).partition("=")
@@ -170,6 +175,17 @@ def run_part(
     env, words = found
     done = NodeRun(part)
     label = f"node --test ({cwd.name}), the test script's `{part[:200]}`"
+    wrapper, _ = unwrap(split(part))
+    why = coverage_wrap.threshold(wrapper, cwd) if wrapper else None
+    if why is not None:
+        message = f"{label}: not run: {coverage_wrap.refusal('node --test', wrapper, why)}"
+        done.problems.append(problem(RUNNER, message, coverage_wrap.REFUSED))
+        return done
+    if wrapper:
+        message = coverage_wrap.note(label, wrapper)
+        done.notes.append(
+            Diagnostic(tool=RUNNER, severity="info", message=message, code=coverage_wrap.NOT_RUN)
+        )
     node = shutil.which("node")
     if node is None:
         message = f"{label}: node is not on PATH: install Node.js {MIN_NODE} or later"

@@ -1,7 +1,8 @@
 """The checker commands of a package's ``test`` script (``"test": "vitest run && tsc --noEmit"``,
-``jest && eslint . --max-warnings 0``), run by ``qbench test`` through the checkers of ``qbench
-check`` (`pytest_qbench.tools.node`): their diagnostics in the run, their failure failing it as
-it fails ``npm test``.
+``jest && eslint . --max-warnings 0``, ``prettier --check src``), run by ``qbench test`` through
+the checkers of ``qbench check`` (`pytest_qbench.tools.node`): their diagnostics in the run,
+their failure failing it as it fails ``npm test``; and the eslint command of its ``lint``
+script, which ``qbench check``'s eslint runs as written (`lint_eslint`).
 
 A command is run only when its options can be carried exactly (tsc's ``--noEmit``, ``-p X``,
 ``-b [X]``; eslint's paths, ``--max-warnings N``, ``-c X``, ``--ext X``...); one giving another
@@ -15,16 +16,24 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.models import Diagnostic
 from pytest_qbench.tools.execute import run_supervised
+from pytest_qbench.tools.js.project import read_package
+from pytest_qbench.tools.js.scripts import calls
 from pytest_qbench.tools.js.scripts import split
 from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
+from pytest_qbench.tools.node.eslint import TOO_MANY_WARNINGS
+from pytest_qbench.tools.node.words import SHELL
+from pytest_qbench.tools.node.words import Grammar
+from pytest_qbench.tools.node.words import sort_words
 from pytest_qbench.tools.problems import CRASHED
 from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import NotInstalled
@@ -35,7 +44,7 @@ from pytest_qbench.tools.spec import store_directory
 from pytest_qbench.tools.spec import store_of
 
 
-CHECKERS = ("tsc", "eslint")
+CHECKERS = ("tsc", "eslint", "prettier")
 """The checkers whose commands in a test script qbench runs."""
 _PREFIXES = frozenset({"npx", "pnpx"})
 """Words before a checker's name that run the project's own binary as it is."""
@@ -44,9 +53,26 @@ _TSC_FLAGS = frozenset({"--noEmit"})
 _TSC_DROPPED = frozenset({"--pretty"})
 """tsc's options changing only how it prints (qbench reads ``--pretty false``)."""
 _ESLINT_VALUES = frozenset(
-    {"-c", "--config", "--ext", "--rulesdir", "--ignore-path", "--ignore-pattern", "--parser"}
+    {
+        "-c",
+        "--config",
+        "--ext",
+        "--rulesdir",
+        "--ignore-path",
+        "--ignore-pattern",
+        "--parser",
+        "--parser-options",
+        "--env",
+        "--global",
+        "--plugin",
+        "--rule",
+        "--resolve-plugins-relative-to",
+        "--report-unused-disable-directives-severity",
+        "--flag",
+    }
 )
-"""eslint's options taking a value, carried as written."""
+"""eslint's options taking a value, carried as written (a value is one argument, as the shell
+gave it: ``--rule 'no-console: error'``)."""
 _ESLINT_FLAGS = frozenset(
     {
         "--quiet",
@@ -55,6 +81,10 @@ _ESLINT_FLAGS = frozenset(
         "--no-warn-ignored",
         "--no-eslintrc",
         "--no-inline-config",
+        "--no-ignore",
+        "--no-config-lookup",
+        "--exit-on-fatal-error",
+        "--pass-on-no-patterns",
     }
 )
 """eslint's options taking no value, carried as written."""
@@ -63,6 +93,114 @@ _ESLINT_DROPPED = frozenset({"--cache", "--color", "--no-color"})
 _ESLINT_DROPPED_VALUES = frozenset({"-f", "--format", "--cache-location", "--cache-strategy"})
 """eslint's options taking a value that change only how it prints or caches (qbench reads
 its JSON)."""
+_ESLINT = Grammar(
+    _ESLINT_VALUES,
+    _ESLINT_FLAGS,
+    _ESLINT_DROPPED,
+    _ESLINT_DROPPED_VALUES,
+    read=frozenset({"--max-warnings"}),
+)
+"""How qbench reads eslint's words."""
+_ESLINT_FIXING = replace(
+    _ESLINT,
+    dropped=_ESLINT.dropped | {"--fix", "--fix-dry-run"},
+    dropped_values=_ESLINT.dropped_values | {"--fix-type"},
+)
+"""The same, eslint's fixing options left out (`plan_eslint`'s ``fixes``)."""
+_VALUED_NEXT = _ESLINT_VALUES | _ESLINT_DROPPED_VALUES | {"--max-warnings"}
+"""eslint's options taking a value, as ``next lint`` passes them on."""
+
+
+LINT = "lint"
+"""The script whose eslint command ``qbench check``'s eslint runs as written: the one ``npm
+run lint`` runs."""
+_LAUNCHERS = (("npx",), ("pnpx",), ("bunx",), ("pnpm", "exec"), ("npm", "exec"), ("yarn",))
+"""Words before eslint's name that run the project's own binary as it is."""
+
+
+def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
+    """The eslint command of the ``lint`` script of the package in ``cwd`` (or of a script it
+    runs, ``npm run lint:js``): the variables set before it, its words after ``eslint``, and
+    the command as written; ``None`` when there is no such script or it runs no eslint.
+
+    Raises:
+        Unsupported: eslint run several times with different words (qbench check runs it
+            once), or started otherwise than plainly (``node --max-old-space-size=4096
+            node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
+    """
+    package = read_package(cwd)
+    if package is None:
+        return None
+    found = calls(package, "eslint", LINT)
+    nexts = [
+        (before, after) for before, after in calls(package, "next", LINT) if after[:1] == ["lint"]
+    ]
+    found += [(before, next_lint_words(after[1:], cwd)) for before, after in nexts]
+    if not found:
+        return None
+    commands = list(dict.fromkeys(" ".join([*before, *after]) for before, after in found))
+    if len(commands) > 1:
+        raise Unsupported(
+            f"the package's {LINT!r} script runs eslint {len(commands)} times with different "
+            f"words ({', '.join(f'`{c[:200]}`' for c in commands[:3])}): qbench check runs "
+            "eslint once; make the script run it once"
+        )
+    before, after = found[0]
+    env: dict[str, str] = {}
+    words = list(before[:-1])
+    if words and words[0].rsplit("/", 1)[-1] in ("cross-env", "cross-env-shell"):
+        words.pop(0)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    if tuple(words) not in ((), *_LAUNCHERS) or any(SHELL.search(v) for v in env.values()):
+        raise Unsupported(
+            f"the package's {LINT!r} script starts eslint as `{commands[0][:200]}`, which "
+            "qbench check does not run the same way; start it plainly (`eslint ...`)"
+        )
+    return env, after, commands[0]
+
+
+_NEXT_PATHS = frozenset({"--dir", "-d", "--file"})
+"""``next lint``'s options naming what it lints (several times each)."""
+_NEXT_DROPPED = frozenset({"--output-file", "-o"})
+"""``next lint``'s options taking a value that change only where it prints."""
+NEXT_DIRS = ("app", "pages", "components", "lib", "src")
+"""The directories ``next lint`` lints when given none (those of them that exist)."""
+
+
+def next_lint_words(words: list[str], cwd: Path) -> list[str]:
+    """``next lint``'s words (after ``lint``) as eslint's: its ``--dir``/``--file`` values as
+    paths (none: those of `NEXT_DIRS` in ``cwd``, as ``next lint`` picks them), ``--no-cache``
+    and ``--output-file`` left out, the other options as given (eslint's own spellings,
+    planned and refused by `plan_eslint`: ``--strict`` is refused).
+
+    Raises:
+        Unsupported: a project directory (``next lint web``), which qbench cannot move to.
+    """
+    paths: list[str] = []
+    rest: list[str] = []
+    number = 0
+    while number < len(words):
+        word = words[number]
+        number += 1
+        name, equals, value = word.partition("=")
+        if name in _NEXT_PATHS or name in _NEXT_DROPPED:
+            if not equals and number < len(words):
+                value, number = words[number], number + 1
+            if name in _NEXT_PATHS:
+                paths.append(value)
+        elif word == "--no-cache":
+            continue
+        elif not word.startswith("-") and not (rest and rest[-1] in _VALUED_NEXT):
+            raise Unsupported(
+                f"next lint's project directory {word!r}: qbench check runs eslint in the "
+                "front end's own directory; point qbench_frontend at it instead"
+            )
+        else:
+            rest.append(word)
+    found = paths or [name for name in NEXT_DIRS if (cwd / name).is_dir()] or ["."]
+    return [*found, *rest]
 
 
 def checker_of(part: str) -> tuple[str, list[str]] | None:
@@ -92,18 +230,18 @@ class PartRun:
     more warnings than ``--max-warnings``)."""
 
 
-def plan_part(
-    checker: str, words: list[str], cwd: Path, scratch: Path
-) -> tuple[Plan[Diagnostic], int | None]:
-    """The plan running ``checker`` with the script's ``words``, and eslint's
-    ``--max-warnings`` (``None``: none).
+def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
+    """The plan running ``checker`` with the script's ``words`` (eslint's ``--max-warnings``
+    read by its parser: `eslint.parse_limited`).
 
     Raises:
         NotInstalled: the project has not installed the checker (or no ``node`` for ``tsc -b``).
         Unsupported: an option qbench cannot carry exactly; the message names it.
     """
     if checker == "tsc":
-        return plan_tsc(words, cwd, scratch), None
+        return plan_tsc(words, cwd, scratch)
+    if checker == "prettier":
+        return prettier.plan_check(words, cwd)
     return plan_eslint(words, cwd, scratch)
 
 
@@ -164,49 +302,36 @@ def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
     return Plan(tsc.TOOL, command, tsc.OK_CODES, tsc.parse_tsc)
 
 
-def plan_eslint(words: list[str], cwd: Path, scratch: Path) -> tuple[Plan[Diagnostic], int | None]:
-    """``eslint [paths] [options]`` with its carried options, its JSON into ``scratch``."""
-    carried: list[str] = []
-    paths: list[str] = []
-    refused: list[str] = []
+def plan_eslint(
+    words: list[str],
+    cwd: Path,
+    scratch: Path,
+    given: list[str] | None = None,
+    fixes: bool = False,
+) -> Plan[Diagnostic]:
+    """``eslint [paths] [options]`` with its carried options, its JSON into ``scratch``, its
+    ``--max-warnings`` read by its parser (more warnings: an error, `eslint.parse_limited`).
+    ``given``: paths replacing the command's own (``qbench check PATHS``); ``fixes``: leave
+    out ``--fix``, ``--fix-dry-run`` and ``--fix-type X`` (qbench fixes nothing: it lists
+    every problem, those the fix would have fixed too, never fewer than the command's own run
+    leaves), else refused."""
+    found = sort_words(words, _ESLINT_FIXING if fixes else _ESLINT)
     limit: int | None = None
-    number = 0
-    while number < len(words):
-        word = words[number]
-        number += 1
-        name, equals, value = word.partition("=")
-        takes = name in _ESLINT_VALUES or name in _ESLINT_DROPPED_VALUES
-        takes = takes or name == "--max-warnings"
-        if takes and not equals:
-            if number >= len(words):
-                refused.append(word)
-                continue
-            value, number = words[number], number + 1
-        if not word.startswith("-"):
-            paths.append(word)
-        elif name == "--max-warnings":
-            try:
-                limit = int(value)
-            except ValueError:
-                refused.append(f"{name} {value}")
-                continue
-            carried += [name, value]
-        elif name in _ESLINT_VALUES:
-            carried += [name, value]
-        elif name in _ESLINT_FLAGS:
-            carried.append(word)
-        elif name in _ESLINT_DROPPED or name in _ESLINT_DROPPED_VALUES:
-            continue
+    if "--max-warnings" in found.read:
+        try:
+            limit = int(found.read["--max-warnings"])
+        except ValueError:
+            found.refused.append(f"--max-warnings {found.read['--max-warnings']}")
         else:
-            refused.append(word)
-    if refused:
-        raise Unsupported(f"eslint options qbench cannot carry: {' '.join(refused)}")
+            found.carried += ["--max-warnings", str(limit)]
+    if found.refused:
+        raise Unsupported(f"eslint options qbench cannot carry: {' '.join(found.refused)}")
     executable = project_bin(cwd, "eslint", "eslint")
     output = scratch / "eslint.json"
-    command = eslint.eslint_command(executable, paths, cwd, store_directory())
-    command[1:1] = [*carried, "-o", str(output)]
-    plan = Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint, output=output)
-    return plan, limit
+    command = eslint.eslint_command(executable, given or found.paths, cwd, store_directory())
+    command[1:1] = [*found.carried, "-o", str(output)]
+    parse = eslint.parse_limited(limit)
+    return Plan(eslint.TOOL, command, eslint.OK_CODES, parse, output=output)
 
 
 def run_part(
@@ -228,7 +353,7 @@ def run_part(
     with tempfile.TemporaryDirectory(prefix=f"qbench-{checker}-") as scratch:
         try:
             with planning_for(store_of(log_dir)):
-                plan, limit = plan_part(checker, words, cwd, Path(scratch))
+                plan = plan_part(checker, words, cwd, Path(scratch))
         except NotInstalled as exc:
             done.problems.append(problem(checker, f"{label}: {exc}", "runner-not-installed"))
             return done
@@ -252,24 +377,16 @@ def run_part(
         except CheckOutputError as exc:
             done.problems.append(problem(checker, f"{label}: {exc}; {raw_in}", CRASHED))
             return done
-    errors = sum(1 for d in done.diagnostics if d.severity == "error")
+    over = [d for d in done.diagnostics if d.code == TOO_MANY_WARNINGS and d.file is None]
+    if over:
+        done.diagnostics = [d for d in done.diagnostics if d not in over]
+        message = f"{label}: {over[0].message} and fails the test script; {raw_in}"
+        done.problems.append(problem(checker, message, TOO_MANY_WARNINGS))
+    errors = sum(1 for d in done.diagnostics if d.severity == "error") + len(over)
     if ran.exit_code != 0 and not errors:
-        warnings = len(done.diagnostics) - errors
-        if checker == "eslint" and limit is not None and warnings > limit:
-            message = (
-                f"{label}: {plural(warnings, 'warning')}, more than --max-warnings {limit}: eslint exits "
-                f"1 and fails the test script; {raw_in}"
-            )
-            done.problems.append(problem(checker, message, TOO_MANY_WARNINGS))
-        else:
-            message = f"{label} exited {ran.exit_code} with no error; {raw_in}"
-            done.problems.append(problem(checker, message, CRASHED))
+        message = f"{label} exited {ran.exit_code} with no error; {raw_in}"
+        done.problems.append(problem(checker, message, CRASHED))
     elif ran.exit_code == 0 and errors:
         message = f"{label} reported {plural(errors, 'error')} but exited 0; {raw_in}"
         done.problems.append(problem(checker, message, CRASHED))
     return done
-
-
-TOO_MANY_WARNINGS = "max-warnings-exceeded"
-"""The code of the error saying eslint found more warnings than the script's
-``--max-warnings`` allows (eslint then exits 1)."""

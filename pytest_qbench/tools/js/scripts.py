@@ -19,6 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js.project import Package
 from pytest_qbench.tools.spec import Unsupported
 
@@ -87,17 +88,23 @@ class Launch:
     runner's binary runs as it is."""
 
 
+def wrappers(package: Package, runner: str) -> list[list[str]]:
+    """The coverage wrappers (`coverage_wrap`) the test script runs ``runner`` under, each
+    once, as written (``["c8", "-r", "lcov"]``)."""
+    found = [coverage_wrap.unwrap(before)[0] for before, _ in calls(package, runner)]
+    return [list(one) for one in dict.fromkeys(tuple(w) for w in found if w)]
+
+
 def invocations(package: Package, runner: str, script: str = SCRIPT) -> list[list[str]]:
     """The argument lists of every command of ``package``'s ``script`` (and of the scripts it
     runs) that runs ``runner``: the words after the runner's name."""
-    return [words for _, words in _calls(package, runner, script)]
+    return [words for _, words in calls(package, runner, script)]
 
 
-def _calls(
-    package: Package, runner: str, script: str = SCRIPT
-) -> list[tuple[list[str], list[str]]]:
-    """Each command running ``runner``: the words before the runner's (its variables first),
-    and after it."""
+def calls(package: Package, runner: str, script: str = SCRIPT) -> list[tuple[list[str], list[str]]]:
+    """Each command of ``package``'s ``script`` (and of the scripts it runs) running
+    ``runner``: the words before the runner's and the runner's own (its variables first),
+    and the words after it."""
     found: list[tuple[list[str], list[str]]] = []
     _walk(package, script, [], runner, found, _DEPTH)
     return found
@@ -111,25 +118,72 @@ def _walk(
     found: list[tuple[list[str], list[str]]],
     depth: int,
 ) -> None:
-    script = package.scripts.get(name)
-    if not isinstance(script, str) or depth == 0:
+    if depth == 0:
         return
-    parts = _COMMANDS.split(script)
-    for number, part in enumerate(parts):
-        words = split(part)
-        if number == len(parts) - 1:
-            words += extra  # npm run X -- more: added to the script's last command
-        at = [n for n, w in enumerate(words) if runs(w, runner)]
-        if at:
-            found.append((words[: at[0] + 1], words[at[0] + 1 :]))
-            continue
-        while words and "=" in words[0] and not words[0].startswith("-"):
-            words.pop(0)  # NODE_ENV=test npm run unit
-        if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
-            rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
-            if rest:
-                more = rest[rest.index("--") + 1 :] if "--" in rest else []
-                _walk(package, rest[0], more, runner, found, depth - 1)
+    for hook, script in around(package, name):
+        parts = _COMMANDS.split(script)
+        for number, part in enumerate(parts):
+            words = split(part)
+            if hook == name and number == len(parts) - 1:
+                words += extra  # npm run X -- more: added to the script's last command
+            _walk_command(package, words, runner, found, depth)
+
+
+def _walk_command(
+    package: Package,
+    words: list[str],
+    runner: str,
+    found: list[tuple[list[str], list[str]]],
+    depth: int,
+) -> None:
+    at = [n for n, w in enumerate(words) if runs(w, runner)]
+    if at:
+        found.append((words[: at[0] + 1], words[at[0] + 1 :]))
+        return
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words.pop(0)  # NODE_ENV=test npm run unit
+    if len(words) >= 2 and _RUNS_SCRIPT.match(words[0]):
+        rest = words[2:] if words[1] in ("run", "run-script") else words[1:]
+        if rest:
+            more = rest[rest.index("--") + 1 :] if "--" in rest else []
+            _walk(package, rest[0], more, runner, found, depth - 1)
+    for name in run_all(package, words) or []:
+        _walk(package, name, [], runner, found, depth - 1)
+
+
+_RUN_ALL = frozenset({"npm-run-all", "npm-run-all2", "run-s", "run-p"})
+"""npm-run-all's commands, which run the scripts they name (``run-p lint:*``)."""
+
+
+def run_all(package: Package, words: list[str]) -> list[str] | None:
+    """The scripts an npm-run-all command (``run-s build test``, ``npm-run-all -p lint:*``)
+    runs, in order, its globs matched against ``package``'s scripts as it matches them (``*``
+    within a ``:``-separated part, ``**`` across them); ``None`` for another command, or one
+    naming a script the package has not (it then fails, as the command does)."""
+    if not words or words[0].rsplit("/", 1)[-1] not in _RUN_ALL:
+        return None
+    names: list[str] = []
+    for word in (w for w in words[1:] if not w.startswith("-")):
+        name = word.split(" ", 1)[0]  # "test:* -- --coverage": its arguments not read
+        if "*" in name:
+            pattern = re.escape(name).replace(r"\*\*", ".+").replace(r"\*", "[^:]+")
+            names += [key for key in package.scripts if re.fullmatch(pattern, key)]
+        elif isinstance(package.scripts.get(name), str):
+            names.append(name)
+        else:
+            return None
+    return list(dict.fromkeys(names)) or None
+
+
+def around(package: Package, name: str) -> list[tuple[str, str]]:
+    """The script ``name`` of ``package`` with those npm runs around it, ``pre<name>`` before
+    and ``post<name>`` after (``npm test`` runs ``pretest``, ``test``, ``posttest``; ``npm run
+    lint``, ``prelint``...), each present one's name and text, in that order; none without
+    ``name`` itself (npm then runs nothing: a missing script)."""
+    if not isinstance(package.scripts.get(name), str):
+        return []
+    names = (f"pre{name}", name, f"post{name}")
+    return [(one, text) for one in names if isinstance(text := package.scripts.get(one), str)]
 
 
 _PARTS = re.compile(r"&&|\|\||(?<![<>])&(?!>)|[;|\n]")
@@ -150,11 +204,11 @@ def parts_besides(
     ``eslint .``), anything else that can fail ``npm test`` (``cd web``, a missing script), as
     written; not those that only print or clean up (``echo``, ``rimraf dist``), nor a script
     of ``ran``, which qbench ran itself (``npm run build`` under ``qbench test --build``)."""
-    text = package.scripts.get(script)
-    if not isinstance(text, str) or depth == 0:
+    if depth == 0:
         return []
     found: list[str] = []
-    for part in _PARTS.split(text):
+    texts = [text for _, text in around(package, script)]
+    for part in (part for text in texts for part in _PARTS.split(text)):
         words = split(part)
         if not words or any(runs(word, runner) for word in words for runner in runners):
             continue
@@ -170,6 +224,11 @@ def parts_besides(
             if rest and rest[0] != script and isinstance(package.scripts.get(rest[0]), str):
                 found += parts_besides(package, runners, rest[0], depth - 1, ran)
                 continue
+        names = run_all(package, bare)
+        if names and script not in names:
+            for name in (name for name in names if name not in ran):
+                found += parts_besides(package, runners, name, depth - 1, ran)
+            continue
         found.append(" ".join(words))
     return list(dict.fromkeys(found))
 
@@ -287,9 +346,12 @@ def launch(package: Package, runner: str) -> Launch:
         Unsupported: commands starting it differently, or a value the shell would expand.
     """
     launches: list[Launch] = []
-    for before, _ in _calls(package, runner):
+    for before, _ in calls(package, runner):
+        wrapper, words = coverage_wrap.unwrap(before)
+        why = coverage_wrap.threshold(wrapper, package.path) if wrapper else None
+        if why is not None:
+            raise Unsupported(coverage_wrap.refusal(runner, wrapper, why))
         env: dict[str, str] = {}
-        words = list(before)
         while words and "=" in words[0] and not words[0].startswith("-"):
             key, _, value = words.pop(0).partition("=")
             env[key] = value

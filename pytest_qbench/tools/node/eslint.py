@@ -4,10 +4,12 @@ its messages (severity 2 an error, 1 a warning; the rule as the code)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.core.summary_words import plural
 from pytest_qbench.report.checks.spans import Snippets
 from pytest_qbench.report.checks.spans import Span
 from pytest_qbench.report.checks.spans import decode
@@ -105,3 +107,30 @@ def _diagnostic(message: Any, file: str, snippets: Snippets, span: Span) -> Diag
         log_range=span.log_range(),
         byte_offsets=span.byte_offsets(),
     )
+
+
+TOO_MANY_WARNINGS = "max-warnings-exceeded"
+"""The code of the error saying eslint found more warnings than ``--max-warnings`` allows
+(eslint then exits 1)."""
+
+
+def parse_limited(limit: int | None) -> Callable[[bytes, Path], list[Diagnostic]]:
+    """`parse_eslint`, and with a ``--max-warnings`` ``limit`` one more error
+    (`TOO_MANY_WARNINGS`) when the warnings are more than it: eslint's exit 1 said, so a
+    run with only warnings is not read as clean where the project's own eslint fails."""
+    if limit is None:
+        return parse_eslint
+
+    def parse(raw: bytes, cwd: Path) -> list[Diagnostic]:
+        found = parse_eslint(raw, cwd)
+        warnings = sum(1 for item in found if item.severity == "warning")
+        if warnings > limit:
+            message = (
+                f"{plural(warnings, 'warning')}, more than --max-warnings {limit}: eslint exits 1"
+            )
+            found.append(
+                Diagnostic(tool=TOOL, severity="error", message=message, code=TOO_MANY_WARNINGS)
+            )
+        return found
+
+    return parse
