@@ -7,6 +7,10 @@ holds a 300 MiB report and spawns ``qbench render`` directly would read about 30
 command that used 90. So the command is started by a fresh, stdlib-only Python process (about
 10 MiB), which ``wait4``s it and reports the command's own rusage; that floor is far below any
 pytest run.
+
+The launcher also pins the command to CPU cores when asked (``cores``): it sets its own affinity
+before starting the command, which inherits it, so the command never runs on another core even
+for its first instruction.
 """
 
 from __future__ import annotations
@@ -28,10 +32,14 @@ from typing import IO
 MIB = 1024 * 1024
 CHECKOUT = Path(__file__).resolve().parent.parent
 
-# Runs as ``python -c LAUNCHER RESULT_FILE TIMEOUT_S ARGV...``; stdlib only, no imports of ours.
+# Runs as ``python -c LAUNCHER RESULT_FILE TIMEOUT_S CORES ARGV...`` (CORES: "" for any core, or
+# "0" or "0,1"); stdlib only, no imports of ours.
 LAUNCHER = """
 import json, os, signal, subprocess, sys, time
-result_file, timeout, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+result_file, timeout, cores, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+if cores:
+    os.sched_setaffinity(0, {int(core) for core in cores.split(",")})
+pinned = sorted(os.sched_getaffinity(0))
 started = time.perf_counter()
 proc = subprocess.Popen(argv)
 
@@ -66,6 +74,7 @@ with open(result_file, "w") as handle:
             "sys_s": usage.ru_stime,
             "max_rss_kib": usage.ru_maxrss,
             "timed_out": timed_out,
+            "cores": pinned,
         },
         handle,
     )
@@ -82,6 +91,8 @@ class Usage:
     sys_s: float
     max_rss_mib: float
     timed_out: bool
+    cores: tuple[int, ...] = ()
+    """The cores the command was allowed to run on."""
 
     @property
     def cpu_s(self) -> float:
@@ -96,8 +107,11 @@ def measure(
     env: Mapping[str, str] | None = None,
     output: IO[bytes] | int | None = subprocess.DEVNULL,
     timeout: float = 3600.0,
+    cores: Sequence[int] = (),
 ) -> Usage:
     """Run ``argv`` through the launcher; its stdout and stderr both go to ``output``.
+
+    ``cores``: the CPU cores the command may run on (``os.sched_setaffinity``); any when empty.
 
     Raises:
         RuntimeError: the launcher itself failed (not the command: its exit code is returned).
@@ -105,9 +119,10 @@ def measure(
     fd, result_name = tempfile.mkstemp(prefix="qbench-bench-", suffix=".json")
     os.close(fd)
     result = Path(result_name)
+    cores_arg = ",".join(str(core) for core in cores)
     try:
         launcher = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, str(result), str(timeout), *argv],
+            [sys.executable, "-c", LAUNCHER, str(result), str(timeout), cores_arg, *argv],
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdout=output,
@@ -132,6 +147,7 @@ def measure(
         sys_s=float(data["sys_s"]),
         max_rss_mib=int(data["max_rss_kib"]) * 1024 / MIB,  # Linux reports KiB
         timed_out=bool(data["timed_out"]),
+        cores=tuple(int(core) for core in data["cores"]),
     )
 
 

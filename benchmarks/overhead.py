@@ -13,15 +13,39 @@ Every run must produce its output file(s) and exit with pytest's status for fail
 run that wrote nothing, or crashed, is flagged in the table and in the JSON, never silently
 counted.
 
+``--method simultaneous`` (or ``both``: each round runs the sequential round and the pairs, in
+turn first): on a shared host whose cores change speed from minute to minute, runs made one
+after another do not see the same machine, and a 4 % difference drowns in a 30 % drift. So each
+round runs, for every configuration X, plain pytest and X at the same time, each pinned to its
+own core (``os.sched_setaffinity`` in the launcher, inherited by pytest), and takes the ratio of
+their CPU times: both saw the host at the same moment. The cores are swapped every round, so
+that neither configuration keeps the better core, and the core the first of the two to finish
+frees runs an unmeasured run of the same configuration (ballast) until the other ends, so that
+the longer run does not finish on a quieter machine. The result is the median over the rounds
+of the per-round ratios, with their smallest and largest.
+
+Why pairs (plain, X) in turn, and not every configuration at once: two cores give two runs at a
+time; three or more runs on two cores would share cores, and time-shared runs evict each other's
+caches at every switch, which the CPU time counts unequally. Each pair has plain pytest as its
+own baseline, at its own moment, so a ratio never divides by a run made under another load.
+``--aa`` pairs each configuration with its own twin (``plain`` beside ``plain'``): the
+ratio must read 1.00, and the spread of its rounds is what the method cannot resolve.
+
 Usage::
 
     python benchmarks/overhead.py --sizes 1000 10000 50000 --rounds 5 [--json out.json]
+    python benchmarks/overhead.py --sizes 10000 --rounds 8 --method simultaneous \
+        --configs plain junitxml qbench
+    python benchmarks/overhead.py --sizes 10000 --rounds 8 --method both --aa \
+        --configs plain qbench
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import random
 import shutil
@@ -31,9 +55,14 @@ import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from collections.abc import Sequence
+from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import asdict
 from dataclasses import dataclass
 from dataclasses import field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -407,6 +436,10 @@ CONFIGS: tuple[Config, ...] = (
 )
 BASELINE = "plain"
 COMMON_ARGS = ["-q", "-p", "no:cacheprovider"]
+SEQUENTIAL = "sequential"
+SIMULTANEOUS = "simultaneous"
+TWIN_MARK = "'"
+"""Ends the name of a configuration's twin in an A/A comparison (``plain'`` beside ``plain``)."""
 
 
 # --- running and measuring ------------------------------------------------------------------
@@ -426,6 +459,14 @@ class Measurement:
     max_rss_mib: float
     exit_code: int
     problems: list[str] = field(default_factory=list)
+    method: str = SEQUENTIAL
+    """``sequential`` (alone) or ``simultaneous`` (at the same time as ``partner``)."""
+    core: int | None = None
+    """The one core the run was pinned to, if it was."""
+    partner: str | None = None
+    """The configuration that ran at the same time (``simultaneous``)."""
+    load: float | None = None
+    """The host's load average over the last minute when the run started."""
 
     @property
     def ok(self) -> bool:
@@ -474,13 +515,25 @@ def command(python: str, config: Config, out: Path) -> list[str]:
 
 
 def run_once(
-    python: str, config: Config, suite: Suite, out: Path, round_no: int, timeout: float
+    python: str,
+    config: Config,
+    suite: Suite,
+    out: Path,
+    round_no: int,
+    timeout: float,
+    *,
+    core: int | None = None,
+    partner: Config | None = None,
 ) -> Measurement:
-    """Run pytest once as a fresh process; measure it; check what it wrote."""
+    """Run pytest once as a fresh process; measure it; check what it wrote.
+
+    ``core``: pin the run to this core. ``partner``: the configuration run at the same time.
+    """
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     log_path = out / "pytest-output.txt"
+    load = os.getloadavg()[0]
     with log_path.open("wb") as log:
         usage = measure(
             command(python, config, out),
@@ -488,6 +541,7 @@ def run_once(
             env=child_env(config.pythonpath),
             output=log,
             timeout=timeout,
+            cores=() if core is None else (core,),
         )
     problems: list[str] = []
     if usage.timed_out:
@@ -509,6 +563,10 @@ def run_once(
         max_rss_mib=usage.max_rss_mib,
         exit_code=usage.exit_code,
         problems=problems,
+        method=SEQUENTIAL if partner is None else SIMULTANEOUS,
+        core=usage.cores[0] if len(usage.cores) == 1 else None,
+        partner=None if partner is None else partner.name,
+        load=load,
     )
 
 
@@ -528,6 +586,53 @@ WARM_SIZE = 100
 """Tests of the suite each reporter's configuration is warmed on before a size is measured."""
 
 
+def warm_up(
+    python: str, configs: Sequence[Config], suite: Suite, out_root: Path, args: argparse.Namespace
+) -> None:
+    """Unmeasured runs before a size's rounds: plain pytest on the suite, the others on a small
+    one."""
+    baseline = next(c for c in configs if c.name == BASELINE)
+    for _ in range(args.warmup):  # compile the suite's .pyc files, warm the page cache
+        run_once(python, baseline, suite, out_root / "warmup", 0, args.timeout)
+    # Each other configuration once on a small suite: a checkout's first run compiles its
+    # modules and report.md's template (Jinja's bytecode cache), which would add about 4 MiB
+    # to that run's peak and its CPU, and land in the first measured round.
+    small = generate_suite(out_root.parent, WARM_SIZE, args.per_file)
+    for config in configs:
+        if config is not baseline:
+            run_once(python, config, small, out_root / "warmup" / config.name, 0, args.timeout)
+
+
+def report_run(m: Measurement, rounds: int) -> None:
+    """One line on stderr for a measured run."""
+    flag = "" if m.ok else "  PROBLEM: " + "; ".join(m.problems)
+    where = f" core {m.core} beside {m.partner}" if m.partner is not None else ""
+    print(
+        f"  n={m.size:>6} round {m.round}/{rounds} {m.config:<12} "
+        f"cpu {m.cpu_s:7.2f}s  wall {m.wall_s:7.2f}s  rss {m.max_rss_mib:6.1f} MiB{where}{flag}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def sequential_round(
+    python: str,
+    configs: Sequence[Config],
+    suite: Suite,
+    out_root: Path,
+    round_no: int,
+    args: argparse.Namespace,
+    rng: random.Random,
+) -> list[Measurement]:
+    """Every configuration once, one after the other, in the round's order."""
+    measurements = []
+    for config in schedule(configs, round_no - 1, args.order, rng):
+        m = run_once(python, config, suite, out_root / config.name, round_no, args.timeout)
+        report_run(m, args.rounds)
+        measurements.append(m)
+    return measurements
+
+
 def run_size(
     python: str,
     configs: Sequence[Config],
@@ -535,31 +640,174 @@ def run_size(
     work_dir: Path,
     args: argparse.Namespace,
 ) -> list[Measurement]:
-    """Every round of every configuration on one suite, interleaved."""
+    """Every round of every configuration on one suite, interleaved, one run at a time."""
     rng = random.Random(args.seed + suite.total)
     out_root = work_dir / f"out-{suite.total}"
-    baseline = next(c for c in configs if c.name == BASELINE)
-    for _ in range(args.warmup):  # compile the suite's .pyc files, warm the page cache
-        run_once(python, baseline, suite, out_root / "warmup", 0, args.timeout)
-    # Each other configuration once on a small suite: a checkout's first run compiles its
-    # modules and report.md's template (Jinja's bytecode cache), which would add about 4 MiB
-    # to that run's peak and its CPU, and land in the first measured round.
-    small = generate_suite(work_dir, WARM_SIZE, args.per_file)
-    for config in configs:
-        if config is not baseline:
-            run_once(python, config, small, out_root / "warmup" / config.name, 0, args.timeout)
+    warm_up(python, configs, suite, out_root, args)
     measurements: list[Measurement] = []
     for round_no in range(1, args.rounds + 1):
-        for config in schedule(configs, round_no - 1, args.order, rng):
-            m = run_once(python, config, suite, out_root / config.name, round_no, args.timeout)
-            measurements.append(m)
-            flag = "" if m.ok else "  PROBLEM: " + "; ".join(m.problems)
-            print(
-                f"  n={suite.total:>6} round {round_no}/{args.rounds} {config.name:<12} "
-                f"cpu {m.cpu_s:7.2f}s  wall {m.wall_s:7.2f}s  rss {m.max_rss_mib:6.1f} MiB{flag}",
-                file=sys.stderr,
-                flush=True,
+        measurements += sequential_round(python, configs, suite, out_root, round_no, args, rng)
+    return measurements
+
+
+# --- simultaneous pairs ---------------------------------------------------------------------
+
+
+Pair = tuple[Config, Config]
+
+
+def twin(config: Config) -> Config:
+    """The same configuration under another name, for an A/A comparison with itself."""
+    return dataclasses.replace(config, name=config.name + TWIN_MARK)
+
+
+def pairs_of(configs: Sequence[Config], same: bool = False) -> list[Pair]:
+    """The pairs compared: (plain, X) for each other configuration, in order; with ``same``
+    (an A/A run), each configuration beside its own twin.
+
+    Pairs, not all at once: the host has two cores for us, and a ratio between two runs that
+    shared the machine at the same moment needs both to have shared it alike. Plain pytest
+    runs once in each pair, so every ratio has a baseline of its own moment.
+    """
+    if same:
+        return [(config, twin(config)) for config in configs]
+    base = next(c for c in configs if c.name == BASELINE)
+    return [(base, config) for config in configs if config is not base]
+
+
+def cores_of(round_no: int, cores: Sequence[int]) -> tuple[int, int]:
+    """The cores of a pair's (first, second) run in a round: swapped every round, so that
+    neither configuration keeps the better core (with an odd number of rounds, one order runs
+    once more than the other)."""
+    first, second = cores[0], cores[1]
+    return (first, second) if round_no % 2 == 1 else (second, first)
+
+
+PIN_AND_EXEC = (
+    "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+def ballast(
+    python: str, config: Config, suite: Suite, out: Path, core: int
+) -> subprocess.Popen[bytes]:
+    """Start an unmeasured run of ``config`` pinned to ``core``."""
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", PIN_AND_EXEC, str(core), *command(python, config, out)],
+        cwd=suite.path,
+        env=child_env(config.pythonpath),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def keep_busy(until: Future[Measurement], start: Callable[[], subprocess.Popen[bytes]]) -> None:
+    """Run ``start()``'s processes one after another until ``until`` is done, then kill the
+    last: the core the first finisher of a pair freed stays as busy as it was, so the other
+    run does not finish on a quieter machine (its caches and memory bandwidth less shared)."""
+    proc: subprocess.Popen[bytes] | None = None
+    try:
+        while not until.done():
+            if proc is None or proc.poll() is not None:
+                proc = start()
+            wait_for([until], timeout=0.05)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def run_pair(
+    python: str,
+    pair: Pair,
+    suite: Suite,
+    out_root: Path,
+    round_no: int,
+    cores: Sequence[int],
+    timeout: float,
+) -> list[Measurement]:
+    """Run both configurations of ``pair`` at the same time, each pinned to its own core (the
+    round's assignment); the first to finish is replaced by ballast until the other does."""
+    out = out_root / SIMULTANEOUS
+    placed = list(zip(pair, cores_of(round_no, cores), strict=True))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [
+            pool.submit(
+                run_once,
+                python,
+                config,
+                suite,
+                out / config.name,
+                round_no,
+                timeout,
+                core=core,
+                partner=pair[1 - i],
             )
+            for i, (config, core) in enumerate(placed)
+        ]
+        wait_for(futures, return_when=FIRST_COMPLETED)
+        finished = [i for i, future in enumerate(futures) if future.done()]
+        if len(finished) == 1:
+            config, core = placed[finished[0]]
+            start = partial(ballast, python, config, suite, out / f"ballast-{core}", core)
+            keep_busy(futures[1 - finished[0]], start)
+        return [future.result() for future in futures]
+
+
+def simultaneous_round(
+    python: str,
+    pairs: Sequence[Pair],
+    suite: Suite,
+    out_root: Path,
+    round_no: int,
+    args: argparse.Namespace,
+) -> list[Measurement]:
+    """Each pair at once, the pairs one after another, rotated by the round."""
+    measurements = []
+    shift = (round_no - 1) % len(pairs)
+    for pair in [*pairs[shift:], *pairs[:shift]]:
+        for m in run_pair(python, pair, suite, out_root, round_no, args.cores, args.timeout):
+            report_run(m, args.rounds)
+            measurements.append(m)
+    return measurements
+
+
+def run_size_methods(
+    python: str,
+    configs: Sequence[Config],
+    suite: Suite,
+    work_dir: Path,
+    args: argparse.Namespace,
+    after_round: Callable[[list[Measurement]], None] | None = None,
+) -> list[Measurement]:
+    """The rounds of ``args.method`` on one suite; with ``both``, each round runs the
+    sequential round and the simultaneous pairs, in turn first, so both methods see the same
+    hour of the host. ``after_round`` is given the measurements so far after each round."""
+    rng = random.Random(args.seed + suite.total)
+    out_root = work_dir / f"out-{suite.total}"
+    warm_up(python, configs, suite, out_root, args)
+    pairs = pairs_of(configs, args.aa)
+    members = list(dict.fromkeys(config for pair in pairs for config in pair))
+    measurements: list[Measurement] = []
+    for round_no in range(1, args.rounds + 1):
+        steps: list[Callable[[], list[Measurement]]] = []
+        if args.method in (SEQUENTIAL, "both"):
+            steps.append(
+                partial(sequential_round, python, members, suite, out_root, round_no, args, rng)
+            )
+        if args.method in (SIMULTANEOUS, "both"):
+            steps.append(
+                partial(simultaneous_round, python, pairs, suite, out_root, round_no, args)
+            )
+        if round_no % 2 == 0:
+            steps.reverse()
+        for step in steps:
+            measurements += step()
+        if after_round is not None:
+            after_round(measurements)
     return measurements
 
 
@@ -649,6 +897,116 @@ def markdown_table(size: int, rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+@dataclass
+class PairRow:
+    """One pair's CPU ratios by one method: the second configuration over the first, round by
+    round."""
+
+    method: str
+    base: str
+    other: str
+    ratios: dict[int, float]
+    """Round number -> the ratio of that round (rounds where either run failed are left out)."""
+
+    @property
+    def median(self) -> float:
+        """The median of the rounds' ratios."""
+        return statistics.median(self.ratios.values()) if self.ratios else float("nan")
+
+    @property
+    def low(self) -> float:
+        """The smallest ratio of a round."""
+        return min(self.ratios.values(), default=float("nan"))
+
+    @property
+    def high(self) -> float:
+        """The largest ratio of a round."""
+        return max(self.ratios.values(), default=float("nan"))
+
+    @property
+    def couples(self) -> list[float]:
+        """The geometric mean of each two rounds in a row, rounds 1 and 2, 3 and 4...: in a
+        simultaneous run the two had the cores swapped, so a core slower than the other for
+        those minutes weighs on both configurations alike (a couple missing a round is left
+        out)."""
+        return [
+            math.sqrt(self.ratios[r] * self.ratios[r + 1])
+            for r in range(1, max(self.ratios, default=0), 2)
+            if r in self.ratios and r + 1 in self.ratios
+        ]
+
+
+def round_ratios(
+    measurements: Sequence[Measurement], method: str, base: str, other: str
+) -> dict[int, float]:
+    """CPU of ``other`` over ``base`` in each round, by ``method``.
+
+    Sequential: each configuration's run of the round. Simultaneous: the two runs made at the
+    same time (plain pytest runs once beside each configuration in a round, and is divided
+    into only the one it ran beside).
+    """
+    runs = [m for m in measurements if m.method == method and m.ok]
+    if method == SIMULTANEOUS:
+        base_runs = [m for m in runs if m.config == base and m.partner == other]
+        other_runs = [m for m in runs if m.config == other and m.partner == base]
+    else:
+        base_runs = [m for m in runs if m.config == base]
+        other_runs = [m for m in runs if m.config == other]
+    base_by_round = {m.round: m.cpu_s for m in base_runs}
+    return {
+        m.round: m.cpu_s / base_by_round[m.round]
+        for m in sorted(other_runs, key=lambda m: m.round)
+        if m.round in base_by_round
+    }
+
+
+def pair_rows(
+    measurements: Sequence[Measurement], pairs: Sequence[tuple[str, str]]
+) -> list[PairRow]:
+    """Each pair's ratios by each method that measured it."""
+    methods = [m for m in (SEQUENTIAL, SIMULTANEOUS) if any(x.method == m for x in measurements)]
+    return [
+        PairRow(method, base, other, round_ratios(measurements, method, base, other))
+        for base, other in pairs
+        for method in methods
+    ]
+
+
+def pairs_measured(measurements: Sequence[Measurement]) -> list[tuple[str, str]]:
+    """The (base, other) pairs of a run's measurements: twins when it was an A/A run."""
+    names = list(dict.fromkeys(m.config for m in measurements))
+    twins = [(n, n + TWIN_MARK) for n in names if n + TWIN_MARK in names]
+    if twins:
+        return twins
+    return [(BASELINE, n) for n in names if n != BASELINE]
+
+
+def ratio_table(size: int, rows: Sequence[PairRow], rounds: int) -> str:
+    """The Markdown table of the per-round ratios of each pair and method."""
+    heads = "".join(f" r{r} |" for r in range(1, rounds + 1))
+    lines = [
+        f"### {size} tests: CPU ratio per round",
+        "",
+        f"| pair | method |{heads} median | min–max | spread | couples | couples min–max |",
+        "|---|---|" + "---:|" * (rounds + 5),
+    ]
+    for row in rows:
+        cells = "".join(
+            f" {row.ratios[r]:.3f} |" if r in row.ratios else " – |" for r in range(1, rounds + 1)
+        )
+        couples = row.couples
+        paired = (
+            f" {statistics.median(couples):.3f}x | {min(couples):.3f}–{max(couples):.3f} |"
+            if couples
+            else " – | – |"
+        )
+        lines.append(
+            f"| {row.other} / {row.base} | {row.method} |{cells} {row.median:.3f}x "
+            f"| {row.low:.3f}–{row.high:.3f} | {row.high - row.low:.3f} |{paired}"
+        )
+    return "\n".join(lines)
+
+
 # --- main -----------------------------------------------------------------------------------
 
 
@@ -663,6 +1021,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--configs", nargs="+", choices=names, default=names, help="Configurations to run"
     )
     parser.add_argument("--order", choices=["rotate", "shuffle"], default="rotate")
+    parser.add_argument(
+        "--method",
+        choices=[SEQUENTIAL, SIMULTANEOUS, "both"],
+        default=SEQUENTIAL,
+        help="sequential: one run at a time; simultaneous: each pair (plain, X) at the same "
+        "time, each run pinned to its own core, the cores swapped every round; both: each "
+        "round runs both. Default: %(default)r",
+    )
+    parser.add_argument(
+        "--aa",
+        action="store_true",
+        help="An A/A run: each configuration against its own twin (CONFIG'), not plain pytest",
+    )
+    parser.add_argument(
+        "--cores",
+        type=int,
+        nargs=2,
+        default=sorted(os.sched_getaffinity(0))[:2],
+        metavar="CORE",
+        help="The two cores of --method simultaneous. Default: the first two this may use",
+    )
     parser.add_argument("--seed", type=int, default=0, help="Seed of --order shuffle")
     parser.add_argument(
         "--warmup", type=int, default=1, help="Unmeasured plain runs per size first"
@@ -692,6 +1071,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--rounds must be at least 1")
     if BASELINE not in args.configs:
         args.configs = [BASELINE, *args.configs]
+    if args.method != SEQUENTIAL:
+        usable = os.sched_getaffinity(0)
+        if len(set(args.cores)) != 2 or not set(args.cores) <= usable:
+            parser.error(
+                f"--cores must be two different cores of {sorted(usable)}, given: {args.cores}"
+            )
+    if os.sep in args.python:  # the runs start in the suite's directory: keep the venv's link
+        args.python = os.path.abspath(args.python)
     return args
 
 
@@ -717,12 +1104,31 @@ def tables_from(path: Path) -> int:
     for size, entry in data["sizes"].items():
         measurements = [Measurement(**run) for run in entry["runs"]]
         names = list(dict.fromkeys(m.config for m in measurements))
-        configs = [c for c in CONFIGS if c.name in names]
-        configs += [Config(n, CONFIGS[-1].args, verify_qbench) for n in names if "@" in n]
-        rows = summarize(measurements, configs)
-        any_failed = any_failed or any(r.failed_runs for r in rows)
-        print(markdown_table(int(size), rows) + "\n")
+        configs = [Config(n, CONFIGS[-1].args, verify_qbench) for n in names]
+        print(tables(int(size), measurements, configs, data["rounds"]) + "\n")
+        any_failed = any_failed or not all(m.ok for m in measurements)
     return 1 if any_failed else 0
+
+
+def tables(
+    size: int, measurements: Sequence[Measurement], configs: Sequence[Config], rounds: int
+) -> str:
+    """The tables of one size: the sequential runs' medians, and the per-round ratios."""
+    parts = []
+    alone = [m for m in measurements if m.method == SEQUENTIAL]
+    if alone:
+        names = {m.config for m in alone}
+        parts.append(
+            markdown_table(size, summarize(alone, [c for c in configs if c.name in names]))
+        )
+    rows = pair_rows(measurements, pairs_measured(measurements))
+    parts.append(ratio_table(size, rows, rounds))
+    loads = [m.load for m in measurements if m.load is not None]
+    if loads:
+        parts.append(
+            f"Load average (1 min) as the runs started: {min(loads):.1f} to {max(loads):.1f}."
+        )
+    return "\n\n".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -756,6 +1162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "python": args.python,
         "rounds": args.rounds,
         "order": args.order,
+        "method": args.method,
+        "aa": args.aa,
+        "cores": args.cores,
         "common_args": COMMON_ARGS,
         "commands": {c.name: command("python", c, Path("OUT"))[1:] for c in configs},
         "skipped": skipped,
@@ -769,13 +1178,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{suite.outcomes}",
             file=sys.stderr,
         )
-        measurements = run_size(args.python, configs, suite, work_dir, args)
-        rows = summarize(measurements, configs)
-        any_failed = any_failed or any(r.failed_runs for r in rows)
-        print(markdown_table(size, rows) + "\n", flush=True)
+        load = os.getloadavg()
+
+        def save(so_far: list[Measurement], entry: str = str(size)) -> None:
+            """Keep the rounds so far in --json: a run stopped early still has them."""
+            results["sizes"][entry] = {"runs": [asdict(m) for m in so_far]}
+            if args.json:
+                args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+        measurements = run_size_methods(args.python, configs, suite, work_dir, args, save)
+        members = list(dict.fromkeys(c for pair in pairs_of(configs, args.aa) for c in pair))
+        alone = [m for m in measurements if m.method == SEQUENTIAL]
+        rows = summarize(alone, members) if alone else []
+        ratios = pair_rows(measurements, pairs_measured(measurements))
+        any_failed = any_failed or not all(m.ok for m in measurements)
+        print(tables(size, measurements, members, args.rounds) + "\n", flush=True)
+        load_after = os.getloadavg()
+        print(
+            f"load average (1, 5, 15 min) before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+            f"after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}\n",
+            flush=True,
+        )
         results["sizes"][str(size)] = {
             "suite": {"total": suite.total, "files": suite.files, "outcomes": suite.outcomes},
+            "load_before": load,
+            "load_after": load_after,
             "rows": [asdict(r) for r in rows],
+            "ratios": [
+                asdict(r) | {"median": r.median, "min": r.low, "max": r.high} for r in ratios
+            ],
             "runs": [asdict(m) for m in measurements],
         }
         if args.json:
