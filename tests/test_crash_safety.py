@@ -177,3 +177,56 @@ def test_a_bug_in_closing_the_stream_changes_no_exit_status(pytester: pytest.Pyt
         ["*1 passed*", "qbench: internal error in pytest_unconfigure: RuntimeError: injected close"]
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_bug_in_putting_back_the_real_os_changes_no_exit_status(
+    pytester: pytest.Pytester,
+) -> None:
+    """The session's end puts back the ``os`` functions a test left mocked (`real_os.restored`)
+    around writing the run's files: a bug there is an internal error of the session's end,
+    named on the terminal, never a traceback that turns pytest's exit status 0 into 1; and
+    what it cannot put back stays as the test left it (``restored`` never raises itself)."""
+    pytester.makeconftest(
+        """
+        from contextlib import contextmanager
+
+        from pytest_qbench.core import real_os
+
+        @contextmanager
+        def broken():
+            raise RuntimeError("injected restore")
+            yield []
+
+        real_os.restored = broken
+        """
+    )
+    pytester.makepyfile(test_a="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["qbench: internal error in pytest_sessionfinish: RuntimeError: injected restore"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    report = TestReport.model_validate_json(
+        (find_run_dir(pytester.path) / "report.json").read_text()
+    )
+    assert report.summary.passed == 1  # the run's end went on, its report red: incomplete
+    assert any("injected restore" in error for error in report.run.recording_errors)
+
+
+def test_restoring_the_real_os_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module whose attributes cannot be set (a test's own ``__setattr__``): ``restored``
+    puts back nothing there, yields what it did put back, and raises nothing."""
+    from pytest_qbench.core import real_os
+
+    class Locked:
+        replace = None
+
+        def __setattr__(self, name: str, value: object) -> None:
+            raise AttributeError(name)
+
+    locked = Locked()
+    monkeypatch.setattr(real_os, "_REAL", {(locked, "replace"): print})
+    with real_os.restored() as names:
+        assert names == []
+    assert locked.replace is None

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from collections.abc import Mapping
 from contextlib import contextmanager
+from contextlib import suppress
 from types import ModuleType
 
 
@@ -71,20 +72,23 @@ _REAL = {
 def restored() -> Iterator[list[str]]:
     """Put the real functions back in place of those a test left replaced, for the time of the
     ``with`` block; yield their names (``os.replace``...). Each replacement is put back after
-    the block, unless the function was changed again meanwhile."""
-    replaced = {
-        key: current
-        for key, real in _REAL.items()
-        if (current := getattr(key[0], key[1], None)) is not real
-    }
-    for (module, name), _current in replaced.items():
-        setattr(module, name, _REAL[module, name])
+    the block, unless the function was changed again meanwhile. Never raises itself: what it
+    cannot put back (a test's own ``__getattr__`` or ``__setattr__`` on ``os``) stays as the
+    test left it, and the run's end goes on."""
+    replaced: dict[tuple[ModuleType, str], object] = {}
+    with suppress(Exception):
+        for (module, name), real in _REAL.items():
+            current = getattr(module, name, None)
+            if current is not real:
+                setattr(module, name, real)
+                replaced[module, name] = current
     try:
         yield _names(replaced)
     finally:
-        for (module, name), current in replaced.items():
-            if getattr(module, name, None) is _REAL[module, name]:
-                setattr(module, name, current)
+        with suppress(Exception):
+            for (module, name), current in replaced.items():
+                if getattr(module, name, None) is _REAL[module, name]:
+                    setattr(module, name, current)
 
 
 def _names(replaced: Mapping[tuple[ModuleType, str], object]) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
 from collections.abc import Mapping
+from contextlib import ExitStack
 from contextlib import contextmanager
 from contextlib import suppress
 from pathlib import Path
@@ -886,13 +887,24 @@ class QBenchSession(QBenchWorker):
                 "child's branch with os._exit)"
             )
             return
-        with real_os.restored() as mocked, self.guard("pytest_sessionfinish"):
-            if mocked:
-                self.notes.append(
-                    f"a test left {', '.join(mocked)} replaced (a mock never stopped): qbench "
-                    "wrote the run's files with the real functions, and put the replacement back"
-                )
-            self.finish(int(self.session.exitstatus))
+        with ExitStack() as stack:
+            mocked = self.real_os(stack, "pytest_sessionfinish")
+            with self.guard("pytest_sessionfinish"):
+                if mocked:
+                    self.notes.append(
+                        f"a test left {', '.join(mocked)} replaced (a mock never stopped): "
+                        "qbench wrote the run's files with the real functions, and put the "
+                        "replacement back"
+                    )
+                self.finish(int(self.session.exitstatus))
+
+    def real_os(self, stack: ExitStack, hook: str) -> list[str]:
+        """The real ``os`` functions put back on ``stack`` for the rest of ``hook``
+        (`real_os.restored`: a mock a test left on); the names put back. A bug there is an
+        internal error of ``hook``, and the run's end goes on without them."""
+        with self.guard(hook):
+            return stack.enter_context(real_os.restored())
+        return []
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -909,7 +921,8 @@ class QBenchSession(QBenchWorker):
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         noted = len(self.notes)
-        with real_os.restored():  # a mock a test left on (see end)
+        with ExitStack() as stack:
+            self.real_os(stack, "pytest_unconfigure")  # a mock a test left on (see end)
             if self.stream is not None:
                 with self.guard("pytest_unconfigure"):  # closing writes the lines still waiting
                     self.stream.close()
