@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js.project import Package
+from pytest_qbench.tools.node.words import SHELL
 from pytest_qbench.tools.spec import Unsupported
 
 
@@ -31,8 +32,6 @@ _COMMANDS = re.compile(r"&&|\|\||[;|&\n]")
 _RUNS_SCRIPT = re.compile(r"^(?:npm|pnpm|yarn|bun)$")
 _DEPTH = 5
 """How many scripts deep ``npm run other`` is followed."""
-_SHELL = re.compile(r"[$`]")
-"""A value the shell would expand (``$CONFIG``, ``$(pwd)``): qbench runs no shell."""
 
 
 @dataclass(frozen=True)
@@ -363,7 +362,7 @@ def launch(package: Package, runner: str) -> Launch:
         node: list[str] = []
         if len(words) > 2 and words[0].rsplit("/", 1)[-1] == "node":
             node = words[1:]  # node's options, then the runner's script
-        shell = [v for v in [*env.values(), *node] if _SHELL.search(v)]
+        shell = [v for v in [*env.values(), *node] if SHELL.search(v)]
         if shell:
             raise Unsupported(
                 f"the package's {SCRIPT!r} script starts {runner} with {shell[0]}, which its "
@@ -436,7 +435,7 @@ def _positional(words: list[str], runner: str, grammar: Grammar) -> list[str]:
                 number += 1  # its value, or every word of a list
                 if name not in grammar.lists:
                     break
-    shell = [v for v in found if _SHELL.search(v)]
+    shell = [v for v in found if SHELL.search(v)]
     if shell:
         raise Unsupported(
             f"the package's {SCRIPT!r} script gives {runner} {shell[0]}, which its shell "
@@ -476,7 +475,7 @@ def given(words: list[str], options: tuple[Option, ...], runner: str) -> dict[st
                 f"the package's {SCRIPT!r} script gives {runner} {word} without a value; "
                 "give it one"
             )
-        shell = [v for v in values if _SHELL.search(v)]
+        shell = [v for v in values if SHELL.search(v)]
         if shell:
             raise Unsupported(
                 f"the package's {SCRIPT!r} script gives {runner} {word} {shell[0]}, which its "
