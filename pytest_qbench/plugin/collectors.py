@@ -636,6 +636,9 @@ def first_subtest_failure(
 
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """The class names of a subtest's report (pytest 9's ``subtests``, pytest-subtests)."""
+RERUN_UNCOUNTED = ("failed", "subtests passed")
+"""The words of an earlier attempt's subtests that pytest-rerunfailures takes out of pytest's
+line when the test runs again; its skipped and xfailed subtests stay counted there."""
 
 
 def is_subtest_report(report: pytest.TestReport) -> bool:
@@ -812,10 +815,12 @@ class TestAccumulator:
         self._reset_attempt()
 
     def _drop_attempt_subtests(self) -> None:
-        """Forget the subtests of an attempt that is run again: pytest-rerunfailures takes them
-        out of pytest's counts, and only the last attempt's subtests are the test's."""
+        """Forget the subtests of an attempt that is run again: only the last attempt's
+        subtests are the test's, and pytest's counts keep only what pytest-rerunfailures left."""
+        counted_as = self.counted_as
         for index in reversed(self._subtest_counts):
-            del self.counted_as[index]
+            if counted_as[index] in RERUN_UNCOUNTED:
+                del counted_as[index]
         self._subtest_counts = ()
         self.subtests = ()
 
