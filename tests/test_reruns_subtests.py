@@ -139,7 +139,7 @@ def test_skipped_subtest_of_a_rerun_attempt_stays_counted(
     """pytest-rerunfailures takes an earlier attempt's failed and passed subtests out of
     pytest's line, not its skipped ones: pytest says `1 passed, 2 skipped, 1 subtests passed, 1
     rerun`, and the report says the same, green, where it called the run incomplete (`pytest
-    counted 1 skipped that qbench did not record`) (found running python-slugify's suite)."""
+    counted 1 skipped that qbench did not record`)."""
     if xdist:
         pytest.importorskip("xdist")
     pytester.makepyfile(SKIPPED_SUBTEST_RERUN)
