@@ -71,3 +71,29 @@ def test_a_process_that_ended_itself_with_status_0_is_not_called_all_passed(
     meaning = content["exit_meaning"]
     assert "all tests passed" not in meaning, meaning
     assert meaning.startswith("the process ended with status 0 before pytest's session"), meaning
+
+
+def test_a_run_pytest_exit_stopped_with_status_0_is_not_called_all_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test that calls `pytest.exit("...", returncode=0)`: pytest ends its session early with
+    status 0 and the tests after it never run. The answer said `FAILED: 1 passed ... (exit 0:
+    all tests passed)`; it now says pytest.exit stopped the session before every test ran."""
+    quiet_children(monkeypatch)
+    monkeypatch.delenv("QBENCH_DB", raising=False)
+    root = (tmp_path / "project").resolve()
+    root.mkdir()
+    (root / "test_x.py").write_text(
+        "import pytest\n\n\ndef test_a():\n    pass\n\n\n"
+        "def test_b():\n    pytest.exit('enough', returncode=0)\n\n\n"
+        "def test_c():\n    assert 0\n"
+    )
+    config = ServerConfig(root=root, qbench_dir=root / ".qbench", stop_grace=1.0)
+    result = call(config, "run_test_workflow", {})
+    content = result.structured_content
+    assert isinstance(content, dict)
+    assert content["exit_code"] == 0 and content["success"] is False
+    assert content["summary"]["passed"] == 1
+    meaning = content["exit_meaning"]
+    assert "all tests passed" not in meaning, meaning
+    assert meaning == "pytest.exit stopped the session before every test ran", meaning
