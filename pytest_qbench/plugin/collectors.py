@@ -284,14 +284,18 @@ def failure_facts(
     if doctest is not None:
         return _doctest_facts(doctest, rootpath, limits)
     frames, sources = _from_test(*_frames(excinfo, rootpath), test_file)
-    text = shown.strip() if isinstance(shown, str) and shown.strip() else safe_str(exc)
+    if isinstance(shown, str) and shown.strip():
+        said, notes = shown.strip(), []
+    else:
+        said, notes = safe_str(exc), _notes(exc)
+    text = "\n".join([said, *notes] if said else notes)
     message = bound_text(text, limits.max_message, keep="head")
     leaf = _single_leaf(exc)
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
         "error_message": message,
         "frames": frames[-MAX_FRAMES:],
-        "stack_trace": format_trace(frames, sources, exc, message)
+        "stack_trace": format_trace(frames, sources, exc, message, bare=not said)
         + "".join(_sub_exception_lines(exc, rootpath, "")),
     }
     if leaf is not None:  # named as pytest's short summary names it; the group is in the trace
@@ -429,10 +433,16 @@ def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str,
 
 
 def format_trace(
-    frames: list[dict[str, Any]], sources: list[str], exc: BaseException, message: str
+    frames: list[dict[str, Any]],
+    sources: list[str],
+    exc: BaseException,
+    message: str,
+    *,
+    bare: bool = False,
 ) -> str:
     """A compact traceback in the shape of pytest's ``--tb=short``: each frame's location and
-    source line, then the exception (and what caused it), every line of it prefixed ``E   ``.
+    source line, then the exception (and what caused it), every line of it prefixed ``E   ``;
+    ``bare``: the exception says nothing, and ``message`` holds only its notes.
 
     Cheaper than rendering pytest's own report again, and shorter to read for people and models.
     """
@@ -449,13 +459,13 @@ def format_trace(
         lines.append(f"{frame['path']}:{frame['line']}: in {frame['function']}")
         if source:
             lines.append(f"    {source}")
-    lines.append(_exception_lines(exc, message))
+    lines.append(_exception_lines(exc, message, bare=bare))
     return "\n".join(lines)
 
 
-def _exception_lines(exc: BaseException, message: str) -> str:
+def _exception_lines(exc: BaseException, message: str, *, bare: bool = False) -> str:
     name = exception_name(type(exc))
-    text = f"{name}: {message}" if message else name
+    text = f"{name}\n{message}" if bare and message else f"{name}: {message}" if message else name
     return "\n".join(f"E   {line}" for line in text.splitlines())
 
 
@@ -487,6 +497,15 @@ def _user_frame(frames: list[dict[str, Any]], test_file: str) -> dict[str, Any] 
         if frame["path"] == test_file:
             return frame
     return None
+
+
+def _notes(exc: BaseException) -> list[str]:
+    """The exception's notes (``add_note``) that pytest prints under its message, but
+    Hypothesis' falsifying example, which the failure keeps apart (`_falsifying_example`)."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        return []
+    return [n for n in notes if isinstance(n, str) and not n.startswith(_HYPOTHESIS_NOTES)]
 
 
 def _falsifying_example(exc: BaseException) -> str | None:
