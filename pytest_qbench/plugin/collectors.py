@@ -359,11 +359,20 @@ def _doctest_facts(found: DoctestFailure, rootpath: Path, limits: Limits) -> dic
         "error_type": type(exc).__qualname__,
         "error_message": message,
         "frames": frames[-MAX_FRAMES:],
-        "stack_trace": format_trace(frames, sources, exc, message),
+        "stack_trace": format_trace(frames, sources, exc, message) + _later_examples(found),
     }
     if found.line is not None:
         facts["file"], facts["line"] = found.file, found.line
     return facts
+
+
+def _later_examples(found: DoctestFailure) -> str:
+    """The doctest's other failing examples (``--doctest-continue-on-failure``), after the
+    first one's trace; "" when there are none."""
+    if not found.others:
+        return ""
+    listed = "".join(f"\n  {where}" for where in found.others)
+    return f"\n\n+ {plural(len(found.others), 'more failing example')}:{listed}"
 
 
 def _sub_exception_lines(exc: BaseException, rootpath: Path, number: str) -> list[str]:
