@@ -665,8 +665,25 @@ def first_subtest_failure(
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """The class names of a subtest's report (pytest 9's ``subtests``, pytest-subtests)."""
 RERUN_UNCOUNTED = ("failed", "subtests passed")
-"""The words of an earlier attempt's subtests that pytest-rerunfailures takes out of pytest's
-line when the test runs again; its skipped and xfailed subtests stay counted there."""
+"""The words of an earlier attempt's subtests that pytest-rerunfailures (16.5 and later) takes
+out of pytest's line when the test runs again; its skipped and xfailed subtests stay counted
+there."""
+
+
+@functools.cache
+def rerun_uncounted() -> tuple[str, ...]:
+    """`RERUN_UNCOUNTED` under pytest-rerunfailures 16.5 or later; nothing before it, which
+    leaves every attempt's subtests in pytest's line."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version
+
+    try:
+        found = re.match(r"(\d+)\.(\d+)", version("pytest-rerunfailures"))
+    except PackageNotFoundError:
+        return RERUN_UNCOUNTED
+    if found is None or (int(found[1]), int(found[2])) >= (16, 5):
+        return RERUN_UNCOUNTED
+    return ()
 
 
 def is_subtest_report(report: pytest.TestReport) -> bool:
@@ -846,8 +863,9 @@ class TestAccumulator:
         """Forget the subtests of an attempt that is run again: only the last attempt's
         subtests are the test's, and pytest's counts keep only what pytest-rerunfailures left."""
         counted_as = self.counted_as
+        uncounted = rerun_uncounted()
         for index in reversed(self._subtest_counts):
-            if counted_as[index] in RERUN_UNCOUNTED:
+            if counted_as[index] in uncounted:
                 del counted_as[index]
         self._subtest_counts = ()
         self.subtests = ()
