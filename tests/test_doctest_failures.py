@@ -124,3 +124,38 @@ def test_one_line_texts_say_what_the_doctest_expected_and_got(
     assert "guide.txt  DocTestFailure at guide.txt:4: Expected: 3 Got: 2\n" in shown, shown
     result = run.report.results[0].model_dump(mode="json")
     assert row_message(result) == "DocTestFailure: Expected: 3 Got: 2"  # type: ignore[arg-type]
+
+
+CONTINUED = '''
+    def f():
+        """
+        >>> 1 + 1
+        3
+        >>> print("a")
+        b
+        >>> raise ValueError("boom")
+        >>> 2
+        2
+        """
+'''
+
+
+def test_continue_on_failure_lists_the_later_failing_examples(
+    pytester: pytest.Pytester, run_qbench: RunQBench
+) -> None:
+    """Under ``--doctest-continue-on-failure`` pytest shows each failing example of a doctest;
+    the failure is the first one's, and its trace now lists the others (file, line, source),
+    where it said nothing of them (found comparing pytest's failures with qbench's, fourteenth
+    round)."""
+    pytester.makepyfile(mod=CONTINUED)
+    run = run_qbench("--doctest-modules", "--doctest-continue-on-failure")
+    assert_summary_matches_pytest(run)
+    run.result.stdout.fnmatch_lines(["*mod.py:3: DocTestFailure", "*mod.py:5: DocTestFailure"])
+    failure = run.by_name("mod.f").failure
+    assert failure is not None
+    assert (failure.file, failure.line, failure.error_type) == ("mod.py", 3, "DocTestFailure")
+    assert failure.stack_trace.endswith(
+        "\n\n+ 2 more failing examples:\n"
+        '  mod.py:5: >>> print("a")\n'
+        '  mod.py:7: >>> raise ValueError("boom")'
+    ), failure.stack_trace

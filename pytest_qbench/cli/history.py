@@ -141,8 +141,8 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
     Raises:
         HistoryError: such a run, named with its exit status.
     """
-    from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
     from pytest_qbench.core.exit_codes import PytestExit
+    from pytest_qbench.core.exit_codes import pytest_meaning
     from pytest_qbench.report.store import REPORT_JSON
     from pytest_qbench.report.store import RUNS_DIR
 
@@ -157,7 +157,7 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         written = sources_written(head)
         recorded = int((head.completed_at or head.started_at).timestamp() * 1e9)
         since = recorded if written is None else written
-    later: list[tuple[int, str, Any]] = []
+    later: list[tuple[int, str, Any, bool]] = []
     for run_dir in runs.iterdir():
         try:
             if run_dir.stat().st_mtime_ns < since:
@@ -171,11 +171,13 @@ def refuse_a_later_run_without_tests(qbench_dir: Path | None, head: RunInfo, com
         except (OSError, ValueError, KeyError, TypeError):
             continue  # no report (a run that died is indexed), or not one qbench wrote
         if empty and not run.get("collect_only") and not run.get("shard"):
-            later.append((written, str(run.get("run_id")), run["exit_code"]))
+            later.append(
+                (written, str(run.get("run_id")), run["exit_code"], bool(run.get("interrupted")))
+            )
     if not later:
         return
-    _, run_id, code = max(later)
-    meaning = PYTEST_MEANINGS.get(code, "")
+    _, run_id, code, interrupted = max(later)
+    meaning = pytest_meaning(code, interrupted)
     fix = (  # stopped before its first test (Ctrl-C, a crash in collection): not the selection
         "fix what stopped that run (its output says) and run the tests again"
         if code not in (PytestExit.USAGE_ERROR, PytestExit.NO_TESTS_COLLECTED)

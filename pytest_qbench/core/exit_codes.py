@@ -30,6 +30,19 @@ PYTEST_MEANINGS: dict[int, str] = {
     PytestExit.MAX_WARNINGS_ERROR: "tests passed, but more warnings than --max-warnings allows",
 }
 """pytest's exit status in words."""
+STOPPED_EARLY_OK = "pytest.exit stopped the session before every test ran"
+"""Status 0 of a run pytest marked interrupted (``pytest.exit(..., returncode=0)`` in a test or
+a hook): the tests it did not reach never ran, so not "all tests passed"."""
+
+
+def pytest_meaning(code: int | None, interrupted: bool, default: str = "") -> str:
+    """pytest's exit status ``code`` in words (``default`` for a status pytest does not use);
+    status 0 of an ``interrupted`` run is `STOPPED_EARLY_OK`."""
+    if code == PytestExit.OK and interrupted:
+        return STOPPED_EARLY_OK
+    return default if code is None else PYTEST_MEANINGS.get(code, default)
+
+
 RAN_CLEAN = (PytestExit.OK, PytestExit.NO_TESTS_COLLECTED)
 """The statuses of a run in which nothing failed (no test, or every test, passed)."""
 WROTE_RESULTS = (
@@ -57,7 +70,9 @@ __all__ = [
     "OK",
     "PYTEST_MEANINGS",
     "RAN_CLEAN",
+    "STOPPED_EARLY_OK",
     "USAGE",
     "WROTE_RESULTS",
     "PytestExit",
+    "pytest_meaning",
 ]

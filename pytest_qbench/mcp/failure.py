@@ -131,10 +131,10 @@ def find_result(report: TestReport, test: str) -> TestResult | Diagnostic:
     """
     test = test.strip()
     if not report.results and not report.collection_errors:
-        from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+        from pytest_qbench.core.exit_codes import pytest_meaning
 
         code = report.run.exit_code
-        meaning = PYTEST_MEANINGS.get(code, "") if code is not None else ""
+        meaning = pytest_meaning(code, report.run.interrupted)
         status = "no exit status" if code is None else f"pytest's exit status {code}"
         raise ToolFailure(
             f"run {report.run.run_id} ran no test ({status}{': ' + meaning if meaning else ''})"

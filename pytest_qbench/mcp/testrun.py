@@ -19,6 +19,7 @@ from pydantic import Field
 
 from pytest_qbench.core.errors import ToolFailure
 from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+from pytest_qbench.core.exit_codes import STOPPED_EARLY_OK
 from pytest_qbench.core.exit_codes import WROTE_RESULTS
 from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.markdown import died_duration
@@ -340,6 +341,8 @@ def _run_meaning(
             f"the process ended with status {code} before pytest's session did (os._exit, a "
             "crash): not pytest's verdict"
         )
+    if stopped_by is None and code == 0 and report.run.interrupted:
+        return STOPPED_EARLY_OK  # pytest.exit("...", returncode=0) in a test or a hook
     if complete:
         return (
             f"every test had its result, but pytest's session end outlasted the timeout of "

@@ -284,14 +284,18 @@ def failure_facts(
     if doctest is not None:
         return _doctest_facts(doctest, rootpath, limits)
     frames, sources = _from_test(*_frames(excinfo, rootpath), test_file)
-    text = shown.strip() if isinstance(shown, str) and shown.strip() else safe_str(exc)
+    if isinstance(shown, str) and shown.strip():
+        said, notes = shown.strip(), []
+    else:
+        said, notes = safe_str(exc), _notes(exc)
+    text = "\n".join([said, *notes] if said else notes)
     message = bound_text(text, limits.max_message, keep="head")
     leaf = _single_leaf(exc)
     facts: dict[str, Any] = {
         "error_type": type(exc).__qualname__,
         "error_message": message,
         "frames": frames[-MAX_FRAMES:],
-        "stack_trace": format_trace(frames, sources, exc, message)
+        "stack_trace": format_trace(frames, sources, exc, message, bare=not said)
         + "".join(_sub_exception_lines(exc, rootpath, "")),
     }
     if leaf is not None:  # named as pytest's short summary names it; the group is in the trace
@@ -355,11 +359,20 @@ def _doctest_facts(found: DoctestFailure, rootpath: Path, limits: Limits) -> dic
         "error_type": type(exc).__qualname__,
         "error_message": message,
         "frames": frames[-MAX_FRAMES:],
-        "stack_trace": format_trace(frames, sources, exc, message),
+        "stack_trace": format_trace(frames, sources, exc, message) + _later_examples(found),
     }
     if found.line is not None:
         facts["file"], facts["line"] = found.file, found.line
     return facts
+
+
+def _later_examples(found: DoctestFailure) -> str:
+    """The doctest's other failing examples (``--doctest-continue-on-failure``), after the
+    first one's trace; "" when there are none."""
+    if not found.others:
+        return ""
+    listed = "".join(f"\n  {where}" for where in found.others)
+    return f"\n\n+ {plural(len(found.others), 'more failing example')}:{listed}"
 
 
 def _sub_exception_lines(exc: BaseException, rootpath: Path, number: str) -> list[str]:
@@ -429,10 +442,16 @@ def _frames_of(tb: TracebackType | None, rootpath: Path) -> tuple[list[dict[str,
 
 
 def format_trace(
-    frames: list[dict[str, Any]], sources: list[str], exc: BaseException, message: str
+    frames: list[dict[str, Any]],
+    sources: list[str],
+    exc: BaseException,
+    message: str,
+    *,
+    bare: bool = False,
 ) -> str:
     """A compact traceback in the shape of pytest's ``--tb=short``: each frame's location and
-    source line, then the exception (and what caused it), every line of it prefixed ``E   ``.
+    source line, then the exception (and what caused it), every line of it prefixed ``E   ``;
+    ``bare``: the exception says nothing, and ``message`` holds only its notes.
 
     Cheaper than rendering pytest's own report again, and shorter to read for people and models.
     """
@@ -449,13 +468,13 @@ def format_trace(
         lines.append(f"{frame['path']}:{frame['line']}: in {frame['function']}")
         if source:
             lines.append(f"    {source}")
-    lines.append(_exception_lines(exc, message))
+    lines.append(_exception_lines(exc, message, bare=bare))
     return "\n".join(lines)
 
 
-def _exception_lines(exc: BaseException, message: str) -> str:
+def _exception_lines(exc: BaseException, message: str, *, bare: bool = False) -> str:
     name = exception_name(type(exc))
-    text = f"{name}: {message}" if message else name
+    text = f"{name}\n{message}" if bare and message else f"{name}: {message}" if message else name
     return "\n".join(f"E   {line}" for line in text.splitlines())
 
 
@@ -487,6 +506,15 @@ def _user_frame(frames: list[dict[str, Any]], test_file: str) -> dict[str, Any] 
         if frame["path"] == test_file:
             return frame
     return None
+
+
+def _notes(exc: BaseException) -> list[str]:
+    """The exception's notes (``add_note``) that pytest prints under its message, but
+    Hypothesis' falsifying example, which the failure keeps apart (`_falsifying_example`)."""
+    notes = getattr(exc, "__notes__", None)
+    if not isinstance(notes, list):
+        return []
+    return [n for n in notes if isinstance(n, str) and not n.startswith(_HYPOTHESIS_NOTES)]
 
 
 def _falsifying_example(exc: BaseException) -> str | None:
@@ -636,6 +664,26 @@ def first_subtest_failure(
 
 SUBTEST_REPORTS = ("SubtestReport", "SubTestReport")
 """The class names of a subtest's report (pytest 9's ``subtests``, pytest-subtests)."""
+RERUN_UNCOUNTED = ("failed", "subtests passed")
+"""The words of an earlier attempt's subtests that pytest-rerunfailures (16.5 and later) takes
+out of pytest's line when the test runs again; its skipped and xfailed subtests stay counted
+there."""
+
+
+@functools.cache
+def rerun_uncounted() -> tuple[str, ...]:
+    """`RERUN_UNCOUNTED` under pytest-rerunfailures 16.5 or later; nothing before it, which
+    leaves every attempt's subtests in pytest's line."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version
+
+    try:
+        found = re.match(r"(\d+)\.(\d+)", version("pytest-rerunfailures"))
+    except PackageNotFoundError:
+        return RERUN_UNCOUNTED
+    if found is None or (int(found[1]), int(found[2])) >= (16, 5):
+        return RERUN_UNCOUNTED
+    return ()
 
 
 def is_subtest_report(report: pytest.TestReport) -> bool:
@@ -812,10 +860,13 @@ class TestAccumulator:
         self._reset_attempt()
 
     def _drop_attempt_subtests(self) -> None:
-        """Forget the subtests of an attempt that is run again: pytest-rerunfailures takes them
-        out of pytest's counts, and only the last attempt's subtests are the test's."""
+        """Forget the subtests of an attempt that is run again: only the last attempt's
+        subtests are the test's, and pytest's counts keep only what pytest-rerunfailures left."""
+        counted_as = self.counted_as
+        uncounted = rerun_uncounted()
         for index in reversed(self._subtest_counts):
-            del self.counted_as[index]
+            if counted_as[index] in uncounted:
+                del counted_as[index]
         self._subtest_counts = ()
         self.subtests = ()
 

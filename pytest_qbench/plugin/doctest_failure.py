@@ -31,13 +31,19 @@ class DoctestFailure:
     """What to show: the exception the example raised, or doctest's ``DocTestFailure``."""
     difference: str
     """doctest's ``Expected: ... Got: ...`` (``DocTestFailure``); empty when it raised."""
+    others: tuple[str, ...] = ()
+    """Under ``--doctest-continue-on-failure``, the doctest's later failing examples, each
+    ``file:line: >>> source``, as pytest shows each of them after the first."""
 
 
 def doctest_failure(exc: BaseException, rootpath: Path) -> DoctestFailure | None:
     """The first failing example behind ``exc``; ``None`` when ``exc`` is not a doctest's."""
+    others: tuple[str, ...] = ()
     if type(exc).__name__ == "MultipleDoctestFailures":
         failures = getattr(exc, "failures", None)
-        exc = failures[0] if isinstance(failures, list | tuple) and failures else exc
+        if isinstance(failures, list | tuple) and failures:
+            exc = failures[0]
+            others = tuple(_example_at(later, rootpath) for later in failures[1:])
     if type(exc).__module__ != "doctest":
         return None
     test, example = getattr(exc, "test", None), getattr(exc, "example", None)
@@ -57,7 +63,20 @@ def doctest_failure(exc: BaseException, rootpath: Path) -> DoctestFailure | None
         source=str(example.source).strip(),
         exception=shown,
         difference=difference.strip(),
+        others=others,
     )
+
+
+def _example_at(exc: object, rootpath: Path) -> str:
+    """``file:line: >>> source`` of one failing example (a ``DocTestFailure`` or
+    ``UnexpectedException``)."""
+    test, example = getattr(exc, "test", None), getattr(exc, "example", None)
+    if test is None or example is None:
+        return str(exc)
+    where = _relative(str(test.filename or test.name), rootpath)
+    if test.lineno is not None:
+        where = f"{where}:{test.lineno + example.lineno + 1}"
+    return f"{where}: >>> {str(example.source).strip()}"
 
 
 def _relative(filename: str, rootpath: Path) -> str:

@@ -172,7 +172,8 @@ class Failure(QBenchModel):
     """Exception class name, e.g. ``AssertionError``; pytest's pseudo-types for failures without an
     exception: ``XPASS(strict)`` and ``Failed``."""
     error_message: str
-    """``str()`` of the exception (bounded)."""
+    """``str()`` of the exception, then its notes (``add_note``), one a line, as pytest prints
+    them (bounded)."""
     phase: Phase = "call"
     """The phase that failed."""
     file: str | None = None
