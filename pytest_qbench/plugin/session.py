@@ -68,6 +68,7 @@ from pytest_qbench.plugin.collectors import skipped_collector
 from pytest_qbench.plugin.collectors import warning_diagnostic
 from pytest_qbench.plugin.options.settings import Settings
 from pytest_qbench.plugin.options.settings import run_id_taken
+from pytest_qbench.report import last_resort
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import RunMetaRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -580,6 +582,8 @@ class QBenchSession(QBenchWorker):
                     if not self.marked:
                         self.notes.append(store.unmarked_note(self.settings.qbench_dir))
             self.enable_attachments(self.run_dir, self.settings.attach)
+        with self.guard("pytest_sessionstart"):  # after the run's start: its id and time
+            self.mark_outputs_unfinished()
 
     def claim_run_dir(self) -> None:
         """Make this run's directory, atomically: a run id that another run holds (even one
@@ -889,7 +893,7 @@ class QBenchSession(QBenchWorker):
             return
         with ExitStack() as stack:
             mocked = self.real_os(stack, "pytest_sessionfinish")
-            with self.guard("pytest_sessionfinish"):
+            try:
                 if mocked:
                     self.notes.append(
                         f"a test left {', '.join(mocked)} replaced (a mock never stopped): "
@@ -897,6 +901,91 @@ class QBenchSession(QBenchWorker):
                         "replacement back"
                     )
                 self.finish(int(self.session.exitstatus))
+            except Exception as exc:
+                self.note_internal_error("pytest_sessionfinish", exc)
+                self.fail_end_closed(self.internal_errors[-1] if self.internal_errors else str(exc))
+
+    def configured_outputs(self) -> list[tuple[last_resort.Kind, Path]]:
+        """The outputs the user asked for (outside the run directory), and how each is written
+        in last resort (`report/last_resort.py`)."""
+        settings = self.settings
+        found: list[tuple[last_resort.Kind, Path | None]] = [
+            ("json", settings.json_path),
+            ("md", settings.md_path),
+            ("html", settings.html_path),
+            ("other", settings.digest_path),
+            ("other", settings.ctrf_path),
+            *(("other", out) for _, out in settings.templates),
+        ]
+        return [(kind, path) for kind, path in found if path is not None]
+
+    def mark_outputs_unfinished(self) -> None:
+        """Where an earlier run's output is, put one saying this run started and has not
+        finished (or remove it, in a format qbench cannot write so simply): a run killed
+        before its end then leaves that, never the earlier run's verdict. Where none is,
+        nothing is written: a missing file says no more than this one would."""
+        outputs = [(kind, path) for kind, path in self.configured_outputs() if path.is_file()]
+        if not outputs:
+            return
+
+        def unfinished() -> TestReportRecord:
+            error = (
+                f"run {self.run_id} started at {self.run['started_at']} and did not finish: "
+                "qbench put this here as the run started, and the run's end writes its report "
+                "in its place; read after the run, its process was killed or died before the "
+                "session's end"
+            )
+            meta = new("ReportMeta", qbench_version=__version__, created_at=self.run["started_at"])
+            run = cast("RunMetaRecord", {**self.run, "interrupted": True})
+            return last_resort.last_resort_report(run, self.environment, None, error, meta)
+
+        self.settle_outputs(outputs, unfinished)
+
+    def fail_end_closed(self, error: str) -> None:
+        """The session's end failed (``error``, noted): every configured output says so, with
+        what is known without the machinery that failed (`report/last_resort.py`), unless each
+        was written whole before it failed; one that cannot be written is removed. The run
+        keeps its mark in the run store, which reads it as a run that died at its end."""
+        outputs = self.configured_outputs()
+        if all(path in self.written for _, path in outputs):
+            return
+
+        def failed_end() -> TestReportRecord:
+            status = None if self.end_broke or self.session is None else self.session.exitstatus
+            self.run["exit_code"] = None if status is None else int(status)
+            self.run["completed_at"] = created = iso(clock.utc_now())
+            meta = new("ReportMeta", qbench_version=__version__, created_at=created)
+            counts = last_resort.pytest_counts(self.terminal_stats)
+            took = clock.monotonic() - self.start_clock
+            return last_resort.last_resort_report(
+                self.run, self.environment, counts, error, meta, took
+            )
+
+        written, removed = self.settle_outputs(outputs, failed_end)
+        if written:
+            self.notes.append(
+                f"{', '.join(map(self._shown, written))}: a last-resort report (incomplete, "
+                "never green), as the session's end failed"
+            )
+        if removed:
+            self.notes.append(
+                f"removed {', '.join(map(self._shown, removed))}: the session's end failed "
+                "before writing it, and no earlier run's may stand for this one"
+            )
+
+    def settle_outputs(
+        self, outputs: list[tuple[last_resort.Kind, Path]], build: Callable[[], TestReportRecord]
+    ) -> tuple[list[Path], list[Path]]:
+        """Write the report ``build`` makes to ``outputs`` in last resort; when it cannot be
+        made (a bug, noted), remove them all: no report is better than an earlier run's."""
+        report: TestReportRecord | None = None
+        try:
+            report = build()
+        except Exception as exc:
+            self.note_internal_error("the last-resort report", exc)
+        written, removed, failed = last_resort.write_last_resort(report, outputs)
+        self.notes.extend(failed)
+        return written, removed
 
     def real_os(self, stack: ExitStack, hook: str) -> list[str]:
         """The real ``os`` functions put back on ``stack`` for the rest of ``hook``
