@@ -17,6 +17,8 @@ from pytest_qbench.report.shapes import new
 from pytest_qbench.report.verdict import run_green
 from pytest_qbench.report.verdict import verdict_of
 
+from conftest import find_run_dir
+
 
 OUTPUTS = (
     "--qbench-json=r.json",
@@ -190,3 +192,63 @@ def test_the_last_resort_report_is_a_valid_red_report() -> None:
     report = TestReport.model_validate(data)
     assert report.summary.total == 3 and report.run.recording_errors
     assert [reason.kind for reason in verdict_of(data).reasons] == ["incomplete"]
+
+
+REFUSE = """
+import errno
+from pytest_qbench.core import atomic
+
+refuse = {refuse!r}  # a file's name: the writes of it the disk refuses (None: every one)
+seen = {{}}
+enter = atomic.atomic_writer.__enter__
+
+def refused(self):
+    seen[self.path.name] = seen.get(self.path.name, 0) + 1
+    if self.path.name in refuse and refuse[self.path.name] in (None, seen[self.path.name]):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    return enter(self)
+
+atomic.atomic_writer.__enter__ = refused
+"""
+
+
+def test_an_output_the_disk_refuses_makes_the_others_incomplete(
+    pytester: pytest.Pytester,
+) -> None:
+    """When the disk refuses one output (a full disk), the outputs written, before it and
+    after it, say so (incomplete, never green), and none is an earlier run's. Before, r.md
+    said "✅ 2 passed" with r.json missing."""
+    earlier_outputs(pytester.path)
+    pytester.makeconftest(REFUSE.format(refuse={"r.json": None}))
+    pytester.makepyfile("def test_ok():\n    pass\n\ndef test_also():\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-json=r.json", "--qbench-md=r.md"
+    )
+    assert result.ret == pytest.ExitCode.OK  # pytest's own: a qbench failure never changes it
+    result.stdout.fnmatch_lines(["qbench: could not write r.json: No space left on device"])
+    assert not (pytester.path / "r.json").exists()
+    markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
+    assert markdown.startswith("# ❌ Test report incomplete")
+    assert "could not write r.json: No space left on device" in markdown
+    run_json = json.loads((find_run_dir(pytester.path) / "report.json").read_text("utf-8"))
+    assert run_json["run"]["recording_errors"] == [
+        "could not write r.json: No space left on device"
+    ]
+
+
+def test_an_output_that_cannot_be_written_again_is_removed(pytester: pytest.Pytester) -> None:
+    """An output written before another was refused, which the disk then refuses as it is
+    written again to say so, is removed rather than left green beside the others."""
+    pytester.makeconftest(REFUSE.format(refuse={"r.html": None, "report.md": 2}))
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "--qbench-md=r.md", "--qbench-html=r.html"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["qbench: removed .qbench/runs/*/report.md: written before another output failed*"]
+    )
+    assert not (find_run_dir(pytester.path) / "report.md").exists()
+    markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
+    assert markdown.startswith("# ❌ Test report incomplete")
+    assert "could not write r.html" in markdown

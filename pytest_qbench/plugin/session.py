@@ -984,7 +984,7 @@ class QBenchSession(QBenchWorker):
         except Exception as exc:
             self.note_internal_error("the last-resort report", exc)
         written, removed, failed = last_resort.write_last_resort(report, outputs)
-        self.notes.extend(failed)
+        self.notes.extend(f"could not write {self._shown(path)}: {why}" for path, why in failed)
         return written, removed
 
     def real_os(self, stack: ExitStack, hook: str) -> list[str]:

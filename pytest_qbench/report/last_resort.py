@@ -118,13 +118,14 @@ def pytest_counts(stats: Mapping[str, Sequence[object]] | None) -> dict[str, int
 
 def write_last_resort(
     report: Mapping[str, Any] | None, outputs: Iterable[tuple[Kind, Path]]
-) -> tuple[list[Path], list[Path], list[str]]:
+) -> tuple[list[Path], list[Path], list[tuple[Path, str]]]:
     """Write ``report`` to each output of a kind qbench writes in last resort, and remove each
-    other one (each one, without ``report``) (an earlier run's file there, or a file this run wrote before it failed); one the
-    disk refuses is removed too. Returns (written, removed, what failed: one line each)."""
+    other one (every one, without ``report``): an earlier run's file there, or one this run
+    wrote before it failed. One the disk refuses is removed too. Returns (written, removed,
+    those that could not be written, with why)."""
     written: list[Path] = []
     removed: list[Path] = []
-    failed: list[str] = []
+    failed: list[tuple[Path, str]] = []
     for kind, path in outputs:
         if str(path) == "-":
             continue
@@ -134,7 +135,8 @@ def write_last_resort(
                 written.append(path)
                 continue
         except Exception as exc:  # the disk's refusal, or a bug here: remove it rather
-            failed.append(f"could not write {path}: {type(exc).__name__}: {exc}")
+            why = exc.strerror if isinstance(exc, OSError) else None
+            failed.append((path, why or f"{type(exc).__name__}: {exc}"))
         if remove_file(path):
             removed.append(path)
     return written, removed, failed
