@@ -111,9 +111,7 @@ def test_an_output_failing_as_it_is_written_is_in_the_outputs_after_it(tmp_path:
     assert publisher.publish() == [run_dir / "report.json", tmp_path / "digest.json"]
     error = "internal error in writing report.md: RuntimeError: injected"
     assert publisher.recorded == [error]
-    assert json.loads((run_dir / "report.json").read_text())["run"]["recording_errors"] == [
-        error
-    ]
+    assert json.loads((run_dir / "report.json").read_text())["run"]["recording_errors"] == [error]
     digest = json.loads((tmp_path / "digest.json").read_text())
     assert digest["success"] is False
     assert [where for where, _ in publisher.internal_errors] == ["writing report.md"]
