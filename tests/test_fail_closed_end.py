@@ -252,3 +252,95 @@ def test_an_output_that_cannot_be_written_again_is_removed(pytester: pytest.Pyte
     markdown = (pytester.path / "r.md").read_text(encoding="utf-8")
     assert markdown.startswith("# ❌ Test report incomplete")
     assert "could not write r.html" in markdown
+
+
+def test_a_bug_in_the_loop_writing_the_outputs_leaves_a_last_resort_report(
+    pytester: pytest.Pytester,
+) -> None:
+    """A bug in the loop that writes every output (none written) leaves the last-resort report
+    at --qbench-json/-md/-html. Before, they were only removed."""
+    earlier_outputs(pytester.path)
+    pytester.makeconftest(
+        RAISES.format(module="pytest_qbench.history.publish", path="Publisher.jobs")
+    )
+    pytester.makepyfile(SUITE)
+    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "qbench: internal error in writing the outputs: RuntimeError: boom at the end",
+            "qbench: r.json, r.md, r.html: a last-resort report (incomplete, never green)*",
+        ]
+    )
+    report = read_json_report(pytester.path)
+    assert report.run.recording_errors == [
+        "internal error in writing the outputs: RuntimeError: boom at the end"
+    ]
+    assert (report.summary.passed, report.summary.failed) == (2, 1)
+
+
+def test_a_bug_in_the_terminal_summary_is_shown(pytester: pytest.Pytester) -> None:
+    """An internal error in qbench's terminal summary is written on the terminal (after it).
+    Before, it was noted after the notes were written, and never shown."""
+    pytester.makeconftest(
+        RAISES.format(module="pytest_qbench.plugin.session", path="QBenchSession._shown_paths")
+    )
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        ["qbench: internal error in pytest_terminal_summary: RuntimeError: boom at the end"]
+    )
+
+
+EXITS_WHILE_COLLECTING = """
+import pytest
+
+def pytest_collection_modifyitems():
+    pytest.exit("stop here", returncode=0)
+"""
+
+
+def test_a_gate_never_judged_fails_the_run(pytester: pytest.Pytester) -> None:
+    """A gate asked for that nothing judged (``pytest.exit(returncode=0)`` while collecting:
+    the tests' loop, where gates are judged, never ran) fails the run, named. Before, the run
+    exited 0 with the gate undecided."""
+    pytester.makeconftest(EXITS_WHILE_COLLECTING)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-metric-min=quality=0.5")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["qbench: metric gate quality: not judged, so it fails: the run*"])
+    report = TestReport.model_validate_json(
+        (find_run_dir(pytester.path) / "report.json").read_text(encoding="utf-8")
+    )
+    assert [(g.kind, g.passed) for g in report.gates] == [("metric_min", False)]
+    assert report.run.exit_code == 1
+
+
+def test_collect_only_judges_no_gate(pytester: pytest.Pytester) -> None:
+    """``--collect-only`` runs no test: its gates are not judged, and that fails nothing."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest("-p", "qbench", "--collect-only", "--qbench-metric-min=quality=0.5")
+    assert result.ret == pytest.ExitCode.OK
+    assert "not judged" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("gated", [True, False])
+def test_a_bug_in_reading_the_verdicts_fails_only_a_gated_run(
+    pytester: pytest.Pytester, gated: bool
+) -> None:
+    """A bug in reading the gates' verdicts at the session's end is noted; with a gate asked for,
+    the run fails (its verdict could not be read), without one pytest's status stands. Before,
+    it raised out of pytest_sessionfinish: a traceback and exit 1 either way."""
+    pytester.makeconftest(
+        RAISES.format(module="pytest_qbench.plugin.verdicts", path="Verdicts.failed")
+    )
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    args = ["--qbench-metric-min=quality=0.5"] if gated else []
+    result = pytester.runpytest_subprocess("-p", "qbench", *args)
+    assert result.ret == (pytest.ExitCode.TESTS_FAILED if gated else pytest.ExitCode.OK)
+    failing = " (the run fails)" if gated else ""
+    result.stdout.fnmatch_lines(
+        [f"qbench: internal error in the gates' verdicts{failing}: RuntimeError: boom at the end"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()

@@ -113,6 +113,9 @@ class OutputPlan:
 
 
 TEMPLATE = "--qbench-template"
+NONE_WRITTEN = "writing the outputs"
+"""Where a bug of the loop that writes every output is (`Publisher.internal_errors`): none of
+them was written, and the earlier runs' files at their paths are removed."""
 STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
 
 
@@ -187,7 +190,7 @@ class Publisher:
         except Exception as exc:
             if self.strict:
                 raise
-            self.internal_errors.append(("writing the outputs", exc))
+            self.internal_errors.append((NONE_WRITTEN, exc))
             for path in self.plan.paths():
                 self._remove_stale(path)
         return self.written

@@ -444,6 +444,9 @@ class QBenchSession(QBenchWorker):
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
+        self.notes_shown = 0
+        """The notes the terminal summary wrote; `pytest_unconfigure` writes the others (its
+        own, and an internal error of the summary's)."""
         self.internal_errors: list[str] = []
         """qbench's own errors while recording (``RunMeta.recording_errors``)."""
         self.crashed_workers: list[str] = []
@@ -1001,6 +1004,7 @@ class QBenchSession(QBenchWorker):
         with self.guard("pytest_terminal_summary"):
             for note in self.notes:
                 terminalreporter.write_line(f"qbench: {note}", yellow=True)
+                self.notes_shown += 1
             if self.written:
                 terminalreporter.write_line(f"qbench: wrote {', '.join(self._shown_paths())}")
             if self.settings.annotations:
@@ -1009,7 +1013,6 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        noted = len(self.notes)
         with ExitStack() as stack:
             self.real_os(stack, "pytest_unconfigure")  # a mock a test left on (see end)
             if self.stream is not None:
@@ -1018,7 +1021,7 @@ class QBenchSession(QBenchWorker):
             self.run_lock.release()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:  # the summary's notes are written: these come after it
-            for note in self.notes[noted:]:
+            for note in self.notes[self.notes_shown :]:
                 terminal.write_line(f"qbench: {note}", yellow=True)
         if self.late_warnings and terminal is not None:  # after pytest's closing line
             from pytest_qbench.core.summary_words import pluralize
@@ -1500,6 +1503,8 @@ class QBenchSession(QBenchWorker):
         self.notes.extend(publisher.notes)
         for where, exc in publisher.internal_errors:
             self.note_internal_error(where, exc)
+            if where == publish.NONE_WRITTEN:  # the loop itself failed: no output says so
+                self.fail_end_closed(self.internal_errors[-1])
         if self.run_dir / store.REPORT_JSON not in self.written:
             self.keep_mark = True  # its mark stays: store.killed_at_end
             failure = publisher.failure_of(self.run_dir / store.REPORT_JSON)
