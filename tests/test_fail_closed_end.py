@@ -54,6 +54,17 @@ def earlier_outputs(root: Path) -> None:
         (root / name).write_text(text, encoding="utf-8")
 
 
+def run_failing_at_the_end(pytester: pytest.Pytester, *faults: tuple[str, str]) -> pytest.RunResult:
+    """The suite run after an earlier green run's outputs, each of ``faults`` (module, name)
+    raising: pytest's exit status is its own (1: a test failed)."""
+    earlier_outputs(pytester.path)
+    pytester.makeconftest("".join(RAISES.format(module=m, path=p) for m, p in faults))
+    pytester.makepyfile(SUITE)
+    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    return result
+
+
 def read_json_report(root: Path) -> TestReport:
     data = json.loads((root / "r.json").read_text(encoding="utf-8"))
     assert not run_green(data)
@@ -75,11 +86,7 @@ def test_a_bug_at_the_end_leaves_a_last_resort_report(
     last-resort report at every configured output, red and incomplete, naming the error, with
     pytest's own counts and exit status; the outputs it cannot write so are removed; pytest's
     exit status is its own. Before, the earlier run's green reports stood."""
-    earlier_outputs(pytester.path)
-    pytester.makeconftest(RAISES.format(module=module, path=path))
-    pytester.makepyfile(SUITE)
-    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result = run_failing_at_the_end(pytester, (module, path))
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -104,14 +111,11 @@ def test_a_bug_at_the_end_leaves_a_last_resort_report(
 def test_a_bug_in_the_last_resort_removes_the_outputs(pytester: pytest.Pytester) -> None:
     """When even the last-resort report cannot be made, the earlier run's outputs are removed,
     and the terminal says so."""
-    earlier_outputs(pytester.path)
-    pytester.makeconftest(
-        RAISES.format(module="pytest_qbench.report.aggregate", path="Aggregator.summary")
-        + RAISES.format(module="pytest_qbench.report.last_resort", path="last_resort_report")
+    result = run_failing_at_the_end(
+        pytester,
+        ("pytest_qbench.report.aggregate", "Aggregator.summary"),
+        ("pytest_qbench.report.last_resort", "last_resort_report"),
     )
-    pytester.makepyfile(SUITE)
-    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
             "qbench: internal error in the last-resort report: RuntimeError: boom at the end",
@@ -259,13 +263,7 @@ def test_a_bug_in_the_loop_writing_the_outputs_leaves_a_last_resort_report(
 ) -> None:
     """A bug in the loop that writes every output (none written) leaves the last-resort report
     at --qbench-json/-md/-html. Before, they were only removed."""
-    earlier_outputs(pytester.path)
-    pytester.makeconftest(
-        RAISES.format(module="pytest_qbench.history.publish", path="Publisher.jobs")
-    )
-    pytester.makepyfile(SUITE)
-    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result = run_failing_at_the_end(pytester, ("pytest_qbench.history.publish", "Publisher.jobs"))
     result.stdout.fnmatch_lines(
         [
             "qbench: internal error in writing the outputs: RuntimeError: boom at the end",
