@@ -68,7 +68,6 @@ from pytest_qbench.plugin.collectors import skipped_collector
 from pytest_qbench.plugin.collectors import warning_diagnostic
 from pytest_qbench.plugin.options.settings import Settings
 from pytest_qbench.plugin.options.settings import run_id_taken
-from pytest_qbench.report import last_resort
 from pytest_qbench.report import store
 from pytest_qbench.report.aggregate import Aggregator
 from pytest_qbench.report.environment import describe_environment
@@ -80,6 +79,7 @@ from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.last_resort import Kind
     from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
@@ -908,11 +908,11 @@ class QBenchSession(QBenchWorker):
                 self.note_internal_error("pytest_sessionfinish", exc)
                 self.fail_end_closed(self.internal_errors[-1] if self.internal_errors else str(exc))
 
-    def configured_outputs(self) -> list[tuple[last_resort.Kind, Path]]:
+    def configured_outputs(self) -> list[tuple[Kind, Path]]:
         """The outputs the user asked for (outside the run directory), and how each is written
         in last resort (`report/last_resort.py`)."""
         settings = self.settings
-        found: list[tuple[last_resort.Kind, Path | None]] = [
+        found: list[tuple[Kind, Path | None]] = [
             ("json", settings.json_path),
             ("md", settings.md_path),
             ("html", settings.html_path),
@@ -932,6 +932,8 @@ class QBenchSession(QBenchWorker):
             return
 
         def unfinished() -> TestReportRecord:
+            from pytest_qbench.report.last_resort import last_resort_report
+
             error = (
                 f"run {self.run_id} started at {self.run['started_at']} and did not finish: "
                 "qbench put this here as the run started, and the run's end writes its report "
@@ -940,7 +942,7 @@ class QBenchSession(QBenchWorker):
             )
             meta = new("ReportMeta", qbench_version=__version__, created_at=self.run["started_at"])
             run = cast("RunMetaRecord", {**self.run, "interrupted": True})
-            return last_resort.last_resort_report(run, self.environment, None, error, meta)
+            return last_resort_report(run, self.environment, None, error, meta)
 
         self.settle_outputs(outputs, unfinished)
 
@@ -954,15 +956,16 @@ class QBenchSession(QBenchWorker):
             return
 
         def failed_end() -> TestReportRecord:
+            from pytest_qbench.report.last_resort import last_resort_report
+            from pytest_qbench.report.last_resort import pytest_counts
+
             status = None if self.end_broke or self.session is None else self.session.exitstatus
             self.run["exit_code"] = None if status is None else int(status)
             self.run["completed_at"] = created = iso(clock.utc_now())
             meta = new("ReportMeta", qbench_version=__version__, created_at=created)
-            counts = last_resort.pytest_counts(self.terminal_stats)
+            counts = pytest_counts(self.terminal_stats)
             took = clock.monotonic() - self.start_clock
-            return last_resort.last_resort_report(
-                self.run, self.environment, counts, error, meta, took
-            )
+            return last_resort_report(self.run, self.environment, counts, error, meta, took)
 
         written, removed = self.settle_outputs(outputs, failed_end)
         if written:
@@ -977,16 +980,18 @@ class QBenchSession(QBenchWorker):
             )
 
     def settle_outputs(
-        self, outputs: list[tuple[last_resort.Kind, Path]], build: Callable[[], TestReportRecord]
+        self, outputs: list[tuple[Kind, Path]], build: Callable[[], TestReportRecord]
     ) -> tuple[list[Path], list[Path]]:
         """Write the report ``build`` makes to ``outputs`` in last resort; when it cannot be
         made (a bug, noted), remove them all: no report is better than an earlier run's."""
+        from pytest_qbench.report.last_resort import write_last_resort
+
         report: TestReportRecord | None = None
         try:
             report = build()
         except Exception as exc:
             self.note_internal_error("the last-resort report", exc)
-        written, removed, failed = last_resort.write_last_resort(report, outputs)
+        written, removed, failed = write_last_resort(report, outputs)
         self.notes.extend(f"could not write {self._shown(path)}: {why}" for path, why in failed)
         return written, removed
 

@@ -17,7 +17,6 @@ standard library, the record shapes and the atomic writer, nothing of the render
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable
 from collections.abc import Mapping
@@ -29,7 +28,6 @@ from typing import Literal
 from typing import cast
 
 from pytest_qbench.core.atomic import write_text_atomic
-from pytest_qbench.core.markdown import md_text
 from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
 from pytest_qbench.core.summary_words import summary_text
@@ -81,8 +79,12 @@ def last_resort_text(report: Mapping[str, Any], kind: Kind) -> str:
         return json.dumps(report, ensure_ascii=False) + "\n"
     lines = _lines(report)
     if kind == "md":
+        from pytest_qbench.core.markdown import md_text
+
         return "\n\n".join([f"# {HEADLINE}", *(md_text(line, 2000) for line in lines)]) + "\n"
-    body = "".join(f"<p>{html.escape(line)}</p>\n" for line in lines)
+    from html import escape
+
+    body = "".join(f"<p>{escape(line)}</p>\n" for line in lines)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{HEADLINE}</title></head>\n<body>\n<h1>{HEADLINE}</h1>\n{body}</body></html>\n"
