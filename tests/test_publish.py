@@ -92,9 +92,9 @@ def test_qbench_render_writes_what_the_plan_writes(tmp_path: Path) -> None:
 
 
 def test_an_output_failing_as_it_is_written_is_in_the_outputs_after_it(tmp_path: Path) -> None:
-    """A bug while report.md is written, after report.json was: report.json stays as written
-    (it came first), the digest written after it is rendered again and says the run is not
-    green, and the failure is recorded in the report."""
+    """A bug while report.md is written, after report.json was: report.json is written again
+    to say so (written before, it would disagree), the digest written after it is rendered
+    again and says the run is not green, and the failure is recorded in the report."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     writer = writer_of()
@@ -111,7 +111,7 @@ def test_an_output_failing_as_it_is_written_is_in_the_outputs_after_it(tmp_path:
     assert publisher.publish() == [run_dir / "report.json", tmp_path / "digest.json"]
     error = "internal error in writing report.md: RuntimeError: injected"
     assert publisher.recorded == [error]
-    assert json.loads((run_dir / "report.json").read_text())["run"]["recording_errors"] == []
+    assert json.loads((run_dir / "report.json").read_text())["run"]["recording_errors"] == [error]
     digest = json.loads((tmp_path / "digest.json").read_text())
     assert digest["success"] is False
     assert [where for where, _ in publisher.internal_errors] == ["writing report.md"]

@@ -113,6 +113,9 @@ class OutputPlan:
 
 
 TEMPLATE = "--qbench-template"
+NONE_WRITTEN = "writing the outputs"
+"""Where a bug of the loop that writes every output is (`Publisher.internal_errors`): none of
+them was written, and the earlier runs' files at their paths are removed."""
 STEP_SUMMARY = "$GITHUB_STEP_SUMMARY"
 
 
@@ -187,7 +190,7 @@ class Publisher:
         except Exception as exc:
             if self.strict:
                 raise
-            self.internal_errors.append(("writing the outputs", exc))
+            self.internal_errors.append((NONE_WRITTEN, exc))
             for path in self.plan.paths():
                 self._remove_stale(path)
         return self.written
@@ -217,17 +220,25 @@ class Publisher:
         return None
 
     def _write(self, pending: list[Pending]) -> list[tuple[str, Path, Render]]:
-        """Write each rendered output; the jobs still to render when one failed with a bug
-        (recorded: the outputs after it say so), else none."""
+        """Write each rendered output; when one fails (recorded), the jobs to render again, so
+        that every output says so: those after it, and those written before it (but the job
+        summary, appended to), else none."""
         for at, (name, path, _, write) in enumerate(pending):
             before = len(self.recorded)
             try:
-                self.written.append(write())
+                done = write()
+                if done not in self.written:
+                    self.written.append(done)
             except Exception as exc:
                 self._failed(name, path, exc)
             if len(self.recorded) > before:
                 self.writer.forget_rendered()
-                return [(n, p, render) for n, p, render, _ in pending[at + 1 :]]
+                again = [
+                    (n, p, render)
+                    for n, p, render, _ in pending[:at]
+                    if p in self.written and n != STEP_SUMMARY
+                ]
+                return again + [(n, p, render) for n, p, render, _ in pending[at + 1 :]]
         return []
 
     def failure_of(self, path: Path) -> str:
@@ -242,15 +253,18 @@ class Publisher:
         return found[0] if found else "not written"
 
     def _failed(self, name: str, path: Path, exc: Exception) -> None:
-        """An output that could not be rendered or written: the disk's refusal is a note; a
-        template's error or a bug of qbench's is recorded in the report too."""
+        """An output that could not be rendered or written (the disk's refusal, a template's
+        error, a bug of qbench's): a note, and recorded in the report. One this run wrote
+        before, failing as it is written again, is removed."""
         if self.strict:
             raise exc
-        if isinstance(exc, OSError):  # the user's disk or path, not a qbench bug
+        self._remove_own(path)
+        if isinstance(exc, OSError):  # the user's disk or path, not a qbench bug: the outputs
+            # written (before or after) say so, else they would disagree with this one missing
             self.unwritable.append(path)
-            self._not_written(
-                name, path, f"could not write {self.shown(path)}: {exc.strerror or exc}"
-            )
+            refused = f"could not write {self.shown(path)}: {exc.strerror or exc}"
+            self._not_written(name, path, refused)
+            self._record(" ".join(refused.split()))
             return
         if isinstance(exc, QBenchError):  # the user's template, not a qbench bug
             error = f"could not write {name}: {exc}"
@@ -287,6 +301,21 @@ class Publisher:
         if note not in self.notes:
             self.notes.append(note)
         self._remove_stale(path)
+
+    def _remove_own(self, path: Path) -> None:
+        """An output written before another failed, which could not be written again to say
+        so: removed, as it would disagree with the others."""
+        if path not in self.written or path == self.plan.step_summary:
+            return
+        self.written.remove(path)
+        try:
+            path.unlink()
+        except OSError:
+            return
+        self.notes.append(
+            f"removed {self.shown(path)}: written before another output failed, it could not "
+            "be written again to say so"
+        )
 
     def _remove_stale(self, path: Path) -> None:
         """Remove an earlier run's file at the path of an output not written this time, so that

@@ -119,8 +119,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.stash[qbench_session_key] = session
     registered.register(config, session, SESSION_PLUGIN_NAME)
+    expected = verdicts.configured_gates(settings)
     judged = verdicts.register(
-        config, verdicts.Verdicts(session.gates, session.note_internal_error, session.redact)
+        config,
+        verdicts.Verdicts(session.gates, session.note_internal_error, session.redact, expected),
     )
     _register_gates(config, session, settings, judged)
     if settings.quarantine != "off":

@@ -79,11 +79,13 @@ from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
+    from pytest_qbench.report.last_resort import Kind
     from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import GateResultRecord
+    from pytest_qbench.report.records import RunMetaRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
@@ -442,6 +444,9 @@ class QBenchSession(QBenchWorker):
         self.collection_errors: list[DiagnosticRecord] = []
         self.warnings: list[DiagnosticRecord] = []
         self.notes: list[str] = []
+        self.notes_shown = 0
+        """The notes the terminal summary wrote; `pytest_unconfigure` writes the others (its
+        own, and an internal error of the summary's)."""
         self.internal_errors: list[str] = []
         """qbench's own errors while recording (``RunMeta.recording_errors``)."""
         self.crashed_workers: list[str] = []
@@ -580,6 +585,8 @@ class QBenchSession(QBenchWorker):
                     if not self.marked:
                         self.notes.append(store.unmarked_note(self.settings.qbench_dir))
             self.enable_attachments(self.run_dir, self.settings.attach)
+        with self.guard("pytest_sessionstart"):  # after the run's start: its id and time
+            self.mark_outputs_unfinished()
 
     def claim_run_dir(self) -> None:
         """Make this run's directory, atomically: a run id that another run holds (even one
@@ -889,7 +896,7 @@ class QBenchSession(QBenchWorker):
             return
         with ExitStack() as stack:
             mocked = self.real_os(stack, "pytest_sessionfinish")
-            with self.guard("pytest_sessionfinish"):
+            try:
                 if mocked:
                     self.notes.append(
                         f"a test left {', '.join(mocked)} replaced (a mock never stopped): "
@@ -897,6 +904,96 @@ class QBenchSession(QBenchWorker):
                         "replacement back"
                     )
                 self.finish(int(self.session.exitstatus))
+            except Exception as exc:
+                self.note_internal_error("pytest_sessionfinish", exc)
+                self.fail_end_closed(self.internal_errors[-1] if self.internal_errors else str(exc))
+
+    def configured_outputs(self) -> list[tuple[Kind, Path]]:
+        """The outputs the user asked for (outside the run directory), and how each is written
+        in last resort (`report/last_resort.py`)."""
+        settings = self.settings
+        found: list[tuple[Kind, Path | None]] = [
+            ("json", settings.json_path),
+            ("md", settings.md_path),
+            ("html", settings.html_path),
+            ("other", settings.digest_path),
+            ("other", settings.ctrf_path),
+            *(("other", out) for _, out in settings.templates),
+        ]
+        return [(kind, path) for kind, path in found if path is not None]
+
+    def mark_outputs_unfinished(self) -> None:
+        """Where an earlier run's output is, put one saying this run started and has not
+        finished (or remove it, in a format qbench cannot write so simply): a run killed
+        before its end then leaves that, never the earlier run's verdict. Where none is,
+        nothing is written: a missing file says no more than this one would."""
+        outputs = [(kind, path) for kind, path in self.configured_outputs() if path.is_file()]
+        if not outputs:
+            return
+
+        def unfinished() -> TestReportRecord:
+            from pytest_qbench.report.last_resort import last_resort_report
+
+            error = (
+                f"run {self.run_id} started at {self.run['started_at']} and did not finish: "
+                "qbench put this here as the run started, and the run's end writes its report "
+                "in its place; read after the run, its process was killed or died before the "
+                "session's end"
+            )
+            meta = new("ReportMeta", qbench_version=__version__, created_at=self.run["started_at"])
+            run = cast("RunMetaRecord", {**self.run, "interrupted": True})
+            return last_resort_report(run, self.environment, None, error, meta)
+
+        self.settle_outputs(outputs, unfinished)
+
+    def fail_end_closed(self, error: str) -> None:
+        """The session's end failed (``error``, noted): every configured output says so, with
+        what is known without the machinery that failed (`report/last_resort.py`), unless each
+        was written whole before it failed; one that cannot be written is removed. The run
+        keeps its mark in the run store, which reads it as a run that died at its end."""
+        outputs = self.configured_outputs()
+        if all(path in self.written for _, path in outputs):
+            return
+
+        def failed_end() -> TestReportRecord:
+            from pytest_qbench.report.last_resort import last_resort_report
+            from pytest_qbench.report.last_resort import pytest_counts
+
+            status = None if self.end_broke or self.session is None else self.session.exitstatus
+            self.run["exit_code"] = None if status is None else int(status)
+            self.run["completed_at"] = created = iso(clock.utc_now())
+            meta = new("ReportMeta", qbench_version=__version__, created_at=created)
+            counts = pytest_counts(self.terminal_stats)
+            took = clock.monotonic() - self.start_clock
+            return last_resort_report(self.run, self.environment, counts, error, meta, took)
+
+        written, removed = self.settle_outputs(outputs, failed_end)
+        if written:
+            self.notes.append(
+                f"{', '.join(map(self._shown, written))}: a last-resort report (incomplete, "
+                "never green), as the session's end failed"
+            )
+        if removed:
+            self.notes.append(
+                f"removed {', '.join(map(self._shown, removed))}: the session's end failed "
+                "before writing it, and no earlier run's may stand for this one"
+            )
+
+    def settle_outputs(
+        self, outputs: list[tuple[Kind, Path]], build: Callable[[], TestReportRecord]
+    ) -> tuple[list[Path], list[Path]]:
+        """Write the report ``build`` makes to ``outputs`` in last resort; when it cannot be
+        made (a bug, noted), remove them all: no report is better than an earlier run's."""
+        from pytest_qbench.report.last_resort import write_last_resort
+
+        report: TestReportRecord | None = None
+        try:
+            report = build()
+        except Exception as exc:
+            self.note_internal_error("the last-resort report", exc)
+        written, removed, failed = write_last_resort(report, outputs)
+        self.notes.extend(f"could not write {self._shown(path)}: {why}" for path, why in failed)
+        return written, removed
 
     def real_os(self, stack: ExitStack, hook: str) -> list[str]:
         """The real ``os`` functions put back on ``stack`` for the rest of ``hook``
@@ -912,6 +1009,7 @@ class QBenchSession(QBenchWorker):
         with self.guard("pytest_terminal_summary"):
             for note in self.notes:
                 terminalreporter.write_line(f"qbench: {note}", yellow=True)
+                self.notes_shown += 1
             if self.written:
                 terminalreporter.write_line(f"qbench: wrote {', '.join(self._shown_paths())}")
             if self.settings.annotations:
@@ -920,7 +1018,6 @@ class QBenchSession(QBenchWorker):
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        noted = len(self.notes)
         with ExitStack() as stack:
             self.real_os(stack, "pytest_unconfigure")  # a mock a test left on (see end)
             if self.stream is not None:
@@ -929,7 +1026,7 @@ class QBenchSession(QBenchWorker):
             self.run_lock.release()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:  # the summary's notes are written: these come after it
-            for note in self.notes[noted:]:
+            for note in self.notes[self.notes_shown :]:
                 terminal.write_line(f"qbench: {note}", yellow=True)
         if self.late_warnings and terminal is not None:  # after pytest's closing line
             from pytest_qbench.core.summary_words import pluralize
@@ -1411,6 +1508,8 @@ class QBenchSession(QBenchWorker):
         self.notes.extend(publisher.notes)
         for where, exc in publisher.internal_errors:
             self.note_internal_error(where, exc)
+            if where == publish.NONE_WRITTEN:  # the loop itself failed: no output says so
+                self.fail_end_closed(self.internal_errors[-1])
         if self.run_dir / store.REPORT_JSON not in self.written:
             self.keep_mark = True  # its mark stays: store.killed_at_end
             failure = publisher.failure_of(self.run_dir / store.REPORT_JSON)

@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable
 from collections.abc import Generator
 from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from typing import Any
@@ -38,6 +39,11 @@ GATE_FAILING_STATUSES = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
 own status)."""
 
 Note = Callable[[str, BaseException], None]
+UNJUDGED = (
+    "not judged, so it fails: the run ended before its tests ran (pytest.exit while "
+    "collecting, say)"
+)
+"""The ``detail`` of a gate asked for that nothing judged by the session's end."""
 
 
 def error_text(exc: BaseException) -> str:
@@ -53,8 +59,12 @@ class Verdicts:
         gates: list[GateResultRecord],
         note: Note | None = None,
         redact: Callable[[str], str] = str,
+        expected: Sequence[tuple[GateKind, str]] = (),
     ) -> None:
         self.gates = gates
+        self.expected = list(expected)
+        """The gates the user asked for (`configured_gates`): one of a kind never judged when
+        the session ends (the test loop never ran: ``pytest.exit`` while collecting) fails."""
         """The verdicts, in the order judged (the session's list: the report's gates)."""
         self.note = note
         self.redact = redact
@@ -115,11 +125,36 @@ class Verdicts:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
         # before the other implementations: the report and the summary see the final status
-        if session.exitstatus == pytest.ExitCode.TESTS_FAILED and self._forgiven(session):
-            session.exitstatus = pytest.ExitCode.OK
-        if self.failed() and session.exitstatus in GATE_FAILING_STATUSES:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.settle(session)
         return (yield)
+
+    def settle(self, session: pytest.Session) -> None:
+        """Set the run's exit status from the verdicts. An error here is noted, and fails the
+        run when a gate was asked for (its verdict could not be read: closed), else leaves
+        pytest's status as it is."""
+        try:
+            if session.exitstatus == pytest.ExitCode.TESTS_FAILED and self._forgiven(session):
+                session.exitstatus = pytest.ExitCode.OK
+            if not session.config.option.collectonly:  # no gate is judged then
+                self._fail_unjudged()
+            failed = self.failed()
+        except Exception as exc:
+            failed = bool(self.expected or self.gates)
+            if self.note is not None:
+                self.note("the gates' verdicts" + (" (the run fails)" if failed else ""), exc)
+        if failed and session.exitstatus in GATE_FAILING_STATUSES:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _fail_unjudged(self) -> None:
+        """Fail each gate asked for of a kind none was judged of (by kind: the baseline's are
+        named by metric)."""
+        kinds = {gate["kind"] for gate in self.gates}
+        for kind, name in self.expected:
+            if kind not in kinds:
+                kinds.add(kind)
+                gate = new("GateResult", kind=kind, name=name, passed=False, detail=UNJUDGED)
+                self.errored.append(gate)
+                self.gates.append(gate)
 
     def _forgiven(self, session: pytest.Session) -> bool:
         """The quarantine's answer; an error in it keeps the run failed, named."""
