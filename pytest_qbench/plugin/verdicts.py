@@ -62,10 +62,10 @@ class Verdicts:
         expected: Sequence[tuple[GateKind, str]] = (),
     ) -> None:
         self.gates = gates
+        """The verdicts, in the order judged (the session's list: the report's gates)."""
         self.expected = list(expected)
         """The gates the user asked for (`configured_gates`): one of a kind never judged when
         the session ends (the test loop never ran: ``pytest.exit`` while collecting) fails."""
-        """The verdicts, in the order judged (the session's list: the report's gates)."""
         self.note = note
         self.redact = redact
         self.errored: list[GateResultRecord] = []
