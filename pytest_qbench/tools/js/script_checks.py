@@ -26,7 +26,9 @@ from pytest_qbench.tools.execute import run_supervised
 from pytest_qbench.tools.js.project import read_package
 from pytest_qbench.tools.js.scripts import calls
 from pytest_qbench.tools.js.scripts import split
+from pytest_qbench.tools.node import biome
 from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import oxlint
 from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
@@ -44,8 +46,18 @@ from pytest_qbench.tools.spec import store_directory
 from pytest_qbench.tools.spec import store_of
 
 
-CHECKERS = ("tsc", "eslint", "prettier")
+CHECKERS = ("tsc", "eslint", "prettier", "oxlint", "biome")
 """The checkers whose commands in a test script qbench runs."""
+NOT_RUN = {
+    "tsgo": "tsgo (TypeScript's native preview, @typescript/native-preview) has no JSON "
+    "output nor a stable command line yet, and qbench does not take it for tsc, whose "
+    "answers it may not give",
+    "oxfmt": "oxfmt (the Oxc formatter) lists no files in a form qbench reads yet",
+}
+"""Checkers of a test script qbench knows and does not run, each with why: the run fails,
+naming it (`NOT_RUN_CODE`)."""
+NOT_RUN_CODE = "checker-not-run"
+"""The code of the error naming a checker of a test script qbench does not run (`NOT_RUN`)."""
 _PREFIXES = frozenset({"npx", "pnpx"})
 """Words before a checker's name that run the project's own binary as it is."""
 _TSC_FLAGS = frozenset({"--noEmit"})
@@ -120,13 +132,10 @@ _LAUNCHERS = (("npx",), ("pnpx",), ("bunx",), ("pnpm", "exec"), ("npm", "exec"),
 
 def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
     """The eslint command of the ``lint`` script of the package in ``cwd`` (or of a script it
-    runs, ``npm run lint:js``): the variables set before it, its words after ``eslint``, and
-    the command as written; ``None`` when there is no such script or it runs no eslint.
+    runs, ``npm run lint:js``; ``next lint`` as eslint's words): `script_command`'s answer.
 
     Raises:
-        Unsupported: eslint run several times with different words (qbench check runs it
-            once), or started otherwise than plainly (``node --max-old-space-size=4096
-            node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
+        Unsupported: as `script_command`.
     """
     package = read_package(cwd)
     if package is None:
@@ -136,14 +145,48 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
         (before, after) for before, after in calls(package, "next", LINT) if after[:1] == ["lint"]
     ]
     found += [(before, next_lint_words(after[1:], cwd)) for before, after in nexts]
+    return one_command(found, "eslint", LINT)
+
+
+FORMAT_SCRIPTS = (LINT, "format:check", "check:format", "format-check", "fmt:check")
+"""The scripts whose ``prettier --check`` qbench check's prettier runs: the first that runs it."""
+
+
+def script_command(
+    cwd: Path, tool: str, scripts: tuple[str, ...] = (LINT,)
+) -> tuple[dict[str, str], list[str], str] | None:
+    """The ``tool`` command of the first of ``scripts`` of the package in ``cwd`` running it
+    (or of a script it runs, ``npm run lint:js``): the variables set before it, its words
+    after the tool's name, and the command as written; ``None`` when no such script runs it.
+
+    Raises:
+        Unsupported: the tool run several times with different words (qbench check runs it
+            once), or started otherwise than plainly (``node --max-old-space-size=4096
+            node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
+    """
+    package = read_package(cwd)
+    if package is None:
+        return None
+    for script in scripts:
+        found = calls(package, tool, script)
+        if found:
+            return one_command(found, tool, script)
+    return None
+
+
+def one_command(
+    found: list[tuple[list[str], list[str]]], tool: str, script: str
+) -> tuple[dict[str, str], list[str], str] | None:
+    """The one ``tool`` command of ``found`` (`scripts.calls`): its variables, its words and
+    the command as written (`script_command`)."""
     if not found:
         return None
     commands = list(dict.fromkeys(" ".join([*before, *after]) for before, after in found))
     if len(commands) > 1:
         raise Unsupported(
-            f"the package's {LINT!r} script runs eslint {len(commands)} times with different "
+            f"the package's {script!r} script runs {tool} {len(commands)} times with different "
             f"words ({', '.join(f'`{c[:200]}`' for c in commands[:3])}): qbench check runs "
-            "eslint once; make the script run it once"
+            f"{tool} once; make the script run it once"
         )
     before, after = found[0]
     env: dict[str, str] = {}
@@ -155,8 +198,8 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
         env[key] = value
     if tuple(words) not in ((), *_LAUNCHERS) or any(SHELL.search(v) for v in env.values()):
         raise Unsupported(
-            f"the package's {LINT!r} script starts eslint as `{commands[0][:200]}`, which "
-            "qbench check does not run the same way; start it plainly (`eslint ...`)"
+            f"the package's {script!r} script starts {tool} as `{commands[0][:200]}`, which "
+            f"qbench check does not run the same way; start it plainly (`{tool} ...`)"
         )
     return env, after, commands[0]
 
@@ -213,7 +256,7 @@ def checker_of(part: str) -> tuple[str, list[str]] | None:
     if not words:
         return None
     name = words[0].rsplit("/", 1)[-1]
-    if name not in CHECKERS:
+    if name not in CHECKERS and name not in NOT_RUN:
         return None
     return name, words[1:]
 
@@ -242,6 +285,10 @@ def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[
         return plan_tsc(words, cwd, scratch)
     if checker == "prettier":
         return prettier.plan_check(words, cwd)
+    if checker == "oxlint":
+        return oxlint.plan_oxlint(words, cwd)
+    if checker == "biome":
+        return biome.plan_biome(words, cwd)
     return plan_eslint(words, cwd, scratch)
 
 
@@ -349,6 +396,10 @@ def run_part(
     checker, words = found
     done = PartRun(part, checker)
     label = f"{checker} ({cwd.name}), the test script's `{part[:200]}`"
+    if checker in NOT_RUN:
+        message = f"{label}: not run: {NOT_RUN[checker]}; the run is not called complete"
+        done.problems.append(problem(checker, message, NOT_RUN_CODE))
+        return done
     log_name = f"{checker}-{len(list(log_dir.glob(f'{checker}-*.log'))) + 1}"
     with tempfile.TemporaryDirectory(prefix=f"qbench-{checker}-") as scratch:
         try:

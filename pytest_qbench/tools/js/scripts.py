@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js.project import Package
+from pytest_qbench.tools.js.project import workspace_patterns
 from pytest_qbench.tools.node.words import SHELL
 from pytest_qbench.tools.spec import Unsupported
 
@@ -216,6 +217,8 @@ def parts_besides(
             bare.pop(0)  # NODE_ENV=test npm run unit
         if bare and bare[0].rsplit("/", 1)[-1] in _HARMLESS:
             continue
+        if script == SCRIPT and workspace_patterns(package) and runs_workspaces(bare):
+            continue  # the packages' own test scripts, which qbench runs package by package
         if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
             rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
             if rest and rest[0] in ran:
@@ -230,6 +233,59 @@ def parts_besides(
             continue
         found.append(" ".join(words))
     return list(dict.fromkeys(found))
+
+
+_EVERY_PACKAGE = {
+    "npm": frozenset({"--workspaces", "-ws"}),
+    "pnpm": frozenset({"-r", "--recursive"}),
+}
+"""The options by which npm and pnpm run a script in every workspace package."""
+_TASKS = {"turbo": ("run",), "lerna": ("run",), "nx": ("run-many",)}
+"""The task runners running a script in every workspace package, with their command word."""
+
+
+def runs_workspaces(words: list[str]) -> bool:
+    """Whether a command runs the ``test`` script of every workspace package and nothing
+    else: ``npm run test --workspaces`` (``npm test -ws``), ``pnpm -r test`` (``pnpm -r run
+    test``), ``yarn workspaces run test``, ``yarn workspaces foreach -A run test``, ``turbo
+    run test`` (``turbo test``), ``lerna run test``, ``nx run-many -t test``. Not one choosing
+    some packages (``--filter``, ``--workspace X``, ``--since``) or running other scripts too
+    (``turbo run lint test``): qbench runs every package's tests, which is not that."""
+    if (words and words[0] in ("npx", "pnpx", "bunx")) or words[:2] in (
+        ["pnpm", "exec"],
+        ["npm", "exec"],
+    ):
+        words = words[2:] if words[0] in ("pnpm", "npm") else words[1:]
+    if not words:
+        return False
+    tool = words[0].rsplit("/", 1)[-1]
+    options = {w.partition("=")[0] for w in words[1:] if w.startswith("-")}
+    plain = [w for w in words[1:] if not w.startswith("-")]
+    if options & {"--filter", "-F", "--workspace", "-w", "--since", "--scope", "--ignore"}:
+        return False
+    if tool in _EVERY_PACKAGE:
+        rest = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
+        return bool(options & _EVERY_PACKAGE[tool]) and rest == [SCRIPT]
+    if tool == "yarn":
+        if plain[:2] == ["workspaces", "run"]:
+            return plain[2:] == [SCRIPT]
+        return (
+            plain[:3] == ["workspaces", "foreach", "run"]
+            and plain[3:] == [SCRIPT]
+            and bool(options & {"-A", "--all"})
+        )
+    if tool == "nx":
+        targets = [
+            w.partition("=")[2] for w in words if w.startswith(("--target=", "-t=", "--targets="))
+        ]
+        for number, word in enumerate(words[:-1]):
+            if word in ("-t", "--target", "--targets"):
+                targets.append(words[number + 1])
+        return plain[:1] == ["run-many"] and targets == [SCRIPT]
+    if tool in _TASKS:
+        rest = plain[1:] if plain[:1] == list(_TASKS[tool]) else plain
+        return (plain[:1] == list(_TASKS[tool]) or tool == "turbo") and rest == [SCRIPT]
+    return False
 
 
 _BAILS: tuple[tuple[str, frozenset[str], str], ...] = (
