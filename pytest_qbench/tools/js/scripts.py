@@ -15,6 +15,7 @@ with the words it passes after ``--``. Standard library only; nothing here start
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from dataclasses import dataclass
@@ -236,55 +237,65 @@ def parts_besides(
 
 
 _EVERY_PACKAGE = {
-    "npm": frozenset({"--workspaces", "-ws"}),
-    "pnpm": frozenset({"-r", "--recursive"}),
+    "npm": frozenset({"--workspaces", "-ws", "--workspace", "-w"}),
+    "pnpm": frozenset({"-r", "--recursive", "--filter", "-F"}),
 }
-"""The options by which npm and pnpm run a script in every workspace package."""
+"""The options by which npm and pnpm run a script in the workspace packages (all, or those
+chosen)."""
+_CHOOSING = frozenset(
+    {"--filter", "-F", "--workspace", "-w", "--scope", "--ignore", "--since", "--concurrency"}
+)
+"""Options of the workspace commands taking a value (the packages chosen, how many at once)."""
 _TASKS = {"turbo": ("run",), "lerna": ("run",), "nx": ("run-many",)}
-"""The task runners running a script in every workspace package, with their command word."""
+"""The task runners running a script in the workspace packages, with their command word."""
 
 
 def runs_workspaces(words: list[str]) -> bool:
-    """Whether a command runs the ``test`` script of every workspace package and nothing
-    else: ``npm run test --workspaces`` (``npm test -ws``), ``pnpm -r test`` (``pnpm -r run
-    test``), ``yarn workspaces run test``, ``yarn workspaces foreach -A run test``, ``turbo
-    run test`` (``turbo test``), ``lerna run test``, ``nx run-many -t test``. Not one choosing
-    some packages (``--filter``, ``--workspace X``, ``--since``) or running other scripts too
-    (``turbo run lint test``): qbench runs every package's tests, which is not that."""
-    if (words and words[0] in ("npx", "pnpx", "bunx")) or words[:2] in (
-        ["pnpm", "exec"],
-        ["npm", "exec"],
-    ):
-        words = words[2:] if words[0] in ("pnpm", "npm") else words[1:]
+    """Whether a command runs the ``test`` script of the workspace packages (every one or
+    some: qbench runs every package's tests, no fewer) and nothing else: ``npm run test
+    --workspaces`` (``npm test -ws``, ``-w web``), ``pnpm -r test`` (``pnpm --filter ./packages/*
+    run test``), ``yarn workspaces run test``, ``yarn workspaces foreach -A run test``, ``turbo
+    run test`` (``turbo test``), ``lerna run test``, ``nx run-many -t test``. Not one running
+    other scripts too (``turbo run lint test``, ``pnpm -r lint``)."""
+    if words[:1] in (["npx"], ["pnpx"], ["bunx"]):
+        words = words[1:]
+    elif words[:2] in (["pnpm", "exec"], ["npm", "exec"]):
+        words = words[2:]
     if not words:
         return False
     tool = words[0].rsplit("/", 1)[-1]
-    options = {w.partition("=")[0] for w in words[1:] if w.startswith("-")}
-    plain = [w for w in words[1:] if not w.startswith("-")]
-    if options & {"--filter", "-F", "--workspace", "-w", "--since", "--scope", "--ignore"}:
-        return False
+    options: set[str] = set()
+    plain: list[str] = []
+    rest = iter(words[1:])
+    for word in rest:
+        name, equals, _ = word.partition("=")
+        if word.startswith("-"):
+            options.add(name)
+            if name in _CHOOSING and not equals:
+                next(rest, None)
+        else:
+            plain.append(word)
     if tool in _EVERY_PACKAGE:
-        rest = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
-        return bool(options & _EVERY_PACKAGE[tool]) and rest == [SCRIPT]
+        named = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
+        return bool(options & _EVERY_PACKAGE[tool]) and named == [SCRIPT]
     if tool == "yarn":
         if plain[:2] == ["workspaces", "run"]:
             return plain[2:] == [SCRIPT]
-        return (
-            plain[:3] == ["workspaces", "foreach", "run"]
-            and plain[3:] == [SCRIPT]
-            and bool(options & {"-A", "--all"})
-        )
+        every = bool(options & {"-A", "--all", "--since"}) or "--include" in options
+        return plain[:3] == ["workspaces", "foreach", "run"] and plain[3:] == [SCRIPT] and every
     if tool == "nx":
         targets = [
             w.partition("=")[2] for w in words if w.startswith(("--target=", "-t=", "--targets="))
         ]
-        for number, word in enumerate(words[:-1]):
-            if word in ("-t", "--target", "--targets"):
-                targets.append(words[number + 1])
+        targets += [
+            after
+            for before, after in itertools.pairwise(words)
+            if before in ("-t", "--target", "--targets")
+        ]
         return plain[:1] == ["run-many"] and targets == [SCRIPT]
     if tool in _TASKS:
-        rest = plain[1:] if plain[:1] == list(_TASKS[tool]) else plain
-        return (plain[:1] == list(_TASKS[tool]) or tool == "turbo") and rest == [SCRIPT]
+        named = plain[1:] if plain[:1] == list(_TASKS[tool]) else plain
+        return (plain[:1] == list(_TASKS[tool]) or tool == "turbo") and named == [SCRIPT]
     return False
 
 
