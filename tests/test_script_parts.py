@@ -121,7 +121,7 @@ def test_checkers_of_the_test_script_run_in_the_run(
             },
             ["max-warnings-exceeded"],
         ),
-        ({"posttest": "oxfmt --check src"}, ["script-part-not-run"]),
+        ({"posttest": "oxfmt --check src"}, ["checker-not-run"]),
     ],
 )
 def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
@@ -164,7 +164,8 @@ def test_a_checker_option_qbench_cannot_carry_is_refused_by_name(
         ("node_modules/.bin/tsc -b", ("tsc", ["-b"])),
         ("NODE_ENV=ci eslint .", None),
         ("prettier --check .", ("prettier", ["--check", "."])),
-        ("oxfmt --check src", None),
+        ("oxfmt --check src", ("oxfmt", ["--check", "src"])),
+        ("mocha --check src", None),
     ],
 )
 def test_the_checker_a_script_command_runs(part: str, found: tuple[str, list[str]] | None) -> None:
