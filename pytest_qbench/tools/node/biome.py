@@ -91,7 +91,10 @@ def plan_biome(
     command = [executable, words[0], *options, *found.carried, *(given or found.paths)]
     limit = 0 if "--error-on-warnings" in found.carried else None
     return Plan(
-        TOOL, command, OK_CODES, parse_limited(limit, parse_biome, TOOL, "--error-on-warnings")
+        TOOL,
+        command,
+        OK_CODES,
+        parse_limited(limit, parse_biome, TOOL, "--error-on-warnings allows (0)"),
     )
 
 

@@ -116,7 +116,7 @@ def plan_oxlint(
     executable = project_bin(cwd, "oxlint", "oxlint")
     command = [executable, "-f", "json", *found.carried, *(given or found.paths)]
     deny = "--deny-warnings" in found.marks
-    parse = parse_limited(limit, parse_oxlint, TOOL, "--deny-warnings" if deny else None)
+    parse = parse_limited(limit, parse_oxlint, TOOL, "--deny-warnings allows (0)" if deny else None)
     return Plan(TOOL, command, OK_CODES, parse)
 
 
