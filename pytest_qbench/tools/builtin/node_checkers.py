@@ -174,6 +174,29 @@ def has_config(names: tuple[str, ...], tool: str) -> Callable[[Path], bool]:
     return lambda root: any((root / name).is_file() for name in names) or in_script(root)
 
 
+def script_checker(
+    name: str,
+    tool: str,
+    applies: Callable[[Path], bool],
+    scripts: tuple[str, ...],
+    planned: tuple[Callable[[list[str], Path, list[str]], Plan[Diagnostic]], list[str] | None],
+    description: str,
+) -> Checker:
+    """A front-end lint checker run as the first of ``scripts`` running ``name`` runs it
+    (`plan_script_tool`; ``planned``: its planner and its words without such a script)."""
+    planner, default = planned
+    return Checker(
+        name,
+        "lint",
+        "frontend",
+        tool,
+        applies,
+        plan_script_tool(name, scripts, planner, default),
+        installed=lambda root: has_bin(root, name),
+        description=description,
+    )
+
+
 @hookimpl
 def qbench_checkers() -> list[Checker]:
     """tsc (typecheck) and eslint (lint), for the front end."""
@@ -198,34 +221,28 @@ def qbench_checkers() -> list[Checker]:
             installed=lambda root: has_bin(root, "eslint"),
             description="node_modules/.bin/eslint -f json --ignore-pattern '**/.qbench/' (and the run's --dir), with the lint script's paths and options",
         ),
-        Checker(
+        script_checker(
             "oxlint",
-            "lint",
-            "frontend",
             oxlint.TOOL,
             has_config(oxlint.CONFIG_FILES, "oxlint"),
-            plan_script_tool("oxlint", (script_checks.LINT,), _oxlint, []),
-            installed=lambda root: has_bin(root, "oxlint"),
-            description="node_modules/.bin/oxlint -f json, with the lint script's paths and options",
+            (script_checks.LINT,),
+            (_oxlint, []),
+            "node_modules/.bin/oxlint -f json, with the lint script's paths and options",
         ),
-        Checker(
+        script_checker(
             "biome",
-            "lint",
-            "frontend",
             biome.TOOL,
             has_config(biome.CONFIG_FILES, "biome"),
-            plan_script_tool("biome", (script_checks.LINT,), _biome, ["check"]),
-            installed=lambda root: has_bin(root, "biome"),
-            description="node_modules/.bin/biome check --reporter=json (or the lint script's biome command)",
+            (script_checks.LINT,),
+            (_biome, ["check"]),
+            "node_modules/.bin/biome check --reporter=json (or the lint script's biome command)",
         ),
-        Checker(
+        script_checker(
             "prettier",
-            "lint",
-            "frontend",
             prettier.TOOL,
             runs_in_script("prettier", script_checks.FORMAT_SCRIPTS),
-            plan_script_tool("prettier", script_checks.FORMAT_SCRIPTS, _prettier, None),
-            installed=lambda root: has_bin(root, "prettier"),
-            description="node_modules/.bin/prettier --list-different, as the lint or format:check script's prettier --check",
+            script_checks.FORMAT_SCRIPTS,
+            (_prettier, None),
+            "node_modules/.bin/prettier --list-different, as the lint or format:check script's prettier --check",
         ),
     ]

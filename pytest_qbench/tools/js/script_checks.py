@@ -36,6 +36,7 @@ from pytest_qbench.tools.node.eslint import TOO_MANY_WARNINGS
 from pytest_qbench.tools.node.words import SHELL
 from pytest_qbench.tools.node.words import Grammar
 from pytest_qbench.tools.node.words import sort_words
+from pytest_qbench.tools.node.words import warnings_limit
 from pytest_qbench.tools.problems import CRASHED
 from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import NotInstalled
@@ -363,14 +364,7 @@ def plan_eslint(
     every problem, those the fix would have fixed too, never fewer than the command's own run
     leaves), else refused."""
     found = sort_words(words, _ESLINT_FIXING if fixes else _ESLINT)
-    limit: int | None = None
-    if "--max-warnings" in found.read:
-        try:
-            limit = int(found.read["--max-warnings"])
-        except ValueError:
-            found.refused.append(f"--max-warnings {found.read['--max-warnings']}")
-        else:
-            found.carried += ["--max-warnings", str(limit)]
+    limit = warnings_limit(found)
     if found.refused:
         raise Unsupported(f"eslint options qbench cannot carry: {' '.join(found.refused)}")
     executable = project_bin(cwd, "eslint", "eslint")

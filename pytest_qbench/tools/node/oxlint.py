@@ -19,6 +19,7 @@ from pytest_qbench.tools.node.bins import project_bin
 from pytest_qbench.tools.node.eslint import parse_limited
 from pytest_qbench.tools.node.words import Grammar
 from pytest_qbench.tools.node.words import sort_words
+from pytest_qbench.tools.node.words import warnings_limit
 from pytest_qbench.tools.spec import Plan
 from pytest_qbench.tools.spec import Unsupported
 
@@ -101,21 +102,15 @@ def plan_oxlint(
     """
     kept = [w for w in words if not (fixes and w in _FIXES)]
     found = sort_words(kept, _GRAMMAR)
-    limit = 0 if "--deny-warnings" in found.marks else None
-    if "--max-warnings" in found.read:
-        try:
-            limit = int(found.read["--max-warnings"])
-        except ValueError:
-            found.refused.append(f"--max-warnings {found.read['--max-warnings']}")
-        else:
-            found.carried += ["--max-warnings", str(limit)]
-    if "--deny-warnings" in found.marks:
+    deny = "--deny-warnings" in found.marks
+    limit = warnings_limit(found)
+    if deny:
+        limit = 0
         found.carried.append("--deny-warnings")
     if found.refused:
         raise Unsupported(f"oxlint options qbench cannot carry: {' '.join(found.refused)}")
     executable = project_bin(cwd, "oxlint", "oxlint")
     command = [executable, "-f", "json", *found.carried, *(given or found.paths)]
-    deny = "--deny-warnings" in found.marks
     parse = parse_limited(limit, parse_oxlint, TOOL, "--deny-warnings allows (0)" if deny else None)
     return Plan(TOOL, command, OK_CODES, parse)
 
