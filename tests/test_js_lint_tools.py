@@ -16,6 +16,8 @@ from node_tools import qbench_check
 from node_tools import qbench_test
 
 from pytest_qbench.core.errors import CheckOutputError
+from pytest_qbench.tools.builtin import node_checkers
+from pytest_qbench.tools.js import script_checks
 from pytest_qbench.tools.js.scripts import runs_workspaces
 from pytest_qbench.tools.node import biome
 from pytest_qbench.tools.node import oxlint
@@ -54,7 +56,10 @@ def tools() -> Path:
 @pytest.fixture(scope="module")
 def checked(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """One ``qbench check --target frontend`` of a package whose ``lint`` script runs the three."""
-    lint = "oxlint src --max-warnings 0 && biome lint src --write && prettier --check src"
+    lint = (
+        "oxlint src --max-warnings 0 && biome lint src --write && prettier --write test && "
+        "prettier --check src"
+    )
     web = project(tmp_path_factory.mktemp("check") / "web", {"lint": lint})
     (web / "node_modules").symlink_to(tools, target_is_directory=True)
     code, report = qbench_check(["--target", "frontend"], web)
@@ -94,10 +99,11 @@ def test_check_runs_the_lint_scripts_biome_without_writing(checked: dict[str, An
 def test_check_runs_the_lint_scripts_prettier_each_file_named(
     checked: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """The lint script's ``prettier --check src``: the unformatted file an error, the
-    formatted one not named."""
+    """The lint script's ``prettier --check src`` (its ``prettier --write test`` fails on
+    nothing, left aside): the unformatted file an error, the formatted one not named."""
     run = checked["runs"]["prettier.format"]
     assert run["status"] == "failed"
+    assert run["run"]["command"][1:] == ["--list-different", "src"]
     assert found(run) == [("not-formatted", "src/a.js", None, "error")]
 
 
@@ -180,3 +186,21 @@ def test_biome_listing_fewer_diagnostics_than_it_counts_fails_closed(tmp_path: P
         biome.parse_biome(raw, tmp_path)
     with pytest.raises(CheckOutputError, match="no JSON report"):
         oxlint.parse_oxlint(b"Error: config not found\n", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("scripts", "applies"),
+    [
+        ({"lint": "eslint . && prettier --write ."}, False),
+        ({"format": "prettier --write .", "format:check": "prettier -c ."}, True),
+        ({"lint": "npm run lint:format", "lint:format": "prettier . --check"}, True),
+    ],
+)
+def test_prettier_applies_where_a_script_checks_the_formatting(
+    tmp_path: Path, scripts: dict[str, str], applies: bool
+) -> None:
+    """A ``prettier --write`` fails on no file: the checker applies only where the ``lint``
+    or ``format:check`` script runs ``prettier --check``."""
+    (tmp_path / "package.json").write_text(json.dumps({"name": "web", "scripts": scripts}))
+    check = node_checkers.runs_in_script("prettier", script_checks.FORMAT_SCRIPTS)
+    assert check(tmp_path) is applies

@@ -92,6 +92,11 @@ def plan_eslint(cwd: Path, paths: list[str], scratch: Path) -> Plan[Diagnostic]:
     return Plan(eslint.TOOL, command, eslint.OK_CODES, eslint.parse_eslint)
 
 
+CHECKS = {"prettier": prettier.checks}
+"""Which commands of a tool in a script check (the others, such as ``prettier --write``,
+fail on nothing and are left aside)."""
+
+
 def from_script(
     cwd: Path, tool: str, scripts: tuple[str, ...]
 ) -> tuple[dict[str, str], list[str], str] | None:
@@ -99,7 +104,7 @@ def from_script(
     (`script_checks.script_command`), or ``None``; one qbench cannot run as written raises
     `Unsupported` naming the script (the checker is then not run)."""
     try:
-        return script_checks.script_command(cwd, tool, scripts)
+        return script_checks.script_command(cwd, tool, scripts, CHECKS.get(tool))
     except Unsupported as exc:
         raise Unsupported(
             f"{exc}; qbench check runs {tool} as the script does, or not at all"
@@ -114,7 +119,7 @@ def runs_in_script(
 
     def applies(root: Path) -> bool:
         try:
-            return script_checks.script_command(root, tool, scripts) is not None
+            return script_checks.script_command(root, tool, scripts, CHECKS.get(tool)) is not None
         except Unsupported:
             return True
 

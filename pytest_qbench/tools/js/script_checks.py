@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -154,11 +155,16 @@ FORMAT_SCRIPTS = (LINT, "format:check", "check:format", "format-check", "fmt:che
 
 
 def script_command(
-    cwd: Path, tool: str, scripts: tuple[str, ...] = (LINT,)
+    cwd: Path,
+    tool: str,
+    scripts: tuple[str, ...] = (LINT,),
+    checks: Callable[[list[str]], bool] | None = None,
 ) -> tuple[dict[str, str], list[str], str] | None:
     """The ``tool`` command of the first of ``scripts`` of the package in ``cwd`` running it
     (or of a script it runs, ``npm run lint:js``): the variables set before it, its words
     after the tool's name, and the command as written; ``None`` when no such script runs it.
+    ``checks``: which of the tool's commands (by their words) count, the others left aside
+    (``prettier --write``, which fails on no file, beside ``prettier --check``).
 
     Raises:
         Unsupported: the tool run several times with different words (qbench check runs it
@@ -169,7 +175,7 @@ def script_command(
     if package is None:
         return None
     for script in scripts:
-        found = calls(package, tool, script)
+        found = [one for one in calls(package, tool, script) if checks is None or checks(one[1])]
         if found:
             return one_command(found, tool, script)
     return None

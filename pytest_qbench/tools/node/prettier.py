@@ -104,6 +104,12 @@ _DROPPED_VALUES = frozenset({"--log-level", "--loglevel", "--cache-location", "-
 _GRAMMAR = Grammar(_VALUES, _FLAGS, _DROPPED, _DROPPED_VALUES, marks=_CHECKS)
 
 
+def checks(words: list[str]) -> bool:
+    """Whether a prettier command's words check the files (``--check``, ``-c``,
+    ``--list-different``, ``-l``), where ``--write`` writes them and fails on none."""
+    return any(word.partition("=")[0] in _CHECKS for word in words)
+
+
 def plan_check(words: list[str], cwd: Path, given: list[str] | None = None) -> Plan[Diagnostic]:
     """``prettier --check [paths] [options]`` (or ``-c``, ``--list-different``) as ``prettier
     --list-different`` with its carried options: each file it would format otherwise an error
