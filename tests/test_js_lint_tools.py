@@ -204,3 +204,23 @@ def test_prettier_applies_where_a_script_checks_the_formatting(
     (tmp_path / "package.json").write_text(json.dumps({"name": "web", "scripts": scripts}))
     check = node_checkers.runs_in_script("prettier", script_checks.FORMAT_SCRIPTS)
     assert check(tmp_path) is applies
+
+
+def test_npm_workspaces_without_if_present_needs_every_packages_test_script(
+    tmp_path: Path,
+) -> None:
+    """``npm run test --workspaces`` fails on a package without a ``test`` script (``pnpm -r
+    test`` and ``--if-present`` skip it): then it is no run of the packages' tests qbench
+    stands for, and stays a part not run."""
+    from pytest_qbench.tools.js.project import read_package
+
+    (tmp_path / "package.json").write_text(json.dumps({"name": "r", "workspaces": ["p/*"]}))
+    for name, scripts in (("a", {"test": "node --test"}), ("b", {})):
+        (tmp_path / "p" / name).mkdir(parents=True)
+        manifest = {"name": name, "scripts": scripts}
+        (tmp_path / "p" / name / "package.json").write_text(json.dumps(manifest))
+    root = read_package(tmp_path)
+    assert root is not None
+    assert not runs_workspaces(["npm", "run", "test", "--workspaces"], root)
+    assert runs_workspaces(["npm", "run", "test", "--workspaces", "--if-present"], root)
+    assert runs_workspaces(["pnpm", "-r", "test"], root)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js.project import Package
+from pytest_qbench.tools.js.project import workspace_packages
 from pytest_qbench.tools.js.project import workspace_patterns
 from pytest_qbench.tools.node.words import SHELL
 from pytest_qbench.tools.spec import Unsupported
@@ -218,7 +219,7 @@ def parts_besides(
             bare.pop(0)  # NODE_ENV=test npm run unit
         if bare and bare[0].rsplit("/", 1)[-1] in _HARMLESS:
             continue
-        if script == SCRIPT and workspace_patterns(package) and runs_workspaces(bare):
+        if script == SCRIPT and workspace_patterns(package) and runs_workspaces(bare, package):
             continue  # the packages' own test scripts, which qbench runs package by package
         if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
             rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
@@ -250,13 +251,15 @@ _TASKS = {"turbo": ("run",), "lerna": ("run",), "nx": ("run-many",)}
 """The task runners running a script in the workspace packages, with their command word."""
 
 
-def runs_workspaces(words: list[str]) -> bool:
+def runs_workspaces(words: list[str], root: Package | None = None) -> bool:
     """Whether a command runs the ``test`` script of the workspace packages (every one or
     some: qbench runs every package's tests, no fewer) and nothing else: ``npm run test
     --workspaces`` (``npm test -ws``, ``-w web``), ``pnpm -r test`` (``pnpm --filter ./packages/*
     run test``), ``yarn workspaces run test``, ``yarn workspaces foreach -A run test``, ``turbo
     run test`` (``turbo test``), ``lerna run test``, ``nx run-many -t test``. Not one running
-    other scripts too (``turbo run lint test``, ``pnpm -r lint``)."""
+    other scripts too (``turbo run lint test``, ``pnpm -r lint``), nor npm's without
+    ``--if-present`` or yarn 1's ``workspaces run`` where a package of ``root`` has no
+    ``test`` script (they fail on it)."""
     if words[:1] in (["npx"], ["pnpx"], ["bunx"]):
         words = words[1:]
     elif words[:2] in (["pnpm", "exec"], ["npm", "exec"]):
@@ -275,6 +278,13 @@ def runs_workspaces(words: list[str]) -> bool:
                 next(rest, None)
         else:
             plain.append(word)
+    strict = (tool == "npm" and "--if-present" not in options) or plain[:2] == ["workspaces", "run"]
+    if (
+        strict
+        and root is not None
+        and not all(isinstance(one.scripts.get(SCRIPT), str) for one in workspace_packages(root))
+    ):
+        return False  # npm fails on a package without the script
     if tool in _EVERY_PACKAGE:
         named = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
         return bool(options & _EVERY_PACKAGE[tool]) and named == [SCRIPT]
