@@ -20,11 +20,17 @@ from pytest_qbench.tools.builtin import node_checkers
 from pytest_qbench.tools.js import script_checks
 from pytest_qbench.tools.js.scripts import runs_workspaces
 from pytest_qbench.tools.node import biome
+from pytest_qbench.tools.node import oxfmt
 from pytest_qbench.tools.node import oxlint
 from pytest_qbench.tools.spec import Unsupported
 
 
-LINT_PACKAGES = {"oxlint": "1.94.0", "@biomejs/biome": "2.6.8", "prettier": "3.3.3"}
+LINT_PACKAGES = {
+    "oxlint": "1.94.0",
+    "@biomejs/biome": "2.6.8",
+    "prettier": "3.3.3",
+    "oxfmt": "0.79.0",
+}
 """The pinned versions of the linters and the formatter."""
 LINTED = "const unused = 1;\ndebugger;\nexport const a=  2\n"
 """Line 1: ``unused`` (an oxlint and a Biome warning); line 2: ``debugger`` (an oxlint
@@ -111,7 +117,7 @@ def test_check_runs_the_lint_scripts_prettier_each_file_named(
 def workspace(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One ``qbench test`` of an npm workspace whose root runs ``oxlint --deny-warnings src``
     before its tests (``pretest``) and ``tsgo`` after the packages' (``npm run test
-    --workspaces && tsgo --noEmit``); its package runs ``node --test && biome check src``."""
+    --workspaces && tsgo --noEmit``); its package runs ``node --test && biome check src && oxfmt --check src``."""
     root = project(
         tmp_path_factory.mktemp("workspace") / "root",
         {
@@ -120,7 +126,9 @@ def workspace(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
         },
         workspaces=["packages/*"],
     )
-    project(root / "packages" / "app", {"test": "node --test && biome check src"})
+    project(
+        root / "packages" / "app", {"test": "node --test && biome check src && oxfmt --check src"}
+    )
     (root / "node_modules").symlink_to(tools, target_is_directory=True)
     return qbench_test(root)
 
@@ -128,7 +136,8 @@ def workspace(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_a_workspace_roots_own_test_scripts_are_run_or_named(workspace: Any) -> None:
     """The root's ``pretest`` oxlint runs (two warnings, an error for --deny-warnings), its
     tsgo is named as not run, its ``npm run test --workspaces`` is the packages' tests (run,
-    not named); the package's ``biome check`` runs (the debugger, the unformatted file):
+    not named); the package's ``biome check`` runs (the debugger, the unformatted file), and
+    its ``oxfmt --check`` (the unformatted file):
     failed, as ``npm test`` fails."""
     done, report, _ = workspace
     assert done.returncode == 1, done.stdout
@@ -137,6 +146,8 @@ def test_a_workspace_roots_own_test_scripts_are_run_or_named(workspace: Any) -> 
     assert ("tsgo", "checker-not-run", None) in problems
     assert ("biome.lint", "lint/suspicious/noDebugger", "packages/app/src/a.js") in problems
     assert ("biome.lint", "format", "packages/app/src/a.js") in problems
+    assert ("oxfmt.format", "not-formatted", "packages/app/src/a.js") in problems
+    assert not [p for p in problems if p[0] == "oxfmt.format" and p[2] != "packages/app/src/a.js"]
     assert not [d for d in report.collection_errors if d.code == "script-part-not-run"]
     assert report.summary.passed == 1
 
@@ -178,6 +189,8 @@ def test_oxlint_and_biome_options_not_carried_are_named(tmp_path: Path) -> None:
         biome.plan_biome(["check", "--changed"], tmp_path)
     with pytest.raises(Unsupported, match="biome migrate"):
         biome.plan_biome(["migrate"], tmp_path)
+    with pytest.raises(Unsupported, match="oxfmt without --check writes"):
+        oxfmt.plan_check(["src"], tmp_path)
 
 
 def test_biome_listing_fewer_diagnostics_than_it_counts_fails_closed(tmp_path: Path) -> None:

@@ -308,8 +308,8 @@ def note_parts_not_run(
             continue
         message += (
             "the run is not the whole test script, and is not called complete (qbench runs "
-            "only tsc, eslint, oxlint, biome, prettier --check and node --test commands itself, "
-            "written plainly); run those "
+            "only tsc, eslint, oxlint, biome, prettier and oxfmt --check and node --test "
+            "commands itself, written plainly); run those "
             f"tests with vitest or jest, or ask for the runner alone (--runner {runners[0]})"
         )
         gathered.problems.append(problem(runners[0], message, PART_NOT_RUN))

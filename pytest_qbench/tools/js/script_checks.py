@@ -29,6 +29,7 @@ from pytest_qbench.tools.js.scripts import calls
 from pytest_qbench.tools.js.scripts import split
 from pytest_qbench.tools.node import biome
 from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import oxfmt
 from pytest_qbench.tools.node import oxlint
 from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.node import tsc
@@ -48,15 +49,14 @@ from pytest_qbench.tools.spec import store_directory
 from pytest_qbench.tools.spec import store_of
 
 
-CHECKERS = ("tsc", "eslint", "prettier", "oxlint", "biome")
+CHECKERS = ("tsc", "eslint", "prettier", "oxlint", "biome", "oxfmt")
 """The checkers whose commands in a test script qbench runs."""
 NOT_RUN = {
     "tsgo": "tsgo (TypeScript's native preview, @typescript/native-preview) has no JSON "
     "output nor a stable command line yet, and qbench does not take it for tsc, whose "
     "answers it may not give",
-    "oxfmt": "oxfmt (the Oxc formatter) lists no files in a form qbench reads yet",
 }
-"""Checkers of a test script qbench knows and does not run, each with why: the run fails,
+"""Checkers of a test script qbench knows and does not run (tsgo), each with why: the run fails,
 naming it (`NOT_RUN_CODE`)."""
 NOT_RUN_CODE = "checker-not-run"
 """The code of the error naming a checker of a test script qbench does not run (`NOT_RUN`)."""
@@ -296,6 +296,8 @@ def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[
         return oxlint.plan_oxlint(words, cwd)
     if checker == "biome":
         return biome.plan_biome(words, cwd)
+    if checker == "oxfmt":
+        return oxfmt.plan_check(words, cwd)
     return plan_eslint(words, cwd, scratch)
 
 
