@@ -1,6 +1,6 @@
 """oxlint, Biome and Prettier run for real (``qbench check``'s checkers from the ``lint``
-script; a test script's commands), tsgo named as not run, and a workspace root's own test
-scripts (``pretest``, the commands besides ``npm run test --workspaces``) read: each tool
+script; a test script's commands), oxfmt and tsgo in a test script, and a workspace root's
+own test scripts (``pretest``, the commands besides ``npm run test --workspaces``) read: each tool
 installed once from the npm registry (`node_tools`), each project set up and run once per
 module; skipped where Node is missing."""
 
@@ -30,8 +30,9 @@ LINT_PACKAGES = {
     "@biomejs/biome": "2.6.8",
     "prettier": "3.3.3",
     "oxfmt": "0.79.0",
+    "@typescript/native-preview": "7.0.0-dev.20260401.1",
 }
-"""The pinned versions of the linters and the formatter."""
+"""The pinned versions of the linters, the formatters and tsgo."""
 LINTED = "const unused = 1;\ndebugger;\nexport const a=  2\n"
 """Line 1: ``unused`` (an oxlint and a Biome warning); line 2: ``debugger`` (an oxlint
 warning, a Biome error); not formatted (Prettier, Biome)."""
@@ -117,7 +118,8 @@ def test_check_runs_the_lint_scripts_prettier_each_file_named(
 def workspace(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One ``qbench test`` of an npm workspace whose root runs ``oxlint --deny-warnings src``
     before its tests (``pretest``) and ``tsgo`` after the packages' (``npm run test
-    --workspaces && tsgo --noEmit``); its package runs ``node --test && biome check src && oxfmt --check src``."""
+    --workspaces && tsgo --noEmit``, a TS2322 in ``src/c.ts``); its package runs ``node
+    --test && biome check src && oxfmt --check src``."""
     root = project(
         tmp_path_factory.mktemp("workspace") / "root",
         {
@@ -126,6 +128,9 @@ def workspace(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
         },
         workspaces=["packages/*"],
     )
+    tsconfig = {"compilerOptions": {"strict": True, "noEmit": True}, "include": ["src/**/*.ts"]}
+    (root / "tsconfig.json").write_text(json.dumps(tsconfig))
+    (root / "src" / "c.ts").write_text('export const n: number = "s"\n')
     project(
         root / "packages" / "app", {"test": "node --test && biome check src && oxfmt --check src"}
     )
@@ -135,7 +140,7 @@ def workspace(tools: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def test_a_workspace_roots_own_test_scripts_are_run_or_named(workspace: Any) -> None:
     """The root's ``pretest`` oxlint runs (two warnings, an error for --deny-warnings), its
-    tsgo is named as not run, its ``npm run test --workspaces`` is the packages' tests (run,
+    tsgo runs (the TS2322, read as tsc's), its ``npm run test --workspaces`` is the packages' tests (run,
     not named); the package's ``biome check`` runs (the debugger, the unformatted file), and
     its ``oxfmt --check`` (the unformatted file):
     failed, as ``npm test`` fails."""
@@ -143,7 +148,7 @@ def test_a_workspace_roots_own_test_scripts_are_run_or_named(workspace: Any) -> 
     assert done.returncode == 1, done.stdout
     problems = [(d.tool, d.code, d.file) for d in report.collection_errors]
     assert ("oxlint", "max-warnings-exceeded", None) in problems
-    assert ("tsgo", "checker-not-run", None) in problems
+    assert ("tsc.typecheck", "TS2322", "src/c.ts") in problems
     assert ("biome.lint", "lint/suspicious/noDebugger", "packages/app/src/a.js") in problems
     assert ("biome.lint", "format", "packages/app/src/a.js") in problems
     assert ("oxfmt.format", "not-formatted", "packages/app/src/a.js") in problems

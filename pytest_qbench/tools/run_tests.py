@@ -308,7 +308,7 @@ def note_parts_not_run(
             continue
         message += (
             "the run is not the whole test script, and is not called complete (qbench runs "
-            "only tsc, eslint, oxlint, biome, prettier and oxfmt --check and node --test "
+            "only tsc, tsgo, eslint, oxlint, biome, prettier and oxfmt --check and node --test "
             "commands itself, written plainly); run those "
             f"tests with vitest or jest, or ask for the runner alone (--runner {runners[0]})"
         )

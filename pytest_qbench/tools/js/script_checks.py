@@ -49,17 +49,8 @@ from pytest_qbench.tools.spec import store_directory
 from pytest_qbench.tools.spec import store_of
 
 
-CHECKERS = ("tsc", "eslint", "prettier", "oxlint", "biome", "oxfmt")
+CHECKERS = ("tsc", "tsgo", "eslint", "prettier", "oxlint", "biome", "oxfmt")
 """The checkers whose commands in a test script qbench runs."""
-NOT_RUN = {
-    "tsgo": "tsgo (TypeScript's native preview, @typescript/native-preview) has no JSON "
-    "output nor a stable command line yet, and qbench does not take it for tsc, whose "
-    "answers it may not give",
-}
-"""Checkers of a test script qbench knows and does not run (tsgo), each with why: the run fails,
-naming it (`NOT_RUN_CODE`)."""
-NOT_RUN_CODE = "checker-not-run"
-"""The code of the error naming a checker of a test script qbench does not run (`NOT_RUN`)."""
 _PREFIXES = frozenset({"npx", "pnpx"})
 """Words before a checker's name that run the project's own binary as it is."""
 _TSC_FLAGS = frozenset({"--noEmit"})
@@ -263,7 +254,7 @@ def checker_of(part: str) -> tuple[str, list[str]] | None:
     if not words:
         return None
     name = words[0].rsplit("/", 1)[-1]
-    if name not in CHECKERS and name not in NOT_RUN:
+    if name not in CHECKERS:
         return None
     return name, words[1:]
 
@@ -288,8 +279,8 @@ def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[
         NotInstalled: the project has not installed the checker (or no ``node`` for ``tsc -b``).
         Unsupported: an option qbench cannot carry exactly; the message names it.
     """
-    if checker == "tsc":
-        return plan_tsc(words, cwd, scratch)
+    if checker in ("tsc", "tsgo"):
+        return plan_tsc(words, cwd, scratch, native=checker == "tsgo")
     if checker == "prettier":
         return prettier.plan_check(words, cwd)
     if checker == "oxlint":
@@ -301,13 +292,21 @@ def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[
     return plan_eslint(words, cwd, scratch)
 
 
-def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
+def plan_tsc(words: list[str], cwd: Path, scratch: Path, native: bool = False) -> Plan[Diagnostic]:
     """``tsc [--noEmit] [-p X]`` as ``tsc --noEmit -p X`` (its ``.tsbuildinfo`` into
     ``scratch``); ``tsc -b [X] --noEmit`` by `tsc.BUILD` (``tsc -b``'s own builder, nothing
     written). A ``tsc`` that writes its output is refused: without ``--noEmit`` (and, but for
     ``-b``, a ``tsconfig.json`` saying ``noEmit`` itself), a later command of the script may
-    run what it writes, and qbench writes nothing into the project."""
+    run what it writes, and qbench writes nothing into the project. ``native``: the same
+    words given to ``tsgo`` (TypeScript's native preview, ``@typescript/native-preview``,
+    printing tsc's lines), run as ``tsgo --noEmit``; its ``-b`` (no JavaScript API for
+    `tsc.BUILD`) refused."""
     build = bool(words) and words[0] in ("-b", "--build")
+    if build and native:
+        raise Unsupported(
+            "tsgo -b: qbench runs a build's projects with TypeScript's JavaScript API, which "
+            "tsgo has not; check with tsgo -p on each project"
+        )
     rest = words[1:] if build else words
     project: str | None = None
     refused: list[str] = []
@@ -344,7 +343,10 @@ def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
             "script's later commands may run), and qbench writes nothing into the project; "
             "give it --noEmit, or run the tests on a build of your own"
         )
-    executable = project_bin(cwd, "tsc", "typescript")
+    if native:
+        executable = project_bin(cwd, "tsgo", "@typescript/native-preview")
+    else:
+        executable = project_bin(cwd, "tsc", "typescript")
     if build:
         node = shutil.which("node")
         if node is None:
@@ -398,10 +400,6 @@ def run_part(
     checker, words = found
     done = PartRun(part, checker)
     label = f"{checker} ({cwd.name}), the test script's `{part[:200]}`"
-    if checker in NOT_RUN:
-        message = f"{label}: not run: {NOT_RUN[checker]}; the run is not called complete"
-        done.problems.append(problem(checker, message, NOT_RUN_CODE))
-        return done
     log_name = f"{checker}-{len(list(log_dir.glob(f'{checker}-*.log'))) + 1}"
     with tempfile.TemporaryDirectory(prefix=f"qbench-{checker}-") as scratch:
         try:
