@@ -260,13 +260,33 @@ def runs_workspaces(words: list[str], root: Package | None = None) -> bool:
     other scripts too (``turbo run lint test``, ``pnpm -r lint``), nor npm's without
     ``--if-present`` or yarn 1's ``workspaces run`` where a package of ``root`` has no
     ``test`` script (they fail on it)."""
+    tool, options, plain = _command_words(words)
+    strict = (tool == "npm" and "--if-present" not in options) or plain[:2] == ["workspaces", "run"]
+    if strict and root is not None and not _all_have_tests(root):
+        return False  # npm fails on a package without the script
+    if tool in _EVERY_PACKAGE:
+        named = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
+        return bool(options & _EVERY_PACKAGE[tool]) and named == [SCRIPT]
+    if tool == "yarn":
+        if plain[:2] == ["workspaces", "run"]:
+            return plain[2:] == [SCRIPT]
+        every = bool(options & {"-A", "--all", "--since", "--include"})
+        return plain[:3] == ["workspaces", "foreach", "run"] and plain[3:] == [SCRIPT] and every
+    if tool == "nx":
+        return plain[:1] == ["run-many"] and _nx_targets(words) == [SCRIPT]
+    if tool in _TASKS:
+        named = plain[1:] if plain[:1] == list(_TASKS[tool]) else plain
+        return (plain[:1] == list(_TASKS[tool]) or tool == "turbo") and named == [SCRIPT]
+    return False
+
+
+def _command_words(words: list[str]) -> tuple[str, set[str], list[str]]:
+    """A command's tool (``npx``, ``pnpm exec`` left out), its options' names and its other
+    words (the values of `_CHOOSING`'s options left out)."""
     if words[:1] in (["npx"], ["pnpx"], ["bunx"]):
         words = words[1:]
     elif words[:2] in (["pnpm", "exec"], ["npm", "exec"]):
         words = words[2:]
-    if not words:
-        return False
-    tool = words[0].rsplit("/", 1)[-1]
     options: set[str] = set()
     plain: list[str] = []
     rest = iter(words[1:])
@@ -278,35 +298,21 @@ def runs_workspaces(words: list[str], root: Package | None = None) -> bool:
                 next(rest, None)
         else:
             plain.append(word)
-    strict = (tool == "npm" and "--if-present" not in options) or plain[:2] == ["workspaces", "run"]
-    if (
-        strict
-        and root is not None
-        and not all(isinstance(one.scripts.get(SCRIPT), str) for one in workspace_packages(root))
-    ):
-        return False  # npm fails on a package without the script
-    if tool in _EVERY_PACKAGE:
-        named = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
-        return bool(options & _EVERY_PACKAGE[tool]) and named == [SCRIPT]
-    if tool == "yarn":
-        if plain[:2] == ["workspaces", "run"]:
-            return plain[2:] == [SCRIPT]
-        every = bool(options & {"-A", "--all", "--since"}) or "--include" in options
-        return plain[:3] == ["workspaces", "foreach", "run"] and plain[3:] == [SCRIPT] and every
-    if tool == "nx":
-        targets = [
-            w.partition("=")[2] for w in words if w.startswith(("--target=", "-t=", "--targets="))
-        ]
-        targets += [
-            after
-            for before, after in itertools.pairwise(words)
-            if before in ("-t", "--target", "--targets")
-        ]
-        return plain[:1] == ["run-many"] and targets == [SCRIPT]
-    if tool in _TASKS:
-        named = plain[1:] if plain[:1] == list(_TASKS[tool]) else plain
-        return (plain[:1] == list(_TASKS[tool]) or tool == "turbo") and named == [SCRIPT]
-    return False
+    return (words[0].rsplit("/", 1)[-1] if words else ""), options, plain
+
+
+def _all_have_tests(root: Package) -> bool:
+    """Whether every workspace package of ``root`` has a ``test`` script."""
+    return all(isinstance(one.scripts.get(SCRIPT), str) for one in workspace_packages(root))
+
+
+def _nx_targets(words: list[str]) -> list[str]:
+    """The targets an nx command names (``-t test``, ``--target=test``)."""
+    targets = [
+        w.partition("=")[2] for w in words if w.startswith(("--target=", "-t=", "--targets="))
+    ]
+    pairs = itertools.pairwise(words)
+    return targets + [after for before, after in pairs if before in ("-t", "--target", "--targets")]
 
 
 _BAILS: tuple[tuple[str, frozenset[str], str], ...] = (
