@@ -157,14 +157,15 @@ def test_checker_names_are_refused_naming_what_is_accepted(
     assert main(["check", "--tools", "ruff,pylint"]) == 1
     assert (
         "qbench: error: --checker: unknown checker 'pylint'; registered checkers: ruff, mypy, "
-        "pyright, python.build, tsc, eslint"
+        "pyright, python.build, tsc, eslint, oxlint, biome, prettier"
     ) in capsys.readouterr().err
     result = pytester.runpytest("-p", "qbench", "--qbench-check=ruff,pylint")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
             "*--qbench-check: has unknown checker(s) pylint, given: 'ruff,pylint'; use a comma "
-            "list of ruff, mypy, pyright, python.build, build, tsc, eslint, js.build, e.g. "
+            "list of ruff, mypy, pyright, python.build, build, tsc, eslint, oxlint, biome, "
+            "prettier, js.build, e.g. "
             "ruff,mypy*"
         ]
     )

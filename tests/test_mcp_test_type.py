@@ -247,18 +247,20 @@ def vitest_front_end(web: Path, script: str, node_tools: Path) -> Path:
 def test_a_test_script_part_not_run_fails_all(
     tmp_path: Path, node_tools: Path, test_type: str, success: bool
 ) -> None:
-    """A front end whose ``"test": "vitest run && oxfmt --check ."``: test_type ``all`` runs its
+    """A front end whose ``"test": "vitest run && tstyche --target 5.9"``: test_type ``all`` runs its
     vitest part only, so the run is not called a success (main: success, nothing said); test_type
     ``vitest`` is vitest's run, as asked, its note in the stored run's warnings."""
     web = vitest_front_end(
-        tmp_path / "project" / "web", "vitest run && oxfmt --check .", node_tools
+        tmp_path / "project" / "web", "vitest run && tstyche --target 5.9", node_tools
     )
     content = call(web.parent, {"test_type": test_type}).structured_content
     assert content is not None
     assert (content["success"], content["summary"]["passed"]) == (success, 1), content
     [report] = stored(web.parent)
     said = [
-        d for d in [*report.collection_errors, *report.warnings] if "`oxfmt --check .`" in d.message
+        d
+        for d in [*report.collection_errors, *report.warnings]
+        if "`tstyche --target 5.9`" in d.message
     ]
     assert [(d.code, d.severity) for d in said] == [
         ("script-part-not-run", "info" if success else "error")

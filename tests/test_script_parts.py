@@ -121,7 +121,7 @@ def test_checkers_of_the_test_script_run_in_the_run(
             },
             ["max-warnings-exceeded"],
         ),
-        ({"posttest": "oxfmt --check src"}, ["script-part-not-run"]),
+        ({"posttest": "mocha --check-leaks"}, ["script-part-not-run"]),
     ],
 )
 def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
@@ -137,7 +137,7 @@ def test_the_scripts_npm_runs_around_the_test_script_are_run_or_named(
     assert [r.outcome for r in report.results] == ["passed"]
     assert [e.code for e in report.collection_errors] == codes, report.collection_errors
     npm = shutil.which("npm")
-    if npm is not None and "oxfmt" not in str(scripts):  # the oracle: npm test's own verdict
+    if npm is not None and "mocha" not in str(scripts):  # the oracle: npm test's own verdict
         own = subprocess.run([npm, "test"], cwd=web, capture_output=True, timeout=600, check=False)
         assert own.returncode != 0
 
@@ -164,7 +164,8 @@ def test_a_checker_option_qbench_cannot_carry_is_refused_by_name(
         ("node_modules/.bin/tsc -b", ("tsc", ["-b"])),
         ("NODE_ENV=ci eslint .", None),
         ("prettier --check .", ("prettier", ["--check", "."])),
-        ("oxfmt --check src", None),
+        ("oxfmt --check src", ("oxfmt", ["--check", "src"])),
+        ("mocha --check src", None),
     ],
 )
 def test_the_checker_a_script_command_runs(part: str, found: tuple[str, list[str]] | None) -> None:

@@ -38,6 +38,9 @@ def test_builtins_are_plugins_of_the_interface() -> None:
         "python.build": ("build", "backend"),
         "tsc": ("typecheck", "frontend"),
         "eslint": ("lint", "frontend"),
+        "oxlint": ("lint", "frontend"),
+        "biome": ("lint", "frontend"),
+        "prettier": ("lint", "frontend"),
         "js.build": ("build", "frontend"),
     }
     assert list(found.runners) == ["pytest", "vitest", "jest"]

@@ -51,7 +51,7 @@ def add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         action="append",
         metavar="NAME",
         help="A registered checker (repeatable, or a comma list; --list shows them). Default: "
-        f"{','.join(DEFAULT_TOOLS)} for the back end, the front end's tsc and eslint",
+        f"{','.join(DEFAULT_TOOLS)} for the back end, the front end's checkers that apply",
     )
     parser.add_argument(
         "--target",
@@ -187,7 +187,8 @@ def chosen_checkers(args: argparse.Namespace, root: Path) -> tuple[Path | None, 
     if not names:
         raise QBenchError(
             f"--target frontend: no front-end checker applies to {frontend} (no tsconfig.json, "
-            "no eslint configuration); name one with --checker",
+            "no eslint, oxlint nor biome configuration, no lint script running one of them nor "
+            "prettier); name one with --checker",
             slug="check-options",
         )
     return frontend, names

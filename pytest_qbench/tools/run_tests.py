@@ -308,8 +308,8 @@ def note_parts_not_run(
             continue
         message += (
             "the run is not the whole test script, and is not called complete (qbench runs "
-            "only tsc, eslint, prettier --check and node --test commands itself, written "
-            "plainly); run those "
+            "only tsc, tsgo, eslint, oxlint, biome, prettier and oxfmt --check and node --test "
+            "commands itself, written plainly); run those "
             f"tests with vitest or jest, or ask for the runner alone (--runner {runners[0]})"
         )
         gathered.problems.append(problem(runners[0], message, PART_NOT_RUN))
@@ -358,8 +358,7 @@ def not_run_in(root: Path, gathered: Gathered) -> list[tuple[Package, list[str]]
     at them), with the run's runners."""
     found: list[tuple[Package, list[str]]] = []
     for project in find_projects(root):
-        packages = workspace_packages(project)
-        for package in [*packages, *([] if packages else [project])]:
+        for package in units(project):
             script = package.scripts.get(SCRIPT)
             if package.path in gathered.ran_in or not isinstance(script, str):
                 continue
@@ -401,8 +400,9 @@ def note_scripts_not_run(
 ) -> None:
     """Each package no runner ran in whose ``test`` script runs something no runner of the run
     ran (``"test": "c8 --100 node --test && tstyche"``; pytest's ``"test": "pytest"`` is
-    pytest's run): an error, the project's tests not all run (fails closed). Not a
-    workspace's root, whose script runs its packages' (``pnpm -r test``), nor ``npm init``'s
+    pytest's run): an error, the project's tests not all run (fails closed). A workspace's
+    root too, but for its commands running every package's test script (``pnpm -r test``,
+    `scripts.runs_workspaces`), which qbench runs package by package; not ``npm init``'s
     placeholder. ``idle``: those packages (`not_run_in`)."""
     for package, runners in idle:
         parts = parts_left(gathered, package, runners, ran)

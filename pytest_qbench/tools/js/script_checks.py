@@ -14,6 +14,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from dataclasses import replace
@@ -26,7 +27,10 @@ from pytest_qbench.tools.execute import run_supervised
 from pytest_qbench.tools.js.project import read_package
 from pytest_qbench.tools.js.scripts import calls
 from pytest_qbench.tools.js.scripts import split
+from pytest_qbench.tools.node import biome
 from pytest_qbench.tools.node import eslint
+from pytest_qbench.tools.node import oxfmt
+from pytest_qbench.tools.node import oxlint
 from pytest_qbench.tools.node import prettier
 from pytest_qbench.tools.node import tsc
 from pytest_qbench.tools.node.bins import project_bin
@@ -34,6 +38,7 @@ from pytest_qbench.tools.node.eslint import TOO_MANY_WARNINGS
 from pytest_qbench.tools.node.words import SHELL
 from pytest_qbench.tools.node.words import Grammar
 from pytest_qbench.tools.node.words import sort_words
+from pytest_qbench.tools.node.words import warnings_limit
 from pytest_qbench.tools.problems import CRASHED
 from pytest_qbench.tools.problems import problem
 from pytest_qbench.tools.spec import NotInstalled
@@ -44,7 +49,7 @@ from pytest_qbench.tools.spec import store_directory
 from pytest_qbench.tools.spec import store_of
 
 
-CHECKERS = ("tsc", "eslint", "prettier")
+CHECKERS = ("tsc", "tsgo", "eslint", "prettier", "oxlint", "biome", "oxfmt")
 """The checkers whose commands in a test script qbench runs."""
 _PREFIXES = frozenset({"npx", "pnpx"})
 """Words before a checker's name that run the project's own binary as it is."""
@@ -120,13 +125,10 @@ _LAUNCHERS = (("npx",), ("pnpx",), ("bunx",), ("pnpm", "exec"), ("npm", "exec"),
 
 def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
     """The eslint command of the ``lint`` script of the package in ``cwd`` (or of a script it
-    runs, ``npm run lint:js``): the variables set before it, its words after ``eslint``, and
-    the command as written; ``None`` when there is no such script or it runs no eslint.
+    runs, ``npm run lint:js``; ``next lint`` as eslint's words): `script_command`'s answer.
 
     Raises:
-        Unsupported: eslint run several times with different words (qbench check runs it
-            once), or started otherwise than plainly (``node --max-old-space-size=4096
-            node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
+        Unsupported: as `script_command`.
     """
     package = read_package(cwd)
     if package is None:
@@ -136,14 +138,53 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
         (before, after) for before, after in calls(package, "next", LINT) if after[:1] == ["lint"]
     ]
     found += [(before, next_lint_words(after[1:], cwd)) for before, after in nexts]
+    return one_command(found, "eslint", LINT)
+
+
+FORMAT_SCRIPTS = (LINT, "format:check", "check:format", "format-check", "fmt:check")
+"""The scripts whose ``prettier --check`` qbench check's prettier runs: the first that runs it."""
+
+
+def script_command(
+    cwd: Path,
+    tool: str,
+    scripts: tuple[str, ...] = (LINT,),
+    checks: Callable[[list[str]], bool] | None = None,
+) -> tuple[dict[str, str], list[str], str] | None:
+    """The ``tool`` command of the first of ``scripts`` of the package in ``cwd`` running it
+    (or of a script it runs, ``npm run lint:js``): the variables set before it, its words
+    after the tool's name, and the command as written; ``None`` when no such script runs it.
+    ``checks``: which of the tool's commands (by their words) count, the others left aside
+    (``prettier --write``, which fails on no file, beside ``prettier --check``).
+
+    Raises:
+        Unsupported: the tool run several times with different words (qbench check runs it
+            once), or started otherwise than plainly (``node --max-old-space-size=4096
+            node_modules/eslint/bin/eslint.js``), or with a value the shell expands.
+    """
+    package = read_package(cwd)
+    if package is None:
+        return None
+    for script in scripts:
+        found = [one for one in calls(package, tool, script) if checks is None or checks(one[1])]
+        if found:
+            return one_command(found, tool, script)
+    return None
+
+
+def one_command(
+    found: list[tuple[list[str], list[str]]], tool: str, script: str
+) -> tuple[dict[str, str], list[str], str] | None:
+    """The one ``tool`` command of ``found`` (`scripts.calls`): its variables, its words and
+    the command as written (`script_command`)."""
     if not found:
         return None
     commands = list(dict.fromkeys(" ".join([*before, *after]) for before, after in found))
     if len(commands) > 1:
         raise Unsupported(
-            f"the package's {LINT!r} script runs eslint {len(commands)} times with different "
+            f"the package's {script!r} script runs {tool} {len(commands)} times with different "
             f"words ({', '.join(f'`{c[:200]}`' for c in commands[:3])}): qbench check runs "
-            "eslint once; make the script run it once"
+            f"{tool} once; make the script run it once"
         )
     before, after = found[0]
     env: dict[str, str] = {}
@@ -155,8 +196,8 @@ def lint_eslint(cwd: Path) -> tuple[dict[str, str], list[str], str] | None:
         env[key] = value
     if tuple(words) not in ((), *_LAUNCHERS) or any(SHELL.search(v) for v in env.values()):
         raise Unsupported(
-            f"the package's {LINT!r} script starts eslint as `{commands[0][:200]}`, which "
-            "qbench check does not run the same way; start it plainly (`eslint ...`)"
+            f"the package's {script!r} script starts {tool} as `{commands[0][:200]}`, which "
+            f"qbench check does not run the same way; start it plainly (`{tool} ...`)"
         )
     return env, after, commands[0]
 
@@ -238,20 +279,34 @@ def plan_part(checker: str, words: list[str], cwd: Path, scratch: Path) -> Plan[
         NotInstalled: the project has not installed the checker (or no ``node`` for ``tsc -b``).
         Unsupported: an option qbench cannot carry exactly; the message names it.
     """
-    if checker == "tsc":
-        return plan_tsc(words, cwd, scratch)
+    if checker in ("tsc", "tsgo"):
+        return plan_tsc(words, cwd, scratch, native=checker == "tsgo")
     if checker == "prettier":
         return prettier.plan_check(words, cwd)
+    if checker == "oxlint":
+        return oxlint.plan_oxlint(words, cwd)
+    if checker == "biome":
+        return biome.plan_biome(words, cwd)
+    if checker == "oxfmt":
+        return oxfmt.plan_check(words, cwd)
     return plan_eslint(words, cwd, scratch)
 
 
-def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
+def plan_tsc(words: list[str], cwd: Path, scratch: Path, native: bool = False) -> Plan[Diagnostic]:
     """``tsc [--noEmit] [-p X]`` as ``tsc --noEmit -p X`` (its ``.tsbuildinfo`` into
     ``scratch``); ``tsc -b [X] --noEmit`` by `tsc.BUILD` (``tsc -b``'s own builder, nothing
     written). A ``tsc`` that writes its output is refused: without ``--noEmit`` (and, but for
     ``-b``, a ``tsconfig.json`` saying ``noEmit`` itself), a later command of the script may
-    run what it writes, and qbench writes nothing into the project."""
+    run what it writes, and qbench writes nothing into the project. ``native``: the same
+    words given to ``tsgo`` (TypeScript's native preview, ``@typescript/native-preview``,
+    printing tsc's lines), run as ``tsgo --noEmit``; its ``-b`` (no JavaScript API for
+    `tsc.BUILD`) refused."""
     build = bool(words) and words[0] in ("-b", "--build")
+    if build and native:
+        raise Unsupported(
+            "tsgo -b: qbench runs a build's projects with TypeScript's JavaScript API, which "
+            "tsgo has not; check with tsgo -p on each project"
+        )
     rest = words[1:] if build else words
     project: str | None = None
     refused: list[str] = []
@@ -288,7 +343,10 @@ def plan_tsc(words: list[str], cwd: Path, scratch: Path) -> Plan[Diagnostic]:
             "script's later commands may run), and qbench writes nothing into the project; "
             "give it --noEmit, or run the tests on a build of your own"
         )
-    executable = project_bin(cwd, "tsc", "typescript")
+    if native:
+        executable = project_bin(cwd, "tsgo", "@typescript/native-preview")
+    else:
+        executable = project_bin(cwd, "tsc", "typescript")
     if build:
         node = shutil.which("node")
         if node is None:
@@ -316,14 +374,7 @@ def plan_eslint(
     every problem, those the fix would have fixed too, never fewer than the command's own run
     leaves), else refused."""
     found = sort_words(words, _ESLINT_FIXING if fixes else _ESLINT)
-    limit: int | None = None
-    if "--max-warnings" in found.read:
-        try:
-            limit = int(found.read["--max-warnings"])
-        except ValueError:
-            found.refused.append(f"--max-warnings {found.read['--max-warnings']}")
-        else:
-            found.carried += ["--max-warnings", str(limit)]
+    limit = warnings_limit(found)
     if found.refused:
         raise Unsupported(f"eslint options qbench cannot carry: {' '.join(found.refused)}")
     executable = project_bin(cwd, "eslint", "eslint")

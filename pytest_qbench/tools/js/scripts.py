@@ -15,12 +15,15 @@ with the words it passes after ``--``. Standard library only; nothing here start
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from dataclasses import dataclass
 
 from pytest_qbench.tools.js import coverage_wrap
 from pytest_qbench.tools.js.project import Package
+from pytest_qbench.tools.js.project import workspace_packages
+from pytest_qbench.tools.js.project import workspace_patterns
 from pytest_qbench.tools.node.words import SHELL
 from pytest_qbench.tools.spec import Unsupported
 
@@ -216,6 +219,8 @@ def parts_besides(
             bare.pop(0)  # NODE_ENV=test npm run unit
         if bare and bare[0].rsplit("/", 1)[-1] in _HARMLESS:
             continue
+        if script == SCRIPT and workspace_patterns(package) and runs_workspaces(bare, package):
+            continue  # the packages' own test scripts, which qbench runs package by package
         if len(bare) >= 2 and _RUNS_SCRIPT.match(bare[0]):
             rest = bare[2:] if bare[1] in ("run", "run-script") else bare[1:]
             if rest and rest[0] in ran:
@@ -230,6 +235,84 @@ def parts_besides(
             continue
         found.append(" ".join(words))
     return list(dict.fromkeys(found))
+
+
+_EVERY_PACKAGE = {
+    "npm": frozenset({"--workspaces", "-ws", "--workspace", "-w"}),
+    "pnpm": frozenset({"-r", "--recursive", "--filter", "-F"}),
+}
+"""The options by which npm and pnpm run a script in the workspace packages (all, or those
+chosen)."""
+_CHOOSING = frozenset(
+    {"--filter", "-F", "--workspace", "-w", "--scope", "--ignore", "--since", "--concurrency"}
+)
+"""Options of the workspace commands taking a value (the packages chosen, how many at once)."""
+_TASKS = {"turbo": ("run",), "lerna": ("run",), "nx": ("run-many",)}
+"""The task runners running a script in the workspace packages, with their command word."""
+
+
+def runs_workspaces(words: list[str], root: Package | None = None) -> bool:
+    """Whether a command runs the ``test`` script of the workspace packages (every one or
+    some: qbench runs every package's tests, no fewer) and nothing else: ``npm run test
+    --workspaces`` (``npm test -ws``, ``-w web``), ``pnpm -r test`` (``pnpm --filter ./packages/*
+    run test``), ``yarn workspaces run test``, ``yarn workspaces foreach -A run test``, ``turbo
+    run test`` (``turbo test``), ``lerna run test``, ``nx run-many -t test``. Not one running
+    other scripts too (``turbo run lint test``, ``pnpm -r lint``), nor npm's without
+    ``--if-present`` or yarn 1's ``workspaces run`` where a package of ``root`` has no
+    ``test`` script (they fail on it)."""
+    tool, options, plain = _command_words(words)
+    strict = (tool == "npm" and "--if-present" not in options) or plain[:2] == ["workspaces", "run"]
+    if strict and root is not None and not _all_have_tests(root):
+        return False  # npm fails on a package without the script
+    if tool in _EVERY_PACKAGE:
+        named = plain[1:] if plain[:1] in (["run"], ["run-script"]) else plain
+        return bool(options & _EVERY_PACKAGE[tool]) and named == [SCRIPT]
+    if tool == "yarn":
+        if plain[:2] == ["workspaces", "run"]:
+            return plain[2:] == [SCRIPT]
+        every = bool(options & {"-A", "--all", "--since", "--include"})
+        return plain[:3] == ["workspaces", "foreach", "run"] and plain[3:] == [SCRIPT] and every
+    if tool == "nx":
+        return plain[:1] == ["run-many"] and _nx_targets(words) == [SCRIPT]
+    if tool in _TASKS:
+        named = plain[1:] if plain[:1] == list(_TASKS[tool]) else plain
+        return (plain[:1] == list(_TASKS[tool]) or tool == "turbo") and named == [SCRIPT]
+    return False
+
+
+def _command_words(words: list[str]) -> tuple[str, set[str], list[str]]:
+    """A command's tool (``npx``, ``pnpm exec`` left out), its options' names and its other
+    words (the values of `_CHOOSING`'s options left out)."""
+    if words[:1] in (["npx"], ["pnpx"], ["bunx"]):
+        words = words[1:]
+    elif words[:2] in (["pnpm", "exec"], ["npm", "exec"]):
+        words = words[2:]
+    options: set[str] = set()
+    plain: list[str] = []
+    rest = iter(words[1:])
+    for word in rest:
+        name, equals, _ = word.partition("=")
+        if word.startswith("-"):
+            options.add(name)
+            if name in _CHOOSING and not equals:
+                next(rest, None)
+        else:
+            plain.append(word)
+    return (words[0].rsplit("/", 1)[-1] if words else ""), options, plain
+
+
+def _all_have_tests(root: Package) -> bool:
+    """Whether every workspace package of ``root`` has a ``test`` script."""
+    return all(isinstance(one.scripts.get(SCRIPT), str) for one in workspace_packages(root))
+
+
+def _nx_targets(words: list[str]) -> list[str]:
+    """The targets an nx command names (``-t test``, ``--target=test``)."""
+    targets = [
+        w.partition("=")[2] for w in words if w.startswith(("--target=", "-t=", "--targets="))
+    ]
+    pairs = itertools.pairwise(words)
+    return targets + [after for before, after in pairs if before in ("-t", "--target", "--targets")]
 
 
 _BAILS: tuple[tuple[str, frozenset[str], str], ...] = (

@@ -114,23 +114,29 @@ TOO_MANY_WARNINGS = "max-warnings-exceeded"
 (eslint then exits 1)."""
 
 
-def parse_limited(limit: int | None) -> Callable[[bytes, Path], list[Diagnostic]]:
-    """`parse_eslint`, and with a ``--max-warnings`` ``limit`` one more error
-    (`TOO_MANY_WARNINGS`) when the warnings are more than it: eslint's exit 1 said, so a
-    run with only warnings is not read as clean where the project's own eslint fails."""
+def parse_limited(
+    limit: int | None,
+    parse: Callable[[bytes, Path], list[Diagnostic]] = parse_eslint,
+    tool: str = TOOL,
+    allowed: str | None = None,
+) -> Callable[[bytes, Path], list[Diagnostic]]:
+    """``parse`` (`parse_eslint`), and with a warnings ``limit`` (``--max-warnings``; oxlint's
+    ``--deny-warnings``, Biome's ``--error-on-warnings``: 0, said as ``allowed``) one more
+    error (`TOO_MANY_WARNINGS`) when the warnings are more than it: the tool's exit 1 said,
+    so a run with only warnings is not read as clean where the project's own run fails."""
     if limit is None:
-        return parse_eslint
+        return parse
+    name = tool.split(".")[0]
 
-    def parse(raw: bytes, cwd: Path) -> list[Diagnostic]:
-        found = parse_eslint(raw, cwd)
+    def limited(raw: bytes, cwd: Path) -> list[Diagnostic]:
+        found = parse(raw, cwd)
         warnings = sum(1 for item in found if item.severity == "warning")
         if warnings > limit:
-            message = (
-                f"{plural(warnings, 'warning')}, more than --max-warnings {limit}: eslint exits 1"
-            )
+            said = allowed or f"--max-warnings {limit}"
+            message = f"{plural(warnings, 'warning')}, more than {said}: {name} exits 1"
             found.append(
-                Diagnostic(tool=TOOL, severity="error", message=message, code=TOO_MANY_WARNINGS)
+                Diagnostic(tool=tool, severity="error", message=message, code=TOO_MANY_WARNINGS)
             )
         return found
 
-    return parse
+    return limited

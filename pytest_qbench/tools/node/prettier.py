@@ -104,11 +104,18 @@ _DROPPED_VALUES = frozenset({"--log-level", "--loglevel", "--cache-location", "-
 _GRAMMAR = Grammar(_VALUES, _FLAGS, _DROPPED, _DROPPED_VALUES, marks=_CHECKS)
 
 
-def plan_check(words: list[str], cwd: Path) -> Plan[Diagnostic]:
+def checks(words: list[str]) -> bool:
+    """Whether a prettier command's words check the files (``--check``, ``-c``,
+    ``--list-different``, ``-l``), where ``--write`` writes them and fails on none."""
+    return any(word.partition("=")[0] in _CHECKS for word in words)
+
+
+def plan_check(words: list[str], cwd: Path, given: list[str] | None = None) -> Plan[Diagnostic]:
     """``prettier --check [paths] [options]`` (or ``-c``, ``--list-different``) as ``prettier
     --list-different`` with its carried options: each file it would format otherwise an error
-    (`parse_list`). One without ``--check`` (``--write`` writes, a plain ``prettier``
-    prints the files formatted) is refused, and so is an option not carried."""
+    (`parse_list`); ``given``: paths replacing the command's own. One without ``--check``
+    (``--write`` writes, a plain ``prettier`` prints the files formatted) is refused, and so
+    is an option not carried."""
     found = sort_words(words, _GRAMMAR)
     if found.refused:
         raise Unsupported(f"prettier options qbench cannot carry: {' '.join(found.refused)}")
@@ -118,5 +125,5 @@ def plan_check(words: list[str], cwd: Path) -> Plan[Diagnostic]:
             "qbench runs only prettier --check"
         )
     executable = project_bin(cwd, "prettier", "prettier")
-    command = [executable, "--list-different", *found.carried, *found.paths]
+    command = [executable, "--list-different", *found.carried, *(given or found.paths)]
     return Plan(TOOL, command, OK_CODES, parse_list)

@@ -74,3 +74,18 @@ def sort_words(words: list[str], grammar: Grammar) -> Sorted:
         elif name not in grammar.dropped and name not in grammar.dropped_values:
             found.refused.append(word)
     return found
+
+
+def warnings_limit(found: Sorted, option: str = "--max-warnings") -> int | None:
+    """The warnings limit ``option`` gives (eslint's and oxlint's ``--max-warnings N``),
+    carried into ``found.carried`` as ``option N``; ``None`` without it; a value that is no
+    number is refused (in ``found.refused``)."""
+    if option not in found.read:
+        return None
+    try:
+        limit = int(found.read[option])
+    except ValueError:
+        found.refused.append(f"{option} {found.read[option]}")
+        return None
+    found.carried += [option, str(limit)]
+    return limit
