@@ -1,0 +1,37 @@
+"""``qbench`` run in the test's own process, its output captured: for tests whose subject is
+what a command reads or writes (the index, a report), not its process. A child Python a
+command costs about 0.5 s of CPU (the interpreter, pytest and qbench imported again); the
+tests of a command's process (exit status of the console script, signals, crash safety,
+import isolation) keep their subprocess."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from dataclasses import dataclass
+
+import pytest
+
+from pytest_qbench.cli import main
+
+
+@dataclass
+class Done:
+    """A ``qbench`` command's exit status and output."""
+
+    ret: int
+    out: str
+    err: str
+
+    def err_lines(self) -> pytest.LineMatcher:
+        """stderr's lines, to match as ``RunResult.stderr`` does."""
+        return pytest.LineMatcher(self.err.splitlines())
+
+
+def qbench_here(*args: str | os.PathLike[str]) -> Done:
+    """``qbench ARGS`` in this process (in its working directory): status, stdout, stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        ret = main([os.fspath(arg) for arg in args])
+    return Done(ret, out.getvalue(), err.getvalue())
