@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -29,9 +31,25 @@ class Done:
         return pytest.LineMatcher(self.err.splitlines())
 
 
-def qbench_here(*args: str | os.PathLike[str]) -> Done:
-    """``qbench ARGS`` in this process (in its working directory): status, stdout, stderr."""
+def qbench_here(*args: str | os.PathLike[str], cwd: Path | None = None) -> Done:
+    """``qbench ARGS`` in this process, in ``cwd`` (default: its working directory): status,
+    stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with working_directory(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         ret = main([os.fspath(arg) for arg in args])
     return Done(ret, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def working_directory(path: Path | None) -> Iterator[None]:
+    """This process in ``path`` (if given) until the block ends (``contextlib.chdir`` from
+    Python 3.11)."""
+    if path is None:
+        yield
+        return
+    before = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)

@@ -142,25 +142,13 @@ def qbench_test(
             check=False,
         )
     else:
-        with working_directory(cwd):
-            here = qbench_here("test", *args)
+        here = qbench_here("test", *args, cwd=cwd)
         command = ["qbench", "test", *args]
         done = subprocess.CompletedProcess(command, here.ret, here.out, here.err)
     runs = sorted((cwd / ".qbench" / "runs").iterdir())
     assert len(runs) == 1, done.stderr
     report = TestReport.model_validate_json((runs[0] / "report.json").read_bytes())
     return done, report, runs[0]
-
-
-@contextlib.contextmanager
-def working_directory(path: Path) -> Iterator[None]:
-    """This process in ``path`` until the block ends (``contextlib.chdir`` from Python 3.11)."""
-    before = Path.cwd()
-    os.chdir(path)
-    try:
-        yield
-    finally:
-        os.chdir(before)
 
 
 def qbench_check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
