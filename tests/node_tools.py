@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_here import qbench_here
 
 from pytest_qbench.report.models import TestReport
 
@@ -123,16 +124,27 @@ def link_tools(project: Path, tools: Path) -> None:
     (project / "node_modules").symlink_to(tools / "node_modules", target_is_directory=True)
 
 
-def qbench_test(cwd: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], TestReport, Path]:
-    """``qbench test ARGS`` in ``cwd``: the process, its stored report and its run directory."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "test", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+def qbench_test(
+    cwd: Path, *args: str, process: bool = False
+) -> tuple[subprocess.CompletedProcess[str], TestReport, Path]:
+    """``qbench test ARGS`` in ``cwd``: its exit status and output, its stored report and its
+    run directory. Run in this process (``cli_here``: every runner, checker and pytest it
+    starts is a supervised child process all the same; a child Python for ``qbench`` itself
+    cost 0.5 s of CPU a test), or with ``process`` as ``python -m pytest_qbench``, for the
+    tests of that process's own exit status."""
+    if process:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_qbench", "test", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    else:
+        here = qbench_here("test", *args, cwd=cwd)
+        command = ["qbench", "test", *args]
+        done = subprocess.CompletedProcess(command, here.ret, here.out, here.err)
     runs = sorted((cwd / ".qbench" / "runs").iterdir())
     assert len(runs) == 1, done.stderr
     report = TestReport.model_validate_json((runs[0] / "report.json").read_bytes())

@@ -1,7 +1,8 @@
 """One CI pipeline counts once in the history (session 41): its shards indexed themselves and
 its merged report was indexed too (``qbench index merged/report.json``, as docs/how-to/shards.md
-says), in either order. Real pytest shards (``--qbench-shard``) in subprocesses, the ``qbench``
-command as a subprocess, a real SQLite index. Before schema 11 every result of such a pipeline
+says), in either order. Real pytest shards (``--qbench-shard``) and the ``qbench`` command, run
+in this process (what is counted is the index's, not a process's: a child Python a command cost
+0.5 s of CPU, 16 to 22 of them a test), a real SQLite index. Before schema 11 every result of such a pipeline
 was in the index twice (the shard's and the merge's copy), and one failure read as "failed in
 2 consecutive runs"."""
 
@@ -10,8 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from typing import cast
@@ -24,6 +23,7 @@ from history_data import report
 from history_data import result
 from postgres_server import HistoryDB
 
+from pytest_qbench.cli import main
 from pytest_qbench.history import sql
 from pytest_qbench.history.ctrf_insights import ctrf_history
 from pytest_qbench.history.database import open_index
@@ -54,10 +54,11 @@ A = "test_a.py::test_a"
 ARGS = ("-p", "qbench", "-p", "no:randomly")
 
 
-def qbench(pytester: pytest.Pytester, *args: str) -> tuple[int, Any]:
-    """``python -m pytest_qbench ARGS --json --dir .qbench``: its status and parsed output."""
-    done = pytester.run(sys.executable, "-m", "pytest_qbench", *args, "--json", "--dir", ".qbench")
-    return done.ret, json.loads(done.stdout.str())
+def qbench(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
+    """``qbench ARGS --json --dir .qbench`` in this process: its status and parsed output."""
+    capsys.readouterr()
+    status = main([*args, "--json", "--dir", ".qbench"])
+    return status, json.loads(capsys.readouterr().out)
 
 
 def run_pipeline(
@@ -75,7 +76,7 @@ def run_pipeline(
         monkeypatch.setenv("QBENCH_TEST_FAIL", "1")
     shard_dir = f"{name}-shards" if merge_first else ".qbench"
     for i in (1, 2):
-        ran = pytester.runpytest_subprocess(
+        ran = pytester.runpytest(
             *ARGS, f"--qbench-shard={i}/2", f"--qbench-run-id={name}-s{i}",
             f"--qbench-dir={shard_dir}",
         )  # fmt: skip
@@ -83,19 +84,13 @@ def run_pipeline(
     monkeypatch.delenv("QBENCH_TEST_FAIL", raising=False)
     runs = pytester.path / shard_dir / "runs"
     out = pytester.path / name / "report.json"
-    merged = pytester.run(
-        sys.executable, "-m", "pytest_qbench", "merge", runs / f"{name}-s1", runs / f"{name}-s2",
-        "-o", out,
-    )  # fmt: skip
-    assert merged.ret in (0, 1), merged.stderr.str()
+    merged = main(["merge", str(runs / f"{name}-s1"), str(runs / f"{name}-s2"), "-o", str(out)])
+    assert merged in (0, 1)
     indexed = [str(out)]
     if merge_first:
         indexed += [str(runs / f"{name}-s1"), str(runs / f"{name}-s2")]
     for path in indexed:
-        done = pytester.run(
-            sys.executable, "-m", "pytest_qbench", "index", path, "--dir", ".qbench"
-        )
-        assert done.ret == 0, done.stderr.str()
+        assert main(["index", path, "--dir", ".qbench"]) == 0
     return str(json.loads(out.read_text())["run"]["run_id"])
 
 
@@ -109,7 +104,10 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
 
 @pytest.mark.parametrize("merge_first", [False, True], ids=["shards-first", "merge-first"])
 def test_one_failure_in_a_merged_pipeline_is_one_failing_run(
-    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, merge_first: bool
+    project: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    merge_first: bool,
 ) -> None:
     """A passing pipeline, then one where test_a fails in its shard: `qbench flaky` and
     `qbench history test_a` see one failing run, not two, and the next run's failure of
@@ -120,15 +118,14 @@ def test_one_failure_in_a_merged_pipeline_is_one_failing_run(
     p2 = run_pipeline(project, "p2", True, merge_first, monkeypatch)
     with sqlite3.connect(project.path / ".qbench/index.sqlite") as db:
         assert len(db.execute("SELECT 1 FROM runs").fetchall()) == 6  # every run indexed
-    _status, history = qbench(project, "history", A)
+    _status, history = qbench(capsys, "history", A)
     outcomes = [(r["run_id"], r["outcome"]) for r in history["results"]]
     assert outcomes == [(p1, "passed"), (p2, "failed")]
-    _status, flaky = qbench(project, "flaky")
     assert history["failedRuns"] == 1 and "broken" not in history["verdict"]
-    _status, flaky = qbench(project, "flaky")
+    _status, flaky = qbench(capsys, "flaky")
     assert [t for t in flaky["tests"] if t["nodeid"] == A] == []  # one failure: not broken
     monkeypatch.setenv("QBENCH_TEST_FAIL", "1")
-    assert project.runpytest_subprocess(*ARGS, "--qbench-run-id=next").ret == 1
+    assert project.runpytest(*ARGS, "--qbench-run-id=next").ret == 1
     report = json.loads((project.path / ".qbench/runs/next/report.json").read_text())
     (result,) = [r for r in report["results"] if r["nodeid"] == A]
     assert (result["history"]["runs"], result["history"]["failed"]) == (2, 1), result["history"]
@@ -151,7 +148,7 @@ def test_a_regression_back_after_a_merged_pipeline_is_named_so(
     p2 = run_pipeline(project, "p2", True, merge_first, monkeypatch)
     p3 = run_pipeline(project, "p3", False, merge_first, monkeypatch)
     monkeypatch.setenv("QBENCH_TEST_FAIL", "1")
-    assert project.runpytest_subprocess(*ARGS, "--qbench-run-id=next").ret == 1
+    assert project.runpytest(*ARGS, "--qbench-run-id=next").ret == 1
     report = json.loads((project.path / ".qbench/runs/next/report.json").read_text())
     (result,) = [r for r in report["results"] if r["nodeid"] == A]
     history = result["history"]
@@ -167,7 +164,7 @@ OLD = Path(__file__).parent / "data" / "history"
 
 
 def test_an_index_of_schema_10_learns_a_merge_s_members_when_its_report_is_indexed_again(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``index-schema-10.sql``: shards s1 (test_a failed) and s2 and their merge, indexed by
     main's qbench at schema 10. Opened by this qbench, the index is migrated in place (schema
@@ -182,13 +179,14 @@ def test_an_index_of_schema_10_learns_a_merge_s_members_when_its_report_is_index
         db.executescript((OLD / "index-schema-10.sql").read_text())
     said: list[str] = []
 
+    monkeypatch.chdir(tmp_path)
+
     def qbench(*args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest_qbench", *args, "--dir", ".qbench"],
-            cwd=tmp_path, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        said.append(done.stderr)
-        return done.stdout
+        capsys.readouterr()
+        assert main([*args, "--dir", ".qbench"]) == 0
+        done = capsys.readouterr()
+        said.append(done.err)
+        return done.out
 
     def history() -> dict[str, Any]:
         return cast("dict[str, Any]", json.loads(qbench("history", A, "--json")))

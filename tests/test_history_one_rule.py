@@ -1,7 +1,7 @@
 """History-side truths (session 40): one rule for a run still going (``store.run_in_progress``,
 its lock and its mark), one order of runs (the index's) for every reader of the run store, and
 one name for a shard. Real pytest runs in subprocesses, a real SQLite index, the ``qbench``
-command as a subprocess."""
+command in this process (``cli_here``) but where it must not share it."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 import time
 
 import pytest
+from cli_here import qbench_here
 from test_history_truths import DYING
 from test_history_truths import FAILING_ON_DEMAND
 from test_history_truths import FUTURE_CONFTEST
@@ -132,12 +133,11 @@ def test_qbench_coverage_and_the_mcp_tools_name_the_last_run_in_the_index_order(
     three_runs(pytester, monkeypatch, "r1 r2 r3", "--qbench-cov=test_a")
     assert qbench(pytester, "show", "last")[1]["run_id"] == "r3"
     for ref, run_id in (("last", "r3"), ("last~1", "r2")):
-        done = pytester.run(
-            sys.executable, "-m", "pytest_qbench", "coverage", ref, "--dir", ".qbench",
-            "-f", "json", "-o", f"{ref}.json",
-        )  # fmt: skip
+        done = qbench_here("coverage", ref, "--dir", ".qbench", "-f", "json", "-o", f"{ref}.json")
         assert done.ret == 0
-        done.stdout.fnmatch_lines([f"qbench: wrote coverage json report of {run_id}: *"])
+        pytest.LineMatcher(done.out.splitlines()).fnmatch_lines(
+            [f"qbench: wrote coverage json report of {run_id}: *"]
+        )
     config = ServerConfig(root=pytester.path, qbench_dir=pytester.path / ".qbench")
     assert find_run(config, "last").name == "r3"
     assert find_run(config, "last~1").name == "r2"
@@ -204,19 +204,17 @@ def test_pr_comment_finds_the_merged_run_of_a_killed_shard_indexed_after_it(
         assert ran.ret == 0 if i == 1 else ran.ret not in (0, 1)
     runs = pytester.path / ".qbench/runs"
     merged = pytester.path / "merged/report.json"
-    done = pytester.run(
-        sys.executable, "-m", "pytest_qbench", "merge", runs / "s1", runs / "s2", "-o", merged
-    )
+    done = qbench_here("merge", runs / "s1", runs / "s2", "-o", merged)
     assert done.ret == 0
-    done.stderr.fnmatch_lines(["qbench: warning: shard 2/2 (run s2) did not finish*"])
+    done.err_lines().fnmatch_lines(["qbench: warning: shard 2/2 (run s2) did not finish*"])
     report = json.loads(merged.read_text())
     reasons = [reason.text for reason in red_reasons(report)]
     assert "a merged shard did not finish: shard 2/2 (run s2)" in reasons
-    assert pytester.run(sys.executable, "-m", "pytest_qbench", "index", merged).ret == 0
+    assert qbench_here("index", merged).ret == 0
     monkeypatch.delenv("GITHUB_ACTIONS")
-    done = pytester.run(sys.executable, "-m", "pytest_qbench", "pr-comment")
-    assert done.ret == 0, done.stderr.str()
-    text = done.stdout.str()
+    done = qbench_here("pr-comment")
+    assert done.ret == 0, done.err
+    text = done.out
     assert f"run `{report['run']['run_id']}`" in text and "(merged CI shards)" in text
     assert indexed_runs(pytester)[-1] == "s2"
 
@@ -331,11 +329,7 @@ def test_a_stored_runs_html_trend_holds_the_runs_indexed_up_to_it(
     three_runs(pytester, monkeypatch, "r1 r2 r3")
     for run_id, drawn in (("r3", ["r1", "r2", "r3"]), ("r2", ["r1", "r2"])):
         page = pytester.path / f"{run_id}.html"
-        done = pytester.run(
-            sys.executable, "-m", "pytest_qbench", "render", f".qbench/runs/{run_id}",
-            "--html", page,
-        )  # fmt: skip
-        assert done.ret == 0
+        assert qbench_here("render", f".qbench/runs/{run_id}", "--html", page).ret == 0
         titles = re.findall(r"<title>(r\d) · ", page.read_text())
         assert sorted(set(titles)) == drawn
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_here import qbench_here
 from history_data import index_reports
 from history_data import make_index_of_schema
 from history_data import report
@@ -72,12 +73,10 @@ def run_pytest(root: Path, *args: str, fail: bool = True) -> str:
 
 
 def qbench(root: Path, *args: str, status: int = 0) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", *args],
-        cwd=root, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == status, done.stdout + done.stderr
-    return done.stdout
+    """``qbench ARGS`` in ``root``, in this process (``cli_here``): its output."""
+    done = qbench_here(*args, cwd=root)
+    assert done.ret == status, done.out + done.err
+    return done.out
 
 
 def test_every_history_reader_counts_a_plugin_s_own_word_as_pytest_s_line_does(

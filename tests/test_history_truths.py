@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import pytest
+from cli_here import qbench_here
 
 
 FUTURE_CONFTEST = """
@@ -38,9 +39,13 @@ FAILING_ON_DEMAND = """
 
 
 def qbench(pytester: pytest.Pytester, *args: str, first: str = "") -> tuple[int, Any]:
-    """``qbench ARGS --json --dir .qbench`` as a subprocess (after importing ``first``): its
-    status and parsed output."""
-    code = f"import sys{first and ', ' + first}; from pytest_qbench.cli import main; "
+    """``qbench ARGS --json --dir .qbench``: its status and parsed output. In this process;
+    with ``first``, in a subprocess that imports the module ``first`` before (a plugin that
+    changes the process, as ``lockless`` does)."""
+    if not first:
+        here = qbench_here(*args, "--json", "--dir", ".qbench")
+        return here.ret, json.loads(here.out)
+    code = f"import sys, {first}; from pytest_qbench.cli import main; "
     code += "sys.exit(main(sys.argv[1:]))"
     done = pytester.run(sys.executable, "-c", code, *args, "--json", "--dir", ".qbench")
     return done.ret, json.loads(done.stdout.str())
@@ -77,7 +82,7 @@ def test_a_run_whose_clock_was_in_the_future_is_not_last_for_ever(
     (result,) = report["results"]
     assert result["history"]["runs"] == 2  # r1 and r2 before it
     # indexed again (its report read back), r1 keeps its place: it does not become the last
-    assert pytester.run(sys.executable, "-m", "pytest_qbench", "index", ".qbench/runs/r1").ret == 0
+    assert qbench_here("index", ".qbench/runs/r1").ret == 0
     assert qbench(pytester, "show", "last")[1]["run_id"] == "r3"
 
 
@@ -114,13 +119,10 @@ def test_a_shard_killed_mid_run_is_that_shard_interrupted_not_a_missing_one(
     start = json.loads((runs / "s2/results.jsonl").read_text().splitlines()[0])
     assert (start["run"]["shard"]["index"], start["run"]["shard"]["count"]) == (2, 3)
     out = pytester.path / "merged.json"
-    done = pytester.run(
-        sys.executable, "-m", "pytest_qbench", "merge", *(runs / f"s{i}" for i in (1, 2, 3)),
-        "-o", out,
-    )  # fmt: skip
+    done = qbench_here("merge", *(runs / f"s{i}" for i in (1, 2, 3)), "-o", out)
     assert done.ret == 0
-    assert "not among the merged reports" not in done.stderr.str()
-    done.stderr.fnmatch_lines(["qbench: warning: shard 2/3 (run s2) did not finish*"])
+    assert "not among the merged reports" not in done.err
+    done.err_lines().fnmatch_lines(["qbench: warning: shard 2/3 (run s2) did not finish*"])
     merged = json.loads(out.read_text())
     codes = [w["code"] for w in merged["warnings"]]
     assert "merge-missing-shards" not in codes and "merge-unfinished-shards" in codes
@@ -294,7 +296,7 @@ def test_a_test_killed_mid_phase_is_recorded_in_that_phase(
     assert [(f["nodeid"], f["outcome"]) for f in shown["failures"]] == [
         ("test_k.py::test_killed", outcome)
     ]
-    rendered = pytester.run(sys.executable, "-m", "pytest_qbench", "render", ".qbench/runs/k")
+    rendered = qbench_here("render", ".qbench/runs/k")
     assert rendered.ret == 0
     report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
     killed = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
@@ -318,10 +320,9 @@ def test_a_later_run_without_tests_is_found_whatever_the_last_runs_clock(
     assert pytester.runpytest_subprocess(*args, "--qbench-run-id=r1").ret == 0
     monkeypatch.delenv("QBENCH_TEST_FUTURE")
     assert pytester.runpytest_subprocess(*args, "-k", "nosuch", "--qbench-run-id=r2").ret == 5
-    code = "import sys; from pytest_qbench.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = pytester.run(sys.executable, "-c", code, "pr-comment", "--dir", ".qbench")
+    done = qbench_here("pr-comment", "--dir", ".qbench")
     assert done.ret != 0
-    assert "the last run, r2, ran no tests (pytest's exit status 5" in done.stderr.str()
+    assert "the last run, r2, ran no tests (pytest's exit status 5" in done.err
 
 
 def test_a_later_run_without_tests_is_found_after_a_merged_run_whatever_its_clock(
@@ -342,11 +343,10 @@ def test_a_later_run_without_tests_is_found_after_a_merged_run_whatever_its_cloc
         )
         assert run.ret == 0
     monkeypatch.delenv("QBENCH_TEST_FUTURE")
-    code = "import sys; from pytest_qbench.cli import main; sys.exit(main(sys.argv[1:]))"
     merge = ("merge", ".qbench/runs/s1", ".qbench/runs/s2", "-o", "merged/report.json")
-    assert pytester.run(sys.executable, "-c", code, *merge).ret == 0
-    assert pytester.run(sys.executable, "-c", code, "index", "merged/report.json").ret == 0
+    assert qbench_here(*merge).ret == 0
+    assert qbench_here("index", "merged/report.json").ret == 0
     assert pytester.runpytest_subprocess(*args, "-k", "nosuch", "--qbench-run-id=r3").ret == 5
-    done = pytester.run(sys.executable, "-c", code, "pr-comment", "--dir", ".qbench")
+    done = qbench_here("pr-comment", "--dir", ".qbench")
     assert done.ret != 0
-    assert "the last run, r3, ran no tests (pytest's exit status 5" in done.stderr.str()
+    assert "the last run, r3, ran no tests (pytest's exit status 5" in done.err

@@ -6,10 +6,10 @@ output saying so, report.json first."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from cli_here import qbench_here
 
 from conftest import RunQBench
 
@@ -62,8 +62,7 @@ def test_a_test_killed_in_its_teardown_after_its_setup_did_not_pass(
     monkeypatch.setenv("QBENCH_TEST_SETUP", setup)
     died = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=k")
     assert died.ret not in (0, 1)  # killed by SIGKILL
-    rendered = pytester.run(sys.executable, "-m", "pytest_qbench", "render", ".qbench/runs/k")
-    assert rendered.ret == 0
+    assert qbench_here("render", ".qbench/runs/k").ret == 0
     report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
     killed = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
     deaths = [r.get("teardown_failure") or r["failure"] for r in killed]  # the setup's error first
@@ -395,11 +394,11 @@ def test_a_death_in_the_teardown_keeps_the_setup_s_error(
     monkeypatch.setenv("QBENCH_TEST_DEATH", death)
     died = pytester.runpytest_subprocess("-p", "qbench", "-p", "no:randomly", "--qbench-run-id=k")
     assert died.ret not in (0, 1)
-    shown = pytester.run(sys.executable, "-m", "pytest_qbench", "show", "k")  # the history's path
+    shown = qbench_here("show", "k")  # the history's path
     assert shown.ret == 0
-    shown.stdout.fnmatch_lines(["*test_k.py::test_killed*RuntimeError*: the database is down"])
-    rendered = pytester.run(sys.executable, "-m", "pytest_qbench", "render", ".qbench/runs/k")
-    assert rendered.ret == 0
+    lines = pytest.LineMatcher(shown.out.splitlines())
+    lines.fnmatch_lines(["*test_k.py::test_killed*RuntimeError*: the database is down"])
+    assert qbench_here("render", ".qbench/runs/k").ret == 0
     report = json.loads((pytester.path / ".qbench/runs/k/report.json").read_text())
     [killed] = [r for r in report["results"] if r["nodeid"] == "test_k.py::test_killed"]
     failure, teardown = killed["failure"], killed["teardown_failure"]
