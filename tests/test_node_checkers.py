@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_here import qbench_here
 from node_tools import JS_ERROR
 from node_tools import frontend_project
 from node_tools import node_modules
-from node_tools import qbench_check as check
 
 from pytest_qbench.tools.node.tsc import has_references
 from pytest_qbench.tools.node.tsc import parse_tsc
@@ -34,15 +34,36 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
+    """``qbench check ARGS --json`` in this process (``cli_here``; the checkers it runs are
+    child processes all the same): its exit status and check.json."""
+    done = qbench_here("check", *args, "--json", cwd=cwd)
+    assert done.out, done.err
+    return done.ret, json.loads(done.out)
+
+
+FRONTEND = pytest.mark.xdist_group("test_node_checkers.frontend")
+"""The tests of the one ``frontend`` check: on one worker under ``--dist loadgroup``, so made
+once."""
+
+
+@pytest.fixture(scope="module")
+def frontend(project: Path) -> tuple[int, dict[str, Any]]:
+    """One ``qbench check --target frontend`` of ``project``: tsc and ESLint, the checkers that
+    apply, each read by its own test below."""
+    return check(["--target", "frontend"], project)
+
+
 def places(check: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [
         (d["file"], d["line"], d["column"], d["code"], d["severity"]) for d in check["diagnostics"]
     ]
 
 
-def test_tsc_finds_ts2345_at_its_line_and_column(project: Path) -> None:
-    status, report = check(["--checker", "tsc"], project)
-    [tsc] = report["checks"]
+@FRONTEND
+def test_tsc_finds_ts2345_at_its_line_and_column(frontend: tuple[int, dict[str, Any]]) -> None:
+    status, report = frontend
+    tsc = report["checks"][0]
     assert (tsc["run"]["tool"], tsc["status"], status) == ("tsc.typecheck", "failed", 1)
     assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
     assert (
@@ -181,9 +202,10 @@ def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
     assert [place[:2] for place in expected] == found
 
 
-def test_eslint_error_with_its_rule(project: Path) -> None:
-    status, report = check(["--checker", "eslint"], project)
-    [eslint] = report["checks"]
+@FRONTEND
+def test_eslint_error_with_its_rule(frontend: tuple[int, dict[str, Any]]) -> None:
+    status, report = frontend
+    eslint = report["checks"][1]
     assert (eslint["run"]["tool"], eslint["status"], status) == ("eslint.lint", "failed", 1)
     assert places(eslint) == [("web/src/extra.js", 2, 7, "no-unused-vars", "error")]
 
@@ -201,11 +223,13 @@ def test_eslint_leaves_qbench_own_directory_out(tmp_path: Path) -> None:
     assert status == 1
 
 
-@pytest.mark.parametrize("store", ["qa-runs", "reports/q[a] (1)"])
-def test_eslint_leaves_a_custom_qbench_dir_out(tmp_path: Path, store: str) -> None:
+def test_eslint_leaves_a_custom_qbench_dir_out(tmp_path: Path) -> None:
     """``qbench check --dir STORE``: the directory this run writes to, named otherwise than
     ``.qbench``, is left out of ESLint's files too (main left out ``.qbench/`` only: a leftover
-    report of an earlier run there was counted), glob characters in its name read as they are."""
+    report of an earlier run there was counted), glob characters in its name read as they are.
+    One store, nested and with glob characters and a space: a plain name (``qa-runs``, a case
+    of its own once) takes the same path, its escaping changing nothing."""
+    store = "reports/q[a] (1)"
     web = frontend_project(tmp_path)
     (web / store / "runs" / "old").mkdir(parents=True)
     (web / store / "runs" / "old" / "leftover.js").write_text(JS_ERROR)
@@ -239,8 +263,11 @@ def test_target_both_gives_python_and_typescript_errors(project: Path) -> None:
     assert found == {"ruff.lint": ("bad.py", 1), "tsc.typecheck": ("web/src/greet.ts", 6)}
 
 
-def test_target_frontend_runs_the_checkers_that_apply(project: Path) -> None:
-    status, report = check(["--target", "frontend"], project)
+@FRONTEND
+def test_target_frontend_runs_the_checkers_that_apply(
+    frontend: tuple[int, dict[str, Any]],
+) -> None:
+    status, report = frontend
     assert status == 1
     assert [(c["run"]["tool"], c["status"]) for c in report["checks"]] == [
         ("tsc.typecheck", "failed"),
