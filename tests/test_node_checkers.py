@@ -115,33 +115,38 @@ def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
 
 LIB_ERROR = 'export const size: number = "large";\n'
 """Line 1, column 14: a string for a number (TS2322)."""
-APP_ERROR = "export const twice: string = 2 * 2;\n"
+SOLO_ERROR = "export const twice: string = 2 * 2;\n"
 """Line 1, column 14: a number for a string (TS2322)."""
 APP_USES_LIB = 'import { size } from "../lib/src/size";\nexport const twice: string = size * 2;\n'
 """Line 2, column 14: a number for a string (TS2322), through the referenced project's ``size``
 (its declarations, ``lib/dist/size.d.ts``, are what ``tsc -b`` checks the app against)."""
 
 
-def references_project(directory: Path, typescript: str, imports: bool) -> Path:
+def references_project(directory: Path, typescript: str) -> Path:
     """A front end shaped as create-vite's: a solution ``tsconfig.json`` referencing a composite
-    ``lib`` project (declarations into ``lib/dist``) and a composite ``noEmit`` app
+    ``lib`` project (declarations into ``lib/dist``), a composite ``noEmit`` app
     (``.tsbuildinfo`` beside its config, as create-vite's but not into the shared
-    ``node_modules``), one error in each; with ``imports``, the app references ``lib`` and
-    imports it; the real ``typescript`` linked in."""
+    ``node_modules``) that references ``lib`` and imports it, and a composite ``noEmit``
+    ``solo`` project that references nothing, one error in each; the real ``typescript``
+    linked in. (The app and ``solo`` were two projects of two runs once: one run checks both,
+    the importing project and the one that stands alone.)"""
     (directory / "lib" / "src").mkdir(parents=True)
     (directory / "src").mkdir()
+    (directory / "solo" / "src").mkdir(parents=True)
     (directory / "package.json").write_text('{"name": "web", "private": true}')
     lib = {"compilerOptions": {"composite": True, "strict": True, "outDir": "dist"}}
     (directory / "lib" / "tsconfig.json").write_text(json.dumps({**lib, "include": ["src"]}))
     (directory / "lib" / "src" / "size.ts").write_text(LIB_ERROR)
     app = {"composite": True, "strict": True, "noEmit": True}
-    references = [{"path": "lib"}] if imports else []
     (directory / "tsconfig.app.json").write_text(
-        json.dumps({"compilerOptions": app, "include": ["src"], "references": references})
+        json.dumps({"compilerOptions": app, "include": ["src"], "references": [{"path": "lib"}]})
     )
-    (directory / "src" / "twice.ts").write_text(APP_USES_LIB if imports else APP_ERROR)
-    solution = {"files": [], "references": [{"path": "./lib"}, {"path": "./tsconfig.app.json"}]}
-    (directory / "tsconfig.json").write_text(json.dumps(solution))
+    (directory / "src" / "twice.ts").write_text(APP_USES_LIB)
+    solo = {"compilerOptions": app, "include": ["src"], "references": []}
+    (directory / "solo" / "tsconfig.json").write_text(json.dumps(solo))
+    (directory / "solo" / "src" / "twice.ts").write_text(SOLO_ERROR)
+    references = [{"path": "./lib"}, {"path": "./tsconfig.app.json"}, {"path": "./solo"}]
+    (directory / "tsconfig.json").write_text(json.dumps({"files": [], "references": references}))
     (directory / "node_modules").symlink_to(node_modules({"typescript": typescript}))
     return directory
 
@@ -156,21 +161,24 @@ def listing(directory: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("typescript", "imports", "found"),
+    ("typescript", "found"),
     [
-        ("5.5.4", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
-        ("5.9.3", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
-        # before 5.6, tsc -b skips a project whose reference has errors
-        ("5.5.4", True, [("web/lib/src/size.ts", 1)]),
-        ("5.9.3", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
-        # the native compiler, no JavaScript API: each project by tsc -p (its builder crashed)
-        ("7.0.2", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
+        # before 5.6, tsc -b skips a project whose reference has errors (the app), not solo
+        ("5.5.4", [("web/lib/src/size.ts", 1), ("web/solo/src/twice.ts", 1)]),
+        (
+            "5.9.3",
+            [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2), ("web/solo/src/twice.ts", 1)],
+        ),
+        # the native compiler, no JavaScript API: each project by tsc -p (its builder crashed);
         # the app reads lib's declarations, built into the scratch directory (a TS6305 without)
-        ("7.0.2", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
+        (
+            "7.0.2",
+            [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2), ("web/solo/src/twice.ts", 1)],
+        ),
     ],
 )
 def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
-    tmp_path: Path, typescript: str, imports: bool, found: list[tuple[str, int]]
+    tmp_path: Path, typescript: str, found: list[tuple[str, int]]
 ) -> None:
     """``tsc -b`` writes the referenced projects' output and ``.tsbuildinfo`` files into the
     project (TypeScript 5.5 refuses ``-b --noEmit``; 5.9 takes it and still writes an
@@ -178,7 +186,7 @@ def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
     qbench's check leaves the project's files as they
     were, with the diagnostics of the project's own ``tsc -b`` (run in a copy), in its order,
     an importing project checked against its reference's declarations as ``tsc -b`` does."""
-    web = references_project(tmp_path / "project" / "web", typescript, imports)
+    web = references_project(tmp_path / "project" / "web", typescript)
     copy = tmp_path / "copy"
     shutil.copytree(web, copy, symlinks=True)
     own = subprocess.run(
