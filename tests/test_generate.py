@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from child_pytest import run_child
+from cli_here import qbench_here
 from generation_setup import quick_env
 from shared_setup import shared_dir
 
@@ -361,10 +362,10 @@ def test_a_file_not_written_by_qbench_is_never_overwritten(tmp_path: Path) -> No
     mine = root / "tests" / "generated" / "test_textkit_generated.py"
     mine.parent.mkdir()
     mine.write_text("def test_mine():\n    pass\n", encoding="utf-8")
-    done = qbench(root, "generate", "textkit.py")
-    assert done.returncode == 1
-    assert "was not written by qbench generate" in done.stderr
-    assert "give another --out directory" in done.stderr
+    done = qbench_here("generate", "textkit.py", cwd=root)  # stops before any child starts
+    assert done.ret == 1
+    assert "was not written by qbench generate" in done.err
+    assert "give another --out directory" in done.err
     assert mine.read_text(encoding="utf-8") == "def test_mine():\n    pass\n"
 
 
@@ -476,9 +477,9 @@ def test_unannotated_arguments_get_a_guessed_type_that_raises_coverage(tmp_path:
 
 def test_a_bad_option_value_is_a_usage_error(tmp_path: Path) -> None:
     """A refused option value exits 2 (a usage error), naming the option."""
-    done = qbench(tmp_path, "generate", "m.py", "--timeout", "0")
-    assert done.returncode == 2
-    assert "--timeout input should be greater than 0" in done.stderr
+    done = qbench_here("generate", "m.py", "--timeout", "0", cwd=tmp_path)
+    assert done.ret == 2
+    assert "--timeout input should be greater than 0" in done.err
 
 
 def test_python_m_pytest_qbench_cli_runs_qbench(tmp_path: Path) -> None:
@@ -497,9 +498,9 @@ def test_python_m_pytest_qbench_cli_runs_qbench(tmp_path: Path) -> None:
 
 def test_a_missing_target_is_a_usage_error(tmp_path: Path) -> None:
     """A target that names nothing: exit 1 and the fix."""
-    done = qbench(tmp_path, "generate", "nowhere.mod")
-    assert done.returncode == 1
-    assert "target 'nowhere.mod' not found" in done.stderr
+    done = qbench_here("generate", "nowhere.mod", cwd=tmp_path)
+    assert done.ret == 1
+    assert "target 'nowhere.mod' not found" in done.err
 
 
 def test_a_plain_qbench_run_does_not_import_hypothesis(pytester: pytest.Pytester) -> None:
@@ -634,17 +635,11 @@ def test_pynguin_without_its_python_is_a_clear_error(
 ) -> None:
     """--strategy pynguin needs the Python 3.10 it runs under."""
     monkeypatch.delenv("QBENCH_PYNGUIN_PYTHON", raising=False)
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "generate", "textkit.py", "--strategy", "pynguin"],
-        cwd=make_project(tmp_path),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-        env=quick_env(),
+    done = qbench_here(
+        "generate", "textkit.py", "--strategy", "pynguin", cwd=make_project(tmp_path)
     )
-    assert done.returncode == 1
-    assert "give --pynguin-python PATH or set QBENCH_PYNGUIN_PYTHON" in done.stderr
+    assert done.ret == 1
+    assert "give --pynguin-python PATH or set QBENCH_PYNGUIN_PYTHON" in done.err
 
 
 def python_without_hypothesis(root: Path) -> Path:

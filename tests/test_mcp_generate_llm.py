@@ -196,26 +196,33 @@ def ping(client: Client) -> bool:
 """
 
 
-def test_a_client_that_cannot_be_sampled_is_told_why(tmp_path: Path) -> None:
+def test_a_client_that_cannot_be_sampled_is_told_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A client without the sampling capability, on the initialize handshake or on the
     2026-07-28 protocol, is refused the llm strategy with the reason; in hybrid, it gets the library generators' result and a next step saying why its model
-    was not asked."""
+    was not asked. The server is built in this process (what a client declares is the subject,
+    not the server's process; the generation is a child process all the same)."""
     root = make_project(tmp_path / "project")
     (root / "only.py").write_text(ONLY, encoding="utf-8")
+    built = in_process(root, monkeypatch)
 
     async def main() -> list[CallToolResult]:
         found = []
         arguments: dict[str, Any] = {"target_path": "shop.py", "generation_strategy": "llm"}
         with anyio.fail_after(400):
-            async with Client(server(root), mode="legacy") as client:
+            async with Client(built, mode="legacy") as client:
                 found.append(await client.call_tool("generate_tests_workflow", arguments))
                 hybrid = {"target_path": "only.py", "timeout_seconds": 300}
                 found.append(await client.call_tool("generate_tests_workflow", hybrid))
-            async with Client(server(root)) as client:
+            async with Client(built) as client:
                 found.append(await client.call_tool("generate_tests_workflow", arguments))
         return found
 
-    bare, hybrid, modern = anyio.run(main)
+    try:
+        bare, hybrid, modern = anyio.run(main)
+    finally:
+        stop_held(built)
     assert "the client declared no sampling capability" in error_text(bare)
     result = structured(hybrid)
     assert "ping" in [item["function"] for item in result["needs_llm_review"]]

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_here import qbench_here
 from node_tools import JS_ERROR
 from node_tools import frontend_project
 from node_tools import node_modules
-from node_tools import qbench_check as check
 
 from pytest_qbench.tools.node.tsc import has_references
 from pytest_qbench.tools.node.tsc import parse_tsc
@@ -34,15 +34,36 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
+    """``qbench check ARGS --json`` in this process (``cli_here``; the checkers it runs are
+    child processes all the same): its exit status and check.json."""
+    done = qbench_here("check", *args, "--json", cwd=cwd)
+    assert done.out, done.err
+    return done.ret, json.loads(done.out)
+
+
+FRONTEND = pytest.mark.xdist_group("test_node_checkers.frontend")
+"""The tests of the one ``frontend`` check: on one worker under ``--dist loadgroup``, so made
+once."""
+
+
+@pytest.fixture(scope="module")
+def frontend(project: Path) -> tuple[int, dict[str, Any]]:
+    """One ``qbench check --target frontend`` of ``project``: tsc and ESLint, the checkers that
+    apply, each read by its own test below."""
+    return check(["--target", "frontend"], project)
+
+
 def places(check: dict[str, Any]) -> list[tuple[Any, ...]]:
     return [
         (d["file"], d["line"], d["column"], d["code"], d["severity"]) for d in check["diagnostics"]
     ]
 
 
-def test_tsc_finds_ts2345_at_its_line_and_column(project: Path) -> None:
-    status, report = check(["--checker", "tsc"], project)
-    [tsc] = report["checks"]
+@FRONTEND
+def test_tsc_finds_ts2345_at_its_line_and_column(frontend: tuple[int, dict[str, Any]]) -> None:
+    status, report = frontend
+    tsc = report["checks"][0]
     assert (tsc["run"]["tool"], tsc["status"], status) == ("tsc.typecheck", "failed", 1)
     assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
     assert (
@@ -94,33 +115,38 @@ def test_tsconfig_references_read_through_comments(tmp_path: Path) -> None:
 
 LIB_ERROR = 'export const size: number = "large";\n'
 """Line 1, column 14: a string for a number (TS2322)."""
-APP_ERROR = "export const twice: string = 2 * 2;\n"
+SOLO_ERROR = "export const twice: string = 2 * 2;\n"
 """Line 1, column 14: a number for a string (TS2322)."""
 APP_USES_LIB = 'import { size } from "../lib/src/size";\nexport const twice: string = size * 2;\n'
 """Line 2, column 14: a number for a string (TS2322), through the referenced project's ``size``
 (its declarations, ``lib/dist/size.d.ts``, are what ``tsc -b`` checks the app against)."""
 
 
-def references_project(directory: Path, typescript: str, imports: bool) -> Path:
+def references_project(directory: Path, typescript: str) -> Path:
     """A front end shaped as create-vite's: a solution ``tsconfig.json`` referencing a composite
-    ``lib`` project (declarations into ``lib/dist``) and a composite ``noEmit`` app
+    ``lib`` project (declarations into ``lib/dist``), a composite ``noEmit`` app
     (``.tsbuildinfo`` beside its config, as create-vite's but not into the shared
-    ``node_modules``), one error in each; with ``imports``, the app references ``lib`` and
-    imports it; the real ``typescript`` linked in."""
+    ``node_modules``) that references ``lib`` and imports it, and a composite ``noEmit``
+    ``solo`` project that references nothing, one error in each; the real ``typescript``
+    linked in. (The app and ``solo`` were two projects of two runs once: one run checks both,
+    the importing project and the one that stands alone.)"""
     (directory / "lib" / "src").mkdir(parents=True)
     (directory / "src").mkdir()
+    (directory / "solo" / "src").mkdir(parents=True)
     (directory / "package.json").write_text('{"name": "web", "private": true}')
     lib = {"compilerOptions": {"composite": True, "strict": True, "outDir": "dist"}}
     (directory / "lib" / "tsconfig.json").write_text(json.dumps({**lib, "include": ["src"]}))
     (directory / "lib" / "src" / "size.ts").write_text(LIB_ERROR)
     app = {"composite": True, "strict": True, "noEmit": True}
-    references = [{"path": "lib"}] if imports else []
     (directory / "tsconfig.app.json").write_text(
-        json.dumps({"compilerOptions": app, "include": ["src"], "references": references})
+        json.dumps({"compilerOptions": app, "include": ["src"], "references": [{"path": "lib"}]})
     )
-    (directory / "src" / "twice.ts").write_text(APP_USES_LIB if imports else APP_ERROR)
-    solution = {"files": [], "references": [{"path": "./lib"}, {"path": "./tsconfig.app.json"}]}
-    (directory / "tsconfig.json").write_text(json.dumps(solution))
+    (directory / "src" / "twice.ts").write_text(APP_USES_LIB)
+    solo = {"compilerOptions": app, "include": ["src"], "references": []}
+    (directory / "solo" / "tsconfig.json").write_text(json.dumps(solo))
+    (directory / "solo" / "src" / "twice.ts").write_text(SOLO_ERROR)
+    references = [{"path": "./lib"}, {"path": "./tsconfig.app.json"}, {"path": "./solo"}]
+    (directory / "tsconfig.json").write_text(json.dumps({"files": [], "references": references}))
     (directory / "node_modules").symlink_to(node_modules({"typescript": typescript}))
     return directory
 
@@ -135,21 +161,24 @@ def listing(directory: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("typescript", "imports", "found"),
+    ("typescript", "found"),
     [
-        ("5.5.4", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
-        ("5.9.3", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
-        # before 5.6, tsc -b skips a project whose reference has errors
-        ("5.5.4", True, [("web/lib/src/size.ts", 1)]),
-        ("5.9.3", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
-        # the native compiler, no JavaScript API: each project by tsc -p (its builder crashed)
-        ("7.0.2", False, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 1)]),
+        # before 5.6, tsc -b skips a project whose reference has errors (the app), not solo
+        ("5.5.4", [("web/lib/src/size.ts", 1), ("web/solo/src/twice.ts", 1)]),
+        (
+            "5.9.3",
+            [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2), ("web/solo/src/twice.ts", 1)],
+        ),
+        # the native compiler, no JavaScript API: each project by tsc -p (its builder crashed);
         # the app reads lib's declarations, built into the scratch directory (a TS6305 without)
-        ("7.0.2", True, [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2)]),
+        (
+            "7.0.2",
+            [("web/lib/src/size.ts", 1), ("web/src/twice.ts", 2), ("web/solo/src/twice.ts", 1)],
+        ),
     ],
 )
 def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
-    tmp_path: Path, typescript: str, imports: bool, found: list[tuple[str, int]]
+    tmp_path: Path, typescript: str, found: list[tuple[str, int]]
 ) -> None:
     """``tsc -b`` writes the referenced projects' output and ``.tsbuildinfo`` files into the
     project (TypeScript 5.5 refuses ``-b --noEmit``; 5.9 takes it and still writes an
@@ -157,7 +186,7 @@ def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
     qbench's check leaves the project's files as they
     were, with the diagnostics of the project's own ``tsc -b`` (run in a copy), in its order,
     an importing project checked against its reference's declarations as ``tsc -b`` does."""
-    web = references_project(tmp_path / "project" / "web", typescript, imports)
+    web = references_project(tmp_path / "project" / "web", typescript)
     copy = tmp_path / "copy"
     shutil.copytree(web, copy, symlinks=True)
     own = subprocess.run(
@@ -181,9 +210,10 @@ def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
     assert [place[:2] for place in expected] == found
 
 
-def test_eslint_error_with_its_rule(project: Path) -> None:
-    status, report = check(["--checker", "eslint"], project)
-    [eslint] = report["checks"]
+@FRONTEND
+def test_eslint_error_with_its_rule(frontend: tuple[int, dict[str, Any]]) -> None:
+    status, report = frontend
+    eslint = report["checks"][1]
     assert (eslint["run"]["tool"], eslint["status"], status) == ("eslint.lint", "failed", 1)
     assert places(eslint) == [("web/src/extra.js", 2, 7, "no-unused-vars", "error")]
 
@@ -201,11 +231,13 @@ def test_eslint_leaves_qbench_own_directory_out(tmp_path: Path) -> None:
     assert status == 1
 
 
-@pytest.mark.parametrize("store", ["qa-runs", "reports/q[a] (1)"])
-def test_eslint_leaves_a_custom_qbench_dir_out(tmp_path: Path, store: str) -> None:
+def test_eslint_leaves_a_custom_qbench_dir_out(tmp_path: Path) -> None:
     """``qbench check --dir STORE``: the directory this run writes to, named otherwise than
     ``.qbench``, is left out of ESLint's files too (main left out ``.qbench/`` only: a leftover
-    report of an earlier run there was counted), glob characters in its name read as they are."""
+    report of an earlier run there was counted), glob characters in its name read as they are.
+    One store, nested and with glob characters and a space: a plain name (``qa-runs``, a case
+    of its own once) takes the same path, its escaping changing nothing."""
+    store = "reports/q[a] (1)"
     web = frontend_project(tmp_path)
     (web / store / "runs" / "old").mkdir(parents=True)
     (web / store / "runs" / "old" / "leftover.js").write_text(JS_ERROR)
@@ -239,8 +271,11 @@ def test_target_both_gives_python_and_typescript_errors(project: Path) -> None:
     assert found == {"ruff.lint": ("bad.py", 1), "tsc.typecheck": ("web/src/greet.ts", 6)}
 
 
-def test_target_frontend_runs_the_checkers_that_apply(project: Path) -> None:
-    status, report = check(["--target", "frontend"], project)
+@FRONTEND
+def test_target_frontend_runs_the_checkers_that_apply(
+    frontend: tuple[int, dict[str, Any]],
+) -> None:
+    status, report = frontend
     assert status == 1
     assert [(c["run"]["tool"], c["status"]) for c in report["checks"]] == [
         ("tsc.typecheck", "failed"),
