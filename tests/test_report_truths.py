@@ -338,9 +338,10 @@ def test_a_bug_in_the_outputs_driver_leaves_no_earlier_runs_report(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bug of qbench's outside any one output (the loop that renders and writes them all):
-    no output is written, and the terminal says so; the --qbench-md and --qbench-json files of
-    an earlier, green run are removed, not left beside this run as if they were its reports.
-    Before, they stayed (found by the lead's fault injection)."""
+    the --qbench-md and --qbench-json files of an earlier, green run are not left beside this
+    run as if they were its reports: each holds qbench's last-resort report, never green, naming
+    the bug (docs/fail-closed.md), and the terminal says so. Before, they stayed (found by the
+    lead's fault injection)."""
     from pytest_qbench.history import publish
 
     def broken(*args: object, **kwargs: object) -> object:
@@ -354,10 +355,15 @@ def test_a_bug_in_the_outputs_driver_leaves_no_earlier_runs_report(
         "-p", "qbench", "-p", "no:randomly", "--qbench-md=out.md", "--qbench-json=out.json"
     )
     assert result.ret == 0  # pytest's status: no gate
-    result.stdout.fnmatch_lines(["qbench: removed out.md, an earlier run's, as it was not written"])
     result.stdout.fnmatch_lines(["qbench: internal error in writing the outputs: RuntimeError: *"])
-    assert not (pytester.path / "out.md").exists()
-    assert not (pytester.path / "out.json").exists()
+    result.stdout.fnmatch_lines(["qbench: out.json, out.md: a last-resort report *"])
+    markdown = (pytester.path / "out.md").read_text()
+    assert markdown.startswith("# ❌ Test report incomplete")
+    assert "an earlier run" not in markdown
+    assert "RuntimeError: injected" in markdown
+    report = json.loads((pytester.path / "out.json").read_text())
+    assert report["results"] == []
+    assert any("RuntimeError: injected" in e for e in report["run"]["recording_errors"])
 
 
 SETUP_ERROR_THEN_DEATH = """
