@@ -92,6 +92,13 @@ if TYPE_CHECKING:
 
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
+LAST_RESORT_KINDS: dict[str, Kind] = {
+    "--qbench-json": "json",
+    "--qbench-md": "md",
+    "--qbench-html": "html",
+}
+"""The outputs (by `publish.OutputPlan`'s names) a last-resort report is written to in their
+format; every other one is removed (`report/last_resort.py`)."""
 MAX_DIAGNOSTICS = 1000
 MOVED_CLOCK_SECONDS = 2.0
 """How far ``time.time()`` may be from qbench's clock before the clock is taken for moved."""
@@ -909,18 +916,20 @@ class QBenchSession(QBenchWorker):
                 self.fail_end_closed(self.internal_errors[-1] if self.internal_errors else str(exc))
 
     def configured_outputs(self) -> list[tuple[Kind, Path]]:
-        """The outputs the user asked for (outside the run directory), and how each is written
-        in last resort (`report/last_resort.py`)."""
+        """The outputs the user asked for (outside the run directory), as `publish.OutputPlan`
+        lists them, and how each is written in last resort (`report/last_resort.py`)."""
+        from pytest_qbench.history import publish  # imported at the end of every run anyway
+
         settings = self.settings
-        found: list[tuple[Kind, Path | None]] = [
-            ("json", settings.json_path),
-            ("md", settings.md_path),
-            ("html", settings.html_path),
-            ("other", settings.digest_path),
-            ("other", settings.ctrf_path),
-            *(("other", out) for _, out in settings.templates),
-        ]
-        return [(kind, path) for kind, path in found if path is not None]
+        plan = publish.OutputPlan(
+            json=settings.json_path,
+            markdown=settings.md_path,
+            html=settings.html_path,
+            digest=settings.digest_path,
+            ctrf=settings.ctrf_path,
+            templates=settings.templates,
+        )
+        return [(LAST_RESORT_KINDS.get(name, "other"), path) for name, path in plan.outputs()]
 
     def mark_outputs_unfinished(self) -> None:
         """Where an earlier run's output is, put one saying this run started and has not
