@@ -126,6 +126,25 @@ def test_a_bug_in_the_last_resort_removes_the_outputs(pytester: pytest.Pytester)
     assert not [name for name in EARLIER if (pytester.path / name).exists()]
 
 
+def test_a_bug_in_finding_the_outputs_at_the_end_never_breaks_the_run(
+    pytester: pytest.Pytester,
+) -> None:
+    """The session's end failed, and so did finding the outputs for the last-resort report:
+    both are named, and the run ends with pytest's own status (before, a traceback out of
+    pytest's session end)."""
+    result = run_failing_at_the_end(
+        pytester,
+        ("pytest_qbench.report.aggregate", "Aggregator.summary"),
+        ("pytest_qbench.plugin.session", "QBenchSession.configured_outputs"),
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "qbench: internal error in pytest_sessionfinish: RuntimeError: boom at the end",
+            "qbench: internal error in the last-resort report: RuntimeError: boom at the end",
+        ]
+    )
+
+
 def test_a_killed_run_leaves_an_unfinished_report(pytester: pytest.Pytester) -> None:
     """A run killed mid-way (``kill -9``) leaves, where an earlier run's outputs were, a report
     saying it started and did not finish (red), and none of the earlier run's; where none was,

@@ -913,7 +913,10 @@ class QBenchSession(QBenchWorker):
                 self.finish(int(self.session.exitstatus))
             except Exception as exc:
                 self.note_internal_error("pytest_sessionfinish", exc)
-                self.fail_end_closed(self.internal_errors[-1] if self.internal_errors else str(exc))
+                with self.guard("the last-resort report"):  # the user's run still ends as pytest's
+                    self.fail_end_closed(
+                        self.internal_errors[-1] if self.internal_errors else str(exc)
+                    )
 
     def configured_outputs(self) -> list[tuple[Kind, Path]]:
         """The outputs the user asked for (outside the run directory), as `publish.OutputPlan`
