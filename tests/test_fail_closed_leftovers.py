@@ -1,0 +1,76 @@
+"""Where qbench's report said less than pytest, or the wrong thing: a run pytest-cov's
+fail-under (or another plugin) failed with every test passed, ``--qbench-md=-``, the GitHub step
+summary after a failed session end, and an exception whose ``str()`` raises. Real pytest runs
+of the checkout, faults injected through a conftest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qbench.report.verdict import verdict_of
+
+
+MODULE = "def f(x):\n    if x:\n        return 1\n    return 2\n\n\ndef g():\n    return 3\n"
+"""Six statements; the test runs four of them (66.67%)."""
+
+
+def read_json(root: Path, name: str = "r.json") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((root / name).read_text(encoding="utf-8"))
+    return data
+
+
+def test_pytest_cov_fail_under_is_named_as_a_gate(pytester: pytest.Pytester) -> None:
+    """pytest-cov's --cov-fail-under fails the run (pytest exits 1, every test passed): the
+    report names it as a failed coverage gate, in report.json's gates, the Markdown headline
+    and a terminal line, not a bare red headline."""
+    pytester.makepyfile(mod=MODULE, test_a="import mod\n\ndef test_a():\n    assert mod.f(1)\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "pytest_cov.plugin", "--cov=mod", "--cov-fail-under=90",
+        "--qbench-json=r.json", "--qbench-md=r.md",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    said = "coverage 66.67% is under pytest-cov's fail-under 90%"
+    result.stdout.fnmatch_lines([f"qbench: {said}*"])
+    report = read_json(pytester.path)
+    (gate,) = report["gates"]
+    assert gate["kind"] == "coverage" and gate["name"] == "pytest-cov"
+    assert gate["passed"] is False and gate["threshold"] == 90
+    assert [reason.kind for reason in verdict_of(report).reasons] == ["gate"]
+    headline = (pytester.path / "r.md").read_text(encoding="utf-8").split("## ")[0]
+    assert said in headline
+
+
+def test_pytest_cov_fail_under_met_passes_its_gate(pytester: pytest.Pytester) -> None:
+    """Met, pytest-cov's fail-under is a passed gate: the run stays green."""
+    pytester.makepyfile(mod=MODULE, test_a="import mod\n\ndef test_a():\n    assert mod.f(1)\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "pytest_cov.plugin", "--cov=mod", "--cov-fail-under=50",
+        "--qbench-json=r.json",
+    )  # fmt: skip
+    assert result.ret == pytest.ExitCode.OK
+    report = read_json(pytester.path)
+    assert [g["passed"] for g in report["gates"]] == [True]
+    assert verdict_of(report).green
+
+
+STATUS_SETTER = """
+def pytest_sessionfinish(session):
+    session.exitstatus = 3
+"""
+
+
+def test_a_status_another_plugin_set_is_said(pytester: pytest.Pytester) -> None:
+    """A plugin sets pytest's exit status to 3 with every test passed and no gate failed: the
+    terminal says so in a line of qbench's, and the report's headline names the status."""
+    pytester.makeconftest(STATUS_SETTER)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-md=r.md")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(
+        ["qbench: pytest exits 3 (internal error), though its line counts no failed test*"]
+    )
+    assert "pytest exited 3 (internal error)" in (pytester.path / "r.md").read_text("utf-8")
