@@ -74,3 +74,26 @@ def test_a_status_another_plugin_set_is_said(pytester: pytest.Pytester) -> None:
         ["qbench: pytest exits 3 (internal error), though its line counts no failed test*"]
     )
     assert "pytest exited 3 (internal error)" in (pytester.path / "r.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    "option", ["--qbench-md=-", "--qbench-json=-", "--qbench-html=-", "--qbench-digest=-"]
+)
+def test_dash_as_an_output_is_refused(pytester: pytest.Pytester, option: str) -> None:
+    """``-`` is ``qbench render``'s stdout; inside pytest it would mix the report into pytest's
+    output (and it wrote a file named ``-``): refused at start, naming the fix."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    flag = option.removesuffix("=-")
+    result.stderr.fnmatch_lines([f"ERROR: {flag} is -, given: * give a file path*"])
+    assert not (pytester.path / "-").exists()
+
+
+def test_dash_in_the_ini_file_is_refused(pytester: pytest.Pytester) -> None:
+    """The ini file's ``qbench_md = -`` is refused as the option is."""
+    pytester.makeini("[pytest]\nqbench_md = -\n")
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: ini qbench_md is -, given: *"])
