@@ -97,3 +97,50 @@ def test_dash_in_the_ini_file_is_refused(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "qbench")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: ini qbench_md is -, given: *"])
+
+
+BROKEN_END = """
+from pytest_qbench.report import aggregate
+
+def boom(*args, **kwargs):
+    raise RuntimeError("boom at the end")
+
+aggregate.Aggregator.summary = boom
+"""
+
+
+def test_the_step_summary_gets_the_last_resort_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session's end fails (a bug injected into qbench's aggregation): GitHub's step
+    summary, which earlier steps wrote to, gets the last-resort report appended (red, naming
+    the error), not silence; pytest's status is its own."""
+    summary = pytester.path / "step-summary.md"
+    summary.write_text("# an earlier step's summary\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makeconftest(BROKEN_END)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == pytest.ExitCode.OK
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("# an earlier step's summary\n")
+    assert "# ❌ Test report incomplete" in text and "boom at the end" in text
+    assert "✅" not in text
+
+
+def test_the_step_summary_says_when_no_report_could_be_made(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last-resort report cannot be made either: the step summary still says the run has
+    no report, red."""
+    summary = pytester.path / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makeconftest(
+        BROKEN_END + "from pytest_qbench.report import last_resort\n"
+        "last_resort.last_resort_report = boom\n"
+    )
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "qbench")
+    assert result.ret == pytest.ExitCode.OK
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("# ❌ Test report incomplete") and "has no report" in text

@@ -176,10 +176,13 @@ class Verdicts:
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         # the session's status, not the argument: a pytest_sessionfinish may have set it
-        session = self.session
-        unexplained = session and self.unexplained_status(
-            int(session.exitstatus), terminalreporter.stats
-        )
+        try:
+            session = self.session
+            unexplained = session and self.unexplained_status(
+                int(session.exitstatus), terminalreporter.stats
+            )
+        except Exception:  # a bug in the verdicts, noted at the session's end already
+            unexplained = None
         if unexplained:
             terminalreporter.write_line(f"qbench: {unexplained}", red=True, bold=True)
         if not self.errored:
