@@ -941,7 +941,7 @@ class QBenchSession(QBenchWorker):
         finished (or remove it, in a format qbench cannot write so simply): a run killed
         before its end then leaves that, never the earlier run's verdict. Where none is,
         nothing is written: a missing file says no more than this one would."""
-        outputs = [
+        outputs: list[tuple[Kind, Path]] = [
             (kind, path)
             for kind, path in self.configured_outputs()
             if kind != "summary" and path.is_file()  # appended to at the end only
