@@ -144,3 +144,45 @@ def test_the_step_summary_says_when_no_report_could_be_made(
     assert result.ret == pytest.ExitCode.OK
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# ❌ Test report incomplete") and "has no report" in text
+
+
+UNPRINTABLE = """
+class NoStr(Exception):
+    def __str__(self):
+        raise RuntimeError("no str")
+
+
+class Neither(NoStr):
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+def test_no_str():
+    raise NoStr("secret words")
+
+
+def test_neither():
+    raise Neither("secret words")
+"""
+
+
+def test_an_exception_whose_str_raises_is_told_as_pytest_tells_it(
+    pytester: pytest.Pytester,
+) -> None:
+    """An exception whose ``__str__`` raises: pytest prints ``<exception str() failed>`` (the
+    traceback module's words); qbench's message said its repr, or ``<unrepresentable ...>``.
+    Now the report's message and trace hold what pytest's short summary shows."""
+    pytester.makepyfile(test_x=UNPRINTABLE)
+    result = pytester.runpytest_subprocess("-p", "qbench", "--qbench-json=r.json", "-rf")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    shown = {
+        line.split(" - ", 1)[0].removeprefix("FAILED "): line.split(": ", 1)[1]
+        for line in result.stdout.lines
+        if line.startswith("FAILED ")
+    }
+    results = read_json(pytester.path)["results"]
+    assert len(shown) == len(results) == 2
+    for test in results:
+        failure = test["failure"]
+        assert failure["error_message"] == shown[test["nodeid"]], shown
+        assert failure["stack_trace"].endswith(f"{shown[test['nodeid']]}")
