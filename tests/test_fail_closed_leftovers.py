@@ -25,12 +25,12 @@ def read_json(root: Path, name: str = "r.json") -> dict[str, Any]:
 
 def test_pytest_cov_fail_under_is_named_as_a_gate(pytester: pytest.Pytester) -> None:
     """pytest-cov's --cov-fail-under fails the run (pytest exits 1, every test passed): the
-    report names it as a failed coverage gate, in report.json's gates, the Markdown headline
-    and a terminal line, not a bare red headline."""
+    report names it as a failed coverage gate, in report.json's gates, the Markdown headline,
+    the digest's next step and a terminal line, not a bare red headline."""
     pytester.makepyfile(mod=MODULE, test_a="import mod\n\ndef test_a():\n    assert mod.f(1)\n")
     result = pytester.runpytest_subprocess(
         "-p", "qbench", "-p", "pytest_cov.plugin", "--cov=mod", "--cov-fail-under=90",
-        "--qbench-json=r.json", "--qbench-md=r.md",
+        "--qbench-json=r.json", "--qbench-md=r.md", "--qbench-digest=d.json",
     )  # fmt: skip
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     said = "coverage 66.67% is under pytest-cov's fail-under 90%"
@@ -42,6 +42,8 @@ def test_pytest_cov_fail_under_is_named_as_a_gate(pytester: pytest.Pytester) -> 
     assert [reason.kind for reason in verdict_of(report).reasons] == ["gate"]
     headline = (pytester.path / "r.md").read_text(encoding="utf-8").split("## ")[0]
     assert said in headline
+    (step,) = read_json(pytester.path, "d.json")["next_steps"]
+    assert said in step
 
 
 def test_pytest_cov_fail_under_met_passes_its_gate(pytester: pytest.Pytester) -> None:
