@@ -307,17 +307,25 @@ def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(outlived: Ou
     assert outlived.left["serve"] == []
 
 
-def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) -> None:
+BEFORE_DIE = {
+    "chatty": "def chatty(x: int) -> int:\n    print('chatter of chatty')\n    return x\n",
+    "wipe": "def wipe(x: int) -> int:\n    getattr(os, 'un' + 'link')(__file__)\n    return x\n",
+}
+"""The function probed before ``die``: one that prints, one that deletes its module's copy
+(through ``getattr``, which the hazards do not read)."""
+
+
+@pytest.mark.parametrize("before", sorted(BEFORE_DIE))
+def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path, before: str) -> None:
     """20.3: ``die`` ends the shared probe child (``os._exit``); the functions after it are
-    still probed (each in a child of its own) and get their tests, and the line about ``die``
-    quotes its own child's output, not what another function printed."""
+    still probed (each in a child of its own, in the project's copy made again: ``wipe``
+    deleted its module there, which left ``die`` and ``after`` "not probed") and get their
+    tests, and the line about ``die`` quotes its own child's output, not what another function
+    printed."""
     root = tmp_path / "proj"
     root.mkdir()
     (root / "fatal.py").write_text(
-        "import os\n\n\n"
-        "def chatty(x: int) -> int:\n"
-        "    print('chatter of chatty')\n"
-        "    return x\n\n\n"
+        f"import os\n\n\n{BEFORE_DIE[before]}\n\n"
         "def die(code: int) -> None:\n"
         "    os._exit(code)\n\n\n"
         "def after(x: int) -> int:\n"
@@ -331,33 +339,6 @@ def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) ->
     (line,) = [p for p in result.problems if p.startswith("fatal.die: ended the child")]
     assert "chatter" not in line, line
     assert not [p for p in result.problems if "chatter" in p], result.problems
-
-
-def test_a_function_deleting_its_copy_beside_one_killing_the_probe_hides_none(
-    tmp_path: Path,
-) -> None:
-    """``wipe`` deletes its module's copy (through ``getattr``, which the hazards do not read)
-    and ``die`` ends the shared probe child: each function after them gets its own child, in
-    the copy made again, so each ends with a verdict of its own; before, the children after
-    ``wipe`` could not import the module and left ``die`` and ``after`` "not probed"."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "fatal.py").write_text(
-        "import os\n\n\n"
-        "def wipe(x: int) -> int:\n"
-        "    getattr(os, 'un' + 'link')(__file__)\n"
-        "    return x\n\n\n"
-        "def die(code: int) -> None:\n"
-        "    os._exit(code)\n\n\n"
-        "def after(x: int) -> int:\n"
-        "    return x + 1\n",
-        encoding="utf-8",
-    )
-    result = generate(root, "fatal.py")
-    kept = "\n".join((root / f).read_text(encoding="utf-8") for f in result.auto_generated.files)
-    assert "fatal.after(" in kept, (result.problems, result.dropped)
-    assert not [d for d in result.dropped if "not probed" in d.reason], result.dropped
-    assert [p for p in result.problems if p.startswith("fatal.die: ended the child")]
     assert (root / "fatal.py").is_file()
 
 
