@@ -175,12 +175,8 @@ class Verdicts:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        # the session's status, not the argument: a pytest_sessionfinish may have set it
         try:
-            session = self.session
-            unexplained = session and self.unexplained_status(
-                int(session.exitstatus), terminalreporter.stats
-            )
+            unexplained = self._unexplained(terminalreporter.stats)
         except Exception:  # a bug in the verdicts, noted at the session's end already
             unexplained = None
         if unexplained:
@@ -192,6 +188,14 @@ class Verdicts:
         for gate in self.errored:
             for line, markup in gate_lines(gate):
                 terminalreporter.write_line(f"qbench: {line}", **markup)
+
+    def _unexplained(self, stats: dict[str, list[object]]) -> str | None:
+        # the session's status, not the terminal summary's argument: a pytest_sessionfinish
+        # may have set it; a plugin's session.shouldfail has the session-failed note
+        session = self.session
+        if session is None or isinstance(session.shouldfail, str):
+            return None
+        return self.unexplained_status(int(session.exitstatus), stats)
 
     def unexplained_status(self, status: int, stats: dict[str, list[object]]) -> str | None:
         """The line saying why the run is red when pytest's ``status`` fails it, yet no test
@@ -205,8 +209,9 @@ class Verdicts:
 
         meaning = PYTEST_MEANINGS.get(status, "a status of a failed run")
         return (
-            f"pytest exits {status} ({meaning}), though its line counts no failed test and no "
-            "gate of qbench's failed: a plugin or a conftest set that status (see its output)"
+            f'pytest exits {status}, its status for "{meaning}", though its line counts no failed '
+            "test and no gate of qbench's failed: a plugin or a conftest set that status (see "
+            "its output)"
         )
 
 
