@@ -188,3 +188,33 @@ def test_an_exception_whose_str_raises_is_told_as_pytest_tells_it(
         failure = test["failure"]
         assert failure["error_message"] == shown[test["nodeid"]], shown
         assert failure["stack_trace"].endswith(f"{shown[test['nodeid']]}")
+
+
+GATE_BREAKS = """
+from pytest_qbench.plugin import coverage_run
+
+def boom(*args, **kwargs):
+    raise RuntimeError("boom in the gate")
+
+coverage_run.pytest_cov_gate = boom
+"""
+
+
+@pytest.mark.parametrize(("fail_under", "status"), [(50, 0), (90, 1)])
+def test_a_bug_in_reading_pytest_covs_verdict_keeps_its_status(
+    pytester: pytest.Pytester, fail_under: int, status: int
+) -> None:
+    """A bug in reading pytest-cov's fail-under (injected): pytest's status stays pytest-cov's
+    own, and the report is incomplete (never green), naming the error; no traceback."""
+    pytester.makeconftest(GATE_BREAKS)
+    pytester.makepyfile(mod=MODULE, test_a="import mod\n\ndef test_a():\n    assert mod.f(1)\n")
+    result = pytester.runpytest_subprocess(
+        "-p", "qbench", "-p", "pytest_cov.plugin", "--cov=mod", f"--cov-fail-under={fail_under}",
+        "--qbench-json=r.json",
+    )  # fmt: skip
+    assert result.ret == status
+    result.stdout.fnmatch_lines(
+        ["qbench: internal error in reading pytest-cov's fail-under: RuntimeError: boom*"]
+    )
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert "incomplete" in [r.kind for r in verdict_of(read_json(pytester.path)).reasons]

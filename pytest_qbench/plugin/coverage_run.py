@@ -34,7 +34,6 @@ from pytest_qbench.plugin import registered
 from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.reports import DATA_FILE
-from pytest_qbench.report.coverage.view import PYTEST_COV_GATE
 from pytest_qbench.report.coverage.view import coverage_gate
 from pytest_qbench.report.coverage.view import pytest_cov_gate
 from pytest_qbench.report.coverage.view import total_text
@@ -320,7 +319,10 @@ class CoverageCollector:
             with self.session.guard("collecting coverage"):
                 self.collect()
         if self.settings.from_pytest_cov and not self.config.option.collectonly:
-            self.verdicts.judge("coverage", PYTEST_COV_GATE, self._pytest_cov_gate)
+            # pytest-cov's verdict is in pytest's status already: a bug in reading it makes the
+            # report incomplete (never green), and leaves that status as pytest-cov set it
+            with self.session.guard("reading pytest-cov's fail-under"):
+                self.verdicts.gates.extend(self._pytest_cov_gate())
 
     def _pytest_cov_gate(self) -> list[GateResultRecord]:
         """pytest-cov's fail-under as a gate of the report, with pytest-cov's own verdict

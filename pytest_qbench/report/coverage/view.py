@@ -122,10 +122,6 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
     )
 
 
-PYTEST_COV_GATE = "pytest-cov"
-"""The ``name`` of the coverage gate pytest-cov's fail-under is recorded as (`pytest_cov_gate`)."""
-
-
 def pytest_cov_gate(total: float, fail_under: float, failed: bool) -> GateResultRecord:
     """pytest-cov's ``--cov-fail-under`` (or coverage's ``[report] fail_under``) as a coverage
     gate: ``failed`` is pytest-cov's own verdict on its ``total`` (it fails the run so), told
@@ -140,7 +136,7 @@ def pytest_cov_gate(total: float, fail_under: float, failed: bool) -> GateResult
     return new(
         "GateResult",
         kind="coverage",
-        name=PYTEST_COV_GATE,
+        name="pytest-cov",
         passed=not failed,
         value=total,
         threshold=fail_under,
