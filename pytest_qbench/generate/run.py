@@ -418,7 +418,7 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
         if result is None:
             if run.out_of_time():
                 run.skip(spec.module, function)
-            else:  # undecided: said, never taken for a verdict
+            elif spec.module not in probed.import_errors:  # undecided: said, never a verdict
                 run.doubt(spec.module, function, f"ghostwriter ({spec.kind}) {NOT_PROBED}")
             continue
         if "code" not in result:
