@@ -99,7 +99,7 @@ LAST_RESORT_KINDS: dict[str, Kind] = {
     "$GITHUB_STEP_SUMMARY": "summary",
 }
 """The outputs (by `publish.OutputPlan`'s names) a last-resort report is written to in their
-format; every other one is removed (`report/last_resort.py`)."""
+format (GitHub's step summary: appended); every other one is removed (`report/last_resort.py`)."""
 MAX_DIAGNOSTICS = 1000
 MOVED_CLOCK_SECONDS = 2.0
 """How far ``time.time()`` may be from qbench's clock before the clock is taken for moved."""
