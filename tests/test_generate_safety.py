@@ -307,17 +307,25 @@ def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(outlived: Ou
     assert outlived.left["serve"] == []
 
 
-def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) -> None:
+BEFORE_DIE = {
+    "chatty": "def chatty(x: int) -> int:\n    print('chatter of chatty')\n    return x\n",
+    "wipe": "def wipe(x: int) -> int:\n    getattr(os, 'un' + 'link')(__file__)\n    return x\n",
+}
+"""The function probed before ``die``: one that prints, one that deletes its module's copy
+(through ``getattr``, which the hazards do not read)."""
+
+
+@pytest.mark.parametrize("before", sorted(BEFORE_DIE))
+def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path, before: str) -> None:
     """20.3: ``die`` ends the shared probe child (``os._exit``); the functions after it are
-    still probed (each in a child of its own) and get their tests, and the line about ``die``
-    quotes its own child's output, not what another function printed."""
+    still probed (each in a child of its own, in the project's copy made again: ``wipe``
+    deleted its module there, which left ``die`` and ``after`` "not probed") and get their
+    tests, and the line about ``die`` quotes its own child's output, not what another function
+    printed."""
     root = tmp_path / "proj"
     root.mkdir()
     (root / "fatal.py").write_text(
-        "import os\n\n\n"
-        "def chatty(x: int) -> int:\n"
-        "    print('chatter of chatty')\n"
-        "    return x\n\n\n"
+        f"import os\n\n\n{BEFORE_DIE[before]}\n\n"
         "def die(code: int) -> None:\n"
         "    os._exit(code)\n\n\n"
         "def after(x: int) -> int:\n"
@@ -331,6 +339,7 @@ def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path) ->
     (line,) = [p for p in result.problems if p.startswith("fatal.die: ended the child")]
     assert "chatter" not in line, line
     assert not [p for p in result.problems if "chatter" in p], result.problems
+    assert (root / "fatal.py").is_file()
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
@@ -52,10 +53,13 @@ def run_probe(
     scratch: Path,
     timeout: float,
     limit: float | None = None,
+    refresh: Callable[[], object] | None = None,
 ) -> Probed:
     """Ghostwrite ``specs`` and probe ``calls`` (by id: module and call) in one child; each item
     gets ``timeout`` seconds, the child as many as its items together, or ``limit`` seconds
-    when that is less (what is left of the generation's budget)."""
+    when that is less (what is left of the generation's budget). ``refresh`` makes the
+    project's copy again where a child changed it (``Sandbox.fresh``), before each child of
+    its own a function gets after the shared one died."""
     deadline = None if limit is None else time.monotonic() + limit
     ghost = [_ghost_item(s) for s in specs]
     probes = [_probe_item(ident, module, call) for ident, (module, call) in calls.items()]
@@ -73,7 +77,7 @@ def run_probe(
     elif finished.timed_out:
         probed.problem = f"importing the target hung: killed after {budget:g}s"
     elif not probed.done and probed.imported:
-        _one_at_a_time(target, ghost, probes, scratch, timeout, deadline, probed)
+        _one_at_a_time(target, ghost, probes, scratch, timeout, deadline, probed, refresh)
     elif finished.returncode != 0 or not probed.done:
         last = _last_lines(finished, 1)
         probed.problem = f"the child that imports the target crashed: {last}"
@@ -119,9 +123,14 @@ def _one_at_a_time(
     timeout: float,
     deadline: float | None,
     probed: Probed,
+    refresh: Callable[[], object] | None = None,
 ) -> None:
-    """Probe the items the shared child left undone, one function per child, into ``probed``;
-    a function that ends its own child too gets a line quoting that child's last lines."""
+    """Probe the items the shared child left undone, one function per child, into ``probed``,
+    each child in the project's copy as it is (``refresh``: a function before may have deleted
+    its module there). Each item ends with an outcome of its own: a function that ends its own
+    child too gets a line quoting that child's last lines; an item its child gave no result
+    for (its module would not import, the child hung) fails, saying so. Only the budget's end
+    leaves items without one (the generation skips them, by the budget)."""
     groups: dict[tuple[str, str], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
     for item in ghost:
         if item["id"] not in probed.ghost:
@@ -130,28 +139,48 @@ def _one_at_a_time(
         if item["id"] not in probed.probes:
             groups.setdefault((item["module"], item["function"]), ([], []))[1].append(item)
     for index, ((module, function), (own_ghost, own_probes)) in enumerate(groups.items()):
-        budget = probe_timeout(timeout) * (len(own_ghost) + len(own_probes)) + timeout
-        if deadline is not None:
-            budget = min(budget, deadline - time.monotonic())
-            if budget <= 0:
-                return
+        full = probe_timeout(timeout) * (len(own_ghost) + len(own_probes)) + timeout
+        budget = full if deadline is None else min(full, deadline - time.monotonic())
+        if budget <= 0:
+            return
+        if refresh is not None:
+            refresh()
         name = f"probe-{index}"
         finished, alone = _run(
             target, [module], own_ghost, own_probes, scratch, name, timeout, budget
         )
         probed.ghost.update(alone.ghost)
         probed.probes.update(alone.probes)
-        if alone.done or finished.timed_out:
+        outcome = _undone_outcome(module, finished, alone, capped=budget < full)
+        if outcome is None:
             continue
-        why = (
-            f"ended the child that probed it (exit status {finished.returncode}): "
-            f"{_last_lines(finished, QUOTED_LINES)}"
-        )
-        probed.died[(module, function)] = why
+        if "error" in outcome and not alone.done:
+            probed.died[(module, function)] = outcome["error"]
         for item in own_ghost:
-            probed.ghost.setdefault(item["id"], {"error": why})
+            probed.ghost.setdefault(item["id"], outcome)
         for item in own_probes:
-            probed.probes.setdefault(item["id"], {"error": why})
+            probed.probes.setdefault(item["id"], outcome)
+
+
+def _undone_outcome(
+    module: str, finished: Ending, alone: Probed, capped: bool
+) -> dict[str, Any] | None:
+    """The outcome of each item a function's own child gave no result for: it hung (killed
+    after its own time, ``timeout``), its module would not import there, or it ended the child
+    (``error``, with why); ``None`` when the budget's end stopped the child (``capped``)."""
+    if finished.timed_out:
+        return None if capped else {"timeout": True}
+    error = alone.import_errors.get(module)
+    if error:
+        return {
+            "error": f"could not be probed: its module would not import in its own child: {error}"
+        }
+    if alone.done:
+        return {"error": "could not be probed: its own child gave no result for it"}
+    return {
+        "error": f"ended the child that probed it (exit status {finished.returncode}): "
+        f"{_last_lines(finished, QUOTED_LINES)}"
+    }
 
 
 def _last_lines(finished: Ending, count: int) -> str:

@@ -90,6 +90,8 @@ GUESS_MARK = "# argument types guessed from"
 """The comment a test on guessed argument types carries (guess.comment)."""
 VERIFY_SECONDS = 10.0
 """The end of the budget kept free of Pynguin to verify its files (at most --test-timeout)."""
+NOT_PROBED = "was not probed: no result came back from the probe, so it is undecided"
+"""Why an item the probe gave no outcome for is dropped (never taken for a verdict)."""
 
 
 def generate(request: models.GenerateRequest) -> models.GenerateResult:
@@ -336,7 +338,13 @@ def _candidates(
         box = run.box
         box.fresh()
         probed = run_probe(
-            box.target, specs, calls, run.scratch, run.request.test_timeout, limit=run.remaining()
+            box.target,
+            specs,
+            calls,
+            run.scratch,
+            run.request.test_timeout,
+            limit=run.remaining(),
+            refresh=box.fresh,
         )
     if probed.import_errors and set(probed.import_errors) >= {m.name for m in target.modules}:
         run.failed = True
@@ -410,6 +418,8 @@ def _ghost_candidates(run: Generation, specs: list[GhostSpec], probed: Probed) -
         if result is None:
             if run.out_of_time():
                 run.skip(spec.module, function)
+            elif spec.module not in probed.import_errors:  # undecided: said, never a verdict
+                run.doubt(spec.module, function, f"ghostwriter ({spec.kind}) {NOT_PROBED}")
             continue
         if "code" not in result:
             why = "hung" if result.get("timeout") else result.get("error", "")
@@ -480,7 +490,7 @@ def _template_candidates(
             why = (
                 "hung"
                 if outcome and outcome.get("timeout")
-                else (outcome or {}).get("error", "not probed")
+                else (outcome or {}).get("error", NOT_PROBED)
             )
             run.dropped.append(
                 models.Dropped(

@@ -181,12 +181,17 @@ def safe_repr(value: object) -> str:
         return f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
 
 
+STR_FAILED = "<exception str() failed>"
+"""What the traceback module, and so pytest, prints for an exception whose ``__str__`` raises."""
+
+
 def safe_str(value: object) -> str:
-    """``str(value)``, falling back to ``safe_repr`` when ``__str__`` raises."""
+    """``str(value)``; when ``__str__`` raises, an exception's is `STR_FAILED` (as pytest
+    prints it), another value's `safe_repr`."""
     try:
         return str(value)
     except Exception:
-        return safe_repr(value)
+        return STR_FAILED if isinstance(value, BaseException) else safe_repr(value)
 
 
 def sanitize_user_properties(properties: Iterable[Any]) -> list[tuple[str, Any]]:

@@ -35,6 +35,7 @@ from pytest_qbench.plugin.options.settings import CoverageSettings
 from pytest_qbench.report.coverage import data as coverage_data
 from pytest_qbench.report.coverage.reports import DATA_FILE
 from pytest_qbench.report.coverage.view import coverage_gate
+from pytest_qbench.report.coverage.view import pytest_cov_gate
 from pytest_qbench.report.coverage.view import total_text
 from pytest_qbench.report.coverage.view import unmeasured_gate
 
@@ -317,6 +318,29 @@ class CoverageCollector:
         else:
             with self.session.guard("collecting coverage"):
                 self.collect()
+        if self.settings.from_pytest_cov and not self.config.option.collectonly:
+            # pytest-cov's verdict is in pytest's status already: a bug in reading it makes the
+            # report incomplete (never green), and leaves that status as pytest-cov set it
+            with self.session.guard("reading pytest-cov's fail-under"):
+                self.verdicts.gates.extend(self._pytest_cov_gate())
+
+    def _pytest_cov_gate(self) -> list[GateResultRecord]:
+        """pytest-cov's fail-under as a gate of the report, with pytest-cov's own verdict
+        (which fails the run: pytest exits 1 with every test passed); none without one, or
+        when pytest-cov judged nothing (a loop stopped early, ``--no-cov``)."""
+        plugin = self.config.pluginmanager.get_plugin("_cov")
+        options = getattr(plugin, "options", None)
+        fail_under = getattr(options, "cov_fail_under", None)
+        total = getattr(plugin, "cov_total", None)
+        if not fail_under or total is None or self.loop_stopped:
+            return []
+        from coverage.results import should_fail_under  # pytest-cov's own rule
+
+        precision = getattr(options, "cov_precision", None)
+        failed = should_fail_under(float(total), float(fail_under), int(precision or 0))
+        gate = pytest_cov_gate(float(total), float(fail_under), failed)
+        self.lines.append((gate["detail"], {"red": True, "bold": True} if failed else {}))
+        return [gate]
 
     def _gated(self) -> bool:
         """Whether a threshold applies: the option's, or coverage's ``fail_under`` when qbench

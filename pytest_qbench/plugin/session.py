@@ -96,9 +96,10 @@ LAST_RESORT_KINDS: dict[str, Kind] = {
     "--qbench-json": "json",
     "--qbench-md": "md",
     "--qbench-html": "html",
+    "$GITHUB_STEP_SUMMARY": "summary",
 }
 """The outputs (by `publish.OutputPlan`'s names) a last-resort report is written to in their
-format; every other one is removed (`report/last_resort.py`)."""
+format (GitHub's step summary: appended); every other one is removed (`report/last_resort.py`)."""
 MAX_DIAGNOSTICS = 1000
 MOVED_CLOCK_SECONDS = 2.0
 """How far ``time.time()`` may be from qbench's clock before the clock is taken for moved."""
@@ -931,6 +932,7 @@ class QBenchSession(QBenchWorker):
             digest=settings.digest_path,
             ctrf=settings.ctrf_path,
             templates=settings.templates,
+            step_summary=publish.step_summary_path(settings.github_summary),
         )
         return [(LAST_RESORT_KINDS.get(name, "other"), path) for name, path in plan.outputs()]
 
@@ -939,7 +941,11 @@ class QBenchSession(QBenchWorker):
         finished (or remove it, in a format qbench cannot write so simply): a run killed
         before its end then leaves that, never the earlier run's verdict. Where none is,
         nothing is written: a missing file says no more than this one would."""
-        outputs = [(kind, path) for kind, path in self.configured_outputs() if path.is_file()]
+        outputs: list[tuple[Kind, Path]] = [
+            (kind, path)
+            for kind, path in self.configured_outputs()
+            if kind != "summary" and path.is_file()  # appended to at the end only
+        ]
         if not outputs:
             return
 

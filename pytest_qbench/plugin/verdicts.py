@@ -38,6 +38,9 @@ GATE_FAILING_STATUSES = (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
 """The exit statuses a failed gate turns into 1 (pytest-cov's rule: a failed test run keeps its
 own status)."""
 
+EXPLAINED_BY_PYTEST = (pytest.ExitCode.INTERRUPTED,)
+"""The failing statuses pytest's own closing lines explain (``Interrupted: ...``)."""
+
 Note = Callable[[str, BaseException], None]
 UNJUDGED = (
     "not judged, so it fails: the run ended before its tests ran (pytest.exit while "
@@ -70,6 +73,8 @@ class Verdicts:
         self.redact = redact
         self.errored: list[GateResultRecord] = []
         """The gates qbench could not judge; their terminal lines are written here."""
+        self.session: pytest.Session | None = None
+        """The session, once it finishes (its final status, for the terminal summary)."""
         self.forgive: Callable[[pytest.Session], bool] | None = None
         """``--qbench-quarantine``: whether a failed run's failures are all quarantined known
         ones (``plugin/quarantine.py``); the only way its status 1 becomes 0."""
@@ -125,6 +130,7 @@ class Verdicts:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
         # before the other implementations: the report and the summary see the final status
+        self.session = session
         self.settle(session)
         return (yield)
 
@@ -169,6 +175,12 @@ class Verdicts:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        try:
+            unexplained = self._unexplained(terminalreporter.stats)
+        except Exception:  # a bug in the verdicts, noted at the session's end already
+            unexplained = None
+        if unexplained:
+            terminalreporter.write_line(f"qbench: {unexplained}", red=True, bold=True)
         if not self.errored:
             return
         from pytest_qbench.report.gates.text import gate_lines
@@ -176,6 +188,31 @@ class Verdicts:
         for gate in self.errored:
             for line, markup in gate_lines(gate):
                 terminalreporter.write_line(f"qbench: {line}", **markup)
+
+    def _unexplained(self, stats: dict[str, list[object]]) -> str | None:
+        # the session's status, not the terminal summary's argument: a pytest_sessionfinish
+        # may have set it; a plugin's session.shouldfail has the session-failed note
+        session = self.session
+        if session is None or isinstance(session.shouldfail, str):
+            return None
+        return self.unexplained_status(int(session.exitstatus), stats)
+
+    def unexplained_status(self, status: int, stats: dict[str, list[object]]) -> str | None:
+        """The line saying why the run is red when pytest's ``status`` fails it, yet no test
+        failed (pytest's ``stats``), no gate failed, and pytest's own lines say nothing of it
+        (a plugin or a conftest set ``session.exitstatus``); ``None`` otherwise."""
+        if status in (*GATE_FAILING_STATUSES, *EXPLAINED_BY_PYTEST) or self.failed():
+            return None
+        if any(reports and ("failed" in key or "error" in key) for key, reports in stats.items()):
+            return None  # "subtests failed" too
+        from pytest_qbench.core.exit_codes import PYTEST_MEANINGS
+
+        meaning = PYTEST_MEANINGS.get(status, "a status of a failed run")
+        return (
+            f'pytest exits {status}, its status for "{meaning}", though its line counts no failed '
+            "test and no gate of qbench's failed: a plugin or a conftest set that status (see "
+            "its output)"
+        )
 
 
 def register(config: pytest.Config, verdicts: Verdicts) -> Verdicts:

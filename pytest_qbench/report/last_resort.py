@@ -10,7 +10,9 @@ Two moments need it (docs/fail-closed.md):
   started and did not finish, so that a run killed (``kill -9``, the OOM killer) leaves that,
   not an earlier run's verdict; the run's end replaces it with the real report.
 
-An output whose format qbench cannot write this simply (``--qbench-digest``, ``--qbench-ctrf``,
+GitHub's step summary (``$GITHUB_STEP_SUMMARY``), appended to, gets the Markdown of a failed
+end's report (never silent, never green); a run's start leaves it as it is. An output whose
+format qbench cannot write this simply (``--qbench-digest``, ``--qbench-ctrf``,
 ``--qbench-template`` outputs) is removed instead. The code path is kept small on purpose: the
 standard library, the record shapes and the atomic writer, nothing of the renderers.
 """
@@ -41,9 +43,15 @@ if TYPE_CHECKING:
     from pytest_qbench.report.records import RunMetaRecord
     from pytest_qbench.report.records import TestReportRecord
 
-Kind = Literal["json", "md", "html", "other"]
-"""How an output is written in last resort: a report in its format, or (``other``) removed."""
 HEADLINE = "❌ Test report incomplete"
+Kind = Literal["json", "md", "html", "summary", "other"]
+"""How an output is written in last resort: a report in its format, the Markdown appended
+(``summary``: GitHub's step summary, which earlier steps wrote to), or (``other``) removed."""
+NO_REPORT = (
+    f"# {HEADLINE}\n\nqbench's session end failed, and so did making its last-resort report: "
+    "this run has no report (see the job's log for both errors).\n"
+)
+"""What the step summary gets when not even the last-resort report could be made."""
 
 
 def last_resort_report(
@@ -131,6 +139,9 @@ def write_last_resort(
     for kind, path in outputs:
         if str(path) == "-":
             continue
+        if kind == "summary":  # appended to, never removed: it must not stay silent
+            _append_summary(path, report, written, failed)
+            continue
         try:
             if kind != "other" and report is not None:
                 write_text_atomic(path, last_resort_text(report, kind))
@@ -142,6 +153,23 @@ def write_last_resort(
         if remove_file(path):
             removed.append(path)
     return written, removed, failed
+
+
+def _append_summary(
+    path: Path,
+    report: Mapping[str, Any] | None,
+    written: list[Path],
+    failed: list[tuple[Path, str]],
+) -> None:
+    """Append the last-resort report (or `NO_REPORT`) to GitHub's step summary ``path``."""
+    from pytest_qbench.report.github import append_step_summary
+
+    try:
+        text = NO_REPORT if report is None else last_resort_text(report, "md")
+        written.append(append_step_summary(path, text))
+    except Exception as exc:  # the disk's refusal, or a bug here: named, never raised
+        why = exc.strerror if isinstance(exc, OSError) else None
+        failed.append((path, why or f"{type(exc).__name__}: {exc}"))
 
 
 def remove_file(path: Path) -> bool:

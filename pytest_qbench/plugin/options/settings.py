@@ -158,6 +158,7 @@ def read_settings(config: pytest.Config) -> Settings:
     for name in ("json", "md", "html", "digest", "ctrf"):
         path, source = reader.path(name)
         if path is not None:
+            refuse_stdout(path, source)
             ensure_writable_file(path, source)
         outputs[name] = path
     template_dir, tdir_source = reader.path("template_dir")
@@ -364,6 +365,7 @@ def _templates(
             find_template(env, name)
         except TemplateError as exc:
             raise pytest.UsageError(f"{source} {exc}") from None
+        refuse_stdout(out, source)
         ensure_writable_file(out, source)
         resolved.append((name, out))
     return tuple(resolved)
@@ -387,6 +389,17 @@ def ensure_writable_dir(path: Path, source: str) -> None:
         )
     _check_creatable(path, source)
     probe_directory(path, source)
+
+
+def refuse_stdout(path: Path, source: str) -> None:
+    """Refuse ``-`` as an output: ``qbench render``'s stdout, which inside pytest would mix the
+    report with pytest's own output (and was a file named ``-``)."""
+    if path.name == "-":
+        raise pytest.UsageError(
+            f"{source} is -, given: {path} (stdout, as in qbench render: inside pytest the "
+            "report would be mixed into pytest's own output); give a file path, and print "
+            "that file after the run"
+        )
 
 
 def ensure_writable_file(path: Path, source: str) -> None:

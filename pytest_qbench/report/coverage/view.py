@@ -122,6 +122,28 @@ def coverage_gate(coverage: CoverageReportRecord) -> GateResultRecord:
     )
 
 
+def pytest_cov_gate(total: float, fail_under: float, failed: bool) -> GateResultRecord:
+    """pytest-cov's ``--cov-fail-under`` (or coverage's ``[report] fail_under``) as a coverage
+    gate: ``failed`` is pytest-cov's own verdict on its ``total`` (it fails the run so), told
+    in qbench's words, so that a run it fails says why."""
+    required = threshold_text(fail_under)
+    detail = (
+        f"coverage {percent_text(total)} is under pytest-cov's fail-under {required} "
+        "(--cov-fail-under, or coverage's [report] fail_under): pytest-cov failed the run"
+        if failed
+        else f"coverage {percent_text(total)} meets pytest-cov's fail-under {required}"
+    )
+    return new(
+        "GateResult",
+        kind="coverage",
+        name="pytest-cov",
+        passed=not failed,
+        value=total,
+        threshold=fail_under,
+        detail=detail,
+    )
+
+
 def unmeasured_gate(threshold: float) -> GateResultRecord:
     """The coverage gate when no coverage was measured (coverage.py already measured the process,
     pytest-cov had no data): it cannot be met, so it fails (the warning beside it says why)."""

@@ -68,6 +68,8 @@ def gate_step(gate: GateResultRecord) -> str | None:
             f"The {gate_label(gate)} {gate['name']} was {gate['detail']}; fix the cause "
             "(see the internal-error warning) or report it as a bug in qbench"
         )
+    if gate["kind"] == "coverage" and gate["name"] == "pytest-cov":
+        return f"Add tests for the code pytest-cov's report lists as missing: {gate['detail']}"
     if gate["kind"] == "coverage" and gate["value"] is None:
         return f"Measure coverage for --qbench-cov-fail-under: {gate['detail']}"
     if gate["kind"] == "metric_min" and gate["value"] is None:
