@@ -109,10 +109,11 @@ def instructions(
     *,
     cache_sim: bool = False,
     batch_seconds: float | None = None,
+    hash_seed: int = 0,
 ) -> dict[str, int]:
     """The events (``Ir``, and with ``cache_sim`` the caches' misses) of one pytest run of
     ``config`` on the suite in ``suite_dir`` (``batch_seconds``: the qbench stream's batch
-    timer, in a qbench configuration)."""
+    timer, in a qbench configuration; ``hash_seed``: the run's ``PYTHONHASHSEED``)."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -135,7 +136,7 @@ def instructions(
         *(["--cache-sim=yes", *CACHES] if cache_sim else []),
         *pytest_argv,
     ]
-    env["PYTHONHASHSEED"] = "0"  # the same sets and dicts in every run
+    env["PYTHONHASHSEED"] = str(hash_seed)  # the same sets and dicts in every run
     done = subprocess.run(argv, cwd=suite_dir, env=env, capture_output=True, check=False)
     if done.returncode not in (0, EXPECTED_EXIT):  # a small suite may hold no failing test
         tail = done.stdout.decode(errors="replace")[-2000:]
@@ -168,6 +169,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR)
     parser.add_argument("--jobs", type=int, default=1, help="runs at the same time")
+    parser.add_argument(
+        "--hash-seed", type=int, default=0, help="PYTHONHASHSEED of every run (0 unless given)"
+    )
     parser.add_argument(
         "--cache-sim", action="store_true", help="Simulate the caches: estimated cycles too"
     )
@@ -277,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out,
             cache_sim=args.cache_sim,
             batch_seconds=args.batch_seconds,
+            hash_seed=args.hash_seed,
         )
         counts.setdefault(config.name, {})[size] = total
         print(f"{config.name} at {size}: {total}", file=sys.stderr, flush=True)
