@@ -31,6 +31,11 @@ valgrind a test takes about 50 times as long, so the 0.1 s timer would cut nearl
 to one or two results, which a run outside valgrind does not do; with ``S`` of 30, the batches
 hold 64 results as they do at full speed. Its fixed cost (+18 M instructions: the plugin) is the
 same for every qbench configuration and out of the marginal cost a test.
+
+``--hash-seed N`` runs every configuration with ``PYTHONHASHSEED=N`` (0 unless given). A
+build's marginal count moves by 10 to 30 k instructions a test with the process's memory
+layout alone (CPython's type attribute cache is indexed by the names' addresses): another seed
+or a work directory of another length draws another layout; compare builds over several.
 """
 
 from __future__ import annotations
