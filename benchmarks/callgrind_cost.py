@@ -31,6 +31,11 @@ valgrind a test takes about 50 times as long, so the 0.1 s timer would cut nearl
 to one or two results, which a run outside valgrind does not do; with ``S`` of 30, the batches
 hold 64 results as they do at full speed. Its fixed cost (+18 M instructions: the plugin) is the
 same for every qbench configuration and out of the marginal cost a test.
+
+``--hash-seed N`` runs every configuration with ``PYTHONHASHSEED=N`` (0 unless given). A
+build's marginal count moves by 10 to 30 k instructions a test with the process's memory
+layout alone (CPython's type attribute cache is indexed by the names' addresses): another seed
+or a work directory of another length draws another layout; compare builds over several.
 """
 
 from __future__ import annotations
@@ -109,10 +114,11 @@ def instructions(
     *,
     cache_sim: bool = False,
     batch_seconds: float | None = None,
+    hash_seed: int = 0,
 ) -> dict[str, int]:
     """The events (``Ir``, and with ``cache_sim`` the caches' misses) of one pytest run of
     ``config`` on the suite in ``suite_dir`` (``batch_seconds``: the qbench stream's batch
-    timer, in a qbench configuration)."""
+    timer, in a qbench configuration; ``hash_seed``: the run's ``PYTHONHASHSEED``)."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -135,7 +141,7 @@ def instructions(
         *(["--cache-sim=yes", *CACHES] if cache_sim else []),
         *pytest_argv,
     ]
-    env["PYTHONHASHSEED"] = "0"  # the same sets and dicts in every run
+    env["PYTHONHASHSEED"] = str(hash_seed)  # the same sets and dicts in every run
     done = subprocess.run(argv, cwd=suite_dir, env=env, capture_output=True, check=False)
     if done.returncode not in (0, EXPECTED_EXIT):  # a small suite may hold no failing test
         tail = done.stdout.decode(errors="replace")[-2000:]
@@ -168,6 +174,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--work-dir", type=Path, default=DEFAULT_WORK_DIR)
     parser.add_argument("--jobs", type=int, default=1, help="runs at the same time")
+    parser.add_argument(
+        "--hash-seed", type=int, default=0, help="PYTHONHASHSEED of every run (0 unless given)"
+    )
     parser.add_argument(
         "--cache-sim", action="store_true", help="Simulate the caches: estimated cycles too"
     )
@@ -277,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out,
             cache_sim=args.cache_sim,
             batch_seconds=args.batch_seconds,
+            hash_seed=args.hash_seed,
         )
         counts.setdefault(config.name, {})[size] = total
         print(f"{config.name} at {size}: {total}", file=sys.stderr, flush=True)

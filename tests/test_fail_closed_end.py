@@ -135,7 +135,7 @@ def test_a_bug_in_finding_the_outputs_at_the_end_never_breaks_the_run(
     result = run_failing_at_the_end(
         pytester,
         ("pytest_qbench.report.aggregate", "Aggregator.summary"),
-        ("pytest_qbench.plugin.session", "QBenchSession.configured_outputs"),
+        ("pytest_qbench.plugin.session_end", "configured_outputs"),
     )
     result.stdout.fnmatch_lines(
         [

@@ -39,6 +39,7 @@ from pytest_qbench.core.summary_words import OUTCOME_FIELDS
 from pytest_qbench.core.summary_words import SUMMARY_KEYS
 from pytest_qbench.core.summary_words import plural
 from pytest_qbench.core.types import Outcome
+from pytest_qbench.plugin import session_end
 from pytest_qbench.plugin.agent.hooks import agent_state_key
 from pytest_qbench.plugin.attach import AttachBudget
 from pytest_qbench.plugin.attach import Attacher
@@ -79,27 +80,17 @@ from pytest_qbench.report.shapes import pass_rate
 
 
 if TYPE_CHECKING:
-    from pytest_qbench.report.last_resort import Kind
     from pytest_qbench.report.records import AttachmentRecord
     from pytest_qbench.report.records import CheckRunRecord
     from pytest_qbench.report.records import CoverageReportRecord
     from pytest_qbench.report.records import DiagnosticRecord
     from pytest_qbench.report.records import GateResultRecord
-    from pytest_qbench.report.records import RunMetaRecord
     from pytest_qbench.report.records import TestReportRecord
     from pytest_qbench.report.records import TestResultRecord
 
 
 qbench_session_key = pytest.StashKey["QBenchSession"]()
 INTERNAL_ERROR_ATTR = "qbench_internal_error"
-LAST_RESORT_KINDS: dict[str, Kind] = {
-    "--qbench-json": "json",
-    "--qbench-md": "md",
-    "--qbench-html": "html",
-    "$GITHUB_STEP_SUMMARY": "summary",
-}
-"""The outputs (by `publish.OutputPlan`'s names) a last-resort report is written to in their
-format (GitHub's step summary: appended); every other one is removed (`report/last_resort.py`)."""
 MAX_DIAGNOSTICS = 1000
 MOVED_CLOCK_SECONDS = 2.0
 """How far ``time.time()`` may be from qbench's clock before the clock is taken for moved."""
@@ -594,7 +585,7 @@ class QBenchSession(QBenchWorker):
                         self.notes.append(store.unmarked_note(self.settings.qbench_dir))
             self.enable_attachments(self.run_dir, self.settings.attach)
         with self.guard("pytest_sessionstart"):  # after the run's start: its id and time
-            self.mark_outputs_unfinished()
+            session_end.mark_outputs_unfinished(self)
 
     def claim_run_dir(self) -> None:
         """Make this run's directory, atomically: a run id that another run holds (even one
@@ -645,7 +636,7 @@ class QBenchSession(QBenchWorker):
         not take are kept in memory, and written to it when it takes writes again."""
         if self.stream_failures == 0:
             self.notes.append(
-                f"could not write {self._shown(self.stream_path)}: {exc.strerror or exc}; "
+                f"could not write {self.shown(self.stream_path)}: {exc.strerror or exc}; "
                 "the results are kept in memory for the reports"
             )
         self.stream_failures += 1
@@ -915,103 +906,9 @@ class QBenchSession(QBenchWorker):
             except Exception as exc:
                 self.note_internal_error("pytest_sessionfinish", exc)
                 with self.guard("the last-resort report"):  # the user's run still ends as pytest's
-                    self.fail_end_closed(
-                        self.internal_errors[-1] if self.internal_errors else str(exc)
+                    session_end.fail_end_closed(
+                        self, self.internal_errors[-1] if self.internal_errors else str(exc)
                     )
-
-    def configured_outputs(self) -> list[tuple[Kind, Path]]:
-        """The outputs the user asked for (outside the run directory), as `publish.OutputPlan`
-        lists them, and how each is written in last resort (`report/last_resort.py`)."""
-        from pytest_qbench.history import publish  # imported at the end of every run anyway
-
-        settings = self.settings
-        plan = publish.OutputPlan(
-            json=settings.json_path,
-            markdown=settings.md_path,
-            html=settings.html_path,
-            digest=settings.digest_path,
-            ctrf=settings.ctrf_path,
-            templates=settings.templates,
-            step_summary=publish.step_summary_path(settings.github_summary),
-        )
-        return [(LAST_RESORT_KINDS.get(name, "other"), path) for name, path in plan.outputs()]
-
-    def mark_outputs_unfinished(self) -> None:
-        """Where an earlier run's output is, put one saying this run started and has not
-        finished (or remove it, in a format qbench cannot write so simply): a run killed
-        before its end then leaves that, never the earlier run's verdict. Where none is,
-        nothing is written: a missing file says no more than this one would."""
-        outputs: list[tuple[Kind, Path]] = [
-            (kind, path)
-            for kind, path in self.configured_outputs()
-            if kind != "summary" and path.is_file()  # appended to at the end only
-        ]
-        if not outputs:
-            return
-
-        def unfinished() -> TestReportRecord:
-            from pytest_qbench.report.last_resort import last_resort_report
-
-            error = (
-                f"run {self.run_id} started at {self.run['started_at']} and did not finish: "
-                "qbench put this here as the run started, and the run's end writes its report "
-                "in its place; read after the run, its process was killed or died before the "
-                "session's end"
-            )
-            meta = new("ReportMeta", qbench_version=__version__, created_at=self.run["started_at"])
-            run = cast("RunMetaRecord", {**self.run, "interrupted": True})
-            return last_resort_report(run, self.environment, None, error, meta)
-
-        self.settle_outputs(outputs, unfinished)
-
-    def fail_end_closed(self, error: str) -> None:
-        """The session's end failed (``error``, noted): every configured output says so, with
-        what is known without the machinery that failed (`report/last_resort.py`), unless each
-        was written whole before it failed; one that cannot be written is removed. The run
-        keeps its mark in the run store, which reads it as a run that died at its end."""
-        outputs = self.configured_outputs()
-        if all(path in self.written for _, path in outputs):
-            return
-
-        def failed_end() -> TestReportRecord:
-            from pytest_qbench.report.last_resort import last_resort_report
-            from pytest_qbench.report.last_resort import pytest_counts
-
-            status = None if self.end_broke or self.session is None else self.session.exitstatus
-            self.run["exit_code"] = None if status is None else int(status)
-            self.run["completed_at"] = created = iso(clock.utc_now())
-            meta = new("ReportMeta", qbench_version=__version__, created_at=created)
-            counts = pytest_counts(self.terminal_stats)
-            took = clock.monotonic() - self.start_clock
-            return last_resort_report(self.run, self.environment, counts, error, meta, took)
-
-        written, removed = self.settle_outputs(outputs, failed_end)
-        if written:
-            self.notes.append(
-                f"{', '.join(map(self._shown, written))}: a last-resort report (incomplete, "
-                "never green), as the session's end failed"
-            )
-        if removed:
-            self.notes.append(
-                f"removed {', '.join(map(self._shown, removed))}: the session's end failed "
-                "before writing it, and no earlier run's may stand for this one"
-            )
-
-    def settle_outputs(
-        self, outputs: list[tuple[Kind, Path]], build: Callable[[], TestReportRecord]
-    ) -> tuple[list[Path], list[Path]]:
-        """Write the report ``build`` makes to ``outputs`` in last resort; when it cannot be
-        made (a bug, noted), remove them all: no report is better than an earlier run's."""
-        from pytest_qbench.report.last_resort import write_last_resort
-
-        report: TestReportRecord | None = None
-        try:
-            report = build()
-        except Exception as exc:
-            self.note_internal_error("the last-resort report", exc)
-        written, removed, failed = write_last_resort(report, outputs)
-        self.notes.extend(f"could not write {self._shown(path)}: {why}" for path, why in failed)
-        return written, removed
 
     def real_os(self, stack: ExitStack, hook: str) -> list[str]:
         """The real ``os`` functions put back on ``stack`` for the rest of ``hook``
@@ -1415,7 +1312,7 @@ class QBenchSession(QBenchWorker):
         if not self.run_lock.vanished():
             return
         message = (
-            f"the run directory {self._shown(self.run_dir)} was deleted while the run went on; "
+            f"the run directory {self.shown(self.run_dir)} was deleted while the run went on; "
             "it was made again, with the reports of what the run holds"
         )
         self.notes.append(message)
@@ -1446,7 +1343,7 @@ class QBenchSession(QBenchWorker):
             store.repair_stream(self.stream_path)
         except OSError as exc:
             self.stream_damaged = True  # the reports parse what they splice
-            self.notes.append(f"could not write {self._shown(self.stream_path)}: {exc}")
+            self.notes.append(f"could not write {self.shown(self.stream_path)}: {exc}")
         else:
             self.stream.reopen()
 
@@ -1521,13 +1418,13 @@ class QBenchSession(QBenchWorker):
             templates=settings.templates,
             step_summary=publish.step_summary_path(settings.github_summary),
         )
-        publisher = publish.Publisher(writer, plan, shown=self._shown)
+        publisher = publish.Publisher(writer, plan, shown=self.shown)
         self.written.extend(publisher.publish())
         self.notes.extend(publisher.notes)
         for where, exc in publisher.internal_errors:
             self.note_internal_error(where, exc)
             if where == publish.NONE_WRITTEN:  # the loop itself failed: no output says so
-                self.fail_end_closed(self.internal_errors[-1])
+                session_end.fail_end_closed(self, self.internal_errors[-1])
         if self.run_dir / store.REPORT_JSON not in self.written:
             self.keep_mark = True  # its mark stays: store.killed_at_end
             failure = publisher.failure_of(self.run_dir / store.REPORT_JSON)
@@ -1552,9 +1449,9 @@ class QBenchSession(QBenchWorker):
         return github_annotations(self.aggregator.view(), found, self.gates, self.config.rootpath)
 
     def _shown_paths(self) -> list[str]:
-        return [self._shown(path) for path in self.written]
+        return [self.shown(path) for path in self.written]
 
-    def _shown(self, path: Path) -> str:
+    def shown(self, path: Path) -> str:
         """``path`` as the terminal shows it: relative to where pytest was started."""
         try:
             return os.path.relpath(path, self.config.invocation_params.dir)
