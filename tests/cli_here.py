@@ -10,6 +10,7 @@ import contextlib
 import io
 import os
 from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,13 +32,33 @@ class Done:
         return pytest.LineMatcher(self.err.splitlines())
 
 
-def qbench_here(*args: str | os.PathLike[str], cwd: Path | None = None) -> Done:
-    """``qbench ARGS`` in this process, in ``cwd`` (default: its working directory): status,
-    stdout, stderr."""
+def qbench_here(
+    *args: str | os.PathLike[str], cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> Done:
+    """``qbench ARGS`` in this process, in ``cwd`` (default: its working directory), with
+    ``env`` as its whole environment while it runs (default: this process's; the children a
+    command starts inherit it): status, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
-    with working_directory(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    redirected = contextlib.redirect_stdout(out), contextlib.redirect_stderr(err)
+    with working_directory(cwd), environment(env), redirected[0], redirected[1]:
         ret = main([os.fspath(arg) for arg in args])
     return Done(ret, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def environment(env: Mapping[str, str] | None) -> Iterator[None]:
+    """``os.environ`` made ``env`` (if given) until the block ends, then as it was."""
+    if env is None:
+        yield
+        return
+    before = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @contextlib.contextmanager

@@ -34,6 +34,7 @@ pytest_plugins = [
     "xdist_groups",
     "chmod_binds",
     "kept_modules",
+    "rewrite_cache",
 ]
 
 

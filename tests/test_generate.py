@@ -1,5 +1,6 @@
 """``qbench generate`` (issue 14): real generation runs on a small project of our own making
-(tests/data/generate/textkit.py.txt), in subprocesses, with the coverage read back."""
+(tests/data/generate/textkit.py.txt): ``qbench generate`` in the test's process, its child pytest
+runs and probes real subprocesses, with the coverage read back."""
 
 from __future__ import annotations
 
@@ -30,25 +31,15 @@ BUDGET = "3600"
 
 
 def qbench(
-    cwd: Path,
-    *args: str,
-    timeout: float = 3600,
-    plugins: bool = False,
-    env: dict[str, str] | None = None,
+    cwd: Path, *args: str, plugins: bool = False, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest_qbench.cli ARGS`` in ``cwd``, as a user runs ``qbench``; its child
-    pytest runs load qbench alone (``quick_env``), or every installed plugin when ``plugins``
-    (the user's default); ``env`` added to its environment."""
+    """``qbench ARGS`` in ``cwd``, in this process (``qbench_here``: what it writes and reports
+    is the subject, its own process is not; its children are real); its child pytest runs load
+    qbench alone (``quick_env``), or every installed plugin when ``plugins`` (the user's
+    default); ``env`` added to their environment."""
     base = dict(os.environ) if plugins else quick_env()
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env={**base, **(env or {})},
-    )
+    done = qbench_here(*args, cwd=cwd, env={**base, **(env or {})})
+    return subprocess.CompletedProcess(["qbench", *args], done.ret, done.out, done.err)
 
 
 def make_project(root: Path, spin: bool = True) -> Path:

@@ -1,7 +1,8 @@
 """``qbench generate`` cannot touch the project (issue 20): the target's code runs only in a
 disposable copy, functions that delete, kill or shell out are never run with generated inputs,
 every child's output is bounded, a dying probe hides no function, and no process of the target
-outlives the generation. Real generations in subprocesses, on throwaway projects."""
+outlives the generation. Real generations (``qbench generate`` in the test's process, the target's
+code in its real children), on throwaway projects."""
 
 from __future__ import annotations
 
@@ -9,13 +10,14 @@ import ast
 import hashlib
 import os
 import signal
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_here import Done
+from cli_here import qbench_here
 from generation_setup import quick_env
 
 from pytest_qbench.core.supervise import OUTPUT_CAP
@@ -38,17 +40,10 @@ TIMEOUT = 15
 """--test-timeout of the runs (a safety net: no verdict here depends on it)."""
 
 
-def qbench(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest_qbench ARGS`` in ``cwd``, as a user runs ``qbench``."""
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        env=quick_env(),
-    )
+def qbench(cwd: Path, *args: str) -> Done:
+    """``qbench ARGS`` in ``cwd``, in this process (``qbench_here``; what the generation's
+    children do to the project and the machine is the subject, and they are real processes)."""
+    return qbench_here(*args, cwd=cwd, env=quick_env())
 
 
 def generate(root: Path, target: str, *args: str) -> GenerateResult:
@@ -56,8 +51,8 @@ def generate(root: Path, target: str, *args: str) -> GenerateResult:
     done = qbench(
         root, "generate", target, "--json", "--test-timeout", str(TIMEOUT), "--max-examples", "10"
     )
-    assert done.stdout, done.stderr
-    return GenerateResult.model_validate_json(done.stdout)
+    assert done.out, done.err
+    return GenerateResult.model_validate_json(done.out)
 
 
 def snapshot(root: Path, skip: str = "tests/generated") -> dict[str, str]:
