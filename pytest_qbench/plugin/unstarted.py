@@ -55,9 +55,8 @@ def _was_to_report(config: pytest.Config) -> bool:
 
 def _write_not_started(config: pytest.Config) -> None:
     from pytest_qbench.core.redact import Redactor
-    from pytest_qbench.history import publish
     from pytest_qbench.plugin.options.settings import read_settings
-    from pytest_qbench.plugin.session import LAST_RESORT_KINDS
+    from pytest_qbench.plugin.session_end import configured_outputs
     from pytest_qbench.report import store
     from pytest_qbench.report.environment import describe_environment
     from pytest_qbench.report.last_resort import last_resort_report
@@ -69,15 +68,7 @@ def _write_not_started(config: pytest.Config) -> None:
         settings = read_settings(config)
     except pytest.UsageError:  # qbench's own options were refused: no output is known
         return
-    plan = publish.OutputPlan(
-        json=settings.json_path,
-        markdown=settings.md_path,
-        html=settings.html_path,
-        digest=settings.digest_path,
-        ctrf=settings.ctrf_path,
-        templates=settings.templates,
-    )
-    outputs = [(LAST_RESORT_KINDS.get(name, "other"), path) for name, path in plan.outputs()]
+    outputs = configured_outputs(settings)
     if not outputs:
         return
     now = iso(clock.utc_now())
