@@ -29,6 +29,7 @@ import pytest
 from pytest_qbench.core import clock  # noqa: F401
 from pytest_qbench.core import real_os  # noqa: F401
 from pytest_qbench.plugin import registered
+from pytest_qbench.plugin import unstarted
 from pytest_qbench.plugin.agent import hooks as agent_hooks
 from pytest_qbench.plugin.options.agent import refuse_unreachable
 from pytest_qbench.plugin.options.declare import add_options
@@ -280,7 +281,14 @@ def qbench_repeat(request: pytest.FixtureRequest) -> int:
     return int(getattr(request, "param", 1))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    unstarted.mark_started(session.config)
+
+
 @pytest.hookimpl
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Unregister every plugin qbench registered (the session, coverage, gates, agent hooks)."""
+    """Unregister every plugin qbench registered (the session, coverage, gates, agent hooks);
+    a run whose session never started gets its not-started report (`unstarted`)."""
+    unstarted.settle(config)
     registered.unregister_all(config)
