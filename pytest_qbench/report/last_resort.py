@@ -148,8 +148,7 @@ def write_last_resort(
                 written.append(path)
                 continue
         except Exception as exc:  # the disk's refusal, or a bug here: remove it rather
-            why = exc.strerror if isinstance(exc, OSError) else None
-            failed.append((path, why or f"{type(exc).__name__}: {exc}"))
+            failed.append((path, _why(exc)))
         if remove_file(path):
             removed.append(path)
     return written, removed, failed
@@ -168,8 +167,13 @@ def _append_summary(
         text = NO_REPORT if report is None else last_resort_text(report, "md")
         written.append(append_step_summary(path, text))
     except Exception as exc:  # the disk's refusal, or a bug here: named, never raised
-        why = exc.strerror if isinstance(exc, OSError) else None
-        failed.append((path, why or f"{type(exc).__name__}: {exc}"))
+        failed.append((path, _why(exc)))
+
+
+def _why(exc: Exception) -> str:
+    """Why an output could not be written: the system's words for a refusal, else the error."""
+    why = exc.strerror if isinstance(exc, OSError) else None
+    return why or f"{type(exc).__name__}: {exc}"
 
 
 def remove_file(path: Path) -> bool:
