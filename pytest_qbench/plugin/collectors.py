@@ -31,6 +31,7 @@ from typing import cast
 
 import pluggy
 import pytest
+from pytest import Function
 from pytest import TestReport
 
 from pytest_qbench.core.limits import MAX_MESSAGE
@@ -255,7 +256,11 @@ def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
         facts["case"] = to_json_safe(dict(case.kwargs))
         if case.args:
             facts["case_args"] = to_json_safe(list(case.args))
-    obj = getattr(item, "obj", None)  # the test function's docstring, made plain
+    # the test function's docstring, made plain; of pytest's own `Function`, read where its
+    # ``obj`` property reads it once made (``_obj``), without the property's frame
+    obj = item.__dict__.get("_obj") if type(item) is Function else None
+    if obj is None:
+        obj = getattr(item, "obj", None)
     doc = getattr(obj, "__doc__", None) if obj is not None else None
     if isinstance(doc, str) and doc.strip():
         facts["doc"] = inspect.cleandoc(doc)
