@@ -573,8 +573,13 @@ def test_a_plain_passing_test_makes_no_accumulator(
     run = run_qbench("-p", "no:cacheprovider")
     assert not [nodeid for nodeid in made if nodeid.startswith("test_passing.py")], made
     assert len(made) >= 5, made  # the varied module's failures, skips, xfails, subtests
+    _assert_lines_are_the_results(run, 29)
+
+
+def _assert_lines_are_the_results(run: Any, count: int) -> None:
+    """Each of the run's ``count`` stream lines is what ``compact`` makes of its whole result."""
     lines = [r["result"] for r in run.stream_records() if r["kind"] == "result"]
-    assert len(lines) == len(run.report.results) == 29
+    assert len(lines) == len(run.report.results) == count
     for line, model in zip(lines, run.report.results, strict=True):
         whole = model.model_dump(mode="json")
         whole["history"] = None
@@ -711,12 +716,7 @@ def test_a_plain_pass_is_written_without_its_record(
         assert len(plain) >= 17, stored
     else:
         assert len(stored) >= 10, plain  # the first ten enter the slowest
-    lines = [r["result"] for r in run.stream_records() if r["kind"] == "result"]
-    assert len(lines) == len(run.report.results) == 20
-    for line, model in zip(lines, run.report.results, strict=True):
-        whole = model.model_dump(mode="json")
-        whole["history"] = None
-        assert list(line.items()) == list(shapes.compact("TestResult", whole).items())
+    _assert_lines_are_the_results(run, 20)
     if bar == 0.0:
         slowest = run.markdown.split("## Slowest tests")[1]
         assert slowest.count("| `test_passing.py::") == 10
