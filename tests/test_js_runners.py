@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from cli_here import qbench_here
+from node_tools import LEAN
 from node_tools import link_tools
 from node_tools import qbench_check
 from node_tools import qbench_test
@@ -253,7 +254,7 @@ def test_vitest_type_tests_of_the_test_script_run(tmp_path: Path, script: str | 
     manifest = {"name": "web", "type": "module", "scripts": scripts}
     write_json(tmp_path / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
     options = {"strict": True, "noEmit": True, "module": "ESNext", "moduleResolution": "bundler"}
-    tsconfig = {"compilerOptions": {**options, "skipLibCheck": True}}
+    tsconfig = {"compilerOptions": {**options, **LEAN}}
     write_json(tmp_path / "tsconfig.json", {**tsconfig, "include": ["*.ts"]})
     (tmp_path / "sum.ts").write_text("export const sum = (a: number, b: number) => a + b\n")
     (tmp_path / "sum.test.ts").write_text(
@@ -500,7 +501,7 @@ def test_type_test_file_without_tests_as_vitest_says(
     options = {"strict": True, "noEmit": True, "module": "ESNext", "moduleResolution": "bundler"}
     write_json(
         tmp_path / "tsconfig.json",
-        {"compilerOptions": {**options, "skipLibCheck": True}, "include": ["*.ts"]},
+        {"compilerOptions": {**options, **LEAN}, "include": ["*.ts"]},
     )
     (tmp_path / "sum.ts").write_text("export const sum = (a: number, b: number) => a + b\n")
     (tmp_path / "sum.test-d.ts").write_text(
