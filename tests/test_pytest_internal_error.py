@@ -96,3 +96,28 @@ def test_stdout_closed_at_the_session_end_is_not_green(pytester: pytest.Pytester
     assert not run_green(data)
     [error] = data["run"]["recording_errors"]
     assert "the terminal's stream broke before pytest's summary (ValueError" in error
+
+
+def test_the_note_names_the_first_error_of_a_chain() -> None:
+    """A warning made an error by ``filterwarnings = error`` is raised over the real error
+    (pluggy's ``PluggyTeardownRaisedWarning`` over pytest-benchmark's ``TypeError``, on
+    wcwidth's suite): before, the note said only the warning's last line ("For more
+    information see ..."); now the warning's first line and the error under it. An xdist
+    worker's internal error arrives as its traceback's text: its last line is named."""
+    from pytest_qbench.plugin.internal_error import internal_error_text
+
+    try:
+        try:
+            raise TypeError("unexpected type for `benchmark`")
+        except TypeError:
+            raise RuntimeWarning("A plugin raised.\nFor more information see https://x") from None
+    except RuntimeWarning as exc:
+        exc.__suppress_context__ = False
+        text = internal_error_text(exc, None, ["t.py::test_b"])
+    assert text == (
+        "pytest stopped the run with an internal error (INTERNALERROR> RuntimeWarning: A plugin "
+        "raised., raised over TypeError: unexpected type for `benchmark`); t.py::test_b had not "
+        "finished (no result)"
+    )
+    worker = AssertionError("Traceback (most recent call last):\n  File x\nValueError: boom")
+    assert "(INTERNALERROR> ValueError: boom)" in internal_error_text(worker, None, [])

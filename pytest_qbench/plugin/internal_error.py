@@ -86,9 +86,17 @@ class PytestInternalError:
 
 def internal_error_text(error: BaseException, lost: str | None, going: list[str]) -> str:
     """The note: pytest's error in one line, and what of the run is missing."""
-    lines = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()
-    detail = " ".join(lines[-1].split())[:300] if lines else type(error).__name__
-    text = f"pytest stopped the run with an internal error (INTERNALERROR> {detail})"
+    detail = _one_line(error)
+    root = error
+    for _ in range(20):  # the first error of the chain (a warning made an error by
+        # filterwarnings may be raised over it: pluggy's PluggyTeardownRaisedWarning)
+        below = root.__cause__ or root.__context__
+        if below is None:
+            break
+        root = below
+    if root is not error:
+        detail += f", raised over {_one_line(root)}"
+    text = f"pytest stopped the run with an internal error (INTERNALERROR> {detail[:400]})"
     if lost is not None:
         text += f" as it logged a report of {lost} (in this report; the test's phases after it never ran)"
     if going:
@@ -105,6 +113,20 @@ def closed_terminal_text(error: BaseException) -> str:
         "teardown closed sys.stdout under -s?): pytest stops with a traceback as it writes its "
         "summary (exit status 1), so pytest's closing line and what came after it are missing"
     )
+
+
+def _one_line(error: BaseException) -> str:
+    """An exception in one line: its type and first line; of the traceback xdist sends of a
+    worker's internal error (``AssertionError: Traceback ...``), its last line."""
+    lines = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()
+    if not lines:
+        return type(error).__name__
+    line = (
+        lines[-1]
+        if len(lines) > 1 and "Traceback (most recent call last)" in lines[0]
+        else lines[0]
+    )
+    return " ".join(line.split())[:200]
 
 
 def register(config: pytest.Config, session: QBenchSession) -> None:
