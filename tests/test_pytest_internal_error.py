@@ -119,5 +119,12 @@ def test_the_note_names_the_first_error_of_a_chain() -> None:
         "raised., raised over TypeError: unexpected type for `benchmark`); t.py::test_b had not "
         "finished (no result)"
     )
-    worker = AssertionError("Traceback (most recent call last):\n  File x\nValueError: boom")
+    worker = AssertionError(
+        "Traceback (most recent call last):\n  File x\n    raise ValueError\nValueError: boom\n"
+        "\nDuring handling of the above exception, another exception occurred:\n\n"
+        "Traceback (most recent call last):\n  File y\nRuntimeError: then this\nassert False"
+    )
     assert "(INTERNALERROR> ValueError: boom)" in internal_error_text(worker, None, [])
+    text = str(worker.args[0]).replace("\n", "\n  ").replace("  assert False", "assert False")
+    rewritten = AssertionError(text)  # as pytest's rewriting of xdist's assertion leaves it
+    assert "(INTERNALERROR> ValueError: boom)" in internal_error_text(rewritten, None, [])

@@ -33,17 +33,24 @@ class PytestInternalError:
     def __init__(self, config: pytest.Config, session: QBenchSession) -> None:
         self.config = config
         self.session = session
+        self.noted: str | None = None
+        """Whose internal error was noted: a worker's (xdist), pytest's, or none yet."""
 
     # tryfirst: the terminal reporter's implementation writes the INTERNALERROR lines, and
     # raises again when what broke is its own stream
     @pytest.hookimpl(tryfirst=True)
     def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         session = self.session
-        if session.ended:  # the reports are written: pytest's own output says the rest
+        worker = _from_worker(excinfo.value)
+        # the first error is the cause, unless a worker's comes after xdist's own (it raises for
+        # the worker's test it had sent, or the worker's internal error)
+        if session.ended or self.noted == "worker" or (self.noted and not worker):
             return
+        self.noted = "worker" if worker else "pytest"
         with session.guard("pytest_internalerror"):
             lost = self.take_lost_report(excinfo.tb)
-            going = {str(key) for key in (*session.pending, *session.plain_tests)} - {lost}
+            keys = (*session.pending, *session.plain_tests)  # an xdist report's: (id, node)
+            going = {str(key[0] if isinstance(key, tuple) else key) for key in keys} - {lost}
             session.interrupted = True
             text = internal_error_text(excinfo.value, lost, sorted(going))
             session.note_warning(CODE, text, None, None)
@@ -121,12 +128,32 @@ def _one_line(error: BaseException) -> str:
     lines = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()
     if not lines:
         return type(error).__name__
-    line = (
-        lines[-1]
-        if len(lines) > 1 and "Traceback (most recent call last)" in lines[0]
-        else lines[0]
-    )
+    line = lines[0]
+    if _from_worker(error):  # the first exception line of the text (frames are indented),
+        # not the "assert False" that pytest's rewriting of xdist's assertion adds
+        first, *rest = str(error).splitlines()
+        if all(
+            text.startswith(("  ", "assert ")) for text in rest if text
+        ):  # as pytest's rewriting
+            # of xdist's assertion indents it
+            rest = [text[2:] for text in rest]
+        heads = [
+            text
+            for text in (first, *rest)
+            if text and not text[0].isspace() and not text.startswith(NOT_AN_ERROR)
+        ]
+        line = heads[0] if heads else lines[-1]
     return " ".join(line.split())[:200]
+
+
+NOT_AN_ERROR = ("Traceback (", "During handling of", "The above exception", "assert ")
+"""The lines of a traceback's text at its left margin that name no exception."""
+
+
+def _from_worker(error: BaseException) -> bool:
+    """Whether ``error`` is xdist's of a worker's internal error: an ``AssertionError`` whose
+    message is the worker's traceback, as text."""
+    return isinstance(error, AssertionError) and "Traceback (most recent call" in str(error)
 
 
 def register(config: pytest.Config, session: QBenchSession) -> None:
