@@ -66,7 +66,8 @@ def test_a_test_closing_stdout_keeps_the_results_so_far(pytester: pytest.Pyteste
         "test_a_test_closing_stdout_keeps_the_results_so_far.py::test_ok": "passed",
         "test_a_test_closing_stdout_keeps_the_results_so_far.py::test_closes": "passed",
     }
-    assert data["run"]["interrupted"] and data["run"]["exit_code"] == 3
+    # pytest's exit status is 1, not its session's 3: its summary raises on the closed stream
+    assert data["run"]["interrupted"] and data["run"]["exit_code"] is None
     assert not run_green(data)
     reason = verdict_of(data).reasons[0]
     assert reason.kind == "interrupted"

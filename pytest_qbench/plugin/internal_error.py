@@ -58,15 +58,17 @@ class PytestInternalError:
     # a plain implementation: it runs inside the session's wrapper, before the reports
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.session.interrupted or self.config.pluginmanager.get_plugin(TERMINAL) is None:
+        if self.config.pluginmanager.get_plugin(TERMINAL) is None:
             return
         try:  # the terminal reporter writes its summary after the reports, unconditionally
             self.config.get_terminal_writer().flush()
         except (ValueError, OSError) as exc:  # its stream is closed (sys.stdout under -s)
-            # as when a pytest_sessionfinish implementation raises (`session_end_broke`): the
-            # report is incomplete, and pytest's exit status is the traceback's
-            self.session.note_internal_error("the session's end", closed_terminal_text(exc))
+            # as when a pytest_sessionfinish implementation raises (`session_end_broke`):
+            # pytest's exit status is the traceback's (1), not the session's; the report is
+            # incomplete, unless the INTERNALERROR that stream caused says why already
             self.session.end_broke = True
+            if self.noted is None:
+                self.session.note_internal_error("the session's end", closed_terminal_text(exc))
 
     def take_lost_report(self, tb: TracebackType | None) -> str | None:
         """Give the session the test report pytest was logging when a plugin's
