@@ -58,3 +58,63 @@ def test_help_and_a_started_run_keep_their_reports(pytester: pytest.Pytester) ->
     result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
     assert result.ret == pytest.ExitCode.OK
     assert run_green(json.loads((pytester.path / "r.json").read_text(encoding="utf-8")))
+
+
+def _write_earlier(pytester: pytest.Pytester) -> None:
+    for name, text in EARLIER.items():
+        (pytester.path / name).write_text(text, encoding="utf-8")
+
+
+def _recording_errors(pytester: pytest.Pytester) -> list[str]:
+    data = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    assert not run_green(data)
+    for name in ("r.md", "r.html"):
+        assert "✅" not in (pytester.path / name).read_text(encoding="utf-8")
+    return list(data["run"]["recording_errors"])
+
+
+def test_arguments_pytest_refuses_leave_a_red_report(pytester: pytest.Pytester) -> None:
+    """An unknown option (on the command line, in ``PYTEST_ADDOPTS`` or ini ``addopts``):
+    pytest exits 4 before configuring the run. Before, the earlier green run's reports stood at
+    every configured output; now each says pytest refused its arguments, and which."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    _write_earlier(pytester)
+    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS, "--no-such-option")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert _recording_errors(pytester) == [
+        "pytest refused its arguments (unrecognized arguments: --no-such-option): no test ran; "
+        "pytest's output names the error"
+    ]
+    pytester.makeini("[pytest]\naddopts = --from-the-ini\n")
+    _write_earlier(pytester)
+    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unrecognized arguments: --from-the-ini" in _recording_errors(pytester)[0]
+
+
+def test_a_conftest_pytest_cannot_import_leaves_a_red_report(pytester: pytest.Pytester) -> None:
+    """A ``conftest.py`` raising as pytest imports it: pytest exits 4 before configuring the
+    run; the outputs say so, naming the error."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    pytester.makeconftest("import no_such_module_here\n")
+    _write_earlier(pytester)
+    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [error] = _recording_errors(pytester)
+    assert error.startswith("pytest could not import an initial conftest.py (")
+    assert "No module named 'no_such_module_here'" in error
+
+
+def test_an_option_of_a_conftest_is_not_refused(pytester: pytest.Pytester) -> None:
+    """An option a ``conftest.py`` adds is known once the initial conftests are loaded: the run
+    goes on and writes its own report; ``--help`` with an unknown option leaves the outputs."""
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    pytester.makeconftest(
+        "def pytest_addoption(parser):\n    parser.addoption('--mine', action='store_true')\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS, "--mine")
+    assert result.ret == pytest.ExitCode.OK
+    assert run_green(json.loads((pytester.path / "r.json").read_text(encoding="utf-8")))
+    _write_earlier(pytester)
+    assert pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS, "--help", "--bogus").ret == 0
+    assert (pytester.path / "r.md").read_text(encoding="utf-8") == EARLIER["r.md"]

@@ -28,6 +28,7 @@ import pytest
 # the os functions and the clock as imported, before a conftest can replace them
 from pytest_qbench.core import clock  # noqa: F401
 from pytest_qbench.core import real_os  # noqa: F401
+from pytest_qbench.plugin import internal_error
 from pytest_qbench.plugin import registered
 from pytest_qbench.plugin import unstarted
 from pytest_qbench.plugin.agent import hooks as agent_hooks
@@ -78,6 +79,23 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         start_early(early_config)
 
 
+# a second implementation of the hook (the one above starts coverage): a wrapper, so that
+# the initial conftests are loaded when it goes on
+@pytest.hookimpl(wrapper=True, specname="pytest_load_initial_conftests")
+def pytest_load_initial_conftests_then(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> Generator[None, object, object]:
+    """A run pytest will end before configuring it (a conftest it cannot import, arguments it
+    refuses) gets its not-started report now (`unstarted`)."""
+    try:
+        result = yield
+    except Exception as exc:
+        unstarted.conftest_failed(early_config, exc)
+        raise
+    unstarted.foresee_refusal(early_config, parser, args)
+    return result
+
+
 @pytest.hookimpl
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
@@ -120,6 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.stash[qbench_session_key] = session
     registered.register(config, session, SESSION_PLUGIN_NAME)
+    internal_error.register(config, session)
     expected = verdicts.configured_gates(settings)
     judged = verdicts.register(
         config,

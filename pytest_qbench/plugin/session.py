@@ -968,17 +968,20 @@ class QBenchSession(QBenchWorker):
                     self.stream.close()
             self.run_lock.release()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
-        if terminal is not None:  # the summary's notes are written: these come after it
-            for note in self.notes[self.notes_shown :]:
-                terminal.write_line(f"qbench: {note}", yellow=True)
-        if self.late_warnings and terminal is not None:  # after pytest's closing line
-            from pytest_qbench.core.summary_words import pluralize
+        # suppressed: a test may have closed the terminal's stream (sys.stdout under -s), and
+        # the other plugins' pytest_unconfigure must still run
+        with suppress(Exception):
+            if terminal is not None:  # the summary's notes are written: these come after it
+                for note in self.notes[self.notes_shown :]:
+                    terminal.write_line(f"qbench: {note}", yellow=True)
+            if self.late_warnings and terminal is not None:  # after pytest's closing line
+                from pytest_qbench.core.summary_words import pluralize
 
-            terminal.write_line(
-                f"qbench: not in the reports: {pluralize(self.late_warnings, 'warnings')} "
-                "recorded after they were written (in a pytest_terminal_summary hook)",
-                yellow=True,
-            )
+                terminal.write_line(
+                    f"qbench: not in the reports: {pluralize(self.late_warnings, 'warnings')} "
+                    "recorded after they were written (in a pytest_terminal_summary hook)",
+                    yellow=True,
+                )
 
     # --- accumulation ---------------------------------------------------------------------
 

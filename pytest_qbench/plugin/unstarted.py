@@ -1,13 +1,18 @@
 """A run that pytest stopped before its session started: another plugin's ``pytest_configure``
 raised (pytest's ``INTERNALERROR``, exit 3; pytest-asyncio's deprecation warning under
-``filterwarnings = error``), or a usage error. No session start, no session end: qbench's
-reports were never written, and an earlier run's report at a configured output (a green one)
-would stand for this run. At ``pytest_unconfigure`` each configured output gets a report that
-says so (failed, no test ran)."""
+``filterwarnings = error``), a usage error, or an initial ``conftest.py`` pytest could not
+import. No session start, no session end: qbench's reports were never written, and an earlier
+run's report at a configured output (a green one) would stand for this run. Each configured
+output then gets a report that says so (failed, no test ran): at ``pytest_unconfigure`` when
+pytest configured the run, else as the initial conftests are loaded (`foresee_refusal`: pytest
+refuses its arguments, or a conftest, right after that, and ends with no hook of qbench's).
+"""
 
 from __future__ import annotations
 
+import copy
 import os
+from collections.abc import Sequence
 
 import pytest
 
@@ -25,6 +30,47 @@ NOT_STARTED = (
 )
 
 
+REFUSED = "pytest refused its arguments ({}): no test ran; pytest's output names the error"
+CONFTEST_FAILED = (
+    "pytest could not import an initial conftest.py ({}): no test ran; pytest's output names "
+    "the error"
+)
+
+
+def foresee_refusal(config: pytest.Config, parser: pytest.Parser, args: Sequence[str]) -> None:
+    """Write the not-started report now, when pytest will refuse ``args`` (an unknown option,
+    a value an option's type refuses) as it parses them once the initial conftests are
+    loaded: a usage error then ends the run, exit status 4, with no hook of qbench's. Parsed
+    as pytest does, on a copy of its options; never raises."""
+    if not _was_to_report(config, ("help", "version")):  # they end before the usage error
+        return
+    try:
+        namespace = copy.copy(config.option)
+        _, unknown = parser.parse_known_and_unknown_args(args, namespace=namespace)
+        detail = f"unrecognized arguments: {' '.join(unknown)}" if unknown else None
+    except pytest.UsageError as exc:
+        detail = _usage_error_line(str(exc))
+    except Exception:  # a plugin's option type broke: pytest's own parse says what it says
+        return
+    if detail is not None:
+        settle_now(config, REFUSED.format(detail))
+
+
+def conftest_failed(config: pytest.Config, error: BaseException) -> None:
+    """Write the not-started report now: pytest could not import an initial ``conftest.py``
+    and ends the run (exit status 4) with no hook of qbench's; never raises."""
+    if _was_to_report(config):
+        detail = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+        settle_now(config, CONFTEST_FAILED.format(detail))
+
+
+def _usage_error_line(message: str) -> str:
+    """The line of argparse's usage error that says what is wrong (``... error: ...``)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    said = [line.split("error: ", 1)[1] for line in lines if "error: " in line]
+    return (said[0] if said else lines[0] if lines else "usage error")[:300]
+
+
 def mark_started(config: pytest.Config) -> None:
     """Note that the session started (its end writes the reports)."""
     config.stash[started_key] = True
@@ -35,25 +81,36 @@ def settle(config: pytest.Config) -> None:
     the session never started; never raises (the user's run ends with pytest's own status)."""
     if config.stash.get(started_key, False) or not _was_to_report(config):
         return
+    settle_now(config, NOT_STARTED)
+
+
+def settle_now(config: pytest.Config, why: str) -> None:
+    """Write a not-started report saying ``why`` to the configured outputs; never raises (the
+    user's run ends with pytest's own status)."""
     try:
-        _write_not_started(config)
+        _write_not_started(config, why)
     except Exception as exc:  # a bug here must not hide pytest's own error
         import sys
 
         sys.stderr.write(f"qbench: could not write the not-started report: {exc!r}\n")
 
 
-def _was_to_report(config: pytest.Config) -> bool:
-    """Whether this process was to write a report: the main process of a run with qbench on
-    (not ``--help`` or ``--markers``, which configure and end with no session by design)."""
+NO_SESSION = ("help", "markers", "version")
+"""The options with which pytest ends with no session by design: their outputs are left alone."""
+
+
+def _was_to_report(config: pytest.Config, by_design: tuple[str, ...] = NO_SESSION) -> bool:
+    """Whether this process was to write a report: the main process of a run with qbench on,
+    without an option of ``by_design``."""
     if getattr(config, "workerinput", None) is not None:
         return False
-    if getattr(config.option, "help", False) or getattr(config.option, "markers", False):
-        return False
+    for options in (config.option, config.known_args_namespace):  # the latter before parsing
+        if any(getattr(options, name, False) for name in by_design):
+            return False
     return is_enabled(config)
 
 
-def _write_not_started(config: pytest.Config) -> None:
+def _write_not_started(config: pytest.Config, why: str) -> None:
     from pytest_qbench.core.redact import Redactor
     from pytest_qbench.plugin.options.settings import read_settings
     from pytest_qbench.plugin.session_end import configured_outputs
@@ -83,7 +140,7 @@ def _write_not_started(config: pytest.Config) -> None:
     )
     environment = describe_environment(pytest.__version__, {}, os.environ)
     meta = new("ReportMeta", qbench_version=__version__, created_at=now)
-    report = last_resort_report(run, environment, None, NOT_STARTED, meta)
+    report = last_resort_report(run, environment, None, why, meta)
     _, _, failed = write_last_resort(report, outputs)
     for path, why in failed:
         import sys

@@ -185,6 +185,8 @@ def _why_interrupted(report: Mapping[str, Any]) -> str:
         return f"a merged shard did not finish: {named}{more}"
     if "workers-crashed" in said:
         return "the run did not finish: " + said["workers-crashed"]
+    if "pytest-internal-error" in said:  # plugin/internal_error.py
+        return f"the run did not finish: {said['pytest-internal-error']}; this report holds the tests that ran"
     if "run-stopped" in said:  # pytest's words: --sw's "Test failed, continuing from this test..."
         return (
             f"the run did not finish: {said['run-stopped']}; this report holds the tests that ran"
