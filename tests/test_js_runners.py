@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_here import qbench_here
+from node_tools import LEAN
 from node_tools import link_tools
+from node_tools import qbench_check
 from node_tools import qbench_test
 
 from pytest_qbench.report.models import TestReport
@@ -253,7 +254,7 @@ def test_vitest_type_tests_of_the_test_script_run(tmp_path: Path, script: str | 
     manifest = {"name": "web", "type": "module", "scripts": scripts}
     write_json(tmp_path / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
     options = {"strict": True, "noEmit": True, "module": "ESNext", "moduleResolution": "bundler"}
-    tsconfig = {"compilerOptions": {**options, "skipLibCheck": True}}
+    tsconfig = {"compilerOptions": {**options, **LEAN}}
     write_json(tmp_path / "tsconfig.json", {**tsconfig, "include": ["*.ts"]})
     (tmp_path / "sum.ts").write_text("export const sum = (a: number, b: number) => a + b\n")
     (tmp_path / "sum.test.ts").write_text(
@@ -398,16 +399,9 @@ def test_pnpm_workspace_builds_package_by_package(node_tools: Path, tmp_path: Pa
     assert len(errors) == 1 and "@mono/bad" in errors[0].message and "TS2322" in errors[0].message
 
     # the same builds as the checker plugin js.build of `qbench check`
-    check = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "check", "--checker", "js.build", "--json"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert check.returncode == 1, check.stdout + check.stderr
-    [run] = json.loads(check.stdout)["checks"]
+    status, check = qbench_check(["--checker", "js.build"], tmp_path)
+    assert status == 1, check
+    [run] = check["checks"]
     assert (run["run"]["tool"], run["status"]) == ("js.build", "failed")
     assert [(d["file"], "@mono/bad" in d["message"]) for d in run["diagnostics"]] == [
         ("packages/bad/package.json", True)
@@ -486,16 +480,9 @@ def test_vitest_and_jest_are_runners_of_the_plugin_interface(tmp_path: Path) -> 
 def test_unknown_runner_is_refused_with_the_registered_ones(tmp_path: Path) -> None:
     """``--runner mocha`` (no plugin registers it): a one-line error listing the registered
     runners; nothing runs, nothing is stored."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "test", "--runner", "mocha"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode != 0
-    assert "unknown runner 'mocha'; registered runners: pytest, vitest, jest" in done.stderr
+    done = qbench_here("test", "--runner", "mocha", cwd=tmp_path)
+    assert done.ret != 0
+    assert "unknown runner 'mocha'; registered runners: pytest, vitest, jest" in done.err
     assert not (tmp_path / ".qbench").exists()
 
 
@@ -514,7 +501,7 @@ def test_type_test_file_without_tests_as_vitest_says(
     options = {"strict": True, "noEmit": True, "module": "ESNext", "moduleResolution": "bundler"}
     write_json(
         tmp_path / "tsconfig.json",
-        {"compilerOptions": {**options, "skipLibCheck": True}, "include": ["*.ts"]},
+        {"compilerOptions": {**options, **LEAN}, "include": ["*.ts"]},
     )
     (tmp_path / "sum.ts").write_text("export const sum = (a: number, b: number) => a + b\n")
     (tmp_path / "sum.test-d.ts").write_text(

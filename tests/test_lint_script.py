@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from node_tools import qbench_check
 
 pytestmark = [pytest.mark.engine]
 
-QBENCH = str(Path(sys.executable).parent / "qbench")
 WARNING = "export const used = 1;\nconst unused = 2;\n"
 """Line 2: ``unused`` never used (no-unused-vars, a warning by the config)."""
 

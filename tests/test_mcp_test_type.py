@@ -54,7 +54,12 @@ def quiet(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def project(tmp_path: Path, node_tools: Path) -> Path:
     """A Python package's tests beside a ``web/`` front end tested with vitest."""
-    root = (tmp_path / "project").resolve()
+    return make_project(tmp_path / "project", node_tools)
+
+
+def make_project(root: Path, node_tools: Path) -> Path:
+    """`project` at ``root`` (made, resolved)."""
+    root = root.resolve()
     (root / "tests").mkdir(parents=True)
     (root / "tests" / "test_calc.py").write_text(PY_TEST)
     web = root / "web"
@@ -104,26 +109,43 @@ def test_default_runs_every_runner_that_applies(project: Path) -> None:
     assert text.startswith("FAILED: 2 failed, 1 passed (pytest and vitest together) in "), text
 
 
-def test_vitest_alone_starts_no_pytest(project: Path) -> None:
+LATER = "import { it } from 'vitest'\n\nit.todo('later')\n"
+"""A vitest file whose one test is a todo."""
+
+
+@pytest.fixture(scope="module")
+def vitest_only(
+    tmp_path_factory: pytest.TempPathFactory, node_tools: Path
+) -> tuple[Path, CallToolResult]:
+    """`project` with a todo test beside vitest's failing and passing ones, and one
+    ``test_type`` vitest call's answer on it, read by the two tests below (one vitest run)."""
+    root = make_project(tmp_path_factory.mktemp("vitest-only") / "project", node_tools)
+    (root / "web" / "src" / "later.test.ts").write_text(LATER)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        quiet_children(monkeypatch)
+        return root, call(root, {"test_type": "vitest"})
+
+
+def test_vitest_alone_starts_no_pytest(vitest_only: tuple[Path, CallToolResult]) -> None:
     """test_type vitest: only vitest's results, in a stored run; a pytest-only argument is
     refused, not ignored."""
-    content = call(project, {"test_type": "vitest"}).structured_content
+    project, result = vitest_only
+    content = result.structured_content
     assert content is not None
     assert [f["runner"] for f in content["failures"]] == ["vitest"]
-    assert content["summary"]["total"] == 2 and content["success"] is False
+    assert content["summary"]["total"] == 3 and content["success"] is False
     [report] = stored(project)
     assert {r.runner for r in report.results} == {"vitest"}
     refused = call(project, {"test_type": "vitest", "keyword": "total"})
     assert refused.is_error
     assert "keyword" in refused.content[0].text  # type: ignore[union-attr]
+    assert len(stored(project)) == 1
 
 
-def test_vitest_todo_is_in_the_answers_counts(project: Path) -> None:
+def test_vitest_todo_is_in_the_answers_counts(vitest_only: tuple[Path, CallToolResult]) -> None:
     """A vitest todo test is in the answer's counts as in vitest's line (``1 todo``): its
     summary's total said 3 beside 1 failed and 1 passed, with no word for the third."""
-    later = "import { it } from 'vitest'\n\nit.todo('later')\n"
-    (project / "web" / "src" / "later.test.ts").write_text(later)
-    result = call(project, {"test_type": "vitest"})
+    _, result = vitest_only
     content = result.structured_content
     assert content is not None
     summary = content["summary"]

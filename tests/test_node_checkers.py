@@ -7,21 +7,19 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_here import qbench_here
+from child_pytest import run_child
 from node_tools import JS_ERROR
+from node_tools import LEAN
 from node_tools import frontend_project
 from node_tools import node_modules
+from node_tools import qbench_check
 
 from pytest_qbench.tools.node.tsc import has_references
 from pytest_qbench.tools.node.tsc import parse_tsc
-
-
-QBENCH = str(Path(sys.executable).parent / "qbench")
 
 
 @pytest.fixture(scope="module")
@@ -34,14 +32,6 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def check(args: list[str], cwd: Path) -> tuple[int, dict[str, Any]]:
-    """``qbench check ARGS --json`` in this process (``cli_here``; the checkers it runs are
-    child processes all the same): its exit status and check.json."""
-    done = qbench_here("check", *args, "--json", cwd=cwd)
-    assert done.out, done.err
-    return done.ret, json.loads(done.out)
-
-
 FRONTEND = pytest.mark.xdist_group("test_node_checkers.frontend")
 """The tests of the one ``frontend`` check: on one worker under ``--dist loadgroup``, so made
 once."""
@@ -51,7 +41,7 @@ once."""
 def frontend(project: Path) -> tuple[int, dict[str, Any]]:
     """One ``qbench check --target frontend`` of ``project``: tsc and ESLint, the checkers that
     apply, each read by its own test below."""
-    return check(["--target", "frontend"], project)
+    return qbench_check(["--target", "frontend"], project)
 
 
 def places(check: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -91,7 +81,7 @@ def test_tsc_on_a_solution_tsconfig_checks_its_references(tmp_path: Path) -> Non
     web = frontend_project(tmp_path / "web")
     (web / "tsconfig.json").rename(web / "tsconfig.app.json")
     (web / "tsconfig.json").write_text(SOLUTION_TSCONFIG)
-    status, report = check(["--target", "frontend", "--checker", "tsc"], tmp_path)
+    status, report = qbench_check(["--target", "frontend", "--checker", "tsc"], tmp_path)
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("failed", 1), tsc
     assert places(tsc) == [("web/src/greet.ts", 6, 31, "TS2345", "error")]
@@ -122,6 +112,11 @@ APP_USES_LIB = 'import { size } from "../lib/src/size";\nexport const twice: str
 (its declarations, ``lib/dist/size.d.ts``, are what ``tsc -b`` checks the app against)."""
 
 
+PROJECT_OPTIONS = {"composite": True, "strict": True, **LEAN}
+"""Each referenced project's options (`LEAN`: a ``tsc -b`` of the three took 4 s of CPU with
+TypeScript's lib checked)."""
+
+
 def references_project(directory: Path, typescript: str) -> Path:
     """A front end shaped as create-vite's: a solution ``tsconfig.json`` referencing a composite
     ``lib`` project (declarations into ``lib/dist``), a composite ``noEmit`` app
@@ -134,10 +129,10 @@ def references_project(directory: Path, typescript: str) -> Path:
     (directory / "src").mkdir()
     (directory / "solo" / "src").mkdir(parents=True)
     (directory / "package.json").write_text('{"name": "web", "private": true}')
-    lib = {"compilerOptions": {"composite": True, "strict": True, "outDir": "dist"}}
+    lib = {"compilerOptions": {**PROJECT_OPTIONS, "outDir": "dist"}}
     (directory / "lib" / "tsconfig.json").write_text(json.dumps({**lib, "include": ["src"]}))
     (directory / "lib" / "src" / "size.ts").write_text(LIB_ERROR)
-    app = {"composite": True, "strict": True, "noEmit": True}
+    app = {**PROJECT_OPTIONS, "noEmit": True}
     (directory / "tsconfig.app.json").write_text(
         json.dumps({"compilerOptions": app, "include": ["src"], "references": [{"path": "lib"}]})
     )
@@ -199,7 +194,9 @@ def test_tsc_on_references_writes_nothing_and_agrees_with_tsc_b(
     assert own.returncode in (1, 2), own
     before = listing(web)
     assert listing(copy) != before
-    status, report = check(["--target", "frontend", "--checker", "tsc"], tmp_path / "project")
+    status, report = qbench_check(
+        ["--target", "frontend", "--checker", "tsc"], tmp_path / "project"
+    )
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("failed", 1), tsc
     assert listing(web) == before
@@ -225,7 +222,7 @@ def test_eslint_leaves_qbench_own_directory_out(tmp_path: Path) -> None:
     web = frontend_project(tmp_path)
     (web / ".qbench" / "runs" / "old").mkdir(parents=True)
     (web / ".qbench" / "runs" / "old" / "leftover.js").write_text(JS_ERROR)
-    status, report = check(["--checker", "eslint"], web)
+    status, report = qbench_check(["--checker", "eslint"], web)
     [eslint] = report["checks"]
     assert places(eslint) == [("src/extra.js", 2, 7, "no-unused-vars", "error")], eslint
     assert status == 1
@@ -241,7 +238,7 @@ def test_eslint_leaves_a_custom_qbench_dir_out(tmp_path: Path) -> None:
     web = frontend_project(tmp_path)
     (web / store / "runs" / "old").mkdir(parents=True)
     (web / store / "runs" / "old" / "leftover.js").write_text(JS_ERROR)
-    status, report = check(["--checker", "eslint", "--dir", store], web)
+    status, report = qbench_check(["--checker", "eslint", "--dir", store], web)
     [eslint] = report["checks"]
     assert places(eslint) == [("src/extra.js", 2, 7, "no-unused-vars", "error")], eslint
     assert status == 1
@@ -254,7 +251,7 @@ def test_eslint_crash_names_its_error_not_a_stack_frame(tmp_path: Path) -> None:
     web = frontend_project(tmp_path / "web")
     with (web / "eslint.config.js").open("a") as config:
         config.write("export const broken = ;\n")
-    status, report = check(["--target", "frontend", "--checker", "eslint"], tmp_path)
+    status, report = qbench_check(["--target", "frontend", "--checker", "eslint"], tmp_path)
     [eslint] = report["checks"]
     assert (eslint["status"], status) == ("crashed", 1)
     assert "exit code 2 (SyntaxError: Unexpected token ';')" in eslint["note"], eslint["note"]
@@ -263,7 +260,7 @@ def test_eslint_crash_names_its_error_not_a_stack_frame(tmp_path: Path) -> None:
 def test_target_both_gives_python_and_typescript_errors(project: Path) -> None:
     (project / "bad.py").write_text("import os\n")
     try:
-        status, report = check(["--target", "both", "--checker", "ruff,tsc"], project)
+        status, report = qbench_check(["--target", "both", "--checker", "ruff,tsc"], project)
     finally:
         (project / "bad.py").unlink()
     found = {d["tool"]: (d["file"], d["line"]) for c in report["checks"] for d in c["diagnostics"]}
@@ -289,7 +286,7 @@ def test_missing_binary_is_not_installed_never_clean(tmp_path: Path) -> None:
     web.mkdir()
     (web / "package.json").write_text("{}")
     (web / "tsconfig.json").write_text("{}")
-    status, report = check(["--target", "frontend"], tmp_path)
+    status, report = qbench_check(["--target", "frontend"], tmp_path)
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("not_run", 3)
     assert "npm install --save-dev typescript" in tsc["note"]
@@ -305,23 +302,13 @@ def test_qbench_check_runs_a_frontend_checker_beside_the_tests(project: Path) ->
     runs = project / ".qbench" / "runs"
     before = set(runs.iterdir()) if runs.is_dir() else set()
     try:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-p",
-                "qbench",
-                "test_app.py",
-                "--qbench-check=tsc",
-                "--qbench-max-errors=0",
-                "-p",
-                "no:cacheprovider",
-            ],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            check=False,
+        done = run_child(  # no plugin but qbench (autoloading them cost 0.8 s of CPU)
+            project,
+            "test_app.py",
+            "--qbench-check=tsc",
+            "--qbench-max-errors=0",
+            "-p",
+            "no:cacheprovider",
             timeout=600,
         )
     finally:
@@ -350,12 +337,12 @@ def test_tsc_hoisted_to_the_workspace_root_is_found(tmp_path: Path) -> None:
     (repository / "package.json").write_text(json.dumps(workspace))
     (repository / "pytest.ini").write_text("[pytest]\nqbench_frontend = web\n")
     subprocess.run(["git", "init", "-q"], cwd=repository, check=True)
-    status, report = check(["--target", "frontend", "--checker", "tsc"], repository)
+    status, report = qbench_check(["--target", "frontend", "--checker", "tsc"], repository)
     [tsc] = report["checks"]
     assert (tsc["status"], status) == ("not_run", 3), tsc
     assert "npm install --save-dev typescript" in tsc["note"]
     (repository / "node_modules").symlink_to(node_modules())
-    status, report = check(["--target", "frontend", "--checker", "tsc,eslint"], repository)
+    status, report = qbench_check(["--target", "frontend", "--checker", "tsc,eslint"], repository)
     by_tool = {c["run"]["tool"]: c for c in report["checks"]}
     assert {tool: c["status"] for tool, c in by_tool.items()} == {
         "tsc.typecheck": "failed",

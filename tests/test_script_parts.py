@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from node_tools import FORMAT_PACKAGES
+from node_tools import LEAN
 from node_tools import link_tools
 from node_tools import node_modules
 from node_tools import qbench_test
@@ -65,7 +66,8 @@ def fullstack(tmp_path: Path, runners: Path, script: str, clean: bool, **others:
     (web / "src").mkdir(parents=True)
     manifest = {"name": "web", "type": "module", "scripts": {"test": script, **others}}
     write_json(web / "package.json", {**manifest, "devDependencies": {"vitest": "3.2.4"}})
-    tsconfig = {"compilerOptions": {"strict": True, "types": []}, "include": ["src/**/*.ts"]}
+    options = {"strict": True, "types": [], **LEAN}
+    tsconfig = {"compilerOptions": options, "include": ["src/**/*.ts"]}
     write_json(web / "tsconfig.json", tsconfig)
     (web / "eslint.config.js").write_text(
         'export default [{ rules: { "no-unused-vars": "warn" } }];\n'
