@@ -3,7 +3,6 @@ groups, cancelling."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 import textwrap
 import time
@@ -136,27 +135,36 @@ async def overdue_when_written(built: QBenchServer, path: Path) -> PytestProcess
 
 
 def mcp_call(root: Path, tool: str, arguments: dict[str, Any]) -> Any:
-    """Call ``tool`` of ``qbench-mcp --root ROOT`` over stdio through the SDK's client, the
-    server in the children's environment (tests/child_pytest.py: its pytest runs load the
-    plugins they name, not every installed one); a successful answer."""
+    """Call ``tool`` of the server ``qbench-mcp --root ROOT`` serves, through the SDK's client;
+    a successful answer. The server is built in this process as the console script builds it
+    (its options parsed, ``config_from_args``, ``build_server``) and the client talks to it in
+    memory: what the tool answers is the subject here, not the stdio process (whose tests
+    start it: test_mcp_server.py, test_mcp_startup.py...). While the call lasts this process's
+    environment is the children's (tests/child_pytest.py: the pytest runs it starts load the
+    plugins they name, not every installed one), and its directory ``root``."""
     pytest.importorskip("mcp")
     import anyio
+    from cli_here import environment
+    from cli_here import working_directory
     from mcp import Client
-    from mcp import StdioServerParameters
-    from mcp.client.stdio import stdio_client
 
-    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
-    if script is None:
-        pytest.skip("qbench-mcp is not installed next to this Python")
-    params = StdioServerParameters(
-        command=script, args=["--root", str(root)], cwd=str(root), env=child_env()
-    )
+    from pytest_qbench.mcp.config import config_from_args
+    from pytest_qbench.mcp.launch import parse_server_args
+    from pytest_qbench.mcp.server import build_server
 
     async def call() -> Any:
-        with anyio.fail_after(300), (root / "mcp-stderr.txt").open("w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog)) as client:
+        with anyio.fail_after(300):
+            async with Client(built) as client:
                 answer = await client.call_tool(tool, arguments)
                 assert not answer.is_error, answer.content
                 return answer
 
-    return anyio.run(call)
+    with working_directory(root), environment(child_env()):
+        built = build_server(
+            config_from_args(parse_server_args(["--root", str(root)], "qbench-mcp"))
+        )
+        try:
+            return anyio.run(call)
+        finally:
+            if built.held is not None:  # as ``serve`` does once its client has gone
+                built.held.stop_all()

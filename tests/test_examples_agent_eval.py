@@ -1,18 +1,22 @@
 """examples/agent_eval: every command of its README works as written, with the exit status the
-README gives (issue 4)."""
+README gives (issue 4).
+
+Each command's pytest runs in the test's own process (``pytester.runpytest_inprocess``: the
+status ``pytest`` exits with is what ``pytest.main`` returns, and pytester drops the example's
+modules and restores the environment after): what the command does and reports is the subject,
+not a Python starting. The ``-n 2`` command's pytest-xdist workers are real processes."""
 
 from __future__ import annotations
 
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 from child_pytest import child_env
+from cli_here import environment
 
 
 pytestmark = pytest.mark.runs_pytest  # the example's pytest commands, with qbench
@@ -45,12 +49,12 @@ def test_readme_lists_the_commands() -> None:
 
 @pytest.mark.parametrize(("command", "status"), readme_commands(), ids=lambda v: str(v)[:40])
 def test_readme_command(
-    command: str, status: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    command: str, status: int, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Run one README command in a copy of the example: the exit status is the README's."""
     if "-n " in command:
         pytest.importorskip("xdist")
-    work = tmp_path / "agent_eval"
+    work = pytester.path / "agent_eval"
     shutil.copytree(EXAMPLE, work, ignore=shutil.ignore_patterns(".qbench", "__pycache__"))
     env = child_env(README_PLUGINS)
     words = shlex.split(command)
@@ -58,16 +62,12 @@ def test_readme_command(
         name, _, value = words.pop(0).partition("=")
         env[name] = value
     assert words[0] == "pytest", command
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", *words[1:]],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == status, result.stdout + result.stderr
-    assert "qbench: wrote" in result.stdout
+    monkeypatch.chdir(work)
+    with environment(env):
+        result = pytester.runpytest_inprocess(*words[1:])
+    output = result.stdout.str() + result.stderr.str()
+    assert result.ret == status, output
+    assert "qbench: wrote" in result.stdout.str()
 
 
 def test_readme_says_what_to_install() -> None:

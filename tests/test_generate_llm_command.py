@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_here import qbench_here
 from generation_setup import FETCH_OK
 from generation_setup import make_shop_project as make_project
 from generation_setup import quick_env
@@ -88,17 +89,11 @@ def test_a_command_writes_tests_and_acceptance_drops_the_polluting_and_the_flaky
     )
     command = shlex.join([sys.executable, str(script)])
     flags = ["--llm-command", command, "--llm-log", "llm.txt", "--json", "--test-timeout", "60"]
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest_qbench", "generate", "shop.py", "--strategy", "llm", *flags],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout)
+    # qbench generate's parent in this process (what it writes is the subject); the model's
+    # command, the candidates' and the acceptance's pytest runs are its real children
+    done = qbench_here("generate", "shop.py", "--strategy", "llm", *flags, cwd=root, env=env)
+    assert done.ret == 0, done.err[-2000:]
+    result = json.loads(done.out)
     assert result["auto_generated"]["generation_method"]["llm"] == 1
     dropped = {d["function"]: d["reason"] for d in result["dropped"]}
     assert dropped["ping"].startswith("pollutes: makes tests/test_shop.py::test_client fail")

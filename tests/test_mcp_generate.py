@@ -394,10 +394,13 @@ def test_the_result_stays_within_the_budget() -> None:
     assert any("Only unit tests were generated" in s for s in whole.next_steps)
 
 
-def test_an_output_leading_out_of_the_root_through_a_symlink_is_refused(tmp_path: Path) -> None:
+def test_an_output_leading_out_of_the_root_through_a_symlink_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A ``tests/generated`` that is a symlink to a directory outside the root, or a generated
     file there that is a symlink to a file outside, is refused with a clear error before anything
-    is written: the outside directory stays empty and the outside file unchanged."""
+    is written: the outside directory stays empty and the outside file unchanged. (The server
+    is built in this process: what its tool refuses is the subject, not its stdio process.)"""
     root = make_project(tmp_path / "project")
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -407,7 +410,7 @@ def test_an_output_leading_out_of_the_root_through_a_symlink_is_refused(tmp_path
 
     async def main() -> tuple[CallToolResult, CallToolResult]:
         with anyio.fail_after(300):
-            async with Client(server(root)) as client:
+            async with Client(in_process(root, monkeypatch)) as client:
                 arguments = {"target_path": "calc.py", "generation_strategy": "template"}
                 linked_dir = await client.call_tool("generate_tests_workflow", arguments)
                 (root / "tests" / "generated").unlink()

@@ -239,19 +239,26 @@ def round_trip(directory: Path) -> None:
     2026-07-28): the server cannot send requests during a call, so each prompt comes back as an
     ``InputRequiredResult`` the client answers through its sampling callback and retries. The
     library generators are left out (their share of hybrid is the legacy client's test): the
-    point here is the rounds."""
+    point here is the rounds, between the client and a server built in this process (the
+    shared session's is the stdio process)."""
     root = make_project(directory / "project")
     model = library_and_model()
 
     async def main() -> CallToolResult:
         with anyio.fail_after(600):
             async with Client(
-                server(root), sampling_callback=model, input_required_max_rounds=30
+                built, sampling_callback=model, input_required_max_rounds=30
             ) as client:
                 llm = {**GENERATE, "generation_strategy": "llm"}
                 return await client.call_tool("generate_tests_workflow", llm)
 
-    keep(directory, {"generate": anyio.run(main)}, model=model)
+    with pytest.MonkeyPatch.context() as patch:
+        built = in_process(root, patch)
+        try:
+            called = anyio.run(main)
+        finally:
+            stop_held(built)
+    keep(directory, {"generate": called}, model=model)
 
 
 @pytest.fixture(scope="module")

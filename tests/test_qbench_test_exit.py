@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from child_pytest import child_env
 
 from pytest_qbench.report.models import TestReport
 
@@ -17,7 +18,9 @@ pytestmark = pytest.mark.runs_pytest
 
 
 def qbench_test(project: Path) -> tuple[subprocess.CompletedProcess[str], TestReport]:
-    """``qbench test --runner pytest`` in ``project``: the process and its stored report."""
+    """``qbench test --runner pytest`` in ``project``: the process and its stored report. The
+    process is real (its exit status is the subject); its pytest loads qbench alone (``qbench
+    test`` names it with ``-p qbench``), not every installed plugin (``child_env``)."""
     done = subprocess.run(
         [sys.executable, "-m", "pytest_qbench", "test", "--runner", "pytest"],
         cwd=project,
@@ -25,6 +28,7 @@ def qbench_test(project: Path) -> tuple[subprocess.CompletedProcess[str], TestRe
         text=True,
         timeout=300,
         check=False,
+        env=child_env(),
     )
     [run] = sorted((project / ".qbench" / "runs").iterdir())
     return done, TestReport.model_validate_json((run / "report.json").read_bytes())
