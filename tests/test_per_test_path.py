@@ -19,9 +19,7 @@ import pytest
 from test_makereport import PROFILED_WINDOW
 
 from pytest_qbench.core.limits import Limits
-from pytest_qbench.core.numbers import WHOLE_MICROS
 from pytest_qbench.core.numbers import round_micro
-from pytest_qbench.core.numbers import round_micros
 from pytest_qbench.core.redact import Redactor
 from pytest_qbench.plugin.collectors import ITEM_ATTR
 from pytest_qbench.plugin.collectors import NO_FACTS
@@ -573,13 +571,8 @@ def test_a_plain_passing_test_makes_no_accumulator(
     run = run_qbench("-p", "no:cacheprovider")
     assert not [nodeid for nodeid in made if nodeid.startswith("test_passing.py")], made
     assert len(made) >= 5, made  # the varied module's failures, skips, xfails, subtests
-    _assert_lines_are_the_results(run, 29)
-
-
-def _assert_lines_are_the_results(run: Any, count: int) -> None:
-    """Each of the run's ``count`` stream lines is what ``compact`` makes of its whole result."""
     lines = [r["result"] for r in run.stream_records() if r["kind"] == "result"]
-    assert len(lines) == len(run.report.results) == count
+    assert len(lines) == len(run.report.results) == 29
     for line, model in zip(lines, run.report.results, strict=True):
         whole = model.model_dump(mode="json")
         whole["history"] = None
@@ -630,96 +623,6 @@ def test_a_plain_pass_is_the_accumulators_result() -> None:
     installed = ("/venv/lib/site-packages/plug/steps.py", 3, "test_x[1]")
     setup = _report("setup", 0.1, 0.0, installed)
     assert plain_pass_result(setup, call, teardown, {"markers": []}) is None
-
-
-def test_a_plain_pass_line_is_the_records_line() -> None:
-    """`plain_pass_line` of three passing reports (seventeenth round: no record made) is the
-    line ``passing_line`` writes of `plain_pass_result`'s record, and its times the record's,
-    for the tests `test_a_plain_pass_is_the_accumulators_result` draws, one writer's texts kept
-    from each line to the next (a file's, a parametrized test's markers); no line (the record's
-    path then) for a time that is not a whole number of microseconds below a second, a test
-    without a line or a start, markers that are not names, item facts but markers."""
-    from pytest_qbench.plugin.collectors import plain_pass_line
-
-    draw = random.Random(17)
-    times: list[float] = [draw.random() / draw.choice((1, 10, 1000)) for _ in range(300)]
-    times += [0.0, 0, 2, 1.5, 3e-7, 2.5e-6, 0.5, 1e-6, math.inf, 12345.678]
-    files = ["tests/test_x.py", "tests/test_y.py", 'tests/t\u00e9st_"q".py']
-    last = store.LastTexts()
-    lines = 0
-    for n in range(2000):
-        first, middle, end = (draw.choice(times) for _ in range(3))
-        start = draw.choice((0.0, 1764156584.25, draw.uniform(1e9, 2e9)))
-        path = draw.choice(files)
-        location = (path, draw.choice((None, 0, 41, 41)), draw.choice(("test_x[1]", "t\u00e9st")))
-        markers = draw.choice(([], [], ["parametrize"], ["slow", "parametrize"], [1], ("x",)))
-        item = {"markers": markers}
-        setup, call, teardown = (
-            _report("setup", first, start, location),
-            _report("call", middle, start + 1, location),
-            _report("teardown", end, start + 2, location),
-        )
-        got = plain_pass_line(setup, call, teardown, item, last)
-        whole = got is not None and got[1] is WHOLE_MICROS[0]
-        stored = plain_pass_result(setup, call, teardown, item)
-        assert stored is not None
-        if got is None:  # no start, no line: the times were not made
-            assert not start or location[1] is None, n
-            continue
-        line, made = got
-        assert made == round_micros(sum((first, middle, end)), first, middle, end), n
-        if line is not None:
-            lines += 1
-            assert line == store.passing_line(stored), n
-        else:  # the record's path: times not whole microseconds, markers not names
-            assert not whole or type(markers) is not list or 1 in markers, n
-    assert lines > 500
-    setup, call, teardown = (_report(w, 0.001, 1e9, ("t.py", 1, "t")) for w in _PHASES)
-    assert plain_pass_line(setup, call, teardown, {"markers": [], "doc": "D."}, last) is None
-
-
-_PHASES = ("setup", "call", "teardown")
-
-
-@pytest.mark.parametrize("bar", [math.inf, 0.0])
-def test_a_plain_pass_is_written_without_its_record(
-    pytester: pytest.Pytester, run_qbench: RunQBench, monkeypatch: pytest.MonkeyPatch, bar: float
-) -> None:
-    """Issue 28, seventeenth round: a plain pass that no selection keeps has its stream line
-    made from its values and is counted without its record (`StreamWriter.write_plain_pass`;
-    main: `write_stored` of the record, every test); one that enters the slowest (``bar`` 0:
-    every test may) still makes its record, which the slowest keep. Every line is what
-    ``compact`` makes of the whole record, and the ten slowest are reported."""
-    from pytest_qbench.report import aggregate
-
-    monkeypatch.setattr(aggregate, "SLOWEST_MIN_SECONDS", bar)
-    plain: list[str] = []
-    stored: list[str] = []
-    write_plain_pass = store.StreamWriter.write_plain_pass
-    write_stored = store.StreamWriter.write_stored
-
-    def counted_plain(self: store.StreamWriter, nodeid: str, *args: Any) -> None:
-        plain.append(nodeid)
-        write_plain_pass(self, nodeid, *args)
-
-    def counted_stored(self: store.StreamWriter, record: Any) -> None:
-        stored.append(record["nodeid"])
-        write_stored(self, record)
-
-    monkeypatch.setattr(store.StreamWriter, "write_plain_pass", counted_plain)
-    monkeypatch.setattr(store.StreamWriter, "write_stored", counted_stored)
-    pytester.makepyfile(test_passing=PASSING)
-    run = run_qbench("-p", "no:cacheprovider")
-    run.result.assert_outcomes(passed=20)
-    assert len(plain) + len(stored) == 20
-    if bar == math.inf:  # but a time within 0.001 us of a half (0.2 % of times): `round_micro`
-        assert len(plain) >= 17, stored
-    else:
-        assert len(stored) >= 10, plain  # the first ten enter the slowest
-    _assert_lines_are_the_results(run, 20)
-    if bar == 0.0:
-        slowest = run.markdown.split("## Slowest tests")[1]
-        assert slowest.count("| `test_passing.py::") == 10
 
 
 def test_a_quiet_environment_look_is_short() -> None:

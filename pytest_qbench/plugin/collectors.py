@@ -31,7 +31,6 @@ from typing import cast
 
 import pluggy
 import pytest
-from pytest import Function
 from pytest import TestReport
 
 from pytest_qbench.core.limits import MAX_MESSAGE
@@ -52,8 +51,6 @@ from pytest_qbench.report.shapes import expand
 from pytest_qbench.report.shapes import iso_epoch
 from pytest_qbench.report.shapes import new
 from pytest_qbench.report.store import RESULT
-from pytest_qbench.report.store import LastTexts
-from pytest_qbench.report.store import plain_pass_line as store_plain_pass_line
 
 
 if TYPE_CHECKING:
@@ -256,11 +253,7 @@ def item_facts(item: pytest.Item, worker: str | None) -> dict[str, Any]:
         facts["case"] = to_json_safe(dict(case.kwargs))
         if case.args:
             facts["case_args"] = to_json_safe(list(case.args))
-    # the test function's docstring, made plain; of pytest's own `Function`, read where its
-    # ``obj`` property reads it once made (``_obj``), without the property's frame
-    obj = item.__dict__.get("_obj") if type(item) is Function else None
-    if obj is None:
-        obj = getattr(item, "obj", None)
+    obj = getattr(item, "obj", None)  # the test function's docstring, made plain
     doc = getattr(obj, "__doc__", None) if obj is not None else None
     if isinstance(doc, str) and doc.strip():
         facts["doc"] = inspect.cleandoc(doc)
@@ -1066,7 +1059,6 @@ def plain_pass_result(
     call: pytest.TestReport,
     teardown: pytest.TestReport,
     item: Mapping[str, Any],
-    times: tuple[float, float, float, float] | None = None,
 ) -> Record | None:
     """``TestAccumulator.result`` of a plain passing test's three reports, made in one call
     where the accumulator took each report in turn (issue 28: a passing test's path): each
@@ -1074,17 +1066,15 @@ def plain_pass_result(
     (the setup's: its item facts, ``item``, alone) or a counted word but ``passed`` for the
     call; the same record, field for field. ``None`` when it is not so plain (item facts but
     markers, a test of an installed plugin's): the caller folds the reports into a
-    ``TestAccumulator`` then. ``times``: the four `round_micros` made of them already."""
+    ``TestAccumulator`` then."""
     if len(item) > 1:  # its markers and more (a docstring, a case marker, a repeat)
         return None
     path, lineno, domain = setup.location
     file = path.replace("\\", "/")
     if "site-packages" in file or "dist-packages" in file:  # `TestAccumulator`'s own place
         return None
-    if times is None:
-        first, middle, last = setup.duration, call.duration, teardown.duration
-        times = round_micros(sum((first, middle, last)), first, middle, last)
-    duration, first, middle, last = times
+    first, middle, last = setup.duration, call.duration, teardown.duration
+    duration, first, middle, last = round_micros(sum((first, middle, last)), first, middle, last)
     # In the model's field order, each at its default left out, as `TestAccumulator.result`
     stored: Record = {"nodeid": setup.nodeid, "test_name": domain, "file": file}
     if lineno is not None:
@@ -1102,35 +1092,6 @@ def plain_pass_result(
         stored["markers"] = markers
     stored["counted_as"] = ["passed"]
     return stored
-
-
-def plain_pass_line(
-    setup: pytest.TestReport,
-    call: pytest.TestReport,
-    teardown: pytest.TestReport,
-    item: Mapping[str, Any],
-    last: LastTexts,
-) -> tuple[str | None, tuple[float, float, float, float]] | None:
-    """The stream's line of the result `plain_pass_result` makes of these reports, and its four
-    times (`round_micros`'), made without the result (``store.plain_pass_line``) for the
-    commonest pass: a line, a start, and times of whole microseconds below a second. The line
-    is ``None`` for any other pass, and the whole is when the times were not made (the caller
-    makes the result then, from the times when they were)."""
-    if len(item) > 1:  # its markers and more (a docstring, a case marker, a repeat)
-        return None
-    path, lineno, domain = setup.location
-    started = getattr(setup, "start", None)
-    if type(lineno) is not int or not started:
-        return None
-    file = path.replace("\\", "/")
-    if "site-packages" in file or "dist-packages" in file:  # `TestAccumulator`'s own place
-        return None
-    first, middle, last_time = setup.duration, call.duration, teardown.duration
-    times = round_micros(sum((first, middle, last_time)), first, middle, last_time)
-    line = store_plain_pass_line(
-        setup.nodeid, domain, file, lineno + 1, times, iso_epoch(started), item.get("markers"), last
-    )
-    return line, times
 
 
 def captured_output(

@@ -62,7 +62,6 @@ from pytest_qbench.plugin.collectors import collection_error
 from pytest_qbench.plugin.collectors import failure_facts
 from pytest_qbench.plugin.collectors import item_facts
 from pytest_qbench.plugin.collectors import joined_facts
-from pytest_qbench.plugin.collectors import plain_pass_line
 from pytest_qbench.plugin.collectors import plain_pass_result
 from pytest_qbench.plugin.collectors import put_fact
 from pytest_qbench.plugin.collectors import sanitize_user_properties
@@ -766,38 +765,11 @@ class QBenchSession(QBenchWorker):
                         # kept, it has user properties or item facts but markers (the
                         # accumulator's path then: `_fold_plain`)
                         stored = None
-                        times = None
                         if len(held) == 3 and not (
                             facts or self.passed_output_kept or report.user_properties
                         ):
-                            stream = self.stream
-                            if stream is not None and not (
-                                self.modify_hooked
-                                or self.result_listeners
-                                or self.unstreamed
-                                or self.redact.active
-                            ):
-                                # `_send`'s path with nothing but the aggregator and the stream
-                                # to take the result: its line made without it, and the pass
-                                # counted, unless it enters the slowest (seventeenth round)
-                                try:
-                                    made = plain_pass_line(
-                                        held[0], held[2], report, held[1], stream.last
-                                    )
-                                except Exception:  # the record's path says what went wrong
-                                    made = None
-                                if made is not None:
-                                    line, times = made
-                                    if line is not None and self.aggregator.add_plain_pass(
-                                        times[0]
-                                    ):
-                                        try:  # as `_send`: a full disk's lines wait in the writer
-                                            stream.write_plain_pass(held[0].nodeid, line, times)
-                                        except OSError as exc:
-                                            self.stream_failed(exc)
-                                        return
                             try:
-                                stored = plain_pass_result(held[0], held[2], report, held[1], times)
+                                stored = plain_pass_result(held[0], held[2], report, held[1])
                             except Exception:  # the accumulator's path says what went wrong
                                 stored = None
                         if stored is not None:

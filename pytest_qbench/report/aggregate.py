@@ -242,17 +242,6 @@ class Aggregator:
             self._seq += 1
             self._offer_slowest((duration, -self._seq, stored, True))
 
-    def add_plain_pass(self, duration: float) -> bool:
-        """`add_stored` of a plain pass's result (only ``passed`` counted, none of
-        ``SELECTED_FIELDS``) of this ``duration``, without the result, when it does not enter the
-        slowest; whether it was counted (else the caller hands the result to `add_stored`)."""
-        if duration >= self._bar:
-            return False
-        self.total += 1
-        counts = self.counts
-        counts["passed"] = counts.get("passed", 0) + 1
-        return True
-
     def _counted_unkept(self, stored: Mapping[str, Any], outcome: str) -> bool:
         """``add_result`` of a result that did not pass, holds none of ``SELECTED_FIELDS``, and
         that no selection keeps (its selection full, a skip whose reason's group is there or

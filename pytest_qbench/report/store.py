@@ -228,46 +228,6 @@ def passing_line(
     return text
 
 
-def plain_pass_line(
-    nodeid: str,
-    test_name: str,
-    file: str,
-    line: int,
-    times: tuple[float, float, float, float],
-    started: str,
-    markers: object,
-    last: LastTexts,
-) -> str | None:
-    """`passing_line` of a plain passing test's result made from its values, without the
-    record (issue 28, seventeenth round: the record of a pass that no selection keeps was made
-    only to be written): the same text as ``passing_line`` of the record ``plain_pass_result``
-    makes of them, when ``times`` are the very floats `round_micros` made last of whole
-    microseconds below a second (``WHOLE_MICROS``), ``started`` is the text `iso_epoch` made
-    last and ``line`` is an ``int``; else ``None`` (the caller makes the record)."""
-    made = WHOLE_MICROS[0]
-    if times is not made or started is not made_iso[0] or type(line) is not int:
-        return None
-    marked: str | None = ""
-    if markers:
-        marked = _markers_text(markers, last)
-        if marked is None:
-            return None
-    last_file = last.file
-    try:
-        file_text = last_file[1]
-        if file is not last_file[0]:
-            file_text = _encode_text(file)
-            last.file = (file, file_text)
-        return (
-            f'{RESULT_PREFIX}{{"nodeid":{_encode_text(nodeid)},'
-            f'"test_name":{_encode_text(test_name)},'
-            f'"file":{file_text},"line":{line},"outcome":"passed",{MICRO_TIMES % made},'
-            f'"started_at":"{started}",{marked}"counted_as":["passed"]}}}}'
-        )
-    except TypeError:  # not a str: the encoder says what it makes of it
-        return None
-
-
 def _markers_text(markers: object, last: LastTexts) -> str | None:
     """``"markers":[...],`` as the encoder writes a list of marker names (``None``: not a list
     of ``str``, left to the encoder); the last list's text again when they are equal."""
@@ -1014,23 +974,6 @@ class StreamWriter:
             if kept is not None:
                 kept.keep(stored, at, self._added, text)
             return
-        self._add(line)
-
-    def write_plain_pass(
-        self, nodeid: str, line: str, times: tuple[float, float, float, float]
-    ) -> None:
-        """`write_stored` of a plain pass whose line `plain_pass_line` made (``times``: its
-        four), without its record: counted, kept for the index and added as ``write_stored``
-        does it.
-
-        Raises:
-            OSError: the lines were due, and the disk refused them (they wait on).
-        """
-        self.made[0] += 1
-        kept = self._kept
-        if kept is not None:  # a write that fails drops all that was kept
-            kept.nodeids.append(nodeid)
-            kept.rows += _pack_row(times[0], times[1], times[3], 1)
         self._add(line)
 
     def count_into(self, made: memoryview) -> None:
