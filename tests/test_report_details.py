@@ -144,7 +144,9 @@ def test_internal_error_is_a_next_step_beside_the_failures(
 ) -> None:
     """A run that pytest ended with an internal error (a crashed xdist worker, a plugin's bug)
     after some tests failed: the digest's next steps say first that the results are incomplete,
-    not only "fix these failures" (found on tenacity, whose xdist worker crashed)."""
+    not only "fix these failures" (found on tenacity, whose xdist worker crashed). The run is
+    interrupted (``plugin/internal_error.py``): its step names pytest's error and the test it
+    stopped at, and that test_c never ran."""
     pytester.makeconftest(PLUGIN_BUG)
     pytester.makepyfile(
         test_x="def test_a():\n    assert 1 == 2\n\ndef test_b():\n    pass\n\ndef test_c():\n    pass\n"
@@ -153,10 +155,13 @@ def test_internal_error_is_a_next_step_beside_the_failures(
     assert run.result.ret == 3
     digest = json.loads((pytester.path / "digest.json").read_text(encoding="utf-8"))
     assert digest["success"] is False and len(digest["failures"]) == 1
-    assert digest["next_steps"][0] == (
-        "pytest exited with status 3 (internal error): the results are incomplete; "
-        "read its output, fix the cause and run the tests again"
-    )
+    assert digest["next_steps"] == [
+        "Fix the assertion at test_x.py:2 (test_x.py::test_a)",
+        "The run did not finish: pytest stopped the run with an internal error (INTERNALERROR> "
+        "RuntimeError: a plugin's bug) as it logged a report of test_x.py::test_b (in this "
+        "report; the test's phases after it never ran); this report holds the tests that ran: "
+        "run the tests again for complete results",
+    ]
 
 
 QUALIFIED = """
