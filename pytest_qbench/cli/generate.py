@@ -93,6 +93,13 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="A Python 3.10 with pynguin installed. Default: $QBENCH_PYNGUIN_PYTHON",
     )
     parser.add_argument(
+        "--pycache",
+        metavar="DIR",
+        help="Where the children keep their byte-code between generations, or off (each "
+        "generation's own, removed with it). Default: $QBENCH_PYCACHE, else "
+        "$XDG_CACHE_HOME/qbench/pycache/<interpreter tag>",
+    )
+    parser.add_argument(
         "--pynguin-seconds",
         type=int,
         default=60,
@@ -154,6 +161,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             suite_timeout=args.suite_timeout,
             max_examples=args.max_examples,
             pynguin_python=args.pynguin_python,
+            pycache=args.pycache,
             pynguin_seconds=args.pynguin_seconds,
             llm_command=args.llm_command,
             llm_exchange=args.llm_exchange,
