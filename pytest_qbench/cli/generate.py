@@ -93,13 +93,6 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         help="A Python 3.10 with pynguin installed. Default: $QBENCH_PYNGUIN_PYTHON",
     )
     parser.add_argument(
-        "--pycache",
-        metavar="DIR",
-        help="Where the children keep their byte-code between generations, or off (each "
-        "generation's own, removed with it). Default: $QBENCH_PYCACHE, else "
-        "$XDG_CACHE_HOME/qbench/pycache/<interpreter tag>",
-    )
-    parser.add_argument(
         "--pynguin-seconds",
         type=int,
         default=60,
@@ -133,6 +126,13 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         "--llm-log",
         metavar="FILE",
         help="Append the prompts and answers to FILE (secrets redacted)",
+    )
+    parser.add_argument(
+        "--pycache",
+        metavar="DIR",
+        help="Where the children keep their byte-code between generations, or off (each "
+        "generation's own, removed with it). Default: $QBENCH_PYCACHE, else "
+        "$XDG_CACHE_HOME/qbench/pycache/<interpreter tag>",
     )
     parser.add_argument("--llm-exchange", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="Print the result as JSON")
