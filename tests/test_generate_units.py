@@ -408,17 +408,22 @@ def test_the_cache_of_unicode_tables_follows_xdg_cache_home(
     assert cache_dir() == tmp_path / "home" / ".cache" / "qbench" / "hypothesis"
 
 
-def test_without_a_home_directory_the_tables_are_not_cached(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No ``XDG_CACHE_HOME`` and no home directory: the generation goes on without the cache."""
-    from pytest_qbench.generate import unicode_tables
+@pytest.fixture
+def without_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory (``Path.home`` raises, as Python's does)."""
 
     def no_home() -> Path:
         raise RuntimeError("Could not determine home directory.")
 
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
+
+
+@pytest.mark.usefixtures("without_home")
+def test_without_a_home_directory_the_tables_are_not_cached(tmp_path: Path) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory: the generation goes on without the cache."""
+    from pytest_qbench.generate import unicode_tables
+
     unicode_tables.seed(tmp_path / "storage")
     unicode_tables.keep(tmp_path / "storage")
     assert not (tmp_path / "storage").exists()
@@ -447,18 +452,14 @@ def test_the_byte_code_cache_follows_xdg_cache_home_and_the_interpreter(
     )
 
 
+@pytest.mark.usefixtures("without_home")
 def test_without_a_home_directory_byte_code_stays_in_the_scratch_with_a_note(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No ``XDG_CACHE_HOME`` and no home directory: the generation's own cache, said."""
     from pytest_qbench.generate import pycache
 
-    def no_home() -> Path:
-        raise RuntimeError("Could not determine home directory.")
-
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.delenv(pycache.ENV, raising=False)
-    monkeypatch.setattr(Path, "home", staticmethod(no_home))
     cache = pycache.choose(None, tmp_path)
     assert cache.prefix == tmp_path / "pycache"
     assert cache.note.startswith(
