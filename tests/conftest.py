@@ -35,6 +35,7 @@ pytest_plugins = [
     "chmod_binds",
     "kept_modules",
     "rewrite_cache",
+    "shared_pycache",
 ]
 
 

@@ -18,6 +18,8 @@ from generation_setup import quick_env
 from shared_setup import shared_dir
 
 from pytest_qbench.generate.models import GenerateResult
+from pytest_qbench.generate.pycache import ENV
+from pytest_qbench.generate.pycache import mirrored
 
 
 pytestmark = pytest.mark.generation
@@ -79,13 +81,15 @@ def test_notes_byte_code():
         found = Path.cwd().rglob("*")
         beside = [str(p) for p in found if p.name == "__pycache__" or p.suffix == ".pyc"]
         line = {"prefix": prefix, "rewritten": rewritten, "beside": beside}
+        line["cwd"] = str(Path.cwd())
         with open(log, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\\n")
 """
 """Tests of the project's suite that note, when asked, the Hypothesis storage directory of the
 pytest run they are in, and where its byte-code goes: the byte-code cache's directory
 (``sys.pycache_prefix``), the assertion-rewritten byte-code of this very module found there,
-and any ``__pycache__`` or ``.pyc`` in the run's working directory (the project's copy)."""
+any ``__pycache__`` or ``.pyc`` in the run's working directory (the project's copy), and that
+directory."""
 
 
 def generate(root: Path) -> None:
@@ -275,22 +279,91 @@ def test_every_child_pytest_shares_one_hypothesis_storage_in_the_scratch(
 
 
 @SHARED
-def test_children_keep_byte_code_in_the_generations_own_cache(generated: Generated) -> None:
-    """Byte-code is written (``PYTHONDONTWRITEBYTECODE`` unset), and each child keeps its own,
-    pytest's assertion-rewritten modules included, in one cache of the generation's scratch
-    (``PYTHONPYCACHEPREFIX``): a later child reads what an earlier one compiled, never a
-    ``__pycache__`` beside a source, in the project's copy or in the project; the cache is
-    removed with the scratch."""
+def test_children_keep_byte_code_in_the_shared_cache_less_the_scratchs_part(
+    generated: Generated,
+) -> None:
+    """Byte-code is written (``PYTHONDONTWRITEBYTECODE`` unset), and every child keeps its own,
+    pytest's assertion-rewritten modules included, in one cache shared between generations
+    (``PYTHONPYCACHEPREFIX``: the test run's ``QBENCH_PYCACHE``, ``shared_pycache.py``), never
+    in a ``__pycache__`` beside a source, in the project's copy or in the project. At the
+    generation's end what it kept there for its scratch's files (the project's copy, the
+    candidates: temporary paths) is removed, the rest (pytest's own modules) kept for the next
+    generation."""
     noted = (generated.root / "pyc.log").read_text(encoding="utf-8").splitlines()
     lines = [json.loads(line) for line in noted]
     assert len(lines) >= 2, lines
-    assert len({line["prefix"] for line in lines}) == 1, lines
-    prefix = lines[0]["prefix"]
-    assert prefix and Path(prefix).name == "pycache", lines
-    assert not Path(prefix).is_relative_to(generated.root), prefix
+    assert {line["prefix"] for line in lines} == {os.environ[ENV]}, lines
+    prefix = Path(lines[0]["prefix"])
     assert all(line["rewritten"] and not line["beside"] for line in lines), lines
     assert generated.pyc == []
-    assert not Path(prefix).exists()
+    scratches = {
+        next(p for p in Path(line["cwd"]).parents if p.name.startswith("qbench-generate-"))
+        for line in lines
+    }
+    assert len(scratches) == 1, lines
+    (scratch,) = scratches
+    assert not scratch.exists()
+    assert not mirrored(prefix, scratch).exists(), sorted(mirrored(prefix, scratch).rglob("*"))
+    assert list(mirrored(prefix, Path(pytest.__file__).parent).glob("__init__.*.pyc"))
+
+
+COVERED = "def f(x: int) -> int:\n    return x + 1\n"
+"""A module its project's tests cover whole: a generation of it runs the suite and writes
+nothing (a few seconds)."""
+
+
+@pytest.mark.parametrize("chosen", ["option", "off", "file in the way"])
+def test_the_byte_code_cache_can_be_chosen_turned_off_and_falls_back(
+    tmp_path: Path, chosen: str
+) -> None:
+    """``--pycache DIR`` is the children's byte-code cache whatever ``QBENCH_PYCACHE`` says,
+    and keeps pytest's modules after the generation but not the scratch's part;
+    ``QBENCH_PYCACHE=off`` keeps it in the generation's scratch, removed with it; a cache that
+    cannot be created (a file in the way) is the scratch's too, with a note, and the generation
+    succeeds. Never a ``__pycache__`` beside a source."""
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "ok.py").write_text(COVERED, encoding="utf-8")
+    test_ok = "from ok import f\n\n\ndef test_f():\n    assert f(1) == 2\n"
+    (project / "tests" / "test_ok.py").write_text(test_ok, encoding="utf-8")
+    (project / "tests" / "test_storage.py").write_text(STORAGE_TEST, encoding="utf-8")
+    (project / "pytest.ini").write_text("[pytest]\npythonpath = .\n", encoding="utf-8")
+    (tmp_path / "a-file").write_text("in the way", encoding="utf-8")
+    given = {"option": tmp_path / "mine", "off": "off", "file in the way": tmp_path / "a-file"}
+    env = {"QBENCH_TEST_PYC_LOG": str(tmp_path / "pyc.log"), "PYTHONDONTWRITEBYTECODE": ""}
+    env[ENV] = str(tmp_path / "from-env")
+    args = ["generate", "ok.py", "--json", "--strategy", "template"]
+    if chosen == "option":
+        args += ["--pycache", str(given[chosen])]
+    else:
+        env[ENV] = str(given[chosen])
+    done = qbench(project, *args, env=env)
+    result = GenerateResult.model_validate_json(done.stdout)
+    assert done.returncode == 0 and result.success, result.problems
+    lines = [json.loads(line) for line in (tmp_path / "pyc.log").read_text("utf-8").splitlines()]
+    (prefix,) = {Path(line["prefix"]) for line in lines}
+    assert all(line["rewritten"] and not line["beside"] for line in lines), lines
+    assert not [p for p in project.rglob("*") if p.name == "__pycache__" or p.suffix == ".pyc"]
+    assert not (tmp_path / "from-env").exists()
+    notes = [p for p in result.problems if "byte-code cache" in p]
+    if chosen == "option":
+        assert prefix == tmp_path / "mine" and not notes, result.problems
+        (cwd,) = {Path(line["cwd"]) for line in lines}
+        scratch = next(p for p in cwd.parents if p.name.startswith("qbench-generate-"))
+        assert not mirrored(prefix, scratch).exists(), sorted(prefix.rglob("*"))
+        assert list(mirrored(prefix, Path(pytest.__file__).parent).glob("__init__.*.pyc"))
+        return
+    assert prefix.name == "pycache" and prefix.parent.name.startswith("qbench-generate-")
+    assert not prefix.parent.exists()
+    if chosen == "off":
+        assert not notes, result.problems
+    else:
+        assert notes == [
+            f"the byte-code cache {tmp_path / 'a-file'} cannot be used (File exists): this "
+            "generation's children compiled into its scratch; give --pycache DIR (or set "
+            "QBENCH_PYCACHE) to a writable directory, or --pycache off"
+        ]
+        assert (tmp_path / "a-file").read_text(encoding="utf-8") == "in the way"
 
 
 HANGS = (

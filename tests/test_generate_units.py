@@ -4,6 +4,7 @@ AST, template values and boundaries, the ghostwriter's choices, the falsifying e
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -407,17 +408,84 @@ def test_the_cache_of_unicode_tables_follows_xdg_cache_home(
     assert cache_dir() == tmp_path / "home" / ".cache" / "qbench" / "hypothesis"
 
 
-def test_without_a_home_directory_the_tables_are_not_cached(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """No ``XDG_CACHE_HOME`` and no home directory: the generation goes on without the cache."""
-    from pytest_qbench.generate import unicode_tables
+@pytest.fixture
+def without_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory (``Path.home`` raises, as Python's does)."""
 
     def no_home() -> Path:
         raise RuntimeError("Could not determine home directory.")
 
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(Path, "home", staticmethod(no_home))
+
+
+@pytest.mark.usefixtures("without_home")
+def test_without_a_home_directory_the_tables_are_not_cached(tmp_path: Path) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory: the generation goes on without the cache."""
+    from pytest_qbench.generate import unicode_tables
+
     unicode_tables.seed(tmp_path / "storage")
     unicode_tables.keep(tmp_path / "storage")
     assert not (tmp_path / "storage").exists()
+
+
+def test_the_byte_code_cache_follows_xdg_cache_home_and_the_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$XDG_CACHE_HOME/qbench/pycache/<tag>``, else ``~/.cache/qbench/pycache/<tag>``;
+    ``QBENCH_PYCACHE`` before them, ``--pycache`` before it."""
+    from pytest_qbench.generate import pycache
+
+    tag = sys.implementation.cache_tag
+    monkeypatch.delenv(pycache.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert pycache.default_dir() == tmp_path / "xdg" / "qbench" / "pycache" / tag
+    assert pycache.choose(None, tmp_path / "s").prefix == pycache.default_dir()
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert pycache.default_dir() == tmp_path / "home" / ".cache" / "qbench" / "pycache" / tag
+    monkeypatch.setenv(pycache.ENV, str(tmp_path / "env"))
+    assert pycache.choose(None, tmp_path / "s") == pycache.ByteCodeCache(tmp_path / "env")
+    assert pycache.choose(str(tmp_path / "opt"), tmp_path / "s").prefix == tmp_path / "opt"
+    assert pycache.choose("off", tmp_path / "s") == pycache.ByteCodeCache(
+        tmp_path / "s" / "pycache"
+    )
+
+
+@pytest.mark.usefixtures("without_home")
+def test_without_a_home_directory_byte_code_stays_in_the_scratch_with_a_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``XDG_CACHE_HOME`` and no home directory: the generation's own cache, said."""
+    from pytest_qbench.generate import pycache
+
+    monkeypatch.delenv(pycache.ENV, raising=False)
+    cache = pycache.choose(None, tmp_path)
+    assert cache.prefix == tmp_path / "pycache"
+    assert cache.note.startswith(
+        "the byte-code cache cannot be used (Could not determine home directory.): "
+    )
+
+
+def test_forgetting_a_generation_removes_its_scratchs_part_alone(tmp_path: Path) -> None:
+    """The entries mirroring the scratch go, and the directories they leave empty up to the
+    prefix; another generation's scratch and the installed packages' entries stay."""
+    from pytest_qbench.generate import pycache
+
+    prefix = tmp_path / "cache"
+    scratch = tmp_path / "tmp" / "qbench-generate-a"
+    other = pycache.mirrored(prefix, tmp_path / "tmp" / "qbench-generate-b" / "tree")
+    mine = pycache.mirrored(prefix, scratch / "tree")
+    kept = pycache.mirrored(prefix, Path(pytest.__file__).parent)
+    for directory in (other, mine, kept):
+        directory.mkdir(parents=True)
+        (directory / "m.cpython-311.pyc").write_bytes(b"")
+    pycache.start(pycache.ByteCodeCache(prefix), scratch)
+    assert pycache.prefix_of(scratch) == prefix
+    pycache.forget(scratch)
+    assert not pycache.mirrored(prefix, scratch).exists()
+    assert (other / "m.cpython-311.pyc").exists() and (kept / "m.cpython-311.pyc").exists()
+    assert pycache.prefix_of(scratch) == scratch / "pycache"
+    pycache.start(pycache.ByteCodeCache(prefix), tmp_path / "tmp" / "qbench-generate-b")
+    pycache.forget(tmp_path / "tmp" / "qbench-generate-b")
+    assert sorted(p.name for p in prefix.iterdir()) == [kept.relative_to(prefix).parts[0]]

@@ -127,6 +127,13 @@ def add_generate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="FILE",
         help="Append the prompts and answers to FILE (secrets redacted)",
     )
+    parser.add_argument(
+        "--pycache",
+        metavar="DIR",
+        help="Where the children keep their byte-code between generations, or off (each "
+        "generation's own, removed with it). Default: $QBENCH_PYCACHE, else "
+        "$XDG_CACHE_HOME/qbench/pycache/<interpreter tag>",
+    )
     parser.add_argument("--llm-exchange", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="Print the result as JSON")
     parser.set_defaults(func=cmd_generate)
@@ -154,6 +161,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
             suite_timeout=args.suite_timeout,
             max_examples=args.max_examples,
             pynguin_python=args.pynguin_python,
+            pycache=args.pycache,
             pynguin_seconds=args.pynguin_seconds,
             llm_command=args.llm_command,
             llm_exchange=args.llm_exchange,

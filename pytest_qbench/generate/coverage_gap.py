@@ -11,9 +11,9 @@ from pytest_qbench.core.supervise import Ending
 from pytest_qbench.core.supervise import run
 from pytest_qbench.generate._alarm import SECONDS
 from pytest_qbench.generate.process import ALARM
-from pytest_qbench.generate.process import PYCACHE
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
+from pytest_qbench.generate.pycache import prefix_of
 from pytest_qbench.generate.target import Target
 from pytest_qbench.report.coverage.reports import DATA_FILE
 
@@ -102,7 +102,7 @@ def run_with_coverage(
         ini = scratch / f"{run_id}.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
         command += ["-c", str(ini), f"--rootdir={cwd}"]
-    env = child_env(target.import_root, extra_env, scratch / PYCACHE)
+    env = child_env(target.import_root, extra_env, prefix_of(scratch))
     # Every run, in the project's copy too (which has no .hypothesis), shares the generation's
     # storage: Hypothesis's Unicode tables cost seconds of CPU to build in each new directory,
     # and the user's own storage directory lies outside the copy.

@@ -41,6 +41,9 @@ class GenerateRequest(QBenchModel):
     """Hypothesis examples per property test."""
     pynguin_python: str | None = None
     """A Python 3.10 interpreter with Pynguin installed (``QBENCH_PYNGUIN_PYTHON``)."""
+    pycache: str | None = None
+    """The children's byte-code cache, kept between generations (``QBENCH_PYCACHE``, else
+    ``$XDG_CACHE_HOME/qbench/pycache/<interpreter tag>``); ``off``: the generation's own."""
     pynguin_seconds: int = Field(default=60, ge=1)
     """Pynguin's search budget per module."""
     llm_command: str | None = None

@@ -17,10 +17,10 @@ from typing import Any
 from pytest_qbench.core.supervise import Ending
 from pytest_qbench.core.supervise import run
 from pytest_qbench.generate.ghostwriter import GhostSpec
-from pytest_qbench.generate.process import PYCACHE
 from pytest_qbench.generate.process import START_SECONDS
 from pytest_qbench.generate.process import child_env
 from pytest_qbench.generate.process import python
+from pytest_qbench.generate.pycache import prefix_of
 from pytest_qbench.generate.target import Target
 from pytest_qbench.generate.templates import Call
 
@@ -110,7 +110,7 @@ def _run(
     workdir.mkdir(exist_ok=True)
     command = [python(), "-m", "pytest_qbench.generate._child", str(request_file)]
     storage = {"HYPOTHESIS_STORAGE_DIRECTORY": str(scratch / "hypothesis")}
-    env = child_env(target.import_root, storage, scratch / PYCACHE)
+    env = child_env(target.import_root, storage, prefix_of(scratch))
     finished = run(command, cwd=workdir, env=env, timeout=budget, name="probe")
     return finished, _read(results)
 

@@ -27,10 +27,10 @@ def child_env(
     tables take seconds to build) between children that run in different directories.
 
     No child writes byte-code beside a source (the project's copy, the user's project, an
-    installed package stay without ``__pycache__``). Given ``pycache`` (a directory in the
-    generation's scratch, removed with it), the children keep their byte-code there
-    (``PYTHONPYCACHEPREFIX``), pytest's assertion-rewritten modules included: a child that
-    autoloads the user's plugins rewrites each plugin's modules once a generation, not once a
+    installed package stay without ``__pycache__``). Given ``pycache`` (the cache shared between
+    generations, or one in the generation's scratch: ``pycache.py``), the children keep their
+    byte-code there (``PYTHONPYCACHEPREFIX``), pytest's assertion-rewritten modules included: a
+    child that autoloads the user's plugins rewrites each plugin's modules once, not once a
     child. Without it, none is written."""
     env = dict(os.environ)
     paths = [str(import_root), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
@@ -46,7 +46,8 @@ def child_env(
 
 
 PYCACHE = "pycache"
-"""The sub-directory of a generation's scratch that holds its children's byte-code."""
+"""The sub-directory of a generation's scratch that holds its children's byte-code when the
+shared cache is off or cannot be used (``pycache.py``)."""
 
 
 def python() -> str:

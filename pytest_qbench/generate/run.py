@@ -34,6 +34,7 @@ from pathlib import Path
 
 from pytest_qbench.core.install import install_extra
 from pytest_qbench.generate import models
+from pytest_qbench.generate import pycache
 from pytest_qbench.generate import unicode_tables
 from pytest_qbench.generate.acceptance import accept
 from pytest_qbench.generate.candidate import Candidate
@@ -109,12 +110,16 @@ def generate(request: models.GenerateRequest) -> models.GenerateResult:
     check_writable(names)
     scratch = Path(tempfile.mkdtemp(prefix="qbench-generate-"))
     unicode_tables.seed(scratch / "hypothesis")
+    cache = pycache.choose(request.pycache, scratch)
+    pycache.start(cache, scratch)
     try:
         run = Generation(request, scratch, Sandbox(project, target, scratch), started)
         run.not_run(unavailable(request))
+        run.problems += [cache.note] if cache.note else []
         return _generate(run, target, methods, out, started)
     finally:
         unicode_tables.keep(scratch / "hypothesis")
+        pycache.forget(scratch)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
