@@ -59,6 +59,12 @@ def bound_text(text: str, limit: int, *, keep: str = "both", option: str | None 
     )
 
 
+def exception_line(error: BaseException, limit: int | None = None) -> str:
+    """``Type: message`` of ``error`` on one line (its whitespace runs made single spaces), cut
+    to ``limit`` characters when given."""
+    return " ".join(f"{type(error).__name__}: {error}".split())[:limit]
+
+
 def first_line(text: str, limit: int = 200) -> str:
     """The first non-empty line of ``text``, cut to ``limit`` characters."""
     for line in text.splitlines():

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_qbench.core.text import exception_line
+
 
 if TYPE_CHECKING:
     from pytest_qbench.plugin.session import QBenchSession
@@ -116,7 +118,7 @@ def internal_error_text(error: BaseException, lost: str | None, going: list[str]
 
 def closed_terminal_text(error: BaseException) -> str:
     """The note when the terminal's stream broke before pytest's summary."""
-    detail = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+    detail = exception_line(error, 300)
     return (
         f"the terminal's stream broke before pytest's summary ({detail}; a test or a fixture's "
         "teardown closed sys.stdout under -s?): pytest stops with a traceback as it writes its "

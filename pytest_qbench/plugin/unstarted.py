@@ -18,6 +18,7 @@ import pytest
 
 from pytest_qbench._version import __version__
 from pytest_qbench.core import clock
+from pytest_qbench.core.text import exception_line
 from pytest_qbench.plugin.options.declare import is_enabled
 
 
@@ -60,8 +61,7 @@ def conftest_failed(config: pytest.Config, error: BaseException) -> None:
     """Write the not-started report now: pytest could not import an initial ``conftest.py``
     and ends the run (exit status 4) with no hook of qbench's; never raises."""
     if _was_to_report(config):
-        detail = " ".join(f"{type(error).__name__}: {error}".split())[:300]
-        settle_now(config, CONFTEST_FAILED.format(detail))
+        settle_now(config, CONFTEST_FAILED.format(exception_line(error, 300)))
 
 
 def _usage_error_line(message: str) -> str:

@@ -18,6 +18,7 @@ from pytest_qbench.core.exit_codes import RAN_CLEAN
 from pytest_qbench.core.exit_codes import PytestExit
 from pytest_qbench.core.markdown import format_duration
 from pytest_qbench.core.summary_words import summary_parts
+from pytest_qbench.core.text import exception_line
 
 
 ReasonKind = Literal[
@@ -145,7 +146,7 @@ def verdict_of(report: Mapping[str, Any]) -> Verdict:
         errors = recording_errors(report)
         return Verdict(red_reasons(report, errors), errors, incomplete_text(errors))
     except Exception as exc:
-        detail = " ".join(f"{type(exc).__name__}: {exc}".split())
+        detail = exception_line(exc)
         why = f"qbench could not decide whether the run is green, so it is not: {detail}"
         return Verdict([RedReason("undecided", why)], [], "")
 
