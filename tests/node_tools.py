@@ -1,85 +1,43 @@
 """Real JavaScript tools from the npm registry for the tests: TypeScript and ESLint for the
 front-end checkers, vitest, jest and pnpm for the runners and workspaces, each set installed
-once into a cache keyed by its pinned versions (``~/.cache/qbench-tests/npm/...``) and reused
-between tests and runs; a test skips, saying why, when ``node``/``npm`` are missing.
+once into a cache keyed by its pinned versions (tests/npm_cache.py) and reused between tests
+and runs; a test skips, saying why, when ``node``/``npm`` are missing.
 
 A fixture project links the cache's ``node_modules``, as if its own install had put them there.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cli_here import qbench_here
+from npm_cache import FORMAT_PACKAGES as FORMAT_PACKAGES
+from npm_cache import PACKAGES
+from npm_cache import RUNNER_PACKAGES
+from npm_cache import InstallFailed
+from npm_cache import installed
 
 from pytest_qbench.report.models import TestReport
 
 
-PACKAGES = {"typescript": "5.9.3", "eslint": "9.9.1"}
-"""The pinned versions installed for the checkers."""
-RUNNER_PACKAGES = {"vitest": "3.2.4", "jest": "29.7.0", "pnpm": "9.15.0"}
-"""The pinned versions installed for the runners (vitest 3 runs on Node 20)."""
-FORMAT_PACKAGES = {"prettier": "3.3.3"}
-"""The pinned version installed for a test script's ``prettier --check``."""
-INSTALL_TIMEOUT = 600.0
-
-
-def cache_dir(packages: Mapping[str, str] = PACKAGES) -> Path:
-    """Where the pinned packages are installed."""
-    key = "-".join(f"{name}{version}" for name, version in sorted(packages.items()))
-    return Path.home() / ".cache" / "qbench-tests" / "npm" / key
-
-
 def node_modules(packages: Mapping[str, str] = PACKAGES) -> Path:
     """The cache's ``node_modules`` with ``packages`` (tsc and eslint by default), installed
-    on first use (one process at a time, under a file lock); skips the test when Node or npm is
-    missing."""
+    on first use (tests/npm_cache.py); skips the test when Node or npm is missing or npm
+    fails."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip(f"node and npm are needed to install {', '.join(packages)} (not on PATH)")
-    root = cache_dir(packages)
-    root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / ".lock"):
-        done = root / "node_modules" / ".installed"
-        if not done.is_file():
-            _install(root, packages)
-            done.write_text(json.dumps(packages))
-    return root / "node_modules"
-
-
-def _install(root: Path, packages: Mapping[str, str]) -> None:
-    manifest = {"name": "qbench-test-tools", "private": True, "devDependencies": dict(packages)}
-    (root / "package.json").write_text(json.dumps(manifest))
-    done = subprocess.run(
-        ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=INSTALL_TIMEOUT,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"npm install of {packages} failed (no registry?): {done.stderr[-500:]}")
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    try:
+        return installed(packages)
+    except InstallFailed as error:
+        pytest.skip(str(error))
 
 
 TS_ERROR = """\

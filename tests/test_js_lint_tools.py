@@ -14,6 +14,7 @@ import pytest
 from node_tools import node_modules
 from node_tools import qbench_check
 from node_tools import qbench_test
+from npm_cache import LINT_PACKAGES
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.tools.builtin import node_checkers
@@ -25,14 +26,6 @@ from pytest_qbench.tools.node import oxlint
 from pytest_qbench.tools.spec import Unsupported
 
 
-LINT_PACKAGES = {
-    "oxlint": "1.94.0",
-    "@biomejs/biome": "2.6.8",
-    "prettier": "3.3.3",
-    "oxfmt": "0.79.0",
-    "@typescript/native-preview": "7.0.0-dev.20260401.1",
-}
-"""The pinned versions of the linters, the formatters and tsgo."""
 LINTED = "const unused = 1;\ndebugger;\nexport const a=  2\n"
 """Line 1: ``unused`` (an oxlint and a Biome warning); line 2: ``debugger`` (an oxlint
 warning, a Biome error); not formatted (Prettier, Biome)."""
