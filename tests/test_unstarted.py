@@ -63,13 +63,8 @@ def test_a_warning_made_an_error_at_configure_is_named(pytester: pytest.Pytester
     error, pytest prints INTERNALERROR and exits 3. Before, the report said only that pytest
     stopped before its session started, with no exit status; now it names the warning and
     the exit status."""
-    _write_earlier(pytester)
-    pytester.makeconftest(WARNS_AT_CONFIGURE)
     pytester.makeini("[pytest]\nfilterwarnings = error\n")
-    pytester.makepyfile("def test_ok():\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
-    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
-    assert _recording_errors(pytester) == [
+    assert _configure_fails(pytester, WARNS_AT_CONFIGURE, pytest.ExitCode.INTERNAL_ERROR) == [
         "pytest stopped with an internal error before its session started "
         '(PytestDeprecationWarning: The configuration option "x" is unset.): no test ran'
     ]
@@ -80,14 +75,8 @@ def test_a_warning_made_an_error_at_configure_is_named(pytester: pytest.Pytester
 def test_a_usage_error_at_configure_keeps_the_plain_words(pytester: pytest.Pytester) -> None:
     """A plugin's ``pytest_configure`` raising ``pytest.UsageError`` (exit 4, no INTERNALERROR):
     the report says pytest stopped before its session started, with no error to name."""
-    _write_earlier(pytester)
-    pytester.makeconftest(
-        "import pytest\ndef pytest_configure(config):\n    raise pytest.UsageError('no')\n"
-    )
-    pytester.makepyfile("def test_ok():\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert _recording_errors(pytester) == [
+    conftest = "import pytest\ndef pytest_configure(config):\n    raise pytest.UsageError('no')\n"
+    assert _configure_fails(pytester, conftest, pytest.ExitCode.USAGE_ERROR) == [
         "pytest stopped before its session started (an error in a plugin's pytest_configure, or "
         "a usage error): no test ran; pytest's output names the error"
     ]
@@ -117,6 +106,18 @@ def _recording_errors(pytester: pytest.Pytester) -> list[str]:
     for name in ("r.md", "r.html"):
         assert "✅" not in (pytester.path / name).read_text(encoding="utf-8")
     return list(data["run"]["recording_errors"])
+
+
+def _configure_fails(
+    pytester: pytest.Pytester, conftest: str, status: pytest.ExitCode
+) -> list[str]:
+    """Run one test under ``conftest`` (its ``pytest_configure`` raises) over an earlier green
+    report; pytest's exit status is ``status``; the report's recording errors."""
+    _write_earlier(pytester)
+    pytester.makeconftest(conftest)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    assert pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS).ret == status
+    return _recording_errors(pytester)
 
 
 def test_arguments_pytest_refuses_leave_a_red_report(pytester: pytest.Pytester) -> None:
