@@ -627,7 +627,7 @@ def test_unconfigure_unregisters_what_qbench_registered(pytester: pytest.Pyteste
     result.stdout.fnmatch_lines(
         [
             "*REGISTERED: qbench-agent qbench-coverage qbench-coverage-contexts qbench-gates "
-            "qbench-internal-error qbench-new qbench-session qbench-verdicts",
+            "qbench-internal-error qbench-new qbench-session qbench-unstarted qbench-verdicts",
             "LEFT: END",
         ]
     )

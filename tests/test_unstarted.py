@@ -39,12 +39,47 @@ def test_a_plugin_failing_at_configure_leaves_a_red_report(pytester: pytest.Pyte
     report = TestReport.model_validate(data)
     assert report.summary.total == 0
     assert report.run.recording_errors == [
+        "pytest stopped with an internal error before its session started (RuntimeError: a "
+        "plugin's configure failed): no test ran"
+    ]
+    assert report.run.exit_code == pytest.ExitCode.INTERNAL_ERROR
+    for name in ("r.md", "r.html"):
+        text = (pytester.path / name).read_text(encoding="utf-8")
+        assert "✅" not in text and "before its session started" in text
+
+
+WARNS_AT_CONFIGURE = """
+import warnings
+import pytest
+
+def pytest_configure(config):
+    warnings.warn(pytest.PytestDeprecationWarning('The configuration option "x" is unset.'))
+"""
+
+
+def test_a_warning_made_an_error_at_configure_is_named(pytester: pytest.Pytester) -> None:
+    """pytest-asyncio 1.x under ``filterwarnings = error`` with its loop scope unset (async_lru
+    2.4.0 and httpcore 1.0.9 as published): its ``pytest_configure`` warns, the warning is an
+    error, pytest prints INTERNALERROR and exits 3. Before, the report said only that pytest
+    stopped before its session started, with no exit status; now it names the warning and
+    the exit status."""
+    pytester.makeini("[pytest]\nfilterwarnings = error\n")
+    assert _configure_fails(pytester, WARNS_AT_CONFIGURE, pytest.ExitCode.INTERNAL_ERROR) == [
+        "pytest stopped with an internal error before its session started "
+        '(PytestDeprecationWarning: The configuration option "x" is unset.): no test ran'
+    ]
+    text = (pytester.path / "r.md").read_text(encoding="utf-8")
+    assert "pytest exited with status 3" in text
+
+
+def test_a_usage_error_at_configure_keeps_the_plain_words(pytester: pytest.Pytester) -> None:
+    """A plugin's ``pytest_configure`` raising ``pytest.UsageError`` (exit 4, no INTERNALERROR):
+    the report says pytest stopped before its session started, with no error to name."""
+    conftest = "import pytest\ndef pytest_configure(config):\n    raise pytest.UsageError('no')\n"
+    assert _configure_fails(pytester, conftest, pytest.ExitCode.USAGE_ERROR) == [
         "pytest stopped before its session started (an error in a plugin's pytest_configure, or "
         "a usage error): no test ran; pytest's output names the error"
     ]
-    for name in ("r.md", "r.html"):
-        text = (pytester.path / name).read_text(encoding="utf-8")
-        assert "✅" not in text and "pytest stopped before its session started" in text
 
 
 def test_help_and_a_started_run_keep_their_reports(pytester: pytest.Pytester) -> None:
@@ -71,6 +106,18 @@ def _recording_errors(pytester: pytest.Pytester) -> list[str]:
     for name in ("r.md", "r.html"):
         assert "✅" not in (pytester.path / name).read_text(encoding="utf-8")
     return list(data["run"]["recording_errors"])
+
+
+def _configure_fails(
+    pytester: pytest.Pytester, conftest: str, status: pytest.ExitCode
+) -> list[str]:
+    """Run one test under ``conftest`` (its ``pytest_configure`` raises) over an earlier green
+    report; pytest's exit status is ``status``; the report's recording errors."""
+    _write_earlier(pytester)
+    pytester.makeconftest(conftest)
+    pytester.makepyfile("def test_ok():\n    pass\n")
+    assert pytester.runpytest_subprocess("-p", "qbench", *OUTPUTS).ret == status
+    return _recording_errors(pytester)
 
 
 def test_arguments_pytest_refuses_leave_a_red_report(pytester: pytest.Pytester) -> None:

@@ -93,6 +93,7 @@ def pytest_load_initial_conftests_then(
         unstarted.conftest_failed(early_config, exc)
         raise
     unstarted.foresee_refusal(early_config, parser, args)
+    unstarted.watch(early_config)
     return result
 
 

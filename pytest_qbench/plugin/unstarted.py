@@ -24,6 +24,8 @@ from pytest_qbench.plugin.options.declare import is_enabled
 
 started_key = pytest.StashKey[bool]()
 """Set at the session's start: a run without it never started its session."""
+internal_error_key = pytest.StashKey[str]()
+"""pytest's ``INTERNALERROR`` before the session started (`StartWatch`), as one line."""
 
 NOT_STARTED = (
     "pytest stopped before its session started (an error in a plugin's pytest_configure, or "
@@ -31,6 +33,9 @@ NOT_STARTED = (
 )
 
 
+INTERNAL_ERROR = (
+    "pytest stopped with an internal error before its session started ({}): no test ran"
+)
 REFUSED = "pytest refused its arguments ({}): no test ran; pytest's output names the error"
 CONFTEST_FAILED = (
     "pytest could not import an initial conftest.py ({}): no test ran; pytest's output names "
@@ -64,6 +69,29 @@ def conftest_failed(config: pytest.Config, error: BaseException) -> None:
         settle_now(config, CONFTEST_FAILED.format(exception_line(error, 300)))
 
 
+class StartWatch:
+    """Registered as the initial conftests are loaded (`watch`): the one hook of it notes
+    pytest's ``INTERNALERROR`` while the session has not started (a plugin's
+    ``pytest_configure`` raised, e.g. pytest-asyncio's deprecation warning under
+    ``filterwarnings = error``), so that the not-started report names it."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        stash = self.config.stash
+        if not stash.get(started_key, False) and internal_error_key not in stash:
+            stash[internal_error_key] = exception_line(excinfo.value, 300)
+
+
+def watch(config: pytest.Config) -> None:
+    """Register `StartWatch` when this process is to write a report."""
+    if _was_to_report(config):
+        from pytest_qbench.plugin import registered
+
+        registered.register(config, StartWatch(config), "qbench-unstarted")
+
+
 def _usage_error_line(message: str) -> str:
     """The line of argparse's usage error that says what is wrong (``... error: ...``)."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
@@ -81,14 +109,18 @@ def settle(config: pytest.Config) -> None:
     the session never started; never raises (the user's run ends with pytest's own status)."""
     if config.stash.get(started_key, False) or not _was_to_report(config):
         return
-    settle_now(config, NOT_STARTED)
+    error = config.stash.get(internal_error_key, None)
+    if error is None:
+        settle_now(config, NOT_STARTED)
+    else:  # pytest's wrap_session: any error but a usage error or an interrupt, exit status 3
+        settle_now(config, INTERNAL_ERROR.format(error), int(pytest.ExitCode.INTERNAL_ERROR))
 
 
-def settle_now(config: pytest.Config, why: str) -> None:
-    """Write a not-started report saying ``why`` to the configured outputs; never raises (the
-    user's run ends with pytest's own status)."""
+def settle_now(config: pytest.Config, why: str, exit_code: int | None = None) -> None:
+    """Write a not-started report saying ``why`` (and pytest's ``exit_code`` when known) to the
+    configured outputs; never raises (the user's run ends with pytest's own status)."""
     try:
-        _write_not_started(config, why)
+        _write_not_started(config, why, exit_code)
     except Exception as exc:  # a bug here must not hide pytest's own error
         import sys
 
@@ -110,7 +142,7 @@ def _was_to_report(config: pytest.Config, by_design: tuple[str, ...] = NO_SESSIO
     return is_enabled(config)
 
 
-def _write_not_started(config: pytest.Config, why: str) -> None:
+def _write_not_started(config: pytest.Config, why: str, exit_code: int | None) -> None:
     from pytest_qbench.core.redact import Redactor
     from pytest_qbench.plugin.options.settings import read_settings
     from pytest_qbench.plugin.session_end import configured_outputs
@@ -137,6 +169,7 @@ def _write_not_started(config: pytest.Config, why: str) -> None:
         cwd=str(config.invocation_params.dir),
         command=Redactor(os.environ).argv(["pytest", *config.invocation_params.args]),
         interrupted=True,
+        exit_code=exit_code,
     )
     environment = describe_environment(pytest.__version__, {}, os.environ)
     meta = new("ReportMeta", qbench_version=__version__, created_at=now)
