@@ -450,11 +450,16 @@ BATCHED = (
 )
 
 
-def test_one_child_judges_the_candidates_and_a_hang_stops_only_its_own(tmp_path: Path) -> None:
+def test_one_child_judges_the_candidates_and_a_hang_stops_only_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The candidates run in one child pytest: half's test passes there with the lines it ran;
     spin's hangs and is stopped at its own timeout, inside the child, and the run goes on (its
     verdict says so); ratio's Hypothesis test fails (b=0) and gets no verdict there: it runs
-    alone, where its output tells a finding from a failure; a failing template call is failed."""
+    alone, where its output tells a finding from a failure; a failing template call is failed.
+    The child loads qbench alone (``quick_env``), as the generations of this module do."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     (tmp_path / "mod.py").write_text(BATCHED, encoding="utf-8")
     target = resolve_target("mod.py", tmp_path)
     imports = ["import mod", "from hypothesis import given, settings, strategies as st"]
