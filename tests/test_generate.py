@@ -82,14 +82,16 @@ def test_notes_byte_code():
         beside = [str(p) for p in found if p.name == "__pycache__" or p.suffix == ".pyc"]
         line = {"prefix": prefix, "rewritten": rewritten, "beside": beside}
         line["cwd"] = str(Path.cwd())
+        coverage = sys.modules.get("coverage")
+        line["measured"] = bool(coverage and coverage.Coverage.current())
         with open(log, "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\\n")
 """
 """Tests of the project's suite that note, when asked, the Hypothesis storage directory of the
 pytest run they are in, and where its byte-code goes: the byte-code cache's directory
 (``sys.pycache_prefix``), the assertion-rewritten byte-code of this very module found there,
-any ``__pycache__`` or ``.pyc`` in the run's working directory (the project's copy), and that
-directory."""
+any ``__pycache__`` or ``.pyc`` in the run's working directory (the project's copy), that
+directory, and whether coverage measures the run."""
 
 
 def generate(root: Path) -> None:
@@ -307,6 +309,15 @@ def test_children_keep_byte_code_in_the_shared_cache_less_the_scratchs_part(
     assert list(mirrored(prefix, Path(pytest.__file__).parent).glob("__init__.*.pyc"))
 
 
+@SHARED
+def test_the_acceptance_run_with_the_suite_is_not_measured(generated: Generated) -> None:
+    """The suite's run before generation measures coverage (the coverage before); its run with
+    the kept tests in a random order is read for its outcomes alone, and is not measured:
+    coverage's tracing there would cost CPU and tell the user nothing."""
+    noted = (generated.root / "pyc.log").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["measured"] for line in noted] == [True, False], noted
+
+
 COVERED = "def f(x: int) -> int:\n    return x + 1\n"
 """A module its project's tests cover whole: a generation of it runs the suite and writes
 nothing (a few seconds)."""
@@ -375,7 +386,7 @@ HANGS = (
 at the timeout, it does not burn a core of the shared CI machine until then."""
 
 
-HANG = 10
+HANG = 5
 """--test-timeout of the hang: each test's own time, counted inside its child from its set-up
 (not the child's start, which a loaded machine slows), so half's twenty examples, a fraction
 of a second of CPU, never reach it; spin sleeps until it is stopped."""

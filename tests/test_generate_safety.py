@@ -302,39 +302,58 @@ def test_a_daemon_with_a_fresh_environment_dies_with_the_generation(outlived: Ou
     assert outlived.left["serve"] == []
 
 
-BEFORE_DIE = {
-    "chatty": "def chatty(x: int) -> int:\n    print('chatter of chatty')\n    return x\n",
-    "wipe": "def wipe(x: int) -> int:\n    getattr(os, 'un' + 'link')(__file__)\n    return x\n",
-}
-"""The function probed before ``die``: one that prints, one that deletes its module's copy
-(through ``getattr``, which the hazards do not read)."""
+FATAL = (
+    "import os\n\n\n"
+    "def chatty(x: int) -> int:\n    print('chatter of chatty')\n    return x\n\n\n"
+    "def wipe(x: int) -> int:\n    getattr(os, 'un' + 'link')(__file__)\n    return x\n\n\n"
+    "def die(code: int) -> None:\n    os._exit(code)\n\n\n"
+    "def after(x: int) -> int:\n    return x + 1\n"
+)
+"""fatal.py: ``die`` ends the probe child (``os._exit``); before it are probed one function
+that prints and one that deletes its module's copy (through ``getattr``, which the hazards do
+not read), after it one that does neither."""
 
 
-@pytest.mark.parametrize("before", sorted(BEFORE_DIE))
-def test_a_function_killing_the_probe_hides_no_other_function(tmp_path: Path, before: str) -> None:
+@pytest.fixture(scope="module")
+def fatal(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, GenerateResult, str]:
+    """One generation of fatal.py, shared by the two tests of what ``die`` leaves: its project,
+    result and kept tests."""
+    root = tmp_path_factory.mktemp("fatal") / "proj"
+    root.mkdir()
+    (root / "fatal.py").write_text(FATAL, encoding="utf-8")
+    result = generate(root, "fatal.py")
+    kept = "\n".join((root / f).read_text(encoding="utf-8") for f in result.auto_generated.files)
+    return root, result, kept
+
+
+FATAL_GROUP = pytest.mark.xdist_group("test_generate_safety.fatal")
+
+
+@FATAL_GROUP
+def test_a_function_killing_the_probe_hides_no_other_function(
+    fatal: tuple[Path, GenerateResult, str],
+) -> None:
     """20.3: ``die`` ends the shared probe child (``os._exit``); the functions after it are
     still probed (each in a child of its own, in the project's copy made again: ``wipe``
     deleted its module there, which left ``die`` and ``after`` "not probed") and get their
-    tests, and the line about ``die`` quotes its own child's output, not what another function
-    printed."""
-    root = tmp_path / "proj"
-    root.mkdir()
-    (root / "fatal.py").write_text(
-        f"import os\n\n\n{BEFORE_DIE[before]}\n\n"
-        "def die(code: int) -> None:\n"
-        "    os._exit(code)\n\n\n"
-        "def after(x: int) -> int:\n"
-        "    return x + 1\n",
-        encoding="utf-8",
-    )
-    result = generate(root, "fatal.py")
-    kept = "\n".join((root / f).read_text(encoding="utf-8") for f in result.auto_generated.files)
+    tests; the project's own module is untouched."""
+    root, result, kept = fatal
     assert "fatal.after(" in kept, (result.problems, result.dropped)
     assert not [d for d in result.dropped if "not probed" in d.reason], result.dropped
+    assert not [p for p in result.problems if "would not import" in p], result.problems
+    assert (root / "fatal.py").read_text(encoding="utf-8") == FATAL
+
+
+@FATAL_GROUP
+def test_the_line_of_the_function_killing_the_probe_quotes_its_own_child(
+    fatal: tuple[Path, GenerateResult, str],
+) -> None:
+    """20.3: the line about ``die`` quotes its own child's output, not what another function
+    (``chatty``, probed before it in the shared child) printed."""
+    _, result, _ = fatal
     (line,) = [p for p in result.problems if p.startswith("fatal.die: ended the child")]
     assert "chatter" not in line, line
     assert not [p for p in result.problems if "chatter" in p], result.problems
-    assert (root / "fatal.py").is_file()
 
 
 @pytest.mark.parametrize(
@@ -431,11 +450,16 @@ BATCHED = (
 )
 
 
-def test_one_child_judges_the_candidates_and_a_hang_stops_only_its_own(tmp_path: Path) -> None:
+def test_one_child_judges_the_candidates_and_a_hang_stops_only_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The candidates run in one child pytest: half's test passes there with the lines it ran;
     spin's hangs and is stopped at its own timeout, inside the child, and the run goes on (its
     verdict says so); ratio's Hypothesis test fails (b=0) and gets no verdict there: it runs
-    alone, where its output tells a finding from a failure; a failing template call is failed."""
+    alone, where its output tells a finding from a failure; a failing template call is failed.
+    The child loads qbench alone (``quick_env``), as the generations of this module do."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
     (tmp_path / "mod.py").write_text(BATCHED, encoding="utf-8")
     target = resolve_target("mod.py", tmp_path)
     imports = ["import mod", "from hypothesis import given, settings, strategies as st"]

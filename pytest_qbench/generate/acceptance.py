@@ -83,6 +83,7 @@ def _repeat_run(run: Generation, candidates: list[Candidate], name: str) -> Outc
         each * REPEATS * len(candidates) + START_SECONDS,
         isolated=True,
         test_seconds=each,
+        measure=False,
     )
     if measured.finished.timed_out:
         return None
@@ -141,6 +142,7 @@ def _suite_run(
         run.request.suite_timeout,
         isolated=False,
         extra_env={SEED: seed},
+        measure=False,
     )
     if measured.finished.timed_out:
         return None

@@ -86,17 +86,19 @@ def run_with_coverage(
     isolated: bool,
     extra_env: dict[str, str] | None = None,
     test_seconds: float | None = None,
+    measure: bool = True,
 ) -> Measured:
     """Run ``pytest ARGS`` in ``cwd`` with qbench measuring the target's directories; the run
     directory goes to ``scratch``. ``isolated``: ignore any pytest configuration in ``cwd``.
     ``test_seconds``: each test is stopped that long after its set-up starts, inside the child
-    (``_alarm``); ``timeout`` still bounds the whole child."""
+    (``_alarm``); ``timeout`` still bounds the whole child. ``measure`` false: a run whose
+    outcomes alone are read (report.json), without coverage's tracing; ``executed`` is empty."""
     if test_seconds is not None:
         args = [*args, *ALARM]
         extra_env = {**(extra_env or {}), SECONDS: f"{test_seconds:g}"}
     sources = sorted({str(m.path.parent) for m in target.modules})
     command = [python(), "-m", "pytest", "-p", "qbench", "-q", "-p", "no:cacheprovider"]
-    command += [f"--qbench-cov={s}" for s in sources]
+    command += [f"--qbench-cov={s}" for s in sources] if measure else []
     command += [f"--qbench-dir={scratch}", f"--qbench-run-id={run_id}", "--color=no"]
     if isolated:
         ini = scratch / f"{run_id}.ini"
@@ -109,7 +111,7 @@ def run_with_coverage(
     env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(scratch / "hypothesis")
     finished = run([*command, *args], cwd=cwd, env=env, timeout=timeout, name="generate")
     data_file = scratch / "runs" / run_id / DATA_FILE
-    return Measured(finished, executed_lines(data_file, target))
+    return Measured(finished, executed_lines(data_file, target) if measure else {})
 
 
 def executed_lines(data_file: Path, target: Target) -> dict[Path, set[int]]:
