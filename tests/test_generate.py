@@ -386,7 +386,7 @@ HANGS = (
 at the timeout, it does not burn a core of the shared CI machine until then."""
 
 
-HANG = 5
+HANG = 10
 """--test-timeout of the hang: each test's own time, counted inside its child from its set-up
 (not the child's start, which a loaded machine slows), so half's twenty examples, a fraction
 of a second of CPU, never reach it; spin sleeps until it is stopped."""
