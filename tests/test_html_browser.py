@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from concurrent.futures import Future
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
@@ -84,11 +87,31 @@ def make_demo(directory: Path) -> None:
     (directory / "last-run.txt").write_text(run.stdout, encoding="utf-8")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def demo_started(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, browser: Browser
+) -> Iterator[Future[Path] | None]:
+    """The demo's four child pytest runs, started in a thread with the module's first test
+    when a test it runs reads them (only when there is a browser to open the page): the other
+    tests use the browser meanwhile (the demo's tests are the module's last), where the
+    worker waited for them. Made once for every xdist worker (``shared_dir``)."""
+    reads = any(
+        "demo" in getattr(item, "fixturenames", ())
+        for item in request.session.items
+        if getattr(item, "module", None) is request.module
+    )
+    if not reads:
+        yield None
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="demo") as pool:
+        yield pool.submit(shared_dir, tmp_path_factory, "test_html_browser.demo", make_demo)
+
+
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory, browser: Browser) -> tuple[Path, Run]:
-    """examples/demo plus extras, four runs into one store; the last run's page (built only
-    when there is a browser to open it, once for every xdist worker: ``shared_dir``)."""
-    directory = shared_dir(tmp_path_factory, "test_html_browser.demo", make_demo)
+def demo(demo_started: Future[Path] | None) -> tuple[Path, Run]:
+    """examples/demo plus extras, four runs into one store; the last run's page."""
+    assert demo_started is not None, "demo_started saw no test reading the demo"
+    directory = demo_started.result()
     last = (directory / "last-run.txt").read_text(encoding="utf-8")
     return directory / "demo" / "report.html", Run(last)
 
@@ -133,192 +156,6 @@ def search(page: Page, query: str, expected: int) -> None:
     page.wait_for_function(
         "n => document.querySelectorAll('#rows li.row').length === n", arg=min(expected, 100)
     )
-
-
-# --- the demo: what a user of examples/demo gets ----------------------------------------------
-
-
-def test_headline_and_filter_counts_are_pytests(
-    demo_page: Page, demo: tuple[Path, Run], page_log: PageLog
-) -> None:
-    """The headline says pytest's summary line; each filter shows exactly its rows, as many as
-    pytest counted; the run failed, so the headline's mark is the failed one."""
-    page, run = demo_page, demo[1]
-    headline = page.locator("#headline").inner_text().strip()
-    assert re.fullmatch(rf"Test report: {re.escape(run.summary)} in [0-9.]+s", headline), headline
-    assert page.locator("#headline").get_attribute("data-ok") == "false"
-    assert page.locator("#headline svg.mark.bad").count() == 1
-    assert page.title().startswith(f"Failed: {run.summary} · demo-3")
-    total = sum(run.count(word) for word in OUTCOME_WORDS.values())
-    assert page.locator("#shown-count").inner_text() == str(total)
-    for outcome, word in OUTCOME_WORDS.items():
-        button = page.locator(f"#filters button[data-outcome={outcome}]")
-        assert button.locator(".count").inner_text() == str(run.count(word)), outcome
-        if not run.count(word):
-            assert button.is_disabled()
-            continue
-        click_filter(page, outcome)
-        assert button.get_attribute("aria-pressed") == "true"
-        assert page.locator("#shown-count").inner_text() == str(run.count(word))
-        outcomes = [r.get_attribute("data-outcome") for r in page.locator("#rows li.row").all()]
-        assert outcomes == [outcome] * run.count(word)
-    assert page_log.problems() == []
-
-
-def test_search_sort_and_the_link_keep_the_view(
-    demo_page: Page, demo_report: dict[str, Any], page_log: PageLog
-) -> None:
-    """Search over node ids and messages; sort by duration and name; a reload from the link
-    (the URL fragment) restores filter, search and sort."""
-    from playwright.sync_api import expect
-
-    page = demo_page
-    results = demo_report["results"]
-    search(page, "sandbox", 1)  # only in test_pay_by_card's error message
-    assert shown_nodeids(page) == ["test_shop.py::test_pay_by_card"]
-    with_shipping = [r["nodeid"] for r in results if "shipping" in r["nodeid"]]
-    search(page, "SHIPPING", len(with_shipping))
-    assert sorted(shown_nodeids(page)) == sorted(with_shipping)
-    search(page, "", len(results))
-
-    page.select_option("#sort", "duration")
-    millis = {r["nodeid"]: round(r["duration"] * 1000) for r in results}
-    by_duration = [millis[n] for n in shown_nodeids(page)]
-    assert by_duration == sorted(millis.values(), reverse=True)
-    page.select_option("#sort", "name")
-    assert shown_nodeids(page) == sorted(millis)
-    assert "s=name" in page.url
-
-    click_filter(page, "failed")
-    page.click("#filters button[data-outcome=error]")
-    search(page, "test_", 2)
-    view = shown_nodeids(page)
-    assert view == sorted(r["nodeid"] for r in results if r["outcome"] in ("failed", "error"))
-    link = page.url
-    assert re.search(r"#o=failed%2Cerror&q=test_&s=name$", link), link
-    page.goto("about:blank")
-    page.goto(link)
-    expect(page.locator("#shown-count")).to_have_text("2")
-    assert shown_nodeids(page) == view
-    assert page.locator("#search").input_value() == "test_"
-    assert page.locator("#sort").input_value() == "name"
-    pressed = page.locator("#filters button[aria-pressed=true]").all()
-    assert sorted(str(b.get_attribute("data-outcome")) for b in pressed) == ["error", "failed"]
-    assert page_log.problems() == []
-
-
-def test_failure_in_two_clicks(demo_page: Page, demo_report: dict[str, Any]) -> None:
-    """Click the failed filter, click the row: the error type, file:line and message show."""
-    from playwright.sync_api import expect
-
-    page = demo_page
-    save_screenshot(page, "html-report")
-    failed = next(r for r in demo_report["results"] if r["outcome"] == "failed")
-    page.click("#filters button[data-outcome=failed]")
-    page.click("#rows li.row summary")
-    detail = page.locator("#rows li.row .detail")
-    expect(detail).to_be_visible()
-    where = detail.locator(".where").first
-    expect(where.locator("strong")).to_have_text(failed["failure"]["error_type"])
-    expect(where.locator("code")).to_have_text(re.compile(r"^test_shop\.py:\d+$"))
-    message = detail.locator("pre.message").first
-    expect(message).to_be_visible()
-    assert failed["failure"]["error_message"].splitlines()[0] in message.inner_text()
-    save_screenshot(page, "html-failure", page.locator("#tests"))
-
-
-def test_charts_and_the_trend_after_four_runs(demo_page: Page, demo_report: dict[str, Any]) -> None:
-    """The donut (one arc per outcome), the histogram and the slowest tests are drawn; after
-    four runs into the store, the trend lines and the flaky test that failed once on each of
-    two commits."""
-    page = demo_page
-    counts = demo_report["summary"]
-    outcomes = [
-        o
-        for o in ("passed", "failed", "error", "skipped", "xfailed")
-        if counts[o + "s" if o == "error" else o]
-    ]
-    donut = page.locator("svg.chart[data-chart=donut]")
-    assert donut.locator("circle:not(.ring)").count() == len(outcomes)
-    for name in ("donut", "histogram", "slowest"):
-        assert page.locator(f"svg.chart[data-chart={name}]").evaluate(DRAWN) > 0, name
-    trend = page.locator("#trend")
-    assert trend.get_attribute("class") != "empty"
-    for name in ("trend-pass-rate", "trend-failures", "trend-duration", "flaky"):
-        chart = trend.locator(f"svg.chart[data-chart={name}]")
-        assert chart.evaluate(DRAWN) > 0, name
-    points = trend.locator("svg.chart[data-chart=trend-pass-rate] title").all_text_contents()
-    assert [p.split(" · ")[0] for p in points if p.startswith("demo-")] == [
-        "demo-0",
-        "demo-1",
-        "demo-2",
-        "demo-3",
-    ]
-    assert "test_stock_sync" in trend.locator("svg.chart[data-chart=flaky]").inner_html()
-    trend.scroll_into_view_if_needed()
-    save_screenshot(page, "html-trend", trend)
-
-
-def test_coverage_and_agent_metrics_sections(demo_page: Page, demo_report: dict[str, Any]) -> None:
-    """--qbench-cov's section (most missed first) and the agent metrics with the score chart;
-    the agent's row shows its response and tools."""
-    from playwright.sync_api import expect
-
-    page = demo_page
-    coverage = page.locator("#coverage")
-    expect(coverage).to_be_visible()
-    files = coverage.locator("table#coverage-files tbody tr")
-    assert files.count() == 2
-    assert "stock.py" in files.first.inner_text()
-    assert f"{demo_report['coverage']['percentage']:.1f}" in coverage.inner_text()
-    save_screenshot(page, "html-coverage", coverage)
-
-    agents = page.locator("#agents")
-    expect(agents).to_be_visible()
-    assert "token_f1" in agents.inner_text()
-    assert agents.locator("svg.chart[data-chart=scores][data-metric=token_f1]").evaluate(DRAWN)
-    search(page, "test_capital", 1)
-    page.click("#rows li.row summary")
-    expect(page.locator("#rows pre.response")).to_have_text("Paris, France")
-    expect(page.locator("#rows .detail")).to_contain_text("Tools called: search")
-    scored = page.locator("#rows .detail tbody tr").first.locator("td")
-    assert scored.all_inner_texts()[:4] == ["token_f1", "0.667", "0.5", "passed"]
-    save_screenshot(page, "html-agents", agents)
-    save_screenshot(page, "html-agent-row", page.locator("#rows li.row"))
-
-
-def test_attachments_of_a_real_run(
-    demo_page: Page, demo: tuple[Path, Run], page_log: PageLog
-) -> None:
-    """qbench.attach's PNG shows as an image (a data: URI that decodes), the log as text, the
-    bytes as a download link to the stored file, the file over the cap with its note only."""
-    from playwright.sync_api import expect
-
-    page = demo_page
-    search(page, "test_checkout_page", 1)
-    page.click("#rows li.row summary")
-    items = page.locator("#rows .attachment")
-    expect(items).to_have_count(4)  # the row's detail is built once it is opened
-    image = items.nth(0).locator("img")
-    assert str(image.get_attribute("src")).startswith("data:image/png;base64,")
-    page.wait_for_function(
-        "() => { const i = document.querySelector('#rows .attachment img');"
-        " return i && i.complete && i.naturalWidth > 0; }"
-    )
-    assert image.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [160, 48]
-    items.nth(1).locator("summary").click()
-    assert items.nth(1).locator("pre").text_content() == "GET /cart 200\nPOST /checkout 201\n"
-    link = items.nth(2).locator("a[download]")
-    assert "trace.bin" in link.inner_text()
-    target = demo[0].parent / unquote(str(link.get_attribute("href")))
-    assert target.read_bytes() == bytes(range(256))
-    over = items.nth(3)
-    assert over.locator("a, img, pre").count() == 0
-    text = over.inner_text()
-    assert "video.webm" in text and "not stored" in text
-    assert "over qbench_attach_max_size (2.0 KiB)" in text
-    save_screenshot(page, "html-attachments", page.locator("#rows li.row"))
-    assert page_log.problems() == []
 
 
 # --- payloads from tests ----------------------------------------------------------------------
@@ -507,4 +344,190 @@ def test_a_quiet_page_has_no_problems(page: Page, page_log: PageLog, tmp_path: P
     html = tmp_path / "page.html"
     html.write_text("<!doctype html><title>t</title><p>quiet</p>", encoding="utf-8")
     page.goto(html.as_uri())
+    assert page_log.problems() == []
+
+
+# --- the demo: what a user of examples/demo gets ----------------------------------------------
+
+
+def test_headline_and_filter_counts_are_pytests(
+    demo_page: Page, demo: tuple[Path, Run], page_log: PageLog
+) -> None:
+    """The headline says pytest's summary line; each filter shows exactly its rows, as many as
+    pytest counted; the run failed, so the headline's mark is the failed one."""
+    page, run = demo_page, demo[1]
+    headline = page.locator("#headline").inner_text().strip()
+    assert re.fullmatch(rf"Test report: {re.escape(run.summary)} in [0-9.]+s", headline), headline
+    assert page.locator("#headline").get_attribute("data-ok") == "false"
+    assert page.locator("#headline svg.mark.bad").count() == 1
+    assert page.title().startswith(f"Failed: {run.summary} · demo-3")
+    total = sum(run.count(word) for word in OUTCOME_WORDS.values())
+    assert page.locator("#shown-count").inner_text() == str(total)
+    for outcome, word in OUTCOME_WORDS.items():
+        button = page.locator(f"#filters button[data-outcome={outcome}]")
+        assert button.locator(".count").inner_text() == str(run.count(word)), outcome
+        if not run.count(word):
+            assert button.is_disabled()
+            continue
+        click_filter(page, outcome)
+        assert button.get_attribute("aria-pressed") == "true"
+        assert page.locator("#shown-count").inner_text() == str(run.count(word))
+        outcomes = [r.get_attribute("data-outcome") for r in page.locator("#rows li.row").all()]
+        assert outcomes == [outcome] * run.count(word)
+    assert page_log.problems() == []
+
+
+def test_search_sort_and_the_link_keep_the_view(
+    demo_page: Page, demo_report: dict[str, Any], page_log: PageLog
+) -> None:
+    """Search over node ids and messages; sort by duration and name; a reload from the link
+    (the URL fragment) restores filter, search and sort."""
+    from playwright.sync_api import expect
+
+    page = demo_page
+    results = demo_report["results"]
+    search(page, "sandbox", 1)  # only in test_pay_by_card's error message
+    assert shown_nodeids(page) == ["test_shop.py::test_pay_by_card"]
+    with_shipping = [r["nodeid"] for r in results if "shipping" in r["nodeid"]]
+    search(page, "SHIPPING", len(with_shipping))
+    assert sorted(shown_nodeids(page)) == sorted(with_shipping)
+    search(page, "", len(results))
+
+    page.select_option("#sort", "duration")
+    millis = {r["nodeid"]: round(r["duration"] * 1000) for r in results}
+    by_duration = [millis[n] for n in shown_nodeids(page)]
+    assert by_duration == sorted(millis.values(), reverse=True)
+    page.select_option("#sort", "name")
+    assert shown_nodeids(page) == sorted(millis)
+    assert "s=name" in page.url
+
+    click_filter(page, "failed")
+    page.click("#filters button[data-outcome=error]")
+    search(page, "test_", 2)
+    view = shown_nodeids(page)
+    assert view == sorted(r["nodeid"] for r in results if r["outcome"] in ("failed", "error"))
+    link = page.url
+    assert re.search(r"#o=failed%2Cerror&q=test_&s=name$", link), link
+    page.goto("about:blank")
+    page.goto(link)
+    expect(page.locator("#shown-count")).to_have_text("2")
+    assert shown_nodeids(page) == view
+    assert page.locator("#search").input_value() == "test_"
+    assert page.locator("#sort").input_value() == "name"
+    pressed = page.locator("#filters button[aria-pressed=true]").all()
+    assert sorted(str(b.get_attribute("data-outcome")) for b in pressed) == ["error", "failed"]
+    assert page_log.problems() == []
+
+
+def test_failure_in_two_clicks(demo_page: Page, demo_report: dict[str, Any]) -> None:
+    """Click the failed filter, click the row: the error type, file:line and message show."""
+    from playwright.sync_api import expect
+
+    page = demo_page
+    save_screenshot(page, "html-report")
+    failed = next(r for r in demo_report["results"] if r["outcome"] == "failed")
+    page.click("#filters button[data-outcome=failed]")
+    page.click("#rows li.row summary")
+    detail = page.locator("#rows li.row .detail")
+    expect(detail).to_be_visible()
+    where = detail.locator(".where").first
+    expect(where.locator("strong")).to_have_text(failed["failure"]["error_type"])
+    expect(where.locator("code")).to_have_text(re.compile(r"^test_shop\.py:\d+$"))
+    message = detail.locator("pre.message").first
+    expect(message).to_be_visible()
+    assert failed["failure"]["error_message"].splitlines()[0] in message.inner_text()
+    save_screenshot(page, "html-failure", page.locator("#tests"))
+
+
+def test_charts_and_the_trend_after_four_runs(demo_page: Page, demo_report: dict[str, Any]) -> None:
+    """The donut (one arc per outcome), the histogram and the slowest tests are drawn; after
+    four runs into the store, the trend lines and the flaky test that failed once on each of
+    two commits."""
+    page = demo_page
+    counts = demo_report["summary"]
+    outcomes = [
+        o
+        for o in ("passed", "failed", "error", "skipped", "xfailed")
+        if counts[o + "s" if o == "error" else o]
+    ]
+    donut = page.locator("svg.chart[data-chart=donut]")
+    assert donut.locator("circle:not(.ring)").count() == len(outcomes)
+    for name in ("donut", "histogram", "slowest"):
+        assert page.locator(f"svg.chart[data-chart={name}]").evaluate(DRAWN) > 0, name
+    trend = page.locator("#trend")
+    assert trend.get_attribute("class") != "empty"
+    for name in ("trend-pass-rate", "trend-failures", "trend-duration", "flaky"):
+        chart = trend.locator(f"svg.chart[data-chart={name}]")
+        assert chart.evaluate(DRAWN) > 0, name
+    points = trend.locator("svg.chart[data-chart=trend-pass-rate] title").all_text_contents()
+    assert [p.split(" · ")[0] for p in points if p.startswith("demo-")] == [
+        "demo-0",
+        "demo-1",
+        "demo-2",
+        "demo-3",
+    ]
+    assert "test_stock_sync" in trend.locator("svg.chart[data-chart=flaky]").inner_html()
+    trend.scroll_into_view_if_needed()
+    save_screenshot(page, "html-trend", trend)
+
+
+def test_coverage_and_agent_metrics_sections(demo_page: Page, demo_report: dict[str, Any]) -> None:
+    """--qbench-cov's section (most missed first) and the agent metrics with the score chart;
+    the agent's row shows its response and tools."""
+    from playwright.sync_api import expect
+
+    page = demo_page
+    coverage = page.locator("#coverage")
+    expect(coverage).to_be_visible()
+    files = coverage.locator("table#coverage-files tbody tr")
+    assert files.count() == 2
+    assert "stock.py" in files.first.inner_text()
+    assert f"{demo_report['coverage']['percentage']:.1f}" in coverage.inner_text()
+    save_screenshot(page, "html-coverage", coverage)
+
+    agents = page.locator("#agents")
+    expect(agents).to_be_visible()
+    assert "token_f1" in agents.inner_text()
+    assert agents.locator("svg.chart[data-chart=scores][data-metric=token_f1]").evaluate(DRAWN)
+    search(page, "test_capital", 1)
+    page.click("#rows li.row summary")
+    expect(page.locator("#rows pre.response")).to_have_text("Paris, France")
+    expect(page.locator("#rows .detail")).to_contain_text("Tools called: search")
+    scored = page.locator("#rows .detail tbody tr").first.locator("td")
+    assert scored.all_inner_texts()[:4] == ["token_f1", "0.667", "0.5", "passed"]
+    save_screenshot(page, "html-agents", agents)
+    save_screenshot(page, "html-agent-row", page.locator("#rows li.row"))
+
+
+def test_attachments_of_a_real_run(
+    demo_page: Page, demo: tuple[Path, Run], page_log: PageLog
+) -> None:
+    """qbench.attach's PNG shows as an image (a data: URI that decodes), the log as text, the
+    bytes as a download link to the stored file, the file over the cap with its note only."""
+    from playwright.sync_api import expect
+
+    page = demo_page
+    search(page, "test_checkout_page", 1)
+    page.click("#rows li.row summary")
+    items = page.locator("#rows .attachment")
+    expect(items).to_have_count(4)  # the row's detail is built once it is opened
+    image = items.nth(0).locator("img")
+    assert str(image.get_attribute("src")).startswith("data:image/png;base64,")
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#rows .attachment img');"
+        " return i && i.complete && i.naturalWidth > 0; }"
+    )
+    assert image.evaluate("i => [i.naturalWidth, i.naturalHeight]") == [160, 48]
+    items.nth(1).locator("summary").click()
+    assert items.nth(1).locator("pre").text_content() == "GET /cart 200\nPOST /checkout 201\n"
+    link = items.nth(2).locator("a[download]")
+    assert "trace.bin" in link.inner_text()
+    target = demo[0].parent / unquote(str(link.get_attribute("href")))
+    assert target.read_bytes() == bytes(range(256))
+    over = items.nth(3)
+    assert over.locator("a, img, pre").count() == 0
+    text = over.inner_text()
+    assert "video.webm" in text and "not stored" in text
+    assert "over qbench_attach_max_size (2.0 KiB)" in text
+    save_screenshot(page, "html-attachments", page.locator("#rows li.row"))
     assert page_log.problems() == []
