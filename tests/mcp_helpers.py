@@ -104,6 +104,17 @@ SAFETY_NET = 600.0
 """Seconds a test waits for its run to write a file, against a hang only."""
 
 
+def settle_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The settle a run found overdue with results missing gets (``STREAM_SETTLE``, 1.1 s)
+    made 0 s: the next look judges it. For a test whose run is made overdue while one of its
+    tests still runs (``overdue_once_written``): a result that cannot exist yet is no batch's to
+    wait for, so the settle could only delay the same answer; the settle's own test
+    (test_mcp_contract) keeps it long."""
+    from pytest_qbench.mcp import process as running
+
+    monkeypatch.setattr(running, "STREAM_SETTLE", 0.0)
+
+
 def overdue_once_written(process: PytestProcess, path: Path) -> None:
     """Once the run wrote something to ``path`` (a test or hook of it got there), its deadline
     moved to now: the server stops it at its next look as at its timeout, however long a loaded

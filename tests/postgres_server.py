@@ -202,11 +202,13 @@ def postgres_server() -> Iterator[PostgresServer]:
     server.stop()
 
 
-def open_and_create(url: str, start: Any) -> None:
-    """Open the index of ``url``, making its tables, once ``start`` is set (a process's target:
-    this module imports little, so that spawning is quick)."""
-    start.wait(30)
-    open_index(None, url, create=True).close()
+def open_and_create(urls: list[str], together: Any) -> None:
+    """Open the index of each of ``urls`` in turn, making its tables, each once every process
+    sharing the barrier ``together`` got there (a process's target: this module imports
+    little, so that spawning is quick)."""
+    for url in urls:
+        together.wait(60)
+        open_index(None, url, create=True).close()
 
 
 @dataclass

@@ -21,6 +21,7 @@ from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.core.errors import QBenchError
 from pytest_qbench.report.models import CheckReport
 from pytest_qbench.report.models import Diagnostic
+from pytest_qbench.tools import runner
 from pytest_qbench.tools.executables import find_executable
 from pytest_qbench.tools.python import build
 from pytest_qbench.tools.python import mypy
@@ -320,6 +321,34 @@ def fake_planner(plan: Plan[Diagnostic]) -> Callable[[Path, list[str], Path], Pl
     return lambda cwd, paths, scratch: plan
 
 
+def times_out_once(
+    monkeypatch: pytest.MonkeyPatch, ready: Callable[[], bool], timeout: float
+) -> None:
+    """The checkers' wait (``runner.wait_for``), asked to wait ``timeout`` seconds at most,
+    gives up as at that timeout once ``ready()`` holds (the checker got where the test needs
+    it, however long a loaded machine took to get there), not after the seconds themselves; a
+    checker that ended before is seen ended. The timeout's path after (the stop, the note, the
+    logs) is the product's."""
+    wait_for = runner.wait_for
+
+    def when_ready(
+        process: subprocess.Popen[bytes], seconds: float, stop: threading.Event | None
+    ) -> bool:
+        assert 0 < seconds <= timeout, f"the checker was given {seconds} s, not {timeout} s"
+        deadline = time.monotonic() + 600  # a safety net
+        while not ready() and process.poll() is None:
+            assert time.monotonic() < deadline, "the checker never got ready"
+            time.sleep(0.02)
+        return wait_for(process, 0.0, stop)
+
+    monkeypatch.setattr(runner, "wait_for", when_ready)
+
+
+def written(pattern: str, root: Path) -> Callable[[], bool]:
+    """Whether a file matching ``pattern`` under ``root`` has some text (a whole line)."""
+    return lambda: any(f.read_bytes().endswith(b"\n") for f in root.glob(pattern))
+
+
 def test_hanging_checker_is_stopped_and_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -329,6 +358,7 @@ def test_hanging_checker_is_stopped_and_reported(
     command = ["sh", "-c", "echo '['; exec sleep 60"]
     plan = Plan(ruff.TOOL, command, ruff.OK_CODES, ruff.parse_ruff)
     replace_planner(monkeypatch, "ruff", fake_planner(plan))
+    times_out_once(monkeypatch, written(".qbench/**/ruff.lint.log", tmp_path), 2)
     report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=2)
     check = report.checks[0]
     assert check.status == "crashed" and check.note is not None
@@ -372,6 +402,7 @@ def test_a_stopped_checker_takes_its_process_group_with_it(
     started included."""
     plan = Plan(ruff.TOOL, ["sh", "-c", GRANDCHILD], ruff.OK_CODES, ruff.parse_ruff)
     replace_planner(monkeypatch, "ruff", fake_planner(plan))
+    times_out_once(monkeypatch, written(".qbench/**/ruff.lint.log", tmp_path), 2)
     report, directory = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", timeout=2)
     assert report.checks[0].status == "crashed"
     grandchild = int((directory / "ruff.lint.log").read_text().split()[0])
@@ -451,6 +482,8 @@ def test_a_checkers_daemon_in_a_new_session_is_killed(
         f"time.sleep({'2' if ends else '600'})\n"
         "print('[]')\n",
     )
+    if not ends:
+        times_out_once(monkeypatch, lambda: pidfile.is_file() and bool(pidfile.read_text()), 3)
     try:
         report, _ = run_checks(["ruff"], tmp_path, [], tmp_path / ".qbench", 3 if not ends else 60)
         pid = int(pidfile.read_text())

@@ -155,6 +155,37 @@ def plain_run(
 PLAIN = pytest.mark.xdist_group("test_coverage.plain")
 """The tests of the plain run: on one xdist worker, which makes it once."""
 
+GATED_OPTIONS = (
+    "--qbench-cov=pkg",
+    "--qbench-cov=notimported",
+    "--qbench-cov-contexts",
+    "--qbench-cov-fail-under=90",
+)
+"""The gated runs' options: the gate (90%, above the 43.75% measured), the contexts, and a
+second source no test imports; each test of them reads its own facts of the same run."""
+GATED = pytest.mark.xdist_group("test_coverage.gated")
+"""The tests of the gated runs: on one xdist worker, which makes them once."""
+
+
+@pytest.fixture
+def gated_runs(
+    pytester: pytest.Pytester, run_qbench: RunQBench, made_once: dict[str, QBenchRun]
+) -> dict[str, QBenchRun]:
+    """``GATED_OPTIONS`` on ``make_project``'s project, ``serial`` and under ``xdist`` (two
+    workers), both in the project of the first test that asks: made once per module and xdist
+    worker (two child pytests measuring coverage)."""
+    pytest.importorskip("xdist")
+    if "serial" not in made_once:
+        make_project(pytester)
+        for mode, extra in (("serial", ()), ("xdist", ("-p", "xdist", "-n", "2"))):
+            made_once[mode] = run_qbench(
+                *GATED_OPTIONS, *extra, f"--qbench-run-id={mode}", subprocess=True, run_dir=mode
+            )
+    return {mode: made_once[mode] for mode in ("serial", "xdist")}
+
+
+MODES = pytest.mark.parametrize("mode", ["serial", "xdist"])
+
 
 @PLAIN
 def test_own_measurement_equals_coverage_py(plain_run: QBenchRun) -> None:
@@ -187,30 +218,21 @@ def test_package_name_source_and_a_directory_source(
     assert by_dir.report.coverage.sources == ["pkg"]
 
 
-@PLAIN
-def test_xdist_combines_workers_to_the_serial_totals(
-    pytester: pytest.Pytester, run_qbench: RunQBench, plain_run: QBenchRun
-) -> None:
-    serial = plain_run
-    if not (pytester.path / "pkg").is_dir():  # plain_run was made in another test's project
-        make_project(pytester)
-    parallel = run_qbench(
-        "--qbench-cov=pkg",
-        "-p",
-        "xdist",
-        "-n",
-        "2",
-        "--qbench-run-id=parallel",
-        subprocess=True,
-        run_dir="parallel",
-    )
+@GATED
+def test_xdist_combines_workers_to_the_serial_totals(gated_runs: dict[str, QBenchRun]) -> None:
+    serial, parallel = gated_runs["serial"], gated_runs["xdist"]
     parallel.result.assert_outcomes(passed=2)
     assert serial.report.coverage is not None and parallel.report.coverage is not None
-    ignore = {"data_file"}
+    ignore = {"data_file", "contexts_file"}
     assert parallel.report.coverage.model_dump(exclude=ignore) == serial.report.coverage.model_dump(
         exclude=ignore
     )
-    assert_equals_coverage_py(parallel.report.coverage, own_data_file(parallel), pytester.path)
+    project = project_of(parallel)
+    assert_equals_coverage_py(parallel.report.coverage, own_data_file(parallel), project)
+    files = [r.report.coverage.contexts_file for r in (serial, parallel) if r.report.coverage]
+    assert None not in files and files[0] != files[1]
+    contexts = [json.loads((project / str(f)).read_text()) for f in files]
+    assert contexts[0] == contexts[1]
 
 
 def test_omit_and_branch_from_the_users_coverage_config(
@@ -310,12 +332,10 @@ def test_reads_pytest_cov_under_xdist(pytester: pytest.Pytester, run_qbench: Run
     assert_equals_coverage_py(cov, pytester.path / ".coverage", pytester.path)
 
 
-@pytest.mark.parametrize("xdist", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
-def test_gate_below_fails_the_run(
-    pytester: pytest.Pytester, run_qbench: RunQBench, xdist: list[str]
-) -> None:
-    make_project(pytester)
-    run = run_qbench("--qbench-cov=pkg", "--qbench-cov-fail-under=90", *xdist, subprocess=True)
+@GATED
+@MODES
+def test_gate_below_fails_the_run(gated_runs: dict[str, QBenchRun], mode: str) -> None:
+    run = gated_runs[mode]
     assert run.result.ret == 1
     run.result.assert_outcomes(passed=2)  # every test passed: the gate alone failed the run
     run.result.stdout.fnmatch_lines(["qbench: coverage 43.75% is below the required 90%"])
@@ -413,15 +433,15 @@ def test_bad_coverage_options_are_usage_errors(
     )
 
 
-@pytest.mark.parametrize("xdist", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+@GATED
+@MODES
 def test_contexts_say_which_tests_executed_each_file(
-    pytester: pytest.Pytester, run_qbench: RunQBench, xdist: list[str]
+    gated_runs: dict[str, QBenchRun], mode: str
 ) -> None:
-    make_project(pytester)
-    run = run_qbench("--qbench-cov=pkg", "--qbench-cov-contexts", *xdist, subprocess=True)
+    run = gated_runs[mode]
     cov = run.report.coverage
     assert cov is not None and cov.contexts_file is not None
-    contexts = json.loads((pytester.path / cov.contexts_file).read_text())
+    contexts = json.loads((project_of(run) / cov.contexts_file).read_text())
     assert contexts == {
         "format": 1,
         "tests": 2,
@@ -534,16 +554,14 @@ def test_under_coverage_run_qbench_does_not_measure_twice(
     assert report["coverage"] is None
 
 
-@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+@GATED
+@MODES
 def test_source_package_never_imported_is_warned(
-    pytester: pytest.Pytester, run_qbench: RunQBench, workers: list[str]
+    gated_runs: dict[str, QBenchRun], mode: str
 ) -> None:
     """(issue 11.3) A --qbench-cov package that no test imports keeps coverage.py's warning, in
     the report and on the terminal, serial and under xdist."""
-    if workers:
-        pytest.importorskip("xdist")
-    make_project(pytester)
-    run = run_qbench("--qbench-cov=pkg", "--qbench-cov=notimported", *workers, subprocess=True)
+    run = gated_runs[mode]
     assert run.report.coverage is not None and run.report.coverage.percentage > 0
     messages = [w.message for w in run.report.warnings if w.code == "coverage"]
     expected = "coverage.py: Module notimported was never imported. (module-not-imported)"

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from mcp_helpers import overdue_when_written
 from mcp_helpers import quiet_children
+from mcp_helpers import settle_at_once
 
 
 pytest.importorskip("mcp")
@@ -253,11 +254,12 @@ def test_a_run_overdue_while_its_last_results_wait_in_its_batch_is_given_the_set
 
 
 def test_a_run_cut_while_a_test_runs_stays_partial_though_a_module_was_skipped(
-    root: Path,
+    root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A module skipped at collection has a result but is no collected test: it must not make
     a run whose last test still runs look complete (and so get the grace, then pass as whole).
     The deadline is moved to now once the last test started (it sleeps 600 s)."""
+    settle_at_once(monkeypatch)
     (root / "tests" / "test_skipped.py").write_text(
         "import pytest\n\npytest.skip('not here', allow_module_level=True)\n"
     )

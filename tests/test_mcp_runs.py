@@ -18,6 +18,7 @@ from mcp_helpers import group_alive
 from mcp_helpers import overdue_once_written
 from mcp_helpers import quiet_children
 from mcp_helpers import run
+from mcp_helpers import settle_at_once
 from mcp_helpers import stubborn_pids
 from mcp_helpers import write
 
@@ -227,7 +228,9 @@ def test_collection_errors_are_data(tools: QBenchTools, project: Path) -> None:
     assert "collection error" in result.next_steps[0]
 
 
-def test_timeout_stops_the_run_and_keeps_partial_results(tools: QBenchTools, project: Path) -> None:
+def test_timeout_stops_the_run_and_keeps_partial_results(
+    tools: QBenchTools, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """At the timeout pytest is interrupted and writes its reports; the result is marked and
     holds the failures that finished (issue 6). The slow test, the last, says it started, then
     writes a file after 600 s: the deadline is moved to now once it started (so the failures
@@ -239,6 +242,7 @@ def test_timeout_stops_the_run_and_keeps_partial_results(tools: QBenchTools, pro
         f"    time.sleep(600)\n    open({str(woke)!r}, 'w')\n"
     )
     write(project, "tests/test_z_slow.py", slow)
+    settle_at_once(monkeypatch)
     process = tools.start_run(RunRequest(timeout_seconds=600))
     overdue_once_written(process, started)
     tools.supervise(process)
@@ -251,11 +255,15 @@ def test_timeout_stops_the_run_and_keeps_partial_results(tools: QBenchTools, pro
     assert result.next_steps[0].startswith("The run hit its timeout of 600s")
 
 
-def test_timeout_kills_the_whole_group(tools: QBenchTools, project: Path) -> None:
+def test_timeout_kills_the_whole_group(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run that ignores the interrupt, and its grandchild that ignores it too, are killed
     with the process group; the run is rebuilt from its stream and indexed (issue 6). The
-    deadline is moved to now once the test ignores the interrupt (it wrote its pids)."""
+    deadline is moved to now once the test ignores the interrupt (it wrote its pids). Nothing
+    of the run can end in the grace (everything ignores the interrupt): 0.1 s of it, not 1 s."""
     write(project, "tests/test_z_stubborn.py", STUBBORN)
+    settle_at_once(monkeypatch)
+    config = ServerConfig(root=project, qbench_dir=project / ".qbench", stop_grace=0.1)
+    tools = QBenchTools(config)
     process = tools.start_run(RunRequest(timeout_seconds=600))
     overdue_once_written(process, project / "pids.txt")  # once it ignores the interrupt
     tools.supervise(process)
@@ -503,7 +511,11 @@ def containment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize("timed_out", [True, False])
 def test_a_process_in_a_new_session_dies_with_the_run(
-    tools: QBenchTools, project: Path, containment: str, timed_out: bool
+    tools: QBenchTools,
+    project: Path,
+    containment: str,
+    timed_out: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A process a test starts with start_new_session=True leaves pytest's process group; it is
     killed at the timeout, and when the run ends normally (issue 12.13). The test lives on
@@ -525,6 +537,7 @@ def test_a_process_in_a_new_session_dies_with_the_run(
             (project / "go-on").write_text("1")
 
     if timed_out:
+        settle_at_once(monkeypatch)
         overdue_once_written(process, project / "daemon.pid")
     tools.supervise(process, go_on_once_seen)
     result = tools.finish_run(process)

@@ -5,14 +5,13 @@ file and in a PostgreSQL database shared through ``qbench_db``."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import bm25_only
 from mcp_helpers import quiet_children
 from mcp_helpers import structured
 
@@ -21,7 +20,6 @@ pytest.importorskip("mcp")
 
 import anyio
 from mcp import Client
-from mcp import StdioServerParameters
 from mcp.types import CallToolResult
 
 from pytest_qbench.mcp.config import ServerConfig
@@ -216,27 +214,20 @@ def test_unchanged_cases_are_not_embedded_again(config: ServerConfig) -> None:
     assert (again["unchanged"], again["embedded"]) == (2, 0)
 
 
-def test_without_the_extra_search_is_bm25_only(config: ServerConfig, tmp_path: Path) -> None:
-    """A qbench-mcp whose Python cannot import wordllama says "BM25 only" and still searches."""
-    script = shutil.which("qbench-mcp", path=str(Path(sys.executable).parent))
-    if script is None:
-        pytest.skip("qbench-mcp is not installed next to this Python")
-    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['wordllama'] = None\n")
-    params = StdioServerParameters(
-        command=script,
-        args=["--root", str(config.root), "--qbench-dir", str(config.qbench_dir)],
-        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        cwd=str(config.root),
-    )
+def test_without_the_extra_search_is_bm25_only(
+    config: ServerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A qbench-mcp whose Python cannot import wordllama says "BM25 only" and still searches.
+    The server is built in this process, wordllama made unimportable (``bm25_only``): the
+    extra's absence is the subject, not a Python starting (test_mcp_server's stdio tests
+    start the console script)."""
+    bm25_only(monkeypatch)
 
-    async def main() -> tuple[dict[str, Any], dict[str, Any]]:
-        with anyio.fail_after(600):
-            async with Client(params) as client:
-                health = await client.call_tool("check_health", {})
-                found = await client.call_tool("search_tests", {"query": "boolean flag"})
-                return structured(health), structured(found)
+    async def work(client: Client) -> tuple[CallToolResult, CallToolResult]:
+        health = await client.call_tool("check_health", {})
+        return health, await client.call_tool("search_tests", {"query": "boolean flag"})
 
-    health, found = anyio.run(main)
+    health, found = (structured(answer) for answer in call(config, work))
     assert health["embedder"]["provider"] is None
     assert health["embedder"]["ranking"].startswith("BM25 only")
     assert found["results"] and all(hit["similarity"] is None for hit in found["results"])

@@ -3,6 +3,7 @@ through the installed ``qbench-mcp`` (issue 6)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -365,8 +366,10 @@ def test_500_failures_stay_within_the_budget(config: ServerConfig) -> None:
 
 def test_cancelling_a_run_kills_its_process_group(config: ServerConfig) -> None:
     """The client gives up: the server kills pytest and the grandchild it started (both
-    ignore the interrupt), keeps the run's files, and serves the next call (issue 6)."""
+    ignore the interrupt), keeps the run's files, and serves the next call (issue 6). Nothing
+    of the run can end in the stop's grace (everything ignores the interrupt): 0.1 s of it."""
     (config.root / "tests" / "test_suite.py").write_text(textwrap.dedent(STUBBORN))
+    config = dataclasses.replace(config, stop_grace=0.1)
 
     async def work(client: Client) -> CallToolResult:
         await cancel_when_started(client, config.root)
@@ -397,7 +400,7 @@ def test_stdio_end_to_end_through_the_console_script(project: Path) -> None:
     (project / "tests" / "test_z_stubborn.py").write_text(textwrap.dedent(STUBBORN))
     params = StdioServerParameters(
         command=script,
-        args=["--root", str(project), "--stop-grace", "1"],
+        args=["--root", str(project), "--stop-grace", "0.1"],  # the stubborn run ignores it
         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         cwd=str(project),
     )

@@ -84,17 +84,19 @@ def parent(marker: str, then: str) -> list[str]:
 
 def test_a_timeout_kills_every_grandchild(tmp_path: Path, held_by: str) -> None:
     """The child hangs: at its timeout it, its sleeper and its daemon are killed, and the
-    ending says it timed out, with its leftovers. The wait for the timeout begins once the
-    child said its grandchildren started (a loaded machine may take any time for that; the
-    timeout may have passed by then, and the wait ends at once), as ``run`` waits."""
+    ending says it timed out, with its leftovers. Its timeout (600 s) is moved to now once the
+    child said its grandchildren started (a loaded machine may take any time for that), then
+    waited for as ``run`` waits."""
     marker = f"qbench-sup-{uuid.uuid4().hex}"
     argv = parent(marker, "import time; time.sleep(600)")
     with (tmp_path / "out.txt").open("wb") as out:
-        child = supervise.start(argv, cwd=tmp_path, stdout=out, timeout=1)
+        child = supervise.start(argv, cwd=tmp_path, stdout=out, timeout=600)
         deadline = time.monotonic() + 120  # a safety net: it ends at "started"
         while b"started" not in (tmp_path / "out.txt").read_bytes():
             assert time.monotonic() < deadline and child.poll() is None
             time.sleep(0.05)
+        assert child.deadline is not None and child.deadline > time.monotonic() + 300
+        child.deadline = time.monotonic()
         assert child.wait() is False  # it sleeps until its timeout
         ending = child.stop()
     assert (ending.timed_out, ending.stopped, ending.returncode) == (True, True, None)
@@ -224,13 +226,14 @@ def test_a_grandchild_forked_at_once_dies_at_the_timeout(
     """A grandchild forked before the supervisor gets past the child's start: at the timeout
     the child and the grandchild are both killed. Before the child moved itself into its
     cgroup before its program began, the supervisor moved it after ``Popen``: the grandchild
-    was born outside the cgroup and outlived the run."""
+    was born outside the cgroup and outlived the run. The timeout is short (0.05 s): the
+    grandchild lives before ``Popen`` returns and the child sleeps on, so nothing is left to
+    happen before it, however loaded the machine."""
     marker = f"qbench-sup-{uuid.uuid4().hex}"
     popen_returns_late(monkeypatch, marker)
     try:
-        ending = supervise.run(
-            [sys.executable, "-c", RACER, marker, "sleeps"], cwd=tmp_path, timeout=1, capture=False
-        )
+        argv = [sys.executable, "-c", RACER, marker, "sleeps"]
+        ending = supervise.run(argv, cwd=tmp_path, timeout=0.05, capture=False)
         assert ending.timed_out and ending.held_by == held_by
         assert gone(marker)
     finally:
