@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from cli_here import qbench_here
-from npm_cache import FORMAT_PACKAGES as FORMAT_PACKAGES
 from npm_cache import PACKAGES
 from npm_cache import RUNNER_PACKAGES
 from npm_cache import InstallFailed

@@ -16,6 +16,7 @@ from node_tools import LEAN
 from node_tools import link_tools
 from node_tools import qbench_check
 from node_tools import qbench_test
+from npm_cache import VITEST_TYPES
 
 from pytest_qbench.report.models import TestReport
 from pytest_qbench.tools.js.build import build_command
@@ -267,7 +268,7 @@ def test_vitest_type_tests_of_the_test_script_run(tmp_path: Path, script: str | 
             "import { defineConfig } from 'vitest/config'\n"
             "export default defineConfig({ test: { typecheck: { enabled: true } } })\n"
         )
-    (tmp_path / "node_modules").symlink_to(node_modules({"vitest": "3.2.4", "typescript": "5.9.3"}))
+    (tmp_path / "node_modules").symlink_to(node_modules(VITEST_TYPES))
     done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
     assert done.returncode == 1, done.stdout + done.stderr
     outcomes = {r.nodeid: r.outcome for r in report.results}
@@ -508,7 +509,7 @@ def test_type_test_file_without_tests_as_vitest_says(
         "import { expectTypeOf } from 'vitest'\nimport { sum } from './sum'\n"
         f"expectTypeOf(sum(1, 2)).toEqualTypeOf<{wanted}>()\n"
     )
-    (tmp_path / "node_modules").symlink_to(node_modules({"vitest": "3.2.4", "typescript": "5.9.3"}))
+    (tmp_path / "node_modules").symlink_to(node_modules(VITEST_TYPES))
     done, report, _ = qbench_test(tmp_path, "--runner", "vitest")
     assert done.returncode == code, done.stdout + done.stderr
     assert report.run.exit_code == code

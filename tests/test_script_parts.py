@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from node_tools import FORMAT_PACKAGES
 from node_tools import LEAN
 from node_tools import link_tools
 from node_tools import node_modules
 from node_tools import qbench_test
+from npm_cache import FORMAT_PACKAGES
 
 from pytest_qbench.core.errors import CheckOutputError
 from pytest_qbench.tools.js import node_test
