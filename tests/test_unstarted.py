@@ -72,6 +72,28 @@ def test_a_warning_made_an_error_at_configure_is_named(pytester: pytest.Pytester
     assert "pytest exited with status 3" in text
 
 
+WORDLESS_AT_CONFIGURE = """
+class Wordless(Exception):
+    def __str__(self):
+        raise RuntimeError("no words")
+
+def pytest_configure(config):
+    raise Wordless()
+"""
+
+
+def test_an_error_without_words_at_configure_keeps_pytests_exit_status(
+    pytester: pytest.Pytester,
+) -> None:
+    """An exception whose ``str()`` raises, from a plugin's ``pytest_configure``: pytest prints
+    ``<exception str() failed>`` and exits 3. Before, qbench's note of the error raised inside
+    pytest's ``pytest_internalerror`` and pytest exited 1; now the report names the type and
+    pytest's status stays 3."""
+    assert _configure_fails(pytester, WORDLESS_AT_CONFIGURE, pytest.ExitCode.INTERNAL_ERROR) == [
+        "pytest stopped with an internal error before its session started (Wordless): no test ran"
+    ]
+
+
 def test_a_usage_error_at_configure_keeps_the_plain_words(pytester: pytest.Pytester) -> None:
     """A plugin's ``pytest_configure`` raising ``pytest.UsageError`` (exit 4, no INTERNALERROR):
     the report says pytest stopped before its session started, with no error to name."""

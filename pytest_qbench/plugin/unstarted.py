@@ -81,7 +81,10 @@ class StartWatch:
     def pytest_internalerror(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         stash = self.config.stash
         if not stash.get(started_key, False) and internal_error_key not in stash:
-            stash[internal_error_key] = exception_line(excinfo.value, 300)
+            try:
+                stash[internal_error_key] = exception_line(excinfo.value, 300)
+            except Exception:  # an exception whose str() raises: pytest's exit status stays 3
+                stash[internal_error_key] = type(excinfo.value).__name__
 
 
 def watch(config: pytest.Config) -> None:
